@@ -1,0 +1,53 @@
+"""The REST API (FastAPI): routes, the error envelope, admin auth and the Host allow-list."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from fastapi import Depends, FastAPI
+from fastapi.responses import JSONResponse
+
+from mcp_center import __version__
+from mcp_center.api import operations, servers
+from mcp_center.api.errors import error_response, install_error_handlers
+from mcp_center.api.security import AdminAuth, AdminAuthGuard, HostGuard, allowed_host_names
+from mcp_center.config import Settings
+
+__all__ = ["AdminAuth", "create_api", "error_response"]
+
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
+
+
+def create_api(settings: Settings, admin_token: str, *, lifespan: Lifespan | None = None) -> FastAPI:
+    """Build the ASGI app: `/api/...` (admin token required), `/openapi.json`, `/docs`, `/healthz`.
+
+    `app.state.center` must hold an open `McpCenter` before requests arrive (the lifespan in
+    `mcp_center.app` sets it; tests may set it directly).
+    """
+    app = FastAPI(
+        title="mcp-center",
+        version=__version__,
+        summary="A self-hosted MCP host: servers, trust, tools, OAuth, gateway.",
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    install_error_handlers(app)
+    auth = AdminAuth(admin_token)
+    app.state.admin_auth = auth
+    app.include_router(servers.router, dependencies=[Depends(auth)])
+    app.include_router(operations.router, dependencies=[Depends(auth)])
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> JSONResponse:  # pyright: ignore[reportUnusedFunction]
+        return JSONResponse({"ok": True, "version": __version__})
+
+    # The last middleware added runs first: the Host check, then the admin token, then routing.
+    app.add_middleware(AdminAuthGuard, auth=auth)
+    app.add_middleware(
+        HostGuard, allowed=allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url)
+    )
+    return app

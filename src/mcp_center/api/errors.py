@@ -1,0 +1,100 @@
+"""Errors at the HTTP edge: one JSON envelope `{"error": {"code", "message", "details"}}` (R-7.3).
+
+Every `CenterError` answers with its own status and code. Framework errors get stable codes too
+(`REQUEST_INVALID` for a malformed body, `NOT_FOUND`, `METHOD_NOT_ALLOWED`), and anything
+unexpected is `500 INTERNAL_ERROR` with no exception text (it could hold anything).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from mcp_center.errors import CenterError
+from mcp_center.secrets import default_redactor
+
+__all__ = ["error_response", "install_error_handlers"]
+
+logger = logging.getLogger(__name__)
+
+_HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "ADMIN_AUTH_REQUIRED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "REQUEST_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+}
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """Build the envelope response; message and details pass through the redactor.
+
+    `headers` are kept (a 405 must say `Allow`, RFC 9110 §15.5.6); a 401 always says
+    `WWW-Authenticate: Bearer`.
+    """
+    body = {
+        "error": {
+            "code": code,
+            "message": default_redactor.redact(message),
+            "details": default_redactor.redact_obj(details or {}),
+        }
+    }
+    merged = dict(headers or {})
+    if status == 401:
+        merged["WWW-Authenticate"] = "Bearer"
+    return JSONResponse(body, status_code=status, headers=merged or None)
+
+
+async def _center_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, CenterError)
+    return error_response(exc.http_status, exc.code, exc.message, exc.details)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = []
+    for err in exc.errors():
+        if err.get("type") == "json_invalid":
+            # loc is ("body", <character offset>): the offset is not a field.
+            errors.append({"field": "body", "code": "JSON_INVALID", "message": "is not valid JSON"})
+            continue
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
+        errors.append(
+            {"field": ".".join(loc) or "body", "code": "FIELD_INVALID", "message": str(err.get("msg", "invalid"))}
+        )
+    first = errors[0] if errors else {"field": "body", "message": "invalid"}
+    return error_response(422, "REQUEST_INVALID", f"{first['field']}: {first['message']}", {"errors": errors})
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
+    message = str(exc.detail) if exc.detail else code.replace("_", " ").lower()
+    return error_response(exc.status_code, code, message, headers=exc.headers)
+
+
+async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    logger.error("api.unexpected_error", exc_info=exc)
+    return error_response(500, "INTERNAL_ERROR", "an internal error occurred; see the server log")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the envelope handlers on `app`."""
+    app.add_exception_handler(CenterError, _center_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

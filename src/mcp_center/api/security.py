@@ -1,0 +1,148 @@
+"""The host's own safety at the HTTP edge (R-7.1, R-7.2).
+
+Threats: another local program or web page using the admin API (every `/api` request needs the
+admin token, compared in constant time and checked before the body is parsed or the route is
+matched, so an anonymous caller learns nothing about either); DNS rebinding, where an attacker's
+domain resolves to 127.0.0.1 and a browser sends the page's requests to us (the Host header must
+be one of ours); cross-site requests from a browser (a state-changing request with a foreign
+`Origin` is refused).
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from fastapi import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcp_center.api.errors import error_response
+from mcp_center.errors import AdminAuthRequired
+
+__all__ = ["AdminAuth", "AdminAuthGuard", "HostGuard", "allowed_host_names"]
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def allowed_host_names(bind_host: str, extra: Iterable[str], public_url: str | None) -> frozenset[str]:
+    """Host names (no port) we answer to: loopback, the bind address, `extra`, the public URL's host."""
+    names = set(LOOPBACK_NAMES)
+    if bind_host not in {"0.0.0.0", "::", ""}:  # noqa: S104 - comparing, not binding
+        names.add(bind_host.strip("[]").lower())
+    for host in extra:
+        names.add(_host_only(host))
+    if public_url:
+        parsed = urlsplit(public_url).hostname
+        if parsed:
+            names.add(parsed.lower())
+    return frozenset(names)
+
+
+_HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]@/\\\s]+))(?::(?P<port>[0-9]{1,5}))?$")
+
+
+def _host_only(value: str) -> str:
+    """The host name of a `Host` header or allow-list entry, without port, lowercased.
+
+    Anything that is not `name`, `name:port`, `[v6]` or `[v6]:port` (a port that is not a number,
+    userinfo, trailing text after `]`) comes back whole, so it never equals an allowed name.
+    """
+    value = value.strip().lower()
+    match = _HOST_PORT.fullmatch(value)
+    if match is None:
+        return value  # includes a bare IPv6 allow-list entry such as "::1"
+    return match.group("v6") or match.group("name")
+
+
+class HostGuard:
+    """ASGI middleware: refuse requests whose Host (or, for unsafe methods, Origin) is not ours."""
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str]) -> None:
+        self._app = app
+        self._allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self._app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host = _host_only(headers.get("host", ""))
+        if host not in self._allowed:
+            response = error_response(
+                403,
+                "HOST_NOT_ALLOWED",
+                "this Host is not allowed (DNS rebinding protection); add it with --allowed-host",
+            )
+            await response(scope, receive, send)
+            return
+        origin = headers.get("origin")
+        if origin and scope.get("method", "GET") not in _SAFE_METHODS and origin != "null":
+            origin_host = urlsplit(origin).hostname or ""
+            if origin_host.lower() not in self._allowed:
+                response = error_response(403, "ORIGIN_NOT_ALLOWED", "cross-origin requests are not allowed")
+                await response(scope, receive, send)
+                return
+        elif origin == "null" and scope.get("method", "GET") not in _SAFE_METHODS:
+            response = error_response(403, "ORIGIN_NOT_ALLOWED", "cross-origin requests are not allowed")
+            await response(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+
+_AUTH_MESSAGE = (
+    "this API needs the admin token: send 'Authorization: Bearer <token>' (printed by 'mcp-center serve' "
+    "on first start, stored in <data dir>/admin-token)"
+)
+
+
+class AdminAuth:
+    """FastAPI dependency: the request must carry `Authorization: Bearer <admin token>` (R-7.1)."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token.encode("utf-8")
+
+    def __repr__(self) -> str:
+        return "AdminAuth(<token hidden>)"
+
+    def check(self, presented: str | None) -> bool:
+        """Constant-time comparison of a presented token."""
+        return presented is not None and hmac.compare_digest(presented.encode("utf-8"), self._token)
+
+    def authorizes(self, authorization: str) -> bool:
+        """True when an `Authorization` header value is `Bearer <admin token>` (scheme case-insensitive)."""
+        scheme, _, value = authorization.partition(" ")
+        return scheme.lower() == "bearer" and self.check(value.strip())
+
+    async def __call__(self, request: Request) -> None:
+        if not self.authorizes(request.headers.get("authorization", "")):
+            raise AdminAuthRequired(_AUTH_MESSAGE)
+
+
+class AdminAuthGuard:
+    """ASGI middleware: every request under `/api` needs the admin token before anything else runs.
+
+    A route dependency alone runs after FastAPI has parsed the body and matched the route, so an
+    anonymous caller could tell a malformed body (422), an unknown path (404) or a wrong method
+    (405) from a real endpoint. Checked here, all of them answer 401 first.
+    """
+
+    def __init__(self, app: ASGIApp, auth: AdminAuth, prefix: str = "/api") -> None:
+        self._app = app
+        self._auth = auth
+        self._prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path: str = scope.get("path", "")
+            if path == self._prefix or path.startswith(self._prefix + "/"):
+                authorization = next(
+                    (v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"authorization"), ""
+                )
+                if not self._auth.authorizes(authorization):
+                    response = error_response(401, AdminAuthRequired.code, _AUTH_MESSAGE)
+                    await response(scope, receive, send)
+                    return
+        await self._app(scope, receive, send)

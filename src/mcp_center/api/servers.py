@@ -1,0 +1,154 @@
+"""REST routes for server configuration, secrets, trust → test → enable, and tools (seed 002 §4).
+
+Field names are the R-1.1 names. A server as read carries `version`, its connection `summary`
+and that summary's `digest`, `trusted`/`tested` flags, `needs` (what blocks it from running)
+and the runtime `status`. Bodies that change a server carry the `version` they read (R-1.3).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query, Request, Response
+
+from mcp_center.errors import FieldError, RequestInvalid
+from mcp_center.service import McpCenter
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api/mcp/servers", tags=["servers"])
+
+JsonObject = Annotated[dict[str, Any], Body()]
+
+
+def _invalid(field: str, code: str, message: str) -> RequestInvalid:
+    """A 422 REQUEST_INVALID naming one field, in the same `details.errors` shape as the service."""
+    return RequestInvalid(f"{field}: {message}", details={"errors": [FieldError(field, code, message).to_dict()]})
+
+
+def _center(request: Request) -> McpCenter:
+    center: McpCenter = request.app.state.center
+    return center
+
+
+@router.get("", summary="List servers")
+async def list_servers(request: Request) -> dict[str, Any]:
+    """Every registered server with its summary, digest and status."""
+    return {"servers": await _center(request).list_servers()}
+
+
+@router.post("", status_code=201, summary="Create a server")
+async def create_server(request: Request, body: JsonObject) -> dict[str, Any]:
+    """Register a server; it starts untrusted, untested and disabled (R-2).
+
+    Secret values go in `secret_values` (`{"env": {...}, "headers": {...}, "bearer_token": "..."}`)
+    and are never returned.
+    """
+    return await _center(request).create_server(body)
+
+
+@router.get("/{server_id}", summary="Read a server")
+async def get_server(request: Request, server_id: str) -> dict[str, Any]:
+    return await _center(request).get_server(server_id)
+
+
+@router.put("/{server_id}", summary="Replace a server's configuration")
+async def put_server(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+    """Full replacement of the editable fields; must carry the `version` read (409 when stale)."""
+    return await _center(request).update_server(server_id, body)
+
+
+@router.patch("/{server_id}", summary="Change some fields of a server")
+async def patch_server(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+    """Merge the given top-level fields; must carry the `version` read (409 when stale)."""
+    return await _center(request).update_server(server_id, body, partial=True)
+
+
+@router.delete("/{server_id}", status_code=204, summary="Delete a server")
+async def delete_server(
+    request: Request, server_id: str, version: Annotated[int | None, Query(ge=1)] = None
+) -> Response:
+    """Delete the server and its secrets; `?version=` makes it conditional."""
+    await _center(request).delete_server(server_id, version=version)
+    return Response(status_code=204)
+
+
+@router.put("/{server_id}/secrets/{key}", summary="Set a secret value (write-only)")
+async def put_secret(
+    request: Request,
+    server_id: str,
+    key: str,
+    kind: Annotated[str, Query(description="environment | header | bearer")],
+    body: JsonObject,
+    version: Annotated[int | None, Query(ge=1)] = None,
+) -> dict[str, Any]:
+    """Body `{"value": "..."}`. The API only ever says whether a key is configured (R-1.5)."""
+    extra = sorted(set(body) - {"value", "version"})
+    if extra:
+        raise _invalid(extra[0], "FIELD_UNKNOWN", "is not a known field (send 'value' and optionally 'version')")
+    body_version = body.get("version")
+    if body_version is not None and (
+        not isinstance(body_version, int) or isinstance(body_version, bool) or body_version < 1
+    ):
+        # bool is an int subclass: `true` must not be read as version 1.
+        raise _invalid("version", "FIELD_INVALID", "must be the positive integer version you read")
+    if version is not None and body_version is not None and version != body_version:
+        raise _invalid("version", "FIELD_INVALID", "the query and the body name different versions")
+    return await _center(request).set_secret(
+        server_id, kind, key, body.get("value"), version=version if version is not None else body_version
+    )
+
+
+@router.delete("/{server_id}/secrets/{key}", summary="Delete a secret")
+async def delete_secret(
+    request: Request,
+    server_id: str,
+    key: str,
+    kind: Annotated[str, Query(description="environment | header | bearer")],
+    version: Annotated[int | None, Query(ge=1)] = None,
+) -> dict[str, Any]:
+    """Remove the value and its ciphertext (R-1.5)."""
+    return await _center(request).delete_secret(server_id, kind, key, version=version)
+
+
+@router.post("/{server_id}/trust", summary="Confirm the connection summary")
+async def trust(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+    """Body `{"digest": "sha256:..."}`: the digest of the summary you reviewed (409 if it changed)."""
+    return await _center(request).trust(server_id, body.get("digest"))
+
+
+@router.post("/{server_id}/test", summary="Test with a temporary connection")
+async def test(request: Request, server_id: str) -> dict[str, Any]:
+    """initialize + tools/list + close; the result is stored with its digest (R-2.2)."""
+    result = await _center(request).test(server_id)
+    return result.model_dump(mode="json")
+
+
+@router.post("/{server_id}/enable", summary="Enable a trusted, tested server")
+async def enable(request: Request, server_id: str) -> dict[str, Any]:
+    return await _center(request).enable(server_id)
+
+
+@router.post("/{server_id}/disable", summary="Disable a server")
+async def disable(request: Request, server_id: str) -> dict[str, Any]:
+    return await _center(request).disable(server_id)
+
+
+@router.get("/{server_id}/tools", summary="List the server's tools")
+async def list_tools(request: Request, server_id: str) -> dict[str, Any]:
+    """From the live session; connects lazily (R-3.2)."""
+    return {"tools": await _center(request).list_tools(server_id)}
+
+
+@router.post("/{server_id}/tools/{tool}/call", summary="Call a tool (user-initiated)")
+async def call_tool(request: Request, server_id: str, tool: str, body: JsonObject) -> dict[str, Any]:
+    """Body `{"arguments": {...}, "operation_id": "..."?}`; returns the MCP `CallToolResult`."""
+    extra = sorted(set(body) - {"arguments", "operation_id"})
+    if extra:
+        raise _invalid(
+            extra[0], "FIELD_UNKNOWN", "is not a known field (send 'arguments' and optionally 'operation_id')"
+        )
+    operation_id = body.get("operation_id")
+    if operation_id is not None and (not isinstance(operation_id, str) or not 1 <= len(operation_id) <= 200):
+        raise _invalid("operation_id", "FIELD_INVALID", "must be a string of 1-200 characters")
+    return await _center(request).call_tool(server_id, tool, body.get("arguments"), operation_id=operation_id)

@@ -1,0 +1,369 @@
+"""The `mcp-center` command line: `serve`, and verbs that call the same `McpCenter` code.
+
+The verbs open the data directory in-process (the store's file lock makes that safe beside a
+running `serve`, which notices the change within a second and reconciles, R-3.3). Errors print
+`error [CODE]: message` and exit with the error's `exit_code`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from mcp_center import __version__
+from mcp_center.config import Settings
+from mcp_center.errors import CenterError
+from mcp_center.secrets import install_log_redaction
+from mcp_center.service import McpCenter
+
+__all__ = ["app", "main"]
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="mcp-center",
+    help="A self-hosted MCP host: register, trust, test, enable and call MCP servers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+secret_app = typer.Typer(help="Set or delete secret values (write-only).", no_args_is_help=True)
+app.add_typer(secret_app, name="secret")
+
+out = Console()
+err = Console(stderr=True)
+
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Data directory (default: $MCP_CENTER_DATA_DIR or the user data dir).")
+]
+ProfileOpt = Annotated[str | None, typer.Option("--profile", help="local (default) or production.")]
+JsonOut = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _settings(data_dir: Path | None, profile: str | None = None) -> Settings:
+    return Settings.load(data_dir=data_dir, profile=profile)
+
+
+def _fail(exc: CenterError) -> typer.Exit:
+    err.print(f"[red]error[/red] [{exc.code}]: {exc.message}", highlight=False, markup=True)
+    for item in exc.details.get("errors", []) if isinstance(exc.details.get("errors"), list) else []:
+        if isinstance(item, dict) and "field" in item:
+            err.print(
+                f"  - {item['field']}: {item.get('message', '')} [{item.get('code', '')}]",
+                highlight=False,
+                markup=False,
+            )
+    tail = exc.details.get("stderr_tail")
+    if isinstance(tail, list) and tail:
+        err.print("  server stderr (last lines):", highlight=False)
+        for line in tail:
+            err.print(f"    {line}", highlight=False, markup=False)
+    return typer.Exit(exc.exit_code)
+
+
+def _run(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) -> T:
+    """Open the center (no start-up connections), run `action`, close everything."""
+    install_log_redaction()
+
+    async def main() -> T:
+        async with McpCenter.open(settings, connect=False) as center:
+            return await action(center)
+
+    try:
+        return anyio.run(main)
+    except CenterError as exc:
+        raise _fail(exc) from None
+
+
+def _print_json(value: Any) -> None:
+    out.print_json(json.dumps(value, default=str))
+
+
+@app.command()
+def serve(
+    data_dir: DataDir = None,
+    host: Annotated[str | None, typer.Option(help="Bind address (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default 8765).")] = None,
+    profile: ProfileOpt = None,
+    public_url: Annotated[str | None, typer.Option(help="URL users reach this host at (OAuth redirects).")] = None,
+    allowed_host: Annotated[list[str] | None, typer.Option(help="Extra Host header values to accept.")] = None,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+) -> None:
+    """Run the web UI, the REST API and the gateway in one process."""
+    import uvicorn
+
+    from mcp_center.app import create_app
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
+    if log_level.lower() != "debug":
+        logging.getLogger("httpx2").setLevel(logging.WARNING)
+    install_log_redaction()
+    try:
+        settings = Settings.load(
+            data_dir=data_dir,
+            host=host,
+            port=port,
+            profile=profile,
+            public_url=public_url,
+            allowed_hosts=tuple(allowed_host or ()),
+        )
+        asgi_app, token, created = create_app(settings)
+    except CenterError as exc:
+        raise _fail(exc) from None
+    if settings.host not in {"127.0.0.1", "localhost", "::1"}:
+        err.print(
+            f"[yellow]warning[/yellow]: binding {settings.host} exposes mcp-center beyond this machine. "
+            "Put it behind TLS (a reverse proxy) and pass --allowed-host for the names it is reached by.",
+        )
+    err.print(
+        f"mcp-center {__version__} on {settings.base_url}  (data: {settings.data_dir}, profile: {settings.profile})"
+    )
+    if created:
+        err.print(f"admin token (shown once, stored in {settings.data_dir / 'admin-token'}):")
+        print(token, file=sys.stderr, flush=True)
+    else:
+        err.print(f"admin token: in {settings.data_dir / 'admin-token'} (or $MCP_CENTER_ADMIN_TOKEN)")
+    config = uvicorn.Config(
+        asgi_app,
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level.lower(),
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        server_header=False,
+    )
+    uvicorn.Server(config).run()
+
+
+@app.command("list")
+def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
+    """List servers with their trust, test and enable state."""
+    servers = _run(_settings(data_dir, profile), lambda c: c.list_servers())
+    if as_json:
+        _print_json(servers)
+        return
+    if not servers:
+        out.print("no servers yet: add one with 'mcp-center add' or the REST API")
+        return
+    table = Table("id", "name", "transport", "target", "enabled", "trusted", "tested", "needs")
+    for s in servers:
+        target = s.get("url") or " ".join([s.get("command", ""), *s.get("args", [])])
+        table.add_row(
+            s["id"],
+            s["name"],
+            s["transport"],
+            target[:60],
+            _yes(s["enabled"]),
+            _yes(s["trusted"]),
+            _yes(s["tested"]),
+            ", ".join(s["needs"]) or "-",
+        )
+    out.print(table)
+
+
+def _yes(value: object) -> str:
+    return "yes" if value else "no"
+
+
+@app.command()
+def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
+    """Show one server: configuration (no secret values), summary, digest, last test."""
+    _print_json(_run(_settings(data_dir, profile), lambda c: c.get_server(server_id)))
+
+
+@app.command()
+def add(
+    name: Annotated[str, typer.Argument(help="Display name.")],
+    command: Annotated[
+        list[str] | None, typer.Argument(help="stdio: the program and its arguments, after '--'.")
+    ] = None,
+    url: Annotated[str | None, typer.Option(help="Remote server URL.")] = None,
+    transport: Annotated[str | None, typer.Option(help="streamable_http (default for --url) or sse.")] = None,
+    server_id: Annotated[str | None, typer.Option("--id", help="Server id (default: derived from the name).")] = None,
+    env: Annotated[list[str] | None, typer.Option(help="Plain env var KEY=VALUE (stdio).")] = None,
+    header: Annotated[list[str] | None, typer.Option(help="Plain header NAME=VALUE (remote).")] = None,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Add a server, e.g. `mcp-center add time -- uvx mcp-server-time` or `mcp-center add docs --url https://...`."""
+    body: dict[str, Any] = {"name": name}
+    if server_id:
+        body["id"] = server_id
+    if url:
+        body.update(transport=transport or "streamable_http", url=url, headers=_pairs(header))
+    elif command:
+        body.update(transport="stdio", command=command[0], args=command[1:], env=_pairs(env))
+    else:
+        err.print("give either --url URL or the stdio command after '--'")
+        raise typer.Exit(2)
+    view = _run(_settings(data_dir, profile), lambda c: c.create_server(body))
+    out.print(f"added [bold]{view['id']}[/bold]; next: mcp-center trust {view['id']}")
+
+
+def _pairs(items: list[str] | None) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            err.print(f"expected KEY=VALUE, got {item!r}")
+            raise typer.Exit(2)
+        pairs[key] = value
+    return pairs
+
+
+@app.command()
+def trust(
+    server_id: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm without asking.")] = False,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Show the connection summary and confirm it (R-2.1)."""
+    settings = _settings(data_dir, profile)
+    view = _run(settings, lambda c: c.get_server(server_id))
+    out.print(f"connection summary of [bold]{server_id}[/bold]:")
+    _print_json(view["summary"])
+    out.print(f"digest: {view['digest']}")
+    if not yes and not typer.confirm("Trust this configuration?"):
+        raise typer.Exit(1)
+    _run(settings, lambda c: c.trust(server_id, view["digest"]))
+    out.print(f"trusted; next: mcp-center test {server_id}")
+
+
+@app.command()
+def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
+    """Test with a temporary connection: initialize + tools/list + close (R-2.2)."""
+    settings = _settings(data_dir, profile)
+    with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
+        result = _run(settings, lambda c: c.test(server_id))
+    if as_json:
+        _print_json(result.model_dump(mode="json"))
+    elif result.ok:
+        out.print(
+            f"[green]ok[/green]: {result.server_name or '?'} {result.server_version or ''} "
+            f"(protocol {result.protocol_version}), {result.tool_count} tools, {result.elapsed_ms} ms"
+        )
+    else:
+        assert result.error is not None
+        err.print(f"[red]failed[/red] [{result.error.code}]: {result.error.message}")
+        for line in result.error.details.get("stderr_tail", []) or []:
+            err.print(f"    {line}", markup=False, highlight=False)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
+    """Enable a trusted, tested server (R-2.3)."""
+    view = _run(_settings(data_dir, profile), lambda c: c.enable(server_id))
+    out.print(f"enabled {server_id} (state: {view['status']['state']})")
+
+
+@app.command()
+def disable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
+    """Disable a server (R-2.4)."""
+    _run(_settings(data_dir, profile), lambda c: c.disable(server_id))
+    out.print(f"disabled {server_id}")
+
+
+@app.command()
+def delete(
+    server_id: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Delete a server and its secrets."""
+    if not yes and not typer.confirm(f"Delete {server_id} and its secrets?"):
+        raise typer.Exit(1)
+    _run(_settings(data_dir, profile), lambda c: c.delete_server(server_id))
+    out.print(f"deleted {server_id}")
+
+
+@app.command()
+def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
+    """List an enabled server's tools."""
+    with err.status(f"connecting to {server_id}..."):
+        items = _run(_settings(data_dir, profile), lambda c: c.list_tools(server_id))
+    if as_json:
+        _print_json(items)
+        return
+    table = Table("tool", "enabled", "policy", "description")
+    for tool in items:
+        table.add_row(tool["name"], _yes(tool["enabled"]), tool["policy"], (tool.get("description") or "")[:80])
+    out.print(table)
+
+
+@app.command()
+def call(
+    server_id: str,
+    tool: str,
+    args: Annotated[str, typer.Option("--args", help="Arguments as a JSON object.")] = "{}",
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Call a tool of an enabled server and print the result."""
+    try:
+        arguments = json.loads(args)
+    except json.JSONDecodeError as exc:
+        err.print(f"error [REQUEST_INVALID]: --args is not valid JSON ({exc.msg} at column {exc.colno})")
+        raise typer.Exit(2) from None
+    with err.status(f"calling {tool} on {server_id}..."):
+        result = _run(_settings(data_dir, profile), lambda c: c.call_tool(server_id, tool, arguments))
+    for block in result.get("content", []):
+        if block.get("type") == "text":
+            out.print(block.get("text", ""), markup=False, highlight=False)
+        else:
+            _print_json(block)
+    if "structuredContent" in result:
+        _print_json(result["structuredContent"])
+    if result.get("isError"):
+        raise typer.Exit(1)
+
+
+@secret_app.command("set")
+def secret_set(
+    server_id: str,
+    key: str,
+    kind: Annotated[str, typer.Option(help="environment, header or bearer.")],
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Set a secret value, read from a hidden prompt (or stdin when piped)."""
+    value = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else typer.prompt("value", hide_input=True)
+    _run(_settings(data_dir, profile), lambda c: c.set_secret(server_id, kind, key, value))
+    out.print(f"secret {key} set; the server needs trust and test again")
+
+
+@secret_app.command("delete")
+def secret_delete(
+    server_id: str,
+    key: str,
+    kind: Annotated[str, typer.Option(help="environment, header or bearer.")],
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Delete a secret value and its ciphertext."""
+    _run(_settings(data_dir, profile), lambda c: c.delete_secret(server_id, kind, key))
+    out.print(f"secret {key} deleted")
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    out.print(__version__)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,154 @@
+"""Host settings from command-line flags and environment variables, validated once at start-up.
+
+Precedence: an explicit argument (CLI flag) wins over the environment, which wins over the
+default. Nothing here touches the network or the data directory's contents.
+
+| setting | flag | environment | default |
+|---|---|---|---|
+| data directory | `--data-dir` | `MCP_CENTER_DATA_DIR` | the platform's user data dir (`platformdirs`) |
+| bind host | `--host` | `MCP_CENTER_HOST` | `127.0.0.1` (R-7.2) |
+| port | `--port` | `MCP_CENTER_PORT` | `8765` |
+| profile | `--profile` | `MCP_CENTER_PROFILE` | `local` (R-2.5) |
+| public base URL | `--public-url` | `MCP_CENTER_PUBLIC_URL` | `http://<host>:<port>` |
+| extra allowed Host headers | `--allowed-host` | `MCP_CENTER_ALLOWED_HOSTS` (comma list) | none |
+| admin token | | `MCP_CENTER_ADMIN_TOKEN` | generated on first start (R-7.1) |
+| secret key | | `MCP_CENTER_SECRET_KEY` | key file in the data dir (R-1.5) |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import platformdirs
+
+from mcp_center.errors import FieldError, RequestInvalid
+
+__all__ = ["DEFAULT_PORT", "Profile", "Settings"]
+
+DEFAULT_PORT = 8765
+
+
+class Profile(StrEnum):
+    """Deployment profile (R-2.5): `local` allows stdio servers, `production` refuses to start them."""
+
+    LOCAL = "local"
+    PRODUCTION = "production"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated host settings. Build with `Settings.load(...)`."""
+
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    profile: Profile = Profile.LOCAL
+    public_url: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    admin_token: str | None = field(default=None, repr=False)
+    """From `MCP_CENTER_ADMIN_TOKEN`; None means the token file in the data dir."""
+    secret_key: str | None = field(default=None, repr=False)
+    """From `MCP_CENTER_SECRET_KEY` (urlsafe base64 of 32 bytes); None means the key file."""
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        host: str | None = None,
+        port: int | None = None,
+        profile: str | None = None,
+        public_url: str | None = None,
+        allowed_hosts: tuple[str, ...] = (),
+        environ: Mapping[str, str] | None = None,
+    ) -> Settings:
+        """Merge explicit values over the environment over defaults, and validate.
+
+        Raises:
+            RequestInvalid: a value is malformed (port out of range, unknown profile, bad URL).
+        """
+        env = os.environ if environ is None else environ
+        raw_dir = data_dir if data_dir is not None else env.get("MCP_CENTER_DATA_DIR")
+        resolved_dir = Path(raw_dir).expanduser() if raw_dir else Path(platformdirs.user_data_dir("mcp-center"))
+        host_value = host or env.get("MCP_CENTER_HOST") or "127.0.0.1"
+        port_value: int
+        if port is not None:
+            port_value = port
+        else:
+            raw_port = env.get("MCP_CENTER_PORT")
+            try:
+                port_value = int(raw_port) if raw_port else DEFAULT_PORT
+            except ValueError:
+                raise _invalid("port", "MCP_CENTER_PORT must be an integer") from None
+        if not 0 <= port_value <= 65535:
+            raise _invalid("port", "must be between 0 and 65535")
+        raw_profile = profile or env.get("MCP_CENTER_PROFILE") or Profile.LOCAL.value
+        try:
+            profile_value = Profile(raw_profile)
+        except ValueError:
+            raise _invalid("profile", "must be 'local' or 'production'") from None
+        public = public_url or env.get("MCP_CENTER_PUBLIC_URL") or None
+        if public is not None:
+            if not _is_base_url(public):
+                raise _invalid(
+                    "public_url", "must be an http(s) URL with a host and no credentials, query, fragment or spaces"
+                )
+            public = public.rstrip("/")
+        extra_hosts = tuple(h.strip().lower() for h in allowed_hosts if h.strip())
+        env_hosts = env.get("MCP_CENTER_ALLOWED_HOSTS", "")
+        extra_hosts += tuple(h.strip().lower() for h in env_hosts.split(",") if h.strip())
+        return cls(
+            data_dir=resolved_dir.resolve(),
+            host=host_value,
+            port=port_value,
+            profile=profile_value,
+            public_url=public,
+            allowed_hosts=extra_hosts,
+            admin_token=env.get("MCP_CENTER_ADMIN_TOKEN") or None,
+            secret_key=env.get("MCP_CENTER_SECRET_KEY") or None,
+        )
+
+    @property
+    def base_url(self) -> str:
+        """The URL users and OAuth redirects reach us at (no trailing slash)."""
+        if self.public_url:
+            return self.public_url
+        bare = self.host.strip("[]")  # accept "::1" and "[::1]" alike
+        if bare in {"0.0.0.0", "::", ""}:  # noqa: S104 - comparing, not binding
+            return f"http://127.0.0.1:{self.port}"
+        host = f"[{bare}]" if ":" in bare else bare
+        return f"http://{host}:{self.port}"
+
+    @property
+    def mcp_dir(self) -> Path:
+        """`<data dir>/mcp`, where servers.json and the ciphertexts live (R-1.2)."""
+        return self.data_dir / "mcp"
+
+
+def _is_base_url(url: str) -> bool:
+    """True for `http(s)://host[:port][/path]`: where users, and OAuth redirects, can reach us."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises ValueError for a port out of range
+    except ValueError:
+        return False
+    return (
+        parts.scheme in {"http", "https"}
+        and bool(parts.hostname)
+        and "@" not in parts.netloc
+        and not parts.query
+        and "?" not in url
+        and "#" not in url
+    )
+
+
+def _invalid(field_name: str, message: str) -> RequestInvalid:
+    error = FieldError(field_name, "SETTING_INVALID", message)
+    return RequestInvalid(f"{field_name}: {message}", details={"errors": [error.to_dict()]})

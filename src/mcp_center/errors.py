@@ -1,0 +1,301 @@
+"""One exception tree with stable codes (SPEC R-7.3).
+
+Every error mcp-center raises on purpose is a `CenterError`. Its `code` is API: clients, tests and
+docs match on it, so a code is never renamed. `http_status` is what the REST API answers,
+`exit_code` what the CLI exits with. The message is for humans, names the offending field where
+there is one, and never contains a secret, a token or an env value; `details` carries
+machine-readable context (field paths, reasons) under the same rule.
+
+    CenterError (500 INTERNAL_ERROR)
+    ├── InvalidInput (422)
+    │   ├── ConfigInvalid            CONFIG_INVALID            a server configuration breaks R-1 rules
+    │   ├── RequestInvalid           REQUEST_INVALID           a request body or parameter is malformed
+    │   └── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
+    ├── NotFound (404)
+    │   ├── ServerNotFound           MCP_SERVER_NOT_FOUND
+    │   ├── ToolNotFound             MCP_TOOL_NOT_FOUND
+    │   └── SecretNotFound           MCP_SECRET_NOT_FOUND
+    ├── Conflict (409)
+    │   ├── ServerExists             MCP_SERVER_EXISTS
+    │   ├── ServerVersionConflict    MCP_SERVER_VERSION_CONFLICT   R-1.3
+    │   ├── TrustDigestMismatch      MCP_TRUST_DIGEST_MISMATCH     R-2.1
+    │   ├── ServerNotTrusted         MCP_SERVER_NOT_TRUSTED        R-2.3
+    │   ├── ServerNotTested          MCP_SERVER_NOT_TESTED         R-2.3
+    │   ├── ServerDisabled           MCP_SERVER_DISABLED           R-2.4
+    │   └── CallCancelled            MCP_CALL_CANCELLED            R-3.8 (cancelled by operation id)
+    ├── Forbidden (403)
+    │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
+    │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
+    │   ├── HostNotAllowed           HOST_NOT_ALLOWED              R-7.2
+    │   └── OriginNotAllowed         ORIGIN_NOT_ALLOWED            R-7.2
+    ├── Unauthorized (401)
+    │   └── AdminAuthRequired        ADMIN_AUTH_REQUIRED           R-7.1
+    ├── UpstreamError (502)
+    │   ├── ServerUnreachable        MCP_SERVER_UNREACHABLE        connect failed (reason attributed, R-3.1)
+    │   ├── ServerProtocolError      MCP_PROTOCOL_ERROR            the server broke the protocol
+    │   ├── ServerRequestFailed      MCP_SERVER_ERROR              the server answered a JSON-RPC error
+    │   └── ConnectionLost           MCP_CONNECTION_LOST           the session ended while a request was open
+    ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
+    ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
+    └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
+
+Spec: SPEC.md R-7.3 ("every bad input gets a clear error with a stable code, HTTP status and
+message; nothing is half-applied or lost").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "AdminAuthRequired",
+    "CallCancelled",
+    "CenterError",
+    "ConfigInvalid",
+    "Conflict",
+    "ConnectionLost",
+    "FieldError",
+    "Forbidden",
+    "HostNotAllowed",
+    "InvalidInput",
+    "NotFound",
+    "OriginNotAllowed",
+    "RequestInvalid",
+    "SandboxRequired",
+    "SecretKeyInvalid",
+    "SecretNotFound",
+    "SecretStoreError",
+    "ServerDisabled",
+    "ServerExists",
+    "ServerNotFound",
+    "ServerNotTested",
+    "ServerNotTrusted",
+    "ServerProtocolError",
+    "ServerRequestFailed",
+    "ServerTimeout",
+    "ServerUnreachable",
+    "ServerVersionConflict",
+    "StorageError",
+    "ToolDisabled",
+    "ToolNotFound",
+    "TrustDigestMismatch",
+    "Unauthorized",
+    "UpstreamError",
+]
+
+
+class CenterError(Exception):
+    """Base of every error we raise on purpose. `code` is API: never rename it.
+
+    Args:
+        message: Human-readable text; names the field when there is one. Never a secret.
+        details: JSON-serializable context (field paths, reasons, ids). Never a secret.
+    """
+
+    code: ClassVar[str] = "INTERNAL_ERROR"
+    http_status: ClassVar[int] = 500
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, message: str, *, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the error envelope body `{"code", "message", "details"}` (R-7.3)."""
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class FieldError:
+    """One violated rule on one field: `field` is a dotted path (`headers.Host`), `code` stable."""
+
+    __slots__ = ("code", "field", "message")
+
+    def __init__(self, field: str, code: str, message: str) -> None:
+        self.field = field
+        self.code = code
+        self.message = message
+
+    def to_dict(self) -> dict[str, str]:
+        """Return `{"field", "code", "message"}`."""
+        return {"field": self.field, "code": self.code, "message": self.message}
+
+    def __repr__(self) -> str:
+        return f"FieldError({self.field!r}, {self.code!r})"
+
+
+class InvalidInput(CenterError):
+    """The caller sent something we refuse; nothing was changed."""
+
+    http_status = 422
+    exit_code = 2
+
+
+class ConfigInvalid(InvalidInput):
+    """A server configuration breaks an R-1 rule. `details.errors` lists every `FieldError`."""
+
+    code = "CONFIG_INVALID"
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(f"{first.field}: {first.message}{more}", details={"errors": [e.to_dict() for e in errors]})
+        self.errors = errors
+
+
+class RequestInvalid(InvalidInput):
+    """A request body or query parameter is malformed (wrong JSON shape, unknown enum value)."""
+
+    code = "REQUEST_INVALID"
+
+
+class SecretKeyInvalid(InvalidInput):
+    """A secret key (env name or header name) is not acceptable for its kind."""
+
+    code = "SECRET_KEY_INVALID"
+
+
+class NotFound(CenterError):
+    http_status = 404
+    exit_code = 3
+
+
+class ServerNotFound(NotFound):
+    code = "MCP_SERVER_NOT_FOUND"
+
+
+class ToolNotFound(NotFound):
+    code = "MCP_TOOL_NOT_FOUND"
+
+
+class SecretNotFound(NotFound):
+    code = "MCP_SECRET_NOT_FOUND"
+
+
+class Conflict(CenterError):
+    http_status = 409
+    exit_code = 4
+
+
+class ServerExists(Conflict):
+    """A server with this id is already registered."""
+
+    code = "MCP_SERVER_EXISTS"
+
+
+class ServerVersionConflict(Conflict):
+    """The server record changed since the caller read it (optimistic locking, R-1.3)."""
+
+    code = "MCP_SERVER_VERSION_CONFLICT"
+
+
+class TrustDigestMismatch(Conflict):
+    """The digest the user confirmed is not the current connection summary's digest (R-2.1)."""
+
+    code = "MCP_TRUST_DIGEST_MISMATCH"
+
+
+class ServerNotTrusted(Conflict):
+    """Enable refused: the current digest has not been confirmed by the user (R-2.3)."""
+
+    code = "MCP_SERVER_NOT_TRUSTED"
+
+
+class ServerNotTested(Conflict):
+    """Enable refused: no successful test for the current digest (R-2.3)."""
+
+    code = "MCP_SERVER_NOT_TESTED"
+
+
+class ServerDisabled(Conflict):
+    """The server is not enabled, so it has no long-lived session to use (R-2.4)."""
+
+    code = "MCP_SERVER_DISABLED"
+
+
+class CallCancelled(Conflict):
+    """The call was cancelled by its operation id before or while it ran (R-3.8)."""
+
+    code = "MCP_CALL_CANCELLED"
+
+
+class Forbidden(CenterError):
+    http_status = 403
+    exit_code = 5
+
+
+class SandboxRequired(Forbidden):
+    """The `production` profile refuses to start local stdio processes (R-2.5)."""
+
+    code = "MCP_SANDBOX_REQUIRED"
+
+
+class ToolDisabled(Forbidden):
+    """The user disabled this tool; it is invisible to agents and refused when called (R-5.2)."""
+
+    code = "MCP_TOOL_DISABLED"
+
+
+class HostNotAllowed(Forbidden):
+    """The request's Host header is not on the allow-list (DNS rebinding defence, R-7.2)."""
+
+    code = "HOST_NOT_ALLOWED"
+
+
+class OriginNotAllowed(Forbidden):
+    """A browser request came from another origin (CSRF defence, R-7.2)."""
+
+    code = "ORIGIN_NOT_ALLOWED"
+
+
+class Unauthorized(CenterError):
+    http_status = 401
+    exit_code = 6
+
+
+class AdminAuthRequired(Unauthorized):
+    """The admin token is missing or wrong (R-7.1)."""
+
+    code = "ADMIN_AUTH_REQUIRED"
+
+
+class UpstreamError(CenterError):
+    """An MCP server failed us. `details.reason` attributes the failure (R-3.1)."""
+
+    http_status = 502
+    exit_code = 7
+
+
+class ServerUnreachable(UpstreamError):
+    code = "MCP_SERVER_UNREACHABLE"
+
+
+class ServerProtocolError(UpstreamError):
+    code = "MCP_PROTOCOL_ERROR"
+
+
+class ServerRequestFailed(UpstreamError):
+    """The server answered a JSON-RPC error; `details` has its `rpc_code` and `rpc_message`."""
+
+    code = "MCP_SERVER_ERROR"
+
+
+class ConnectionLost(UpstreamError):
+    """The session ended while a request was open; the request may or may not have run."""
+
+    code = "MCP_CONNECTION_LOST"
+
+
+class ServerTimeout(CenterError):
+    code = "MCP_SERVER_TIMEOUT"
+    http_status = 504
+    exit_code = 8
+
+
+class StorageError(CenterError):
+    code = "STORAGE_ERROR"
+
+
+class SecretStoreError(CenterError):
+    code = "SECRET_STORE_ERROR"

@@ -1,0 +1,64 @@
+"""Value types shared by every layer.
+
+Only plain data lives here: identifiers, enums and small frozen records that the store, the
+runtime, the service and the edges all speak. Validation rules for server configuration live in
+`mcp_center.config.servers` (pydantic models at the edge); this module imports nothing of ours but
+`errors`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["ConnectionState", "ErrorReason", "TransportKind"]
+
+
+class TransportKind(StrEnum):
+    """The three MCP transports a server can use (R-1.1)."""
+
+    STDIO = "stdio"
+    STREAMABLE_HTTP = "streamable_http"
+    SSE = "sse"
+
+
+class ConnectionState(StrEnum):
+    """Per-server connection state machine (R-3.1): disconnected → connecting → ready → error."""
+
+    DISCONNECTED = "disconnected"
+    CONNECTING = "connecting"
+    READY = "ready"
+    ERROR = "error"
+
+
+class ErrorReason(StrEnum):
+    """Why a connection or request failed, attributed for the user (R-3.1).
+
+    The value is API (it appears in `details.reason`, in server state and in events).
+    """
+
+    DNS = "dns"
+    """The host name did not resolve."""
+    REFUSED = "refused"
+    """Nothing listens at the address (TCP connection refused)."""
+    TLS = "tls"
+    """The TLS handshake or certificate check failed."""
+    HTTP_STATUS = "http_status"
+    """The server answered an HTTP status we cannot continue with (`details.status`)."""
+    AUTH_REQUIRED = "auth_required"
+    """The server wants (new) authorization: 401, or a refresh that failed."""
+    STEP_UP_REQUIRED = "step_up_required"
+    """The server wants more scopes: 403 insufficient_scope (`details.scopes`)."""
+    PROTOCOL = "protocol"
+    """The server broke the MCP protocol (garbage, bad handshake, cross-origin SSE endpoint)."""
+    TIMEOUT = "timeout"
+    """The server did not answer in time (handshake or request)."""
+    PROCESS_EXITED = "process_exited"
+    """The stdio process exited (`details.exit_code`)."""
+    SPAWN_FAILED = "spawn_failed"
+    """The stdio command could not be started (not found, not executable)."""
+    SANDBOX_REQUIRED = "sandbox_required"
+    """The profile forbids local processes (R-2.5)."""
+    NETWORK = "network"
+    """Another network failure (reset, unreachable)."""
+    CLOSED = "closed"
+    """The connection closed without a more specific cause."""

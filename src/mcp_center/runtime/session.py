@@ -1,0 +1,91 @@
+"""Open one initialized MCP session for a `ConnectionSpec` (transport + tap + SDK `Client`).
+
+Used by both the long-lived connections of the manager and the temporary connection of a test
+(R-2.2). The SDK `Client` is pinned to the 2025-11-25 initialize handshake (`mode="legacy"`) with
+its response cache off, as the SDK notes recommend: sessions, the GET stream, Last-Event-ID and
+DELETE only exist in that era, and our catalog generations must stay authoritative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import mcp_types as types
+from mcp.client import Client
+from mcp.client.session import ElicitationFnT, LoggingFnT, MessageHandlerFnT
+
+from mcp_center import __version__
+from mcp_center.runtime.tap import MessageObserver, TappedTransport
+from mcp_center.transports import ConnectionSpec, TransportProbe, open_transport
+
+__all__ = ["CLIENT_INFO", "MAX_CATALOG_PAGES", "OpenSession", "SessionHooks", "list_all_tools", "open_session"]
+
+CLIENT_INFO = types.Implementation(name="mcp-center", version=__version__)
+MAX_CATALOG_PAGES = 100
+"""A paginator that never ends cannot hang a connection: at most this many pages per list."""
+
+
+@dataclass
+class SessionHooks:
+    """Callbacks wired into one session; all optional."""
+
+    message_handler: MessageHandlerFnT | None = None
+    elicitation_callback: ElicitationFnT | None = None
+    logging_callback: LoggingFnT | None = None
+    on_stderr: Callable[[str], None] | None = None
+    on_noise: Callable[[str], None] | None = None
+    observer: MessageObserver | None = None
+
+
+@dataclass
+class OpenSession:
+    """An initialized session and what we know about its transport."""
+
+    client: Client
+    tapped: TappedTransport
+    probe: TransportProbe = field(repr=False)
+
+
+@asynccontextmanager
+async def open_session(spec: ConnectionSpec, probe: TransportProbe, hooks: SessionHooks) -> AsyncGenerator[OpenSession]:
+    """Open the transport, run `initialize`, and yield the session; close everything on exit.
+
+    No deadline is applied here: callers wrap the handshake in their own cancel scope.
+
+    Raises:
+        BaseException: whatever the transport or handshake raised (often an ExceptionGroup);
+            callers map it with `runtime.attribution.attribute(exc, probe, ...)`.
+    """
+    async with open_transport(spec, probe, on_stderr=hooks.on_stderr, on_noise=hooks.on_noise) as transport:
+        tapped = TappedTransport(transport, hooks.observer)
+        client = Client(
+            tapped,
+            mode="legacy",
+            cache=None,
+            client_info=CLIENT_INFO,
+            message_handler=hooks.message_handler,
+            elicitation_callback=hooks.elicitation_callback,
+            logging_callback=hooks.logging_callback,
+        )
+        async with client:
+            yield OpenSession(client=client, tapped=tapped, probe=probe)
+
+
+async def list_all_tools(client: Client) -> list[types.Tool]:
+    """Follow `tools/list` pagination (at most `MAX_CATALOG_PAGES` pages) and return every tool.
+
+    Raises:
+        MCPError / transport errors: as the SDK raises them (callers attribute them).
+    """
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_CATALOG_PAGES):
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await client.session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools

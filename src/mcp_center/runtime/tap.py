@@ -1,0 +1,88 @@
+"""A pass-through transport that observes every message and notices when the connection ends.
+
+The SDK's `ClientSession` exposes neither "the read stream ended" nor the raw messages. Wrapping
+the transport gives the runtime both: `closed` is set when the server side ends (process exit,
+SSE stream closed), and an optional observer sees each message in both directions for the
+request log (R-3.11). Forwarding uses zero-buffer memory streams, so back-pressure is unchanged.
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from typing import Any, Protocol
+
+import anyio
+from mcp.client import Transport
+from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
+
+__all__ = ["MessageObserver", "TappedTransport"]
+
+
+class MessageObserver(Protocol):
+    """Sees each message; must not block or raise (exceptions are swallowed and logged by the caller)."""
+
+    def outgoing(self, message: SessionMessage) -> None: ...
+
+    def incoming(self, message: SessionMessage | Exception) -> None: ...
+
+
+class TappedTransport:
+    """Wrap `inner`; `closed` is set once the server-to-client stream ends.
+
+    Args:
+        inner: An un-entered transport; entered and exited together with this one.
+        observer: Optional message observer.
+    """
+
+    def __init__(self, inner: Transport, observer: MessageObserver | None = None) -> None:
+        self._inner = inner
+        self._observer = observer
+        self._stack: AsyncExitStack | None = None
+        self.closed = anyio.Event()
+
+    async def __aenter__(self) -> TransportStreams:
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            read, write = await stack.enter_async_context(self._inner)
+            to_session, session_read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            session_write, from_session = anyio.create_memory_object_stream[SessionMessage](0)
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(tg.cancel_scope.cancel)
+            stack.callback(self.closed.set)
+            tg.start_soon(self._pump_in, read, to_session)
+            tg.start_soon(self._pump_out, from_session, write)
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._stack = stack
+        return session_read, session_write
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            return await stack.__aexit__(*exc_info)
+        return None
+
+    async def _pump_in(self, read: Any, to_session: anyio.abc.ObjectSendStream[SessionMessage | Exception]) -> None:
+        try:
+            async with to_session:
+                async for item in read:
+                    if self._observer is not None:
+                        self._observer.incoming(item)
+                    await to_session.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass
+        finally:
+            self.closed.set()
+
+    async def _pump_out(self, from_session: anyio.abc.ObjectReceiveStream[SessionMessage], write: Any) -> None:
+        try:
+            async with from_session, write:
+                async for message in from_session:
+                    if self._observer is not None:
+                        self._observer.outgoing(message)
+                    await write.send(message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass

@@ -1,0 +1,20 @@
+"""Secrets: key loading, envelope encryption, keyed fingerprints, redaction. Knows nothing of storage."""
+
+from mcp_center.secrets.cipher import SecretCipher
+from mcp_center.secrets.ids import SecretKind, secret_id, server_prefix
+from mcp_center.secrets.keyfiles import decode_key, load_or_create_admin_token, load_or_create_key
+from mcp_center.secrets.redact import REDACTED, Redactor, default_redactor, install_log_redaction
+
+__all__ = [
+    "REDACTED",
+    "Redactor",
+    "SecretCipher",
+    "SecretKind",
+    "decode_key",
+    "default_redactor",
+    "install_log_redaction",
+    "load_or_create_admin_token",
+    "load_or_create_key",
+    "secret_id",
+    "server_prefix",
+]

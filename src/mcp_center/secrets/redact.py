@@ -1,0 +1,123 @@
+"""Redaction of secret values from log records and error text (R-1.5: no log or error ever holds one).
+
+Threat: a secret leaking through text we did not write ourselves — an SDK log line that quotes a
+request, a server's error message or stderr line that echoes its environment, an exception
+message with a header in it. Every plaintext the vault decrypts or stores is registered here, and
+`redact()` replaces any occurrence with `[redacted]`. `install_log_redaction()` applies it to every
+log record when the record is created.
+
+Values shorter than `MIN_LENGTH` characters are not registered: replacing "1" or "yes" everywhere
+would mangle logs while protecting nothing worth a secret slot.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+__all__ = ["MIN_LENGTH", "REDACTED", "Redactor", "default_redactor", "install_log_redaction"]
+
+REDACTED = "[redacted]"
+MIN_LENGTH = 6
+_SENSITIVE_KEYS = frozenset(
+    {"authorization", "access_token", "refresh_token", "client_secret", "code_verifier", "password"}
+)
+
+
+class Redactor:
+    """A thread-safe set of secret plaintexts and a function that removes them from text."""
+
+    def __init__(self) -> None:
+        self._values: set[str] = set()
+        self._lock = threading.Lock()
+        self._ordered: tuple[str, ...] = ()
+
+    def add(self, value: str) -> None:
+        """Register a plaintext secret (ignored when shorter than `MIN_LENGTH`)."""
+        if len(value) < MIN_LENGTH:
+            return
+        with self._lock:
+            if value not in self._values:
+                self._values.add(value)
+                self._ordered = tuple(sorted(self._values, key=len, reverse=True))
+
+    def discard(self, value: str) -> None:
+        """Forget a plaintext (after the secret was deleted or replaced)."""
+        with self._lock:
+            if value in self._values:
+                self._values.discard(value)
+                self._ordered = tuple(sorted(self._values, key=len, reverse=True))
+
+    def redact(self, text: str) -> str:
+        """Return `text` with every registered secret replaced by `[redacted]`."""
+        for value in self._ordered:
+            if value in text:
+                text = text.replace(value, REDACTED)
+        return text
+
+    def redact_obj(self, value: Any) -> Any:
+        """Redact strings inside JSON-like data (dicts, lists); values under sensitive keys are masked."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {
+                k: (REDACTED if isinstance(k, str) and k.lower() in _SENSITIVE_KEYS else self.redact_obj(v))
+                for k, v in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self.redact_obj(v) for v in value]
+        return value
+
+
+default_redactor = Redactor()
+"""The process-wide redactor the vault registers into and the logging filter reads."""
+
+
+_installed = False
+
+
+def install_log_redaction(redactor: Redactor = default_redactor) -> None:
+    """Wrap the logging record factory so every record is redacted when it is created.
+
+    A factory (rather than a handler filter) covers every logger and every handler, including
+    ones added later by uvicorn or by tests. The message is rendered once, redacted, and stored
+    without args; an exception's traceback is pre-formatted and redacted too. Idempotent.
+    """
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    previous = logging.getLogRecordFactory()
+
+    def scrub(record: logging.LogRecord) -> None:
+        for key, val in list(record.__dict__.items()):
+            if key.lower() in _SENSITIVE_KEYS:
+                setattr(record, key, REDACTED)
+            elif isinstance(val, str) and key not in {"msg", "exc_text"}:
+                setattr(record, key, redactor.redact(val))
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken format string must not lose the record
+            message = str(record.msg)
+        record.msg = redactor.redact(message)
+        record.args = None
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = redactor.redact(logging.Formatter().formatException(record.exc_info))
+        scrub(record)
+        return record
+
+    logging.setLogRecordFactory(factory)
+
+    # `extra=` fields are set on the record after the factory ran: scrub them in makeRecord too.
+    make_record = logging.Logger.makeRecord
+
+    def make_record_redacted(self: logging.Logger, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make_record(self, *args, **kwargs)
+        scrub(record)
+        return record
+
+    logging.Logger.makeRecord = make_record_redacted  # type: ignore[method-assign]

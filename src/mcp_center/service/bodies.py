@@ -1,0 +1,168 @@
+"""Parse create/update bodies: editable configuration, write-only secret values, the version read.
+
+A body may be what `GET /api/mcp/servers/{id}` returned, edited: read-only fields (`version` is
+the exception: it is the optimistic-lock token) are ignored, and the read shape of secrets
+(`{"API_KEY": {"configured": true}}`) is accepted as a list of declared names. Secret values
+travel only in `secret_values` (or `auth.token` as a string for bearer auth) and are never echoed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_center.errors import ConfigInvalid, FieldError
+from mcp_center.secrets.redact import MIN_LENGTH
+
+__all__ = ["READ_ONLY_FIELDS", "SecretValues", "ServerBody", "parse_secret_value", "parse_server_body"]
+
+READ_ONLY_FIELDS = frozenset(
+    {
+        "created_at",
+        "updated_at",
+        "enabled",
+        "trusted_digest",
+        "trusted",
+        "last_test",
+        "tested",
+        "summary",
+        "digest",
+        "status",
+        "needs",
+    }
+)
+MAX_SECRET_CHARS = 32 * 1024
+MIN_SECRET_CHARS = MIN_LENGTH
+_HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+@dataclass
+class SecretValues:
+    """Write-only secret values from a body: env name → value, header name → value, bearer token."""
+
+    env: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    bearer_token: str | None = None
+
+    def __repr__(self) -> str:
+        has_bearer = self.bearer_token is not None
+        return f"SecretValues(env={sorted(self.env)}, headers={sorted(self.headers)}, bearer={has_bearer})"
+
+    def is_empty(self) -> bool:
+        """True when the body set no secret value."""
+        return not self.env and not self.headers and self.bearer_token is None
+
+
+@dataclass
+class ServerBody:
+    """A parsed body: `config` is ready for `parse_server_config`; `version` is what the caller read."""
+
+    config: dict[str, Any]
+    secrets: SecretValues
+    version: int | None
+
+
+def parse_secret_value(path: str, value: object, *, header: bool) -> str:
+    """Check one secret value: a string of `MIN_SECRET_CHARS` to 32 KiB (no line breaks for headers).
+
+    Shorter values are refused because they cannot be redacted reliably from logs and server
+    output (R-1.5); a value that short belongs in plain `env`/`headers` if it is not secret.
+
+    Raises:
+        ConfigInvalid: with code SECRET_VALUE_INVALID or SECRET_VALUE_TOO_SHORT (the message
+            never includes the value).
+    """
+    if not isinstance(value, str) or not value or len(value) > MAX_SECRET_CHARS or "\x00" in value:
+        raise ConfigInvalid([FieldError(path, "SECRET_VALUE_INVALID", "must be a non-empty string of at most 32 KiB")])
+    if len(value) < MIN_SECRET_CHARS:
+        raise ConfigInvalid(
+            [
+                FieldError(
+                    path,
+                    "SECRET_VALUE_TOO_SHORT",
+                    f"must be at least {MIN_SECRET_CHARS} characters: shorter values cannot be redacted reliably "
+                    "(use a plain value if it is not secret)",
+                )
+            ]
+        )
+    if header and _HEADER_VALUE_BAD.search(value):
+        raise ConfigInvalid(
+            [FieldError(path, "SECRET_VALUE_INVALID", "must not contain line breaks or control characters")]
+        )
+    return value
+
+
+def _names(path: str, value: object) -> list[str]:
+    if isinstance(value, list):
+        if not all(isinstance(v, str) for v in value):
+            raise ConfigInvalid([FieldError(path, "FIELD_INVALID", "must be a list of names")])
+        return list(value)  # type: ignore[arg-type]
+    if isinstance(value, dict):
+        return [str(k) for k in value]  # read shape {"NAME": {"configured": true}}
+    raise ConfigInvalid([FieldError(path, "FIELD_INVALID", "must be a list of names")])
+
+
+def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
+    """Split a JSON body into configuration, secret values and the version it was based on.
+
+    Raises:
+        ConfigInvalid: the body is not an object, a secret value is malformed, or `version` is
+            missing/invalid when required (R-1.3).
+    """
+    if not isinstance(body, Mapping):
+        raise ConfigInvalid([FieldError("body", "FIELD_INVALID", "must be a JSON object")])
+    data: dict[str, Any] = {str(k): v for k, v in body.items() if k not in READ_ONLY_FIELDS}
+    version_raw = data.pop("version", None)
+    version: int | None = None
+    if version_raw is not None:
+        if not isinstance(version_raw, int) or isinstance(version_raw, bool) or version_raw < 1:
+            raise ConfigInvalid(
+                [FieldError("version", "FIELD_INVALID", "must be the positive integer version you read")]
+            )
+        version = version_raw
+    elif require_version:
+        raise ConfigInvalid(
+            [FieldError("version", "FIELD_REQUIRED", "is required: send the version you read (optimistic locking)")]
+        )
+    secrets = SecretValues()
+    raw_values = data.pop("secret_values", None)
+    if raw_values is not None:
+        if not isinstance(raw_values, Mapping):
+            raise ConfigInvalid([FieldError("secret_values", "FIELD_INVALID", "must be an object")])
+        for key in raw_values:
+            if key not in {"env", "headers", "bearer_token"}:
+                raise ConfigInvalid([FieldError(f"secret_values.{key}", "FIELD_UNKNOWN", "is not a known field")])
+        for kind in ("env", "headers"):
+            section = raw_values.get(kind) or {}
+            if not isinstance(section, Mapping):
+                raise ConfigInvalid([FieldError(f"secret_values.{kind}", "FIELD_INVALID", "must be an object")])
+            target = secrets.env if kind == "env" else secrets.headers
+            for name, value in section.items():
+                target[str(name)] = parse_secret_value(f"secret_values.{kind}.{name}", value, header=kind == "headers")
+        if raw_values.get("bearer_token") is not None:
+            secrets.bearer_token = parse_secret_value(
+                "secret_values.bearer_token", raw_values["bearer_token"], header=True
+            )
+    for list_field in ("secret_env", "secret_headers"):
+        if list_field in data:
+            data[list_field] = _names(list_field, data[list_field])
+    # Names that received a value are declared secrets even if the caller did not list them.
+    if secrets.env:
+        declared = list(data.get("secret_env") or [])
+        data["secret_env"] = declared + [k for k in secrets.env if k not in declared]
+    if secrets.headers:
+        declared = list(data.get("secret_headers") or [])
+        lowered = {d.lower() for d in declared}
+        data["secret_headers"] = declared + [k for k in secrets.headers if k.lower() not in lowered]
+    auth = data.get("auth")
+    if isinstance(auth, Mapping) and "token" in auth:
+        auth_copy = {str(k): v for k, v in auth.items() if k != "token"}
+        token = auth["token"]
+        if isinstance(token, str):
+            secrets.bearer_token = parse_secret_value("auth.token", token, header=True)
+        elif not isinstance(token, Mapping):  # the read shape {"configured": bool} is ignored
+            raise ConfigInvalid([FieldError("auth.token", "FIELD_INVALID", "must be the token string")])
+        data["auth"] = auth_copy
+    return ServerBody(config=data, secrets=secrets, version=version)

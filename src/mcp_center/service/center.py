@@ -1,0 +1,845 @@
+"""`McpCenter`: the library API and use cases every face shares (REST, CLI, web, gateway).
+
+Configuration (R-1), trust → test → enable (R-2) and calls go through here. The store is the
+source of truth; after every committed change the affected server is reconciled into the
+connection manager (R-3.3): a server runs only when it is enabled, its current connection
+summary digest is trusted and was tested successfully, and the profile allows its transport.
+
+Threats handled here: a stale page overwriting a newer configuration (version check, R-1.3); a
+changed command, URL, header, env, auth or tool permission running without a new confirmation
+(high-risk invalidation, R-1.4); a secret value reaching a response, log or error (secret values
+are write-only, registered with the redactor, and never part of a view, R-1.5); a local process
+started under the production profile (R-2.5).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from mcp_center.config import (
+    AuthBearer,
+    ServerConfig,
+    Settings,
+    StdioServerConfig,
+    check_header_name,
+    parse_server_config,
+    slugify,
+)
+from mcp_center.config.servers import ENV_NAME_PATTERN
+from mcp_center.config.settings import Profile
+from mcp_center.errors import (
+    CenterError,
+    ConfigInvalid,
+    FieldError,
+    RequestInvalid,
+    SandboxRequired,
+    SecretKeyInvalid,
+    SecretNotFound,
+    ServerDisabled,
+    ServerExists,
+    ServerNotFound,
+    ServerNotTested,
+    ServerNotTrusted,
+    ServerVersionConflict,
+    ToolDisabled,
+    ToolNotFound,
+    TrustDigestMismatch,
+)
+from mcp_center.models import TransportKind
+from mcp_center.runtime import ConnectionManager, ServerStatus
+from mcp_center.secrets import (
+    Redactor,
+    SecretCipher,
+    SecretKind,
+    default_redactor,
+    load_or_create_key,
+    secret_id,
+)
+from mcp_center.service.bodies import SecretValues, parse_secret_value, parse_server_body
+from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
+from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
+from mcp_center.transports import ConnectionSpec
+
+__all__ = ["SECRET_KINDS", "McpCenter"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SECRET_KINDS: Mapping[str, SecretKind] = {
+    "environment": SecretKind.ENV,
+    "header": SecretKind.HEADER,
+    "bearer": SecretKind.BEARER,
+}
+"""API names of the secret kinds (`?kind=environment|header|bearer`)."""
+
+STORE_POLL_S = 1.0
+"""Seconds between checks for servers.json changes made by another process (the CLI)."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class McpCenter:
+    """The host's use cases. Build with `async with McpCenter.open(settings) as center:`.
+
+    Args:
+        settings: Host settings (data dir, profile, ...).
+        store: Persistence (`JsonStore` over `<data dir>/mcp`).
+        cipher: Secret encryption under the host key.
+        manager: The running connection manager.
+        redactor: Receives every secret plaintext this object handles.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        cipher: SecretCipher,
+        manager: ConnectionManager,
+        redactor: Redactor = default_redactor,
+    ) -> None:
+        self.settings = settings
+        self._store = store
+        self._cipher = cipher
+        self._manager = manager
+        self._redactor = redactor
+        self._reconcile_locks: dict[str, anyio.Lock] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        settings: Settings,
+        *,
+        connect: bool = True,
+        on_status: Callable[[ServerStatus], None] | None = None,
+    ) -> AsyncGenerator[McpCenter]:
+        """Open the data directory, start the connection manager, and reconnect enabled servers.
+
+        Args:
+            settings: Host settings.
+            connect: Start-up rules (R-3.2): connect enabled `connect_on_startup` servers in the
+                background and watch servers.json for changes by other processes. False for
+                one-shot CLI commands (servers still connect lazily when used).
+            on_status: Listener for server status changes (events for the UI).
+        Raises:
+            SecretStoreError / StorageError: the key or the data files cannot be used.
+        """
+        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        key = await anyio.to_thread.run_sync(load_or_create_key, settings.data_dir, settings.secret_key)
+        store = JsonStore(settings.mcp_dir)
+        await anyio.to_thread.run_sync(store.collect_orphans)
+        # The caller's exception is re-raised after the task groups closed, unwrapped: anyio
+        # would otherwise deliver it inside an ExceptionGroup.
+        failure: BaseException | None = None
+        async with ConnectionManager(on_status=on_status) as manager, anyio.create_task_group() as tg:
+            center = cls(settings, store, SecretCipher(key), manager)
+            center._tg = tg
+            try:
+                await center._reconcile_all()
+                if connect:
+                    state = await center._read()
+                    for record in state.servers.values():
+                        if record.config.connect_on_startup and record.id in center._manager.configured():
+                            tg.start_soon(center._connect_quietly, record.id)
+                    tg.start_soon(center._watch_store)
+                yield center
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, outside the task groups
+                failure = exc
+            finally:
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+
+    # ----- reads ---------------------------------------------------------------------------
+
+    async def list_servers(self) -> list[dict[str, Any]]:
+        """Every server as its API view (R-1.1 fields, version, summary, digest, status), sorted by id."""
+        return await self._in_thread(
+            lambda: [
+                self._view(r, s) for s in [self._store.read()] for r in sorted(s.servers.values(), key=lambda r: r.id)
+            ]
+        )
+
+    async def get_server(self, server_id: str) -> dict[str, Any]:
+        """One server's API view.
+
+        Raises:
+            ServerNotFound: no such id.
+        """
+
+        def run() -> dict[str, Any]:
+            state = self._store.read()
+            return self._view(_get(state, server_id), state)
+
+        return await self._in_thread(run)
+
+    # ----- configuration writes ------------------------------------------------------------------
+
+    async def create_server(self, body: object) -> dict[str, Any]:
+        """Register a server (R-1.1). Starts untrusted, untested and disabled (R-2).
+
+        `id` is optional: derived from `name` (made unique with a suffix) when absent.
+
+        Raises:
+            ConfigInvalid: a rule of R-1 is broken (every violation listed).
+            ServerExists: the id is taken.
+        """
+        parsed = parse_server_body(body, require_version=False)
+        parsed.config.pop("enabled", None)
+
+        def run(state: StoreState) -> str:
+            config_data = dict(parsed.config)
+            if "id" not in config_data or config_data["id"] in (None, ""):
+                base = slugify(str(config_data.get("name") or "server"))
+                candidate, n = base, 2
+                while candidate in state.servers:
+                    suffix = f"-{n}"
+                    candidate, n = base[: 32 - len(suffix)].rstrip("-") + suffix, n + 1
+                config_data["id"] = candidate
+            config = parse_server_config(config_data)
+            if config.id in state.servers:
+                raise ServerExists(f"a server with id '{config.id}' already exists", details={"server_id": config.id})
+            self._write_secret_values(state, config, parsed.secrets)
+            now = _now()
+            state.servers[config.id] = ServerRecord(config=config, version=1, created_at=now, updated_at=now)
+            return config.id
+
+        server_id = await self._txn(run)
+        logger.info("server.created", extra={"server_id": server_id})
+        return await self.get_server(server_id)
+
+    async def update_server(self, server_id: str, body: object, *, partial: bool = False) -> dict[str, Any]:
+        """Replace (PUT) or merge (PATCH, `partial=True`) a server's configuration (R-1.3, R-1.4).
+
+        The body must carry the `version` it read. A change to any security-relevant field (the
+        connection summary digest changes) clears trust and the last test, disables the server
+        and disconnects it.
+
+        Raises:
+            ServerNotFound, ServerVersionConflict (409, nothing changed), ConfigInvalid.
+        """
+        parsed = parse_server_body(body, require_version=True)
+        if "id" in parsed.config and parsed.config["id"] != server_id:
+            raise ConfigInvalid([FieldError("id", "ID_IMMUTABLE", "cannot be changed; create a new server instead")])
+        parsed.config.pop("enabled", None)
+
+        def run(state: StoreState) -> bool:
+            record = _get(state, server_id)
+            _check_version(record, parsed.version)
+            data = _editable(record.config) if partial else {}
+            data.update(parsed.config)
+            data["id"] = server_id
+            config = parse_server_config(data)
+            old_digest = self._digest(record.config, state)
+            self._write_secret_values(state, config, parsed.secrets)
+            self._drop_undeclared_secrets(state, config)
+            new_digest = self._digest(config, state)
+            high_risk = old_digest != new_digest
+            state.servers[server_id] = self._changed(record, config, high_risk=high_risk)
+            return high_risk
+
+        high_risk = await self._txn(run)
+        logger.info("server.updated", extra={"server_id": server_id, "high_risk": high_risk})
+        await self._reconcile(server_id)
+        return await self.get_server(server_id)
+
+    async def delete_server(self, server_id: str, *, version: int | None = None) -> None:
+        """Delete a server, its ciphertexts, and its connection (R-1.5, R-2.4).
+
+        Raises:
+            ServerNotFound; ServerVersionConflict when `version` is given and stale.
+        """
+
+        def run(state: StoreState) -> None:
+            record = _get(state, server_id)
+            _check_version(record, version)
+            del state.servers[server_id]
+            for sid in state.secret_ids_of(server_id):
+                del state.secrets[sid]
+
+        await self._txn(run)
+        logger.info("server.deleted", extra={"server_id": server_id})
+        await self._reconcile(server_id)
+
+    async def set_secret(
+        self, server_id: str, kind: str, key: str, value: object, *, version: int | None = None
+    ) -> dict[str, Any]:
+        """Set one secret value (write-only, R-1.5); declares the key if needed. A high-risk change (R-1.4).
+
+        Args:
+            kind: `environment` (stdio), `header` (remote) or `bearer` (key `token`).
+        Raises:
+            ServerNotFound, ServerVersionConflict, RequestInvalid (unknown kind),
+            SecretKeyInvalid (key not allowed for the kind/transport), ConfigInvalid (bad value).
+        """
+        secret_kind = _secret_kind(kind)
+        plain = parse_secret_value("value", value, header=secret_kind is not SecretKind.ENV)
+
+        def run(state: StoreState) -> None:
+            record = _get(state, server_id)
+            _check_version(record, version)
+            config = _declare_secret(record.config, secret_kind, key)
+            values = SecretValues()
+            if secret_kind is SecretKind.ENV:
+                values.env[key] = plain
+            elif secret_kind is SecretKind.HEADER:
+                values.headers[key] = plain
+            else:
+                values.bearer_token = plain
+            old_digest = self._digest(record.config, state)
+            self._write_secret_values(state, config, values)
+            high_risk = old_digest != self._digest(config, state)
+            state.servers[server_id] = self._changed(record, config, high_risk=high_risk)
+
+        await self._txn(run)
+        logger.info("server.secret_set", extra={"server_id": server_id, "kind": kind})
+        await self._reconcile(server_id)
+        return await self.get_server(server_id)
+
+    async def delete_secret(self, server_id: str, kind: str, key: str, *, version: int | None = None) -> dict[str, Any]:
+        """Delete one secret: its ciphertext and its declaration (R-1.5). A high-risk change.
+
+        Raises:
+            ServerNotFound, ServerVersionConflict, RequestInvalid, SecretNotFound.
+        """
+        secret_kind = _secret_kind(kind)
+
+        def run(state: StoreState) -> None:
+            record = _get(state, server_id)
+            _check_version(record, version)
+            config = record.config
+            internal = secret_id(secret_kind, server_id, key)
+            declared = {(k, n.lower() if k is SecretKind.HEADER else n) for k, n in secret_slots(config)}
+            wanted = (secret_kind, key.lower() if secret_kind is SecretKind.HEADER else key)
+            if wanted not in declared and internal not in state.secrets:
+                raise SecretNotFound(f"no {kind} secret named '{key}'", details={"kind": kind, "key": key})
+            if isinstance(config, StdioServerConfig) and secret_kind is SecretKind.ENV:
+                config = config.model_copy(update={"secret_env": [k for k in config.secret_env if k != key]})
+            elif not isinstance(config, StdioServerConfig) and secret_kind is SecretKind.HEADER:
+                config = config.model_copy(
+                    update={"secret_headers": [h for h in config.secret_headers if h.lower() != key.lower()]}
+                )
+            state.secrets.pop(internal, None)
+            state.servers[server_id] = self._changed(record, config, high_risk=True)
+
+        await self._txn(run)
+        logger.info("server.secret_deleted", extra={"server_id": server_id, "kind": kind})
+        await self._reconcile(server_id)
+        return await self.get_server(server_id)
+
+    # ----- trust, test, enable ------------------------------------------------------------------
+
+    async def trust(self, server_id: str, digest: object) -> dict[str, Any]:
+        """Confirm the connection summary the user saw (R-2.1).
+
+        Raises:
+            ServerNotFound; RequestInvalid (no digest); TrustDigestMismatch (409) when `digest`
+            is not the current one — the caller must re-read the summary.
+        """
+        if not isinstance(digest, str) or not digest:
+            raise RequestInvalid(
+                "digest: send the digest of the summary you confirmed",
+                details={"errors": [FieldError("digest", "FIELD_REQUIRED", "is required").to_dict()]},
+            )
+
+        def run(state: StoreState) -> None:
+            record = _get(state, server_id)
+            current = self._digest(record.config, state)
+            if digest != current:
+                raise TrustDigestMismatch(
+                    "the connection summary changed since you read it; review the current summary and confirm "
+                    "its digest",
+                    details={"current_digest": current},
+                )
+            state.servers[server_id] = record.model_copy(update={"trusted_digest": current, "updated_at": _now()})
+
+        await self._txn(run)
+        logger.info("server.trusted", extra={"server_id": server_id})
+        await self._reconcile(server_id)
+        return await self.get_server(server_id)
+
+    async def test(self, server_id: str) -> TestResult:
+        """Run a temporary connection (initialize + tools/list + close) and store the result (R-2.2).
+
+        The result is stored with the digest it ran with, unless the configuration changed
+        while the test ran (then it is returned but not stored).
+
+        Raises:
+            ServerNotFound; ServerNotTrusted (the current digest is not confirmed: testing runs
+            the command / sends the credentials); SandboxRequired under the production profile.
+        """
+
+        def prepare() -> tuple[ConnectionSpec, str]:
+            state = self._store.read()
+            record = _get(state, server_id)
+            self._check_profile(record.config)
+            digest = self._digest(record.config, state)
+            if record.trusted_digest != digest:
+                raise ServerNotTrusted(
+                    "confirm the current connection summary (POST .../trust) before testing",
+                    details={"current_digest": digest},
+                )
+            return self._spec(record.config, state, digest), digest
+
+        spec, digest = await self._in_thread(prepare)
+        started = _now()
+        try:
+            probe = await self._manager.probe(spec)
+            result = TestResult(
+                ok=True,
+                digest=digest,
+                tested_at=started,
+                elapsed_ms=probe.elapsed_ms,
+                tool_count=len(probe.tools),
+                server_name=probe.server_name,
+                server_version=probe.server_version,
+                protocol_version=probe.protocol_version,
+            )
+        except CenterError as exc:
+            elapsed = int((_now() - started).total_seconds() * 1000)
+            error = TestError(
+                code=exc.code,
+                reason=exc.details.get("reason"),
+                message=self._redactor.redact(exc.message),
+                details=self._redactor.redact_obj(exc.details),
+            )
+            result = TestResult(ok=False, digest=digest, tested_at=started, elapsed_ms=elapsed, error=error)
+
+        def store(state: StoreState) -> None:
+            record = state.servers.get(server_id)
+            if record is None or self._digest(record.config, state) != digest:
+                return
+            state.servers[server_id] = record.model_copy(update={"last_test": result, "updated_at": _now()})
+
+        await self._txn(store)
+        logger.info("server.tested", extra={"server_id": server_id, "ok": result.ok})
+        await self._reconcile(server_id)
+        return result
+
+    async def enable(self, server_id: str) -> dict[str, Any]:
+        """Enable a trusted, tested server and start its long-lived connection (R-2.3).
+
+        Returns the view after the first connection attempt (its `status` shows the outcome).
+
+        Raises:
+            ServerNotFound; SandboxRequired (403, production + stdio); ServerNotTrusted /
+            ServerNotTested (409) when the current digest is not confirmed / not tested OK.
+        """
+
+        def run(state: StoreState) -> None:
+            record = _get(state, server_id)
+            self._check_profile(record.config)
+            digest = self._digest(record.config, state)
+            if record.trusted_digest != digest:
+                raise ServerNotTrusted(
+                    "confirm the current connection summary (POST .../trust) before enabling",
+                    details={"current_digest": digest},
+                )
+            test = record.last_test
+            if test is None or not test.ok or test.digest != digest:
+                raise ServerNotTested(
+                    "run a successful test of the current configuration (POST .../test) before enabling",
+                    details={"current_digest": digest},
+                )
+            if not record.enabled:
+                state.servers[server_id] = record.model_copy(update={"enabled": True, "updated_at": _now()})
+
+        await self._txn(run)
+        logger.info("server.enabled", extra={"server_id": server_id})
+        await self._reconcile(server_id)
+        await self._connect_quietly(server_id)
+        return await self.get_server(server_id)
+
+    async def disable(self, server_id: str) -> dict[str, Any]:
+        """Disable a server: close its connection and unregister its tools (R-2.4).
+
+        Raises:
+            ServerNotFound.
+        """
+
+        def run(state: StoreState) -> None:
+            record = _get(state, server_id)
+            if record.enabled:
+                state.servers[server_id] = record.model_copy(update={"enabled": False, "updated_at": _now()})
+
+        await self._txn(run)
+        logger.info("server.disabled", extra={"server_id": server_id})
+        await self._reconcile(server_id)
+        return await self.get_server(server_id)
+
+    # ----- tools ---------------------------------------------------------------------------------
+
+    async def list_tools(self, server_id: str) -> list[dict[str, Any]]:
+        """The server's tools from its live session (lazy connect, R-3.2), each with `enabled`.
+
+        Raises:
+            ServerNotFound; ServerDisabled / ServerNotTrusted / ServerNotTested when it cannot
+            run; an attributed connection error.
+        """
+        record = await self._runnable(server_id)
+        tools = await self._manager.list_tools(server_id)
+        disabled = set(record.config.disabled_tools)
+        return [
+            {
+                **tool.model_dump(mode="json", by_alias=True, exclude_none=True),
+                "enabled": tool.name not in disabled,
+                "policy": record.config.tool_policies.get(tool.name, "ask"),
+            }
+            for tool in tools
+        ]
+
+    async def call_tool(
+        self,
+        server_id: str,
+        tool: str,
+        arguments: object = None,
+        *,
+        operation_id: str | None = None,
+    ) -> dict[str, Any]:
+        """A user-initiated tool call (the settings page, the CLI, the REST API).
+
+        Args:
+            arguments: A JSON object (or None); passed through, the server validates (R-5.1).
+            operation_id: Lets `cancel(operation_id)` abort the call (R-3.8).
+        Returns:
+            The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
+        Raises:
+            ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, ToolDisabled,
+            ToolNotFound, RequestInvalid (arguments not an object), CallCancelled,
+            ServerTimeout, and attributed connection errors.
+        """
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise RequestInvalid(
+                "arguments: must be a JSON object",
+                details={"errors": [FieldError("arguments", "FIELD_INVALID", "must be a JSON object").to_dict()]},
+            )
+        record = await self._runnable(server_id)
+        if tool in record.config.disabled_tools:
+            raise ToolDisabled(f"tool '{tool}' of server '{server_id}' is disabled", details={"tool": tool})
+        tools = await self._manager.list_tools(server_id)
+        if not any(t.name == tool for t in tools):
+            raise ToolNotFound(f"server '{server_id}' has no tool '{tool}'", details={"tool": tool})
+        result = await self._manager.call_tool(server_id, tool, arguments, operation_id=operation_id)
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def cancel(self, operation_id: str) -> bool:
+        """Cancel a call by operation id (R-3.8). True if a running call was cancelled."""
+        return self._manager.cancel(operation_id)
+
+    def is_running(self, operation_id: str) -> bool:
+        """True while a call with this operation id runs."""
+        return self._manager.is_running(operation_id)
+
+    async def wait_for_state(self, server_id: str, state: str, *, timeout_s: float = 30.0) -> ServerStatus:
+        """Wait until the server's connection state is `state` (disconnected/connecting/ready/error).
+
+        Raises:
+            TimeoutError: not reached within `timeout_s` seconds.
+        """
+        with anyio.fail_after(timeout_s):
+            return await self._manager.wait_for_status(server_id, lambda s: s.state.value == state)
+
+    def status(self, server_id: str) -> ServerStatus:
+        """The runtime status of one server."""
+        return self._manager.status(server_id)
+
+    # ----- internals -----------------------------------------------------------------------------
+
+    async def _in_thread(self, fn: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(fn)
+
+    async def _read(self) -> StoreState:
+        return await anyio.to_thread.run_sync(self._store.read)
+
+    async def _txn(self, fn: Callable[[StoreState], T]) -> T:
+        def run() -> T:
+            with self._store.transaction() as state:
+                return fn(state)
+
+        return await anyio.to_thread.run_sync(run)
+
+    def _digest(self, config: ServerConfig, state: StoreState) -> str:
+        return digest_of(connection_summary(config, state.secrets, self._cipher))
+
+    def _check_profile(self, config: ServerConfig) -> None:
+        if isinstance(config, StdioServerConfig) and self.settings.profile is Profile.PRODUCTION:
+            raise SandboxRequired(
+                "the production profile does not start local stdio servers without a sandbox runner",
+                details={"server_id": config.id, "profile": self.settings.profile.value},
+            )
+
+    def _needs(self, record: ServerRecord, digest: str) -> list[str]:
+        needs: list[str] = []
+        if isinstance(record.config, StdioServerConfig) and self.settings.profile is Profile.PRODUCTION:
+            needs.append("sandbox")
+        if record.trusted_digest != digest:
+            needs.append("trust")
+        test = record.last_test
+        if test is None or not test.ok or test.digest != digest:
+            needs.append("test")
+        if not record.enabled:
+            needs.append("enable")
+        return needs
+
+    def _changed(self, record: ServerRecord, config: ServerConfig, *, high_risk: bool) -> ServerRecord:
+        update: dict[str, Any] = {"config": config, "version": record.version + 1, "updated_at": _now()}
+        if high_risk:
+            update.update(trusted_digest=None, last_test=None, enabled=False)
+        return record.model_copy(update=update)
+
+    def _write_secret_values(self, state: StoreState, config: ServerConfig, values: SecretValues) -> None:
+        errors: list[FieldError] = []
+        writes: list[tuple[SecretKind, str, str]] = []
+        if values.env:
+            if not isinstance(config, StdioServerConfig):
+                errors.append(
+                    FieldError("secret_values.env", "SECRET_KIND_INVALID", "env secrets are for stdio servers")
+                )
+            writes += [(SecretKind.ENV, k, v) for k, v in values.env.items()]
+        if values.headers:
+            if isinstance(config, StdioServerConfig):
+                errors.append(
+                    FieldError("secret_values.headers", "SECRET_KIND_INVALID", "header secrets are for remote servers")
+                )
+            writes += [(SecretKind.HEADER, k, v) for k, v in values.headers.items()]
+        if values.bearer_token is not None:
+            if isinstance(config, StdioServerConfig) or not isinstance(config.auth, AuthBearer):
+                errors.append(
+                    FieldError(
+                        "secret_values.bearer_token",
+                        "SECRET_KIND_INVALID",
+                        "needs a remote server with auth.kind 'bearer'",
+                    )
+                )
+            writes.append((SecretKind.BEARER, BEARER_KEY, values.bearer_token))
+        if errors:
+            raise ConfigInvalid(errors)
+        for kind, key, value in writes:
+            internal = secret_id(kind, config.id, key)
+            self._redactor.add(value)
+            state.secrets[internal] = self._cipher.seal(value, associated_data=internal)
+
+    def _drop_undeclared_secrets(self, state: StoreState, config: ServerConfig) -> None:
+        keep = {secret_id(kind, config.id, key) for kind, key in secret_slots(config)}
+        for internal in state.secret_ids_of(config.id):
+            if internal not in keep and not internal.startswith(f"mcp.{SecretKind.OAUTH.value}."):
+                del state.secrets[internal]
+
+    def _decrypt(self, state: StoreState, kind: SecretKind, server_id: str, key: str) -> str | None:
+        internal = secret_id(kind, server_id, key)
+        token = state.secrets.get(internal)
+        if token is None:
+            return None
+        value = self._cipher.open(token, associated_data=internal)
+        self._redactor.add(value)
+        return value
+
+    def _spec(self, config: ServerConfig, state: StoreState, digest: str) -> ConnectionSpec:
+        summary_timeout = config.effective_startup_timeout_s
+        if isinstance(config, StdioServerConfig):
+            summary = connection_summary(config, state.secrets, self._cipher)
+            env = dict(config.env)
+            for key in config.secret_env:
+                value = self._decrypt(state, SecretKind.ENV, config.id, key)
+                if value is not None:
+                    env[key] = value
+            program = summary.get("command_path") or config.command
+            return ConnectionSpec(
+                server_id=config.id,
+                transport=TransportKind.STDIO,
+                digest=digest,
+                argv=(program, *config.args),
+                env=env,
+                cwd=config.cwd,
+                startup_timeout_s=summary_timeout,
+                call_timeout_s=config.call_timeout_s,
+            )
+        headers = dict(config.headers)
+        for key in config.secret_headers:
+            value = self._decrypt(state, SecretKind.HEADER, config.id, key)
+            if value is not None:
+                headers[key] = value
+        if isinstance(config.auth, AuthBearer):
+            token = self._decrypt(state, SecretKind.BEARER, config.id, BEARER_KEY)
+            if token is not None:
+                headers["Authorization"] = f"Bearer {token}"
+        return ConnectionSpec(
+            server_id=config.id,
+            transport=TransportKind(config.transport),
+            digest=digest,
+            url=config.url,
+            headers=headers,
+            startup_timeout_s=summary_timeout,
+            call_timeout_s=config.call_timeout_s,
+        )
+
+    def _desired_spec(self, state: StoreState, server_id: str) -> ConnectionSpec | None:
+        record = state.servers.get(server_id)
+        if record is None or not record.enabled:
+            return None
+        digest = self._digest(record.config, state)
+        needs = self._needs(record, digest)
+        if needs:
+            return None
+        return self._spec(record.config, state, digest)
+
+    async def _reconcile(self, server_id: str) -> None:
+        lock = self._reconcile_locks.setdefault(server_id, anyio.Lock())
+        async with lock:
+
+            def desired() -> ConnectionSpec | None:
+                return self._desired_spec(self._store.read(), server_id)
+
+            try:
+                spec = await self._in_thread(desired)
+            except CenterError:
+                logger.exception("server.reconcile_failed", extra={"server_id": server_id})
+                spec = None
+            await self._manager.configure(server_id, spec)
+
+    async def _reconcile_all(self) -> None:
+        state = await self._read()
+        for server_id in sorted(set(state.servers) | set(self._manager.configured())):
+            await self._reconcile(server_id)
+
+    async def _connect_quietly(self, server_id: str) -> None:
+        try:
+            await self._manager.connect(server_id)
+        except CenterError as exc:
+            logger.info("server.connect_failed", extra={"server_id": server_id, "code": exc.code})
+
+    async def _watch_store(self) -> None:
+        last = await anyio.to_thread.run_sync(self._store.stamp)
+        while True:
+            await anyio.sleep(STORE_POLL_S)
+            stamp = await anyio.to_thread.run_sync(self._store.stamp)
+            if stamp != last:
+                last = stamp
+                try:
+                    await self._reconcile_all()
+                except CenterError:
+                    logger.exception("server.reconcile_all_failed")
+
+    async def _runnable(self, server_id: str) -> ServerRecord:
+        def run() -> ServerRecord:
+            state = self._store.read()
+            record = _get(state, server_id)
+            self._check_profile(record.config)
+            if not record.enabled:
+                raise ServerDisabled(f"server '{server_id}' is not enabled", details={"server_id": server_id})
+            digest = self._digest(record.config, state)
+            needs = self._needs(record, digest)
+            if "trust" in needs:
+                raise ServerNotTrusted(
+                    f"server '{server_id}' changed since it was trusted; confirm the new summary",
+                    details={"needs": needs},
+                )
+            if "test" in needs:
+                raise ServerNotTested(f"server '{server_id}' needs a successful test", details={"needs": needs})
+            return record
+
+        return await self._in_thread(run)
+
+    def _view(self, record: ServerRecord, state: StoreState) -> dict[str, Any]:
+        config = record.config
+        summary = connection_summary(config, state.secrets, self._cipher)
+        digest = digest_of(summary)
+        view: dict[str, Any] = _editable(config)
+        if isinstance(config, StdioServerConfig):
+            view["secret_env"] = {k: {"configured": v["configured"]} for k, v in summary["secret_env"].items()}
+        else:
+            view["secret_headers"] = {k: {"configured": v["configured"]} for k, v in summary["secret_headers"].items()}
+            if isinstance(config.auth, AuthBearer):
+                view["auth"] = {"kind": "bearer", "token": {"configured": summary["auth"]["token"]["configured"]}}
+        last_test = record.last_test.model_dump(mode="json") if record.last_test else None
+        view.update(
+            enabled=record.enabled,
+            version=record.version,
+            created_at=record.created_at.isoformat(),
+            updated_at=record.updated_at.isoformat(),
+            trusted_digest=record.trusted_digest,
+            trusted=record.trusted_digest == digest,
+            last_test=last_test,
+            tested=bool(record.last_test and record.last_test.ok and record.last_test.digest == digest),
+            summary=summary,
+            digest=digest,
+            needs=self._needs(record, digest),
+            status=self._manager.status(config.id).to_dict(),
+        )
+        return view
+
+
+def _get(state: StoreState, server_id: str) -> ServerRecord:
+    record = state.servers.get(server_id)
+    if record is None:
+        raise ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id})
+    return record
+
+
+def _check_version(record: ServerRecord, version: int | None) -> None:
+    if version is not None and version != record.version:
+        raise ServerVersionConflict(
+            f"server '{record.id}' was changed by someone else (you read version {version}, it is now "
+            f"{record.version}); reload and apply your change again",
+            details={"server_id": record.id, "your_version": version, "current_version": record.version},
+        )
+
+
+def _editable(config: ServerConfig) -> dict[str, Any]:
+    return config.model_dump(mode="json")
+
+
+def _secret_kind(kind: str) -> SecretKind:
+    try:
+        return SECRET_KINDS[kind]
+    except KeyError:
+        raise RequestInvalid(
+            "kind: must be 'environment', 'header' or 'bearer'",
+            details={
+                "errors": [FieldError("kind", "FIELD_INVALID", "must be environment, header or bearer").to_dict()]
+            },
+        ) from None
+
+
+def _declare_secret(config: ServerConfig, kind: SecretKind, key: str) -> ServerConfig:
+    """Return `config` with `key` declared as a secret of `kind` (a plain env var of that name becomes secret)."""
+    if kind is SecretKind.ENV:
+        if not isinstance(config, StdioServerConfig):
+            raise SecretKeyInvalid("environment secrets are for stdio servers", details={"kind": "environment"})
+        if not ENV_NAME_PATTERN.fullmatch(key):
+            raise SecretKeyInvalid(f"'{key}' is not a valid env var name", details={"key": key})
+        env = {k: v for k, v in config.env.items() if k != key}
+        declared = config.secret_env if key in config.secret_env else [*config.secret_env, key]
+        return config.model_copy(update={"env": env, "secret_env": declared})
+    if isinstance(config, StdioServerConfig):
+        raise SecretKeyInvalid(f"{kind.value} secrets are for remote servers", details={"kind": kind.value})
+    if kind is SecretKind.BEARER:
+        if key != BEARER_KEY or not isinstance(config.auth, AuthBearer):
+            raise SecretKeyInvalid(
+                "the bearer secret is named 'token' and needs auth.kind 'bearer'", details={"key": key}
+            )
+        return config
+    error = check_header_name(f"headers.{key}", key, managed_auth=config.auth.kind in {"bearer", "oauth"})
+    if error is not None:
+        raise SecretKeyInvalid(f"{error.field}: {error.message}", details={"key": key, "code": error.code})
+    headers = {k: v for k, v in config.headers.items() if k.lower() != key.lower()}
+    declared = (
+        config.secret_headers
+        if any(h.lower() == key.lower() for h in config.secret_headers)
+        else [*config.secret_headers, key]
+    )
+    return config.model_copy(update={"headers": headers, "secret_headers": declared})

@@ -1,0 +1,121 @@
+"""The connection summary and its digest: what the user confirms before a server may run (R-2.1).
+
+The summary lists everything security-relevant about how mcp-center will reach a server: the
+transport; for stdio the command as typed, the absolute program it resolves to right now (so a
+changed PATH or a replaced binary location needs a new confirmation), args, cwd and env; for
+remote servers the URL, its origin and headers; for every secret whether it is set and a keyed
+fingerprint (HMAC under the host key, never a plain hash); the auth kind and binding; and the
+tool permissions (R-1.4). Plain env and header values are shown because they are not secret
+by definition and can change behaviour (`NODE_OPTIONS`).
+
+The digest is `sha256:` + SHA-256 of the canonical JSON of the summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp_center.config import (
+    AuthBearer,
+    AuthOAuth,
+    RemoteServerConfig,
+    ServerConfig,
+    StdioServerConfig,
+)
+from mcp_center.secrets import SecretCipher, SecretKind, secret_id
+from mcp_center.transports import child_environment, resolve_command
+
+__all__ = ["BEARER_KEY", "connection_summary", "digest_of", "origin_of", "secret_slots"]
+
+BEARER_KEY = "token"
+"""The key name of the bearer token slot (`PUT .../secrets/token?kind=bearer`)."""
+
+
+def origin_of(url: str) -> str:
+    """`scheme://host[:port]` of a URL (lowercased host, default port omitted)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    port = f":{parts.port}" if parts.port and parts.port != default else ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+def secret_slots(config: ServerConfig) -> list[tuple[SecretKind, str]]:
+    """Every secret slot the configuration declares, as `(kind, key)`."""
+    if isinstance(config, StdioServerConfig):
+        return [(SecretKind.ENV, key) for key in config.secret_env]
+    slots = [(SecretKind.HEADER, key) for key in config.secret_headers]
+    if isinstance(config.auth, AuthBearer):
+        slots.append((SecretKind.BEARER, BEARER_KEY))
+    return slots
+
+
+def _secret_entry(cipher: SecretCipher, ciphertexts: Mapping[str, str], internal_id: str) -> dict[str, Any]:
+    token = ciphertexts.get(internal_id)
+    if token is None:
+        return {"configured": False, "fingerprint": None}
+    return {
+        "configured": True,
+        "fingerprint": cipher.fingerprint(internal_id, cipher.open(token, associated_data=internal_id)),
+    }
+
+
+def connection_summary(config: ServerConfig, ciphertexts: Mapping[str, str], cipher: SecretCipher) -> dict[str, Any]:
+    """Build the R-2.1 summary of `config` (JSON-serializable, no secret values).
+
+    Raises:
+        SecretStoreError: a stored ciphertext does not open (the key changed).
+    """
+    summary: dict[str, Any] = {"server_id": config.id, "transport": config.transport}
+    if isinstance(config, StdioServerConfig):
+        path_env = config.env.get("PATH") or child_environment({}).get("PATH") or os.defpath
+        summary.update(
+            command=config.command,
+            command_path=resolve_command(config.command, path_env),
+            args=list(config.args),
+            cwd=config.cwd,
+            env=dict(sorted(config.env.items())),
+            secret_env={
+                key: _secret_entry(cipher, ciphertexts, secret_id(SecretKind.ENV, config.id, key))
+                for key in sorted(config.secret_env)
+            },
+        )
+    else:
+        assert isinstance(config, RemoteServerConfig)
+        auth: dict[str, Any] = {"kind": config.auth.kind}
+        if isinstance(config.auth, AuthBearer):
+            auth["token"] = _secret_entry(cipher, ciphertexts, secret_id(SecretKind.BEARER, config.id, BEARER_KEY))
+        elif isinstance(config.auth, AuthOAuth):
+            auth.update(
+                client_id=config.auth.client_id,
+                scopes=config.auth.scopes,
+                binding=config.auth.binding.model_dump() if config.auth.binding else None,
+            )
+        summary.update(
+            url=config.url,
+            origin=origin_of(config.url),
+            headers=dict(sorted(config.headers.items(), key=lambda kv: kv[0].lower())),
+            secret_headers={
+                key: _secret_entry(cipher, ciphertexts, secret_id(SecretKind.HEADER, config.id, key))
+                for key in sorted(config.secret_headers, key=str.lower)
+            },
+            auth=auth,
+        )
+    summary["tools"] = {
+        "disabled": sorted(set(config.disabled_tools)),
+        "policies": dict(sorted(config.tool_policies.items())),
+    }
+    return summary
+
+
+def digest_of(summary: Mapping[str, Any]) -> str:
+    """`sha256:<hex>` over the canonical JSON of a summary."""
+    canonical = json.dumps(summary, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -1,0 +1,63 @@
+"""What the store keeps per server: the configuration plus trust, test and enable state."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_center.config import ServerConfig
+
+__all__ = ["ServerRecord", "TestError", "TestResult"]
+
+
+class TestError(BaseModel):
+    """Why a test failed: stable `code`, attributed `reason` (R-3.1), human `message` (never a secret)."""
+
+    model_config = ConfigDict(frozen=True)
+    __test__ = False  # not a pytest class
+
+    code: str
+    reason: str | None = None
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class TestResult(BaseModel):
+    """The outcome of `POST .../test` (R-2.2): a temporary initialize + tools/list + close."""
+
+    model_config = ConfigDict(frozen=True)
+    __test__ = False  # not a pytest class
+
+    ok: bool
+    digest: str
+    """The connection-summary digest the test ran with; enable needs it to equal the current one."""
+    tested_at: datetime
+    elapsed_ms: int
+    tool_count: int | None = None
+    server_name: str | None = None
+    server_version: str | None = None
+    protocol_version: str | None = None
+    error: TestError | None = None
+
+
+class ServerRecord(BaseModel):
+    """One registered server as stored in servers.json (R-1.1, R-1.2)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config: ServerConfig
+    version: int = Field(ge=1)
+    """Bumped on every configuration change; updates must carry the version they read (R-1.3)."""
+    created_at: datetime
+    updated_at: datetime
+    enabled: bool = False
+    trusted_digest: str | None = None
+    """The connection-summary digest the user confirmed (R-2.1)."""
+    last_test: TestResult | None = None
+
+    @property
+    def id(self) -> str:
+        """The server id (same as `config.id`)."""
+        return self.config.id

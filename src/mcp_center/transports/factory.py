@@ -1,0 +1,80 @@
+"""Open the right transport for a `ConnectionSpec`, with a probe the runtime reads to attribute errors."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from mcp.client import Transport
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_center.models import TransportKind
+from mcp_center.transports.http import HttpDiagnostics, build_http_client
+from mcp_center.transports.spec import ConnectionSpec
+from mcp_center.transports.sse import SseTransport
+from mcp_center.transports.stdio import StdioTransport, child_environment
+
+__all__ = ["STDERR_TAIL_LINES", "TransportProbe", "open_transport"]
+
+STDERR_TAIL_LINES = 20
+
+
+@dataclass
+class TransportProbe:
+    """Facts about one transport instance that SDK errors do not carry (R-3.1 attribution).
+
+    Attributes:
+        stdio: The stdio transport (pid, returncode), or None for remote servers.
+        http: Response diagnostics (status, challenge, session expiry), or None for stdio.
+        stderr_tail: The last `STDERR_TAIL_LINES` stderr lines of a stdio server (unredacted;
+            redact before showing).
+    """
+
+    stdio: StdioTransport | None = None
+    http: HttpDiagnostics | None = None
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit code of the stdio process once it exited, else None."""
+        return self.stdio.returncode if self.stdio is not None else None
+
+
+@asynccontextmanager
+async def open_transport(
+    spec: ConnectionSpec,
+    probe: TransportProbe,
+    *,
+    on_stderr: Callable[[str], None] | None = None,
+    on_noise: Callable[[str], None] | None = None,
+) -> AsyncGenerator[Transport]:
+    """Yield an un-entered `mcp.client.Transport` for `spec`; release its HTTP client on exit.
+
+    Args:
+        spec: The resolved connection parameters.
+        probe: Filled with the transport's diagnostics for error attribution.
+        on_stderr: Called per stderr line of a stdio server (after the probe's tail is updated).
+        on_noise: Called per non-protocol stdout line of a stdio server.
+    """
+
+    def stderr_line(line: str) -> None:
+        probe.stderr_tail.append(line)
+        if on_stderr is not None:
+            on_stderr(line)
+
+    if spec.transport is TransportKind.STDIO:
+        transport = StdioTransport(
+            spec.argv, env=child_environment(spec.env), cwd=spec.cwd, on_stderr=stderr_line, on_noise=on_noise
+        )
+        probe.stdio = transport
+        yield transport
+        return
+    assert spec.url is not None, "remote specs carry a URL"
+    probe.http = HttpDiagnostics()
+    async with build_http_client(spec.headers, probe.http, auth=spec.auth) as http_client:
+        if spec.transport is TransportKind.STREAMABLE_HTTP:
+            yield streamable_http_client(spec.url, http_client=http_client)
+        else:
+            yield SseTransport(spec.url, http_client=http_client, endpoint_timeout_s=spec.startup_timeout_s)

@@ -1,0 +1,83 @@
+"""Streamable HTTP: the SDK transport over an `httpx2.AsyncClient` we build and observe (R-3.10).
+
+The SDK's `streamable_http_client` speaks the protocol (session id, protocol-version header, JSON
+or SSE responses, GET stream, Last-Event-ID, DELETE on close). What it hides — the HTTP status
+behind "Server returned an error response", the `WWW-Authenticate` challenge, a 404 that means
+the session expired — is captured by a response hook into `HttpDiagnostics`, which the runtime
+reads to attribute errors (R-3.1) and to re-initialize once on session expiry.
+
+Redirects: the client is built with `follow_redirects=False`; the SDK additionally refuses
+cross-origin redirects for MCP requests (notes §3.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import httpx2
+
+__all__ = ["HttpDiagnostics", "build_http_client"]
+
+DEFAULT_TIMEOUT = httpx2.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
+"""Seconds. `read` bounds silence on a response or SSE stream; calls have their own deadline."""
+
+
+@dataclass
+class HttpDiagnostics:
+    """What the last failing HTTP exchange of one connection looked like (no bodies, no credentials).
+
+    Attributes:
+        last_status: Status of the last non-2xx response, or None.
+        last_method: Its request method.
+        www_authenticate: Its `WWW-Authenticate` header (401/403), or None.
+        session_expired: A request that carried `Mcp-Session-Id` got 404 (R-3.10).
+        session_id: The last `Mcp-Session-Id` the server assigned.
+    """
+
+    last_status: int | None = None
+    last_method: str | None = None
+    www_authenticate: str | None = None
+    session_expired: bool = False
+    session_id: str | None = None
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        """httpx2 response hook: record status, challenge and session facts."""
+        session_id = response.headers.get("mcp-session-id")
+        if session_id:
+            self.session_id = session_id
+        if response.status_code < 400:
+            return
+        request = response.request
+        self.last_status = response.status_code
+        self.last_method = request.method
+        self.www_authenticate = response.headers.get("www-authenticate")
+        if response.status_code == 404 and request.headers.get("mcp-session-id"):
+            self.session_expired = True
+
+
+def build_http_client(
+    headers: Mapping[str, str],
+    diagnostics: HttpDiagnostics,
+    *,
+    auth: httpx2.Auth | None = None,
+    timeout: httpx2.Timeout = DEFAULT_TIMEOUT,
+) -> httpx2.AsyncClient:
+    """Build the `httpx2.AsyncClient` for one remote connection.
+
+    Args:
+        headers: Configured headers including decrypted secret ones (validated against R-1.7).
+        diagnostics: Receives every response through a hook.
+        auth: Attaches OAuth tokens (R-4); None for no auth or static bearer (already in headers).
+        timeout: httpx2 timeouts in seconds.
+    Returns:
+        A client the caller must close (`async with`).
+    """
+    return httpx2.AsyncClient(
+        headers=dict(headers),
+        auth=auth,
+        timeout=timeout,
+        follow_redirects=False,
+        trust_env=False,
+        event_hooks={"response": [diagnostics.on_response]},
+    )

@@ -1,0 +1,650 @@
+"""stdio transport: a local MCP server process that we can always stop (R-2.6, R-3.1).
+
+Threats this module stops:
+
+- **Orphaned process trees.** The server starts in its own session and process group
+  (`start_new_session=True`, so pid == pgid == sid). Closing always signals the whole group
+  (SIGTERM, then SIGKILL), even when the leader already exited on stdin EOF, so a grandchild such
+  as `sleep 300` that the server forked cannot outlive the connection. The SDK's `stdio_client`
+  signals the group only when the leader hangs, and leaks such grandchildren (notes sdk-2.3 §3.1).
+- **Shell interpretation.** argv goes to exec as a list and no shell ever sees it: `|`, `;`, `>`,
+  `$(...)` are plain bytes of an argument, and `"npx foo | sh"` as a command is a file name that
+  does not exist (spawn fails with `ServerUnreachable`, reason `spawn_failed`).
+- **Host environment leaking into servers.** The child gets exactly the `env` it is given.
+  `child_environment` builds it from a small allow-list of the host's variables plus the server's
+  configured env, so host secrets (API keys, database URLs, our own master key) never reach a server.
+- **Unbounded memory and blocked children.** stdout is read in chunks and a line longer than
+  `max_message_bytes` is discarded while it streams; stderr is drained continuously (a child never
+  blocks on a full pipe) and cut into lines of at most `max_stderr_line_bytes`.
+
+Framing is newline-delimited JSON-RPC (MCP 2025-11-25, basic/transports "stdio"). Shutdown follows
+the spec's order (close stdin, wait, SIGTERM, SIGKILL); making the signals group-wide and
+unconditional is our policy. The SDK's own transport hides the pid, the exit code and stderr,
+which R-3.1 ("process exited with code N") and R-2.6 (stderr into the server's log) need.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Final
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+import mcp_types
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
+
+from mcp_center.errors import ServerProtocolError, ServerUnreachable
+from mcp_center.models import ErrorReason
+
+__all__ = ["INHERITED_ENV_VARS", "TLS_TRUST_ENV_VARS", "StdioTransport", "child_environment", "resolve_command"]
+
+logger = logging.getLogger(__name__)
+
+TLS_TRUST_ENV_VARS: Final = (
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+)
+"""Where the host's trusted CA certificates live: paths to public certificates, not secrets.
+Without them `uvx`/`npx` servers fail TLS (UnknownIssuer) on hosts behind an intercepting proxy."""
+
+INHERITED_ENV_VARS: Final = (
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    *TLS_TRUST_ENV_VARS,
+)
+"""The only host variables a server inherits (`child_environment`); everything else stays ours.
+Proxy variables are deliberately absent (their URLs may carry credentials): configure them per server."""
+
+_READ_CHUNK_BYTES: Final = 64 * 1024
+"""Bytes asked for per read of stdout or stderr."""
+
+_WRITER_FLUSH_S: Final = 0.5
+"""At close, seconds the writer gets to hand already accepted messages to the child."""
+
+_EXIT_DRAIN_S: Final = 1.0
+"""After the leader exited, seconds stdout may still deliver its last messages before the read
+stream ends anyway (a grandchild that inherited stdout would otherwise keep it open forever)."""
+
+_PIPE_DRAIN_S: Final = 0.5
+"""At close, seconds the pipe readers get to reach EOF once the group is gone (stderr's last words)."""
+
+_REAP_TIMEOUT_S: Final = 2.0
+"""After SIGKILL, seconds to wait for the group to vanish and the leader to be reaped."""
+
+_PROBE_FIRST_S: Final = 0.01
+_PROBE_MAX_S: Final = 0.1
+"""Group liveness is polled (no OS event exists for "process group empty"), backing off from the
+first to the max interval, in seconds."""
+
+
+def child_environment(configured: Mapping[str, str]) -> dict[str, str]:
+    """Return the environment a stdio server runs with.
+
+    The host's values of `INHERITED_ENV_VARS` (HOME, LOGNAME, PATH, SHELL, TERM, USER, LANG, LC_ALL,
+    TMPDIR, and the CA-bundle locations of `TLS_TRUST_ENV_VARS`) overlaid with the server's
+    `configured` env. Host values starting with `()` are skipped (exported shell functions, the
+    Shellshock vector). Nothing else of the host's environment is passed on, so secrets of the host
+    never reach a server (R-2.6; threat model in the module doc).
+
+    Args:
+        configured: The server's own env (already decrypted); wins over inherited values.
+    Returns:
+        A new dict; neither `os.environ` nor `configured` is modified.
+    """
+    env: dict[str, str] = {}
+    for name in INHERITED_ENV_VARS:
+        value = os.environ.get(name)
+        if value is not None and not value.startswith("()"):
+            env[name] = value
+    env.update(configured)
+    return env
+
+
+def resolve_command(command: str, env_path: str | None, *, cwd: str | None = None) -> str | None:
+    """Return the absolute path of `command` as the child would run it, or None when not found.
+
+    Mirrors what exec does for a stdio server, so the trust digest can name the real binary:
+    a command containing `/` is a path (relative ones are taken from `cwd`, as exec does after the
+    child changes directory) and must be an existing regular file with an exec bit; a bare name is
+    looked up on `env_path`, the child's PATH (`os.defpath` when the child has no PATH, as exec
+    does). No shell rules apply: `"echo hi | cat"` is a file name and is not found. It touches the
+    file system: from async code call it through `anyio.to_thread.run_sync`.
+
+    Args:
+        command: argv[0] of the server.
+        env_path: The PATH of the child's environment (see `child_environment`), or None.
+        cwd: The child's working directory; None means ours.
+    Returns:
+        An absolute path, or None.
+    """
+    if not command or "\0" in command:
+        return None
+    if "/" in command:
+        path = os.path.abspath(os.path.join(cwd, command) if cwd is not None else command)
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    found = shutil.which(command, path=os.defpath if env_path is None else env_path)
+    return os.path.abspath(found) if found is not None else None
+
+
+class StdioTransport:
+    """An `mcp.client.Transport` for a local MCP server process (R-2.6, R-3.1).
+
+    An async context manager yielding `(read_stream, write_stream)`, usable as
+    `Client(StdioTransport(...), mode="legacy", cache=None)` or with `ClientSession(read, write)`.
+    It is single-use (one process per instance) and must be entered and exited by the same task
+    (it owns an anyio task group; the connection actor does both, notes sdk-2.3 §0).
+
+    The read stream carries `SessionMessage`s and, for a stdout line over `max_message_bytes`,
+    one `ServerProtocolError` (reason `protocol`, `details.limit_bytes`); the rest of that line is
+    discarded as it streams, never buffered. The SDK hands such items to the session's
+    `message_handler`; it does **not** fail the pending request, which then ends by its own
+    deadline (our choice over closing the connection: one lost response should not kill the
+    other requests). The read
+    stream ends when the server closes stdout, when its stdin breaks, or at most about 1 s after
+    the leader exited, so the session sees "connection closed" even if a grandchild still holds
+    stdout.
+
+    Args:
+        argv: The command and its arguments, passed to exec verbatim (never a shell).
+        env: The child's complete environment, used as is; build it with `child_environment`.
+        cwd: The child's working directory; None means ours.
+        on_stderr: Called once per stderr line (UTF-8, invalid bytes replaced, no line ending).
+            A line longer than `max_stderr_line_bytes` arrives in pieces of at most that many
+            bytes, flushed as soon as they are full, newline or not. Runs on the event loop: keep
+            it fast; exceptions are logged and swallowed.
+        on_noise: Called once per stdout line that is not a JSON-RPC message (a banner, stray
+            logging), truncated to `max_stderr_line_bytes` bytes. Such lines are skipped, never
+            pushed into the session. Same rules as `on_stderr`.
+        grace_s: At close, seconds to wait for the leader to exit after its stdin closed.
+        kill_timeout_s: At close, seconds between SIGTERM and SIGKILL to the process group.
+        max_message_bytes: Largest stdout line (one JSON-RPC message) we buffer, in bytes.
+        max_stderr_line_bytes: Longest stderr or noise line passed to a callback, in bytes.
+
+    Attributes:
+        pid: The leader's pid (== its pgid and sid), set once spawned.
+        returncode: The leader's exit status once it exited (negative: killed by that signal).
+        exited: Set when the leader process has exited, on its own or by our close.
+
+    Raises:
+        ValueError: `argv` is empty, a size limit is not positive or a timeout is negative.
+        TypeError: `argv` is a string (it would be split into characters, or tempt a shell).
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None = None,
+        on_stderr: Callable[[str], None] | None = None,
+        on_noise: Callable[[str], None] | None = None,
+        grace_s: float = 2.0,
+        kill_timeout_s: float = 2.0,
+        max_message_bytes: int = 64 * 1024 * 1024,
+        max_stderr_line_bytes: int = 8192,
+    ) -> None:
+        if isinstance(argv, str):
+            raise TypeError("argv must be a sequence of arguments, not a string")
+        if not argv:
+            raise ValueError("argv must contain at least the command")
+        if max_message_bytes < 1 or max_stderr_line_bytes < 1:
+            raise ValueError("max_message_bytes and max_stderr_line_bytes must be positive")
+        if grace_s < 0 or kill_timeout_s < 0:
+            raise ValueError("grace_s and kill_timeout_s must not be negative")
+        self._argv = list(argv)
+        self._env = dict(env)
+        self._cwd = cwd
+        self._on_stderr = on_stderr
+        self._on_noise = on_noise
+        self._grace_s = grace_s
+        self._kill_timeout_s = kill_timeout_s
+        self._max_message_bytes = max_message_bytes
+        self._max_stderr_line_bytes = max_stderr_line_bytes
+
+        self.pid: int | None = None
+        self.returncode: int | None = None
+        self.exited = anyio.Event()
+
+        self._entered = False
+        self._process: Process | None = None
+        self._tg: TaskGroup | None = None
+        self._reader_scope = anyio.CancelScope()
+        self._stdout_done = anyio.Event()
+        self._stderr_done = anyio.Event()
+        self._writer_done = anyio.Event()
+        self._read_send: MemoryObjectSendStream[SessionMessage | Exception] | None = None
+        self._read_recv: MemoryObjectReceiveStream[SessionMessage | Exception] | None = None
+        self._write_send: MemoryObjectSendStream[SessionMessage] | None = None
+
+    @property
+    def command(self) -> str:
+        """argv[0], as given (not resolved)."""
+        return self._argv[0]
+
+    async def __aenter__(self) -> TransportStreams:
+        """Spawn the server and start pumping its pipes.
+
+        Returns:
+            `(read_stream, write_stream)` for `ClientSession` / `Client`.
+        Raises:
+            ServerUnreachable: the process could not be started (`details.reason` = `spawn_failed`,
+                `details.command`, `details.errno`); no process is left behind.
+            RuntimeError: the transport was entered before (it is single-use).
+        """
+        if self._entered:
+            raise RuntimeError("StdioTransport is single-use: create a new one per connection")
+        self._entered = True
+        await anyio.lowlevel.checkpoint_if_cancelled()  # the spawn below is shielded: do not start doomed
+        process = await self._spawn()
+        stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+        if stdin is None or stdout is None or stderr is None:  # pragma: no cover - we asked for pipes
+            raise RuntimeError("spawned process is missing a pipe")
+        # From here on a process exists: nothing below awaits before the task group owns the pumps,
+        # and __aexit__ is the only way out, so a cancelled caller cannot leak it.
+        read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+        self._read_send, self._read_recv, self._write_send = read_send, read_recv, write_send
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        tg.start_soon(self._pump_stdout, stdout, read_send)
+        tg.start_soon(self._pump_stdin, stdin, write_recv, read_send)
+        tg.start_soon(self._pump_stderr, stderr)
+        tg.start_soon(self._watch_exit, process)
+        return read_recv, write_send
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        """Stop the server and its whole process group, then release every pipe.
+
+        Runs shielded from the caller's cancellation (the caller's cancel is delivered afterwards)
+        and is bounded: near zero for a server that exits on stdin EOF, `grace_s` +
+        `kill_timeout_s` seconds for one that ignores EOF and SIGTERM, at most about 5 s more for
+        a process that even SIGKILL cannot stop (it is then logged and abandoned).
+
+        Steps: flush pending writes (0.5 s at most), close stdin, wait `grace_s` for the leader,
+        SIGTERM the group (always, even if the leader is gone), wait `kill_timeout_s` for every
+        live member to go, SIGKILL the group, reap the leader, drain and close the pipes (R-2.6).
+        A member counts as gone once it is a zombie (Linux: read from /proc), because some
+        container inits reap orphans late and a zombie holds nothing but its pid.
+        """
+        tg = self._tg
+        if tg is None:
+            return
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._stop()
+        finally:
+            tg.cancel_scope.cancel()
+            self._tg = None
+            await tg.__aexit__(None, None, None)
+
+    # -- spawn -----------------------------------------------------------------------------------
+
+    async def _spawn(self) -> Process:
+        process: Process | None = None
+        # Shielded: a cancellation inside open_process could otherwise strand a fresh child.
+        with anyio.CancelScope(shield=True):
+            try:
+                process = await anyio.open_process(
+                    self._argv,
+                    env=self._env,
+                    cwd=self._cwd,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise _spawn_failure(self._argv[0], self._cwd, exc) from exc
+        if process is None:  # pragma: no cover - a shielded scope swallows nothing
+            raise RuntimeError("spawn was interrupted")
+        self._process = process
+        self.pid = process.pid
+        logger.debug("stdio.spawned", extra={"pid": process.pid, "command": self._argv[0]})
+        return process
+
+    # -- pumps (tasks of the internal task group) ------------------------------------------------
+
+    async def _pump_stdout(
+        self, stdout: ByteReceiveStream, read_send: MemoryObjectSendStream[SessionMessage | Exception]
+    ) -> None:
+        """Frame stdout into JSON-RPC messages; after the session is gone, keep draining and discard."""
+        lines = _LineSplitter(self._max_message_bytes, split_long=False)
+        delivering = True
+        try:
+            with self._reader_scope:
+                while True:
+                    try:
+                        chunk = await stdout.receive(_READ_CHUNK_BYTES)
+                    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                        break
+                    if delivering:
+                        for line in lines.feed(chunk):
+                            delivering = await self._deliver(read_send, line)
+                            if not delivering:
+                                break
+                if delivering:
+                    for line in lines.finish():
+                        await self._deliver(read_send, line)
+        finally:
+            read_send.close()
+            self._stdout_done.set()
+
+    async def _deliver(self, read_send: MemoryObjectSendStream[SessionMessage | Exception], line: bytes | None) -> bool:
+        """Send one framed line to the session. Returns False once nobody reads any more."""
+        item: SessionMessage | Exception
+        if line is None:
+            item = ServerProtocolError(
+                f"message from server exceeds {self._max_message_bytes} bytes; discarded",
+                details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": self._max_message_bytes},
+            )
+        elif not line.strip():
+            return True
+        else:
+            try:
+                message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValueError:  # pydantic's ValidationError: not JSON, or not JSON-RPC
+                _notify(self._on_noise, _decode(line, self._max_stderr_line_bytes), "on_noise")
+                return True
+            item = SessionMessage(message)
+        try:
+            await read_send.send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
+        return True
+
+    async def _pump_stdin(
+        self,
+        stdin: ByteSendStream,
+        write_recv: MemoryObjectReceiveStream[SessionMessage],
+        read_send: MemoryObjectSendStream[SessionMessage | Exception],
+    ) -> None:
+        """Write each session message as one JSON line; a broken stdin ends the read stream."""
+        try:
+            async with write_recv:
+                async for session_message in write_recv:
+                    data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await stdin.send(data.encode() + b"\n")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # The child closed its stdin (it is usually dying) or we closed it: what we just sent
+            # will never be answered, so let the session see the connection end now.
+            read_send.close()
+        finally:
+            self._writer_done.set()
+
+    async def _pump_stderr(self, stderr: ByteReceiveStream) -> None:
+        """Drain stderr continuously into `on_stderr`, line by line, in bounded pieces."""
+        lines = _LineSplitter(self._max_stderr_line_bytes, split_long=True)
+        try:
+            while True:
+                try:
+                    chunk = await stderr.receive(_READ_CHUNK_BYTES)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                    break
+                for line in lines.feed(chunk):
+                    if line:
+                        _notify(self._on_stderr, _decode(line, self._max_stderr_line_bytes), "on_stderr")
+            for line in lines.finish():
+                if line:
+                    _notify(self._on_stderr, _decode(line, self._max_stderr_line_bytes), "on_stderr")
+        finally:
+            self._stderr_done.set()
+
+    async def _watch_exit(self, process: Process) -> None:
+        """Record the leader's exit; then end the read stream even if a grandchild holds stdout."""
+        # anyio 4.16 resolves Process.wait() on the exit itself, not on pipe EOF as asyncio does
+        # (pinned by the grandchild-holds-stdout test).
+        returncode = await process.wait()
+        self._note_exit(returncode)
+        logger.debug("stdio.exited", extra={"pid": process.pid, "returncode": returncode})
+        with anyio.move_on_after(_EXIT_DRAIN_S):
+            await self._stdout_done.wait()
+        self._reader_scope.cancel()
+
+    def _note_exit(self, returncode: int) -> None:
+        if self.returncode is None:
+            self.returncode = returncode
+        self.exited.set()
+
+    # -- close -----------------------------------------------------------------------------------
+
+    async def _stop(self) -> None:
+        """The shutdown sequence of `__aexit__`; every wait is bounded. Must run shielded."""
+        process = self._process
+        if process is None or self._write_send is None or self._read_recv is None:  # pragma: no cover
+            return
+        pgid = process.pid  # start_new_session: the leader's pid is the group id (never getpgid: reaped)
+
+        # 1. Let the writer hand over what the session already sent, then refuse further writes.
+        self._write_send.close()
+        with anyio.move_on_after(_WRITER_FLUSH_S):
+            await self._writer_done.wait()
+        # 2. Nobody reads any more: the stdout pump now discards, so the child never blocks on it.
+        self._read_recv.close()
+        # 3. EOF on stdin is the polite stop request; give the leader grace_s to take it.
+        if process.stdin is not None:
+            await _aclose_quietly(process.stdin)
+        if process.returncode is None:
+            with anyio.move_on_after(self._grace_s):
+                await process.wait()
+        # 4. Always signal the group: a grandchild outlives a leader that exited on EOF.
+        await self._terminate_group(pgid)
+        # 5. Reap the leader; record its status.
+        if process.returncode is None:
+            with anyio.move_on_after(_REAP_TIMEOUT_S):
+                await process.wait()
+        if process.returncode is None:
+            logger.error("stdio.leader_unreaped", extra={"pid": pgid})
+        else:
+            self._note_exit(process.returncode)
+        # 6. Let the pumps read to EOF (stderr's last words), then release the pipes.
+        with anyio.move_on_after(_PIPE_DRAIN_S):
+            await self._stderr_done.wait()
+            await self._stdout_done.wait()
+        if process.returncode is not None:
+            # Closes all three pipes and the subprocess transport; wait() returns at once now.
+            await process.aclose()
+        else:  # pragma: no cover - an unkillable leader (uninterruptible sleep)
+            for stream in (process.stdout, process.stderr):
+                if stream is not None:
+                    await _aclose_quietly(stream)
+
+    async def _terminate_group(self, pgid: int) -> None:
+        """SIGTERM the group, wait `kill_timeout_s` for its live members, then SIGKILL."""
+        if not _signal_group(pgid, signal.SIGTERM):
+            return
+        if not await _wait_group_gone(pgid, self._kill_timeout_s):
+            logger.warning("stdio.kill_escalated", extra={"pgid": pgid, "kill_timeout_s": self._kill_timeout_s})
+            if _signal_group(pgid, signal.SIGKILL) and not await _wait_group_gone(pgid, _REAP_TIMEOUT_S):
+                logger.error("stdio.group_survived", extra={"pgid": pgid})
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+class _LineSplitter:
+    """Split a byte stream on b"\\n" holding at most about `limit` bytes (plus one read chunk).
+
+    `split_long=False` (stdout): a line over `limit` bytes yields one `None` (the overflow marker)
+    and its bytes are discarded up to the next newline. `split_long=True` (stderr): a long line is
+    yielded in pieces of at most `limit` bytes, cut on a UTF-8 boundary where possible.
+    """
+
+    def __init__(self, limit: int, *, split_long: bool) -> None:
+        self._limit = limit
+        self._split_long = split_long
+        self._pending = bytearray()
+        self._discarding = False
+
+    def feed(self, data: bytes) -> list[bytes | None]:
+        out: list[bytes | None] = []
+        start, size = 0, len(data)
+        while start < size:
+            newline = data.find(b"\n", start)
+            end = size if newline < 0 else newline
+            if self._discarding:
+                if newline >= 0:
+                    self._discarding = False
+            elif self._split_long:
+                self._pending += data[start:end]
+                while len(self._pending) > self._limit:
+                    cut = _utf8_cut(self._pending, self._limit)
+                    out.append(bytes(self._pending[:cut]))
+                    del self._pending[:cut]
+                if newline >= 0:
+                    out.append(bytes(self._pending))
+                    self._pending.clear()
+            elif len(self._pending) + (end - start) > self._limit:
+                self._pending.clear()
+                self._discarding = newline < 0
+                out.append(None)
+            else:
+                self._pending += data[start:end]
+                if newline >= 0:
+                    out.append(bytes(self._pending))
+                    self._pending.clear()
+            if newline < 0:
+                break
+            start = newline + 1
+        return out
+
+    def finish(self) -> list[bytes | None]:
+        """At EOF: the unterminated last line, if any."""
+        rest = bytes(self._pending)
+        self._pending.clear()
+        return [rest] if rest and not self._discarding else []
+
+
+def _utf8_cut(buffer: bytearray, limit: int) -> int:
+    """Largest index <= limit that does not split a UTF-8 sequence (limit if none is found)."""
+    for cut in range(limit, max(limit - 4, 0), -1):
+        if buffer[cut] & 0xC0 != 0x80:
+            return cut
+    return limit
+
+
+def _decode(line: bytes, limit: int) -> str:
+    if len(line) > limit:
+        line = line[: _utf8_cut(bytearray(line), limit)]
+    return line.decode("utf-8", errors="replace").rstrip("\r")
+
+
+def _notify(callback: Callable[[str], None] | None, text: str, name: str) -> None:
+    if callback is None:
+        return
+    try:
+        callback(text)
+    except Exception:
+        logger.exception("stdio.callback_failed", extra={"callback": name})
+
+
+async def _aclose_quietly(stream: ByteSendStream | ByteReceiveStream) -> None:
+    with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await stream.aclose()
+
+
+def _signal_group(pgid: int, signum: signal.Signals) -> bool:
+    """Send `signum` to process group `pgid`. Returns False when the group is already gone."""
+    if pgid <= 1:  # never 0 (our own group) or 1 (everything)
+        return False
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        logger.error("stdio.signal_refused", extra={"pgid": pgid, "signal": signum.name})
+        return False
+    return True
+
+
+async def _wait_group_gone(pgid: int, timeout_s: float) -> bool:
+    """Wait up to `timeout_s` seconds until group `pgid` has no live member. True when it has none."""
+    interval = _PROBE_FIRST_S
+    with anyio.move_on_after(timeout_s):
+        while await _group_alive(pgid):
+            await anyio.sleep(interval)
+            interval = min(interval * 2, _PROBE_MAX_S)
+        return True
+    return not await _group_alive(pgid)
+
+
+async def _group_alive(pgid: int) -> bool:
+    """Whether process group `pgid` still has a member that is not a zombie.
+
+    `killpg(pgid, 0)` failing with ESRCH means the group is empty. Success may only mean zombies
+    remain: dead members that init has not reaped yet (some container inits reap late). Zombies
+    hold no resources, so on Linux a /proc scan decides; elsewhere we must assume the worst.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not sys.platform.startswith("linux"):
+        return True
+    return await anyio.to_thread.run_sync(_linux_group_has_live_member, pgid)
+
+
+def _linux_group_has_live_member(pgid: int) -> bool:
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat_file:
+                stat = stat_file.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so cut at the last ")".
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _spawn_failure(command: str, cwd: str | None, exc: OSError) -> ServerUnreachable:
+    """Map an exec/chdir failure to `ServerUnreachable`. Names the command, never args or env."""
+    details: dict[str, str] = {
+        "reason": ErrorReason.SPAWN_FAILED.value,
+        "command": command,
+        "errno": errno.errorcode.get(exc.errno, "") if exc.errno is not None else "",
+    }
+    if cwd is not None and exc.filename == cwd:
+        details["cwd"] = cwd
+        problem = f"working directory {cwd!r} is not usable ({exc.strerror})"
+    elif isinstance(exc, FileNotFoundError):
+        problem = "command not found (it is run directly, without a shell)"
+    elif isinstance(exc, PermissionError):
+        problem = "permission denied (is it an executable file?)"
+    else:
+        problem = exc.strerror or type(exc).__name__
+    return ServerUnreachable(f"cannot start stdio server command {command!r}: {problem}", details=details)

@@ -1,0 +1,161 @@
+"""Every error the REST API answers is one envelope: `{"error": {"code", "message", "details"}}` (STYLE §3).
+
+Modelled on simonw/datasette `tests/test_error_shape.py`: walk every route the app declares, hit it
+with a garbage server id and bad bodies, and assert the shape of every non-2xx answer. Framework
+errors (unknown path, wrong method, malformed JSON) and unexpected exceptions use it too, and a 500
+never shows exception text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any, NoReturn
+
+import httpx2
+import pytest
+from fastapi import FastAPI
+
+from mcp_center.api import create_api
+from mcp_center.config import Settings
+from mcp_center.service import McpCenter
+from tests.api._support import ADMIN_TOKEN, api_client, api_routes, assert_envelope, assert_error, declared_routes
+
+pytestmark = pytest.mark.anyio
+
+BODIES: list[tuple[str, bytes | None]] = [
+    ("no body", None),
+    ("not json", b"{oops"),
+    ("a list", b"[1, 2, 3]"),
+    ("a string", b'"text"'),
+    ("garbage object", b'{"zzz": {"nested": [1]}, "version": "x", "digest": 5, "arguments": 7, "value": null}'),
+]
+
+
+@pytest.fixture
+async def app(center: McpCenter, settings: Settings) -> FastAPI:
+    built = create_api(settings, ADMIN_TOKEN)
+    built.state.center = center
+    return built
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncGenerator[httpx2.AsyncClient]:
+    # raise_app_exceptions=False: Starlette re-raises after answering a 500 (for the server's log).
+    async with api_client(app, raise_app_exceptions=False) as opened:
+        yield opened
+
+
+async def test_the_route_walk_covers_the_seed_endpoint_list_and_the_openapi_document(app: FastAPI) -> None:
+    """seed 002 §4 lists these; the walk below must see them all (or it proves nothing)."""
+    declared = declared_routes(app)
+    expected = {
+        ("GET", "/api/mcp/servers"),
+        ("POST", "/api/mcp/servers"),
+        ("GET", "/api/mcp/servers/{server_id}"),
+        ("PUT", "/api/mcp/servers/{server_id}"),
+        ("DELETE", "/api/mcp/servers/{server_id}"),
+        ("GET", "/api/mcp/servers/{server_id}/tools"),
+        ("POST", "/api/mcp/servers/{server_id}/trust"),
+        ("POST", "/api/mcp/servers/{server_id}/test"),
+        ("POST", "/api/mcp/servers/{server_id}/enable"),
+        ("POST", "/api/mcp/servers/{server_id}/disable"),
+        ("PUT", "/api/mcp/servers/{server_id}/secrets/{key}"),
+        ("DELETE", "/api/mcp/servers/{server_id}/secrets/{key}"),
+    }
+    assert expected <= declared
+    documented = {(m.upper(), p) for p, ops in app.openapi()["paths"].items() for m in ops if p.startswith("/api")}
+    assert documented == {(m, p) for m, p in declared if p.startswith("/api")}
+
+
+@pytest.mark.parametrize(("body_name", "body"), BODIES, ids=[name for name, _ in BODIES])
+@pytest.mark.parametrize("query", ["", "?kind=nonsense&version=abc", "?kind=header&version=0"])
+async def test_every_api_route_answers_errors_in_the_envelope(
+    app: FastAPI, client: httpx2.AsyncClient, body_name: str, body: bytes | None, query: str
+) -> None:
+    errors = 0
+    routes = api_routes(app)
+    assert len(routes) >= 13
+    for method, path in routes:
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        response = await client.request(method, path + query, content=body, headers=headers)
+        assert response.status_code != 500, (method, path, body_name, response.text)
+        if response.is_success:
+            continue
+        errors += 1
+        error = assert_envelope(response)
+        assert error["code"].isupper(), error
+        # The bad path value or a broken body never comes back as a traceback or a repr.
+        assert "Traceback" not in response.text
+    # Everything but the list, the create of a valid body (none here) and the idempotent cancel fails.
+    assert errors >= len(routes) - 2, errors
+
+
+async def test_every_api_route_answers_unknown_server_ids_with_the_not_found_code(
+    app: FastAPI, client: httpx2.AsyncClient
+) -> None:
+    bodies: dict[str, Any] = {
+        "trust": {"digest": "sha256:00"},
+        "secrets": {"value": "some-secret-value"},
+        "call": {"arguments": {}},
+        "": {"version": 1, "name": "x", "transport": "streamable_http", "url": "https://a.example/mcp"},
+    }
+    checked = 0
+    for method, path in api_routes(app):
+        if "no-such-server" not in path:
+            continue
+        kind = next((k for k in bodies if k and k in path), "")
+        json_body = bodies[kind] if method in {"POST", "PUT", "PATCH"} else None
+        query = "?kind=header" if "secrets" in path else ""
+        response = await client.request(method, path + query, json=json_body)
+        assert_error(response, 404, "MCP_SERVER_NOT_FOUND")
+        checked += 1
+    assert checked >= 12
+
+
+async def test_an_unknown_path_under_api_answers_404_in_the_envelope(client: httpx2.AsyncClient) -> None:
+    for path in ("/api/nope", "/api/mcp/servers/x/nope", "/api/mcp/servers/x/tools/t/call/extra"):
+        assert_error(await client.get(path), 404, "NOT_FOUND")
+
+
+async def test_an_unknown_path_outside_api_answers_404_in_the_envelope(app: FastAPI) -> None:
+    async with api_client(app, token=None) as anonymous:
+        assert_error(await anonymous.get("/nope"), 404, "NOT_FOUND")
+
+
+async def test_a_wrong_method_answers_405_in_the_envelope_with_allow(client: httpx2.AsyncClient) -> None:
+    for method, path in (
+        ("DELETE", "/api/mcp/servers"),
+        ("PATCH", "/api/mcp/servers"),
+        ("GET", "/api/mcp/servers/x/trust"),
+        ("POST", "/api/mcp/servers/x/tools"),
+    ):
+        response = await client.request(method, path)
+        assert_error(response, 405, "METHOD_NOT_ALLOWED")
+        assert response.headers.get("allow"), (method, path, response.headers)
+
+
+async def test_a_query_parameter_of_the_wrong_type_names_the_field(client: httpx2.AsyncClient) -> None:
+    created = await client.post(
+        "/api/mcp/servers", json={"id": "remote", "name": "R", "transport": "sse", "url": "https://a.example/sse"}
+    )
+    assert created.status_code == 201
+    for query in ("?version=abc", "?version=0"):
+        error = assert_error(await client.delete(f"/api/mcp/servers/remote{query}"), 422, "REQUEST_INVALID")
+        assert [e["field"] for e in error["details"]["errors"]] == ["version"]
+    assert (await client.get("/api/mcp/servers/remote")).status_code == 200
+
+
+async def test_an_unexpected_exception_is_a_500_that_shows_no_exception_text(
+    client: httpx2.AsyncClient, center: McpCenter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def boom(*_args: object, **_kwargs: object) -> NoReturn:
+        raise RuntimeError("boom-secret-text")
+
+    monkeypatch.setattr(center, "list_servers", boom)
+    monkeypatch.setattr(center, "get_server", boom)
+    for path in ("/api/mcp/servers", "/api/mcp/servers/anything"):
+        response = await client.get(path)
+        error = assert_error(response, 500, "INTERNAL_ERROR")
+        assert "boom" not in response.text
+        assert "RuntimeError" not in response.text
+        assert error["details"] == {}

@@ -1,0 +1,114 @@
+"""The CLI verbs call the same service code and exit with the error's exit code (issue 2 §11)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import free_port, wait_for_port
+
+CLI = str(Path(sys.executable).parent / "mcp-center")
+REPO = Path(__file__).parent.parent.parent
+
+
+def run(data_dir: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(COLUMNS="200", MCP_CENTER_DATA_DIR=str(data_dir))
+    return subprocess.run(
+        [CLI, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def echo_url() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.servers.run_http_echo", str(port)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, 20, proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_add_trust_test_enable_call_list_show_delete(tmp_path: Path, echo_url: str) -> None:
+    data = tmp_path / "data"
+    added = run(data, "add", "Echo", "--url", echo_url)
+    assert added.returncode == 0, added.stderr
+    assert "added echo" in added.stdout
+    trusted = run(data, "trust", "echo", "--yes")
+    assert trusted.returncode == 0, trusted.stderr
+    assert "sha256:" in trusted.stdout
+    tested = run(data, "test", "echo")
+    assert tested.returncode == 0, tested.stderr
+    assert "4 tools" in tested.stdout
+    enabled = run(data, "enable", "echo")
+    assert enabled.returncode == 0, enabled.stderr
+    called = run(data, "call", "echo", "add", "--args", '{"a": 40, "b": 2}')
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.splitlines()[0] == "42"
+    listed = run(data, "list", "--json")
+    assert [s["id"] for s in json.loads(listed.stdout)] == ["echo"]
+    shown = json.loads(run(data, "show", "echo").stdout)
+    assert shown["enabled"] is True and shown["trusted"] is True
+    deleted = run(data, "delete", "echo", "--yes")
+    assert deleted.returncode == 0, deleted.stderr
+    assert json.loads(run(data, "list", "--json").stdout) == []
+
+
+def test_errors_print_the_stable_code_and_use_its_exit_code(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    missing = run(data, "show", "nope")
+    assert missing.returncode == 3
+    assert "MCP_SERVER_NOT_FOUND" in missing.stderr
+    bad = run(data, "add", "Bad", "--url", "http://user:pw@example.com/mcp")
+    assert bad.returncode == 2
+    assert "CONFIG_INVALID" in bad.stderr
+    assert "URL_HAS_CREDENTIALS" in bad.stderr
+    shell = run(data, "add", "Shell", "--", "npx foo | sh")
+    assert shell.returncode == 2
+    assert "COMMAND_NOT_A_PROGRAM" in shell.stderr
+    run(data, "add", "Local", "--", sys.executable, "-c", "pass")
+    early = run(data, "enable", "local")
+    assert early.returncode == 4
+    assert "MCP_SERVER_NOT_TRUSTED" in early.stderr
+    bad_json = run(data, "call", "local", "x", "--args", "{not json")
+    assert bad_json.returncode == 2
+    assert "REQUEST_INVALID" in bad_json.stderr
+
+
+def test_secret_values_are_read_from_stdin_and_never_printed(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    run(data, "add", "Local", "--", sys.executable, "-c", "pass")
+    result = run(data, "secret", "set", "local", "API_KEY", "--kind", "environment", stdin="cli-secret-value-77\n")
+    assert result.returncode == 0, result.stderr
+    shown = run(data, "show", "local")
+    assert json.loads(shown.stdout)["secret_env"] == {"API_KEY": {"configured": True}}
+    assert "cli-secret-value-77" not in shown.stdout + shown.stderr + result.stdout + result.stderr
+    assert "cli-secret-value-77" not in (data / "mcp" / "servers.json").read_text()
+
+
+def test_production_profile_refuses_stdio_servers(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    run(data, "add", "Local", "--", sys.executable, "-c", "pass")
+    run(data, "trust", "local", "--yes")
+    refused = run(data, "test", "local", "--profile", "production")
+    assert refused.returncode == 5
+    assert "MCP_SANDBOX_REQUIRED" in refused.stderr

@@ -1,0 +1,174 @@
+"""End-to-end fixtures: a real `mcp-center serve` process and real MCP servers from npm and PyPI.
+
+Everything binds 127.0.0.1 and is stopped by its fixture. The npm servers come from
+`tests/e2e/node` (installed by `scripts/bootstrap --dev`); a Node preload script keeps servers
+that listen on all interfaces on loopback. PyPI servers run through `uvx` from the venv.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+import pytest
+
+E2E_DIR = Path(__file__).parent
+NODE_DIR = E2E_DIR / "node"
+EVERYTHING = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+LOOPBACK_PRELOAD = NODE_DIR / "loopback-only.cjs"
+VENV_BIN = Path(sys.executable).parent
+ADMIN_TOKEN = "e2e-admin-token-0123456789abcdef"
+MCP_SERVER_TIME = "mcp-server-time==2026.10.19"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before listening on {port}")
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s} s")
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live descendant of `pid` (Linux /proc)."""
+    found: set[int] = set()
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        task_dir = Path(f"/proc/{current}/task")
+        try:
+            tasks = list(task_dir.iterdir())
+        except FileNotFoundError:
+            continue
+        for task in tasks:
+            try:
+                children = (task / "children").read_text().split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            for child in children:
+                child_pid = int(child)
+                if child_pid not in found and _alive(child_pid):
+                    found.add(child_pid)
+                    stack.append(child_pid)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def wait_no_descendants(pid: int, timeout_s: float = 15.0) -> set[int]:
+    """Wait until `pid` has no live descendants; return what is left after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    left = descendants(pid)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = descendants(pid)
+    return left
+
+
+@dataclass
+class Host:
+    """A running `mcp-center serve` and an API client for it."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    client: httpx2.Client
+    data_dir: Path
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def _stop(proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[Host]:
+    """`mcp-center serve` on a free loopback port with a known admin token."""
+    port = free_port()
+    data_dir = tmp_path / "data"
+    log_path = tmp_path / "serve.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(MCP_CENTER_ADMIN_TOKEN=ADMIN_TOKEN, PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}")
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        wait_for_port(port, 30, proc)
+        url = f"http://127.0.0.1:{port}"
+        with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=180) as client:
+            yield Host(url, proc, client, data_dir, log_path)
+    finally:
+        _stop(proc)
+
+
+def _node_server(mode: str) -> Generator[str]:
+    if not EVERYTHING.exists():
+        pytest.fail("the npm test servers are missing: run scripts/bootstrap --dev")
+    port = free_port()
+    env = {**os.environ, "PORT": str(port)}
+    proc = subprocess.Popen(
+        ["node", "--require", str(LOOPBACK_PRELOAD), str(EVERYTHING), mode],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port, 30, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+
+
+@pytest.fixture
+def everything_http() -> Iterator[str]:
+    """server-everything in Streamable HTTP mode; yields its base URL (endpoint at /mcp)."""
+    yield from _node_server("streamableHttp")
+
+
+@pytest.fixture
+def everything_sse() -> Iterator[str]:
+    """server-everything in legacy SSE mode; yields its base URL (endpoint at /sse)."""
+    yield from _node_server("sse")

@@ -1,0 +1,58 @@
+"""A real SDK MCP server over stdio.
+
+Tools: `echo(text)` returns `text`; `spawn_grandchild()` starts `sleep 300` inside the server's
+process group and returns its pid (the process tree a close must not leak).
+
+Flags:
+    --banner: print a non-protocol line on stdout before speaking MCP.
+    --stderr-bytes N: write N bytes to stderr (lines of 1023 "e" plus a newline) before serving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+BANNER = "echo server 1.0 starting (this line is not JSON-RPC)"
+
+mcp = MCPServer("echo")
+_grandchildren: list[subprocess.Popen[bytes]] = []
+
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """Return `text` unchanged."""
+    return text
+
+
+@mcp.tool()
+def spawn_grandchild() -> int:
+    """Start `sleep 300` in our process group and return its pid."""
+    child = subprocess.Popen(
+        ["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _grandchildren.append(child)
+    return child.pid
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--banner", action="store_true")
+    parser.add_argument("--stderr-bytes", type=int, default=0)
+    args = parser.parse_args()
+    if args.banner:
+        sys.stdout.write(BANNER + "\n")
+        sys.stdout.flush()
+    line = b"e" * 1023 + b"\n"
+    for _ in range(args.stderr_bytes // len(line)):
+        sys.stderr.buffer.write(line)
+    sys.stderr.buffer.flush()
+    anyio.run(mcp.run_stdio_async)
+
+
+if __name__ == "__main__":
+    main()
