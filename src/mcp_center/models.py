@@ -60,5 +60,7 @@ class ErrorReason(StrEnum):
     """The profile forbids local processes (R-2.5)."""
     NETWORK = "network"
     """Another network failure (reset, unreachable)."""
+    SESSION_EXPIRED = "session_expired"
+    """The Streamable HTTP server answered 404 for our session id (R-3.10); the next use re-initializes."""
     CLOSED = "closed"
     """The connection closed without a more specific cause."""

@@ -135,6 +135,10 @@ def host(tmp_path: Path) -> Iterator[Host]:
             yield Host(url, proc, client, data_dir, log_path)
     finally:
         _stop(proc)
+    log_text = log_path.read_text(errors="replace")
+    assert "--- Logging error ---" not in log_text, log_text[-3000:]
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal (exit -15).
+    assert "Application shutdown complete" in log_text, log_text[-3000:]
 
 
 def _node_server(mode: str) -> Generator[str]:

@@ -10,7 +10,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from mcp_center import __version__
-from mcp_center.api import operations, servers
+from mcp_center.api import debugging, operations, servers
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.security import AdminAuth, AdminAuthGuard, HostGuard, allowed_host_names
 from mcp_center.config import Settings
@@ -40,6 +40,7 @@ def create_api(settings: Settings, admin_token: str, *, lifespan: Lifespan | Non
     app.state.admin_auth = auth
     app.include_router(servers.router, dependencies=[Depends(auth)])
     app.include_router(operations.router, dependencies=[Depends(auth)])
+    app.include_router(debugging.router, dependencies=[Depends(auth)])
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:  # pyright: ignore[reportUnusedFunction]

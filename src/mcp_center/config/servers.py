@@ -127,6 +127,8 @@ class _ServerBase(_Model):
     """Per-call timeout in seconds (R-3.8)."""
     startup_timeout_s: float | None = Field(default=None, ge=1, le=600)
     """Handshake timeout in seconds; None means 60 s for stdio (cold npx/uvx) and 30 s for remote."""
+    max_result_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    """Tool results above this many bytes of JSON are truncated and marked (R-3.9)."""
 
     @property
     def effective_startup_timeout_s(self) -> float:

@@ -1,22 +1,36 @@
 """Connection manager: one supervised session per enabled server, calls, cancellation (R-3)."""
 
 from mcp_center.runtime.attribution import attribute, timeout_error
-from mcp_center.runtime.manager import Connection, ConnectionManager, ProbeResult, ServerStatus
-from mcp_center.runtime.session import CLIENT_INFO, OpenSession, SessionHooks, list_all_tools, open_session
+from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category, Quarantined
+from mcp_center.runtime.events import EventBus, Subscription
+from mcp_center.runtime.logbook import ServerLogbook
+from mcp_center.runtime.manager import Connection, ConnectionManager, ProbeResult, ServerStatus, TransportFactory
+from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, TRUNCATION_META_KEY, bound_result
+from mcp_center.runtime.session import CLIENT_INFO, OpenSession, SessionHooks, open_session
 from mcp_center.runtime.tap import MessageObserver, TappedTransport
 
 __all__ = [
+    "CATEGORIES",
     "CLIENT_INFO",
+    "DEFAULT_MAX_RESULT_BYTES",
+    "TRUNCATION_META_KEY",
+    "Catalog",
+    "Category",
     "Connection",
     "ConnectionManager",
+    "EventBus",
     "MessageObserver",
     "OpenSession",
     "ProbeResult",
+    "Quarantined",
+    "ServerLogbook",
     "ServerStatus",
     "SessionHooks",
+    "Subscription",
     "TappedTransport",
+    "TransportFactory",
     "attribute",
-    "list_all_tools",
+    "bound_result",
     "open_session",
     "timeout_error",
 ]

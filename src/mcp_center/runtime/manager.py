@@ -1,53 +1,88 @@
-"""The connection manager: one long-lived session per enabled server (R-2.3, R-2.4, R-3).
+"""The connection manager: one supervised session per enabled server (R-2.3, R-2.4, R-3).
 
 Shape (see `../shared/notes/sdk-2.3.md` §2):
 
 - Each connection is one task in the manager's task group. That task enters and exits the
   transport and the SDK `Client` (anyio cancel scopes must be exited by the task that entered
-  them), announces `ready` after initialize + the first catalog, and waits until it is stopped
-  or the server side ends.
+  them), announces `ready` after initialize + the first catalog, runs the catalog refresher,
+  and waits until it is stopped, the server side ends, or the HTTP session expires.
 - Per server there is a slot holding the desired spec and the current connection. Concurrent
   `connect()` calls share the current attempt (R-3.4); `disconnect()` and `configure()` take
   the slot lock, stop the current connection and wait for it to close before anyone can start a
   new one (the disconnect barrier, R-3.3).
 - Every connection has a unique `connection_id` (R-3.5). A candidate re-checks after its
   handshake that it is still the slot's connection for the current spec digest; a drifted
-  candidate closes instead of becoming ready (R-3.3).
-- Calls run in the caller's task on the shared session; the SDK fails pending requests when
-  the session ends, and a call's cancel scope is registered under its operation id so
-  `cancel(operation_id)` reaches it (the SDK then sends `notifications/cancelled`, R-3.8).
+  candidate closes instead of becoming ready (R-3.3). Notifications, status changes and
+  catalog refreshes of a connection that is no longer the slot's current one are ignored.
+- Catalogs are validated item by item in the transport tap (R-3.6); `list_changed`
+  notifications schedule a refresh on a single per-connection worker with a generation number
+  and a bounded rate; a failed refresh keeps the category's last valid content (R-3.7).
+- Calls run in the caller's task on the shared session, inside a cancel scope registered under
+  the call's operation id before it is admitted (so a cancel while it waits for a connection
+  also counts); the SDK sends `notifications/cancelled` (R-3.8). Results are bounded (R-3.9).
+  A Streamable HTTP 404 on our session id re-initializes once and re-sends the request once
+  (the server did not run it) (R-3.10).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import time
 import uuid
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
 import mcp_types as types
+from mcp.client import Transport
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
 from mcp_center.errors import CallCancelled, CenterError, ConnectionLost, ServerDisabled
-from mcp_center.models import ConnectionState
+from mcp_center.models import ConnectionState, ErrorReason
 from mcp_center.runtime.attribution import attribute, timeout_error
-from mcp_center.runtime.session import OpenSession, SessionHooks, list_all_tools, open_session
-from mcp_center.transports import ConnectionSpec, TransportProbe
+from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
+from mcp_center.runtime.events import EventBus
+from mcp_center.runtime.logbook import ServerLogbook
+from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, bound_result
+from mcp_center.runtime.session import OpenSession, SessionHooks, open_session
+from mcp_center.secrets import default_redactor
+from mcp_center.transports import ConnectionSpec, TransportProbe, open_transport
 
-__all__ = ["Connection", "ConnectionManager", "ProbeResult", "ServerStatus"]
+__all__ = ["Connection", "ConnectionManager", "ProbeResult", "ServerStatus", "TransportFactory"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 CLOSE_TIMEOUT_S = 15.0
 """Seconds to wait for a connection to close (a stdio close can take ~7 s: grace, TERM, KILL)."""
 CANCELLED_OPS_REMEMBERED = 1024
 """Bound on remembered cancel-before-admission operation ids (R-3.8)."""
+CANCELLED_OPS_TTL_S = 300.0
+"""Seconds a cancel-before-admission record is kept."""
+REFRESH_MIN_INTERVAL_S = 0.5
+"""Seconds between two catalog refreshes of one connection (a list_changed storm is coalesced)."""
+REFRESH_STORM_WINDOW_S = 60.0
+REFRESH_STORM_LIMIT = 30
+"""More refreshes than this within the window count as a storm (or a list→notify loop): the interval doubles."""
+REFRESH_MAX_INTERVAL_S = 60.0
+
+TransportFactory = Callable[..., AbstractAsyncContextManager[Transport]]
+"""`open_transport`-compatible factory `(spec, probe, *, on_stderr, on_noise)`; injectable for tests."""
+
+_CHANGED_CATEGORIES: Mapping[str, tuple[Category, ...]] = {
+    "notifications/tools/list_changed": ("tools",),
+    "notifications/prompts/list_changed": ("prompts",),
+    "notifications/resources/list_changed": ("resources", "resource_templates"),
+}
 
 
 @dataclass(frozen=True)
@@ -57,7 +92,8 @@ class ServerStatus:
     Attributes:
         state: disconnected / connecting / ready / error.
         connection_id: The current connection's id, or None.
-        error: `{"code", "message", "details"}` of the last failure when state is error.
+        error: `{"code", "message", "details"}` of the last failure when state is error;
+            `details.reason` is an `ErrorReason` value.
         tool_count: Tools in the current catalog (ready only).
         since: When the state last changed (aware UTC).
     """
@@ -95,21 +131,52 @@ class ProbeResult:
     server_name: str | None
     server_version: str | None
     protocol_version: str | None
+    quarantined: int = 0
+
+
+class _Filter:
+    """The tap observer of one connection: request log + catalog validation."""
+
+    def __init__(self, logbook: ServerLogbook, connection_id: str) -> None:
+        self.logbook = logbook
+        self.connection_id = connection_id
+        self.sanitizer = CatalogSanitizer()
+
+    def outgoing(self, message: SessionMessage) -> None:
+        self.sanitizer.outgoing(message)
+        self.logbook.sent(message, self.connection_id)
+
+    def incoming(self, message: SessionMessage | Exception) -> SessionMessage | Exception:
+        if isinstance(message, SessionMessage):
+            message = self.sanitizer.incoming(message)
+        self.logbook.received(message, self.connection_id)
+        return message
 
 
 class Connection:
     """One client instance for one server. Only the manager creates these."""
 
-    def __init__(self, spec: ConnectionSpec) -> None:
+    def __init__(self, spec: ConnectionSpec, logbook: ServerLogbook) -> None:
         self.connection_id = uuid.uuid4().hex
         self.spec = spec
         self.ready = anyio.Event()
         self.closed = anyio.Event()
         self.session: OpenSession | None = None
-        self.tools: list[types.Tool] = []
+        self.catalog = Catalog()
         self.error: CenterError | None = None
         self.stop_requested = anyio.Event()
         self.cancel_scope = anyio.CancelScope()
+        self.filter = _Filter(logbook, self.connection_id)
+        self.expired = False
+        self._refresh_wanted = anyio.Event()
+        self._requested: set[Category] = set()
+        self._refresh_times: deque[float] = deque()
+        self._interval = REFRESH_MIN_INTERVAL_S
+
+    @property
+    def tools(self) -> list[types.Tool]:
+        """The current validated tool catalog."""
+        return self.catalog.tools
 
     def stop(self) -> None:
         """Ask the connection to close: gracefully when ready, by cancelling the handshake otherwise."""
@@ -121,6 +188,30 @@ class Connection:
     def is_live(self) -> bool:
         """Ready and not closed."""
         return self.ready.is_set() and not self.closed.is_set()
+
+    def request_refresh(self, categories: tuple[Category, ...]) -> None:
+        """Schedule a refresh of `categories` on the connection's refresh worker (coalesced)."""
+        self._requested.update(categories)
+        self._refresh_wanted.set()
+
+    async def next_refresh(self) -> set[Category]:
+        """Wait for requested categories, respecting the (storm-adaptive) minimum interval."""
+        await self._refresh_wanted.wait()
+        now = anyio.current_time()
+        while self._refresh_times and now - self._refresh_times[0] > REFRESH_STORM_WINDOW_S:
+            self._refresh_times.popleft()
+        if len(self._refresh_times) >= REFRESH_STORM_LIMIT:
+            self._interval = min(self._interval * 2, REFRESH_MAX_INTERVAL_S)
+        else:
+            self._interval = REFRESH_MIN_INTERVAL_S
+        if self._refresh_times:
+            wait = self._refresh_times[-1] + self._interval - now
+            if wait > 0:
+                await anyio.sleep(wait)
+        self._refresh_wanted = anyio.Event()
+        categories, self._requested = self._requested, set()
+        self._refresh_times.append(anyio.current_time())
+        return categories
 
 
 @dataclass
@@ -135,8 +226,8 @@ class _Slot:
 @dataclass
 class _Operation:
     operation_id: str
+    server_id: str
     scope: anyio.CancelScope
-    connection_id: str
 
 
 class ConnectionManager:
@@ -144,7 +235,9 @@ class ConnectionManager:
 
     Args:
         on_status: Called (synchronously, must not block) whenever a server's status changes.
-        hooks_for: Builds per-connection session hooks (elicitation, notifications); optional.
+        hooks_for: Builds per-connection session hooks (elicitation, sampling); optional.
+        events: Receives `server.status` and `server.catalog` events for the UI (R-3.11).
+        transport_factory: Opens transports; defaults to `transports.open_transport`.
     """
 
     def __init__(
@@ -152,14 +245,21 @@ class ConnectionManager:
         *,
         on_status: Callable[[ServerStatus], None] | None = None,
         hooks_for: Callable[[ConnectionSpec, str], SessionHooks] | None = None,
+        events: EventBus | None = None,
+        transport_factory: TransportFactory = open_transport,
     ) -> None:
         self._on_status = on_status
         self._hooks_for = hooks_for
+        self.events = events or EventBus()
+        self._transport_factory = transport_factory
         self._slots: dict[str, _Slot] = {}
+        self._logbooks: dict[str, ServerLogbook] = {}
         self._ops: dict[str, _Operation] = {}
-        self._cancelled_early: OrderedDict[str, None] = OrderedDict()
+        self._cancelled_early: OrderedDict[str, float] = OrderedDict()
         self._tg: anyio.abc.TaskGroup | None = None
         self._status_changed = anyio.Event()
+        self.handshakes = 0
+        """Handshakes started since the manager opened (a cheap counter for tests and metrics)."""
 
     async def __aenter__(self) -> ConnectionManager:
         self._tg = anyio.create_task_group()
@@ -178,11 +278,11 @@ class ConnectionManager:
     # ----- configuration -------------------------------------------------------------------
 
     def configured(self) -> list[str]:
-        """Ids of servers that have a spec (enabled servers)."""
+        """Ids of servers that have a spec (enabled and runnable servers)."""
         return [sid for sid, slot in self._slots.items() if slot.spec is not None]
 
     async def configure(self, server_id: str, spec: ConnectionSpec | None) -> None:
-        """Set the desired spec of a server (None: not enabled) and reconcile (R-3.3).
+        """Set the desired spec of a server (None: must not run) and reconcile (R-3.3).
 
         A changed digest stops the current connection and waits until it has closed before
         returning (disconnect barrier); the next `connect()` uses the new spec. An unchanged
@@ -195,10 +295,14 @@ class ConnectionManager:
             changed = spec is None or old is None or old.digest != spec.digest
             if changed and slot.conn is not None:
                 await self._close_locked(slot)
-            if spec is None:
+            if spec is None or changed:
                 self._set_status(slot, ServerStatus(server_id, ConnectionState.DISCONNECTED))
         if spec is None and slot.conn is None:
             self._slots.pop(server_id, None)
+
+    def forget(self, server_id: str) -> None:
+        """Drop the debugging records of a deleted server."""
+        self._logbooks.pop(server_id, None)
 
     # ----- connect / disconnect -------------------------------------------------------------
 
@@ -206,7 +310,7 @@ class ConnectionManager:
         """Return a ready connection, starting one if needed; concurrent callers share one attempt (R-3.4).
 
         Raises:
-            ServerDisabled: the server has no spec (not enabled).
+            ServerDisabled: the server has no spec (not enabled or not runnable).
             CenterError: the attempt failed (attributed, R-3.1).
         """
         slot = self._slots.get(server_id)
@@ -224,7 +328,9 @@ class ConnectionManager:
             return conn
         if conn.error is not None:
             raise conn.error
-        raise ConnectionLost(f"server '{server_id}' was disconnected while connecting", details={"reason": "closed"})
+        raise ConnectionLost(
+            f"server '{server_id}' was disconnected while connecting", details={"reason": ErrorReason.CLOSED.value}
+        )
 
     async def disconnect(self, server_id: str) -> None:
         """Close the server's connection and wait for it (a barrier: later connects start fresh)."""
@@ -268,12 +374,28 @@ class ConnectionManager:
             return None
         return slot.conn
 
-    # ----- requests ----------------------------------------------------------------------------
+    def logbook(self, server_id: str) -> ServerLogbook:
+        """The server's request/response and stderr records (created on first use)."""
+        return self._logbooks.setdefault(server_id, ServerLogbook())
+
+    # ----- catalogs ------------------------------------------------------------------------------
+
+    async def catalog(self, server_id: str) -> Catalog:
+        """The server's current catalog (connecting lazily, R-3.2)."""
+        return (await self.connect(server_id)).catalog
 
     async def list_tools(self, server_id: str) -> list[types.Tool]:
-        """The server's tool catalog from its live session (connecting lazily, R-3.2)."""
+        """The server's validated tools (connecting lazily, R-3.2)."""
+        return list((await self.connect(server_id)).catalog.tools)
+
+    async def refresh(self, server_id: str, categories: tuple[Category, ...] = CATEGORIES) -> Catalog:
+        """Refresh categories now on the live session (the same path list_changed takes) and return the catalog."""
         conn = await self.connect(server_id)
-        return list(conn.tools)
+        for category in categories:
+            await self._refresh_category(conn, category)
+        return conn.catalog
+
+    # ----- requests ----------------------------------------------------------------------------
 
     async def call_tool(
         self,
@@ -283,67 +405,99 @@ class ConnectionManager:
         *,
         operation_id: str | None = None,
         timeout_s: float | None = None,
+        max_result_bytes: int | None = None,
     ) -> types.CallToolResult:
-        """Call a tool on the server's live session.
+        """Call a tool on the server's live session (connecting lazily).
 
         Args:
-            operation_id: Lets `cancel(operation_id)` abort this call, before or after admission.
-            timeout_s: Seconds; defaults to the server's `call_timeout_s` (R-3.8).
+            operation_id: Lets `cancel(operation_id)` abort this call — while it waits for a
+                connection or while it runs (R-3.8).
+            timeout_s: Seconds for the call itself; defaults to the server's `call_timeout_s`.
+            max_result_bytes: Result size bound; defaults to the spec's (R-3.9).
         Returns:
-            The MCP result (an `isError` result is a result, not an exception).
+            The MCP result, truncated and marked if over the bound. An `isError` result is a
+            result, not an exception.
         Raises:
-            CallCancelled: cancelled by operation id.
+            CallCancelled: cancelled by operation id (before admission, while queued or running).
             ServerTimeout: no answer within the timeout (the SDK sends notifications/cancelled).
             CenterError: connection or protocol failure, attributed.
         """
-        conn = await self.connect(server_id)
-        timeout = timeout_s if timeout_s is not None else conn.spec.call_timeout_s
-        op_id = operation_id or uuid.uuid4().hex
-        if op_id in self._cancelled_early:
-            del self._cancelled_early[op_id]
-            raise CallCancelled(f"operation '{op_id}' was cancelled before it started", details={"operation_id": op_id})
-        op = _Operation(op_id, anyio.CancelScope(), conn.connection_id)
-        self._ops[op_id] = op
-        assert conn.session is not None
-        session = conn.session
-        result: types.CallToolResult | None = None
-        try:
-            with op.scope:
-                try:
-                    answer = await session.client.session.call_tool(
-                        name, dict(arguments or {}), read_timeout_seconds=timeout
-                    )
-                    assert isinstance(answer, types.CallToolResult)
-                    result = answer
-                except MCPError as exc:
-                    if exc.code == types.REQUEST_TIMEOUT:
-                        raise timeout_error(f"tools/call '{name}'", timeout) from None
-                    raise attribute(exc, session.probe, during=f"tools/call '{name}'") from None
-                except RuntimeError as exc:
-                    raise attribute(exc, session.probe, during=f"tools/call '{name}'") from None
-        finally:
-            self._ops.pop(op_id, None)
-        if op.scope.cancelled_caught:
-            raise CallCancelled(f"operation '{op_id}' was cancelled", details={"operation_id": op_id})
-        assert result is not None
-        return result
+        arguments_dict = dict(arguments or {})
+
+        async def send(conn: Connection, timeout_s: float) -> types.CallToolResult:
+            assert conn.session is not None
+            answer = await conn.session.client.session.call_tool(name, arguments_dict, read_timeout_seconds=timeout_s)
+            assert isinstance(answer, types.CallToolResult)
+            return answer
+
+        result = await self._request(server_id, f"tools/call '{name}'", send, operation_id, timeout_s)
+        limit = max_result_bytes
+        if limit is None:
+            slot = self._slots.get(server_id)
+            limit = slot.spec.max_result_bytes if slot and slot.spec else DEFAULT_MAX_RESULT_BYTES
+        return bound_result(result, limit)
+
+    async def get_prompt(
+        self, server_id: str, name: str, arguments: Mapping[str, str] | None = None, *, operation_id: str | None = None
+    ) -> types.GetPromptResult:
+        """`prompts/get` on the server's live session (R-5.4 builds on this).
+
+        Raises:
+            CallCancelled, ServerTimeout, CenterError as for `call_tool`.
+        """
+
+        async def send(conn: Connection, timeout_s: float) -> types.GetPromptResult:
+            assert conn.session is not None
+            result = await conn.session.client.session.send_request(
+                types.GetPromptRequest(params=types.GetPromptRequestParams(name=name, arguments=dict(arguments or {}))),
+                types.GetPromptResult,
+                request_read_timeout_seconds=timeout_s,
+            )
+            return result
+
+        return await self._request(server_id, f"prompts/get '{name}'", send, operation_id, None)
+
+    async def read_resource(
+        self, server_id: str, uri: str, *, operation_id: str | None = None
+    ) -> types.ReadResourceResult:
+        """`resources/read` on the server's live session (R-5.5 builds on this).
+
+        Raises:
+            CallCancelled, ServerTimeout, CenterError as for `call_tool`.
+        """
+
+        async def send(conn: Connection, timeout_s: float) -> types.ReadResourceResult:
+            assert conn.session is not None
+            result = await conn.session.client.session.send_request(
+                types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)),
+                types.ReadResourceResult,
+                request_read_timeout_seconds=timeout_s,
+            )
+            return result
+
+        return await self._request(server_id, "resources/read", send, operation_id, None)
 
     def is_running(self, operation_id: str) -> bool:
-        """True while a call with this operation id is admitted and not finished."""
+        """True while a request with this operation id is admitted and not finished."""
         return operation_id in self._ops
 
     def cancel(self, operation_id: str) -> bool:
-        """Cancel a call by operation id. Returns True if a running call was cancelled.
+        """Cancel a request by operation id. Returns True if an admitted request was cancelled.
 
-        A cancel that arrives before the call is admitted is remembered (bounded) and the call
-        is refused when it arrives (R-3.8).
+        A cancel that arrives before the request is admitted is remembered (bounded in number
+        and time) and the request is refused when it arrives (R-3.8).
         """
         op = self._ops.get(operation_id)
         if op is not None:
             op.scope.cancel()
             return True
-        self._cancelled_early[operation_id] = None
-        while len(self._cancelled_early) > CANCELLED_OPS_REMEMBERED:
+        now = time.monotonic()
+        self._cancelled_early[operation_id] = now
+        self._cancelled_early.move_to_end(operation_id)
+        while self._cancelled_early and (
+            len(self._cancelled_early) > CANCELLED_OPS_REMEMBERED
+            or now - next(iter(self._cancelled_early.values())) > CANCELLED_OPS_TTL_S
+        ):
             self._cancelled_early.popitem(last=False)
         return False
 
@@ -352,20 +506,27 @@ class ConnectionManager:
     async def probe(self, spec: ConnectionSpec) -> ProbeResult:
         """Open a temporary connection: initialize + tools/list + close (R-2.2).
 
-        Runs in the caller's task, independent of any long-lived connection of the server.
+        Runs in the caller's task, independent of any long-lived connection of the server; its
+        traffic is recorded in the server's logbook.
 
         Raises:
             ServerTimeout: initialize + tools/list took longer than `spec.startup_timeout_s`.
             CenterError: attributed failure (refused, DNS, process exited with code N, ...).
         """
         probe = TransportProbe()
+        logbook = self.logbook(spec.server_id)
+        filt = _Filter(logbook, f"test-{uuid.uuid4().hex[:12]}")
+        hooks = SessionHooks(on_stderr=logbook.add_stderr, on_noise=logbook.add_noise, observer=filt)
         started = anyio.current_time()
         result: ProbeResult | None = None
         deadline = anyio.move_on_after(spec.startup_timeout_s)
+        self.handshakes += 1
         try:
             with deadline:
-                async with open_session(spec, probe, SessionHooks()) as session:
-                    tools = await list_all_tools(session.client)
+                async with open_session(spec, probe, hooks, transport_factory=self._transport_factory) as session:
+                    filt.sanitizer.begin("tools")
+                    tools = await fetch_category(session.client, "tools")
+                    quarantined = filt.sanitizer.take("tools")
                     info = session.client.server_info
                     result = ProbeResult(
                         elapsed_ms=int((anyio.current_time() - started) * 1000),
@@ -373,6 +534,7 @@ class ConnectionManager:
                         server_name=info.name if info else None,
                         server_version=info.version if info else None,
                         protocol_version=session.client.protocol_version,
+                        quarantined=len(quarantined),
                     )
         except Exception as exc:  # noqa: BLE001 - every failure is attributed, none is swallowed
             if result is None:
@@ -380,17 +542,88 @@ class ConnectionManager:
             logger.info("server.test.close_failed", extra={"server_id": spec.server_id})
         if result is None:
             if deadline.cancelled_caught:
-                raise timeout_error("initialize and tools/list", spec.startup_timeout_s, probe)
+                error = timeout_error("initialize and tools/list", spec.startup_timeout_s, probe)
+                _add_noise_hint(error, probe)
+                raise error
             raise attribute(ConnectionLost("closed"), probe, during="initialize")
         return result
 
     # ----- internals -------------------------------------------------------------------------
 
+    async def _request(
+        self,
+        server_id: str,
+        what: str,
+        send: Callable[[Connection, float], Awaitable[T]],
+        operation_id: str | None,
+        timeout_s: float | None,
+    ) -> T:
+        op_id = operation_id or uuid.uuid4().hex
+        if self._cancelled_early.pop(op_id, None) is not None:
+            raise CallCancelled(f"operation '{op_id}' was cancelled before it started", details={"operation_id": op_id})
+        if op_id in self._ops:
+            raise CallCancelled(f"operation '{op_id}' is already running", details={"operation_id": op_id})
+        op = _Operation(op_id, server_id, anyio.CancelScope())
+        self._ops[op_id] = op
+        result: T | None = None
+        try:
+            with op.scope:
+                conn = await self.connect(server_id)
+                timeout = timeout_s if timeout_s is not None else conn.spec.call_timeout_s
+                try:
+                    result = await self._send_once(conn, what, send, timeout)
+                except _SessionExpired:
+                    # R-3.10: the server did not run the request (404 for our session): re-initialize
+                    # once and re-send once; a second expiry is an error, never a loop.
+                    await self._replace_expired(server_id, conn)
+                    conn = await self.connect(server_id)
+                    try:
+                        result = await self._send_once(conn, what, send, timeout)
+                    except _SessionExpired as again:
+                        raise again.error from None
+        finally:
+            self._ops.pop(op_id, None)
+        if op.scope.cancelled_caught:
+            raise CallCancelled(f"operation '{op_id}' was cancelled", details={"operation_id": op_id})
+        assert result is not None
+        return result
+
+    async def _send_once(
+        self, conn: Connection, what: str, send: Callable[[Connection, float], Awaitable[T]], timeout_s: float
+    ) -> T:
+        assert conn.session is not None
+        probe = conn.session.probe
+        try:
+            return await send(conn, timeout_s)
+        except MCPError as exc:
+            if exc.code == types.REQUEST_TIMEOUT:
+                raise timeout_error(what, timeout_s) from None
+            if exc.code == types.INVALID_REQUEST and probe.http is not None and probe.http.session_expired:
+                conn.expired = True
+                raise _SessionExpired(
+                    ConnectionLost(
+                        f"the server's session expired during {what} (HTTP 404) and re-initializing did not help",
+                        details={"reason": ErrorReason.SESSION_EXPIRED.value},
+                    )
+                ) from None
+            raise attribute(exc, probe, during=what) from None
+        except (RuntimeError, ValueError) as exc:
+            raise attribute(exc, probe, during=what) from None
+
+    async def _replace_expired(self, server_id: str, conn: Connection) -> None:
+        slot = self._slots.get(server_id)
+        if slot is None:
+            return
+        async with slot.lock:
+            if slot.conn is conn:
+                await self._close_locked(slot)
+
     def _start_locked(self, slot: _Slot, spec: ConnectionSpec) -> Connection:
         assert self._tg is not None, "use the manager inside 'async with'"
-        conn = Connection(spec)
+        conn = Connection(spec, self.logbook(slot.server_id))
         slot.conn = conn
         self._set_status(slot, ServerStatus(slot.server_id, ConnectionState.CONNECTING, conn.connection_id))
+        self.handshakes += 1
         self._tg.start_soon(self._run_connection, slot, conn)
         return conn
 
@@ -409,54 +642,142 @@ class ConnectionManager:
         slot.status = status
         changed, self._status_changed = self._status_changed, anyio.Event()
         changed.set()
+        self.events.publish("server.status", server_id=slot.server_id, status=status.to_dict())
         if self._on_status is not None:
             try:
                 self._on_status(status)
             except Exception:
                 logger.exception("runtime.status_listener_failed")
 
+    def _message_handler(self, slot: _Slot, conn: Connection) -> MessageHandlerFnT:
+        async def handle(message: IncomingMessage) -> None:
+            # R-3.5: an old instance's notifications never touch the current session's catalog.
+            if not isinstance(message, types.ServerNotification) or not self._is_current(slot, conn):
+                return
+            categories = _CHANGED_CATEGORIES.get(message.method)
+            if categories is not None and conn.is_live:
+                conn.request_refresh(categories)
+
+        return handle
+
+    async def _refresh_category(self, conn: Connection, category: Category) -> bool:
+        """Refresh one category with a new generation; commit only if it succeeds (R-3.7)."""
+        assert conn.session is not None
+        generation = conn.catalog.generation[category] + 1
+        conn.filter.sanitizer.begin(category)
+        try:
+            items = await fetch_category(conn.session.client, category)
+        except Exception as exc:  # noqa: BLE001 - a failed refresh keeps the last valid content
+            error = attribute(exc, conn.session.probe, during=f"{category} refresh")
+            conn.filter.sanitizer.take(category)
+            conn.catalog.errors[category] = {"code": error.code, "message": error.message}
+            logger.warning(
+                "server.catalog_refresh_failed",
+                extra={"server_id": conn.spec.server_id, "category": category, "code": error.code},
+            )
+            return False
+        conn.catalog.items[category] = items
+        conn.catalog.generation[category] = generation
+        conn.catalog.quarantined[category] = conn.filter.sanitizer.take(category)
+        conn.catalog.errors[category] = None
+        for note in conn.catalog.quarantined[category]:
+            logger.warning(
+                "server.catalog_item_quarantined",
+                extra={"server_id": conn.spec.server_id, "category": category, "reason": note.reason},
+            )
+        return True
+
+    async def _refresh_worker(self, slot: _Slot, conn: Connection) -> None:
+        while True:
+            categories = await conn.next_refresh()
+            for category in CATEGORIES:
+                if category in categories and self._is_current(slot, conn):
+                    if await self._refresh_category(conn, category):
+                        self._publish_catalog(slot, conn, (category,))
+                    if category == "tools":
+                        self._set_ready_status(slot, conn)
+
+    def _publish_catalog(self, slot: _Slot, conn: Connection, categories: tuple[Category, ...]) -> None:
+        self.events.publish(
+            "server.catalog",
+            server_id=slot.server_id,
+            connection_id=conn.connection_id,
+            categories=list(categories),
+            counts=conn.catalog.counts(),
+            generation={c: conn.catalog.generation[c] for c in categories},
+            quarantined=sum(len(q) for q in conn.catalog.quarantined.values()),
+        )
+
+    def _set_ready_status(self, slot: _Slot, conn: Connection) -> None:
+        assert conn.session is not None
+        info = conn.session.client.server_info
+        self._set_status(
+            slot,
+            ServerStatus(
+                slot.server_id,
+                ConnectionState.READY,
+                conn.connection_id,
+                tool_count=len(conn.catalog.tools),
+                server_name=info.name if info else None,
+                server_version=info.version if info else None,
+                protocol_version=conn.session.client.protocol_version,
+            ),
+        )
+
     async def _run_connection(self, slot: _Slot, conn: Connection) -> None:
         spec = conn.spec
         probe = TransportProbe()
+        logbook = self.logbook(slot.server_id)
         hooks = self._hooks_for(spec, conn.connection_id) if self._hooks_for else SessionHooks()
+        hooks.message_handler = self._message_handler(slot, conn)
+        hooks.observer = conn.filter
+        hooks.on_stderr = logbook.add_stderr
+        hooks.on_noise = logbook.add_noise
         error: CenterError | None = None
         stopped_by_us = False
         try:
             with conn.cancel_scope:  # cancelled by stop() while not ready
                 with anyio.CancelScope(deadline=anyio.current_time() + spec.startup_timeout_s) as handshake:
-                    async with open_session(spec, probe, hooks) as session:
-                        tools = await list_all_tools(session.client)
+                    async with open_session(spec, probe, hooks, transport_factory=self._transport_factory) as session:
+                        conn.session = session
+                        if not await self._refresh_category(conn, "tools"):
+                            tools_error = conn.catalog.errors["tools"] or {}
+                            raise ConnectionLost(
+                                f"the first tools/list failed: {tools_error.get('message', 'unknown error')}",
+                                details={"reason": ErrorReason.PROTOCOL.value},
+                            )
+                        for category in ("prompts", "resources", "resource_templates"):
+                            await self._refresh_category(conn, category)
                         handshake.deadline = math.inf
                         if not self._is_current(slot, conn):
                             stopped_by_us = True
                             return
-                        info = session.client.server_info
-                        conn.session = session
-                        conn.tools = tools
                         conn.ready.set()
-                        self._set_status(
-                            slot,
-                            ServerStatus(
-                                slot.server_id,
-                                ConnectionState.READY,
-                                conn.connection_id,
-                                tool_count=len(tools),
-                                server_name=info.name if info else None,
-                                server_version=info.version if info else None,
-                                protocol_version=session.client.protocol_version,
-                            ),
-                        )
-                        await _wait_any(conn.stop_requested, session.tapped.closed)
-                        stopped_by_us = conn.stop_requested.is_set()
-                        if not stopped_by_us:
+                        self._set_ready_status(slot, conn)
+                        self._publish_catalog(slot, conn, CATEGORIES)
+                        ended = await self._serve(slot, conn, session)
+                        if ended == "stopped":
+                            stopped_by_us = True
+                        elif ended == "expired":
+                            error = ConnectionLost(
+                                "the server's session expired (HTTP 404); the next use re-initializes",
+                                details={"reason": ErrorReason.SESSION_EXPIRED.value},
+                            )
+                        else:
                             error = attribute(ConnectionLost("closed"), probe, during="the session")
                 if handshake.cancelled_caught and not conn.ready.is_set():
                     error = timeout_error("initialize", spec.startup_timeout_s, probe)
+                    _add_noise_hint(error, probe)
             if conn.cancel_scope.cancelled_caught:
                 stopped_by_us = True
         except Exception as exc:  # noqa: BLE001 - every failure becomes the connection's attributed error
             if conn.stop_requested.is_set():
                 stopped_by_us = True
+            elif conn.expired:
+                error = ConnectionLost(
+                    "the server's session expired (HTTP 404); the next use re-initializes",
+                    details={"reason": ErrorReason.SESSION_EXPIRED.value},
+                )
             else:
                 error = attribute(exc, probe, during="the session" if conn.ready.is_set() else "initialize")
         finally:
@@ -474,6 +795,38 @@ class ConnectionManager:
                     )
                 elif not stopped_by_us:
                     self._set_status(slot, ServerStatus(slot.server_id, ConnectionState.DISCONNECTED))
+
+    async def _serve(self, slot: _Slot, conn: Connection, session: OpenSession) -> str:
+        """Run the ready connection until it ends; return "stopped", "expired" or "closed"."""
+        expired = session.probe.http.expired if session.probe.http is not None else None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._refresh_worker, slot, conn)
+            waits = [conn.stop_requested, session.tapped.closed] + ([expired] if expired is not None else [])
+            await _wait_any(*waits)
+            tg.cancel_scope.cancel()
+        if conn.stop_requested.is_set():
+            return "stopped"
+        if expired is not None and expired.is_set():
+            conn.expired = True
+            return "expired"
+        return "closed"
+
+
+class _SessionExpired(Exception):
+    def __init__(self, error: CenterError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _add_noise_hint(error: CenterError, probe: TransportProbe) -> None:
+    """A stdio server that printed non-protocol lines and never answered gets a clearer message."""
+    if probe.noise_count:
+        first = default_redactor.redact(probe.first_noise or "")
+        error.message += (
+            f"; the server printed {probe.noise_count} line(s) on stdout that are not JSON-RPC "
+            f"(first: {first[:120]!r}) — it may log to stdout instead of stderr"
+        )
+        error.details.update(noise_lines=probe.noise_count, first_noise=first[:200])
 
 
 async def _wait_any(*events: anyio.Event) -> None:

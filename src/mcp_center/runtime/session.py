@@ -9,22 +9,20 @@ DELETE only exist in that era, and our catalog generations must stay authoritati
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 
 import mcp_types as types
-from mcp.client import Client
+from mcp.client import Client, Transport
 from mcp.client.session import ElicitationFnT, LoggingFnT, MessageHandlerFnT
 
 from mcp_center import __version__
 from mcp_center.runtime.tap import MessageObserver, TappedTransport
 from mcp_center.transports import ConnectionSpec, TransportProbe, open_transport
 
-__all__ = ["CLIENT_INFO", "MAX_CATALOG_PAGES", "OpenSession", "SessionHooks", "list_all_tools", "open_session"]
+__all__ = ["CLIENT_INFO", "OpenSession", "SessionHooks", "open_session"]
 
 CLIENT_INFO = types.Implementation(name="mcp-center", version=__version__)
-MAX_CATALOG_PAGES = 100
-"""A paginator that never ends cannot hang a connection: at most this many pages per list."""
 
 
 @dataclass
@@ -49,7 +47,13 @@ class OpenSession:
 
 
 @asynccontextmanager
-async def open_session(spec: ConnectionSpec, probe: TransportProbe, hooks: SessionHooks) -> AsyncGenerator[OpenSession]:
+async def open_session(
+    spec: ConnectionSpec,
+    probe: TransportProbe,
+    hooks: SessionHooks,
+    *,
+    transport_factory: Callable[..., AbstractAsyncContextManager[Transport]] = open_transport,
+) -> AsyncGenerator[OpenSession]:
     """Open the transport, run `initialize`, and yield the session; close everything on exit.
 
     No deadline is applied here: callers wrap the handshake in their own cancel scope.
@@ -58,7 +62,7 @@ async def open_session(spec: ConnectionSpec, probe: TransportProbe, hooks: Sessi
         BaseException: whatever the transport or handshake raised (often an ExceptionGroup);
             callers map it with `runtime.attribution.attribute(exc, probe, ...)`.
     """
-    async with open_transport(spec, probe, on_stderr=hooks.on_stderr, on_noise=hooks.on_noise) as transport:
+    async with transport_factory(spec, probe, on_stderr=hooks.on_stderr, on_noise=hooks.on_noise) as transport:
         tapped = TappedTransport(transport, hooks.observer)
         client = Client(
             tapped,
@@ -71,21 +75,3 @@ async def open_session(spec: ConnectionSpec, probe: TransportProbe, hooks: Sessi
         )
         async with client:
             yield OpenSession(client=client, tapped=tapped, probe=probe)
-
-
-async def list_all_tools(client: Client) -> list[types.Tool]:
-    """Follow `tools/list` pagination (at most `MAX_CATALOG_PAGES` pages) and return every tool.
-
-    Raises:
-        MCPError / transport errors: as the SDK raises them (callers attribute them).
-    """
-    tools: list[types.Tool] = []
-    cursor: str | None = None
-    for _ in range(MAX_CATALOG_PAGES):
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await client.session.list_tools(params=params)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools

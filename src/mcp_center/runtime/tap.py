@@ -2,8 +2,9 @@
 
 The SDK's `ClientSession` exposes neither "the read stream ended" nor the raw messages. Wrapping
 the transport gives the runtime both: `closed` is set when the server side ends (process exit,
-SSE stream closed), and an optional observer sees each message in both directions for the
-request log (R-3.11). Forwarding uses zero-buffer memory streams, so back-pressure is unchanged.
+SSE stream closed), and an optional observer sees each message in both directions — for the
+request log (R-3.11) and to validate catalog pages before the SDK parses them (R-3.6).
+Forwarding uses zero-buffer memory streams, so back-pressure is unchanged.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ __all__ = ["MessageObserver", "TappedTransport"]
 
 
 class MessageObserver(Protocol):
-    """Sees each message; must not block or raise (exceptions are swallowed and logged by the caller)."""
+    """Sees each message and may rewrite what the session receives; must not block.
+
+    `incoming` returns the item to deliver (validation may replace a message, R-3.6).
+    """
 
     def outgoing(self, message: SessionMessage) -> None: ...
 
-    def incoming(self, message: SessionMessage | Exception) -> None: ...
+    def incoming(self, message: SessionMessage | Exception) -> SessionMessage | Exception: ...
 
 
 class TappedTransport:
@@ -70,7 +74,7 @@ class TappedTransport:
             async with to_session:
                 async for item in read:
                     if self._observer is not None:
-                        self._observer.incoming(item)
+                        item = self._observer.incoming(item)
                     await to_session.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
             pass

@@ -81,8 +81,9 @@ def install_log_redaction(redactor: Redactor = default_redactor) -> None:
     """Wrap the logging record factory so every record is redacted when it is created.
 
     A factory (rather than a handler filter) covers every logger and every handler, including
-    ones added later by uvicorn or by tests. The message is rendered once, redacted, and stored
-    without args; an exception's traceback is pre-formatted and redacted too. Idempotent.
+    ones added later by uvicorn or by tests. The message is rendered once; if it holds a secret
+    the redacted rendering replaces msg and args. An exception's traceback is pre-formatted and
+    redacted too. Idempotent.
     """
     global _installed
     if _installed:
@@ -103,8 +104,13 @@ def install_log_redaction(redactor: Redactor = default_redactor) -> None:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a broken format string must not lose the record
             message = str(record.msg)
-        record.msg = redactor.redact(message)
-        record.args = None
+        cleaned = redactor.redact(message)
+        if cleaned != message:
+            # A secret is in the rendered text: keep only the redacted rendering.
+            record.msg = cleaned
+            record.args = None
+        # Otherwise msg and args stay as they are: formatters such as uvicorn's access log
+        # unpack `record.args` themselves.
         if record.exc_info and record.exc_info[1] is not None:
             record.exc_text = redactor.redact(logging.Formatter().formatException(record.exc_info))
         scrub(record)

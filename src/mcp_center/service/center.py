@@ -54,7 +54,7 @@ from mcp_center.errors import (
     TrustDigestMismatch,
 )
 from mcp_center.models import TransportKind
-from mcp_center.runtime import ConnectionManager, ServerStatus
+from mcp_center.runtime import ConnectionManager, EventBus, ServerStatus
 from mcp_center.secrets import (
     Redactor,
     SecretCipher,
@@ -217,7 +217,7 @@ class McpCenter:
             return config.id
 
         server_id = await self._txn(run)
-        logger.info("server.created", extra={"server_id": server_id})
+        self._announce("server.created", {"server_id": server_id})
         return await self.get_server(server_id)
 
     async def update_server(self, server_id: str, body: object, *, partial: bool = False) -> dict[str, Any]:
@@ -251,7 +251,7 @@ class McpCenter:
             return high_risk
 
         high_risk = await self._txn(run)
-        logger.info("server.updated", extra={"server_id": server_id, "high_risk": high_risk})
+        self._announce("server.updated", {"server_id": server_id, "high_risk": high_risk})
         await self._reconcile(server_id)
         return await self.get_server(server_id)
 
@@ -270,8 +270,9 @@ class McpCenter:
                 del state.secrets[sid]
 
         await self._txn(run)
-        logger.info("server.deleted", extra={"server_id": server_id})
+        self._announce("server.deleted", {"server_id": server_id})
         await self._reconcile(server_id)
+        self._manager.forget(server_id)
 
     async def set_secret(
         self, server_id: str, kind: str, key: str, value: object, *, version: int | None = None
@@ -304,7 +305,7 @@ class McpCenter:
             state.servers[server_id] = self._changed(record, config, high_risk=high_risk)
 
         await self._txn(run)
-        logger.info("server.secret_set", extra={"server_id": server_id, "kind": kind})
+        self._announce("server.secret_set", {"server_id": server_id, "kind": kind})
         await self._reconcile(server_id)
         return await self.get_server(server_id)
 
@@ -335,7 +336,7 @@ class McpCenter:
             state.servers[server_id] = self._changed(record, config, high_risk=True)
 
         await self._txn(run)
-        logger.info("server.secret_deleted", extra={"server_id": server_id, "kind": kind})
+        self._announce("server.secret_deleted", {"server_id": server_id, "kind": kind})
         await self._reconcile(server_id)
         return await self.get_server(server_id)
 
@@ -366,7 +367,7 @@ class McpCenter:
             state.servers[server_id] = record.model_copy(update={"trusted_digest": current, "updated_at": _now()})
 
         await self._txn(run)
-        logger.info("server.trusted", extra={"server_id": server_id})
+        self._announce("server.trusted", {"server_id": server_id})
         await self._reconcile(server_id)
         return await self.get_server(server_id)
 
@@ -424,7 +425,7 @@ class McpCenter:
             state.servers[server_id] = record.model_copy(update={"last_test": result, "updated_at": _now()})
 
         await self._txn(store)
-        logger.info("server.tested", extra={"server_id": server_id, "ok": result.ok})
+        self._announce("server.tested", {"server_id": server_id, "ok": result.ok})
         await self._reconcile(server_id)
         return result
 
@@ -457,7 +458,7 @@ class McpCenter:
                 state.servers[server_id] = record.model_copy(update={"enabled": True, "updated_at": _now()})
 
         await self._txn(run)
-        logger.info("server.enabled", extra={"server_id": server_id})
+        self._announce("server.enabled", {"server_id": server_id})
         await self._reconcile(server_id)
         await self._connect_quietly(server_id)
         return await self.get_server(server_id)
@@ -475,7 +476,7 @@ class McpCenter:
                 state.servers[server_id] = record.model_copy(update={"enabled": False, "updated_at": _now()})
 
         await self._txn(run)
-        logger.info("server.disabled", extra={"server_id": server_id})
+        self._announce("server.disabled", {"server_id": server_id})
         await self._reconcile(server_id)
         return await self.get_server(server_id)
 
@@ -557,7 +558,53 @@ class McpCenter:
         """The runtime status of one server."""
         return self._manager.status(server_id)
 
+    # ----- debugging (R-3.11) --------------------------------------------------------------------
+
+    @property
+    def events(self) -> EventBus:
+        """The live event stream: `server.status`, `server.catalog` and configuration events."""
+        return self._manager.events
+
+    async def logs(self, server_id: str) -> dict[str, Any]:
+        """The server's last requests/responses (summaries, redacted) and stderr lines (R-3.11).
+
+        Raises:
+            ServerNotFound.
+        """
+        await self.get_server(server_id)
+        logbook = self._manager.logbook(server_id)
+        return {
+            "server_id": server_id,
+            "status": self._manager.status(server_id).to_dict(),
+            "requests": logbook.entries(),
+            "stderr": logbook.stderr(),
+        }
+
+    async def catalog(self, server_id: str, *, refresh: bool = False) -> dict[str, Any]:
+        """The live catalog: tools, prompts, resources, resource templates, quarantined items,
+        generations and per-category refresh errors (R-3.6, R-3.7). Connects lazily.
+
+        Raises:
+            ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, connection errors.
+        """
+        await self._runnable(server_id)
+        catalog = await (self._manager.refresh(server_id) if refresh else self._manager.catalog(server_id))
+        return {
+            "server_id": server_id,
+            **{
+                category: [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items]
+                for category, items in catalog.items.items()
+            },
+            "quarantined": [q.to_dict() for notes in catalog.quarantined.values() for q in notes],
+            "generation": dict(catalog.generation),
+            "errors": dict(catalog.errors),
+        }
+
     # ----- internals -----------------------------------------------------------------------------
+
+    def _announce(self, event: str, fields: dict[str, Any]) -> None:
+        logger.info(event, extra=fields)
+        self._manager.events.publish(event, **fields)
 
     async def _in_thread(self, fn: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(fn)
@@ -667,6 +714,7 @@ class McpCenter:
                 cwd=config.cwd,
                 startup_timeout_s=summary_timeout,
                 call_timeout_s=config.call_timeout_s,
+                max_result_bytes=config.max_result_bytes,
             )
         headers = dict(config.headers)
         for key in config.secret_headers:
@@ -685,6 +733,7 @@ class McpCenter:
             headers=headers,
             startup_timeout_s=summary_timeout,
             call_timeout_s=config.call_timeout_s,
+            max_result_bytes=config.max_result_bytes,
         )
 
     def _desired_spec(self, state: StoreState, server_id: str) -> ConnectionSpec | None:

@@ -16,9 +16,11 @@ from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import SseTransport
 from mcp_center.transports.stdio import StdioTransport, child_environment
 
-__all__ = ["STDERR_TAIL_LINES", "TransportProbe", "open_transport"]
+__all__ = ["MAX_MESSAGE_BYTES", "STDERR_TAIL_LINES", "TransportProbe", "open_transport"]
 
 STDERR_TAIL_LINES = 20
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""Largest single message accepted from a server, in bytes, on every transport (bounded memory, R-3.9)."""
 
 
 @dataclass
@@ -35,6 +37,9 @@ class TransportProbe:
     stdio: StdioTransport | None = None
     http: HttpDiagnostics | None = None
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    noise_count: int = 0
+    """stdout lines of a stdio server that were not JSON-RPC."""
+    first_noise: str | None = None
 
     @property
     def returncode(self) -> int | None:
@@ -64,17 +69,36 @@ async def open_transport(
         if on_stderr is not None:
             on_stderr(line)
 
+    def noise_line(line: str) -> None:
+        probe.noise_count += 1
+        if probe.first_noise is None:
+            probe.first_noise = line[:200]
+        if on_noise is not None:
+            on_noise(line)
+
     if spec.transport is TransportKind.STDIO:
         transport = StdioTransport(
-            spec.argv, env=child_environment(spec.env), cwd=spec.cwd, on_stderr=stderr_line, on_noise=on_noise
+            spec.argv,
+            env=child_environment(spec.env),
+            cwd=spec.cwd,
+            on_stderr=stderr_line,
+            on_noise=noise_line,
+            max_message_bytes=MAX_MESSAGE_BYTES,
         )
         probe.stdio = transport
         yield transport
         return
     assert spec.url is not None, "remote specs carry a URL"
     probe.http = HttpDiagnostics()
-    async with build_http_client(spec.headers, probe.http, auth=spec.auth) as http_client:
+    async with build_http_client(
+        spec.headers, probe.http, auth=spec.auth, max_response_bytes=MAX_MESSAGE_BYTES
+    ) as http_client:
         if spec.transport is TransportKind.STREAMABLE_HTTP:
-            yield streamable_http_client(spec.url, http_client=http_client)
+            yield streamable_http_client(spec.url, http_client=http_client, max_sse_event_size=MAX_MESSAGE_BYTES)
         else:
-            yield SseTransport(spec.url, http_client=http_client, endpoint_timeout_s=spec.startup_timeout_s)
+            yield SseTransport(
+                spec.url,
+                http_client=http_client,
+                endpoint_timeout_s=spec.startup_timeout_s,
+                max_event_bytes=MAX_MESSAGE_BYTES,
+            )

@@ -12,12 +12,16 @@ cross-origin redirects for MCP requests (notes §3.2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 
+import anyio
 import httpx2
 
-__all__ = ["HttpDiagnostics", "build_http_client"]
+from mcp_center.errors import ServerProtocolError
+from mcp_center.models import ErrorReason
+
+__all__ = ["HttpDiagnostics", "ResponseTooLarge", "build_http_client"]
 
 DEFAULT_TIMEOUT = httpx2.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
 """Seconds. `read` bounds silence on a response or SSE stream; calls have their own deadline."""
@@ -32,6 +36,7 @@ class HttpDiagnostics:
         last_method: Its request method.
         www_authenticate: Its `WWW-Authenticate` header (401/403), or None.
         session_expired: A request that carried `Mcp-Session-Id` got 404 (R-3.10).
+        expired: Set together with `session_expired`, for waiters.
         session_id: The last `Mcp-Session-Id` the server assigned.
     """
 
@@ -40,6 +45,7 @@ class HttpDiagnostics:
     www_authenticate: str | None = None
     session_expired: bool = False
     session_id: str | None = None
+    expired: anyio.Event = field(default_factory=anyio.Event)
 
     async def on_response(self, response: httpx2.Response) -> None:
         """httpx2 response hook: record status, challenge and session facts."""
@@ -54,6 +60,52 @@ class HttpDiagnostics:
         self.www_authenticate = response.headers.get("www-authenticate")
         if response.status_code == 404 and request.headers.get("mcp-session-id"):
             self.session_expired = True
+            self.expired.set()
+
+
+class ResponseTooLarge(ServerProtocolError):
+    """A response body exceeded the size limit (bounded memory, R-3.9)."""
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._inner:
+            seen += len(chunk)
+            if seen > self._limit:
+                raise ResponseTooLarge(
+                    f"the server sent a response larger than {self._limit} bytes",
+                    details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": self._limit},
+                )
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _CappedTransport(httpx2.AsyncBaseTransport):
+    """Wraps the default transport; a body over `limit` bytes raises instead of filling memory."""
+
+    def __init__(self, limit: int) -> None:
+        self._inner = httpx2.AsyncHTTPTransport(trust_env=False)
+        self._limit = limit
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        # SSE streams are long-lived and bounded per event by the SDK (`max_sse_event_size`);
+        # every other body is bounded as a whole.
+        if response.headers.get("content-type", "").lower().startswith("text/event-stream"):
+            return response
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        response.stream = _CappedStream(response.stream, self._limit)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def build_http_client(
@@ -62,6 +114,7 @@ def build_http_client(
     *,
     auth: httpx2.Auth | None = None,
     timeout: httpx2.Timeout = DEFAULT_TIMEOUT,
+    max_response_bytes: int | None = None,
 ) -> httpx2.AsyncClient:
     """Build the `httpx2.AsyncClient` for one remote connection.
 
@@ -70,6 +123,7 @@ def build_http_client(
         diagnostics: Receives every response through a hook.
         auth: Attaches OAuth tokens (R-4); None for no auth or static bearer (already in headers).
         timeout: httpx2 timeouts in seconds.
+        max_response_bytes: Bound on any response body (and so on any SSE stream), or None.
     Returns:
         A client the caller must close (`async with`).
     """
@@ -80,4 +134,5 @@ def build_http_client(
         follow_redirects=False,
         trust_env=False,
         event_hooks={"response": [diagnostics.on_response]},
+        transport=_CappedTransport(max_response_bytes) if max_response_bytes is not None else None,
     )

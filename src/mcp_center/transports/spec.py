@@ -37,6 +37,7 @@ class ConnectionSpec:
         auth: remote only: an `httpx2.Auth` that attaches OAuth tokens, or None.
         startup_timeout_s: Seconds allowed for spawn/connect + initialize + first catalog.
         call_timeout_s: Default seconds allowed for one tool call (R-3.8).
+        max_result_bytes: Tool results above this many bytes of JSON are truncated (R-3.9).
     """
 
     server_id: str
@@ -50,3 +51,4 @@ class ConnectionSpec:
     auth: httpx2.Auth | None = field(default=None, repr=False)
     startup_timeout_s: float = 30.0
     call_timeout_s: float = 60.0
+    max_result_bytes: int = 1024 * 1024

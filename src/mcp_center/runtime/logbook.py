@@ -1,0 +1,194 @@
+"""Per-server debugging records: the last requests/responses and the last stderr lines (R-3.11).
+
+Threat: a debugging view that becomes a leak. Entries hold only method, id, direction, timing,
+status, sizes and (redacted) error text — never params, results or headers — and every text
+field passes through the redactor before it is stored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+
+from mcp_center.secrets import Redactor, default_redactor
+
+__all__ = ["LOG_ENTRIES", "STDERR_LINES", "LogEntry", "ServerLogbook"]
+
+LOG_ENTRIES = 50
+"""Request/response summaries kept per server (R-3.11)."""
+STDERR_LINES = 200
+"""stderr lines kept per stdio server."""
+_PENDING_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One request/response (or notification) summary.
+
+    Attributes:
+        at: When the exchange started (aware UTC, ISO 8601 in JSON).
+        direction: "client→server" (we sent it) or "server→client".
+        kind: "request", "notification" or "error" (a transport-level error item).
+        method: JSON-RPC method, e.g. "tools/call"; None for a bare error item.
+        request_id: The JSON-RPC id as text, for requests.
+        duration_ms: Time to the response, for requests that got one.
+        status: "ok", "error", "pending" or "sent".
+        request_bytes / response_bytes: JSON sizes in bytes.
+        error: `{"code", "message"}` of a JSON-RPC error (redacted), or None.
+        connection_id: The client instance that carried it (R-3.5).
+    """
+
+    at: str
+    direction: str
+    kind: str
+    method: str | None
+    request_id: str | None
+    duration_ms: float | None
+    status: str
+    request_bytes: int | None
+    response_bytes: int | None
+    error: dict[str, Any] | None
+    connection_id: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape for the API."""
+        return asdict(self)
+
+
+@dataclass
+class _Pending:
+    at: str
+    started: float
+    method: str
+    size: int
+    direction: str
+
+
+def _size(message: SessionMessage) -> int:
+    return len(message.message.model_dump_json(by_alias=True, exclude_unset=True))
+
+
+class ServerLogbook:
+    """Ring buffers for one server; survives reconnects (entries carry the connection id)."""
+
+    def __init__(self, redactor: Redactor = default_redactor) -> None:
+        self._entries: deque[LogEntry] = deque(maxlen=LOG_ENTRIES)
+        self._stderr: deque[dict[str, str]] = deque(maxlen=STDERR_LINES)
+        self._pending: OrderedDict[tuple[str, str, str], _Pending] = OrderedDict()
+        self._redactor = redactor
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The last `LOG_ENTRIES` summaries, oldest first, plus still-pending requests."""
+        done = [e.to_dict() for e in self._entries]
+        pending = [
+            {
+                "at": p.at,
+                "direction": p.direction,
+                "kind": "request",
+                "method": p.method,
+                "request_id": key[2],
+                "duration_ms": None,
+                "status": "pending",
+                "request_bytes": p.size,
+                "response_bytes": None,
+                "error": None,
+                "connection_id": key[0],
+            }
+            for key, p in self._pending.items()
+        ]
+        return done + pending
+
+    def stderr(self) -> list[dict[str, str]]:
+        """The last `STDERR_LINES` stderr lines `{"at", "line"}` (redacted)."""
+        return list(self._stderr)
+
+    def add_stderr(self, line: str) -> None:
+        """Record one stderr line (redacted now)."""
+        self._stderr.append({"at": _now(), "line": self._redactor.redact(line)})
+
+    def add_noise(self, line: str) -> None:
+        """Record a non-protocol stdout line as a stderr-like line with a marker."""
+        self._stderr.append({"at": _now(), "line": "[stdout, not JSON-RPC] " + self._redactor.redact(line)})
+
+    def sent(self, message: SessionMessage, connection_id: str) -> None:
+        """Record a message we sent to the server."""
+        self._record(message, connection_id, "client→server")
+
+    def received(self, item: SessionMessage | Exception, connection_id: str) -> None:
+        """Record a message (or transport error item) the server sent us."""
+        if isinstance(item, Exception):
+            self._entries.append(
+                LogEntry(
+                    at=_now(),
+                    direction="server→client",
+                    kind="error",
+                    method=None,
+                    request_id=None,
+                    duration_ms=None,
+                    status="error",
+                    request_bytes=None,
+                    response_bytes=None,
+                    error={"code": None, "message": self._redactor.redact(str(item))[:500]},
+                    connection_id=connection_id,
+                )
+            )
+            return
+        self._record(item, connection_id, "server→client")
+
+    def _record(self, message: SessionMessage, connection_id: str, direction: str) -> None:
+        msg = message.message
+        if isinstance(msg, types.JSONRPCRequest):
+            key = (connection_id, direction, str(msg.id))
+            self._pending[key] = _Pending(_now(), time.monotonic(), msg.method, _size(message), direction)
+            while len(self._pending) > _PENDING_LIMIT:
+                self._pending.popitem(last=False)
+            return
+        if isinstance(msg, types.JSONRPCNotification):
+            self._entries.append(
+                LogEntry(
+                    at=_now(),
+                    direction=direction,
+                    kind="notification",
+                    method=msg.method,
+                    request_id=None,
+                    duration_ms=None,
+                    status="sent",
+                    request_bytes=_size(message),
+                    response_bytes=None,
+                    error=None,
+                    connection_id=connection_id,
+                )
+            )
+            return
+        # A response or error answers a request that went the other way.
+        request_direction = "server→client" if direction == "client→server" else "client→server"
+        key = (connection_id, request_direction, str(msg.id))
+        pending = self._pending.pop(key, None)
+        error = None
+        if isinstance(msg, types.JSONRPCError):
+            error = {"code": msg.error.code, "message": self._redactor.redact(msg.error.message)[:500]}
+        self._entries.append(
+            LogEntry(
+                at=pending.at if pending else _now(),
+                direction=request_direction,
+                kind="request",
+                method=pending.method if pending else None,
+                request_id=str(msg.id),
+                duration_ms=round((time.monotonic() - pending.started) * 1000, 2) if pending else None,
+                status="error" if error else "ok",
+                request_bytes=pending.size if pending else None,
+                response_bytes=_size(message),
+                error=error,
+                connection_id=connection_id,
+            )
+        )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()

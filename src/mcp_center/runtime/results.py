@@ -1,0 +1,90 @@
+"""Bounded tool results: above a size limit, content is cut and the result is marked (R-3.9).
+
+Threat: a server answering with megabytes (or gigabytes) that would flood an agent's context,
+the UI, or the host's memory. The transports bound what can arrive at all (a maximum message
+size); this module bounds what is passed on: text is cut at a character boundary, binary blocks
+that do not fit are described instead of inlined, oversized `structuredContent` is dropped, and
+a final text block plus `_meta["mcp-center/truncated"]` says what happened.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+
+__all__ = ["DEFAULT_MAX_RESULT_BYTES", "TRUNCATION_META_KEY", "bound_result"]
+
+DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
+"""Default limit of a tool result passed on, in bytes of JSON."""
+TRUNCATION_META_KEY = "mcp-center/truncated"
+
+
+def _json_size(value: Any) -> int:
+    if isinstance(value, types.CallToolResult):
+        return len(value.model_dump_json(by_alias=True, exclude_none=True))
+    return len(types.CallToolResult.model_validate(value).model_dump_json(by_alias=True, exclude_none=True))
+
+
+def _cut_utf8(text: str, max_bytes: int) -> str:
+    encoded = text.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return text
+    return encoded[: max(max_bytes, 0)].decode("utf-8", errors="ignore")
+
+
+def bound_result(result: types.CallToolResult, max_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> types.CallToolResult:
+    """Return `result` unchanged if its JSON fits in `max_bytes`, else a truncated, marked copy.
+
+    Args:
+        result: The server's result (already validated).
+        max_bytes: Limit in bytes of the result's JSON.
+    Returns:
+        A `CallToolResult` whose JSON is at most about `max_bytes` (plus the small marker).
+    """
+    original = _json_size(result)
+    if original <= max_bytes:
+        return result
+    budget = max_bytes
+    # structuredContent is machine-readable and usually small: keep it when it fits in half the budget.
+    structured = result.structured_content
+    dropped_structured = False
+    if structured is not None:
+        structured_size = len(types.CallToolResult(content=[], structured_content=structured).model_dump_json())
+        if structured_size > max_bytes // 2:
+            structured = None
+            dropped_structured = True
+        else:
+            budget -= structured_size
+    blocks: list[types.ContentBlock] = []
+    omitted = 0
+    for block in result.content:
+        size = len(block.model_dump_json(by_alias=True, exclude_none=True))
+        if size <= budget:
+            blocks.append(block)
+            budget -= size
+            continue
+        if isinstance(block, types.TextContent) and budget > 64:
+            blocks.append(block.model_copy(update={"text": _cut_utf8(block.text, budget - 64)}))
+            budget = 0
+            continue
+        omitted += 1
+        if isinstance(block, types.ImageContent | types.AudioContent):
+            kind = "image" if isinstance(block, types.ImageContent) else "audio"
+            approx = len(block.data) * 3 // 4
+            text = f"[{kind} {block.mime_type} of about {approx} bytes omitted: over the result size limit]"
+        else:
+            text = f"[{block.type} content of {size} bytes omitted: over the result size limit]"
+        blocks.append(types.TextContent(type="text", text=text))
+    note = f"[truncated by mcp-center: the result was {original} bytes, the limit is {max_bytes} bytes"
+    if dropped_structured:
+        note += "; structuredContent omitted"
+    blocks.append(types.TextContent(type="text", text=note + "]"))
+    meta = dict(result.meta or {})
+    meta[TRUNCATION_META_KEY] = {
+        "original_bytes": original,
+        "limit_bytes": max_bytes,
+        "omitted_blocks": omitted,
+        "structured_content_omitted": dropped_structured,
+    }
+    return result.model_copy(update={"content": blocks, "structured_content": structured, "meta": meta})
