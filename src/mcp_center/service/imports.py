@@ -233,7 +233,8 @@ def parse_apply_request(body: object) -> ApplyRequest:
     token = _string(data, "token", max_chars=MAX_TOKEN_CHARS)
     digest = _string(data, "digest", max_chars=MAX_TOKEN_CHARS)
     content = _string(data, "content")
-    raw_values = data.get("values") or {}
+    raw_values = data.get("values")
+    raw_values = {} if raw_values is None else raw_values
     if not isinstance(raw_values, dict):
         raise _invalid("values", "FIELD_INVALID", "must be an object of name → string")
     values: dict[str, str] = {}
@@ -241,7 +242,8 @@ def parse_apply_request(body: object) -> ApplyRequest:
         if not isinstance(value, str):
             raise _invalid(f"values.{name}", "FIELD_INVALID", "must be a string")
         values[str(name)] = value
-    raw_defaults = data.get("use_defaults") or []
+    raw_defaults = data.get("use_defaults")
+    raw_defaults = [] if raw_defaults is None else raw_defaults
     if not isinstance(raw_defaults, list) or not all(isinstance(n, str) for n in raw_defaults):
         raise _invalid("use_defaults", "FIELD_INVALID", "must be a list of variable names")
     return ApplyRequest(token, digest, content, _format(data), values, tuple(raw_defaults))
