@@ -257,7 +257,7 @@ def normalize_entry(raw: RawEntry) -> ClientEntry | list[FieldError]:
             FieldError(
                 "command",
                 "COMMAND_AND_URL",
-                f"an entry has either 'command' (a local server) or '{url_keys[0]}' (a remote one), not both",
+                f"is set together with '{url_keys[0]}': an entry is either local (command) or remote (url), never both",
             )
         ]
     if len(url_keys) == 2 and entry["url"] != entry["serverUrl"]:
