@@ -161,14 +161,16 @@ def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut
     for s in servers:
         target = s.get("url") or " ".join([s.get("command", ""), *s.get("args", [])])
         table.add_row(
-            s["id"],
-            s["name"],
-            s["transport"],
-            target[:60],
-            _yes(s["enabled"]),
-            _yes(s["trusted"]),
-            _yes(s["tested"]),
-            ", ".join(s["needs"]) or "-",
+            *_cells(
+                s["id"],
+                s["name"],
+                s["transport"],
+                target[:60],
+                _yes(s["enabled"]),
+                _yes(s["trusted"]),
+                _yes(s["tested"]),
+                ", ".join(s["needs"]) or "-",
+            )
         )
     out.print(table)
 
@@ -302,7 +304,9 @@ def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, 
         return
     table = Table("tool", "enabled", "policy", "description")
     for tool in items:
-        table.add_row(tool["name"], _yes(tool["enabled"]), tool["policy"], (tool.get("description") or "")[:80])
+        table.add_row(
+            *_cells(tool["name"], _yes(tool["enabled"]), tool["policy"], (tool.get("description") or "")[:80])
+        )
     out.print(table)
 
 
