@@ -87,6 +87,15 @@ async def test_invalid_json_answers_422_with_line_and_column(api: httpx2.AsyncCl
     assert (error["details"]["line"], error["details"]["column"]) == (5, 7)
 
 
+async def test_an_unpaired_surrogate_answers_422_not_500(api: httpx2.AsyncClient) -> None:
+    content = json.dumps({"mcpServers": {"a\udcff": {"command": "x"}}})  # the file spells it \\udcff
+    for body in ({"content": content}, {"content": '{"a": "\udcff"}'}):  # ... or the request body does
+        response = await api.post(
+            PREVIEW, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
+        assert_error(response, 422, "IMPORT_JSON_INVALID")
+
+
 async def test_a_five_megabyte_file_answers_413_with_the_limit(api: httpx2.AsyncClient) -> None:
     content = json.dumps({"mcpServers": {f"s{i}": {"command": "x", "args": ["y" * 1000]} for i in range(5000)}})
     assert len(content) > 5_000_000
@@ -158,6 +167,10 @@ async def test_apply_refusals_answer_409_and_create_nothing(api: httpx2.AsyncCli
     other_digest = apply_body(previewed, CURSOR, values=CURSOR_VALUES, digest="sha256:" + "1" * 64)
     error = assert_error(await api.post(APPLY, json=other_digest), 409, "IMPORT_PREVIEW_STALE")
     assert error["details"] == {"reason": "digest_mismatch"}
+    non_ascii_digest = apply_body(previewed, CURSOR, values=CURSOR_VALUES, digest="sha256:é\udcff")
+    raw = json.dumps(non_ascii_digest).encode()  # \\uXXXX escapes: a lone surrogate reaches the server
+    headers = {"Content-Type": "application/json"}
+    assert_error(await api.post(APPLY, content=raw, headers=headers), 409, "IMPORT_PREVIEW_STALE")
     missing = apply_body(previewed, CURSOR, values={"JIRA_TOKEN": CURSOR_VALUES["JIRA_TOKEN"]})
     error = assert_error(await api.post(APPLY, json=missing), 422, "IMPORT_VALUES_INVALID")
     assert {code for _, code in field_codes(error)} == {"VALUE_REQUIRED"}

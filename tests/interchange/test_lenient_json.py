@@ -106,3 +106,17 @@ def test_text_is_measured_in_utf8_bytes() -> None:
     with pytest.raises(ImportTooLarge) as caught:
         decode_text(text)
     assert caught.value.details["size_bytes"] == len(text.encode("utf-8"))
+
+
+def test_an_unpaired_surrogate_escape_is_invalid_json_not_a_later_crash() -> None:
+    """JSON escapes may spell a lone surrogate; it could never be stored or answered as UTF-8."""
+    with pytest.raises(ImportJsonInvalid) as caught:
+        loads_lenient('{"mcpServers": {"a": {"command": "x", "args": ["\\udcff"]}}}')
+    assert caught.value.details == {"reason": "unpaired surrogate"}
+    assert loads_lenient('{"a": "\\ud83d\\ude00"}') == {"a": "\U0001f600"}  # a valid pair is fine
+
+
+def test_text_with_an_unpaired_surrogate_is_refused_with_its_position() -> None:
+    with pytest.raises(ImportJsonInvalid) as caught:
+        decode_text('{\n  "a": "\udcff"\n}')
+    assert (caught.value.details["line"], caught.value.details["column"]) == (2, 9)

@@ -54,6 +54,8 @@ INTERESTING = st.sampled_from(
         "\x00",
         "a" * 40,
         "postgres://u:p@h/db",
+        "\udcff",
+        "\ud83d\ude00",
     ]
 )
 SCALAR = st.none() | st.booleans() | st.integers() | st.floats() | INTERESTING | st.text(max_size=12)
@@ -91,7 +93,7 @@ def check(data: bytes | str, format: str, existing: list[str]) -> ImportPlan | N
         plan = plan_import(data, format, existing_ids=existing, check_secret=check_secret_value)
     except CenterError:
         return None
-    json.dumps(plan.preview())
+    json.dumps(plan.preview(), ensure_ascii=False).encode("utf-8")  # as the HTTP response encodes it
     return plan
 
 
@@ -106,7 +108,7 @@ def test_arbitrary_text_and_bytes_never_crash_the_planner(data: str | bytes, for
     index=st.integers(0, len(FIXTURE_TEXTS) - 1),
     start=st.integers(0, 4000),
     length=st.integers(0, 200),
-    insert=st.binary(max_size=20) | INTERESTING.map(str.encode),
+    insert=st.binary(max_size=20) | INTERESTING.map(lambda t: t.encode("utf-8", "surrogatepass")),
 )
 def test_damaged_fixture_files_never_crash_the_planner(index: int, start: int, length: int, insert: bytes) -> None:
     text = FIXTURE_TEXTS[index]

@@ -44,11 +44,20 @@ def decode_text(data: bytes | str) -> str:
         The text, BOM removed (columns in errors then match what an editor shows).
     Raises:
         ImportTooLarge: more than `MAX_IMPORT_BYTES` bytes (text: its UTF-8 length).
-        ImportJsonInvalid: the bytes are not valid UTF-8 / UTF-16 (line and column of the first bad byte).
+        ImportJsonInvalid: the bytes are not valid UTF-8 / UTF-16, or the text holds an unpaired
+            surrogate (line and column of the first bad character).
     """
     if isinstance(data, str):
         size = len(data) if len(data) > MAX_IMPORT_BYTES else len(data.encode("utf-8", "surrogatepass"))
         _check_size(size)
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            line, column = _position(data, exc.start)
+            raise ImportJsonInvalid(
+                f"the text has an unpaired surrogate character (line {line}, column {column})",
+                details={"line": line, "column": column, "reason": "encoding"},
+            ) from None
         return data.removeprefix("\ufeff")
     _check_size(len(data))
     encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
@@ -72,14 +81,23 @@ def loads_lenient(text: str) -> Any:
     Returns:
         The parsed value (objects as dicts; a repeated key keeps its last value, like JSON.parse).
     Raises:
-        ImportJsonInvalid: not JSON even so; `details.line`/`details.column` are 1-based and count
+        ImportJsonInvalid: not JSON even so, or a string holds an unpaired surrogate escape (it could
+            not be stored or answered as UTF-8); `details.line`/`details.column` are 1-based and count
             characters, `details.reason` is the parser's reason (never a value from the input).
     """
     text = text.removeprefix("\ufeff")
     cleaned = _STRING_OR_COMMENT.sub(_blank_comment, text)
     cleaned = _STRING_OR_TRAILING_COMMA.sub(_blank_comma, cleaned)
     try:
-        return json.loads(cleaned)
+        value = json.loads(cleaned)
+        # An unpaired \uD800-\uDFFF escape parses, but cannot be stored or answered as UTF-8.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        raise ImportJsonInvalid(
+            "the file is not valid JSON: it has an unpaired surrogate escape (\\uD800-\\uDFFF)",
+            details={"reason": "unpaired surrogate"},
+        ) from None
     except json.JSONDecodeError as exc:
         raise ImportJsonInvalid(
             f"the file is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",

@@ -315,7 +315,8 @@ class Importer:
         text = decode_text(request.content)
         if not hmac.compare_digest(self._previews.input_digest(text, request.format), pending.input_digest):
             raise ImportInputChanged("the content or format differs from the one previewed; preview it again")
-        if not hmac.compare_digest(request.digest, pending.preview_digest):
+        # Bytes: compare_digest raises TypeError for str with non-ASCII characters (a client's digest may have them).
+        if not hmac.compare_digest(request.digest.encode("utf-8", "surrogatepass"), pending.preview_digest.encode()):
             raise ImportPreviewStale(
                 "the digest you confirmed is not this preview's; preview again", details={"reason": "digest_mismatch"}
             )
