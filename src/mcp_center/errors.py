@@ -10,7 +10,13 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── InvalidInput (422)
     │   ├── ConfigInvalid            CONFIG_INVALID            a server configuration breaks R-1 rules
     │   ├── RequestInvalid           REQUEST_INVALID           a request body or parameter is malformed
-    │   └── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
+    │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
+    │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
+    │   ├── ImportJsonInvalid        IMPORT_JSON_INVALID       R-1.8: not JSON even leniently (line, column)
+    │   ├── ImportFormatUnknown      IMPORT_FORMAT_UNKNOWN     R-1.8: no client configuration shape found
+    │   ├── ImportFormatMismatch     IMPORT_FORMAT_MISMATCH    R-1.8: the file is not of the format asked for
+    │   ├── ImportValuesInvalid      IMPORT_VALUES_INVALID     R-1.8: supplied variable values missing/invalid
+    │   └── ImportNothingToApply     IMPORT_NOTHING_TO_APPLY   R-1.8: the preview creates no server
     ├── NotFound (404)
     │   ├── ServerNotFound           MCP_SERVER_NOT_FOUND
     │   ├── ToolNotFound             MCP_TOOL_NOT_FOUND
@@ -22,7 +28,11 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ServerNotTrusted         MCP_SERVER_NOT_TRUSTED        R-2.3
     │   ├── ServerNotTested          MCP_SERVER_NOT_TESTED         R-2.3
     │   ├── ServerDisabled           MCP_SERVER_DISABLED           R-2.4
-    │   └── CallCancelled            MCP_CALL_CANCELLED            R-3.8 (cancelled by operation id)
+    │   ├── CallCancelled            MCP_CALL_CANCELLED            R-3.8 (cancelled by operation id)
+    │   ├── ImportPreviewUnknown     IMPORT_PREVIEW_UNKNOWN        R-1.8: no such preview token
+    │   ├── ImportPreviewExpired     IMPORT_PREVIEW_EXPIRED        R-1.8: the preview token expired
+    │   ├── ImportInputChanged       IMPORT_INPUT_CHANGED          R-1.8: apply sent other input than previewed
+    │   └── ImportPreviewStale       IMPORT_PREVIEW_STALE          R-1.8: the preview would now be different
     ├── Forbidden (403)
     │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
     │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
@@ -58,6 +68,16 @@ __all__ = [
     "FieldError",
     "Forbidden",
     "HostNotAllowed",
+    "ImportFormatMismatch",
+    "ImportFormatUnknown",
+    "ImportInputChanged",
+    "ImportJsonInvalid",
+    "ImportNothingToApply",
+    "ImportPreviewExpired",
+    "ImportPreviewStale",
+    "ImportPreviewUnknown",
+    "ImportTooLarge",
+    "ImportValuesInvalid",
     "InvalidInput",
     "NotFound",
     "OriginNotAllowed",
@@ -156,6 +176,53 @@ class SecretKeyInvalid(InvalidInput):
     code = "SECRET_KEY_INVALID"
 
 
+class ImportTooLarge(InvalidInput):
+    """An import file is bigger than the limit; refused before parsing (R-1.8).
+
+    `details`: `limit_bytes`, and `size_bytes` when known.
+    """
+
+    code = "IMPORT_TOO_LARGE"
+    http_status = 413
+
+
+class ImportJsonInvalid(InvalidInput):
+    """An import file is not JSON, even allowing comments, trailing commas and a BOM (R-1.8).
+
+    `details`: `line` and `column` (1-based, characters; absent when unknown) and `reason`.
+    """
+
+    code = "IMPORT_JSON_INVALID"
+
+
+class ImportFormatUnknown(InvalidInput):
+    """An import file has no `mcpServers`, `servers` or bare map of servers (R-1.8)."""
+
+    code = "IMPORT_FORMAT_UNKNOWN"
+
+
+class ImportFormatMismatch(InvalidInput):
+    """An import file is not in the format the caller named (`details.format`, `details.expected`)."""
+
+    code = "IMPORT_FORMAT_MISMATCH"
+
+
+class ImportValuesInvalid(InvalidInput):
+    """The values supplied for an import's variables are missing, unknown or make a server invalid.
+
+    `details.errors` lists `{field, code, message}`: `values.<name>` with VALUE_REQUIRED,
+    VALUE_UNKNOWN, DEFAULT_MISSING or VALUE_INVALID, or `servers.<id>.<field>` with an R-1 code.
+    """
+
+    code = "IMPORT_VALUES_INVALID"
+
+
+class ImportNothingToApply(InvalidInput):
+    """The confirmed import preview creates no server (every entry was rejected)."""
+
+    code = "IMPORT_NOTHING_TO_APPLY"
+
+
 class NotFound(CenterError):
     http_status = 404
     exit_code = 3
@@ -218,6 +285,34 @@ class CallCancelled(Conflict):
     """The call was cancelled by its operation id before or while it ran (R-3.8)."""
 
     code = "MCP_CALL_CANCELLED"
+
+
+class ImportPreviewUnknown(Conflict):
+    """The import preview token is unknown (never issued, already applied, or the host restarted)."""
+
+    code = "IMPORT_PREVIEW_UNKNOWN"
+
+
+class ImportPreviewExpired(Conflict):
+    """The import preview token expired; preview again (R-1.8)."""
+
+    code = "IMPORT_PREVIEW_EXPIRED"
+
+
+class ImportInputChanged(Conflict):
+    """Apply sent an input (content or format) other than the one previewed under this token (R-1.8)."""
+
+    code = "IMPORT_INPUT_CHANGED"
+
+
+class ImportPreviewStale(Conflict):
+    """The preview the caller confirms is not what applying would do now (R-1.8).
+
+    `details.reason`: `digest_mismatch` (the digest sent is not this preview's) or
+    `servers_changed` (servers were added or removed since, so ids would differ).
+    """
+
+    code = "IMPORT_PREVIEW_STALE"
 
 
 class Forbidden(CenterError):

@@ -112,3 +112,12 @@ def test_production_profile_refuses_stdio_servers(tmp_path: Path) -> None:
     refused = run(data, "test", "local", "--profile", "production")
     assert refused.returncode == 5
     assert "MCP_SANDBOX_REQUIRED" in refused.stderr
+
+
+def test_list_prints_names_with_brackets_as_text_not_markup(tmp_path: Path) -> None:
+    """A display name may hold '[/]' (R-1.1 allows printable text); rich must not parse it as markup."""
+    data = tmp_path / "data"
+    assert run(data, "add", "[/] [bold]x", "--id", "brackets", "--", sys.executable, "-c", "pass").returncode == 0
+    listed = run(data, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "[/] [bold]x" in listed.stdout

@@ -10,10 +10,11 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from mcp_center import __version__
-from mcp_center.api import debugging, operations, servers
+from mcp_center.api import debugging, imports, operations, servers
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.security import AdminAuth, AdminAuthGuard, HostGuard, allowed_host_names
 from mcp_center.config import Settings
+from mcp_center.service import ImportPreviews
 
 __all__ = ["AdminAuth", "create_api", "error_response"]
 
@@ -41,6 +42,8 @@ def create_api(settings: Settings, admin_token: str, *, lifespan: Lifespan | Non
     app.include_router(servers.router, dependencies=[Depends(auth)])
     app.include_router(operations.router, dependencies=[Depends(auth)])
     app.include_router(debugging.router, dependencies=[Depends(auth)])
+    app.include_router(imports.router, dependencies=[Depends(auth)])
+    app.state.import_previews = ImportPreviews()
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:  # pyright: ignore[reportUnusedFunction]

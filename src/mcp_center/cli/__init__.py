@@ -18,12 +18,14 @@ import anyio
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from mcp_center import __version__
 from mcp_center.config import Settings
-from mcp_center.errors import CenterError
+from mcp_center.errors import CenterError, FieldError, ImportNothingToApply, ImportTooLarge, ImportValuesInvalid
+from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
 from mcp_center.secrets import install_log_redaction
-from mcp_center.service import McpCenter
+from mcp_center.service import ApplyRequest, Importer, ImportPreviews, McpCenter
 
 __all__ = ["app", "main"]
 
@@ -159,14 +161,16 @@ def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut
     for s in servers:
         target = s.get("url") or " ".join([s.get("command", ""), *s.get("args", [])])
         table.add_row(
-            s["id"],
-            s["name"],
-            s["transport"],
-            target[:60],
-            _yes(s["enabled"]),
-            _yes(s["trusted"]),
-            _yes(s["tested"]),
-            ", ".join(s["needs"]) or "-",
+            *_cells(
+                s["id"],
+                s["name"],
+                s["transport"],
+                target[:60],
+                _yes(s["enabled"]),
+                _yes(s["trusted"]),
+                _yes(s["tested"]),
+                ", ".join(s["needs"]) or "-",
+            )
         )
     out.print(table)
 
@@ -300,7 +304,9 @@ def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, 
         return
     table = Table("tool", "enabled", "policy", "description")
     for tool in items:
-        table.add_row(tool["name"], _yes(tool["enabled"]), tool["policy"], (tool.get("description") or "")[:80])
+        table.add_row(
+            *_cells(tool["name"], _yes(tool["enabled"]), tool["policy"], (tool.get("description") or "")[:80])
+        )
     out.print(table)
 
 
@@ -356,6 +362,184 @@ def secret_delete(
     """Delete a secret value and its ciphertext."""
     _run(_settings(data_dir, profile), lambda c: c.delete_secret(server_id, kind, key))
     out.print(f"secret {key} deleted")
+
+
+@app.command("import")
+def import_(
+    file: Annotated[
+        str, typer.Argument(help="A client configuration file (.mcp.json, mcp.json, ...), or - for stdin.")
+    ],
+    format: Annotated[str, typer.Option("--format", help=", ".join(IMPORT_FORMATS) + ".")] = "auto",
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Apply without asking; refused when a variable needs a value.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the preview and stop.")] = False,
+    as_json: JsonOut = False,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Import the servers of a Claude Code, Claude Desktop, Cursor, VS Code or Windsurf file (R-1.8).
+
+    Shows the preview (ids, transports, secrets, variables, rejected entries), asks for each
+    variable's value (hidden for secrets; a file default is used only if you accept it), asks
+    before applying, and creates every server or none. Imported servers start untrusted and
+    disabled: trust, test and enable each one.
+    """
+    if format not in IMPORT_FORMATS:
+        err.print(f"--format must be one of: {', '.join(IMPORT_FORMATS)}")
+        raise typer.Exit(2)
+    settings = _settings(data_dir, profile)
+    text = _read_import(file)
+    previews = ImportPreviews()
+    preview = _run(settings, lambda c: Importer(c, previews).preview(text, format))
+    if as_json:
+        _print_json({k: v for k, v in preview.items() if k != "token"})
+    else:
+        _print_preview(preview)
+    if dry_run:
+        return
+    if not preview["servers"]:
+        raise _fail(ImportNothingToApply("nothing to import: every entry was rejected"))
+    variables: list[dict[str, Any]] = preview["variables"]
+    if yes and variables:
+        errors = [FieldError(f"values.{v['name']}", "VALUE_REQUIRED", "needs a value") for v in variables]
+        raise _fail(
+            ImportValuesInvalid(
+                "--yes applies only when no variable needs a value; run without --yes to be asked",
+                details={"errors": [e.to_dict() for e in errors]},
+            )
+        )
+    values, use_defaults = _ask_values(variables)
+    count = len(preview["servers"])
+    if not yes and not typer.confirm(f"Import {count} server{'s' if count != 1 else ''}?"):
+        raise typer.Exit(1)
+    request = ApplyRequest(preview["token"], preview["digest"], text, format, values, tuple(use_defaults))
+    created = _run(settings, lambda c: Importer(c, previews).apply(request))
+    ids = [view["id"] for view in created]
+    out.print(f"imported {len(ids)} (untrusted, disabled): {', '.join(ids)}; next: mcp-center trust {ids[0]}")
+
+
+def _read_import(file: str) -> str:
+    """The text of an import file (or stdin), refused above `MAX_IMPORT_BYTES` before it is read whole."""
+    try:
+        if file == "-":
+            data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+        else:
+            path = Path(file)
+            size = path.stat().st_size
+            if size > MAX_IMPORT_BYTES:
+                raise _fail(
+                    ImportTooLarge(
+                        f"{file} is {size} bytes; the limit is {MAX_IMPORT_BYTES} bytes (1 MiB)",
+                        details={"limit_bytes": MAX_IMPORT_BYTES, "size_bytes": size},
+                    )
+                )
+            data = path.read_bytes()
+        return decode_text(data)
+    except OSError as exc:
+        err.print(f"cannot read {file}: {exc.strerror}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    except CenterError as exc:
+        raise _fail(exc) from None
+
+
+def _print_preview(preview: dict[str, Any]) -> None:
+    out.print(f"format: {preview['format']}", markup=False, highlight=False)
+    if preview["servers"]:
+        table = Table("id", "name", "transport", "target", "secrets", "notes", title="will be created")
+        for s in preview["servers"]:
+            config = s["config"]
+            target = config.get("url") or " ".join([config.get("command", ""), *config.get("args", [])])
+            notes = [f"id taken ({s['clash']['with']}): renamed from {s['clash']['slug']}"] if s["clash"] else []
+            notes += [f"{w['field']}: {w['code']}" for w in s["warnings"]]
+            secrets = [f"{x['kind']} {x['key']} ({x['value']})" for x in s["secrets"]]
+            table.add_row(
+                *_cells(s["id"], s["name"], s["transport"], target[:70], "\n".join(secrets), "\n".join(notes))
+            )
+        out.print(table)
+    if preview["variables"]:
+        table = Table("variable", "kind", "secret", "default", "used in", title="values you will be asked for")
+        for v in preview["variables"]:
+            default = "(hidden)" if v["secret"] and v["has_default"] else (v["default"] if v["has_default"] else "-")
+            used = ", ".join(f"{u['server']}.{u['field']}" for u in v["used_in"])
+            table.add_row(*_cells(v["name"], v["kind"], _yes(v["secret"]), str(default), used))
+        out.print(table)
+    if preview["rejected"]:
+        table = Table("name", "source", "why", title="rejected")
+        for r in preview["rejected"]:
+            why = "\n".join(f"{e['code']}: {e['field'] or 'entry'} {e['message']}" for e in r["errors"])
+            table.add_row(*_cells(r["name"], r["source"], why))
+        out.print(table)
+
+
+def _cells(*values: str) -> list[Text]:
+    """Table cells as plain text: names and values from an imported file are never rich markup."""
+    return [Text(value) for value in values]
+
+
+def _ask_values(variables: list[dict[str, Any]]) -> tuple[dict[str, str], list[str]]:
+    """Ask for every variable: hidden input for secrets; a default only when the user accepts it."""
+    values: dict[str, str] = {}
+    use_defaults: list[str] = []
+    for v in variables:
+        name = v["name"]
+        label = f"{name}" + (f" ({v['description']})" if v["description"] else "")
+        if v["secret"]:
+            if v["has_default"]:
+                value = typer.prompt(
+                    f"{label} [secret; Enter for the file's default]", default="", hide_input=True, show_default=False
+                )
+                if value:
+                    values[name] = value
+                elif typer.confirm(f"Use the default for {name} from the file?"):
+                    use_defaults.append(name)
+                else:
+                    values[name] = typer.prompt(f"{label} [secret]", hide_input=True)
+            else:
+                values[name] = typer.prompt(f"{label} [secret]", hide_input=True)
+        elif v["has_default"]:
+            value = typer.prompt(label, default=v["default"])
+            if value == v["default"]:
+                use_defaults.append(name)
+            else:
+                values[name] = value
+        else:
+            values[name] = typer.prompt(label)
+    return values, use_defaults
+
+
+@app.command()
+def export(
+    format: Annotated[str, typer.Option("--format", help=", ".join(EXPORT_FORMATS) + ".")],
+    gateway: Annotated[
+        bool, typer.Option("--gateway", help="Print the snippet that points the client at this host's gateway instead.")
+    ] = False,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Print the servers as a client configuration, secrets as placeholders (R-1.9).
+
+    The JSON goes to stdout (redirect it into the client's file); the placeholders to set and
+    what could not be expressed go to stderr.
+    """
+    document = _run(_settings(data_dir, profile), lambda c: Importer(c, ImportPreviews()).export(format))
+    print(json.dumps(document["gateway"]["config"] if gateway else document["config"], indent=2))
+    if gateway:
+        err.print(f"gateway: {document['gateway']['url']}; set MCP_CENTER_GATEWAY_TOKEN to a gateway token")
+        return
+    err.print(f"for {document['filename']}", highlight=False)
+    for item in document["placeholders"]:
+        err.print(
+            f"  set {item['name']}: {item['server_id']} secret {item['kind']} {item['key']}",
+            markup=False,
+            highlight=False,
+        )
+    for note in document["notes"]:
+        err.print(
+            f"  not exported: {note['server_id']}.{note['field']} [{note['code']}] {note['message']}",
+            markup=False,
+            highlight=False,
+        )
 
 
 @app.command()

@@ -1,6 +1,25 @@
-"""The library API and use cases: `McpCenter` (R-1, R-2, calls)."""
+"""The library API and use cases: `McpCenter` (R-1, R-2, calls) and `Importer` (R-1.8 to R-1.10)."""
 
 from mcp_center.service.center import SECRET_KINDS, McpCenter
+from mcp_center.service.imports import (
+    ApplyRequest,
+    Importer,
+    ImportPreviews,
+    parse_apply_request,
+    parse_preview_request,
+    templates,
+)
 from mcp_center.service.summary import connection_summary, digest_of
 
-__all__ = ["SECRET_KINDS", "McpCenter", "connection_summary", "digest_of"]
+__all__ = [
+    "SECRET_KINDS",
+    "ApplyRequest",
+    "ImportPreviews",
+    "Importer",
+    "McpCenter",
+    "connection_summary",
+    "digest_of",
+    "parse_apply_request",
+    "parse_preview_request",
+    "templates",
+]

@@ -15,7 +15,7 @@ started under the production profile (R-2.5).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -63,7 +63,7 @@ from mcp_center.secrets import (
     load_or_create_key,
     secret_id,
 )
-from mcp_center.service.bodies import SecretValues, parse_secret_value, parse_server_body
+from mcp_center.service.bodies import SecretValues, ServerBody, parse_secret_value, parse_server_body
 from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
 from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
 from mcp_center.transports import ConnectionSpec
@@ -172,6 +172,11 @@ class McpCenter:
             ]
         )
 
+    async def server_configs(self) -> list[ServerConfig]:
+        """Every server's configuration (no secret values: those live only in the store), sorted by id."""
+        state = await self._read()
+        return [state.servers[server_id].config for server_id in sorted(state.servers)]
+
     async def get_server(self, server_id: str) -> dict[str, Any]:
         """One server's API view.
 
@@ -197,28 +202,31 @@ class McpCenter:
             ServerExists: the id is taken.
         """
         parsed = parse_server_body(body, require_version=False)
-        parsed.config.pop("enabled", None)
-
-        def run(state: StoreState) -> str:
-            config_data = dict(parsed.config)
-            if "id" not in config_data or config_data["id"] in (None, ""):
-                base = slugify(str(config_data.get("name") or "server"))
-                candidate, n = base, 2
-                while candidate in state.servers:
-                    suffix = f"-{n}"
-                    candidate, n = base[: 32 - len(suffix)].rstrip("-") + suffix, n + 1
-                config_data["id"] = candidate
-            config = parse_server_config(config_data)
-            if config.id in state.servers:
-                raise ServerExists(f"a server with id '{config.id}' already exists", details={"server_id": config.id})
-            self._write_secret_values(state, config, parsed.secrets)
-            now = _now()
-            state.servers[config.id] = ServerRecord(config=config, version=1, created_at=now, updated_at=now)
-            return config.id
-
-        server_id = await self._txn(run)
+        server_id = await self._txn(lambda state: self._add_server(state, parsed))
         self._announce("server.created", {"server_id": server_id})
         return await self.get_server(server_id)
+
+    async def create_servers(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[dict[str, Any]]:
+        """Register several servers in ONE store transaction: all of them or none (R-1.8, R-7.3).
+
+        Args:
+            plan: Called inside the transaction with the ids registered at that moment; returns
+                the create bodies (each as for `create_server`). Raising aborts with no change.
+        Returns:
+            The created servers' API views, in order. Like `create_server`, each starts untrusted,
+            untested and disabled (R-2).
+        Raises:
+            Whatever `plan` raises; ConfigInvalid / ServerExists for a body, as `create_server`.
+        """
+
+        def run(state: StoreState) -> list[str]:
+            bodies = plan(frozenset(state.servers))
+            return [self._add_server(state, parse_server_body(body, require_version=False)) for body in bodies]
+
+        server_ids = await self._txn(run)
+        for server_id in server_ids:
+            self._announce("server.created", {"server_id": server_id})
+        return [await self.get_server(server_id) for server_id in server_ids]
 
     async def update_server(self, server_id: str, body: object, *, partial: bool = False) -> dict[str, Any]:
         """Replace (PUT) or merge (PATCH, `partial=True`) a server's configuration (R-1.3, R-1.4).
@@ -641,6 +649,25 @@ class McpCenter:
         if not record.enabled:
             needs.append("enable")
         return needs
+
+    def _add_server(self, state: StoreState, parsed: ServerBody) -> str:
+        """Add one new server record and its secrets to `state` (inside a transaction); return its id."""
+        config_data = dict(parsed.config)
+        config_data.pop("enabled", None)
+        if "id" not in config_data or config_data["id"] in (None, ""):
+            base = slugify(str(config_data.get("name") or "server"))
+            candidate, n = base, 2
+            while candidate in state.servers:
+                suffix = f"-{n}"
+                candidate, n = base[: 32 - len(suffix)].rstrip("-") + suffix, n + 1
+            config_data["id"] = candidate
+        config = parse_server_config(config_data)
+        if config.id in state.servers:
+            raise ServerExists(f"a server with id '{config.id}' already exists", details={"server_id": config.id})
+        self._write_secret_values(state, config, parsed.secrets)
+        now = _now()
+        state.servers[config.id] = ServerRecord(config=config, version=1, created_at=now, updated_at=now)
+        return config.id
 
     def _changed(self, record: ServerRecord, config: ServerConfig, *, high_risk: bool) -> ServerRecord:
         update: dict[str, Any] = {"config": config, "version": record.version + 1, "updated_at": _now()}

@@ -1,0 +1,148 @@
+"""REST routes for import (R-1.8), export (R-1.9) and templates (R-1.10).
+
+`POST /api/mcp/import/preview` and `POST /api/mcp/import/apply` read their JSON body themselves,
+with a size limit checked while streaming (and against Content-Length first), so a 5 MB paste is
+refused with `413 IMPORT_TOO_LARGE` before it is parsed. The limit on the body is
+`MAX_BODY_BYTES` (8 MiB: room for a 1 MiB file JSON-escaped); the file inside is then held to
+`MAX_IMPORT_BYTES` (1 MiB).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from mcp_center.errors import FieldError, ImportTooLarge, RequestInvalid
+from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES
+from mcp_center.service import Importer, ImportPreviews, parse_apply_request, parse_preview_request, templates
+
+__all__ = ["MAX_BODY_BYTES", "router"]
+
+router = APIRouter(prefix="/api/mcp", tags=["import and export"])
+
+MAX_BODY_BYTES = 8 * MAX_IMPORT_BYTES
+"""Largest request body of the import routes, in bytes."""
+
+_FORMAT_SCHEMA = {"type": "string", "enum": list(IMPORT_FORMATS), "default": "auto"}
+_PREVIEW_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["content"],
+                "properties": {
+                    "content": {"type": "string", "description": "The client file's text"},
+                    "format": _FORMAT_SCHEMA,
+                },
+            }
+        }
+    },
+}
+_APPLY_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["token", "digest", "content"],
+                "properties": {
+                    "token": {"type": "string"},
+                    "digest": {"type": "string"},
+                    "content": {"type": "string", "description": "The same text that was previewed"},
+                    "format": _FORMAT_SCHEMA,
+                    "values": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "use_defaults": {"type": "array", "items": {"type": "string"}},
+                },
+            }
+        }
+    },
+}
+
+
+def _importer(request: Request) -> Importer:
+    previews: ImportPreviews = request.app.state.import_previews
+    return Importer(request.app.state.center, previews)
+
+
+def _too_large() -> ImportTooLarge:
+    return ImportTooLarge(
+        f"the request body is over {MAX_BODY_BYTES} bytes; "
+        f"an import file may be at most {MAX_IMPORT_BYTES} bytes (1 MiB)",
+        details={"limit_bytes": MAX_IMPORT_BYTES},
+    )
+
+
+async def _json_body(request: Request) -> object:
+    """The request's JSON body, read with the size limit.
+
+    Raises:
+        ImportTooLarge: more than `MAX_BODY_BYTES` (declared or streamed).
+        RequestInvalid: empty or not JSON (`body` JSON_INVALID).
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _too_large()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _too_large()
+        chunks.append(chunk)
+    try:
+        return json.loads(b"".join(chunks))
+    except (ValueError, RecursionError):
+        error = FieldError("body", "JSON_INVALID", "is not valid JSON")
+        raise RequestInvalid("body: is not valid JSON", details={"errors": [error.to_dict()]}) from None
+
+
+@router.post(
+    "/import/preview",
+    summary="Preview an import of a client configuration",
+    openapi_extra={"requestBody": _PREVIEW_BODY},
+)
+async def preview_import(request: Request) -> dict[str, Any]:
+    """Body `{"content": "<file text>", "format": "auto"}`. Nothing is changed.
+
+    Returns what would be created (proposed ids and clashes, transports, which fields become
+    secrets, variables to supply, rejected entries and why) with a `token` and `digest` to
+    apply it before `expires_at`. Secret values never appear.
+    """
+    content, format = parse_preview_request(await _json_body(request))
+    return await _importer(request).preview(content, format)
+
+
+@router.post(
+    "/import/apply",
+    status_code=201,
+    summary="Apply a previewed import (all or nothing)",
+    openapi_extra={"requestBody": _APPLY_BODY},
+)
+async def apply_import(request: Request) -> dict[str, Any]:
+    """Body `{"token", "digest", "content", "format", "values": {name: value}, "use_defaults": [name]}`.
+
+    Creates every server of the preview in one transaction, untrusted and disabled (R-2); a
+    changed input, a stale or expired preview answers 409 and changes nothing.
+    """
+    apply_request = parse_apply_request(await _json_body(request))
+    return {"servers": await _importer(request).apply(apply_request)}
+
+
+@router.get("/export", summary="Export servers as a client configuration")
+async def export(
+    request: Request,
+    format: Annotated[str, Query(description=" | ".join(EXPORT_FORMATS))],
+) -> dict[str, Any]:
+    """The servers in the client's format with placeholders instead of secret values, plus a
+    snippet that points the client at this host's gateway (`<base URL>/mcp`)."""
+    return await _importer(request).export(format)
+
+
+@router.get("/templates", summary="Server templates")
+async def list_templates() -> dict[str, Any]:
+    """stdio via `uvx --isolated --from <package>==<version> <command>`, remote Streamable HTTP,
+    and legacy HTTP+SSE (for old servers only), each with a ready-to-POST example (R-1.10)."""
+    return {"templates": templates()}

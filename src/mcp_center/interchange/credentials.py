@@ -1,0 +1,86 @@
+"""Which imported values are credentials, so that they become secrets (R-1.5, R-1.8).
+
+Threat: a token pasted in a client file landing in plain `servers.json`, in an API response or
+in an export. Our policy errs towards secret: a value is secret when its env or header name
+looks like a credential, when it references a variable whose name does, or when the value itself
+is unmistakably one (`Bearer ...`, a URL with a password). A false positive only means the value
+is write-only afterwards; a false negative would leak it.
+
+Names are split into words (`X-Api-Key` → X, API, KEY; `githubToken` → GITHUB, TOKEN) and
+compared with `CREDENTIAL_WORDS`.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+__all__ = [
+    "CREDENTIAL_WORDS",
+    "bearer_token_of",
+    "credential_query_params",
+    "is_credential_name",
+    "is_credential_value",
+]
+
+CREDENTIAL_WORDS = frozenset(
+    {
+        "APIKEY",
+        "AUTHORIZATION",
+        "BEARER",
+        "COOKIE",
+        "COOKIES",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "CREDS",
+        "JWT",
+        "KEY",
+        "KEYS",
+        "PASSPHRASE",
+        "PASSWD",
+        "PASSWORD",
+        "PASSWORDS",
+        "PAT",
+        "SECRET",
+        "SECRETS",
+        "TOKEN",
+        "TOKENS",
+    }
+)
+"""A name containing one of these words is a credential: `*_TOKEN`, `*_KEY`, `*_SECRET`,
+`*_PASSWORD`, `X-Api-Key`, `X-Auth-Token`, `Authorization`, `Proxy-Authorization`, `Cookie`, ..."""
+
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([^\s]+)")
+_AUTH_SCHEME = re.compile(r"(?:[Bb]earer|[Bb]asic|[Tt]oken|[Dd]igest) +[^\s]")
+_URL_WITH_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+
+
+def _words(name: str) -> set[str]:
+    return {word.upper() for word in _WORDS.findall(name)}
+
+
+def is_credential_name(name: str) -> bool:
+    """True when an env var, header, query parameter or variable name looks like a credential."""
+    return not _words(name).isdisjoint(CREDENTIAL_WORDS)
+
+
+def is_credential_value(value: str) -> bool:
+    """True for values that are credentials whatever their name: an HTTP auth scheme followed by a
+    credential (`Bearer x`, `Basic x`, `Token x`) or a URL with a password (`postgres://u:p@h/db`)."""
+    return bool(_AUTH_SCHEME.match(value) or _URL_WITH_PASSWORD.search(value))
+
+
+def bearer_token_of(authorization: str) -> str | None:
+    """The token of an `Authorization` value that is exactly `Bearer <token>` (scheme any case), else None."""
+    match = _BEARER.fullmatch(authorization.strip())
+    return match.group(1) if match else None
+
+
+def credential_query_params(url: str) -> list[str]:
+    """Names of query parameters of `url` that look like credentials (`?api_key=...`), sorted."""
+    try:
+        query = urlsplit(url).query
+    except ValueError:
+        return []
+    return sorted({name for name, _ in parse_qsl(query, keep_blank_values=True) if is_credential_name(name)})

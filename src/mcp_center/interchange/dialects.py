@@ -1,0 +1,393 @@
+"""The client configuration dialects we import, detected from the file's shape (R-1.8).
+
+- `claude-code`: `mcpServers` of `.mcp.json`; in `~/.claude.json` also
+  `projects[<path>].mcpServers`. `type` stdio/http/sse, `${VAR}`, `${VAR:-default}`.
+- `claude-desktop`: `mcpServers` of `claude_desktop_config.json`; stdio only, no `type`.
+- `cursor`: `mcpServers` of `.cursor/mcp.json`; no `type` (`command` ⇒ stdio, `url` ⇒
+  Streamable HTTP), `${env:VAR}`.
+- `vscode`: `servers` and `inputs` of `.vscode/mcp.json`, or `mcp.servers` of a settings.json;
+  `type`, `${input:id}`.
+- `windsurf`: `mcpServers` of `mcp_config.json`; `serverUrl` for remote servers.
+- `bare`: the top-level object is the map of servers.
+
+Every entry is read by the same lenient rules, whatever the dialect: `type` may be spelled
+`stdio`, `http`, `streamable-http`, `streamableHttp`, `streamable_http` or `sse` (any case); no
+`type` means stdio for `command` and Streamable HTTP for `url`/`serverUrl`. Threats: a remote
+entry being run as a local command, and a guessed transport. So an entry with both `command` and
+`url` is rejected (COMMAND_AND_URL), a remote `type` with a `command` is rejected
+(TRANSPORT_MISMATCH), `ws` is rejected as unsupported and any other `type` as unknown — each
+with a reason, never guessed. Keys we do not use are reported as warnings (FIELD_IGNORED).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from mcp_center.errors import FieldError, ImportFormatMismatch, ImportFormatUnknown
+
+__all__ = [
+    "IMPORT_FORMATS",
+    "ClientDocument",
+    "ClientEntry",
+    "InputDeclaration",
+    "RawEntry",
+    "normalize_entry",
+    "read_document",
+]
+
+IMPORT_FORMATS: tuple[str, ...] = ("auto", "claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "bare")
+"""Accepted values of the `format` argument; `auto` detects the dialect from the file's shape."""
+
+_TRANSPORTS = {
+    "stdio": "stdio",
+    "http": "streamable_http",
+    "streamable-http": "streamable_http",
+    "streamablehttp": "streamable_http",
+    "streamable_http": "streamable_http",
+    "sse": "sse",
+}
+_UNSUPPORTED_TRANSPORTS = frozenset({"ws", "wss", "websocket"})
+_STDIO_KEYS = frozenset({"type", "transport", "command", "args", "env", "cwd"})
+_REMOTE_KEYS = frozenset({"type", "transport", "url", "serverUrl", "headers"})
+_ENTRY_HINTS = frozenset({"command", "url", "serverUrl", "type"})
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+@dataclass(frozen=True)
+class RawEntry:
+    """One server entry as found: its key (the client's server name), where, and the raw JSON value."""
+
+    name: str
+    source: str
+    """Path of the entry in the file, e.g. `mcpServers.github` or `projects["/home/a/app"].mcpServers.db`."""
+    value: Any
+
+
+@dataclass(frozen=True)
+class InputDeclaration:
+    """A VS Code `inputs` item: a value VS Code would prompt for (`${input:<id>}`)."""
+
+    description: str | None
+    password: bool
+    default: str | None
+
+
+@dataclass(frozen=True)
+class ClientDocument:
+    """A parsed client file: its (detected) format, its entries in file order, VS Code inputs by variable name."""
+
+    format: str
+    entries: tuple[RawEntry, ...]
+    inputs: Mapping[str, InputDeclaration] = field(default_factory=dict[str, InputDeclaration])
+
+
+@dataclass(frozen=True)
+class ClientEntry:
+    """An entry in our terms, before secrets and variables are decided.
+
+    String values may still hold `${...}` references. `transport` is `stdio`, `streamable_http` or `sse`.
+    """
+
+    name: str
+    source: str
+    transport: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    cwd: str | None = None
+    url: str | None = None
+    url_field: str = "url"
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    warnings: tuple[FieldError, ...] = ()
+
+
+def read_document(data: Any, format: str = "auto") -> ClientDocument:
+    """Find the server entries in a parsed client file.
+
+    Args:
+        data: The parsed JSON.
+        format: One of `IMPORT_FORMATS`; `auto` detects it.
+    Returns:
+        The document with its format (the detected one for `auto`).
+    Raises:
+        ImportFormatUnknown: `auto` and no known shape (or the top level is not an object).
+        ImportFormatMismatch: an explicit format whose servers key is missing or not an object.
+    """
+    if not isinstance(data, dict):
+        raise ImportFormatUnknown(
+            "the file is not a client configuration: its top level is not a JSON object",
+            details={"expected": ["mcpServers", "servers", "a map of servers"]},
+        )
+    doc: dict[str, Any] = data
+    detected = _detect(doc) if format == "auto" else format
+    if detected in {"claude-code", "claude-desktop", "cursor", "windsurf"}:
+        return ClientDocument(detected, tuple(_mcp_servers_entries(doc, detected, explicit=format != "auto")))
+    if detected == "vscode":
+        return _vscode(doc)
+    if detected == "bare":
+        return ClientDocument("bare", tuple(RawEntry(k, _path(k), v) for k, v in doc.items()))
+    raise ImportFormatMismatch(  # unreachable for validated formats; kept for direct callers
+        f"unknown format '{format}'", details={"format": format, "expected": list(IMPORT_FORMATS)}
+    )
+
+
+def _detect(doc: dict[str, Any]) -> str:
+    servers = doc.get("mcpServers")
+    if _has_project_servers(doc):
+        return "claude-code"
+    if isinstance(servers, dict):
+        entries = [v for v in servers.values() if isinstance(v, dict)]
+        if any("serverUrl" in e for e in entries):
+            return "windsurf"
+        if any("type" in e for e in entries):
+            return "claude-code"
+        if any("url" in e for e in entries):
+            return "cursor"
+        return "claude-desktop"
+    if servers is not None:
+        raise ImportFormatUnknown("mcpServers is not an object of servers", details={"field": "mcpServers"})
+    if isinstance(doc.get("servers"), dict) or isinstance(_vscode_section(doc).get("servers"), dict):
+        return "vscode"
+    if doc and all(isinstance(v, dict) and not _ENTRY_HINTS.isdisjoint(v) for v in doc.values()):
+        return "bare"
+    raise ImportFormatUnknown(
+        "no MCP servers found: expected 'mcpServers' (Claude Code, Claude Desktop, Cursor, Windsurf), "
+        "'servers' (VS Code) or a map of server entries",
+        details={"expected": ["mcpServers", "servers", "a map of servers"]},
+    )
+
+
+def _has_project_servers(doc: dict[str, Any]) -> bool:
+    projects = doc.get("projects")
+    return isinstance(projects, dict) and any(
+        isinstance(p, dict) and isinstance(p.get("mcpServers"), dict) for p in projects.values()
+    )
+
+
+def _mcp_servers_entries(doc: dict[str, Any], format: str, *, explicit: bool) -> list[RawEntry]:
+    entries: list[RawEntry] = []
+    servers = doc.get("mcpServers")
+    has_projects = format == "claude-code" and _has_project_servers(doc)
+    if not isinstance(servers, dict) and not has_projects:
+        if explicit:
+            raise ImportFormatMismatch(
+                f"this is not a {format} file: it has no 'mcpServers' object",
+                details={"format": format, "expected": ["mcpServers"]},
+            )
+        raise ImportFormatUnknown("mcpServers is not an object of servers", details={"field": "mcpServers"})
+    if isinstance(servers, dict):
+        entries += [RawEntry(k, _path("mcpServers", k), v) for k, v in servers.items()]
+    if has_projects:
+        for project, settings in doc["projects"].items():
+            if isinstance(settings, dict) and isinstance(settings.get("mcpServers"), dict):
+                entries += [
+                    RawEntry(k, _path("projects", project, "mcpServers", k), v)
+                    for k, v in settings["mcpServers"].items()
+                ]
+    return entries
+
+
+def _vscode_section(doc: dict[str, Any]) -> dict[str, Any]:
+    """`doc` itself for `.vscode/mcp.json`, or its `mcp` object for a settings.json."""
+    if isinstance(doc.get("servers"), dict):
+        return doc
+    mcp = doc.get("mcp")
+    return mcp if isinstance(mcp, dict) else {}
+
+
+def _vscode(doc: dict[str, Any]) -> ClientDocument:
+    section = _vscode_section(doc)
+    servers = section.get("servers")
+    if not isinstance(servers, dict):
+        raise ImportFormatMismatch(
+            "this is not a vscode file: it has no 'servers' object",
+            details={"format": "vscode", "expected": ["servers", "mcp.servers"]},
+        )
+    prefix = () if section is doc else ("mcp",)
+    entries = tuple(RawEntry(k, _path(*prefix, "servers", k), v) for k, v in servers.items())
+    inputs: dict[str, InputDeclaration] = {}
+    raw_inputs = section.get("inputs")
+    for item in raw_inputs if isinstance(raw_inputs, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        description = item.get("description")
+        default = item.get("default")
+        inputs[f"input:{item['id']}"] = InputDeclaration(
+            description=description if isinstance(description, str) else None,
+            password=item.get("password") is True,
+            default=default if isinstance(default, str) else None,
+        )
+    return ClientDocument("vscode", entries, inputs)
+
+
+def _path(*parts: str) -> str:
+    """A readable path: plain keys joined by dots, other keys as JSON strings in brackets."""
+    out = ""
+    for part in parts:
+        if _PLAIN_KEY.fullmatch(part):
+            out += ("." if out else "") + part
+        else:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return out
+
+
+def normalize_entry(raw: RawEntry) -> ClientEntry | list[FieldError]:
+    """Decide an entry's transport and read its fields, or say why it cannot be imported.
+
+    Returns:
+        The `ClientEntry`, or the list of `FieldError`s (entry-relative fields) that reject it:
+        ENTRY_INVALID, ENTRY_EMPTY, COMMAND_AND_URL, URL_AMBIGUOUS, TRANSPORT_UNSUPPORTED,
+        TRANSPORT_UNKNOWN, TRANSPORT_MISMATCH, FIELD_INVALID.
+    """
+    value = raw.value
+    if not isinstance(value, dict):
+        return [FieldError("", "ENTRY_INVALID", "is not an object")]
+    entry: dict[str, Any] = value
+    transport, type_error = _transport(entry)
+    if type_error is not None:
+        return [type_error]
+    has_command = "command" in entry
+    url_keys = [k for k in ("url", "serverUrl") if k in entry]
+    if has_command and url_keys:
+        return [
+            FieldError(
+                "command",
+                "COMMAND_AND_URL",
+                f"is set together with '{url_keys[0]}': an entry is either local (command) or remote (url), never both",
+            )
+        ]
+    if len(url_keys) == 2 and entry["url"] != entry["serverUrl"]:
+        return [FieldError("serverUrl", "URL_AMBIGUOUS", "differs from 'url'; keep one of them")]
+    if transport is None:
+        if has_command:
+            transport = "stdio"
+        elif url_keys:
+            transport = "streamable_http"
+        else:
+            return [FieldError("", "ENTRY_EMPTY", "has neither 'command' nor 'url'")]
+    elif transport == "stdio" and not has_command:
+        if url_keys:
+            return [FieldError("type", "TRANSPORT_MISMATCH", "is stdio but the entry has a URL and no command")]
+        return [FieldError("command", "FIELD_REQUIRED", "is required for a stdio server")]
+    elif transport != "stdio" and not url_keys:
+        if has_command:
+            return [
+                FieldError(
+                    "type", "TRANSPORT_MISMATCH", "is a remote transport: a remote entry is never run as a command"
+                )
+            ]
+        return [FieldError("url", "FIELD_REQUIRED", "is required for a remote server")]
+    errors: list[FieldError] = []
+    warnings: list[FieldError] = []
+    if transport == "stdio":
+        known = _STDIO_KEYS
+        command = _string(entry, "command", errors)
+        args = _string_list(entry, "args", errors)
+        env = _string_map(entry, "env", errors, warnings)
+        cwd = _string(entry, "cwd", errors, optional=True)
+        result = ClientEntry(raw.name, raw.source, transport, command=command, args=args, env=env, cwd=cwd)
+    else:
+        known = _REMOTE_KEYS
+        url_field = url_keys[0]
+        url = _string(entry, url_field, errors)
+        headers = _string_map(entry, "headers", errors, warnings)
+        result = ClientEntry(raw.name, raw.source, transport, url=url, url_field=url_field, headers=headers)
+    if errors:
+        return errors
+    warnings += [FieldError(k, "FIELD_IGNORED", _ignored_reason(k, transport)) for k in entry if k not in known]
+    return replace(result, warnings=tuple(warnings))
+
+
+def _transport(entry: dict[str, Any]) -> tuple[str | None, FieldError | None]:
+    raw_types = [(k, entry[k]) for k in ("type", "transport") if entry.get(k) is not None]
+    found: set[str] = set()
+    for key, raw in raw_types:
+        if not isinstance(raw, str):
+            return None, FieldError(key, "TRANSPORT_UNKNOWN", "must be a string such as stdio, http or sse")
+        spelled = raw.strip().lower()
+        if spelled in _UNSUPPORTED_TRANSPORTS:
+            return None, FieldError(
+                key, "TRANSPORT_UNSUPPORTED", "WebSocket is not an MCP transport mcp-center supports"
+            )
+        if spelled not in _TRANSPORTS:
+            return None, FieldError(
+                key, "TRANSPORT_UNKNOWN", "is not a known transport (stdio, http, streamable-http, sse)"
+            )
+        found.add(_TRANSPORTS[spelled])
+    if len(found) > 1:
+        return None, FieldError("transport", "TRANSPORT_MISMATCH", "'type' and 'transport' disagree")
+    return (found.pop() if found else None), None
+
+
+def _ignored_reason(key: str, transport: str) -> str:
+    if key == "envFile":
+        return "env files are not read; put the variables in 'env'"
+    if transport != "stdio" and key in _STDIO_KEYS:
+        return "is not used by a remote server (remote entries are never run as commands)"
+    if transport == "stdio" and key in _REMOTE_KEYS:
+        return "is not used by a stdio server"
+    return "is not imported (mcp-center has no such setting)"
+
+
+def _string(entry: dict[str, Any], key: str, errors: list[FieldError], *, optional: bool = False) -> str | None:
+    value = entry.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        errors.append(FieldError(key, "FIELD_INVALID", "must be a string"))
+        return None
+    return value
+
+
+def _string_list(entry: dict[str, Any], key: str, errors: list[FieldError]) -> tuple[str, ...]:
+    value = entry.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        errors.append(FieldError(key, "FIELD_INVALID", "must be a list of strings"))
+        return ()
+    items: list[str] = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            items.append(item)
+        else:
+            errors.append(FieldError(f"{key}.{i}", "FIELD_INVALID", "must be a string"))
+    return tuple(items)
+
+
+def _string_map(
+    entry: dict[str, Any], key: str, errors: list[FieldError], warnings: list[FieldError]
+) -> dict[str, str]:
+    value = entry.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        errors.append(FieldError(key, "FIELD_INVALID", "must be an object of strings"))
+        return {}
+    items: dict[str, str] = {}
+    for name, item in value.items():
+        text = _scalar_text(item)
+        if text is not None:
+            items[name] = text
+        elif item is None:
+            warnings.append(FieldError(f"{key}.{name}", "FIELD_IGNORED", "is null (unset); not imported"))
+        else:
+            errors.append(FieldError(f"{key}.{name}", "FIELD_INVALID", "must be a string"))
+    return items
+
+
+def _scalar_text(value: object) -> str | None:
+    """A string; numbers and booleans as a JavaScript client would pass them (`3000`, `true`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")):
+        return str(int(value)) if value.is_integer() else repr(value)
+    return None

@@ -1,0 +1,240 @@
+"""Export servers in a client's own format, without secret values, plus a gateway snippet (R-1.9).
+
+Threat: an export (often pasted into a repository or a chat) carrying a token. Nothing here sees
+a secret value: the input is the configuration only, and every secret slot is written as a
+placeholder variable in the client's syntax — `${NAME}` (Claude Code, Claude Desktop),
+`${env:NAME}` (Cursor), `${input:NAME}` with a `password` input (VS Code). NAME is
+`MCP_CENTER_SECRET_<SERVER_ID>_<KEY>` in upper snake case (`X-Api-Key` → `X_API_KEY`, the bearer
+token → `BEARER_TOKEN`), unique per export. It contains SECRET, so importing the export again makes
+the same fields secrets (the round trip keeps secrets secret) and asks for their values.
+
+Per format (our choices, where clients differ):
+- `claude-code` (`.mcp.json`): `type` stdio / http / sse.
+- `cursor` (`.cursor/mcp.json`): no `type` except `"sse"` for legacy SSE servers.
+- `vscode` (`.vscode/mcp.json`): `servers` + `inputs`, `type` stdio / http / sse.
+- `claude-desktop` (`claude_desktop_config.json`): stdio servers only (its file has no remote
+  servers; those are listed in `notes` as REMOTE_NOT_SUPPORTED). Claude Desktop does not expand
+  variables: replace the placeholders by hand.
+Not exported (each listed in `notes` as FIELD_NOT_EXPORTED): `cwd`, OAuth settings (the client
+authorizes on its own), disabled tools and tool policies. Keys of the map are display names
+(the id when two servers share a name).
+
+The gateway snippet points the client at `<base URL>/mcp` with
+`Authorization: Bearer ${MCP_CENTER_GATEWAY_TOKEN}` (for Claude Desktop through `mcp-remote`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_center.config import AuthBearer, AuthOAuth, ServerConfig, StdioServerConfig
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "GATEWAY_SERVER_NAME",
+    "GATEWAY_TOKEN_VARIABLE",
+    "MCP_REMOTE_VERSION",
+    "ExportDocument",
+    "export_servers",
+    "gateway_snippet",
+]
+
+EXPORT_FORMATS: tuple[str, ...] = ("claude-code", "cursor", "vscode", "claude-desktop")
+GATEWAY_SERVER_NAME = "mcp-center"
+GATEWAY_TOKEN_VARIABLE = "MCP_CENTER_GATEWAY_TOKEN"  # noqa: S105 - a variable name, not a token
+MCP_REMOTE_VERSION = "0.15.1"
+"""Pinned `mcp-remote` (npm) that bridges Claude Desktop, which only spawns stdio servers, to the gateway."""
+
+_FILENAMES = {
+    "claude-code": ".mcp.json",
+    "cursor": ".cursor/mcp.json",
+    "vscode": ".vscode/mcp.json",
+    "claude-desktop": "claude_desktop_config.json",
+}
+_NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class ExportDocument:
+    """An export: the client file content, the gateway snippet, the placeholders and what was left out."""
+
+    format: str
+    filename: str
+    config: dict[str, Any]
+    gateway: dict[str, Any]
+    placeholders: list[dict[str, str]]
+    notes: list[dict[str, str]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"format", "filename", "config", "gateway": {"url", "config"}, "placeholders": [{name,
+        server_id, kind, key}], "notes": [{server_id, field, code, message}]}`."""
+        return {
+            "format": self.format,
+            "filename": self.filename,
+            "config": self.config,
+            "gateway": self.gateway,
+            "placeholders": self.placeholders,
+            "notes": self.notes,
+        }
+
+
+def _reference(format: str, name: str) -> str:
+    if format == "cursor":
+        return f"${{env:{name}}}"
+    if format == "vscode":
+        return f"${{input:{name}}}"
+    return f"${{{name}}}"
+
+
+class _Placeholders:
+    def __init__(self, format: str) -> None:
+        self.format = format
+        self.items: list[dict[str, str]] = []
+        self._used: set[str] = set()
+
+    def reference(self, server_id: str, kind: str, key: str) -> str:
+        label = "bearer_token" if kind == "bearer" else key
+        base = "MCP_CENTER_SECRET_" + _NOT_WORD.sub("_", f"{server_id}_{label}").strip("_").upper()
+        name, n = base, 2
+        while name in self._used:
+            name, n = f"{base}_{n}", n + 1
+        self._used.add(name)
+        self.items.append({"name": name, "server_id": server_id, "kind": kind, "key": key})
+        return _reference(self.format, name)
+
+
+def export_servers(configs: Sequence[ServerConfig], format: str, gateway_url: str) -> ExportDocument:
+    """Render `configs` (sorted by the caller) as a `format` client file.
+
+    Args:
+        configs: Server configurations; they hold no secret values.
+        format: One of `EXPORT_FORMATS` (the caller validated it).
+        gateway_url: `<base URL>/mcp` of this host.
+    Returns:
+        The `ExportDocument`.
+    """
+    placeholders = _Placeholders(format)
+    notes: list[dict[str, str]] = []
+    entries: dict[str, dict[str, Any]] = {}
+    names = [c.name for c in configs]
+    for config in configs:
+        key = config.name if names.count(config.name) == 1 else config.id
+        while key in entries:
+            key = f"{key}-{config.id}"
+        entry = _entry(config, format, placeholders, notes)
+        if entry is not None:
+            entries[key] = entry
+    if format == "vscode":
+        inputs = [
+            {
+                "type": "promptString",
+                "id": p["name"],
+                "description": f"{p['server_id']}: secret {p['kind']} {p['key']}",
+                "password": True,
+            }
+            for p in placeholders.items
+        ]
+        document: dict[str, Any] = {"inputs": inputs, "servers": entries}
+    else:
+        document = {"mcpServers": entries}
+    return ExportDocument(
+        format=format,
+        filename=_FILENAMES[format],
+        config=document,
+        gateway={"url": gateway_url, "config": gateway_snippet(format, gateway_url)},
+        placeholders=placeholders.items,
+        notes=notes,
+    )
+
+
+def _note(notes: list[dict[str, str]], config: ServerConfig, field: str, code: str, message: str) -> None:
+    notes.append({"server_id": config.id, "field": field, "code": code, "message": message})
+
+
+def _entry(
+    config: ServerConfig, format: str, placeholders: _Placeholders, notes: list[dict[str, str]]
+) -> dict[str, Any] | None:
+    if config.disabled_tools:
+        _note(notes, config, "disabled_tools", "FIELD_NOT_EXPORTED", "client files have no disabled tools")
+    if config.tool_policies:
+        _note(notes, config, "tool_policies", "FIELD_NOT_EXPORTED", "client files have no tool policies")
+    if isinstance(config, StdioServerConfig):
+        env = dict(config.env)
+        for key in config.secret_env:
+            env[key] = placeholders.reference(config.id, "env", key)
+        if config.cwd is not None:
+            _note(notes, config, "cwd", "FIELD_NOT_EXPORTED", "client files have no working directory")
+        entry: dict[str, Any] = {"type": "stdio"} if format in {"claude-code", "vscode"} else {}
+        entry.update(command=config.command, args=list(config.args))
+        if env:
+            entry["env"] = env
+        return entry
+    if format == "claude-desktop":
+        _note(
+            notes,
+            config,
+            "transport",
+            "REMOTE_NOT_SUPPORTED",
+            "Claude Desktop's config file has only local servers; add it as a connector or use the gateway",
+        )
+        return None
+    headers = dict(config.headers)
+    for key in config.secret_headers:
+        headers[key] = placeholders.reference(config.id, "header", key)
+    if isinstance(config.auth, AuthBearer):
+        headers["Authorization"] = "Bearer " + placeholders.reference(config.id, "bearer", "token")
+    elif isinstance(config.auth, AuthOAuth):
+        _note(notes, config, "auth", "FIELD_NOT_EXPORTED", "OAuth: the client authorizes on its own")
+    entry = {}
+    if format in {"claude-code", "vscode"}:
+        entry["type"] = "http" if config.transport == "streamable_http" else "sse"
+    elif config.transport == "sse":
+        entry["type"] = "sse"
+    entry["url"] = config.url
+    if headers:
+        entry["headers"] = headers
+    return entry
+
+
+def gateway_snippet(format: str, gateway_url: str) -> dict[str, Any]:
+    """A `format` client file with one server, `mcp-center`, that points at this host's gateway.
+
+    The token is the placeholder `MCP_CENTER_GATEWAY_TOKEN` in the client's syntax.
+    """
+    header = "Bearer " + _reference(format, GATEWAY_TOKEN_VARIABLE)
+    if format == "vscode":
+        return {
+            "inputs": [
+                {
+                    "type": "promptString",
+                    "id": GATEWAY_TOKEN_VARIABLE,
+                    "description": "mcp-center gateway token",
+                    "password": True,
+                }
+            ],
+            "servers": {
+                GATEWAY_SERVER_NAME: {"type": "http", "url": gateway_url, "headers": {"Authorization": header}}
+            },
+        }
+    if format == "claude-desktop":
+        return {
+            "mcpServers": {
+                GATEWAY_SERVER_NAME: {
+                    "command": "npx",
+                    "args": [
+                        "-y",
+                        f"mcp-remote@{MCP_REMOTE_VERSION}",
+                        gateway_url,
+                        "--header",
+                        f"Authorization: Bearer ${{{GATEWAY_TOKEN_VARIABLE}}}",
+                    ],
+                    "env": {GATEWAY_TOKEN_VARIABLE: "<the gateway token>"},
+                }
+            }
+        }
+    entry: dict[str, Any] = {"type": "http"} if format == "claude-code" else {}
+    entry.update(url=gateway_url, headers={"Authorization": header})
+    return {"mcpServers": {GATEWAY_SERVER_NAME: entry}}

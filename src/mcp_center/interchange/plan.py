@@ -1,0 +1,554 @@
+"""The import plan: what a pasted client file would create, and how supplied values complete it (R-1.8).
+
+`plan_import` turns file content into an `ImportPlan` without touching the store or the host
+environment; `ImportPlan.preview()` is the JSON the user confirms and `ImportPlan.resolve()`
+fills the variables with the values the user supplied and returns create bodies for
+`McpCenter`. Each entry goes through `parse_server_config`, so every R-1 rule applies
+(URL credentials, reserved headers, shell strings, ...); an entry that breaks one is listed under
+`rejected` with the stable codes, and the rest can still be imported.
+
+Decisions (our policy, documented in the README):
+- Secrets (R-1.5): an env var is secret when its name looks like a credential (`*_TOKEN`,
+  `*_KEY`, `*_SECRET`, `*_PASSWORD`, ...), when its value is one (`postgres://u:p@h`), or when its
+  value references a credential-looking variable or a VS Code `password` input. A header is
+  secret when its name or value looks like a credential, or when its value holds any `${...}`.
+- `Authorization: Bearer <token>` (exactly one token, literal or `${VAR}`) becomes
+  `auth: {"kind": "bearer"}` with the token as the bearer secret: Authorization is then managed by
+  auth (R-1.7), the token can be rotated as `secrets/token?kind=bearer`, and export writes the
+  same header back. Any other Authorization value (Basic, a bare token) becomes a secret header.
+- A literal secret value that is empty is declared without a value (set it later); the preview
+  warns SECRET_NOT_SET. Literal secret values never appear in the preview.
+- Ids are `slugify(name)`, made unique against existing servers and earlier entries with a
+  `-2`, `-3`, ... suffix; the preview says which clash it resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcp_center.config import parse_server_config, slugify
+from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
+from mcp_center.interchange.credentials import (
+    bearer_token_of,
+    credential_query_params,
+    is_credential_name,
+    is_credential_value,
+)
+from mcp_center.interchange.dialects import (
+    ClientDocument,
+    ClientEntry,
+    InputDeclaration,
+    normalize_entry,
+    read_document,
+)
+from mcp_center.interchange.lenient_json import decode_text, loads_lenient
+from mcp_center.interchange.variables import Reference, find_references, substitute
+
+__all__ = [
+    "MAX_VALUE_CHARS",
+    "ImportPlan",
+    "PlannedServer",
+    "RejectedEntry",
+    "SecretCheck",
+    "SecretSlot",
+    "VariableInfo",
+    "plan_document",
+    "plan_import",
+]
+
+SecretCheck = Callable[[str, str, bool], None]
+"""`check(field, value, is_header)`: raises ConfigInvalid when `value` cannot be stored as a secret
+(the service passes its `parse_secret_value` rule: at least 6 characters, at most 32 KiB)."""
+
+MAX_VALUE_CHARS = 32 * 1024
+"""Longest value a user may supply for one variable (characters)."""
+
+SecretKindName = Literal["env", "header", "bearer"]
+
+# Rules whose verdict a ${...} stand-in cannot change: keep them even on fields with references.
+_ROBUST_CODES = frozenset({"URL_HAS_CREDENTIALS", "URL_HAS_FRAGMENT"})
+_STAND_IN = "x"
+
+
+def _no_check(_field: str, _value: str, _header: bool) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class SecretSlot:
+    """A value that becomes a secret: env var, header, or the bearer token.
+
+    `template` is the literal from the file or a text with `${...}` references; "" means the
+    file left it empty (declared, no value). `field` is where it sits in the entry.
+    """
+
+    kind: SecretKindName
+    key: str
+    field: str
+    template: str
+    has_references: bool
+
+    @property
+    def value_source(self) -> str:
+        """`file`, `variables` or `not_set`: where the secret's value will come from."""
+        if self.has_references:
+            return "variables"
+        return "file" if self.template else "not_set"
+
+    def __repr__(self) -> str:  # the template may be a literal secret
+        return f"SecretSlot({self.kind!r}, {self.key!r}, {self.value_source!r})"
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One `${...}` in an accepted entry: the field it sits in and whether that field is secret."""
+
+    field: str
+    reference: Reference
+    secret_field: bool
+
+
+@dataclass(frozen=True)
+class PlannedServer:
+    """An entry that will be created: proposed id, the create body without secret values, its secrets."""
+
+    id: str
+    name: str
+    source: str
+    slug: str
+    clash: str | None
+    """`existing` or `file` when `slug` was taken and `id` is the suffixed resolution, else None."""
+    transport: str
+    config: dict[str, Any]
+    """The create body without secret values; plain strings may still hold `${...}`."""
+    secrets: tuple[SecretSlot, ...]
+    occurrences: tuple[Occurrence, ...]
+    warnings: tuple[FieldError, ...]
+
+    def preview(self) -> dict[str, Any]:
+        """JSON shape of this server in the preview (no secret value)."""
+        names: list[str] = []
+        for occurrence in self.occurrences:
+            if occurrence.reference.name not in names:
+                names.append(occurrence.reference.name)
+        return {
+            "id": self.id,
+            "name": self.name,
+            "source": self.source,
+            "clash": None if self.clash is None else {"with": self.clash, "slug": self.slug},
+            "transport": self.transport,
+            "config": self.config,
+            "secrets": [{"kind": s.kind, "key": s.key, "value": s.value_source} for s in self.secrets],
+            "variables": names,
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+
+@dataclass(frozen=True)
+class RejectedEntry:
+    """An entry that will not be created, and why (entry-relative fields, stable codes)."""
+
+    name: str
+    source: str
+    errors: tuple[FieldError, ...]
+
+    def preview(self) -> dict[str, Any]:
+        """JSON shape of this entry in the preview."""
+        return {"name": self.name, "source": self.source, "errors": [e.to_dict() for e in self.errors]}
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    """A value the user must supply (R-1.8), never taken from the host environment.
+
+    `secret` asks for hidden input: the variable sits in a header or a secret env var, its name
+    looks like a credential, or it is a VS Code `password` input. `default` is offered only when
+    every occurrence carries the same one, and shown only for non-secret variables.
+    """
+
+    name: str
+    kind: str
+    secret: bool
+    has_default: bool
+    default: str | None
+    description: str | None
+    used_in: tuple[tuple[str, str], ...]
+
+    def preview(self) -> dict[str, Any]:
+        """JSON shape of this variable in the preview."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "secret": self.secret,
+            "has_default": self.has_default,
+            "default": None if self.secret else self.default,
+            "description": self.description,
+            "used_in": [{"server": server, "field": f} for server, f in self.used_in],
+        }
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    """What an import would create. Built by `plan_import`; pure data, no store."""
+
+    format: str
+    servers: tuple[PlannedServer, ...]
+    variables: tuple[VariableInfo, ...]
+    rejected: tuple[RejectedEntry, ...]
+    input_defaults: Mapping[str, str] = field(default_factory=dict[str, str])
+
+    def preview(self) -> dict[str, Any]:
+        """The preview body (without token and digest, which the service adds).
+
+        Shape: `{"format", "servers": [{id, name, source, clash, transport, config, secrets,
+        variables, warnings}], "variables": [{name, kind, secret, has_default, default,
+        description, used_in}], "rejected": [{name, source, errors}]}`.
+        """
+        return {
+            "format": self.format,
+            "servers": [s.preview() for s in self.servers],
+            "variables": [v.preview() for v in self.variables],
+            "rejected": [r.preview() for r in self.rejected],
+        }
+
+    def resolve(
+        self,
+        values: Mapping[str, object],
+        use_defaults: Collection[str] = (),
+        check_secret: SecretCheck = _no_check,
+    ) -> list[dict[str, Any]]:
+        """Fill every variable and return one create body per planned server, in order.
+
+        Args:
+            values: Variable name → supplied value (a string). Wins over `use_defaults`.
+            use_defaults: Names whose file default the user accepted.
+            check_secret: The secret-value rule (see `SecretCheck`).
+        Returns:
+            Create bodies: the config plus `secret_values` (`env`, `headers`, `bearer_token`).
+        Raises:
+            ImportValuesInvalid: `details.errors` names each missing/unknown/invalid value
+                (`values.<name>`) or each rule a resolved server breaks (`servers.<id>.<field>`).
+                Messages never contain a value.
+        """
+        errors = self._check_values(values, use_defaults)
+        if errors:
+            raise ImportValuesInvalid(_summary(errors), details={"errors": [e.to_dict() for e in errors]})
+        supplied: dict[str, str] = {k: v for k, v in values.items() if isinstance(v, str)}
+
+        def value_of(ref: Reference) -> str:
+            if ref.name in supplied:
+                return supplied[ref.name]
+            default = ref.default if ref.kind != "input" else self.input_defaults.get(ref.name)
+            assert default is not None, "use_defaults was checked against has_default"
+            return default
+
+        bodies: list[dict[str, Any]] = []
+        for server in self.servers:
+            config = _map_strings(server.config, lambda text: substitute(text, value_of))
+            secret_values: dict[str, Any] = {}
+            for slot in server.secrets:
+                if not slot.template:
+                    continue
+                value = substitute(slot.template, value_of)
+                try:
+                    check_secret(slot.field, value, slot.kind != "env")
+                except ConfigInvalid as exc:
+                    errors += [FieldError(f"servers.{server.id}.{e.field}", e.code, e.message) for e in exc.errors]
+                    continue
+                if slot.kind == "env":
+                    secret_values.setdefault("env", {})[slot.key] = value
+                elif slot.kind == "header":
+                    secret_values.setdefault("headers", {})[slot.key] = value
+                else:
+                    secret_values["bearer_token"] = value
+            try:
+                parse_server_config(config)
+            except ConfigInvalid as exc:
+                errors += [FieldError(f"servers.{server.id}.{e.field}", e.code, e.message) for e in exc.errors]
+            bodies.append({**config, "secret_values": secret_values})
+        if errors:
+            raise ImportValuesInvalid(_summary(errors), details={"errors": [e.to_dict() for e in errors]})
+        return bodies
+
+    def _check_values(self, values: Mapping[str, object], use_defaults: Collection[str]) -> list[FieldError]:
+        known = {v.name: v for v in self.variables}
+        errors: list[FieldError] = []
+        for name, value in values.items():
+            if name not in known:
+                errors.append(FieldError(f"values.{name}", "VALUE_UNKNOWN", "is not a variable of this preview"))
+            elif not isinstance(value, str) or len(value) > MAX_VALUE_CHARS or "\x00" in value:
+                errors.append(
+                    FieldError(f"values.{name}", "VALUE_INVALID", "must be a string of at most 32 KiB without NUL")
+                )
+        for name in use_defaults:
+            if name not in known:
+                errors.append(FieldError(f"use_defaults.{name}", "VALUE_UNKNOWN", "is not a variable of this preview"))
+            elif not known[name].has_default and name not in values:
+                errors.append(FieldError(f"use_defaults.{name}", "DEFAULT_MISSING", "has no default to accept"))
+        errors += [
+            FieldError(f"values.{name}", "VALUE_REQUIRED", "needs a value (or accept its default)")
+            for name in known
+            if name not in values and name not in use_defaults
+        ]
+        return errors
+
+
+def _summary(errors: list[FieldError]) -> str:
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{first.field}: {first.message}{more}"
+
+
+def plan_import(
+    data: bytes | str,
+    format: str = "auto",
+    *,
+    existing_ids: Collection[str] = (),
+    check_secret: SecretCheck = _no_check,
+) -> ImportPlan:
+    """Read a client file and plan its import.
+
+    Args:
+        data: The file content (bytes or text; at most `MAX_IMPORT_BYTES`).
+        format: One of `IMPORT_FORMATS` (`auto` detects).
+        existing_ids: Ids already registered (proposed ids avoid them).
+        check_secret: The rule for literal secret values (entries that break it are rejected).
+    Raises:
+        ImportTooLarge, ImportJsonInvalid, ImportFormatUnknown, ImportFormatMismatch.
+    """
+    return plan_document(
+        read_document(loads_lenient(decode_text(data)), format), existing_ids=existing_ids, check_secret=check_secret
+    )
+
+
+def plan_document(
+    document: ClientDocument, *, existing_ids: Collection[str] = (), check_secret: SecretCheck = _no_check
+) -> ImportPlan:
+    """Plan the import of an already parsed document (see `plan_import`)."""
+    taken = set(existing_ids)
+    assigned: set[str] = set()
+    servers: list[PlannedServer] = []
+    rejected: list[RejectedEntry] = []
+    for raw in document.entries:
+        entry = normalize_entry(raw)
+        if isinstance(entry, list):
+            rejected.append(RejectedEntry(raw.name, raw.source, tuple(entry)))
+            continue
+        draft = _draft(entry, document.inputs, check_secret)
+        if isinstance(draft, list):
+            rejected.append(RejectedEntry(raw.name, raw.source, tuple(draft)))
+            continue
+        slug = slugify(entry.name)
+        server_id, clash = _unique_id(slug, taken, assigned)
+        assigned.add(server_id)
+        config = {"id": server_id, **draft.config}
+        servers.append(
+            PlannedServer(
+                id=server_id,
+                name=entry.name,
+                source=entry.source,
+                slug=slug,
+                clash=clash,
+                transport=entry.transport,
+                config=config,
+                secrets=draft.secrets,
+                occurrences=draft.occurrences,
+                warnings=draft.warnings,
+            )
+        )
+    defaults = {name: d.default for name, d in document.inputs.items() if d.default is not None}
+    return ImportPlan(
+        format=document.format,
+        servers=tuple(servers),
+        variables=tuple(_variables(servers, document.inputs)),
+        rejected=tuple(rejected),
+        input_defaults=defaults,
+    )
+
+
+def _unique_id(slug: str, taken: set[str], assigned: set[str]) -> tuple[str, str | None]:
+    if slug not in taken and slug not in assigned:
+        return slug, None
+    clash = "existing" if slug in taken else "file"
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        candidate = slug[: 32 - len(suffix)].rstrip("-") + suffix
+        if candidate not in taken and candidate not in assigned:
+            return candidate, clash
+        n += 1
+
+
+@dataclass(frozen=True)
+class _Draft:
+    config: dict[str, Any]
+    secrets: tuple[SecretSlot, ...]
+    occurrences: tuple[Occurrence, ...]
+    warnings: tuple[FieldError, ...]
+
+
+def _draft(
+    entry: ClientEntry, inputs: Mapping[str, InputDeclaration], check_secret: SecretCheck
+) -> _Draft | list[FieldError]:
+    """Split an entry into plain config and secrets, find its references, and check R-1 (with stand-ins)."""
+    errors: list[FieldError] = []
+    refs: dict[str, list[Reference]] = {}
+
+    def scan(path: str, text: str) -> list[Reference]:
+        found, error = find_references(path, text)
+        if error is not None:
+            errors.append(error)
+        if found:
+            refs[path] = found
+        return found
+
+    def credential_ref(ref: Reference) -> bool:
+        declared = inputs.get(ref.name)
+        return is_credential_name(ref.name) or (declared is not None and declared.password)
+
+    secrets: list[SecretSlot] = []
+    warnings = list(entry.warnings)
+    config: dict[str, Any] = {"name": entry.name, "transport": entry.transport}
+    if entry.transport == "stdio":
+        assert entry.command is not None
+        scan("command", entry.command)
+        for i, arg in enumerate(entry.args):
+            scan(f"args.{i}", arg)
+        if entry.cwd is not None:
+            scan("cwd", entry.cwd)
+        env: dict[str, str] = {}
+        for key, value in entry.env.items():
+            found = scan(f"env.{key}", value)
+            if is_credential_name(key) or is_credential_value(value) or any(credential_ref(r) for r in found):
+                secrets.append(SecretSlot("env", key, f"env.{key}", value, bool(found)))
+            else:
+                env[key] = value
+        config.update(
+            command=entry.command,
+            args=list(entry.args),
+            cwd=entry.cwd,
+            env=env,
+            secret_env=[s.key for s in secrets],
+        )
+    else:
+        assert entry.url is not None
+        scan("url", entry.url)
+        headers: dict[str, str] = {}
+        auth_kind = "none"
+        authorizations = [k for k in entry.headers if k.lower() == "authorization"]
+        for key, value in entry.headers.items():
+            path = f"headers.{key}"
+            found = scan(path, value)
+            token = bearer_token_of(value) if key.lower() == "authorization" and len(authorizations) == 1 else None
+            if token is not None:
+                auth_kind = "bearer"
+                secrets.append(SecretSlot("bearer", "token", path, token, bool(found)))
+            elif found or is_credential_name(key) or is_credential_value(value):
+                secrets.append(SecretSlot("header", key, path, value, bool(found)))
+            else:
+                headers[key] = value
+        warnings += [
+            FieldError(
+                "url",
+                "URL_QUERY_CREDENTIAL",
+                f"query parameter '{name}' looks like a credential; it is stored in plain text with the URL "
+                "(prefer a secret header if the server accepts one)",
+            )
+            for name in credential_query_params(entry.url)
+        ]
+        config.update(
+            url=entry.url,
+            headers=headers,
+            secret_headers=[s.key for s in secrets if s.kind == "header"],
+            auth={"kind": auth_kind},
+        )
+    if errors:
+        return errors
+    secret_fields = {s.field for s in secrets}
+    occurrences = tuple(Occurrence(path, ref, path in secret_fields) for path, found in refs.items() for ref in found)
+    warnings += [
+        FieldError(
+            path,
+            "SECRET_IN_PLAIN_FIELD",
+            "references a credential-looking variable; its value will be stored in plain text here",
+        )
+        for path, found in refs.items()
+        if path not in secret_fields and any(credential_ref(r) for r in found)
+    ]
+    for slot in secrets:
+        if not slot.template:
+            warnings.append(FieldError(slot.field, "SECRET_NOT_SET", "is empty: declared as a secret, set it later"))
+        elif not slot.has_references:
+            try:
+                check_secret(slot.field, slot.template, slot.kind != "env")
+            except ConfigInvalid as exc:
+                errors += exc.errors
+    trial = _map_strings({"id": slugify(entry.name), **config}, lambda text: substitute(text, _stand_in))
+    try:
+        parse_server_config(trial)
+    except ConfigInvalid as exc:
+        errors += [e for e in exc.errors if e.code in _ROBUST_CODES or not _has_references(e.field, refs)]
+    if errors:
+        return errors
+    return _Draft(config, tuple(secrets), occurrences, tuple(warnings))
+
+
+def _stand_in(_ref: Reference) -> str:
+    return _STAND_IN
+
+
+def _has_references(error_field: str, refs: Mapping[str, list[Reference]]) -> bool:
+    return any(error_field == path or error_field.startswith(path + ".") for path in refs)
+
+
+def _map_strings(config: dict[str, Any], fn: Callable[[str], str]) -> dict[str, Any]:
+    """A copy of a config body with `fn` applied to every value that may hold a reference."""
+    out = dict(config)
+    for key in ("command", "cwd", "url"):
+        if isinstance(out.get(key), str):
+            out[key] = fn(out[key])
+    if "args" in out:
+        out["args"] = [fn(a) for a in out["args"]]
+    for key in ("env", "headers"):
+        if key in out:
+            out[key] = {k: fn(v) for k, v in out[key].items()}
+    return out
+
+
+def _variables(servers: Iterable[PlannedServer], inputs: Mapping[str, InputDeclaration]) -> list[VariableInfo]:
+    seen: dict[str, list[tuple[PlannedServer, Occurrence]]] = {}
+    for server in servers:
+        for occurrence in server.occurrences:
+            seen.setdefault(occurrence.reference.name, []).append((server, occurrence))
+    variables: list[VariableInfo] = []
+    for name, uses in seen.items():
+        ref = uses[0][1].reference
+        declared = inputs.get(name)
+        if ref.kind == "input":
+            defaults = {declared.default if declared else None}
+        else:
+            defaults = {o.reference.default for _, o in uses}
+        default = defaults.pop() if len(defaults) == 1 else None
+        secret = (
+            is_credential_name(name)
+            or (declared is not None and declared.password)
+            or any(o.secret_field for _, o in uses)
+        )
+        used_in: list[tuple[str, str]] = []
+        for server, occurrence in uses:
+            if (server.id, occurrence.field) not in used_in:
+                used_in.append((server.id, occurrence.field))
+        variables.append(
+            VariableInfo(
+                name=name,
+                kind=ref.kind,
+                secret=secret,
+                has_default=default is not None,
+                default=default,
+                description=declared.description if declared else None,
+                used_in=tuple(used_in),
+            )
+        )
+    return variables

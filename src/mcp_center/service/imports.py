@@ -1,0 +1,359 @@
+"""Import (R-1.8) and export (R-1.9) over the store: preview with a token, then apply all-or-nothing.
+
+The flow: `Importer.preview(content, format)` plans the import against the servers registered now
+and returns the plan with a `token`, a `digest` and `expires_at`. `Importer.apply(request)` takes
+the same content and format, the token, the digest the user confirmed, and the values the user
+supplied for the variables; it creates every planned server in ONE store transaction or none.
+
+Threats handled here:
+- Applying something other than what the user reviewed. The token records a keyed digest of the
+  input (content + format) and the digest of the preview. Apply refuses a changed input
+  (IMPORT_INPUT_CHANGED), a digest that is not the preview's, or a plan that would now differ
+  because servers were added or removed since (IMPORT_PREVIEW_STALE): the plan is recomputed
+  inside the transaction against the ids registered at that moment. Unknown and expired tokens
+  are refused too (IMPORT_PREVIEW_UNKNOWN / IMPORT_PREVIEW_EXPIRED, after `IMPORT_PREVIEW_TTL_S`).
+- A half-applied import. Every server, and every secret, is written in one transaction; any
+  error (a value that breaks an R-1 rule, a storage failure) leaves servers.json and the
+  ciphertexts as they were.
+- A digest that leaks a secret. The input digest is an HMAC under a per-process random key, so
+  the preview digest cannot be used to brute-force a short secret in the file offline.
+
+Tokens live in memory (`ImportPreviews`, at most `MAX_PENDING_PREVIEWS`): a host restart forgets
+them and the user previews again. Imported servers start untrusted, untested and disabled (R-2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio.to_thread
+
+from mcp_center.errors import (
+    FieldError,
+    ImportInputChanged,
+    ImportNothingToApply,
+    ImportPreviewExpired,
+    ImportPreviewStale,
+    ImportPreviewUnknown,
+    RequestInvalid,
+)
+from mcp_center.interchange import (
+    EXPORT_FORMATS,
+    IMPORT_FORMATS,
+    ClientDocument,
+    decode_text,
+    export_servers,
+    list_templates,
+    loads_lenient,
+    plan_document,
+    read_document,
+)
+from mcp_center.service.bodies import parse_secret_value
+from mcp_center.service.center import McpCenter
+
+__all__ = [
+    "IMPORT_PREVIEW_TTL_S",
+    "MAX_PENDING_PREVIEWS",
+    "ApplyRequest",
+    "ImportPreviews",
+    "Importer",
+    "check_secret_value",
+    "parse_apply_request",
+    "parse_preview_request",
+    "templates",
+]
+
+logger = logging.getLogger(__name__)
+
+IMPORT_PREVIEW_TTL_S = 15 * 60.0
+"""Seconds a preview token stays valid."""
+MAX_PENDING_PREVIEWS = 100
+"""Preview tokens kept at once; issuing one more forgets the oldest."""
+MAX_TOKEN_CHARS = 200
+
+
+def check_secret_value(field_path: str, value: str, header: bool) -> None:
+    """The `SecretCheck` of imports: the create API's rule for secret values (`parse_secret_value`)."""
+    parse_secret_value(field_path, value, header=header)
+
+
+@dataclass(frozen=True)
+class _Pending:
+    input_digest: str
+    preview_digest: str
+    expires_at_s: float
+
+
+class ImportPreviews:
+    """Server-side preview tokens: token → (input digest, preview digest, expiry), in memory.
+
+    Args:
+        ttl_s: Seconds a token stays valid.
+        clock: Monotonic seconds (tests pass a fake one to expire tokens).
+        max_pending: Tokens kept at once; the oldest is forgotten first.
+    """
+
+    def __init__(
+        self,
+        *,
+        ttl_s: float = IMPORT_PREVIEW_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+        max_pending: int = MAX_PENDING_PREVIEWS,
+    ) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._max_pending = max_pending
+        self._key = secrets.token_bytes(32)
+        self._pending: dict[str, _Pending] = {}
+
+    def __repr__(self) -> str:
+        return f"ImportPreviews(pending={len(self._pending)})"
+
+    def input_digest(self, text: str, format: str) -> str:
+        """Keyed digest (HMAC-SHA256 under a per-process key) of an input: its format and text."""
+        message = format.encode("utf-8") + b"\x00" + text.encode("utf-8", "surrogatepass")
+        return "hmac-sha256:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
+
+    @staticmethod
+    def preview_digest(input_digest: str, preview: Mapping[str, Any]) -> str:
+        """`sha256:<hex>` over the canonical JSON of the input digest and the preview body."""
+        canonical = json.dumps(
+            {"input": input_digest, "preview": preview}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+        return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def issue(self, input_digest: str, preview_digest: str) -> str:
+        """Record a preview and return its new token (URL-safe, 256 random bits)."""
+        now = self._clock()
+        for token in [t for t, p in self._pending.items() if p.expires_at_s <= now]:
+            del self._pending[token]
+        while len(self._pending) >= self._max_pending:
+            del self._pending[next(iter(self._pending))]
+        token = secrets.token_urlsafe(32)
+        self._pending[token] = _Pending(input_digest, preview_digest, now + self.ttl_s)
+        return token
+
+    def get(self, token: str) -> _Pending:
+        """The preview recorded under `token`.
+
+        Raises:
+            ImportPreviewUnknown: never issued, already applied, forgotten, or issued by another process.
+            ImportPreviewExpired: older than `ttl_s`.
+        """
+        pending = self._pending.get(token)
+        if pending is None:
+            raise ImportPreviewUnknown(
+                "this import preview is unknown (applied already, or the host restarted); preview again"
+            )
+        if pending.expires_at_s <= self._clock():
+            del self._pending[token]
+            raise ImportPreviewExpired("this import preview expired; preview again", details={"ttl_s": self.ttl_s})
+        return pending
+
+    def discard(self, token: str) -> None:
+        """Forget a token (after a successful apply)."""
+        self._pending.pop(token, None)
+
+
+@dataclass(frozen=True)
+class ApplyRequest:
+    """What `POST /api/mcp/import/apply` sends: the preview's token and digest, the same input, the values."""
+
+    token: str
+    digest: str
+    content: str
+    format: str = "auto"
+    values: Mapping[str, str] = field(default_factory=dict[str, str])
+    use_defaults: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:  # values may be secrets, content may hold literal secrets
+        return f"ApplyRequest(format={self.format!r}, values={sorted(self.values)}, use_defaults={self.use_defaults})"
+
+
+def _invalid(field_path: str, code: str, message: str) -> RequestInvalid:
+    return RequestInvalid(
+        f"{field_path}: {message}", details={"errors": [FieldError(field_path, code, message).to_dict()]}
+    )
+
+
+def _object(body: object, allowed: set[str]) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise _invalid("body", "FIELD_INVALID", "must be a JSON object")
+    data: dict[str, Any] = body
+    extra = sorted(k for k in data if k not in allowed)
+    if extra:
+        raise _invalid(extra[0], "FIELD_UNKNOWN", "is not a known field")
+    return data
+
+
+def _string(data: Mapping[str, Any], key: str, *, max_chars: int | None = None) -> str:
+    value = data.get(key)
+    if value is None:
+        raise _invalid(key, "FIELD_REQUIRED", "is required")
+    if not isinstance(value, str) or (max_chars is not None and not 1 <= len(value) <= max_chars):
+        raise _invalid(
+            key, "FIELD_INVALID", "must be a string" if max_chars is None else f"must be 1-{max_chars} characters"
+        )
+    return value
+
+
+def _format(data: Mapping[str, Any]) -> str:
+    value = data.get("format", "auto")
+    if value not in IMPORT_FORMATS:
+        raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(IMPORT_FORMATS))
+    return str(value)
+
+
+def parse_preview_request(body: object) -> tuple[str, str]:
+    """`{"content": "<file text>", "format": "auto"}` → (content, format).
+
+    Raises:
+        RequestInvalid: not an object, unknown field, `content` missing or not a string, unknown format.
+    """
+    data = _object(body, {"content", "format"})
+    return _string(data, "content"), _format(data)
+
+
+def parse_apply_request(body: object) -> ApplyRequest:
+    """`{"token", "digest", "content", "format"?, "values"?: {name: value}, "use_defaults"?: [name]}`.
+
+    Raises:
+        RequestInvalid: a field missing, unknown or of the wrong shape (values must be strings).
+    """
+    data = _object(body, {"token", "digest", "content", "format", "values", "use_defaults"})
+    token = _string(data, "token", max_chars=MAX_TOKEN_CHARS)
+    digest = _string(data, "digest", max_chars=MAX_TOKEN_CHARS)
+    content = _string(data, "content")
+    raw_values = data.get("values")
+    raw_values = {} if raw_values is None else raw_values
+    if not isinstance(raw_values, dict):
+        raise _invalid("values", "FIELD_INVALID", "must be an object of name → string")
+    values: dict[str, str] = {}
+    for name, value in raw_values.items():
+        if not isinstance(value, str):
+            raise _invalid(f"values.{name}", "FIELD_INVALID", "must be a string")
+        values[str(name)] = value
+    raw_defaults = data.get("use_defaults")
+    raw_defaults = [] if raw_defaults is None else raw_defaults
+    if not isinstance(raw_defaults, list) or not all(isinstance(n, str) for n in raw_defaults):
+        raise _invalid("use_defaults", "FIELD_INVALID", "must be a list of variable names")
+    return ApplyRequest(token, digest, content, _format(data), values, tuple(raw_defaults))
+
+
+class Importer:
+    """Import, export and templates for one open `McpCenter` (R-1.8 to R-1.10).
+
+    Args:
+        center: The open center (its store and its create path are used).
+        previews: The token registry; share one per process (the API keeps it on `app.state`).
+    """
+
+    def __init__(self, center: McpCenter, previews: ImportPreviews) -> None:
+        self._center = center
+        self._previews = previews
+
+    async def preview(self, content: str | bytes, format: str = "auto") -> dict[str, Any]:
+        """Plan an import against the servers registered now; nothing is changed.
+
+        Args:
+            content: The client file (text, or bytes in UTF-8 / UTF-16 with BOM), at most 1 MiB.
+            format: One of `IMPORT_FORMATS`.
+        Returns:
+            `{"token", "digest", "expires_at", "format", "servers", "variables", "rejected"}` (see
+            `ImportPlan.preview`); no secret value appears in it.
+        Raises:
+            ImportTooLarge (413), ImportJsonInvalid (line, column), ImportFormatUnknown,
+            ImportFormatMismatch, RequestInvalid (unknown format).
+        """
+        if format not in IMPORT_FORMATS:
+            raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(IMPORT_FORMATS))
+        text = decode_text(content)
+        existing = frozenset(c.id for c in await self._center.server_configs())
+
+        def run() -> dict[str, Any]:
+            document = read_document(loads_lenient(text), format)
+            return plan_document(document, existing_ids=existing, check_secret=check_secret_value).preview()
+
+        preview = await anyio.to_thread.run_sync(run)
+        input_digest = self._previews.input_digest(text, format)
+        digest = self._previews.preview_digest(input_digest, preview)
+        token = self._previews.issue(input_digest, digest)
+        expires_at = datetime.now(UTC) + timedelta(seconds=self._previews.ttl_s)
+        logger.info(
+            "import.previewed",
+            extra={
+                "format": preview["format"],
+                "servers": len(preview["servers"]),
+                "rejected": len(preview["rejected"]),
+            },
+        )
+        return {"token": token, "digest": digest, "expires_at": expires_at.isoformat(), **preview}
+
+    async def apply(self, request: ApplyRequest) -> list[dict[str, Any]]:
+        """Create every server of a confirmed preview, in one transaction (all or nothing).
+
+        Returns:
+            The created servers' API views (untrusted, untested, disabled).
+        Raises:
+            ImportPreviewUnknown / ImportPreviewExpired (409): the token.
+            ImportInputChanged (409): `content` or `format` is not what was previewed.
+            ImportPreviewStale (409): `digest` is not the preview's, or the plan would now differ.
+            ImportNothingToApply (422): the preview creates no server.
+            ImportValuesInvalid (422): a value missing, unknown, or making a server break R-1.
+            StorageError: the store could not be written (nothing was).
+        """
+        pending = self._previews.get(request.token)
+        text = decode_text(request.content)
+        if not hmac.compare_digest(self._previews.input_digest(text, request.format), pending.input_digest):
+            raise ImportInputChanged("the content or format differs from the one previewed; preview it again")
+        # Bytes: compare_digest raises TypeError for str with non-ASCII characters (a client's digest may have them).
+        if not hmac.compare_digest(request.digest.encode("utf-8", "surrogatepass"), pending.preview_digest.encode()):
+            raise ImportPreviewStale(
+                "the digest you confirmed is not this preview's; preview again", details={"reason": "digest_mismatch"}
+            )
+        document: ClientDocument = await anyio.to_thread.run_sync(
+            lambda: read_document(loads_lenient(text), request.format)
+        )
+
+        def plan(existing: frozenset[str]) -> list[dict[str, Any]]:
+            planned = plan_document(document, existing_ids=existing, check_secret=check_secret_value)
+            if self._previews.preview_digest(pending.input_digest, planned.preview()) != pending.preview_digest:
+                raise ImportPreviewStale(
+                    "servers were added or removed since the preview, so it would create something else; preview again",
+                    details={"reason": "servers_changed"},
+                )
+            if not planned.servers:
+                raise ImportNothingToApply("the preview creates no server (every entry was rejected)")
+            return planned.resolve(request.values, request.use_defaults, check_secret_value)
+
+        created = await self._center.create_servers(plan)
+        self._previews.discard(request.token)
+        logger.info("import.applied", extra={"servers": len(created)})
+        return created
+
+    async def export(self, format: str) -> dict[str, Any]:
+        """Every server in a client's format, secrets as placeholders, plus the gateway snippet (R-1.9).
+
+        Returns:
+            `ExportDocument.to_dict()`: `{"format", "filename", "config", "gateway", "placeholders", "notes"}`.
+        Raises:
+            RequestInvalid: `format` is not one of `EXPORT_FORMATS`.
+        """
+        if format not in EXPORT_FORMATS:
+            raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
+        configs = await self._center.server_configs()
+        return export_servers(configs, format, f"{self._center.settings.base_url}/mcp").to_dict()
+
+
+def templates() -> list[dict[str, Any]]:
+    """The three server templates (R-1.10), each with a ready-to-POST `example` body."""
+    return list_templates()

@@ -1,0 +1,328 @@
+"""REST: `POST /api/mcp/import/preview|apply`, `GET /api/mcp/export`, `GET /api/mcp/templates` (R-1.8 to R-1.10).
+
+Driven in process against the real app. The planted-secret scan at the end imports a file with
+literal secrets and supplied secret values, exports it in every format, and checks that no
+response, log record or data file holds a secret in plain text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from mcp_center.api import create_api
+from mcp_center.config import Settings
+from mcp_center.service import McpCenter
+from tests.api._support import ADMIN_TOKEN, BASE_URL, api_client, assert_error, field_codes
+
+pytestmark = pytest.mark.anyio
+
+FIXTURES = Path(__file__).parents[1] / "interchange" / "fixtures"
+PREVIEW = "/api/mcp/import/preview"
+APPLY = "/api/mcp/import/apply"
+CURSOR = (FIXTURES / "cursor.json").read_text(encoding="utf-8")
+
+
+async def preview(api: httpx2.AsyncClient, content: str, format: str = "auto") -> dict[str, Any]:
+    response = await api.post(PREVIEW, json={"content": content, "format": format})
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def apply_body(previewed: dict[str, Any], content: str, **extra: Any) -> dict[str, Any]:
+    return {"token": previewed["token"], "digest": previewed["digest"], "content": content, **extra}
+
+
+CURSOR_VALUES = {
+    "JIRA_TOKEN": "jira-token-invented-42",
+    "userHome": "/home/dana",
+    "workspaceFolder": "/home/dana/src/shop",
+    "REPO_TOOLS_TOKEN": "repo-tools-invented-77",
+}
+
+
+async def test_preview_then_apply_creates_untrusted_disabled_servers(api: httpx2.AsyncClient) -> None:
+    previewed = await preview(api, CURSOR)
+    assert set(previewed) == {"token", "digest", "expires_at", "format", "servers", "variables", "rejected"}
+    assert previewed["format"] == "cursor"
+    assert [s["id"] for s in previewed["servers"]] == ["acme-docs", "playwright", "jira", "repo-tools"]
+    response = await api.post(APPLY, json=apply_body(previewed, CURSOR, values=CURSOR_VALUES))
+    assert response.status_code == 201, response.text
+    created = response.json()["servers"]
+    assert [(s["id"], s["enabled"], s["trusted"]) for s in created] == [
+        ("acme-docs", False, False),
+        ("playwright", False, False),
+        ("jira", False, False),
+        ("repo-tools", False, False),
+    ]
+    listed = (await api.get("/api/mcp/servers")).json()["servers"]
+    assert sorted(s["id"] for s in listed) == ["acme-docs", "jira", "playwright", "repo-tools"]
+    repo_tools = next(s for s in listed if s["id"] == "repo-tools")
+    assert repo_tools["command"] == "/home/dana/.local/bin/repo-tools"
+    assert repo_tools["secret_env"] == {"REPO_TOOLS_TOKEN": {"configured": True}}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [("POST", PREVIEW), ("POST", APPLY), ("GET", "/api/mcp/export?format=cursor"), ("GET", "/api/mcp/templates")],
+)
+async def test_every_route_needs_the_admin_token(center: McpCenter, settings: Settings, path: tuple[str, str]) -> None:
+    app = create_api(settings, ADMIN_TOKEN)
+    app.state.center = center
+    method, url = path
+    async with api_client(app, token=None) as anonymous:
+        assert_error(await anonymous.request(method, url, json={"content": "{}"}), 401, "ADMIN_AUTH_REQUIRED")
+
+
+async def test_invalid_json_answers_422_with_line_and_column(api: httpx2.AsyncClient) -> None:
+    content = (FIXTURES / "invalid_missing_comma.json").read_text(encoding="utf-8")
+    error = assert_error(await api.post(PREVIEW, json={"content": content}), 422, "IMPORT_JSON_INVALID")
+    assert (error["details"]["line"], error["details"]["column"]) == (5, 7)
+
+
+async def test_an_unpaired_surrogate_answers_422_not_500(api: httpx2.AsyncClient) -> None:
+    content = json.dumps({"mcpServers": {"a\udcff": {"command": "x"}}})  # the file spells it \\udcff
+    for body in ({"content": content}, {"content": '{"a": "\udcff"}'}):  # ... or the request body does
+        response = await api.post(
+            PREVIEW, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
+        assert_error(response, 422, "IMPORT_JSON_INVALID")
+
+
+async def test_a_five_megabyte_file_answers_413_with_the_limit(api: httpx2.AsyncClient) -> None:
+    content = json.dumps({"mcpServers": {f"s{i}": {"command": "x", "args": ["y" * 1000]} for i in range(5000)}})
+    assert len(content) > 5_000_000
+    error = assert_error(await api.post(PREVIEW, json={"content": content}), 413, "IMPORT_TOO_LARGE")
+    assert error["details"] == {"limit_bytes": 1048576, "size_bytes": len(content)}
+
+
+async def test_a_body_over_the_request_limit_is_refused_while_streaming(api: httpx2.AsyncClient) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(10):
+            yield b" " * (1024 * 1024)
+
+    response = await api.post(PREVIEW, content=chunks(), headers={"Content-Type": "application/json"})
+    error = assert_error(response, 413, "IMPORT_TOO_LARGE")
+    assert error["details"] == {"limit_bytes": 1048576}
+
+
+async def test_a_declared_oversized_body_is_refused_before_it_is_read(api: httpx2.AsyncClient) -> None:
+    response = await api.post(
+        PREVIEW, content=b"{}", headers={"Content-Type": "application/json", "Content-Length": str(100 * 1024 * 1024)}
+    )
+    assert_error(response, 413, "IMPORT_TOO_LARGE")
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "code"),
+    [
+        (b"", "body", "JSON_INVALID"),
+        (b"{oops", "body", "JSON_INVALID"),
+        (b"[1]", "body", "FIELD_INVALID"),
+        (b"{}", "content", "FIELD_REQUIRED"),
+        (b'{"content": 5}', "content", "FIELD_INVALID"),
+        (b'{"content": "{}", "format": "notepad"}', "format", "FIELD_INVALID"),
+        (b'{"content": "{}", "extra": 1}', "extra", "FIELD_UNKNOWN"),
+    ],
+)
+async def test_a_malformed_preview_body_names_the_field(
+    api: httpx2.AsyncClient, body: bytes, field: str, code: str
+) -> None:
+    response = await api.post(PREVIEW, content=body, headers={"Content-Type": "application/json"})
+    error = assert_error(response, 422, "REQUEST_INVALID")
+    assert field_codes(error) == [(field, code)]
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "code"),
+    [
+        ({"values": []}, "values", "FIELD_INVALID"),
+        ({"values": {"A": 1}}, "values.A", "FIELD_INVALID"),
+        ({"use_defaults": "A"}, "use_defaults", "FIELD_INVALID"),
+        ({"use_defaults": ""}, "use_defaults", "FIELD_INVALID"),
+        ({"token": ""}, "token", "FIELD_INVALID"),
+    ],
+)
+async def test_a_malformed_apply_body_names_the_field(
+    api: httpx2.AsyncClient, extra: dict[str, Any], field: str, code: str
+) -> None:
+    body = {"token": "t", "digest": "d", "content": "{}", **extra}
+    error = assert_error(await api.post(APPLY, json=body), 422, "REQUEST_INVALID")
+    assert field_codes(error) == [(field, code)]
+
+
+async def test_apply_refusals_answer_409_and_create_nothing(api: httpx2.AsyncClient) -> None:
+    previewed = await preview(api, CURSOR)
+    unknown = apply_body(previewed, CURSOR, values=CURSOR_VALUES, token="unknown-token")
+    assert_error(await api.post(APPLY, json=unknown), 409, "IMPORT_PREVIEW_UNKNOWN")
+    changed = apply_body(previewed, CURSOR.replace("acme", "acne"), values=CURSOR_VALUES)
+    assert_error(await api.post(APPLY, json=changed), 409, "IMPORT_INPUT_CHANGED")
+    other_digest = apply_body(previewed, CURSOR, values=CURSOR_VALUES, digest="sha256:" + "1" * 64)
+    error = assert_error(await api.post(APPLY, json=other_digest), 409, "IMPORT_PREVIEW_STALE")
+    assert error["details"] == {"reason": "digest_mismatch"}
+    non_ascii_digest = apply_body(previewed, CURSOR, values=CURSOR_VALUES, digest="sha256:é\udcff")
+    raw = json.dumps(non_ascii_digest).encode()  # \\uXXXX escapes: a lone surrogate reaches the server
+    headers = {"Content-Type": "application/json"}
+    assert_error(await api.post(APPLY, content=raw, headers=headers), 409, "IMPORT_PREVIEW_STALE")
+    missing = apply_body(previewed, CURSOR, values={"JIRA_TOKEN": CURSOR_VALUES["JIRA_TOKEN"]})
+    error = assert_error(await api.post(APPLY, json=missing), 422, "IMPORT_VALUES_INVALID")
+    assert {code for _, code in field_codes(error)} == {"VALUE_REQUIRED"}
+    created = await api.post(APPLY, json=apply_body(previewed, CURSOR, values=CURSOR_VALUES))
+    assert created.status_code == 201
+    assert len((await api.get("/api/mcp/servers")).json()["servers"]) == 4
+
+
+async def test_a_preview_goes_stale_when_a_server_takes_its_id(api: httpx2.AsyncClient) -> None:
+    previewed = await preview(api, CURSOR)
+    taken = await api.post("/api/mcp/servers", json={"name": "playwright", "transport": "stdio", "command": "x"})
+    assert taken.status_code == 201
+    error = assert_error(
+        await api.post(APPLY, json=apply_body(previewed, CURSOR, values=CURSOR_VALUES)), 409, "IMPORT_PREVIEW_STALE"
+    )
+    assert error["details"] == {"reason": "servers_changed"}
+    assert [s["id"] for s in (await api.get("/api/mcp/servers")).json()["servers"]] == ["playwright"]
+
+
+@pytest.mark.parametrize("format", ["claude-code", "cursor", "vscode", "claude-desktop"])
+async def test_export_answers_each_format_with_a_gateway_snippet(api: httpx2.AsyncClient, format: str) -> None:
+    response = await api.get(f"/api/mcp/export?format={format}")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert set(body) == {"format", "filename", "config", "gateway", "placeholders", "notes"}
+    assert body["gateway"]["url"] == f"{BASE_URL}/mcp"
+    assert "MCP_CENTER_GATEWAY_TOKEN" in json.dumps(body["gateway"]["config"])
+
+
+@pytest.mark.parametrize("query", ["", "?format=notepad"])
+async def test_export_needs_a_known_format(api: httpx2.AsyncClient, query: str) -> None:
+    error = assert_error(await api.get(f"/api/mcp/export{query}"), 422, "REQUEST_INVALID")
+    assert [field for field, _ in field_codes(error)] == ["format"]
+
+
+async def test_templates_list_the_three_and_each_example_can_be_created(api: httpx2.AsyncClient) -> None:
+    response = await api.get("/api/mcp/templates")
+    assert response.status_code == 200
+    templates = response.json()["templates"]
+    assert [(t["id"], t["legacy"]) for t in templates] == [
+        ("stdio-uvx", False),
+        ("streamable-http", False),
+        ("legacy-sse", True),
+    ]
+    for template in templates:
+        created = await api.post("/api/mcp/servers", json=template["example"])
+        assert created.status_code == 201, created.text
+        assert created.json()["transport"] == template["transport"]
+
+
+async def test_openapi_documents_the_import_bodies(api: httpx2.AsyncClient) -> None:
+    spec = (await api.get("/openapi.json")).json()
+    body = spec["paths"][PREVIEW]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body["required"] == ["content"]
+    assert (
+        "values" in spec["paths"][APPLY]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    )
+
+
+# ----- planted secrets ------------------------------------------------------------------------
+
+LITERAL_HEADER = "PLANTED-literal-header-3c1d9e"
+LITERAL_BEARER = "PLANTED-literal-bearer-77aa01"
+LITERAL_ENV = "PLANTED-literal-env-5b2f8c"
+LITERAL_DSN = "postgres://app:PLANTED-dsn-password-91@db.local/app"
+SUPPLIED_ENV = "PLANTED-supplied-env-e4d2"
+SUPPLIED_HEADER = "PLANTED-supplied-header-0f3b"
+SUPPLIED_DEFAULT = "PLANTED-secret-default-a9c7"
+PLANTED = (
+    LITERAL_HEADER,
+    LITERAL_BEARER,
+    LITERAL_ENV,
+    "PLANTED-dsn-password-91",
+    SUPPLIED_ENV,
+    SUPPLIED_HEADER,
+    SUPPLIED_DEFAULT,
+)
+SECRET_FILE = json.dumps(
+    {
+        "mcpServers": {
+            "local": {
+                "command": "mcp-local",
+                "env": {
+                    "SERVICE_API_KEY": LITERAL_ENV,
+                    "DATABASE_URL": LITERAL_DSN,
+                    "GH_TOKEN": "${GH_TOKEN}",
+                    "VAULT_SECRET": "${VAULT_SECRET:-" + SUPPLIED_DEFAULT + "}",
+                },
+            },
+            "remote": {
+                "type": "http",
+                "url": "https://remote.example.com/mcp",
+                "headers": {"X-Api-Key": LITERAL_HEADER, "X-Tenant": "${TENANT_KEY}"},
+            },
+            "bearer": {
+                "type": "sse",
+                "url": "https://b.example.com/sse",
+                "headers": {"Authorization": "Bearer " + LITERAL_BEARER},
+            },
+        }
+    },
+    indent=2,
+)
+
+
+async def test_secret_values_never_appear_in_responses_logs_or_servers_json(
+    api: httpx2.AsyncClient, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    seen: list[str] = []
+    previewed = await preview(api, SECRET_FILE)
+    seen.append(json.dumps(previewed))
+    assert {v["name"]: v["secret"] for v in previewed["variables"]} == {
+        "GH_TOKEN": True,
+        "VAULT_SECRET": True,
+        "TENANT_KEY": True,
+    }
+    short = await api.post(
+        APPLY,
+        json=apply_body(
+            previewed,
+            SECRET_FILE,
+            values={"GH_TOKEN": "Zq9", "TENANT_KEY": SUPPLIED_HEADER},
+            use_defaults=["VAULT_SECRET"],
+        ),
+    )
+    assert_error(short, 422, "IMPORT_VALUES_INVALID")
+    seen.append(short.text)
+    applied = await api.post(
+        APPLY,
+        json=apply_body(
+            previewed,
+            SECRET_FILE,
+            values={"GH_TOKEN": SUPPLIED_ENV, "TENANT_KEY": SUPPLIED_HEADER},
+            use_defaults=["VAULT_SECRET"],
+        ),
+    )
+    assert applied.status_code == 201, applied.text
+    seen.append(applied.text)
+    local, remote, bearer = applied.json()["servers"]
+    assert local["secret_env"] == {
+        k: {"configured": True} for k in ("SERVICE_API_KEY", "DATABASE_URL", "GH_TOKEN", "VAULT_SECRET")
+    }
+    assert remote["secret_headers"] == {"X-Api-Key": {"configured": True}, "X-Tenant": {"configured": True}}
+    assert bearer["auth"] == {"kind": "bearer", "token": {"configured": True}}
+    seen += [
+        (await api.get(f"/api/mcp/export?format={f}")).text
+        for f in ("claude-code", "cursor", "vscode", "claude-desktop")
+    ]
+    seen.append((await api.get("/api/mcp/servers")).text)
+    seen += [record.getMessage() + json.dumps(record.__dict__, default=str) for record in caplog.records]
+    data_files = [p.read_bytes() for p in sorted(settings.data_dir.rglob("*")) if p.is_file()]
+    for secret in PLANTED:
+        assert [i for i, text in enumerate(seen) if secret in text] == [], secret
+        assert [f for f in data_files if secret.encode() in f] == [], secret

@@ -1,0 +1,178 @@
+"""`mcp-center import FILE` and `mcp-center export --format ...` (R-1.8, R-1.9).
+
+Driven in process with typer's `CliRunner`, which feeds the prompts (hidden ones too) from `input`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from mcp_center.cli import app
+from mcp_center.interchange import MAX_IMPORT_BYTES
+
+FIXTURES = Path(__file__).parents[1] / "interchange" / "fixtures"
+PROJECT = FIXTURES / "claude_code_project.mcp.json"
+SECRETS = ("ghp_cli_invented_0001", "orbit-cli-invented-02", "wiki-cli-invented-03")
+
+
+def invoke(data_dir: Path, *args: str, input: str | None = None) -> Result:
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("MCP_CENTER_")}
+    env["COLUMNS"] = "200"
+    return CliRunner().invoke(app, [*args, "--data-dir", str(data_dir)], input=input, env=env)
+
+
+def servers(data_dir: Path) -> list[dict[str, Any]]:
+    listed = invoke(data_dir, "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    result: list[dict[str, Any]] = json.loads(listed.stdout)
+    return result
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+def test_import_shows_the_preview_asks_for_each_value_and_applies(data: Path) -> None:
+    # GITHUB_PAT (hidden), GITHUB_API_URL (Enter: the default), ORBIT_API_KEY, WIKI_API_KEY (hidden),
+    # NOTES_ROOT (typed), then "Import 4 servers?" yes.
+    answers = f"{SECRETS[0]}\n\n{SECRETS[1]}\n{SECRETS[2]}\n/data/notes\ny\n"
+    result = invoke(data, "import", str(PROJECT), input=answers)
+    assert result.exit_code == 0, result.output
+    assert "format: claude-code" in result.stdout
+    assert "imported 4 (untrusted, disabled): github, orbit-tasks, legacy-wiki, local-notes" in result.stdout
+    assert [s for s in SECRETS if s in result.output] == []
+    listed = {s["id"]: s for s in servers(data)}
+    assert sorted(listed) == ["github", "legacy-wiki", "local-notes", "orbit-tasks"]
+    assert listed["github"]["env"] == {"GITHUB_API_URL": "https://api.github.com"}
+    assert listed["github"]["secret_env"] == {"GITHUB_PERSONAL_ACCESS_TOKEN": {"configured": True}}
+    assert listed["local-notes"]["args"][-1] == "/data/notes"
+    assert all(not s["enabled"] and not s["trusted"] for s in listed.values())
+    assert [s for s in SECRETS if s in (data / "mcp" / "servers.json").read_text()] == []
+
+
+def test_declining_the_confirmation_creates_nothing(data: Path) -> None:
+    result = invoke(data, "import", str(FIXTURES / "bare_map.json"), input="n\n")
+    assert result.exit_code == 1
+    assert servers(data) == []
+
+
+def test_yes_applies_without_asking_when_no_value_is_needed(data: Path) -> None:
+    result = invoke(data, "import", str(FIXTURES / "bare_map.json"), "--yes")
+    assert result.exit_code == 0, result.output
+    assert [s["id"] for s in servers(data)] == ["docs", "time"]
+
+
+def test_yes_is_refused_when_a_variable_needs_a_value(data: Path) -> None:
+    result = invoke(data, "import", str(PROJECT), "--yes")
+    assert result.exit_code == 2
+    assert "IMPORT_VALUES_INVALID" in result.stderr
+    assert "values.GITHUB_API_URL" in result.stderr  # a default needs the user's acceptance too
+    assert servers(data) == []
+
+
+def test_a_secret_default_is_used_only_after_the_user_accepts_it(data: Path, tmp_path: Path) -> None:
+    source = tmp_path / "mcp.json"
+    source.write_text(
+        json.dumps(
+            {"mcpServers": {"svc": {"command": "mcp-svc", "env": {"API_KEY": "${API_KEY:-default-key-invented}"}}}}
+        )
+    )
+    result = invoke(data, "import", str(source), input="\ny\ny\n")
+    assert result.exit_code == 0, result.output
+    assert "default-key-invented" not in result.output
+    assert servers(data)[0]["secret_env"] == {"API_KEY": {"configured": True}}
+
+
+def test_dry_run_shows_the_preview_and_changes_nothing(data: Path) -> None:
+    result = invoke(data, "import", str(FIXTURES / "rejections.json"), "--dry-run")
+    assert result.exit_code == 0, result.output
+    for code in ("COMMAND_AND_URL", "URL_HAS_CREDENTIALS", "HEADER_RESERVED", "TRANSPORT_MISMATCH"):
+        assert code in result.stdout
+    assert "pa55word-invented" not in result.output
+    assert servers(data) == []
+
+
+def test_dry_run_json_prints_the_preview_without_its_token(data: Path) -> None:
+    result = invoke(data, "import", str(FIXTURES / "cursor.json"), "--dry-run", "--json")
+    assert result.exit_code == 0, result.output
+    preview = json.loads(result.stdout)
+    assert "token" not in preview
+    assert [s["id"] for s in preview["servers"]] == ["acme-docs", "playwright", "jira", "repo-tools"]
+
+
+def test_a_file_with_only_rejected_entries_has_nothing_to_import(data: Path, tmp_path: Path) -> None:
+    source = tmp_path / "bad.json"
+    source.write_text('{"mcpServers": {"x": {"command": "a", "url": "https://a.example.com/mcp"}}}')
+    result = invoke(data, "import", str(source))
+    assert result.exit_code == 2
+    assert "IMPORT_NOTHING_TO_APPLY" in result.stderr
+
+
+def test_import_errors_print_their_code(data: Path, tmp_path: Path) -> None:
+    invalid = invoke(data, "import", str(FIXTURES / "invalid_missing_comma.json"))
+    assert invalid.exit_code == 2
+    assert "IMPORT_JSON_INVALID" in invalid.stderr
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (2 * MAX_IMPORT_BYTES))
+    too_large = invoke(data, "import", str(big))
+    assert too_large.exit_code == 2
+    assert "IMPORT_TOO_LARGE" in too_large.stderr
+    missing = invoke(data, "import", str(tmp_path / "nope.json"))
+    assert missing.exit_code == 2
+    unknown_format = invoke(data, "import", str(PROJECT), "--format", "notepad")
+    assert unknown_format.exit_code == 2
+
+
+def test_import_reads_stdin_for_a_dash(data: Path) -> None:
+    result = invoke(data, "import", "-", "--yes", input=(FIXTURES / "vscode_settings.json").read_text())
+    assert result.exit_code == 0, result.output
+    assert [s["id"] for s in servers(data)] == ["memory"]
+
+
+def test_names_from_the_file_are_never_read_as_markup(data: Path, tmp_path: Path) -> None:
+    source = tmp_path / "markup.json"
+    source.write_text(json.dumps({"mcpServers": {"[/] [bold]x": {"command": "mcp-x"}}}))
+    result = invoke(data, "import", str(source), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "[/] [bold]x" in result.stdout
+
+
+def test_export_prints_the_client_file_and_lists_placeholders_on_stderr(data: Path) -> None:
+    answers = f"{SECRETS[0]}\n\n{SECRETS[1]}\n{SECRETS[2]}\n\ny\n"
+    assert invoke(data, "import", str(PROJECT), input=answers).exit_code == 0
+    result = invoke(data, "export", "--format", "cursor")
+    assert result.exit_code == 0, result.output
+    config = json.loads(result.stdout)
+    assert sorted(config["mcpServers"]) == ["github", "legacy-wiki", "local-notes", "orbit-tasks"]
+    assert config["mcpServers"]["orbit-tasks"]["headers"]["Authorization"] == (
+        "Bearer ${env:MCP_CENTER_SECRET_ORBIT_TASKS_BEARER_TOKEN}"
+    )
+    assert "set MCP_CENTER_SECRET_GITHUB_GITHUB_PERSONAL_ACCESS_TOKEN" in result.stderr
+    assert [s for s in SECRETS if s in result.output] == []
+
+
+def test_export_gateway_prints_the_snippet(data: Path) -> None:
+    result = invoke(data, "export", "--format", "claude-code", "--gateway")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {
+        "mcpServers": {
+            "mcp-center": {
+                "type": "http",
+                "url": "http://127.0.0.1:8765/mcp",
+                "headers": {"Authorization": "Bearer ${MCP_CENTER_GATEWAY_TOKEN}"},
+            }
+        }
+    }
+
+
+def test_export_of_an_unknown_format_is_refused(data: Path) -> None:
+    result = invoke(data, "export", "--format", "notepad")
+    assert result.exit_code == 2
+    assert "REQUEST_INVALID" in result.stderr

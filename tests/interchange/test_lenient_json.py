@@ -1,0 +1,122 @@
+"""Lenient JSON: what hand-edited client files contain is read; anything else fails with a position (R-1.8)."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from mcp_center.errors import ImportJsonInvalid, ImportTooLarge
+from mcp_center.interchange import MAX_IMPORT_BYTES, decode_text, loads_lenient
+
+
+def test_line_and_block_comments_are_ignored_but_not_inside_strings() -> None:
+    text = """{
+      // a line comment with "quotes" and a trailing comma,
+      "url": "https://example.com/mcp", /* inline */ "note": "a // b /* c */ d"
+      /* a block
+         over lines */
+    }"""
+    assert loads_lenient(text) == {"url": "https://example.com/mcp", "note": "a // b /* c */ d"}
+
+
+def test_trailing_commas_in_objects_and_arrays_are_ignored_even_before_a_comment() -> None:
+    text = '{"args": ["-y", "pkg",], "env": {"A": "1", // last\n}, }'
+    assert loads_lenient(text) == {"args": ["-y", "pkg"], "env": {"A": "1"}}
+
+
+def test_a_comma_inside_a_string_before_a_bracket_is_kept() -> None:
+    assert loads_lenient('{"a": ",]", "b": [",}"]}') == {"a": ",]", "b": [",}"]}
+
+
+def test_escaped_quotes_do_not_end_a_string_early() -> None:
+    assert loads_lenient(r'{"a": "say \"//not a comment\"", "b": 1}') == {"a": 'say "//not a comment"', "b": 1}
+
+
+def test_a_utf8_byte_order_mark_is_dropped_from_bytes_and_text() -> None:
+    assert loads_lenient(decode_text(codecs.BOM_UTF8 + b'{"a": 1}')) == {"a": 1}
+    assert loads_lenient("\ufeff" + '{"a": 1}') == {"a": 1}
+
+
+def test_a_utf16_file_with_a_byte_order_mark_is_read() -> None:
+    data = '{"mcpServers": {"time": {"command": "uvx"}}}'.encode("utf-16")
+    assert data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    assert loads_lenient(decode_text(data)) == {"mcpServers": {"time": {"command": "uvx"}}}
+
+
+def test_invalid_json_reports_the_line_and_column_the_editor_shows() -> None:
+    text = '{\n  "a": 1\n  "b": 2\n}'
+    with pytest.raises(ImportJsonInvalid) as caught:
+        loads_lenient(text)
+    assert caught.value.code == "IMPORT_JSON_INVALID"
+    assert (caught.value.details["line"], caught.value.details["column"]) == (3, 3)
+
+
+def test_positions_after_a_blanked_comment_and_a_bom_are_unchanged() -> None:
+    text = '\ufeff{ /* c */ "a": 1, // x\n  "b": tru }'
+    with pytest.raises(ImportJsonInvalid) as caught:
+        loads_lenient(text)
+    assert (caught.value.details["line"], caught.value.details["column"]) == (2, 8)
+
+
+def test_an_unterminated_block_comment_is_reported_where_it_starts() -> None:
+    with pytest.raises(ImportJsonInvalid) as caught:
+        loads_lenient('{\n  "a": 1 /* oops\n}')
+    assert (caught.value.details["line"], caught.value.details["column"]) == (2, 10)
+
+
+def test_the_shortest_unterminated_comment_is_reported() -> None:
+    with pytest.raises(ImportJsonInvalid) as caught:
+        loads_lenient("{} /*/")
+    assert caught.value.details["reason"] == "unterminated comment"
+
+
+def test_invalid_utf8_reports_the_position_of_the_first_bad_byte() -> None:
+    with pytest.raises(ImportJsonInvalid) as caught:
+        decode_text(b'{\n  "a": "\xff"\n}')
+    assert caught.value.code == "IMPORT_JSON_INVALID"
+    assert (caught.value.details["line"], caught.value.details["column"]) == (2, 9)
+
+
+def test_nesting_too_deep_for_the_parser_is_an_error_not_a_crash() -> None:
+    with pytest.raises(ImportJsonInvalid) as caught:
+        loads_lenient("[" * 100_000 + "]" * 100_000)
+    assert caught.value.code == "IMPORT_JSON_INVALID"
+
+
+def test_an_integer_too_long_to_convert_is_an_error_not_a_crash() -> None:
+    with pytest.raises(ImportJsonInvalid) as caught:
+        loads_lenient('{"a": ' + "9" * 5000 + "}")
+    assert caught.value.code == "IMPORT_JSON_INVALID"
+
+
+def test_input_at_the_limit_is_read_and_one_byte_more_is_refused_before_decoding() -> None:
+    at_limit = b'{"a": "' + b"x" * (MAX_IMPORT_BYTES - 10) + b'"}'
+    assert len(at_limit) == MAX_IMPORT_BYTES - 1
+    assert len(decode_text(at_limit)) == MAX_IMPORT_BYTES - 1
+    with pytest.raises(ImportTooLarge) as caught:
+        decode_text(b"\xff" * (MAX_IMPORT_BYTES + 1))  # not even valid UTF-8: the size is checked first
+    assert caught.value.code == "IMPORT_TOO_LARGE"
+    assert caught.value.http_status == 413
+    assert caught.value.details == {"limit_bytes": 1024 * 1024, "size_bytes": MAX_IMPORT_BYTES + 1}
+
+
+def test_text_is_measured_in_utf8_bytes() -> None:
+    text = "é" * (MAX_IMPORT_BYTES // 2 + 1)  # fewer characters than the limit, more bytes
+    with pytest.raises(ImportTooLarge) as caught:
+        decode_text(text)
+    assert caught.value.details["size_bytes"] == len(text.encode("utf-8"))
+
+
+def test_an_unpaired_surrogate_escape_is_invalid_json_not_a_later_crash() -> None:
+    """JSON escapes may spell a lone surrogate; it could never be stored or answered as UTF-8."""
+    with pytest.raises(ImportJsonInvalid) as caught:
+        loads_lenient('{"mcpServers": {"a": {"command": "x", "args": ["\\udcff"]}}}')
+    assert caught.value.details == {"reason": "unpaired surrogate"}
+    assert loads_lenient('{"a": "\\ud83d\\ude00"}') == {"a": "\U0001f600"}  # a valid pair is fine
+
+
+def test_text_with_an_unpaired_surrogate_is_refused_with_its_position() -> None:
+    with pytest.raises(ImportJsonInvalid) as caught:
+        decode_text('{\n  "a": "\udcff"\n}')
+    assert (caught.value.details["line"], caught.value.details["column"]) == (2, 9)

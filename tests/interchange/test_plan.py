@@ -1,0 +1,341 @@
+"""The import plan: detection, secrets, variables, ids, resolution with supplied values (R-1.8)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from mcp_center.errors import ImportFormatMismatch, ImportFormatUnknown, ImportTooLarge, ImportValuesInvalid
+from mcp_center.interchange import ImportPlan, plan_import
+from tests.interchange._support import check_secret_value
+
+
+def plan(doc: object, format: str = "auto", existing: tuple[str, ...] = ()) -> ImportPlan:
+    return plan_import(json.dumps(doc), format, existing_ids=existing, check_secret=check_secret_value)
+
+
+def codes(plan_: ImportPlan) -> dict[str, list[str]]:
+    return {r.name: [e.code for e in r.errors] for r in plan_.rejected}
+
+
+@pytest.mark.parametrize(
+    ("doc", "format"),
+    [
+        ({"mcpServers": {"a": {"type": "http", "url": "https://a.example.com/mcp"}}}, "claude-code"),
+        ({"projects": {"/p": {"mcpServers": {"a": {"command": "x"}}}}}, "claude-code"),
+        ({"mcpServers": {"a": {"command": "x"}}}, "claude-desktop"),
+        ({"mcpServers": {"a": {"url": "https://a.example.com/mcp"}}}, "cursor"),
+        ({"mcpServers": {"a": {"serverUrl": "https://a.example.com/mcp"}}}, "windsurf"),
+        ({"servers": {"a": {"type": "stdio", "command": "x"}}, "inputs": []}, "vscode"),
+        ({"mcp": {"servers": {"a": {"command": "x"}}}}, "vscode"),
+        ({"a": {"command": "x"}, "b": {"url": "https://b.example.com/mcp"}}, "bare"),
+    ],
+)
+def test_the_dialect_is_detected_from_the_shape(doc: dict[str, Any], format: str) -> None:
+    assert plan(doc).format == format
+
+
+@pytest.mark.parametrize("doc", [[1, 2], "text", {}, {"name": "x", "version": 1}, {"mcpServers": [1]}])
+def test_a_file_with_no_servers_shape_is_an_unknown_format(doc: object) -> None:
+    with pytest.raises(ImportFormatUnknown) as caught:
+        plan(doc)
+    assert caught.value.code == "IMPORT_FORMAT_UNKNOWN"
+
+
+def test_an_explicit_format_that_does_not_match_the_file_is_a_mismatch() -> None:
+    with pytest.raises(ImportFormatMismatch) as caught:
+        plan({"servers": {"a": {"command": "x"}}}, "cursor")
+    assert caught.value.code == "IMPORT_FORMAT_MISMATCH"
+    assert caught.value.details["format"] == "cursor"
+
+
+def test_an_explicit_format_reads_the_file_with_that_name() -> None:
+    result = plan({"mcpServers": {"a": {"command": "x"}}}, "cursor")
+    assert result.format == "cursor"
+    assert [s.id for s in result.servers] == ["a"]
+
+
+def test_an_empty_server_map_previews_nothing() -> None:
+    assert plan({"mcpServers": {}}).preview() == {
+        "format": "claude-desktop",
+        "servers": [],
+        "variables": [],
+        "rejected": [],
+    }
+
+
+def test_a_remote_entry_never_becomes_a_command() -> None:
+    result = plan(
+        {
+            "mcpServers": {
+                "sse-with-command": {"type": "sse", "command": "node", "args": ["server.js"]},
+                "url-and-command": {"command": "node", "serverUrl": "https://a.example.com/mcp"},
+                "remote-with-args": {"url": "https://a.example.com/mcp", "args": ["--evil"], "env": {"A": "b"}},
+            }
+        }
+    )
+    assert codes(result) == {"sse-with-command": ["TRANSPORT_MISMATCH"], "url-and-command": ["COMMAND_AND_URL"]}
+    (server,) = result.servers
+    assert server.config["transport"] == "streamable_http"
+    assert "command" not in server.config
+    assert [(w.field, w.code) for w in server.warnings] == [("args", "FIELD_IGNORED"), ("env", "FIELD_IGNORED")]
+
+
+def test_url_and_server_url_that_differ_are_ambiguous() -> None:
+    result = plan({"mcpServers": {"a": {"url": "https://a.example.com/mcp", "serverUrl": "https://b.example.com/mcp"}}})
+    assert codes(result) == {"a": ["URL_AMBIGUOUS"]}
+
+
+def test_type_and_transport_that_disagree_are_rejected() -> None:
+    result = plan({"mcpServers": {"a": {"type": "http", "transport": "sse", "url": "https://a.example.com/mcp"}}})
+    assert codes(result) == {"a": ["TRANSPORT_MISMATCH"]}
+
+
+def test_wrongly_typed_fields_are_rejected_with_their_paths() -> None:
+    result = plan(
+        {
+            "mcpServers": {
+                "a": {"command": 7, "args": ["ok", 3], "env": {"A": ["x"]}},
+                "b": {"url": "https://b.example.com/mcp", "headers": "X-A: 1"},
+                "c": {"type": 5, "command": "x"},
+            }
+        }
+    )
+    rejected = {r.name: [(e.field, e.code) for e in r.errors] for r in result.rejected}
+    assert rejected == {
+        "a": [("command", "FIELD_INVALID"), ("args.1", "FIELD_INVALID"), ("env.A", "FIELD_INVALID")],
+        "b": [("headers", "FIELD_INVALID")],
+        "c": [("type", "TRANSPORT_UNKNOWN")],
+    }
+
+
+def test_null_env_values_are_dropped_with_a_warning_and_scalars_become_strings() -> None:
+    (server,) = plan({"servers": {"a": {"command": "x", "env": {"N": 3.0, "F": 1.5, "B": False, "U": None}}}}).servers
+    assert server.config["env"] == {"N": "3", "F": "1.5", "B": "false"}
+    assert [(w.field, w.code) for w in server.warnings] == [("env.U", "FIELD_IGNORED")]
+
+
+def test_a_header_with_any_variable_becomes_a_secret_with_a_secret_input() -> None:
+    result = plan({"mcpServers": {"a": {"url": "https://a.example.com/mcp", "headers": {"X-Tenant": "${TENANT}"}}}})
+    (server,) = result.servers
+    assert server.config["secret_headers"] == ["X-Tenant"]
+    assert server.config["headers"] == {}
+    assert [(v.name, v.secret) for v in result.variables] == [("TENANT", True)]
+
+
+def test_an_env_var_referencing_a_credential_variable_is_secret_whatever_its_name() -> None:
+    result = plan({"mcpServers": {"a": {"command": "x", "env": {"GH_AUTH": "${GITHUB_TOKEN}", "MODE": "${MODE}"}}}})
+    (server,) = result.servers
+    assert server.config["secret_env"] == ["GH_AUTH"]
+    assert server.config["env"] == {"MODE": "${MODE}"}
+    assert [(v.name, v.secret) for v in result.variables] == [("GITHUB_TOKEN", True), ("MODE", False)]
+
+
+def test_a_credential_variable_in_args_warns_that_it_will_be_stored_in_plain_text() -> None:
+    result = plan({"mcpServers": {"a": {"command": "x", "args": ["--token", "${API_TOKEN}"]}}})
+    (server,) = result.servers
+    assert [(w.field, w.code) for w in server.warnings] == [("args.1", "SECRET_IN_PLAIN_FIELD")]
+    assert [(v.name, v.secret) for v in result.variables] == [("API_TOKEN", True)]
+
+
+def test_a_non_bearer_authorization_becomes_a_secret_header_and_two_authorizations_are_rejected() -> None:
+    result = plan(
+        {
+            "mcpServers": {
+                "basic": {"url": "https://a.example.com/mcp", "headers": {"Authorization": "Basic dXNlcjpwdw=="}},
+                "raw": {"url": "https://a.example.com/mcp", "headers": {"Authorization": "${RAW_AUTH}"}},
+                "twice": {
+                    "url": "https://a.example.com/mcp",
+                    "headers": {"Authorization": "Bearer aaaaaaaa", "authorization": "Bearer bbbbbbbb"},
+                },
+            }
+        }
+    )
+    assert [(s.id, s.config["auth"], s.config["secret_headers"]) for s in result.servers] == [
+        ("basic", {"kind": "none"}, ["Authorization"]),
+        ("raw", {"kind": "none"}, ["Authorization"]),
+    ]
+    assert codes(result) == {"twice": ["HEADER_DUPLICATE"]}
+
+
+def test_a_secret_default_is_offered_but_never_shown() -> None:
+    result = plan({"mcpServers": {"a": {"command": "x", "env": {"API_KEY": "${API_KEY:-sk-default-invented}"}}}})
+    (variable,) = result.preview()["variables"]
+    assert (variable["secret"], variable["has_default"], variable["default"]) == (True, True, None)
+    assert "sk-default-invented" not in json.dumps(result.preview())
+
+
+def test_different_defaults_for_one_variable_offer_no_default() -> None:
+    result = plan(
+        {"mcpServers": {"a": {"command": "x", "args": ["${PORT:-1}"]}, "b": {"command": "y", "args": ["${PORT:-2}"]}}}
+    )
+    (variable,) = result.variables
+    assert (variable.has_default, variable.default) == (False, None)
+    assert variable.used_in == (("a", "args.0"), ("b", "args.0"))
+
+
+def test_ids_of_names_that_slugify_the_same_get_suffixes_within_32_characters() -> None:
+    long_name = "a" * 40
+    result = plan(
+        {"mcpServers": {long_name: {"command": "x"}, long_name.upper(): {"command": "y"}, "???": {"command": "z"}}}
+    )
+    assert [(s.id, s.clash) for s in result.servers] == [("a" * 32, None), ("a" * 30 + "-2", "file"), ("server", None)]
+
+
+def test_rejected_entries_do_not_take_an_id() -> None:
+    result = plan(
+        {
+            "mcpServers": {
+                "docs": {"url": "http://docs.example.com/mcp"},
+                "Docs": {"url": "https://docs.example.com/mcp"},
+            }
+        }
+    )
+    assert [(s.id, s.clash) for s in result.servers] == [("docs", None)]
+
+
+# ----- resolve ------------------------------------------------------------------------------
+
+
+def github_plan() -> ImportPlan:
+    return plan(
+        {
+            "mcpServers": {
+                "github": {
+                    "command": "npx",
+                    "args": ["-y", "server-github@1.0.0", "--api", "${API_URL:-https://api.github.com}"],
+                    "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "LOG": "${LOG:-info}"},
+                },
+                "docs": {
+                    "type": "http",
+                    "url": "https://${DOCS_HOST}/mcp",
+                    "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"},
+                },
+            }
+        }
+    )
+
+
+def test_resolve_fills_supplied_values_and_accepted_defaults_into_create_bodies() -> None:
+    bodies = github_plan().resolve(
+        {
+            "GITHUB_TOKEN": "ghp_invented_123",
+            "DOCS_HOST": "docs.example.com",
+            "DOCS_TOKEN": "docs-invented-456",
+            "LOG": "debug",
+        },
+        ["API_URL", "LOG"],
+        check_secret_value,
+    )
+    assert bodies == [
+        {
+            "id": "github",
+            "name": "github",
+            "transport": "stdio",
+            "command": "npx",
+            "args": ["-y", "server-github@1.0.0", "--api", "https://api.github.com"],
+            "cwd": None,
+            "env": {"LOG": "debug"},
+            "secret_env": ["GITHUB_TOKEN"],
+            "secret_values": {"env": {"GITHUB_TOKEN": "ghp_invented_123"}},
+        },
+        {
+            "id": "docs",
+            "name": "docs",
+            "transport": "streamable_http",
+            "url": "https://docs.example.com/mcp",
+            "headers": {},
+            "secret_headers": [],
+            "auth": {"kind": "bearer"},
+            "secret_values": {"bearer_token": "docs-invented-456"},
+        },
+    ]
+
+
+def test_resolve_lists_every_missing_unknown_and_undefaultable_value() -> None:
+    with pytest.raises(ImportValuesInvalid) as caught:
+        github_plan().resolve({"NOPE": "x", "LOG": 5}, ["GITHUB_TOKEN", "ALSO_NOPE"], check_secret_value)
+    assert caught.value.code == "IMPORT_VALUES_INVALID"
+    assert [(e["field"], e["code"]) for e in caught.value.details["errors"]] == [
+        ("values.NOPE", "VALUE_UNKNOWN"),
+        ("values.LOG", "VALUE_INVALID"),
+        ("use_defaults.GITHUB_TOKEN", "DEFAULT_MISSING"),
+        ("use_defaults.ALSO_NOPE", "VALUE_UNKNOWN"),
+        ("values.API_URL", "VALUE_REQUIRED"),
+        ("values.DOCS_HOST", "VALUE_REQUIRED"),
+        ("values.DOCS_TOKEN", "VALUE_REQUIRED"),
+    ]
+
+
+def test_resolve_checks_the_resolved_servers_against_r1_and_names_the_server() -> None:
+    with pytest.raises(ImportValuesInvalid) as caught:
+        github_plan().resolve(
+            {"GITHUB_TOKEN": "Zq9x", "DOCS_HOST": "user:pw@docs.example.com", "DOCS_TOKEN": "docs-invented-456"},
+            ["API_URL", "LOG"],
+            check_secret_value,
+        )
+    assert [(e["field"], e["code"]) for e in caught.value.details["errors"]] == [
+        ("servers.github.env.GITHUB_TOKEN", "SECRET_VALUE_TOO_SHORT"),
+        ("servers.docs.url", "URL_HAS_CREDENTIALS"),
+    ]
+    assert "Zq9x" not in caught.value.message + json.dumps(caught.value.details)
+    assert "pw@" not in json.dumps(caught.value.details)
+
+
+def test_a_credential_pattern_in_a_url_template_is_rejected_at_preview() -> None:
+    result = plan({"mcpServers": {"a": {"url": "https://${USER}:${PASS}@a.example.com/mcp"}}})
+    assert codes(result) == {"a": ["URL_HAS_CREDENTIALS"]}
+
+
+def test_a_variable_never_resolves_from_the_host_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLANTED_HOST_SECRET", "host-value-must-not-leak")
+    result = plan(
+        {"mcpServers": {"a": {"command": "x", "args": ["${PLANTED_HOST_SECRET}", "${env:PLANTED_HOST_SECRET}"]}}}
+    )
+    assert "host-value-must-not-leak" not in json.dumps(result.preview())
+    with pytest.raises(ImportValuesInvalid):
+        result.resolve({}, (), check_secret_value)
+    (body,) = result.resolve({"PLANTED_HOST_SECRET": "supplied"}, (), check_secret_value)
+    assert body["args"] == ["supplied", "supplied"]
+
+
+# ----- limits -------------------------------------------------------------------------------
+
+
+def test_five_hundred_entries_preview_well_under_a_second() -> None:
+    """Smoke check with a generous wall clock; real speed goals belong to benchmarks."""
+    servers: dict[str, Any] = {}
+    for i in range(250):
+        servers[f"local-{i}"] = {
+            "command": "npx",
+            "args": ["-y", f"server-{i}@1.0.{i}"],
+            "env": {"API_KEY": "${API_KEY_" + str(i) + "}", "LOG_LEVEL": "info"},
+        }
+        servers[f"remote-{i}"] = {
+            "type": "http",
+            "url": f"https://r{i}.example.com/mcp",
+            "headers": {"Authorization": "Bearer ${TOKEN}"},
+        }
+    text = json.dumps({"mcpServers": servers}, indent=2)
+    started = time.perf_counter()
+    result = plan_import(text, check_secret=check_secret_value)
+    preview = result.preview()
+    elapsed_s = time.perf_counter() - started
+    assert len(preview["servers"]) == 500
+    assert preview["rejected"] == []
+    assert len(preview["variables"]) == 251
+    assert elapsed_s < 1.0, elapsed_s
+
+
+def test_a_five_megabyte_file_is_refused_with_the_limit_before_parsing() -> None:
+    entry = {"command": "npx", "args": ["-y", "pkg@1.0.0"], "env": {"PADDING": "x" * 1000}}
+    text = json.dumps({"mcpServers": {f"s{i}": entry for i in range(5000)}})
+    assert len(text) > 5_000_000
+    with pytest.raises(ImportTooLarge) as caught:
+        plan_import(text)
+    assert caught.value.code == "IMPORT_TOO_LARGE"
+    assert caught.value.details["limit_bytes"] == 1024 * 1024
+    assert caught.value.details["size_bytes"] == len(text)

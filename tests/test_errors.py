@@ -1,0 +1,35 @@
+"""The error tree drawn in `errors.py`'s docstring lists every error class, its code and its status."""
+
+from __future__ import annotations
+
+import re
+
+import mcp_center.errors as errors_module
+from mcp_center.errors import CenterError
+
+
+def _subclasses(cls: type[CenterError]) -> list[type[CenterError]]:
+    """Subclasses defined in `mcp_center.errors` (other modules may refine one and keep its code)."""
+    found: list[type[CenterError]] = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return [c for c in found if c.__module__ == errors_module.__name__]
+
+
+def test_every_error_class_is_drawn_in_the_tree_with_its_code() -> None:
+    doc = errors_module.__doc__ or ""
+    for cls in _subclasses(CenterError):
+        line = next((ln for ln in doc.splitlines() if re.search(rf"\b{cls.__name__}\b", ln)), None)
+        assert line is not None, cls.__name__
+        if cls.code != CenterError.code:
+            assert cls.code in line, (cls.__name__, cls.code)
+
+
+def test_codes_are_unique_and_upper_snake_case() -> None:
+    codes = [cls.code for cls in _subclasses(CenterError) if cls.code != CenterError.code]
+    assert len(codes) == len(set(codes))
+    assert all(re.fullmatch(r"[A-Z][A-Z0-9_]+", code) for code in codes)
+
+
+def test_every_class_is_exported() -> None:
+    assert {cls.__name__ for cls in _subclasses(CenterError)} <= set(errors_module.__all__)
