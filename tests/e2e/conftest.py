@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,9 +114,9 @@ def _stop(proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
             proc.wait(timeout=5)
 
 
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[Host]:
-    """`mcp-center serve` on a free loopback port with a known admin token."""
+@contextmanager
+def running_host(tmp_path: Path) -> Generator[Host]:
+    """Run `mcp-center serve` on a free loopback port with a known admin token; stop it on exit."""
     port = free_port()
     data_dir = tmp_path / "data"
     log_path = tmp_path / "serve.log"
@@ -135,6 +136,13 @@ def host(tmp_path: Path) -> Iterator[Host]:
             yield Host(url, proc, client, data_dir, log_path)
     finally:
         _stop(proc)
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[Host]:
+    """`mcp-center serve` on a free loopback port with a known admin token."""
+    with running_host(tmp_path) as running:
+        yield running
 
 
 def _node_server(mode: str) -> Generator[str]:
