@@ -109,6 +109,7 @@ def test_screenshots_of_the_main_screens(
         page = context.new_page()
         page_errors.watch(page)
         login(page)
+        page.evaluate("() => { document.getElementById('toast').hidden = true; }")  # it would cover the pictures
         add_from_template(page, "Remote server (Streamable HTTP)", "Echo")
         page.get_by_label("URL").fill(echo_url)
         page.get_by_role("button", name="Add secret header").click()

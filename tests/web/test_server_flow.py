@@ -48,6 +48,7 @@ def test_a_remote_server_from_the_template_is_confirmed_tested_enabled_and_calle
     expect(add.locator("pre").first).to_contain_text('"integer"')
     call_in_playground(page, "add", {"a": "2", "b": "40"})
     expect(add.locator(".result")).to_contain_text("42")
+    expect(add.get_by_role("button", name="Cancel call")).to_be_hidden()
     call_in_playground(page, "echo", {"text": "hello from the browser"})
     expect(page.locator('li.tool[data-tool="echo"] .result')).to_contain_text("hello from the browser")
 

@@ -68,7 +68,7 @@ function createRow(id, feed) {
   const link = h("a", { href: `#/servers/${encodeURIComponent(id)}` });
   const idText = h("span", { class: "server-id" });
   const cells = {
-    name: h("td", { "data-label": "Server" }, link, " ", idText),
+    name: h("td", { "data-label": "Server" }, h("span", {}, link, " ", idText)),
     transport: h("td", { "data-label": "Transport" }),
     state: h("td", { "data-label": "State" }),
     tools: h("td", { "data-label": "Tools" }),
@@ -78,7 +78,7 @@ function createRow(id, feed) {
   };
   const toggle = h("button", { type: "button", role: "switch", class: "switch" }, h("span", { class: "switch-knob" }));
   const setup = h("a", { class: "setup-link", href: `#/servers/${encodeURIComponent(id)}` });
-  cells.enabled.append(toggle, " ", setup);
+  cells.enabled.append(h("span", { class: "enabled-cell" }, toggle, " ", setup));
   const row = { tr: h("tr", { "data-server": id }, Object.values(cells)), cells, link, idText, toggle, setup, view: null };
   toggle.addEventListener("click", async () => {
     const view = row.view;
@@ -107,9 +107,13 @@ function fillRow(row, view) {
   row.cells.tools.textContent = count === null || count === undefined ? "–" : String(count);
   replace(
     row.cells.trust,
-    h("span", { class: view.trusted ? "ok" : "warn" }, view.trusted ? "trusted" : "not trusted"),
-    " / ",
-    h("span", { class: view.tested ? "ok" : "warn" }, view.tested ? "tested" : "not tested"),
+    h(
+      "span",
+      {},
+      h("span", { class: view.trusted ? "ok" : "warn" }, view.trusted ? "trusted" : "not trusted"),
+      " / ",
+      h("span", { class: view.tested ? "ok" : "warn" }, view.tested ? "tested" : "not tested"),
+    ),
   );
   row.cells.test.textContent = lastTestText(view.last_test);
   row.cells.test.className = view.last_test && !view.last_test.ok ? "bad" : "";
