@@ -138,6 +138,23 @@ def running_host(tmp_path: Path) -> Generator[Host]:
         _stop(proc)
 
 
+@contextmanager
+def running_echo_http() -> Generator[str]:
+    """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP on loopback; yields its /mcp URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.servers.run_http_echo", str(port)],
+        cwd=E2E_DIR.parents[1],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, 30, proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        _stop(proc, timeout_s=10)
+
+
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[Host]:
     """`mcp-center serve` on a free loopback port with a known admin token."""

@@ -6,7 +6,14 @@ import re
 
 from playwright.sync_api import Page, expect
 
-__all__ = ["add_from_template", "call_in_playground", "confirm_test_enable", "open_server", "save_new"]
+__all__ = [
+    "add_echo_server",
+    "add_from_template",
+    "call_in_playground",
+    "confirm_test_enable",
+    "open_server",
+    "save_new",
+]
 
 
 def add_from_template(page: Page, template: str, name: str) -> None:
@@ -15,6 +22,13 @@ def add_from_template(page: Page, template: str, name: str) -> None:
     expect(page.get_by_role("heading", name="Add a server")).to_be_visible()
     page.get_by_role("button", name=template).click()
     page.get_by_label("Name", exact=True).fill(name)
+
+
+def add_echo_server(page: Page, echo_url: str, name: str = "Echo") -> None:
+    """Add the echo server from the Streamable HTTP template and wait for its summary confirmation."""
+    add_from_template(page, "Remote server (Streamable HTTP)", name)
+    page.get_by_label("URL").fill(echo_url)
+    save_new(page)
 
 
 def save_new(page: Page) -> None:

@@ -8,9 +8,6 @@ binds 127.0.0.1 and is stopped by its fixture; every page fails its test on an u
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
-from tests.e2e.conftest import ADMIN_TOKEN, Host, free_port, running_host, wait_for_port
+from tests.e2e.conftest import ADMIN_TOKEN, Host, running_echo_http, running_host
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -63,24 +60,8 @@ def host(tmp_path: Path) -> Iterator[Host]:
 @pytest.fixture
 def echo_url() -> Iterator[str]:
     """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP; yields its /mcp URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.run_http_echo", str(port)],
-        cwd=REPO_ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, 30, proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+    with running_echo_http() as url:
+        yield url
 
 
 @dataclass

@@ -11,7 +11,14 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import EVERYTHING, Host
-from tests.web._flows import add_from_template, call_in_playground, confirm_test_enable, open_server, save_new
+from tests.web._flows import (
+    add_echo_server,
+    add_from_template,
+    call_in_playground,
+    confirm_test_enable,
+    open_server,
+    save_new,
+)
 from tests.web.conftest import login
 
 pytestmark = pytest.mark.browser
@@ -21,9 +28,7 @@ def test_a_remote_server_from_the_template_is_confirmed_tested_enabled_and_calle
     page: Page, host: Host, echo_url: str
 ) -> None:
     login(page)
-    add_from_template(page, "Remote server (Streamable HTTP)", "Echo")
-    page.get_by_label("URL").fill(echo_url)
-    save_new(page)
+    add_echo_server(page, echo_url)
     summary = page.locator("dl.summary")
     expect(summary).to_contain_text(echo_url)
     digest = host.client.get("/api/mcp/servers/echo").json()["digest"]
@@ -76,9 +81,7 @@ def test_switching_a_tool_off_asks_first_then_needs_a_new_confirmation_test_and_
     page: Page, host: Host, echo_url: str
 ) -> None:
     login(page)
-    add_from_template(page, "Remote server (Streamable HTTP)", "Echo")
-    page.get_by_label("URL").fill(echo_url)
-    save_new(page)
+    add_echo_server(page, echo_url)
     confirm_test_enable(page)
     open_server(page, "Echo", "Tools")
     switch = page.get_by_role("switch", name="Enabled for agents: echo")
