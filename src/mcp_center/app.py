@@ -1,4 +1,4 @@
-"""Composition root: build the ASGI app whose lifespan opens `McpCenter` (R-7.1 admin token)."""
+"""Composition root: build the ASGI app (REST API + settings page) whose lifespan opens `McpCenter` (R-7.1)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
+from mcp_center.web import BrowserSessions, install_web
 
 __all__ = ["create_app"]
 
@@ -34,4 +35,7 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
             app.state.center = center
             yield
 
-    return create_api(settings, token, lifespan=lifespan), token, created
+    sessions = BrowserSessions(settings.public_url)
+    app = create_api(settings, token, lifespan=lifespan, sessions=sessions)
+    install_web(app, settings=settings, admin_token=token, sessions=sessions)
+    return app, token, created

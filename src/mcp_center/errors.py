@@ -37,7 +37,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
     │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
     │   ├── HostNotAllowed           HOST_NOT_ALLOWED              R-7.2
-    │   └── OriginNotAllowed         ORIGIN_NOT_ALLOWED            R-7.2
+    │   ├── OriginNotAllowed         ORIGIN_NOT_ALLOWED            R-7.2
+    │   └── CsrfTokenInvalid         CSRF_TOKEN_INVALID            R-7.2 (browser session without its CSRF token)
     ├── Unauthorized (401)
     │   └── AdminAuthRequired        ADMIN_AUTH_REQUIRED           R-7.1
     ├── UpstreamError (502)
@@ -65,6 +66,7 @@ __all__ = [
     "ConfigInvalid",
     "Conflict",
     "ConnectionLost",
+    "CsrfTokenInvalid",
     "FieldError",
     "Forbidden",
     "HostNotAllowed",
@@ -342,6 +344,12 @@ class OriginNotAllowed(Forbidden):
     """A browser request came from another origin (CSRF defence, R-7.2)."""
 
     code = "ORIGIN_NOT_ALLOWED"
+
+
+class CsrfTokenInvalid(Forbidden):
+    """A state-changing request authenticated by the browser session cookie lacks its CSRF token (R-7.2)."""
+
+    code = "CSRF_TOKEN_INVALID"
 
 
 class Unauthorized(CenterError):

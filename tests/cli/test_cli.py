@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import free_port, wait_for_port
+from tests.e2e.conftest import running_echo_http
 
 CLI = str(Path(sys.executable).parent / "mcp-center")
 REPO = Path(__file__).parent.parent.parent
@@ -33,19 +33,8 @@ def run(data_dir: Path, *args: str, stdin: str | None = None) -> subprocess.Comp
 
 @pytest.fixture
 def echo_url() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.run_http_echo", str(port)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, 20, proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with running_echo_http() as url:
+        yield url
 
 
 def test_add_trust_test_enable_call_list_show_delete(tmp_path: Path, echo_url: str) -> None:

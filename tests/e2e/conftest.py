@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,9 +114,9 @@ def _stop(proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
             proc.wait(timeout=5)
 
 
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[Host]:
-    """`mcp-center serve` on a free loopback port with a known admin token."""
+@contextmanager
+def running_host(tmp_path: Path) -> Generator[Host]:
+    """Run `mcp-center serve` on a free loopback port with a known admin token; stop it on exit."""
     port = free_port()
     data_dir = tmp_path / "data"
     log_path = tmp_path / "serve.log"
@@ -139,6 +140,30 @@ def host(tmp_path: Path) -> Iterator[Host]:
     assert "--- Logging error ---" not in log_text, log_text[-3000:]
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal (exit -15).
     assert "Application shutdown complete" in log_text, log_text[-3000:]
+
+
+@contextmanager
+def running_echo_http() -> Generator[str]:
+    """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP on loopback; yields its /mcp URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.servers.run_http_echo", str(port)],
+        cwd=E2E_DIR.parents[1],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, 30, proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        _stop(proc, timeout_s=10)
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[Host]:
+    """`mcp-center serve` on a free loopback port with a known admin token."""
+    with running_host(tmp_path) as running:
+        yield running
 
 
 def _node_server(mode: str) -> Generator[str]:

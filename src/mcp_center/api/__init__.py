@@ -12,20 +12,27 @@ from fastapi.responses import JSONResponse
 from mcp_center import __version__
 from mcp_center.api import debugging, imports, operations, servers
 from mcp_center.api.errors import error_response, install_error_handlers
-from mcp_center.api.security import AdminAuth, AdminAuthGuard, HostGuard, allowed_host_names
+from mcp_center.api.security import AdminAuth, AdminAuthGuard, CookieSessions, HostGuard, allowed_host_names
 from mcp_center.config import Settings
 from mcp_center.service import ImportPreviews
 
-__all__ = ["AdminAuth", "create_api", "error_response"]
+__all__ = ["AdminAuth", "CookieSessions", "create_api", "error_response"]
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 
 
-def create_api(settings: Settings, admin_token: str, *, lifespan: Lifespan | None = None) -> FastAPI:
+def create_api(
+    settings: Settings,
+    admin_token: str,
+    *,
+    lifespan: Lifespan | None = None,
+    sessions: CookieSessions | None = None,
+) -> FastAPI:
     """Build the ASGI app: `/api/...` (admin token required), `/openapi.json`, `/docs`, `/healthz`.
 
     `app.state.center` must hold an open `McpCenter` before requests arrive (the lifespan in
-    `mcp_center.app` sets it; tests may set it directly).
+    `mcp_center.app` sets it; tests may set it directly). With `sessions`, `/api` also accepts the
+    settings page's browser session cookie under its origin and CSRF checks (R-7.2).
     """
     app = FastAPI(
         title="mcp-center",
@@ -50,7 +57,7 @@ def create_api(settings: Settings, admin_token: str, *, lifespan: Lifespan | Non
         return JSONResponse({"ok": True, "version": __version__})
 
     # The last middleware added runs first: the Host check, then the admin token, then routing.
-    app.add_middleware(AdminAuthGuard, auth=auth)
+    app.add_middleware(AdminAuthGuard, auth=auth, sessions=sessions)
     app.add_middleware(
         HostGuard, allowed=allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url)
     )

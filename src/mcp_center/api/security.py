@@ -5,7 +5,9 @@ admin token, compared in constant time and checked before the body is parsed or 
 matched, so an anonymous caller learns nothing about either); DNS rebinding, where an attacker's
 domain resolves to 127.0.0.1 and a browser sends the page's requests to us (the Host header must
 be one of ours); cross-site requests from a browser (a state-changing request with a foreign
-`Origin` is refused).
+`Origin` is refused). The settings page's browser session cookie is accepted instead of the token
+only through `CookieSessions.verify` (exact same origin, and a CSRF token for unsafe methods; the
+web package implements it).
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ from __future__ import annotations
 import hmac
 import re
 from collections.abc import Iterable
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from fastapi import Request
+from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_center.api.errors import error_response
-from mcp_center.errors import AdminAuthRequired
+from mcp_center.errors import AdminAuthRequired, CenterError
 
-__all__ = ["AdminAuth", "AdminAuthGuard", "HostGuard", "allowed_host_names"]
+__all__ = ["AdminAuth", "AdminAuthGuard", "CookieSessions", "HostGuard", "allowed_host_names"]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -92,6 +96,9 @@ class HostGuard:
         await self._app(scope, receive, send)
 
 
+SESSION_AUTH_KEY = "mcp_center.session_auth"
+"""ASGI scope key `AdminAuthGuard` sets to True when it accepted a browser session (clients cannot set it)."""
+
 _AUTH_MESSAGE = (
     "this API needs the admin token: send 'Authorization: Bearer <token>' (printed by 'mcp-center serve' "
     "on first start, stored in <data dir>/admin-token)"
@@ -117,8 +124,20 @@ class AdminAuth:
         return scheme.lower() == "bearer" and self.check(value.strip())
 
     async def __call__(self, request: Request) -> None:
+        if request.scope.get(SESSION_AUTH_KEY) is True:
+            return  # AdminAuthGuard accepted the browser session cookie (origin + CSRF checked)
         if not self.authorizes(request.headers.get("authorization", "")):
             raise AdminAuthRequired(_AUTH_MESSAGE)
+
+
+class CookieSessions(Protocol):
+    """Browser sessions of the settings page, accepted by the API instead of the bearer token (R-7.1)."""
+
+    def verify(self, scope: Scope) -> CenterError | None:
+        """None when the request's session cookie names a live session and the request passes the
+        origin and CSRF checks; otherwise the error to answer with (`AdminAuthRequired` when there
+        is no live session)."""
+        ...
 
 
 class AdminAuthGuard:
@@ -127,22 +146,44 @@ class AdminAuthGuard:
     A route dependency alone runs after FastAPI has parsed the body and matched the route, so an
     anonymous caller could tell a malformed body (422), an unknown path (404) or a wrong method
     (405) from a real endpoint. Checked here, all of them answer 401 first.
+
+    A request with an `Authorization` header is judged by it alone. Without one, the settings
+    page's session cookie counts when `sessions` is given and `sessions.verify` passes it (exact
+    same origin; the CSRF token for unsafe methods): a failed origin or CSRF check answers 403 with
+    that error's code, a missing or dead session 401.
     """
 
-    def __init__(self, app: ASGIApp, auth: AdminAuth, prefix: str = "/api") -> None:
+    def __init__(
+        self, app: ASGIApp, auth: AdminAuth, prefix: str = "/api", sessions: CookieSessions | None = None
+    ) -> None:
         self._app = app
         self._auth = auth
         self._prefix = prefix
+        self._sessions = sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            scope.pop(SESSION_AUTH_KEY, None)
             path: str = scope.get("path", "")
             if path == self._prefix or path.startswith(self._prefix + "/"):
-                authorization = next(
-                    (v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"authorization"), ""
-                )
-                if not self._auth.authorizes(authorization):
-                    response = error_response(401, AdminAuthRequired.code, _AUTH_MESSAGE)
-                    await response(scope, receive, send)
+                refusal = self._refusal(scope)
+                if refusal is not None:
+                    await refusal(scope, receive, send)
                     return
         await self._app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> JSONResponse | None:
+        authorization = next(
+            (v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"authorization"), None
+        )
+        if authorization is not None:
+            if self._auth.authorizes(authorization):
+                return None
+        elif self._sessions is not None:
+            error = self._sessions.verify(scope)
+            if error is None:
+                scope[SESSION_AUTH_KEY] = True
+                return None
+            if not isinstance(error, AdminAuthRequired):
+                return error_response(error.http_status, error.code, error.message)
+        return error_response(401, AdminAuthRequired.code, _AUTH_MESSAGE)

@@ -1,0 +1,84 @@
+// The REST API client of the settings page. Authentication is the HttpOnly session cookie the
+// browser sends by itself; every request also carries the page's CSRF token (required by the
+// server for state-changing requests). No token is ever stored in the page, a URL or localStorage.
+
+const CSRF_TOKEN = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
+
+/** An error answer of the API: `status`, stable `code`, `message`, `details` (R-7.3 envelope). */
+export class ApiError extends Error {
+  constructor(status, code, message, details) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details || {};
+  }
+
+  /** `details.errors` as a list of {field, code, message}. */
+  get fieldErrors() {
+    return Array.isArray(this.details.errors) ? this.details.errors : [];
+  }
+}
+
+/**
+ * Call the API and return the parsed JSON body (null for 204).
+ * Throws ApiError for every non-2xx answer; a 401 sends the browser to the login page.
+ */
+export async function api(method, path, body) {
+  const init = {
+    method,
+    credentials: "same-origin",
+    cache: "no-store",
+    headers: { "X-CSRF-Token": CSRF_TOKEN, Accept: "application/json" },
+  };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (err) {
+    throw new ApiError(0, "NETWORK_ERROR", "mcp-center did not answer (is it still running?)", {});
+  }
+  if (response.status === 204) return null;
+  let data = null;
+  try {
+    data = await response.json();
+  } catch (err) {
+    data = null;
+  }
+  if (!response.ok) {
+    const error = data && data.error ? data.error : {};
+    if (response.status === 401) {
+      window.location.assign("/login");
+    }
+    throw new ApiError(
+      response.status,
+      error.code || `HTTP_${response.status}`,
+      error.message || response.statusText,
+      error.details,
+    );
+  }
+  return data;
+}
+
+const SERVERS = "/api/mcp/servers";
+const one = (id) => `${SERVERS}/${encodeURIComponent(id)}`;
+
+/** The REST endpoints the page uses, one function each. */
+export const servers = {
+  list: () => api("GET", SERVERS).then((r) => r.servers),
+  get: (id) => api("GET", one(id)),
+  create: (body) => api("POST", SERVERS, body),
+  replace: (id, body) => api("PUT", one(id), body),
+  patch: (id, body) => api("PATCH", one(id), body),
+  remove: (id, version) => api("DELETE", `${one(id)}?version=${encodeURIComponent(version)}`),
+  trust: (id, digest) => api("POST", `${one(id)}/trust`, { digest }),
+  test: (id) => api("POST", `${one(id)}/test`),
+  enable: (id) => api("POST", `${one(id)}/enable`),
+  disable: (id) => api("POST", `${one(id)}/disable`),
+  tools: (id) => api("GET", `${one(id)}/tools`).then((r) => r.tools),
+  call: (id, tool, args, operationId) =>
+    api("POST", `${one(id)}/tools/${encodeURIComponent(tool)}/call`, { arguments: args, operation_id: operationId }),
+  cancel: (operationId) => api("POST", `/api/operations/${encodeURIComponent(operationId)}/cancel`),
+};

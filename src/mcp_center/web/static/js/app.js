@@ -1,0 +1,97 @@
+// The settings page's router: #/ (servers), #/new (add from a template), #/import, and
+// #/servers/<id>[/<section>]. Routes live in the fragment, which never reaches the server; no
+// secret or token is ever put in it.
+
+import { h, replace } from "./dom.js";
+import { renderEditor, TEMPLATES } from "./editor.js";
+import { createServerFeed } from "./feed.js";
+import { renderList } from "./list.js";
+import { notYet, renderServer } from "./server.js";
+
+const main = document.getElementById("main");
+const feed = createServerFeed();
+let cleanup = () => {};
+let flash = null;
+
+/** Go to `hash`, carrying `state` (e.g. a notice) to the next view; the same hash redraws it. */
+function navigate(hash, state = null) {
+  flash = state;
+  if (window.location.hash === hash) route();
+  else window.location.hash = hash;
+}
+
+function renderAdd() {
+  const editorBox = h("div");
+  const chooser = h(
+    "fieldset",
+    { class: "templates" },
+    h("legend", {}, "Start from a template"),
+    TEMPLATES.map((template) => {
+      const button = h(
+        "button",
+        { type: "button", class: "template", "data-template": template.key, "aria-pressed": String(template.key === "streamable_http") },
+        h("strong", {}, template.title),
+        h("span", {}, template.text),
+      );
+      button.addEventListener("click", () => {
+        for (const other of chooser.querySelectorAll(".template")) other.setAttribute("aria-pressed", String(other === button));
+        editor.applyTemplate(template);
+        editor.focusFirst();
+      });
+      return button;
+    }),
+  );
+  replace(
+    main,
+    h("h1", { tabindex: "-1" }, "Add a server"),
+    h("p", { class: "lede" }, "A new server starts untrusted and disabled. After saving you review its connection summary, confirm it, test it, and then enable it."),
+    chooser,
+    editorBox,
+  );
+  const editor = renderEditor(editorBox, {
+    mode: "create",
+    onSaved(view) {
+      feed.refresh();
+      navigate(`#/servers/${encodeURIComponent(view.id)}`, {
+        notice: "New server: review what it will run or contact, then confirm, test and enable it.",
+      });
+    },
+  });
+  return () => {};
+}
+
+async function route() {
+  cleanup();
+  cleanup = () => {};
+  const state = flash;
+  flash = null;
+  const path = (window.location.hash || "#/").slice(1);
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  for (const link of document.querySelectorAll("[data-nav]")) {
+    const current = (parts[0] || "servers") === link.dataset.nav || (parts[0] === "servers" && link.dataset.nav === "servers");
+    if (current) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  if (parts.length === 0) {
+    document.title = "Servers · mcp-center";
+    cleanup = renderList(main, { feed });
+  } else if (parts[0] === "new") {
+    document.title = "Add a server · mcp-center";
+    cleanup = renderAdd();
+  } else if (parts[0] === "import") {
+    document.title = "Import · mcp-center";
+    replace(main, h("h1", { tabindex: "-1" }, "Import"), notYet("import"));
+  } else if (parts[0] === "servers" && parts[1]) {
+    document.title = `${parts[1]} · mcp-center`;
+    cleanup = await renderServer(main, { id: parts[1], section: parts[2] || "", feed, navigate, flash: state });
+  } else {
+    replace(main, h("h1", { tabindex: "-1" }, "Not found"), h("a", { href: "#/" }, "Back to the servers"));
+  }
+  // Move focus to the new view's heading (screen readers announce it) unless a control took it.
+  if (!main.contains(document.activeElement) || document.activeElement === main) {
+    main.querySelector("h1")?.focus({ preventScroll: false });
+  }
+}
+
+window.addEventListener("hashchange", route);
+route();

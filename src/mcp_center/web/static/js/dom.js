@@ -1,0 +1,87 @@
+// Small DOM helpers. Everything is built with textContent and attributes, never innerHTML, so text
+// from servers (names, descriptions, error messages) can never become markup.
+
+/**
+ * Create an element: h("button", {class: "primary", onclick: fn}, "Save").
+ * Attributes starting with "on" become listeners; `true`/`false`/null toggle boolean attributes;
+ * children may be strings, nodes, arrays, or null (skipped).
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2), value);
+    } else if (key === "dataset") {
+      Object.assign(el.dataset, value);
+    } else if (value === true) {
+      el.setAttribute(key, "");
+    } else {
+      el.setAttribute(key, String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : String(child));
+  }
+}
+
+/** Replace an element's children. */
+export function replace(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+let uniqueCounter = 0;
+/** A page-unique id with a readable prefix (for label/for and aria-describedby). */
+export function uid(prefix) {
+  uniqueCounter += 1;
+  return `${prefix}-${uniqueCounter}`;
+}
+
+/** Show a short message in the polite live region at the bottom of the page. */
+export function toast(message) {
+  const box = document.getElementById("toast");
+  box.textContent = message;
+  box.classList.add("visible");
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => box.classList.remove("visible"), 5000);
+}
+
+/**
+ * Ask a yes/no question in the page's modal <dialog>; resolves true when confirmed.
+ * Focus moves into the dialog and returns to the opener when it closes (native <dialog>).
+ */
+export function confirmDialog({ title, text, ok }) {
+  const dialog = document.getElementById("confirm-dialog");
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-text").textContent = text;
+  document.getElementById("confirm-ok").textContent = ok;
+  return new Promise((resolve) => {
+    dialog.returnValue = "cancel";
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    dialog.showModal();
+  });
+}
+
+/** JSON for humans: two-space indentation. */
+export function pretty(value) {
+  return JSON.stringify(value, null, 2);
+}
+
+/** "3 s ago" style time for an ISO timestamp. */
+export function ago(iso) {
+  if (!iso) return "";
+  const seconds = Math.round((Date.now() - Date.parse(iso)) / 1000);
+  if (seconds < 60) return `${Math.max(seconds, 0)} s ago`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
+  return new Date(iso).toLocaleString();
+}

@@ -1,0 +1,127 @@
+// The server list: name, transport, state badge with the attributed error, tool count, enabled
+// switch, trust/test and the last test. Rows are keyed by server id and updated in place on every
+// refresh, so keyboard focus on a switch survives the polling.
+
+import { servers } from "./api.js";
+import { h, replace, toast } from "./dom.js";
+import { lastTestText, needsText, stateBadge, transportLabel } from "./format.js";
+
+const COLUMNS = ["Server", "Transport", "State", "Tools", "Trusted / tested", "Last test", "Enabled"];
+
+/** Draw the list into `main`; returns a cleanup function (unsubscribes from the feed). */
+export function renderList(main, { feed }) {
+  const tbody = h("tbody");
+  const empty = h(
+    "div",
+    { class: "empty", hidden: true },
+    h("p", {}, "No servers yet. Every server starts untrusted and disabled: you review what it will run or contact, confirm, test, then enable it."),
+    h("a", { class: "button primary", href: "#/new" }, "Add a server"),
+  );
+  const table = h(
+    "table",
+    { class: "servers" },
+    h("caption", { class: "visually-hidden" }, "Registered MCP servers"),
+    h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", { scope: "col" }, c)))),
+    tbody,
+  );
+  replace(
+    main,
+    h(
+      "div",
+      { class: "page-head" },
+      h("h1", { tabindex: "-1" }, "Servers"),
+      h("a", { class: "button primary", href: "#/new" }, "Add server"),
+    ),
+    h("p", { class: "hint" }, "Refreshed every few seconds."),
+    empty,
+    h("div", { class: "table-wrap" }, table),
+  );
+
+  const rows = new Map();
+
+  function update(list) {
+    empty.hidden = list.length > 0;
+    table.hidden = list.length === 0;
+    const seen = new Set();
+    for (const view of list) {
+      seen.add(view.id);
+      let row = rows.get(view.id);
+      if (!row) {
+        row = createRow(view.id, feed);
+        rows.set(view.id, row);
+      }
+      fillRow(row, view);
+      tbody.append(row.tr); // keeps sorted order (the API sorts by id); moving keeps focus
+    }
+    for (const [id, row] of rows) {
+      if (!seen.has(id)) {
+        row.tr.remove();
+        rows.delete(id);
+      }
+    }
+  }
+
+  return feed.subscribe(update);
+}
+
+function createRow(id, feed) {
+  const link = h("a", { href: `#/servers/${encodeURIComponent(id)}` });
+  const idText = h("span", { class: "server-id" });
+  const cells = {
+    name: h("td", { "data-label": "Server" }, h("span", {}, link, " ", idText)),
+    transport: h("td", { "data-label": "Transport" }),
+    state: h("td", { "data-label": "State" }),
+    tools: h("td", { "data-label": "Tools" }),
+    trust: h("td", { "data-label": "Trusted / tested" }),
+    test: h("td", { "data-label": "Last test" }),
+    enabled: h("td", { "data-label": "Enabled" }),
+  };
+  const toggle = h("button", { type: "button", role: "switch", class: "switch" }, h("span", { class: "switch-knob" }));
+  const setup = h("a", { class: "setup-link", href: `#/servers/${encodeURIComponent(id)}` });
+  cells.enabled.append(h("span", { class: "enabled-cell" }, toggle, " ", setup));
+  const row = { tr: h("tr", { "data-server": id }, Object.values(cells)), cells, link, idText, toggle, setup, view: null };
+  toggle.addEventListener("click", async () => {
+    const view = row.view;
+    if (!view || toggle.getAttribute("aria-disabled") === "true") return;
+    toggle.setAttribute("aria-busy", "true");
+    try {
+      const after = view.enabled ? await servers.disable(view.id) : await servers.enable(view.id);
+      toast(after.enabled ? `${after.name} enabled` : `${after.name} disabled`);
+    } catch (err) {
+      toast(`${view.name}: ${err.message}`);
+    } finally {
+      toggle.removeAttribute("aria-busy");
+      feed.refresh();
+    }
+  });
+  return row;
+}
+
+function fillRow(row, view) {
+  row.view = view;
+  row.link.textContent = view.name;
+  row.idText.textContent = view.id;
+  row.cells.transport.textContent = transportLabel(view.transport);
+  replace(row.cells.state, stateBadge(view));
+  const count = view.status && view.status.tool_count;
+  row.cells.tools.textContent = count === null || count === undefined ? "–" : String(count);
+  replace(
+    row.cells.trust,
+    h(
+      "span",
+      {},
+      h("span", { class: view.trusted ? "ok" : "warn" }, view.trusted ? "trusted" : "not trusted"),
+      " / ",
+      h("span", { class: view.tested ? "ok" : "warn" }, view.tested ? "tested" : "not tested"),
+    ),
+  );
+  row.cells.test.textContent = lastTestText(view.last_test);
+  row.cells.test.className = view.last_test && !view.last_test.ok ? "bad" : "";
+  const blocked = !view.enabled && view.needs.some((n) => n !== "enable");
+  row.toggle.setAttribute("aria-checked", String(view.enabled));
+  row.toggle.setAttribute("aria-label", `Enabled: ${view.name}`);
+  row.toggle.setAttribute("aria-disabled", String(blocked));
+  row.toggle.title = blocked ? `Needs ${needsText(view.needs)} first` : view.enabled ? "Disable" : "Enable";
+  row.setup.textContent = blocked ? "Set up" : "";
+  row.setup.hidden = !blocked;
+}

@@ -1,0 +1,216 @@
+// The connection summary and the confirm → test → enable steps (R-2). The summary is what the
+// server computed (never what the page thinks it saved); confirming sends back exactly the digest
+// that was shown, so a summary that changed in between is refused (409) and shown again.
+
+import { servers } from "./api.js";
+import { h, replace, toast } from "./dom.js";
+import { errorText, lastTestText, needsText, stateBadge, transportLabel } from "./format.js";
+
+function row(term, ...value) {
+  return [h("dt", {}, term), h("dd", {}, ...value)];
+}
+
+function code(text) {
+  return h("code", {}, text);
+}
+
+function secretState(entry) {
+  return entry && entry.configured
+    ? h("span", { class: "ok" }, "configured")
+    : h("span", { class: "warn" }, "not set");
+}
+
+function pairs(obj, render) {
+  const keys = Object.keys(obj || {});
+  if (!keys.length) return h("span", { class: "muted" }, "none");
+  return h("ul", { class: "plain" }, keys.map((k) => h("li", {}, code(k), " ", render(obj[k]))));
+}
+
+/** The summary as a definition list (every security-relevant field, R-2.1). */
+export function summaryList(summary) {
+  const items = [row("Transport", transportLabel(summary.transport))];
+  if (summary.transport === "stdio") {
+    items.push(
+      row("Command", code(summary.command)),
+      row(
+        "Runs program",
+        summary.command_path ? code(summary.command_path) : h("span", { class: "warn" }, "not found on PATH"),
+      ),
+      row(
+        "Arguments",
+        summary.args.length
+          ? h("ol", { class: "plain args" }, summary.args.map((a) => h("li", {}, code(a))))
+          : h("span", { class: "muted" }, "none"),
+      ),
+      row("Working directory", summary.cwd ? code(summary.cwd) : h("span", { class: "muted" }, "the host's")),
+      row("Environment", pairs(summary.env, (v) => ["= ", code(v)])),
+      row("Secret environment", pairs(summary.secret_env, secretState)),
+    );
+  } else {
+    const auth = summary.auth || { kind: "none" };
+    const authValue = [code(auth.kind)];
+    if (auth.kind === "bearer") authValue.push(" · token ", secretState(auth.token));
+    if (auth.kind === "oauth") {
+      authValue.push(` · client id ${auth.client_id || "(registered on first use)"}`);
+      if (auth.scopes && auth.scopes.length) authValue.push(` · scopes ${auth.scopes.join(" ")}`);
+      if (auth.binding) authValue.push(` · issuer ${auth.binding.issuer}`);
+    }
+    items.push(
+      row("URL", code(summary.url)),
+      row("Origin", code(summary.origin)),
+      row("Headers", pairs(summary.headers, (v) => [": ", code(v)])),
+      row("Secret headers", pairs(summary.secret_headers, secretState)),
+      row("Authorization", ...authValue),
+    );
+  }
+  const tools = summary.tools || { disabled: [], policies: {} };
+  items.push(
+    row(
+      "Disabled tools",
+      tools.disabled.length ? tools.disabled.map((t) => [code(t), " "]) : h("span", { class: "muted" }, "none"),
+    ),
+  );
+  if (Object.keys(tools.policies).length) items.push(row("Tool policies", pairs(tools.policies, (v) => [": ", v])));
+  return h("dl", { class: "summary" }, items);
+}
+
+/**
+ * The confirm → test → enable steps for `view`. `reload()` re-reads the server and redraws;
+ * `notice` (optional) explains why a confirmation is needed now (a high-risk change).
+ */
+export function setupSteps(view, { reload, notice }) {
+  const alert = h("p", { class: "alert alert-error", role: "alert", hidden: true });
+  const fail = (err) => {
+    alert.hidden = false;
+    alert.textContent = `${err.code}: ${err.message}`;
+  };
+  const busy = (button, fn) => async () => {
+    button.disabled = true;
+    button.setAttribute("aria-busy", "true");
+    alert.hidden = true;
+    try {
+      await fn();
+    } catch (err) {
+      fail(err);
+      button.disabled = false;
+      button.removeAttribute("aria-busy");
+    }
+  };
+
+  // 1. confirm
+  const confirmButton = h("button", { type: "button", class: "primary" }, "Confirm this summary");
+  confirmButton.addEventListener(
+    "click",
+    busy(confirmButton, async () => {
+      try {
+        await servers.trust(view.id, view.digest);
+      } catch (err) {
+        if (err.code === "MCP_TRUST_DIGEST_MISMATCH") {
+          toast("The configuration changed after the summary was shown: review the new one.");
+          await reload({ notice: "The configuration changed after the summary was shown: review this one." });
+          return;
+        }
+        throw err;
+      }
+      toast("Summary confirmed. Next: test.");
+      await reload({ focus: "test" });
+    }),
+  );
+  const summaryBlock = h(
+    "div",
+    { class: "summary-block" },
+    summaryList(view.summary),
+    h("p", { class: "digest" }, "Digest ", h("code", { "data-testid": "digest" }, view.digest)),
+  );
+  const confirmStep = h(
+    "li",
+    { class: `step ${view.trusted ? "done" : "todo"}`, id: "step-confirm" },
+    h("h3", {}, "1. Confirm the connection summary"),
+    view.trusted
+      ? [
+          h("p", { class: "ok" }, "Confirmed. Changing any of these fields will ask again."),
+          h("details", {}, h("summary", {}, "Show the confirmed summary"), summaryBlock),
+        ]
+      : [
+          notice ? h("p", { class: "alert alert-warn", role: "status" }, notice) : null,
+          h(
+            "p",
+            {},
+            "Review what mcp-center will run or contact. Nothing runs before you confirm; secrets show only whether they are set.",
+          ),
+          summaryBlock,
+          confirmButton,
+        ],
+  );
+
+  // 2. test
+  const testButton = h("button", { type: "button", id: "run-test", disabled: !view.trusted }, "Run test");
+  const testResult = h(
+    "p",
+    { class: view.last_test && !view.last_test.ok ? "bad" : "", "data-testid": "last-test" },
+    lastTestText(view.last_test),
+  );
+  testButton.addEventListener(
+    "click",
+    busy(testButton, async () => {
+      testResult.textContent = "Testing: initialize, tools/list, close…";
+      const result = await servers.test(view.id);
+      toast(result.ok ? `Test passed: ${result.tool_count} tools.` : `Test failed: ${errorText(result.error)}`);
+      await reload({ focus: result.ok ? "enable" : "test" });
+    }),
+  );
+  const tail = view.last_test && view.last_test.error && view.last_test.error.details.stderr_tail;
+  const testStep = h(
+    "li",
+    { class: `step ${view.tested ? "done" : "todo"}`, id: "step-test" },
+    h("h3", {}, "2. Test"),
+    h("p", { class: "hint" }, "A temporary connection runs initialize and tools/list, then closes."),
+    testResult,
+    Array.isArray(tail) && tail.length
+      ? h("details", {}, h("summary", {}, "Server stderr (last lines)"), h("pre", {}, tail.join("\n")))
+      : null,
+    view.trusted ? null : h("p", { class: "hint" }, "Confirm the summary first."),
+    testButton,
+  );
+
+  // 3. enable
+  const ready = view.trusted && view.tested;
+  const enableButton = h(
+    "button",
+    { type: "button", id: "enable-server", class: view.enabled ? "" : "primary", disabled: !view.enabled && !ready },
+    view.enabled ? "Disable" : "Enable",
+  );
+  enableButton.addEventListener(
+    "click",
+    busy(enableButton, async () => {
+      const after = view.enabled ? await servers.disable(view.id) : await servers.enable(view.id);
+      toast(after.enabled ? `${after.name} enabled.` : `${after.name} disabled.`);
+      await reload({ focus: "enable" });
+    }),
+  );
+  const enableStep = h(
+    "li",
+    { class: `step ${view.enabled ? "done" : "todo"}`, id: "step-enable" },
+    h("h3", {}, "3. Enable"),
+    view.enabled
+      ? h("p", {}, "Enabled: a long-lived session serves its tools. ", stateBadge(view))
+      : h("p", { class: "hint" }, ready ? "Ready to enable." : `Needs ${needsText(view.needs.filter((n) => n !== "enable"))} first.`),
+    enableButton,
+  );
+
+  const sandbox = view.needs.includes("sandbox")
+    ? h(
+        "p",
+        { class: "alert alert-warn" },
+        "The production profile does not start local stdio servers without a sandbox runner (MCP_SANDBOX_REQUIRED).",
+      )
+    : null;
+  const list = h("ol", { class: "steps" }, confirmStep, testStep, enableStep);
+  return {
+    element: h("section", { class: "setup", "aria-labelledby": "setup-title" }, h("h2", { id: "setup-title" }, "Confirm, test, enable"), sandbox, alert, list),
+    focus(which) {
+      const target = { test: testButton, enable: enableButton, confirm: confirmButton }[which];
+      if (target && !target.disabled) target.focus();
+    },
+  };
+}

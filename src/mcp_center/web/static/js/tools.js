@@ -1,0 +1,259 @@
+// The Tools tab: each tool with its annotations (hints only: they never lower approval, R-5.1), its
+// input schema, a per-tool enable switch, and a call playground whose form is generated from the
+// input schema. Switching a tool is a tool-permission change, so it is high-risk (R-1.4): the page
+// says so first, and afterwards the server needs a new confirmation, test and enable.
+
+import { servers } from "./api.js";
+import { confirmDialog, h, pretty, replace, toast, uid } from "./dom.js";
+
+const HINTS = {
+  readOnlyHint: ["read-only", "says it does not modify its environment"],
+  destructiveHint: ["destructive", "says it may delete or overwrite"],
+  idempotentHint: ["idempotent", "says repeated calls have no extra effect"],
+  openWorldHint: ["open world", "says it reaches outside systems"],
+};
+
+/** The annotation badges of a tool, labelled as the server's hints. */
+function hintBadges(tool) {
+  const annotations = tool.annotations || {};
+  const badges = Object.entries(HINTS)
+    .filter(([key]) => annotations[key] !== undefined)
+    .map(([key, [label, meaning]]) =>
+      h(
+        "li",
+        { class: `hint-badge ${annotations[key] ? "yes" : "no"}`, title: `The server ${meaning} (hint only)` },
+        `${annotations[key] ? "" : "not "}${label}`,
+      ),
+    );
+  if (!badges.length) return null;
+  return h(
+    "div",
+    { class: "hints" },
+    h("span", { class: "muted" }, "Server hints: "),
+    h("ul", { class: "badges", "aria-label": "Annotations (hints from the server, never trusted for approval)" }, badges),
+  );
+}
+
+function mainType(schema) {
+  const type = schema && schema.type;
+  if (Array.isArray(type)) return type.find((t) => t !== "null") || "string";
+  return type || (schema && schema.enum ? "enum" : "json");
+}
+
+/**
+ * A form for a JSON schema of type object: one control per property (string, number, integer,
+ * boolean, enum; objects, arrays and anything else as JSON). `read()` returns the arguments
+ * object, or throws an Error naming the field whose JSON does not parse.
+ */
+export function schemaForm(schema) {
+  const properties = (schema && schema.properties) || {};
+  const required = new Set((schema && schema.required) || []);
+  const readers = [];
+  const fields = Object.entries(properties).map(([name, prop]) => {
+    const id = uid("arg");
+    const type = prop.enum ? "enum" : mainType(prop);
+    const label = h("label", { for: id }, name, required.has(name) ? h("span", { class: "required", "aria-hidden": "true" }, " *") : null, h("span", { class: "muted" }, ` (${type === "json" ? "JSON" : type})`));
+    const hint = prop.description ? h("p", { class: "hint", id: uid("hint") }, prop.description) : null;
+    let control;
+    let read;
+    const fallback = prop.default;
+    if (type === "enum") {
+      control = h(
+        "select",
+        { id },
+        required.has(name) ? null : h("option", { value: "" }, "(not set)"),
+        prop.enum.map((v, i) => h("option", { value: String(i), selected: fallback === v }, JSON.stringify(v))),
+      );
+      read = () => (control.value === "" ? undefined : prop.enum[Number(control.value)]);
+    } else if (type === "boolean" && required.has(name)) {
+      control = h("input", { id, type: "checkbox", checked: fallback === true });
+      read = () => control.checked;
+    } else if (type === "boolean") {
+      control = h(
+        "select",
+        { id },
+        [["", "(not set)"], ["true", "true"], ["false", "false"]].map(([v, l]) => h("option", { value: v, selected: fallback !== undefined && String(fallback) === v }, l)),
+      );
+      read = () => (control.value === "" ? undefined : control.value === "true");
+    } else if (type === "number" || type === "integer") {
+      control = h("input", { id, type: "number", step: type === "integer" ? "1" : "any", value: fallback ?? "" });
+      read = () => (control.value === "" ? undefined : Number(control.value));
+    } else if (type === "string") {
+      control = h("input", { id, type: "text", value: fallback ?? "", spellcheck: "false" });
+      read = () => (control.value === "" && !required.has(name) ? undefined : control.value);
+    } else {
+      control = h("textarea", { id, rows: "3", spellcheck: "false" }, fallback !== undefined ? pretty(fallback) : "");
+      read = () => {
+        if (control.value.trim() === "") return undefined;
+        try {
+          return JSON.parse(control.value);
+        } catch (err) {
+          throw new Error(`${name}: not valid JSON (${err.message})`);
+        }
+      };
+    }
+    if (required.has(name) && control.tagName !== "SELECT") control.setAttribute("aria-required", "true");
+    if (hint) control.setAttribute("aria-describedby", hint.id);
+    readers.push([name, read]);
+    return h("div", { class: "field" }, label, control, hint);
+  });
+  return {
+    element: fields.length ? h("div", { class: "schema-form" }, fields) : h("p", { class: "muted" }, "This tool takes no arguments."),
+    read() {
+      const args = {};
+      for (const [name, read] of readers) {
+        const value = read();
+        if (value !== undefined) args[name] = value;
+      }
+      return args;
+    },
+  };
+}
+
+/** The result of a call: content blocks, structured content, and whether the tool said it failed. */
+function resultView(result) {
+  const blocks = (result.content || []).map((block) => {
+    if (block.type === "text") return h("pre", { class: "result-text" }, block.text);
+    if (block.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(block.mimeType || "")) {
+      return h("img", { src: `data:${block.mimeType};base64,${block.data}`, alt: "image returned by the tool" });
+    }
+    return h("pre", {}, pretty(block));
+  });
+  return h(
+    "div",
+    { class: `result ${result.isError ? "is-error" : ""}` },
+    h("p", {}, h("strong", {}, result.isError ? "The tool reported an error:" : "Result:")),
+    blocks,
+    result.structuredContent !== undefined
+      ? h("details", {}, h("summary", {}, "Structured content"), h("pre", {}, pretty(result.structuredContent)))
+      : null,
+  );
+}
+
+function playground(view, tool) {
+  const form = schemaForm(tool.inputSchema);
+  const output = h("div", { class: "call-output", "aria-live": "polite" });
+  const callButton = h("button", { type: "submit", class: "primary" }, `Call ${tool.name}`);
+  const cancelButton = h("button", { type: "button", hidden: true }, "Cancel call");
+  let operationId = null;
+  cancelButton.addEventListener("click", () => {
+    if (operationId) servers.cancel(operationId).catch(() => {});
+  });
+  const el = h(
+    "form",
+    { class: "playground", "aria-label": `Call ${tool.name}` },
+    h("h4", {}, "Try it"),
+    form.element,
+    h("div", { class: "actions" }, callButton, cancelButton),
+    output,
+  );
+  el.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    let args;
+    try {
+      args = form.read();
+    } catch (err) {
+      replace(output, h("p", { class: "alert alert-error", role: "alert" }, err.message));
+      return;
+    }
+    operationId = crypto.randomUUID();
+    callButton.disabled = true;
+    cancelButton.hidden = false;
+    replace(output, h("p", { class: "muted" }, `Calling ${tool.name}…`));
+    try {
+      replace(output, resultView(await servers.call(view.id, tool.name, args, operationId)));
+    } catch (err) {
+      replace(output, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`));
+    } finally {
+      operationId = null;
+      callButton.disabled = false;
+      cancelButton.hidden = true;
+    }
+  });
+  return el;
+}
+
+/**
+ * Draw the Tools tab of `view` into `container`. `onPermissionsChanged(view)` is called after a
+ * tool switch was saved (the server then needs a new confirmation).
+ */
+export async function renderTools(container, view, { onPermissionsChanged }) {
+  if (!view.enabled || view.needs.length) {
+    replace(
+      container,
+      h(
+        "p",
+        { class: "alert alert-info" },
+        "Tools are read from the server's live session: confirm, test and enable the server first (Overview tab).",
+      ),
+    );
+    return;
+  }
+  replace(container, h("p", { class: "muted" }, "Loading tools…"));
+  let tools;
+  try {
+    tools = await servers.tools(view.id);
+  } catch (err) {
+    replace(container, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`));
+    return;
+  }
+  const items = tools.map((tool) => {
+    const toggle = h(
+      "button",
+      { type: "button", role: "switch", class: "switch", "aria-checked": String(tool.enabled), "aria-label": `Enabled for agents: ${tool.name}` },
+      h("span", { class: "switch-knob" }),
+    );
+    toggle.addEventListener("click", async () => {
+      const enable = !tool.enabled;
+      const ok = await confirmDialog({
+        title: `${enable ? "Enable" : "Disable"} ${tool.name}?`,
+        text: "Tool permissions are part of the connection summary: after this change the server is disabled until you confirm the new summary, test it and enable it again.",
+        ok: enable ? "Enable tool" : "Disable tool",
+      });
+      if (!ok) return;
+      const fresh = await servers.get(view.id);
+      const disabled = new Set(fresh.disabled_tools);
+      if (enable) disabled.delete(tool.name);
+      else disabled.add(tool.name);
+      try {
+        const after = await servers.patch(view.id, { version: fresh.version, disabled_tools: [...disabled].sort() });
+        toast(`${tool.name} ${enable ? "enabled" : "disabled"}; confirm the new summary.`);
+        onPermissionsChanged(after);
+      } catch (err) {
+        toast(`${err.code}: ${err.message}`);
+      }
+    });
+    const headingId = uid("tool");
+    return h(
+      "li",
+      { class: "tool", "data-tool": tool.name },
+      h(
+        "article",
+        { "aria-labelledby": headingId },
+        h(
+          "div",
+          { class: "tool-head" },
+          h("h3", { id: headingId }, tool.title && tool.title !== tool.name ? `${tool.title} ` : "", h("code", {}, tool.name)),
+          h("span", { class: "switch-label" }, toggle, tool.enabled ? " enabled" : " disabled"),
+        ),
+        tool.description ? h("p", { class: "description" }, tool.description) : null,
+        hintBadges(tool),
+        h(
+          "p",
+          { class: "policy muted" },
+          `Approval policy: ${tool.policy}. `,
+          h("span", { class: "placeholder-note" }, "Not available yet: choosing ask / allow / deny arrives with the approvals work (issue 5)."),
+        ),
+        h("details", {}, h("summary", {}, "Input schema"), h("pre", {}, pretty(tool.inputSchema))),
+        tool.enabled
+          ? h("details", { class: "try" }, h("summary", {}, "Call playground"), playground(view, tool))
+          : h("p", { class: "muted" }, "Disabled: agents do not see it and calls are refused."),
+      ),
+    );
+  });
+  replace(
+    container,
+    h("p", { class: "hint" }, `${tools.length} tools. Annotations are the server's own hints: mcp-center shows them but treats every tool as able to change things.`),
+    h("ul", { class: "tools" }, items),
+  );
+}

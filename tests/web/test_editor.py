@@ -1,0 +1,121 @@
+"""The add/edit form in a real browser: form and JSON modes over one model, server-side validation
+shown next to the field it names, and optimistic locking (R-1.3) shown as a conflict, never an overwrite.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.e2e.conftest import Host
+from tests.web._flows import add_from_template, open_server
+from tests.web.conftest import login
+
+pytestmark = pytest.mark.browser
+
+
+def test_switching_between_form_and_json_keeps_every_edit(page: Page, host: Host) -> None:
+    login(page)
+    add_from_template(page, "Remote server (Streamable HTTP)", "Docs")
+    page.get_by_label("URL").fill("https://mcp.example.com/mcp")
+    page.get_by_role("button", name="Add header", exact=True).click()
+    page.get_by_label("Header name", exact=True).fill("X-Team")
+    page.get_by_label("Header value", exact=True).fill("blue")
+
+    page.get_by_role("button", name="JSON", exact=True).click()
+    editor = page.get_by_label("Configuration (JSON)")
+    model = json.loads(editor.input_value())
+    assert model["name"] == "Docs"
+    assert model["url"] == "https://mcp.example.com/mcp"
+    assert model["headers"] == {"X-Team": "blue"}
+    assert model["transport"] == "streamable_http"
+
+    model["url"] = "https://other.example.com/mcp"
+    model["headers"]["X-Region"] = "eu"
+    editor.fill(json.dumps(model))
+    page.get_by_role("button", name="Form", exact=True).click()
+    expect(page.get_by_label("URL")).to_have_value("https://other.example.com/mcp")
+    expect(page.get_by_label("Name", exact=True)).to_have_value("Docs")
+    expect(page.get_by_label("Header name", exact=True)).to_have_count(2)
+
+    page.get_by_role("button", name="JSON", exact=True).click()
+    editor.fill("{not json")
+    page.get_by_role("button", name="Form", exact=True).click()
+    expect(page.get_by_text("Not valid JSON")).to_be_visible()
+    expect(editor).to_be_visible()
+    assert host.client.get("/api/mcp/servers").json()["servers"] == []
+
+
+def test_server_side_validation_errors_appear_next_to_the_fields_they_name(page: Page, host: Host) -> None:
+    login(page)
+    add_from_template(page, "Remote server (Streamable HTTP)", "Broken")
+    page.get_by_label("URL").fill("http://user:pw@127.0.0.1/mcp")
+    page.get_by_role("button", name="Add header", exact=True).click()
+    page.get_by_label("Header name", exact=True).fill("Host")
+    page.get_by_label("Header value", exact=True).fill("evil.example")
+    page.get_by_role("button", name="Save and review").click()
+
+    url_field = page.locator('.field[data-field="url"]')
+    expect(url_field.locator(".field-error")).to_contain_text("URL_HAS_CREDENTIALS")
+    expect(page.get_by_label("URL")).to_have_attribute("aria-invalid", "true")
+    header_row = page.locator('.row[data-field="headers.Host"]')
+    expect(header_row.locator(".field-error")).to_contain_text("HEADER_RESERVED")
+    expect(page.get_by_role("alert").first).to_contain_text("CONFIG_INVALID")
+    assert host.client.get("/api/mcp/servers").json()["servers"] == []
+
+
+def test_two_pages_editing_one_server_get_a_conflict_with_a_reload_option_not_an_overwrite(
+    context: BrowserContext, host: Host
+) -> None:
+    created = host.client.post(
+        "/api/mcp/servers", json={"name": "Shared", "transport": "streamable_http", "url": "https://a.example/mcp"}
+    )
+    assert created.status_code == 201, created.text
+    first, second = context.new_page(), context.new_page()
+    login(first)
+    second.goto("/")
+    for page in (first, second):
+        open_server(page, "Shared", "Configuration")
+        expect(page.get_by_label("Name", exact=True)).to_have_value("Shared")
+
+    first.get_by_label("Name", exact=True).fill("Shared by the first page")
+    first.get_by_role("button", name="Save", exact=True).click()
+    expect(first.get_by_text("Saved.")).to_be_visible()
+
+    second.get_by_label("Name", exact=True).fill("Shared by the second page")
+    second.get_by_role("button", name="Save", exact=True).click()
+    conflict = second.get_by_role("alert").filter(has_text="Changed elsewhere")
+    expect(conflict).to_contain_text("you edited version 1; it is now 2")
+    expect(second.get_by_label("Name", exact=True)).to_have_value("Shared by the second page")
+    assert host.client.get("/api/mcp/servers/shared").json()["name"] == "Shared by the first page"
+
+    conflict.get_by_role("button", name="Load the current version").click()
+    expect(second.get_by_label("Name", exact=True)).to_have_value("Shared by the first page")
+    second.get_by_label("Name", exact=True).fill("Shared, merged by hand")
+    second.get_by_role("button", name="Save", exact=True).click()
+    expect(second.get_by_text("Saved.")).to_be_visible()
+    view = host.client.get("/api/mcp/servers/shared").json()
+    assert (view["name"], view["version"]) == ("Shared, merged by hand", 3)
+
+
+def test_a_low_risk_edit_keeps_trust_and_a_high_risk_edit_asks_for_a_new_confirmation(page: Page, host: Host) -> None:
+    created = host.client.post(
+        "/api/mcp/servers", json={"name": "Docs", "transport": "streamable_http", "url": "https://a.example/mcp"}
+    ).json()
+    assert host.client.post("/api/mcp/servers/docs/trust", json={"digest": created["digest"]}).status_code == 200
+    login(page)
+    open_server(page, "Docs", "Configuration")
+    page.get_by_label("Name", exact=True).fill("Docs renamed")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_text("Saved.")).to_be_visible()
+    assert host.client.get("/api/mcp/servers/docs").json()["trusted"] is True
+
+    page.get_by_label("URL").fill("https://b.example/mcp")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_text("This change touched something security-relevant")).to_be_visible()
+    expect(page.locator("dl.summary")).to_contain_text("https://b.example/mcp")
+    view = host.client.get("/api/mcp/servers/docs").json()
+    assert view["trusted"] is False
+    expect(page.get_by_test_id("digest")).to_have_text(view["digest"])

@@ -1,0 +1,162 @@
+"""The page at 1280x800 and in a narrow (400 px) window, labels on every control, and the
+screenshots shown in the README (written to docs/screenshots when MCP_CENTER_SCREENSHOT_DIR is set,
+which `scripts/screenshots` does)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.conftest import Host
+from tests.web._flows import add_from_template, call_in_playground, confirm_test_enable, open_server, save_new
+from tests.web.conftest import PageErrors, login, new_context
+
+pytestmark = pytest.mark.browser
+
+NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
+UNLABELLED = """() => [...document.querySelectorAll("input:not([type=hidden]), select, textarea, button")]
+  .filter((el) => el.offsetParent !== null)
+  .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !el.textContent.trim())
+  .map((el) => el.outerHTML)"""
+
+
+def test_every_visible_control_has_a_label_or_a_name(page: Page, host: Host) -> None:
+    login(page)
+    for template in ("Local program (uvx)", "Remote server (Streamable HTTP)", "Legacy HTTP+SSE"):
+        add_from_template(page, template, "Labelled")
+        for add in page.get_by_role("button", name="Add ").all():
+            add.click()
+        page.get_by_text("Advanced").click()
+        assert page.evaluate(UNLABELLED) == [], template
+    page.get_by_label("Authorization", exact=True).select_option("bearer")
+    assert page.evaluate(UNLABELLED) == []
+    page.get_by_label("Authorization", exact=True).select_option("oauth")
+    assert page.evaluate(UNLABELLED) == []
+    expect(page.get_by_text("Not available yet: the Authorize button")).to_be_visible()
+
+
+def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
+    browser: Browser, host: Host, echo_url: str, page_errors: PageErrors
+) -> None:
+    created = host.client.post(
+        "/api/mcp/servers", json={"name": "Echo", "transport": "streamable_http", "url": echo_url}
+    )
+    assert created.status_code == 201, created.text
+    context = new_context(browser, host, width=400, height=800)
+    try:
+        page = context.new_page()
+        page_errors.watch(page)
+        login(page)
+        expect(page.locator('tr[data-server="echo"]')).to_be_visible()
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        open_server(page, "Echo")
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        confirm_test_enable(page)
+        open_server(page, "Echo", "Tools")
+        expect(page.locator("li.tool")).to_have_count(4)
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        open_server(page, "Echo", "Configuration")
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Add server").click()
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+    finally:
+        context.close()
+    assert page_errors.messages == []
+
+
+def test_sections_that_other_work_will_build_say_so_instead_of_pretending(page: Page, host: Host) -> None:
+    created = host.client.post(
+        "/api/mcp/servers", json={"name": "Echo", "transport": "sse", "url": "https://a.example/sse"}
+    )
+    assert created.status_code == 201, created.text
+    login(page)
+    for section in ("Prompts", "Resources", "Approvals", "Logs", "Authorization"):
+        open_server(page, "Echo", section)
+        expect(page.get_by_role("heading", name="not available yet")).to_be_visible()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+    expect(page.get_by_role("heading", name="Import: not available yet")).to_be_visible()
+    open_server(page, "Echo", "Tools")
+    expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
+
+
+def test_the_list_refreshes_by_itself_and_shows_a_failed_test_with_its_reason(page: Page, host: Host) -> None:
+    login(page)
+    expect(page.get_by_text("No servers yet.")).to_be_visible()
+    created = host.client.post(
+        "/api/mcp/servers", json={"name": "Gone", "transport": "streamable_http", "url": "http://127.0.0.1:9/mcp"}
+    ).json()
+    assert host.client.post("/api/mcp/servers/gone/trust", json={"digest": created["digest"]}).status_code == 200
+    assert host.client.post("/api/mcp/servers/gone/test").json()["ok"] is False
+    row = page.locator('tr[data-server="gone"]')
+    expect(row.locator('td[data-label="Last test"]')).to_contain_text("failed")
+    expect(row.locator('td[data-label="Last test"]')).to_contain_text("refused")
+    expect(row.get_by_role("switch", name="Enabled: Gone")).to_have_attribute("aria-disabled", "true")
+    expect(row.get_by_role("link", name="Set up")).to_be_visible()
+
+
+def test_screenshots_of_the_main_screens(
+    browser: Browser, host: Host, echo_url: str, tmp_path: Path, page_errors: PageErrors
+) -> None:
+    """Takes the README's screenshots; copies them to $MCP_CENTER_SCREENSHOT_DIR when it is set."""
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    context = new_context(browser, host)
+    try:
+        page = context.new_page()
+        page_errors.watch(page)
+        login(page)
+        page.evaluate("() => { document.getElementById('toast').hidden = true; }")  # it would cover the pictures
+        add_from_template(page, "Remote server (Streamable HTTP)", "Echo")
+        page.get_by_label("URL").fill(echo_url)
+        page.get_by_role("button", name="Add secret header").click()
+        page.get_by_label("Secret header name").fill("X-Api-Key")
+        page.get_by_label("Secret header value").fill("a-secret-value-for-the-screenshot")
+        page.screenshot(path=shots / "add-server.png", full_page=True)
+        save_new(page)
+        page.screenshot(path=shots / "summary-confirmation.png", full_page=True)
+        confirm_test_enable(page)
+        host.client.post(
+            "/api/mcp/servers",
+            json={
+                "name": "Time",
+                "transport": "stdio",
+                "command": "uvx",
+                "args": ["--isolated", "--from", "mcp-server-time==2026.10.19", "mcp-server-time"],
+            },
+        )
+        host.client.post(
+            "/api/mcp/servers", json={"name": "Old SSE server", "transport": "sse", "url": "http://127.0.0.1:9/sse"}
+        )
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+        expect(page.locator("tbody tr")).to_have_count(3)
+        page.screenshot(path=shots / "server-list.png", full_page=True)
+        open_server(page, "Echo", "Tools")
+        call_in_playground(page, "add", {"a": "2", "b": "40"})
+        item = page.locator('li.tool[data-tool="add"]')
+        expect(item.locator(".result")).to_contain_text("42")
+        item.scroll_into_view_if_needed()
+        page.screenshot(path=shots / "tools-playground.png", full_page=True)
+        page.set_viewport_size({"width": 400, "height": 800})
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+        expect(page.locator("tbody tr")).to_have_count(3)
+        page.screenshot(path=shots / "server-list-narrow.png", full_page=True)
+    finally:
+        context.close()
+    names = sorted(p.name for p in shots.iterdir())
+    assert names == [
+        "add-server.png",
+        "server-list-narrow.png",
+        "server-list.png",
+        "summary-confirmation.png",
+        "tools-playground.png",
+    ]
+    target = os.environ.get("MCP_CENTER_SCREENSHOT_DIR")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        for shot in shots.iterdir():
+            shutil.copyfile(shot, Path(target) / shot.name)
+    assert page_errors.messages == []

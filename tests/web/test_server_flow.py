@@ -1,0 +1,127 @@
+"""The main job in a real browser (issue 7): add a server from a template, review its summary,
+confirm, test, enable, call a tool from the playground, switch a tool off (a high-risk change that
+asks again), and delete it — against a real `mcp-center serve` and real MCP servers on loopback.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import EVERYTHING, Host
+from tests.web._flows import (
+    add_echo_server,
+    add_from_template,
+    call_in_playground,
+    confirm_test_enable,
+    open_server,
+    save_new,
+)
+from tests.web.conftest import login
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_remote_server_from_the_template_is_confirmed_tested_enabled_and_called(
+    page: Page, host: Host, echo_url: str
+) -> None:
+    login(page)
+    add_echo_server(page, echo_url)
+    summary = page.locator("dl.summary")
+    expect(summary).to_contain_text(echo_url)
+    digest = host.client.get("/api/mcp/servers/echo").json()["digest"]
+    expect(page.get_by_test_id("digest")).to_have_text(digest)
+    expect(page.get_by_role("button", name="Run test")).to_be_disabled()
+
+    confirm_test_enable(page)
+    assert host.client.get("/api/mcp/servers/echo").json()["needs"] == []
+
+    open_server(page, "Echo")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    row = page.locator('tr[data-server="echo"]')
+    expect(row.get_by_role("switch", name="Enabled: Echo")).to_have_attribute("aria-checked", "true")
+    expect(row).to_contain_text("ready")
+    expect(row).to_contain_text("Streamable HTTP")
+    expect(row.locator('td[data-label="Tools"]')).to_have_text("4")
+    expect(row).to_contain_text("OK · 4 tools")
+
+    open_server(page, "Echo", "Tools")
+    add = page.locator('li.tool[data-tool="add"]')
+    add.get_by_text("Input schema").click()
+    expect(add.locator("pre").first).to_contain_text('"integer"')
+    call_in_playground(page, "add", {"a": "2", "b": "40"})
+    expect(add.locator(".result")).to_contain_text("42")
+    expect(add.get_by_role("button", name="Cancel call")).to_be_hidden()
+    call_in_playground(page, "echo", {"text": "hello from the browser"})
+    expect(page.locator('li.tool[data-tool="echo"] .result')).to_contain_text("hello from the browser")
+
+
+def test_a_stdio_server_from_the_uvx_template_can_be_edited_into_server_everything_and_called(
+    page: Page, host: Host
+) -> None:
+    login(page)
+    add_from_template(page, "Local program (uvx)", "Everything")
+    expect(page.get_by_label("Command")).to_have_value("uvx")
+    expect(page.get_by_label("Arguments")).to_have_value(re.compile(r"--isolated\n--from\n\S+==\S+\n"))
+    page.get_by_label("Command").fill("node")
+    page.get_by_label("Arguments").fill(f"{EVERYTHING}\nstdio")
+    save_new(page)
+    expect(page.locator("dl.summary")).to_contain_text(str(EVERYTHING))
+    expect(page.locator("dl.summary")).to_contain_text("/node")
+    confirm_test_enable(page)
+
+    open_server(page, "Everything", "Tools")
+    call_in_playground(page, "get-sum", {"a": "2", "b": "3"})
+    expect(page.locator('li.tool[data-tool="get-sum"] .result')).to_contain_text("The sum of 2 and 3 is 5.")
+
+
+def test_switching_a_tool_off_asks_first_then_needs_a_new_confirmation_test_and_enable(
+    page: Page, host: Host, echo_url: str
+) -> None:
+    login(page)
+    add_echo_server(page, echo_url)
+    confirm_test_enable(page)
+    open_server(page, "Echo", "Tools")
+    switch = page.get_by_role("switch", name="Enabled for agents: echo")
+    expect(switch).to_have_attribute("aria-checked", "true")
+
+    switch.click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("the server is disabled until you confirm the new summary")
+    dialog.get_by_role("button", name="Cancel").click()
+    assert host.client.get("/api/mcp/servers/echo").json()["disabled_tools"] == []
+
+    switch.click()
+    page.get_by_role("dialog").get_by_role("button", name="Disable tool").click()
+    expect(page.get_by_text("Tool permissions changed: confirm the new summary")).to_be_visible()
+    expect(page.locator("dl.summary")).to_contain_text("Disabled tools")
+    expect(page.locator("dl.summary dd code", has_text="echo")).to_be_visible()
+    view = host.client.get("/api/mcp/servers/echo").json()
+    assert (view["disabled_tools"], view["trusted"], view["enabled"]) == (["echo"], False, False)
+    expect(page.get_by_test_id("digest")).to_have_text(view["digest"])
+
+    confirm_test_enable(page)
+    open_server(page, "Echo", "Tools")
+    expect(page.get_by_role("switch", name="Enabled for agents: echo")).to_have_attribute("aria-checked", "false")
+    expect(page.locator('li.tool[data-tool="echo"]')).to_contain_text("Disabled: agents do not see it")
+    expect(page.get_by_role("switch", name="Enabled for agents: add")).to_have_attribute("aria-checked", "true")
+
+
+def test_deleting_a_server_asks_for_confirmation_and_removes_it(page: Page, host: Host, echo_url: str) -> None:
+    created = host.client.post(
+        "/api/mcp/servers", json={"name": "Doomed", "transport": "streamable_http", "url": echo_url}
+    )
+    assert created.status_code == 201, created.text
+    login(page)
+    open_server(page, "Doomed")
+    page.get_by_role("button", name="Delete server").click()
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+    assert host.client.get("/api/mcp/servers/doomed").status_code == 200
+
+    page.get_by_role("button", name="Delete server").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page.get_by_role("heading", name="Servers", exact=True)).to_be_visible()
+    expect(page.locator('tr[data-server="doomed"]')).to_have_count(0)
+    assert host.client.get("/api/mcp/servers/doomed").status_code == 404
