@@ -32,9 +32,13 @@ from mcp_center.models import ErrorReason
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import TransportProbe
 
-__all__ = ["attribute", "leaves", "timeout_error"]
+__all__ = ["SessionEnded", "attribute", "leaves", "timeout_error"]
 
 STDERR_TAIL_IN_ERROR = 5
+
+
+class SessionEnded(Exception):
+    """The server side of a session ended (EOF, stream closed); `attribute` finds out why."""
 
 
 def leaves(exc: BaseException) -> Iterator[BaseException]:
