@@ -82,6 +82,17 @@ class ScriptedServer:
         self.notifications: list[tuple[int, str, Any]] = []
         self._started = anyio.Event()
 
+    def hold_calls(self) -> anyio.Event:
+        """Make `tools/call` wait until the returned event is set."""
+        release = anyio.Event()
+
+        async def held(_conn: ScriptedConnection, _request: types.JSONRPCRequest) -> dict[str, Any]:
+            await release.wait()
+            return {"content": [], "isError": False}
+
+        self.handlers["tools/call"] = held
+        return release
+
     def count(self, method: str) -> int:
         """How many requests of `method` arrived, over all connections."""
         return sum(1 for _, m, _ in self.requests if m == method)

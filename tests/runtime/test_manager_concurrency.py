@@ -38,6 +38,13 @@ async def manager(server: ScriptedServer, statuses: list[ServerStatus]) -> Async
         yield opened
 
 
+async def _call_expecting_cancel(manager: ConnectionManager, operation_id: str, outcome: list[CallCancelled]) -> None:
+    try:
+        await manager.call_tool("fake", "echo", {}, operation_id=operation_id)
+    except CallCancelled as exc:
+        outcome.append(exc)
+
+
 async def test_fifty_concurrent_connects_share_one_attempt(manager: ConnectionManager, server: ScriptedServer) -> None:
     server.initialize_gate = anyio.Event()
     await manager.configure("fake", spec())
@@ -200,13 +207,8 @@ async def test_a_cancel_while_the_call_waits_for_its_connection_never_dispatches
 ) -> None:
     server.initialize_gate = anyio.Event()
     await manager.configure("fake", spec())
-    outcome: list[BaseException] = []
-
-    async def call() -> None:
-        try:
-            await manager.call_tool("fake", "echo", {}, operation_id="op-queued")
-        except CallCancelled as exc:
-            outcome.append(exc)
+    outcome: list[CallCancelled] = []
+    call = partial(_call_expecting_cancel, manager, "op-queued", outcome)
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
@@ -224,21 +226,10 @@ async def test_a_cancel_while_the_call_waits_for_its_connection_never_dispatches
 async def test_a_cancel_while_running_reaches_the_server_as_notifications_cancelled(
     manager: ConnectionManager, server: ScriptedServer
 ) -> None:
-    release = anyio.Event()
-
-    async def slow_call(_conn: ScriptedConnection, _request: types.JSONRPCRequest) -> dict[str, Any]:
-        await release.wait()
-        return {"content": [], "isError": False}
-
-    server.handlers["tools/call"] = slow_call
+    release = server.hold_calls()
     await manager.configure("fake", spec())
-    outcome: list[BaseException] = []
-
-    async def call() -> None:
-        try:
-            await manager.call_tool("fake", "echo", {}, operation_id="op-run")
-        except CallCancelled as exc:
-            outcome.append(exc)
+    outcome: list[CallCancelled] = []
+    call = partial(_call_expecting_cancel, manager, "op-run", outcome)
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
@@ -258,13 +249,7 @@ async def test_a_cancel_while_running_reaches_the_server_as_notifications_cancel
 async def test_the_same_operation_id_cannot_run_twice_at_once(
     manager: ConnectionManager, server: ScriptedServer
 ) -> None:
-    release = anyio.Event()
-
-    async def slow_call(_conn: ScriptedConnection, _request: types.JSONRPCRequest) -> dict[str, Any]:
-        await release.wait()
-        return {"content": [], "isError": False}
-
-    server.handlers["tools/call"] = slow_call
+    release = server.hold_calls()
     await manager.configure("fake", spec())
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:

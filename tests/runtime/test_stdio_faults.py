@@ -14,18 +14,11 @@ from mcp_center.config import Settings
 from mcp_center.errors import ConnectionLost, ServerTimeout, ServerUnreachable
 from mcp_center.runtime import TRUNCATION_META_KEY
 from mcp_center.service import McpCenter
+from tests.support.processes import alive
 
 pytestmark = pytest.mark.anyio
 
 ECHO = str(Path(__file__).parent.parent / "servers" / "echo_stdio.py")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
 
 
 async def _enable(center: McpCenter, args: list[str], **extra: Any) -> str:
@@ -95,9 +88,9 @@ async def test_a_server_that_only_prints_noise_times_out_with_a_clear_hint(cente
 async def test_disable_during_a_call_fails_it_and_kills_the_process_tree(center: McpCenter) -> None:
     server_id = await _enable(center, [])
     grandchild = (await center.call_tool(server_id, "spawn_grandchild", {}))["structuredContent"]["result"]
-    assert _alive(grandchild)
+    assert alive(grandchild)
     await center.disable(server_id)
-    assert not _alive(grandchild)
+    assert not alive(grandchild)
 
 
 async def test_host_shutdown_leaves_no_process_behind(settings: Settings) -> None:
@@ -105,7 +98,7 @@ async def test_host_shutdown_leaves_no_process_behind(settings: Settings) -> Non
         server_id = await _enable(center, [])
         grandchild = (await center.call_tool(server_id, "spawn_grandchild", {}))["structuredContent"]["result"]
         leader = center._manager.current(server_id).session.probe.stdio.pid  # type: ignore[union-attr]  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
-        assert leader is not None and _alive(leader)
-    assert not _alive(grandchild)
-    assert not _alive(leader)
+        assert leader is not None and alive(leader)
+    assert not alive(grandchild)
+    assert not alive(leader)
     assert os.getpid() > 0
