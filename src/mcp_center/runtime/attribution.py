@@ -159,7 +159,9 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
         )
     for leaf in found:
         if isinstance(leaf, MCPError):
-            if leaf.code == mcp_types.INTERNAL_ERROR and probe is not None:
+            # The SDK turns an HTTP error status into a synthesized JSON-RPC error (-32603 or,
+            # before a session exists, -32601 "Not Found"); the diagnostics know the status.
+            if leaf.code in (mcp_types.INTERNAL_ERROR, mcp_types.METHOD_NOT_FOUND) and probe is not None:
                 status_error = _http_status_error(probe)
                 if status_error is not None:
                     return status_error
