@@ -10,7 +10,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from mcp_center import __version__
-from mcp_center.api import operations, servers
+from mcp_center.api import oauth, operations, servers
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.security import AdminAuth, AdminAuthGuard, HostGuard, allowed_host_names
 from mcp_center.config import Settings
@@ -21,7 +21,8 @@ Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 
 
 def create_api(settings: Settings, admin_token: str, *, lifespan: Lifespan | None = None) -> FastAPI:
-    """Build the ASGI app: `/api/...` (admin token required), `/openapi.json`, `/docs`, `/healthz`.
+    """Build the ASGI app: `/api/...` (admin token required), `/oauth/callback` (R-4.9), `/openapi.json`,
+    `/docs`, `/healthz`.
 
     `app.state.center` must hold an open `McpCenter` before requests arrive (the lifespan in
     `mcp_center.app` sets it; tests may set it directly).
@@ -40,6 +41,8 @@ def create_api(settings: Settings, admin_token: str, *, lifespan: Lifespan | Non
     app.state.admin_auth = auth
     app.include_router(servers.router, dependencies=[Depends(auth)])
     app.include_router(operations.router, dependencies=[Depends(auth)])
+    app.include_router(oauth.router, dependencies=[Depends(auth)])
+    app.include_router(oauth.callback_router)  # no admin token: the single-use OAuth state protects it
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:  # pyright: ignore[reportUnusedFunction]
