@@ -13,6 +13,7 @@ handed to the broker, so a later `oauth/start` uses the server's own scope and m
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,34 @@ if TYPE_CHECKING:
     from mcp_center.auth.broker import OAuthBroker
     from mcp_center.auth.target import OAuthTarget
 
-__all__ = ["BoundBearerAuth"]
+__all__ = ["BoundBearerAuth", "operation_of"]
+
+MAX_INSPECTED_BODY = 64 * 1024
+
+
+def operation_of(request: httpx2.Request) -> str:
+    """What an MCP request asks for, for step-up bookkeeping: `<method>` or `<method>:<name>`.
+
+    A GET (the SSE stream) is `GET`; a body that is not one JSON-RPC request is `POST`.
+    """
+    if request.method != "POST":
+        return request.method
+    try:
+        body = request.content
+    except httpx2.RequestNotRead:
+        return "POST"
+    if len(body) > MAX_INSPECTED_BODY:
+        return "POST"
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return "POST"
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return "POST"
+    method: str = message["method"]
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return f"{method}:{name}" if isinstance(name, str) else method
 
 
 class BoundBearerAuth(httpx2.Auth):
@@ -82,10 +110,10 @@ class BoundBearerAuth(httpx2.Auth):
             challenge = Challenge.from_response(response)
             if challenge.insufficient_scope:
                 broker.note_challenge(target, challenge)
-                raise self._fail(broker.step_up_error(target, challenge))
+                raise self._fail(broker.step_up_error(target, challenge, operation_of(request)))
         if token is not None and response.status_code < 400:
             self.failure = None
-            broker.note_success(target)
+            broker.note_success(target, operation_of(request))
 
     def _fail(self, error: CenterError) -> CenterError:
         self.failure = error

@@ -168,7 +168,11 @@ class _Access:
 
 @dataclass
 class _StepUp:
+    """Step-up bookkeeping of one binding: the scopes to ask for, the refused operations, and how many
+    step-up authorizations were completed while one of those operations kept being refused."""
+
     scopes: str
+    operations: set[str] = field(default_factory=set[str])
     authorizations: int = 0
 
 
@@ -258,12 +262,16 @@ class OAuthBroker:
         """Remember the last 401/403 challenge of a server (its scope and metadata URL guide `start()`)."""
         self._challenges[target.server_id] = (target.resource, challenge)
 
-    def note_success(self, target: OAuthTarget) -> None:
-        """An authorized request succeeded: step-up bookkeeping and the last error are reset."""
+    def note_success(self, target: OAuthTarget, operation: str) -> None:
+        """An authorized request succeeded. When it is an operation a 403 refused, the step-up worked:
+        its bookkeeping and the last error are reset (other operations prove nothing about the scopes)."""
         binding = target.binding
-        if binding is not None:
-            self._step_up.pop(binding, None)
-        self._last_error.pop(target.server_id, None)
+        step = self._step_up.get(binding) if binding is not None else None
+        if step is None:
+            self._last_error.pop(target.server_id, None)
+        elif binding is not None and operation in step.operations:
+            del self._step_up[binding]
+            self._last_error.pop(target.server_id, None)
 
     def authorization_required(
         self, target: OAuthTarget, *, hint: str, cause: CenterError | None = None
@@ -290,8 +298,13 @@ class OAuthBroker:
         self._last_error[target.server_id] = error.to_dict()
         return error
 
-    def step_up_error(self, target: OAuthTarget, challenge: Challenge) -> CenterError:
-        """The error for a `403 insufficient_scope` (R-4.5): step-up needed, or the loop limit reached."""
+    def step_up_error(self, target: OAuthTarget, challenge: Challenge, operation: str) -> CenterError:
+        """The error for a `403 insufficient_scope` (R-4.5): step-up needed, or the loop limit reached.
+
+        Args:
+            operation: What was refused (`tools/call:<name>`, `tools/list`, ...): the loop limit counts
+                step-up authorizations after which the same operation is still refused.
+        """
         binding = target.binding
         granted = self._granted_scope(binding)
         wanted = union_scopes(granted, challenge.scope) or ""
@@ -299,6 +312,7 @@ class OAuthBroker:
             return self.authorization_required(target, hint="not_authorized")
         step = self._step_up.setdefault(binding, _StepUp(wanted))
         step.scopes = union_scopes(step.scopes, wanted) or wanted
+        step.operations.add(operation)
         scopes = step.scopes.split()
         if step.authorizations >= MAX_STEP_UP_AUTHORIZATIONS:
             error: CenterError = OAuthStepUpLimitReached(
