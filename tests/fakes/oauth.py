@@ -105,11 +105,14 @@ class FakeAuthorizationServer:
     registered_client_id: Callable[[], Any] | None = None
     """Returns the `client_id` to answer registrations with (anything JSON); None: random ids."""
     issue_refresh_tokens: bool = True
+    granted_scope: str | None = None
+    """When set, every token grants this scope whatever was asked (a server that never grants more)."""
     refresh_error: str | None = None
     """When set, every refresh_token grant answers 400 with this `error`."""
     code_error: str | None = None
     """When set, every authorization_code grant answers 400/401 with this `error`."""
     send_iss: bool = False
+    cimd_supported: bool = False
     metadata_redirect: str | None = None
     """When set, the metadata URL answers 307 to this location."""
     preregistered: dict[str, str] = field(default_factory=dict)
@@ -121,6 +124,8 @@ class FakeAuthorizationServer:
     """access token -> granted scope."""
     refresh_tokens: dict[str, str] = field(default_factory=dict)
     """refresh token -> granted scope."""
+    issued: list[str] = field(default_factory=list)
+    """Every credential this server ever issued: codes, access and refresh tokens, client secrets."""
 
     @property
     def issuer(self) -> str:
@@ -178,6 +183,8 @@ class FakeAuthorizationServer:
             doc["scopes_supported"] = self.scopes_supported
         if self.send_iss:
             doc["authorization_response_iss_parameter_supported"] = True
+        if self.cimd_supported:
+            doc["client_id_metadata_document_supported"] = True
         return JSONResponse(doc)
 
     async def _register(self, request: Request) -> Response:
@@ -186,6 +193,8 @@ class FakeAuthorizationServer:
         method = body.get("token_endpoint_auth_method") or "client_secret_basic"
         client_id: Any = self.registered_client_id() if self.registered_client_id else "client-" + secrets.token_hex(6)
         secret = None if method == "none" else "secret-" + secrets.token_hex(12)
+        if secret is not None:
+            self.issued.append(secret)
         if isinstance(client_id, str) and client_id:
             self.clients[client_id] = _Client(client_id, secret, method)
         answer: dict[str, Any] = {"client_id": client_id, "token_endpoint_auth_method": method, **body}
@@ -202,6 +211,7 @@ class FakeAuthorizationServer:
         if not known or query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
             return JSONResponse({"error": "invalid_request"}, status_code=400)
         code = "code-" + secrets.token_hex(12)
+        self.issued.append(code)
         self.codes[code] = _Code(
             client_id, query["code_challenge"], query.get("redirect_uri", ""), query.get("scope"), query.get("resource")
         )
@@ -230,13 +240,17 @@ class FakeAuthorizationServer:
         return client_id
 
     def _issue(self, scope: str | None) -> dict[str, Any]:
+        if self.granted_scope is not None:
+            scope = self.granted_scope
         access = "at-" + secrets.token_hex(16)
+        self.issued.append(access)
         self.access_tokens[access] = scope or ""
         answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": 3600}
         if scope:
             answer["scope"] = scope
         if self.issue_refresh_tokens:
             refresh = "rt-" + secrets.token_hex(16)
+            self.issued.append(refresh)
             self.refresh_tokens[refresh] = scope or ""
             answer["refresh_token"] = refresh
         return answer
@@ -291,13 +305,14 @@ class FakeProtectedResource:
     challenge_scope: str | None = None
     step_up_scope: str | None = None
     """A `tools/call` needs this scope too; without it: 403 insufficient_scope."""
+    prm_path: str = "/.well-known/oauth-protected-resource/mcp"
+    """Where the PRM is served (the path-aware location of `/mcp` by default); elsewhere 404."""
+    prm_status: int | None = None
+    """When set, the PRM location answers this status instead."""
+    scopes_supported: list[str] | None = None
+    """The PRM `scopes_supported`."""
     seen: list[Seen] = field(default_factory=list)
     _inner: ASGIApp | None = None
-
-    @property
-    def prm_path(self) -> str:
-        """The path-aware PRM location of `/mcp`."""
-        return "/.well-known/oauth-protected-resource/mcp"
 
     @property
     def url(self) -> str:
@@ -321,7 +336,7 @@ class FakeProtectedResource:
         request = Request(scope, receive)
         seen = await _record(request, self.seen)
         path = request.url.path
-        if path == self.prm_path or path == "/.well-known/oauth-protected-resource":
+        if path == self.prm_path or path.startswith("/.well-known/"):
             await self._prm(path)(scope, receive, send)
             return
         if path != "/mcp":
@@ -338,10 +353,15 @@ class FakeProtectedResource:
             return JSONResponse({"error": "not_found"}, status_code=404)
         if self.prm_redirect is not None:
             return RedirectResponse(self.prm_redirect, status_code=307)
+        if self.prm_status is not None:
+            return JSONResponse({"error": "unavailable"}, status_code=self.prm_status)
         issuers = self.listed_issuers
         if issuers is None:
             issuers = [a.issuer for a in self.authorization_servers]
-        return JSONResponse({"resource": self.resource_override or self.url, "authorization_servers": issuers})
+        doc: dict[str, Any] = {"resource": self.resource_override or self.url, "authorization_servers": issuers}
+        if self.scopes_supported is not None:
+            doc["scopes_supported"] = self.scopes_supported
+        return JSONResponse(doc)
 
     def _www_authenticate(self, *, error: str, scope: str | None) -> str:
         parts = [f'Bearer error="{error}"']

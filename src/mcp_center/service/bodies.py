@@ -33,6 +33,7 @@ READ_ONLY_FIELDS = frozenset(
         "digest",
         "status",
         "needs",
+        "oauth",
     }
 )
 MAX_SECRET_CHARS = 32 * 1024

@@ -212,6 +212,7 @@ class OAuthService:
             summary first), OAuthDiscoveryFailed, OAuthIssuerChoiceRequired, OAuthRegistrationFailed,
             OAuthTokenFailed, OAuthStepUpLimitReached, ConfigInvalid (a configured secret is missing).
         """
+        await self._require_oauth(server_id)
         if body is None:
             body = {}
         if not isinstance(body, Mapping):
@@ -274,6 +275,7 @@ class OAuthService:
             RequestInvalid, OAuthCallbackInvalid (also when the state belongs to another server), and
             what `complete` raises.
         """
+        await self._require_oauth(server_id)
         if not isinstance(body, Mapping) or set(body) - {"callback_url"}:
             raise _invalid("body", "send {'callback_url': '<the redirected URL>'}")
         url = _optional_text(body, "callback_url")
@@ -306,6 +308,10 @@ class OAuthService:
         self.broker.drop_server(server_id)
 
     # ----- internals ---------------------------------------------------------------------------------
+
+    async def _require_oauth(self, server_id: str) -> None:
+        """Raise ServerNotFound / OAuthNotConfigured before looking at a request body."""
+        await anyio.to_thread.run_sync(lambda: _oauth_config(_record(self._store.read(), server_id)))
 
     async def _commit(self, completion: Completion) -> None:
         """Persist a completion and record its binding in one transaction, then reconnect."""
