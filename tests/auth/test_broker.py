@@ -269,3 +269,30 @@ async def test_the_status_says_what_is_needed_and_never_holds_a_token(tmp_path: 
     rendered = repr(after)
     assert access not in rendered
     assert completion.refresh_token not in rendered
+
+
+async def test_a_stored_registration_is_reused_only_for_the_same_redirect_uri_and_registered_scopes(
+    tmp_path: Path,
+) -> None:
+    seed(tmp_path)
+    world = make_world(challenge_scope="mcp:read")
+    broker = make_broker(world, tmp_path)
+    completion = await authorize(world, broker)
+    assert completion.client is not None
+    with JsonStore(tmp_path).transaction() as state:
+        broker.vault.write(state, completion.binding, server=completion.server, client=completion.client)
+    await broker.start(target())
+    assert len(world.authorization.saw("/register")) == 1  # same redirect URI and scopes: reused
+    moved = OAuthBroker(
+        store=JsonStore(tmp_path),
+        cipher=SecretCipher(b"k" * 32),
+        redactor=Redactor(),
+        redirect_uri="https://public.example.com/oauth/callback",
+        http=world.http,
+    )
+    await moved.start(target())
+    assert len(world.authorization.saw("/register")) == 2  # another public URL: registered again
+    world.resource.challenge_scope = "mcp:read mcp:write"
+    broker.drop_server("srv")  # forget the remembered challenge: the next start probes again
+    await broker.start(target())
+    assert len(world.authorization.saw("/register")) == 3  # scopes beyond the registration: registered again

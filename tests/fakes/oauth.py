@@ -305,8 +305,20 @@ class FakeProtectedResource:
     challenge_scope: str | None = None
     step_up_scope: str | None = None
     """A `tools/call` needs this scope too; without it: 403 insufficient_scope."""
-    prm_path: str = "/.well-known/oauth-protected-resource/mcp"
-    """Where the PRM is served (the path-aware location of `/mcp` by default); elsewhere 404."""
+    prm_path: str = ""
+    """Where the PRM is served (default: the path-aware location of the MCP URL); elsewhere 404."""
+    sse: bool = False
+    """Serve the legacy HTTP+SSE transport (GET `/sse`, POST `/messages/`) instead of Streamable HTTP."""
+
+    def __post_init__(self) -> None:
+        if not self.prm_path:
+            self.prm_path = "/.well-known/oauth-protected-resource" + self.mcp_path
+
+    @property
+    def mcp_path(self) -> str:
+        """The MCP endpoint's path."""
+        return "/sse" if self.sse else "/mcp"
+
     prm_status: int | None = None
     """When set, the PRM location answers this status instead."""
     scopes_supported: list[str] | None = None
@@ -317,13 +329,14 @@ class FakeProtectedResource:
     @property
     def url(self) -> str:
         """The MCP endpoint."""
-        return self.base_url + "/mcp"
+        return self.base_url + self.mcp_path
 
     @property
     def app(self) -> ASGIApp:
         """The ASGI app (the echo server's Starlette app behind this wrapper)."""
         if self._inner is None:
-            self._inner = make_echo_server("oauth-echo").streamable_http_app()
+            server = make_echo_server("oauth-echo")
+            self._inner = server.sse_app() if self.sse else server.streamable_http_app()
         return self
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -339,7 +352,7 @@ class FakeProtectedResource:
         if path == self.prm_path or path.startswith("/.well-known/"):
             await self._prm(path)(scope, receive, send)
             return
-        if path != "/mcp":
+        if path != self.mcp_path and not (self.sse and path.startswith("/messages/")):
             await JSONResponse({"error": "not_found"}, status_code=404)(scope, receive, send)
             return
         denial = self._check(seen)

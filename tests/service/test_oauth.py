@@ -427,3 +427,30 @@ def test_oauth_client_secrets_are_stored_under_their_own_kind(tmp_path: Path) ->
 
     assert SECRET_KINDS["oauth"].value == "oauth_client"
     assert tmp_path.exists()
+
+
+async def test_a_legacy_sse_server_is_authorized_the_same_way(api: httpx2.AsyncClient) -> None:
+    """The bearer auth covers the event stream GET and every message POST of HTTP+SSE."""
+    async with fakes(sse=True) as (authorization, _, resource):
+        body = {"id": "o", "name": "S", "transport": "sse", "url": resource.url, "auth": {"kind": "oauth"}}
+        view = (await api.post(SERVERS, json=body)).json()
+        await api.post(f"{SERVERS}/o/trust", json={"digest": view["digest"]})
+        await login(api)
+        with anyio.fail_after(STEP_TIMEOUT_S):
+            tested = (await api.post(f"{SERVERS}/o/test")).json()
+            assert tested["ok"], tested
+            assert (await api.post(f"{SERVERS}/o/enable")).status_code == 200
+        called = await call(api)
+    assert called.status_code == 200, called.text
+    assert called.json()["structuredContent"]["authorization"].removeprefix("Bearer ") in authorization.access_tokens
+    posts = [s for s in resource.seen if s.path.startswith("/messages/")]
+    assert posts
+    assert all(s.headers.get("authorization", "").startswith("Bearer at-") for s in posts)
+
+
+async def test_this_host_serves_its_client_id_metadata_document(api: httpx2.AsyncClient, settings: Settings) -> None:
+    """R-4.10: served for CIMD; used only when a user configures its (public https) URL."""
+    document = (await api.get("/oauth/client-metadata.json")).json()
+    assert document["client_id"] == settings.base_url + "/oauth/client-metadata.json"
+    assert document["redirect_uris"] == [settings.base_url + "/oauth/callback"]
+    assert document["token_endpoint_auth_method"] == "none"

@@ -81,6 +81,7 @@ class BoundBearerAuth(httpx2.Auth):
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """Attach, send, renew once on 401, raise typed errors (see the module docstring)."""
         broker, target = self._broker, self._target
+        self.failure = None  # a new request: an older failure no longer explains what happens next
         try:
             token, renewed = await broker.token_for_request(target)
         except CenterError as exc:

@@ -16,8 +16,9 @@ lists, registration checks, scope union):
   and never start an interactive login: a background connection can only fail with
   `OAuthAuthorizationRequired` (R-4.9).
 - `step_up_error()` turns `403 insufficient_scope` into `OAuthStepUpRequired` with the union of the
-  granted and challenged scopes, or `OAuthStepUpLimitReached` after `MAX_STEP_UP_AUTHORIZATIONS`
-  step-ups that did not satisfy the server (no loops).
+  granted and challenged scopes, or `OAuthStepUpLimitReached` once `MAX_STEP_UP_AUTHORIZATIONS`
+  step-ups were completed while the same operation kept being refused (no loops; the bookkeeping is
+  reset when a refused operation succeeds).
 
 Access tokens live only in this object's memory (R-4.7); everything persistent goes through the
 `CredentialVault`, encrypted under the binding.
@@ -38,19 +39,18 @@ import anyio.to_thread
 import httpx2
 from mcp.client.auth import PKCEParameters
 from mcp.client.auth.utils import union_scopes
-from mcp.shared.auth import JWT_BEARER_GRANT_TYPE
 
 from mcp_center.auth.bearer import BoundBearerAuth
-from mcp_center.auth.discovery import AuthorizationServer, Challenge, Discovery, discover
+from mcp_center.auth.discovery import AuthorizationServer, Challenge, discover
+from mcp_center.auth.grants import OFFLINE_ACCESS, machine_grant, missing_secret, probe_challenge, select_scope
 from mcp_center.auth.http import OAuthHttp
 from mcp_center.auth.registration import register_client
 from mcp_center.auth.target import OAuthTarget
-from mcp_center.auth.tokens import ClientIdentity, TokenSet, exchange_identity_assertion, request_token
+from mcp_center.auth.tokens import ClientIdentity, TokenSet, request_token
 from mcp_center.auth.vault import Binding, CredentialVault, StoredCredentials
 from mcp_center.errors import (
     CenterError,
     ConfigInvalid,
-    FieldError,
     OAuthAuthorizationRequired,
     OAuthCallbackInvalid,
     OAuthDiscoveryFailed,
@@ -59,7 +59,7 @@ from mcp_center.errors import (
     OAuthStepUpRequired,
     OAuthTokenFailed,
 )
-from mcp_center.models import ErrorReason, TransportKind
+from mcp_center.models import ErrorReason
 from mcp_center.secrets import Redactor, SecretCipher
 from mcp_center.store import Store, StoreState
 
@@ -82,7 +82,6 @@ MAX_STEP_UP_AUTHORIZATIONS: Final = 2
 With the first authorization that makes at most three authorizations, as SEP-835's retry limit asks."""
 EXPIRY_SKEW_S: Final = 60.0
 """An access token this close (seconds) to its expiry is renewed before use."""
-OFFLINE_ACCESS: Final = "offline_access"
 
 
 @dataclass(frozen=True)
@@ -367,7 +366,11 @@ class OAuthBroker:
                 details={"attempts": step.authorizations, "scopes": step.scopes.split()},
             )
         async with self._http.client() as client:
-            challenge = self._challenge(target) or await self._probe(client, target)
+            challenge = self._challenge(target)
+            if challenge is None:
+                challenge = await probe_challenge(self._http, client, target)
+                if challenge is not None:
+                    self.note_challenge(target, challenge)
             discovery = await discover(
                 self._http,
                 client,
@@ -384,9 +387,10 @@ class OAuthBroker:
             binding = Binding(target.server_id, discovery.resource, server.issuer)
             previous = target.bound_issuer if target.bound_issuer not in (None, server.issuer) else None
             stored = await anyio.to_thread.run_sync(self.vault.load, binding)
-            scope = self._select_scope(target, discovery, challenge, step if previous is None else None, stored)
+            step_scopes = step.scopes if step is not None and previous is None else None
+            scope = select_scope(target, discovery, challenge, step_scopes, stored.scope)
             if not target.interactive:
-                tokens = await self._machine_grant(client, target, server, scope)
+                tokens = await machine_grant(self._http, client, target, server, scope, self._redactor)
                 granted = tokens.scope or scope
                 self._remember(binding, tokens, granted)
                 completion = Completion(
@@ -582,6 +586,7 @@ class OAuthBroker:
         authorized = stored.authorized and (not target.interactive or usable)
         step = self._step_up.get(binding) if binding is not None else None
         choices = self._issuer_choices.get(target.server_id)
+        pending = tuple(self._pending.values())  # status() runs in a worker thread: iterate a snapshot
         needs: str | None = None
         if choices:
             needs = "issuer_choice"
@@ -604,7 +609,7 @@ class OAuthBroker:
             "access_token_expires_at": (
                 datetime.fromtimestamp(access.expires_at, UTC).isoformat() if access and access.expires_at else None
             ),
-            "pending": any(p.target.server_id == target.server_id for p in self._pending.values()),
+            "pending": any(p.target.server_id == target.server_id for p in pending),
             "needs": needs,
             "step_up_scopes": step.scopes.split() if step else [],
             "issuers": list(choices) if choices else [],
@@ -643,69 +648,6 @@ class OAuthBroker:
             return None
         return remembered[1]
 
-    async def _probe(self, client: httpx2.AsyncClient, target: OAuthTarget) -> Challenge | None:
-        """Ask the MCP endpoint, without credentials, for its challenge (a user action; no session is created).
-
-        Streamable HTTP gets a JSON-RPC `ping` POST, legacy SSE a GET; the answer's body is never read.
-        """
-        try:
-            if target.transport is TransportKind.SSE:
-                response = await self._http.status_only(
-                    client, "GET", target.url, target.policy, what="MCP server", headers={"Accept": "text/event-stream"}
-                )
-            else:
-                response = await self._http.status_only(
-                    client,
-                    "POST",
-                    target.url,
-                    target.policy,
-                    what="MCP server",
-                    headers={"Accept": "application/json, text/event-stream"},
-                    json_body={"jsonrpc": "2.0", "id": "mcp-center-oauth-probe", "method": "ping"},
-                )
-        except httpx2.HTTPError:
-            logger.info("oauth.probe_failed", extra={"server_id": target.server_id})
-            return None
-        if response.status_code in (401, 403):
-            challenge = Challenge.from_response(response)
-            self.note_challenge(target, challenge)
-            return challenge
-        return None
-
-    def _select_scope(
-        self,
-        target: OAuthTarget,
-        discovery: Discovery,
-        challenge: Challenge | None,
-        step: _StepUp | None,
-        stored: StoredCredentials,
-    ) -> str | None:
-        """R-4.5: the challenge scope is authoritative; else PRM `scopes_supported`; else configured scopes.
-
-        A step-up asks for the union of what was granted and what the 403 challenged (SEP-2350).
-        `offline_access` is added when the authorization server lists it (SEP-2207), so a refresh token
-        spares the user later logins.
-        """
-        if step is not None:
-            scope: str | None = union_scopes(stored.scope, step.scopes)
-        elif challenge is not None and challenge.scope:
-            scope = challenge.scope
-        elif discovery.prm_scopes:
-            scope = " ".join(discovery.prm_scopes)
-        elif target.auth.scopes:
-            scope = " ".join(target.auth.scopes)
-        else:
-            scope = None
-        supported = discovery.server.scopes_supported or ()
-        if (
-            scope is not None
-            and target.interactive
-            and OFFLINE_ACCESS in supported
-            and OFFLINE_ACCESS not in scope.split()
-        ):
-            scope = f"{scope} {OFFLINE_ACCESS}"
-        return scope
-
     async def _identity(
         self,
         client: httpx2.AsyncClient,
@@ -718,11 +660,12 @@ class OAuthBroker:
         configured = target.configured_identity()
         if configured is not None:
             if configured.auth_method in ("client_secret_basic", "client_secret_post") and not configured.client_secret:
-                raise _missing_secret("client_secret", f"the {configured.auth_method} token endpoint auth method")
+                raise missing_secret("client_secret", f"the {configured.auth_method} token endpoint auth method")
             return configured, None
         if target.auth.client_metadata_url and server.cimd_supported:
             return ClientIdentity(client_id=target.auth.client_metadata_url, auth_method="none", source="cimd"), None
-        if stored.client is not None and stored.client.source == "registered":
+        if _reusable(stored.client, redirect_uri=self.redirect_uri, scope=scope):
+            assert stored.client is not None
             return stored.client, None
         registered = await register_client(
             self._http, client, server, target.policy, redirect_uri=self.redirect_uri, scope=scope
@@ -731,41 +674,6 @@ class OAuthBroker:
             self._redactor.add(registered.client_secret)
         logger.info("oauth.client_registered", extra={"server_id": target.server_id, "issuer": server.issuer})
         return registered, registered
-
-    async def _machine_grant(
-        self, client: httpx2.AsyncClient, target: OAuthTarget, server: AuthorizationServer, scope: str | None
-    ) -> TokenSet:
-        """`client_credentials` (SEP-1046) or `cross_app_access` (SEP-990: token exchange, then jwt-bearer)."""
-        identity = target.configured_identity()
-        assert identity is not None, "machine grants require a configured client_id (R-1 validation)"
-        if identity.auth_method == "private_key_jwt" and not identity.private_key:
-            raise _missing_secret("private_key", "private_key_jwt")
-        if identity.auth_method in ("client_secret_basic", "client_secret_post") and not identity.client_secret:
-            raise _missing_secret("client_secret", f"the {identity.auth_method} token endpoint auth method")
-        form: dict[str, str] = {"resource": target.resource}
-        if scope:
-            form["scope"] = scope
-        if target.auth.grant == "client_credentials":
-            form["grant_type"] = "client_credentials"
-        else:
-            if not target.idp_id_token:
-                raise _missing_secret("idp_id_token", "the cross_app_access grant")
-            assert target.auth.idp_token_endpoint is not None, "R-1 validation requires it"
-            assertion = await exchange_identity_assertion(
-                self._http,
-                client,
-                token_endpoint=target.auth.idp_token_endpoint,
-                policy=target.policy,
-                id_token=target.idp_id_token,
-                idp_client_id=target.auth.idp_client_id,
-                audience=server.issuer,
-                resource=target.resource,
-                scope=scope,
-            )
-            self._redactor.add(assertion)
-            form["grant_type"] = JWT_BEARER_GRANT_TYPE
-            form["assertion"] = assertion
-        return await request_token(self._http, client, server, target.policy, identity, form)
 
     async def _renew(self, target: OAuthTarget, binding: Binding) -> str | None:
         """One renewal against the bound authorization server (caller holds the binding's lock)."""
@@ -828,7 +736,8 @@ class OAuthBroker:
                     if discovery.server.issuer != binding.issuer:
                         raise self.authorization_required(target, hint="issuer_changed")
                     server = discovery.server
-                tokens = await self._machine_grant(client, target, server, stored.scope or _configured_scope(target))
+                scope = stored.scope or (" ".join(target.auth.scopes) if target.auth.scopes else None)
+                tokens = await machine_grant(self._http, client, target, server, scope, self._redactor)
         except (OAuthTokenFailed, OAuthDiscoveryFailed, OAuthIssuerChoiceRequired, ConfigInvalid) as exc:
             raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
         if stored.server is None:
@@ -851,17 +760,11 @@ class OAuthBroker:
             del self._pending[state]
 
 
-def _configured_scope(target: OAuthTarget) -> str | None:
-    return " ".join(target.auth.scopes) if target.auth.scopes else None
-
-
-def _missing_secret(key: str, what: str) -> ConfigInvalid:
-    return ConfigInvalid(
-        [
-            FieldError(
-                f"secret_values.oauth.{key}",
-                "SECRET_REQUIRED",
-                f"{what} needs the '{key}' OAuth secret (PUT .../secrets/{key}?kind=oauth)",
-            )
-        ]
-    )
+def _reusable(client: ClientIdentity | None, *, redirect_uri: str, scope: str | None) -> bool:
+    """A stored registration is reused only for the same redirect URI and scopes it was registered for;
+    otherwise a new registration is made (a changed public URL, or a step-up beyond the registered scopes)."""
+    if client is None or client.source != "registered" or client.redirect_uri != redirect_uri:
+        return False
+    if client.registered_scope is None or scope is None:
+        return True
+    return set(scope.split()) <= set(client.registered_scope.split())

@@ -146,5 +146,10 @@ async def register_client(
     # RFC 7591 §3.2.1 echoes the registered method; when it does not, the requested one applies.
     assigned = info.token_endpoint_auth_method or (method if info.client_secret is not None else "none")
     return ClientIdentity(
-        client_id=info.client_id, auth_method=assigned, client_secret=info.client_secret, source="registered"
+        client_id=info.client_id,
+        auth_method=assigned,
+        client_secret=info.client_secret,
+        source="registered",
+        redirect_uri=redirect_uri,
+        registered_scope=info.scope if info.scope is not None else scope,
     )

@@ -62,6 +62,8 @@ class ClientIdentity:
         private_key: PEM, for `private_key_jwt`.
         signing_algorithm: JWT `alg` for `private_key_jwt`; None infers it from the key.
         source: `configured`, `registered` or `cimd` (shown in the server view).
+        redirect_uri: For a registered client, the redirect URI it was registered with.
+        registered_scope: For a registered client, the scope it was registered for.
     """
 
     client_id: str
@@ -70,6 +72,10 @@ class ClientIdentity:
     private_key: str | None = field(default=None, repr=False)
     signing_algorithm: str | None = None
     source: str = "configured"
+    redirect_uri: str | None = None
+    """A registered client's redirect URI (a registration for another base URL is not reused)."""
+    registered_scope: str | None = None
+    """The scope a registration was made for (None: unknown or unrestricted)."""
 
 
 @dataclass(frozen=True)

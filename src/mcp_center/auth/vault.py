@@ -113,6 +113,8 @@ class CredentialVault:
                 auth_method=str(raw.get("auth_method") or "none"),
                 client_secret=raw.get("client_secret") if isinstance(raw.get("client_secret"), str) else None,
                 source=str(raw.get("source") or "registered"),
+                redirect_uri=raw.get("redirect_uri") if isinstance(raw.get("redirect_uri"), str) else None,
+                registered_scope=raw.get("registered_scope") if isinstance(raw.get("registered_scope"), str) else None,
             )
             if client.client_secret:
                 self._redactor.add(client.client_secret)
@@ -168,6 +170,8 @@ class CredentialVault:
                     "auth_method": client.auth_method,
                     "client_secret": client.client_secret,
                     "source": client.source,
+                    "redirect_uri": client.redirect_uri,
+                    "registered_scope": client.registered_scope,
                 },
             )
         if grant is not None:
