@@ -296,3 +296,17 @@ async def test_a_stored_registration_is_reused_only_for_the_same_redirect_uri_an
     broker.drop_server("srv")  # forget the remembered challenge: the next start probes again
     await broker.start(target())
     assert len(world.authorization.saw("/register")) == 3  # scopes beyond the registration: registered again
+
+
+async def test_a_configured_secret_goes_in_the_form_when_the_server_offers_only_client_secret_post(
+    tmp_path: Path,
+) -> None:
+    world = make_world()
+    world.authorization.preregistered = {"pre-client": "pre-secret-value"}
+    world.authorization.auth_methods = ["client_secret_post"]
+    await authorize(
+        world, make_broker(world, tmp_path), AuthOAuth(client_id="pre-client"), client_secret="pre-secret-value"
+    )
+    token_request = world.authorization.saw("/token")[-1]
+    assert "authorization" not in token_request.headers
+    assert token_request.form["client_secret"] == "pre-secret-value"

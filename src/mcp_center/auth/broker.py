@@ -363,7 +363,11 @@ class OAuthBroker:
             raise OAuthStepUpLimitReached(
                 f"server '{target.server_id}' did not accept the last {step.authorizations} step-up authorizations; "
                 "forget the authorization (DELETE .../oauth) to start over",
-                details={"attempts": step.authorizations, "scopes": step.scopes.split()},
+                details={
+                    "reason": ErrorReason.STEP_UP_REQUIRED.value,
+                    "attempts": step.authorizations,
+                    "scopes": step.scopes.split(),
+                },
             )
         async with self._http.client() as client:
             challenge = self._challenge(target)
@@ -657,7 +661,7 @@ class OAuthBroker:
         scope: str | None,
     ) -> tuple[ClientIdentity, ClientIdentity | None]:
         """`(identity, to_store)`: configured, else CIMD (R-4.10), else a stored registration, else DCR."""
-        configured = target.configured_identity()
+        configured = target.configured_identity(server.token_endpoint_auth_methods)
         if configured is not None:
             if configured.auth_method in ("client_secret_basic", "client_secret_post") and not configured.client_secret:
                 raise missing_secret("client_secret", f"the {configured.auth_method} token endpoint auth method")
@@ -682,7 +686,8 @@ class OAuthBroker:
         except CenterError as exc:
             raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
         if target.interactive:
-            identity = target.configured_identity() or stored.client
+            offered = stored.server.token_endpoint_auth_methods if stored.server else None
+            identity = target.configured_identity(offered) or stored.client
             if stored.refresh_token is None or stored.server is None or identity is None:
                 return None
             if identity.source == "cimd" and not target.auth.client_metadata_url:

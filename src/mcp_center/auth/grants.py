@@ -123,7 +123,7 @@ async def machine_grant(
         OAuthTokenFailed: the identity provider or the token endpoint refused.
         OAuthDiscoveryFailed: an endpoint breaks the URL policy.
     """
-    identity = target.configured_identity()
+    identity = target.configured_identity(server.token_endpoint_auth_methods)
     assert identity is not None, "machine grants require a configured client_id (R-1 validation)"
     if identity.auth_method == "private_key_jwt" and not identity.private_key:
         raise missing_secret("private_key", "private_key_jwt")

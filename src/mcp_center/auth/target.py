@@ -68,14 +68,23 @@ class OAuthTarget:
         """The authorization code grant: a user logs in in a browser."""
         return self.auth.grant == "authorization_code"
 
-    def configured_identity(self) -> ClientIdentity | None:
-        """The configured client (id, secret or key, auth method), or None when none is configured."""
+    def configured_identity(self, offered: tuple[str, ...] | None = None) -> ClientIdentity | None:
+        """The configured client (id, secret or key, auth method), or None when none is configured.
+
+        Args:
+            offered: The authorization server's `token_endpoint_auth_methods_supported`. Without a
+                configured method, a client secret is sent with `client_secret_basic` unless the server
+                offers only `client_secret_post`; without a secret the method is `none`.
+        """
         client_id = self.auth.client_id
         if client_id is None:
             return None
         method = self.auth.token_endpoint_auth_method
         if method is None:
             method = "client_secret_basic" if self.client_secret else "none"
+            post_only = bool(offered) and "client_secret_basic" not in offered and "client_secret_post" in offered
+            if self.client_secret and post_only:
+                method = "client_secret_post"
         return ClientIdentity(
             client_id=client_id,
             auth_method=method,
