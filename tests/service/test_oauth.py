@@ -454,3 +454,32 @@ async def test_this_host_serves_its_client_id_metadata_document(api: httpx2.Asyn
     assert document["client_id"] == settings.base_url + "/oauth/client-metadata.json"
     assert document["redirect_uris"] == [settings.base_url + "/oauth/callback"]
     assert document["token_endpoint_auth_method"] == "none"
+
+
+async def test_a_machine_client_secret_goes_to_a_changed_issuer_only_after_an_explicit_choice(
+    api: httpx2.AsyncClient,
+) -> None:
+    """R-4.6: client_credentials sends the configured secret at once, so a new issuer is confirmed first."""
+    first = FakeAuthorizationServer(preregistered={"machine": "machine-secret-value"})
+    second = FakeAuthorizationServer(preregistered={"machine": "machine-secret-value"})
+    async with fakes(first, second) as (_, _, resource):
+        body = {
+            "id": "o",
+            "name": "M",
+            "transport": "streamable_http",
+            "url": resource.url,
+            "auth": {"kind": "oauth", "grant": "client_credentials", "client_id": "machine"},
+            "secret_values": {"oauth": {"client_secret": "machine-secret-value"}},
+        }
+        view = (await api.post(SERVERS, json=body)).json()
+        await api.post(f"{SERVERS}/o/trust", json={"digest": view["digest"]})
+        assert (await api.post(f"{SERVERS}/o/oauth/start")).json()["authorized"] is True
+        resource.listed_issuers = [second.issuer]
+        refused = await api.post(f"{SERVERS}/o/oauth/start")
+        error = assert_error(refused, 409, "OAUTH_ISSUER_CHOICE_REQUIRED")
+        assert error["details"]["bound_issuer"] == first.issuer
+        assert second.saw("/token") == []
+        chosen = await api.post(f"{SERVERS}/o/oauth/start", json={"issuer": second.issuer})
+        assert chosen.status_code == 200, chosen.text
+    assert chosen.json()["previous_issuer"] == first.issuer
+    assert len(second.saw("/token")) == 1

@@ -345,8 +345,9 @@ class OAuthBroker:
             For the authorization code grant, the URL to open plus the issuer and scopes to show
             first; for machine grants, a start whose `completion` holds the obtained grant.
         Raises:
-            OAuthDiscoveryFailed, OAuthIssuerChoiceRequired, OAuthRegistrationFailed, OAuthTokenFailed,
-            OAuthStepUpLimitReached, ConfigInvalid (a configured credential is missing).
+            OAuthDiscoveryFailed, OAuthRegistrationFailed, OAuthTokenFailed, OAuthStepUpLimitReached,
+            ConfigInvalid (a configured credential is missing), OAuthIssuerChoiceRequired (several
+            issuers, or a machine grant whose issuer changed: it needs the new issuer chosen explicitly).
         """
         try:
             return await self._start(target, issuer=issuer)
@@ -390,6 +391,14 @@ class OAuthBroker:
             server = discovery.server
             binding = Binding(target.server_id, discovery.resource, server.issuer)
             previous = target.bound_issuer if target.bound_issuer not in (None, server.issuer) else None
+            if previous is not None and not target.interactive and issuer is None:
+                # A machine grant would send the configured credentials at once: a new issuer must be
+                # confirmed explicitly first (R-4.6), as there is no login page to show it on.
+                raise OAuthIssuerChoiceRequired(
+                    f"server '{target.server_id}' now names the authorization server {server.issuer} instead of "
+                    f"{previous}; confirm it by starting again with that issuer",
+                    details={"issuers": list(discovery.issuers), "bound_issuer": previous},
+                )
             stored = await anyio.to_thread.run_sync(self.vault.load, binding)
             step_scopes = step.scopes if step is not None and previous is None else None
             scope = select_scope(target, discovery, challenge, step_scopes, stored.scope)

@@ -143,8 +143,9 @@ class AuthOAuth(_Model):
             when configured (R-4.10).
         legacy_endpoint_fallback: Allow the 2025-03-26 discovery of servers without protected
             resource metadata: the MCP origin is the authorization server and, without its metadata,
-            `/authorize`, `/token` and `/register` on the MCP origin are used. Off by default (R-4.2
-            forbids guessing endpoints); turn it on only for a legacy server you trust.
+            `/authorize`, `/token` and `/register` on the MCP origin are used (PKCE S256 support
+            cannot be verified there). Off by default (R-4.2 forbids guessing endpoints); turn it on
+            only for a legacy server you trust.
         idp_token_endpoint: `cross_app_access`: the identity provider's token endpoint (RFC 8693).
         idp_client_id: `cross_app_access`: this host's client id at the identity provider.
         binding: The (canonical resource, issuer) the credentials belong to (R-4.6). Recorded by the
