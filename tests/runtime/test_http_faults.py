@@ -31,6 +31,8 @@ from mcp_center.transports import ConnectionSpec
 from tests.fakes.streamable_http import (
     ECHO_TOOL,
     FakeStreamableServer,
+    json_response,
+    rpc_error,
     rpc_result,
     serve_fake,
     sse_event,
@@ -101,7 +103,7 @@ async def test_notifications_acknowledged_with_200_204_or_202_keep_the_session_w
         assert manager.handshakes == 1
 
 
-@pytest.mark.parametrize("status", [405, 400])
+@pytest.mark.parametrize("status", [405, 400, 404])
 async def test_a_refused_get_stream_is_retried_a_bounded_number_of_times_and_calls_keep_working(
     status: int, fast_sdk_retries: int
 ) -> None:
@@ -117,6 +119,23 @@ async def test_a_refused_get_stream_is_retried_a_bounded_number_of_times_and_cal
         assert await _echo(manager, "still here") == "still here"
         assert manager.status(SERVER).connection_id == connection.connection_id
         assert manager.handshakes == 1
+
+
+async def test_a_tool_error_after_a_refused_get_stream_is_not_blamed_on_the_get_status() -> None:
+    """A JSON-RPC -32603 from a tool is the tool's error, not "the server answered HTTP 405"."""
+
+    async def crash(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        return json_response(rpc_error(message["id"], types.INTERNAL_ERROR, "tool crashed"))
+
+    fake = FakeStreamableServer(get_status=405, handlers={"tools/call": crash})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        await manager.connect(SERVER)
+        with anyio.fail_after(5):
+            await fake.wait_until(lambda: len(fake.gets) >= 1)
+        with anyio.fail_after(5), pytest.raises(CenterError) as caught:
+            await manager.call_tool(SERVER, "echo", {"text": "x"})
+        assert caught.value.code == "MCP_SERVER_ERROR"
+        assert caught.value.details == {"reason": "protocol", "rpc_code": types.INTERNAL_ERROR}
 
 
 # ----- a POST response stream that closes mid-call (R-3.10) -------------------------------------------

@@ -29,13 +29,13 @@ DEFAULT_TIMEOUT = httpx2.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0
 
 @dataclass
 class HttpDiagnostics:
-    """What the last failing HTTP exchange of one connection looked like (no bodies, no credentials).
+    """What the last failing POST of one connection looked like (no bodies, no credentials).
 
     Attributes:
-        last_status: Status of the last non-2xx response, or None.
+        last_status: Status of the last POST if it failed (>= 400), or None.
         last_method: Its request method.
         www_authenticate: Its `WWW-Authenticate` header (401/403), or None.
-        session_expired: A request that carried `Mcp-Session-Id` got 404 (R-3.10).
+        session_expired: A POST that carried `Mcp-Session-Id` got 404 (R-3.10).
         expired: Set together with `session_expired`, for waiters.
         session_id: The last `Mcp-Session-Id` the server assigned.
     """
@@ -48,13 +48,23 @@ class HttpDiagnostics:
     expired: anyio.Event = field(default_factory=anyio.Event)
 
     async def on_response(self, response: httpx2.Response) -> None:
-        """httpx2 response hook: record status, challenge and session facts."""
+        """httpx2 response hook: record status, challenge and session facts.
+
+        Only POSTs count. The standalone GET stream is optional: a server may answer it 405,
+        400 or 404 and the SDK retries it a bounded number of times and gives up (R-3.10), so
+        its status must neither end the session nor be blamed for a later, unrelated error
+        (a tool's JSON-RPC -32603 is not "HTTP 405"). The DELETE on close fails nobody. A
+        successful POST clears the last failure, so a stale status is never attributed.
+        """
         session_id = response.headers.get("mcp-session-id")
         if session_id:
             self.session_id = session_id
-        if response.status_code < 400:
-            return
         request = response.request
+        if request.method != "POST":
+            return
+        if response.status_code < 400:
+            self.last_status = self.last_method = self.www_authenticate = None
+            return
         self.last_status = response.status_code
         self.last_method = request.method
         self.www_authenticate = response.headers.get("www-authenticate")
