@@ -28,6 +28,7 @@ from mcp_center.runtime.manager import REFRESH_MIN_INTERVAL_S
 from mcp_center.runtime.results import TRUNCATION_META_KEY
 from mcp_center.service import McpCenter
 from mcp_center.transports import ConnectionSpec
+from mcp_center.transports.http import ResponseTooLarge
 from tests.fakes.streamable_http import (
     ECHO_TOOL,
     FakeStreamableServer,
@@ -373,7 +374,7 @@ async def test_a_10_mb_tool_result_comes_back_truncated_and_marked(mode: str) ->
         assert result.is_error is False
 
 
-@pytest.mark.parametrize("mode", ["sse"])
+@pytest.mark.parametrize("mode", ["json", "sse"])
 async def test_a_body_over_the_message_limit_fails_only_that_call_with_an_attributed_error(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -389,9 +390,12 @@ async def test_a_body_over_the_message_limit_fails_only_that_call_with_an_attrib
         connection = await manager.connect(SERVER)
         with anyio.fail_after(5), pytest.raises(CenterError) as caught:
             await manager.call_tool(SERVER, "echo", {"text": "x"})
-        # the SDK's own SSE event limit: the request is resolved as closed
-        assert isinstance(caught.value, ConnectionLost)
-        assert caught.value.details["reason"] == "closed"
+        if mode == "json":
+            assert isinstance(caught.value, ResponseTooLarge)
+            assert caught.value.details == {"reason": "protocol", "limit_bytes": limit}
+        else:  # the SDK's own SSE event limit: the request is resolved as closed
+            assert isinstance(caught.value, ConnectionLost)
+            assert caught.value.details["reason"] == "closed"
         del fake.handlers["tools/call"]
         assert await _echo(manager, "next") == "next"
         assert manager.status(SERVER).connection_id == connection.connection_id
@@ -437,6 +441,8 @@ async def test_an_http_error_on_initialize_is_attributed_with_reason_and_status(
             await manager.connect(SERVER)
         assert caught.value.details["reason"] == reason
         assert caught.value.details["status"] == status
+        if reason == "step_up_required":
+            assert caught.value.details["scopes"] == ["files:read", "files:write"]
         error = manager.status(SERVER).error
         assert error is not None and error["details"] == caught.value.details
         assert len(fake.posts("initialize")) == 1

@@ -12,11 +12,12 @@ cross-origin redirects for MCP requests (notes §3.2).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import anyio
 import httpx2
+from mcp.client.auth.utils import extract_field_from_www_auth
 
 from mcp_center.errors import ServerProtocolError
 from mcp_center.models import ErrorReason
@@ -35,6 +36,9 @@ class HttpDiagnostics:
         last_status: Status of the last POST if it failed (>= 400), or None.
         last_method: Its request method.
         www_authenticate: Its `WWW-Authenticate` header (401/403), or None.
+        challenge_scopes: The `scope` of a 403 `insufficient_scope` challenge, split, or None.
+        response_too_large: The limit in bytes that the body of a POST's response exceeded,
+            until the next successful POST; that request failed alone (R-3.9).
         session_expired: A POST that carried `Mcp-Session-Id` got 404 (R-3.10).
         expired: Set together with `session_expired`, for waiters.
         session_id: The last `Mcp-Session-Id` the server assigned.
@@ -43,6 +47,8 @@ class HttpDiagnostics:
     last_status: int | None = None
     last_method: str | None = None
     www_authenticate: str | None = None
+    challenge_scopes: list[str] | None = None
+    response_too_large: int | None = None
     session_expired: bool = False
     session_id: str | None = None
     expired: anyio.Event = field(default_factory=anyio.Event)
@@ -64,29 +70,39 @@ class HttpDiagnostics:
             return
         if response.status_code < 400:
             self.last_status = self.last_method = self.www_authenticate = None
+            self.challenge_scopes = self.response_too_large = None
             return
         self.last_status = response.status_code
         self.last_method = request.method
         self.www_authenticate = response.headers.get("www-authenticate")
+        scope = extract_field_from_www_auth(response, "scope") if response.status_code == 403 else None
+        self.challenge_scopes = scope.split() if scope else None
         if response.status_code == 404 and request.headers.get("mcp-session-id"):
             self.session_expired = True
             self.expired.set()
 
 
-class ResponseTooLarge(ServerProtocolError):
-    """A response body exceeded the size limit (bounded memory, R-3.9)."""
+class ResponseTooLarge(ServerProtocolError, httpx2.StreamError):
+    """A response body exceeded the size limit (bounded memory, R-3.9).
+
+    Also an `httpx2.StreamError`: the SDK then fails only the request this body answered (with
+    a JSON-RPC parse error) instead of its whole transport task group, which would take every
+    other request of the session down with it.
+    """
 
 
 class _CappedStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, on_exceeded: Callable[[int], None]) -> None:
         self._inner = inner
         self._limit = limit
+        self._on_exceeded = on_exceeded
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         seen = 0
         async for chunk in self._inner:
             seen += len(chunk)
             if seen > self._limit:
+                self._on_exceeded(self._limit)
                 raise ResponseTooLarge(
                     f"the server sent a response larger than {self._limit} bytes",
                     details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": self._limit},
@@ -100,9 +116,10 @@ class _CappedStream(httpx2.AsyncByteStream):
 class _CappedTransport(httpx2.AsyncBaseTransport):
     """Wraps the default transport; a body over `limit` bytes raises instead of filling memory."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, diagnostics: HttpDiagnostics) -> None:
         self._inner = httpx2.AsyncHTTPTransport(trust_env=False)
         self._limit = limit
+        self._diagnostics = diagnostics
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
@@ -111,8 +128,13 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
         if response.headers.get("content-type", "").lower().startswith("text/event-stream"):
             return response
         assert isinstance(response.stream, httpx2.AsyncByteStream)
-        response.stream = _CappedStream(response.stream, self._limit)
+        response.stream = _CappedStream(
+            response.stream, self._limit, self._exceeded if request.method == "POST" else _ignore
+        )
         return response
+
+    def _exceeded(self, limit: int) -> None:
+        self._diagnostics.response_too_large = limit
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -144,5 +166,9 @@ def build_http_client(
         follow_redirects=False,
         trust_env=False,
         event_hooks={"response": [diagnostics.on_response]},
-        transport=_CappedTransport(max_response_bytes) if max_response_bytes is not None else None,
+        transport=_CappedTransport(max_response_bytes, diagnostics) if max_response_bytes is not None else None,
     )
+
+
+def _ignore(limit: int) -> None:
+    del limit
