@@ -40,6 +40,7 @@ from tests.fakes.streamable_http import (
     sse_response,
 )
 from tests.servers.http_echo import streamable_app
+from tests.servers.sse_fakes import FakeSseServer, mcp_replies
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
@@ -207,6 +208,18 @@ async def test_a_server_that_expires_every_session_fails_the_call_after_one_re_i
         assert caught.value.details["reason"] == "session_expired"
         assert len(fake.posts("initialize")) == 2
         assert [r.session_id for r in fake.posts("tools/call")] == ["session-1", "session-2"]
+
+
+async def test_a_server_that_forgets_each_session_at_once_fails_each_use_after_a_single_initialize() -> None:
+    fake = FakeStreamableServer(get_status=405, sessions_expire_at_once=True)
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        for uses in (1, 2):
+            with anyio.fail_after(5), pytest.raises(ConnectionLost) as caught:
+                await manager.call_tool(SERVER, "echo", {"text": "x"})
+            assert caught.value.details["reason"] == "session_expired"
+            assert len(fake.posts("initialize")) == uses  # one handshake per use: no loop
+        assert fake.posts("tools/call") == []
+        assert [r.session_id for r in fake.posts("notifications/initialized")] == ["session-1", "session-2"]
 
 
 @pytest.mark.xfail(
@@ -446,3 +459,34 @@ async def test_an_http_error_on_initialize_is_attributed_with_reason_and_status(
         error = manager.status(SERVER).error
         assert error is not None and error["details"] == caught.value.details
         assert len(fake.posts("initialize")) == 1
+
+
+# ----- legacy SSE ----------------------------------------------------------------------------------------
+
+
+async def test_a_legacy_sse_stream_closed_during_a_call_fails_it_promptly_and_the_next_call_reconnects() -> None:
+    closed_once: list[dict[str, Any]] = []
+
+    async def close_on_first_call(fake: FakeSseServer, message: dict[str, Any]) -> None:
+        if message.get("method") == "tools/call" and not closed_once:
+            closed_once.append(message)
+            fake.end_stream()
+            return
+        await mcp_replies(fake, message)
+
+    fake = FakeSseServer(on_message=close_on_first_call)
+    async with serve_loopback(fake.app) as base, ConnectionManager() as manager:
+        await manager.configure(SERVER, _spec(f"{base}/sse", transport=TransportKind.SSE))
+        first = await manager.connect(SERVER)
+        started = anyio.current_time()
+        with anyio.fail_after(5), pytest.raises(ConnectionLost) as caught:
+            await manager.call_tool(SERVER, "echo", {"text": "lost"})
+        assert anyio.current_time() - started < 5
+        assert caught.value.details["reason"] == "closed"
+        with anyio.fail_after(5):
+            status = await manager.wait_for_status(SERVER, lambda s: s.state.value == "error")
+        assert status.connection_id == first.connection_id
+        assert status.error is not None and status.error["details"]["reason"] == "closed"
+        assert await _echo(manager, "back") == "back"
+        assert manager.handshakes == 2
+        assert len([r for r in fake.requests if r.method == "GET"]) == 2

@@ -742,9 +742,11 @@ class ConnectionManager:
                         conn.session = session
                         if not await self._refresh_category(conn, "tools"):
                             tools_error = conn.catalog.errors["tools"] or {}
+                            expired = probe.http is not None and probe.http.session_expired
+                            reason = ErrorReason.SESSION_EXPIRED if expired else ErrorReason.PROTOCOL
                             raise ConnectionLost(
                                 f"the first tools/list failed: {tools_error.get('message', 'unknown error')}",
-                                details={"reason": ErrorReason.PROTOCOL.value},
+                                details={"reason": reason.value},
                             )
                         for category in ("prompts", "resources", "resource_templates"):
                             await self._refresh_category(conn, category)
@@ -764,7 +766,9 @@ class ConnectionManager:
                                 details={"reason": ErrorReason.SESSION_EXPIRED.value},
                             )
                         else:
-                            error = attribute(ConnectionLost("closed"), probe, during="the session")
+                            # Not a CenterError, so `attribute` gives it a reason and consults the probe.
+                            closed = MCPError(types.CONNECTION_CLOSED, "Connection closed")
+                            error = attribute(closed, probe, during="the session")
                 if handshake.cancelled_caught and not conn.ready.is_set():
                     error = timeout_error("initialize", spec.startup_timeout_s, probe)
                     _add_noise_hint(error, probe)
