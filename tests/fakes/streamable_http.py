@@ -139,6 +139,9 @@ class FakeStreamableServer:
         handlers: Per-method overrides (`initialize` included).
         sessions_expire_at_once: Answer 404 to every request that carries a session id (a
             server that loses each session right after creating it).
+        not_found_error: `(code, message)` of the JSON-RPC error body sent with a 404 for an
+            unknown session, as SDK servers do (Python: -32600, TypeScript: -32001); None sends
+            a bare 404.
 
     Attributes:
         requests: Every request received, in order.
@@ -153,6 +156,7 @@ class FakeStreamableServer:
     delete_status: int = 200
     handlers: dict[str, Handler] = field(default_factory=dict[str, Handler])
     sessions_expire_at_once: bool = False
+    not_found_error: tuple[int, str] | None = None
     requests: list[SeenRequest] = field(default_factory=list[SeenRequest])
     shutdown: anyio.Event = field(default_factory=anyio.Event)
 
@@ -241,6 +245,9 @@ class FakeStreamableServer:
         if seen.session_id is None:
             return Response("missing session id", status_code=400)
         if seen.session_id not in self._sessions or self.sessions_expire_at_once:
+            if self.not_found_error is not None:
+                code, text = self.not_found_error
+                return Response(json.dumps(rpc_error(None, code, text)), 404, media_type="application/json")
             return Response("session not found", status_code=404)
         return None
 

@@ -182,8 +182,16 @@ async def test_a_post_stream_with_event_ids_resumes_with_last_event_id_after_the
 # ----- session expiry: re-initialize once, re-send once (R-3.10) -------------------------------------
 
 
-async def test_a_restarted_server_is_re_initialized_once_and_the_call_is_re_sent_once() -> None:
-    fake = FakeStreamableServer(get_status=405)
+@pytest.mark.parametrize(
+    "not_found_error",
+    [None, (types.INVALID_REQUEST, "Session not found"), (-32001, "Session not found")],
+    ids=["bare-404", "python-sdk-body", "typescript-sdk-body"],
+)
+async def test_a_restarted_server_is_re_initialized_once_and_the_call_is_re_sent_once(
+    not_found_error: tuple[int, str] | None,
+) -> None:
+    """The 404 may carry a JSON-RPC error body; the TypeScript SDK's -32001 is our REQUEST_TIMEOUT code."""
+    fake = FakeStreamableServer(get_status=405, not_found_error=not_found_error)
     async with serve_fake(fake) as url, _managed(url) as manager:
         assert await _echo(manager, "before") == "before"
         fake.restart()

@@ -113,16 +113,30 @@ class _CappedStream(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
-class _CappedTransport(httpx2.AsyncBaseTransport):
-    """Wraps the default transport; a body over `limit` bytes raises instead of filling memory."""
+class _GuardedTransport(httpx2.AsyncBaseTransport):
+    """Wraps the default transport: normalizes a 404 for our session; bounds bodies to `limit` bytes.
 
-    def __init__(self, limit: int, diagnostics: HttpDiagnostics) -> None:
+    A 404 to a POST that carried `Mcp-Session-Id` means the server no longer knows the session
+    (R-3.10). SDK servers put a JSON-RPC error in its body (Python: -32600; TypeScript: -32001,
+    which is also the SDK's REQUEST_TIMEOUT code), and the SDK would surface that code, after
+    reading the body. The body is dropped, so the SDK resolves the request at once with its own
+    INVALID_REQUEST "Session terminated", the one signal the runtime re-initializes on.
+
+    A body over `limit` bytes raises instead of filling memory (R-3.9).
+    """
+
+    def __init__(self, limit: int | None, diagnostics: HttpDiagnostics) -> None:
         self._inner = httpx2.AsyncHTTPTransport(trust_env=False)
         self._limit = limit
         self._diagnostics = diagnostics
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
+        if response.status_code == 404 and request.method == "POST" and request.headers.get("mcp-session-id"):
+            await response.aclose()
+            return httpx2.Response(404, request=request)
+        if self._limit is None:
+            return response
         # SSE streams are long-lived and bounded per event by the SDK (`max_sse_event_size`);
         # every other body is bounded as a whole.
         if response.headers.get("content-type", "").lower().startswith("text/event-stream"):
@@ -166,7 +180,7 @@ def build_http_client(
         follow_redirects=False,
         trust_env=False,
         event_hooks={"response": [diagnostics.on_response]},
-        transport=_CappedTransport(max_response_bytes, diagnostics) if max_response_bytes is not None else None,
+        transport=_GuardedTransport(max_response_bytes, diagnostics),
     )
 
 
