@@ -1,1 +1,2 @@
-"""Fake servers for tests (OAuth authorization server and protected resource)."""
+"""Fake servers for tests: the OAuth authorization server and protected resource, and a scriptable
+Streamable HTTP server (small Starlette apps) for tests that need a misbehaving peer."""

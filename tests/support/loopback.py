@@ -16,9 +16,12 @@ from starlette.types import ASGIApp
 
 
 @asynccontextmanager
-async def serve_loopback(app: ASGIApp, *, startup_timeout_s: float = 10.0, port: int = 0) -> AsyncGenerator[str]:
-    """Serve `app` on `http://127.0.0.1:<free port>` (or `port`) and yield that base URL (no trailing slash).
+async def serve_loopback(app: ASGIApp, *, port: int = 0, startup_timeout_s: float = 10.0) -> AsyncGenerator[str]:
+    """Serve `app` on `http://127.0.0.1:<port>` and yield that base URL (no trailing slash).
 
+    Args:
+        port: 0 picks a free port; a fixed port serves a "restarted" server where an earlier
+            one ran (the socket reuses the address, so a just-stopped server's port is free).
     Raises:
         TimeoutError: uvicorn did not start within `startup_timeout_s` seconds.
     """

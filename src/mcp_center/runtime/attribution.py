@@ -32,6 +32,7 @@ from mcp_center.errors import (
 from mcp_center.models import ErrorReason
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import TransportProbe
+from mcp_center.transports.http import ResponseTooLarge
 
 __all__ = ["SessionEnded", "attribute", "leaves", "timeout_error"]
 
@@ -121,9 +122,10 @@ def _http_status_error(probe: TransportProbe) -> CenterError | None:
             details={"reason": ErrorReason.AUTH_REQUIRED.value, "status": status},
         )
     if status == 403 and "insufficient_scope" in challenge:
+        scopes = {"scopes": diag.challenge_scopes} if diag.challenge_scopes else {}
         return ServerUnreachable(
             "the server requires more scopes (HTTP 403 insufficient_scope)",
-            details={"reason": ErrorReason.STEP_UP_REQUIRED.value, "status": status},
+            details={"reason": ErrorReason.STEP_UP_REQUIRED.value, "status": status, **scopes},
         )
     return ServerUnreachable(
         f"the server answered HTTP {status}",
@@ -188,6 +190,13 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
                 )
             if leaf.code == mcp_types.REQUEST_TIMEOUT:
                 return ServerTimeout(f"{during} timed out", details={"reason": ErrorReason.TIMEOUT.value})
+            if leaf.code == mcp_types.PARSE_ERROR and probe is not None and probe.http is not None:
+                limit = probe.http.response_too_large
+                if limit is not None:
+                    return ResponseTooLarge(
+                        f"the server answered {during} with more than {limit} bytes",
+                        details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": limit},
+                    )
             if leaf.code == mcp_types.PARSE_ERROR:
                 return ServerProtocolError(
                     f"the server sent a message that is not valid JSON-RPC during {during}",

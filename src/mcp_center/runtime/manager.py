@@ -168,6 +168,9 @@ class Connection:
         self.cancel_scope = anyio.CancelScope()
         self.filter = _Filter(logbook, self.connection_id)
         self.expired = False
+        self.inflight = 0
+        """Requests sent on this connection and not yet answered."""
+        self.inflight_changed = anyio.Event()
         self._refresh_wanted = anyio.Event()
         self._requested: set[Category] = set()
         self._refresh_times: deque[float] = deque()
@@ -593,6 +596,7 @@ class ConnectionManager:
     ) -> T:
         assert conn.session is not None
         probe = conn.session.probe
+        conn.inflight += 1
         try:
             return await send(conn, timeout_s)
         except MCPError as exc:
@@ -611,8 +615,16 @@ class ConnectionManager:
             raise attribute(exc, probe, during=what) from None
         except (RuntimeError, ValueError) as exc:
             raise attribute(exc, probe, during=what) from None
+        finally:
+            conn.inflight -= 1
+            changed, conn.inflight_changed = conn.inflight_changed, anyio.Event()
+            changed.set()
 
     async def _replace_expired(self, server_id: str, conn: Connection) -> None:
+        # The expired connection closes itself once every request in flight on it has seen its own
+        # 404 (see `_serve`); closing it now would fail those requests as "connection closed".
+        with anyio.move_on_after(CLOSE_TIMEOUT_S):
+            await conn.closed.wait()
         slot = self._slots.get(server_id)
         if slot is None:
             return
@@ -744,9 +756,11 @@ class ConnectionManager:
                         conn.session = session
                         if not await self._refresh_category(conn, "tools"):
                             tools_error = conn.catalog.errors["tools"] or {}
+                            expired = probe.http is not None and probe.http.session_expired
+                            reason = ErrorReason.SESSION_EXPIRED if expired else ErrorReason.PROTOCOL
                             raise ConnectionLost(
                                 f"the first tools/list failed: {tools_error.get('message', 'unknown error')}",
-                                details={"reason": ErrorReason.PROTOCOL.value},
+                                details={"reason": reason.value},
                             )
                         for category in ("prompts", "resources", "resource_templates"):
                             await self._refresh_category(conn, category)
@@ -806,6 +820,12 @@ class ConnectionManager:
             tg.start_soon(self._refresh_worker, slot, conn)
             waits = [conn.stop_requested, session.tapped.closed] + ([expired] if expired is not None else [])
             await _wait_any(*waits)
+            if expired is not None and expired.is_set() and not conn.stop_requested.is_set():
+                # Requests already sent on the expired session each get their own 404: let them
+                # see it (and re-send once on the new session) before this one closes (R-3.10).
+                with anyio.move_on_after(CLOSE_TIMEOUT_S):
+                    while conn.inflight and not conn.stop_requested.is_set():
+                        await _wait_any(conn.inflight_changed, conn.stop_requested)
             tg.cancel_scope.cancel()
         if conn.stop_requested.is_set():
             return "stopped"

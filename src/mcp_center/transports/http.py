@@ -12,11 +12,12 @@ cross-origin redirects for MCP requests (notes §3.2).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import anyio
 import httpx2
+from mcp.client.auth.utils import extract_field_from_www_auth
 
 from mcp_center.errors import ServerProtocolError
 from mcp_center.models import ErrorReason
@@ -32,10 +33,13 @@ class HttpDiagnostics:
     """What the last failing POST of one connection looked like (no bodies, no credentials).
 
     Attributes:
-        last_status: Status of the last POST if it was not 2xx/3xx, else None.
+        last_status: Status of the last POST if it failed (>= 400), or None.
         last_method: Its request method.
         www_authenticate: Its `WWW-Authenticate` header (401/403), or None.
-        session_expired: A request that carried `Mcp-Session-Id` got 404 (R-3.10).
+        challenge_scopes: The `scope` of a 403 `insufficient_scope` challenge, split, or None.
+        response_too_large: The limit in bytes that the body of a POST's response exceeded,
+            until the next successful POST; that request failed alone (R-3.9).
+        session_expired: A POST that carried `Mcp-Session-Id` got 404 (R-3.10).
         expired: Set together with `session_expired`, for waiters.
         session_id: The last `Mcp-Session-Id` the server assigned.
     """
@@ -43,46 +47,62 @@ class HttpDiagnostics:
     last_status: int | None = None
     last_method: str | None = None
     www_authenticate: str | None = None
+    challenge_scopes: list[str] | None = None
+    response_too_large: int | None = None
     session_expired: bool = False
     session_id: str | None = None
     expired: anyio.Event = field(default_factory=anyio.Event)
 
     async def on_response(self, response: httpx2.Response) -> None:
-        """httpx2 response hook: record status, challenge and session facts."""
+        """httpx2 response hook: record status, challenge and session facts.
+
+        Only POSTs count. The standalone GET stream is optional: a server may answer it 405,
+        400 or 404 and the SDK retries it a bounded number of times and gives up (R-3.10), so
+        its status must neither end the session nor be blamed for a later, unrelated error
+        (a tool's JSON-RPC -32603 is not "HTTP 405"). The DELETE on close fails nobody. A
+        successful POST clears the last failure, so a stale status is never attributed.
+        """
         session_id = response.headers.get("mcp-session-id")
         if session_id:
             self.session_id = session_id
         request = response.request
         if request.method != "POST":
-            # The optional GET stream may answer 405 and DELETE may be refused: neither explains
-            # a failed request. Only POSTs carry JSON-RPC requests.
             return
         if response.status_code < 400:
-            self.last_status = None
-            self.www_authenticate = None
+            self.last_status = self.last_method = self.www_authenticate = None
+            self.challenge_scopes = self.response_too_large = None
             return
         self.last_status = response.status_code
         self.last_method = request.method
         self.www_authenticate = response.headers.get("www-authenticate")
+        scope = extract_field_from_www_auth(response, "scope") if response.status_code == 403 else None
+        self.challenge_scopes = scope.split() if scope else None
         if response.status_code == 404 and request.headers.get("mcp-session-id"):
             self.session_expired = True
             self.expired.set()
 
 
-class ResponseTooLarge(ServerProtocolError):
-    """A response body exceeded the size limit (bounded memory, R-3.9)."""
+class ResponseTooLarge(ServerProtocolError, httpx2.StreamError):
+    """A response body exceeded the size limit (bounded memory, R-3.9).
+
+    Also an `httpx2.StreamError`: the SDK then fails only the request this body answered (with
+    a JSON-RPC parse error) instead of its whole transport task group, which would take every
+    other request of the session down with it.
+    """
 
 
 class _CappedStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, on_exceeded: Callable[[int], None]) -> None:
         self._inner = inner
         self._limit = limit
+        self._on_exceeded = on_exceeded
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         seen = 0
         async for chunk in self._inner:
             seen += len(chunk)
             if seen > self._limit:
+                self._on_exceeded(self._limit)
                 raise ResponseTooLarge(
                     f"the server sent a response larger than {self._limit} bytes",
                     details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": self._limit},
@@ -93,22 +113,42 @@ class _CappedStream(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
-class _CappedTransport(httpx2.AsyncBaseTransport):
-    """Wraps the default transport; a body over `limit` bytes raises instead of filling memory."""
+class _GuardedTransport(httpx2.AsyncBaseTransport):
+    """Wraps the default transport: normalizes a 404 for our session; bounds bodies to `limit` bytes.
 
-    def __init__(self, limit: int) -> None:
+    A 404 to a POST that carried `Mcp-Session-Id` means the server no longer knows the session
+    (R-3.10). SDK servers put a JSON-RPC error in its body (Python: -32600; TypeScript: -32001,
+    which is also the SDK's REQUEST_TIMEOUT code), and the SDK would surface that code, after
+    reading the body. The body is dropped, so the SDK resolves the request at once with its own
+    INVALID_REQUEST "Session terminated", the one signal the runtime re-initializes on.
+
+    A body over `limit` bytes raises instead of filling memory (R-3.9).
+    """
+
+    def __init__(self, limit: int | None, diagnostics: HttpDiagnostics) -> None:
         self._inner = httpx2.AsyncHTTPTransport(trust_env=False)
         self._limit = limit
+        self._diagnostics = diagnostics
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
+        if response.status_code == 404 and request.method == "POST" and request.headers.get("mcp-session-id"):
+            await response.aclose()
+            return httpx2.Response(404, request=request)
+        if self._limit is None:
+            return response
         # SSE streams are long-lived and bounded per event by the SDK (`max_sse_event_size`);
         # every other body is bounded as a whole.
         if response.headers.get("content-type", "").lower().startswith("text/event-stream"):
             return response
         assert isinstance(response.stream, httpx2.AsyncByteStream)
-        response.stream = _CappedStream(response.stream, self._limit)
+        response.stream = _CappedStream(
+            response.stream, self._limit, self._exceeded if request.method == "POST" else _ignore
+        )
         return response
+
+    def _exceeded(self, limit: int) -> None:
+        self._diagnostics.response_too_large = limit
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -140,5 +180,9 @@ def build_http_client(
         follow_redirects=False,
         trust_env=False,
         event_hooks={"response": [diagnostics.on_response]},
-        transport=_CappedTransport(max_response_bytes) if max_response_bytes is not None else None,
+        transport=_GuardedTransport(max_response_bytes, diagnostics),
     )
+
+
+def _ignore(limit: int) -> None:
+    del limit
