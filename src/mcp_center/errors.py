@@ -11,6 +11,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ConfigInvalid            CONFIG_INVALID            a server configuration breaks R-1 rules
     │   ├── RequestInvalid           REQUEST_INVALID           a request body or parameter is malformed
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
+    │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
     │   ├── ImportJsonInvalid        IMPORT_JSON_INVALID       R-1.8: not JSON even leniently (line, column)
     │   ├── ImportFormatUnknown      IMPORT_FORMAT_UNKNOWN     R-1.8: no client configuration shape found
@@ -31,6 +32,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ServerNotTested          MCP_SERVER_NOT_TESTED         R-2.3
     │   ├── ServerDisabled           MCP_SERVER_DISABLED           R-2.4
     │   ├── CallCancelled            MCP_CALL_CANCELLED            R-3.8 (cancelled by operation id)
+    │   ├── OperationInUse           MCP_OPERATION_IN_USE          the operation id belongs to a running call
     │   ├── ImportPreviewUnknown     IMPORT_PREVIEW_UNKNOWN        R-1.8: no such preview token
     │   ├── ImportPreviewExpired     IMPORT_PREVIEW_EXPIRED        R-1.8: the preview token expired
     │   ├── ImportInputChanged       IMPORT_INPUT_CHANGED          R-1.8: apply sent other input than previewed
@@ -101,8 +103,10 @@ __all__ = [
     "OAuthStepUpLimitReached",
     "OAuthStepUpRequired",
     "OAuthTokenFailed",
+    "OperationInUse",
     "OriginNotAllowed",
     "RequestInvalid",
+    "RequestTooLarge",
     "SandboxRequired",
     "SecretKeyInvalid",
     "SecretNotFound",
@@ -189,6 +193,13 @@ class RequestInvalid(InvalidInput):
     """A request body or query parameter is malformed (wrong JSON shape, unknown enum value)."""
 
     code = "REQUEST_INVALID"
+
+
+class RequestTooLarge(InvalidInput):
+    """A request body is larger than the limit (`details.limit_bytes`); refused before it is parsed."""
+
+    code = "REQUEST_TOO_LARGE"
+    http_status = 413
 
 
 class SecretKeyInvalid(InvalidInput):
@@ -382,6 +393,12 @@ class OAuthIssuerChoiceRequired(Conflict):
     broker does not guess. `details.issuers` lists them; start again with `{"issuer": ...}`."""
 
     code = "OAUTH_ISSUER_CHOICE_REQUIRED"
+
+
+class OperationInUse(Conflict):
+    """A call was started with the operation id of a call that is still running (ids name one call)."""
+
+    code = "MCP_OPERATION_IN_USE"
 
 
 class Forbidden(CenterError):

@@ -14,7 +14,7 @@ import anyio
 import mcp_types as types
 import pytest
 
-from mcp_center.errors import CallCancelled, CenterError, ConnectionLost, ServerDisabled
+from mcp_center.errors import CallCancelled, CenterError, ConnectionLost, OperationInUse, ServerDisabled
 from mcp_center.models import ConnectionState
 from mcp_center.runtime import Connection, ConnectionManager, ServerStatus
 from tests.runtime.scripted import ScriptedConnection, ScriptedServer, spec
@@ -256,7 +256,7 @@ async def test_the_same_operation_id_cannot_run_twice_at_once(
             tg.start_soon(partial(manager.call_tool, "fake", "echo", {}, operation_id="op-dup"))
             while server.count("tools/call") < 1:
                 await anyio.wait_all_tasks_blocked()
-            with pytest.raises(CallCancelled):
+            with pytest.raises(OperationInUse):
                 await manager.call_tool("fake", "echo", {}, operation_id="op-dup")
             release.set()
     assert server.count("tools/call") == 1

@@ -117,9 +117,13 @@ async def test_a_user_authorizes_in_the_browser_and_calls_carry_the_bearer_token
         assert view["oauth"]["scopes"] == ["mcp:read"]
         called = await call(api)
         assert called.status_code == 200, called.text
-        sent = called.json()["structuredContent"]["authorization"]
-    assert sent.startswith("Bearer at-")
-    assert sent.removeprefix("Bearer ") in authorization.access_tokens
+        echoed = called.json()["structuredContent"]["authorization"]
+    # The server echoes the token it received; mcp-center redacts it on the way back.
+    assert echoed == "Bearer [redacted]"
+    sent = {s.headers["authorization"] for s in resource.seen if "authorization" in s.headers}
+    assert sent
+    assert all(token.startswith("Bearer at-") for token in sent)
+    assert {token.removeprefix("Bearer ") for token in sent} <= set(authorization.access_tokens)
     authorize = authorization.saw("/authorize")[0].query
     assert authorize["resource"] == resource.url
     assert authorize["scope"] == "mcp:read"
@@ -442,10 +446,11 @@ async def test_a_legacy_sse_server_is_authorized_the_same_way(api: httpx2.AsyncC
             assert (await api.post(f"{SERVERS}/o/enable")).status_code == 200
         called = await call(api)
     assert called.status_code == 200, called.text
-    assert called.json()["structuredContent"]["authorization"].removeprefix("Bearer ") in authorization.access_tokens
+    assert called.json()["structuredContent"]["authorization"] == "Bearer [redacted]"
     posts = [s for s in resource.seen if s.path.startswith("/messages/")]
     assert posts
     assert all(s.headers.get("authorization", "").startswith("Bearer at-") for s in posts)
+    assert {s.headers["authorization"].removeprefix("Bearer ") for s in posts} <= set(authorization.access_tokens)
 
 
 async def test_this_host_serves_its_client_id_metadata_document(api: httpx2.AsyncClient, settings: Settings) -> None:

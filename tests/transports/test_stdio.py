@@ -303,7 +303,8 @@ def test_child_environment_is_the_allow_list_plus_configured(monkeypatch: pytest
     env = child_environment({"API_KEY": "k", "LANG": "de_DE.UTF-8"})
     assert "MCP_CENTER_TEST_LEAK" not in env
     assert "TERM" not in env
-    assert env["PATH"] == "/usr/bin:/bin"
+    # The host's PATH, then mcp-center's own bin dir (uvx) appended: a server's python stays the host's.
+    assert env["PATH"] == f"/usr/bin:/bin:{Path(sys.executable).parent}"
     assert env["LANG"] == "de_DE.UTF-8"  # configured wins
     assert env["API_KEY"] == "k"
     assert set(env) <= {*INHERITED_ENV_VARS, "API_KEY"}

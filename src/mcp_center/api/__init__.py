@@ -12,7 +12,14 @@ from fastapi.responses import JSONResponse
 from mcp_center import __version__
 from mcp_center.api import debugging, imports, oauth, operations, servers
 from mcp_center.api.errors import error_response, install_error_handlers
-from mcp_center.api.security import AdminAuth, AdminAuthGuard, CookieSessions, HostGuard, allowed_host_names
+from mcp_center.api.security import (
+    AdminAuth,
+    AdminAuthGuard,
+    BodySizeLimit,
+    CookieSessions,
+    HostGuard,
+    allowed_host_names,
+)
 from mcp_center.config import Settings
 from mcp_center.service import ImportPreviews
 
@@ -59,7 +66,8 @@ def create_api(
     async def healthz() -> JSONResponse:  # pyright: ignore[reportUnusedFunction]
         return JSONResponse({"ok": True, "version": __version__})
 
-    # The last middleware added runs first: the Host check, then the admin token, then routing.
+    # The last middleware added runs first: the Host check, the admin token, the body size, routing.
+    app.add_middleware(BodySizeLimit)
     app.add_middleware(AdminAuthGuard, auth=auth, sessions=sessions)
     app.add_middleware(
         HostGuard, allowed=allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url)

@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from mcp_center.config.jsonsafe import scrub_text
 from mcp_center.errors import CenterError
 from mcp_center.secrets import default_redactor
 
@@ -34,6 +35,17 @@ _HTTP_CODES = {
 }
 
 
+def _scrub(value: Any) -> Any:
+    """Make an error body encodable even when it quotes invalid input (a lone surrogate)."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        return {scrub_text(str(k)): _scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
 def error_response(
     status: int,
     code: str,
@@ -46,13 +58,15 @@ def error_response(
     `headers` are kept (a 405 must say `Allow`, RFC 9110 §15.5.6); a 401 always says
     `WWW-Authenticate: Bearer`.
     """
-    body = {
-        "error": {
-            "code": code,
-            "message": default_redactor.redact(message),
-            "details": default_redactor.redact_obj(details or {}),
+    body = _scrub(
+        {
+            "error": {
+                "code": code,
+                "message": default_redactor.redact(message),
+                "details": default_redactor.redact_obj(details or {}),
+            }
         }
-    }
+    )
     merged = dict(headers or {})
     if status == 401:
         merged["WWW-Authenticate"] = "Bearer"
@@ -64,9 +78,15 @@ async def _center_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.http_status, exc.code, exc.message, exc.details)
 
 
-async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = []
+    content_type = request.headers.get("content-type", "")
+    if request.method in {"POST", "PUT", "PATCH"} and content_type and "json" not in content_type.lower():
+        # `curl -d '{...}'` sends form encoding: say what is wrong instead of "not a valid dictionary".
+        message = f"must be JSON: send it with 'Content-Type: application/json' (got '{content_type[:60]}')"
+        errors.append({"field": "body", "code": "CONTENT_TYPE_INVALID", "message": message})
+        return error_response(422, "REQUEST_INVALID", f"body: {message}", {"errors": errors})
     for err in exc.errors():
         if err.get("type") == "json_invalid":
             # loc is ("body", <character offset>): the offset is not a field.
@@ -82,6 +102,10 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400:
+        # Starlette's "There was an error parsing the body" (e.g. JSON nested too deep to parse).
+        error = {"field": "body", "code": "JSON_INVALID", "message": "cannot be parsed as JSON"}
+        return error_response(422, "REQUEST_INVALID", "body: cannot be parsed as JSON", {"errors": [error]})
     code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
     message = str(exc.detail) if exc.detail else code.replace("_", " ").lower()
     return error_response(exc.status_code, code, message, headers=exc.headers)

@@ -74,11 +74,9 @@ def _page(title: str, text: str, status: int) -> HTMLResponse:
 @callback_router.get(CALLBACK_PATH, summary="OAuth redirect target (browser)", response_model=None)
 async def callback(request: Request) -> Response:
     """The authorization server redirects the browser here with `code`, `state` (and `iss`) or `error`."""
+    # `code` and `state` are single-use; the access log drops this path's query string
+    # (secrets.redact.install_log_redaction), so nothing here needs the process-wide redactor.
     params: dict[str, str | None] = {name: request.query_params.get(name) for name in _CALLBACK_PARAMS}
-    for name in ("code", "state"):
-        value = params[name]
-        if value:
-            default_redactor.add(value)  # keep them out of access logs written after this response
     try:
         result = await _center(request).oauth.complete(params)
     except CenterError as exc:

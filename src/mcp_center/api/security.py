@@ -20,12 +20,20 @@ from urllib.parse import urlsplit
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_center.api.errors import error_response
-from mcp_center.errors import AdminAuthRequired, CenterError
+from mcp_center.errors import AdminAuthRequired, CenterError, RequestTooLarge
 
-__all__ = ["AdminAuth", "AdminAuthGuard", "CookieSessions", "HostGuard", "allowed_host_names"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "AdminAuth",
+    "AdminAuthGuard",
+    "BodySizeLimit",
+    "CookieSessions",
+    "HostGuard",
+    "allowed_host_names",
+]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -187,3 +195,57 @@ class AdminAuthGuard:
             if not isinstance(error, AdminAuthRequired):
                 return error_response(error.http_status, error.code, error.message)
         return error_response(401, AdminAuthRequired.code, _AUTH_MESSAGE)
+
+
+MAX_BODY_BYTES = 1024 * 1024
+"""Largest request body, in bytes, except where `BODY_LIMIT_OVERRIDES` says otherwise."""
+BODY_LIMIT_OVERRIDES: dict[str, int] = {"/api/mcp/import/": 16 * 1024 * 1024}
+"""Path prefix → larger limit (a backstop: the import routes refuse over 8 MiB themselves, with a clearer error)."""
+
+
+class BodySizeLimit:
+    """ASGI middleware: a request body over the limit is refused with 413 before anything parses it.
+
+    Threat: a 300 MB body buffered whole (or a config with millions of entries) exhausting memory
+    and making every later request slow (R-7.3). A declared Content-Length over the limit is
+    answered at once; a streamed body is counted while it is read.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self._app = app
+        self._limit = limit
+
+    def _limit_for(self, path: str) -> tuple[int, bool]:
+        """`(limit, check the declared length)`: routes with their own limit answer that themselves."""
+        for prefix, limit in BODY_LIMIT_OVERRIDES.items():
+            if path.startswith(prefix):
+                return limit, False
+        return self._limit, True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        limit, check_declared = self._limit_for(scope.get("path", ""))
+        for name, value in scope.get("headers", []):
+            if check_declared and name == b"content-length" and value.isdigit() and int(value) > limit:
+                too_large = RequestTooLarge(
+                    f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
+                )
+                response = error_response(413, too_large.code, too_large.message, too_large.details)
+                await response(scope, receive, send)
+                return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise RequestTooLarge(
+                        f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
+                    )
+            return message
+
+        await self._app(scope, counted, send)

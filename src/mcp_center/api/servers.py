@@ -141,8 +141,12 @@ async def list_tools(request: Request, server_id: str) -> dict[str, Any]:
 
 
 @router.post("/{server_id}/tools/{tool}/call", summary="Call a tool (user-initiated)")
-async def call_tool(request: Request, server_id: str, tool: str, body: JsonObject) -> dict[str, Any]:
-    """Body `{"arguments": {...}, "operation_id": "..."?}`; returns the MCP `CallToolResult`."""
+async def call_tool(
+    request: Request, server_id: str, tool: str, body: Annotated[dict[str, Any] | None, Body()] = None
+) -> dict[str, Any]:
+    """Body `{"arguments": {...}, "operation_id": "..."?}` (optional: no body means no arguments);
+    returns the MCP `CallToolResult`."""
+    body = body or {}
     extra = sorted(set(body) - {"arguments", "operation_id"})
     if extra:
         raise _invalid(

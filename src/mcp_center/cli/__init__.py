@@ -41,8 +41,18 @@ app = typer.Typer(
 secret_app = typer.Typer(help="Set or delete secret values (write-only).", no_args_is_help=True)
 app.add_typer(secret_app, name="secret")
 
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+"""soft_wrap: long lines are not broken at 80 columns when the output is piped."""
+
+_NEXT_STEP = {
+    "MCP_SERVER_NOT_TRUSTED": "mcp-center trust {server}",
+    "MCP_SERVER_NOT_TESTED": "mcp-center test {server}",
+    "MCP_SERVER_DISABLED": "mcp-center enable {server}",
+    "OAUTH_AUTHORIZATION_REQUIRED": "mcp-center auth {server}",
+    "MCP_SERVER_VERSION_CONFLICT": "mcp-center show {server}  (then apply your change again)",
+}
+"""What to run next after a refused step, by error code."""
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data directory (default: $MCP_CENTER_DATA_DIR or the user data dir).")
@@ -55,8 +65,10 @@ def _settings(data_dir: Path | None, profile: str | None = None) -> Settings:
     return Settings.load(data_dir=data_dir, profile=profile)
 
 
-def _fail(exc: CenterError) -> typer.Exit:
-    err.print(f"[red]error[/red] [{exc.code}]: {exc.message}", highlight=False, markup=True)
+def _fail(exc: CenterError, server_id: str | None = None) -> typer.Exit:
+    line = Text("error", style="red")
+    line.append(f" [{exc.code}]: {exc.message}", style="")
+    err.print(line, highlight=False)
     for item in exc.details.get("errors", []) if isinstance(exc.details.get("errors"), list) else []:
         if isinstance(item, dict) and "field" in item:
             err.print(
@@ -67,8 +79,12 @@ def _fail(exc: CenterError) -> typer.Exit:
     tail = exc.details.get("stderr_tail")
     if isinstance(tail, list) and tail:
         err.print("  server stderr (last lines):", highlight=False)
-        for line in tail:
-            err.print(f"    {line}", highlight=False, markup=False)
+        for stderr_line in tail:
+            err.print(f"    {stderr_line}", highlight=False, markup=False)
+    server = server_id or exc.details.get("server_id")
+    hint = _NEXT_STEP.get(exc.code)
+    if hint and isinstance(server, str):
+        err.print(f"  next: {hint.format(server=server)}", highlight=False, markup=False)
     return typer.Exit(exc.exit_code)
 
 
@@ -158,6 +174,8 @@ def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut
         out.print("no servers yet: add one with 'mcp-center add' or the REST API")
         return
     table = Table("id", "name", "transport", "target", "enabled", "trusted", "tested", "needs")
+    for column in table.columns[:4]:
+        column.overflow = "fold"
     for s in servers:
         target = s.get("url") or " ".join([s.get("command", ""), *s.get("args", [])])
         table.add_row(
@@ -232,13 +250,16 @@ def trust(
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Show the connection summary and confirm it (R-2.1)."""
+    """Show the connection summary and confirm it."""
     settings = _settings(data_dir, profile)
     view = _run(settings, lambda c: c.get_server(server_id))
     out.print(f"connection summary of [bold]{server_id}[/bold]:")
     _print_json(view["summary"])
     out.print(f"digest: {view['digest']}")
+    for warning in view.get("warnings", []):
+        err.print(f"warning: {warning['message']}", markup=False, highlight=False)
     if not yes and not typer.confirm("Trust this configuration?"):
+        err.print("not trusted; nothing changed")
         raise typer.Exit(1)
     _run(settings, lambda c: c.trust(server_id, view["digest"]))
     out.print(f"trusted; next: mcp-center test {server_id}")
@@ -246,7 +267,7 @@ def trust(
 
 @app.command()
 def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
-    """Test with a temporary connection: initialize + tools/list + close (R-2.2)."""
+    """Test with a temporary connection: initialize + tools/list + close."""
     settings = _settings(data_dir, profile)
     with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
         result = _run(settings, lambda c: c.test(server_id))
@@ -268,14 +289,14 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
 
 @app.command()
 def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
-    """Enable a trusted, tested server (R-2.3)."""
+    """Enable a trusted, tested server."""
     view = _run(_settings(data_dir, profile), lambda c: c.enable(server_id))
     out.print(f"enabled {server_id} (state: {view['status']['state']})")
 
 
 @app.command()
 def disable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
-    """Disable a server (R-2.4)."""
+    """Disable a server."""
     _run(_settings(data_dir, profile), lambda c: c.disable(server_id))
     out.print(f"disabled {server_id}")
 
@@ -326,12 +347,24 @@ def call(
         raise typer.Exit(2) from None
     with err.status(f"calling {tool} on {server_id}..."):
         result = _run(_settings(data_dir, profile), lambda c: c.call_tool(server_id, tool, arguments))
+    texts = 0
     for block in result.get("content", []):
-        if block.get("type") == "text":
+        kind = block.get("type")
+        if kind == "text":
+            texts += 1
             out.print(block.get("text", ""), markup=False, highlight=False)
+        elif kind in {"image", "audio"}:
+            size = len(block.get("data", "")) * 3 // 4
+            out.print(f"[{kind} {block.get('mimeType', '?')}, about {size} bytes]", markup=False, highlight=False)
+        elif kind == "resource_link":
+            out.print(f"[resource link {block.get('uri', '')}]", markup=False, highlight=False)
+        elif kind == "resource":
+            resource = block.get("resource", {})
+            shown = resource.get("text") if "text" in resource else f"[binary {resource.get('mimeType', '?')}]"
+            out.print(f"[resource {resource.get('uri', '')}]\n{shown}", markup=False, highlight=False)
         else:
             _print_json(block)
-    if "structuredContent" in result:
+    if "structuredContent" in result and not texts:
         _print_json(result["structuredContent"])
     if result.get("isError"):
         raise typer.Exit(1)
@@ -378,7 +411,7 @@ def import_(
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Import the servers of a Claude Code, Claude Desktop, Cursor, VS Code or Windsurf file (R-1.8).
+    """Import the servers of a Claude Code, Claude Desktop, Cursor, VS Code or Windsurf file.
 
     Shows the preview (ids, transports, secrets, variables, rejected entries), asks for each
     variable's value (hidden for secrets; a file default is used only if you accept it), asks
@@ -517,7 +550,7 @@ def export(
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Print the servers as a client configuration, secrets as placeholders (R-1.9).
+    """Print the servers as a client configuration, secrets as placeholders.
 
     The JSON goes to stdout (redirect it into the client's file); the placeholders to set and
     what could not be expressed go to stderr.
@@ -555,7 +588,7 @@ def auth_(
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Authorize an OAuth server (R-4.9): shows the issuer and scopes, prints the URL to open, waits.
+    """Authorize an OAuth server: shows the issuer and scopes, prints the URL to open, waits.
 
     Talks to the running `mcp-center serve` (the browser returns to its /oauth/callback).
     """

@@ -57,6 +57,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # bidi embedding/override/isolate characters (they can make one name render as another).
 _NAME_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _SHELL_SYNTAX = re.compile(r"[\s|;&<>$`()]")
+# Bidirectional controls make text render in another order than it runs ("\u202eexe.txt"): refused
+# in everything the trust summary shows (command, args, cwd, env, URL, headers).
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 # plus the 2026 `Mcp-Method`/`Mcp-Name` headers the SDK sets (notes §3.2).
 RESERVED_HEADERS: frozenset[str] = frozenset(
@@ -73,10 +76,20 @@ RESERVED_HEADERS: frozenset[str] = frozenset(
         "Transfer-Encoding",
         "Mcp-Method",
         "Mcp-Name",
+        # hop-by-hop and framing headers belong to the HTTP client, not to configuration
+        "Keep-Alive",
+        "Proxy-Connection",
+        "TE",
+        "Trailer",
+        "Upgrade",
+        "Expect",
     )
 )
 
 MAX_ARGS = 256
+MAX_ENV_ENTRIES = 256
+MAX_HEADER_ENTRIES = 64
+MAX_TOOL_ENTRIES = 4096
 MAX_ARG_CHARS = 8192
 MAX_ENV_VALUE_CHARS = 32 * 1024
 MAX_HEADER_VALUE_CHARS = 8 * 1024
@@ -288,12 +301,16 @@ def _check(config: StdioServerConfig | StreamableHttpServerConfig | SseServerCon
     name = config.name.strip()
     if not name or len(name) > MAX_NAME_CHARS or _NAME_FORBIDDEN.search(config.name):
         yield FieldError("name", "NAME_INVALID", f"must be 1-{MAX_NAME_CHARS} printable characters")
+    if len(config.disabled_tools) > MAX_TOOL_ENTRIES or len(config.tool_policies) > MAX_TOOL_ENTRIES:
+        yield FieldError("disabled_tools", "FIELD_INVALID", f"at most {MAX_TOOL_ENTRIES} tools may be listed")
     for i, tool in enumerate(config.disabled_tools):
-        if not tool or len(tool) > 256:
-            yield FieldError(f"disabled_tools.{i}", "FIELD_INVALID", "must be a tool name of 1-256 characters")
+        if not tool or len(tool) > 256 or _NAME_FORBIDDEN.search(tool):
+            yield FieldError(
+                f"disabled_tools.{i}", "FIELD_INVALID", "must be a tool name of 1-256 printable characters"
+            )
     for tool in config.tool_policies:
-        if not tool or len(tool) > 256:
-            yield FieldError("tool_policies", "FIELD_INVALID", "keys must be tool names of 1-256 characters")
+        if not tool or len(tool) > 256 or _NAME_FORBIDDEN.search(tool):
+            yield FieldError("tool_policies", "FIELD_INVALID", "keys must be tool names of 1-256 printable characters")
     if isinstance(config, StdioServerConfig):
         yield from _check_stdio(config)
     else:
@@ -322,6 +339,14 @@ def _check_stdio(config: StdioServerConfig) -> Iterable[FieldError]:
             )
     if config.cwd is not None and (not os.path.isabs(config.cwd) or "\x00" in config.cwd):
         yield FieldError("cwd", "CWD_INVALID", "must be an absolute path")
+    shown = [("command", command), ("cwd", config.cwd or "")]
+    shown += [(f"args.{i}", arg) for i, arg in enumerate(config.args)]
+    shown += [(f"env.{key}", value) for key, value in config.env.items()]
+    for path, text in shown:
+        if _BIDI.search(text):
+            yield FieldError(path, "TEXT_INVALID", "must not contain bidirectional control characters")
+    if len(config.env) + len(config.secret_env) > MAX_ENV_ENTRIES:
+        yield FieldError("env", "ENV_INVALID", f"at most {MAX_ENV_ENTRIES} env vars (plain and secret) may be set")
     for key, value in config.env.items():
         if not ENV_NAME_PATTERN.fullmatch(key):
             yield FieldError(f"env.{key}", "ENV_NAME_INVALID", "must match [A-Za-z_][A-Za-z0-9_]*")
@@ -356,11 +381,17 @@ def _check_remote(config: StreamableHttpServerConfig | SseServerConfig) -> Itera
                     path, "HEADER_DUPLICATE", f"duplicates {seen[lowered]} (header names are case-insensitive)"
                 )
             seen[lowered] = path
+    if len(config.headers) + len(config.secret_headers) > MAX_HEADER_ENTRIES:
+        yield FieldError("headers", "HEADER_INVALID", f"at most {MAX_HEADER_ENTRIES} headers may be set")
     for name, value in config.headers.items():
-        if _CONTROL.search(value.replace("\t", "")) or len(value) > MAX_HEADER_VALUE_CHARS:
+        if _CONTROL.search(value.replace("\t", "")) or len(value) > MAX_HEADER_VALUE_CHARS or not value.isascii():
             yield FieldError(
-                f"headers.{name}", "HEADER_VALUE_INVALID", "must be at most 8 KiB without control characters"
+                f"headers.{name}",
+                "HEADER_VALUE_INVALID",
+                "must be at most 8 KiB of ASCII without control characters",
             )
+    if _BIDI.search(config.url):
+        yield FieldError("url", "TEXT_INVALID", "must not contain bidirectional control characters")
     if isinstance(config.auth, AuthOAuth):
         yield from _check_oauth(config.auth)
 

@@ -76,37 +76,32 @@ def timeout_error(what: str, seconds: float, probe: TransportProbe | None = None
     )
 
 
-def _network_error(exc: BaseException) -> CenterError | None:
+def _network_error(exc: BaseException, target: str | None) -> CenterError | None:
+    where = f" ({target})" if target else ""
+
+    def unreachable(what: str, reason: ErrorReason) -> ServerUnreachable:
+        return ServerUnreachable(f"{what}{where}", details={"reason": reason.value})
+
     for link in _chain(exc):
         if isinstance(link, socket.gaierror):
-            return ServerUnreachable(
-                "the server's host name does not resolve", details={"reason": ErrorReason.DNS.value}
-            )
+            return unreachable("the server's host name does not resolve", ErrorReason.DNS)
         if isinstance(link, ssl.SSLError):
-            return ServerUnreachable(
-                "the TLS handshake with the server failed", details={"reason": ErrorReason.TLS.value}
-            )
+            return unreachable("the TLS handshake with the server failed", ErrorReason.TLS)
         if isinstance(link, ConnectionRefusedError) or (isinstance(link, OSError) and link.errno == errno.ECONNREFUSED):
-            return ServerUnreachable("the server refused the connection", details={"reason": ErrorReason.REFUSED.value})
+            return unreachable("the server refused the connection", ErrorReason.REFUSED)
     text = str(exc).lower()
     if isinstance(exc, httpx2.ConnectTimeout | httpx2.ReadTimeout | httpx2.WriteTimeout | httpx2.PoolTimeout):
-        return ServerTimeout("the server did not answer in time", details={"reason": ErrorReason.TIMEOUT.value})
+        return ServerTimeout(f"the server did not answer in time{where}", details={"reason": ErrorReason.TIMEOUT.value})
     if isinstance(exc, httpx2.ConnectError):
         if "name or service not known" in text or "nodename nor servname" in text or "name resolution" in text:
-            return ServerUnreachable(
-                "the server's host name does not resolve", details={"reason": ErrorReason.DNS.value}
-            )
+            return unreachable("the server's host name does not resolve", ErrorReason.DNS)
         if "certificate" in text or "ssl" in text or "tls" in text:
-            return ServerUnreachable(
-                "the TLS handshake with the server failed", details={"reason": ErrorReason.TLS.value}
-            )
+            return unreachable("the TLS handshake with the server failed", ErrorReason.TLS)
         if "refused" in text or "all connection attempts failed" in text:
-            return ServerUnreachable("the server refused the connection", details={"reason": ErrorReason.REFUSED.value})
-        return ServerUnreachable("cannot connect to the server", details={"reason": ErrorReason.NETWORK.value})
+            return unreachable("the server refused the connection", ErrorReason.REFUSED)
+        return unreachable("cannot connect to the server", ErrorReason.NETWORK)
     if isinstance(exc, httpx2.TransportError):
-        return ServerUnreachable(
-            "the network connection to the server failed", details={"reason": ErrorReason.NETWORK.value}
-        )
+        return unreachable("the network connection to the server failed", ErrorReason.NETWORK)
     return None
 
 
@@ -158,6 +153,8 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
     auth_failure = _auth_failure(probe)
     if auth_failure is not None:
         return auth_failure
+    if probe is not None and probe.fatal is not None:
+        return probe.fatal
     found = list(leaves(exc))
     for leaf in found:
         if isinstance(leaf, CenterError):
@@ -165,7 +162,7 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
                 leaf.details.update(_stderr_details(probe))
             return leaf
     for leaf in found:
-        network = _network_error(leaf)
+        network = _network_error(leaf, probe.target if probe is not None else None)
         if network is not None:
             return network
     if probe is not None and probe.returncode is not None:

@@ -45,7 +45,14 @@ from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from mcp_center.errors import CallCancelled, CenterError, ConnectionLost, ServerDisabled
+from mcp_center.errors import (
+    CallCancelled,
+    CenterError,
+    ConnectionLost,
+    OperationInUse,
+    ServerDisabled,
+    ServerRequestFailed,
+)
 from mcp_center.models import ConnectionState, ErrorReason
 from mcp_center.runtime.attribution import SessionEnded, attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
@@ -148,9 +155,39 @@ class _Filter:
 
     def incoming(self, message: SessionMessage | Exception) -> SessionMessage | Exception:
         if isinstance(message, SessionMessage):
+            message = _redact_message(message)
             message = self.sanitizer.incoming(message)
         self.logbook.received(message, self.connection_id)
         return message
+
+
+def _redact_message(message: SessionMessage) -> SessionMessage:
+    """Remove known secret values from everything a server sends (R-1.5).
+
+    A server may echo what it was given (its secret env, a secret header) in its name, a tool
+    description, an error or a result; nothing it sends reaches the catalog, the logs, an API
+    response or an agent with a secret in it.
+    """
+    if not default_redactor.active:
+        return message
+    msg = message.message
+    if isinstance(msg, types.JSONRPCResponse):
+        result = default_redactor.redact_values(msg.result)
+        if result is msg.result:
+            return message
+        return SessionMessage(msg.model_copy(update={"result": result}), metadata=message.metadata)
+    if isinstance(msg, types.JSONRPCError):
+        data = default_redactor.redact_values(msg.error.data)
+        text = default_redactor.redact(msg.error.message)
+        if data is msg.error.data and text is msg.error.message:
+            return message
+        error = msg.error.model_copy(update={"message": text, "data": data})
+        return SessionMessage(msg.model_copy(update={"error": error}), metadata=message.metadata)
+    params = default_redactor.redact_values(msg.params)
+    method = default_redactor.redact(msg.method)
+    if params is msg.params and method is msg.method:
+        return message
+    return SessionMessage(msg.model_copy(update={"params": params, "method": method}), metadata=message.metadata)
 
 
 class Connection:
@@ -565,7 +602,10 @@ class ConnectionManager:
         if self._cancelled_early.pop(op_id, None) is not None:
             raise CallCancelled(f"operation '{op_id}' was cancelled before it started", details={"operation_id": op_id})
         if op_id in self._ops:
-            raise CallCancelled(f"operation '{op_id}' is already running", details={"operation_id": op_id})
+            raise OperationInUse(
+                f"operation '{op_id}' is already running; use a new operation id per call",
+                details={"operation_id": op_id},
+            )
         op = _Operation(op_id, server_id, anyio.CancelScope())
         self._ops[op_id] = op
         result: T | None = None
@@ -595,15 +635,32 @@ class ConnectionManager:
         self, conn: Connection, what: str, send: Callable[[Connection, float], Awaitable[T]], timeout_s: float
     ) -> T:
         assert conn.session is not None
-        probe = conn.session.probe
+        session = conn.session
+        probe = session.probe
         conn.inflight += 1
+        started = anyio.current_time()
         try:
             return await send(conn, timeout_s)
         except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
+            # -32001 and -32000 are also ordinary server error codes: only our own deadline and a
+            # transport that really ended are timeouts and lost connections (anything else is the
+            # server's answer, shown with its message).
+            if exc.code == types.REQUEST_TIMEOUT and anyio.current_time() - started >= timeout_s * 0.95:
                 raise timeout_error(what, timeout_s) from None
-            if exc.code == types.CONNECTION_CLOSED:
+            if exc.code == types.CONNECTION_CLOSED and _transport_ended(exc, session):
                 await _settle_exit(probe)
+                if conn.stop_requested.is_set():
+                    raise ConnectionLost(
+                        f"{what} was interrupted: the server was disconnected (disabled, reconfigured or "
+                        "deleted) while it ran",
+                        details={"reason": ErrorReason.CLOSED.value, "interrupted_by": "disconnect"},
+                    ) from None
+                raise attribute(exc, probe, during=what) from None
+            if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
+                raise ServerRequestFailed(
+                    f"the server answered {what} with error {exc.code}: {default_redactor.redact(exc.message)[:500]}",
+                    details={"reason": ErrorReason.PROTOCOL.value, "rpc_code": exc.code},
+                ) from None
             if exc.code == types.INVALID_REQUEST and probe.http is not None and probe.http.session_expired:
                 conn.expired = True
                 raise _SessionExpired(
@@ -839,6 +896,19 @@ class _SessionExpired(Exception):
     def __init__(self, error: CenterError) -> None:
         super().__init__(error.message)
         self.error = error
+
+
+_SDK_CLOSED_PREFIXES = ("Connection closed", "SSE stream")
+"""Messages of the CONNECTION_CLOSED errors the SDK (and our SSE transport) synthesize."""
+
+
+def _transport_ended(exc: MCPError, session: OpenSession) -> bool:
+    """True when a CONNECTION_CLOSED error came from our side of the wire, not from the server."""
+    if session.tapped.closed.is_set() or session.probe.returncode is not None or session.probe.fatal is not None:
+        return True
+    if exc.message.startswith(_SDK_CLOSED_PREFIXES):
+        return True
+    return isinstance(exc.data, dict) and "reason" in exc.data
 
 
 async def _settle_exit(probe: TransportProbe) -> None:

@@ -17,6 +17,7 @@ from mcp.client import Client, Transport
 from mcp.client.session import ElicitationFnT, LoggingFnT, MessageHandlerFnT
 
 from mcp_center import __version__
+from mcp_center.errors import CenterError
 from mcp_center.runtime.tap import MessageObserver, TappedTransport
 from mcp_center.transports import ConnectionSpec, TransportProbe, open_transport
 
@@ -63,7 +64,11 @@ async def open_session(
             callers map it with `runtime.attribution.attribute(exc, probe, ...)`.
     """
     async with transport_factory(spec, probe, on_stderr=hooks.on_stderr, on_noise=hooks.on_noise) as transport:
-        tapped = TappedTransport(transport, hooks.observer)
+
+        def fatal(error: CenterError) -> None:
+            probe.fatal = error
+
+        tapped = TappedTransport(transport, hooks.observer, on_fatal=fatal)
         client = Client(
             tapped,
             mode="legacy",

@@ -9,6 +9,7 @@ Forwarding uses zero-buffer memory streams, so back-pressure is unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any, Protocol
 
@@ -16,6 +17,8 @@ import anyio
 from mcp.client import Transport
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
+
+from mcp_center.errors import CenterError
 
 __all__ = ["MessageObserver", "TappedTransport"]
 
@@ -39,9 +42,15 @@ class TappedTransport:
         observer: Optional message observer.
     """
 
-    def __init__(self, inner: Transport, observer: MessageObserver | None = None) -> None:
+    def __init__(
+        self,
+        inner: Transport,
+        observer: MessageObserver | None = None,
+        on_fatal: Callable[[CenterError], None] | None = None,
+    ) -> None:
         self._inner = inner
         self._observer = observer
+        self._on_fatal = on_fatal
         self._stack: AsyncExitStack | None = None
         self.closed = anyio.Event()
 
@@ -76,6 +85,13 @@ class TappedTransport:
                     if self._observer is not None:
                         item = self._observer.incoming(item)
                     await to_session.send(item)
+                    if isinstance(item, CenterError) and "limit_bytes" in item.details:
+                        # A message over the size limit was discarded: its request can never be
+                        # answered. End the session now so every pending request fails at once
+                        # (with this error) instead of waiting for its timeout (R-3.9).
+                        if self._on_fatal is not None:
+                            self._on_fatal(item)
+                        break
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
             pass
         finally:

@@ -56,6 +56,33 @@ class Redactor:
                 text = text.replace(value, REDACTED)
         return text
 
+    @property
+    def active(self) -> bool:
+        """True when at least one secret is registered (callers skip work otherwise)."""
+        return bool(self._ordered)
+
+    def redact_values(self, value: Any) -> Any:
+        """Redact every string inside JSON-like data; returns `value` itself when nothing changed.
+
+        Unlike `redact_obj`, keys are not interpreted: this is for data a server sent (R-1.5: a
+        server echoing its secret env must not show it to anyone through us).
+        """
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            changed = False
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                new_k = self.redact(k) if isinstance(k, str) else k
+                new_v = self.redact_values(v)
+                changed = changed or new_k is not k or new_v is not v
+                out[new_k] = new_v
+            return out if changed else value
+        if isinstance(value, list):
+            items = [self.redact_values(v) for v in value]
+            return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        return value
+
     def redact_obj(self, value: Any) -> Any:
         """Redact strings inside JSON-like data (dicts, lists); values under sensitive keys are masked."""
         if isinstance(value, str):
@@ -75,6 +102,28 @@ default_redactor = Redactor()
 
 
 _installed = False
+_OAUTH_PATH_PREFIX = "/oauth/"
+
+
+def _render(record: logging.LogRecord) -> str:
+    try:
+        return record.getMessage()
+    except Exception:  # noqa: BLE001 - a broken format string must not lose the record
+        return str(record.msg)
+
+
+def _drop_oauth_query(record: logging.LogRecord) -> bool:
+    """uvicorn access-log filter: an OAuth redirect's query holds a one-time code and state."""
+    args = record.args
+    if (
+        isinstance(args, tuple)
+        and len(args) >= 3
+        and isinstance(args[2], str)
+        and args[2].startswith(_OAUTH_PATH_PREFIX)
+    ):
+        path, sep, _query = args[2].partition("?")
+        record.args = (*args[:2], path + (sep and "?[query omitted]"), *args[3:])
+    return True
 
 
 def install_log_redaction(redactor: Redactor = default_redactor) -> None:
@@ -100,15 +149,19 @@ def install_log_redaction(redactor: Redactor = default_redactor) -> None:
 
     def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = previous(*args, **kwargs)
-        try:
-            message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a broken format string must not lose the record
-            message = str(record.msg)
+        message = _render(record)
         cleaned = redactor.redact(message)
         if cleaned != message:
-            # A secret is in the rendered text: keep only the redacted rendering.
-            record.msg = cleaned
-            record.args = None
+            record_args = record.args
+            template_clean = isinstance(record.msg, str) and redactor.redact(record.msg) == record.msg
+            if isinstance(record_args, tuple) and template_clean:
+                # Keep the shape of the args (formatters such as uvicorn's access log unpack them).
+                record.args = tuple(redactor.redact(a) if isinstance(a, str) else a for a in record_args)
+            if redactor.redact(_render(record)) != _render(record):
+                # A secret is still in the rendered text (inside a non-string arg): keep only the
+                # redacted rendering.
+                record.msg = cleaned
+                record.args = None
         # Otherwise msg and args stay as they are: formatters such as uvicorn's access log
         # unpack `record.args` themselves.
         if record.exc_info and record.exc_info[1] is not None:
@@ -117,6 +170,7 @@ def install_log_redaction(redactor: Redactor = default_redactor) -> None:
         return record
 
     logging.setLogRecordFactory(factory)
+    logging.getLogger("uvicorn.access").addFilter(_drop_oauth_query)
 
     # `extra=` fields are set on the record after the factory ran: scrub them in makeRecord too.
     make_record = logging.Logger.makeRecord

@@ -15,10 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS
+from mcp_center.config.jsonsafe import first_unsafe_value, scrub_text
 from mcp_center.errors import ConfigInvalid, FieldError
 from mcp_center.secrets.redact import MIN_LENGTH
 
-__all__ = ["READ_ONLY_FIELDS", "SecretValues", "ServerBody", "parse_secret_value", "parse_server_body"]
+__all__ = [
+    "READ_ONLY_FIELDS",
+    "SecretValues",
+    "ServerBody",
+    "check_json_safe",
+    "parse_secret_value",
+    "parse_server_body",
+]
 
 READ_ONLY_FIELDS = frozenset(
     {
@@ -33,6 +41,7 @@ READ_ONLY_FIELDS = frozenset(
         "digest",
         "status",
         "needs",
+        "warnings",
         "oauth",
     }
 )
@@ -72,6 +81,18 @@ class ServerBody:
     version: int | None
 
 
+def check_json_safe(value: object, path: str = "body") -> None:
+    """Refuse lone surrogates, NaN/infinity and absurd nesting anywhere in `value` (see config.jsonsafe).
+
+    Raises:
+        ConfigInvalid: code TEXT_INVALID with the path of the first bad value.
+    """
+    found = first_unsafe_value(value, path)
+    if found is not None:
+        where, problem = found
+        raise ConfigInvalid([FieldError(scrub_text(where.removeprefix("body.")), "TEXT_INVALID", problem)])
+
+
 def parse_secret_value(path: str, value: object, *, header: bool) -> str:
     """Check one secret value: a string of `MIN_SECRET_CHARS` to 32 KiB (no line breaks for headers).
 
@@ -84,6 +105,9 @@ def parse_secret_value(path: str, value: object, *, header: bool) -> str:
     """
     if not isinstance(value, str) or not value or len(value) > MAX_SECRET_CHARS or "\x00" in value:
         raise ConfigInvalid([FieldError(path, "SECRET_VALUE_INVALID", "must be a non-empty string of at most 32 KiB")])
+    check_json_safe(value, path)
+    if header and not value.isascii():
+        raise ConfigInvalid([FieldError(path, "SECRET_VALUE_INVALID", "must be ASCII (an HTTP header value)")])
     if len(value) < MIN_SECRET_CHARS:
         raise ConfigInvalid(
             [
@@ -121,6 +145,7 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
     """
     if not isinstance(body, Mapping):
         raise ConfigInvalid([FieldError("body", "FIELD_INVALID", "must be a JSON object")])
+    check_json_safe(body)
     data: dict[str, Any] = {str(k): v for k, v in body.items() if k not in READ_ONLY_FIELDS}
     version_raw = data.pop("version", None)
     version: int | None = None

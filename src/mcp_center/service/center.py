@@ -56,7 +56,7 @@ from mcp_center.errors import (
     ToolNotFound,
     TrustDigestMismatch,
 )
-from mcp_center.models import TransportKind
+from mcp_center.models import ConnectionState, TransportKind
 from mcp_center.runtime import ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import (
     Redactor,
@@ -66,7 +66,13 @@ from mcp_center.secrets import (
     load_or_create_key,
     secret_id,
 )
-from mcp_center.service.bodies import SecretValues, ServerBody, parse_secret_value, parse_server_body
+from mcp_center.service.bodies import (
+    SecretValues,
+    ServerBody,
+    check_json_safe,
+    parse_secret_value,
+    parse_server_body,
+)
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
 from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
@@ -435,7 +441,7 @@ class McpCenter:
             result = TestResult(
                 ok=True,
                 digest=digest,
-                tested_at=started,
+                tested_at=_now(),
                 elapsed_ms=probe.elapsed_ms,
                 tool_count=len(probe.tools),
                 server_name=probe.server_name,
@@ -450,7 +456,7 @@ class McpCenter:
                 message=self._redactor.redact(exc.message),
                 details=self._redactor.redact_obj(exc.details),
             )
-            result = TestResult(ok=False, digest=digest, tested_at=started, elapsed_ms=elapsed, error=error)
+            result = TestResult(ok=False, digest=digest, tested_at=_now(), elapsed_ms=elapsed, error=error)
 
         def store(state: StoreState) -> None:
             record = state.servers.get(server_id)
@@ -557,6 +563,7 @@ class McpCenter:
         """
         if arguments is None:
             arguments = {}
+        check_json_safe(arguments, "arguments")
         if not isinstance(arguments, dict):
             raise RequestInvalid(
                 "arguments: must be a JSON object",
@@ -856,6 +863,19 @@ class McpCenter:
                     await self._reconcile_all()
                 except CenterError:
                     logger.exception("server.reconcile_all_failed")
+                    continue
+                # R-3.2 for changes made by another process (the CLI enabled a server): a runnable
+                # connect_on_startup server that is not connected connects now, as at start-up.
+                state = await self._read()
+                for server_id in self._manager.configured():
+                    record = state.servers.get(server_id)
+                    if (
+                        record is not None
+                        and record.config.connect_on_startup
+                        and self._manager.status(server_id).state is ConnectionState.DISCONNECTED
+                        and self._tg is not None
+                    ):
+                        self._tg.start_soon(self._connect_quietly, server_id)
 
     async def _runnable(self, server_id: str) -> ServerRecord:
         def run() -> ServerRecord:
@@ -905,9 +925,37 @@ class McpCenter:
             summary=summary,
             digest=digest,
             needs=self._needs(record, digest),
+            warnings=_warnings(summary),
             status=self._manager.status(config.id).to_dict(),
         )
         return view
+
+
+def _warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Problems the user should see before trusting: they do not block, but the test will fail."""
+    warnings: list[dict[str, str]] = []
+    if summary.get("transport") == "stdio" and summary.get("command_path") is None:
+        warnings.append(
+            {
+                "code": "COMMAND_NOT_FOUND",
+                "message": f"'{summary.get('command')}' was not found on the host's PATH; "
+                "install it (or use an absolute path) before testing",
+            }
+        )
+    url = summary.get("url")
+    if isinstance(url, str) and not url.isascii():
+        warnings.append(
+            {
+                "code": "URL_NOT_ASCII",
+                "message": f"the URL has non-ASCII characters; it connects to {summary.get('origin')} "
+                "(check that this is the site you expect)",
+            }
+        )
+    for kind in ("secret_env", "secret_headers"):
+        for name, entry in (summary.get(kind) or {}).items():
+            if not entry.get("configured"):
+                warnings.append({"code": "SECRET_NOT_SET", "message": f"the secret '{name}' has no value yet"})
+    return warnings
 
 
 def _get(state: StoreState, server_id: str) -> ServerRecord:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,7 +29,7 @@ from mcp_center.config import (
     StdioServerConfig,
 )
 from mcp_center.secrets import SecretCipher, SecretKind, secret_id
-from mcp_center.transports import child_environment, resolve_command
+from mcp_center.transports import host_path, resolve_command
 
 __all__ = ["BEARER_KEY", "connection_summary", "digest_of", "origin_of", "secret_slots"]
 
@@ -39,9 +38,19 @@ BEARER_KEY = "token"
 
 
 def origin_of(url: str) -> str:
-    """`scheme://host[:port]` of a URL (lowercased host, default port omitted)."""
+    """`scheme://host[:port]` of a URL (lowercased host, default port omitted).
+
+    A non-ASCII host name is shown in its IDNA (punycode) form, which is what the HTTP client
+    connects to: "example.com" spelled with a Cyrillic "a" is `xn--exmple-4nf.com`, so a look-alike
+    cannot pass the trust review as the real name (R-2.1).
+    """
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            host = host.encode("ascii", "backslashreplace").decode("ascii")
     if ":" in host:
         host = f"[{host}]"
     default = {"http": 80, "https": 443}.get(parts.scheme)
@@ -79,10 +88,10 @@ def connection_summary(config: ServerConfig, ciphertexts: Mapping[str, str], cip
     """
     summary: dict[str, Any] = {"server_id": config.id, "transport": config.transport}
     if isinstance(config, StdioServerConfig):
-        path_env = config.env.get("PATH") or child_environment({}).get("PATH") or os.defpath
+        path_env = config.env.get("PATH") or host_path()
         summary.update(
             command=config.command,
-            command_path=resolve_command(config.command, path_env),
+            command_path=resolve_command(config.command, path_env, cwd=config.cwd),
             args=list(config.args),
             cwd=config.cwd,
             env=dict(sorted(config.env.items())),

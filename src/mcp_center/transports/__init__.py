@@ -9,7 +9,7 @@ from mcp_center.transports.factory import STDERR_TAIL_LINES, TransportProbe, ope
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same_origin
-from mcp_center.transports.stdio import StdioTransport, child_environment, resolve_command
+from mcp_center.transports.stdio import StdioTransport, child_environment, host_path, resolve_command
 
 __all__ = [
     "STDERR_TAIL_LINES",
@@ -21,6 +21,7 @@ __all__ = [
     "TransportProbe",
     "build_http_client",
     "child_environment",
+    "host_path",
     "open_transport",
     "resolve_command",
     "same_origin",

@@ -6,11 +6,13 @@ from collections import deque
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client import Transport
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
@@ -40,6 +42,10 @@ class TransportProbe:
     http: HttpDiagnostics | None = None
     auth: httpx2.Auth | None = None
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    fatal: CenterError | None = None
+    """An error that ended the session on our side (a message over the size limit), for attribution."""
+    target: str | None = None
+    """Where the connection goes, for messages: the URL's origin (never its path, query or credentials)."""
     noise_count: int = 0
     """stdout lines of a stdio server that were not JSON-RPC."""
     first_noise: str | None = None
@@ -93,6 +99,7 @@ async def open_transport(
         return
     assert spec.url is not None, "remote specs carry a URL"
     probe.http = HttpDiagnostics()
+    probe.target = _origin(spec.url)
     probe.auth = spec.auth
     async with build_http_client(
         spec.headers, probe.http, auth=spec.auth, max_response_bytes=MAX_MESSAGE_BYTES
@@ -106,3 +113,12 @@ async def open_transport(
                 endpoint_timeout_s=spec.startup_timeout_s,
                 max_event_bytes=MAX_MESSAGE_BYTES,
             )
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"

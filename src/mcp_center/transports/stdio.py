@@ -49,7 +49,14 @@ from mcp.shared.message import SessionMessage
 from mcp_center.errors import ServerProtocolError, ServerUnreachable
 from mcp_center.models import ErrorReason
 
-__all__ = ["INHERITED_ENV_VARS", "TLS_TRUST_ENV_VARS", "StdioTransport", "child_environment", "resolve_command"]
+__all__ = [
+    "INHERITED_ENV_VARS",
+    "TLS_TRUST_ENV_VARS",
+    "StdioTransport",
+    "child_environment",
+    "host_path",
+    "resolve_command",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -119,8 +126,24 @@ def child_environment(configured: Mapping[str, str]) -> dict[str, str]:
         value = os.environ.get(name)
         if value is not None and not value.startswith("()"):
             env[name] = value
+    env["PATH"] = host_path()
     env.update(configured)
     return env
+
+
+def host_path() -> str:
+    """The PATH stdio commands are looked up on: the host's PATH, then mcp-center's own bin directory.
+
+    The bin directory of the running interpreter (the venv with `uvx`, which the stdio template uses)
+    is appended, not prepended, so a server's `python` or `node` is still the host's. The CLI and
+    `serve` resolve a command the same way whichever shell started them, so the trusted
+    `command_path` (R-2.1) does not depend on how a process was launched.
+    """
+    own_bin = os.path.dirname(sys.executable)
+    entries = [e for e in os.environ.get("PATH", os.defpath).split(os.pathsep) if e]
+    if own_bin and own_bin not in entries:
+        entries.append(own_bin)
+    return os.pathsep.join(entries)
 
 
 def resolve_command(command: str, env_path: str | None, *, cwd: str | None = None) -> str | None:
