@@ -77,7 +77,9 @@ def _run(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) -> T:
     install_log_redaction()
 
     async def main() -> T:
-        async with McpCenter.open(settings, connect=False) as center:
+        # A one-shot command cannot show a form: it advertises no elicitation (R-6; a server that
+        # needs an answer gets "not supported" — use the API or settings page of a running host).
+        async with McpCenter.open(settings, connect=False, elicitation=False) as center:
             return await action(center)
 
     try:
