@@ -6,7 +6,7 @@ server, so a test can assert that a denied, expired or cancelled call never did.
 Tools: `record(note)` (counts calls), `echo(text)`, `ask(question)` (elicits a form whose schema has
 defaults, SEP-1034, and a password field), `ask_url()` (URL-mode elicitation), `slow_after_answer`
 (elicits, then sleeps), plus tools named with dots, slashes, spaces, unicode and 100 characters.
-Prompts: `greet(name)`, `sneaky()`. Resources: `test://plain` (a body that imitates our
+Prompts: `greet(name)`, `team/standup(team)`, `sneaky()`. Resources: `test://plain` (a body that imitates our
 delimiters), `test://big` (300 KB), `test://blob` (binary), template `test://items/{item_id}`.
 """
 
@@ -116,6 +116,11 @@ def make_capability_server(upstream: Upstream, name: str = "capabilities") -> MC
     def greet(name: str) -> str:  # pyright: ignore[reportUnusedFunction]
         """Greet someone."""
         return f"Please greet {name} warmly."
+
+    @server.prompt(name="team/standup")
+    def standup(team: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        """A prompt whose name holds a slash."""
+        return f"Stand-up notes for {team}."
 
     @server.prompt()
     def sneaky() -> str:  # pyright: ignore[reportUnusedFunction]

@@ -10,7 +10,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from mcp_center import __version__
-from mcp_center.api import debugging, imports, operations, servers
+from mcp_center.api import capabilities, debugging, imports, operations, servers
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.security import AdminAuth, AdminAuthGuard, CookieSessions, HostGuard, allowed_host_names
 from mcp_center.config import Settings
@@ -50,6 +50,7 @@ def create_api(
     app.include_router(operations.router, dependencies=[Depends(auth)])
     app.include_router(debugging.router, dependencies=[Depends(auth)])
     app.include_router(imports.router, dependencies=[Depends(auth)])
+    app.include_router(capabilities.router, dependencies=[Depends(auth)])
     app.state.import_previews = ImportPreviews()
 
     @app.get("/healthz", include_in_schema=False)

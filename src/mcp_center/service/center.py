@@ -746,6 +746,7 @@ class McpCenter:
         Raises:
             RequestInvalid (bad policy, tool name or version), ServerNotFound, ServerVersionConflict.
         """
+        current = await self.get_server(server_id)
         if policy not in ("ask", "allow", "deny"):
             raise RequestInvalid(
                 "policy: must be ask, allow or deny",
@@ -761,7 +762,6 @@ class McpCenter:
                 "tool: must be a tool name of 1-256 characters",
                 details={"errors": [FieldError("tool", "FIELD_INVALID", "1-256 characters").to_dict()]},
             )
-        current = await self.get_server(server_id)
         policies: dict[str, Any] = dict(current["tool_policies"])
         if policy == "ask":
             policies.pop(tool, None)
