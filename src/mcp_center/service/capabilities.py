@@ -58,6 +58,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_RESOURCE_LIMIT = 50
 MAX_RESOURCE_LIMIT = 500
 MAX_URI_CHARS = 8192
+LAZY_CONNECT_WAIT_S = 10.0
+"""Seconds a read waits for enabled servers that are not connected yet (R-3.2) before answering without them."""
 
 
 def _invalid(field: str, code: str, message: str) -> RequestInvalid:
@@ -182,9 +184,12 @@ class Capabilities:
             except CenterError as exc:
                 logger.info("server.connect_failed", extra={"server_id": server_id, "code": exc.code})
 
-        async with anyio.create_task_group() as tg:
-            for server_id in waiting:
-                tg.start_soon(connect, server_id)
+        # Connection attempts run in the manager's tasks: giving up waiting does not stop them, and
+        # a slow server's tools appear on a later read (and with a `tools.changed` event).
+        with anyio.move_on_after(LAZY_CONNECT_WAIT_S):
+            async with anyio.create_task_group() as tg:
+                for server_id in waiting:
+                    tg.start_soon(connect, server_id)
         return True
 
     # ----- tools ---------------------------------------------------------------------------------

@@ -171,32 +171,35 @@ class McpCenter:
             enabled=elicitation,
         )
         await interactions.start()
-        async with (
-            ConnectionManager(
-                on_status=on_status, hooks_for=interactions.hooks_for, events=events, deadlines=deadlines
-            ) as manager,
-            anyio.create_task_group() as tg,
-        ):
-            center = cls(settings, store, SecretCipher(key), manager, interactions=interactions)
-            center._tg = tg
-            try:
-                await center._reconcile_all()
-                if connect:
-                    state = await center._read()
-                    for record in state.servers.values():
-                        if record.config.connect_on_startup and record.id in center._manager.configured():
-                            tg.start_soon(center._connect_quietly, record.id)
-                    tg.start_soon(center._watch_store)
-                    tg.start_soon(center._capabilities.watch)
-                yield center
-            except BaseException as exc:  # noqa: BLE001 - re-raised below, outside the task groups
-                failure = exc
-            finally:
-                # Before the sessions close: calls waiting for a human fail explicitly.
-                with anyio.CancelScope(shield=True):
-                    await center.interrupt_pending()
-                    await interactions.stop()
-                tg.cancel_scope.cancel()
+        try:
+            async with (
+                ConnectionManager(
+                    on_status=on_status, hooks_for=interactions.hooks_for, events=events, deadlines=deadlines
+                ) as manager,
+                anyio.create_task_group() as tg,
+            ):
+                center = cls(settings, store, SecretCipher(key), manager, interactions=interactions)
+                center._tg = tg
+                try:
+                    await center._reconcile_all()
+                    if connect:
+                        state = await center._read()
+                        for record in state.servers.values():
+                            if record.config.connect_on_startup and record.id in center._manager.configured():
+                                tg.start_soon(center._connect_quietly, record.id)
+                        tg.start_soon(center._watch_store)
+                        tg.start_soon(center._capabilities.watch)
+                    yield center
+                except BaseException as exc:  # noqa: BLE001 - re-raised below, outside the task groups
+                    failure = exc
+                finally:
+                    # Before the sessions close: calls waiting for a human fail explicitly.
+                    with anyio.CancelScope(shield=True):
+                        await center.interrupt_pending()
+                    tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await interactions.stop()
         if failure is not None:
             raise failure
 
