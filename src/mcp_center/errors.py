@@ -17,7 +17,9 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ImportFormatMismatch     IMPORT_FORMAT_MISMATCH    R-1.8: the file is not of the format asked for
     │   ├── ImportValuesInvalid      IMPORT_VALUES_INVALID     R-1.8: supplied variable values missing/invalid
     │   ├── ImportNothingToApply     IMPORT_NOTHING_TO_APPLY   R-1.8: the preview creates no server
-    │   └── ElicitationAnswerInvalid ELICITATION_ANSWER_INVALID R-6.1: an answer breaks the requested schema
+    │   ├── ElicitationAnswerInvalid ELICITATION_ANSWER_INVALID R-6.1: an answer breaks the requested schema
+    │   └── OAuthCallbackInvalid     OAUTH_CALLBACK_INVALID    R-4.9: unknown/used/expired state, iss mismatch,
+    │                                                          or the authorization server said no
     ├── NotFound (404)
     │   ├── ServerNotFound           MCP_SERVER_NOT_FOUND
     │   ├── ToolNotFound             MCP_TOOL_NOT_FOUND
@@ -40,7 +42,12 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ApprovalExpired          MCP_APPROVAL_EXPIRED          R-5.3: nobody decided before the approval timed out
     │   ├── ApprovalClosed           MCP_APPROVAL_CLOSED           R-5.3: the approval was already decided or ended
     │   ├── InteractionClosed        MCP_INTERACTION_CLOSED        R-6.1: the card was already answered or ended
-    │   └── InteractionNotDelivered  MCP_INTERACTION_NOT_DELIVERED R-6.3: the server's request did not survive a restart
+    │   ├── InteractionNotDelivered  MCP_INTERACTION_NOT_DELIVERED R-6.3: the server's request did not survive a restart
+    │   ├── OAuthNotConfigured       OAUTH_NOT_CONFIGURED          the server's auth is not OAuth
+    │   ├── OAuthAuthorizationRequired  OAUTH_AUTHORIZATION_REQUIRED  R-4.7, R-4.9: a user must authorize
+    │   ├── OAuthStepUpRequired      OAUTH_STEP_UP_REQUIRED        R-4.5: more scopes (`details.scopes`)
+    │   ├── OAuthStepUpLimitReached  OAUTH_STEP_UP_LIMIT_REACHED   R-4.5: step-ups that never satisfy the server
+    │   └── OAuthIssuerChoiceRequired  OAUTH_ISSUER_CHOICE_REQUIRED  R-4.3: several issuers (`details.issuers`)
     ├── Forbidden (403)
     │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
     │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
@@ -55,7 +62,10 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ServerUnreachable        MCP_SERVER_UNREACHABLE        connect failed (reason attributed, R-3.1)
     │   ├── ServerProtocolError      MCP_PROTOCOL_ERROR            the server broke the protocol
     │   ├── ServerRequestFailed      MCP_SERVER_ERROR              the server answered a JSON-RPC error
-    │   └── ConnectionLost           MCP_CONNECTION_LOST           the session ended while a request was open
+    │   ├── ConnectionLost           MCP_CONNECTION_LOST           the session ended while a request was open
+    │   ├── OAuthDiscoveryFailed     OAUTH_DISCOVERY_FAILED        R-4.2-R-4.4 refused or failed (`details.rule`)
+    │   ├── OAuthRegistrationFailed  OAUTH_REGISTRATION_FAILED     R-4.8: dynamic client registration failed
+    │   └── OAuthTokenFailed         OAUTH_TOKEN_FAILED            the token endpoint refused (`details.oauth_error`)
     ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
     │                                                              a human; nothing was delivered after that point
@@ -103,6 +113,15 @@ __all__ = [
     "InteractionNotFound",
     "InvalidInput",
     "NotFound",
+    "OAuthAuthorizationRequired",
+    "OAuthCallbackInvalid",
+    "OAuthDiscoveryFailed",
+    "OAuthIssuerChoiceRequired",
+    "OAuthNotConfigured",
+    "OAuthRegistrationFailed",
+    "OAuthStepUpLimitReached",
+    "OAuthStepUpRequired",
+    "OAuthTokenFailed",
     "OriginNotAllowed",
     "PromptNotFound",
     "RequestInvalid",
@@ -258,6 +277,14 @@ class ElicitationAnswerInvalid(InvalidInput):
     code = "ELICITATION_ANSWER_INVALID"
 
 
+class OAuthCallbackInvalid(InvalidInput):
+    """An OAuth callback was refused (R-4.9): `details.reason` is `state_unknown` (unknown, used or
+    expired state), `iss_mismatch` (RFC 9207), `code_missing`, or `authorization_denied` (the
+    authorization server redirected with `error`, in `details.oauth_error`)."""
+
+    code = "OAUTH_CALLBACK_INVALID"
+
+
 class NotFound(CenterError):
     http_status = 404
     exit_code = 3
@@ -395,6 +422,46 @@ class InteractionNotDelivered(Conflict):
     code = "MCP_INTERACTION_NOT_DELIVERED"
 
 
+class OAuthNotConfigured(Conflict):
+    """An OAuth action on a server whose `auth.kind` is not `oauth`."""
+
+    code = "OAUTH_NOT_CONFIGURED"
+
+
+class OAuthAuthorizationRequired(Conflict):
+    """The server needs (new) authorization that only a user can give (R-4.7, R-4.9).
+
+    Raised by runtime requests (`details.reason` is `auth_required`) after a 401 that one refresh
+    could not cure, and by OAuth actions that need a login first. `details.hint` says why (for example
+    `invalid_grant`: the refresh token was revoked). Start a login with `POST .../oauth/start`.
+    """
+
+    code = "OAUTH_AUTHORIZATION_REQUIRED"
+
+
+class OAuthStepUpRequired(Conflict):
+    """The server answered 403 `insufficient_scope` (R-4.5): `details.scopes` lists the scopes a
+    step-up authorization will request (what was granted plus what the challenge asks for);
+    `details.reason` is `step_up_required`."""
+
+    code = "OAUTH_STEP_UP_REQUIRED"
+
+
+class OAuthStepUpLimitReached(Conflict):
+    """Step-up authorizations did not satisfy the server (R-4.5, no authorization loops): after
+    `details.attempts` authorizations in a row the server still answers `insufficient_scope`. Forget the
+    authorization (`DELETE .../oauth`) or change the configuration to try again."""
+
+    code = "OAUTH_STEP_UP_LIMIT_REACHED"
+
+
+class OAuthIssuerChoiceRequired(Conflict):
+    """The protected resource names several authorization servers and none is bound yet (R-4.3): the
+    broker does not guess. `details.issuers` lists them; start again with `{"issuer": ...}`."""
+
+    code = "OAUTH_ISSUER_CHOICE_REQUIRED"
+
+
 class Forbidden(CenterError):
     http_status = 403
     exit_code = 5
@@ -478,6 +545,31 @@ class ConnectionLost(UpstreamError):
     """The session ended while a request was open; the request may or may not have run."""
 
     code = "MCP_CONNECTION_LOST"
+
+
+class OAuthDiscoveryFailed(UpstreamError):
+    """OAuth discovery failed or was refused by a rule of R-4.2-R-4.4. `details.rule` is stable:
+    `url_refused` (not https, not loopback, credentials, or a cross-origin `resource_metadata`),
+    `redirect_refused`, `resource_metadata_not_found`, `resource_metadata_invalid`, `resource_mismatch`,
+    `issuer_not_listed`, `authorization_server_metadata_not_found`, `authorization_server_metadata_invalid`,
+    `issuer_mismatch`, `pkce_s256_unsupported`, `http_status` (`details.status`), `network`."""
+
+    code = "OAUTH_DISCOVERY_FAILED"
+
+
+class OAuthRegistrationFailed(UpstreamError):
+    """Dynamic client registration (RFC 7591) failed or returned an unusable client (R-4.8):
+    `details.rule` is `no_registration_endpoint`, `http_status`, `invalid_response`, `client_id_invalid`
+    or `unusable_auth_method`."""
+
+    code = "OAUTH_REGISTRATION_FAILED"
+
+
+class OAuthTokenFailed(UpstreamError):
+    """The token endpoint refused a request: `details.oauth_error` is the RFC 6749 §5.2 error code
+    (`invalid_grant`, `invalid_client`, ...) when it sent one, `details.status` the HTTP status."""
+
+    code = "OAUTH_TOKEN_FAILED"
 
 
 class ServerTimeout(CenterError):

@@ -9,9 +9,16 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
+import httpx2
 import pytest
 
-from tests.e2e.conftest import running_echo_http
+from mcp_center.api import create_api
+from mcp_center.config import Settings
+from mcp_center.service import McpCenter
+from tests.e2e.conftest import free_port, running_echo_http
+from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
+from tests.support.loopback import serve_loopback
 
 CLI = str(Path(sys.executable).parent / "mcp-center")
 REPO = Path(__file__).parent.parent.parent
@@ -110,3 +117,86 @@ def test_list_prints_names_with_brackets_as_text_not_markup(tmp_path: Path) -> N
     listed = run(data, "list")
     assert listed.returncode == 0, listed.stderr
     assert "[/] [bold]x" in listed.stdout
+
+
+# ----- mcp-center auth (R-4.9) ------------------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+CLI_ADMIN_TOKEN = "cli-auth-admin-token-0123456789abcdef"
+
+
+def _cli_env(data: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(COLUMNS="200", MCP_CENTER_DATA_DIR=str(data), MCP_CENTER_ADMIN_TOKEN=CLI_ADMIN_TOKEN)
+    return env
+
+
+@pytest.mark.anyio
+async def test_auth_prints_issuer_scopes_and_url_then_waits_for_the_browser_login(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    port = free_port()
+    settings = Settings.load(data_dir=data, port=port, environ={})  # the callback is http://127.0.0.1:<port>
+    app = create_api(settings, CLI_ADMIN_TOKEN)
+    authorization = FakeAuthorizationServer()
+    resource = FakeProtectedResource([authorization], challenge_scope="mcp:read")
+    async with (
+        McpCenter.open(settings) as center,
+        serve_loopback(authorization.app) as as_base,
+        serve_loopback(resource.app) as rs_base,
+        serve_loopback(app, port=port) as host,
+    ):
+        app.state.center = center
+        authorization.base_url, resource.base_url = as_base, rs_base
+        view = await center.create_server(
+            {"id": "o", "name": "O", "transport": "streamable_http", "url": resource.url, "auth": {"kind": "oauth"}}
+        )
+        await center.trust("o", view["digest"])
+        with anyio.fail_after(30):
+            async with await anyio.open_process(
+                [CLI, "auth", "o", "--url", host, "--timeout", "20"], env=_cli_env(data), stderr=None
+            ) as process:
+                assert process.stdout is not None
+                lines: list[str] = []
+                buffer = b""
+                url = ""
+                async for chunk in process.stdout:
+                    buffer += chunk
+                    *complete, buffer = buffer.split(b"\n")
+                    lines += [line.decode() for line in complete]
+                    url = next((line.strip() for line in lines if line.strip().startswith("http")), "")
+                    if url:
+                        break
+                async with httpx2.AsyncClient(trust_env=False) as browser:
+                    redirect = await browser.get(url)
+                    landed = await browser.get(redirect.headers["location"])
+                async for chunk in process.stdout:
+                    buffer += chunk
+                await process.wait()
+        lines += buffer.decode().splitlines()
+    assert landed.status_code == 200, landed.text
+    assert process.returncode == 0, lines
+    assert f"authorization server (issuer): {authorization.issuer}" in lines
+    assert "scopes: mcp:read" in lines
+    assert any(line.startswith("authorized by") for line in lines), lines
+
+
+def test_auth_without_a_running_host_says_so(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    env = _cli_env(data)
+    result = subprocess.run(
+        [CLI, "auth", "o", "--url", f"http://127.0.0.1:{free_port()}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 7, result.stderr
+    assert "MCP_SERVER_UNREACHABLE" in result.stderr
+    assert "mcp-center serve" in result.stderr

@@ -442,6 +442,79 @@ def test_malformed_oauth_settings_are_refused(auth: dict[str, Any], field: str, 
     assert_only_error(remote(auth=auth), field, code)
 
 
+@pytest.mark.parametrize(
+    ("auth", "field", "code"),
+    [
+        ({"grant": "client_credentials"}, "auth.client_id", "FIELD_REQUIRED"),
+        ({"grant": "cross_app_access", "client_id": "c"}, "auth.idp_token_endpoint", "FIELD_REQUIRED"),
+        ({"grant": "device_code"}, "auth.grant", "FIELD_INVALID"),
+        ({"token_endpoint_auth_method": "private_key_jwt"}, "auth.token_endpoint_auth_method", "FIELD_INVALID"),
+        ({"jwt_signing_algorithm": "ES256"}, "auth.jwt_signing_algorithm", "FIELD_INVALID"),
+        (
+            {"client_metadata_url": "http://host.example.com/cimd.json"},
+            "auth.client_metadata_url",
+            "URL_HTTPS_REQUIRED",
+        ),
+        ({"client_metadata_url": "https://host.example.com/"}, "auth.client_metadata_url", "CIMD_URL_INVALID"),
+        ({"client_metadata_url": "https://host.example.com/c?x=1"}, "auth.client_metadata_url", "CIMD_URL_INVALID"),
+        (
+            {"client_id": "c", "client_metadata_url": "https://host.example.com/c.json"},
+            "auth.client_metadata_url",
+            "FIELD_INVALID",
+        ),
+        (
+            {"grant": "client_credentials", "client_id": "c", "legacy_endpoint_fallback": True},
+            "auth.legacy_endpoint_fallback",
+            "FIELD_INVALID",
+        ),
+        ({"idp_token_endpoint": "https://idp.example.com/token"}, "auth.idp_token_endpoint", "FIELD_INVALID"),
+        (
+            {"grant": "cross_app_access", "client_id": "c", "idp_token_endpoint": "http://idp.example.com/token"},
+            "auth.idp_token_endpoint",
+            "URL_HTTPS_REQUIRED",
+        ),
+        (
+            {"binding": {"resource": "https://mcp.example.com/mcp", "issuer": "http://as.example.com"}},
+            "auth.binding.issuer",
+            "URL_HTTPS_REQUIRED",
+        ),
+        ({"client_secret": "pasted-into-config"}, "auth.client_secret", "FIELD_UNKNOWN"),
+    ],
+)
+def test_incoherent_oauth_grant_settings_are_refused_on_the_field_at_fault(
+    auth: dict[str, Any], field: str, code: str
+) -> None:
+    """R-4 settings are checked together: a grant's required fields, https URLs, CIMD shape (R-4.10)."""
+    assert_only_error(remote(auth={"kind": "oauth", **auth}), field, code)
+
+
+def test_every_oauth_grant_has_a_valid_minimal_configuration() -> None:
+    machine = parse_server_config(remote(auth={"kind": "oauth", "grant": "client_credentials", "client_id": "m"}))
+    assert isinstance(machine, StreamableHttpServerConfig)
+    assert isinstance(machine.auth, AuthOAuth)
+    assert machine.auth.grant == "client_credentials"
+    jwt_auth = {
+        "kind": "oauth",
+        "grant": "client_credentials",
+        "client_id": "m",
+        "token_endpoint_auth_method": "private_key_jwt",
+        "jwt_signing_algorithm": "ES256",
+    }
+    parse_server_config(remote(auth=jwt_auth))
+    cross = {
+        "kind": "oauth",
+        "grant": "cross_app_access",
+        "client_id": "c",
+        "idp_token_endpoint": "https://idp.example.com/t",
+    }
+    parse_server_config(remote(auth=cross))
+    legacy = parse_server_config(remote(auth={"kind": "oauth", "legacy_endpoint_fallback": True}))
+    assert isinstance(legacy, StreamableHttpServerConfig)
+    assert isinstance(legacy.auth, AuthOAuth)
+    assert legacy.auth.legacy_endpoint_fallback is True
+    assert AuthOAuth().legacy_endpoint_fallback is False
+
+
 # ----- id, name, timeouts -----------------------------------------------------------------------
 
 

@@ -1,0 +1,1 @@
+"""The official MCP conformance client suite, run against mcp-center (`scripts/conformance`)."""

@@ -21,6 +21,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests.support.processes import descendants
+
 E2E_DIR = Path(__file__).parent
 NODE_DIR = E2E_DIR / "node"
 EVERYTHING = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -46,38 +48,6 @@ def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen[bytes] | N
                 return
         time.sleep(0.05)
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s} s")
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live descendant of `pid` (Linux /proc)."""
-    found: set[int] = set()
-    stack = [pid]
-    while stack:
-        current = stack.pop()
-        task_dir = Path(f"/proc/{current}/task")
-        try:
-            tasks = list(task_dir.iterdir())
-        except FileNotFoundError:
-            continue
-        for task in tasks:
-            try:
-                children = (task / "children").read_text().split()
-            except (FileNotFoundError, ProcessLookupError):
-                continue
-            for child in children:
-                child_pid = int(child)
-                if child_pid not in found and _alive(child_pid):
-                    found.add(child_pid)
-                    stack.append(child_pid)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
 
 
 def wait_no_descendants(pid: int, timeout_s: float = 15.0) -> set[int]:

@@ -1,7 +1,8 @@
 """A real SDK MCP server over stdio.
 
 Tools: `echo(text)` returns `text`; `spawn_grandchild()` starts `sleep 300` inside the server's
-process group and returns its pid (the process tree a close must not leak).
+process group and returns its pid (the process tree a close must not leak); `crash(code)` exits
+the process in the middle of the call; `big(kib)` returns `kib` KiB of text.
 
 Flags:
     --banner: print a non-protocol line on stdout before speaking MCP.
@@ -11,6 +12,7 @@ Flags:
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 
@@ -37,6 +39,19 @@ def spawn_grandchild() -> int:
     )
     _grandchildren.append(child)
     return child.pid
+
+
+@mcp.tool()
+def crash(code: int) -> str:
+    """Exit the whole process at once with `code` (the call never gets an answer)."""
+    sys.stdout.flush()
+    os._exit(code)
+
+
+@mcp.tool()
+def big(kib: int) -> str:
+    """Return `kib` KiB of text."""
+    return "x" * (kib * 1024)
 
 
 def main() -> None:

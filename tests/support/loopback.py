@@ -16,15 +16,15 @@ from starlette.types import ASGIApp
 
 
 @asynccontextmanager
-async def serve_loopback(app: ASGIApp, *, startup_timeout_s: float = 10.0) -> AsyncGenerator[str]:
-    """Serve `app` on `http://127.0.0.1:<free port>` and yield that base URL (no trailing slash).
+async def serve_loopback(app: ASGIApp, *, startup_timeout_s: float = 10.0, port: int = 0) -> AsyncGenerator[str]:
+    """Serve `app` on `http://127.0.0.1:<free port>` (or `port`) and yield that base URL (no trailing slash).
 
     Raises:
         TimeoutError: uvicorn did not start within `startup_timeout_s` seconds.
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)

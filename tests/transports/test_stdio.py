@@ -155,7 +155,7 @@ async def test_client_initializes_lists_and_calls_tools_over_stdio() -> None:
             assert client.server_info is not None
             assert client.server_info.name == "echo"
             tools = await client.list_tools()
-            assert {tool.name for tool in tools.tools} == {"echo", "spawn_grandchild"}
+            assert {tool.name for tool in tools.tools} == {"echo", "spawn_grandchild", "crash", "big"}
             assert text_of(await client.call_tool("echo", {"text": "hi"})) == "hi"
             # Larger than one 64 KiB read: framing must reassemble lines across chunks.
             big = "é" * 200_000

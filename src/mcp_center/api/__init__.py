@@ -10,7 +10,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from mcp_center import __version__
-from mcp_center.api import capabilities, debugging, imports, operations, servers
+from mcp_center.api import capabilities, debugging, imports, oauth, operations, servers
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.security import AdminAuth, AdminAuthGuard, CookieSessions, HostGuard, allowed_host_names
 from mcp_center.config import Settings
@@ -28,7 +28,8 @@ def create_api(
     lifespan: Lifespan | None = None,
     sessions: CookieSessions | None = None,
 ) -> FastAPI:
-    """Build the ASGI app: `/api/...` (admin token required), `/openapi.json`, `/docs`, `/healthz`.
+    """Build the ASGI app: `/api/...` (admin token required), `/oauth/callback` (R-4.9), `/openapi.json`,
+    `/docs`, `/healthz`.
 
     `app.state.center` must hold an open `McpCenter` before requests arrive (the lifespan in
     `mcp_center.app` sets it; tests may set it directly). With `sessions`, `/api` also accepts the
@@ -52,6 +53,8 @@ def create_api(
     app.include_router(imports.router, dependencies=[Depends(auth)])
     app.include_router(capabilities.router, dependencies=[Depends(auth)])
     app.state.import_previews = ImportPreviews()
+    app.include_router(oauth.router, dependencies=[Depends(auth)])
+    app.include_router(oauth.callback_router)  # no admin token: the single-use OAuth state protects it
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:  # pyright: ignore[reportUnusedFunction]

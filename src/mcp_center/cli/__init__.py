@@ -555,6 +555,56 @@ def export(
         )
 
 
+@app.command("auth")
+def auth_(
+    server_id: str,
+    issuer: Annotated[str | None, typer.Option(help="The issuer to log in with when the server lists several.")] = None,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until the browser login completes.")] = True,
+    paste: Annotated[
+        bool, typer.Option("--paste", help="Paste the redirected URL (when the browser cannot reach this host).")
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the login.")] = 300.0,
+    url: Annotated[str | None, typer.Option("--url", help="URL of the running host (default: its base URL).")] = None,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Authorize an OAuth server (R-4.9): shows the issuer and scopes, prints the URL to open, waits.
+
+    Talks to the running `mcp-center serve` (the browser returns to its /oauth/callback).
+    """
+    from mcp_center.cli.oauth import ApiError, AuthReport, authorize
+
+    install_log_redaction()
+    report = AuthReport(
+        say=lambda line: print(line, flush=True),  # plain print: a long URL must not be wrapped
+        ask=lambda question: typer.prompt(question),
+    )
+    try:
+        authorize(
+            _settings(data_dir, profile),
+            server_id,
+            report,
+            base_url=url,
+            issuer=issuer,
+            wait=wait,
+            paste=paste,
+            timeout_s=timeout,
+        )
+    except ApiError as exc:
+        err.print(f"[red]error[/red] [{exc.api_code}]: {exc.message}", highlight=False)
+        issuers = exc.details.get("issuers")
+        if isinstance(issuers, list) and issuers:
+            err.print("  choose one with --issuer:", highlight=False)
+            for item in issuers:
+                err.print(f"    {item}", markup=False, highlight=False)
+        raise typer.Exit(4 if exc.status == 409 else 1) from None
+    except CenterError as exc:
+        raise _fail(exc) from None
+    except TimeoutError as exc:
+        err.print(f"[red]error[/red]: {exc}")
+        raise typer.Exit(8) from None
+
+
 @app.command()
 def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
     """List the prompts of enabled servers as /server:prompt commands (R-5.4)."""

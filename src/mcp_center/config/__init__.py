@@ -1,17 +1,21 @@
 """Configuration: host settings and server configuration models with their R-1 rules. No network."""
 
 from mcp_center.config.servers import (
+    OAUTH_CLIENT_SECRET_KEYS,
     RESERVED_HEADERS,
     AuthBearer,
     AuthConfig,
     AuthNone,
     AuthOAuth,
+    JwtSigningAlgorithm,
     OAuthBinding,
+    OAuthGrant,
     RemoteServerConfig,
     ServerConfig,
     SseServerConfig,
     StdioServerConfig,
     StreamableHttpServerConfig,
+    TokenEndpointAuthMethod,
     ToolPolicy,
     check_header_name,
     check_url,
@@ -22,12 +26,15 @@ from mcp_center.config.servers import (
 from mcp_center.config.settings import Profile, Settings
 
 __all__ = [
+    "OAUTH_CLIENT_SECRET_KEYS",
     "RESERVED_HEADERS",
     "AuthBearer",
     "AuthConfig",
     "AuthNone",
     "AuthOAuth",
+    "JwtSigningAlgorithm",
     "OAuthBinding",
+    "OAuthGrant",
     "Profile",
     "RemoteServerConfig",
     "ServerConfig",
@@ -35,6 +42,7 @@ __all__ = [
     "SseServerConfig",
     "StdioServerConfig",
     "StreamableHttpServerConfig",
+    "TokenEndpointAuthMethod",
     "ToolPolicy",
     "check_header_name",
     "check_url",

@@ -26,17 +26,21 @@ from mcp_center.errors import ConfigInvalid, FieldError
 from mcp_center.models import TransportKind
 
 __all__ = [
+    "OAUTH_CLIENT_SECRET_KEYS",
     "RESERVED_HEADERS",
     "AuthBearer",
     "AuthConfig",
     "AuthNone",
     "AuthOAuth",
+    "JwtSigningAlgorithm",
     "OAuthBinding",
+    "OAuthGrant",
     "RemoteServerConfig",
     "ServerConfig",
     "SseServerConfig",
     "StdioServerConfig",
     "StreamableHttpServerConfig",
+    "TokenEndpointAuthMethod",
     "ToolPolicy",
     "check_header_name",
     "check_url",
@@ -105,12 +109,60 @@ class OAuthBinding(_Model):
     issuer: str
 
 
+OAuthGrant = Literal["authorization_code", "client_credentials", "cross_app_access"]
+"""How the broker obtains tokens (R-4): a user authorizes in the browser (`authorization_code`), the
+host authenticates as itself (`client_credentials`, SEP-1046), or an identity-provider ID token is
+exchanged for an ID-JAG and presented with the jwt-bearer grant (`cross_app_access`, SEP-990)."""
+
+TokenEndpointAuthMethod = Literal["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]
+"""How the host authenticates at the token endpoint (RFC 7591 §2, RFC 7523 §2.2)."""
+
+JwtSigningAlgorithm = Literal["ES256", "ES384", "RS256", "PS256"]
+"""Algorithms for a `private_key_jwt` client assertion (RFC 7523)."""
+
+OAUTH_CLIENT_SECRET_KEYS: tuple[str, ...] = ("client_secret", "private_key", "idp_id_token")
+"""Write-only OAuth client credentials a user may configure (secret kind `oauth`, R-1.5): the client
+secret, the PEM private key for `private_key_jwt`, and the identity provider's ID token for
+`cross_app_access`."""
+
+
 class AuthOAuth(_Model):
-    """OAuth 2.1 (R-4): optional pre-registered client id and scopes; the binding is set by the broker."""
+    """OAuth 2.1 for a remote server (R-4). Every field is optional; the defaults are the common case.
+
+    Attributes:
+        grant: See `OAuthGrant`. `client_credentials` and `cross_app_access` need `client_id`.
+        client_id: A pre-registered client id (at most 255 characters); without it the broker uses a
+            client ID metadata document (`client_metadata_url`) or dynamic client registration.
+        token_endpoint_auth_method: None means: what the registration says, else
+            `client_secret_basic` when a client secret is configured, else `none`.
+        jwt_signing_algorithm: For `private_key_jwt`; None means ES256 for an EC key, RS256 for RSA.
+        scopes: Used only when neither the server's challenge nor its protected resource metadata
+            names scopes (R-4.5).
+        client_metadata_url: An https URL (non-root path) serving this host's client ID metadata
+            document, used as the client id when the authorization server supports CIMD. Used only
+            when configured (R-4.10).
+        legacy_endpoint_fallback: Allow the 2025-03-26 discovery of servers without protected
+            resource metadata: the MCP origin is the authorization server and, without its metadata,
+            `/authorize`, `/token` and `/register` on the MCP origin are used (PKCE S256 support
+            cannot be verified there). Off by default (R-4.2 forbids guessing endpoints); turn it on
+            only for a legacy server you trust.
+        idp_token_endpoint: `cross_app_access`: the identity provider's token endpoint (RFC 8693).
+        idp_client_id: `cross_app_access`: this host's client id at the identity provider.
+        binding: The (canonical resource, issuer) the credentials belong to (R-4.6). Recorded by the
+            broker when a user authorizes; a user may also pin it. A binding for another resource
+            than the current URL is ignored.
+    """
 
     kind: Literal["oauth"] = "oauth"
+    grant: OAuthGrant = "authorization_code"
     client_id: str | None = Field(default=None, max_length=255)
+    token_endpoint_auth_method: TokenEndpointAuthMethod | None = None
+    jwt_signing_algorithm: JwtSigningAlgorithm | None = None
     scopes: list[str] | None = None
+    client_metadata_url: str | None = None
+    legacy_endpoint_fallback: bool = False
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = Field(default=None, max_length=255)
     binding: OAuthBinding | None = None
 
 
@@ -310,11 +362,63 @@ def _check_remote(config: StreamableHttpServerConfig | SseServerConfig) -> Itera
                 f"headers.{name}", "HEADER_VALUE_INVALID", "must be at most 8 KiB without control characters"
             )
     if isinstance(config.auth, AuthOAuth):
-        for i, scope in enumerate(config.auth.scopes or []):
-            if not scope or any(c.isspace() for c in scope) or _CONTROL.search(scope):
-                yield FieldError(f"auth.scopes.{i}", "SCOPE_INVALID", "must be a non-empty scope token without spaces")
-        if config.auth.client_id is not None and (not config.auth.client_id or _CONTROL.search(config.auth.client_id)):
-            yield FieldError("auth.client_id", "FIELD_INVALID", "must be a non-empty printable string")
+        yield from _check_oauth(config.auth)
+
+
+def _check_oauth(auth: AuthOAuth) -> Iterable[FieldError]:
+    """R-4 configuration rules: well-formed scopes and ids, https URLs, and coherent grant settings."""
+    for i, scope in enumerate(auth.scopes or []):
+        if not scope or any(c.isspace() for c in scope) or _CONTROL.search(scope):
+            yield FieldError(f"auth.scopes.{i}", "SCOPE_INVALID", "must be a non-empty scope token without spaces")
+    for name in ("client_id", "idp_client_id"):
+        value: str | None = getattr(auth, name)
+        if value is not None and (not value or _CONTROL.search(value) or value != value.strip()):
+            yield FieldError(f"auth.{name}", "FIELD_INVALID", "must be a non-empty printable string")
+    if auth.grant != "authorization_code" and auth.client_id is None:
+        yield FieldError("auth.client_id", "FIELD_REQUIRED", f"is required for the {auth.grant} grant")
+    uses_jwt = auth.token_endpoint_auth_method == "private_key_jwt"  # noqa: S105 - a method name, not a secret
+    if uses_jwt and auth.grant != "client_credentials":
+        yield FieldError(
+            "auth.token_endpoint_auth_method", "FIELD_INVALID", "private_key_jwt is supported for client_credentials"
+        )
+    if auth.jwt_signing_algorithm is not None and not uses_jwt:
+        yield FieldError(
+            "auth.jwt_signing_algorithm", "FIELD_INVALID", "needs token_endpoint_auth_method private_key_jwt"
+        )
+    if auth.client_metadata_url is not None:
+        if auth.client_id is not None:
+            yield FieldError(
+                "auth.client_metadata_url", "FIELD_INVALID", "set either client_id or client_metadata_url, not both"
+            )
+        yield from _check_cimd_url(auth.client_metadata_url)
+    if auth.legacy_endpoint_fallback and auth.grant != "authorization_code":
+        yield FieldError("auth.legacy_endpoint_fallback", "FIELD_INVALID", "is only for the authorization_code grant")
+    if auth.grant == "cross_app_access":
+        if auth.idp_token_endpoint is None:
+            yield FieldError("auth.idp_token_endpoint", "FIELD_REQUIRED", "is required for the cross_app_access grant")
+    elif auth.idp_token_endpoint is not None or auth.idp_client_id is not None:
+        field = "auth.idp_token_endpoint" if auth.idp_token_endpoint is not None else "auth.idp_client_id"
+        yield FieldError(field, "FIELD_INVALID", "is only for the cross_app_access grant")
+    if auth.idp_token_endpoint is not None:
+        yield from check_url("auth.idp_token_endpoint", auth.idp_token_endpoint)
+    if auth.binding is not None:
+        yield from check_url("auth.binding.resource", auth.binding.resource)
+        yield from check_url("auth.binding.issuer", auth.binding.issuer)
+
+
+def _check_cimd_url(url: str) -> Iterable[FieldError]:
+    """R-4.10: a client ID metadata document URL is https with a path, no query, fragment or credentials."""
+    errors = list(check_url("auth.client_metadata_url", url))
+    yield from errors
+    if errors:
+        return
+    parts = urlsplit(url)
+    if parts.scheme != "https" or parts.path in {"", "/"} or parts.query:
+        yield FieldError(
+            "auth.client_metadata_url",
+            "CIMD_URL_INVALID",
+            "must be an https URL with a path and no query: the document must be served publicly over https (R-4.10)",
+        )
 
 
 def check_header_name(path: str, name: str, *, managed_auth: bool) -> FieldError | None:

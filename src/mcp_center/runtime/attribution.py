@@ -20,6 +20,7 @@ import mcp_types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from mcp_center.auth import BoundBearerAuth
 from mcp_center.errors import (
     CenterError,
     ConnectionLost,
@@ -32,9 +33,13 @@ from mcp_center.models import ErrorReason
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import TransportProbe
 
-__all__ = ["attribute", "leaves", "timeout_error"]
+__all__ = ["SessionEnded", "attribute", "leaves", "timeout_error"]
 
 STDERR_TAIL_IN_ERROR = 5
+
+
+class SessionEnded(Exception):
+    """The server side of a session ended (EOF, stream closed); `attribute` finds out why."""
 
 
 def leaves(exc: BaseException) -> Iterator[BaseException]:
@@ -126,6 +131,17 @@ def _http_status_error(probe: TransportProbe) -> CenterError | None:
     )
 
 
+def _auth_failure(probe: TransportProbe | None) -> CenterError | None:
+    """The typed error an OAuth auth raised on this connection (R-4.7, R-4.5), if any.
+
+    Raising inside an `httpx2.Auth` tears the transport down, so callers see only "connection closed"
+    (notes §6.4); the auth's own record names the real cause: authorization or step-up required.
+    """
+    if probe is not None and isinstance(probe.auth, BoundBearerAuth):
+        return probe.auth.failure
+    return None
+
+
 def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) -> CenterError:
     """Map a failure to one attributed `CenterError`.
 
@@ -134,8 +150,12 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
         probe: The transport probe of the failed connection, or None.
         during: A short phrase for the message, e.g. "initialize" or "tools/call".
     Returns:
-        The most specific error; its `details["reason"]` is an `ErrorReason` value.
+        The most specific error; its `details["reason"]` is an `ErrorReason` value. An OAuth failure
+        recorded by the connection's `BoundBearerAuth` wins (`auth_required`, `step_up_required`).
     """
+    auth_failure = _auth_failure(probe)
+    if auth_failure is not None:
+        return auth_failure
     found = list(leaves(exc))
     for leaf in found:
         if isinstance(leaf, CenterError):
@@ -155,7 +175,9 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
         )
     for leaf in found:
         if isinstance(leaf, MCPError):
-            if leaf.code == mcp_types.INTERNAL_ERROR and probe is not None:
+            # The SDK turns an HTTP error status into a synthesized JSON-RPC error (-32603 or,
+            # before a session exists, -32601 "Not Found"); the diagnostics know the status.
+            if leaf.code in (mcp_types.INTERNAL_ERROR, mcp_types.METHOD_NOT_FOUND) and probe is not None:
                 status_error = _http_status_error(probe)
                 if status_error is not None:
                     return status_error

@@ -47,7 +47,7 @@ from mcp.shared.message import SessionMessage
 
 from mcp_center.errors import CallCancelled, CenterError, ConnectionLost, ServerDisabled
 from mcp_center.models import ConnectionState, ErrorReason
-from mcp_center.runtime.attribution import attribute, timeout_error
+from mcp_center.runtime.attribution import SessionEnded, attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
 from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
@@ -554,7 +554,7 @@ class ConnectionManager:
                 error = timeout_error("initialize and tools/list", spec.startup_timeout_s, probe)
                 _add_noise_hint(error, probe)
                 raise error
-            raise attribute(ConnectionLost("closed"), probe, during="initialize")
+            raise attribute(SessionEnded(), probe, during="initialize")
         return result
 
     # ----- internals -------------------------------------------------------------------------
@@ -607,6 +607,8 @@ class ConnectionManager:
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
                 raise timeout_error(what, timeout_s) from None
+            if exc.code == types.CONNECTION_CLOSED:
+                await _settle_exit(probe)
             if exc.code == types.INVALID_REQUEST and probe.http is not None and probe.http.session_expired:
                 conn.expired = True
                 raise _SessionExpired(
@@ -773,7 +775,8 @@ class ConnectionManager:
                                 details={"reason": ErrorReason.SESSION_EXPIRED.value},
                             )
                         else:
-                            error = attribute(ConnectionLost("closed"), probe, during="the session")
+                            await _settle_exit(probe)
+                            error = attribute(SessionEnded(), probe, during="the session")
                 if handshake.cancelled_caught and not conn.ready.is_set():
                     error = timeout_error("initialize", spec.startup_timeout_s, probe)
                     _add_noise_hint(error, probe)
@@ -825,6 +828,13 @@ class _SessionExpired(Exception):
     def __init__(self, error: CenterError) -> None:
         super().__init__(error.message)
         self.error = error
+
+
+async def _settle_exit(probe: TransportProbe) -> None:
+    """When a stdio session ends, give the process a moment to be reaped so its exit code is known."""
+    if probe.stdio is not None and probe.stdio.returncode is None:
+        with anyio.move_on_after(1.0):
+            await probe.stdio.exited.wait()
 
 
 def _add_noise_hint(error: CenterError, probe: TransportProbe) -> None:

@@ -18,7 +18,10 @@ class SecretKind(StrEnum):
     BEARER = "bearer"
     """The static bearer token of a remote server (`auth.kind = bearer`)."""
     OAUTH = "oauth"
-    """OAuth material bound to (server, resource, issuer): refresh token, client secret (R-4.6)."""
+    """OAuth material the broker keeps, bound to (server, resource, issuer): refresh token, registered
+    client and its secret, metadata snapshot (R-4.6). Never set through the secrets API."""
+    OAUTH_CLIENT = "oauth_client"
+    """OAuth client credentials a user configures: client secret, private key, identity provider ID token."""
 
 
 def secret_id(kind: SecretKind, server_id: str, key: str) -> str:

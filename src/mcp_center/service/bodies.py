@@ -3,7 +3,8 @@
 A body may be what `GET /api/mcp/servers/{id}` returned, edited: read-only fields (`version` is
 the exception: it is the optimistic-lock token) are ignored, and the read shape of secrets
 (`{"API_KEY": {"configured": true}}`) is accepted as a list of declared names. Secret values
-travel only in `secret_values` (or `auth.token` as a string for bearer auth) and are never echoed.
+travel only in `secret_values` (or `auth.token` as a string for bearer auth, `auth.client_secret`,
+`auth.private_key`, `auth.idp_id_token` as strings for OAuth) and are never echoed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS
 from mcp_center.errors import ConfigInvalid, FieldError
 from mcp_center.secrets.redact import MIN_LENGTH
 
@@ -31,6 +33,7 @@ READ_ONLY_FIELDS = frozenset(
         "digest",
         "status",
         "needs",
+        "oauth",
     }
 )
 MAX_SECRET_CHARS = 32 * 1024
@@ -45,14 +48,19 @@ class SecretValues:
     env: dict[str, str] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     bearer_token: str | None = None
+    oauth: dict[str, str] = field(default_factory=dict)
+    """OAuth client credentials by key (`OAUTH_CLIENT_SECRET_KEYS`)."""
 
     def __repr__(self) -> str:
         has_bearer = self.bearer_token is not None
-        return f"SecretValues(env={sorted(self.env)}, headers={sorted(self.headers)}, bearer={has_bearer})"
+        return (
+            f"SecretValues(env={sorted(self.env)}, headers={sorted(self.headers)}, bearer={has_bearer}, "
+            f"oauth={sorted(self.oauth)})"
+        )
 
     def is_empty(self) -> bool:
         """True when the body set no secret value."""
-        return not self.env and not self.headers and self.bearer_token is None
+        return not self.env and not self.headers and self.bearer_token is None and not self.oauth
 
 
 @dataclass
@@ -132,7 +140,7 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
         if not isinstance(raw_values, Mapping):
             raise ConfigInvalid([FieldError("secret_values", "FIELD_INVALID", "must be an object")])
         for key in raw_values:
-            if key not in {"env", "headers", "bearer_token"}:
+            if key not in {"env", "headers", "bearer_token", "oauth"}:
                 raise ConfigInvalid([FieldError(f"secret_values.{key}", "FIELD_UNKNOWN", "is not a known field")])
         for kind in ("env", "headers"):
             section = raw_values.get(kind) or {}
@@ -141,6 +149,15 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
             target = secrets.env if kind == "env" else secrets.headers
             for name, value in section.items():
                 target[str(name)] = parse_secret_value(f"secret_values.{kind}.{name}", value, header=kind == "headers")
+        oauth_values = raw_values.get("oauth") or {}
+        if not isinstance(oauth_values, Mapping):
+            raise ConfigInvalid([FieldError("secret_values.oauth", "FIELD_INVALID", "must be an object")])
+        for name, value in oauth_values.items():
+            if name not in OAUTH_CLIENT_SECRET_KEYS:
+                raise ConfigInvalid(
+                    [FieldError(f"secret_values.oauth.{name}", "FIELD_UNKNOWN", "is not an OAuth secret key")]
+                )
+            secrets.oauth[str(name)] = parse_secret_value(f"secret_values.oauth.{name}", value, header=False)
         if raw_values.get("bearer_token") is not None:
             secrets.bearer_token = parse_secret_value(
                 "secret_values.bearer_token", raw_values["bearer_token"], header=True
@@ -157,7 +174,16 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
         lowered = {d.lower() for d in declared}
         data["secret_headers"] = declared + [k for k in secrets.headers if k.lower() not in lowered]
     auth = data.get("auth")
-    if isinstance(auth, Mapping) and "token" in auth:
+    if isinstance(auth, Mapping) and auth.get("kind") == "oauth":
+        auth_copy = {str(k): v for k, v in auth.items() if k not in OAUTH_CLIENT_SECRET_KEYS}
+        for name in OAUTH_CLIENT_SECRET_KEYS:
+            value = auth.get(name)
+            if isinstance(value, str):
+                secrets.oauth[name] = parse_secret_value(f"auth.{name}", value, header=False)
+            elif value is not None and not isinstance(value, Mapping):  # the read shape {"configured": bool}
+                raise ConfigInvalid([FieldError(f"auth.{name}", "FIELD_INVALID", "must be the secret string")])
+        data["auth"] = auth_copy
+    elif isinstance(auth, Mapping) and "token" in auth:
         auth_copy = {str(k): v for k, v in auth.items() if k != "token"}
         token = auth["token"]
         if isinstance(token, str):

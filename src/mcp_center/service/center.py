@@ -25,8 +25,11 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
+from mcp_center.auth import OAuthBroker, check_private_key
 from mcp_center.config import (
+    OAUTH_CLIENT_SECRET_KEYS,
     AuthBearer,
+    AuthOAuth,
     ServerConfig,
     Settings,
     StdioServerConfig,
@@ -55,7 +58,7 @@ from mcp_center.errors import (
     TrustDigestMismatch,
 )
 from mcp_center.models import TransportKind
-from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus
+from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import (
     Redactor,
     SecretCipher,
@@ -68,6 +71,7 @@ from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import SecretValues, ServerBody, parse_secret_value, parse_server_body
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
 from mcp_center.store import JsonInteractionStore, JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
 from mcp_center.transports import ConnectionSpec
@@ -82,8 +86,9 @@ SECRET_KINDS: Mapping[str, SecretKind] = {
     "environment": SecretKind.ENV,
     "header": SecretKind.HEADER,
     "bearer": SecretKind.BEARER,
+    "oauth": SecretKind.OAUTH_CLIENT,
 }
-"""API names of the secret kinds (`?kind=environment|header|bearer`)."""
+"""API names of the secret kinds (`?kind=environment|header|bearer|oauth`)."""
 
 STORE_POLL_S = 1.0
 """Seconds between checks for servers.json changes made by another process (the CLI)."""
@@ -130,6 +135,19 @@ class McpCenter:
         self._interactions.cancel_call = manager.cancel
         self._interactions.retry_call = self._retry_interrupted_call
         self._capabilities = Capabilities(store, manager, self._approvals, self._interactions)
+        broker = OAuthBroker(
+            store=store, cipher=cipher, redactor=redactor, redirect_uri=settings.base_url + CALLBACK_PATH
+        )
+        self.oauth = OAuthService(
+            settings=settings,
+            store=store,
+            cipher=cipher,
+            redactor=redactor,
+            broker=broker,
+            digest=self._digest,
+            after_authorization=self._after_authorization,
+        )
+        """OAuth use cases (R-4): start, complete, forget, status."""
 
     @classmethod
     @asynccontextmanager
@@ -140,6 +158,7 @@ class McpCenter:
         connect: bool = True,
         on_status: Callable[[ServerStatus], None] | None = None,
         elicitation: bool = True,
+        hooks_for: Callable[[ConnectionSpec, str], SessionHooks] | None = None,
     ) -> AsyncGenerator[McpCenter]:
         """Open the data directory, start the connection manager, and reconnect enabled servers.
 
@@ -152,6 +171,9 @@ class McpCenter:
             elicitation: Advertise elicitation and turn server questions into interaction cards
                 (R-6). False for one-shot CLI commands, which cannot show a form. Only one process
                 per data directory owns the cards; in any other, elicitation stays off.
+            hooks_for: Per-connection session hooks (elicitation, notifications) for long-lived
+                connections, replacing the interaction cards' elicitation callback (a test driver, a
+                gateway that routes elicitation to its own client); no cards are kept then.
         Raises:
             SecretStoreError / StorageError: the key or the data files cannot be used.
         """
@@ -168,13 +190,16 @@ class McpCenter:
             events,
             deadlines,
             timeout_s=settings.elicitation_timeout_s,
-            enabled=elicitation,
+            enabled=elicitation and hooks_for is None,
         )
         await interactions.start()
         try:
             async with (
                 ConnectionManager(
-                    on_status=on_status, hooks_for=interactions.hooks_for, events=events, deadlines=deadlines
+                    on_status=on_status,
+                    hooks_for=hooks_for or interactions.hooks_for,
+                    events=events,
+                    deadlines=deadlines,
                 ) as manager,
                 anyio.create_task_group() as tg,
             ):
@@ -320,6 +345,7 @@ class McpCenter:
 
         await self._txn(run)
         self._announce("server.deleted", {"server_id": server_id})
+        self.oauth.drop_server(server_id)
         await self._reconcile(server_id)
         self._manager.forget(server_id)
 
@@ -335,7 +361,7 @@ class McpCenter:
             SecretKeyInvalid (key not allowed for the kind/transport), ConfigInvalid (bad value).
         """
         secret_kind = _secret_kind(kind)
-        plain = parse_secret_value("value", value, header=secret_kind is not SecretKind.ENV)
+        plain = parse_secret_value("value", value, header=secret_kind in (SecretKind.HEADER, SecretKind.BEARER))
 
         def run(state: StoreState) -> None:
             record = _get(state, server_id)
@@ -346,6 +372,8 @@ class McpCenter:
                 values.env[key] = plain
             elif secret_kind is SecretKind.HEADER:
                 values.headers[key] = plain
+            elif secret_kind is SecretKind.OAUTH_CLIENT:
+                values.oauth[key] = plain
             else:
                 values.bearer_token = plain
             old_digest = self._digest(record.config, state)
@@ -970,6 +998,16 @@ class McpCenter:
                     )
                 )
             writes.append((SecretKind.BEARER, BEARER_KEY, values.bearer_token))
+        if values.oauth:
+            if isinstance(config, StdioServerConfig) or not isinstance(config.auth, AuthOAuth):
+                errors.append(
+                    FieldError(
+                        "secret_values.oauth", "SECRET_KIND_INVALID", "needs a remote server with auth.kind 'oauth'"
+                    )
+                )
+            elif "private_key" in values.oauth:
+                check_private_key(values.oauth["private_key"], config.auth.jwt_signing_algorithm)
+            writes += [(SecretKind.OAUTH_CLIENT, k, v) for k, v in values.oauth.items()]
         if errors:
             raise ConfigInvalid(errors)
         for kind, key, value in writes:
@@ -982,6 +1020,7 @@ class McpCenter:
         for internal in state.secret_ids_of(config.id):
             if internal not in keep and not internal.startswith(f"mcp.{SecretKind.OAUTH.value}."):
                 del state.secrets[internal]
+        OAuthService.purge_stale(state, config)  # OAuth credentials live only with the current binding (R-4.6)
 
     def _decrypt(self, state: StoreState, kind: SecretKind, server_id: str, key: str) -> str | None:
         internal = secret_id(kind, server_id, key)
@@ -1022,12 +1061,14 @@ class McpCenter:
             token = self._decrypt(state, SecretKind.BEARER, config.id, BEARER_KEY)
             if token is not None:
                 headers["Authorization"] = f"Bearer {token}"
+        auth = self.oauth.runtime_auth(config, state) if isinstance(config.auth, AuthOAuth) else None
         return ConnectionSpec(
             server_id=config.id,
             transport=TransportKind(config.transport),
             digest=digest,
             url=config.url,
             headers=headers,
+            auth=auth,
             startup_timeout_s=summary_timeout,
             call_timeout_s=config.call_timeout_s,
             max_result_bytes=config.max_result_bytes,
@@ -1067,6 +1108,14 @@ class McpCenter:
             await self._manager.connect(server_id)
         except CenterError as exc:
             logger.info("server.connect_failed", extra={"server_id": server_id, "code": exc.code})
+
+    async def _after_authorization(self, server_id: str) -> None:
+        """An authorization was committed or forgotten: reconcile, then reconnect an enabled server."""
+        await self._reconcile(server_id)
+        if server_id in self._manager.configured():
+            await self._manager.disconnect(server_id)
+            if self._tg is not None:
+                self._tg.start_soon(self._connect_quietly, server_id)
 
     async def _watch_store(self) -> None:
         last = await anyio.to_thread.run_sync(self._store.stamp)
@@ -1111,6 +1160,10 @@ class McpCenter:
             view["secret_headers"] = {k: {"configured": v["configured"]} for k, v in summary["secret_headers"].items()}
             if isinstance(config.auth, AuthBearer):
                 view["auth"] = {"kind": "bearer", "token": {"configured": summary["auth"]["token"]["configured"]}}
+            elif isinstance(config.auth, AuthOAuth):
+                configured = summary["auth"]
+                view["auth"].update({k: {"configured": configured[k]["configured"]} for k in OAUTH_CLIENT_SECRET_KEYS})
+                view["oauth"] = self.oauth.status(config, state)
         last_test = record.last_test.model_dump(mode="json") if record.last_test else None
         view.update(
             enabled=record.enabled,
@@ -1154,9 +1207,11 @@ def _secret_kind(kind: str) -> SecretKind:
         return SECRET_KINDS[kind]
     except KeyError:
         raise RequestInvalid(
-            "kind: must be 'environment', 'header' or 'bearer'",
+            "kind: must be 'environment', 'header', 'bearer' or 'oauth'",
             details={
-                "errors": [FieldError("kind", "FIELD_INVALID", "must be environment, header or bearer").to_dict()]
+                "errors": [
+                    FieldError("kind", "FIELD_INVALID", "must be environment, header, bearer or oauth").to_dict()
+                ]
             },
         ) from None
 
@@ -1177,6 +1232,13 @@ def _declare_secret(config: ServerConfig, kind: SecretKind, key: str) -> ServerC
         if key != BEARER_KEY or not isinstance(config.auth, AuthBearer):
             raise SecretKeyInvalid(
                 "the bearer secret is named 'token' and needs auth.kind 'bearer'", details={"key": key}
+            )
+        return config
+    if kind is SecretKind.OAUTH_CLIENT:
+        if key not in OAUTH_CLIENT_SECRET_KEYS or not isinstance(config.auth, AuthOAuth):
+            raise SecretKeyInvalid(
+                f"OAuth secrets are {', '.join(OAUTH_CLIENT_SECRET_KEYS)} and need auth.kind 'oauth'",
+                details={"key": key},
             )
         return config
     error = check_header_name(f"headers.{key}", key, managed_auth=config.auth.kind in {"bearer", "oauth"})

@@ -4,9 +4,10 @@ The summary lists everything security-relevant about how mcp-center will reach a
 transport; for stdio the command as typed, the absolute program it resolves to right now (so a
 changed PATH or a replaced binary location needs a new confirmation), args, cwd and env; for
 remote servers the URL, its origin and headers; for every secret whether it is set and a keyed
-fingerprint (HMAC under the host key, never a plain hash); the auth kind and binding; and the
-tool permissions (R-1.4). Plain env and header values are shown because they are not secret
-by definition and can change behaviour (`NODE_OPTIONS`).
+fingerprint (HMAC under the host key, never a plain hash); the auth kind and, for OAuth, every
+setting (grant, client, scopes, CIMD URL, legacy fallback, identity provider, binding) and whether each
+OAuth client secret is set; and the tool permissions (R-1.4). Plain env and header values are shown
+because they are not secret by definition and can change behaviour (`NODE_OPTIONS`).
 
 The digest is `sha256:` + SHA-256 of the canonical JSON of the summary.
 """
@@ -21,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_center.config import (
+    OAUTH_CLIENT_SECRET_KEYS,
     AuthBearer,
     AuthOAuth,
     RemoteServerConfig,
@@ -54,6 +56,8 @@ def secret_slots(config: ServerConfig) -> list[tuple[SecretKind, str]]:
     slots = [(SecretKind.HEADER, key) for key in config.secret_headers]
     if isinstance(config.auth, AuthBearer):
         slots.append((SecretKind.BEARER, BEARER_KEY))
+    elif isinstance(config.auth, AuthOAuth):
+        slots += [(SecretKind.OAUTH_CLIENT, key) for key in OAUTH_CLIENT_SECRET_KEYS]
     return slots
 
 
@@ -93,11 +97,10 @@ def connection_summary(config: ServerConfig, ciphertexts: Mapping[str, str], cip
         if isinstance(config.auth, AuthBearer):
             auth["token"] = _secret_entry(cipher, ciphertexts, secret_id(SecretKind.BEARER, config.id, BEARER_KEY))
         elif isinstance(config.auth, AuthOAuth):
-            auth.update(
-                client_id=config.auth.client_id,
-                scopes=config.auth.scopes,
-                binding=config.auth.binding.model_dump() if config.auth.binding else None,
-            )
+            # Every OAuth setting decides where credentials go or what they can do (R-1.4, R-4.6).
+            auth.update(config.auth.model_dump(mode="json", exclude={"kind"}))
+            for key in OAUTH_CLIENT_SECRET_KEYS:
+                auth[key] = _secret_entry(cipher, ciphertexts, secret_id(SecretKind.OAUTH_CLIENT, config.id, key))
         summary.update(
             url=config.url,
             origin=origin_of(config.url),

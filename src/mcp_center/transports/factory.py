@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+import httpx2
 from mcp.client import Transport
 from mcp.client.streamable_http import streamable_http_client
 
@@ -30,12 +31,14 @@ class TransportProbe:
     Attributes:
         stdio: The stdio transport (pid, returncode), or None for remote servers.
         http: Response diagnostics (status, challenge, session expiry), or None for stdio.
+        auth: The connection's `httpx2.Auth` (an OAuth auth records why it failed), or None.
         stderr_tail: The last `STDERR_TAIL_LINES` stderr lines of a stdio server (unredacted;
             redact before showing).
     """
 
     stdio: StdioTransport | None = None
     http: HttpDiagnostics | None = None
+    auth: httpx2.Auth | None = None
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
     noise_count: int = 0
     """stdout lines of a stdio server that were not JSON-RPC."""
@@ -90,6 +93,7 @@ async def open_transport(
         return
     assert spec.url is not None, "remote specs carry a URL"
     probe.http = HttpDiagnostics()
+    probe.auth = spec.auth
     async with build_http_client(
         spec.headers, probe.http, auth=spec.auth, max_response_bytes=MAX_MESSAGE_BYTES
     ) as http_client:

@@ -33,10 +33,10 @@ a human to answer an elicitation card (R-6.1, notes §5); it must outlast the ca
 
 @dataclass
 class HttpDiagnostics:
-    """What the last failing HTTP exchange of one connection looked like (no bodies, no credentials).
+    """What the last failing POST of one connection looked like (no bodies, no credentials).
 
     Attributes:
-        last_status: Status of the last non-2xx response, or None.
+        last_status: Status of the last POST if it was not 2xx/3xx, else None.
         last_method: Its request method.
         www_authenticate: Its `WWW-Authenticate` header (401/403), or None.
         session_expired: A request that carried `Mcp-Session-Id` got 404 (R-3.10).
@@ -56,9 +56,15 @@ class HttpDiagnostics:
         session_id = response.headers.get("mcp-session-id")
         if session_id:
             self.session_id = session_id
-        if response.status_code < 400:
-            return
         request = response.request
+        if request.method != "POST":
+            # The optional GET stream may answer 405 and DELETE may be refused: neither explains
+            # a failed request. Only POSTs carry JSON-RPC requests.
+            return
+        if response.status_code < 400:
+            self.last_status = None
+            self.www_authenticate = None
+            return
         self.last_status = response.status_code
         self.last_method = request.method
         self.www_authenticate = response.headers.get("www-authenticate")

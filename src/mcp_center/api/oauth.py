@@ -1,0 +1,103 @@
+"""OAuth routes (R-4.9): start an authorization, the browser callback, the headless completion, log out.
+
+`/api/mcp/servers/{id}/oauth/...` needs the admin token like every `/api` route. `GET /oauth/callback`
+is outside `/api` and has no admin token: the browser arrives there from the authorization server,
+and the single-use, unguessable `state` created by `start` is what protects it (login CSRF and
+replay are refused). It answers a small HTML page, or JSON when the client asks for JSON.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from mcp_center.api.errors import error_response
+from mcp_center.errors import CenterError
+from mcp_center.secrets import default_redactor
+from mcp_center.service import McpCenter
+from mcp_center.service.oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, client_metadata_document
+
+__all__ = ["callback_router", "router"]
+
+router = APIRouter(prefix="/api/mcp/servers", tags=["oauth"])
+callback_router = APIRouter(tags=["oauth"])
+
+OptionalObject = Annotated[dict[str, Any] | None, Body()]
+_CALLBACK_PARAMS = ("code", "state", "iss", "error")
+
+
+def _center(request: Request) -> McpCenter:
+    center: McpCenter = request.app.state.center
+    return center
+
+
+@router.post("/{server_id}/oauth/start", summary="Start an OAuth authorization (user action)")
+async def start(request: Request, server_id: str, body: OptionalObject = None) -> dict[str, Any]:
+    """Body: nothing, or `{"issuer": "..."}` to choose among several authorization servers.
+
+    Returns the `authorization_url` to open, with the `issuer` and `scopes` to show the user first
+    (R-4.9). Machine grants (`client_credentials`, `cross_app_access`) answer `authorized: true` at once.
+    Needs a trusted connection summary.
+    """
+    return await _center(request).oauth.start(server_id, body)
+
+
+@router.post("/{server_id}/oauth/complete", summary="Complete an authorization from a pasted redirect URL")
+async def complete(request: Request, server_id: str, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+    """Body `{"callback_url": "..."}`: the URL the browser was sent to, when it could not reach this host."""
+    return await _center(request).oauth.complete_from_url(server_id, body)
+
+
+@router.delete("/{server_id}/oauth", summary="Forget the OAuth authorization (log out)")
+async def forget(request: Request, server_id: str) -> dict[str, Any]:
+    """Deletes the stored refresh token, client registration and metadata, and the in-memory access token."""
+    return await _center(request).oauth.forget(server_id)
+
+
+def _wants_json(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+def _page(title: str, text: str, status: int) -> HTMLResponse:
+    body = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>mcp-center</title></head>"
+        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>"
+    )
+    headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+    return HTMLResponse(body, status_code=status, headers=headers)
+
+
+@callback_router.get(CALLBACK_PATH, summary="OAuth redirect target (browser)", response_model=None)
+async def callback(request: Request) -> Response:
+    """The authorization server redirects the browser here with `code`, `state` (and `iss`) or `error`."""
+    params: dict[str, str | None] = {name: request.query_params.get(name) for name in _CALLBACK_PARAMS}
+    for name in ("code", "state"):
+        value = params[name]
+        if value:
+            default_redactor.add(value)  # keep them out of access logs written after this response
+    try:
+        result = await _center(request).oauth.complete(params)
+    except CenterError as exc:
+        if _wants_json(request):
+            return error_response(exc.http_status, exc.code, exc.message, exc.details)
+        message = default_redactor.redact(exc.message)
+        return _page("Authorization failed", f"{message} [{exc.code}]", 400)
+    if _wants_json(request):
+        return JSONResponse(result, headers={"Cache-Control": "no-store"})
+    scopes = " ".join(result["scopes"]) or "(none)"
+    return _page(
+        "Authorized",
+        f"mcp-center is now authorized for server '{result['server_id']}' by {result['issuer']} "
+        f"(scopes: {scopes}). You can close this window.",
+        200,
+    )
+
+
+@callback_router.get(CLIENT_METADATA_PATH, summary="This host's OAuth client ID metadata document")
+async def client_metadata(request: Request) -> JSONResponse:
+    """Served for CIMD (R-4.10); configure its URL as `auth.client_metadata_url` only behind public https."""
+    return JSONResponse(client_metadata_document(_center(request).settings))

@@ -1,0 +1,155 @@
+"""Dynamic client registration (RFC 7591) with a validated client id (R-4.8).
+
+Threats: a registration response whose `client_id` is empty, not a string, 10 kB long or full of
+control characters being stored and later echoed into URLs, logs and pages (R-4.8: it must be a
+non-empty string of bounded length *before* it is stored or used); a registration whose token
+endpoint auth method this host cannot apply, found out only at the token endpoint (the SDK's
+`check_registration_usable` refuses it first); a registration endpoint reached through a redirect.
+Registration happens only through the metadata's `registration_endpoint`, never a guessed `/register`
+(except the explicit 2025-03-26 opt-in, where discovery itself supplies that endpoint).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import httpx2
+from mcp.client.auth import OAuthRegistrationError
+from mcp.client.auth.oauth2 import check_registration_usable
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
+from pydantic import AnyUrl, ValidationError
+
+from mcp_center.auth.discovery import AuthorizationServer
+from mcp_center.auth.http import OAuthHttp
+from mcp_center.auth.tokens import ClientIdentity
+from mcp_center.auth.urls import UrlPolicy, origin_of
+from mcp_center.errors import OAuthRegistrationFailed
+
+__all__ = ["CLIENT_NAME", "MAX_CLIENT_ID_CHARS", "choose_auth_method", "register_client", "valid_client_id"]
+
+CLIENT_NAME: Final = "mcp-center"
+MAX_CLIENT_ID_CHARS: Final = 255
+"""R-4.8 bound on a registered `client_id` (the same bound as a configured one)."""
+MAX_CLIENT_SECRET_CHARS: Final = 4096
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_PREFERENCE: Final = ("client_secret_basic", "client_secret_post", "none")
+
+
+def valid_client_id(value: object) -> str | None:
+    """The client id if it is a non-empty printable string of at most 255 characters (R-4.8), else None."""
+    if not isinstance(value, str) or not value or len(value) > MAX_CLIENT_ID_CHARS or _CONTROL.search(value):
+        return None
+    return value
+
+
+def choose_auth_method(server: AuthorizationServer) -> str:
+    """The token endpoint auth method to request: a confidential method when offered, else `none`.
+
+    mcp-center keeps secrets encrypted at rest, so it registers as a confidential client when it can;
+    without `token_endpoint_auth_methods_supported` RFC 8414 §2 implies `client_secret_basic`.
+    """
+    offered = server.token_endpoint_auth_methods or ("client_secret_basic",)
+    for method in _PREFERENCE:
+        if method in offered:
+            return method
+    return "none"
+
+
+def _failed(message: str, rule: str, server: AuthorizationServer, **extra: object) -> OAuthRegistrationFailed:
+    return OAuthRegistrationFailed(message, details={"rule": rule, "issuer": server.issuer, **extra})
+
+
+async def register_client(
+    http: OAuthHttp,
+    client: httpx2.AsyncClient,
+    server: AuthorizationServer,
+    policy: UrlPolicy,
+    *,
+    redirect_uri: str,
+    scope: str | None,
+) -> ClientIdentity:
+    """Register this host at `server` (RFC 7591) and return the validated client identity.
+
+    Args:
+        redirect_uri: `<base URL>/oauth/callback` (R-4.9).
+        scope: The scopes about to be requested (some servers accept only registered scopes).
+    Returns:
+        A `ClientIdentity` with `source="registered"`; nothing is stored here.
+    Raises:
+        OAuthRegistrationFailed: no registration endpoint, a non-2xx answer, a malformed response,
+            an invalid `client_id` (R-4.8), or an auth method this host cannot apply.
+        OAuthDiscoveryFailed: the endpoint breaks the URL policy (nothing was sent).
+    """
+    endpoint = server.registration_endpoint
+    if endpoint is None:
+        raise _failed(
+            f"the authorization server {server.issuer} offers no dynamic client registration; configure a client_id",
+            "no_registration_endpoint",
+            server,
+        )
+    method = choose_auth_method(server)
+    metadata = OAuthClientMetadata(
+        redirect_uris=[AnyUrl(redirect_uri)],
+        token_endpoint_auth_method=method,  # pyright: ignore[reportArgumentType]
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        client_name=CLIENT_NAME,
+        scope=scope,
+        application_type="native" if redirect_uri.startswith("http://") else "web",
+    )
+    try:
+        response = await http.post(
+            client,
+            endpoint,
+            policy,
+            what="registration endpoint",
+            json_body=metadata.model_dump(mode="json", exclude_none=True),
+        )
+    except httpx2.HTTPError as exc:
+        raise _failed(
+            f"cannot reach the registration endpoint at {origin_of(endpoint)} ({type(exc).__name__})", "network", server
+        ) from None
+    if response.status not in (200, 201):
+        reason = "a redirect (never followed)" if response.is_redirect else f"HTTP {response.status}"
+        raise _failed(
+            f"the registration endpoint at {origin_of(endpoint)} refused the registration ({reason})",
+            "http_status",
+            server,
+            status=response.status,
+        )
+    body = dict(response.json or {})
+    if not body:
+        raise _failed("the registration response is not a JSON object", "invalid_response", server)
+    if valid_client_id(body.get("client_id")) is None:
+        raise _failed(
+            f"the registration response carries no usable client_id (a non-empty printable string of at most "
+            f"{MAX_CLIENT_ID_CHARS} characters is required)",
+            "client_id_invalid",
+            server,
+        )
+    secret = body.get("client_secret")
+    if secret is not None and (not isinstance(secret, str) or len(secret) > MAX_CLIENT_SECRET_CHARS):
+        raise _failed("the registration response carries a malformed client_secret", "invalid_response", server)
+    body.pop("issuer", None)  # SEP-2352: an SDK-side stamp, never read from the wire
+    try:
+        info = OAuthClientInformationFull.model_validate(body)
+        check_registration_usable(info)
+    except ValidationError:
+        raise _failed("the registration response does not follow RFC 7591", "invalid_response", server) from None
+    except OAuthRegistrationError:
+        raise _failed(
+            "the authorization server registered the client with a token endpoint auth method this host cannot use",
+            "unusable_auth_method",
+            server,
+        ) from None
+    # RFC 7591 §3.2.1 echoes the registered method; when it does not, the requested one applies.
+    assigned = info.token_endpoint_auth_method or (method if info.client_secret is not None else "none")
+    return ClientIdentity(
+        client_id=info.client_id,
+        auth_method=assigned,
+        client_secret=info.client_secret,
+        source="registered",
+        redirect_uri=redirect_uri,
+        registered_scope=info.scope if info.scope is not None else scope,
+    )

@@ -1,0 +1,1 @@
+"""Fake servers for tests (OAuth authorization server and protected resource)."""

@@ -1,0 +1,177 @@
+"""Catalog validation, list_changed refreshes, generations and storm bounds (R-3.6, R-3.7)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from mcp_center.runtime import ConnectionManager
+from mcp_center.runtime.catalog import MAX_CATALOG_PAGES
+from mcp_center.runtime.manager import REFRESH_MIN_INTERVAL_S
+from tests.runtime.scripted import ScriptedConnection, ScriptedServer, spec, tool
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def server() -> ScriptedServer:
+    return ScriptedServer()
+
+
+@pytest.fixture
+async def manager(server: ScriptedServer) -> AsyncGenerator[ConnectionManager]:
+    async with ConnectionManager(transport_factory=server.factory) as opened:
+        await opened.configure("fake", spec())
+        yield opened
+
+
+def names(items: list[Any]) -> list[str]:
+    return [item.name for item in items]
+
+
+async def test_a_malformed_tool_is_quarantined_while_the_rest_stay_usable(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    server.tool_pages = [
+        {
+            "tools": [
+                tool("ok"),
+                {"name": "bad-schema", "inputSchema": "not an object"},
+                {"description": "no name", "inputSchema": {"type": "object"}},
+                tool("ok"),
+                tool("tab\tname"),
+                tool("fine"),
+            ]
+        }
+    ]
+    catalog = await manager.catalog("fake")
+    assert names(catalog.tools) == ["ok", "fine"]
+    reasons = {(q.name, q.reason.split(":")[0]) for q in catalog.quarantined["tools"]}
+    assert ("bad-schema", "inputSchema") in reasons
+    assert (None, "name") in reasons
+    assert any(q.name == "ok" and "duplicate" in q.reason for q in catalog.quarantined["tools"])
+    assert any(q.name == "tab\tname" and "printable" in q.reason for q in catalog.quarantined["tools"])
+    result = await manager.call_tool("fake", "fine", {})
+    assert result.is_error is False
+
+
+async def test_pages_are_followed_and_a_repeating_cursor_ends_the_walk(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    server.tool_pages = [{"tools": [tool(f"t{i}")]} for i in range(3)]
+    assert names(await manager.list_tools("fake")) == ["t0", "t1", "t2"]
+
+    async def looping(_conn: ScriptedConnection, _request: types.JSONRPCRequest) -> dict[str, Any]:
+        return {"tools": [], "nextCursor": "again"}
+
+    server.handlers["tools/list"] = looping
+    await manager.refresh("fake", ("tools",))
+    assert server.count("tools/list") <= 3 + 2  # three pages, then two for the loop (first + repeat)
+    assert server.count("tools/list") < MAX_CATALOG_PAGES
+
+
+async def test_a_malformed_page_on_refresh_keeps_the_last_valid_catalog(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    before = await manager.catalog("fake")
+    assert names(before.tools) == ["echo", "add"]
+    server.tool_pages = [{"tools": "definitely not a list"}]
+    after = await manager.refresh("fake", ("tools",))
+    assert names(after.tools) == ["echo", "add"]
+    assert after.generation["tools"] == 1
+    assert after.errors["tools"] is not None
+    assert "not a list" in after.errors["tools"]["message"]
+    server.tool_pages = [types.ErrorData(code=-32603, message="database down")]
+    again = await manager.refresh("fake", ("tools",))
+    assert names(again.tools) == ["echo", "add"]
+    assert again.errors["tools"] is not None
+
+
+async def test_list_changed_commits_a_new_generation_and_announces_it(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    await manager.connect("fake")
+    async with manager.events.subscribe() as events:
+        server.tool_pages = [{"tools": [tool("echo"), tool("add"), tool("new")]}]
+        await server.live.notify("notifications/tools/list_changed")
+        with anyio.fail_after(5):
+            event = await events.next()
+            while event["type"] != "server.catalog":
+                event = await events.next()
+    catalog = await manager.catalog("fake")
+    assert names(catalog.tools) == ["echo", "add", "new"]
+    assert catalog.generation["tools"] == 2
+    assert event["generation"] == {"tools": 2}
+    assert event["counts"]["tools"] == 3
+    assert manager.status("fake").tool_count == 3
+
+
+async def test_a_list_changed_storm_is_coalesced_into_a_bounded_number_of_refreshes(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    await manager.connect("fake")
+    before = server.count("tools/list")
+    started = anyio.current_time()
+    async with manager.events.subscribe() as events:
+        for _ in range(500):
+            await server.live.notify("notifications/tools/list_changed")
+        with anyio.fail_after(10):
+            while (await events.next())["type"] != "server.catalog":
+                pass
+    elapsed = anyio.current_time() - started
+    refreshes = server.count("tools/list") - before
+    assert 1 <= refreshes <= 2 + math.ceil(elapsed / REFRESH_MIN_INTERVAL_S)
+    assert refreshes < 50
+
+
+async def test_a_list_then_notify_loop_is_rate_limited(manager: ConnectionManager, server: ScriptedServer) -> None:
+    """A server that announces list_changed every time it is listed cannot make us spin."""
+    answered = 0
+
+    async def listing_notifies(conn: ScriptedConnection, _request: types.JSONRPCRequest) -> dict[str, Any]:
+        nonlocal answered
+        answered += 1
+        if answered > 1:
+            await conn.notify("notifications/tools/list_changed")
+        return {"tools": [tool("echo")]}
+
+    server.handlers["tools/list"] = listing_notifies
+    await manager.connect("fake")
+    started = anyio.current_time()
+    await server.live.notify("notifications/tools/list_changed")
+    with anyio.move_on_after(1.6):
+        await anyio.sleep_forever()  # let the loop run for a bounded time
+    elapsed = anyio.current_time() - started
+    assert answered <= 2 + math.ceil(elapsed / REFRESH_MIN_INTERVAL_S)
+
+
+async def test_a_malformed_notification_does_not_erase_the_catalog(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    await manager.connect("fake")
+    await server.live.notify("notifications/tools/list_changed", {"_meta": "not an object"})
+    await server.live.notify("notifications/unknown/thing", {"x": 1})
+    await server.live.notify("notifications/message", {"level": "nonsense", "data": 1})
+    with anyio.fail_after(5):
+        result = await manager.call_tool("fake", "echo", {"a": 1})
+    assert result.is_error is False
+    assert names(await manager.list_tools("fake")) == ["echo", "add"]
+
+
+async def test_the_request_log_records_method_timing_and_sizes_but_no_arguments(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    await manager.call_tool("fake", "echo", {"password": "hunter2-secret-value"})
+    entries = manager.logbook("fake").entries()
+    methods = [e["method"] for e in entries if e["kind"] == "request"]
+    assert methods[:2] == ["initialize", "tools/list"]
+    call = next(e for e in entries if e["method"] == "tools/call")
+    assert call["status"] == "ok"
+    assert call["request_bytes"] > 0 and call["response_bytes"] > 0
+    assert call["duration_ms"] is not None
+    assert "hunter2" not in repr(entries)
