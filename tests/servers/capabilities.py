@@ -4,10 +4,11 @@ Served on loopback by the tests (`tests/support/loopback.py`). `Upstream` record
 server, so a test can assert that a denied, expired or cancelled call never did.
 
 Tools: `record(note)` (counts calls), `echo(text)`, `ask(question)` (elicits a form whose schema has
-defaults, SEP-1034, and a password field), `ask_url()` (URL-mode elicitation), `slow_after_answer`
-(elicits, then sleeps), plus tools named with dots, slashes, spaces, unicode and 100 characters.
-Prompts: `greet(name)`, `team/standup(team)`, `sneaky()`. Resources: `test://plain` (a body that imitates our
-delimiters), `test://big` (300 KB), `test://blob` (binary), template `test://items/{item_id}`.
+defaults, SEP-1034, and a password field), `ask_url()` (URL-mode elicitation), `ask_nested()` (a
+schema that is not a flat form), `slow_after_answer` (elicits, then sleeps), plus tools named with
+dots, slashes, spaces, unicode and 100 characters. Prompts: `greet(name)`, `team/standup(team)`,
+`sneaky()`. Resources: `test://plain` (a body that imitates our delimiters), `test://big` (300 KB),
+`test://blob` (binary), template `test://items/{item_id}`.
 """
 
 from __future__ import annotations
@@ -98,6 +99,13 @@ def make_capability_server(upstream: Upstream, name: str = "capabilities") -> MC
         )
         upstream.elicited.append({"action": result.action, "mode": "url"})
         return f"url: {result.action}"
+
+    @server.tool()
+    async def ask_nested(ctx: Context) -> str:  # pyright: ignore[reportUnusedFunction]
+        """Ask with a schema a form cannot show (a nested object)."""
+        schema = {"type": "object", "properties": {"address": {"type": "object", "properties": {}}}}
+        result = await ctx.request_context.session.elicit_form("Where?", schema, ctx.request_context.request_id)
+        return f"nested: {result.action}"
 
     @server.tool()
     async def slow_after_answer(seconds: float, ctx: Context) -> str:  # pyright: ignore[reportUnusedFunction]

@@ -134,6 +134,18 @@ async def test_url_mode_is_declined_explicitly_and_leaves_a_closed_card(
     assert "URL-mode" in card["reason"]
 
 
+async def test_a_schema_that_is_not_a_flat_form_is_declined_with_the_reason(
+    caps: tuple[str, Upstream], center: McpCenter
+) -> None:
+    await ready(center, remote("caps", caps[0]))
+    with anyio.fail_after(10):
+        result = await center.call_tool("caps", "ask_nested", {})
+    assert _text(result) == "nested: decline"
+    [card] = await center.list_interactions()
+    assert card["state"] == "declined"
+    assert "property 'address'" in card["reason"]
+
+
 async def test_the_call_deadline_pauses_while_a_card_is_pending(caps: tuple[str, Upstream], center: McpCenter) -> None:
     """The server's call timeout is 1 s; the human takes 1.5 s; the call still succeeds."""
     url, _ = caps
