@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
+import uvicorn
 from fastapi import FastAPI
 
 from mcp_center.api import create_api
@@ -13,7 +16,9 @@ from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
 from mcp_center.web import BrowserSessions, install_web
 
-__all__ = ["create_app"]
+__all__ = ["HostServer", "create_app", "interrupt_waiting_calls"]
+
+logger = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
@@ -39,3 +44,31 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     app = create_api(settings, token, lifespan=lifespan, sessions=sessions)
     install_web(app, settings=settings, admin_token=token, sessions=sessions)
     return app, token, created
+
+
+async def interrupt_waiting_calls(app: FastAPI) -> None:
+    """Fail every call that waits for a human (approval, elicitation card) with MCP_CALL_INTERRUPTED.
+
+    Called when the HTTP server starts to stop, while connections are still open: the callers
+    get an explicit "not delivered" answer instead of a dropped connection, and pending cards are
+    stored as interrupted (R-6.3).
+    """
+    center: McpCenter | None = getattr(app.state, "center", None)
+    if center is None:
+        return
+    try:
+        await center.interrupt_pending()
+    except Exception:
+        logger.exception("shutdown.interrupt_failed")
+
+
+class HostServer(uvicorn.Server):
+    """uvicorn's server, which first interrupts calls waiting for a human when it is asked to stop."""
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+        super().__init__(config)
+        self._app = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await interrupt_waiting_calls(self._app)
+        await super().shutdown(sockets)

@@ -18,12 +18,16 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ImportFormatMismatch     IMPORT_FORMAT_MISMATCH    R-1.8: the file is not of the format asked for
     │   ├── ImportValuesInvalid      IMPORT_VALUES_INVALID     R-1.8: supplied variable values missing/invalid
     │   ├── ImportNothingToApply     IMPORT_NOTHING_TO_APPLY   R-1.8: the preview creates no server
+    │   ├── ElicitationAnswerInvalid ELICITATION_ANSWER_INVALID R-6.1: an answer breaks the requested schema
     │   └── OAuthCallbackInvalid     OAUTH_CALLBACK_INVALID    R-4.9: unknown/used/expired state, iss mismatch,
     │                                                          or the authorization server said no
     ├── NotFound (404)
     │   ├── ServerNotFound           MCP_SERVER_NOT_FOUND
     │   ├── ToolNotFound             MCP_TOOL_NOT_FOUND
-    │   └── SecretNotFound           MCP_SECRET_NOT_FOUND
+    │   ├── SecretNotFound           MCP_SECRET_NOT_FOUND
+    │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
+    │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
+    │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
     │   ├── ServerVersionConflict    MCP_SERVER_VERSION_CONFLICT   R-1.3
@@ -37,6 +41,10 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ImportPreviewExpired     IMPORT_PREVIEW_EXPIRED        R-1.8: the preview token expired
     │   ├── ImportInputChanged       IMPORT_INPUT_CHANGED          R-1.8: apply sent other input than previewed
     │   ├── ImportPreviewStale       IMPORT_PREVIEW_STALE          R-1.8: the preview would now be different
+    │   ├── ApprovalExpired          MCP_APPROVAL_EXPIRED          R-5.3: nobody decided before the approval timed out
+    │   ├── ApprovalClosed           MCP_APPROVAL_CLOSED           R-5.3: the approval was already decided or ended
+    │   ├── InteractionClosed        MCP_INTERACTION_CLOSED        R-6.1: the card was already answered or ended
+    │   ├── InteractionNotDelivered  MCP_INTERACTION_NOT_DELIVERED R-6.3: the server's request did not survive a restart
     │   ├── OAuthNotConfigured       OAUTH_NOT_CONFIGURED          the server's auth is not OAuth
     │   ├── OAuthAuthorizationRequired  OAUTH_AUTHORIZATION_REQUIRED  R-4.7, R-4.9: a user must authorize
     │   ├── OAuthStepUpRequired      OAUTH_STEP_UP_REQUIRED        R-4.5: more scopes (`details.scopes`)
@@ -45,6 +53,8 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── Forbidden (403)
     │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
     │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
+    │   ├── ToolDenied               MCP_TOOL_DENIED               R-5.3: the user's policy for this tool is deny
+    │   ├── ApprovalDenied           MCP_APPROVAL_DENIED           R-5.3: the user denied this call
     │   ├── HostNotAllowed           HOST_NOT_ALLOWED              R-7.2
     │   ├── OriginNotAllowed         ORIGIN_NOT_ALLOWED            R-7.2
     │   └── CsrfTokenInvalid         CSRF_TOKEN_INVALID            R-7.2 (browser session without its CSRF token)
@@ -59,6 +69,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── OAuthRegistrationFailed  OAUTH_REGISTRATION_FAILED     R-4.8: dynamic client registration failed
     │   └── OAuthTokenFailed         OAUTH_TOKEN_FAILED            the token endpoint refused (`details.oauth_error`)
     ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
+    ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
+    │                                                              a human; nothing was delivered after that point
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
     └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
 
@@ -73,12 +85,18 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AdminAuthRequired",
+    "ApprovalClosed",
+    "ApprovalDenied",
+    "ApprovalExpired",
+    "ApprovalNotFound",
     "CallCancelled",
+    "CallInterrupted",
     "CenterError",
     "ConfigInvalid",
     "Conflict",
     "ConnectionLost",
     "CsrfTokenInvalid",
+    "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
     "HostNotAllowed",
@@ -92,6 +110,9 @@ __all__ = [
     "ImportPreviewUnknown",
     "ImportTooLarge",
     "ImportValuesInvalid",
+    "InteractionClosed",
+    "InteractionNotDelivered",
+    "InteractionNotFound",
     "InvalidInput",
     "NotFound",
     "OAuthAuthorizationRequired",
@@ -105,6 +126,7 @@ __all__ = [
     "OAuthTokenFailed",
     "OperationInUse",
     "OriginNotAllowed",
+    "PromptNotFound",
     "RequestInvalid",
     "RequestTooLarge",
     "SandboxRequired",
@@ -122,6 +144,7 @@ __all__ = [
     "ServerUnreachable",
     "ServerVersionConflict",
     "StorageError",
+    "ToolDenied",
     "ToolDisabled",
     "ToolNotFound",
     "TrustDigestMismatch",
@@ -255,6 +278,16 @@ class ImportNothingToApply(InvalidInput):
     code = "IMPORT_NOTHING_TO_APPLY"
 
 
+class ElicitationAnswerInvalid(InvalidInput):
+    """An answer to an elicitation card breaks the schema the server requested (R-6.1).
+
+    `details.errors` lists `{field, code, message}` per property (`content.<name>`); the card stays
+    pending so the user can correct the answer.
+    """
+
+    code = "ELICITATION_ANSWER_INVALID"
+
+
 class OAuthCallbackInvalid(InvalidInput):
     """An OAuth callback was refused (R-4.9): `details.reason` is `state_unknown` (unknown, used or
     expired state), `iss_mismatch` (RFC 9207), `code_missing`, or `authorization_denied` (the
@@ -278,6 +311,24 @@ class ToolNotFound(NotFound):
 
 class SecretNotFound(NotFound):
     code = "MCP_SECRET_NOT_FOUND"
+
+
+class PromptNotFound(NotFound):
+    """No ready server offers this prompt (`/server:prompt`, R-5.4)."""
+
+    code = "MCP_PROMPT_NOT_FOUND"
+
+
+class ApprovalNotFound(NotFound):
+    """No approval with this id (never created, or forgotten after it ended; R-5.3)."""
+
+    code = "MCP_APPROVAL_NOT_FOUND"
+
+
+class InteractionNotFound(NotFound):
+    """No interaction card with this id (R-6.1)."""
+
+    code = "MCP_INTERACTION_NOT_FOUND"
 
 
 class Conflict(CenterError):
@@ -355,6 +406,33 @@ class ImportPreviewStale(Conflict):
     code = "IMPORT_PREVIEW_STALE"
 
 
+class ApprovalExpired(Conflict):
+    """Nobody approved or denied the call before its approval timed out; the server never saw it (R-5.3)."""
+
+    code = "MCP_APPROVAL_EXPIRED"
+
+
+class ApprovalClosed(Conflict):
+    """The approval was already decided, expired or cancelled; `details.state` says which (R-5.3)."""
+
+    code = "MCP_APPROVAL_CLOSED"
+
+
+class InteractionClosed(Conflict):
+    """The interaction card is no longer pending; `details.state` says how it ended (R-6.1)."""
+
+    code = "MCP_INTERACTION_CLOSED"
+
+
+class InteractionNotDelivered(Conflict):
+    """The card's server request did not survive a restart of the host, so an answer cannot reach it (R-6.3).
+
+    The call that asked failed explicitly; `details.retry` says whether the user may re-send it.
+    """
+
+    code = "MCP_INTERACTION_NOT_DELIVERED"
+
+
 class OAuthNotConfigured(Conflict):
     """An OAuth action on a server whose `auth.kind` is not `oauth`."""
 
@@ -416,6 +494,18 @@ class ToolDisabled(Forbidden):
     """The user disabled this tool; it is invisible to agents and refused when called (R-5.2)."""
 
     code = "MCP_TOOL_DISABLED"
+
+
+class ToolDenied(Forbidden):
+    """The user's policy for this tool is `deny`: agents may not call it (R-5.3)."""
+
+    code = "MCP_TOOL_DENIED"
+
+
+class ApprovalDenied(Forbidden):
+    """The user denied this call; the server never saw it (R-5.3)."""
+
+    code = "MCP_APPROVAL_DENIED"
 
 
 class HostNotAllowed(Forbidden):
@@ -503,6 +593,20 @@ class ServerTimeout(CenterError):
     code = "MCP_SERVER_TIMEOUT"
     http_status = 504
     exit_code = 8
+
+
+class CallInterrupted(CenterError):
+    """The host stopped while the call waited for a human (an approval or an elicitation card).
+
+    Nothing was delivered after that point: an approval never reached the server
+    (`details.reached_server` false); an elicitation answer never did either, and the tool did not
+    finish (`details.reached_server` true: the server may have done part of its work). The call is
+    never re-sent automatically (R-6.3).
+    """
+
+    code = "MCP_CALL_INTERRUPTED"
+    http_status = 503
+    exit_code = 9
 
 
 class StorageError(CenterError):

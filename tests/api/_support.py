@@ -154,6 +154,9 @@ PATH_VALUES = {
     "key": "X-Key",
     "tool": "no_such_tool",
     "operation_id": "no-such-operation",
+    "name": "no-such:name",
+    "approval_id": "no-such-approval",
+    "interaction_id": "no-such-interaction",
 }
 """Garbage values for the path parameters of the route walk."""
 

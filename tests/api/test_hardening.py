@@ -215,3 +215,17 @@ def test_the_access_log_drops_the_query_of_oauth_redirects_and_keeps_its_shape(
     assert isinstance(record.args, tuple) and len(record.args) == 5
     assert "abc123" not in record.getMessage()
     assert "/oauth/callback?[query omitted]" in record.getMessage()
+
+
+async def test_a_tool_set_to_deny_is_refused_even_for_the_user(api: httpx2.AsyncClient) -> None:
+    """R-5.3: `deny` means the tool never runs, whoever asks (an `ask` tool needs no approval for the user)."""
+    view = await _hostile(api)
+    denied = await api.patch(
+        f"{SERVERS}/hostile", json={"version": view["version"], "tool_policies": {"echo_secret": "deny"}}
+    )
+    assert denied.status_code == 200, denied.text
+    await make_ready(api, "hostile")
+    response = await api.post(f"{SERVERS}/hostile/tools/echo_secret/call", json={"arguments": {}})
+    assert_error(response, 403, "MCP_TOOL_DENIED")
+    logs = (await api.get(f"{SERVERS}/hostile/logs")).json()["requests"]
+    assert not any(entry["method"] == "tools/call" for entry in logs)

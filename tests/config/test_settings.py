@@ -216,3 +216,22 @@ def test_explicit_allowed_hosts_are_normalized_and_come_before_the_environment_o
         environ={"MCP_CENTER_ALLOWED_HOSTS": "env.example.com"},
     )
     assert settings.allowed_hosts == ("flag.example.com", "env.example.com")
+
+
+def test_approval_and_elicitation_timeouts_come_from_the_environment(tmp_path: Path) -> None:
+    default = Settings.load(data_dir=tmp_path, environ={})
+    assert (default.approval_timeout_s, default.elicitation_timeout_s) == (600.0, 600.0)
+    environ = {"MCP_CENTER_APPROVAL_TIMEOUT_S": "30", "MCP_CENTER_ELICITATION_TIMEOUT_S": "120.5"}
+    settings = Settings.load(data_dir=tmp_path, environ=environ)
+    assert (settings.approval_timeout_s, settings.elicitation_timeout_s) == (30.0, 120.5)
+
+
+@pytest.mark.parametrize("raw", ["0", "-5", "soon", "nan", "inf", "90000"])
+def test_a_timeout_that_is_not_a_sane_number_of_seconds_is_refused(tmp_path: Path, raw: str) -> None:
+    refused(
+        "approval_timeout_s", lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_APPROVAL_TIMEOUT_S": raw})
+    )
+    refused(
+        "elicitation_timeout_s",
+        lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_ELICITATION_TIMEOUT_S": raw}),
+    )

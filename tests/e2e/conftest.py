@@ -113,11 +113,14 @@ def running_host(tmp_path: Path) -> Generator[Host]:
 
 
 @contextmanager
-def running_echo_http() -> Generator[str]:
-    """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP on loopback; yields its /mcp URL."""
+def running_echo_http(module: str = "tests.servers.run_http_echo") -> Generator[str]:
+    """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP on loopback; yields its /mcp URL.
+
+    `module` runs another server the same way (`tests.servers.run_capabilities`).
+    """
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.run_http_echo", str(port)],
+        [sys.executable, "-m", module, str(port)],
         cwd=E2E_DIR.parents[1],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

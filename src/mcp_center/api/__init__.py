@@ -10,7 +10,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from mcp_center import __version__
-from mcp_center.api import debugging, imports, oauth, operations, servers
+from mcp_center.api import capabilities, debugging, imports, oauth, operations, servers
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.security import (
     AdminAuth,
@@ -58,6 +58,7 @@ def create_api(
     app.include_router(operations.router, dependencies=[Depends(auth)])
     app.include_router(debugging.router, dependencies=[Depends(auth)])
     app.include_router(imports.router, dependencies=[Depends(auth)])
+    app.include_router(capabilities.router, dependencies=[Depends(auth)])
     app.state.import_previews = ImportPreviews()
     app.include_router(oauth.router, dependencies=[Depends(auth)])
     app.include_router(oauth.callback_router)  # no admin token: the single-use OAuth state protects it

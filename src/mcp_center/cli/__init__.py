@@ -22,9 +22,16 @@ from rich.text import Text
 
 from mcp_center import __version__
 from mcp_center.config import Settings
-from mcp_center.errors import CenterError, FieldError, ImportNothingToApply, ImportTooLarge, ImportValuesInvalid
+from mcp_center.errors import (
+    CenterError,
+    FieldError,
+    ImportNothingToApply,
+    ImportTooLarge,
+    ImportValuesInvalid,
+    SecretStoreError,
+)
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
-from mcp_center.secrets import install_log_redaction
+from mcp_center.secrets import install_log_redaction, read_admin_token
 from mcp_center.service import ApplyRequest, Importer, ImportPreviews, McpCenter
 
 __all__ = ["app", "main"]
@@ -40,6 +47,10 @@ app = typer.Typer(
 )
 secret_app = typer.Typer(help="Set or delete secret values (write-only).", no_args_is_help=True)
 app.add_typer(secret_app, name="secret")
+approvals_app = typer.Typer(
+    help="Agent calls waiting for your decision in a running host (R-5.3): list, approve ID, deny ID."
+)
+app.add_typer(approvals_app, name="approvals")
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -93,7 +104,9 @@ def _run(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) -> T:
     install_log_redaction()
 
     async def main() -> T:
-        async with McpCenter.open(settings, connect=False) as center:
+        # A one-shot command cannot show a form: it advertises no elicitation (R-6; a server that
+        # needs an answer gets "not supported" — use the API or settings page of a running host).
+        async with McpCenter.open(settings, connect=False, elicitation=False) as center:
             return await action(center)
 
     try:
@@ -119,7 +132,7 @@ def serve(
     """Run the web UI, the REST API and the gateway in one process."""
     import uvicorn
 
-    from mcp_center.app import create_app
+    from mcp_center.app import HostServer, create_app
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
@@ -160,7 +173,7 @@ def serve(
         timeout_graceful_shutdown=5,
         server_header=False,
     )
-    uvicorn.Server(config).run()
+    HostServer(config, asgi_app).run()
 
 
 @app.command("list")
@@ -623,6 +636,136 @@ def auth_(
     except TimeoutError as exc:
         err.print(f"[red]error[/red]: {exc}")
         raise typer.Exit(8) from None
+
+
+@app.command()
+def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
+    """List the prompts of enabled servers as /server:prompt commands (R-5.4)."""
+    with err.status("connecting to enabled servers..."):
+        items = _run(_settings(data_dir, profile), lambda c: c.list_prompts())
+    if as_json:
+        _print_json(items)
+        return
+    table = Table("command", "arguments", "description")
+    for prompt in items:
+        arguments = ", ".join(a["name"] + ("" if a["required"] else "?") for a in prompt["arguments"])
+        table.add_row(*_cells(prompt["command"], arguments, (prompt.get("description") or "")[:80]))
+    out.print(table)
+
+
+@app.command()
+def resources(
+    query: Annotated[str, typer.Argument(help="Matches name, title, URI and description (blank: all).")] = "",
+    limit: Annotated[int, typer.Option(help="At most this many results (1-500).")] = 50,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+    as_json: JsonOut = False,
+) -> None:
+    """Search the resources and resource templates of enabled servers, like an @ mention (R-5.5)."""
+    with err.status("connecting to enabled servers..."):
+        found = _run(_settings(data_dir, profile), lambda c: c.search_resources(query, limit=limit))
+    if as_json:
+        _print_json(found["resources"])
+        return
+    table = Table("kind", "mention", "name", "description")
+    for item in found["resources"]:
+        table.add_row(*_cells(item["kind"], item["mention"], item["name"], (item.get("description") or "")[:60]))
+    out.print(table)
+
+
+HostUrl = Annotated[
+    str | None, typer.Option("--url", help="The running host (default: its base URL from the settings).")
+]
+_EXIT_BY_STATUS = {401: 6, 403: 5, 404: 3, 409: 4, 422: 2, 502: 7, 503: 9, 504: 8}
+
+
+def _host(settings: Settings, url: str | None, method: str, path: str, body: object = None) -> Any:
+    """Call the REST API of the running host that owns this data directory; print its error envelope on failure."""
+    import httpx2
+
+    try:
+        token = read_admin_token(settings.data_dir, settings.admin_token)
+    except SecretStoreError as exc:
+        raise _fail(exc) from None
+    if token is None:
+        err.print(f"no admin token in {settings.data_dir}: start the host with 'mcp-center serve' first", markup=False)
+        raise typer.Exit(6)
+    base = (url or settings.base_url).rstrip("/")
+    try:
+        with httpx2.Client(
+            base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30, trust_env=False
+        ) as client:
+            response = client.request(method, path, json=body)
+    except httpx2.TransportError:
+        err.print(f"cannot reach mcp-center at {base}: is 'mcp-center serve' running?", markup=False, highlight=False)
+        raise typer.Exit(7) from None
+    if response.is_success:
+        return response.json()
+    try:
+        error = response.json()["error"]
+        code, message = error["code"], error["message"]
+    except (ValueError, KeyError, TypeError):
+        code, message = f"HTTP_{response.status_code}", response.text[:200]
+    err.print(f"error [{code}]: {message}", markup=False, highlight=False)
+    raise typer.Exit(_EXIT_BY_STATUS.get(response.status_code, 1))
+
+
+def _show_approvals(include_closed: bool, url: str | None, data_dir: Path | None, as_json: bool) -> None:
+    query = "?include_closed=true" if include_closed else ""
+    items: list[dict[str, Any]] = _host(_settings(data_dir), url, "GET", f"/api/approvals{query}")["approvals"]
+    if as_json:
+        _print_json(items)
+        return
+    if not items:
+        out.print("no pending approvals")
+        return
+    table = Table("id", "state", "tool", "arguments", "hints", "expires")
+    for item in items:
+        hints = ", ".join(f"{k}={v}" for k, v in item["hints"].items())
+        arguments = json.dumps(item["arguments"], ensure_ascii=False)[:60]
+        table.add_row(*_cells(item["id"], item["state"], item["tool"], arguments, hints, item["expires_at"]))
+    out.print(table)
+
+
+IncludeClosed = Annotated[bool, typer.Option("--all", help="Also recently decided, expired and cancelled ones.")]
+
+
+@approvals_app.callback(invoke_without_command=True)
+def approvals_default(
+    ctx: typer.Context,
+    include_closed: IncludeClosed = False,
+    url: HostUrl = None,
+    data_dir: DataDir = None,
+    as_json: JsonOut = False,
+) -> None:
+    """Without a subcommand: list pending approvals."""
+    if ctx.invoked_subcommand is None:
+        _show_approvals(include_closed, url, data_dir, as_json)
+
+
+@approvals_app.command("list")
+def approvals_list(
+    include_closed: IncludeClosed = False, url: HostUrl = None, data_dir: DataDir = None, as_json: JsonOut = False
+) -> None:
+    """List pending approvals (with --all, recent decisions too)."""
+    _show_approvals(include_closed, url, data_dir, as_json)
+
+
+def _decide(approval_id: str, decision: str, url: str | None, data_dir: Path | None) -> None:
+    decided = _host(_settings(data_dir), url, "POST", f"/api/approvals/{approval_id}", {"decision": decision})
+    out.print(f"{decided['state']}: {decided['tool']} ({decided['id']})", markup=False, highlight=False)
+
+
+@approvals_app.command("approve")
+def approvals_approve(approval_id: str, url: HostUrl = None, data_dir: DataDir = None) -> None:
+    """Approve a pending call: it is sent to the server."""
+    _decide(approval_id, "approve", url, data_dir)
+
+
+@approvals_app.command("deny")
+def approvals_deny(approval_id: str, url: HostUrl = None, data_dir: DataDir = None) -> None:
+    """Deny a pending call: the server never sees it."""
+    _decide(approval_id, "deny", url, data_dir)
 
 
 @app.command()

@@ -13,6 +13,8 @@ default. Nothing here touches the network or the data directory's contents.
 | extra allowed Host headers | `--allowed-host` | `MCP_CENTER_ALLOWED_HOSTS` (comma list) | none |
 | admin token | | `MCP_CENTER_ADMIN_TOKEN` | generated on first start (R-7.1) |
 | secret key | | `MCP_CENTER_SECRET_KEY` | key file in the data dir (R-1.5) |
+| approval timeout (s) | | `MCP_CENTER_APPROVAL_TIMEOUT_S` | `600` (R-5.3) |
+| elicitation card timeout (s) | | `MCP_CENTER_ELICITATION_TIMEOUT_S` | `600` (R-6.1) |
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ from mcp_center.errors import FieldError, RequestInvalid
 __all__ = ["DEFAULT_PORT", "Profile", "Settings"]
 
 DEFAULT_PORT = 8765
+DEFAULT_APPROVAL_TIMEOUT_S = 600.0
+"""Seconds an agent's call waits for the user's approval (R-5.3)."""
+DEFAULT_ELICITATION_TIMEOUT_S = 600.0
+"""Seconds an elicitation card waits for the user's answer (R-6.1); below the 15 min HTTP read timeout."""
+MAX_WAIT_S = 86_400.0
 
 
 class Profile(StrEnum):
@@ -54,6 +61,10 @@ class Settings:
     """From `MCP_CENTER_ADMIN_TOKEN`; None means the token file in the data dir."""
     secret_key: str | None = field(default=None, repr=False)
     """From `MCP_CENTER_SECRET_KEY` (urlsafe base64 of 32 bytes); None means the key file."""
+    approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S
+    """Seconds a pending approval waits for a decision (R-5.3)."""
+    elicitation_timeout_s: float = DEFAULT_ELICITATION_TIMEOUT_S
+    """Seconds an elicitation card waits for an answer (R-6.1)."""
 
     @classmethod
     def load(
@@ -102,6 +113,12 @@ class Settings:
         extra_hosts = tuple(h.strip().lower() for h in allowed_hosts if h.strip())
         env_hosts = env.get("MCP_CENTER_ALLOWED_HOSTS", "")
         extra_hosts += tuple(h.strip().lower() for h in env_hosts.split(",") if h.strip())
+        approval_timeout = _seconds(
+            env, "MCP_CENTER_APPROVAL_TIMEOUT_S", "approval_timeout_s", DEFAULT_APPROVAL_TIMEOUT_S
+        )
+        elicitation_timeout = _seconds(
+            env, "MCP_CENTER_ELICITATION_TIMEOUT_S", "elicitation_timeout_s", DEFAULT_ELICITATION_TIMEOUT_S
+        )
         return cls(
             data_dir=resolved_dir.resolve(),
             host=host_value,
@@ -111,6 +128,8 @@ class Settings:
             allowed_hosts=extra_hosts,
             admin_token=env.get("MCP_CENTER_ADMIN_TOKEN") or None,
             secret_key=env.get("MCP_CENTER_SECRET_KEY") or None,
+            approval_timeout_s=approval_timeout,
+            elicitation_timeout_s=elicitation_timeout,
         )
 
     @property
@@ -147,6 +166,19 @@ def _is_base_url(url: str) -> bool:
         and "?" not in url
         and "#" not in url
     )
+
+
+def _seconds(env: Mapping[str, str], name: str, field_name: str, default: float) -> float:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise _invalid(field_name, f"{name} must be a number of seconds") from None
+    if not 1 <= value <= MAX_WAIT_S:
+        raise _invalid(field_name, f"{name} must be between 1 and {MAX_WAIT_S:g} seconds")
+    return value
 
 
 def _invalid(field_name: str, message: str) -> RequestInvalid:

@@ -2,6 +2,7 @@
 
 from mcp_center.runtime.attribution import attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category, Quarantined
+from mcp_center.runtime.deadlines import CallDeadlines, PausableDeadline
 from mcp_center.runtime.events import EventBus, Subscription
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.manager import Connection, ConnectionManager, ProbeResult, ServerStatus, TransportFactory
@@ -14,6 +15,7 @@ __all__ = [
     "CLIENT_INFO",
     "DEFAULT_MAX_RESULT_BYTES",
     "TRUNCATION_META_KEY",
+    "CallDeadlines",
     "Catalog",
     "Category",
     "Connection",
@@ -21,6 +23,7 @@ __all__ = [
     "EventBus",
     "MessageObserver",
     "OpenSession",
+    "PausableDeadline",
     "ProbeResult",
     "Quarantined",
     "ServerLogbook",

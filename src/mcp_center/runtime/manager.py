@@ -56,6 +56,7 @@ from mcp_center.errors import (
 from mcp_center.models import ConnectionState, ErrorReason
 from mcp_center.runtime.attribution import SessionEnded, attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
+from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, bound_result
@@ -278,6 +279,7 @@ class ConnectionManager:
         hooks_for: Builds per-connection session hooks (elicitation, sampling); optional.
         events: Receives `server.status` and `server.catalog` events for the UI (R-3.11).
         transport_factory: Opens transports; defaults to `transports.open_transport`.
+        deadlines: Tool-call deadlines, paused per connection while a human answers (R-6.1).
     """
 
     def __init__(
@@ -287,8 +289,10 @@ class ConnectionManager:
         hooks_for: Callable[[ConnectionSpec, str], SessionHooks] | None = None,
         events: EventBus | None = None,
         transport_factory: TransportFactory = open_transport,
+        deadlines: CallDeadlines | None = None,
     ) -> None:
         self._on_status = on_status
+        self.deadlines = deadlines or CallDeadlines()
         self._hooks_for = hooks_for
         self.events = events or EventBus()
         self._transport_factory = transport_factory
@@ -452,7 +456,8 @@ class ConnectionManager:
         Args:
             operation_id: Lets `cancel(operation_id)` abort this call — while it waits for a
                 connection or while it runs (R-3.8).
-            timeout_s: Seconds for the call itself; defaults to the server's `call_timeout_s`.
+            timeout_s: Seconds for the call itself; defaults to the server's `call_timeout_s`. The
+                clock stops while an elicitation card of the connection is pending (R-6.1).
             max_result_bytes: Result size bound; defaults to the spec's (R-3.9).
         Returns:
             The MCP result, truncated and marked if over the bound. An `isError` result is a
@@ -466,9 +471,13 @@ class ConnectionManager:
 
         async def send(conn: Connection, timeout_s: float) -> types.CallToolResult:
             assert conn.session is not None
-            answer = await conn.session.client.session.call_tool(name, arguments_dict, read_timeout_seconds=timeout_s)
-            assert isinstance(answer, types.CallToolResult)
-            return answer
+            # No SDK timeout: our deadline pauses while an elicitation card of this connection is
+            # pending (runtime/deadlines.py); its expiry cancels the call (notifications/cancelled).
+            with self.deadlines.deadline(conn.connection_id, timeout_s):
+                answer = await conn.session.client.session.call_tool(name, arguments_dict, read_timeout_seconds=None)
+                assert isinstance(answer, types.CallToolResult)
+                return answer
+            raise timeout_error(f"tools/call '{name}'", timeout_s)
 
         result = await self._request(server_id, f"tools/call '{name}'", send, operation_id, timeout_s)
         limit = max_result_bytes

@@ -2,7 +2,7 @@
 
 from mcp_center.secrets.cipher import SecretCipher
 from mcp_center.secrets.ids import SecretKind, secret_id, server_prefix
-from mcp_center.secrets.keyfiles import decode_key, load_or_create_admin_token, load_or_create_key
+from mcp_center.secrets.keyfiles import decode_key, load_or_create_admin_token, load_or_create_key, read_admin_token
 from mcp_center.secrets.redact import REDACTED, Redactor, default_redactor, install_log_redaction
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "install_log_redaction",
     "load_or_create_admin_token",
     "load_or_create_key",
+    "read_admin_token",
     "secret_id",
     "server_prefix",
 ]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mcp_center.errors import SecretStoreError
 
-__all__ = ["decode_key", "load_or_create_admin_token", "load_or_create_key"]
+__all__ = ["decode_key", "load_or_create_admin_token", "load_or_create_key", "read_admin_token"]
 
 KEY_FILE = "secret.key"
 ADMIN_TOKEN_FILE = "admin-token"  # noqa: S105 - a file name, not a credential
@@ -138,3 +138,19 @@ def load_or_create_admin_token(data_dir: Path, env_token: str | None) -> tuple[s
     if not token:
         raise SecretStoreError(f"{path.name} is empty; delete it to generate a new admin token")
     return token, created
+
+
+def read_admin_token(data_dir: Path, env_token: str | None) -> str | None:
+    """The admin token a running host uses (`env_token`, else `<data dir>/admin-token`), never creating one.
+
+    For CLI verbs that talk to a running `serve` (approvals live in its memory). None when there is none.
+
+    Raises:
+        SecretStoreError: the token file is readable by others.
+    """
+    if env_token:
+        return env_token
+    path = data_dir / ADMIN_TOKEN_FILE
+    if not path.exists():
+        return None
+    return _read_private(path) or None

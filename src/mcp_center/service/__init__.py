@@ -1,5 +1,7 @@
-"""The library API and use cases: `McpCenter` (R-1, R-2, calls) and `Importer` (R-1.8 to R-1.10)."""
+"""The library API and use cases: `McpCenter` (R-1, R-2, R-5, R-6, calls) and `Importer` (R-1.8 to R-1.10)."""
 
+from mcp_center.service.approvals import ApprovalBroker
+from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.center import SECRET_KINDS, McpCenter
 from mcp_center.service.imports import (
     ApplyRequest,
@@ -9,13 +11,17 @@ from mcp_center.service.imports import (
     parse_preview_request,
     templates,
 )
+from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.summary import connection_summary, digest_of
 
 __all__ = [
     "SECRET_KINDS",
     "ApplyRequest",
+    "ApprovalBroker",
+    "Capabilities",
     "ImportPreviews",
     "Importer",
+    "InteractionBroker",
     "McpCenter",
     "connection_summary",
     "digest_of",

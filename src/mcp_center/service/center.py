@@ -15,6 +15,7 @@ started under the production profile (R-2.5).
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -52,12 +53,13 @@ from mcp_center.errors import (
     ServerNotTested,
     ServerNotTrusted,
     ServerVersionConflict,
+    ToolDenied,
     ToolDisabled,
     ToolNotFound,
     TrustDigestMismatch,
 )
 from mcp_center.models import ConnectionState, TransportKind
-from mcp_center.runtime import ConnectionManager, EventBus, ServerStatus, SessionHooks
+from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import (
     Redactor,
     SecretCipher,
@@ -66,6 +68,7 @@ from mcp_center.secrets import (
     load_or_create_key,
     secret_id,
 )
+from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import (
     SecretValues,
     ServerBody,
@@ -73,9 +76,11 @@ from mcp_center.service.bodies import (
     parse_secret_value,
     parse_server_body,
 )
+from mcp_center.service.capabilities import Capabilities
+from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
-from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
+from mcp_center.store import JsonInteractionStore, JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
 from mcp_center.transports import ConnectionSpec
 
 __all__ = ["SECRET_KINDS", "McpCenter"]
@@ -109,6 +114,8 @@ class McpCenter:
         cipher: Secret encryption under the host key.
         manager: The running connection manager.
         redactor: Receives every secret plaintext this object handles.
+        interactions: Elicitation cards (R-6); built by `open()`, which wires its callback into
+            the manager. Without one, no elicitation is advertised.
     """
 
     def __init__(
@@ -118,6 +125,8 @@ class McpCenter:
         cipher: SecretCipher,
         manager: ConnectionManager,
         redactor: Redactor = default_redactor,
+        *,
+        interactions: InteractionBroker | None = None,
     ) -> None:
         self.settings = settings
         self._store = store
@@ -126,6 +135,13 @@ class McpCenter:
         self._redactor = redactor
         self._reconcile_locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._approvals = ApprovalBroker(manager.events, timeout_s=settings.approval_timeout_s)
+        self._interactions = interactions or InteractionBroker(
+            JsonInteractionStore(settings.mcp_dir), manager.events, manager.deadlines, enabled=False
+        )
+        self._interactions.cancel_call = manager.cancel
+        self._interactions.retry_call = self._retry_interrupted_call
+        self._capabilities = Capabilities(store, manager, self._approvals, self._interactions)
         broker = OAuthBroker(
             store=store, cipher=cipher, redactor=redactor, redirect_uri=settings.base_url + CALLBACK_PATH
         )
@@ -148,6 +164,7 @@ class McpCenter:
         *,
         connect: bool = True,
         on_status: Callable[[ServerStatus], None] | None = None,
+        elicitation: bool = True,
         hooks_for: Callable[[ConnectionSpec, str], SessionHooks] | None = None,
     ) -> AsyncGenerator[McpCenter]:
         """Open the data directory, start the connection manager, and reconnect enabled servers.
@@ -158,7 +175,12 @@ class McpCenter:
                 background and watch servers.json for changes by other processes. False for
                 one-shot CLI commands (servers still connect lazily when used).
             on_status: Listener for server status changes (events for the UI).
-            hooks_for: Per-connection session hooks (elicitation, notifications) for long-lived connections.
+            elicitation: Advertise elicitation and turn server questions into interaction cards
+                (R-6). False for one-shot CLI commands, which cannot show a form. Only one process
+                per data directory owns the cards; in any other, elicitation stays off.
+            hooks_for: Per-connection session hooks (elicitation, notifications) for long-lived
+                connections, replacing the interaction cards' elicitation callback (a test driver, a
+                gateway that routes elicitation to its own client); no cards are kept then.
         Raises:
             SecretStoreError / StorageError: the key or the data files cannot be used.
         """
@@ -169,25 +191,47 @@ class McpCenter:
         # The caller's exception is re-raised after the task groups closed, unwrapped: anyio
         # would otherwise deliver it inside an ExceptionGroup.
         failure: BaseException | None = None
-        async with (
-            ConnectionManager(on_status=on_status, hooks_for=hooks_for) as manager,
-            anyio.create_task_group() as tg,
-        ):
-            center = cls(settings, store, SecretCipher(key), manager)
-            center._tg = tg
-            try:
-                await center._reconcile_all()
-                if connect:
-                    state = await center._read()
-                    for record in state.servers.values():
-                        if record.config.connect_on_startup and record.id in center._manager.configured():
-                            tg.start_soon(center._connect_quietly, record.id)
-                    tg.start_soon(center._watch_store)
-                yield center
-            except BaseException as exc:  # noqa: BLE001 - re-raised below, outside the task groups
-                failure = exc
-            finally:
-                tg.cancel_scope.cancel()
+        events, deadlines = EventBus(), CallDeadlines()
+        interactions = InteractionBroker(
+            JsonInteractionStore(settings.mcp_dir),
+            events,
+            deadlines,
+            timeout_s=settings.elicitation_timeout_s,
+            enabled=elicitation and hooks_for is None,
+        )
+        await interactions.start()
+        try:
+            async with (
+                ConnectionManager(
+                    on_status=on_status,
+                    hooks_for=hooks_for or interactions.hooks_for,
+                    events=events,
+                    deadlines=deadlines,
+                ) as manager,
+                anyio.create_task_group() as tg,
+            ):
+                center = cls(settings, store, SecretCipher(key), manager, interactions=interactions)
+                center._tg = tg
+                try:
+                    await center._reconcile_all()
+                    if connect:
+                        state = await center._read()
+                        for record in state.servers.values():
+                            if record.config.connect_on_startup and record.id in center._manager.configured():
+                                tg.start_soon(center._connect_quietly, record.id)
+                        tg.start_soon(center._watch_store)
+                        tg.start_soon(center._capabilities.watch)
+                    yield center
+                except BaseException as exc:  # noqa: BLE001 - re-raised below, outside the task groups
+                    failure = exc
+                finally:
+                    # Before the sessions close: calls waiting for a human fail explicitly (R-6.3).
+                    with anyio.CancelScope(shield=True):
+                        await center.interrupt_pending()
+                    tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await interactions.stop()
         if failure is not None:
             raise failure
 
@@ -559,7 +603,11 @@ class McpCenter:
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, ToolDisabled,
             ToolNotFound, RequestInvalid (arguments not an object), CallCancelled,
+            CallInterrupted (the host stopped while the server waited for an elicitation answer),
             ServerTimeout, and attributed connection errors.
+
+        This is the human acting: no approval is asked (R-5.3); agents use `call_agent_tool`.
+        The timeout clock stops while the server waits for an answer to an elicitation card.
         """
         if arguments is None:
             arguments = {}
@@ -572,14 +620,30 @@ class McpCenter:
         record = await self._runnable(server_id)
         if tool in record.config.disabled_tools:
             raise ToolDisabled(f"tool '{tool}' of server '{server_id}' is disabled", details={"tool": tool})
+        if record.config.tool_policies.get(tool) == "deny":
+            # `ask` needs no approval here (the user is the human in the loop), but `deny` means the
+            # tool must not run at all, whoever asks (R-5.3).
+            raise ToolDenied(
+                f"the policy of tool '{tool}' of server '{server_id}' is deny", details={"tool": tool, "policy": "deny"}
+            )
         tools = await self._manager.list_tools(server_id)
         if not any(t.name == tool for t in tools):
             raise ToolNotFound(f"server '{server_id}' has no tool '{tool}'", details={"tool": tool})
-        result = await self._manager.call_tool(server_id, tool, arguments, operation_id=operation_id)
+        op_id = operation_id or uuid.uuid4().hex
+        async with self._interactions.tracking(
+            server_id=server_id, tool=tool, arguments=arguments, operation_id=op_id, caller="user"
+        ):
+            result = await self._manager.call_tool(server_id, tool, arguments, operation_id=op_id)
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def cancel(self, operation_id: str) -> bool:
-        """Cancel a call by operation id (R-3.8). True if a running call was cancelled."""
+        """Cancel a call by operation id (R-3.8): while it waits for approval, or runs. True if one was found.
+
+        A call waiting for approval ends without reaching the server; a running call is cancelled
+        up to the server (`notifications/cancelled`); a cancel before the call arrives is remembered.
+        """
+        if self._approvals.cancel_operation(operation_id):
+            return True
         return self._manager.cancel(operation_id)
 
     def is_running(self, operation_id: str) -> bool:
@@ -640,6 +704,221 @@ class McpCenter:
             "generation": dict(catalog.generation),
             "errors": dict(catalog.errors),
         }
+
+    # ----- capabilities for agents (R-5, R-6) -------------------------------------------------------
+    # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
+    # public entry points (the REST API, the CLI and library users call the same code).
+
+    async def agent_tools(self, format: str = "center") -> dict[str, Any]:
+        """The tools agents may call, under their qualified names (R-5.1, R-5.2, R-5.6).
+
+        Every enabled, non-disabled tool of every ready server appears as `mcp__{serverId}__{tool}`
+        (mapped and shortened with a hash where needed, always unique). Enabled servers that are
+        not connected yet connect first (R-3.2).
+
+        Args:
+            format: `center` (our view: provenance, `hints` from annotations, `effects: "write"`,
+                `retry: "never"`, `policy`), `mcp` (MCP `Tool` objects under the exposed names),
+                `openai` (`{"type": "function", "function": {...}}`) or `anthropic`
+                (`{"name", "description", "input_schema"}`). Input schemas are passed unchanged.
+        Returns:
+            `{"format", "tools": [...], "aliases": {exposed name: {"server_id", "tool", "verbatim"}}}`.
+        Raises:
+            RequestInvalid: unknown format.
+        """
+        return await self._capabilities.tools(format)
+
+    async def call_agent_tool(
+        self, name: str, arguments: object = None, *, operation_id: str | None = None
+    ) -> dict[str, Any]:
+        """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
+
+        Policy `ask` (default): a pending approval is created (`list_approvals`) and the call waits
+        until the user approves (then it is sent), denies, or `settings.approval_timeout_s` seconds
+        pass. `allow` sends at once; `deny` refuses. The server never sees a call that was not
+        allowed or approved. Never retried automatically (R-5.1).
+
+        Args:
+            name: The exposed name (`mcp__{serverId}__...`) from `agent_tools()`.
+            arguments: A JSON object; passed through unchanged, the server validates.
+            operation_id: `cancel(operation_id)` ends the call while it waits for approval or runs.
+        Returns:
+            The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
+        Raises:
+            ToolNotFound (unknown name), ToolDisabled, ToolDenied (policy deny), ApprovalDenied,
+            ApprovalExpired, CallCancelled, CallInterrupted (the host stopped while it waited for a
+            human), RequestInvalid (arguments not an object), ServerTimeout, connection errors.
+        """
+        return await self._capabilities.call(name, arguments, operation_id=operation_id)
+
+    def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
+        """Pending approvals, oldest first (R-5.3); with `include_closed`, recent decided ones too.
+
+        Each: `{"id", "state", "tool", "server_id", "server_tool", "arguments", "hints",
+        "effects": "write", "operation_id", "created_at", "expires_at", "decided_at"}`; `hints` are the
+        server's annotations, shown and never trusted.
+        """
+        return self._approvals.views(include_closed=include_closed)
+
+    def get_approval(self, approval_id: str) -> dict[str, Any]:
+        """One approval (pending or recently closed).
+
+        Raises:
+            ApprovalNotFound.
+        """
+        return self._approvals.get(approval_id)
+
+    def decide_approval(self, approval_id: str, decision: object) -> dict[str, Any]:
+        """The user's decision on a pending approval: `"approve"` sends the call, `"deny"` refuses it.
+
+        Raises:
+            RequestInvalid (not approve/deny), ApprovalNotFound, ApprovalClosed (already decided,
+            expired or cancelled; `details.state`).
+        """
+        return self._approvals.decide(approval_id, decision)
+
+    async def set_tool_policy(self, server_id: str, tool: str, policy: object, *, version: object) -> dict[str, Any]:
+        """Set the approval policy of one tool: `ask` (default), `allow` or `deny` (R-5.3).
+
+        Only the user changes a policy, through the server configuration (`tool_policies`): this is
+        `update_server` with `tool_policies` changed, so it is versioned (R-1.3) and a high-risk
+        change (R-1.4): the server needs trust, test and enable again before it runs.
+
+        Args:
+            version: The server `version` the caller read.
+        Returns:
+            The server view after the change.
+        Raises:
+            RequestInvalid (bad policy, tool name or version), ServerNotFound, ServerVersionConflict.
+        """
+        current = await self.get_server(server_id)
+        if policy not in ("ask", "allow", "deny"):
+            raise RequestInvalid(
+                "policy: must be ask, allow or deny",
+                details={"errors": [FieldError("policy", "FIELD_INVALID", "must be ask, allow or deny").to_dict()]},
+            )
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise RequestInvalid(
+                "version: send the version you read",
+                details={"errors": [FieldError("version", "FIELD_REQUIRED", "the version you read").to_dict()]},
+            )
+        if not tool or len(tool) > 256:
+            raise RequestInvalid(
+                "tool: must be a tool name of 1-256 characters",
+                details={"errors": [FieldError("tool", "FIELD_INVALID", "1-256 characters").to_dict()]},
+            )
+        policies: dict[str, Any] = dict(current["tool_policies"])
+        if policy == "ask":
+            policies.pop(tool, None)
+        else:
+            policies[tool] = policy
+        return await self.update_server(server_id, {"version": version, "tool_policies": policies}, partial=True)
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        """Prompts of every ready server as `/server:prompt` commands with argument definitions (R-5.4).
+
+        Each: `{"name": "srv:prompt", "command": "/srv:prompt", "server_id", "server_name", "prompt",
+        "title", "description", "arguments": [{"name", "title", "description", "required"}]}`.
+        """
+        return await self._capabilities.prompts()
+
+    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> dict[str, Any]:
+        """`prompts/get` as an untrusted context block (R-5.4): never merge it into instructions.
+
+        Args:
+            name: `srv:prompt` (a leading `/` is accepted).
+            arguments: `{argument: string}`; required ones must be present, unknown ones are refused.
+            max_bytes: Bound on the text in bytes (default 256 KiB, at most 4 MiB).
+        Returns:
+            `{"name", "untrusted": true, "provenance": {"source": "mcp", "kind": "prompt", "server_id",
+            "server_name", "prompt", "arguments"}, "description", "messages": [{"role", "kind"}], "text",
+            "delimiters": {"begin", "end"}, "truncated", "original_bytes", "included_bytes"}`.
+        Raises:
+            PromptNotFound, RequestInvalid (arguments), CallCancelled, ServerTimeout, connection errors.
+        """
+        return await self._capabilities.get_prompt(name, arguments, max_bytes=max_bytes)
+
+    async def search_resources(self, query: str = "", *, limit: object = None) -> dict[str, Any]:
+        """`@` search over the resources and resource templates of every ready server (R-5.5).
+
+        Matches name, title, URI (template) and description, case-insensitively; name matches rank
+        first. Templates carry their URI template `variables`.
+
+        Returns:
+            `{"query", "resources": [{"kind": "resource"|"template", "server_id", "server_name",
+            "uri" | "uri_template", "variables"?, "name", "title", "description", "mime_type",
+            "mention"}]}`, at most `limit` (default 50, at most 500).
+        Raises:
+            RequestInvalid: bad limit.
+        """
+        return await self._capabilities.resources(query, limit=limit)
+
+    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> dict[str, Any]:
+        """`resources/read`, wrapped in fresh random delimiters with MCP provenance (R-5.5).
+
+        The content is untrusted: it sits between `delimiters.begin` and `delimiters.end`, whose
+        nonce is drawn per read and never occurs in the content. Text is bounded to `max_bytes`
+        (default 256 KiB) with an explicit truncation marker; binary content is described.
+
+        Returns:
+            `{"untrusted": true, "provenance": {"source": "mcp", "kind": "resource", "server_id",
+            "server_name", "uri", "mime_type"}, "contents": [{"uri", "mime_type", "kind", "bytes"}],
+            "text", "delimiters", "truncated", "original_bytes", "included_bytes"}`.
+        Raises:
+            RequestInvalid, ServerNotFound, ServerDisabled, CallCancelled, ServerTimeout, connection
+            errors (a server's JSON-RPC error is MCP_SERVER_ERROR).
+        """
+        return await self._capabilities.read_resource(server_id, uri, max_bytes=max_bytes)
+
+    async def list_interactions(self, *, state: str | None = None) -> list[dict[str, Any]]:
+        """Interaction cards (elicitations), newest first, durable across restarts (R-6.1).
+
+        Each: `{"id", "mode", "state", "server_id", "message", "requested_schema", "fields",
+        "defaults", "calls", "created_at", "expires_at", "closed_at", "reason", "answer_fields",
+        "delivered", "retry": {"offered", "done", "at", "outcome"}, "actions"}`.
+
+        Raises:
+            RequestInvalid: unknown state.
+        """
+        return await self._interactions.views(state=state)
+
+    async def get_interaction(self, interaction_id: str) -> dict[str, Any]:
+        """One interaction card.
+
+        Raises:
+            InteractionNotFound.
+        """
+        return await self._interactions.get(interaction_id)
+
+    async def answer_interaction(self, interaction_id: str, action: object, content: object = None) -> dict[str, Any]:
+        """Answer a card and resume the server's request (R-6.1), or retry an interrupted call (R-6.3).
+
+        Args:
+            action: `accept` (with `content`; fields left out get the schema defaults, SEP-1034),
+                `decline`, `cancel`; or `retry` on an interrupted card (re-sends its call once, as
+                a user-initiated call).
+            content: `{field: value}`, validated against the requested schema.
+        Returns:
+            `{"interaction": card}`; for retry also `"result"` (the call's `CallToolResult`).
+        Raises:
+            RequestInvalid, InteractionNotFound, ElicitationAnswerInvalid (card stays pending),
+            InteractionNotDelivered (interrupted by a restart), InteractionClosed.
+        """
+        return await self._interactions.answer(interaction_id, action, content)
+
+    async def interrupt_pending(self) -> None:
+        """The host is stopping: every call waiting for a human fails now with CallInterrupted.
+
+        Pending approvals end (their calls were never sent); pending elicitation cards become
+        `interrupted` and their calls are cancelled (the answer was not delivered, R-6.3). The
+        HTTP server calls this before it stops accepting work, so callers get an explicit error
+        instead of a dropped connection.
+        """
+        self._approvals.interrupt_all()
+        await self._interactions.interrupt_all()
+
+    async def _retry_interrupted_call(self, server_id: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return await self.call_tool(server_id, tool, arguments)
 
     # ----- internals -----------------------------------------------------------------------------
 

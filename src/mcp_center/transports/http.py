@@ -24,8 +24,12 @@ from mcp_center.models import ErrorReason
 
 __all__ = ["HttpDiagnostics", "ResponseTooLarge", "build_http_client"]
 
-DEFAULT_TIMEOUT = httpx2.Timeout(connect=10.0, read=300.0, write=30.0, pool=30.0)
-"""Seconds. `read` bounds silence on a response or SSE stream; calls have their own deadline."""
+DEFAULT_TIMEOUT = httpx2.Timeout(connect=10.0, read=900.0, write=30.0, pool=30.0)
+"""Seconds. `read` bounds silence on a response or SSE stream; calls have their own deadline.
+
+`read` is 15 minutes because a `tools/call` response stream is silent while the server waits for
+a human to answer an elicitation card (R-6.1, notes §5); it must outlast the card's expiry
+(10 minutes by default), or the call would fail while the user is still typing."""
 
 
 @dataclass

@@ -1,0 +1,204 @@
+"""REST routes for agents and the humans who supervise them (R-5, R-6).
+
+Two kinds of tool calls, on purpose:
+
+- `POST /api/tools/{name}/call` is **agent-initiated**: `name` is the exposed name
+  (`mcp__{serverId}__...`) and the call goes through the user's policy — by default it waits for
+  a human decision at `POST /api/approvals/{id}` (R-5.3). If the caller disconnects while the
+  call waits or runs, the call is cancelled (the server never sees an unapproved call).
+- `POST /api/mcp/servers/{id}/tools/{tool}/call` (in `servers.py`) is **user-initiated**: the
+  settings page playground, the CLI, a person with the admin token. It needs no approval.
+
+Prompts and resources come back as untrusted blocks with provenance; elicitation cards are
+listed and answered under `/api/interactions`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio
+from fastapi import APIRouter, Body, Query, Request
+
+from mcp_center.errors import FieldError, RequestInvalid
+from mcp_center.service import McpCenter
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["agents"])
+
+JsonObject = Annotated[dict[str, Any], Body()]
+T = TypeVar("T")
+
+
+def _center(request: Request) -> McpCenter:
+    center: McpCenter = request.app.state.center
+    return center
+
+
+def _invalid(field: str, code: str, message: str) -> RequestInvalid:
+    return RequestInvalid(f"{field}: {message}", details={"errors": [FieldError(field, code, message).to_dict()]})
+
+
+def _only(body: dict[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(body) - allowed)
+    if extra:
+        known = ", ".join(f"'{k}'" for k in sorted(allowed))
+        raise _invalid(extra[0], "FIELD_UNKNOWN", f"is not a known field (send {known})")
+
+
+def _operation_id(body: dict[str, Any]) -> str | None:
+    operation_id = body.get("operation_id")
+    if operation_id is not None and (not isinstance(operation_id, str) or not 1 <= len(operation_id) <= 200):
+        raise _invalid("operation_id", "FIELD_INVALID", "must be a string of 1-200 characters")
+    return operation_id
+
+
+async def _cancel_on_disconnect(request: Request, on_disconnect: Callable[[], object], work: Awaitable[T]) -> T:
+    """Await `work`; if the HTTP client goes away first, call `on_disconnect` (which ends the work)."""
+    result: list[T] = []
+
+    async def watch() -> None:
+        while True:
+            message = await request.receive()
+            if message["type"] == "http.disconnect":
+                on_disconnect()
+                return
+
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        try:
+            result.append(await work)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, outside the task group (no ExceptionGroup)
+            failure.append(exc)
+        finally:
+            tg.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+# ----- tools ---------------------------------------------------------------------------------------
+
+
+@router.get("/api/tools", summary="The tools agents may call (R-5.1, R-5.6)")
+async def list_tools(
+    request: Request,
+    format: Annotated[str, Query(description="center (default), mcp, openai or anthropic")] = "center",
+) -> dict[str, Any]:
+    """Every enabled, non-disabled tool of every ready server as `mcp__{serverId}__{tool}`, with the
+    alias table that maps each exposed name back to (server id, original tool name). `openai` and
+    `anthropic` are the function-calling formats of those APIs; input schemas pass unchanged."""
+    return await _center(request).agent_tools(format)
+
+
+@router.post("/api/tools/{name}/call", summary="Call a tool as an agent (through the approval policy)")
+async def call_tool(request: Request, name: str, body: JsonObject) -> dict[str, Any]:
+    """Body `{"arguments": {...}, "operation_id": "..."?}`. Waits for approval unless the tool's policy is
+    `allow` (403 MCP_TOOL_DENIED for `deny`, MCP_APPROVAL_DENIED, 409 MCP_APPROVAL_EXPIRED). Returns the
+    MCP `CallToolResult`. A disconnect cancels the call."""
+    _only(body, {"arguments", "operation_id"})
+    center = _center(request)
+    operation_id = _operation_id(body) or uuid.uuid4().hex
+    return await _cancel_on_disconnect(
+        request,
+        lambda: center.cancel(operation_id),
+        center.call_agent_tool(name, body.get("arguments"), operation_id=operation_id),
+    )
+
+
+@router.put("/api/mcp/servers/{server_id}/tools/{tool}/policy", summary="Set a tool's approval policy")
+async def set_policy(request: Request, server_id: str, tool: str, body: JsonObject) -> dict[str, Any]:
+    """Body `{"policy": "ask"|"allow"|"deny", "version": N}`. The same versioned update as a PATCH of
+    `tool_policies`, and a high-risk change (R-1.4): the server needs trust, test and enable again."""
+    _only(body, {"policy", "version"})
+    return await _center(request).set_tool_policy(server_id, tool, body.get("policy"), version=body.get("version"))
+
+
+# ----- approvals -----------------------------------------------------------------------------------
+
+
+@router.get("/api/approvals", summary="Pending approvals (R-5.3)")
+async def list_approvals(
+    request: Request,
+    include_closed: Annotated[bool, Query(description="Also recent decided, expired and cancelled ones.")] = False,
+) -> dict[str, Any]:
+    """Each approval: tool, server, arguments, the server's annotations as `hints` (never trusted),
+    `created_at`, `expires_at`, `state`."""
+    return {"approvals": _center(request).list_approvals(include_closed=include_closed)}
+
+
+@router.get("/api/approvals/{approval_id}", summary="One approval")
+async def get_approval(request: Request, approval_id: str) -> dict[str, Any]:
+    return _center(request).get_approval(approval_id)
+
+
+@router.post("/api/approvals/{approval_id}", summary="Approve or deny a pending call")
+async def decide(request: Request, approval_id: str, body: JsonObject) -> dict[str, Any]:
+    """Body `{"decision": "approve"}` or `{"decision": "deny"}`; 409 MCP_APPROVAL_CLOSED when it already ended."""
+    _only(body, {"decision"})
+    return _center(request).decide_approval(approval_id, body.get("decision"))
+
+
+# ----- prompts -------------------------------------------------------------------------------------
+
+
+@router.get("/api/prompts", summary="Prompts as /server:prompt commands (R-5.4)")
+async def list_prompts(request: Request) -> dict[str, Any]:
+    return {"prompts": await _center(request).list_prompts()}
+
+
+@router.post("/api/prompts/{name:path}/get", summary="Get a prompt as an untrusted context block")
+async def get_prompt(request: Request, name: str, body: JsonObject) -> dict[str, Any]:
+    """`name` is `server:prompt`. Body `{"arguments": {...}, "max_bytes": N?}`. The answer is marked
+    `untrusted: true` with provenance and delimiters: context, never instructions."""
+    _only(body, {"arguments", "max_bytes"})
+    return await _center(request).get_prompt(name, body.get("arguments"), max_bytes=body.get("max_bytes"))
+
+
+# ----- resources -----------------------------------------------------------------------------------
+
+
+@router.get("/api/resources", summary="Search resources and resource templates (R-5.5)")
+async def search_resources(
+    request: Request,
+    q: Annotated[str, Query(max_length=500, description="Matches name, title, URI and description.")] = "",
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> dict[str, Any]:
+    return await _center(request).search_resources(q, limit=limit)
+
+
+@router.post("/api/resources/read", summary="Read a resource between random delimiters")
+async def read_resource(request: Request, body: JsonObject) -> dict[str, Any]:
+    """Body `{"server_id", "uri", "max_bytes"?}`. Content is wrapped in fresh random delimiters with MCP
+    provenance, bounded (explicit truncation marker); binary content is described, not inlined."""
+    _only(body, {"server_id", "uri", "max_bytes"})
+    return await _center(request).read_resource(body.get("server_id"), body.get("uri"), max_bytes=body.get("max_bytes"))
+
+
+# ----- interactions (elicitation) ----------------------------------------------------------------
+
+
+@router.get("/api/interactions", summary="Elicitation cards, durable across restarts (R-6)")
+async def list_interactions(
+    request: Request,
+    state: Annotated[str | None, Query(description="pending, accepted, declined, ..., interrupted")] = None,
+) -> dict[str, Any]:
+    return {"interactions": await _center(request).list_interactions(state=state)}
+
+
+@router.get("/api/interactions/{interaction_id}", summary="One elicitation card")
+async def get_interaction(request: Request, interaction_id: str) -> dict[str, Any]:
+    return await _center(request).get_interaction(interaction_id)
+
+
+@router.post("/api/interactions/{interaction_id}", summary="Answer a card (accept / decline / cancel) or retry")
+async def answer_interaction(request: Request, interaction_id: str, body: JsonObject) -> dict[str, Any]:
+    """Body `{"action": "accept", "content": {...}}` (fields left out get the schema defaults),
+    `{"action": "decline"}`, `{"action": "cancel"}`, or `{"action": "retry"}` for a card interrupted by a
+    restart (re-sends its call once; 409 MCP_INTERACTION_NOT_DELIVERED for an answer to such a card)."""
+    _only(body, {"action", "content"})
+    return await _center(request).answer_interaction(interaction_id, body.get("action"), body.get("content"))

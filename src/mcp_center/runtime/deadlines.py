@@ -1,0 +1,134 @@
+"""Call deadlines that pause while a human answers (R-3.8 with R-6.1).
+
+Threat: a tool call killed by its own timeout while the server waits for the user to fill in an
+elicitation form — the SDK's per-request timeout keeps running during the human's answer (notes
+§5), so a 60 s call timeout would fail every form that takes a minute to fill in, and the server
+would get the answer too late.
+
+Calls therefore run with no SDK timeout, inside a `PausableDeadline`: an anyio cancel scope whose
+deadline is pushed to infinity while any interaction card of the call's connection is pending
+(`CallDeadlines.hold`) and set back to "now + the time that was left" when the last card closes.
+The elicitation request does not say which call it belongs to (the client SDK exposes no related
+request id), so a pending card pauses every call on that connection: it can only delay a
+timeout, never cause one. Expiry cancels the awaiting task, which makes the SDK send
+`notifications/cancelled` to the server.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator
+from contextlib import contextmanager
+from types import TracebackType
+
+import anyio
+
+__all__ = ["CallDeadlines", "PausableDeadline"]
+
+
+class PausableDeadline:
+    """A cancel scope that expires after `timeout_s` seconds of not-paused time. Use as `with`.
+
+    Attributes:
+        timeout_s: The budget in seconds.
+        paused_s: Seconds spent paused so far.
+    """
+
+    def __init__(self, timeout_s: float, board: CallDeadlines | None = None, key: str | None = None) -> None:
+        self.timeout_s = timeout_s
+        self.paused_s = 0.0
+        self._board = board
+        self._key = key
+        self._scope = anyio.CancelScope()
+        self._remaining = timeout_s
+        self._paused_at: float | None = None
+
+    def __enter__(self) -> PausableDeadline:
+        self._scope.deadline = anyio.current_time() + self._remaining
+        self._scope.__enter__()
+        if self._board is not None and self._key is not None:
+            self._board._attach(self._key, self)  # pyright: ignore[reportPrivateUsage]
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        if self._board is not None and self._key is not None:
+            self._board._detach(self._key, self)  # pyright: ignore[reportPrivateUsage]
+        return bool(self._scope.__exit__(exc_type, exc, tb))
+
+    @property
+    def paused(self) -> bool:
+        """True while paused."""
+        return self._paused_at is not None
+
+    @property
+    def expired(self) -> bool:
+        """True when the deadline (not an outer cancellation) ended the block."""
+        return self._scope.cancelled_caught
+
+    def pause(self) -> None:
+        """Stop the clock (idempotent)."""
+        if self._paused_at is not None:
+            return
+        now = anyio.current_time()
+        self._remaining = max(self._scope.deadline - now, 0.0)
+        self._paused_at = now
+        self._scope.deadline = math.inf
+
+    def resume(self) -> None:
+        """Start the clock again with the time that was left (idempotent)."""
+        if self._paused_at is None:
+            return
+        now = anyio.current_time()
+        self.paused_s += now - self._paused_at
+        self._paused_at = None
+        self._scope.deadline = now + self._remaining
+
+
+class CallDeadlines:
+    """The running call deadlines per connection, and the holds that pause them."""
+
+    def __init__(self) -> None:
+        self._running: dict[str, set[PausableDeadline]] = {}
+        self._holds: dict[str, int] = {}
+
+    def deadline(self, key: str, timeout_s: float) -> PausableDeadline:
+        """A deadline for a call on connection `key`; paused while `key` is held. Enter it with `with`."""
+        return PausableDeadline(timeout_s, self, key)
+
+    @contextmanager
+    def hold(self, key: str) -> Generator[None]:
+        """Pause every deadline of connection `key` (running or starting) until the block ends.
+
+        Holds nest: the clocks run again when the last hold of `key` ends.
+        """
+        self._holds[key] = self._holds.get(key, 0) + 1
+        for deadline in list(self._running.get(key, ())):
+            deadline.pause()
+        try:
+            yield
+        finally:
+            left = self._holds[key] - 1
+            if left:
+                self._holds[key] = left
+            else:
+                del self._holds[key]
+                for deadline in list(self._running.get(key, ())):
+                    deadline.resume()
+
+    def held(self, key: str) -> bool:
+        """True while connection `key` has a pending hold."""
+        return key in self._holds
+
+    def _attach(self, key: str, deadline: PausableDeadline) -> None:
+        self._running.setdefault(key, set()).add(deadline)
+        if key in self._holds:
+            deadline.pause()
+
+    def _detach(self, key: str, deadline: PausableDeadline) -> None:
+        running = self._running.get(key)
+        if running is not None:
+            running.discard(deadline)
+            if not running:
+                del self._running[key]

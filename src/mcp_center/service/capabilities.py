@@ -1,0 +1,342 @@
+"""Capabilities for agents: the tool registry, agent calls through approvals, prompts, resources (R-5).
+
+The registry (`registry/`, pure) is rebuilt from what the connection manager and the store know:
+every ready server's validated catalog (R-3.6) and its tool settings. It is rebuilt whenever its
+inputs changed — servers.json (also when another process wrote it), a connection, a catalog
+generation — and a watcher rebuilds it on every `server.*` event (catalog refreshes, state and
+configuration changes) to announce `tools.changed` when the names, definitions or policies agents
+see changed.
+
+Agent-initiated calls (`call`) go through the user's policy (R-5.3): `deny` refuses, `allow`
+calls, `ask` (the default) waits for an approval first. Settings are re-read from the store at
+call time, so a policy or a disabled tool the user changed a moment ago counts. User-initiated
+calls do not come through here (`McpCenter.call_tool`).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, cast
+
+import anyio
+import anyio.to_thread
+
+from mcp_center.config import ServerConfig
+from mcp_center.errors import (
+    CenterError,
+    FieldError,
+    PromptNotFound,
+    RequestInvalid,
+    ServerNotFound,
+    ToolDenied,
+    ToolDisabled,
+    ToolNotFound,
+)
+from mcp_center.models import ConnectionState
+from mcp_center.registry import (
+    EXPORT_FORMATS,
+    ExportFormat,
+    PromptEntry,
+    ServerTools,
+    ToolRegistry,
+    build_prompts,
+    build_resources,
+    search_resources,
+    split_prompt_name,
+)
+from mcp_center.runtime import Catalog, ConnectionManager
+from mcp_center.service.approvals import ApprovalBroker
+from mcp_center.service.bodies import check_json_safe
+from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.untrusted import DEFAULT_MAX_CONTEXT_BYTES, MAX_CONTEXT_BYTES, prompt_block, resource_block
+from mcp_center.store import Store, StoreState
+
+__all__ = ["DEFAULT_RESOURCE_LIMIT", "MAX_RESOURCE_LIMIT", "Capabilities"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_RESOURCE_LIMIT = 50
+MAX_RESOURCE_LIMIT = 500
+MAX_URI_CHARS = 8192
+LAZY_CONNECT_WAIT_S = 10.0
+"""Seconds a read waits for enabled servers that are not connected yet (R-3.2) before answering without them."""
+
+
+def _invalid(field: str, code: str, message: str) -> RequestInvalid:
+    return RequestInvalid(f"{field}: {message}", details={"errors": [FieldError(field, code, message).to_dict()]})
+
+
+def check_max_bytes(max_bytes: object) -> int:
+    """The size bound a caller asked for, or the default.
+
+    Raises:
+        RequestInvalid: not an integer between 1 and `MAX_CONTEXT_BYTES`.
+    """
+    if max_bytes is None:
+        return DEFAULT_MAX_CONTEXT_BYTES
+    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or not 1 <= max_bytes <= MAX_CONTEXT_BYTES:
+        raise _invalid("max_bytes", "FIELD_INVALID", f"must be an integer from 1 to {MAX_CONTEXT_BYTES}")
+    return max_bytes
+
+
+class Capabilities:
+    """Registry upkeep and the agent-facing use cases. Built and owned by `McpCenter`."""
+
+    def __init__(
+        self,
+        store: Store,
+        manager: ConnectionManager,
+        approvals: ApprovalBroker,
+        interactions: InteractionBroker,
+    ) -> None:
+        self._store = store
+        self._manager = manager
+        self._approvals = approvals
+        self._interactions = interactions
+        self._registry = ToolRegistry.build([])
+        self._key: object = None
+        self._signature: object = self._registry.signature()
+
+    # ----- registry upkeep -----------------------------------------------------------------------
+
+    async def watch(self) -> None:
+        """Rebuild after `server.*` events and announce `tools.changed` when agents would see a change.
+
+        Runs until cancelled. Reads never depend on this task having run: `registry()` rebuilds
+        whenever its inputs changed.
+        """
+        events = self._manager.events
+        async with events.subscribe() as subscription:
+            while True:
+                event = await subscription.next()
+                kind = str(event.get("type", ""))
+                if not (kind.startswith("server.") or kind == "events.dropped"):
+                    continue
+                try:
+                    registry = await self.registry(connect=False)
+                except CenterError:
+                    logger.exception("registry.rebuild_failed")
+                    continue
+                signature = registry.signature()
+                if signature != self._signature:
+                    self._signature = signature
+                    events.publish("tools.changed", count=len(registry.tools()))
+
+    async def registry(self, *, connect: bool = True) -> ToolRegistry:
+        """The current registry, rebuilt if its inputs changed since it was built.
+
+        The inputs are servers.json (its change stamp) and, per running server, the connection
+        and the generation of its tool catalog (R-3.7): any catalog refresh, reconnect, enable,
+        disable or configuration change gives a new key, whatever order events arrive in.
+
+        Args:
+            connect: Connect enabled servers that are still disconnected first (lazy servers,
+                R-3.2); servers in an error state are not retried here.
+        """
+        if connect:
+            await self._connect_lazy()
+        stamp = await anyio.to_thread.run_sync(self._store.stamp)
+        key = (stamp, self._catalog_key())
+        if key != self._key:
+            state = await anyio.to_thread.run_sync(self._store.read)
+            self._registry = ToolRegistry.build(
+                ServerTools(
+                    server_id=config.id,
+                    server_name=config.name,
+                    tools=catalog.tools,
+                    disabled_tools=frozenset(config.disabled_tools),
+                    tool_policies=config.tool_policies,
+                )
+                for config, catalog in self._ready(state)
+            )
+            self._key = key
+        return self._registry
+
+    def _catalog_key(self) -> tuple[tuple[str, str | None, int], ...]:
+        key: list[tuple[str, str | None, int]] = []
+        for server_id in sorted(self._manager.configured()):
+            conn = self._manager.current(server_id)
+            if conn is None:
+                key.append((server_id, None, -1))
+            else:
+                key.append((server_id, conn.connection_id, conn.catalog.generation["tools"]))
+        return tuple(key)
+
+    def _ready(self, state: StoreState) -> list[tuple[ServerConfig, Catalog]]:
+        ready: list[tuple[ServerConfig, Catalog]] = []
+        for server_id in sorted(self._manager.configured()):
+            conn = self._manager.current(server_id)
+            record = state.servers.get(server_id)
+            if conn is not None and record is not None and record.enabled:
+                ready.append((record.config, conn.catalog))
+        return ready
+
+    async def _connect_lazy(self) -> bool:
+        waiting = [
+            sid for sid in self._manager.configured() if self._manager.status(sid).state is ConnectionState.DISCONNECTED
+        ]
+        if not waiting:
+            return False
+
+        async def connect(server_id: str) -> None:
+            try:
+                await self._manager.connect(server_id)
+            except CenterError as exc:
+                logger.info("server.connect_failed", extra={"server_id": server_id, "code": exc.code})
+
+        # Connection attempts run in the manager's tasks: giving up waiting does not stop them, and
+        # a slow server's tools appear on a later read (and with a `tools.changed` event).
+        with anyio.move_on_after(LAZY_CONNECT_WAIT_S):
+            async with anyio.create_task_group() as tg:
+                for server_id in waiting:
+                    tg.start_soon(connect, server_id)
+        return True
+
+    # ----- tools ---------------------------------------------------------------------------------
+
+    async def tools(self, fmt: object = "center") -> dict[str, Any]:
+        """The tools agents see, in one of `EXPORT_FORMATS`, with the alias table (R-5.1, R-5.6).
+
+        Raises:
+            RequestInvalid: unknown format.
+        """
+        if fmt not in EXPORT_FORMATS:
+            raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
+        export_format: ExportFormat = fmt
+        registry = await self.registry()
+        return {"format": export_format, "tools": registry.export(export_format), "aliases": registry.aliases_dict()}
+
+    async def call(self, name: str, arguments: object = None, *, operation_id: str | None = None) -> dict[str, Any]:
+        """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3)."""
+        if arguments is None:
+            arguments = {}
+        check_json_safe(arguments, "arguments")
+        if not isinstance(arguments, dict):
+            raise _invalid("arguments", "FIELD_INVALID", "must be a JSON object")
+        args = cast(dict[str, Any], arguments)
+        entry = (await self.registry()).resolve(name)
+        if entry is None:
+            raise ToolNotFound(f"no tool named '{name}' (see GET /api/tools)", details={"tool": name})
+        state = await anyio.to_thread.run_sync(self._store.read)
+        record = state.servers.get(entry.server_id)
+        if record is None:
+            raise ToolNotFound(f"no tool named '{name}' (its server was deleted)", details={"tool": name})
+        config = record.config
+        details = {"tool": name, "server_id": entry.server_id, "server_tool": entry.tool.name}
+        if entry.tool.name in config.disabled_tools:
+            raise ToolDisabled(f"tool '{name}' is disabled", details=details)
+        policy = config.tool_policies.get(entry.tool.name, "ask")
+        if policy == "deny":
+            raise ToolDenied(f"the user's policy for '{name}' is deny", details={**details, "policy": policy})
+        op_id = operation_id or uuid.uuid4().hex
+        if policy == "ask":
+            await self._approvals.wait(
+                tool=name,
+                server_id=entry.server_id,
+                server_tool=entry.tool.name,
+                arguments=args,
+                hints=entry.hints,
+                operation_id=op_id,
+            )
+        async with self._interactions.tracking(
+            server_id=entry.server_id,
+            tool=entry.tool.name,
+            arguments=args,
+            operation_id=op_id,
+            caller="agent",
+            exposed_name=name,
+        ):
+            result = await self._manager.call_tool(entry.server_id, entry.tool.name, args, operation_id=op_id)
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    # ----- prompts -------------------------------------------------------------------------------
+
+    async def _prompt_entries(self) -> list[PromptEntry]:
+        await self._connect_lazy()
+        state = await anyio.to_thread.run_sync(self._store.read)
+        return build_prompts((c.id, c.name, cat.items["prompts"]) for c, cat in self._ready(state))
+
+    async def prompts(self) -> list[dict[str, Any]]:
+        """`/server:prompt` commands of every ready server, with their argument definitions (R-5.4)."""
+        return [entry.view() for entry in await self._prompt_entries()]
+
+    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> dict[str, Any]:
+        """`prompts/get` as an untrusted context block with provenance (R-5.4)."""
+        bound = check_max_bytes(max_bytes)
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in cast(dict[object, object], arguments).items()
+        ):
+            raise _invalid("arguments", "FIELD_INVALID", "must be an object of string values")
+        args = cast(dict[str, str], arguments)
+        parts = split_prompt_name(name)
+        entry = None
+        if parts is not None:
+            entry = next(
+                (e for e in await self._prompt_entries() if (e.server_id, e.prompt.name) == parts),
+                None,
+            )
+        if entry is None:
+            raise PromptNotFound(
+                f"no ready server offers the prompt '{name}' (see GET /api/prompts)", details={"name": name}
+            )
+        known = {a.name for a in entry.arguments}
+        errors = [
+            FieldError(f"arguments.{k}", "FIELD_UNKNOWN", "is not an argument of this prompt")
+            for k in args
+            if k not in known
+        ]
+        errors += [
+            FieldError(f"arguments.{a.name}", "FIELD_REQUIRED", "is required")
+            for a in entry.arguments
+            if a.required and a.name not in args
+        ]
+        if errors:
+            raise RequestInvalid(
+                f"{errors[0].field}: {errors[0].message}", details={"errors": [e.to_dict() for e in errors]}
+            )
+        result = await self._manager.get_prompt(entry.server_id, entry.prompt.name, args)
+        return {
+            "name": entry.name,
+            **prompt_block(
+                result,
+                server_id=entry.server_id,
+                server_name=entry.server_name,
+                prompt=entry.prompt.name,
+                arguments=args,
+                max_bytes=bound,
+            ),
+        }
+
+    # ----- resources -----------------------------------------------------------------------------
+
+    async def resources(self, query: str = "", *, limit: object = None) -> dict[str, Any]:
+        """Resources and resource templates of every ready server matching `query` (R-5.5)."""
+        if limit is None:
+            limit = DEFAULT_RESOURCE_LIMIT
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RESOURCE_LIMIT:
+            raise _invalid("limit", "FIELD_INVALID", f"must be an integer from 1 to {MAX_RESOURCE_LIMIT}")
+        await self._connect_lazy()
+        state = await anyio.to_thread.run_sync(self._store.read)
+        entries = build_resources(
+            (c.id, c.name, cat.items["resources"], cat.items["resource_templates"]) for c, cat in self._ready(state)
+        )
+        found = search_resources(entries, query, limit=limit)
+        return {"query": query, "resources": [e.view() for e in found]}
+
+    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> dict[str, Any]:
+        """`resources/read`, wrapped in fresh random delimiters with provenance, size-bounded (R-5.5)."""
+        bound = check_max_bytes(max_bytes)
+        if not isinstance(server_id, str) or not server_id:
+            raise _invalid("server_id", "FIELD_REQUIRED", "name the server that offers the resource")
+        if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_CHARS or any(ord(c) < 32 for c in uri):
+            raise _invalid("uri", "FIELD_INVALID", f"must be a URI of 1-{MAX_URI_CHARS} printable characters")
+        state = await anyio.to_thread.run_sync(self._store.read)
+        record = state.servers.get(server_id)
+        if record is None:
+            raise ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id})
+        result = await self._manager.read_resource(server_id, uri)
+        contents = list(result.contents)
+        return resource_block(contents, server_id=server_id, server_name=record.config.name, uri=uri, max_bytes=bound)

@@ -1,0 +1,579 @@
+"""Durable elicitation: a server's `elicitation/create` becomes an interaction card (R-6).
+
+Flow (form mode, R-6.1): during a tool call the server sends `elicitation/create`; the SDK runs
+our callback in its own task. The callback stores a pending card (`<data>/mcp/interactions.json`,
+`store/interactions.py`) with the message, the requested schema and its defaults (SEP-1034),
+publishes `interaction.created`, pauses the deadlines of the calls on that connection
+(`runtime/deadlines.py`), and waits. `answer()` — the REST API, the UI, or a library caller —
+validates an `accept` against the schema (defaults filled in), closes the card and resumes the
+server's request with the answer; `decline` and `cancel` resume it with that action. Nobody
+answering before `expires_at` sends `cancel`.
+
+URL mode is declined explicitly (R-6.2). The SDK advertises both modes whenever a callback is
+set (notes §5); every URL-mode request is answered `decline` and leaves a closed card saying so.
+
+Restart (R-6.3): a card that is pending when the host stops cannot be resumed — the server's
+request lived in a session that is gone. On a graceful stop, `interrupt_all()` marks such cards
+`interrupted` and fails their calls with `MCP_CALL_INTERRUPTED` ("not delivered") before the
+connections close; after a crash, the next start finds them still `pending` from another run
+and marks them `interrupted`. An interrupted card is still listed; answering it says
+`MCP_INTERACTION_NOT_DELIVERED`; it offers a retry of the call (when its arguments were kept),
+which happens only when the user asks for it (`action: "retry"`), as a user-initiated call.
+
+Which call asked? The client SDK does not tell (no related request id), so a card lists every
+tracked call running on that server when it arrived, and pauses every call deadline of the
+connection. When all of a card's calls have ended (cancelled by operation id, caller gone), the
+card is `withdrawn` and the server gets `cancel`.
+
+Secrets: answers are never logged or stored — only the names of answered fields; values of
+fields that look like secrets (password, token, API key, ...) are registered with the redactor.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.client.session import ClientRequestContext
+
+from mcp_center.errors import (
+    CallCancelled,
+    CallInterrupted,
+    CenterError,
+    InteractionClosed,
+    InteractionNotDelivered,
+    InteractionNotFound,
+    RequestInvalid,
+)
+from mcp_center.runtime import CallDeadlines, EventBus, SessionHooks
+from mcp_center.secrets import Redactor, default_redactor
+from mcp_center.service.forms import FormSchema, UnsupportedSchema
+from mcp_center.store import CallRef, InteractionRecord, InteractionState, InteractionStore, RetryState
+from mcp_center.transports import ConnectionSpec
+
+__all__ = [
+    "DEFAULT_ELICITATION_TIMEOUT_S",
+    "MAX_KEPT_ARGUMENT_BYTES",
+    "InteractionBroker",
+    "RetryCall",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ELICITATION_TIMEOUT_S = 600.0
+"""Seconds a card waits for an answer before the server gets `cancel` (below the 15 min HTTP read timeout)."""
+MAX_KEPT_ARGUMENT_BYTES = 64 * 1024
+"""Arguments larger than this (JSON) are not kept with a card, so no retry is offered for its call."""
+
+RetryCall = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]]
+"""`(server_id, tool, arguments) -> CallToolResult JSON`: a user-initiated call (the user confirmed the retry)."""
+
+Action = Literal["accept", "decline", "cancel", "retry"]
+_ACTIONS: tuple[str, ...] = ("accept", "decline", "cancel", "retry")
+
+
+@dataclass(eq=False)
+class _TrackedCall:
+    ref: CallRef
+    interrupted: bool = False
+
+
+@dataclass(eq=False)
+class _Waiter:
+    form: FormSchema
+    operation_ids: frozenset[str]
+    done: anyio.Event = field(default_factory=anyio.Event)
+    closed: bool = False
+    result: types.ElicitResult | types.ErrorData | None = None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _kept_arguments(arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+    try:
+        encoded = json.dumps(arguments, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return None
+    return dict(arguments) if len(encoded.encode("utf-8", "surrogatepass")) <= MAX_KEPT_ARGUMENT_BYTES else None
+
+
+class InteractionBroker:
+    """Interaction cards of this host: created by servers, answered by users, durable across restarts.
+
+    Args:
+        store: Where cards live (`JsonInteractionStore` over `<data dir>/mcp`).
+        events: Receives `interaction.created` / `interaction.closed` (`{"interaction": view}`).
+        deadlines: The manager's call deadlines (paused while a card of the connection is pending).
+        cancel_call: Cancels a call by operation id (the manager's `cancel`).
+        retry_call: Re-sends an interrupted call when the user asks for it.
+        timeout_s: Seconds a card waits for an answer.
+        enabled: False never advertises elicitation (a one-shot CLI cannot show a form).
+    """
+
+    def __init__(
+        self,
+        store: InteractionStore,
+        events: EventBus,
+        deadlines: CallDeadlines,
+        *,
+        cancel_call: Callable[[str], bool] | None = None,
+        retry_call: RetryCall | None = None,
+        timeout_s: float = DEFAULT_ELICITATION_TIMEOUT_S,
+        redactor: Redactor = default_redactor,
+        enabled: bool = True,
+    ) -> None:
+        self._store = store
+        self._events = events
+        self._deadlines = deadlines
+        self.cancel_call: Callable[[str], bool] = cancel_call or (lambda _operation_id: False)
+        self.retry_call = retry_call
+        self.timeout_s = timeout_s
+        self._redactor = redactor
+        self._wanted = enabled
+        self.owner = False
+        self.instance = uuid.uuid4().hex
+        self._calls: dict[str, dict[str, _TrackedCall]] = {}
+        self._waiters: dict[str, _Waiter] = {}
+        self._lock = anyio.Lock()
+
+    # ----- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self) -> int:
+        """Claim the cards (one process at a time) and mark cards of a previous run interrupted.
+
+        Returns:
+            How many pending cards of a previous run were marked interrupted (0 when not the owner).
+        """
+        if not self._wanted:
+            return 0
+        self.owner = await anyio.to_thread.run_sync(self._store.claim)
+        if not self.owner:
+            logger.warning("interactions.not_owner")
+            return 0
+        now = _now()
+
+        def recover() -> int:
+            with self._store.transaction() as records:
+                stale = [r for r in records.values() if r.state == "pending" and r.host_instance != self.instance]
+                for record in stale:
+                    records[record.id] = _interrupted(record, now, "mcp-center restarted while the card was pending")
+                return len(stale)
+
+        count = await anyio.to_thread.run_sync(recover)
+        if count:
+            logger.warning("interactions.interrupted_by_restart", extra={"count": count})
+        return count
+
+    async def stop(self) -> None:
+        """Interrupt what is still pending (see `interrupt_all`) and give up ownership."""
+        await self.interrupt_all()
+        if self.owner:
+            await anyio.to_thread.run_sync(self._store.release)
+            self.owner = False
+
+    async def interrupt_all(self) -> int:
+        """The host is stopping: mark every pending card of this run interrupted and fail its calls.
+
+        Each interrupted call raises `CallInterrupted` ("not delivered") in its caller; nothing is
+        sent on the user's behalf. Returns how many cards were interrupted.
+        """
+        count = 0
+        for interaction_id, waiter in list(self._waiters.items()):
+            if waiter.closed:
+                continue
+            waiter.closed = True
+            count += 1
+            record = await self._update(
+                interaction_id,
+                lambda r: _interrupted(r, _now(), "mcp-center stopped while the card was pending"),
+            )
+            for op_id in waiter.operation_ids:
+                for calls in self._calls.values():
+                    tracked = calls.get(op_id)
+                    if tracked is not None:
+                        tracked.interrupted = True
+                self.cancel_call(op_id)
+            waiter.result = types.ErrorData(
+                code=types.INTERNAL_ERROR, message="the client stopped before the user answered"
+            )
+            waiter.done.set()
+            if record is not None:
+                self._publish("interaction.closed", record)
+        return count
+
+    # ----- wiring ---------------------------------------------------------------------------------
+
+    def hooks_for(self, spec: ConnectionSpec, connection_id: str) -> SessionHooks:
+        """Session hooks for a new connection: the elicitation callback (advertises elicitation)."""
+        if not self.owner:
+            return SessionHooks()
+        server_id = spec.server_id
+
+        async def elicit(
+            context: ClientRequestContext, params: types.ElicitRequestParams
+        ) -> types.ElicitResult | types.ErrorData:
+            return await self._elicit(server_id, connection_id, params)
+
+        return SessionHooks(elicitation_callback=elicit)
+
+    @asynccontextmanager
+    async def tracking(
+        self,
+        *,
+        server_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        operation_id: str,
+        caller: Literal["agent", "user"],
+        exposed_name: str | None = None,
+    ) -> AsyncGenerator[None]:
+        """Run a tool call as one a card may belong to.
+
+        Raises:
+            CallInterrupted: instead of CallCancelled, when the host stopped while the call waited
+                for a card (not delivered, R-6.3).
+        """
+        ref = CallRef(
+            operation_id=operation_id,
+            server_id=server_id,
+            tool=tool,
+            caller=caller,
+            exposed_name=exposed_name,
+            arguments=_kept_arguments(arguments),
+        )
+        tracked = _TrackedCall(ref)
+        calls = self._calls.setdefault(server_id, {})
+        calls[operation_id] = tracked
+        try:
+            yield
+        except CallCancelled as exc:
+            if tracked.interrupted:
+                raise CallInterrupted(
+                    f"mcp-center stopped while the call of '{tool}' waited for an answer to the server's "
+                    "question; the answer was not delivered and the call did not complete",
+                    details={"operation_id": operation_id, "reached_server": True, "delivered": False},
+                ) from exc
+            raise
+        finally:
+            calls.pop(operation_id, None)
+            if not calls:
+                self._calls.pop(server_id, None)
+            with anyio.CancelScope(shield=True):
+                await self._call_ended(operation_id)
+
+    # ----- reads ----------------------------------------------------------------------------------
+
+    async def views(self, *, state: str | None = None) -> list[dict[str, Any]]:
+        """Cards, newest first; `state` filters (`pending`, `interrupted`, ...).
+
+        Raises:
+            RequestInvalid: unknown state.
+        """
+        if state is not None and state not in _STATES:
+            raise RequestInvalid(
+                f"state: must be one of {', '.join(_STATES)}",
+                details={"errors": [{"field": "state", "code": "FIELD_INVALID", "message": "unknown state"}]},
+            )
+        records = await anyio.to_thread.run_sync(self._store.read)
+        records.sort(key=lambda r: r.created_at, reverse=True)
+        return [self._view(r) for r in records if state is None or r.state == state]
+
+    async def get(self, interaction_id: str) -> dict[str, Any]:
+        """One card.
+
+        Raises:
+            InteractionNotFound.
+        """
+        return self._view(await self._record(interaction_id))
+
+    # ----- answers --------------------------------------------------------------------------------
+
+    async def answer(self, interaction_id: str, action: object, content: object = None) -> dict[str, Any]:
+        """Answer a card: accept (with content), decline, cancel — or retry an interrupted call.
+
+        Args:
+            action: `accept`, `decline`, `cancel` (pending cards) or `retry` (interrupted cards).
+            content: For accept: `{field: value}`; fields left out get the schema's defaults.
+        Returns:
+            `{"interaction": view}`; for retry also `"result"`: the re-sent call's CallToolResult.
+        Raises:
+            RequestInvalid: unknown action, or content with an action other than accept.
+            InteractionNotFound: no such card.
+            ElicitationAnswerInvalid: the content breaks the requested schema (the card stays pending).
+            InteractionNotDelivered: the card was interrupted by a restart; nothing can reach the server.
+            InteractionClosed: the card is no longer pending (or its retry is not offered / was done).
+        """
+        if action not in _ACTIONS:
+            raise RequestInvalid(
+                "action: must be accept, decline, cancel or retry",
+                details={"errors": [{"field": "action", "code": "FIELD_INVALID", "message": "unknown action"}]},
+            )
+        if content is not None and action != "accept":
+            raise RequestInvalid(
+                "content: only an accept carries content",
+                details={"errors": [{"field": "content", "code": "FIELD_INVALID", "message": "only with accept"}]},
+            )
+        record = await self._record(interaction_id)
+        if action == "retry":
+            return await self._retry(record)
+        if record.state == "interrupted":
+            raise InteractionNotDelivered(
+                "the server's request did not survive the restart of mcp-center; the answer cannot be delivered "
+                "and the call failed" + ("; you may retry the call" if record.retry.offered else ""),
+                details={"interaction_id": interaction_id, "state": record.state, "retry": record.retry.model_dump()},
+            )
+        waiter = self._waiters.get(interaction_id)
+        if record.state != "pending" or waiter is None or waiter.closed:
+            state = record.state if record.state != "pending" else "withdrawn"
+            raise InteractionClosed(
+                f"interaction '{interaction_id}' is {state}; its request is no longer waiting",
+                details={"interaction_id": interaction_id, "state": state},
+            )
+        result = self._result(waiter, str(action), content)
+        waiter.closed = True
+        fields = sorted((result.content or {}).keys())
+        state_map: dict[str, InteractionState] = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+        new_state = state_map[str(action)]
+        closed = await self._update(
+            interaction_id,
+            lambda r: r.model_copy(update={"state": new_state, "closed_at": _now(), "answer_fields": fields}),
+        )
+        waiter.result = result
+        waiter.done.set()
+        logger.info(
+            "interaction.answered",
+            extra={"interaction_id": interaction_id, "action": action, "fields": fields},
+        )
+        assert closed is not None
+        self._publish("interaction.closed", closed)
+        return {"interaction": self._view(closed)}
+
+    def _result(self, waiter: _Waiter, action: str, content: object) -> types.ElicitResult:
+        if action != "accept":
+            return types.ElicitResult(action="decline" if action == "decline" else "cancel")
+        answer = waiter.form.validate(content)
+        for name in waiter.form.secret_fields():
+            value = answer.get(name)
+            if isinstance(value, str):
+                self._redactor.add(value)
+        return types.ElicitResult(action="accept", content=answer)
+
+    async def _retry(self, record: InteractionRecord) -> dict[str, Any]:
+        call = next((c for c in record.calls if c.arguments is not None), None)
+        if record.state != "interrupted" or not record.retry.offered or call is None or self.retry_call is None:
+            raise InteractionClosed(
+                f"interaction '{record.id}' offers no retry",
+                details={"interaction_id": record.id, "state": record.state, "retry": record.retry.model_dump()},
+            )
+        async with self._lock:  # one retry, even if the user double-clicks
+            current = await self._record(record.id)
+            if current.retry.done:
+                raise InteractionClosed(
+                    f"the call of interaction '{record.id}' was already re-sent",
+                    details={"interaction_id": record.id, "state": current.state, "retry": current.retry.model_dump()},
+                )
+            await self._update(
+                record.id, lambda r: r.model_copy(update={"retry": RetryState(offered=True, done=True, at=_now())})
+            )
+        assert call.arguments is not None
+        outcome = "unfinished"
+        try:
+            result = await self.retry_call(call.server_id, call.tool, dict(call.arguments))
+            outcome = "ok"
+        except CenterError as exc:
+            outcome = exc.code
+            raise
+        finally:
+            updated = await self._update(
+                record.id,
+                lambda r: r.model_copy(update={"retry": r.retry.model_copy(update={"outcome": outcome})}),
+            )
+            if updated is not None:
+                self._publish("interaction.closed", updated)
+        assert updated is not None
+        return {"interaction": self._view(updated), "result": result}
+
+    # ----- the callback -----------------------------------------------------------------------------
+
+    async def _elicit(
+        self, server_id: str, connection_id: str, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        now = _now()
+        calls = [tracked.ref for tracked in self._calls.get(server_id, {}).values()]
+        base: dict[str, Any] = {
+            "id": uuid.uuid4().hex,
+            "server_id": server_id,
+            "connection_id": connection_id,
+            "host_instance": self.instance,
+            "message": params.message[:10_000],
+            "calls": calls,
+            "created_at": now,
+            "expires_at": now + timedelta(seconds=self.timeout_s),
+        }
+        if isinstance(params, types.ElicitRequestURLParams):
+            parts = urlsplit(params.url)
+            origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
+            await self._declined(
+                InteractionRecord(mode="url", url_origin=origin, **base), "URL-mode elicitation is not supported"
+            )
+            return types.ElicitResult(action="decline")
+        try:
+            form = FormSchema.parse(params.requested_schema)
+        except UnsupportedSchema as exc:
+            await self._declined(
+                InteractionRecord(requested_schema=_as_dict(params.requested_schema), **base),
+                f"the requested schema is not supported: {exc.reason}",
+            )
+            return types.ElicitResult(action="decline")
+        record = InteractionRecord(requested_schema=_as_dict(params.requested_schema), defaults=form.defaults(), **base)
+        waiter = _Waiter(form=form, operation_ids=frozenset(c.operation_id for c in calls))
+        self._waiters[record.id] = waiter
+        try:
+            await self._insert(record)
+            self._publish("interaction.created", record)
+            logger.info(
+                "interaction.created",
+                extra={"interaction_id": record.id, "server_id": server_id, "calls": len(calls)},
+            )
+            with self._deadlines.hold(connection_id), anyio.move_on_after(self.timeout_s):
+                await waiter.done.wait()
+        except BaseException:
+            # The server withdrew its request, or the connection closed (its tasks are cancelled).
+            await self._withdraw(record.id, waiter, "the server or its connection ended the request first")
+            raise
+        finally:
+            self._waiters.pop(record.id, None)
+        if waiter.result is None:
+            if not waiter.closed:
+                waiter.closed = True
+                expired = await self._update(
+                    record.id, lambda r: r.model_copy(update={"state": "expired", "closed_at": _now()})
+                )
+                if expired is not None:
+                    self._publish("interaction.closed", expired)
+            return types.ElicitResult(action="cancel")
+        return waiter.result
+
+    async def _declined(self, record: InteractionRecord, reason: str) -> None:
+        closed = record.model_copy(update={"state": "declined", "closed_at": _now(), "reason": reason})
+        await self._insert(closed)
+        self._publish("interaction.closed", closed)
+        logger.info("interaction.declined", extra={"interaction_id": closed.id, "mode": closed.mode, "reason": reason})
+
+    async def _withdraw(self, interaction_id: str, waiter: _Waiter, reason: str) -> None:
+        if waiter.closed:
+            return
+        waiter.closed = True
+        record = await self._update(
+            interaction_id,
+            lambda r: r.model_copy(update={"state": "withdrawn", "closed_at": _now(), "reason": reason}),
+        )
+        if record is not None:
+            self._publish("interaction.closed", record)
+
+    async def _call_ended(self, operation_id: str) -> None:
+        running = {op for calls in self._calls.values() for op in calls}
+        for interaction_id, waiter in list(self._waiters.items()):
+            if waiter.closed or operation_id not in waiter.operation_ids:
+                continue
+            if waiter.operation_ids & running:
+                continue
+            await self._withdraw(interaction_id, waiter, "the call ended before an answer")
+            waiter.result = types.ElicitResult(action="cancel")
+            waiter.done.set()
+
+    # ----- storage ----------------------------------------------------------------------------------
+
+    async def _record(self, interaction_id: str) -> InteractionRecord:
+        records = await anyio.to_thread.run_sync(self._store.read)
+        for record in records:
+            if record.id == interaction_id:
+                return record
+        raise InteractionNotFound(
+            f"no interaction with id '{interaction_id}'", details={"interaction_id": interaction_id}
+        )
+
+    async def _insert(self, record: InteractionRecord) -> None:
+        def run() -> None:
+            with self._store.transaction() as records:
+                records[record.id] = record
+
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(run)
+
+    async def _update(
+        self, interaction_id: str, change: Callable[[InteractionRecord], InteractionRecord]
+    ) -> InteractionRecord | None:
+        def run() -> InteractionRecord | None:
+            with self._store.transaction() as records:
+                record = records.get(interaction_id)
+                if record is None:
+                    return None
+                records[interaction_id] = change(record)
+                return records[interaction_id]
+
+        with anyio.CancelScope(shield=True):  # a started store write always finishes
+            return await anyio.to_thread.run_sync(run)
+
+    def _publish(self, event: str, record: InteractionRecord) -> None:
+        self._events.publish(event, interaction=self._view(record))
+
+    def _view(self, record: InteractionRecord) -> dict[str, Any]:
+        fields: list[dict[str, Any]] = []
+        if record.mode == "form" and record.requested_schema is not None:
+            try:
+                fields = FormSchema.parse(record.requested_schema).view()
+            except UnsupportedSchema:
+                fields = []
+        actions: list[str] = []
+        if record.state == "pending" and record.id in self._waiters:
+            actions = ["accept", "decline", "cancel"]
+        elif record.state == "interrupted" and record.retry.offered and not record.retry.done:
+            actions = ["retry"]
+        return {
+            "id": record.id,
+            "kind": record.kind,
+            "mode": record.mode,
+            "state": record.state,
+            "server_id": record.server_id,
+            "message": record.message,
+            "requested_schema": record.requested_schema,
+            "fields": fields,
+            "defaults": record.defaults,
+            "url_origin": record.url_origin,
+            "calls": [c.model_dump(mode="json") for c in record.calls],
+            "created_at": record.created_at.isoformat(),
+            "expires_at": record.expires_at.isoformat(),
+            "closed_at": record.closed_at.isoformat() if record.closed_at else None,
+            "reason": record.reason,
+            "answer_fields": record.answer_fields,
+            "delivered": record.state in {"accepted", "declined", "cancelled", "expired"},
+            "retry": record.retry.model_dump(mode="json"),
+            "actions": actions,
+        }
+
+
+_STATES: tuple[str, ...] = ("pending", "accepted", "declined", "cancelled", "expired", "withdrawn", "interrupted")
+
+
+def _as_dict(schema: object) -> dict[str, Any] | None:
+    return dict(schema) if isinstance(schema, dict) else None  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _interrupted(record: InteractionRecord, now: datetime, reason: str) -> InteractionRecord:
+    offered = any(c.arguments is not None for c in record.calls)
+    return record.model_copy(
+        update={"state": "interrupted", "closed_at": now, "reason": reason, "retry": RetryState(offered=offered)}
+    )

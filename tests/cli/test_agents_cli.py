@@ -1,0 +1,124 @@
+"""CLI verbs for agents' capabilities: prompts and resources in process; approvals through a running host."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from mcp_center.config import Settings
+from mcp_center.service import McpCenter
+from tests.e2e.conftest import ADMIN_TOKEN, running_echo_http, running_host
+
+CLI = str(Path(sys.executable).parent / "mcp-center")
+
+
+def run(data_dir: Path, *args: str, token: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(COLUMNS="200", MCP_CENTER_DATA_DIR=str(data_dir))
+    if token:
+        env["MCP_CENTER_ADMIN_TOKEN"] = ADMIN_TOKEN
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=60, check=False)
+
+
+@pytest.fixture
+def caps_url() -> Iterator[str]:
+    with running_echo_http("tests.servers.run_capabilities") as url:
+        yield url
+
+
+def _enable_in_process(data: Path, url: str) -> None:
+    async def setup() -> None:
+        async with McpCenter.open(Settings.load(data_dir=data, environ={}), connect=False) as center:
+            view = await center.create_server({"name": "Caps", "transport": "streamable_http", "url": url})
+            await center.trust(view["id"], view["digest"])
+            assert (await center.test(view["id"])).ok
+            await center.enable(view["id"])
+
+    anyio.run(setup)
+
+
+def test_prompts_and_resources_are_listed_from_enabled_servers(tmp_path: Path, caps_url: str) -> None:
+    data = tmp_path / "data"
+    _enable_in_process(data, caps_url)
+    table = run(data, "prompts")
+    assert table.returncode == 0, table.stderr
+    assert "/caps:greet" in table.stdout
+    assert "/caps:team/standup" in table.stdout
+    found = run(data, "resources", "item", "--json")
+    assert found.returncode == 0, found.stderr
+    assert [(r["kind"], r["mention"], r["variables"]) for r in json.loads(found.stdout)] == [
+        ("template", "@caps:test://items/{item_id}", ["item_id"])
+    ]
+
+
+def _approvals(host_url: str, data: Path, *extra: str) -> list[dict[str, Any]]:
+    listed = run(data, "approvals", "list", "--json", "--url", host_url, *extra, token=True)
+    assert listed.returncode == 0, listed.stderr
+    items: list[dict[str, Any]] = json.loads(listed.stdout)
+    return items
+
+
+def _wait_for_approval(host_url: str, data: Path) -> dict[str, Any]:
+    """Poll the running host (another process) until an approval is pending; bounded at 20 s."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        items = _approvals(host_url, data)
+        if items:
+            return items[0]
+        time.sleep(0.1)
+    raise TimeoutError("no approval appeared")
+
+
+def _agent_call(client: httpx2.Client, note: str, answers: list[httpx2.Response]) -> None:
+    answers.append(client.post("/api/tools/mcp__caps__record/call", json={"arguments": {"note": note}}))
+
+
+def test_approvals_of_a_running_host_are_listed_approved_and_denied(tmp_path: Path, caps_url: str) -> None:
+    with running_host(tmp_path) as host:
+        created = host.client.post(
+            "/api/mcp/servers", json={"name": "Caps", "transport": "streamable_http", "url": caps_url}
+        )
+        assert created.status_code == 201, created.text
+        digest = created.json()["digest"]
+        assert host.client.post("/api/mcp/servers/caps/trust", json={"digest": digest}).status_code == 200
+        assert host.client.post("/api/mcp/servers/caps/test").json()["ok"] is True
+        assert host.client.post("/api/mcp/servers/caps/enable").status_code == 200
+        for decision, status in (("approve", 200), ("deny", 403)):
+            answers: list[httpx2.Response] = []
+            caller = threading.Thread(target=_agent_call, args=(host.client, decision, answers))
+            caller.start()
+            try:
+                pending = _wait_for_approval(host.url, host.data_dir)
+                assert pending["tool"] == "mcp__caps__record"
+                decided = run(host.data_dir, "approvals", decision, pending["id"], "--url", host.url, token=True)
+                assert decided.returncode == 0, decided.stderr
+                assert pending["id"] in decided.stdout
+            finally:
+                caller.join(timeout=30)
+            assert answers[0].status_code == status, answers[0].text
+        again = run(host.data_dir, "approvals", "approve", pending["id"], "--url", host.url, token=True)
+        assert again.returncode == 4
+        assert "MCP_APPROVAL_CLOSED" in again.stderr
+        history = _approvals(host.url, host.data_dir, "--all")
+        assert [a["state"] for a in history] == ["denied", "approved"]
+
+
+def test_approvals_without_a_running_host_say_so(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    no_token = run(data, "approvals")
+    assert no_token.returncode == 6
+    assert "mcp-center serve" in no_token.stderr
+    unreachable = run(data, "approvals", "--url", "http://127.0.0.1:9", token=True)
+    assert unreachable.returncode == 7
+    assert "cannot reach" in unreachable.stderr

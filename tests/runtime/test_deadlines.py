@@ -1,0 +1,79 @@
+"""Call deadlines pause while a human answers (R-3.8 with R-6.1)."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from mcp_center.runtime import CallDeadlines
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_deadline_expires_after_its_budget_of_running_time() -> None:
+    board = CallDeadlines()
+    started = anyio.current_time()
+    with anyio.fail_after(5):
+        with board.deadline("conn", 0.2) as deadline:
+            await anyio.sleep(10)
+    assert deadline.expired
+    assert 0.15 <= anyio.current_time() - started < 2
+
+
+async def test_time_spent_under_a_hold_does_not_count() -> None:
+    """The call runs 0.6 s in total but only 0.1 s of it outside the hold: a 0.3 s budget suffices."""
+    board = CallDeadlines()
+    entered, finished = anyio.Event(), anyio.Event()
+
+    async def call() -> None:
+        with board.deadline("conn", 0.3) as deadline:
+            entered.set()
+            await finished.wait()
+        assert not deadline.expired
+        assert deadline.paused_s >= 0.45
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            await entered.wait()
+            await anyio.sleep(0.05)  # running time, counted
+            with board.hold("conn"):  # a human answering: not counted
+                await anyio.sleep(0.5)
+            await anyio.sleep(0.05)
+            finished.set()
+
+
+async def test_a_deadline_that_starts_during_a_hold_starts_paused_and_other_connections_run() -> None:
+    board = CallDeadlines()
+    with anyio.fail_after(5), board.hold("held"):
+        with board.deadline("held", 0.1) as paused:
+            assert paused.paused
+            await anyio.sleep(0.3)
+        assert not paused.expired
+        with board.deadline("other", 0.1) as running:
+            assert not running.paused
+            await anyio.sleep(3)
+        assert running.expired
+
+
+async def test_nested_holds_resume_only_when_the_last_one_ends() -> None:
+    board = CallDeadlines()
+    with board.deadline("conn", 5) as deadline:
+        with board.hold("conn"):
+            with board.hold("conn"):
+                assert deadline.paused
+            assert deadline.paused
+            assert board.held("conn")
+        assert not deadline.paused
+        assert not board.held("conn")
+
+
+async def test_after_the_hold_the_rest_of_the_budget_still_expires() -> None:
+    board = CallDeadlines()
+    with anyio.fail_after(5):
+        with board.deadline("conn", 0.3) as deadline:
+            with board.hold("conn"):
+                await anyio.sleep(0.4)
+            await anyio.sleep(3)
+    assert deadline.expired
+    assert deadline.paused_s >= 0.35

@@ -1,0 +1,294 @@
+"""Durable elicitation through `McpCenter` against a real loopback server (R-6.1, R-6.2, R-6.3)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_center.config import Settings
+from mcp_center.errors import (
+    CallCancelled,
+    CallInterrupted,
+    CenterError,
+    ElicitationAnswerInvalid,
+    InteractionClosed,
+    InteractionNotDelivered,
+    InteractionNotFound,
+    ServerRequestFailed,
+    ServerTimeout,
+)
+from mcp_center.service import McpCenter
+from mcp_center.store import CallRef, InteractionRecord, JsonInteractionStore
+from tests.servers.capabilities import Upstream
+from tests.service._capabilities import capability_server, next_event, ready, remote
+
+pytestmark = pytest.mark.anyio
+
+DEFAULTS = {"name": "Ada", "age": 36, "score": 9.5, "status": "active", "verified": True, "colors": ["red"]}
+
+
+@pytest.fixture
+async def caps() -> AsyncGenerator[tuple[str, Upstream]]:
+    async with capability_server() as served:
+        yield served
+
+
+def _text(result: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
+
+
+async def _with_card(
+    center: McpCenter,
+    call: Callable[[], Awaitable[Any]],
+    answer: Callable[[dict[str, Any]], Awaitable[Any]],
+) -> list[object]:
+    """Run `call` in a task; when a card appears, run `answer(card)`; return what the call gave or raised."""
+    outcome: list[object] = []
+
+    async def run() -> None:
+        try:
+            outcome.append(await call())
+        except CenterError as exc:
+            outcome.append(exc)
+
+    with anyio.fail_after(15):
+        async with center.events.subscribe() as subscription, anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            card = (await next_event(subscription, "interaction.created"))["interaction"]
+            await answer(card)
+    return outcome
+
+
+async def test_a_card_answered_with_the_defaults_resumes_the_call(
+    caps: tuple[str, Upstream], center: McpCenter
+) -> None:
+    url, upstream = caps
+    await ready(center, remote("caps", url, tool_policies={"ask": "allow"}))
+    seen: dict[str, Any] = {}
+
+    async def answer(card: dict[str, Any]) -> None:
+        seen.update(card)
+        assert [c["id"] for c in await center.list_interactions(state="pending")] == [card["id"]]
+        with pytest.raises(ElicitationAnswerInvalid) as invalid:
+            await center.answer_interaction(card["id"], "accept", {"age": "old"})
+        assert invalid.value.details["errors"][0]["field"] == "content.age"
+        assert (await center.get_interaction(card["id"]))["state"] == "pending"
+        answered = await center.answer_interaction(card["id"], "accept")
+        assert answered["interaction"]["state"] == "accepted"
+
+    [result] = await _with_card(center, lambda: center.call_agent_tool("mcp__caps__ask", {"question": "Who?"}), answer)
+    assert seen["message"] == "Who?"
+    assert seen["defaults"] == DEFAULTS
+    assert seen["actions"] == ["accept", "decline", "cancel"]
+    assert seen["calls"][0]["exposed_name"] == "mcp__caps__ask"
+    assert seen["calls"][0]["caller"] == "agent"
+    assert {f["name"]: f["secret"] for f in seen["fields"]}["password"] is True
+    assert upstream.elicited == [{"action": "accept", "content": DEFAULTS}]
+    assert isinstance(result, dict)
+    assert _text(result).startswith("accept: ")
+    [card] = await center.list_interactions()
+    assert card["state"] == "accepted"
+    assert card["delivered"] is True
+    assert card["answer_fields"] == sorted(DEFAULTS)
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_a_declined_or_cancelled_card_tells_the_server(
+    caps: tuple[str, Upstream], center: McpCenter, action: str
+) -> None:
+    url, upstream = caps
+    await ready(center, remote("caps", url))
+
+    async def answer(card: dict[str, Any]) -> None:
+        await center.answer_interaction(card["id"], action)
+
+    [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
+    assert upstream.elicited == [{"action": action, "content": None}]
+    assert isinstance(result, dict)
+    assert _text(result) == f"{action}: None"
+    [card] = await center.list_interactions()
+    assert card["state"] == ("declined" if action == "decline" else "cancelled")
+    assert card["calls"][0]["caller"] == "user"
+    with pytest.raises(InteractionClosed):
+        await center.answer_interaction(card["id"], "accept")
+
+
+async def test_url_mode_is_declined_explicitly_and_leaves_a_closed_card(
+    caps: tuple[str, Upstream], center: McpCenter
+) -> None:
+    url, upstream = caps
+    await ready(center, remote("caps", url))
+    with anyio.fail_after(10):
+        result = await center.call_tool("caps", "ask_url", {})
+    assert _text(result) == "url: decline"
+    assert upstream.elicited == [{"action": "decline", "mode": "url"}]
+    [card] = await center.list_interactions()
+    assert (card["mode"], card["state"], card["url_origin"]) == ("url", "declined", "https://example.com")
+    assert "URL-mode" in card["reason"]
+
+
+async def test_a_schema_that_is_not_a_flat_form_is_declined_with_the_reason(
+    caps: tuple[str, Upstream], center: McpCenter
+) -> None:
+    await ready(center, remote("caps", caps[0]))
+    with anyio.fail_after(10):
+        result = await center.call_tool("caps", "ask_nested", {})
+    assert _text(result) == "nested: decline"
+    [card] = await center.list_interactions()
+    assert card["state"] == "declined"
+    assert "property 'address'" in card["reason"]
+
+
+async def test_the_call_deadline_pauses_while_a_card_is_pending(caps: tuple[str, Upstream], center: McpCenter) -> None:
+    """The server's call timeout is 1 s; the human takes 1.5 s; the call still succeeds."""
+    url, _ = caps
+    await ready(center, remote("caps", url, call_timeout_s=1))
+
+    async def answer(card: dict[str, Any]) -> None:
+        await anyio.sleep(1.5)  # the human reading the form: longer than the call timeout
+        await center.answer_interaction(card["id"], "accept", {"name": "Grace"})
+
+    [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
+    assert isinstance(result, dict)
+    assert "'name': 'Grace'" in _text(result)
+
+
+async def test_the_deadline_runs_again_after_the_answer(caps: tuple[str, Upstream], center: McpCenter) -> None:
+    url, _ = caps
+    await ready(center, remote("caps", url, call_timeout_s=1))
+
+    async def answer(card: dict[str, Any]) -> None:
+        await center.answer_interaction(card["id"], "accept")
+
+    [result] = await _with_card(center, lambda: center.call_tool("caps", "slow_after_answer", {"seconds": 30}), answer)
+    assert isinstance(result, ServerTimeout)
+
+
+async def test_cancelling_the_call_withdraws_its_pending_card(caps: tuple[str, Upstream], center: McpCenter) -> None:
+    url, _ = caps
+    await ready(center, remote("caps", url))
+
+    async def answer(card: dict[str, Any]) -> None:
+        assert center.cancel("op-ask") is True
+
+    [result] = await _with_card(
+        center, lambda: center.call_tool("caps", "ask", {"question": "Q"}, operation_id="op-ask"), answer
+    )
+    assert isinstance(result, CallCancelled)
+    [card] = await center.list_interactions()
+    assert card["state"] == "withdrawn"
+    assert card["actions"] == []
+
+
+async def test_a_card_pending_when_the_host_stops_fails_its_call_and_survives_the_restart(
+    caps: tuple[str, Upstream], settings: Settings
+) -> None:
+    url, upstream = caps
+    async with McpCenter.open(settings) as center:
+        await ready(center, remote("caps", url))
+
+        async def stop(card: dict[str, Any]) -> None:
+            await center.interrupt_pending()  # what `serve` does when it is asked to stop
+
+        [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), stop)
+    assert isinstance(result, CallInterrupted)
+    assert result.code == "MCP_CALL_INTERRUPTED"
+    assert result.details["delivered"] is False
+    assert upstream.elicited == []
+
+    async with McpCenter.open(settings) as center:
+        [card] = await center.list_interactions()
+        assert card["state"] == "interrupted"
+        assert card["delivered"] is False
+        assert card["retry"] == {"offered": True, "done": False, "at": None, "outcome": None}
+        assert card["actions"] == ["retry"]
+        with pytest.raises(InteractionNotDelivered) as not_delivered:
+            await center.answer_interaction(card["id"], "accept")
+        assert not_delivered.value.details["retry"]["offered"] is True
+        assert upstream.calls == ["ask:Q"]
+
+        async def answer(new_card: dict[str, Any]) -> None:
+            await center.answer_interaction(new_card["id"], "decline")
+
+        [retried] = await _with_card(center, lambda: center.answer_interaction(card["id"], "retry"), answer)
+        assert isinstance(retried, dict)
+        assert _text(retried["result"]) == "decline: None"
+        assert retried["interaction"]["retry"]["done"] is True
+        assert retried["interaction"]["retry"]["outcome"] == "ok"
+        assert upstream.calls == ["ask:Q", "ask:Q"]
+        with pytest.raises(InteractionClosed):
+            await center.answer_interaction(card["id"], "retry")
+
+
+async def test_a_card_left_pending_by_a_crash_is_marked_interrupted_at_the_next_start(settings: Settings) -> None:
+    now = datetime.now(UTC)
+    store = JsonInteractionStore(settings.mcp_dir)
+    with store.transaction() as records:
+        records["crashed"] = InteractionRecord(
+            id="crashed",
+            server_id="caps",
+            host_instance="a-run-that-crashed",
+            message="Q",
+            requested_schema={"type": "object", "properties": {}},
+            calls=[CallRef(operation_id="op", server_id="caps", tool="ask", caller="agent", arguments={"q": 1})],
+            created_at=now,
+            expires_at=now + timedelta(minutes=10),
+        )
+    async with McpCenter.open(settings) as center:
+        card = await center.get_interaction("crashed")
+        assert card["state"] == "interrupted"
+        assert card["retry"]["offered"] is True
+        with pytest.raises(InteractionNotFound):
+            await center.get_interaction("nope")
+
+
+async def test_only_one_process_owns_the_cards(caps: tuple[str, Upstream], settings: Settings) -> None:
+    """A second center on the same data directory (a CLI beside `serve`) advertises no elicitation."""
+    url, upstream = caps
+    async with McpCenter.open(settings) as host:
+        await ready(host, remote("caps", url))
+        async with McpCenter.open(settings, connect=False) as other:
+            with anyio.fail_after(10), pytest.raises(ServerRequestFailed) as refused:
+                await other.call_tool("caps", "ask", {"question": "Q"})
+            assert "Elicitation not supported" in refused.value.message
+        assert await host.list_interactions() == []
+    assert upstream.elicited == []
+
+
+async def test_an_unanswered_card_expires_and_the_server_gets_cancel(
+    caps: tuple[str, Upstream], settings: Settings
+) -> None:
+    url, upstream = caps
+    async with McpCenter.open(dataclasses.replace(settings, elicitation_timeout_s=0.5)) as center:
+        await ready(center, remote("caps", url))
+        with anyio.fail_after(10):
+            result = await center.call_tool("caps", "ask", {"question": "Q"})
+        assert _text(result) == "cancel: None"
+        [card] = await center.list_interactions()
+        assert card["state"] == "expired"
+    assert upstream.elicited == [{"action": "cancel", "content": None}]
+
+
+async def test_secret_looking_answers_are_neither_logged_nor_stored(
+    caps: tuple[str, Upstream], center: McpCenter, caplog: pytest.LogCaptureFixture
+) -> None:
+    url, _ = caps
+    await ready(center, remote("caps", url))
+    secret = "hunter2-very-secret-value"
+
+    async def answer(card: dict[str, Any]) -> None:
+        await center.answer_interaction(card["id"], "accept", {"password": secret})
+
+    with caplog.at_level(logging.DEBUG):
+        await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
+    assert secret not in caplog.text
+    stored = (center.settings.mcp_dir / "interactions.json").read_text()
+    assert secret not in stored
+    assert json.loads(stored)["interactions"][0]["answer_fields"][-1] == "verified"
