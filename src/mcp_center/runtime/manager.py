@@ -74,6 +74,8 @@ REFRESH_STORM_WINDOW_S = 60.0
 REFRESH_STORM_LIMIT = 30
 """More refreshes than this within the window count as a storm (or a list→notify loop): the interval doubles."""
 REFRESH_MAX_INTERVAL_S = 60.0
+SESSION_END_EXIT_WAIT_S = 1.0
+"""When a stdio connection closes, seconds to wait for the process exit so the error carries its exit code."""
 
 TransportFactory = Callable[..., AbstractAsyncContextManager[Transport]]
 """`open_transport`-compatible factory `(spec, probe, *, on_stderr, on_noise)`; injectable for tests."""
@@ -540,6 +542,8 @@ class ConnectionManager:
             if result is None:
                 raise attribute(exc, probe, during="initialize") from None
             logger.info("server.test.close_failed", extra={"server_id": spec.server_id})
+        finally:
+            logbook.connection_closed(filt.connection_id)
         if result is None:
             if deadline.cancelled_caught:
                 error = timeout_error("initialize and tools/list", spec.startup_timeout_s, probe)
@@ -606,6 +610,8 @@ class ConnectionManager:
                         details={"reason": ErrorReason.SESSION_EXPIRED.value},
                     )
                 ) from None
+            if exc.code == types.CONNECTION_CLOSED:
+                await _await_exit(probe)
             raise attribute(exc, probe, during=what) from None
         except (RuntimeError, ValueError) as exc:
             raise attribute(exc, probe, during=what) from None
@@ -764,7 +770,7 @@ class ConnectionManager:
                                 details={"reason": ErrorReason.SESSION_EXPIRED.value},
                             )
                         else:
-                            error = attribute(ConnectionLost("closed"), probe, during="the session")
+                            error = await _session_ended(probe)
                 if handshake.cancelled_caught and not conn.ready.is_set():
                     error = timeout_error("initialize", spec.startup_timeout_s, probe)
                     _add_noise_hint(error, probe)
@@ -781,6 +787,7 @@ class ConnectionManager:
             else:
                 error = attribute(exc, probe, during="the session" if conn.ready.is_set() else "initialize")
         finally:
+            logbook.connection_closed(conn.connection_id)
             conn.error = error
             conn.closed.set()
             if slot.conn is conn:
@@ -810,6 +817,24 @@ class ConnectionManager:
             conn.expired = True
             return "expired"
         return "closed"
+
+
+async def _session_ended(probe: TransportProbe) -> CenterError:
+    """The attributed error of a session the server side ended (R-3.1).
+
+    A stdio server's stdout can reach EOF a moment before its exit is reaped; waiting (bounded)
+    for the exit lets the error say "exited with code N" instead of a bare "closed" (the same
+    holds for a request that the closed connection failed, in `_send_once`).
+    """
+    await _await_exit(probe)
+    return attribute(MCPError(types.CONNECTION_CLOSED, "closed"), probe, during="the session")
+
+
+async def _await_exit(probe: TransportProbe) -> None:
+    """Give a stdio process whose stdout closed a moment (bounded) to be reaped, so its exit code is known."""
+    if probe.stdio is not None:
+        with anyio.move_on_after(SESSION_END_EXIT_WAIT_S):
+            await probe.stdio.exited.wait()
 
 
 class _SessionExpired(Exception):
