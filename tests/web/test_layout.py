@@ -61,6 +61,15 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         open_server(page, "Echo", "Configuration")
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        open_server(page, "Echo")
+        expect(page.get_by_role("region", name="Catalog").locator("table")).to_be_visible()
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        page.get_by_role("button", name="Logs").click()
+        drawer = page.get_by_role("dialog", name="Logs · Echo")
+        expect(drawer.locator('tr[data-method="initialize"]').first).to_be_visible()
+        assert drawer.evaluate("(el) => el.scrollWidth <= el.clientWidth")
+        assert drawer.evaluate("(el) => el.getBoundingClientRect().width") <= 400
+        drawer.get_by_role("button", name="Close").click()
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Add server").click()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
     finally:
@@ -74,13 +83,15 @@ def test_sections_that_other_work_will_build_say_so_instead_of_pretending(page: 
     )
     assert created.status_code == 201, created.text
     login(page)
-    for section in ("Prompts", "Resources", "Approvals", "Logs", "Authorization"):
+    for section in ("Prompts", "Resources", "Approvals", "Authorization"):
         open_server(page, "Echo", section)
         expect(page.get_by_role("heading", name="not available yet")).to_be_visible()
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
-    expect(page.get_by_role("heading", name="Import: not available yet")).to_be_visible()
     open_server(page, "Echo", "Tools")
     expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
+    open_server(page, "Echo")
+    expect(page.get_by_role("region", name="Catalog")).to_contain_text("enable the server to see it")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+    expect(page.get_by_role("heading", name="Import: not available yet")).to_be_visible()
 
 
 def test_the_list_refreshes_by_itself_and_shows_a_failed_test_with_its_reason(page: Page, host: Host) -> None:
@@ -140,6 +151,11 @@ def test_screenshots_of_the_main_screens(
         expect(item.locator(".result")).to_contain_text("42")
         item.scroll_into_view_if_needed()
         page.screenshot(path=shots / "tools-playground.png", full_page=True)
+        page.get_by_role("button", name="Logs").click()
+        drawer = page.get_by_role("dialog", name="Logs · Echo")
+        expect(drawer.locator('tr[data-method="tools/call"]')).to_have_count(1)
+        page.screenshot(path=shots / "logs-drawer.png")
+        page.keyboard.press("Escape")
         page.set_viewport_size({"width": 400, "height": 800})
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
         expect(page.locator("tbody tr")).to_have_count(3)
@@ -149,6 +165,7 @@ def test_screenshots_of_the_main_screens(
     names = sorted(p.name for p in shots.iterdir())
     assert names == [
         "add-server.png",
+        "logs-drawer.png",
         "server-list-narrow.png",
         "server-list.png",
         "summary-confirmation.png",

@@ -81,4 +81,8 @@ export const servers = {
   call: (id, tool, args, operationId) =>
     api("POST", `${one(id)}/tools/${encodeURIComponent(tool)}/call`, { arguments: args, operation_id: operationId }),
   cancel: (operationId) => api("POST", `/api/operations/${encodeURIComponent(operationId)}/cancel`),
+  logs: (id) => api("GET", `${one(id)}/logs`),
+  /** The logs as a JSON file download (Content-Disposition: attachment); a same-origin GET with the cookie. */
+  logsDownloadUrl: (id) => `${one(id)}/logs?download=true`,
+  catalog: (id, { refresh = false } = {}) => api("GET", `${one(id)}/catalog${refresh ? "?refresh=true" : ""}`),
 };
