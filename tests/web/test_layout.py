@@ -4,6 +4,7 @@ which `scripts/screenshots` does)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -18,6 +19,31 @@ from tests.web.conftest import PageErrors, login, new_context
 pytestmark = pytest.mark.browser
 
 NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
+IMPORT_SAMPLE = json.dumps(
+    {
+        "mcpServers": {
+            "notes": {"command": "uvx", "args": ["notes-mcp==0.4.2", "--root", "${NOTES_ROOT:-/srv/notes}"]},
+            "docs": {"type": "http", "url": "https://docs.example/mcp", "headers": {"Authorization": "Bearer ${DOCS}"}},
+            "bad": {"command": "a | b"},
+        }
+    }
+)
+SCREENSHOT_IMPORT = """{
+  // .mcp.json of a project
+  "mcpServers": {
+    "github": {
+      "type": "stdio",
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github@2025.4.8"],
+      "env": {
+        "GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}",
+        "GITHUB_API_URL": "${GITHUB_API_URL:-https://api.github.com}"
+      }
+    },
+    "shell-pipe": {"command": "npx -y some-server | tee server.log"}
+  }
+}
+"""
 UNLABELLED = """() => [...document.querySelectorAll("input:not([type=hidden]), select, textarea, button")]
   .filter((el) => el.offsetParent !== null)
   .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !el.textContent.trim())
@@ -37,6 +63,14 @@ def test_every_visible_control_has_a_label_or_a_name(page: Page, host: Host) -> 
     page.get_by_label("Authorization", exact=True).select_option("oauth")
     assert page.evaluate(UNLABELLED) == []
     expect(page.get_by_text("Not available yet: the Authorize button")).to_be_visible()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+    page.get_by_label("Configuration (JSON)").fill(IMPORT_SAMPLE)
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("region", name="Preview")).to_be_visible()
+    assert page.evaluate(UNLABELLED) == []
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+    expect(page.get_by_role("button", name="Download")).to_be_visible()
+    assert page.evaluate(UNLABELLED) == []
 
 
 def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
@@ -72,6 +106,14 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         drawer.get_by_role("button", name="Close").click()
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Add server").click()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+        page.get_by_label("Configuration (JSON)").fill(IMPORT_SAMPLE)
+        page.get_by_role("button", name="Preview").click()
+        expect(page.get_by_role("region", name="Preview")).to_be_visible()
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+        expect(page.get_by_role("button", name="Download")).to_be_visible()
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
     finally:
         context.close()
     assert page_errors.messages == []
@@ -90,8 +132,9 @@ def test_sections_that_other_work_will_build_say_so_instead_of_pretending(page: 
     expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
     open_server(page, "Echo")
     expect(page.get_by_role("region", name="Catalog")).to_contain_text("enable the server to see it")
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
-    expect(page.get_by_role("heading", name="Import: not available yet")).to_be_visible()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+    page.get_by_text("Point the client at this host's gateway instead").click()
+    expect(page.get_by_text("Not available yet: the gateway endpoint")).to_be_visible()
 
 
 def test_the_list_refreshes_by_itself_and_shows_a_failed_test_with_its_reason(page: Page, host: Host) -> None:
@@ -156,6 +199,13 @@ def test_screenshots_of_the_main_screens(
         expect(drawer.locator('tr[data-method="tools/call"]')).to_have_count(1)
         page.screenshot(path=shots / "logs-drawer.png")
         page.keyboard.press("Escape")
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+        page.get_by_label("Configuration (JSON)").fill(SCREENSHOT_IMPORT)
+        page.get_by_role("button", name="Preview").click()
+        preview = page.get_by_role("region", name="Preview")
+        preview.get_by_label("GITHUB_TOKEN (secret)").fill("a-secret-value-for-the-screenshot")
+        preview.get_by_label("Use the file's default: https://api.github.com").check()
+        page.screenshot(path=shots / "import-preview.png", full_page=True)
         page.set_viewport_size({"width": 400, "height": 800})
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
         expect(page.locator("tbody tr")).to_have_count(3)
@@ -165,6 +215,7 @@ def test_screenshots_of_the_main_screens(
     names = sorted(p.name for p in shots.iterdir())
     assert names == [
         "add-server.png",
+        "import-preview.png",
         "logs-drawer.png",
         "server-list-narrow.png",
         "server-list.png",

@@ -86,3 +86,10 @@ export const servers = {
   logsDownloadUrl: (id) => `${one(id)}/logs?download=true`,
   catalog: (id, { refresh = false } = {}) => api("GET", `${one(id)}/catalog${refresh ? "?refresh=true" : ""}`),
 };
+
+/** Import (two steps: preview, then apply the confirmed preview) and export of client configurations. */
+export const interchange = {
+  preview: (content, format) => api("POST", "/api/mcp/import/preview", { content, format }),
+  apply: (body) => api("POST", "/api/mcp/import/apply", body).then((r) => r.servers),
+  exportAs: (format) => api("GET", `/api/mcp/export?format=${encodeURIComponent(format)}`),
+};

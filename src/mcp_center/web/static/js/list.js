@@ -25,8 +25,8 @@ export function feedIndicator(feed) {
   return { element: line, off };
 }
 
-/** Draw the list into `main`; returns a cleanup function (unsubscribes from the feed). */
-export function renderList(main, { feed }) {
+/** Draw the list into `main` (with an optional `notice` on top); returns a cleanup function (unsubscribes from the feed). */
+export function renderList(main, { feed, notice }) {
   const tbody = h("tbody");
   const empty = h(
     "div",
@@ -50,6 +50,7 @@ export function renderList(main, { feed }) {
       h("h1", { tabindex: "-1" }, "Servers"),
       h("a", { class: "button primary", href: "#/new" }, "Add server"),
     ),
+    notice ? h("p", { class: "alert alert-info", role: "status" }, notice) : null,
     indicator.element,
     empty,
     h("div", { class: "table-wrap" }, table),

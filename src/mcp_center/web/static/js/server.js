@@ -27,7 +27,6 @@ export const NOT_YET = {
   prompts: ["Prompts", "Each prompt as /server:prompt with a form for its arguments and the returned block.", "the capabilities work (issue 5)"],
   resources: ["Resources", "Search resources and templates with @, read one and see where it came from.", "the capabilities work (issue 5)"],
   approvals: ["Approvals and elicitation", "Pending tool-call approvals and elicitation forms as cards with accept / decline / cancel, kept across page reloads; per-tool ask / allow / deny.", "the capabilities work (issue 5)"],
-  import: ["Import", "Paste a Claude Code, Cursor, Claude Desktop or VS Code configuration, see the preview (what is created, which values become secrets, what is rejected), supply variables and secrets, then apply.", "the import work (issue 6)"],
   auth: ["Authorization", "An Authorize button that shows the issuer and scopes, opens the OAuth flow in a new window and shows the result; clear states for 'authorization required' and 'more scopes required'.", "the OAuth work (issue 4)"],
 };
 
