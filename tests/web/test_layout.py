@@ -13,7 +13,15 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.conftest import Host
-from tests.web._flows import add_from_template, call_in_playground, confirm_test_enable, open_server, save_new
+from tests.web._flows import (
+    add_from_template,
+    call_in_playground,
+    confirm_test_enable,
+    open_server,
+    raw_stdio_body,
+    ready_via_api,
+    save_new,
+)
 from tests.web.conftest import PageErrors, login, new_context
 
 pytestmark = pytest.mark.browser
@@ -185,8 +193,11 @@ def test_screenshots_of_the_main_screens(
         host.client.post(
             "/api/mcp/servers", json={"name": "Old SSE server", "transport": "sse", "url": "http://127.0.0.1:9/sse"}
         )
+        ready_via_api(host, raw_stdio_body("Crashing"))
+        host.client.post("/api/mcp/servers/crashing/tools/exit/call", json={"arguments": {"code": 3}})
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
-        expect(page.locator("tbody tr")).to_have_count(3)
+        expect(page.locator("tbody tr")).to_have_count(4)
+        expect(page.locator('tr[data-server="crashing"] .badge')).to_have_text("error")
         page.screenshot(path=shots / "server-list.png", full_page=True)
         open_server(page, "Echo", "Tools")
         call_in_playground(page, "add", {"a": "2", "b": "40"})
@@ -205,10 +216,11 @@ def test_screenshots_of_the_main_screens(
         preview = page.get_by_role("region", name="Preview")
         preview.get_by_label("GITHUB_TOKEN (secret)").fill("a-secret-value-for-the-screenshot")
         preview.get_by_label("Use the file's default: https://api.github.com").check()
+        page.get_by_label("Configuration (JSON)").evaluate("(el) => { el.scrollTop = 0; }")
         page.screenshot(path=shots / "import-preview.png", full_page=True)
         page.set_viewport_size({"width": 400, "height": 800})
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
-        expect(page.locator("tbody tr")).to_have_count(3)
+        expect(page.locator("tbody tr")).to_have_count(4)
         page.screenshot(path=shots / "server-list-narrow.png", full_page=True)
     finally:
         context.close()
