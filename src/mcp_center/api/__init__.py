@@ -11,12 +11,13 @@ from fastapi.responses import JSONResponse
 
 from mcp_center import __version__
 from mcp_center.api import debugging, imports, operations, servers
+from mcp_center.api.debugging import end_event_streams
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.security import AdminAuth, AdminAuthGuard, CookieSessions, HostGuard, allowed_host_names
 from mcp_center.config import Settings
 from mcp_center.service import ImportPreviews
 
-__all__ = ["AdminAuth", "CookieSessions", "create_api", "error_response"]
+__all__ = ["AdminAuth", "CookieSessions", "create_api", "end_event_streams", "error_response"]
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 

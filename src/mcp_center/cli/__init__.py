@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -103,6 +104,7 @@ def serve(
     """Run the web UI, the REST API and the gateway in one process."""
     import uvicorn
 
+    from mcp_center.api import end_event_streams
     from mcp_center.app import create_app
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -144,7 +146,14 @@ def serve(
         timeout_graceful_shutdown=5,
         server_header=False,
     )
-    uvicorn.Server(config).run()
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            # Open settings pages hold /api/events streams: end them, or the exit waits them out.
+            end_event_streams(asgi_app)
+            super().handle_exit(sig, frame)
+
+    Server(config).run()
 
 
 @app.command("list")
