@@ -11,6 +11,10 @@ Tools:
 
 On start it writes one stderr line that quotes the environment variable `RAW_TOKEN`, so tests can
 check that a secret a server echoes on stderr is redacted before anyone sees it.
+
+Flags:
+    --broken-prompts: advertise prompts, but answer every `prompts/list` with a JSON-RPC error
+        (a category whose refresh fails while the others work).
 """
 
 from __future__ import annotations
@@ -45,13 +49,20 @@ def _log(line: str) -> None:
     sys.stderr.flush()
 
 
+BROKEN_PROMPTS = "--broken-prompts" in sys.argv[1:]
+PROMPTS_ERROR = {"code": -32603, "message": "prompts are broken on purpose"}
+
+
 def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
     method = request.get("method")
     params = request.get("params") or {}
     if method == "initialize":
+        capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+        if BROKEN_PROMPTS:
+            capabilities["prompts"] = {"listChanged": False}
         return {
             "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": capabilities,
             "serverInfo": {"name": "raw-stdio", "version": "0.1.0"},
         }
     if method == "ping":
@@ -81,7 +92,9 @@ def main() -> None:
         if "id" not in request or "method" not in request:
             continue  # a notification or a response: nothing to answer
         result = _answer(request)
-        if result is None:
+        if request["method"] == "prompts/list" and BROKEN_PROMPTS:
+            _send({"jsonrpc": "2.0", "id": request["id"], "error": PROMPTS_ERROR})
+        elif result is None:
             error = {"code": -32601, "message": f"method not found: {request['method']}"}
             _send({"jsonrpc": "2.0", "id": request["id"], "error": error})
         else:

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.browser
 ROOT = "PLANTED-import-" + uuid.uuid4().hex
 GITHUB_SECRET = ROOT + "-github"
 ORBIT_SECRET = ROOT + "-orbit"
+LITERAL_SECRET = ROOT + "-literal"  # written in the file itself
 
 MCP_JSON = """{
   // Project servers. Secrets come from the shell.
@@ -39,12 +40,12 @@ MCP_JSON = """{
     "orbit": {
       "type": "http",
       "url": "https://mcp.orbit.example/mcp",
-      "headers": {"Authorization": "Bearer ${ORBIT_TOKEN}", "X-Workspace": "acme"}
+      "headers": {"Authorization": "Bearer ${ORBIT_TOKEN}", "X-Workspace": "acme", "X-Api-Key": "LITERAL"}
     },
     "shell": {"command": "npx -y some-server | tee log"},
   }
 }
-"""
+""".replace("LITERAL", LITERAL_SECRET)
 
 DOM_DUMP = """() => {
   const values = [...document.querySelectorAll("input, textarea, select")].map((el) => el.value);
@@ -102,6 +103,7 @@ def test_a_claude_code_file_is_previewed_completed_and_applied_without_leaking_i
     expect(orbit).to_contain_text("Streamable HTTP")
     expect(orbit).to_contain_text("https://mcp.orbit.example/mcp")
     expect(orbit).to_contain_text("token — bearer token; its value comes from the variables below")
+    expect(orbit).to_contain_text("X-Api-Key — secret header; its value is in the file and is stored encrypted")
     rejected = preview.locator('li.rejected[data-source="mcpServers.shell"]')
     expect(rejected).to_contain_text("COMMAND_NOT_A_PROGRAM")
 
@@ -132,6 +134,7 @@ def test_a_claude_code_file_is_previewed_completed_and_applied_without_leaking_i
     orbit_view = host.client.get("/api/mcp/servers/orbit").json()
     assert orbit_view["auth"] == {"kind": "bearer", "token": {"configured": True}}
     assert orbit_view["headers"] == {"X-Workspace": "acme"}
+    assert orbit_view["secret_headers"] == {"X-Api-Key": {"configured": True}}
 
     # Export shows placeholders where the secrets are.
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
@@ -142,7 +145,7 @@ def test_a_claude_code_file_is_previewed_completed_and_applied_without_leaking_i
     assert config == host.client.get("/api/mcp/export?format=cursor").json()["config"]
     assert config["mcpServers"]["orbit"]["headers"]["Authorization"].startswith("Bearer ${env:MCP_CENTER_SECRET_")
     placeholders = page.locator("table.placeholders tbody tr")
-    expect(placeholders).to_have_count(2)
+    expect(placeholders).to_have_count(3)
     with page.expect_download() as download_info:
         page.get_by_role("button", name="Download").first.click()
     download = download_info.value
@@ -157,7 +160,7 @@ def test_a_claude_code_file_is_previewed_completed_and_applied_without_leaking_i
     bodies.extend(events)
     assert len(bodies) > 10
     for text in [*snapshots, *bodies]:
-        for planted in (GITHUB_SECRET, ORBIT_SECRET, ROOT, ADMIN_TOKEN):
+        for planted in (GITHUB_SECRET, ORBIT_SECRET, LITERAL_SECRET, ROOT, ADMIN_TOKEN):
             assert planted not in text
     assert page.evaluate(STORAGE_DUMP) == "[[],[]]"
 

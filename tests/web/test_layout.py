@@ -106,6 +106,7 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         open_server(page, "Echo")
         expect(page.get_by_role("region", name="Catalog").locator("table")).to_be_visible()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        assert page.locator("section.catalog .card").evaluate("(el) => el.scrollWidth <= el.clientWidth")
         page.get_by_role("button", name="Logs").click()
         drawer = page.get_by_role("dialog", name="Logs · Echo")
         expect(drawer.locator('tr[data-method="initialize"]').first).to_be_visible()

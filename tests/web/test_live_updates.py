@@ -1,7 +1,7 @@
 """Live updates from `GET /api/events` in a real browser (R-3.11): a state badge follows the runtime
 without a reload and without polling the list while the stream is healthy; the page falls back to
 polling when the stream fails, and goes live again. Catalog facts — quarantined items with their
-reasons — are shown for a server that sent a malformed tool.
+reasons, a category whose refresh failed — are shown for a server that sent a malformed tool.
 """
 
 from __future__ import annotations
@@ -88,8 +88,10 @@ def test_the_page_polls_while_the_stream_fails_and_goes_live_again(page: Page, h
     assert len(list_requests) == 1  # one resync for the deletion event, no polling
 
 
-def test_a_malformed_tool_is_shown_quarantined_with_its_reason(page: Page, host: Host) -> None:
-    ready_via_api(host, raw_stdio_body())
+def test_a_malformed_tool_is_shown_quarantined_with_its_reason_and_a_failed_category_with_its_error(
+    page: Page, host: Host
+) -> None:
+    ready_via_api(host, raw_stdio_body(broken_prompts=True))
     login(page)
     open_server(page, "Raw")
     catalog = page.get_by_role("region", name="Catalog")
@@ -101,8 +103,14 @@ def test_a_malformed_tool_is_shown_quarantined_with_its_reason(page: Page, host:
     expect(notice).to_contain_text("1 item quarantined")
     expect(notice.locator('li[data-name="broken"]')).to_have_text("tool #3 broken: inputSchema: Field required")
 
+    prompts = catalog.locator('tr[data-category="prompts"]')
+    expect(prompts.locator('td[data-label="Last refresh"]')).to_contain_text("failed: MCP_SERVER_ERROR (no list yet)")
+    expect(catalog).to_contain_text("Prompts: the last refresh failed")
+    expect(catalog).to_contain_text("prompts are broken on purpose")
+
     catalog.get_by_role("button", name="Refresh catalog").click()
     expect(tools.locator('td[data-label="Refreshes"]')).to_have_text("2")
+    expect(prompts.locator('td[data-label="Refreshes"]')).to_have_text("0")  # still the list before the failures
     expect(notice.locator('li[data-name="broken"]')).to_be_visible()
 
     open_server(page, "Raw", "Tools")

@@ -57,6 +57,8 @@ function factsTable(catalog) {
       {},
       CATEGORIES.map(([key, label]) => {
         const error = catalog.errors && catalog.errors[key];
+        const refreshes = (catalog.generation || {})[key] ?? 0;
+        const kept = refreshes ? "the previous list is kept" : "no list yet";
         const dropped = (catalog.quarantined || []).filter((q) => q.category === key).length;
         return h(
           "tr",
@@ -64,11 +66,11 @@ function factsTable(catalog) {
           h("th", { scope: "row" }, label),
           h("td", { "data-label": "Items" }, String((catalog[key] || []).length)),
           h("td", { "data-label": "Quarantined", class: dropped ? "warn" : "" }, String(dropped)),
-          h("td", { "data-label": "Refreshes" }, String((catalog.generation || {})[key] ?? 0)),
+          h("td", { "data-label": "Refreshes" }, String(refreshes)),
           h(
             "td",
             { "data-label": "Last refresh" },
-            error ? h("span", { class: "bad" }, `failed: ${error.code}: ${error.message} (the previous list is kept)`) : h("span", { class: "ok" }, "ok"),
+            error ? h("span", { class: "bad" }, `failed: ${error.code} (${kept})`) : h("span", { class: "ok" }, refreshes ? "ok" : "not listed"),
           ),
         );
       }),
@@ -120,7 +122,14 @@ export function catalogCard(initial, { feed }) {
             ? h(
                 "div",
                 { class: "alert alert-error", role: "note" },
-                errors.map(([key, label]) => h("p", {}, `${label}: the last refresh failed (${catalog.errors[key].code}: ${catalog.errors[key].message}); agents see the previous list.`)),
+                errors.map(([key, label]) =>
+                  h(
+                    "p",
+                    {},
+                    `${label}: the last refresh failed (${catalog.errors[key].code}: ${catalog.errors[key].message}); `,
+                    (catalog.generation || {})[key] ? "agents see the previous list." : "agents see none until a refresh works.",
+                  ),
+                ),
               )
             : null,
         );

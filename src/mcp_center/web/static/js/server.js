@@ -54,7 +54,8 @@ function statusCard(view) {
     const tail = status.error.details && status.error.details.stderr_tail;
     if (Array.isArray(tail) && tail.length) items.push(["Last stderr lines", h("pre", { class: "stderr-tail" }, tail.join("\n"))]);
   }
-  if (status.since) items.push(["Since", new Date(status.since).toLocaleString()]);
+  // A server the runtime never saw reads as "disconnected since now": only a real state has a since.
+  if (status.since && status.state && status.state !== "disconnected") items.push(["Since", new Date(status.since).toLocaleString()]);
   return h("dl", { class: "status" }, items.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
