@@ -149,8 +149,8 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     replace(
       content,
       h("section", { "aria-labelledby": "status-title" }, h("h2", { id: "status-title" }, "Status"), statusBox),
-      catalog.element,
-      steps.element,
+      // A running server's catalog matters most; a server still being set up shows its next step first.
+      view.enabled ? [catalog.element, steps.element] : [steps.element, catalog.element],
       h("section", { class: "danger-zone", "aria-labelledby": "danger-title" }, h("h2", { id: "danger-title" }, "Delete"), del),
     );
     if (focus) steps.focus(focus);
