@@ -6,11 +6,12 @@ import logging
 import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
 
-from mcp_center.api import create_api
+from mcp_center.api import create_api, end_event_streams
 from mcp_center.config import Settings
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
@@ -68,6 +69,11 @@ class HostServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
         super().__init__(config)
         self._app = app
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # Open settings pages hold /api/events streams: end them, or the exit waits them out.
+        end_event_streams(self._app)
+        super().handle_exit(sig, frame)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await interrupt_waiting_calls(self._app)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from mcp_center.config import Settings
 from mcp_center.errors import (
     CallCancelled,
+    CenterError,
     ServerDisabled,
     ServerNotTested,
     ServerNotTrusted,
@@ -201,7 +203,6 @@ async def test_the_stderr_tail_of_a_failed_stdio_server_is_redacted(center: McpC
     """R-1.5: a server printing its secret env to stderr does not leak it through the test result."""
     script = tmp_path / "leak.py"
     script.write_text("import os, sys\nprint('token is', os.environ['API_TOKEN'], file=sys.stderr)\nsys.exit(4)\n")
-    import sys
 
     view = await center.create_server(
         {
@@ -219,3 +220,36 @@ async def test_the_stderr_tail_of_a_failed_stdio_server_is_redacted(center: McpC
     assert result.error.details["exit_code"] == 4
     assert result.error.details["stderr_tail"] == ["token is [redacted]"]
     assert "very-secret-token-42" not in result.model_dump_json()
+
+
+RAW_STDIO = Path(__file__).parents[1] / "servers" / "raw_stdio.py"
+
+
+async def test_a_stdio_server_that_exits_puts_its_exit_code_in_the_status_and_closes_its_log(
+    center: McpCenter,
+) -> None:
+    """R-3.1, R-3.11: the status of a session the server ended says why, and its unanswered call
+    is logged as an error, not left pending; the stderr line quoting a secret is redacted."""
+    view = await _ready(
+        center,
+        {
+            "name": "Raw",
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": [str(RAW_STDIO)],
+            "secret_values": {"env": {"RAW_TOKEN": "raw-secret-token-42"}},
+        },
+    )
+    await center.wait_for_state(view["id"], "ready", timeout_s=10)
+    with pytest.raises(CenterError) as caught:
+        await center.call_tool(view["id"], "exit", {"code": 7})
+    assert caught.value.details["reason"] == "process_exited"
+    status = await center.wait_for_state(view["id"], "error", timeout_s=10)
+    assert status.error is not None
+    assert (status.error["code"], status.error["details"]["reason"]) == ("MCP_SERVER_UNREACHABLE", "process_exited")
+    assert status.error["details"]["exit_code"] == 7
+    logs = await center.logs(view["id"])
+    call = [e for e in logs["requests"] if e["method"] == "tools/call"]
+    assert [(e["status"], e["error"]["message"]) for e in call] == [("error", "no answer: the connection closed")]
+    assert "raw-stdio starting; RAW_TOKEN=[redacted]" in [line["line"] for line in logs["stderr"]]
+    assert "raw-secret-token-42" not in str(logs)

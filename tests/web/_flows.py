@@ -3,17 +3,52 @@
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import Page, expect
 
+from tests.e2e.conftest import Host
+
 __all__ = [
+    "RAW_STDIO",
     "add_echo_server",
     "add_from_template",
     "call_in_playground",
     "confirm_test_enable",
     "open_server",
+    "raw_stdio_body",
+    "ready_via_api",
     "save_new",
 ]
+
+RAW_STDIO = Path(__file__).parents[1] / "servers" / "raw_stdio.py"
+"""The hand-written stdio server: a malformed tool, an `exit` tool, RAW_TOKEN echoed on stderr."""
+
+
+def raw_stdio_body(name: str = "Raw", *, token: str | None = None, broken_prompts: bool = False) -> dict[str, Any]:
+    """The create body of the raw stdio server, with RAW_TOKEN as a secret env var when `token` is given
+    and a `prompts/list` that always fails with `broken_prompts`."""
+    args = [str(RAW_STDIO), *(["--broken-prompts"] if broken_prompts else [])]
+    body: dict[str, Any] = {"name": name, "transport": "stdio", "command": sys.executable, "args": args}
+    if token is not None:
+        body["secret_values"] = {"env": {"RAW_TOKEN": token}}
+    return body
+
+
+def ready_via_api(host: Host, body: dict[str, Any]) -> dict[str, Any]:
+    """Create, confirm, test and enable a server through the REST API (not the page); return its view."""
+    created = host.client.post("/api/mcp/servers", json=body)
+    assert created.status_code == 201, created.text
+    view = created.json()
+    server_id = view["id"]
+    assert host.client.post(f"/api/mcp/servers/{server_id}/trust", json={"digest": view["digest"]}).status_code == 200
+    tested = host.client.post(f"/api/mcp/servers/{server_id}/test").json()
+    assert tested["ok"], tested
+    enabled = host.client.post(f"/api/mcp/servers/{server_id}/enable")
+    assert enabled.status_code == 200, enabled.text
+    return enabled.json()
 
 
 def add_from_template(page: Page, template: str, name: str) -> None:

@@ -4,6 +4,7 @@ which `scripts/screenshots` does)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -12,12 +13,45 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.conftest import Host
-from tests.web._flows import add_from_template, call_in_playground, confirm_test_enable, open_server, save_new
+from tests.web._flows import (
+    add_from_template,
+    call_in_playground,
+    confirm_test_enable,
+    open_server,
+    raw_stdio_body,
+    ready_via_api,
+    save_new,
+)
 from tests.web.conftest import PageErrors, login, new_context
 
 pytestmark = pytest.mark.browser
 
 NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
+IMPORT_SAMPLE = json.dumps(
+    {
+        "mcpServers": {
+            "notes": {"command": "uvx", "args": ["notes-mcp==0.4.2", "--root", "${NOTES_ROOT:-/srv/notes}"]},
+            "docs": {"type": "http", "url": "https://docs.example/mcp", "headers": {"Authorization": "Bearer ${DOCS}"}},
+            "bad": {"command": "a | b"},
+        }
+    }
+)
+SCREENSHOT_IMPORT = """{
+  // .mcp.json of a project
+  "mcpServers": {
+    "github": {
+      "type": "stdio",
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github@2025.4.8"],
+      "env": {
+        "GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}",
+        "GITHUB_API_URL": "${GITHUB_API_URL:-https://api.github.com}"
+      }
+    },
+    "shell-pipe": {"command": "npx -y some-server | tee server.log"}
+  }
+}
+"""
 UNLABELLED = """() => [...document.querySelectorAll("input:not([type=hidden]), select, textarea, button")]
   .filter((el) => el.offsetParent !== null)
   .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !el.textContent.trim())
@@ -37,6 +71,14 @@ def test_every_visible_control_has_a_label_or_a_name(page: Page, host: Host) -> 
     page.get_by_label("Authorization", exact=True).select_option("oauth")
     assert page.evaluate(UNLABELLED) == []
     expect(page.get_by_text("Not available yet: the Authorize button")).to_be_visible()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+    page.get_by_label("Configuration (JSON)").fill(IMPORT_SAMPLE)
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("region", name="Preview")).to_be_visible()
+    assert page.evaluate(UNLABELLED) == []
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+    expect(page.get_by_role("button", name="Download")).to_be_visible()
+    assert page.evaluate(UNLABELLED) == []
 
 
 def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
@@ -61,7 +103,25 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         open_server(page, "Echo", "Configuration")
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        open_server(page, "Echo")
+        expect(page.get_by_role("region", name="Catalog").locator("table")).to_be_visible()
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        assert page.locator("section.catalog .card").evaluate("(el) => el.scrollWidth <= el.clientWidth")
+        page.get_by_role("button", name="Logs").click()
+        drawer = page.get_by_role("dialog", name="Logs · Echo")
+        expect(drawer.locator('tr[data-method="initialize"]').first).to_be_visible()
+        assert drawer.evaluate("(el) => el.scrollWidth <= el.clientWidth")
+        assert drawer.evaluate("(el) => el.getBoundingClientRect().width") <= 400
+        drawer.get_by_role("button", name="Close").click()
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Add server").click()
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+        page.get_by_label("Configuration (JSON)").fill(IMPORT_SAMPLE)
+        page.get_by_role("button", name="Preview").click()
+        expect(page.get_by_role("region", name="Preview")).to_be_visible()
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+        expect(page.get_by_role("button", name="Download")).to_be_visible()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
     finally:
         context.close()
@@ -74,13 +134,16 @@ def test_sections_that_other_work_will_build_say_so_instead_of_pretending(page: 
     )
     assert created.status_code == 201, created.text
     login(page)
-    for section in ("Prompts", "Resources", "Approvals", "Logs", "Authorization"):
+    for section in ("Prompts", "Resources", "Approvals", "Authorization"):
         open_server(page, "Echo", section)
         expect(page.get_by_role("heading", name="not available yet")).to_be_visible()
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
-    expect(page.get_by_role("heading", name="Import: not available yet")).to_be_visible()
     open_server(page, "Echo", "Tools")
     expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
+    open_server(page, "Echo")
+    expect(page.get_by_role("region", name="Catalog")).to_contain_text("enable the server to see it")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+    page.get_by_text("Point the client at this host's gateway instead").click()
+    expect(page.get_by_text("Not available yet: the gateway endpoint")).to_be_visible()
 
 
 def test_the_list_refreshes_by_itself_and_shows_a_failed_test_with_its_reason(page: Page, host: Host) -> None:
@@ -131,8 +194,11 @@ def test_screenshots_of_the_main_screens(
         host.client.post(
             "/api/mcp/servers", json={"name": "Old SSE server", "transport": "sse", "url": "http://127.0.0.1:9/sse"}
         )
+        ready_via_api(host, raw_stdio_body("Crashing"))
+        host.client.post("/api/mcp/servers/crashing/tools/exit/call", json={"arguments": {"code": 3}})
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
-        expect(page.locator("tbody tr")).to_have_count(3)
+        expect(page.locator("tbody tr")).to_have_count(4)
+        expect(page.locator('tr[data-server="crashing"] .badge')).to_have_text("error")
         page.screenshot(path=shots / "server-list.png", full_page=True)
         open_server(page, "Echo", "Tools")
         call_in_playground(page, "add", {"a": "2", "b": "40"})
@@ -140,15 +206,30 @@ def test_screenshots_of_the_main_screens(
         expect(item.locator(".result")).to_contain_text("42")
         item.scroll_into_view_if_needed()
         page.screenshot(path=shots / "tools-playground.png", full_page=True)
+        page.get_by_role("button", name="Logs").click()
+        drawer = page.get_by_role("dialog", name="Logs · Echo")
+        expect(drawer.locator('tr[data-method="tools/call"]')).to_have_count(1)
+        page.screenshot(path=shots / "logs-drawer.png")
+        page.keyboard.press("Escape")
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+        page.get_by_label("Configuration (JSON)").fill(SCREENSHOT_IMPORT)
+        page.get_by_role("button", name="Preview").click()
+        preview = page.get_by_role("region", name="Preview")
+        preview.get_by_label("GITHUB_TOKEN (secret)").fill("a-secret-value-for-the-screenshot")
+        preview.get_by_label("Use the file's default: https://api.github.com").check()
+        page.get_by_label("Configuration (JSON)").evaluate("(el) => { el.scrollTop = 0; }")
+        page.screenshot(path=shots / "import-preview.png", full_page=True)
         page.set_viewport_size({"width": 400, "height": 800})
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
-        expect(page.locator("tbody tr")).to_have_count(3)
+        expect(page.locator("tbody tr")).to_have_count(4)
         page.screenshot(path=shots / "server-list-narrow.png", full_page=True)
     finally:
         context.close()
     names = sorted(p.name for p in shots.iterdir())
     assert names == [
         "add-server.png",
+        "import-preview.png",
+        "logs-drawer.png",
         "server-list-narrow.png",
         "server-list.png",
         "summary-confirmation.png",

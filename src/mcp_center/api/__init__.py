@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 
 from mcp_center import __version__
 from mcp_center.api import capabilities, debugging, imports, oauth, operations, servers
+from mcp_center.api.debugging import end_event_streams
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.security import (
     AdminAuth,
@@ -23,7 +24,7 @@ from mcp_center.api.security import (
 from mcp_center.config import Settings
 from mcp_center.service import ImportPreviews
 
-__all__ = ["AdminAuth", "CookieSessions", "create_api", "error_response"]
+__all__ = ["AdminAuth", "CookieSessions", "create_api", "end_event_streams", "error_response"]
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 

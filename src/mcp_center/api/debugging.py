@@ -7,17 +7,33 @@ from collections.abc import AsyncGenerator
 from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from mcp_center.service import McpCenter
 
-__all__ = ["HEARTBEAT_S", "router"]
+__all__ = ["HEARTBEAT_S", "end_event_streams", "router"]
 
 router = APIRouter(tags=["debugging"])
 
 HEARTBEAT_S = 15.0
 """Seconds between keep-alive comments on the event stream (proxies drop silent connections)."""
+SHUTDOWN_CHECK_S = 0.5
+"""Seconds between two looks, on an idle stream, at whether the host is stopping."""
+
+
+def end_event_streams(app: FastAPI) -> None:
+    """Make every open event stream of `app` end within `SHUTDOWN_CHECK_S` (the host is stopping).
+
+    The server's exit handler calls this before it waits for open responses: a stream never ends
+    by itself, so each open settings page would otherwise hold the exit up for the whole
+    graceful-shutdown timeout and then be cancelled. Only sets a flag, so a signal handler may call it.
+    """
+    app.state.event_streams_closing = True
+
+
+def _closing(request: Request) -> bool:
+    return bool(getattr(request.app.state, "event_streams_closing", False))
 
 
 def _center(request: Request) -> McpCenter:
@@ -30,19 +46,24 @@ async def events(request: Request) -> StreamingResponse:
     """`text/event-stream` of JSON events: `server.status` (state changes, with the attributed
     error), `server.catalog` (a catalog refresh committed), `server.created/updated/deleted/...`
     (configuration changes), `events.dropped` (this client fell behind). A comment line is sent
-    every 15 s as a heartbeat."""
+    every 15 s as a heartbeat. The stream ends when the host stops."""
     center = _center(request)
 
     async def stream() -> AsyncGenerator[str]:
         async with center.events.subscribe() as subscription:
             yield ": connected\n\n"
-            while True:
+            quiet_s = 0.0
+            while not _closing(request):
                 event: dict[str, Any] | None = None
-                with anyio.move_on_after(HEARTBEAT_S):
+                with anyio.move_on_after(SHUTDOWN_CHECK_S):
                     event = await subscription.next()
                 if event is None:
-                    yield ": heartbeat\n\n"
+                    quiet_s += SHUTDOWN_CHECK_S
+                    if quiet_s >= HEARTBEAT_S:
+                        quiet_s = 0.0
+                        yield ": heartbeat\n\n"
                     continue
+                quiet_s = 0.0
                 yield f"event: {event['type']}\ndata: {json.dumps(event, default=str)}\n\n"
 
     return StreamingResponse(

@@ -141,6 +141,29 @@ class ServerLogbook:
             return
         self._record(item, connection_id, "server→client")
 
+    def connection_closed(self, connection_id: str) -> None:
+        """Close the books of a connection that ended: its unanswered requests become errors.
+
+        Nothing can answer them any more; left pending they would look in flight forever.
+        """
+        for key in [k for k in self._pending if k[0] == connection_id]:
+            pending = self._pending.pop(key)
+            self._entries.append(
+                LogEntry(
+                    at=pending.at,
+                    direction=pending.direction,
+                    kind="request",
+                    method=pending.method,
+                    request_id=key[2],
+                    duration_ms=round((time.monotonic() - pending.started) * 1000, 2),
+                    status="error",
+                    request_bytes=pending.size,
+                    response_bytes=None,
+                    error={"code": None, "message": "no answer: the connection closed"},
+                    connection_id=connection_id,
+                )
+            )
+
     def _record(self, message: SessionMessage, connection_id: str, direction: str) -> None:
         msg = message.message
         if isinstance(msg, types.JSONRPCRequest):

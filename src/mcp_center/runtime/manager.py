@@ -82,6 +82,8 @@ REFRESH_STORM_WINDOW_S = 60.0
 REFRESH_STORM_LIMIT = 30
 """More refreshes than this within the window count as a storm (or a list→notify loop): the interval doubles."""
 REFRESH_MAX_INTERVAL_S = 60.0
+SESSION_END_EXIT_WAIT_S = 1.0
+"""When a stdio connection closes, seconds to wait for the process exit so the error carries its exit code."""
 
 TransportFactory = Callable[..., AbstractAsyncContextManager[Transport]]
 """`open_transport`-compatible factory `(spec, probe, *, on_stderr, on_noise)`; injectable for tests."""
@@ -589,6 +591,8 @@ class ConnectionManager:
             if result is None:
                 raise attribute(exc, probe, during="initialize") from None
             logger.info("server.test.close_failed", extra={"server_id": spec.server_id})
+        finally:
+            logbook.connection_closed(filt.connection_id)
         if result is None:
             if deadline.cancelled_caught:
                 error = timeout_error("initialize and tools/list", spec.startup_timeout_s, probe)
@@ -864,6 +868,7 @@ class ConnectionManager:
             else:
                 error = attribute(exc, probe, during="the session" if conn.ready.is_set() else "initialize")
         finally:
+            logbook.connection_closed(conn.connection_id)
             conn.error = error
             conn.closed.set()
             if slot.conn is conn:
@@ -923,7 +928,7 @@ def _transport_ended(exc: MCPError, session: OpenSession) -> bool:
 async def _settle_exit(probe: TransportProbe) -> None:
     """When a stdio session ends, give the process a moment to be reaped so its exit code is known."""
     if probe.stdio is not None and probe.stdio.returncode is None:
-        with anyio.move_on_after(1.0):
+        with anyio.move_on_after(SESSION_END_EXIT_WAIT_S):
             await probe.stdio.exited.wait()
 
 

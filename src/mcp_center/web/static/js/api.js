@@ -81,4 +81,15 @@ export const servers = {
   call: (id, tool, args, operationId) =>
     api("POST", `${one(id)}/tools/${encodeURIComponent(tool)}/call`, { arguments: args, operation_id: operationId }),
   cancel: (operationId) => api("POST", `/api/operations/${encodeURIComponent(operationId)}/cancel`),
+  logs: (id) => api("GET", `${one(id)}/logs`),
+  /** The logs as a JSON file download (Content-Disposition: attachment); a same-origin GET with the cookie. */
+  logsDownloadUrl: (id) => `${one(id)}/logs?download=true`,
+  catalog: (id, { refresh = false } = {}) => api("GET", `${one(id)}/catalog${refresh ? "?refresh=true" : ""}`),
+};
+
+/** Import (two steps: preview, then apply the confirmed preview) and export of client configurations. */
+export const interchange = {
+  preview: (content, format) => api("POST", "/api/mcp/import/preview", { content, format }),
+  apply: (body) => api("POST", "/api/mcp/import/apply", body).then((r) => r.servers),
+  exportAs: (format) => api("GET", `/api/mcp/export?format=${encodeURIComponent(format)}`),
 };

@@ -1,12 +1,14 @@
-// The settings page's router: #/ (servers), #/new (add from a template), #/import, and
+// The settings page's router: #/ (servers), #/new (add from a template), #/import, #/export, and
 // #/servers/<id>[/<section>]. Routes live in the fragment, which never reaches the server; no
 // secret or token is ever put in it.
 
 import { h, replace } from "./dom.js";
 import { renderEditor, TEMPLATES } from "./editor.js";
+import { renderExport } from "./exporter.js";
 import { createServerFeed } from "./feed.js";
+import { renderImport } from "./importer.js";
 import { renderList } from "./list.js";
-import { notYet, renderServer } from "./server.js";
+import { renderServer } from "./server.js";
 
 const main = document.getElementById("main");
 const feed = createServerFeed();
@@ -74,13 +76,16 @@ async function route() {
   }
   if (parts.length === 0) {
     document.title = "Servers · mcp-center";
-    cleanup = renderList(main, { feed });
+    cleanup = renderList(main, { feed, notice: state && state.notice });
   } else if (parts[0] === "new") {
     document.title = "Add a server · mcp-center";
     cleanup = renderAdd();
   } else if (parts[0] === "import") {
     document.title = "Import · mcp-center";
-    replace(main, h("h1", { tabindex: "-1" }, "Import"), notYet("import"));
+    cleanup = renderImport(main, { feed, navigate });
+  } else if (parts[0] === "export") {
+    document.title = "Export · mcp-center";
+    cleanup = renderExport(main);
   } else if (parts[0] === "servers" && parts[1]) {
     document.title = `${parts[1]} · mcp-center`;
     cleanup = await renderServer(main, { id: parts[1], section: parts[2] || "", feed, navigate, flash: state });

@@ -29,7 +29,7 @@ export function stateBadge(view) {
   const labels = { off: "off", disconnected: "disconnected", connecting: "connecting", ready: "ready", error: "error" };
   const badge = h("span", { class: `badge state-${state}` }, labels[state] || state);
   if (state === "error" && status.error) {
-    return h("span", { class: "state" }, badge, " ", h("span", { class: "state-error" }, errorText(status.error)));
+    return h("span", { class: "state" }, badge, " ", h("span", { class: "state-error error-reason" }, errorText(status.error)));
   }
   return h("span", { class: "state" }, badge);
 }

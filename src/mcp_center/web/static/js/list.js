@@ -1,15 +1,32 @@
 // The server list: name, transport, state badge with the attributed error, tool count, enabled
 // switch, trust/test and the last test. Rows are keyed by server id and updated in place on every
-// refresh, so keyboard focus on a switch survives the polling.
+// change the live feed reports, so keyboard focus on a switch survives the updates.
 
 import { servers } from "./api.js";
 import { h, replace, toast } from "./dom.js";
+import { POLL_INTERVAL_MS } from "./feed.js";
 import { lastTestText, needsText, stateBadge, transportLabel } from "./format.js";
 
 const COLUMNS = ["Server", "Transport", "State", "Tools", "Trusted / tested", "Last test", "Enabled"];
 
-/** Draw the list into `main`; returns a cleanup function (unsubscribes from the feed). */
-export function renderList(main, { feed }) {
+const FEED_TEXT = {
+  connecting: "Connecting to live updates…",
+  live: "Live: changes appear as they happen.",
+  polling: `Live updates are unavailable: refreshing every ${POLL_INTERVAL_MS / 1000} s and trying again.`,
+};
+
+/** A one-line indicator of how the page learns about changes (data-feed-mode says it to tests too). */
+export function feedIndicator(feed) {
+  const line = h("p", { class: "hint feed-state" });
+  const off = feed.onMode((mode) => {
+    line.dataset.feedMode = mode;
+    line.textContent = FEED_TEXT[mode] || mode;
+  });
+  return { element: line, off };
+}
+
+/** Draw the list into `main` (with an optional `notice` on top); returns a cleanup function (unsubscribes from the feed). */
+export function renderList(main, { feed, notice }) {
   const tbody = h("tbody");
   const empty = h(
     "div",
@@ -24,6 +41,7 @@ export function renderList(main, { feed }) {
     h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", { scope: "col" }, c)))),
     tbody,
   );
+  const indicator = feedIndicator(feed);
   replace(
     main,
     h(
@@ -32,7 +50,8 @@ export function renderList(main, { feed }) {
       h("h1", { tabindex: "-1" }, "Servers"),
       h("a", { class: "button primary", href: "#/new" }, "Add server"),
     ),
-    h("p", { class: "hint" }, "Refreshed every few seconds."),
+    notice ? h("p", { class: "alert alert-info", role: "status" }, notice) : null,
+    indicator.element,
     empty,
     h("div", { class: "table-wrap" }, table),
   );
@@ -61,7 +80,11 @@ export function renderList(main, { feed }) {
     }
   }
 
-  return feed.subscribe(update);
+  const unsubscribe = feed.subscribe(update);
+  return () => {
+    unsubscribe();
+    indicator.off();
+  };
 }
 
 function createRow(id, feed) {

@@ -1,10 +1,13 @@
-// One server's page: a header with its state, section links (Overview, Configuration, Tools, and the
-// sections other work will fill), and the section itself.
+// One server's page: a header with its live state and a "Logs" button (the logs drawer), section
+// links (Overview, Configuration, Tools, and the sections other work will fill), and the section.
+// `#/servers/<id>/logs` opens the overview with the logs drawer open.
 
 import { servers } from "./api.js";
+import { catalogCard } from "./catalog.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
 import { errorText, stateBadge, transportLabel } from "./format.js";
+import { openLogsDrawer } from "./logs.js";
 import { setupSteps } from "./summary.js";
 import { renderTools } from "./tools.js";
 
@@ -16,7 +19,6 @@ export const SECTIONS = [
   ["prompts", "Prompts"],
   ["resources", "Resources"],
   ["approvals", "Approvals"],
-  ["logs", "Logs"],
   ["auth", "Authorization"],
 ];
 
@@ -25,9 +27,7 @@ export const NOT_YET = {
   prompts: ["Prompts", "Each prompt as /server:prompt with a form for its arguments and the returned block.", "the capabilities work (issue 5)"],
   resources: ["Resources", "Search resources and templates with @, read one and see where it came from.", "the capabilities work (issue 5)"],
   approvals: ["Approvals and elicitation", "Pending tool-call approvals and elicitation forms as cards with accept / decline / cancel, kept across page reloads; per-tool ask / allow / deny.", "the capabilities work (issue 5)"],
-  logs: ["Logs", "The last 50 requests and responses of this server (method, timing, status, sizes, redacted), a filter, JSON export, and the stderr of stdio servers.", "the connection manager work (issue 3)"],
   auth: ["Authorization", "An Authorize button that shows the issuer and scopes, opens the OAuth flow in a new window and shows the result; clear states for 'authorization required' and 'more scopes required'.", "the OAuth work (issue 4)"],
-  import: ["Import", "Paste a Claude Code, Cursor, Claude Desktop or VS Code configuration, see the preview (what is created, which values become secrets, what is rejected), supply variables and secrets, then apply.", "the import work (issue 6)"],
 };
 
 /** A clearly marked "not available yet" panel for a section another piece of work will build. */
@@ -49,7 +49,13 @@ function statusCard(view) {
     ["Tools", status.tool_count ?? "–"],
   ];
   if (status.server_name) items.push(["Server reports", `${status.server_name} ${status.server_version || ""} · protocol ${status.protocol_version || "?"}`]);
-  if (status.state === "error" && status.error) items.push(["Last error", `${status.error.code} · ${errorText(status.error)}`]);
+  if (status.state === "error" && status.error) {
+    items.push(["Last error", `${status.error.code} · ${errorText(status.error)}`]);
+    const tail = status.error.details && status.error.details.stderr_tail;
+    if (Array.isArray(tail) && tail.length) items.push(["Last stderr lines", h("pre", { class: "stderr-tail" }, tail.join("\n"))]);
+  }
+  // A server the runtime never saw reads as "disconnected since now": only a real state has a since.
+  if (status.since && status.state && status.state !== "disconnected") items.push(["Since", new Date(status.since).toLocaleString()]);
   return h("dl", { class: "status" }, items.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
@@ -69,31 +75,48 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
   const headState = h("span", { class: "head-state" }, stateBadge(view));
   const content = h("div", { class: "section" });
   const title = h("h1", { tabindex: "-1" }, view.name);
+  const logsButton = h("button", { type: "button", "aria-haspopup": "dialog", class: "logs-button" }, "Logs");
+  let closeLogs = null;
+  const showLogs = () => {
+    closeLogs = openLogsDrawer(view, {
+      feed,
+      onClose() {
+        closeLogs = null;
+        // Closing the drawer opened by a #/.../logs link leaves the overview's address (no redraw).
+        if (window.location.hash === `${base}/logs`) history.replaceState(null, "", base);
+      },
+    });
+  };
+  logsButton.addEventListener("click", showLogs);
   replace(
     main,
     h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Servers"), " / ", view.id),
-    h("div", { class: "page-head" }, title, headState),
+    h("div", { class: "page-head" }, title, h("span", { class: "head-tools" }, headState, logsButton)),
     h("p", { class: "subtitle" }, `${view.id} · ${transportLabel(view.transport)}`),
     h(
       "nav",
       { class: "tabs", "aria-label": "Server sections" },
       SECTIONS.map(([key, label]) =>
-        h("a", { href: key ? `${base}/${key}` : base, "aria-current": key === section ? "page" : null, class: NOT_YET[key] ? "later" : null }, label),
+        h("a", { href: key ? `${base}/${key}` : base, "aria-current": key === (section === "logs" ? "" : section) ? "page" : null, class: NOT_YET[key] ? "later" : null }, label),
       ),
     ),
     content,
   );
 
   let statusBox = null;
+  let catalog = null;
   const unsubscribe = feed.subscribe((list) => {
     const fresh = list.find((s) => s.id === id);
     if (!fresh) return;
     replace(headState, stateBadge(fresh));
     if (statusBox) replace(statusBox, statusCard(fresh));
+    if (catalog) catalog.update(fresh);
   });
 
   async function overview({ notice, focus } = {}) {
     statusBox = h("div", { class: "card" }, statusCard(view));
+    if (catalog) catalog.off();
+    catalog = catalogCard(view, { feed });
     const steps = setupSteps(view, {
       notice,
       reload: async (opts = {}) => {
@@ -126,15 +149,17 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     replace(
       content,
       h("section", { "aria-labelledby": "status-title" }, h("h2", { id: "status-title" }, "Status"), statusBox),
-      steps.element,
+      // A running server's catalog matters most; a server still being set up shows its next step first.
+      view.enabled ? [catalog.element, steps.element] : [steps.element, catalog.element],
       h("section", { class: "danger-zone", "aria-labelledby": "danger-title" }, h("h2", { id: "danger-title" }, "Delete"), del),
     );
     if (focus) steps.focus(focus);
   }
 
-  if (section === "") {
+  if (section === "" || section === "logs") {
     await overview({ notice: flash && flash.notice });
-    if (!view.trusted) content.querySelector(".setup")?.scrollIntoView({ block: "start" });
+    if (section === "logs") showLogs();
+    else if (!view.trusted) content.querySelector(".setup")?.scrollIntoView({ block: "start" });
   } else if (section === "config") {
     statusBox = null;
     renderEditor(content, {
@@ -162,5 +187,9 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
   } else {
     replace(content, h("p", { class: "alert alert-error" }, "No such section."));
   }
-  return unsubscribe;
+  return () => {
+    unsubscribe();
+    if (catalog) catalog.off();
+    if (closeLogs) closeLogs();
+  };
 }

@@ -4,6 +4,7 @@
 // says so first, and afterwards the server needs a new confirmation, test and enable.
 
 import { servers } from "./api.js";
+import { quarantineNotice } from "./catalog.js";
 import { confirmDialog, h, pretty, replace, toast, uid } from "./dom.js";
 
 const HINTS = {
@@ -191,8 +192,11 @@ export async function renderTools(container, view, { onPermissionsChanged }) {
   }
   replace(container, h("p", { class: "muted" }, "Loading tools…"));
   let tools;
+  let catalog = null;
   try {
     tools = await servers.tools(view.id);
+    // The session is up now; its catalog says which tools were dropped as malformed.
+    catalog = await servers.catalog(view.id).catch(() => null);
   } catch (err) {
     replace(container, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`));
     return;
@@ -254,6 +258,7 @@ export async function renderTools(container, view, { onPermissionsChanged }) {
   replace(
     container,
     h("p", { class: "hint" }, `${tools.length} tools. Annotations are the server's own hints: mcp-center shows them but treats every tool as able to change things.`),
+    catalog ? quarantineNotice(catalog.quarantined, { only: "tools" }) : null,
     h("ul", { class: "tools" }, items),
   );
 }

@@ -1,0 +1,105 @@
+"""A hand-written MCP server over stdio (no SDK), for what the SDK would never send.
+
+It speaks newline-delimited JSON-RPC: `initialize` (answering with the client's protocol
+version), `tools/list` and `tools/call`. Its catalog holds two good tools and one malformed one
+(`broken`: no `inputSchema`), which the host must quarantine with a reason (R-3.6).
+
+Tools:
+    echo(text): returns `text`.
+    exit(code): writes "exiting on request with code N" to stderr, then exits at once with `code`
+        (the server dies while a call is in flight: the host must attribute it).
+
+On start it writes one stderr line that quotes the environment variable `RAW_TOKEN`, so tests can
+check that a secret a server echoes on stderr is redacted before anyone sees it.
+
+Flags:
+    --broken-prompts: advertise prompts, but answer every `prompts/list` with a JSON-RPC error
+        (a category whose refresh fails while the others work).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "echo",
+        "description": "Return the text unchanged.",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    },
+    {
+        "name": "exit",
+        "description": "Exit the server process with the given code (no answer is sent).",
+        "inputSchema": {"type": "object", "properties": {"code": {"type": "integer"}}, "required": ["code"]},
+    },
+    {"name": "broken", "description": "A malformed tool: it has no inputSchema."},
+]
+
+
+def _send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def _log(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+BROKEN_PROMPTS = "--broken-prompts" in sys.argv[1:]
+PROMPTS_ERROR = {"code": -32603, "message": "prompts are broken on purpose"}
+
+
+def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
+    method = request.get("method")
+    params = request.get("params") or {}
+    if method == "initialize":
+        capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+        if BROKEN_PROMPTS:
+            capabilities["prompts"] = {"listChanged": False}
+        return {
+            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+            "capabilities": capabilities,
+            "serverInfo": {"name": "raw-stdio", "version": "0.1.0"},
+        }
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        return {"tools": TOOLS}
+    if method == "tools/call":
+        name = params.get("name")
+        arguments = params.get("arguments") or {}
+        if name == "echo":
+            return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}], "isError": False}
+        if name == "exit":
+            code = int(arguments.get("code", 7))
+            _log(f"exiting on request with code {code}")
+            os._exit(code)
+        return {"content": [{"type": "text", "text": f"unknown tool {name}"}], "isError": True}
+    return None
+
+
+def main() -> None:
+    _log(f"raw-stdio starting; RAW_TOKEN={os.environ.get('RAW_TOKEN', '(unset)')}")
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            continue
+        if "id" not in request or "method" not in request:
+            continue  # a notification or a response: nothing to answer
+        result = _answer(request)
+        if request["method"] == "prompts/list" and BROKEN_PROMPTS:
+            _send({"jsonrpc": "2.0", "id": request["id"], "error": PROMPTS_ERROR})
+        elif result is None:
+            error = {"code": -32601, "message": f"method not found: {request['method']}"}
+            _send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+        else:
+            _send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+
+if __name__ == "__main__":
+    main()

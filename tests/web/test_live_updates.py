@@ -1,0 +1,120 @@
+"""Live updates from `GET /api/events` in a real browser (R-3.11): a state badge follows the runtime
+without a reload and without polling the list while the stream is healthy; the page falls back to
+polling when the stream fails, and goes live again. Catalog facts — quarantined items with their
+reasons, a category whose refresh failed — are shown for a server that sent a malformed tool.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Page, Request, Route, expect
+
+from tests.e2e.conftest import Host
+from tests.web._flows import open_server, raw_stdio_body, ready_via_api
+from tests.web.conftest import login
+
+pytestmark = pytest.mark.browser
+
+LIST = "/api/mcp/servers"
+
+
+def _is_list_request(request: Request) -> bool:
+    return request.method == "GET" and urlsplit(request.url).path == LIST
+
+
+def test_a_state_badge_turns_to_error_with_its_reason_from_the_event_stream_without_polling(
+    page: Page, host: Host
+) -> None:
+    ready_via_api(host, raw_stdio_body())
+    streams: list[str] = []
+    page.on("request", lambda r: streams.append(r.url) if urlsplit(r.url).path == "/api/events" else None)
+    login(page)
+    row = page.locator('tr[data-server="raw"]')
+    expect(page.locator('.feed-state[data-feed-mode="live"]')).to_contain_text("Live")
+    expect(row.locator(".badge")).to_have_text("ready")
+    expect(row.locator('td[data-label="Tools"]')).to_have_text("2")
+    assert len(streams) == 1
+
+    list_requests: list[str] = []
+    page.on("request", lambda r: list_requests.append(r.url) if _is_list_request(r) else None)
+    # The server process exits on this call (through the API, not the page): only the stream can tell the page.
+    answer = host.client.post("/api/mcp/servers/raw/tools/exit/call", json={"arguments": {"code": 7}})
+    assert answer.json()["error"]["details"]["reason"] == "process_exited"
+
+    expect(row.locator(".badge")).to_have_text("error")
+    expect(row.locator(".error-reason")).to_have_text(
+        "process_exited: the server process exited with code 7 during the session"
+    )
+    expect(row.locator('td[data-label="Tools"]')).to_have_text("–")
+    assert list_requests == []
+    assert len(streams) == 1
+
+    # The server page shows the same attributed error and the server's last stderr lines.
+    open_server(page, "Raw")
+    expect(page.locator(".head-state .badge")).to_have_text("error")
+    status = page.locator("dl.status")
+    expect(status).to_contain_text("MCP_SERVER_UNREACHABLE · process_exited: the server process exited with code 7")
+    expect(status.locator("pre.stderr-tail")).to_contain_text("exiting on request with code 7")
+
+
+def test_the_page_polls_while_the_stream_fails_and_goes_live_again(page: Page, host: Host) -> None:
+    refused: list[str] = []
+
+    def refuse_once(route: Route) -> None:
+        if not refused:
+            refused.append(route.request.url)
+            route.fulfill(status=503, body="")
+        else:
+            route.continue_()
+
+    page.route("**/api/events", refuse_once)
+    login(page)
+    indicator = page.locator(".feed-state")
+    expect(indicator).to_have_attribute("data-feed-mode", "polling")
+    expect(indicator).to_contain_text("refreshing every 3 s")
+    created = host.client.post("/api/mcp/servers", json=raw_stdio_body("Polled"))
+    assert created.status_code == 201, created.text
+    expect(page.locator('tr[data-server="polled"]')).to_be_visible()  # found by polling: the stream is down
+
+    # The feed tries the stream again (after 5 s) and stops polling once it is open.
+    expect(indicator).to_have_attribute("data-feed-mode", "live", timeout=15_000)
+    assert len(refused) == 1
+    list_requests: list[str] = []
+    page.on("request", lambda r: list_requests.append(r.url) if _is_list_request(r) else None)
+    host.client.delete("/api/mcp/servers/polled")
+    expect(page.locator('tr[data-server="polled"]')).to_have_count(0)
+    assert len(list_requests) == 1  # one resync for the deletion event, no polling
+
+
+def test_a_malformed_tool_is_shown_quarantined_with_its_reason_and_a_failed_category_with_its_error(
+    page: Page, host: Host
+) -> None:
+    ready_via_api(host, raw_stdio_body(broken_prompts=True))
+    login(page)
+    open_server(page, "Raw")
+    catalog = page.get_by_role("region", name="Catalog")
+    tools = catalog.locator('tr[data-category="tools"]')
+    expect(tools.locator('td[data-label="Items"]')).to_have_text("2")
+    expect(tools.locator('td[data-label="Quarantined"]')).to_have_text("1")
+    expect(tools.locator('td[data-label="Last refresh"]')).to_have_text("ok")
+    notice = catalog.get_by_test_id("quarantined")
+    expect(notice).to_contain_text("1 item quarantined")
+    expect(notice.locator('li[data-name="broken"]')).to_have_text("tool #3 broken: inputSchema: Field required")
+
+    prompts = catalog.locator('tr[data-category="prompts"]')
+    expect(prompts.locator('td[data-label="Last refresh"]')).to_contain_text("failed: MCP_SERVER_ERROR (no list yet)")
+    expect(catalog).to_contain_text("Prompts: the last refresh failed")
+    expect(catalog).to_contain_text("prompts are broken on purpose")
+
+    catalog.get_by_role("button", name="Refresh catalog").click()
+    expect(tools.locator('td[data-label="Refreshes"]')).to_have_text("2")
+    expect(prompts.locator('td[data-label="Refreshes"]')).to_have_text("0")  # still the list before the failures
+    expect(notice.locator('li[data-name="broken"]')).to_be_visible()
+
+    open_server(page, "Raw", "Tools")
+    expect(page.locator("li.tool")).to_have_count(2)
+    expect(page.get_by_test_id("quarantined").locator('li[data-name="broken"]')).to_contain_text(
+        "inputSchema: Field required"
+    )
