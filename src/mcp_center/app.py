@@ -1,4 +1,5 @@
-"""Composition root: build the ASGI app (REST API + settings page) whose lifespan opens `McpCenter` (R-7.1)."""
+"""Composition root: build the ASGI app (REST API, settings page, gateway at `/mcp`) whose lifespan
+opens `McpCenter` (R-7.1, R-8.1)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from mcp_center.api import create_api, end_event_streams
 from mcp_center.config import Settings
+from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
 from mcp_center.web import BrowserSessions, install_web
@@ -39,12 +44,31 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
         async with McpCenter.open(settings) as center:
             app.state.center = center
-            yield
+            endpoint = GatewayEndpoint(Gateway(center), center.gateway_tokens)
+            async with endpoint.running():
+                app.state.gateway_endpoint = endpoint
+                yield
 
     sessions = BrowserSessions(settings.public_url)
     app = create_api(settings, token, lifespan=lifespan, sessions=sessions)
     install_web(app, settings=settings, admin_token=token, sessions=sessions)
+    app.router.routes.append(Route(GATEWAY_PATH, endpoint=_GatewayRoute(app), methods=["GET", "POST", "DELETE"]))
     return app, token, created
+
+
+class _GatewayRoute:
+    """`/mcp` → the gateway endpoint the lifespan created (R-8.1)."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoint: GatewayEndpoint | None = getattr(self._app.state, "gateway_endpoint", None)
+        if endpoint is None:
+            response = JSONResponse({"error": "the gateway is starting"}, status_code=503)
+            await response(scope, receive, send)
+            return
+        await endpoint(scope, receive, send)
 
 
 async def interrupt_waiting_calls(app: FastAPI) -> None:

@@ -157,6 +157,7 @@ PATH_VALUES = {
     "name": "no-such:name",
     "approval_id": "no-such-approval",
     "interaction_id": "no-such-interaction",
+    "token_id": "no-such-token",
 }
 """Garbage values for the path parameters of the route walk."""
 

@@ -32,6 +32,8 @@ MAY_SUCCEED = {
     ("GET", "/api/prompts"),
     ("GET", "/api/resources"),
     ("GET", "/api/interactions"),
+    ("GET", "/api/gateway"),
+    ("GET", "/api/gateway/tokens"),
 }
 """Routes that answer 200 to garbage: lists (unknown query parameters are ignored) and the idempotent cancel."""
 

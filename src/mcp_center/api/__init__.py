@@ -10,7 +10,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from mcp_center import __version__
-from mcp_center.api import capabilities, debugging, imports, oauth, operations, servers
+from mcp_center.api import capabilities, debugging, gateway, imports, oauth, operations, servers
 from mcp_center.api.debugging import end_event_streams
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.security import (
@@ -57,6 +57,7 @@ def create_api(
     app.state.admin_auth = auth
     app.include_router(servers.router, dependencies=[Depends(auth)])
     app.include_router(operations.router, dependencies=[Depends(auth)])
+    app.include_router(gateway.router, dependencies=[Depends(auth)])
     app.include_router(debugging.router, dependencies=[Depends(auth)])
     app.include_router(imports.router, dependencies=[Depends(auth)])
     app.include_router(capabilities.router, dependencies=[Depends(auth)])

@@ -32,7 +32,7 @@ from mcp_center.errors import (
 )
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
 from mcp_center.secrets import install_log_redaction, read_admin_token
-from mcp_center.service import ApplyRequest, Importer, ImportPreviews, McpCenter
+from mcp_center.service import ApplyRequest, GatewayTokens, Importer, ImportPreviews, McpCenter
 
 __all__ = ["app", "main"]
 
@@ -51,6 +51,13 @@ approvals_app = typer.Typer(
     help="Agent calls waiting for your decision in a running host (R-5.3): list, approve ID, deny ID."
 )
 app.add_typer(approvals_app, name="approvals")
+gateway_app = typer.Typer(
+    help="The MCP gateway agents connect to: run it over stdio, manage its tokens.",
+    invoke_without_command=True,
+)
+app.add_typer(gateway_app, name="gateway")
+gateway_token_app = typer.Typer(help="Gateway tokens (what MCP clients present at /mcp).", no_args_is_help=True)
+gateway_app.add_typer(gateway_token_app, name="token")
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -772,6 +779,78 @@ def approvals_deny(approval_id: str, url: HostUrl = None, data_dir: DataDir = No
 def version() -> None:
     """Print the version."""
     out.print(__version__)
+
+
+@gateway_app.callback()
+def gateway(
+    ctx: typer.Context,
+    stdio: Annotated[bool, typer.Option("--stdio", help="Bridge stdin/stdout to the running host's gateway.")] = False,
+    url: Annotated[str | None, typer.Option(help="Gateway URL (default: <base URL>/mcp of the settings).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Run the gateway over stdio for clients that only spawn processes (`--stdio`).
+
+    Needs a running `mcp-center serve` and a gateway token in MCP_CENTER_GATEWAY_TOKEN (create one
+    with `mcp-center gateway token create NAME`). Approvals and cards appear in the settings page.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not stdio:
+        err.print(ctx.get_help(), markup=False, highlight=False)
+        raise typer.Exit(2)
+    import os
+
+    from mcp_center.gateway import bridge_stdio
+
+    token = os.environ.get("MCP_CENTER_GATEWAY_TOKEN")
+    if not token:
+        err.print("set MCP_CENTER_GATEWAY_TOKEN to a gateway token (mcp-center gateway token create NAME)")
+        raise typer.Exit(2)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    install_log_redaction()
+    target = url or f"{_settings(data_dir).base_url}/mcp"
+    try:
+        anyio.run(bridge_stdio, target, token)
+    except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
+        err.print(
+            f"error: the gateway at {target} is not reachable ({type(exc).__name__}); is 'mcp-center serve' running?"
+        )
+        raise typer.Exit(7) from None
+
+
+@gateway_token_app.command("create")
+def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
+    """Create a gateway token and print it (shown once; only its hash is stored)."""
+    settings = _settings(data_dir)
+    try:
+        record, token = GatewayTokens(settings.mcp_dir).create(name)
+    except CenterError as exc:
+        raise _fail(exc) from None
+    err.print(f"gateway token '{record.name}' (id {record.id}); it is shown once:")
+    print(token)
+
+
+@gateway_token_app.command("list")
+def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> None:
+    """List gateway tokens (names and ids; never the tokens)."""
+    records = [r.view() for r in GatewayTokens(_settings(data_dir).mcp_dir).list()]
+    if as_json:
+        _print_json(records)
+        return
+    table = Table("id", "name", "created")
+    for record in records:
+        table.add_row(record["id"], Text(record["name"]), record["created_at"])
+    out.print(table)
+
+
+@gateway_token_app.command("revoke")
+def gateway_token_revoke(token_id: str, data_dir: DataDir = None) -> None:
+    """Revoke a gateway token: clients using it are refused from their next request."""
+    try:
+        GatewayTokens(_settings(data_dir).mcp_dir).revoke(token_id)
+    except CenterError as exc:
+        raise _fail(exc) from None
+    out.print(f"revoked {token_id}")
 
 
 def main() -> None:

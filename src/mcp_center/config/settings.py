@@ -13,6 +13,7 @@ default. Nothing here touches the network or the data directory's contents.
 | extra allowed Host headers | `--allowed-host` | `MCP_CENTER_ALLOWED_HOSTS` (comma list) | none |
 | admin token | | `MCP_CENTER_ADMIN_TOKEN` | generated on first start (R-7.1) |
 | secret key | | `MCP_CENTER_SECRET_KEY` | key file in the data dir (R-1.5) |
+| extra gateway token | | `MCP_CENTER_GATEWAY_TOKEN` | none (tokens are created with the API/CLI) |
 | approval timeout (s) | | `MCP_CENTER_APPROVAL_TIMEOUT_S` | `600` (R-5.3) |
 | elicitation card timeout (s) | | `MCP_CENTER_ELICITATION_TIMEOUT_S` | `600` (R-6.1) |
 """
@@ -61,6 +62,8 @@ class Settings:
     """From `MCP_CENTER_ADMIN_TOKEN`; None means the token file in the data dir."""
     secret_key: str | None = field(default=None, repr=False)
     """From `MCP_CENTER_SECRET_KEY` (urlsafe base64 of 32 bytes); None means the key file."""
+    gateway_token: str | None = field(default=None, repr=False)
+    """From `MCP_CENTER_GATEWAY_TOKEN`: one more token accepted at `/mcp` (automation, benchmarks)."""
     approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S
     """Seconds a pending approval waits for a decision (R-5.3)."""
     elicitation_timeout_s: float = DEFAULT_ELICITATION_TIMEOUT_S
@@ -128,6 +131,7 @@ class Settings:
             allowed_hosts=extra_hosts,
             admin_token=env.get("MCP_CENTER_ADMIN_TOKEN") or None,
             secret_key=env.get("MCP_CENTER_SECRET_KEY") or None,
+            gateway_token=env.get("MCP_CENTER_GATEWAY_TOKEN") or None,
             approval_timeout_s=approval_timeout,
             elicitation_timeout_s=elicitation_timeout,
         )

@@ -41,7 +41,8 @@ import anyio
 import anyio.abc
 import mcp_types as types
 from mcp.client import Transport
-from mcp.client.session import IncomingMessage, MessageHandlerFnT
+from mcp.client.session import IncomingMessage, LoggingFnT, MessageHandlerFnT
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
@@ -84,6 +85,9 @@ REFRESH_STORM_LIMIT = 30
 REFRESH_MAX_INTERVAL_S = 60.0
 SESSION_END_EXIT_WAIT_S = 1.0
 """When a stdio connection closes, seconds to wait for the process exit so the error carries its exit code."""
+
+LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
+"""`(server_id, params)` for every `notifications/message` a current connection receives."""
 
 TransportFactory = Callable[..., AbstractAsyncContextManager[Transport]]
 """`open_transport`-compatible factory `(spec, probe, *, on_stderr, on_noise)`; injectable for tests."""
@@ -304,6 +308,7 @@ class ConnectionManager:
         self._cancelled_early: OrderedDict[str, float] = OrderedDict()
         self._tg: anyio.abc.TaskGroup | None = None
         self._status_changed = anyio.Event()
+        self._log_listeners: list[LogListener] = []
         self.handshakes = 0
         """Handshakes started since the manager opened (a cheap counter for tests and metrics)."""
 
@@ -452,10 +457,13 @@ class ConnectionManager:
         operation_id: str | None = None,
         timeout_s: float | None = None,
         max_result_bytes: int | None = None,
+        progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
         """Call a tool on the server's live session (connecting lazily).
 
         Args:
+            progress: Receives the server's progress notifications for this call
+                `(progress, total | None, message | None)` (the gateway forwards them, R-8.1).
             operation_id: Lets `cancel(operation_id)` abort this call — while it waits for a
                 connection or while it runs (R-3.8).
             timeout_s: Seconds for the call itself; defaults to the server's `call_timeout_s`. The
@@ -476,7 +484,9 @@ class ConnectionManager:
             # No SDK timeout: our deadline pauses while an elicitation card of this connection is
             # pending (runtime/deadlines.py); its expiry cancels the call (notifications/cancelled).
             with self.deadlines.deadline(conn.connection_id, timeout_s):
-                answer = await conn.session.client.session.call_tool(name, arguments_dict, read_timeout_seconds=None)
+                answer = await conn.session.client.session.call_tool(
+                    name, arguments_dict, read_timeout_seconds=None, progress_callback=progress
+                )
                 assert isinstance(answer, types.CallToolResult)
                 return answer
             raise timeout_error(f"tools/call '{name}'", timeout_s)
@@ -733,6 +743,32 @@ class ConnectionManager:
             except Exception:
                 logger.exception("runtime.status_listener_failed")
 
+    def add_log_listener(self, listener: LogListener) -> Callable[[], None]:
+        """Receive every server log message (`notifications/message`) as `(server_id, params)`.
+
+        The listener is called synchronously and must not block (the gateway forwards them, R-8.1).
+        Returns a function that removes the listener.
+        """
+        self._log_listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._log_listeners:
+                self._log_listeners.remove(listener)
+
+        return remove
+
+    def _logging_handler(self, slot: _Slot, conn: Connection) -> LoggingFnT:
+        async def handle(params: types.LoggingMessageNotificationParams) -> None:
+            if not self._is_current(slot, conn):
+                return
+            for listener in list(self._log_listeners):
+                try:
+                    listener(slot.server_id, params)
+                except Exception:
+                    logger.exception("runtime.log_listener_failed")
+
+        return handle
+
     def _message_handler(self, slot: _Slot, conn: Connection) -> MessageHandlerFnT:
         async def handle(message: IncomingMessage) -> None:
             # R-3.5: an old instance's notifications never touch the current session's catalog.
@@ -814,6 +850,7 @@ class ConnectionManager:
         logbook = self.logbook(slot.server_id)
         hooks = self._hooks_for(spec, conn.connection_id) if self._hooks_for else SessionHooks()
         hooks.message_handler = self._message_handler(slot, conn)
+        hooks.logging_callback = self._logging_handler(slot, conn)
         hooks.observer = conn.filter
         hooks.on_stderr = logbook.add_stderr
         hooks.on_noise = logbook.add_noise

@@ -3,6 +3,7 @@
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.center import SECRET_KINDS, McpCenter
+from mcp_center.service.gateway_tokens import GatewayTokenNotFound, GatewayTokens
 from mcp_center.service.imports import (
     ApplyRequest,
     Importer,
@@ -19,6 +20,8 @@ __all__ = [
     "ApplyRequest",
     "ApprovalBroker",
     "Capabilities",
+    "GatewayTokenNotFound",
+    "GatewayTokens",
     "ImportPreviews",
     "Importer",
     "InteractionBroker",

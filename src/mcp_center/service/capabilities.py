@@ -16,11 +16,15 @@ calls do not come through here (`McpCenter.call_tool`).
 from __future__ import annotations
 
 import logging
+import re
 import uuid
+from collections.abc import Mapping
 from typing import Any, cast
 
 import anyio
 import anyio.to_thread
+import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_center.config import ServerConfig
 from mcp_center.errors import (
@@ -48,7 +52,7 @@ from mcp_center.registry import (
 from mcp_center.runtime import Catalog, ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import check_json_safe
-from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.interactions import Elicitor, InteractionBroker
 from mcp_center.service.untrusted import DEFAULT_MAX_CONTEXT_BYTES, MAX_CONTEXT_BYTES, prompt_block, resource_block
 from mcp_center.store import Store, StoreState
 
@@ -207,8 +211,20 @@ class Capabilities:
         registry = await self.registry()
         return {"format": export_format, "tools": registry.export(export_format), "aliases": registry.aliases_dict()}
 
-    async def call(self, name: str, arguments: object = None, *, operation_id: str | None = None) -> dict[str, Any]:
-        """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3)."""
+    async def call(
+        self,
+        name: str,
+        arguments: object = None,
+        *,
+        operation_id: str | None = None,
+        progress: ProgressFnT | None = None,
+        elicitor: Elicitor | None = None,
+    ) -> dict[str, Any]:
+        """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
+
+        `progress` receives the server's progress notifications; `elicitor` answers the server's
+        form elicitations for this call instead of a card (both for the gateway, R-8.1).
+        """
         if arguments is None:
             arguments = {}
         check_json_safe(arguments, "arguments")
@@ -246,8 +262,11 @@ class Capabilities:
             operation_id=op_id,
             caller="agent",
             exposed_name=name,
+            elicitor=elicitor,
         ):
-            result = await self._manager.call_tool(entry.server_id, entry.tool.name, args, operation_id=op_id)
+            result = await self._manager.call_tool(
+                entry.server_id, entry.tool.name, args, operation_id=op_id, progress=progress
+            )
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     # ----- prompts -------------------------------------------------------------------------------
@@ -340,3 +359,95 @@ class Capabilities:
         result = await self._manager.read_resource(server_id, uri)
         contents = list(result.contents)
         return resource_block(contents, server_id=server_id, server_name=record.config.name, uri=uri, max_bytes=bound)
+
+    # ----- the gateway's view, as MCP types (R-8.1) ------------------------------------------------
+
+    async def mcp_tools(self) -> list[types.Tool]:
+        """The tools agents may call, as MCP `Tool`s under their exposed names (R-5.1, R-5.2)."""
+        registry = await self.registry()
+        return [types.Tool.model_validate(tool.to_mcp(), by_name=False) for tool in registry.tools()]
+
+    async def mcp_prompts(self) -> list[types.Prompt]:
+        """Every ready server's prompts as MCP `Prompt`s named `{serverId}:{prompt}` (R-5.4)."""
+        return [entry.prompt.model_copy(update={"name": entry.name}) for entry in await self._prompt_entries()]
+
+    async def mcp_get_prompt(self, name: str, arguments: Mapping[str, str] | None) -> types.GetPromptResult:
+        """`prompts/get` of `{serverId}:{prompt}`, the server's messages unchanged, provenance in `_meta`.
+
+        Raises:
+            PromptNotFound: no ready server offers it.
+        """
+        parts = split_prompt_name(name)
+        entry = None
+        if parts is not None:
+            entry = next((e for e in await self._prompt_entries() if (e.server_id, e.prompt.name) == parts), None)
+        if entry is None:
+            raise PromptNotFound(f"no ready server offers the prompt '{name}'", details={"name": name})
+        result = await self._manager.get_prompt(entry.server_id, entry.prompt.name, dict(arguments or {}))
+        meta = dict(result.meta or {})
+        meta["mcp-center/provenance"] = {"server_id": entry.server_id, "prompt": entry.prompt.name, "untrusted": True}
+        return result.model_copy(update={"meta": meta})
+
+    async def mcp_resources(self) -> tuple[list[types.Resource], list[types.ResourceTemplate]]:
+        """Every ready server's resources and resource templates (R-5.5).
+
+        A URI offered by two servers is exposed once per server as `mcp-center+{serverId}:{uri}` so
+        each read reaches the server that listed it; other URIs are exposed unchanged.
+        """
+        await self._connect_lazy()
+        state = await anyio.to_thread.run_sync(self._store.read)
+        ready = self._ready(state)
+        counts: dict[str, int] = {}
+        for _config, catalog in ready:
+            for resource in catalog.items["resources"]:
+                counts[resource.uri] = counts.get(resource.uri, 0) + 1
+        resources: list[types.Resource] = []
+        templates: list[types.ResourceTemplate] = []
+        for config, catalog in ready:
+            for resource in catalog.items["resources"]:
+                uri = resource.uri if counts[resource.uri] == 1 else _scoped_uri(config.id, resource.uri)
+                resources.append(resource.model_copy(update={"uri": uri}))
+            templates.extend(catalog.items["resource_templates"])
+        return resources, templates
+
+    async def mcp_read_resource(self, uri: str) -> types.ReadResourceResult:
+        """`resources/read` routed to the server that offers `uri` (listed, scoped, or matching a template).
+
+        Raises:
+            RequestInvalid: no ready server offers that URI.
+        """
+        state = await anyio.to_thread.run_sync(self._store.read)
+        ready = self._ready(state)
+        server_id, server_uri = _unscope_uri(uri)
+        if server_id is None:
+            listed = [c.id for c, cat in ready if any(r.uri == uri for r in cat.items["resources"])]
+            templated = [
+                c.id
+                for c, cat in ready
+                if any(_template_matches(t.uri_template, uri) for t in cat.items["resource_templates"])
+            ]
+            candidates = listed or templated
+            server_id = candidates[0] if len(candidates) == 1 else None
+        if server_id is None or server_id not in {c.id for c, _cat in ready}:
+            raise _invalid("uri", "RESOURCE_UNKNOWN", "no ready server (or more than one) offers this URI")
+        return await self._manager.read_resource(server_id, server_uri)
+
+
+_SCOPED_PREFIX = "mcp-center+"
+
+
+def _scoped_uri(server_id: str, uri: str) -> str:
+    return f"{_SCOPED_PREFIX}{server_id}:{uri}"
+
+
+def _unscope_uri(uri: str) -> tuple[str | None, str]:
+    if not uri.startswith(_SCOPED_PREFIX):
+        return None, uri
+    server_id, sep, rest = uri.removeprefix(_SCOPED_PREFIX).partition(":")
+    return (server_id, rest) if sep and server_id else (None, uri)
+
+
+def _template_matches(template: str, uri: str) -> bool:
+    """RFC 6570 level 1-style match: every `{var}` stands for one or more characters."""
+    pattern = "^" + re.sub(r"\\\{[^}]*\\\}", "(.+?)", re.escape(template)) + "$"
+    return re.match(pattern, uri) is not None

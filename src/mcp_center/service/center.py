@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.abc
 import anyio.to_thread
+from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_center.auth import OAuthBroker, check_private_key
 from mcp_center.config import (
@@ -77,7 +78,8 @@ from mcp_center.service.bodies import (
     parse_server_body,
 )
 from mcp_center.service.capabilities import Capabilities
-from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.gateway_tokens import GatewayTokens
+from mcp_center.service.interactions import Elicitor, InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
 from mcp_center.store import JsonInteractionStore, JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
@@ -142,6 +144,8 @@ class McpCenter:
         self._interactions.cancel_call = manager.cancel
         self._interactions.retry_call = self._retry_interrupted_call
         self._capabilities = Capabilities(store, manager, self._approvals, self._interactions)
+        self.gateway_tokens = GatewayTokens(settings.mcp_dir, settings.gateway_token)
+        """Tokens accepted at the gateway endpoint `/mcp` (R-7.1)."""
         broker = OAuthBroker(
             store=store, cipher=cipher, redactor=redactor, redirect_uri=settings.base_url + CALLBACK_PATH
         )
@@ -705,6 +709,15 @@ class McpCenter:
             "errors": dict(catalog.errors),
         }
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """Tools, prompts and resources as agents see them; the gateway's backend (R-5, R-8)."""
+        return self._capabilities
+
+    def add_log_listener(self, listener: Callable[[str, Any], None]) -> Callable[[], None]:
+        """Receive every server log message as `(server_id, LoggingMessageNotificationParams)`."""
+        return self._manager.add_log_listener(listener)
+
     # ----- capabilities for agents (R-5, R-6) -------------------------------------------------------
     # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
     # public entry points (the REST API, the CLI and library users call the same code).
@@ -729,7 +742,13 @@ class McpCenter:
         return await self._capabilities.tools(format)
 
     async def call_agent_tool(
-        self, name: str, arguments: object = None, *, operation_id: str | None = None
+        self,
+        name: str,
+        arguments: object = None,
+        *,
+        operation_id: str | None = None,
+        progress: ProgressFnT | None = None,
+        elicitor: Elicitor | None = None,
     ) -> dict[str, Any]:
         """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
 
@@ -742,6 +761,9 @@ class McpCenter:
             name: The exposed name (`mcp__{serverId}__...`) from `agent_tools()`.
             arguments: A JSON object; passed through unchanged, the server validates.
             operation_id: `cancel(operation_id)` ends the call while it waits for approval or runs.
+            progress: Receives the server's progress for this call `(progress, total, message)`.
+            elicitor: Answers the server's form elicitations for this call (the caller's own client
+                asks its user) instead of a UI card; used by the gateway (R-8.1).
         Returns:
             The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
         Raises:
@@ -749,7 +771,9 @@ class McpCenter:
             ApprovalExpired, CallCancelled, CallInterrupted (the host stopped while it waited for a
             human), RequestInvalid (arguments not an object), ServerTimeout, connection errors.
         """
-        return await self._capabilities.call(name, arguments, operation_id=operation_id)
+        return await self._capabilities.call(
+            name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor
+        )
 
     def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
         """Pending approvals, oldest first (R-5.3); with `include_closed`, recent decided ones too.

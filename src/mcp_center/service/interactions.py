@@ -61,9 +61,14 @@ from mcp_center.service.forms import FormSchema, UnsupportedSchema
 from mcp_center.store import CallRef, InteractionRecord, InteractionState, InteractionStore, RetryState
 from mcp_center.transports import ConnectionSpec
 
+Elicitor = Callable[[types.ElicitRequestFormParams], Awaitable[types.ElicitResult]]
+"""Asks the caller's own client instead of a card: the gateway passes one when its downstream
+client supports form elicitation (R-8.1)."""
+
 __all__ = [
     "DEFAULT_ELICITATION_TIMEOUT_S",
     "MAX_KEPT_ARGUMENT_BYTES",
+    "Elicitor",
     "InteractionBroker",
     "RetryCall",
 ]
@@ -86,6 +91,7 @@ _ACTIONS: tuple[str, ...] = ("accept", "decline", "cancel", "retry")
 class _TrackedCall:
     ref: CallRef
     interrupted: bool = False
+    elicitor: Elicitor | None = None
 
 
 @dataclass(eq=False)
@@ -238,8 +244,12 @@ class InteractionBroker:
         operation_id: str,
         caller: Literal["agent", "user"],
         exposed_name: str | None = None,
+        elicitor: Elicitor | None = None,
     ) -> AsyncGenerator[None]:
         """Run a tool call as one a card may belong to.
+
+        With an `elicitor`, a form-mode elicitation that can only belong to this call (it is the
+        only call in flight on the server) goes to the caller's client instead of becoming a card.
 
         Raises:
             CallInterrupted: instead of CallCancelled, when the host stopped while the call waited
@@ -253,7 +263,7 @@ class InteractionBroker:
             exposed_name=exposed_name,
             arguments=_kept_arguments(arguments),
         )
-        tracked = _TrackedCall(ref)
+        tracked = _TrackedCall(ref, elicitor=elicitor)
         calls = self._calls.setdefault(server_id, {})
         calls[operation_id] = tracked
         try:
@@ -429,6 +439,11 @@ class InteractionBroker:
                 InteractionRecord(mode="url", url_origin=origin, **base), "URL-mode elicitation is not supported"
             )
             return types.ElicitResult(action="decline")
+        tracked_calls = list(self._calls.get(server_id, {}).values())
+        if len(tracked_calls) == 1 and tracked_calls[0].elicitor is not None:
+            # Unambiguous: the only call in flight asked on behalf of a client that can answer itself.
+            logger.info("interaction.forwarded", extra={"server_id": server_id})
+            return await tracked_calls[0].elicitor(params)
         try:
             form = FormSchema.parse(params.requested_schema)
         except UnsupportedSchema as exc:

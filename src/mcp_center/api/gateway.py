@@ -1,0 +1,44 @@
+"""Gateway routes: the endpoint's address and its tokens (R-7.1, R-8.1)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request, Response
+
+from mcp_center.service import McpCenter
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api/gateway", tags=["gateway"])
+
+
+def _center(request: Request) -> McpCenter:
+    center: McpCenter = request.app.state.center
+    return center
+
+
+@router.get("", summary="The gateway endpoint")
+async def info(request: Request) -> dict[str, Any]:
+    """Where MCP clients connect (`url`, Streamable HTTP) and how many tokens exist."""
+    center = _center(request)
+    return {"url": f"{center.settings.base_url}/mcp", "tokens": len(center.gateway_tokens.list())}
+
+
+@router.get("/tokens", summary="List gateway tokens")
+async def list_tokens(request: Request) -> dict[str, Any]:
+    """Names and ids only: a token is shown once, when it is created."""
+    return {"tokens": [record.view() for record in _center(request).gateway_tokens.list()]}
+
+
+@router.post("/tokens", status_code=201, summary="Create a gateway token")
+async def create_token(request: Request, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+    """Body `{"name": "..."}`; the answer holds the token — the only time it is shown."""
+    record, token = _center(request).gateway_tokens.create(body.get("name"))
+    return {**record.view(), "token": token}
+
+
+@router.delete("/tokens/{token_id}", status_code=204, summary="Revoke a gateway token")
+async def revoke_token(request: Request, token_id: str) -> Response:
+    _center(request).gateway_tokens.revoke(token_id)
+    return Response(status_code=204)

@@ -1,0 +1,69 @@
+"""`mcp-center gateway --stdio`: the gateway for clients that can only spawn a process (SPEC "Faces").
+
+A message-level bridge: JSON-RPC lines on stdin go to the running host's `/mcp` over Streamable
+HTTP, and everything the gateway sends comes back as lines on stdout — requests, results,
+notifications, and the gateway's own requests (elicitation) with the client's answers. The host
+stays the single owner of connections, approvals and cards, so an approval asked on behalf of a
+spawned client shows up in the settings page like any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TextIO
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+__all__ = ["bridge_stdio"]
+
+logger = logging.getLogger(__name__)
+
+TIMEOUT = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=30.0)
+"""Seconds; no read timeout: a call may wait minutes for a human approval."""
+
+
+async def bridge_stdio(url: str, token: str, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+    """Bridge newline-delimited JSON-RPC on stdin/stdout to the gateway at `url` until stdin ends.
+
+    Args:
+        url: The gateway endpoint, e.g. `http://127.0.0.1:8765/mcp`.
+        token: A gateway token (`Authorization: Bearer`).
+    Raises:
+        httpx2.HTTPError: the host cannot be reached.
+    """
+    source = anyio.wrap_file(stdin or sys.stdin)
+    sink = anyio.wrap_file(stdout or sys.stdout)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=TIMEOUT, follow_redirects=False, trust_env=False) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        anyio.create_task_group() as tg,
+    ):
+
+        async def downstream() -> None:
+            async for item in read:
+                if isinstance(item, Exception):
+                    logger.warning("gateway.bridge_error", extra={"error": type(item).__name__})
+                    continue
+                line = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                await sink.write(line + "\n")
+                await sink.flush()
+
+        tg.start_soon(downstream)
+        async with write:
+            async for line in source:
+                if not line.strip():
+                    continue
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except ValidationError:
+                    logger.warning("gateway.bridge_bad_line")
+                    continue
+                await write.send(SessionMessage(message))
+        tg.cancel_scope.cancel()

@@ -1,0 +1,295 @@
+"""The aggregated gateway at `/mcp` and `gateway --stdio`, driven by the SDK's own client (R-8.1, R-7.1).
+
+A real host (the composed app on loopback) fronts a real SDK server with tools, progress,
+elicitation, logging, a prompt, a resource and a resource template. The agent side is
+`mcp.client.Client` — what an MCP client such as Claude Code speaks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp.client import Client
+from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from mcp_center.app import create_app
+from mcp_center.config import Settings
+from tests.servers.rich_upstream import make_rich_server
+from tests.support.loopback import serve_loopback
+
+pytestmark = pytest.mark.anyio
+
+ADMIN_TOKEN = "gateway-test-admin-token-0123456789"
+SERVERS = "/api/mcp/servers"
+ALLOW_ALL = {"add": "allow", "count": "allow", "ask": "allow", "shout": "allow"}
+
+
+@dataclass
+class Host:
+    base: str
+    admin: httpx2.AsyncClient
+    token: str
+    upstream: str
+
+
+@dataclass
+class Seen:
+    progress: list[tuple[float, float | None, str | None]] = field(default_factory=list)
+    logs: list[types.LoggingMessageNotificationParams] = field(default_factory=list)
+    notifications: list[str] = field(default_factory=list)
+    list_changed: anyio.Event = field(default_factory=anyio.Event)
+
+
+async def _ready(admin: httpx2.AsyncClient, body: dict[str, Any]) -> None:
+    created = await admin.post(SERVERS, json=body)
+    assert created.status_code == 201, created.text
+    view = created.json()
+    assert (await admin.post(f"{SERVERS}/{view['id']}/trust", json={"digest": view["digest"]})).status_code == 200
+    tested = (await admin.post(f"{SERVERS}/{view['id']}/test")).json()
+    assert tested["ok"], tested
+    assert (await admin.post(f"{SERVERS}/{view['id']}/enable")).json()["status"]["state"] == "ready"
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncGenerator[Host]:
+    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
+    app, _token, _created = create_app(settings)
+    async with (
+        serve_loopback(make_rich_server().streamable_http_app()) as upstream,
+        serve_loopback(app) as base,
+        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
+    ):
+        await _ready(
+            admin,
+            {
+                "id": "rich",
+                "name": "Rich",
+                "transport": "streamable_http",
+                "url": f"{upstream}/mcp",
+                "tool_policies": ALLOW_ALL,
+            },
+        )
+        created = await admin.post("/api/gateway/tokens", json={"name": "tests"})
+        assert created.status_code == 201, created.text
+        yield Host(base, admin, created.json()["token"], f"{upstream}/mcp")
+
+
+@asynccontextmanager
+async def agent(
+    host: Host,
+    seen: Seen | None = None,
+    *,
+    answer: dict[str, Any] | None = None,
+    token: str | None = None,
+) -> AsyncGenerator[Client]:
+    seen = seen or Seen()
+
+    async def on_message(message: IncomingMessage) -> None:
+        if isinstance(message, types.ServerNotification):
+            seen.notifications.append(message.method)
+            if message.method == "notifications/tools/list_changed":
+                seen.list_changed.set()
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        seen.logs.append(params)
+
+    async def on_elicit(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        del context
+        assert answer is not None
+        assert isinstance(params, types.ElicitRequestFormParams)
+        return types.ElicitResult(action="accept", content=answer)
+
+    headers = {"Authorization": f"Bearer {token or host.token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(
+            streamable_http_client(f"{host.base}/mcp", http_client=http),
+            mode="legacy",
+            cache=None,
+            message_handler=on_message,
+            logging_callback=on_log,
+            elicitation_callback=on_elicit if answer is not None else None,
+        ) as client,
+    ):
+        yield client
+
+
+def text(result: types.CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+async def test_the_gateway_refuses_requests_without_a_gateway_token(host: Host) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    async with httpx2.AsyncClient() as http:
+        for headers in ({}, {"Authorization": f"Bearer {ADMIN_TOKEN}"}, {"Authorization": "Bearer mcpg_wrong"}):
+            response = await http.post(f"{host.base}/mcp", json=initialize, headers=headers)
+            assert response.status_code == 401
+            assert response.headers["www-authenticate"].startswith("Bearer")
+            assert response.json()["error"]["message"].startswith("GATEWAY_AUTH_REQUIRED")
+
+
+async def test_an_agent_lists_and_calls_the_tools_of_every_ready_server(host: Host) -> None:
+    async with agent(host) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"mcp__rich__add", "mcp__rich__count", "mcp__rich__ask"} <= names
+        result = await client.call_tool("mcp__rich__add", {"a": 2, "b": 40})
+    assert result.is_error is False
+    assert text(result) == "42"
+
+
+async def test_an_unknown_tool_is_a_json_rpc_error(host: Host) -> None:
+    async with agent(host) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("mcp__rich__nope", {})
+    assert "MCP_TOOL_NOT_FOUND" in caught.value.message
+
+
+async def test_progress_is_forwarded_to_the_agent(host: Host) -> None:
+    reports: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
+
+    async with agent(host) as client:
+        result = await client.session.call_tool("mcp__rich__count", {"n": 3}, progress_callback=on_progress)
+    assert text(result) == "counted to 3"
+    assert [p[0] for p in reports] == [1, 2, 3]
+    assert reports[-1][2] == "step 3"
+
+
+async def test_an_elicitation_goes_to_the_agents_client_when_it_supports_elicitation(host: Host) -> None:
+    async with agent(host, answer={"answer": "blue"}) as client:
+        result = await client.call_tool("mcp__rich__ask", {"question": "What colour?"})
+    assert text(result) == "the answer is blue"
+    assert (await host.admin.get("/api/interactions")).json()["interactions"] == []
+
+
+async def test_an_elicitation_becomes_a_card_when_the_client_cannot_answer(host: Host) -> None:
+    outcome: list[types.CallToolResult] = []
+    async with agent(host) as client:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    outcome.append(await client.call_tool("mcp__rich__ask", {"question": "Favourite number?"}))
+
+                tg.start_soon(call)
+                cards: list[dict[str, Any]] = []
+                while not cards:
+                    cards = (await host.admin.get("/api/interactions", params={"state": "pending"})).json()[
+                        "interactions"
+                    ]
+                    await anyio.sleep(0.05)
+                card = cards[0]
+                assert card["message"] == "Favourite number?"
+                answered = await host.admin.post(
+                    f"/api/interactions/{card['id']}", json={"action": "accept", "content": {"answer": "seven"}}
+                )
+                assert answered.status_code == 200, answered.text
+    assert text(outcome[0]) == "the answer is seven"
+
+
+async def test_an_ask_policy_waits_for_the_users_approval(host: Host) -> None:
+    await _ready(host.admin, {"id": "strict", "name": "Strict", "transport": "streamable_http", "url": host.upstream})
+    outcome: list[types.CallToolResult] = []
+    async with agent(host) as client:
+
+        async def call(a: int) -> None:
+            outcome.append(await client.call_tool("mcp__strict__add", {"a": a, "b": 1}))
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call, 1)
+                pending: list[dict[str, Any]] = []
+                while not pending:
+                    pending = (await host.admin.get("/api/approvals")).json()["approvals"]
+                    await anyio.sleep(0.05)
+                assert pending[0]["tool"] == "mcp__strict__add"
+                assert pending[0]["arguments"] == {"a": 1, "b": 1}
+                decided = await host.admin.post(f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"})
+                assert decided.status_code == 200, decided.text
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call, 5)
+                pending = []
+                while not pending:
+                    pending = (await host.admin.get("/api/approvals")).json()["approvals"]
+                    await anyio.sleep(0.05)
+                await host.admin.post(f"/api/approvals/{pending[0]['id']}", json={"decision": "deny"})
+    assert text(outcome[0]) == "2"
+    assert outcome[1].is_error is True
+    assert text(outcome[1]).startswith("MCP_APPROVAL_DENIED")
+
+
+async def test_prompts_and_resources_of_ready_servers_are_offered(host: Host) -> None:
+    async with agent(host) as client:
+        prompts = (await client.list_prompts()).prompts
+        assert "rich:greet" in {p.name for p in prompts}
+        got = await client.get_prompt("rich:greet", {"name": "Ada"})
+        first = got.messages[0].content
+        assert isinstance(first, types.TextContent)
+        assert first.text == "Say hello to Ada."
+        resources = (await client.list_resources()).resources
+        assert "demo://info" in {str(r.uri) for r in resources}
+        templates = (await client.list_resource_templates()).resource_templates
+        assert "demo://item/{item_id}" in {t.uri_template for t in templates}
+        info = await client.read_resource("demo://info")
+        item = await client.read_resource("demo://item/7")
+    assert isinstance(info.contents[0], types.TextResourceContents)
+    assert info.contents[0].text == "the info"
+    assert isinstance(item.contents[0], types.TextResourceContents)
+    assert item.contents[0].text == "item 7"
+
+
+async def test_list_changes_and_server_logs_reach_the_agent(host: Host) -> None:
+    seen = Seen()
+    async with agent(host, seen) as client:
+        assert text(await client.call_tool("mcp__rich__shout", {"text": "hi"})) == "HI"
+        await client.list_tools()
+        await host.admin.post(f"{SERVERS}/rich/disable")
+        with anyio.fail_after(10):
+            await seen.list_changed.wait()
+        assert not any(t.name.startswith("mcp__rich__") for t in (await client.list_tools()).tools)
+    assert any(log.logger == "rich" and "shouted: hi" in str(log.data) for log in seen.logs)
+
+
+async def test_a_revoked_token_is_refused_from_the_next_request(host: Host) -> None:
+    created = (await host.admin.post("/api/gateway/tokens", json={"name": "short-lived"})).json()
+    async with agent(host, token=created["token"]) as client:
+        await client.list_tools()
+    listed = (await host.admin.get("/api/gateway/tokens")).json()["tokens"]
+    assert {t["name"] for t in listed} == {"tests", "short-lived"}
+    assert all("token" not in t for t in listed)
+    assert (await host.admin.delete(f"/api/gateway/tokens/{created['id']}")).status_code == 204
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    async with httpx2.AsyncClient() as http:
+        refused = await http.post(
+            f"{host.base}/mcp", json=initialize, headers={"Authorization": f"Bearer {created['token']}"}
+        )
+    assert refused.status_code == 401
+
+
+async def test_the_stdio_bridge_gives_spawning_clients_the_same_gateway(host: Host) -> None:
+    command = str(Path(sys.executable).parent / "mcp-center")
+    env = {**os.environ, "MCP_CENTER_GATEWAY_TOKEN": host.token}
+    params = StdioServerParameters(command=command, args=["gateway", "--stdio", "--url", f"{host.base}/mcp"], env=env)
+    with anyio.fail_after(30):
+        async with Client(params, mode="legacy", cache=None) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            result = await client.call_tool("mcp__rich__add", {"a": 20, "b": 22})
+    assert "mcp__rich__add" in names
+    assert text(result) == "42"
