@@ -176,14 +176,13 @@ class Gateway:
 
             elicitor = ask_client
         try:
-            result = await self.center.call_agent_tool(
+            return await self.center.capabilities.call_result(
                 params.name, params.arguments or {}, progress=report, elicitor=elicitor
             )
         except NotFound as exc:
             raise to_mcp_error(exc) from None
         except CenterError as exc:
             return _error_result(exc)
-        return types.CallToolResult.model_validate(result, by_name=False)
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None

@@ -140,10 +140,10 @@ class Capabilities:
         """
         if connect:
             await self._connect_lazy()
-        stamp = await anyio.to_thread.run_sync(self._store.stamp)
+        stamp = self._store.stamp()  # one stat: cheaper than a thread hop on every call
         key = (stamp, self._catalog_key())
         if key != self._key:
-            state = await anyio.to_thread.run_sync(self._store.read)
+            state = await self._read()
             self._registry = ToolRegistry.build(
                 ServerTools(
                     server_id=config.id,
@@ -166,6 +166,10 @@ class Capabilities:
             else:
                 key.append((server_id, conn.connection_id, conn.catalog.generation["tools"]))
         return tuple(key)
+
+    async def _read(self) -> StoreState:
+        """The store's state: from its cache when nothing changed (no thread hop), else read in a thread."""
+        return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
 
     def _ready(self, state: StoreState) -> list[tuple[ServerConfig, Catalog]]:
         ready: list[tuple[ServerConfig, Catalog]] = []
@@ -211,7 +215,7 @@ class Capabilities:
         registry = await self.registry()
         return {"format": export_format, "tools": registry.export(export_format), "aliases": registry.aliases_dict()}
 
-    async def call(
+    async def call_result(
         self,
         name: str,
         arguments: object = None,
@@ -219,7 +223,7 @@ class Capabilities:
         operation_id: str | None = None,
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
-    ) -> dict[str, Any]:
+    ) -> types.CallToolResult:
         """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
 
         `progress` receives the server's progress notifications; `elicitor` answers the server's
@@ -234,7 +238,7 @@ class Capabilities:
         entry = (await self.registry()).resolve(name)
         if entry is None:
             raise ToolNotFound(f"no tool named '{name}' (see GET /api/tools)", details={"tool": name})
-        state = await anyio.to_thread.run_sync(self._store.read)
+        state = await self._read()
         record = state.servers.get(entry.server_id)
         if record is None:
             raise ToolNotFound(f"no tool named '{name}' (its server was deleted)", details={"tool": name})
@@ -267,13 +271,28 @@ class Capabilities:
             result = await self._manager.call_tool(
                 entry.server_id, entry.tool.name, args, operation_id=op_id, progress=progress
             )
+        return result
+
+    async def call(
+        self,
+        name: str,
+        arguments: object = None,
+        *,
+        operation_id: str | None = None,
+        progress: ProgressFnT | None = None,
+        elicitor: Elicitor | None = None,
+    ) -> dict[str, Any]:
+        """`call_result` as JSON (`content`, `structuredContent`, `isError`)."""
+        result = await self.call_result(
+            name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor
+        )
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     # ----- prompts -------------------------------------------------------------------------------
 
     async def _prompt_entries(self) -> list[PromptEntry]:
         await self._connect_lazy()
-        state = await anyio.to_thread.run_sync(self._store.read)
+        state = await self._read()
         return build_prompts((c.id, c.name, cat.items["prompts"]) for c, cat in self._ready(state))
 
     async def prompts(self) -> list[dict[str, Any]]:
@@ -338,7 +357,7 @@ class Capabilities:
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RESOURCE_LIMIT:
             raise _invalid("limit", "FIELD_INVALID", f"must be an integer from 1 to {MAX_RESOURCE_LIMIT}")
         await self._connect_lazy()
-        state = await anyio.to_thread.run_sync(self._store.read)
+        state = await self._read()
         entries = build_resources(
             (c.id, c.name, cat.items["resources"], cat.items["resource_templates"]) for c, cat in self._ready(state)
         )
@@ -352,7 +371,7 @@ class Capabilities:
             raise _invalid("server_id", "FIELD_REQUIRED", "name the server that offers the resource")
         if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_CHARS or any(ord(c) < 32 for c in uri):
             raise _invalid("uri", "FIELD_INVALID", f"must be a URI of 1-{MAX_URI_CHARS} printable characters")
-        state = await anyio.to_thread.run_sync(self._store.read)
+        state = await self._read()
         record = state.servers.get(server_id)
         if record is None:
             raise ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id})
@@ -395,7 +414,7 @@ class Capabilities:
         each read reaches the server that listed it; other URIs are exposed unchanged.
         """
         await self._connect_lazy()
-        state = await anyio.to_thread.run_sync(self._store.read)
+        state = await self._read()
         ready = self._ready(state)
         counts: dict[str, int] = {}
         for _config, catalog in ready:
@@ -416,7 +435,7 @@ class Capabilities:
         Raises:
             RequestInvalid: no ready server offers that URI.
         """
-        state = await anyio.to_thread.run_sync(self._store.read)
+        state = await self._read()
         ready = self._ready(state)
         server_id, server_uri = _unscope_uri(uri)
         if server_id is None:

@@ -954,7 +954,7 @@ class McpCenter:
         return await anyio.to_thread.run_sync(fn)
 
     async def _read(self) -> StoreState:
-        return await anyio.to_thread.run_sync(self._store.read)
+        return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
 
     async def _txn(self, fn: Callable[[StoreState], T]) -> T:
         def run() -> T:

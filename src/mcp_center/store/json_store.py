@@ -72,6 +72,10 @@ class Store(Protocol):
         """A cheap change marker (e.g. inode, mtime, size) to notice writes by other processes."""
         ...
 
+    def read_if_fresh(self) -> StoreState | None:
+        """A snapshot without I/O when nothing changed since the last read or write, else None."""
+        ...
+
 
 class JsonStore:
     """`Store` over two JSON files in `directory` (normally `<data dir>/mcp`).
@@ -85,10 +89,31 @@ class JsonStore:
         self._servers_path = directory / SERVERS_FILE
         self._secrets_path = directory / SECRETS_FILE
         self._lock = FileLock(directory / LOCK_FILE)
+        self._cache: tuple[_Stamps, StoreState] | None = None
+
+    def _stamps(self) -> _Stamps:
+        return (_file_stamp(self._servers_path), _file_stamp(self._secrets_path))
+
+    def read_if_fresh(self) -> StoreState | None:
+        """The last state read or written, if neither file changed since (two `stat` calls, no I/O).
+
+        Cheap enough for the event loop: callers on hot paths (every gateway call) try this first.
+        Files are replaced atomically, so a changed inode, mtime or size means another write.
+        """
+        cache = self._cache
+        if cache is not None and cache[0] == self._stamps():
+            return cache[1].copy()
+        return None
 
     def read(self) -> StoreState:
+        fresh = self.read_if_fresh()
+        if fresh is not None:
+            return fresh
         with self._lock.hold(shared=True):
-            return self._load()
+            stamps = self._stamps()
+            state = self._load()
+        self._cache = (stamps, state)
+        return state.copy()
 
     @contextlib.contextmanager
     def transaction(self) -> Generator[StoreState]:
@@ -105,9 +130,11 @@ class JsonStore:
                     servers = [r.model_dump(mode="json") for r in sorted(working.servers.values(), key=lambda r: r.id)]
                     atomic_write(self._servers_path, _dump({"schema_version": SCHEMA_VERSION, "servers": servers}))
             except OSError as exc:
+                self._cache = None
                 raise StorageError(
                     f"cannot write the data directory: {exc.strerror}", details={"file": exc.filename}
                 ) from None
+            self._cache = (self._stamps(), working.copy())
 
     def stamp(self) -> tuple[int, int, int] | None:
         try:
@@ -163,6 +190,18 @@ class JsonStore:
                 raise StorageError(f"{SECRETS_FILE} is malformed: 'secrets' is not a map of strings")
             state.secrets = dict(raw_secrets)
         return state
+
+
+_Stamp = tuple[int, int, int] | None
+_Stamps = tuple[_Stamp, _Stamp]
+
+
+def _file_stamp(path: Path) -> _Stamp:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
 
 
 def _server_of(secret_id: str) -> str:
