@@ -166,11 +166,14 @@ def serve(
     err.print(
         f"mcp-center {__version__} on {settings.base_url}  (data: {settings.data_dir}, profile: {settings.profile})"
     )
+    err.print(f"gateway for MCP clients: {settings.base_url}/mcp  (token: mcp-center gateway token create NAME)")
     if created:
         err.print(f"admin token (shown once, stored in {settings.data_dir / 'admin-token'}):")
         print(token, file=sys.stderr, flush=True)
+    elif settings.admin_token:
+        err.print("admin token: from MCP_CENTER_ADMIN_TOKEN")
     else:
-        err.print(f"admin token: in {settings.data_dir / 'admin-token'} (or $MCP_CENTER_ADMIN_TOKEN)")
+        err.print(f"admin token: in {settings.data_dir / 'admin-token'}")
     config = uvicorn.Config(
         asgi_app,
         host=settings.host,
