@@ -55,7 +55,16 @@ def main() -> int:
         )
         env = {**os.environ, "MCP_CENTER_ADMIN_TOKEN": ADMIN, "MCP_CENTER_GATEWAY_TOKEN": GATEWAY}
         host = subprocess.Popen(
-            [str(Path(python).parent / "mcp-center"), "serve", "--data-dir", data, "--port", str(host_port), "--log-level", "warning"],
+            [
+                str(Path(python).parent / "mcp-center"),
+                "serve",
+                "--data-dir",
+                data,
+                "--port",
+                str(host_port),
+                "--log-level",
+                "warning",
+            ],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -177,3 +177,39 @@ def test_a_server_that_hangs_in_initialize_times_out_without_an_orphan(host: Hos
     assert error["code"] == "MCP_SERVER_TIMEOUT"
     assert error["reason"] == "timeout"
     assert wait_no_descendants(host.proc.pid) == set()
+
+
+def test_an_agent_uses_server_everything_through_the_gateway(host: Host) -> None:
+    """R-8.1 on real input: an MCP client (the SDK's) reaches server-everything via /mcp."""
+    import anyio
+    import httpx2
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    enable_through_api(
+        host,
+        {
+            "name": "Everything",
+            "transport": "stdio",
+            "command": "node",
+            "args": [str(EVERYTHING), "stdio"],
+            "tool_policies": {"echo": "allow", "get-sum": "allow"},
+        },
+    )
+    token = _check(host.client.post("/api/gateway/tokens", json={"name": "e2e"}), 201)["token"]
+
+    async def run() -> tuple[set[str], str, set[str]]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+            Client(streamable_http_client(f"{host.url}/mcp", http_client=http), mode="legacy", cache=None) as client,
+        ):
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            result = await client.call_tool("mcp__everything__get-sum", {"a": 19, "b": 23})
+            prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            return names, text, prompts
+
+    names, text, prompts = anyio.run(run)
+    assert {"mcp__everything__echo", "mcp__everything__get-sum"} <= names
+    assert text == "The sum of 19 and 23 is 42."
+    assert "everything:simple-prompt" in prompts
