@@ -84,6 +84,10 @@ REFRESH_STORM_LIMIT = 30
 """More refreshes than this within the window count as a storm (or a list→notify loop): the interval doubles."""
 REFRESH_MAX_INTERVAL_S = 60.0
 SESSION_END_EXIT_WAIT_S = 1.0
+HEALTH_INTERVAL_S = 30.0
+"""Seconds between health pings of a ready remote connection (R-3.11)."""
+HEALTH_TIMEOUT_S = 10.0
+"""Seconds a health ping may take before the connection counts as gone."""
 """When a stdio connection closes, seconds to wait for the process exit so the error carries its exit code."""
 
 LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
@@ -212,6 +216,8 @@ class Connection:
         self.cancel_scope = anyio.CancelScope()
         self.filter = _Filter(logbook, self.connection_id)
         self.expired = False
+        self.health_error: CenterError | None = None
+        """Why the health ping gave up on this connection, if it did."""
         self.inflight = 0
         """Requests sent on this connection and not yet answered."""
         self.inflight_changed = anyio.Event()
@@ -881,6 +887,8 @@ class ConnectionManager:
                         ended = await self._serve(slot, conn, session)
                         if ended == "stopped":
                             stopped_by_us = True
+                        elif ended == "unhealthy" and conn.health_error is not None:
+                            error = conn.health_error
                         elif ended == "expired":
                             error = ConnectionLost(
                                 "the server's session expired (HTTP 404); the next use re-initializes",
@@ -924,9 +932,13 @@ class ConnectionManager:
     async def _serve(self, slot: _Slot, conn: Connection, session: OpenSession) -> str:
         """Run the ready connection until it ends; return "stopped", "expired" or "closed"."""
         expired = session.probe.http.expired if session.probe.http is not None else None
+        unhealthy = anyio.Event()
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._refresh_worker, slot, conn)
-            waits = [conn.stop_requested, session.tapped.closed] + ([expired] if expired is not None else [])
+            if session.probe.stdio is None:
+                tg.start_soon(self._health_worker, conn, session, unhealthy)
+            waits = [conn.stop_requested, session.tapped.closed, unhealthy]
+            waits += [expired] if expired is not None else []
             await _wait_any(*waits)
             if expired is not None and expired.is_set() and not conn.stop_requested.is_set():
                 # Requests already sent on the expired session each get their own 404: let them
@@ -940,7 +952,32 @@ class ConnectionManager:
         if expired is not None and expired.is_set():
             conn.expired = True
             return "expired"
-        return "closed"
+        return "unhealthy" if unhealthy.is_set() and not session.tapped.closed.is_set() else "closed"
+
+    async def _health_worker(self, conn: Connection, session: OpenSession, unhealthy: anyio.Event) -> None:
+        """Ping a remote server every `HEALTH_INTERVAL_S` seconds (R-3.11).
+
+        An HTTP server that went away is otherwise "ready" until the next request fails, and the
+        SDK's GET stream gives up silently. A ping the server answers — even with an error (it
+        may not implement ping) — means alive; no answer in `HEALTH_TIMEOUT_S` seconds or a
+        broken transport ends the connection with an attributed error; the next use reconnects.
+        """
+        while True:
+            await anyio.sleep(HEALTH_INTERVAL_S)
+            try:
+                with anyio.fail_after(HEALTH_TIMEOUT_S):
+                    await session.client.session.send_ping()  # pyright: ignore[reportDeprecated]
+                continue
+            except MCPError as exc:
+                if exc.code != types.CONNECTION_CLOSED and not session.tapped.closed.is_set():
+                    continue  # the server answered: it is there
+                conn.health_error = attribute(exc, session.probe, during="a health ping")
+            except TimeoutError:
+                conn.health_error = timeout_error("a health ping", HEALTH_TIMEOUT_S, session.probe)
+            except Exception as exc:  # noqa: BLE001 - any other failure of the ping is the connection's
+                conn.health_error = attribute(exc, session.probe, during="a health ping")
+            unhealthy.set()
+            return
 
 
 class _SessionExpired(Exception):
