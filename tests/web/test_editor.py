@@ -66,6 +66,41 @@ def test_server_side_validation_errors_appear_next_to_the_fields_they_name(page:
     assert host.client.get("/api/mcp/servers").json()["servers"] == []
 
 
+def test_a_too_short_secret_value_marks_the_value_input_not_the_name(page: Page, host: Host) -> None:
+    login(page)
+    add_from_template(page, "Remote server (Streamable HTTP)", "Short")
+    page.get_by_label("URL").fill("https://a.example/mcp")
+    page.get_by_role("button", name="Add secret header").click()
+    page.get_by_label("Secret header name").fill("X-Api-Key")
+    page.get_by_label("Secret header value").fill("abc")
+    page.get_by_role("button", name="Save and review").click()
+    row = page.locator('.row[data-field="secret_headers.X-Api-Key"]')
+    expect(row.locator(".field-error")).to_contain_text("SECRET_VALUE_TOO_SHORT")
+    expect(page.get_by_label("Secret header value")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Secret header name")).not_to_have_attribute("aria-invalid", "true")
+    described = page.get_by_label("Secret header value").get_attribute("aria-describedby") or ""
+    assert row.locator(".field-error").get_attribute("id") in described.split()
+    assert host.client.get("/api/mcp/servers").json()["servers"] == []
+
+
+def test_editing_an_oauth_server_in_the_form_keeps_the_settings_the_form_does_not_show(page: Page, host: Host) -> None:
+    body = {
+        "name": "Machine",
+        "transport": "streamable_http",
+        "url": "https://a.example/mcp",
+        "auth": {"kind": "oauth", "grant": "client_credentials", "client_id": "machine-1", "scopes": ["read"]},
+    }
+    assert host.client.post("/api/mcp/servers", json=body).status_code == 201
+    login(page)
+    open_server(page, "Machine", "Configuration")
+    expect(page.get_by_label("Client id (optional)")).to_have_value("machine-1")
+    page.get_by_label("Scopes (optional)").fill("read write")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_text("This change touched something security-relevant")).to_be_visible()
+    auth = host.client.get("/api/mcp/servers/machine").json()["auth"]
+    assert (auth["grant"], auth["client_id"], auth["scopes"]) == ("client_credentials", "machine-1", ["read", "write"])
+
+
 def test_two_pages_editing_one_server_get_a_conflict_with_a_reload_option_not_an_overwrite(
     context: BrowserContext, host: Host
 ) -> None:

@@ -1,11 +1,13 @@
-"""The main job in a real browser (issue 7): add a server from a template, review its summary,
-confirm, test, enable, call a tool from the playground, switch a tool off (a high-risk change that
-asks again), and delete it — against a real `mcp-center serve` and real MCP servers on loopback.
+"""The main job in a real browser (issue 7): add a server from a template, review its summary and
+the host's warnings, confirm, test (a failure shows its telling stderr line), enable, call a tool
+from the playground, switch a tool off (a high-risk change that asks again), and delete it —
+against a real `mcp-center serve` and real MCP servers on loopback.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -125,3 +127,56 @@ def test_deleting_a_server_asks_for_confirmation_and_removes_it(page: Page, host
     expect(page.get_by_role("heading", name="Servers", exact=True)).to_be_visible()
     expect(page.locator('tr[data-server="doomed"]')).to_have_count(0)
     assert host.client.get("/api/mcp/servers/doomed").status_code == 404
+
+
+CRASHING = [
+    "-c",
+    "import atexit, sys; atexit.register(lambda: print('shutting down', file=sys.stderr)); "
+    "print('starting demo server v1.2', file=sys.stderr); import missing_module_7c",
+]
+
+
+def test_states_read_as_the_api_says_them_and_a_failed_test_shows_its_telling_stderr_line(
+    page: Page, host: Host
+) -> None:
+    body = {"name": "Crashing", "transport": "stdio", "command": sys.executable, "args": CRASHING}
+    assert host.client.post("/api/mcp/servers", json=body).status_code == 201
+    login(page)
+    row = page.locator('tr[data-server="crashing"]')
+    expect(row.locator(".badge")).to_have_text("disconnected")
+    open_server(page, "Crashing")
+    expect(page.locator(".head-state .badge")).to_have_text("disconnected")
+    page.get_by_role("button", name="Confirm this summary").click()
+    page.get_by_role("button", name="Run test").click()
+    # The line that explains the failure is shown at once, not the last (or first) line of stderr.
+    last = page.get_by_test_id("last-test")
+    expect(last).to_contain_text("failed")
+    expect(last).to_contain_text("stderr: ModuleNotFoundError: No module named 'missing_module_7c'")
+    tail = page.locator("#step-test details")
+    expect(tail.locator("pre")).to_be_hidden()
+    tail.get_by_text("Server stderr (last lines)").click()
+    expect(tail.locator("pre")).to_contain_text("starting demo server v1.2")
+    expect(tail.locator("pre")).to_contain_text("shutting down")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    expect(row.locator('td[data-label="Last test"]')).to_contain_text("stderr: ModuleNotFoundError")
+    expect(row.locator(".badge")).to_have_text("disconnected")
+    expect(page.locator("table.servers")).not_to_contain_text("off")
+
+
+def test_the_hosts_warnings_show_on_the_summary_confirmation_and_the_server_page(page: Page, host: Host) -> None:
+    login(page)
+    add_from_template(page, "Local program (uvx)", "Missing")
+    page.get_by_label("Command").fill("no-such-program-7c")
+    page.get_by_label("Arguments").fill("--serve")
+    page.get_by_role("button", name="Add secret environment variable").click()
+    page.get_by_label("Secret environment variable name").fill("DEMO_TOKEN")
+    save_new(page)
+    warnings = page.get_by_test_id("warnings")
+    expect(warnings.locator('li[data-code="COMMAND_NOT_FOUND"]')).to_contain_text("'no-such-program-7c' was not found")
+    expect(warnings.locator('li[data-code="SECRET_NOT_SET"]')).to_contain_text("DEMO_TOKEN")
+    page.get_by_role("button", name="Confirm this summary").click()
+    expect(page.get_by_text("Confirmed. Changing any of these fields will ask again.")).to_be_visible()
+    # The confirmed summary folds away; the warnings stay in sight on the server page.
+    status = page.get_by_role("region", name="Status")
+    expect(status.get_by_test_id("warnings")).to_contain_text("COMMAND_NOT_FOUND")
+    expect(status.get_by_test_id("warnings")).to_contain_text("SECRET_NOT_SET")

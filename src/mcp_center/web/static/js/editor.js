@@ -322,6 +322,10 @@ export function renderEditor(container, { mode, view, onSaved }) {
       const auth = { kind };
       if (kind === "oauth") {
         const previous = base.auth && base.auth.kind === "oauth" ? base.auth : {};
+        // Settings the form has no control for (grant, client_metadata_url, ...) are kept as they are.
+        Object.assign(auth, previous, { kind });
+        delete auth.client_id;
+        delete auth.scopes;
         // Right after switching the kind to OAuth its inputs are not drawn yet: keep what was there.
         const clientId = value("auth.client_id") ? value("auth.client_id").value.trim() : previous.client_id;
         const scopes = value("auth.scopes") ? value("auth.scopes").value.split(/\s+/).filter(Boolean) : previous.scopes || [];
@@ -447,7 +451,8 @@ export function renderEditor(container, { mode, view, onSaved }) {
       const slot = [...target.querySelectorAll(".field-error")].pop();
       slot.textContent = `${slot.textContent ? slot.textContent + " " : ""}${e.message} (${e.code})`;
       slot.hidden = false;
-      const input = target.querySelector("input, select, textarea");
+      // A secret's value (not its name) is what the server refused in `secret_values.*`.
+      const input = (e.field.startsWith("secret_values.") && target.querySelector(".secret-value")) || target.querySelector("input, select, textarea");
       if (input) {
         input.setAttribute("aria-invalid", "true");
         if (!slot.id) slot.id = uid("err");

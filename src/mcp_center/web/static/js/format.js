@@ -13,25 +13,49 @@ export function transportLabel(transport) {
   return TRANSPORTS[transport] || transport;
 }
 
+/** Reasons whose API word needs a plain-language gloss (the word itself stays, as the API says it). */
+const REASON_GLOSS = {
+  auth_required: "authorization required",
+  step_up_required: "more scopes required",
+};
+
+/** The attributed reason of an error ({code, message, details: {reason}} or {reason}), or null. */
+export function errorReason(error) {
+  return (error && (error.reason || (error.details && error.details.reason))) || null;
+}
+
 /** `reason — message` of an attributed error ({code, message, details: {reason}}). */
 export function errorText(error) {
   if (!error) return "";
-  const reason = error.reason || (error.details && error.details.reason);
-  const head = reason ? `${reason}` : error.code;
+  const reason = errorReason(error);
+  const head = reason ? `${reason}${REASON_GLOSS[reason] ? ` (${REASON_GLOSS[reason]})` : ""}` : error.code;
   return `${head}: ${error.message}`;
 }
 
-/** The state badge of a server view: off / connecting / ready / error (with its attributed reason). */
+/** The state badge of a server view, in the API's words: disconnected / connecting / ready / error (with its attributed reason). */
 export function stateBadge(view) {
   const status = view.status || {};
-  let state = status.state || "disconnected";
-  if (!view.enabled && state === "disconnected") state = "off";
-  const labels = { off: "off", disconnected: "disconnected", connecting: "connecting", ready: "ready", error: "error" };
-  const badge = h("span", { class: `badge state-${state}` }, labels[state] || state);
+  const state = status.state || "disconnected";
+  const badge = h("span", { class: `badge state-${state}` }, state);
   if (state === "error" && status.error) {
     return h("span", { class: "state" }, badge, " ", h("span", { class: "state-error error-reason" }, errorText(status.error)));
   }
   return h("span", { class: "state" }, badge);
+}
+
+const STACK_FRAME = /^\s*(at\s|File\s"|\^+\s*$|~+\s*$|Traceback \(most recent call last\)|Node\.js v\d|\.\.\.|During handling|The above exception)/;
+const TELLING = /error|exception|not found|no such|denied|refused|fatal|failed|cannot|can't|unable|invalid|missing|required|EACCES|ENOENT|ECONNREFUSED/i;
+
+/**
+ * The most useful line of a stderr tail: the last line that names a problem (stack frames and
+ * decoration skipped), else the last non-empty line; null for an empty tail.
+ */
+export function usefulStderrLine(tail) {
+  if (!Array.isArray(tail)) return null;
+  const lines = tail.map((line) => String(line).trimEnd()).filter((line) => line.trim() !== "" && !STACK_FRAME.test(line));
+  if (!lines.length) return null;
+  const telling = lines.filter((line) => TELLING.test(line));
+  return (telling.length ? telling[telling.length - 1] : lines[lines.length - 1]).trim();
 }
 
 /** One line about the last test: "OK · 4 tools · 120 ms · 3 min ago" or "failed: reason: message". */
@@ -40,7 +64,23 @@ export function lastTestText(test) {
   if (test.ok) {
     return `OK · ${test.tool_count ?? 0} tools · ${test.elapsed_ms} ms · ${ago(test.tested_at)}`;
   }
-  return `failed (${ago(test.tested_at)}): ${errorText(test.error)}`;
+  const line = usefulStderrLine(test.error && test.error.details && test.error.details.stderr_tail);
+  return `failed (${ago(test.tested_at)}): ${errorText(test.error)}${line ? ` · stderr: ${line}` : ""}`;
+}
+
+/**
+ * The view's `warnings` (COMMAND_NOT_FOUND, SECRET_NOT_SET, URL_NOT_ASCII, ...) as a warning box,
+ * or null when there are none. They do not block anything, but the test would fail.
+ */
+export function warningsBox(view) {
+  const warnings = view.warnings || [];
+  if (!warnings.length) return null;
+  return h(
+    "div",
+    { class: "alert alert-warn warnings", role: "note", "data-testid": "warnings" },
+    h("p", {}, h("strong", {}, warnings.length === 1 ? "Check this before you go on:" : `Check these ${warnings.length} things before you go on:`)),
+    h("ul", {}, warnings.map((w) => h("li", { "data-code": w.code }, h("code", {}, w.code), ` ${w.message}`))),
+  );
 }
 
 /** What blocks a server from running, in words. */

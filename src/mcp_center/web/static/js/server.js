@@ -6,7 +6,7 @@ import { servers } from "./api.js";
 import { catalogCard } from "./catalog.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
-import { errorText, stateBadge, transportLabel } from "./format.js";
+import { errorText, stateBadge, transportLabel, usefulStderrLine, warningsBox } from "./format.js";
 import { openLogsDrawer } from "./logs.js";
 import { setupSteps } from "./summary.js";
 import { renderTools } from "./tools.js";
@@ -52,7 +52,11 @@ function statusCard(view) {
   if (status.state === "error" && status.error) {
     items.push(["Last error", `${status.error.code} · ${errorText(status.error)}`]);
     const tail = status.error.details && status.error.details.stderr_tail;
-    if (Array.isArray(tail) && tail.length) items.push(["Last stderr lines", h("pre", { class: "stderr-tail" }, tail.join("\n"))]);
+    const line = usefulStderrLine(tail);
+    if (line) items.push(["Server stderr says", h("code", { class: "stderr-line" }, line)]);
+    if (Array.isArray(tail) && tail.length) {
+      items.push(["Last stderr lines", h("details", {}, h("summary", {}, `Show all ${tail.length} lines`), h("pre", { class: "stderr-tail" }, tail.join("\n")))]);
+    }
   }
   // A server the runtime never saw reads as "disconnected since now": only a real state has a since.
   if (status.since && status.state && status.state !== "disconnected") items.push(["Since", new Date(status.since).toLocaleString()]);
@@ -148,7 +152,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     });
     replace(
       content,
-      h("section", { "aria-labelledby": "status-title" }, h("h2", { id: "status-title" }, "Status"), statusBox),
+      h("section", { "aria-labelledby": "status-title" }, h("h2", { id: "status-title" }, "Status"), view.trusted ? warningsBox(view) : null, statusBox),
       // A running server's catalog matters most; a server still being set up shows its next step first.
       view.enabled ? [catalog.element, steps.element] : [steps.element, catalog.element],
       h("section", { class: "danger-zone", "aria-labelledby": "danger-title" }, h("h2", { id: "danger-title" }, "Delete"), del),

@@ -1,10 +1,12 @@
 // The connection summary and the confirm → test → enable steps. The summary is what the
 // server computed (never what the page thinks it saved); confirming sends back exactly the digest
-// that was shown, so a summary that changed in between is refused (409) and shown again.
+// that was shown, so a summary that changed in between is refused (409) and shown again. The host's
+// warnings (a command not on PATH, a secret without a value, a non-ASCII URL) are shown with the
+// summary: they block nothing, but the test would fail.
 
 import { servers } from "./api.js";
 import { h, replace, toast } from "./dom.js";
-import { errorText, lastTestText, needsText, stateBadge, transportLabel } from "./format.js";
+import { errorText, lastTestText, needsText, stateBadge, transportLabel, warningsBox } from "./format.js";
 
 function row(term, ...value) {
   return [h("dt", {}, term), h("dd", {}, ...value)];
@@ -119,6 +121,7 @@ export function setupSteps(view, { reload, notice }) {
   const summaryBlock = h(
     "div",
     { class: "summary-block" },
+    warningsBox(view),
     summaryList(view.summary),
     h("p", { class: "digest" }, "Digest ", h("code", { "data-testid": "digest" }, view.digest)),
   );
