@@ -155,6 +155,11 @@ async def test_prompts_and_resources_come_back_as_untrusted_blocks(
     assert_error(await api.post("/api/prompts/caps:nope/get", json={}), 404, "MCP_PROMPT_NOT_FOUND")
     found = (await api.get("/api/resources", params={"q": "item"})).json()["resources"]
     assert found[0]["variables"] == ["item_id"]
+    # `server_id` searches one server (the Resources tab of the settings page); an unknown id finds nothing.
+    mine = (await api.get("/api/resources", params={"server_id": "caps", "limit": 500})).json()["resources"]
+    assert {e["server_id"] for e in mine} == {"caps"}
+    assert len(mine) == 4
+    assert (await api.get("/api/resources", params={"server_id": "other"})).json()["resources"] == []
     read = await api.post("/api/resources/read", json={"server_id": "caps", "uri": "test://plain"})
     assert read.status_code == 200, read.text
     assert read.json()["provenance"]["uri"] == "test://plain"

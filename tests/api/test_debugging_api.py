@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,11 +15,13 @@ import pytest
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, assert_error, create_remote, make_ready
+from tests.api._support import ADMIN_TOKEN, assert_error, create_remote, make_ready, stdio_body
 from tests.servers.http_echo import streamable_app
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
+
+RAW_STDIO = Path(__file__).parents[1] / "servers" / "raw_stdio.py"
 
 
 @pytest.fixture
@@ -111,8 +115,20 @@ async def test_the_catalog_shows_every_category_with_generations(host: httpx2.As
     assert [tool["name"] for tool in catalog["tools"]] == ["echo", "add", "sleep", "whoami"]
     assert catalog["quarantined"] == []
     assert catalog["generation"]["tools"] == 1
+    # The SDK server declares every category, even with no prompts or resources (R-3.11).
+    assert catalog["capabilities"] == {"tools": True, "prompts": True, "resources": True}
     refreshed = (await host.get("/api/mcp/servers/echo/catalog", params={"refresh": "true"})).json()
     assert refreshed["generation"]["tools"] == 2
+
+
+async def test_the_catalog_says_which_categories_a_server_did_not_declare(host: httpx2.AsyncClient) -> None:
+    """The hand-written stdio server declares only tools: the settings page explains its empty prompts (R-5.4)."""
+    created = await host.post("/api/mcp/servers", json=stdio_body("raw", sys.executable, [str(RAW_STDIO)]))
+    assert created.status_code == 201, created.text
+    await make_ready(host, "raw")
+    catalog = (await host.get("/api/mcp/servers/raw/catalog")).json()
+    assert catalog["capabilities"] == {"tools": True, "prompts": False, "resources": False}
+    assert catalog["prompts"] == []
 
 
 async def test_logs_of_an_unknown_server_are_not_found(host: httpx2.AsyncClient) -> None:

@@ -167,8 +167,9 @@ async def search_resources(
     request: Request,
     q: Annotated[str, Query(max_length=500, description="Matches name, title, URI and description.")] = "",
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    server_id: Annotated[str | None, Query(max_length=200, description="Only this server's entries.")] = None,
 ) -> dict[str, Any]:
-    return await _center(request).search_resources(q, limit=limit)
+    return await _center(request).search_resources(q, limit=limit, server_id=server_id)
 
 
 @router.post("/api/resources/read", summary="Read a resource between random delimiters")

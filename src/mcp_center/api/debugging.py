@@ -93,5 +93,6 @@ async def catalog(
     refresh: Annotated[bool, Query(description="Re-list every category first.")] = False,
 ) -> dict[str, Any]:
     """Tools, prompts, resources and resource templates, quarantined items with reasons,
-    generation numbers and per-category refresh errors (R-3.6, R-3.7)."""
+    generation numbers and per-category refresh errors (R-3.6, R-3.7), and `capabilities`: whether
+    the server declared tools, prompts and resources when it connected."""
     return await _center(request).catalog(server_id, refresh=refresh)

@@ -350,8 +350,11 @@ class Capabilities:
 
     # ----- resources -----------------------------------------------------------------------------
 
-    async def resources(self, query: str = "", *, limit: object = None) -> dict[str, Any]:
-        """Resources and resource templates of every ready server matching `query` (R-5.5)."""
+    async def resources(self, query: str = "", *, limit: object = None, server_id: str | None = None) -> dict[str, Any]:
+        """Resources and resource templates of every ready server matching `query` (R-5.5).
+
+        `server_id` keeps only that server's entries (before `limit` applies); an unknown id finds nothing.
+        """
         if limit is None:
             limit = DEFAULT_RESOURCE_LIMIT
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RESOURCE_LIMIT:
@@ -359,7 +362,9 @@ class Capabilities:
         await self._connect_lazy()
         state = await self._read()
         entries = build_resources(
-            (c.id, c.name, cat.items["resources"], cat.items["resource_templates"]) for c, cat in self._ready(state)
+            (c.id, c.name, cat.items["resources"], cat.items["resource_templates"])
+            for c, cat in self._ready(state)
+            if server_id is None or c.id == server_id
         )
         found = search_resources(entries, query, limit=limit)
         return {"query": query, "resources": [e.view() for e in found]}

@@ -691,15 +691,25 @@ class McpCenter:
 
     async def catalog(self, server_id: str, *, refresh: bool = False) -> dict[str, Any]:
         """The live catalog: tools, prompts, resources, resource templates, quarantined items,
-        generations and per-category refresh errors (R-3.6, R-3.7). Connects lazily.
+        generations, per-category refresh errors (R-3.6, R-3.7) and which of the categories the
+        server declared in its capabilities (`{"tools", "prompts", "resources"}`: booleans). Connects lazily.
 
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, connection errors.
         """
         await self._runnable(server_id)
         catalog = await (self._manager.refresh(server_id) if refresh else self._manager.catalog(server_id))
+        conn = self._manager.current(server_id)
+        declared = conn.session.client.server_capabilities if conn is not None and conn.session is not None else None
         return {
             "server_id": server_id,
+            # What the server declared in `initialize`: a category it does not declare is empty
+            # without a request, which the settings page explains instead of showing an empty list.
+            "capabilities": {
+                "tools": declared is not None and declared.tools is not None,
+                "prompts": declared is not None and declared.prompts is not None,
+                "resources": declared is not None and declared.resources is not None,
+            },
             **{
                 category: [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items]
                 for category, items in catalog.items.items()
@@ -862,11 +872,14 @@ class McpCenter:
         """
         return await self._capabilities.get_prompt(name, arguments, max_bytes=max_bytes)
 
-    async def search_resources(self, query: str = "", *, limit: object = None) -> dict[str, Any]:
+    async def search_resources(
+        self, query: str = "", *, limit: object = None, server_id: str | None = None
+    ) -> dict[str, Any]:
         """`@` search over the resources and resource templates of every ready server (R-5.5).
 
         Matches name, title, URI (template) and description, case-insensitively; name matches rank
-        first. Templates carry their URI template `variables`.
+        first. Templates carry their URI template `variables`. `server_id` searches one server only
+        (the settings page's Resources tab), so other servers' entries cannot crowd it out of `limit`.
 
         Returns:
             `{"query", "resources": [{"kind": "resource"|"template", "server_id", "server_name",
@@ -875,7 +888,7 @@ class McpCenter:
         Raises:
             RequestInvalid: bad limit.
         """
-        return await self._capabilities.resources(query, limit=limit)
+        return await self._capabilities.resources(query, limit=limit, server_id=server_id)
 
     async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> dict[str, Any]:
         """`resources/read`, wrapped in fresh random delimiters with MCP provenance (R-5.5).
