@@ -8,6 +8,8 @@ import { confirmDialog, h, replace, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
 import { errorText, stateBadge, transportLabel, usefulStderrLine, warningsBox } from "./format.js";
 import { openLogsDrawer } from "./logs.js";
+import { renderPrompts } from "./prompts.js";
+import { renderResources } from "./resources.js";
 import { setupSteps } from "./summary.js";
 import { renderTools } from "./tools.js";
 
@@ -24,8 +26,6 @@ export const SECTIONS = [
 
 /** What each section not built yet will do, and which work brings it. Shown as-is: nothing here pretends to work. */
 export const NOT_YET = {
-  prompts: ["Prompts", "Each prompt as /server:prompt with a form for its arguments and the returned block.", "the capabilities work (issue 5)"],
-  resources: ["Resources", "Search resources and templates with @, read one and see where it came from.", "the capabilities work (issue 5)"],
   approvals: ["Approvals and elicitation", "Pending tool-call approvals and elicitation forms as cards with accept / decline / cancel, kept across page reloads; per-tool ask / allow / deny.", "the capabilities work (issue 5)"],
   auth: ["Authorization", "An Authorize button that shows the issuer and scopes, opens the OAuth flow in a new window and shows the result; clear states for 'authorization required' and 'more scopes required'.", "the OAuth work (issue 4)"],
 };
@@ -186,6 +186,10 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
         navigate(base, { notice: "Tool permissions changed: confirm the new summary, then test and enable again." });
       },
     });
+  } else if (section === "prompts") {
+    await renderPrompts(content, view);
+  } else if (section === "resources") {
+    await renderResources(content, view);
   } else if (NOT_YET[section]) {
     replace(content, notYet(section));
   } else {
