@@ -1,8 +1,9 @@
 """The Prompts and Resources tabs (R-5.4, R-5.5) in a real browser, against a real `mcp-center serve`
 and real loopback MCP servers: the capability server (`tests/servers/capabilities.py`: prompts
 `greet(name)`, `team/standup(team)`, `sneaky()`; resources `test://plain`, `test://big`,
-`test://blob`, template `test://items/{item_id}`) and the hand-written stdio server, which declares
-only tools."""
+`test://blob`, template `test://items/{item_id}`), the hand-written stdio server, which declares
+only tools, and @modelcontextprotocol/server-everything (a prompt with an embedded binary resource,
+a prompt that fails on the server)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
+from tests.e2e import conftest as e2e
 from tests.e2e.conftest import Host, running_echo_http
 from tests.web._flows import open_server, raw_stdio_body, ready_via_api
 from tests.web.conftest import PageErrors, login, new_context
@@ -33,6 +35,12 @@ def caps_url() -> Iterator[str]:
     """The capability server over Streamable HTTP on loopback; yields its /mcp URL."""
     with running_echo_http("tests.servers.run_capabilities") as url:
         yield url
+
+
+@pytest.fixture
+def everything_url() -> Iterator[str]:
+    """server-everything over Streamable HTTP on loopback (as `tests/e2e`'s fixture); yields its base URL."""
+    yield from e2e._node_server("streamableHttp")  # pyright: ignore[reportPrivateUsage] - the e2e fixture's body
 
 
 @pytest.fixture
@@ -244,3 +252,26 @@ def test_the_tabs_fit_a_400_px_window_and_label_every_control(
     finally:
         context.close()
     assert page_errors.messages == []
+
+
+def test_a_real_servers_embedded_binary_is_described_and_its_error_shown_with_its_code(
+    page: Page, host: Host, everything_url: str
+) -> None:
+    """server-everything's `resource-prompt` embeds a blob resource; a bad argument makes the server fail."""
+    ready_via_api(host, {"name": "Everything", "transport": "streamable_http", "url": f"{everything_url}/mcp"})
+    login(page)
+    open_server(page, "Everything", "Prompts")
+    args = page.locator('li.prompt[data-prompt="args-prompt"]')
+    expect(args.get_by_role("heading")).to_contain_text("Arguments Prompt")
+    expect(args.locator('[data-argument="city"]')).to_contain_text("Name of the city")
+    expect(args.locator('[data-argument="state"] label')).to_contain_text("(optional)")
+    item = get_prompt(page, "resource-prompt", {"resourceType": "Blob", "resourceId": "1"})
+    block = item.get_by_test_id("untrusted-block")
+    expect(block.locator('ol.parts li[data-kind="resource"]')).to_contain_text("described in the block, not inlined")
+    expect(block.get_by_test_id("untrusted-body")).to_contain_text(
+        "[binary resource at demo://resource/dynamic/blob/1:"
+    )
+    assert_delimited(block)
+    get_prompt(page, "resource-prompt", {"resourceType": "Nonsense", "resourceId": "1"})
+    expect(item.get_by_role("alert")).to_contain_text("MCP_SERVER_ERROR")
+    expect(item.get_by_test_id("untrusted-block")).to_have_count(0)
