@@ -3,6 +3,7 @@
 // `#/servers/<id>/logs` opens the overview with the logs drawer open.
 
 import { servers } from "./api.js";
+import { authCallout, renderAuth } from "./auth.js";
 import { catalogCard } from "./catalog.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
@@ -27,7 +28,6 @@ export const NOT_YET = {
   prompts: ["Prompts", "Each prompt as /server:prompt with a form for its arguments and the returned block.", "the capabilities work (issue 5)"],
   resources: ["Resources", "Search resources and templates with @, read one and see where it came from.", "the capabilities work (issue 5)"],
   approvals: ["Approvals and elicitation", "Pending tool-call approvals and elicitation forms as cards with accept / decline / cancel, kept across page reloads; per-tool ask / allow / deny.", "the capabilities work (issue 5)"],
-  auth: ["Authorization", "An Authorize button that shows the issuer and scopes, opens the OAuth flow in a new window and shows the result; clear states for 'authorization required' and 'more scopes required'.", "the OAuth work (issue 4)"],
 };
 
 /** A clearly marked "not available yet" panel for a section another piece of work will build. */
@@ -60,7 +60,8 @@ function statusCard(view) {
   }
   // A server the runtime never saw reads as "disconnected since now": only a real state has a since.
   if (status.since && status.state && status.state !== "disconnected") items.push(["Since", new Date(status.since).toLocaleString()]);
-  return h("dl", { class: "status" }, items.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+  // "authorization required" / "more scopes required": an Authorize call to action (R-4.9).
+  return [authCallout(view), h("dl", { class: "status" }, items.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))];
 }
 
 /**
@@ -109,6 +110,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
 
   let statusBox = null;
   let catalog = null;
+  let cleanupSection = () => {};
   const unsubscribe = feed.subscribe((list) => {
     const fresh = list.find((s) => s.id === id);
     if (!fresh) return;
@@ -186,6 +188,8 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
         navigate(base, { notice: "Tool permissions changed: confirm the new summary, then test and enable again." });
       },
     });
+  } else if (section === "auth") {
+    cleanupSection = renderAuth(content, view, { feed, base });
   } else if (NOT_YET[section]) {
     replace(content, notYet(section));
   } else {
@@ -193,6 +197,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
   }
   return () => {
     unsubscribe();
+    cleanupSection();
     if (catalog) catalog.off();
     if (closeLogs) closeLogs();
   };
