@@ -18,6 +18,7 @@ import httpx2
 import pytest
 
 from mcp_center.config import Settings
+from mcp_center.service import McpCenter
 from tests.api._support import STEP_TIMEOUT_S, assert_error, open_api
 from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
@@ -394,6 +395,25 @@ async def test_forgetting_an_authorization_deletes_its_credentials(api: httpx2.A
     assert oauth_ids(settings) == set()
     assert view["oauth"]["authorized"] is False
     assert view["oauth"]["access_token_in_memory"] is False
+
+
+async def test_completing_and_forgetting_an_authorization_announce_server_oauth(
+    api: httpx2.AsyncClient, center: McpCenter
+) -> None:
+    """R-3.11/R-4.9: the live event stream tells the settings page that the `oauth` block changed."""
+    async with fakes() as (authorization, _, resource), center.events.subscribe() as events:
+        await create(api, resource.url)
+        await login(api)
+        assert (await api.delete(f"{SERVERS}/o/oauth")).status_code == 200
+        seen: list[dict[str, Any]] = []
+        with anyio.fail_after(STEP_TIMEOUT_S):
+            while len(seen) < 2:
+                event = await events.next()
+                if event["type"] == "server.oauth":
+                    seen.append(event)
+    assert [e["server_id"] for e in seen] == ["o", "o"]
+    assert all(set(e) == {"type", "seq", "at", "server_id"} for e in seen)
+    assert not any(credential in json.dumps(seen) for credential in authorization.issued)
 
 
 async def test_a_machine_grant_needs_no_browser_and_binds_the_issuer(api: httpx2.AsyncClient) -> None:

@@ -34,6 +34,17 @@ WAIT_MS = 15_000
 expect.set_options(timeout=WAIT_MS)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that drive the browser run after every other test of the session (a stable sort).
+
+    Sync Playwright keeps its event loop on the main thread while the session-scoped `playwright`
+    fixture is open, so an anyio test that runs after the first browser test cannot start its own
+    loop ("Cannot run the event loop while another loop is running"): e.g. tests/web/test_csrf.py
+    after tests/web/test_authorization.py, or tests/api after tests/web.
+    """
+    items.sort(key=lambda item: "playwright" in getattr(item, "fixturenames", ()))
+
+
 @pytest.fixture(scope="session")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as running:

@@ -45,7 +45,8 @@ def _center(request: Request) -> McpCenter:
 async def events(request: Request) -> StreamingResponse:
     """`text/event-stream` of JSON events: `server.status` (state changes, with the attributed
     error), `server.catalog` (a catalog refresh committed), `server.created/updated/deleted/...`
-    (configuration changes), `events.dropped` (this client fell behind). A comment line is sent
+    (configuration changes), `server.oauth` (an authorization was completed or forgotten),
+    `events.dropped` (this client fell behind). A comment line is sent
     every 15 s as a heartbeat. The stream ends when the host stops."""
     center = _center(request)
 

@@ -3,7 +3,8 @@
 `/api/mcp/servers/{id}/oauth/...` needs the admin token like every `/api` route. `GET /oauth/callback`
 is outside `/api` and has no admin token: the browser arrives there from the authorization server,
 and the single-use, unguessable `state` created by `start` is what protects it (login CSRF and
-replay are refused). It answers a small HTML page, or JSON when the client asks for JSON.
+replay are refused). It answers a small HTML page, or JSON when the client asks for JSON; the page's
+script (`CALLBACK_SCRIPT`) tells an open settings page the outcome and closes the window (R-4.9).
 """
 
 from __future__ import annotations
@@ -62,12 +63,25 @@ def _wants_json(request: Request) -> bool:
     return "application/json" in accept and "text/html" not in accept
 
 
-def _page(title: str, text: str, status: int) -> HTMLResponse:
+_CALLBACK_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; form-action 'none'; frame-ancestors 'none'; "
+    "base-uri 'none'"
+)
+CALLBACK_SCRIPT = "/static/js/oauth-callback.js"
+"""The settings page's script that tells an open Authorization tab the outcome (server id, ok, error
+code: never the code or state of the URL), strips the query from the address bar and closes the window."""
+
+
+def _page(title: str, text: str, status: int, *, server_id: str | None = None, code: str | None = None) -> HTMLResponse:
+    outcome = {"data-ok": "true" if status == 200 else "false", "data-server": server_id or "", "data-code": code or ""}
+    data = " ".join(f'{name}="{html.escape(value)}"' for name, value in outcome.items())
     body = (
-        "<!doctype html><html><head><meta charset='utf-8'><title>mcp-center</title></head>"
-        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>"
+        "<!doctype html><html><head><meta charset='utf-8'><title>mcp-center</title>"
+        f"<script type='module' src='{CALLBACK_SCRIPT}'></script></head>"
+        f"<body {data}><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>"
+        "<p>You can close this window and go back to the mcp-center settings page.</p></body></html>"
     )
-    headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+    headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "Content-Security-Policy": _CALLBACK_CSP}
     return HTMLResponse(body, status_code=status, headers=headers)
 
 
@@ -83,15 +97,22 @@ async def callback(request: Request) -> Response:
         if _wants_json(request):
             return error_response(exc.http_status, exc.code, exc.message, exc.details)
         message = default_redactor.redact(exc.message)
-        return _page("Authorization failed", f"{message} [{exc.code}]", 400)
+        server_id = exc.details.get("server_id")
+        return _page(
+            "Authorization failed",
+            f"{message} [{exc.code}]",
+            400,
+            server_id=server_id if isinstance(server_id, str) else None,
+            code=exc.code,
+        )
     if _wants_json(request):
         return JSONResponse(result, headers={"Cache-Control": "no-store"})
     scopes = " ".join(result["scopes"]) or "(none)"
     return _page(
         "Authorized",
-        f"mcp-center is now authorized for server '{result['server_id']}' by {result['issuer']} "
-        f"(scopes: {scopes}). You can close this window.",
+        f"mcp-center is now authorized for server '{result['server_id']}' by {result['issuer']} (scopes: {scopes}).",
         200,
+        server_id=result["server_id"],
     )
 
 

@@ -1161,7 +1161,12 @@ class McpCenter:
             logger.info("server.connect_failed", extra={"server_id": server_id, "code": exc.code})
 
     async def _after_authorization(self, server_id: str) -> None:
-        """An authorization was committed or forgotten: reconcile, then reconnect an enabled server."""
+        """An authorization was committed or forgotten: announce `server.oauth`, reconcile, reconnect.
+
+        `server.oauth` (`{"server_id"}`, no token, scope or code) tells the settings page that the
+        view's `oauth` block changed, so an open Authorization tab shows the result at once (R-4.9, R-3.11).
+        """
+        self._announce("server.oauth", {"server_id": server_id})
         await self._reconcile(server_id)
         if server_id in self._manager.configured():
             await self._manager.disconnect(server_id)

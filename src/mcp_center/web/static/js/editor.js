@@ -268,7 +268,7 @@ export function renderEditor(container, { mode, view, onSaved }) {
           h(
             "p",
             { class: "placeholder-note" },
-            "Not available yet: the Authorize button and the OAuth flow arrive with the OAuth work (issue 4). The settings are saved and shown in the summary.",
+            "After saving and confirming the summary, sign in on the server's Authorization tab: it shows the authorization server and the scopes first.",
           ),
         );
       }

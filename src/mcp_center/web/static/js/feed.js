@@ -1,7 +1,8 @@
 // Live updates of the server list from GET /api/events (server-sent events, R-3.11).
 //
 // The stream carries `server.status` (a state change with the attributed error), `server.catalog`,
-// the configuration events (`server.created`, `server.updated`, `server.deleted`, ...) and
+// the configuration events (`server.created`, `server.updated`, `server.deleted`, ...), `server.oauth`
+// (an authorization was completed or forgotten: the view's `oauth` block changed) and
 // `events.dropped` (we fell behind). A status event patches the one server it names; a
 // configuration event, a (re)connect and `events.dropped` reload the list once (a resync). Only
 // when the stream fails repeatedly does the feed fall back to polling the list, and it keeps
@@ -28,6 +29,7 @@ export const CONFIG_EVENTS = [
   "server.disabled",
   "server.secret_set",
   "server.secret_deleted",
+  "server.oauth",
 ];
 const STREAM_EVENTS = ["server.status", "server.catalog", "events.dropped", ...CONFIG_EVENTS];
 

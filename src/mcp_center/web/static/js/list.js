@@ -3,6 +3,7 @@
 // change the live feed reports, so keyboard focus on a switch survives the updates.
 
 import { servers } from "./api.js";
+import { authorizeLink } from "./auth.js";
 import { h, replace, toast } from "./dom.js";
 import { POLL_INTERVAL_MS } from "./feed.js";
 import { lastTestText, needsText, stateBadge, transportLabel } from "./format.js";
@@ -125,7 +126,7 @@ function fillRow(row, view) {
   row.link.textContent = view.name;
   row.idText.textContent = view.id;
   row.cells.transport.textContent = transportLabel(view.transport);
-  replace(row.cells.state, stateBadge(view));
+  replace(row.cells.state, stateBadge(view), authorizeLink(view)); // "authorization required": Authorize
   const count = view.status && view.status.tool_count;
   row.cells.tools.textContent = count === null || count === undefined ? "–" : String(count);
   replace(

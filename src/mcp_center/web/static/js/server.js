@@ -3,6 +3,7 @@
 // `#/servers/<id>/logs` opens the overview with the logs drawer open.
 
 import { servers } from "./api.js";
+import { authCallout, renderAuth } from "./auth.js";
 import { catalogCard } from "./catalog.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
@@ -27,7 +28,6 @@ export const SECTIONS = [
 /** What each section not built yet will do, and which work brings it. Shown as-is: nothing here pretends to work. */
 export const NOT_YET = {
   approvals: ["Approvals and elicitation", "Pending tool-call approvals and elicitation forms as cards with accept / decline / cancel, kept across page reloads; per-tool ask / allow / deny.", "the capabilities work (issue 5)"],
-  auth: ["Authorization", "An Authorize button that shows the issuer and scopes, opens the OAuth flow in a new window and shows the result; clear states for 'authorization required' and 'more scopes required'.", "the OAuth work (issue 4)"],
 };
 
 /** A clearly marked "not available yet" panel for a section another piece of work will build. */
@@ -60,7 +60,8 @@ function statusCard(view) {
   }
   // A server the runtime never saw reads as "disconnected since now": only a real state has a since.
   if (status.since && status.state && status.state !== "disconnected") items.push(["Since", new Date(status.since).toLocaleString()]);
-  return h("dl", { class: "status" }, items.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+  // "authorization required" / "more scopes required": an Authorize call to action (R-4.9).
+  return [authCallout(view), h("dl", { class: "status" }, items.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))];
 }
 
 /**
@@ -109,6 +110,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
 
   let statusBox = null;
   let catalog = null;
+  let cleanupSection = () => {};
   const unsubscribe = feed.subscribe((list) => {
     const fresh = list.find((s) => s.id === id);
     if (!fresh) return;
@@ -190,6 +192,8 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     await renderPrompts(content, view);
   } else if (section === "resources") {
     await renderResources(content, view);
+  } else if (section === "auth") {
+    cleanupSection = renderAuth(content, view, { feed, base });
   } else if (NOT_YET[section]) {
     replace(content, notYet(section));
   } else {
@@ -197,6 +201,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
   }
   return () => {
     unsubscribe();
+    cleanupSection();
     if (catalog) catalog.off();
     if (closeLogs) closeLogs();
   };
