@@ -79,6 +79,12 @@ def test_every_visible_control_has_a_label_or_a_name(page: Page, host: Host) -> 
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
     expect(page.get_by_role("button", name="Download")).to_be_visible()
     assert page.evaluate(UNLABELLED) == []
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway").click()
+    page.get_by_label("Name", exact=True).fill("labelled")
+    page.get_by_role("button", name="Create token").click()
+    page.get_by_label("Fill this token into the client snippets").check()
+    expect(page.locator("textarea[data-snippet]")).to_have_count(6)
+    assert page.evaluate(UNLABELLED) == []
 
 
 def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
@@ -126,6 +132,13 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
         expect(page.get_by_role("button", name="Download")).to_be_visible()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway").click()
+        expect(page.get_by_test_id("gateway-tool-count")).to_have_text("4")
+        page.get_by_label("Name", exact=True).fill("narrow")
+        page.get_by_role("button", name="Create token").click()
+        page.get_by_label("Fill this token into the client snippets").check()
+        expect(page.locator('tr[data-token-id] td[data-label="Name"]')).to_have_text("narrow")
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)
     finally:
         context.close()
     assert page_errors.messages == []
@@ -149,7 +162,8 @@ def test_sections_that_other_work_will_build_say_so_instead_of_pretending(page: 
     expect(page.get_by_role("region", name="Catalog")).to_contain_text("enable the server to see it")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
     page.get_by_text("Point the client at this host's gateway instead").click()
-    expect(page.get_by_text("Not available yet: the gateway endpoint")).to_be_visible()
+    page.get_by_role("link", name="create one on the Gateway page").click()
+    expect(page.get_by_role("heading", name="Gateway", exact=True)).to_be_visible()
 
 
 def test_the_list_refreshes_by_itself_and_shows_a_failed_test_with_its_reason(page: Page, host: Host) -> None:

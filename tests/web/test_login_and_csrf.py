@@ -150,6 +150,8 @@ def test_the_login_and_the_first_screens_work_with_the_keyboard_alone(browser: B
         page.keyboard.press("Shift+Tab")  # back from the heading into the top bar: "Log out", then the nav
         expect(page.get_by_role("button", name="Log out")).to_be_focused()
         page.keyboard.press("Shift+Tab")
+        expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway")).to_be_focused()
+        page.keyboard.press("Shift+Tab")
         expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Export")).to_be_focused()
         page.keyboard.press("Shift+Tab")
         expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Import")).to_be_focused()

@@ -93,3 +93,12 @@ export const interchange = {
   apply: (body) => api("POST", "/api/mcp/import/apply", body).then((r) => r.servers),
   exportAs: (format) => api("GET", `/api/mcp/export?format=${encodeURIComponent(format)}`),
 };
+
+/** The gateway (R-8.1): its endpoint, the tools it exposes, and its tokens (a token only in the create answer). */
+export const gateway = {
+  info: () => api("GET", "/api/gateway"),
+  tools: () => api("GET", "/api/tools"),
+  tokens: () => api("GET", "/api/gateway/tokens"),
+  create: (name) => api("POST", "/api/gateway/tokens", { name }),
+  revoke: (id) => api("DELETE", `/api/gateway/tokens/${encodeURIComponent(id)}`),
+};

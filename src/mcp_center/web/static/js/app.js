@@ -1,4 +1,4 @@
-// The settings page's router: #/ (servers), #/new (add from a template), #/import, #/export, and
+// The settings page's router: #/ (servers), #/new (add from a template), #/import, #/export, #/gateway, and
 // #/servers/<id>[/<section>]. Routes live in the fragment, which never reaches the server; no
 // secret or token is ever put in it.
 
@@ -6,6 +6,7 @@ import { h, replace } from "./dom.js";
 import { renderEditor, TEMPLATES } from "./editor.js";
 import { renderExport } from "./exporter.js";
 import { createServerFeed } from "./feed.js";
+import { renderGateway } from "./gateway.js";
 import { renderImport } from "./importer.js";
 import { renderList } from "./list.js";
 import { renderServer } from "./server.js";
@@ -86,6 +87,9 @@ async function route() {
   } else if (parts[0] === "export") {
     document.title = "Export · mcp-center";
     cleanup = renderExport(main);
+  } else if (parts[0] === "gateway") {
+    document.title = "Gateway · mcp-center";
+    cleanup = renderGateway(main);
   } else if (parts[0] === "servers" && parts[1]) {
     document.title = `${parts[1]} · mcp-center`;
     cleanup = await renderServer(main, { id: parts[1], section: parts[2] || "", feed, navigate, flash: state });

@@ -14,7 +14,7 @@ export const EXPORT_FORMATS = [
 ];
 
 /** Copy `text` to the clipboard; when the browser refuses, select it in `fallback` for Ctrl+C. */
-async function copy(text, fallback, what) {
+export async function copy(text, fallback, what) {
   try {
     await navigator.clipboard.writeText(text);
     toast(`${what} copied.`);
@@ -111,8 +111,10 @@ export function renderExport(main) {
         h("summary", {}, "Point the client at this host's gateway instead"),
         h(
           "p",
-          { class: "placeholder-note" },
-          `Not available yet: the gateway endpoint (${doc.gateway.url}) arrives with the gateway work. This snippet is what the client will need then.`,
+          { class: "hint" },
+          `The gateway (${doc.gateway.url}) gives the client the tools of all your enabled servers. Set MCP_CENTER_GATEWAY_TOKEN to a gateway token: `,
+          h("a", { href: "#/gateway" }, "create one on the Gateway page"),
+          ".",
         ),
         codeBlock("Gateway snippet", pretty(doc.gateway.config), null),
       ),
