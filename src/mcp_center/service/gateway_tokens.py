@@ -102,9 +102,14 @@ class GatewayTokens:
         """
         clean = name.strip() if isinstance(name, str) else ""
         if not clean or len(clean) > MAX_NAME_CHARS or not clean.isprintable():
+            code, why = (
+                ("FIELD_REQUIRED", "is required")
+                if not clean
+                else ("FIELD_INVALID", f"must be at most {MAX_NAME_CHARS} printable characters")
+            )
             raise RequestInvalid(
                 f"name: must be 1-{MAX_NAME_CHARS} printable characters",
-                details={"errors": [FieldError("name", "FIELD_INVALID", "is required").to_dict()]},
+                details={"errors": [FieldError("name", code, why).to_dict()]},
             )
         token = TOKEN_PREFIX + _random.token_urlsafe(32)
         record = TokenRecord(
