@@ -22,6 +22,18 @@ ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
 install_log_redaction()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the browser tests (marker `browser`) after every other test, keeping each group's order.
+
+    Playwright's sync API keeps its event loop marked as running for the whole session once the
+    first browser test has started it (the `playwright` fixture in tests/web/conftest.py), and an
+    anyio test after that cannot start its own loop. `trylast` so this holds after any reordering
+    plugin (pytest-randomly) has shuffled the items.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
