@@ -78,6 +78,8 @@ export const servers = {
   enable: (id) => api("POST", `${one(id)}/enable`),
   disable: (id) => api("POST", `${one(id)}/disable`),
   tools: (id) => api("GET", `${one(id)}/tools`).then((r) => r.tools),
+  /** A tool's approval policy, "ask" | "allow" | "deny": a versioned, high-risk change (R-1.3, R-1.4, R-5.3). */
+  setPolicy: (id, tool, policy, version) => api("PUT", `${one(id)}/tools/${encodeURIComponent(tool)}/policy`, { policy, version }),
   call: (id, tool, args, operationId) =>
     api("POST", `${one(id)}/tools/${encodeURIComponent(tool)}/call`, { arguments: args, operation_id: operationId }),
   cancel: (operationId) => api("POST", `/api/operations/${encodeURIComponent(operationId)}/cancel`),
