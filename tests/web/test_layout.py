@@ -123,6 +123,9 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
         expect(page.get_by_role("button", name="Download")).to_be_visible()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Inbox").click()
+        expect(page.get_by_test_id("inbox-summary")).to_have_text("Nothing is waiting for you.")
+        assert page.evaluate(NO_HORIZONTAL_SCROLL)  # with cards: tests/web/test_approvals_and_cards.py
     finally:
         context.close()
     assert page_errors.messages == []
@@ -134,7 +137,7 @@ def test_sections_that_other_work_will_build_say_so_instead_of_pretending(page: 
     )
     assert created.status_code == 201, created.text
     login(page)
-    for section in ("Prompts", "Resources", "Approvals", "Authorization"):
+    for section in ("Prompts", "Resources", "Authorization"):
         open_server(page, "Echo", section)
         expect(page.get_by_role("heading", name="not available yet")).to_be_visible()
     open_server(page, "Echo", "Tools")

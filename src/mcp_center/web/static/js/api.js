@@ -89,6 +89,15 @@ export const servers = {
   catalog: (id, { refresh = false } = {}) => api("GET", `${one(id)}/catalog${refresh ? "?refresh=true" : ""}`),
 };
 
+/** Pending approvals of agent calls (R-5.3) and elicitation cards (R-6), answered by the user. */
+export const cards = {
+  approvals: () => api("GET", "/api/approvals").then((r) => r.approvals),
+  decide: (approvalId, decision) => api("POST", `/api/approvals/${encodeURIComponent(approvalId)}`, { decision }),
+  interactions: (state) => api("GET", `/api/interactions?state=${encodeURIComponent(state)}`).then((r) => r.interactions),
+  /** `body`: {action: "accept", content} | {action: "decline"} | {action: "cancel"} | {action: "retry"}. */
+  answer: (interactionId, body) => api("POST", `/api/interactions/${encodeURIComponent(interactionId)}`, body),
+};
+
 /** Import (two steps: preview, then apply the confirmed preview) and export of client configurations. */
 export const interchange = {
   preview: (content, format) => api("POST", "/api/mcp/import/preview", { content, format }),

@@ -7,6 +7,7 @@ import { catalogCard } from "./catalog.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
 import { errorText, stateBadge, transportLabel, usefulStderrLine, warningsBox } from "./format.js";
+import { renderCards, sharedInbox } from "./inbox.js";
 import { openLogsDrawer } from "./logs.js";
 import { setupSteps } from "./summary.js";
 import { renderTools } from "./tools.js";
@@ -26,7 +27,6 @@ export const SECTIONS = [
 export const NOT_YET = {
   prompts: ["Prompts", "Each prompt as /server:prompt with a form for its arguments and the returned block.", "the capabilities work (issue 5)"],
   resources: ["Resources", "Search resources and templates with @, read one and see where it came from.", "the capabilities work (issue 5)"],
-  approvals: ["Approvals and elicitation", "Pending tool-call approvals and elicitation forms as cards with accept / decline / cancel, kept across page reloads; per-tool ask / allow / deny.", "the capabilities work (issue 5)"],
   auth: ["Authorization", "An Authorize button that shows the issuer and scopes, opens the OAuth flow in a new window and shows the result; clear states for 'authorization required' and 'more scopes required'.", "the OAuth work (issue 4)"],
 };
 
@@ -109,6 +109,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
 
   let statusBox = null;
   let catalog = null;
+  let cardsOff = null;
   const unsubscribe = feed.subscribe((list) => {
     const fresh = list.find((s) => s.id === id);
     if (!fresh) return;
@@ -186,6 +187,15 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
         navigate(base, { notice: "Tool permissions changed: confirm the new summary, then test and enable again." });
       },
     });
+  } else if (section === "approvals") {
+    // This server's approvals and questions (inbox.js, R-5.3, R-6); policies are set on the Tools tab.
+    const box = h("div");
+    replace(
+      content,
+      h("p", { class: "hint" }, "Agent calls of tools whose policy is ask wait here; set ask / allow / deny per tool on the ", h("a", { href: `${base}/tools` }, "Tools tab"), "."),
+      box,
+    );
+    cardsOff = renderCards(box, { inbox: sharedInbox(feed), serverId: id });
   } else if (NOT_YET[section]) {
     replace(content, notYet(section));
   } else {
@@ -195,5 +205,6 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     unsubscribe();
     if (catalog) catalog.off();
     if (closeLogs) closeLogs();
+    if (cardsOff) cardsOff();
   };
 }
