@@ -34,6 +34,7 @@ WAIT_MS = 15_000
 expect.set_options(timeout=WAIT_MS)
 
 
+@pytest.hookimpl(trylast=True)  # after any reordering plugin (pytest-randomly) has shuffled the items
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that drive the browser run after every other test of the session (a stable sort).
 

@@ -78,6 +78,8 @@ export const servers = {
   enable: (id) => api("POST", `${one(id)}/enable`),
   disable: (id) => api("POST", `${one(id)}/disable`),
   tools: (id) => api("GET", `${one(id)}/tools`).then((r) => r.tools),
+  /** A tool's approval policy, "ask" | "allow" | "deny": a versioned, high-risk change (R-1.3, R-1.4, R-5.3). */
+  setPolicy: (id, tool, policy, version) => api("PUT", `${one(id)}/tools/${encodeURIComponent(tool)}/policy`, { policy, version }),
   call: (id, tool, args, operationId) =>
     api("POST", `${one(id)}/tools/${encodeURIComponent(tool)}/call`, { arguments: args, operation_id: operationId }),
   cancel: (operationId) => api("POST", `/api/operations/${encodeURIComponent(operationId)}/cancel`),
@@ -85,6 +87,15 @@ export const servers = {
   /** The logs as a JSON file download (Content-Disposition: attachment); a same-origin GET with the cookie. */
   logsDownloadUrl: (id) => `${one(id)}/logs?download=true`,
   catalog: (id, { refresh = false } = {}) => api("GET", `${one(id)}/catalog${refresh ? "?refresh=true" : ""}`),
+};
+
+/** Pending approvals of agent calls (R-5.3) and elicitation cards (R-6), answered by the user. */
+export const cards = {
+  approvals: () => api("GET", "/api/approvals").then((r) => r.approvals),
+  decide: (approvalId, decision) => api("POST", `/api/approvals/${encodeURIComponent(approvalId)}`, { decision }),
+  interactions: (state) => api("GET", `/api/interactions?state=${encodeURIComponent(state)}`).then((r) => r.interactions),
+  /** `body`: {action: "accept", content} | {action: "decline"} | {action: "cancel"} | {action: "retry"}. */
+  answer: (interactionId, body) => api("POST", `/api/interactions/${encodeURIComponent(interactionId)}`, body),
 };
 
 /** Import (two steps: preview, then apply the confirmed preview) and export of client configurations. */

@@ -1,4 +1,5 @@
-// The settings page's router: #/ (servers), #/new (add from a template), #/import, #/export, #/gateway, and
+// The settings page's router: #/ (servers), #/new (add from a template), #/import, #/export, #/gateway,
+// #/inbox (approvals and questions waiting for the user, inbox.js), and
 // #/servers/<id>[/<section>]. Routes live in the fragment, which never reaches the server; no
 // secret or token is ever put in it.
 
@@ -8,11 +9,14 @@ import { renderExport } from "./exporter.js";
 import { createServerFeed } from "./feed.js";
 import { renderGateway } from "./gateway.js";
 import { renderImport } from "./importer.js";
+import { bindInboxBadge, renderInbox, sharedInbox } from "./inbox.js";
 import { renderList } from "./list.js";
 import { renderServer } from "./server.js";
 
 const main = document.getElementById("main");
 const feed = createServerFeed();
+const inbox = sharedInbox(feed);
+bindInboxBadge(inbox, document.getElementById("inbox-count"));
 let cleanup = () => {};
 let flash = null;
 
@@ -84,6 +88,9 @@ async function route() {
   } else if (parts[0] === "import") {
     document.title = "Import · mcp-center";
     cleanup = renderImport(main, { feed, navigate });
+  } else if (parts[0] === "inbox") {
+    document.title = "Inbox · mcp-center";
+    cleanup = renderInbox(main, { inbox });
   } else if (parts[0] === "export") {
     document.title = "Export · mcp-center";
     cleanup = renderExport(main);

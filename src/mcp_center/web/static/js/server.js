@@ -1,5 +1,5 @@
 // One server's page: a header with its live state and a "Logs" button (the logs drawer), section
-// links (Overview, Configuration, Tools, and the sections other work will fill), and the section.
+// links (Overview, Configuration, Tools, Prompts, Resources, Approvals, Authorization), and the section.
 // `#/servers/<id>/logs` opens the overview with the logs drawer open.
 
 import { servers } from "./api.js";
@@ -8,6 +8,7 @@ import { catalogCard } from "./catalog.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
 import { errorText, stateBadge, transportLabel, usefulStderrLine, warningsBox } from "./format.js";
+import { renderCards, sharedInbox } from "./inbox.js";
 import { openLogsDrawer } from "./logs.js";
 import { renderPrompts } from "./prompts.js";
 import { renderResources } from "./resources.js";
@@ -24,23 +25,6 @@ export const SECTIONS = [
   ["approvals", "Approvals"],
   ["auth", "Authorization"],
 ];
-
-/** What each section not built yet will do, and which work brings it. Shown as-is: nothing here pretends to work. */
-export const NOT_YET = {
-  approvals: ["Approvals and elicitation", "Pending tool-call approvals and elicitation forms as cards with accept / decline / cancel, kept across page reloads; per-tool ask / allow / deny.", "the capabilities work (issue 5)"],
-};
-
-/** A clearly marked "not available yet" panel for a section another piece of work will build. */
-export function notYet(key) {
-  const [title, what, by] = NOT_YET[key];
-  return h(
-    "section",
-    { class: "placeholder", "aria-labelledby": `placeholder-${key}` },
-    h("h2", { id: `placeholder-${key}` }, `${title}: not available yet`),
-    h("p", {}, what),
-    h("p", { class: "muted" }, `This section arrives with ${by}. Until then use the REST API or the CLI where they offer it.`),
-  );
-}
 
 function statusCard(view) {
   const status = view.status || {};
@@ -102,7 +86,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
       "nav",
       { class: "tabs", "aria-label": "Server sections" },
       SECTIONS.map(([key, label]) =>
-        h("a", { href: key ? `${base}/${key}` : base, "aria-current": key === (section === "logs" ? "" : section) ? "page" : null, class: NOT_YET[key] ? "later" : null }, label),
+        h("a", { href: key ? `${base}/${key}` : base, "aria-current": key === (section === "logs" ? "" : section) ? "page" : null }, label),
       ),
     ),
     content,
@@ -194,8 +178,15 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     await renderResources(content, view);
   } else if (section === "auth") {
     cleanupSection = renderAuth(content, view, { feed, base });
-  } else if (NOT_YET[section]) {
-    replace(content, notYet(section));
+  } else if (section === "approvals") {
+    // This server's approvals and questions (inbox.js, R-5.3, R-6); policies are set on the Tools tab.
+    const box = h("div");
+    replace(
+      content,
+      h("p", { class: "hint" }, "Agent calls of tools whose policy is ask wait here; set ask / allow / deny per tool on the ", h("a", { href: `${base}/tools` }, "Tools tab"), "."),
+      box,
+    );
+    cleanupSection = renderCards(box, { inbox: sharedInbox(feed), serverId: id });
   } else {
     replace(content, h("p", { class: "alert alert-error" }, "No such section."));
   }

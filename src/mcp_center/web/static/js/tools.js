@@ -1,7 +1,8 @@
 // The Tools tab: each tool with its annotations (hints only: they never lower approval, R-5.1), its
-// input schema, a per-tool enable switch, and a call playground whose form is generated from the
-// input schema. Switching a tool is a tool-permission change, so it is high-risk (R-1.4): the page
-// says so first, and afterwards the server needs a new confirmation, test and enable.
+// input schema, a per-tool enable switch, the approval policy (ask / allow / deny, R-5.3), and a
+// call playground whose form is generated from the input schema. Switching a tool or its policy is
+// a tool-permission change, so it is high-risk (R-1.4): the page says so first, and afterwards the
+// server needs a new confirmation, test and enable.
 
 import { servers } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
@@ -174,6 +175,83 @@ function playground(view, tool) {
   return el;
 }
 
+const POLICIES = [
+  ["ask", "Ask", "every agent call waits for your approval (Inbox)"],
+  ["allow", "Allow", "agents call it without asking"],
+  ["deny", "Deny", "agent calls are refused"],
+];
+
+/**
+ * The approval policy of one tool: ask / allow / deny (R-5.3), chosen only by the user (annotations
+ * never change it, R-5.1). Saving is a tool-permission change, so it is high-risk like the enable
+ * switch (R-1.4): the page says so first and the server then needs confirm, test and enable again.
+ * The update carries the version this tab read (R-1.3): a 409 is shown with a reload, never retried.
+ */
+function policyPicker(view, tool, { onPermissionsChanged, onReload }) {
+  const name = uid("policy");
+  const legendId = uid("policy-legend");
+  const save = h("button", { type: "button", disabled: true }, "Save policy");
+  const status = h("div", { "aria-live": "polite" });
+  const radios = POLICIES.map(([value, label, meaning]) => {
+    const id = uid("policy-option");
+    const input = h("input", { type: "radio", id, name, value, checked: tool.policy === value });
+    input.addEventListener("change", () => {
+      save.disabled = chosen() === tool.policy;
+    });
+    return [input, h("label", { class: "checkbox", for: id }, input, h("span", {}, h("strong", {}, label), h("span", { class: "muted" }, ` · ${meaning}`)))];
+  });
+  const chosen = () => radios.map(([input]) => input).find((input) => input.checked)?.value;
+  save.addEventListener("click", async () => {
+    const policy = chosen();
+    if (!policy || policy === tool.policy) return;
+    const ok = await confirmDialog({
+      title: `Set ${tool.name} to ${policy}?`,
+      text: "Tool permissions are part of the connection summary: after this change the server is disabled until you confirm the new summary, test it and enable it again.",
+      ok: "Set policy",
+    });
+    if (!ok) return;
+    save.disabled = true;
+    try {
+      const after = await servers.setPolicy(view.id, tool.name, policy, view.version);
+      toast(`${tool.name}: policy ${policy}; confirm the new summary.`);
+      onPermissionsChanged(after);
+    } catch (err) {
+      save.disabled = false;
+      if (err.code === "MCP_SERVER_VERSION_CONFLICT") {
+        const reload = h("button", { type: "button" }, "Reload");
+        reload.addEventListener("click", onReload);
+        replace(
+          status,
+          h("div", { class: "alert alert-error", role: "alert" }, "This server changed since this page read it (another page, the CLI or the API). Nothing was saved. Reload to see the current settings, then choose again. ", reload),
+        );
+        reload.focus();
+      } else {
+        replace(status, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`));
+      }
+    }
+  });
+  return h(
+    "fieldset",
+    { class: "policy", "aria-labelledby": legendId, "data-policy": tool.policy },
+    h("legend", { id: legendId }, `Approval policy for ${tool.name}`),
+    h("div", { class: "policy-options" }, radios.map(([, label]) => label)),
+    h("div", { class: "policy-save" }, save, h("span", { class: "hint" }, `Now: ${tool.policy}. Server hints never change this.`)),
+    status,
+  );
+}
+
+/** Redraw the tab from the server's current record (after a 409), focus back on `toolName`'s policy. */
+async function reloadTools(container, id, toolName, options) {
+  try {
+    await renderTools(container, await servers.get(id), options);
+  } catch (err) {
+    replace(container, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`));
+    return;
+  }
+  toast("Reloaded: these are the current settings.");
+  container.querySelector(`li.tool[data-tool="${CSS.escape(toolName)}"] .policy input:checked`)?.focus();
+}
+
 /**
  * Draw the Tools tab of `view` into `container`. `onPermissionsChanged(view)` is called after a
  * tool switch was saved (the server then needs a new confirmation).
@@ -242,12 +320,7 @@ export async function renderTools(container, view, { onPermissionsChanged }) {
         ),
         tool.description ? h("p", { class: "description" }, tool.description) : null,
         hintBadges(tool),
-        h(
-          "p",
-          { class: "policy muted" },
-          `Approval policy: ${tool.policy}. `,
-          h("span", { class: "placeholder-note" }, "Not available yet: choosing ask / allow / deny arrives with the approvals work (issue 5)."),
-        ),
+        policyPicker(view, tool, { onPermissionsChanged, onReload: () => reloadTools(container, view.id, tool.name, { onPermissionsChanged }) }),
         h("details", {}, h("summary", {}, "Input schema"), h("pre", {}, pretty(tool.inputSchema))),
         tool.enabled
           ? h("details", { class: "try" }, h("summary", {}, "Call playground"), playground(view, tool))
