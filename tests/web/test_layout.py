@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import Host
+from tests.e2e.conftest import Host, running_echo_http
+from tests.e2e.test_capabilities_e2e import Background
 from tests.web._flows import (
     add_from_template,
     call_in_playground,
@@ -26,6 +27,8 @@ from tests.web.conftest import PageErrors, login, new_context
 
 pytestmark = pytest.mark.browser
 
+RECORD_CALL = "/api/tools/mcp__capabilities__record/call"
+ASK_CALL = "/api/mcp/servers/capabilities/tools/ask/call"
 NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
 IMPORT_SAMPLE = json.dumps(
     {
@@ -239,17 +242,47 @@ def test_screenshots_of_the_main_screens(
         preview.get_by_label("Use the file's default: https://api.github.com").check()
         page.get_by_label("Configuration (JSON)").evaluate("(el) => { el.scrollTop = 0; }")
         page.screenshot(path=shots / "import-preview.png", full_page=True)
+        with running_echo_http("tests.servers.run_capabilities") as caps_url:
+            ready_via_api(host, {"name": "Capabilities", "transport": "streamable_http", "url": caps_url})
+            open_server(page, "Capabilities", "Prompts")
+            prompt = page.locator('li.prompt[data-prompt="greet"]')
+            prompt.locator('[data-argument="name"] input').fill("Ada")
+            prompt.get_by_role("button", name="Get prompt").click()
+            expect(prompt.get_by_test_id("untrusted-body")).to_contain_text("Please greet Ada warmly.")
+            page.screenshot(path=shots / "prompt-block.png", full_page=True)
+            waiting = Background(lambda: host.client.post(RECORD_CALL, json={"arguments": {"note": "deploy v2"}}))
+            asked = Background(lambda: host.client.post(ASK_CALL, json={"arguments": {"question": "Who are you?"}}))
+            page.get_by_role("navigation", name="Main").get_by_role("link", name="Inbox").click()
+            expect(page.locator("article.approval-card")).to_have_count(1)
+            expect(page.locator("article.interaction-card")).to_have_count(1)
+            page.screenshot(path=shots / "inbox-cards.png", full_page=True)
+            page.locator("article.approval-card").get_by_role("button", name="Approve").click()
+            page.locator("article.interaction-card").get_by_role("button", name="Decline").click()
+            assert waiting.result().status_code == 200
+            assert asked.result().status_code == 200
+            page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway").click()
+            expect(page.get_by_test_id("gateway-tool-count")).not_to_have_text("0")
+            page.get_by_label("Name", exact=True).fill("laptop")
+            page.get_by_role("button", name="Create token").click()
+            expect(page.locator('tr[data-token-id] td[data-label="Name"]')).to_have_text("laptop")
+            # The one-time token panel is not pictured: the list, the endpoint and the snippets are.
+            page.get_by_role("button", name="Done, I saved it").click()
+            expect(page.get_by_role("button", name="Done, I saved it")).to_have_count(0)
+            page.screenshot(path=shots / "gateway.png", full_page=True)
         page.set_viewport_size({"width": 400, "height": 800})
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
-        expect(page.locator("tbody tr")).to_have_count(4)
+        expect(page.locator("tbody tr")).to_have_count(5)
         page.screenshot(path=shots / "server-list-narrow.png", full_page=True)
     finally:
         context.close()
     names = sorted(p.name for p in shots.iterdir())
     assert names == [
         "add-server.png",
+        "gateway.png",
         "import-preview.png",
+        "inbox-cards.png",
         "logs-drawer.png",
+        "prompt-block.png",
         "server-list-narrow.png",
         "server-list.png",
         "summary-confirmation.png",
