@@ -12,7 +12,9 @@ from playwright.sync_api import Page, expect
 from tests.e2e.conftest import Host
 
 __all__ = [
+    "NO_HORIZONTAL_SCROLL",
     "RAW_STDIO",
+    "UNLABELLED",
     "add_echo_server",
     "add_from_template",
     "call_in_playground",
@@ -22,6 +24,14 @@ __all__ = [
     "ready_via_api",
     "save_new",
 ]
+
+NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
+"""A page script: true when the page does not scroll sideways (the narrow-window checks)."""
+UNLABELLED = """() => [...document.querySelectorAll("input:not([type=hidden]), select, textarea, button")]
+  .filter((el) => el.offsetParent !== null)
+  .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !el.textContent.trim())
+  .map((el) => el.outerHTML)"""
+"""A page script: the visible controls with no label, no aria-label and no text (should be none)."""
 
 RAW_STDIO = Path(__file__).parents[1] / "servers" / "raw_stdio.py"
 """The hand-written stdio server: a malformed tool, an `exit` tool, RAW_TOKEN echoed on stderr."""

@@ -10,33 +10,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, Route, expect
 
-from tests.e2e.conftest import EVERYTHING, Host, running_echo_http
+from tests.e2e.conftest import EVERYTHING, Host
 from tests.e2e.test_capabilities_e2e import Background
-from tests.web._flows import confirm_test_enable, open_server, ready_via_api
+from tests.web._flows import NO_HORIZONTAL_SCROLL, UNLABELLED, confirm_test_enable, open_server, ready_via_api
 from tests.web.conftest import PageErrors, login, new_context
 
 pytestmark = pytest.mark.browser
 
 RECORD = "/api/tools/mcp__capabilities__record/call"
 ASK = "/api/mcp/servers/capabilities/tools/ask/call"
-NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
-UNLABELLED = """() => [...document.querySelectorAll("main input, main select, main textarea, main button")]
-  .filter((el) => el.offsetParent !== null)
-  .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !el.textContent.trim())
-  .map((el) => el.outerHTML)"""
-
-
-@pytest.fixture
-def caps_url() -> Iterator[str]:
-    """The capability server (`tests/servers/capabilities.py`: `record`, `ask` ...) over Streamable HTTP."""
-    with running_echo_http("tests.servers.run_capabilities") as url:
-        yield url
 
 
 def ready_capabilities(host: Host, url: str) -> dict[str, Any]:

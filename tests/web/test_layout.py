@@ -15,6 +15,8 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.conftest import Host, running_echo_http
 from tests.e2e.test_capabilities_e2e import Background
 from tests.web._flows import (
+    NO_HORIZONTAL_SCROLL,
+    UNLABELLED,
     add_from_template,
     call_in_playground,
     confirm_test_enable,
@@ -29,7 +31,6 @@ pytestmark = pytest.mark.browser
 
 RECORD_CALL = "/api/tools/mcp__capabilities__record/call"
 ASK_CALL = "/api/mcp/servers/capabilities/tools/ask/call"
-NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
 IMPORT_SAMPLE = json.dumps(
     {
         "mcpServers": {
@@ -55,10 +56,6 @@ SCREENSHOT_IMPORT = """{
   }
 }
 """
-UNLABELLED = """() => [...document.querySelectorAll("input:not([type=hidden]), select, textarea, button")]
-  .filter((el) => el.offsetParent !== null)
-  .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !el.textContent.trim())
-  .map((el) => el.outerHTML)"""
 
 
 def test_every_visible_control_has_a_label_or_a_name(page: Page, host: Host) -> None:

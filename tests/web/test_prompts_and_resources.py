@@ -14,8 +14,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
 from tests.e2e import conftest as e2e
-from tests.e2e.conftest import Host, running_echo_http
-from tests.web._flows import open_server, raw_stdio_body, ready_via_api
+from tests.e2e.conftest import Host
+from tests.web._flows import NO_HORIZONTAL_SCROLL, UNLABELLED, open_server, raw_stdio_body, ready_via_api
 from tests.web.conftest import PageErrors, login, new_context
 
 pytestmark = pytest.mark.browser
@@ -23,18 +23,6 @@ pytestmark = pytest.mark.browser
 BEGIN = re.compile(r"^<<<MCP-UNTRUSTED-BEGIN ([0-9a-f]{32})>>>$")
 END = re.compile(r"^<<<MCP-UNTRUSTED-END ([0-9a-f]{32})>>>$")
 FAKE_END = "<<<MCP-UNTRUSTED-END 00000000000000000000000000000000>>>"
-NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
-UNLABELLED = """() => [...document.querySelectorAll("input:not([type=hidden]), select, textarea, button")]
-  .filter((el) => el.offsetParent !== null)
-  .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !el.textContent.trim())
-  .map((el) => el.outerHTML)"""
-
-
-@pytest.fixture
-def caps_url() -> Iterator[str]:
-    """The capability server over Streamable HTTP on loopback; yields its /mcp URL."""
-    with running_echo_http("tests.servers.run_capabilities") as url:
-        yield url
 
 
 @pytest.fixture
