@@ -94,6 +94,7 @@ async def agent(
     *,
     answer: dict[str, Any] | None = None,
     token: str | None = None,
+    answer_delay_s: float = 0.0,
 ) -> AsyncGenerator[Client]:
     seen = seen or Seen()
 
@@ -111,6 +112,7 @@ async def agent(
     ) -> types.ElicitResult | types.ErrorData:
         del context
         assert answer is not None
+        await anyio.sleep(answer_delay_s)
         assert isinstance(params, types.ElicitRequestFormParams)
         return types.ElicitResult(action="accept", content=answer)
 
@@ -293,3 +295,24 @@ async def test_the_stdio_bridge_gives_spawning_clients_the_same_gateway(host: Ho
             result = await client.call_tool("mcp__rich__add", {"a": 20, "b": 22})
     assert "mcp__rich__add" in names
     assert text(result) == "42"
+
+
+async def test_a_forwarded_elicitation_pauses_the_call_deadline_like_a_card(host: Host) -> None:
+    """The agent's user may take longer than `call_timeout_s` to answer: the call must not time out meanwhile."""
+    await _ready(
+        host.admin,
+        {
+            "id": "quick",
+            "name": "Quick",
+            "transport": "streamable_http",
+            "url": host.upstream,
+            "tool_policies": ALLOW_ALL,
+            "call_timeout_s": 1,
+        },
+    )
+    seen = Seen()
+    async with agent(host, seen, answer={"answer": "slow"}, answer_delay_s=2.5) as client:
+        with anyio.fail_after(20):
+            result = await client.call_tool("mcp__quick__ask", {"question": "Take your time?"})
+    assert result.is_error is False, text(result)
+    assert text(result) == "the answer is slow"
