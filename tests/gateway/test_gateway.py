@@ -316,3 +316,12 @@ async def test_a_forwarded_elicitation_pauses_the_call_deadline_like_a_card(host
             result = await client.call_tool("mcp__quick__ask", {"question": "Take your time?"})
     assert result.is_error is False, text(result)
     assert text(result) == "the answer is slow"
+
+
+async def test_the_gateway_announces_the_list_changes_it_sends(host: Host) -> None:
+    """A client may ignore `*/list_changed` unless the server declared `listChanged` (MCP capabilities)."""
+    async with agent(host) as client:
+        capabilities = client.server_capabilities
+    assert capabilities.tools is not None and capabilities.tools.list_changed is True
+    assert capabilities.prompts is not None and capabilities.prompts.list_changed is True
+    assert capabilities.resources is not None and capabilities.resources.list_changed is True
