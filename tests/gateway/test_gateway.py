@@ -325,3 +325,53 @@ async def test_the_gateway_announces_the_list_changes_it_sends(host: Host) -> No
     assert capabilities.tools is not None and capabilities.tools.list_changed is True
     assert capabilities.prompts is not None and capabilities.prompts.list_changed is True
     assert capabilities.resources is not None and capabilities.resources.list_changed is True
+
+
+async def test_revoking_a_token_ends_the_sessions_it_opened(host: Host) -> None:
+    """An open session outlives no revocation: its waiting call is ended (never sent) and its streams close."""
+    await _ready(host.admin, {"id": "strict", "name": "Strict", "transport": "streamable_http", "url": host.upstream})
+    created = (await host.admin.post("/api/gateway/tokens", json={"name": "revoked-soon"})).json()
+    outcome: list[types.CallToolResult | BaseException] = []
+    async with agent(host, token=created["token"]) as client:
+
+        async def call() -> None:
+            try:
+                outcome.append(await client.call_tool("mcp__strict__add", {"a": 1, "b": 1}))
+            except Exception as exc:  # noqa: BLE001 - the session ends under the call
+                outcome.append(exc)
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                pending: list[dict[str, Any]] = []
+                while not pending:
+                    pending = (await host.admin.get("/api/approvals")).json()["approvals"]
+                    await anyio.sleep(0.05)
+                assert (await host.admin.delete(f"/api/gateway/tokens/{created['id']}")).status_code == 204
+                state = "pending"
+                while state == "pending":
+                    await anyio.sleep(0.1)
+                    state = (await host.admin.get(f"/api/approvals/{pending[0]['id']}")).json()["state"]
+                assert state == "cancelled"
+                tg.cancel_scope.cancel()
+    assert not any(isinstance(o, types.CallToolResult) and not o.is_error for o in outcome)
+
+
+async def test_a_session_answers_only_the_token_that_opened_it(host: Host) -> None:
+    other = (await host.admin.post("/api/gateway/tokens", json={"name": "other"})).json()["token"]
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+        opened = await http.post("/mcp", json=initialize, headers={**accept, "Authorization": f"Bearer {host.token}"})
+        session_id = opened.headers["mcp-session-id"]
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        session = {**accept, "Mcp-Session-Id": session_id, "Mcp-Protocol-Version": "2025-11-25"}
+        foreign = await http.post("/mcp", json=listing, headers={**session, "Authorization": f"Bearer {other}"})
+        own = await http.post("/mcp", json=listing, headers={**session, "Authorization": f"Bearer {host.token}"})
+    assert foreign.status_code == 404
+    assert own.status_code == 200
