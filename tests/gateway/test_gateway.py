@@ -375,3 +375,13 @@ async def test_a_session_answers_only_the_token_that_opened_it(host: Host) -> No
         own = await http.post("/mcp", json=listing, headers={**session, "Authorization": f"Bearer {host.token}"})
     assert foreign.status_code == 404
     assert own.status_code == 200
+
+
+async def test_a_resource_template_two_servers_offer_is_scoped_so_each_can_be_read(host: Host) -> None:
+    await _ready(host.admin, {"id": "twin", "name": "Twin", "transport": "streamable_http", "url": host.upstream})
+    async with agent(host) as client:
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        assert templates == {"mcp-center+rich:demo://item/{item_id}", "mcp-center+twin:demo://item/{item_id}"}
+        item = await client.read_resource("mcp-center+twin:demo://item/7")
+    assert isinstance(item.contents[0], types.TextResourceContents)
+    assert item.contents[0].text == "item 7"
