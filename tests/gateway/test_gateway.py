@@ -94,6 +94,7 @@ async def agent(
     *,
     answer: dict[str, Any] | None = None,
     token: str | None = None,
+    answer_delay_s: float = 0.0,
 ) -> AsyncGenerator[Client]:
     seen = seen or Seen()
 
@@ -111,6 +112,7 @@ async def agent(
     ) -> types.ElicitResult | types.ErrorData:
         del context
         assert answer is not None
+        await anyio.sleep(answer_delay_s)
         assert isinstance(params, types.ElicitRequestFormParams)
         return types.ElicitResult(action="accept", content=answer)
 
@@ -293,3 +295,93 @@ async def test_the_stdio_bridge_gives_spawning_clients_the_same_gateway(host: Ho
             result = await client.call_tool("mcp__rich__add", {"a": 20, "b": 22})
     assert "mcp__rich__add" in names
     assert text(result) == "42"
+
+
+async def test_a_forwarded_elicitation_pauses_the_call_deadline_like_a_card(host: Host) -> None:
+    """The agent's user may take longer than `call_timeout_s` to answer: the call must not time out meanwhile."""
+    await _ready(
+        host.admin,
+        {
+            "id": "quick",
+            "name": "Quick",
+            "transport": "streamable_http",
+            "url": host.upstream,
+            "tool_policies": ALLOW_ALL,
+            "call_timeout_s": 1,
+        },
+    )
+    seen = Seen()
+    async with agent(host, seen, answer={"answer": "slow"}, answer_delay_s=2.5) as client:
+        with anyio.fail_after(20):
+            result = await client.call_tool("mcp__quick__ask", {"question": "Take your time?"})
+    assert result.is_error is False, text(result)
+    assert text(result) == "the answer is slow"
+
+
+async def test_the_gateway_announces_the_list_changes_it_sends(host: Host) -> None:
+    """A client may ignore `*/list_changed` unless the server declared `listChanged` (MCP capabilities)."""
+    async with agent(host) as client:
+        capabilities = client.server_capabilities
+    assert capabilities.tools is not None and capabilities.tools.list_changed is True
+    assert capabilities.prompts is not None and capabilities.prompts.list_changed is True
+    assert capabilities.resources is not None and capabilities.resources.list_changed is True
+
+
+async def test_revoking_a_token_ends_the_sessions_it_opened(host: Host) -> None:
+    """An open session outlives no revocation: its waiting call is ended (never sent) and its streams close."""
+    await _ready(host.admin, {"id": "strict", "name": "Strict", "transport": "streamable_http", "url": host.upstream})
+    created = (await host.admin.post("/api/gateway/tokens", json={"name": "revoked-soon"})).json()
+    outcome: list[types.CallToolResult | BaseException] = []
+    async with agent(host, token=created["token"]) as client:
+
+        async def call() -> None:
+            try:
+                outcome.append(await client.call_tool("mcp__strict__add", {"a": 1, "b": 1}))
+            except Exception as exc:  # noqa: BLE001 - the session ends under the call
+                outcome.append(exc)
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                pending: list[dict[str, Any]] = []
+                while not pending:
+                    pending = (await host.admin.get("/api/approvals")).json()["approvals"]
+                    await anyio.sleep(0.05)
+                assert (await host.admin.delete(f"/api/gateway/tokens/{created['id']}")).status_code == 204
+                state = "pending"
+                while state == "pending":
+                    await anyio.sleep(0.1)
+                    state = (await host.admin.get(f"/api/approvals/{pending[0]['id']}")).json()["state"]
+                assert state == "cancelled"
+                tg.cancel_scope.cancel()
+    assert not any(isinstance(o, types.CallToolResult) and not o.is_error for o in outcome)
+
+
+async def test_a_session_answers_only_the_token_that_opened_it(host: Host) -> None:
+    other = (await host.admin.post("/api/gateway/tokens", json={"name": "other"})).json()["token"]
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+        opened = await http.post("/mcp", json=initialize, headers={**accept, "Authorization": f"Bearer {host.token}"})
+        session_id = opened.headers["mcp-session-id"]
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        session = {**accept, "Mcp-Session-Id": session_id, "Mcp-Protocol-Version": "2025-11-25"}
+        foreign = await http.post("/mcp", json=listing, headers={**session, "Authorization": f"Bearer {other}"})
+        own = await http.post("/mcp", json=listing, headers={**session, "Authorization": f"Bearer {host.token}"})
+    assert foreign.status_code == 404
+    assert own.status_code == 200
+
+
+async def test_a_resource_template_two_servers_offer_is_scoped_so_each_can_be_read(host: Host) -> None:
+    await _ready(host.admin, {"id": "twin", "name": "Twin", "transport": "streamable_http", "url": host.upstream})
+    async with agent(host) as client:
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        assert templates == {"mcp-center+rich:demo://item/{item_id}", "mcp-center+twin:demo://item/{item_id}"}
+        item = await client.read_resource("mcp-center+twin:demo://item/7")
+    assert isinstance(item.contents[0], types.TextResourceContents)
+    assert item.contents[0].text == "item 7"

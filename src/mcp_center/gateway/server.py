@@ -23,9 +23,10 @@ from typing import Any
 import anyio
 import anyio.abc
 import mcp_types as types
-from mcp.server import Server
+from mcp.server import NotificationOptions, Server
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from mcp_center import __version__
@@ -48,6 +49,27 @@ _LIST_CHANGED = {
     "resources": "notifications/resources/list_changed",
     "resource_templates": "notifications/resources/list_changed",
 }
+
+
+_NOTIFICATIONS = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+
+
+class _GatewayServer(Server[Any]):
+    """The SDK server, declaring `listChanged` for the list changes `Gateway` forwards.
+
+    The session manager initializes every session with `create_initialization_options()` and no
+    arguments, which would declare `listChanged: false`; clients may then ignore the notifications.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or _NOTIFICATIONS, experimental_capabilities, extensions
+        )
 
 
 def to_mcp_error(exc: CenterError) -> MCPError:
@@ -77,7 +99,7 @@ class Gateway:
         self.center = center
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._tg: anyio.abc.TaskGroup | None = None
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _GatewayServer(
             "mcp-center",
             version=__version__,
             instructions=INSTRUCTIONS,

@@ -415,23 +415,31 @@ class Capabilities:
     async def mcp_resources(self) -> tuple[list[types.Resource], list[types.ResourceTemplate]]:
         """Every ready server's resources and resource templates (R-5.5).
 
-        A URI offered by two servers is exposed once per server as `mcp-center+{serverId}:{uri}` so
-        each read reaches the server that listed it; other URIs are exposed unchanged.
+        A URI (or URI template) offered by two servers is exposed once per server as
+        `mcp-center+{serverId}:{uri}` so each read reaches the server that listed it; other URIs are
+        exposed unchanged.
         """
         await self._connect_lazy()
         state = await self._read()
         ready = self._ready(state)
         counts: dict[str, int] = {}
+        template_counts: dict[str, int] = {}
         for _config, catalog in ready:
             for resource in catalog.items["resources"]:
                 counts[resource.uri] = counts.get(resource.uri, 0) + 1
+            for template in catalog.items["resource_templates"]:
+                template_counts[template.uri_template] = template_counts.get(template.uri_template, 0) + 1
         resources: list[types.Resource] = []
         templates: list[types.ResourceTemplate] = []
         for config, catalog in ready:
             for resource in catalog.items["resources"]:
                 uri = resource.uri if counts[resource.uri] == 1 else _scoped_uri(config.id, resource.uri)
                 resources.append(resource.model_copy(update={"uri": uri}))
-            templates.extend(catalog.items["resource_templates"])
+            for template in catalog.items["resource_templates"]:
+                # A template two servers offer would match the same URIs on both: scope it like a URI.
+                scoped = template_counts[template.uri_template] > 1
+                uri_template = _scoped_uri(config.id, template.uri_template) if scoped else template.uri_template
+                templates.append(template.model_copy(update={"uri_template": uri_template}))
         return resources, templates
 
     async def mcp_read_resource(self, uri: str) -> types.ReadResourceResult:

@@ -23,12 +23,14 @@ from typing import Any
 from mcp_center.errors import FieldError, NotFound, RequestInvalid, StorageError
 from mcp_center.store import FileLock, atomic_write
 
-__all__ = ["GatewayTokenNotFound", "GatewayTokens", "TokenRecord"]
+__all__ = ["ENV_TOKEN_ID", "GatewayTokenNotFound", "GatewayTokens", "TokenRecord"]
 
 TOKENS_FILE = "gateway-tokens.json"
 TOKEN_PREFIX = "mcpg_"  # noqa: S105 - a prefix, not a credential
 MAX_TOKENS = 100
 MAX_NAME_CHARS = 64
+ENV_TOKEN_ID = "env"  # noqa: S105 - an id, not a credential
+"""The id `identify` gives `MCP_CENTER_GATEWAY_TOKEN` (stored ids are 12 hex digits)."""
 
 
 class GatewayTokenNotFound(NotFound):
@@ -120,10 +122,12 @@ class GatewayTokens:
             if len(records) >= MAX_TOKENS:
                 raise RequestInvalid(f"at most {MAX_TOKENS} gateway tokens; revoke one first")
             self._save([*records, record])
+            self._cache = (None, [])  # never trust the stamp for our own write (coarse mtime)
         return record, token
 
     def revoke(self, token_id: str) -> None:
-        """Delete a token; clients using it are refused from the next request on.
+        """Delete a token; clients using it are refused from the next request on, and the gateway
+        ends the sessions it opened (`GatewayEndpoint`).
 
         Raises:
             GatewayTokenNotFound.
@@ -134,16 +138,34 @@ class GatewayTokens:
             if len(kept) == len(records):
                 raise GatewayTokenNotFound(f"no gateway token with id '{token_id}'", details={"id": token_id})
             self._save(kept)
+            self._cache = (None, [])
 
     def verify(self, presented: str | None) -> bool:
         """True when `presented` is a current gateway token (constant-time comparison of hashes)."""
+        return self.identify(presented) is not None
+
+    def identify(self, presented: str | None) -> str | None:
+        """The id of the current gateway token `presented` is (`ENV_TOKEN_ID` for the env token), else None."""
         if not presented:
-            return False
+            return None
         digest = _hash(presented)
         if self._env_hash is not None and hmac.compare_digest(digest, self._env_hash):
-            return True
+            return ENV_TOKEN_ID
+        found = None
+        for record in self._current():
+            if hmac.compare_digest(digest, record.sha256):
+                found = record.id
+        return found
+
+    def is_current(self, token_id: str) -> bool:
+        """True while the token with this id (from `identify`) has not been revoked."""
+        if token_id == ENV_TOKEN_ID:
+            return self._env_hash is not None
+        return any(record.id == token_id for record in self._current())
+
+    def _current(self) -> list[TokenRecord]:
         stamp = self._stamp()
         if stamp != self._cache[0]:
             with self._lock.hold(shared=True):
                 self._cache = (stamp, self._load())
-        return any(hmac.compare_digest(digest, r.sha256) for r in self._cache[1])
+        return self._cache[1]

@@ -442,8 +442,13 @@ class InteractionBroker:
         tracked_calls = list(self._calls.get(server_id, {}).values())
         if len(tracked_calls) == 1 and tracked_calls[0].elicitor is not None:
             # Unambiguous: the only call in flight asked on behalf of a client that can answer itself.
+            # A human answers there too: the call deadlines pause as they do for a card, and the
+            # same elicitation timeout bounds the wait.
             logger.info("interaction.forwarded", extra={"server_id": server_id})
-            return await tracked_calls[0].elicitor(params)
+            with self._deadlines.hold(connection_id), anyio.move_on_after(self.timeout_s):
+                return await tracked_calls[0].elicitor(params)
+            logger.info("interaction.forwarded_expired", extra={"server_id": server_id})
+            return types.ElicitResult(action="cancel")
         try:
             form = FormSchema.parse(params.requested_schema)
         except UnsupportedSchema as exc:
