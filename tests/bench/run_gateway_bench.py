@@ -53,7 +53,7 @@ def main() -> int:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        env = {**os.environ, "MCP_CENTER_ADMIN_TOKEN": ADMIN, "MCP_CENTER_GATEWAY_TOKEN": GATEWAY}
+        env = {**os.environ, "MCP_CENTER_ADMIN_TOKEN": ADMIN, "MCP_CENTER_SERVE_GATEWAY_TOKEN": GATEWAY}
         host = subprocess.Popen(
             [
                 str(Path(python).parent / "mcp-center"),

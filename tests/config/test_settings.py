@@ -235,3 +235,19 @@ def test_a_timeout_that_is_not_a_sane_number_of_seconds_is_refused(tmp_path: Pat
         "elicitation_timeout_s",
         lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_ELICITATION_TIMEOUT_S": raw}),
     )
+
+
+def test_serve_reads_its_static_gateway_token_from_its_own_variable_not_the_clients(tmp_path: Path) -> None:
+    """R-7.1, R-8: the clients' MCP_CENTER_GATEWAY_TOKEN in serve's shell is not a token serve accepts."""
+    client_side = {"MCP_CENTER_GATEWAY_TOKEN": "mcpg_copied-from-a-client-shell-0123"}
+    assert Settings.load(data_dir=tmp_path, environ=client_side).gateway_token is None
+    own = {"MCP_CENTER_SERVE_GATEWAY_TOKEN": "bench-gateway-token-0123456789"}
+    assert Settings.load(data_dir=tmp_path, environ=own).gateway_token == "bench-gateway-token-0123456789"
+
+
+@pytest.mark.parametrize("raw", ["short", "x" * 15, "sixteen chars with spaces", "token-with-ünïcode-0123"])
+def test_a_weak_or_odd_static_gateway_token_is_refused_at_start(tmp_path: Path, raw: str) -> None:
+    error = refused(
+        "gateway_token", lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_SERVE_GATEWAY_TOKEN": raw})
+    )
+    assert raw not in error.message

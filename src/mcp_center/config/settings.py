@@ -13,7 +13,7 @@ default. Nothing here touches the network or the data directory's contents.
 | extra allowed Host headers | `--allowed-host` | `MCP_CENTER_ALLOWED_HOSTS` (comma list) | none |
 | admin token | | `MCP_CENTER_ADMIN_TOKEN` | generated on first start (R-7.1) |
 | secret key | | `MCP_CENTER_SECRET_KEY` | key file in the data dir (R-1.5) |
-| extra gateway token | | `MCP_CENTER_GATEWAY_TOKEN` | none (tokens are created with the API/CLI) |
+| static gateway token (16+ chars) | | `MCP_CENTER_SERVE_GATEWAY_TOKEN` | none (tokens come from the API/CLI/page) |
 | approval timeout (s) | | `MCP_CENTER_APPROVAL_TIMEOUT_S` | `600` (R-5.3) |
 | elicitation card timeout (s) | | `MCP_CENTER_ELICITATION_TIMEOUT_S` | `600` (R-6.1) |
 """
@@ -63,7 +63,11 @@ class Settings:
     secret_key: str | None = field(default=None, repr=False)
     """From `MCP_CENTER_SECRET_KEY` (urlsafe base64 of 32 bytes); None means the key file."""
     gateway_token: str | None = field(default=None, repr=False)
-    """From `MCP_CENTER_GATEWAY_TOKEN`: one more token accepted at `/mcp` (automation, benchmarks)."""
+    """From `MCP_CENTER_SERVE_GATEWAY_TOKEN`: one more token accepted at `/mcp` (automation, benchmarks).
+
+    Deliberately not `MCP_CENTER_GATEWAY_TOKEN`, the variable *clients* (the stdio bridge, Cursor)
+    read: a `serve` started from a shell that exported a client's token must not accept that
+    token for as long as it runs, whatever happens to the stored token it copies (R-7.1, R-8)."""
     approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S
     """Seconds a pending approval waits for a decision (R-5.3)."""
     elicitation_timeout_s: float = DEFAULT_ELICITATION_TIMEOUT_S
@@ -131,7 +135,7 @@ class Settings:
             allowed_hosts=extra_hosts,
             admin_token=env.get("MCP_CENTER_ADMIN_TOKEN") or None,
             secret_key=env.get("MCP_CENTER_SECRET_KEY") or None,
-            gateway_token=env.get("MCP_CENTER_GATEWAY_TOKEN") or None,
+            gateway_token=_static_gateway_token(env),
             approval_timeout_s=approval_timeout,
             elicitation_timeout_s=elicitation_timeout,
         )
@@ -151,6 +155,23 @@ class Settings:
     def mcp_dir(self) -> Path:
         """`<data dir>/mcp`, where servers.json and the ciphertexts live (R-1.2)."""
         return self.data_dir / "mcp"
+
+
+MIN_STATIC_GATEWAY_TOKEN_CHARS = 16
+
+
+def _static_gateway_token(env: Mapping[str, str]) -> str | None:
+    """`MCP_CENTER_SERVE_GATEWAY_TOKEN`, or None; refused when shorter than 16 characters or not printable ASCII."""
+    token = env.get("MCP_CENTER_SERVE_GATEWAY_TOKEN") or None
+    if token is None:
+        return None
+    if len(token) < MIN_STATIC_GATEWAY_TOKEN_CHARS or not (token.isascii() and token.isprintable()) or " " in token:
+        raise _invalid(
+            "gateway_token",
+            f"MCP_CENTER_SERVE_GATEWAY_TOKEN must be at least {MIN_STATIC_GATEWAY_TOKEN_CHARS} printable ASCII "
+            "characters without spaces",
+        )
+    return token
 
 
 def _is_base_url(url: str) -> bool:

@@ -4,7 +4,7 @@ Threat: the credential an MCP client keeps in its config file (Claude Code, Curs
 admin token, which can also reconfigure the host. A gateway token can only list and call what
 the user enabled, through the approval policy; it cannot change anything. Tokens are shown once
 when created and stored only as SHA-256 hashes (`<data>/mcp/gateway-tokens.json`, 0600, written
-atomically under a lock), so a stolen file does not yield a usable token. `MCP_CENTER_GATEWAY_TOKEN`
+atomically under a lock), so a stolen file does not yield a usable token. `MCP_CENTER_SERVE_GATEWAY_TOKEN`
 adds one more valid token for automation (never stored).
 """
 
@@ -30,7 +30,7 @@ TOKEN_PREFIX = "mcpg_"  # noqa: S105 - a prefix, not a credential
 MAX_TOKENS = 100
 MAX_NAME_CHARS = 64
 ENV_TOKEN_ID = "env"  # noqa: S105 - an id, not a credential
-"""The id `identify` gives `MCP_CENTER_GATEWAY_TOKEN` (stored ids are 12 hex digits)."""
+"""The id `identify` gives `MCP_CENTER_SERVE_GATEWAY_TOKEN` (stored ids are 12 hex digits)."""
 
 
 class GatewayTokenNotFound(NotFound):
@@ -62,7 +62,7 @@ class GatewayTokens:
 
     Args:
         directory: `<data dir>/mcp`.
-        env_token: `MCP_CENTER_GATEWAY_TOKEN`, accepted in addition to stored tokens, or None.
+        env_token: `MCP_CENTER_SERVE_GATEWAY_TOKEN`, accepted in addition to stored tokens, or None.
     """
 
     def __init__(self, directory: Path, env_token: str | None = None) -> None:
