@@ -7,6 +7,7 @@ import logging
 import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from types import FrameType
 
 import uvicorn
@@ -20,6 +21,7 @@ from mcp_center.config import Settings
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
+from mcp_center.store.running import forget_running, record_running
 from mcp_center.web import BrowserSessions, install_web
 
 __all__ = ["HostServer", "create_app", "interrupt_waiting_calls"]
@@ -88,17 +90,36 @@ async def interrupt_waiting_calls(app: FastAPI) -> None:
 
 
 class HostServer(uvicorn.Server):
-    """uvicorn's server, which first interrupts calls waiting for a human when it is asked to stop."""
+    """uvicorn's server, which first interrupts calls waiting for a human when it is asked to stop.
 
-    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+    With `settings`, it records where it listens in `<data dir>/serve.json` once its socket is
+    bound (the real port, also for `--port 0`) and removes the record when it stops, so the CLI
+    finds this host without `--url` (`mcp_center.store.running`).
+    """
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI, settings: Settings | None = None) -> None:
         super().__init__(config)
         self._app = app
+        self._settings = settings
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # Open settings pages hold /api/events streams: end them, or the exit waits them out.
         end_event_streams(self._app)
         super().handle_exit(sig, frame)
 
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self._settings is not None:
+            bound = [sock.getsockname() for server in self.servers for sock in server.sockets or ()]
+            port = bound[0][1] if bound else self._settings.port
+            url = self._settings.public_url or replace(self._settings, port=port).base_url
+            try:
+                record_running(self._settings.data_dir, url)
+            except OSError:
+                logger.warning("serve.record_failed", exc_info=True)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self._settings is not None:
+            forget_running(self._settings.data_dir)
         await interrupt_waiting_calls(self._app)
         await super().shutdown(sockets)

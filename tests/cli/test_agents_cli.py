@@ -122,3 +122,52 @@ def test_approvals_without_a_running_host_say_so(tmp_path: Path) -> None:
     unreachable = run(data, "approvals", "--url", "http://127.0.0.1:9", token=True)
     assert unreachable.returncode == 7
     assert "cannot reach" in unreachable.stderr
+
+
+def test_the_cli_finds_the_serve_of_its_data_directory_on_another_port_without_url(tmp_path: Path) -> None:
+    """`serve --port N --data-dir X` records where it listens; `mcp-center approvals --data-dir X` finds it."""
+    with running_host(tmp_path) as host:
+        record = json.loads((host.data_dir / "serve.json").read_text())
+        assert record == {"url": host.url, "pid": host.proc.pid}
+        listed = run(host.data_dir, "approvals", "list", "--json", token=True)
+        assert listed.returncode == 0, listed.stderr
+        assert json.loads(listed.stdout) == []
+        exported = run(host.data_dir, "export", "--format", "cursor", "--gateway")
+        assert exported.returncode == 0, exported.stderr
+        assert json.loads(exported.stdout)["mcpServers"]["mcp-center"]["url"] == f"{host.url}/mcp"
+    # Stopped: the record is gone, and the CLI says where it looked and how to point it elsewhere.
+    assert not (host.data_dir / "serve.json").exists()
+    gone = run(host.data_dir, "approvals", token=True)
+    assert gone.returncode == 7
+    assert "cannot reach mcp-center at http://127.0.0.1:8765" in gone.stderr
+    assert "--url" in gone.stderr
+
+
+def test_a_record_left_by_a_killed_serve_is_ignored(tmp_path: Path) -> None:
+    from mcp_center.store.running import record_running, running_url
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    record_running(tmp_path, "http://127.0.0.1:9999", pid=dead.pid)
+    assert running_url(tmp_path) is None
+    record_running(tmp_path, "http://127.0.0.1:9999/")
+    assert running_url(tmp_path) == "http://127.0.0.1:9999"
+
+
+def test_an_approvals_table_at_80_columns_shows_whole_ids() -> None:
+    from rich.console import Console
+
+    from mcp_center import cli
+
+    approval_id = "157d2c35e3a94f0c8a7b6d5e4f3a2b1c"
+    item: dict[str, Any] = {
+        "id": approval_id,
+        "state": "pending",
+        "tool": "mcp__capabilities__record_something_long",
+        "arguments": {"note": "x" * 80},
+        "hints": {"readOnlyHint": True, "destructiveHint": False},
+        "expires_at": "2026-11-30T17:00:00+00:00",
+    }
+    narrow = Console(width=80, record=True)
+    narrow.print(cli._approvals_table([item]))  # pyright: ignore[reportPrivateUsage]
+    assert approval_id in narrow.export_text()

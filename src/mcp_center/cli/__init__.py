@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -33,6 +34,7 @@ from mcp_center.errors import (
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
 from mcp_center.secrets import install_log_redaction, read_admin_token
 from mcp_center.service import ApplyRequest, GatewayTokens, Importer, ImportPreviews, McpCenter
+from mcp_center.store.running import running_url
 
 __all__ = ["app", "main"]
 
@@ -81,6 +83,12 @@ JsonOut = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 
 def _settings(data_dir: Path | None, profile: str | None = None) -> Settings:
     return Settings.load(data_dir=data_dir, profile=profile)
+
+
+def _host_url(settings: Settings, url: str | None = None) -> str:
+    """The running host to talk to: `--url`, else where the `serve` of this data directory said it
+    listens (`<data dir>/serve.json`), else the settings' base URL (no trailing slash)."""
+    return (url or running_url(settings.data_dir) or settings.base_url).rstrip("/")
 
 
 def _fail(exc: CenterError, server_id: str | None = None) -> typer.Exit:
@@ -183,7 +191,7 @@ def serve(
         timeout_graceful_shutdown=5,
         server_header=False,
     )
-    HostServer(config, asgi_app).run()
+    HostServer(config, asgi_app, settings).run()
 
 
 @app.command("list")
@@ -578,7 +586,10 @@ def export(
     The JSON goes to stdout (redirect it into the client's file); the placeholders to set and
     what could not be expressed go to stderr.
     """
-    document = _run(_settings(data_dir, profile), lambda c: Importer(c, ImportPreviews()).export(format))
+    settings = _settings(data_dir, profile)
+    if settings.public_url is None and (running := running_url(settings.data_dir)):
+        settings = replace(settings, public_url=running)  # the gateway URL of the serve that runs
+    document = _run(settings, lambda c: Importer(c, ImportPreviews()).export(format))
     print(json.dumps(document["gateway"]["config"] if gateway else document["config"], indent=2))
     if gateway:
         err.print(f"gateway: {document['gateway']['url']}; set MCP_CENTER_GATEWAY_TOKEN to a gateway token")
@@ -623,11 +634,12 @@ def auth_(
         ask=lambda question: typer.prompt(question),
     )
     try:
+        settings = _settings(data_dir, profile)
         authorize(
-            _settings(data_dir, profile),
+            settings,
             server_id,
             report,
-            base_url=url,
+            base_url=_host_url(settings, url),
             issuer=issuer,
             wait=wait,
             paste=paste,
@@ -700,14 +712,19 @@ def _host(settings: Settings, url: str | None, method: str, path: str, body: obj
     if token is None:
         err.print(f"no admin token in {settings.data_dir}: start the host with 'mcp-center serve' first", markup=False)
         raise typer.Exit(6)
-    base = (url or settings.base_url).rstrip("/")
+    base = _host_url(settings, url)
     try:
         with httpx2.Client(
             base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30, trust_env=False
         ) as client:
             response = client.request(method, path, json=body)
     except httpx2.TransportError:
-        err.print(f"cannot reach mcp-center at {base}: is 'mcp-center serve' running?", markup=False, highlight=False)
+        err.print(
+            f"cannot reach mcp-center at {base}: is 'mcp-center serve' running with this data directory "
+            f"({settings.data_dir})? Otherwise pass --url",
+            markup=False,
+            highlight=False,
+        )
         raise typer.Exit(7) from None
     if response.is_success:
         return response.json()
@@ -720,6 +737,19 @@ def _host(settings: Settings, url: str | None, method: str, path: str, body: obj
     raise typer.Exit(_EXIT_BY_STATUS.get(response.status_code, 1))
 
 
+def _approvals_table(items: list[dict[str, Any]]) -> Table:
+    """Approvals as a table whose id column is never cut or folded (it is what `approve ID` takes)."""
+    table = Table("id", "state", "tool", "arguments", "hints", "expires")
+    table.columns[0].no_wrap = True  # the id is what `approve ID` takes: never cut or folded
+    for column in table.columns[2:]:
+        column.overflow = "fold"
+    for item in items:
+        hints = ", ".join(f"{k}={v}" for k, v in item["hints"].items())
+        arguments = json.dumps(item["arguments"], ensure_ascii=False)[:60]
+        table.add_row(*_cells(item["id"], item["state"], item["tool"], arguments, hints, item["expires_at"]))
+    return table
+
+
 def _show_approvals(include_closed: bool, url: str | None, data_dir: Path | None, as_json: bool) -> None:
     query = "?include_closed=true" if include_closed else ""
     items: list[dict[str, Any]] = _host(_settings(data_dir), url, "GET", f"/api/approvals{query}")["approvals"]
@@ -729,12 +759,7 @@ def _show_approvals(include_closed: bool, url: str | None, data_dir: Path | None
     if not items:
         out.print("no pending approvals")
         return
-    table = Table("id", "state", "tool", "arguments", "hints", "expires")
-    for item in items:
-        hints = ", ".join(f"{k}={v}" for k, v in item["hints"].items())
-        arguments = json.dumps(item["arguments"], ensure_ascii=False)[:60]
-        table.add_row(*_cells(item["id"], item["state"], item["tool"], arguments, hints, item["expires_at"]))
-    out.print(table)
+    out.print(_approvals_table(items))
 
 
 IncludeClosed = Annotated[bool, typer.Option("--all", help="Also recently decided, expired and cancelled ones.")]
@@ -811,7 +836,7 @@ def gateway(
         raise typer.Exit(2)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     install_log_redaction()
-    target = url or f"{_settings(data_dir).base_url}/mcp"
+    target = url or f"{_host_url(_settings(data_dir))}/mcp"
     try:
         anyio.run(bridge_stdio, target, token)
     except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
