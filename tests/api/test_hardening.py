@@ -195,6 +195,15 @@ async def test_a_relative_command_is_resolved_against_cwd_and_a_missing_one_is_w
     assert "COMMAND_NOT_FOUND" in {w["code"] for w in missing["warnings"]}
 
 
+async def test_a_credential_looking_argument_is_warned_without_repeating_it(api: httpx2.AsyncClient) -> None:
+    args = ["--db", "postgres://bob:hunter2@localhost/db", "--header", "Bearer abc.def"]
+    body = {"name": "Pg", "transport": "stdio", "command": "no-such-mcp-x", "args": args}
+    view = (await api.post(SERVERS, json=body)).json()
+    found = [w for w in view["warnings"] if w["code"] == "CREDENTIAL_IN_ARGS"]
+    assert [w["message"].split(" looks")[0] for w in found] == ["argument 2", "argument 4"]
+    assert all("hunter2" not in w["message"] and "abc.def" not in w["message"] for w in found)
+
+
 async def test_the_oauth_callback_cannot_teach_the_redactor_arbitrary_text(api: httpx2.AsyncClient) -> None:
     await api.get("/oauth/callback", params={"code": "no server with id", "state": "bogus-state"})
     assert default_redactor.redact("no server with id 'x'") == "no server with id 'x'"

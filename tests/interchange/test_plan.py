@@ -141,6 +141,15 @@ def test_a_credential_variable_in_args_warns_that_it_will_be_stored_in_plain_tex
     assert [(v.name, v.secret) for v in result.variables] == [("API_TOKEN", True)]
 
 
+def test_a_url_with_a_password_in_args_warns_that_it_stays_plain_text() -> None:
+    """The usual server-postgres setup: args cannot be secrets, so the preview says so (R-1.5)."""
+    args = ["-y", "@modelcontextprotocol/server-postgres", "postgres://bob:hunter2@localhost/db"]
+    result = plan({"mcpServers": {"pg": {"command": "npx", "args": args}}})
+    (server,) = result.servers
+    assert [(w.field, w.code) for w in server.warnings] == [("args.2", "CREDENTIAL_IN_ARGS")]
+    assert all("hunter2" not in w.message for w in server.warnings)
+
+
 def test_a_non_bearer_authorization_becomes_a_secret_header_and_two_authorizations_are_rejected() -> None:
     result = plan(
         {

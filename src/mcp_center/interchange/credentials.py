@@ -16,6 +16,7 @@ import re
 from urllib.parse import parse_qsl, urlsplit
 
 __all__ = [
+    "CREDENTIAL_IN_ARGS_MESSAGE",
     "CREDENTIAL_WORDS",
     "bearer_token_of",
     "credential_query_params",
@@ -63,6 +64,14 @@ def _words(name: str) -> set[str]:
 def is_credential_name(name: str) -> bool:
     """True when an env var, header, query parameter or variable name looks like a credential."""
     return not _words(name).isdisjoint(CREDENTIAL_WORDS)
+
+
+CREDENTIAL_IN_ARGS_MESSAGE = (
+    "looks like a credential (a URL with a password, or an auth header value); arguments are stored "
+    "in plain text and shown in the summary: if the server can read it from an environment variable, "
+    "set it there as a secret instead"
+)
+"""Why a credential-looking stdio argument is worth a warning (CREDENTIAL_IN_ARGS): args are never secrets."""
 
 
 def is_credential_value(value: str) -> bool:

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from mcp_center.config import parse_server_config, slugify
 from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
 from mcp_center.interchange.credentials import (
+    CREDENTIAL_IN_ARGS_MESSAGE,
     bearer_token_of,
     credential_query_params,
     is_credential_name,
@@ -416,6 +417,8 @@ def _draft(
         scan("command", entry.command)
         for i, arg in enumerate(entry.args):
             scan(f"args.{i}", arg)
+            if is_credential_value(arg):
+                warnings.append(FieldError(f"args.{i}", "CREDENTIAL_IN_ARGS", CREDENTIAL_IN_ARGS_MESSAGE))
         if entry.cwd is not None:
             scan("cwd", entry.cwd)
         env: dict[str, str] = {}

@@ -59,6 +59,7 @@ from mcp_center.errors import (
     ToolNotFound,
     TrustDigestMismatch,
 )
+from mcp_center.interchange.credentials import CREDENTIAL_IN_ARGS_MESSAGE, is_credential_value
 from mcp_center.models import ConnectionState, TransportKind
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import (
@@ -1272,6 +1273,9 @@ def _warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
                 "(check that this is the site you expect)",
             }
         )
+    for i, arg in enumerate(summary.get("args") or []):
+        if isinstance(arg, str) and is_credential_value(arg):
+            warnings.append({"code": "CREDENTIAL_IN_ARGS", "message": f"argument {i + 1} {CREDENTIAL_IN_ARGS_MESSAGE}"})
     for kind in ("secret_env", "secret_headers"):
         for name, entry in (summary.get(kind) or {}).items():
             if not entry.get("configured"):
