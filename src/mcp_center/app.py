@@ -46,7 +46,7 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
         async with McpCenter.open(settings) as center:
             app.state.center = center
-            endpoint = GatewayEndpoint(Gateway(center), center.gateway_tokens)
+            endpoint = GatewayEndpoint(Gateway(center), center.gateway_tokens, admin_token=token)
             async with endpoint.running():
                 app.state.gateway_endpoint = endpoint
                 yield

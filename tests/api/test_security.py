@@ -104,6 +104,10 @@ async def test_a_wrong_or_malformed_token_answers_401_and_changes_nothing(
         assert_error(response, 401, "ADMIN_AUTH_REQUIRED")
         assert response.headers["www-authenticate"] == "Bearer"
         assert ADMIN_TOKEN not in response.text
+        assert "wrong-token" not in response.text
+        # A token that was sent is called wrong; a missing or malformed one is asked for.
+        sent = authorization.lower().startswith("bearer ") and authorization[7:].strip()
+        assert ("not this host's admin token" in response.json()["error"]["message"]) == bool(sent)
     assert await server_ids(api) == []
 
 

@@ -138,11 +138,17 @@ def text(result: types.CallToolResult) -> str:
 async def test_the_gateway_refuses_requests_without_a_gateway_token(host: Host) -> None:
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     async with httpx2.AsyncClient() as http:
-        for headers in ({}, {"Authorization": f"Bearer {ADMIN_TOKEN}"}, {"Authorization": "Bearer mcpg_wrong"}):
+        for headers, says in (
+            ({}, "send 'Authorization: Bearer <gateway token>'"),
+            ({"Authorization": f"Bearer {ADMIN_TOKEN}"}, "the admin token is not accepted by the gateway"),
+            ({"Authorization": "Bearer mcpg_wrong"}, "not recognised (mistyped, or revoked)"),
+        ):
             response = await http.post(f"{host.base}/mcp", json=initialize, headers=headers)
             assert response.status_code == 401
             assert response.headers["www-authenticate"].startswith("Bearer")
-            assert response.json()["error"]["message"].startswith("GATEWAY_AUTH_REQUIRED")
+            message = response.json()["error"]["message"]
+            assert message.startswith("GATEWAY_AUTH_REQUIRED") and says in message
+            assert ADMIN_TOKEN not in message and "mcpg_wrong" not in message
 
 
 async def test_an_agent_lists_and_calls_the_tools_of_every_ready_server(host: Host) -> None:

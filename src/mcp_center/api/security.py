@@ -111,6 +111,16 @@ _AUTH_MESSAGE = (
     "this API needs the admin token: send 'Authorization: Bearer <token>' (printed by 'mcp-center serve' "
     "on first start, stored in <data dir>/admin-token)"
 )
+_WRONG_TOKEN_MESSAGE = (
+    "the token sent is not this host's admin token (a gateway token, or mistyped?): the admin token is "  # noqa: S105
+    "printed by 'mcp-center serve' on first start and stored in <data dir>/admin-token"
+)
+
+
+def _auth_message(authorization: str | None) -> str:
+    """Tell a missing admin token from a wrong one; never echo what was sent (R-7.1)."""
+    scheme, _, value = (authorization or "").partition(" ")
+    return _WRONG_TOKEN_MESSAGE if scheme.lower() == "bearer" and value.strip() else _AUTH_MESSAGE
 
 
 class AdminAuth:
@@ -134,8 +144,9 @@ class AdminAuth:
     async def __call__(self, request: Request) -> None:
         if request.scope.get(SESSION_AUTH_KEY) is True:
             return  # AdminAuthGuard accepted the browser session cookie (origin + CSRF checked)
-        if not self.authorizes(request.headers.get("authorization", "")):
-            raise AdminAuthRequired(_AUTH_MESSAGE)
+        authorization = request.headers.get("authorization", "")
+        if not self.authorizes(authorization):
+            raise AdminAuthRequired(_auth_message(authorization))
 
 
 class CookieSessions(Protocol):
@@ -194,7 +205,7 @@ class AdminAuthGuard:
                 return None
             if not isinstance(error, AdminAuthRequired):
                 return error_response(error.http_status, error.code, error.message)
-        return error_response(401, AdminAuthRequired.code, _AUTH_MESSAGE)
+        return error_response(401, AdminAuthRequired.code, _auth_message(authorization))
 
 
 MAX_BODY_BYTES = 1024 * 1024

@@ -13,6 +13,7 @@ approval or running are cancelled, so nothing a revoked client asked for is sent
 
 from __future__ import annotations
 
+import hmac
 import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -51,9 +52,11 @@ class GatewayEndpoint:
         tokens: Verifies presented gateway tokens.
     """
 
-    def __init__(self, gateway: Gateway, tokens: GatewayTokens) -> None:
+    def __init__(self, gateway: Gateway, tokens: GatewayTokens, *, admin_token: str | None = None) -> None:
         self.gateway = gateway
         self._tokens = tokens
+        self._admin_token = admin_token
+        """Only to say "the admin token is not accepted here" instead of "not recognised"; never accepted."""
         self._sessions = StreamableHTTPSessionManager(
             app=gateway.server,
             json_response=False,
@@ -117,6 +120,17 @@ class GatewayEndpoint:
         except Exception:  # one session that cannot be ended must not stop the others
             logger.exception("gateway.session_end_failed")
 
+    def _refusal(self, header: str) -> str:
+        """Why a request was refused, in words that tell a missing token from a wrong one (never echoing it)."""
+        scheme, _, presented = header.partition(" ")
+        presented = presented.strip()
+        how = "create one with 'mcp-center gateway token create NAME' or on the settings page's Gateway page"
+        if scheme.lower() != "bearer" or not presented:
+            return f"GATEWAY_AUTH_REQUIRED: send 'Authorization: Bearer <gateway token>' ({how})"
+        if self._admin_token and hmac.compare_digest(presented.encode(), self._admin_token.encode()):
+            return f"GATEWAY_AUTH_REQUIRED: the admin token is not accepted by the gateway; use a gateway token ({how})"
+        return f"GATEWAY_AUTH_REQUIRED: this gateway token is not recognised (mistyped, or revoked); {how}"
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
@@ -129,15 +143,7 @@ class GatewayEndpoint:
         token_id = self._tokens.identify(presented.strip()) if scheme.lower() == "bearer" else None
         if token_id is None:
             response = JSONResponse(
-                {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {
-                        "code": -32001,
-                        "message": "GATEWAY_AUTH_REQUIRED: send 'Authorization: Bearer <gateway token>' "
-                        "(create one with 'mcp-center gateway token create NAME')",
-                    },
-                },
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": self._refusal(header)}},
                 status_code=401,
                 headers={"WWW-Authenticate": 'Bearer realm="mcp-center gateway"'},
             )
