@@ -1,0 +1,196 @@
+"""A hostile MCP server against the settings page (R-7, R-1.5, R-5.3, R-6.1): every string the server
+controls — server info, instructions, tool names/titles/descriptions/schemas/annotations, results,
+errors, logs, stderr, prompts, resources, elicitation messages and schemas — carries markup, event
+handlers and `javascript:` URIs (`tests/servers/xss_stdio.py`) plus a secret env value it was given.
+
+Injected markup would be blocked by the page's CSP, so the tests look for the markup itself (an
+element with the marker class, any `on*` attribute, a CSP violation, a non-http(s) link), never only
+for a dialog. Also: 2,000 tools with a 1 MB description and a deep schema, a card answered from two
+tabs, and a question whose server is deleted meanwhile.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, Response, expect
+
+from tests.e2e.conftest import Host
+from tests.e2e.test_capabilities_e2e import Background, pending_card
+from tests.web._flows import ready_via_api
+from tests.web.conftest import login
+
+pytestmark = pytest.mark.browser
+
+XSS = Path(__file__).parents[1] / "servers" / "xss_stdio.py"
+SECRET = "PLANTED-hostile-9f3c1b7e5a"
+WATCH = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`);
+});
+"""
+INJECTED = """() => ({
+  xss: window.__xss || null,
+  csp: window.__csp,
+  marked: document.querySelectorAll(".xssmark").length,
+  handlers: [...document.querySelectorAll("*")]
+    .filter((el) => [...el.attributes].some((a) => a.name.startsWith("on")))
+    .map((el) => el.outerHTML.slice(0, 200)),
+  links: [...document.querySelectorAll("a[href], img[src]")]
+    .map((el) => el.href || el.src)
+    .filter((url) => !/^(https?:|blob:|data:image\\/(png|jpeg|gif|webp);)/.test(url)),
+  storage: Object.keys(localStorage).length + Object.keys(sessionStorage).length,
+  dom: document.documentElement.outerHTML + document.body.innerText
+    + [...document.querySelectorAll("input, textarea, select")].map((el) => el.value).join("\\n"),
+})"""
+
+
+def hostile_body(*extra: str) -> dict[str, Any]:
+    return {
+        "name": "Hostile",
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(XSS), *extra],
+        "secret_values": {"env": {"API_KEY": SECRET}},
+    }
+
+
+def assert_clean(page: Page, where: str) -> None:
+    state = page.evaluate(INJECTED)
+    dom = state.pop("dom")
+    assert state == {"xss": None, "csp": [], "marked": 0, "handlers": [], "links": [], "storage": 0}, (where, state)
+    assert SECRET not in dom, where
+
+
+def watch(page: Page) -> list[tuple[str, str]]:
+    """Record every response body the page receives (to look for the secret) and fail on any dialog."""
+    bodies: list[tuple[str, str]] = []
+
+    def keep(response: Response) -> None:
+        if "/api/events" in response.url:
+            return  # the live stream never ends: its body cannot be read here
+        try:
+            bodies.append((response.url, response.text()))
+        except Exception:  # noqa: BLE001 - a streamed or aborted response has no body to read
+            bodies.append((response.url, ""))
+
+    page.add_init_script(WATCH)
+    page.on("dialog", lambda dialog: pytest.fail(f"a dialog opened: {dialog.message}"))
+    page.on("response", keep)
+    return bodies
+
+
+def test_hostile_strings_stay_text_and_the_secret_never_reaches_the_page(page: Page, host: Host) -> None:
+    bodies = watch(page)
+    sid = ready_via_api(host, hostile_body())["id"]
+    login(page)
+    assert_clean(page, "server list")
+    for section in ("", "/config", "/tools", "/prompts", "/resources", "/approvals", "/auth"):
+        page.goto(f"/#/servers/{sid}{section}")
+        expect(page.locator("main h1")).to_have_text("Hostile")
+        page.wait_for_timeout(500)
+        assert_clean(page, section or "overview")
+
+    page.goto(f"/#/servers/{sid}/tools")
+    for tool in ("result", "err", "log"):
+        item = page.locator(f'li.tool[data-tool="{tool}"]')
+        item.get_by_text("Input schema").click()
+        item.get_by_text("Call playground").click()
+        item.get_by_role("form", name=f"Call {tool}").get_by_role("button", name=f"Call {tool}").click()
+        expect(item.locator(".call-output")).not_to_be_empty()
+        assert_clean(page, f"call {tool}")
+
+    page.goto(f"/#/servers/{sid}/prompts")
+    expect(page.get_by_role("button", name="Get prompt")).to_have_count(2)
+    for form in page.locator("form").filter(has=page.get_by_role("button", name="Get prompt")).all():
+        for box in form.locator("input[type=text], input:not([type])").all():
+            box.fill("v")
+        form.get_by_role("button", name="Get prompt").click()
+    expect(page.get_by_test_id("untrusted-block")).to_have_count(2)
+    assert_clean(page, "prompts/get")
+
+    page.goto(f"/#/servers/{sid}/resources")
+    for button in page.locator("li.resource button", has_text=re.compile("^Read$")).all():
+        button.click()
+        expect(page.get_by_test_id("untrusted-block")).to_have_count(1)
+        assert_clean(page, "resources/read")
+
+    asked = Background(lambda: host.client.post(f"/api/mcp/servers/{sid}/tools/elicit/call", json={"arguments": {}}))
+    waiting = Background(
+        lambda: host.client.post(f"/api/tools/mcp__{sid}__result/call", json={"arguments": {"a": "<b class=xssmark>"}})
+    )
+    pending_card(host)
+    page.goto("/#/inbox")
+    expect(page.locator("article.interaction-card")).to_have_count(1)
+    expect(page.locator("article.approval-card")).to_have_count(1)
+    assert_clean(page, "inbox")
+    page.goto(f"/#/servers/{sid}/approvals")
+    expect(page.locator("article.approval-card")).to_have_count(1)
+    assert_clean(page, "approvals tab")
+    page.get_by_role("button", name="Logs").click()
+    expect(page.get_by_role("dialog")).to_contain_text("xssmark")
+    assert_clean(page, "logs drawer")
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_be_hidden()
+
+    page.locator("article.approval-card").get_by_role("button", name="Deny").click()
+    assert waiting.result().status_code == 403
+    page.goto("/#/inbox")
+    page.locator("article.interaction-card").get_by_role("button", name="Decline").click()
+    assert asked.result().status_code == 200
+    leaks = [url for url, text in bodies if SECRET in text]
+    assert leaks == []
+
+
+def test_thousands_of_tools_a_1_mb_description_and_a_deep_schema_keep_the_page_usable(page: Page, host: Host) -> None:
+    page.add_init_script(WATCH)
+    sid = ready_via_api(host, hostile_body("--big"))["id"]
+    login(page)
+    started = time.monotonic()
+    page.goto(f"/#/servers/{sid}/tools")
+    expect(page.locator('li.tool[data-tool="t1999"]')).to_be_attached(timeout=30_000)
+    assert time.monotonic() - started < 20
+    deep = page.locator('li.tool[data-tool="deep"]')
+    deep.get_by_text("Input schema").click()
+    deep.get_by_text("Call playground").click()
+    expect(deep.get_by_role("form", name="Call deep")).to_be_visible()
+    page.set_viewport_size({"width": 360, "height": 700})
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    assert_clean(page, "big catalog")
+
+
+def test_a_card_answered_in_another_tab_and_a_question_of_a_deleted_server_are_told_not_sent(
+    page: Page, host: Host, context: BrowserContext
+) -> None:
+    sid = ready_via_api(host, hostile_body())["id"]
+    login(page)
+    stale = context.new_page()
+    stale.route("**/api/events*", lambda route: route.abort())  # this tab never hears of the answer
+    call = Background(lambda: host.client.post(f"/api/tools/mcp__{sid}__result/call", json={"arguments": {"a": "1"}}))
+    asked = Background(lambda: host.client.post(f"/api/mcp/servers/{sid}/tools/elicit/call", json={"arguments": {}}))
+    pending_card(host)
+    page.goto("/#/inbox")
+    stale.goto("/#/inbox")
+    expect(page.locator("article.approval-card")).to_have_count(1)
+    expect(stale.locator("article.approval-card")).to_have_count(1)
+    expect(stale.locator("article.interaction-card")).to_have_count(1)
+
+    page.locator("article.approval-card").get_by_role("button", name="Approve").click()
+    assert call.result().status_code == 200
+    stale.locator("article.approval-card").get_by_role("button", name="Deny").click()
+    expect(stale.locator("#toast")).to_contain_text("Already approved")
+    expect(stale.locator("article.approval-card")).to_have_count(0)
+
+    assert host.client.delete(f"/api/mcp/servers/{sid}").status_code == 204
+    assert asked.result().json()["error"]["code"] == "MCP_CONNECTION_LOST"
+    stale.locator("article.interaction-card").get_by_role("button", name="Accept").click()
+    expect(stale.locator("#toast")).to_contain_text("Your answer was not sent")
+    expect(stale.locator("article.interaction-card")).to_have_count(0)
+    page.reload()
+    expect(page.get_by_test_id("inbox-summary")).to_have_text("Nothing is waiting for you.")
