@@ -149,7 +149,6 @@ async def test_a_foreign_host_header_is_refused_on_every_path_and_changes_nothin
     for method, path in (
         ("GET", "/healthz"),
         ("GET", "/openapi.json"),
-        ("GET", "/docs"),
         ("GET", SERVERS),
         ("POST", SERVERS),
         ("GET", "/api/nope"),
@@ -158,6 +157,13 @@ async def test_a_foreign_host_header_is_refused_on_every_path_and_changes_nothin
         response = await api.request(method, path, json=CREATE, headers=headers)
         assert_error(response, 403, "HOST_NOT_ALLOWED")
     assert await server_ids(api) == []
+
+
+async def test_no_page_loads_a_third_party_script_on_the_admin_origin(anonymous: httpx2.AsyncClient) -> None:
+    """R-7.2: FastAPI's Swagger UI (/docs) would load its script from a CDN; it is not served."""
+    assert (await anonymous.get("/docs")).status_code == 404
+    assert (await anonymous.get("/redoc")).status_code == 404
+    assert (await anonymous.get("/openapi.json")).status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,10 @@ def create_api(
     sessions: CookieSessions | None = None,
 ) -> FastAPI:
     """Build the ASGI app: `/api/...` (admin token required), `/oauth/callback` (R-4.9), `/openapi.json`,
-    `/docs`, `/healthz`.
+    `/healthz`.
+
+    No `/docs`: FastAPI's Swagger UI loads its script from a CDN, which would run third-party code
+    on the admin origin with the browser session (R-7.2). `/openapi.json` works in any OpenAPI tool.
 
     `app.state.center` must hold an open `McpCenter` before requests arrive (the lifespan in
     `mcp_center.app` sets it; tests may set it directly). With `sessions`, `/api` also accepts the
@@ -48,7 +51,7 @@ def create_api(
         version=__version__,
         summary="A self-hosted MCP host: servers, trust, tools, OAuth, gateway.",
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json",
     )
