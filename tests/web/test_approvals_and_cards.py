@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, Route, expect
 
-from tests.e2e.conftest import EVERYTHING, Host
-from tests.e2e.test_capabilities_e2e import Background
+from tests.e2e.conftest import EVERYTHING, Host, running_host
+from tests.e2e.test_capabilities_e2e import Background, wait_for
 from tests.web._flows import NO_HORIZONTAL_SCROLL, UNLABELLED, confirm_test_enable, open_server, ready_via_api
 from tests.web.conftest import PageErrors, login, new_context
 
@@ -386,3 +388,38 @@ def test_the_inbox_with_cards_fits_a_narrow_window_and_labels_every_control(
     finally:
         context.close()
     assert page_errors.messages == []
+
+
+def test_a_question_interrupted_by_a_restart_is_counted_and_its_call_can_be_retried(
+    browser: Browser, tmp_path: Path, caps_url: str, page_errors: PageErrors
+) -> None:
+    """R-6.3: after a restart the interrupted card waits for the user (badge, summary) until retried."""
+    with running_host(tmp_path) as host:
+        ready_capabilities(host, caps_url)
+        caller = Background(lambda: host.client.post(ASK, json={"arguments": {"question": "Before the restart?"}}))
+        wait_for(lambda: host.client.get("/api/interactions", params={"state": "pending"}).json()["interactions"])
+        host.proc.send_signal(signal.SIGTERM)
+        assert caller.result().status_code == 503
+        host.proc.wait(timeout=30)
+    with running_host(tmp_path) as host:
+        context = new_context(browser, host)
+        try:
+            page = context.new_page()
+            page_errors.watch(page)
+            login(page)
+            expect(page.locator("#inbox-count")).to_have_text("1 card waiting")
+            open_inbox(page)
+            expect(page.get_by_test_id("inbox-summary")).to_have_text("1 interrupted call can be retried.")
+            card = page.locator('article.interaction-card[data-state="interrupted"]')
+            card.get_by_role("button", name="Retry the call").click()
+            page.get_by_role("dialog").get_by_role("button", name="Re-send the call").click()
+            # The re-sent call asks again: a new question card, answered here, lets the retry finish.
+            again = page.locator('article.interaction-card[data-state="pending"]')
+            expect(again.locator("blockquote.server-message")).to_have_text("Before the restart?")
+            again.get_by_role("button", name="Decline").click()
+            expect(page.get_by_test_id("inbox-summary")).to_have_text("Nothing is waiting for you.")
+            expect(page.locator("#inbox-count")).to_be_hidden()
+        finally:
+            context.close()
+        closed = host.client.get("/api/interactions", params={"state": "interrupted"}).json()["interactions"]
+        assert [c["retry"]["done"] for c in closed] == [True]

@@ -122,11 +122,19 @@ export function createInbox(feed) {
   };
 }
 
-/** How many cards wait for an answer (approvals and questions; interrupted cards only offer a retry). */
+/** How many cards wait for the user: approvals, questions, and interrupted calls that offer a retry. */
 export function waitingCount(state, serverId = null) {
   if (!state) return 0;
   const mine = (item) => serverId === null || item.server_id === serverId;
-  return state.approvals.filter(mine).length + state.questions.filter(mine).length;
+  return state.approvals.filter(mine).length + state.questions.filter(mine).length + state.interrupted.filter(mine).length;
+}
+
+/** The one-line summary above the cards: what waits for an answer, and what can be retried. */
+function summaryText(answerable, interrupted) {
+  const parts = [];
+  if (answerable) parts.push(`${answerable} ${answerable === 1 ? "card is" : "cards are"} waiting for your answer.`);
+  if (interrupted) parts.push(`${interrupted} interrupted ${interrupted === 1 ? "call" : "calls"} can be retried.`);
+  return parts.length ? parts.join(" ") : "Nothing is waiting for you.";
 }
 
 /** Keep the count badge of the main navigation's Inbox link up to date. */
@@ -239,8 +247,7 @@ export function renderCards(container, { inbox, serverId = null, headingLevel = 
     const approvals = state.approvals.filter(mine);
     const questions = state.questions.filter(mine);
     const interrupted = state.interrupted.filter(mine);
-    const count = approvals.length + questions.length;
-    summary.textContent = count === 0 ? "Nothing is waiting for you." : `${count} ${count === 1 ? "card is" : "cards are"} waiting for you.`;
+    summary.textContent = summaryText(approvals.length + questions.length, interrupted.length);
     lists.approvals.update(approvals);
     lists.questions.update(questions);
     interruptedSection.hidden = interrupted.length === 0;
