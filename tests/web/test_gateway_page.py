@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -304,4 +305,8 @@ def test_the_snippets_are_the_readmes_forms_with_this_hosts_url(page: Page, host
     entry = stdio["mcpServers"]["mcp-center"]
     assert entry["args"][-2:] == ["--url", url]
     entry["args"] = entry["args"][:-2]
+    # The page fills in this installation's own program where README shows a path to replace.
+    program = Path(sys.executable).parent / "mcp-center"
+    assert entry["command"] == str(program)
+    entry["command"] = readme_stdio["mcpServers"]["mcp-center"]["command"]
     assert stdio == readme_stdio

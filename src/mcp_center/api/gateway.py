@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response
@@ -18,11 +21,23 @@ def _center(request: Request) -> McpCenter:
     return center
 
 
+def bridge_command() -> str | None:
+    """The absolute path of this installation's `mcp-center` program (for the stdio bridge's
+    `command`), or None when it cannot be found beside the running Python."""
+    candidate = Path(sys.executable).parent / "mcp-center"
+    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+
+
 @router.get("", summary="The gateway endpoint")
 async def info(request: Request) -> dict[str, Any]:
-    """Where MCP clients connect (`url`, Streamable HTTP) and how many tokens exist."""
+    """Where MCP clients connect (`url`, Streamable HTTP), how many tokens exist, and the
+    `bridge_command` a process-only client runs (`<it> gateway --stdio`; null if unknown)."""
     center = _center(request)
-    return {"url": f"{center.settings.base_url}/mcp", "tokens": len(center.gateway_tokens.list())}
+    return {
+        "url": f"{center.settings.base_url}/mcp",
+        "tokens": len(center.gateway_tokens.list()),
+        "bridge_command": bridge_command(),
+    }
 
 
 @router.get("/tokens", summary="List gateway tokens")

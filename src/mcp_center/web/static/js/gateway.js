@@ -37,7 +37,7 @@ export function gatewayUrl(info) {
  * client's syntax. Forms as in README.md: Claude Code's `claude mcp add`, Cursor's mcp.json, the
  * stdio bridge for clients that only spawn (its `--url` only when the host is not at the default).
  */
-export function snippets(url, token = null) {
+export function snippets(url, token = null, command = null) {
   const bridgeArgs = ["gateway", "--stdio", ...(url === BRIDGE_DEFAULT_URL ? [] : ["--url", url])];
   const json = (entry) => JSON.stringify({ mcpServers: { [SERVER_NAME]: entry } }, null, 2);
   return [
@@ -61,8 +61,10 @@ export function snippets(url, token = null) {
       key: "stdio",
       title: "Clients that only start a process (Claude Desktop): the stdio bridge",
       where: "In the client's configuration file; the bridge talks to this running host:",
-      text: json({ command: BRIDGE_COMMAND, args: bridgeArgs, env: { [TOKEN_VARIABLE]: token ?? "mcpg_..." } }),
-      hint: "Replace /path/to/mcp-center with where mcp-center is installed (`which mcp-center`).",
+      text: json({ command: command || BRIDGE_COMMAND, args: bridgeArgs, env: { [TOKEN_VARIABLE]: token ?? "mcpg_..." } }),
+      hint: command
+        ? "The command is this host's own mcp-center program: the client must run on this machine (elsewhere, use the URL and header above)."
+        : "Replace /path/to/mcp-center/.venv/bin/mcp-center with the path of the mcp-center program in your installation.",
     },
   ];
 }
@@ -95,6 +97,7 @@ function when(iso) {
 export function renderGateway(main) {
   let alive = true;
   let url = gatewayUrl({ url: `${window.location.origin}/mcp` });
+  let bridge = null; // this host's mcp-center program, once GET /api/gateway has said it
 
   const urlLine = h("code", { "data-testid": "gateway-url" }, url);
   const urlNote = h("p", { class: "hint", hidden: true });
@@ -153,7 +156,7 @@ export function renderGateway(main) {
     const fill = h("input", { type: "checkbox", id: fillId });
     const filled = h("div", { class: "filled-snippets", hidden: true });
     fill.addEventListener("change", () => {
-      if (fill.checked) replace(filled, snippets(url, field.value).map(snippetBlock));
+      if (fill.checked) replace(filled, snippets(url, field.value, bridge).map(snippetBlock));
       else replace(filled);
       filled.hidden = !fill.checked;
     });
@@ -278,6 +281,7 @@ export function renderGateway(main) {
       const info = await gateway.info();
       if (!alive) return;
       url = gatewayUrl(info);
+      bridge = info.bridge_command || null;
       urlLine.textContent = url;
       if (info.url !== url) {
         replace(urlNote, "mcp-center's configured address is ", h("code", {}, info.url), ": give clients the address they can reach.");
@@ -313,7 +317,7 @@ export function renderGateway(main) {
 
   const snippetsBox = h("div", { class: "snippets" });
   function drawSnippets() {
-    replace(snippetsBox, snippets(url).map(snippetBlock));
+    replace(snippetsBox, snippets(url, null, bridge).map(snippetBlock));
   }
   drawSnippets();
 
