@@ -204,6 +204,26 @@ async def test_a_credential_looking_argument_is_warned_without_repeating_it(api:
     assert all("hunter2" not in w["message"] and "abc.def" not in w["message"] for w in found)
 
 
+async def test_a_credential_in_a_plain_header_or_env_var_is_warned_not_repeated(
+    api: httpx2.AsyncClient,
+) -> None:
+    """R-1.5: only declared secrets are encrypted; a credential-looking plain value gets a warning."""
+    remote = {
+        "name": "Plain",
+        "transport": "streamable_http",
+        "url": "https://a.example/mcp",
+        "headers": {"X-Api-Key": "k-123456789", "X-Trace": "on"},
+    }
+    view = (await api.post(SERVERS, json=remote)).json()
+    found = [w["message"] for w in view["warnings"] if w["code"] == "CREDENTIAL_IN_PLAIN_FIELD"]
+    assert len(found) == 1 and "'X-Api-Key'" in found[0] and "k-123456789" not in found[0]
+    local = {"name": "Env", "transport": "stdio", "command": "x", "env": {"API_KEY": "v-1", "MODE": "fast"}}
+    view = (await api.post(SERVERS, json=local)).json()
+    assert [w["message"].split("'")[1] for w in view["warnings"] if w["code"] == "CREDENTIAL_IN_PLAIN_FIELD"] == [
+        "API_KEY"
+    ]
+
+
 async def test_the_oauth_callback_cannot_teach_the_redactor_arbitrary_text(api: httpx2.AsyncClient) -> None:
     await api.get("/oauth/callback", params={"code": "no server with id", "state": "bogus-state"})
     assert default_redactor.redact("no server with id 'x'") == "no server with id 'x'"

@@ -59,7 +59,7 @@ from mcp_center.errors import (
     ToolNotFound,
     TrustDigestMismatch,
 )
-from mcp_center.interchange.credentials import CREDENTIAL_IN_ARGS_MESSAGE, is_credential_value
+from mcp_center.interchange.credentials import CREDENTIAL_IN_ARGS_MESSAGE, is_credential_name, is_credential_value
 from mcp_center.models import ConnectionState, TransportKind
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import (
@@ -1273,6 +1273,16 @@ def _warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
                 "(check that this is the site you expect)",
             }
         )
+    for kind, label in (("env", "environment variable"), ("headers", "header")):
+        for name, value in (summary.get(kind) or {}).items():
+            if is_credential_name(name) or (isinstance(value, str) and is_credential_value(value)):
+                warnings.append(
+                    {
+                        "code": "CREDENTIAL_IN_PLAIN_FIELD",
+                        "message": f"the {label} '{name}' looks like a credential but is stored in plain text "
+                        "and shown in summaries and exports: make it a secret (write-only, encrypted)",
+                    }
+                )
     for i, arg in enumerate(summary.get("args") or []):
         if isinstance(arg, str) and is_credential_value(arg):
             warnings.append({"code": "CREDENTIAL_IN_ARGS", "message": f"argument {i + 1} {CREDENTIAL_IN_ARGS_MESSAGE}"})
