@@ -15,6 +15,8 @@ check that a secret a server echoes on stderr is redacted before anyone sees it.
 Flags:
     --broken-prompts: advertise prompts, but answer every `prompts/list` with a JSON-RPC error
         (a category whose refresh fails while the others work).
+    --deep-schema N: nest the `echo` tool's input schema N objects deep (valid JSON, beyond what a
+        strict parser accepts at a few hundred levels).
 """
 
 from __future__ import annotations
@@ -50,6 +52,16 @@ def _log(line: str) -> None:
 
 
 BROKEN_PROMPTS = "--broken-prompts" in sys.argv[1:]
+DEPTH = int(sys.argv[sys.argv.index("--deep-schema") + 1]) if "--deep-schema" in sys.argv else 0
+
+
+def _deep(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"x": schema}}
+    return schema
+
+
 PROMPTS_ERROR = {"code": -32603, "message": "prompts are broken on purpose"}
 
 
@@ -68,7 +80,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
     if method == "ping":
         return {}
     if method == "tools/list":
-        return {"tools": TOOLS}
+        return {"tools": [{**TOOLS[0], "inputSchema": _deep(DEPTH)}, *TOOLS[1:]] if DEPTH else TOOLS}
     if method == "tools/call":
         name = params.get("name")
         arguments = params.get("arguments") or {}

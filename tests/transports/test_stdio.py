@@ -491,3 +491,20 @@ async def test_a_raising_callback_does_not_break_the_transport(caplog: pytest.Lo
         async with Client(stdio, mode="legacy", cache=None) as client:
             assert text_of(await client.call_tool("echo", {"text": "still fine"})) == "still fine"
     assert any(record.getMessage() == "stdio.callback_failed" for record in caplog.records)
+
+
+@pytest.mark.anyio
+async def test_a_response_too_deep_to_read_fails_its_request_at_once_instead_of_timing_out() -> None:
+    """R-3.6, R-3.11: a tools/list answer nested past the parser's limit is an attributed error now."""
+    noise: list[str] = []
+    stdio = transport(script("raw_stdio.py", "--deep-schema", "400"), on_noise=noise.append)
+    with anyio.fail_after(10), kill_group_on_failure(stdio):
+        async with Client(stdio, mode="legacy", cache=None) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.list_tools()
+            assert caught.value.error.code == types.INTERNAL_ERROR
+            assert "could not read the server's response" in caught.value.error.message
+            assert "recursion limit" in caught.value.error.message
+            # The session stays usable: the next request is answered normally.
+            await client.send_ping()  # pyright: ignore[reportDeprecated]
+    assert len(noise) == 1

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import logging
 import os
 import shutil
@@ -45,6 +46,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from mcp_center.errors import ServerProtocolError, ServerUnreachable
 from mcp_center.models import ErrorReason
@@ -391,9 +393,12 @@ class StdioTransport:
         else:
             try:
                 message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-            except ValueError:  # pydantic's ValidationError: not JSON, or not JSON-RPC
+            except ValueError as exc:  # pydantic's ValidationError: not JSON, or not JSON-RPC
                 _notify(self._on_noise, _decode(line, self._max_stderr_line_bytes), "on_noise")
-                return True
+                answer = _unreadable_response(line, exc)
+                if answer is None:
+                    return True
+                message = answer
             item = SessionMessage(message)
         try:
             await read_send.send(item)
@@ -508,6 +513,35 @@ class StdioTransport:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+def _unreadable_response(line: bytes, exc: ValueError) -> mcp_types.JSONRPCError | None:
+    """An error answer for a response we cannot read but whose request we can name, else None.
+
+    A server's response that pydantic refuses (e.g. a tool schema nested deeper than its parser's
+    recursion limit) would otherwise be dropped as noise and its request would wait for the whole
+    call timeout. When the line is still a JSON-RPC response object with an id, its request fails at
+    once with INTERNAL_ERROR saying why (R-3.6, R-3.11: an attributed error, not a timeout).
+    """
+    try:
+        doc = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("jsonrpc") != "2.0" or "method" in doc:
+        return None
+    request_id = doc.get("id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not ("result" in doc or "error" in doc):
+        return None
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    why = str(errors[0].get("msg", "")) if errors else type(exc).__name__
+    return mcp_types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=mcp_types.ErrorData(
+            code=mcp_types.INTERNAL_ERROR,
+            message=f"mcp-center could not read the server's response: {why[:200]}",
+        ),
+    )
 
 
 class _LineSplitter:
