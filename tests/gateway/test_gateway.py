@@ -7,6 +7,7 @@ elicitation, logging, a prompt, a resource and a resource template. The agent si
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncGenerator
@@ -391,3 +392,19 @@ async def test_a_resource_template_two_servers_offer_is_scoped_so_each_can_be_re
         item = await client.read_resource("mcp-center+twin:demo://item/7")
     assert isinstance(item.contents[0], types.TextResourceContents)
     assert item.contents[0].text == "item 7"
+
+
+async def test_the_stdio_bridge_answers_a_line_it_cannot_forward_instead_of_leaving_the_client_waiting(
+    host: Host,
+) -> None:
+    """JSON-RPC 2.0: not JSON → -32700 with id null; a request that is not valid MCP → -32600 for its id."""
+    command = str(Path(sys.executable).parent / "mcp-center")
+    env = {**os.environ, "MCP_CENTER_GATEWAY_TOKEN": host.token}
+    lines = b'this is not json\n{"jsonrpc": "2.0", "id": 7, "method": 5}\n{"jsonrpc": "2.0", "method": 5}\n'
+    with anyio.fail_after(30):
+        done = await anyio.run_process(
+            [command, "gateway", "--stdio", "--url", f"{host.base}/mcp"], input=lines, env=env, check=False
+        )
+    answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32700), (7, -32600)]
+    assert done.returncode == 0, done.stderr.decode()

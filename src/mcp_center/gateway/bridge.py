@@ -9,6 +9,7 @@ spawned client shows up in the settings page like any other.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from typing import TextIO
@@ -26,6 +27,29 @@ logger = logging.getLogger(__name__)
 
 TIMEOUT = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=30.0)
 """Seconds; no read timeout: a call may wait minutes for a human approval."""
+
+
+def _refusal(line: str) -> str | None:
+    """The JSON-RPC error answer to a line that is not a valid message, or None when nothing may answer it.
+
+    Not JSON: -32700 Parse error with id null. A JSON object carrying an id: -32600 Invalid Request
+    for that id, so a client waiting on it is not left hanging. Anything else (a malformed
+    notification or response) gets no answer, as JSON-RPC 2.0 requires.
+    """
+    try:
+        doc = json.loads(line)
+    except (ValueError, RecursionError):
+        return _error_line(None, types.PARSE_ERROR, "Parse error: the line is not JSON")
+    if not isinstance(doc, dict):
+        return _error_line(None, types.INVALID_REQUEST, "Invalid Request: a message is a JSON object")
+    request_id = doc.get("id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or "method" not in doc:
+        return None
+    return _error_line(request_id, types.INVALID_REQUEST, "Invalid Request: not a valid MCP JSON-RPC request")
+
+
+def _error_line(request_id: int | str | None, code: int, message: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
 
 async def bridge_stdio(url: str, token: str, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
@@ -64,6 +88,10 @@ async def bridge_stdio(url: str, token: str, *, stdin: TextIO | None = None, std
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 except ValidationError:
                     logger.warning("gateway.bridge_bad_line")
+                    refusal = _refusal(line)
+                    if refusal is not None:
+                        await sink.write(refusal + "\n")
+                        await sink.flush()
                     continue
                 await write.send(SessionMessage(message))
         tg.cancel_scope.cancel()
