@@ -8,6 +8,7 @@ serves one there.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -166,3 +167,22 @@ def test_the_login_and_the_first_screens_work_with_the_keyboard_alone(browser: B
         expect(page.get_by_label("Command")).to_have_value("uvx")
     finally:
         context.close()
+
+
+def test_a_deep_link_opened_while_logged_out_is_where_the_login_lands(page: Page, host: Host) -> None:
+    created = host.client.post(
+        "/api/mcp/servers", json={"name": "Echo", "transport": "sse", "url": "https://a.example/sse"}
+    )
+    assert created.status_code == 201, created.text
+    page.goto("/#/servers/echo/config")
+    expect(page).to_have_url(re.compile(r"/login#/servers/echo/config$"))
+    page.get_by_label("Admin token").fill(ADMIN_TOKEN)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Echo")).to_be_visible()
+    sections = page.get_by_role("navigation", name="Server sections")
+    expect(sections.get_by_role("link", name="Configuration")).to_have_attribute("aria-current", "page")
+    # Nothing but an in-page route is ever carried into the form's address.
+    page.context.clear_cookies()
+    page.goto("/login#javascript:alert(1)")
+    expect(page.get_by_role("button", name="Log in")).to_be_visible()
+    assert page.locator("form[action^='/login']").get_attribute("action") == "/login"
