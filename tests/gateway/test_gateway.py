@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -408,3 +408,29 @@ async def test_the_stdio_bridge_answers_a_line_it_cannot_forward_instead_of_leav
     answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32700), (7, -32600)]
     assert done.returncode == 0, done.stderr.decode()
+
+
+def test_only_a_server_entering_or_leaving_ready_asks_clients_to_relist_prompts_and_resources() -> None:
+    """R-8.1: list_changed is forwarded when the listed set can have changed, not on every status event."""
+    from mcp_center.gateway import Gateway
+    from mcp_center.service import McpCenter
+
+    gateway = Gateway(cast(McpCenter, object()))  # the constructor only keeps the host
+
+    def status(server_id: str, state: str) -> dict[str, Any]:
+        return {"type": "server.status", "server_id": server_id, "status": {"state": state}}
+
+    steps = [
+        (status("a", "connecting"), False),
+        (status("a", "ready"), True),
+        (status("a", "ready"), False),
+        (status("b", "ready"), True),
+        (status("a", "error"), True),
+        (status("a", "connecting"), False),
+        (status("a", "error"), False),
+        (status("a", "ready"), True),
+        ({"type": "server.status", "server_id": "a"}, True),
+    ]
+    assert [gateway._readiness_changed(event) for event, _ in steps] == [  # pyright: ignore[reportPrivateUsage]
+        expected for _, expected in steps
+    ]

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.abc
@@ -98,6 +98,8 @@ class Gateway:
     def __init__(self, center: McpCenter) -> None:
         self.center = center
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self._ready: set[str] = set()
+        """Ids of the servers last reported `ready` (their prompts and resources are listed)."""
         self._tg: anyio.abc.TaskGroup | None = None
         self.server: Server[Any] = _GatewayServer(
             "mcp-center",
@@ -156,10 +158,32 @@ class Gateway:
                     methods.add(_LIST_CHANGED["tools"])
                 if event["type"] == "server.catalog":
                     methods.update(_LIST_CHANGED[c] for c in event.get("categories", []) if c != "tools")
-                if event["type"] in {"server.status", "events.dropped"}:
+                if event["type"] == "events.dropped" or (
+                    event["type"] == "server.status" and self._readiness_changed(event)
+                ):
+                    # A server entering or leaving `ready` adds or removes its prompts and resources.
                     methods.update({_LIST_CHANGED["prompts"], _LIST_CHANGED["resources"]})
                 for method in sorted(methods):
                     await self._notify_all(method)
+
+    def _readiness_changed(self, event: Mapping[str, Any]) -> bool:
+        """Track which servers are `ready`; True when this `server.status` event changed that.
+
+        Other transitions (connecting → error, a repeated status) change nothing an agent can list,
+        so clients are not asked to re-list prompts and resources for them.
+        """
+        server_id = event.get("server_id")
+        status = event.get("status")
+        if not isinstance(server_id, str) or not isinstance(status, Mapping):
+            return True  # unknown shape: tell clients, as before
+        ready = cast(Mapping[str, Any], status).get("state") == "ready"
+        if ready == (server_id in self._ready):
+            return False
+        if ready:
+            self._ready.add(server_id)
+        else:
+            self._ready.discard(server_id)
+        return True
 
     def _on_log(self, server_id: str, params: types.LoggingMessageNotificationParams) -> None:
         if self._tg is None or not self._connections:
