@@ -171,3 +171,28 @@ def test_an_approvals_table_at_80_columns_shows_whole_ids() -> None:
     narrow = Console(width=80, record=True)
     narrow.print(cli._approvals_table([item]))  # pyright: ignore[reportPrivateUsage]
     assert approval_id in narrow.export_text()
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("http://gateway.example:8765/mcp", "refusing to send the gateway token over plain http to gateway.example"),
+        ("http://10.0.0.5/mcp", "refusing to send the gateway token over plain http to 10.0.0.5"),
+        ("ftp://127.0.0.1/mcp", "must be an http(s) URL"),
+        ("127.0.0.1:8765/mcp", "must be an http(s) URL"),
+    ],
+)
+def test_the_stdio_bridge_never_sends_its_token_in_clear_beyond_this_machine(
+    tmp_path: Path, url: str, says: str
+) -> None:
+    """R-7.2: the bridge refuses before connecting; the token is never printed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(
+        MCP_CENTER_DATA_DIR=str(tmp_path), MCP_CENTER_GATEWAY_TOKEN="mcpg_secret-bridge-token-0123", COLUMNS="200"
+    )
+    done = subprocess.run(
+        [CLI, "gateway", "--stdio", "--url", url], input="", capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 2
+    assert says in done.stderr
+    assert "mcpg_secret" not in done.stderr + done.stdout

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
+from urllib.parse import urlsplit
 
 import anyio
 import typer
@@ -837,6 +838,18 @@ def gateway(
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     install_log_redaction()
     target = url or f"{_host_url(_settings(data_dir))}/mcp"
+    parts = urlsplit(target)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        err.print(
+            f"error: --url must be an http(s) URL of the gateway, e.g. http://127.0.0.1:8765/mcp (got {target!r})"
+        )
+        raise typer.Exit(2)
+    if parts.scheme == "http" and parts.hostname not in {"127.0.0.1", "localhost", "::1"}:
+        err.print(
+            f"error: refusing to send the gateway token over plain http to {parts.hostname}: "
+            "use https, or a loopback address (R-7.2)"
+        )
+        raise typer.Exit(2)
     try:
         anyio.run(bridge_stdio, target, token)
     except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
