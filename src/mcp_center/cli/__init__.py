@@ -847,7 +847,7 @@ def gateway(
     if parts.scheme == "http" and parts.hostname not in {"127.0.0.1", "localhost", "::1"}:
         err.print(
             f"error: refusing to send the gateway token over plain http to {parts.hostname}: "
-            "use https, or a loopback address (R-7.2)"
+            "use https, or a loopback address"
         )
         raise typer.Exit(2)
     try:
