@@ -156,10 +156,20 @@ def test_thousands_of_tools_a_1_mb_description_and_a_deep_schema_keep_the_page_u
     page.goto(f"/#/servers/{sid}/tools")
     expect(page.locator('li.tool[data-tool="t1999"]')).to_be_attached(timeout=30_000)
     assert time.monotonic() - started < 20
+    # Schemas and playgrounds exist only once opened: 2,000 closed tools carry neither.
+    assert page.locator("li.tool form").count() == 0
+    assert page.locator("li.tool details pre").count() == 0
+    # The filter narrows 2,000 tools to the one asked for.
+    page.get_by_label("Filter tools").fill("deep")
+    expect(page.locator("li.tool:visible")).to_have_count(1)
+    expect(page.get_by_text("1 of")).to_contain_text("tools match")
     deep = page.locator('li.tool[data-tool="deep"]')
     deep.get_by_text("Input schema").click()
+    expect(deep.locator("details pre")).to_contain_text('"properties"')
     deep.get_by_text("Call playground").click()
     expect(deep.get_by_role("form", name="Call deep")).to_be_visible()
+    page.get_by_label("Filter tools").fill("")
+    expect(page.locator('li.tool[data-tool="t1999"]')).to_be_visible()
     page.set_viewport_size({"width": 360, "height": 700})
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
     assert_clean(page, "big catalog")

@@ -321,17 +321,59 @@ export async function renderTools(container, view, { onPermissionsChanged }) {
         tool.description ? h("p", { class: "description" }, tool.description) : null,
         hintBadges(tool),
         policyPicker(view, tool, { onPermissionsChanged, onReload: () => reloadTools(container, view.id, tool.name, { onPermissionsChanged }) }),
-        h("details", {}, h("summary", {}, "Input schema"), h("pre", {}, pretty(tool.inputSchema))),
+        lazyDetails({}, "Input schema", () => h("pre", {}, pretty(tool.inputSchema))),
         tool.enabled
-          ? h("details", { class: "try" }, h("summary", {}, "Call playground"), playground(view, tool))
+          ? lazyDetails({ class: "try" }, "Call playground", () => playground(view, tool))
           : h("p", { class: "muted" }, "Disabled: agents do not see it and calls are refused."),
       ),
     );
   });
+  const list = h("ul", { class: "tools" }, items);
   replace(
     container,
     h("p", { class: "hint" }, `${tools.length} tools. Annotations are the server's own hints: mcp-center shows them but treats every tool as able to change things.`),
     catalog ? quarantineNotice(catalog.quarantined, { only: "tools" }) : null,
-    h("ul", { class: "tools" }, items),
+    tools.length > FILTER_FROM ? toolFilter(tools, items) : null,
+    list,
   );
+}
+
+/** Tools from which on the tab offers a filter box. */
+const FILTER_FROM = 12;
+
+/** A search box that shows only the tools whose name, title or description contain its text. */
+function toolFilter(tools, items) {
+  const id = uid("tool-filter");
+  const input = h("input", { id, type: "search", autocomplete: "off", spellcheck: "false", placeholder: "name, title or description" });
+  const count = h("span", { class: "hint", "aria-live": "polite" });
+  const haystacks = tools.map((tool) => `${tool.name}\n${tool.title || ""}\n${tool.description || ""}`.toLowerCase());
+  let timer = null;
+  const apply = () => {
+    const needle = input.value.trim().toLowerCase();
+    let shown = 0;
+    items.forEach((item, i) => {
+      const match = !needle || haystacks[i].includes(needle);
+      if (item.hidden === match) item.hidden = !match; // touch only what changes: each change costs a layout
+      if (match) shown += 1;
+    });
+    count.textContent = needle ? `${shown} of ${tools.length} tools match.` : "";
+  };
+  // One filtering pass after typing pauses, not one per key (a long catalog lays out slowly).
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(apply, 150);
+  });
+  return h("div", { class: "field tool-filter" }, h("label", { for: id }, "Filter tools"), input, count);
+}
+
+/**
+ * A `<details>` whose body is built the first time it is opened: a server with thousands of tools
+ * draws its list fast, and only the schemas and playgrounds the user opens exist in the page.
+ */
+function lazyDetails(attrs, summary, build) {
+  const details = h("details", attrs, h("summary", {}, summary));
+  details.addEventListener("toggle", () => {
+    if (details.open && details.children.length === 1) details.append(build());
+  });
+  return details;
 }
