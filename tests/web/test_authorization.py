@@ -23,7 +23,7 @@ from playwright.sync_api import BrowserContext, Page, Response, Route, expect
 from tests.e2e.conftest import ADMIN_TOKEN, Host
 from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
-from tests.web._flows import open_server
+from tests.web._flows import NO_HORIZONTAL_SCROLL, open_server
 from tests.web.conftest import login
 
 pytestmark = pytest.mark.browser
@@ -313,11 +313,11 @@ def test_the_authorization_tab_fits_a_narrow_window_and_works_from_the_keyboard(
     page.keyboard.press("Enter")
     open_button = page.get_by_role("button", name="Open the sign-in page")
     expect(open_button).to_be_focused()
-    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    assert page.evaluate(NO_HORIZONTAL_SCROLL)
     with context.expect_page():
         page.keyboard.press("Enter")
     expect(page.locator('.auth-result [data-result="ok"]')).to_contain_text("Authorized")
-    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    assert page.evaluate(NO_HORIZONTAL_SCROLL)
 
 
 def test_the_callback_page_never_shows_the_code_and_strips_it_from_the_address(host: Host, fakes: Fakes) -> None:

@@ -22,7 +22,7 @@ from playwright.sync_api import BrowserContext, Page, Response, expect
 
 from tests.e2e.conftest import Host
 from tests.e2e.test_capabilities_e2e import Background, pending_card
-from tests.web._flows import ready_via_api
+from tests.web._flows import NO_HORIZONTAL_SCROLL, ready_via_api
 from tests.web.conftest import login
 
 pytestmark = pytest.mark.browser
@@ -171,7 +171,7 @@ def test_thousands_of_tools_a_1_mb_description_and_a_deep_schema_keep_the_page_u
     page.get_by_label("Filter tools").fill("")
     expect(page.locator('li.tool[data-tool="t1999"]')).to_be_visible()
     page.set_viewport_size({"width": 360, "height": 700})
-    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    assert page.evaluate(NO_HORIZONTAL_SCROLL)
     assert_clean(page, "big catalog")
 
 

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_center.api.errors import error_response
 from mcp_center.errors import AdminAuthRequired, CenterError, RequestTooLarge
+from mcp_center.secrets import presented_bearer
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -119,8 +120,7 @@ _WRONG_TOKEN_MESSAGE = (
 
 def _auth_message(authorization: str | None) -> str:
     """Tell a missing admin token from a wrong one; never echo what was sent (R-7.1)."""
-    scheme, _, value = (authorization or "").partition(" ")
-    return _WRONG_TOKEN_MESSAGE if scheme.lower() == "bearer" and value.strip() else _AUTH_MESSAGE
+    return _WRONG_TOKEN_MESSAGE if presented_bearer(authorization) is not None else _AUTH_MESSAGE
 
 
 class AdminAuth:
@@ -138,8 +138,7 @@ class AdminAuth:
 
     def authorizes(self, authorization: str) -> bool:
         """True when an `Authorization` header value is `Bearer <admin token>` (scheme case-insensitive)."""
-        scheme, _, value = authorization.partition(" ")
-        return scheme.lower() == "bearer" and self.check(value.strip())
+        return self.check(presented_bearer(authorization))
 
     async def __call__(self, request: Request) -> None:
         if request.scope.get(SESSION_AUTH_KEY) is True:

@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_center.gateway.server import Gateway
+from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
 
 __all__ = ["GATEWAY_PATH", "GatewayEndpoint"]
@@ -120,12 +121,11 @@ class GatewayEndpoint:
         except Exception:  # one session that cannot be ended must not stop the others
             logger.exception("gateway.session_end_failed")
 
-    def _refusal(self, header: str) -> str:
-        """Why a request was refused, in words that tell a missing token from a wrong one (never echoing it)."""
-        scheme, _, presented = header.partition(" ")
-        presented = presented.strip()
+    def _refusal(self, presented: str | None) -> str:
+        """Why a request with the bearer credential `presented` (None: none) was refused, in words that
+        tell a missing token from a wrong one (never echoing it)."""
         how = "create one with 'mcp-center gateway token create NAME' or on the settings page's Gateway page"
-        if scheme.lower() != "bearer" or not presented:
+        if presented is None:
             return f"GATEWAY_AUTH_REQUIRED: send 'Authorization: Bearer <gateway token>' ({how})"
         if self._admin_token and hmac.compare_digest(presented.encode(), self._admin_token.encode()):
             return f"GATEWAY_AUTH_REQUIRED: the admin token is not accepted by the gateway; use a gateway token ({how})"
@@ -134,16 +134,12 @@ class GatewayEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        header = ""
-        for name, value in scope.get("headers", []):
-            if name == b"authorization":
-                header = value.decode("latin-1")
-                break
-        scheme, _, presented = header.partition(" ")
-        token_id = self._tokens.identify(presented.strip()) if scheme.lower() == "bearer" else None
+        header = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"authorization"), None)
+        presented = presented_bearer(header)
+        token_id = self._tokens.identify(presented)
         if token_id is None:
             response = JSONResponse(
-                {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": self._refusal(header)}},
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": self._refusal(presented)}},
                 status_code=401,
                 headers={"WWW-Authenticate": 'Bearer realm="mcp-center gateway"'},
             )

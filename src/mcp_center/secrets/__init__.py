@@ -1,5 +1,6 @@
 """Secrets: key loading, envelope encryption, keyed fingerprints, redaction. Knows nothing of storage."""
 
+from mcp_center.secrets.bearer import presented_bearer
 from mcp_center.secrets.cipher import SecretCipher
 from mcp_center.secrets.ids import SecretKind, secret_id, server_prefix
 from mcp_center.secrets.keyfiles import decode_key, load_or_create_admin_token, load_or_create_key, read_admin_token
@@ -15,6 +16,7 @@ __all__ = [
     "install_log_redaction",
     "load_or_create_admin_token",
     "load_or_create_key",
+    "presented_bearer",
     "read_admin_token",
     "secret_id",
     "server_prefix",
