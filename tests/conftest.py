@@ -6,7 +6,7 @@ are generated per test, and the host environment's `MCP_CENTER_*` variables are 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 
 import httpx2
@@ -16,6 +16,7 @@ from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.secrets import install_log_redaction
 from mcp_center.service import McpCenter
+from tests.e2e.conftest import running_echo_http
 
 ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
 
@@ -25,6 +26,14 @@ install_log_redaction()
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def caps_url() -> Iterator[str]:
+    """The capability server (`tests/servers/capabilities.py`: prompts, resources, `record`, `ask`...)
+    over Streamable HTTP on loopback; yields its /mcp URL and stops it afterwards."""
+    with running_echo_http("tests.servers.run_capabilities") as url:
+        yield url
 
 
 @pytest.fixture

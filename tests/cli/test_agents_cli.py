@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.e2e.conftest import ADMIN_TOKEN, running_echo_http, running_host
+from tests.e2e.conftest import ADMIN_TOKEN, running_host
 
 CLI = str(Path(sys.executable).parent / "mcp-center")
 
@@ -29,12 +28,6 @@ def run(data_dir: Path, *args: str, token: bool = False) -> subprocess.Completed
     if token:
         env["MCP_CENTER_ADMIN_TOKEN"] = ADMIN_TOKEN
     return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=60, check=False)
-
-
-@pytest.fixture
-def caps_url() -> Iterator[str]:
-    with running_echo_http("tests.servers.run_capabilities") as url:
-        yield url
 
 
 def _enable_in_process(data: Path, url: str) -> None:

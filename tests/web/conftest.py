@@ -63,14 +63,6 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 
 
 @pytest.fixture
-def caps_url() -> Iterator[str]:
-    """The capability server (`tests/servers/capabilities.py`: prompts, resources, `record`, `ask`...)
-    over Streamable HTTP on loopback; yields its /mcp URL."""
-    with running_echo_http("tests.servers.run_capabilities") as url:
-        yield url
-
-
-@pytest.fixture
 def host(tmp_path: Path) -> Iterator[Host]:
     """A real `mcp-center serve` on a free loopback port (admin token `ADMIN_TOKEN`)."""
     with running_host(tmp_path) as running:
