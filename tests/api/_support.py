@@ -6,6 +6,7 @@ The API tests drive the real FastAPI app in process (`httpx2.ASGITransport`) aga
 
 from __future__ import annotations
 
+import logging
 import re
 import socket
 from collections.abc import AsyncGenerator, Generator
@@ -25,6 +26,7 @@ from tests.conftest import ADMIN_TOKEN
 __all__ = [
     "ADMIN_TOKEN",
     "BASE_URL",
+    "Captured",
     "api_client",
     "api_routes",
     "assert_envelope",
@@ -186,3 +188,15 @@ def api_routes(app: FastAPI) -> list[tuple[str, str]]:
         for method, path in declared_routes(app)
         if path.startswith("/api") and (method, path) not in STREAMING_ROUTES
     )
+
+
+class Captured:
+    """Every response and log record seen during the test."""
+
+    def __init__(self) -> None:
+        self.responses: list[tuple[str, httpx2.Response]] = []
+        self.records: list[logging.LogRecord] = []
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        await response.aread()
+        self.responses.append((f"{response.request.method} {response.request.url.path}", response))

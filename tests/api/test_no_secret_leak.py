@@ -19,7 +19,6 @@ import hashlib
 import logging
 import sys
 import uuid
-from collections.abc import AsyncGenerator, Generator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -28,13 +27,10 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_center.api import create_api
 from mcp_center.config import Settings
-from mcp_center.service import McpCenter
 from tests.api._support import (
-    ADMIN_TOKEN,
-    BASE_URL,
     STEP_TIMEOUT_S,
+    Captured,
     assert_error,
     closed_port_url,
     remote_body,
@@ -89,58 +85,6 @@ NEEDLES: dict[str, bytes] = {"root": ROOT.encode()} | {
 def leaks(where: str, blob: bytes | str) -> list[str]:
     data = blob.encode("utf-8", "backslashreplace") if isinstance(blob, str) else blob
     return [f"{where}: {name}" for name, needle in NEEDLES.items() if needle in data]
-
-
-class Captured:
-    """Every response and log record seen during the test."""
-
-    def __init__(self) -> None:
-        self.responses: list[tuple[str, httpx2.Response]] = []
-        self.records: list[logging.LogRecord] = []
-
-    async def on_response(self, response: httpx2.Response) -> None:
-        await response.aread()
-        self.responses.append((f"{response.request.method} {response.request.url.path}", response))
-
-
-@pytest.fixture
-def captured(caplog: pytest.LogCaptureFixture) -> Generator[Captured]:
-    """Capture responses (via the client's hook) and every log record of every logger at DEBUG.
-
-    caplog sees what propagates to the root logger; the record factory also sees records of
-    loggers that do not propagate, as they are created (after the host's redaction factory).
-    """
-    capture = Captured()
-    caplog.set_level(logging.DEBUG)
-    for name, existing in list(logging.root.manager.loggerDict.items()):
-        if isinstance(existing, logging.Logger):
-            caplog.set_level(logging.DEBUG, logger=name)
-    previous = logging.getLogRecordFactory()
-
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = previous(*args, **kwargs)
-        capture.records.append(record)
-        return record
-
-    logging.setLogRecordFactory(factory)
-    try:
-        yield capture
-    finally:
-        logging.setLogRecordFactory(previous)
-    capture.records.extend(caplog.records)
-
-
-@pytest.fixture
-async def client(center: McpCenter, settings: Settings, captured: Captured) -> AsyncGenerator[httpx2.AsyncClient]:
-    app = create_api(settings, ADMIN_TOKEN)
-    app.state.center = center
-    async with httpx2.AsyncClient(
-        transport=httpx2.ASGITransport(app=app),
-        base_url=BASE_URL,
-        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
-        event_hooks={"response": [captured.on_response]},
-    ) as opened:
-        yield opened
 
 
 async def expect(response: httpx2.Response, *statuses: int) -> dict[str, Any]:

@@ -12,7 +12,7 @@ or PKCE verifier, in plain, URL-encoded or base64 form.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,11 +20,9 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_center.api import create_api
 from mcp_center.config import Settings
-from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, BASE_URL, STEP_TIMEOUT_S
-from tests.api.test_no_secret_leak import Captured, forms
+from tests.api._support import STEP_TIMEOUT_S, Captured
+from tests.api.test_no_secret_leak import forms
 from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
 
@@ -33,42 +31,6 @@ pytestmark = pytest.mark.anyio
 SERVERS = "/api/mcp/servers"
 CONFIGURED_SECRET = "configured-client-secret-" + "a1b2c3d4e5f6"
 MACHINE_SECRET = "machine-client-secret-" + "f6e5d4c3b2a1"
-
-
-@pytest.fixture
-def captured(caplog: pytest.LogCaptureFixture) -> Generator[Captured]:
-    """Every log record of every logger at DEBUG, as it is created (see test_no_secret_leak)."""
-    capture = Captured()
-    caplog.set_level(logging.DEBUG)
-    for name, existing in list(logging.root.manager.loggerDict.items()):
-        if isinstance(existing, logging.Logger):
-            caplog.set_level(logging.DEBUG, logger=name)
-    previous = logging.getLogRecordFactory()
-
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = previous(*args, **kwargs)
-        capture.records.append(record)
-        return record
-
-    logging.setLogRecordFactory(factory)
-    try:
-        yield capture
-    finally:
-        logging.setLogRecordFactory(previous)
-    capture.records.extend(caplog.records)
-
-
-@pytest.fixture
-async def client(center: McpCenter, settings: Settings, captured: Captured) -> AsyncGenerator[httpx2.AsyncClient]:
-    app = create_api(settings, ADMIN_TOKEN)
-    app.state.center = center
-    async with httpx2.AsyncClient(
-        transport=httpx2.ASGITransport(app=app),
-        base_url=BASE_URL,
-        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
-        event_hooks={"response": [captured.on_response]},
-    ) as opened:
-        yield opened
 
 
 @contextmanager
