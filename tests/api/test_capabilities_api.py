@@ -17,6 +17,7 @@ from tests.conftest import Settings
 from tests.servers.capabilities import Upstream
 from tests.service._capabilities import capability_server, next_event
 from tests.support.loopback import serve_loopback
+from tests.support.results import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -35,10 +36,6 @@ async def _ready(api: httpx2.AsyncClient, url: str, **extra: Any) -> dict[str, A
 
 async def _post(client: httpx2.AsyncClient, path: str, body: dict[str, Any]) -> None:
     await client.post(path, json=body)
-
-
-def _text(result: dict[str, Any]) -> str:
-    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
 
 
 async def test_the_tool_list_comes_in_every_format_with_its_alias_table(
@@ -79,7 +76,7 @@ async def test_an_agent_call_waits_for_approval_and_a_decision_releases_it(
             decided = await api.post(f"/api/approvals/{approval['id']}", json={"decision": "approve"})
             assert decided.json()["state"] == "approved"
         assert responses[0].status_code == 200, responses[0].text
-        assert _text(responses[0].json()) == "recorded yes"
+        assert text_of(responses[0].json()) == "recorded yes"
         assert_error(
             await api.post(f"/api/approvals/{approval['id']}", json={"decision": "deny"}), 409, "MCP_APPROVAL_CLOSED"
         )

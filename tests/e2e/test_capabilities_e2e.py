@@ -22,6 +22,7 @@ import pytest
 from mcp_center.registry import TOOL_NAME_PATTERN
 from tests.e2e.conftest import EVERYTHING, Host, running_host
 from tests.e2e.test_real_servers import _check, enable_through_api  # pyright: ignore[reportPrivateUsage]
+from tests.support.results import text_of
 
 pytestmark = pytest.mark.e2e
 
@@ -69,10 +70,6 @@ def pending_card(host: Host) -> dict[str, Any]:
     return wait_for(
         lambda: _check(host.client.get("/api/interactions", params={"state": "pending"}), 200)["interactions"]
     )
-
-
-def text_of(result: dict[str, Any]) -> str:
-    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
 
 
 def test_server_everything_tools_prompts_resources_and_approvals_through_the_api(host: Host) -> None:

@@ -26,6 +26,7 @@ from mcp_center.registry import TOOL_NAME_PATTERN
 from mcp_center.service import McpCenter
 from tests.servers.capabilities import ODD_NAMES, Upstream
 from tests.service._capabilities import capability_server, next_event, ready, remote
+from tests.support.results import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -34,10 +35,6 @@ pytestmark = pytest.mark.anyio
 async def caps() -> AsyncGenerator[tuple[str, Upstream]]:
     async with capability_server() as served:
         yield served
-
-
-def _text(result: dict[str, Any]) -> str:
-    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
 
 
 async def test_tools_of_two_servers_that_collide_after_mapping_get_unique_names_that_reach_the_right_tool(
@@ -62,7 +59,7 @@ async def test_tools_of_two_servers_that_collide_after_mapping_get_unique_names_
             assert aliases[name]["verbatim"] is False
             with anyio.fail_after(10):
                 result = await center.call_agent_tool(name, {})
-            assert _text(result) == f"{server_id}-server ran {tool}"
+            assert text_of(result) == f"{server_id}-server ran {tool}"
         again = await center.agent_tools("openai")
         assert again["aliases"] == aliases
 
@@ -107,7 +104,7 @@ async def test_an_approved_agent_call_reaches_the_server_once(caps: tuple[str, U
             assert [a["id"] for a in center.list_approvals()] == [created["id"]]
             assert upstream.calls == []
             center.decide_approval(created["id"], "approve")
-    assert _text(outcome[0]) == "recorded go"
+    assert text_of(outcome[0]) == "recorded go"
     assert upstream.calls == ["go"]
     assert center.list_approvals() == []
     assert center.get_approval(created["id"])["state"] == "approved"
@@ -166,7 +163,7 @@ async def test_cancelling_a_call_while_it_waits_for_approval_never_reaches_the_s
     assert outcome[0].code == "MCP_CALL_CANCELLED"
     assert center.list_approvals(include_closed=True)[0]["state"] == "cancelled"
     assert upstream.calls == []
-    assert _text(await center.call_tool("caps", "echo", {"text": "still usable"})) == "still usable"
+    assert text_of(await center.call_tool("caps", "echo", {"text": "still usable"})) == "still usable"
 
 
 async def test_a_caller_that_goes_away_cancels_its_approval(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -186,7 +183,7 @@ async def test_policies_allow_and_deny_skip_the_approval(caps: tuple[str, Upstre
     url, upstream = caps
     await ready(center, remote("caps", url, tool_policies={"record": "deny", "echo": "allow"}))
     with anyio.fail_after(10):
-        assert _text(await center.call_agent_tool("mcp__caps__echo", {"text": "hi"})) == "hi"
+        assert text_of(await center.call_agent_tool("mcp__caps__echo", {"text": "hi"})) == "hi"
         with pytest.raises(ToolDenied) as denied:
             await center.call_agent_tool("mcp__caps__record", {"note": "x"})
     assert denied.value.details["policy"] == "deny"
@@ -214,7 +211,7 @@ async def test_a_user_initiated_call_needs_no_approval(caps: tuple[str, Upstream
     url, upstream = caps
     await ready(center, remote("caps", url))
     with anyio.fail_after(10):
-        assert _text(await center.call_tool("caps", "record", {"note": "me"})) == "recorded me"
+        assert text_of(await center.call_tool("caps", "record", {"note": "me"})) == "recorded me"
     assert center.list_approvals(include_closed=True) == []
     assert upstream.calls == ["me"]
 

@@ -28,6 +28,7 @@ from mcp_center.service import McpCenter
 from mcp_center.store import CallRef, InteractionRecord, JsonInteractionStore
 from tests.servers.capabilities import Upstream
 from tests.service._capabilities import capability_server, next_event, ready, remote
+from tests.support.results import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -38,10 +39,6 @@ DEFAULTS = {"name": "Ada", "age": 36, "score": 9.5, "status": "active", "verifie
 async def caps() -> AsyncGenerator[tuple[str, Upstream]]:
     async with capability_server() as served:
         yield served
-
-
-def _text(result: dict[str, Any]) -> str:
-    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
 
 
 async def _with_card(
@@ -92,7 +89,7 @@ async def test_a_card_answered_with_the_defaults_resumes_the_call(
     assert {f["name"]: f["secret"] for f in seen["fields"]}["password"] is True
     assert upstream.elicited == [{"action": "accept", "content": DEFAULTS}]
     assert isinstance(result, dict)
-    assert _text(result).startswith("accept: ")
+    assert text_of(result).startswith("accept: ")
     [card] = await center.list_interactions()
     assert card["state"] == "accepted"
     assert card["delivered"] is True
@@ -112,7 +109,7 @@ async def test_a_declined_or_cancelled_card_tells_the_server(
     [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
     assert upstream.elicited == [{"action": action, "content": None}]
     assert isinstance(result, dict)
-    assert _text(result) == f"{action}: None"
+    assert text_of(result) == f"{action}: None"
     [card] = await center.list_interactions()
     assert card["state"] == ("declined" if action == "decline" else "cancelled")
     assert card["calls"][0]["caller"] == "user"
@@ -127,7 +124,7 @@ async def test_url_mode_is_declined_explicitly_and_leaves_a_closed_card(
     await ready(center, remote("caps", url))
     with anyio.fail_after(10):
         result = await center.call_tool("caps", "ask_url", {})
-    assert _text(result) == "url: decline"
+    assert text_of(result) == "url: decline"
     assert upstream.elicited == [{"action": "decline", "mode": "url"}]
     [card] = await center.list_interactions()
     assert (card["mode"], card["state"], card["url_origin"]) == ("url", "declined", "https://example.com")
@@ -140,7 +137,7 @@ async def test_a_schema_that_is_not_a_flat_form_is_declined_with_the_reason(
     await ready(center, remote("caps", caps[0]))
     with anyio.fail_after(10):
         result = await center.call_tool("caps", "ask_nested", {})
-    assert _text(result) == "nested: decline"
+    assert text_of(result) == "nested: decline"
     [card] = await center.list_interactions()
     assert card["state"] == "declined"
     assert "property 'address'" in card["reason"]
@@ -157,7 +154,7 @@ async def test_the_call_deadline_pauses_while_a_card_is_pending(caps: tuple[str,
 
     [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
     assert isinstance(result, dict)
-    assert "'name': 'Grace'" in _text(result)
+    assert "'name': 'Grace'" in text_of(result)
 
 
 async def test_the_deadline_runs_again_after_the_answer(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -219,7 +216,7 @@ async def test_a_card_pending_when_the_host_stops_fails_its_call_and_survives_th
 
         [retried] = await _with_card(center, lambda: center.answer_interaction(card["id"], "retry"), answer)
         assert isinstance(retried, dict)
-        assert _text(retried["result"]) == "decline: None"
+        assert text_of(retried["result"]) == "decline: None"
         assert retried["interaction"]["retry"]["done"] is True
         assert retried["interaction"]["retry"]["outcome"] == "ok"
         assert upstream.calls == ["ask:Q", "ask:Q"]
@@ -270,7 +267,7 @@ async def test_an_unanswered_card_expires_and_the_server_gets_cancel(
         await ready(center, remote("caps", url))
         with anyio.fail_after(10):
             result = await center.call_tool("caps", "ask", {"question": "Q"})
-        assert _text(result) == "cancel: None"
+        assert text_of(result) == "cancel: None"
         [card] = await center.list_interactions()
         assert card["state"] == "expired"
     assert upstream.elicited == [{"action": "cancel", "content": None}]
