@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -314,8 +313,8 @@ def test_a_variable_never_resolves_from_the_host_environment(monkeypatch: pytest
 # ----- limits -------------------------------------------------------------------------------
 
 
-def test_five_hundred_entries_preview_well_under_a_second() -> None:
-    """Smoke check with a generous wall clock; real speed goals belong to benchmarks."""
+def test_five_hundred_entries_preview_with_one_variable_each_and_a_shared_token() -> None:
+    """A large file previews whole (speed is not measured here: speed goals belong to benchmarks)."""
     servers: dict[str, Any] = {}
     for i in range(250):
         servers[f"local-{i}"] = {
@@ -329,14 +328,10 @@ def test_five_hundred_entries_preview_well_under_a_second() -> None:
             "headers": {"Authorization": "Bearer ${TOKEN}"},
         }
     text = json.dumps({"mcpServers": servers}, indent=2)
-    started = time.perf_counter()
-    result = plan_import(text, check_secret=check_secret_value)
-    preview = result.preview()
-    elapsed_s = time.perf_counter() - started
+    preview = plan_import(text, check_secret=check_secret_value).preview()
     assert len(preview["servers"]) == 500
     assert preview["rejected"] == []
     assert len(preview["variables"]) == 251
-    assert elapsed_s < 1.0, elapsed_s
 
 
 def test_a_five_megabyte_file_is_refused_with_the_limit_before_parsing() -> None:

@@ -85,3 +85,23 @@ export function ago(iso) {
   if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
   return new Date(iso).toLocaleString();
 }
+
+/** Characters of a server's description shown before "Show all" (a server may send megabytes). */
+export const CLIP_AT = 600;
+
+/**
+ * A paragraph of server text (a description) that shows at most `limit` characters; longer text
+ * ends in "…" and a "Show all N characters" button that reveals the whole of it in a scrolling
+ * box. Keeps a 1 MB description out of the layout of a page of thousands of tools.
+ */
+export function clipped(text, { limit = CLIP_AT, className = "description" } = {}) {
+  if (text.length <= limit) return h("p", { class: className }, text);
+  const more = h("button", { type: "button", class: "link-button" }, `Show all ${text.length.toLocaleString("en")} characters`);
+  const box = h("div", { class: `${className} clipped` }, h("p", {}, text.slice(0, limit), "…"), more);
+  more.addEventListener("click", () => {
+    const whole = h("p", { class: "long-text", tabindex: "0", "aria-label": "Whole description" }, text);
+    replace(box, whole);
+    whole.focus();
+  });
+  return box;
+}

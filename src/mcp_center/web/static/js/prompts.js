@@ -8,7 +8,7 @@
 
 import { api } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
-import { h, replace, uid } from "./dom.js";
+import { clipped, h, replace, uid } from "./dom.js";
 import { errorAlert, liveSession, untrustedBlock, whyEmpty } from "./untrusted.js";
 
 /** `GET /api/prompts` (every ready server), and one prompt's `prompts/get` as an untrusted block. */
@@ -99,7 +99,7 @@ function promptItem(prompt) {
       "article",
       { "aria-labelledby": headingId },
       h("h3", { id: headingId }, h("code", {}, prompt.command), prompt.title && prompt.title !== prompt.prompt ? ` ${prompt.title}` : ""),
-      prompt.description ? h("p", { class: "description" }, prompt.description) : null,
+      prompt.description ? clipped(prompt.description) : null,
       form,
     ),
   );

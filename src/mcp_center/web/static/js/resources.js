@@ -6,7 +6,7 @@
 
 import { api } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
-import { h, replace, uid } from "./dom.js";
+import { clipped, h, replace, uid } from "./dom.js";
 import { bytesText, emptyState, errorAlert, liveSession, untrustedBlock, whyEmpty } from "./untrusted.js";
 
 const SEARCH_LIMIT = 100;
@@ -198,7 +198,7 @@ export async function renderResources(container, view) {
         ),
         h("p", { class: "resource-uri" }, h("code", {}, uri)),
         facts(entry) ? h("p", { class: "hint" }, facts(entry)) : null,
-        entry.description ? h("p", { class: "description" }, entry.description) : null,
+        entry.description ? clipped(entry.description) : null,
         action,
       ),
     );

@@ -6,7 +6,7 @@
 
 import { servers } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
-import { confirmDialog, h, pretty, replace, toast, uid } from "./dom.js";
+import { clipped, confirmDialog, h, pretty, replace, toast, uid } from "./dom.js";
 
 const HINTS = {
   readOnlyHint: ["read-only", "says it does not modify its environment"],
@@ -55,7 +55,8 @@ export function schemaForm(schema) {
     const id = uid("arg");
     const type = prop.enum ? "enum" : mainType(prop);
     const label = h("label", { for: id }, name, required.has(name) ? h("span", { class: "required", "aria-hidden": "true" }, " *") : null, h("span", { class: "muted" }, ` (${type === "json" ? "JSON" : type})`));
-    const hint = prop.description ? h("p", { class: "hint", id: uid("hint") }, prop.description) : null;
+    const hint = prop.description ? clipped(prop.description, { className: "hint" }) : null;
+    if (hint) hint.id = uid("hint");
     let control;
     let read;
     const fallback = prop.default;
@@ -279,7 +280,8 @@ export async function renderTools(container, view, { onPermissionsChanged }) {
     replace(container, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`));
     return;
   }
-  const items = tools.map((tool) => {
+  const list = h("ul", { class: "tools" });
+  const pager = toolPager(tools, list, (tool) => {
     const toggle = h(
       "button",
       { type: "button", role: "switch", class: "switch", "aria-checked": String(tool.enabled), "aria-label": `Enabled for agents: ${tool.name}` },
@@ -318,7 +320,7 @@ export async function renderTools(container, view, { onPermissionsChanged }) {
           h("h3", { id: headingId }, tool.title && tool.title !== tool.name ? `${tool.title} ` : "", h("code", {}, tool.name)),
           h("span", { class: "switch-label" }, toggle, tool.enabled ? " enabled" : " disabled"),
         ),
-        tool.description ? h("p", { class: "description" }, tool.description) : null,
+        tool.description ? clipped(tool.description) : null,
         hintBadges(tool),
         policyPicker(view, tool, { onPermissionsChanged, onReload: () => reloadTools(container, view.id, tool.name, { onPermissionsChanged }) }),
         lazyDetails({}, "Input schema", () => h("pre", {}, pretty(tool.inputSchema))),
@@ -328,42 +330,67 @@ export async function renderTools(container, view, { onPermissionsChanged }) {
       ),
     );
   });
-  const list = h("ul", { class: "tools" }, items);
   replace(
     container,
     h("p", { class: "hint" }, `${tools.length} tools. Annotations are the server's own hints: mcp-center shows them but treats every tool as able to change things.`),
     catalog ? quarantineNotice(catalog.quarantined, { only: "tools" }) : null,
-    tools.length > FILTER_FROM ? toolFilter(tools, items) : null,
+    pager.filter,
     list,
+    pager.more,
   );
 }
 
 /** Tools from which on the tab offers a filter box. */
 const FILTER_FROM = 12;
+/** Tools drawn at a time: more come with "Show more", or by filtering (a server may list thousands). */
+const PAGE = 100;
 
-/** A search box that shows only the tools whose name, title or description contain its text. */
-function toolFilter(tools, items) {
+/**
+ * Paging and filtering for the tools list: `build(tool)` makes a tool's `<li>` the first time it is
+ * shown. Returns `{filter, more}`: the filter box (null under FILTER_FROM tools) and the "Show
+ * more" button; the list shows the first PAGE matches, and each click adds PAGE more.
+ */
+function toolPager(tools, list, build) {
+  const built = new Map();
+  const haystacks = tools.map((tool) => `${tool.name}\n${tool.title || ""}\n${tool.description || ""}`.toLowerCase());
+  const more = h("button", { type: "button", class: "show-more" });
+  const count = h("span", { class: "hint", "aria-live": "polite" });
+  let matches = [];
+  let shown = 0;
+  const item = (i) => {
+    if (!built.has(i)) built.set(i, build(tools[i]));
+    return built.get(i);
+  };
+  const showUpTo = (limit) => {
+    list.append(...matches.slice(shown, limit).map(item));
+    shown = Math.min(limit, matches.length);
+    more.hidden = shown >= matches.length;
+    more.textContent = `Show ${Math.min(PAGE, matches.length - shown)} more (${(matches.length - shown).toLocaleString("en")} not shown)`;
+  };
+  const apply = (needle) => {
+    matches = tools.flatMap((_, i) => (!needle || haystacks[i].includes(needle) ? [i] : []));
+    list.replaceChildren();
+    shown = 0;
+    showUpTo(PAGE);
+    count.textContent = needle ? `${matches.length} of ${tools.length} tools match.` : "";
+  };
+  more.addEventListener("click", () => {
+    const first = shown;
+    showUpTo(shown + PAGE);
+    list.children[first]?.querySelector("h3")?.setAttribute("tabindex", "-1");
+    list.children[first]?.querySelector("h3")?.focus();
+  });
+  apply("");
+  if (tools.length <= FILTER_FROM) return { filter: null, more };
   const id = uid("tool-filter");
   const input = h("input", { id, type: "search", autocomplete: "off", spellcheck: "false", placeholder: "name, title or description" });
-  const count = h("span", { class: "hint", "aria-live": "polite" });
-  const haystacks = tools.map((tool) => `${tool.name}\n${tool.title || ""}\n${tool.description || ""}`.toLowerCase());
   let timer = null;
-  const apply = () => {
-    const needle = input.value.trim().toLowerCase();
-    let shown = 0;
-    items.forEach((item, i) => {
-      const match = !needle || haystacks[i].includes(needle);
-      if (item.hidden === match) item.hidden = !match; // touch only what changes: each change costs a layout
-      if (match) shown += 1;
-    });
-    count.textContent = needle ? `${shown} of ${tools.length} tools match.` : "";
-  };
-  // One filtering pass after typing pauses, not one per key (a long catalog lays out slowly).
+  // One filtering pass after typing pauses, not one per key.
   input.addEventListener("input", () => {
     clearTimeout(timer);
-    timer = setTimeout(apply, 150);
+    timer = setTimeout(() => apply(input.value.trim().toLowerCase()), 150);
   });
-  return h("div", { class: "field tool-filter" }, h("label", { for: id }, "Filter tools"), input, count);
+  return { filter: h("div", { class: "field tool-filter" }, h("label", { for: id }, "Filter tools"), input, count), more };
 }
 
 /**
