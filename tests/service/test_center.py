@@ -163,6 +163,18 @@ async def test_a_call_is_bounded_by_the_server_call_timeout(center: McpCenter, e
     assert (await center.call_tool("echo", "add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
 
 
+async def test_a_changed_call_timeout_applies_to_the_next_call_on_the_same_session(
+    center: McpCenter, echo_url: str
+) -> None:
+    """R-3.8 with R-3.3: the timeout is low-risk, so the session stays and the new value applies at once."""
+    view = await _ready(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    connection_id = center.status("echo").connection_id
+    await center.update_server("echo", {"version": view["version"], "call_timeout_s": 1}, partial=True)
+    with anyio.fail_after(10), pytest.raises(ServerTimeout):
+        await center.call_tool("echo", "sleep", {"seconds": 30})
+    assert center.status("echo").connection_id == connection_id
+
+
 async def test_a_call_is_cancelled_by_its_operation_id_while_running(center: McpCenter) -> None:
     """R-3.8: aborting by operation id reaches the running call."""
     sleep_started = anyio.Event()

@@ -619,6 +619,12 @@ class ConnectionManager:
 
     # ----- internals -------------------------------------------------------------------------
 
+    def _call_timeout_s(self, server_id: str, conn: Connection) -> float:
+        """The server's current `call_timeout_s` (seconds, R-3.8): a PATCH that changed only the
+        timeout keeps the session (same digest, R-3.3) and applies to the next call, not at reconnect."""
+        slot = self._slots.get(server_id)
+        return slot.spec.call_timeout_s if slot is not None and slot.spec is not None else conn.spec.call_timeout_s
+
     async def _request(
         self,
         server_id: str,
@@ -641,7 +647,7 @@ class ConnectionManager:
         try:
             with op.scope:
                 conn = await self.connect(server_id)
-                timeout = timeout_s if timeout_s is not None else conn.spec.call_timeout_s
+                timeout = timeout_s if timeout_s is not None else self._call_timeout_s(server_id, conn)
                 try:
                     result = await self._send_once(conn, what, send, timeout)
                 except _SessionExpired:
