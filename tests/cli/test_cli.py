@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -200,3 +202,25 @@ def test_auth_without_a_running_host_says_so(tmp_path: Path) -> None:
     assert result.returncode == 7, result.stderr
     assert "MCP_SERVER_UNREACHABLE" in result.stderr
     assert "mcp-center serve" in result.stderr
+
+
+def test_help_texts_speak_to_users_not_to_the_spec() -> None:
+    """Requirement numbers belong to docstrings and tests; `--help` of every command is free of them."""
+    import typer.main
+
+    from mcp_center.cli import app
+
+    group = typer.main.get_command(app)
+    pending: list[tuple[str, Any]] = [("mcp-center", group)]
+    seen: list[str] = []
+    while pending:
+        path, command = pending.pop()
+        seen.append(path)
+        # Click shows a docstring up to its form feed: what follows is for developers.
+        text = " ".join(filter(None, [(command.help or "").split("\f")[0], command.short_help]))
+        for param in command.params:
+            text += " " + (getattr(param, "help", None) or "")
+        assert not re.search(r"\bR-\d", text), (path, text)
+        for name, sub in getattr(command, "commands", {}).items():
+            pending.append((f"{path} {name}", sub))
+    assert "mcp-center approvals list" in seen and "mcp-center prompts" in seen

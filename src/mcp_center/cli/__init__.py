@@ -50,9 +50,7 @@ app = typer.Typer(
 )
 secret_app = typer.Typer(help="Set or delete secret values (write-only).", no_args_is_help=True)
 app.add_typer(secret_app, name="secret")
-approvals_app = typer.Typer(
-    help="Agent calls waiting for your decision in a running host (R-5.3): list, approve ID, deny ID."
-)
+approvals_app = typer.Typer(help="Agent calls waiting for your decision in a running host: list, approve ID, deny ID.")
 app.add_typer(approvals_app, name="approvals")
 gateway_app = typer.Typer(
     help="The MCP gateway agents connect to: run it over stdio, manage its tokens.",
@@ -663,7 +661,11 @@ def auth_(
 
 @app.command()
 def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
-    """List the prompts of enabled servers as /server:prompt commands (R-5.4)."""
+    """List the prompts of enabled servers as /server:prompt commands.
+
+    \f
+    R-5.4 (the help text ends at the form feed above).
+    """
     with err.status("connecting to enabled servers..."):
         items = _run(_settings(data_dir, profile), lambda c: c.list_prompts())
     if as_json:
@@ -684,7 +686,11 @@ def resources(
     profile: ProfileOpt = None,
     as_json: JsonOut = False,
 ) -> None:
-    """Search the resources and resource templates of enabled servers, like an @ mention (R-5.5)."""
+    """Search the resources and resource templates of enabled servers, like an @ mention.
+
+    \f
+    R-5.5 (the help text ends at the form feed above).
+    """
     with err.status("connecting to enabled servers..."):
         found = _run(_settings(data_dir, profile), lambda c: c.search_resources(query, limit=limit))
     if as_json:
