@@ -419,6 +419,12 @@ def test_a_question_interrupted_by_a_restart_is_counted_and_its_call_can_be_retr
             again.get_by_role("button", name="Decline").click()
             expect(page.get_by_test_id("inbox-summary")).to_have_text("Nothing is waiting for you.")
             expect(page.locator("#inbox-count")).to_be_hidden()
+            # The re-sent call's result stays on the page (not only in a toast) until dismissed.
+            result = page.get_by_role("article", name=re.compile("^Result of the re-sent call ask"))
+            expect(result).to_contain_text("decline: None")
+            expect(result.get_by_role("heading")).to_be_focused()
+            result.get_by_role("button", name="Dismiss").click()
+            expect(result).to_have_count(0)
         finally:
             context.close()
         closed = host.client.get("/api/interactions", params={"state": "interrupted"}).json()["interactions"]

@@ -278,9 +278,10 @@ function firstText(result) {
  * An elicitation card (R-6.1): the server's message (untrusted), the call it belongs to, the form
  * generated from the requested schema with its defaults, Accept / Decline / Cancel; or, for a card
  * interrupted by a restart (R-6.3), what happened and a Retry that asks first.
- * `onAnswered(id)` runs once the card is closed (answered here, or found closed already).
+ * `onAnswered(id)` runs once the card is closed (answered here, or found closed already);
+ * `onRetried({tool, serverId, result})` gets the result of a re-sent call (the card itself closes).
  */
-export function interactionCard(card, { showServer, onAnswered }) {
+export function interactionCard(card, { showServer, onAnswered, onRetried }) {
   const headingId = uid("question");
   const status = h("div", { class: "card-status", "aria-live": "polite" });
   const interrupted = card.state === "interrupted";
@@ -321,6 +322,7 @@ export function interactionCard(card, { showServer, onAnswered }) {
         const answer = await cards.answer(card.id, { action: "retry" });
         toast(`Re-sent ${tool}: ${answer.result && answer.result.isError ? "the tool reported an error" : "done"}. ${firstText(answer.result)}`);
         onAnswered(card.id);
+        if (onRetried && answer.result) onRetried({ tool, serverId: card.server_id, result: answer.result });
       } catch (err) {
         replace(status, h("p", { class: "alert alert-error", role: "alert" }, refusal(err)));
         if (err.code === "MCP_INTERACTION_CLOSED" || err.code === "MCP_INTERACTION_NOT_FOUND") onAnswered(card.id);

@@ -10,8 +10,9 @@
 // an event arrived is thrown away and run again, so an older answer never hides a newer card.
 
 import { cards } from "./api.js";
-import { h, replace } from "./dom.js";
+import { h, replace, uid } from "./dom.js";
 import { approvalCard, interactionCard } from "./cards.js";
+import { resultView } from "./tools.js";
 
 const POLL_MS = 3000;
 let shared = null;
@@ -223,12 +224,31 @@ export function renderCards(container, { inbox, serverId = null, headingLevel = 
     interrupted: cardList({
       inbox,
       kind: "interrupted",
-      make: (item, onAnswered) => interactionCard(item, { showServer, onAnswered }),
+      make: (item, onAnswered) => interactionCard(item, { showServer, onAnswered, onRetried: showRetried }),
       empty: "",
       fallbackFocus: () => headings.approvals,
     }),
   };
   const summary = h("p", { class: "inbox-summary", role: "status", "data-testid": "inbox-summary" }, "Loading…");
+  // Results of re-sent calls stay here (until dismissed) after their interrupted card has gone.
+  const retried = h("div", { class: "retried" });
+  function showRetried({ tool, serverId, result }) {
+    const headingId = uid("retried");
+    const dismiss = h("button", { type: "button", class: "quiet" }, "Dismiss");
+    const block = h(
+      "article",
+      { class: "card retried-result", "aria-labelledby": headingId, "data-server": serverId },
+      h("h3", { id: headingId, tabindex: "-1" }, `Result of the re-sent call ${tool}`, showServer ? ` (${serverId})` : ""),
+      resultView(result),
+      h("div", { class: "actions" }, dismiss),
+    );
+    dismiss.addEventListener("click", () => {
+      block.remove();
+      headings.approvals.focus();
+    });
+    retried.prepend(block);
+    block.querySelector("h3").focus();
+  }
   const interruptedSection = h(
     "section",
     { "aria-labelledby": "cards-interrupted", hidden: true },
@@ -239,6 +259,7 @@ export function renderCards(container, { inbox, serverId = null, headingLevel = 
   replace(
     container,
     summary,
+    retried,
     h("section", { "aria-labelledby": "cards-approvals" }, headings.approvals, lists.approvals.element),
     h("section", { "aria-labelledby": "cards-questions" }, headings.questions, lists.questions.element),
     interruptedSection,

@@ -114,7 +114,7 @@ export function schemaForm(schema) {
 }
 
 /** The result of a call: content blocks, structured content, and whether the tool said it failed. */
-function resultView(result) {
+export function resultView(result) {
   const blocks = (result.content || []).map((block) => {
     if (block.type === "text") return h("pre", { class: "result-text" }, block.text);
     if (block.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(block.mimeType || "")) {
