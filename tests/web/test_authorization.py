@@ -10,9 +10,11 @@ credential the fakes issued (codes, access and refresh tokens, client secrets) m
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -318,6 +320,30 @@ def test_the_authorization_tab_fits_a_narrow_window_and_works_from_the_keyboard(
         page.keyboard.press("Enter")
     expect(page.locator('.auth-result [data-result="ok"]')).to_contain_text("Authorized")
     assert page.evaluate(NO_HORIZONTAL_SCROLL)
+
+
+def test_screenshot_of_the_authorization_tab(context: BrowserContext, page: Page, host: Host, fakes: Fakes) -> None:
+    """README's picture of an authorized server; copied to $MCP_CENTER_SCREENSHOT_DIR when it is set
+    (`scripts/screenshots`). It also checks what the picture shows: issuer, scopes and registration."""
+    create(host, oauth_server(fakes, name="Docs"))
+    page.set_viewport_size({"width": 1100, "height": 760})
+    login(page)
+    page.evaluate("() => { document.getElementById('toast').hidden = true; }")
+    open_server(page, "Docs", "Authorization")
+    page.get_by_role("button", name="Authorize", exact=True).click()
+    with context.expect_page():
+        page.get_by_role("button", name="Open the sign-in page").click()
+    expect(page.locator('.auth-result [data-result="ok"]')).to_contain_text("Authorized")
+    state = page.get_by_test_id("oauth-state")
+    expect(state).to_contain_text(fakes.authorization.issuer)
+    expect(state).to_contain_text("mcp:read")
+    expect(state).to_contain_text("dynamic client registration")
+    shot = page.screenshot(full_page=True)
+    assert shot.startswith(b"\x89PNG")
+    target = os.environ.get("MCP_CENTER_SCREENSHOT_DIR")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        (Path(target) / "authorization.png").write_bytes(shot)
 
 
 def test_the_callback_page_never_shows_the_code_and_strips_it_from_the_address(host: Host, fakes: Fakes) -> None:
