@@ -88,6 +88,9 @@ HEALTH_INTERVAL_S = 30.0
 """Seconds between health pings of a ready remote connection (R-3.11)."""
 HEALTH_TIMEOUT_S = 10.0
 """Seconds a health ping may take before the connection counts as gone."""
+EARLY_PING_MIN_INTERVAL_S = 2.0
+"""Seconds between two pings made early because the GET stream ended (a server that closes its
+stream again and again gets at most one ping per this many seconds)."""
 """When a stdio connection closes, seconds to wait for the process exit so the error carries its exit code."""
 
 LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
@@ -967,9 +970,22 @@ class ConnectionManager:
         SDK's GET stream gives up silently. A ping the server answers — even with an error (it
         may not implement ping) — means alive; no answer in `HEALTH_TIMEOUT_S` seconds or a
         broken transport ends the connection with an attributed error; the next use reconnects.
+        A Streamable HTTP server's GET stream that ends or cannot reopen (`stream_lost`) makes
+        the next ping come at once (at most one per `EARLY_PING_MIN_INTERVAL_S`), so a server
+        that died is seen in about a second, not at the next interval.
         """
+        http = session.probe.http
+        last_ping = anyio.current_time()
         while True:
-            await anyio.sleep(HEALTH_INTERVAL_S)
+            if http is None:
+                await anyio.sleep(HEALTH_INTERVAL_S)
+            else:
+                with anyio.move_on_after(HEALTH_INTERVAL_S) as interval:
+                    await http.stream_lost.wait()
+                if not interval.cancelled_caught:
+                    http.stream_lost = anyio.Event()
+                    await anyio.sleep(max(0.0, last_ping + EARLY_PING_MIN_INTERVAL_S - anyio.current_time()))
+            last_ping = anyio.current_time()
             try:
                 with anyio.fail_after(HEALTH_TIMEOUT_S):
                     await session.client.session.send_ping()  # pyright: ignore[reportDeprecated]

@@ -46,6 +46,9 @@ class HttpDiagnostics:
         session_expired: A POST that carried `Mcp-Session-Id` got 404 (R-3.10).
         expired: Set together with `session_expired`, for waiters.
         session_id: The last `Mcp-Session-Id` the server assigned.
+        stream_lost: Set when the standalone GET stream ended or could not be opened (the
+            server may have gone away): the runtime pings at once instead of at its next
+            interval (R-3.11). Whoever waits on it replaces it with a fresh event.
     """
 
     last_status: int | None = None
@@ -56,6 +59,7 @@ class HttpDiagnostics:
     session_expired: bool = False
     session_id: str | None = None
     expired: anyio.Event = field(default_factory=anyio.Event)
+    stream_lost: anyio.Event = field(default_factory=anyio.Event)
 
     async def on_response(self, response: httpx2.Response) -> None:
         """httpx2 response hook: record status, challenge and session facts.
@@ -117,6 +121,24 @@ class _CappedStream(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
+class _WatchedStream(httpx2.AsyncByteStream):
+    """The body of the standalone GET stream: `on_end()` runs when it ends, cleanly or not."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        finally:
+            self._on_end()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class _GuardedTransport(httpx2.AsyncBaseTransport):
     """Wraps the default transport: normalizes a 404 for our session; bounds bodies to `limit` bytes.
 
@@ -127,6 +149,10 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
     INVALID_REQUEST "Session terminated", the one signal the runtime re-initializes on.
 
     A body over `limit` bytes raises instead of filling memory (R-3.9).
+
+    The standalone GET stream is watched: when it cannot be opened (connection refused, reset)
+    or its body ends, `diagnostics.stream_lost` is set, so a server that died is noticed at once
+    (R-3.11) rather than at the next health ping.
     """
 
     def __init__(self, limit: int | None, diagnostics: HttpDiagnostics) -> None:
@@ -135,7 +161,15 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         self._diagnostics = diagnostics
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self._inner.handle_async_request(request)
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx2.TransportError:
+            if request.method == "GET":
+                self._diagnostics.stream_lost.set()
+            raise
+        if request.method == "GET" and response.status_code == 200:
+            assert isinstance(response.stream, httpx2.AsyncByteStream)
+            response.stream = _WatchedStream(response.stream, self._diagnostics.stream_lost.set)
         if response.status_code == 404 and request.method == "POST" and request.headers.get("mcp-session-id"):
             await response.aclose()
             return httpx2.Response(404, request=request)
