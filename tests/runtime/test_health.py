@@ -14,17 +14,22 @@ from tests.support.loopback import serve_loopback
 pytestmark = pytest.mark.anyio
 
 
+async def ready_echo(center: McpCenter, base: str) -> None:
+    """Add the echo server at `base` as "echo", then confirm, test and enable it and wait until it is ready."""
+    view = await center.create_server({"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
+    await center.trust(view["id"], view["digest"])
+    assert (await center.test(view["id"])).ok
+    await center.enable(view["id"])
+    await center.wait_for_state("echo", "ready", timeout_s=10)
+
+
 async def test_a_remote_server_that_went_away_leaves_ready_by_itself(
     center: McpCenter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(manager_module, "HEALTH_INTERVAL_S", 0.2)
     monkeypatch.setattr(manager_module, "HEALTH_TIMEOUT_S", 2.0)
     async with serve_loopback(streamable_app()) as base:
-        view = await center.create_server({"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
-        await center.trust(view["id"], view["digest"])
-        assert (await center.test(view["id"])).ok
-        await center.enable(view["id"])
-        await center.wait_for_state("echo", "ready", timeout_s=10)
+        await ready_echo(center, base)
         await anyio.sleep(0.5)  # a few pings answered while the server is up
         assert center.status("echo").state.value == "ready"
     status = await center.wait_for_state("echo", "error", timeout_s=15)
@@ -39,11 +44,7 @@ async def test_a_streamable_http_server_that_dies_is_seen_when_its_get_stream_en
     monkeypatch.setattr(manager_module, "HEALTH_INTERVAL_S", 3600.0)
     monkeypatch.setattr(manager_module, "HEALTH_TIMEOUT_S", 5.0)
     async with serve_loopback(streamable_app()) as base:
-        view = await center.create_server({"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
-        await center.trust(view["id"], view["digest"])
-        assert (await center.test(view["id"])).ok
-        await center.enable(view["id"])
-        await center.wait_for_state("echo", "ready", timeout_s=10)
+        await ready_echo(center, base)
         assert (await center.call_tool("echo", "add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
     status = await center.wait_for_state("echo", "error", timeout_s=30)
     assert status.error is not None
@@ -76,11 +77,7 @@ async def test_a_get_stream_that_keeps_ending_on_a_live_server_costs_pings_not_t
     gets: list[float] = []
     third = anyio.Event()
     async with serve_loopback(ending_get_streams(streamable_app(), gets, third)) as base:
-        view = await center.create_server({"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
-        await center.trust(view["id"], view["digest"])
-        assert (await center.test(view["id"])).ok
-        await center.enable(view["id"])
-        await center.wait_for_state("echo", "ready", timeout_s=10)
+        await ready_echo(center, base)
         connection_id = center.status("echo").connection_id
         with anyio.fail_after(20):
             await third.wait()  # the stream was cut and reopened twice: early pings were made
