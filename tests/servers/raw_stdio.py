@@ -17,6 +17,8 @@ Flags:
         (a category whose refresh fails while the others work).
     --deep-schema N: nest the `echo` tool's input schema N objects deep (valid JSON, beyond what a
         strict parser accepts at a few hundred levels).
+    --report-capabilities: add a tool `client_capabilities` that returns, as JSON text, the
+        `capabilities` the client sent in `initialize` (what the host advertises, R-6.1).
 """
 
 from __future__ import annotations
@@ -53,6 +55,13 @@ def _log(line: str) -> None:
 
 BROKEN_PROMPTS = "--broken-prompts" in sys.argv[1:]
 DEPTH = int(sys.argv[sys.argv.index("--deep-schema") + 1]) if "--deep-schema" in sys.argv else 0
+REPORT_CAPABILITIES = "--report-capabilities" in sys.argv[1:]
+CLIENT_CAPABILITIES: dict[str, Any] = {}
+REPORT_TOOL = {
+    "name": "client_capabilities",
+    "description": "The client's capabilities.",
+    "inputSchema": {"type": "object"},
+}
 
 
 def _deep(depth: int) -> dict[str, Any]:
@@ -69,6 +78,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
     method = request.get("method")
     params = request.get("params") or {}
     if method == "initialize":
+        CLIENT_CAPABILITIES.update(params.get("capabilities") or {})
         capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
         if BROKEN_PROMPTS:
             capabilities["prompts"] = {"listChanged": False}
@@ -80,12 +90,15 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
     if method == "ping":
         return {}
     if method == "tools/list":
-        return {"tools": [{**TOOLS[0], "inputSchema": _deep(DEPTH)}, *TOOLS[1:]] if DEPTH else TOOLS}
+        listed = [{**TOOLS[0], "inputSchema": _deep(DEPTH)}, *TOOLS[1:]] if DEPTH else TOOLS
+        return {"tools": [*listed, REPORT_TOOL] if REPORT_CAPABILITIES else listed}
     if method == "tools/call":
         name = params.get("name")
         arguments = params.get("arguments") or {}
         if name == "echo":
             return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}], "isError": False}
+        if name == "client_capabilities" and REPORT_CAPABILITIES:
+            return {"content": [{"type": "text", "text": json.dumps(CLIENT_CAPABILITIES)}], "isError": False}
         if name == "exit":
             code = int(arguments.get("code", 7))
             _log(f"exiting on request with code {code}")

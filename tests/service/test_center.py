@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncGenerator
 from pathlib import Path
@@ -265,3 +266,19 @@ async def test_a_stdio_server_that_exits_puts_its_exit_code_in_the_status_and_cl
     assert [(e["status"], e["error"]["message"]) for e in call] == [("error", "no answer: the connection closed")]
     assert "raw-stdio starting; RAW_TOKEN=[redacted]" in [line["line"] for line in logs["stderr"]]
     assert "raw-secret-token-42" not in str(logs)
+
+
+async def test_the_host_advertises_form_mode_elicitation_only(center: McpCenter) -> None:
+    """R-6.1: URL-mode requests would be declined, so the `initialize` a server receives says form mode only."""
+    await _ready(
+        center,
+        {
+            "name": "Raw",
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": [str(RAW_STDIO), "--report-capabilities"],
+        },
+    )
+    result = await center.call_tool("raw", "client_capabilities", {})
+    advertised = json.loads(result["content"][0]["text"])
+    assert advertised["elicitation"] == {"form": {}}

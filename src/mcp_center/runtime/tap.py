@@ -5,22 +5,47 @@ the transport gives the runtime both: `closed` is set when the server side ends 
 SSE stream closed), and an optional observer sees each message in both directions — for the
 request log (R-3.11) and to validate catalog pages before the SDK parses them (R-3.6).
 Forwarding uses zero-buffer memory streams, so back-pressure is unchanged.
+
+It also corrects one thing the SDK says on our behalf: its `initialize` advertises elicitation in
+both modes whenever an elicitation callback is set (notes §5), but mcp-center answers form mode
+only (R-6.1) and would decline every URL-mode request. The tap removes `url` from the advertised
+elicitation capability, so a server that needs URL mode knows before it asks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
+from mcp import types
 from mcp.client import Transport
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from mcp_center.errors import CenterError
 
-__all__ = ["MessageObserver", "TappedTransport"]
+__all__ = ["MessageObserver", "TappedTransport", "advertise_form_elicitation_only"]
+
+
+def advertise_form_elicitation_only(message: SessionMessage) -> SessionMessage:
+    """`message`, or for an `initialize` request whose capabilities advertise URL-mode elicitation,
+    a copy advertising form mode only (R-6.1). Every other message is returned unchanged."""
+    msg = message.message
+    if not isinstance(msg, types.JSONRPCRequest) or msg.method != "initialize" or not isinstance(msg.params, dict):
+        return message
+    capabilities: object = msg.params.get("capabilities")
+    if not isinstance(capabilities, dict):
+        return message
+    advertised = cast("dict[str, Any]", capabilities)
+    elicitation: object = advertised.get("elicitation")
+    if not isinstance(elicitation, dict) or "url" not in elicitation:
+        return message
+    form_only = {key: value for key, value in cast("dict[str, Any]", elicitation).items() if key != "url"}
+    form_only.setdefault("form", {})
+    params = {**msg.params, "capabilities": {**advertised, "elicitation": form_only}}
+    return SessionMessage(msg.model_copy(update={"params": params}), message.metadata)
 
 
 class MessageObserver(Protocol):
@@ -101,6 +126,7 @@ class TappedTransport:
         try:
             async with from_session, write:
                 async for message in from_session:
+                    message = advertise_form_elicitation_only(message)
                     if self._observer is not None:
                         self._observer.outgoing(message)
                     await write.send(message)
