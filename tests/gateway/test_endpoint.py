@@ -186,3 +186,26 @@ async def test_revoking_a_token_forgets_its_sessions(monkeypatch: pytest.MonkeyP
     with anyio.fail_after(10):
         while host.endpoint.open_sessions(doomed["id"]):  # noqa: ASYNC110 - a count to watch, not an event
             await anyio.sleep(0.05)
+
+
+async def test_requests_of_the_sessionless_protocol_are_not_counted_as_sessions(
+    monkeypatch: pytest.MonkeyPatch, host: Host
+) -> None:
+    """2026-07-28 clients send no `initialize` and hold no session: the limit does not apply to them."""
+    _limit(monkeypatch, 1)
+    assert (await host.initialize()).status_code == 200
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    listing = {**LIST_TOOLS, "params": {"_meta": envelope}}
+    headers = {
+        **ACCEPT,
+        "Authorization": f"Bearer {host.token}",
+        "Mcp-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/list",
+    }
+    response = await host.http.post("/mcp", json=listing, headers=headers)
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["tools"] == []
+    assert host.endpoint.open_sessions(host.token_id) == 1

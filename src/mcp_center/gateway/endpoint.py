@@ -31,6 +31,7 @@ import mcp_types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
@@ -66,6 +67,11 @@ logger = logging.getLogger(__name__)
 def _principal(token_id: str) -> AuthenticatedUser:
     """The `scope["user"]` the SDK binds a session to (its `client_id`): the token's id, never the token."""
     return AuthenticatedUser(AccessToken(token="", client_id=token_id, scopes=[]))
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    """The first value of the (lower-case) header `name`, as the SDK reads it; None when absent."""
+    return next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == name), None)
 
 
 @dataclass(eq=False)
@@ -190,8 +196,7 @@ class GatewayEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        header = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"authorization"), None)
-        presented = presented_bearer(header)
+        presented = presented_bearer(_header(scope, b"authorization"))
         token_id = self._tokens.identify(presented)
         if token_id is None:
             response = JSONResponse(
@@ -202,8 +207,13 @@ class GatewayEndpoint:
             await response(scope, receive, send)
             return
         scope["user"] = _principal(token_id)
-        session_id = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"mcp-session-id"), None)
-        if session_id is None:
+        session_id = _header(scope, b"mcp-session-id")
+        version = _header(scope, b"mcp-protocol-version")
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            # The SDK serves these (2026-07-28 and later, or unknown: refused there) one request at
+            # a time, with no session to count or to end.
+            await self._manager.handle_request(scope, receive, send)
+        elif session_id is None:
             await self._open(token_id, scope, receive, send)
         else:
             await self._serve(session_id, token_id, scope, receive, send)
