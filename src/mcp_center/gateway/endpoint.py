@@ -13,8 +13,9 @@ approval or running are cancelled, so nothing a revoked client asked for is sent
 Our policy, not spec: one token holds at most `MAX_SESSIONS_PER_TOKEN` sessions (a client that
 re-initializes in a loop must not exhaust the host), and a session with nothing in flight for
 `SESSION_IDLE_TIMEOUT_S` is ended. The idle clock is kept here rather than in the SDK, because the
-SDK does not say when it drops a session: every session this endpoint knows of is one the SDK
-serves, and every way a session ends (DELETE, idle, revocation) goes through this table.
+SDK does not say when it drops a session: every way a session ends (DELETE, idle, revocation)
+goes through this endpoint's table, so the table holds the sessions the SDK serves and no more.
+(A session whose SDK task crashed stays in the table until its idle time runs out.)
 """
 
 from __future__ import annotations
@@ -122,7 +123,12 @@ class GatewayEndpoint:
                 tg.cancel_scope.cancel()
 
     def open_sessions(self, token_id: str) -> int:
-        """Sessions the token `token_id` holds now, counting those being opened (0 for an unknown id)."""
+        """How many sessions the token `token_id` holds now, counting those being opened (R-8.1).
+
+        Returns:
+            0 for an unknown or revoked token id (a revoked token's sessions are forgotten when
+            the check ends them, within `SESSION_CHECK_S` seconds).
+        """
         return sum(1 for s in self._sessions.values() if s.token_id == token_id) + self._opening[token_id]
 
     async def _end_stale_sessions(self) -> None:
