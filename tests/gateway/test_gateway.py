@@ -20,13 +20,14 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
+from fastapi import FastAPI
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_center.app import create_app
+from mcp_center.app import create_app, interrupt_waiting_calls
 from mcp_center.config import Settings
 from tests.servers.rich_upstream import make_rich_server
 from tests.support.loopback import serve_loopback
@@ -40,6 +41,7 @@ ALLOW_ALL = {"add": "allow", "count": "allow", "ask": "allow", "shout": "allow"}
 
 @dataclass
 class Host:
+    app: FastAPI
     base: str
     admin: httpx2.AsyncClient
     token: str
@@ -52,6 +54,7 @@ class Seen:
     logs: list[types.LoggingMessageNotificationParams] = field(default_factory=list)
     notifications: list[str] = field(default_factory=list)
     list_changed: anyio.Event = field(default_factory=anyio.Event)
+    elicited: anyio.Event = field(default_factory=anyio.Event)
 
 
 async def _ready(admin: httpx2.AsyncClient, body: dict[str, Any]) -> None:
@@ -85,7 +88,7 @@ async def host(tmp_path: Path) -> AsyncGenerator[Host]:
         )
         created = await admin.post("/api/gateway/tokens", json={"name": "tests"})
         assert created.status_code == 201, created.text
-        yield Host(base, admin, created.json()["token"], f"{upstream}/mcp")
+        yield Host(app, base, admin, created.json()["token"], f"{upstream}/mcp")
 
 
 @asynccontextmanager
@@ -113,6 +116,7 @@ async def agent(
     ) -> types.ElicitResult | types.ErrorData:
         del context
         assert answer is not None
+        seen.elicited.set()
         await anyio.sleep(answer_delay_s)
         assert isinstance(params, types.ElicitRequestFormParams)
         return types.ElicitResult(action="accept", content=answer)
@@ -434,3 +438,24 @@ def test_only_a_server_entering_or_leaving_ready_asks_clients_to_relist_prompts_
     assert [gateway._readiness_changed(event) for event, _ in steps] == [  # pyright: ignore[reportPrivateUsage]
         expected for _, expected in steps
     ]
+
+
+async def test_a_call_waiting_on_a_forwarded_elicitation_is_interrupted_when_the_host_stops(host: Host) -> None:
+    """R-6.3 for gateway clients: the agent gets MCP_CALL_INTERRUPTED ("not delivered"), as a REST caller does."""
+    seen = Seen()
+    outcome: list[types.CallToolResult] = []
+    async with agent(host, seen, answer={"answer": "never"}, answer_delay_s=3600) as client:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    outcome.append(await client.call_tool("mcp__rich__ask", {"question": "Still there?"}))
+
+                tg.start_soon(call)
+                await seen.elicited.wait()
+                await interrupt_waiting_calls(host.app)  # what `serve` does when it is asked to stop
+    [result] = outcome
+    assert result.is_error is True
+    assert text(result).startswith("MCP_CALL_INTERRUPTED")
+    assert (result.meta or {})["mcp-center/error"]["details"]["delivered"] is False
+    assert (await host.admin.get("/api/interactions")).json()["interactions"] == []  # the agent was asked, not a card

@@ -7,21 +7,32 @@ the approval policy and nothing else. The host-wide Host allow-list and body-siz
 
 A session belongs to the token that opened it: the SDK answers 404 to a request for it with
 another token, and when that token is revoked (API, page or CLI — another process) the session
-is ended within `REVOCATION_CHECK_S`: its open streams close, and its calls still waiting for an
+is ended within `SESSION_CHECK_S`: its open streams close, and its calls still waiting for an
 approval or running are cancelled, so nothing a revoked client asked for is sent afterwards.
+
+Our policy, not spec: one token holds at most `MAX_SESSIONS_PER_TOKEN` sessions (a client that
+re-initializes in a loop must not exhaust the host), and a session with nothing in flight for
+`SESSION_IDLE_TIMEOUT_S` is ended. The idle clock is kept here rather than in the SDK, because the
+SDK does not say when it drops a session: every way a session ends (DELETE, idle, revocation)
+goes through this endpoint's table, so the table holds the sessions the SDK serves and no more.
+(A session whose SDK task crashed stays in the table until its idle time runs out.)
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
+from collections import Counter
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 
 import anyio
+import mcp_types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
@@ -29,13 +40,27 @@ from mcp_center.gateway.server import Gateway
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
 
-__all__ = ["GATEWAY_PATH", "GatewayEndpoint"]
+__all__ = ["GATEWAY_PATH", "MAX_SESSIONS_PER_TOKEN", "SESSION_LIMIT_CODE", "GatewayEndpoint"]
 
 GATEWAY_PATH = "/mcp"
+MAX_SESSIONS_PER_TOKEN = 64
+"""Sessions one gateway token may hold open at once (our policy, R-8.1, R-7.3).
+
+An `initialize` beyond it is answered HTTP 429 with a JSON-RPC error whose message starts with
+`SESSION_LIMIT_CODE` and whose `data` is `{"code": "GATEWAY_SESSION_LIMIT", "limit": N}`. A place
+frees up when one of the token's sessions ends: its client's DELETE, `SESSION_IDLE_TIMEOUT_S`
+without a request, or revocation. A few agents sharing one token stay far below it; without it
+the only bound is the SDK's 10,000 sessions for the whole host."""
+SESSION_LIMIT_CODE = "GATEWAY_SESSION_LIMIT"
+"""Stable code of the refusal above (R-7.3)."""
 SESSION_IDLE_TIMEOUT_S = 3600.0
-"""A downstream session unused this long is closed (the client re-initializes transparently)."""
-REVOCATION_CHECK_S = 1.0
-"""Seconds between checks for revoked tokens whose sessions are still open."""
+"""A session with no request in flight (no call being served, no open GET stream) this long is
+ended; its id then answers 404 and the client re-initializes transparently."""
+SESSION_CHECK_S = 1.0
+"""Seconds between checks for sessions to end (revoked token, idle)."""
+SESSION_END_TIMEOUT_S = 5.0
+"""Seconds one session may take to end before the check moves on (the SDK's own idle timeout, at
+twice `SESSION_IDLE_TIMEOUT_S`, still ends it)."""
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +68,23 @@ logger = logging.getLogger(__name__)
 def _principal(token_id: str) -> AuthenticatedUser:
     """The `scope["user"]` the SDK binds a session to (its `client_id`): the token's id, never the token."""
     return AuthenticatedUser(AccessToken(token="", client_id=token_id, scopes=[]))
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    """The first value of the (lower-case) header `name`, as the SDK reads it; None when absent."""
+    return next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == name), None)
+
+
+@dataclass(eq=False)
+class _Session:
+    """A session the SDK serves, as this endpoint tracks it."""
+
+    token_id: str
+    """Id of the gateway token that opened it."""
+    in_flight: int = 0
+    """Requests for it being served now (an open GET stream counts until it closes)."""
+    idle_since_s: float = field(default_factory=anyio.current_time)
+    """`anyio.current_time()` when `in_flight` last became 0."""
 
 
 class GatewayEndpoint:
@@ -58,39 +100,62 @@ class GatewayEndpoint:
         self._tokens = tokens
         self._admin_token = admin_token
         """Only to say "the admin token is not accepted here" instead of "not recognised"; never accepted."""
-        self._sessions = StreamableHTTPSessionManager(
+        self._manager = StreamableHTTPSessionManager(
             app=gateway.server,
             json_response=False,
             stateless=False,
             security_settings=None,  # the app's HostGuard checks Host and Origin for every path
-            session_idle_timeout=SESSION_IDLE_TIMEOUT_S,
+            session_idle_timeout=2 * SESSION_IDLE_TIMEOUT_S,  # a backstop only: `_end_stale_sessions` ends them first
         )
-        self._owners: dict[str, str] = {}
-        """Session id → id of the token that opened it."""
+        self._sessions: dict[str, _Session] = {}
+        """Session id → the session; bounded by the sessions the SDK serves."""
+        self._opening: Counter[str] = Counter()
+        """Token id → its requests without a session id being answered now (each may open one)."""
 
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[None]:
-        """Run the session manager, the gateway's forwarding tasks and the revocation check."""
-        async with self._sessions.run(), self.gateway.running(), anyio.create_task_group() as tg:
-            tg.start_soon(self._end_revoked_sessions)
+        """Run the session manager, the gateway's forwarding tasks and the check that ends sessions."""
+        async with self._manager.run(), self.gateway.running(), anyio.create_task_group() as tg:
+            tg.start_soon(self._end_stale_sessions)
             try:
                 yield
             finally:
                 tg.cancel_scope.cancel()
 
-    async def _end_revoked_sessions(self) -> None:
+    def open_sessions(self, token_id: str) -> int:
+        """How many sessions the token `token_id` holds now, counting those being opened (R-8.1).
+
+        Returns:
+            0 for an unknown or revoked token id (a revoked token's sessions are forgotten when
+            the check ends them, within `SESSION_CHECK_S` seconds).
+        """
+        return sum(1 for s in self._sessions.values() if s.token_id == token_id) + self._opening[token_id]
+
+    async def _end_stale_sessions(self) -> None:
         while True:
-            await anyio.sleep(REVOCATION_CHECK_S)
-            try:
-                revoked = {t for t in set(self._owners.values()) if not self._tokens.is_current(t)}
-            except Exception:  # an unreadable token file must not stop the gateway
-                logger.exception("gateway.revocation_check_failed")
+            await anyio.sleep(SESSION_CHECK_S)
+            for session_id, token_id in self._take_stale():
+                await self._terminate(session_id, token_id)
+
+    def _take_stale(self) -> list[tuple[str, str]]:
+        """Remove and return `(session id, token id)` of the sessions to end: revoked token, or idle."""
+        try:
+            revoked = {t for t in {s.token_id for s in self._sessions.values()} if not self._tokens.is_current(t)}
+        except Exception:  # an unreadable token file must not stop the gateway (nor the idle check)
+            logger.exception("gateway.revocation_check_failed")
+            revoked = set[str]()
+        now = anyio.current_time()
+        stale: list[tuple[str, str]] = []
+        for session_id, session in list(self._sessions.items()):
+            if session.token_id in revoked:
+                logger.info("gateway.session_revoked", extra={"token_id": session.token_id})
+            elif session.in_flight == 0 and now - session.idle_since_s >= SESSION_IDLE_TIMEOUT_S:
+                logger.info("gateway.session_idle", extra={"token_id": session.token_id})
+            else:
                 continue
-            for session_id, token_id in list(self._owners.items()):
-                if token_id in revoked:
-                    self._owners.pop(session_id, None)
-                    logger.info("gateway.session_revoked", extra={"token_id": token_id})
-                    await self._terminate(session_id, token_id)
+            del self._sessions[session_id]
+            stale.append((session_id, session.token_id))
+        return stale
 
     async def _terminate(self, session_id: str, token_id: str) -> None:
         """End a session as its client's DELETE would (the SDK's public entry point, no private state)."""
@@ -116,10 +181,13 @@ class GatewayEndpoint:
         async def send(_message: Message) -> None:
             return None
 
-        try:
-            await self._sessions.handle_request(scope, receive, send)
-        except Exception:  # one session that cannot be ended must not stop the others
-            logger.exception("gateway.session_end_failed")
+        with anyio.move_on_after(SESSION_END_TIMEOUT_S) as deadline:
+            try:
+                await self._manager.handle_request(scope, receive, send)
+            except Exception:  # one session that cannot be ended must not stop the others
+                logger.exception("gateway.session_end_failed")
+        if deadline.cancelled_caught:
+            logger.warning("gateway.session_end_timeout", extra={"token_id": token_id})
 
     def _refusal(self, presented: str | None) -> str:
         """Why a request with the bearer credential `presented` (None: none) was refused, in words that
@@ -134,8 +202,7 @@ class GatewayEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        header = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"authorization"), None)
-        presented = presented_bearer(header)
+        presented = presented_bearer(_header(scope, b"authorization"))
         token_id = self._tokens.identify(presented)
         if token_id is None:
             response = JSONResponse(
@@ -146,18 +213,81 @@ class GatewayEndpoint:
             await response(scope, receive, send)
             return
         scope["user"] = _principal(token_id)
-        session_id = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"mcp-session-id"), None)
-        if session_id is not None:
-            await self._sessions.handle_request(scope, receive, send)
-            if scope.get("method") == "DELETE" and self._owners.get(session_id) == token_id:
-                self._owners.pop(session_id, None)  # ended by its own client (another token gets 404)
-            return
+        session_id = _header(scope, b"mcp-session-id")
+        version = _header(scope, b"mcp-protocol-version")
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            # The SDK serves these (2026-07-28 and later, or unknown: refused there) one request at
+            # a time, with no session to count or to end.
+            await self._manager.handle_request(scope, receive, send)
+        elif session_id is None:
+            await self._open(token_id, scope, receive, send)
+        else:
+            await self._serve(session_id, token_id, scope, receive, send)
 
-        async def send_noting_session(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] < 400:
-                for name, value in message.get("headers", []):
-                    if name.lower() == b"mcp-session-id":
-                        self._owners[value.decode("latin-1")] = token_id
+    async def _serve(self, session_id: str, token_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request for session `session_id`, keeping its idle clock; a DELETE that ended it forgets it."""
+        session = self._sessions.get(session_id)
+        if session is None or session.token_id != token_id:  # unknown, or another token's: the SDK answers 404
+            await self._manager.handle_request(scope, receive, send)
+            return
+        status: int | None = None
+
+        async def send_noting_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
             await send(message)
 
-        await self._sessions.handle_request(scope, receive, send_noting_session)
+        session.in_flight += 1
+        try:
+            await self._manager.handle_request(scope, receive, send_noting_status)
+        finally:
+            session.in_flight -= 1
+            if session.in_flight == 0:
+                session.idle_since_s = anyio.current_time()
+        ended = status is not None and (status < 300 or status == 404)  # 404: the SDK no longer has it
+        if scope.get("method") == "DELETE" and ended and self._sessions.get(session_id) is session:
+            del self._sessions[session_id]
+
+    async def _open(self, token_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request without a session id (an `initialize`), within the token's session limit."""
+        if self.open_sessions(token_id) >= MAX_SESSIONS_PER_TOKEN:
+            logger.warning("gateway.session_limit", extra={"token_id": token_id})
+            await self._limit_refusal()(scope, receive, send)
+            return
+        self._opening[token_id] += 1
+        opened: _Session | None = None
+
+        async def send_noting_session(message: Message) -> None:
+            nonlocal opened
+            if message["type"] == "http.response.start" and message["status"] < 400 and opened is None:
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"mcp-session-id":
+                        opened = _Session(token_id, in_flight=1)
+                        self._sessions[value.decode("latin-1")] = opened
+                        self._release_opening(token_id)
+            await send(message)
+
+        try:
+            await self._manager.handle_request(scope, receive, send_noting_session)
+        finally:
+            if opened is None:
+                self._release_opening(token_id)
+            else:
+                opened.in_flight -= 1
+                if opened.in_flight == 0:
+                    opened.idle_since_s = anyio.current_time()
+
+    def _release_opening(self, token_id: str) -> None:
+        self._opening[token_id] -= 1
+        if self._opening[token_id] <= 0:
+            del self._opening[token_id]
+
+    def _limit_refusal(self) -> JSONResponse:
+        limit = MAX_SESSIONS_PER_TOKEN
+        message = (
+            f"{SESSION_LIMIT_CODE}: this gateway token already has {limit} open sessions, the most one token "
+            "may hold; end one (a client's DELETE, or let it go idle) or give each agent its own token"
+        )
+        error = {"code": types.INTERNAL_ERROR, "message": message, "data": {"code": SESSION_LIMIT_CODE, "limit": limit}}
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=429)

@@ -15,8 +15,9 @@ set (notes §5); every URL-mode request is answered `decline` and leaves a close
 Restart (R-6.3): a card that is pending when the host stops cannot be resumed — the server's
 request lived in a session that is gone. On a graceful stop, `interrupt_all()` marks such cards
 `interrupted` and fails their calls with `MCP_CALL_INTERRUPTED` ("not delivered") before the
-connections close; after a crash, the next start finds them still `pending` from another run
-and marks them `interrupted`. An interrupted card is still listed; answering it says
+connections close (a call whose elicitation went to its caller's own client, through the
+gateway, fails the same way, with no card); after a crash, the next start finds them still
+`pending` from another run and marks them `interrupted`. An interrupted card is still listed; answering it says
 `MCP_INTERACTION_NOT_DELIVERED`; it offers a retry of the call (when its arguments were kept),
 which happens only when the user asks for it (`action: "retry"`), as a user-initiated call.
 
@@ -152,6 +153,8 @@ class InteractionBroker:
         self.instance = uuid.uuid4().hex
         self._calls: dict[str, dict[str, _TrackedCall]] = {}
         self._waiters: dict[str, _Waiter] = {}
+        self._forwarded: dict[str, anyio.CancelScope] = {}
+        """Operation id → the wait for its caller's client to answer a forwarded elicitation."""
         self._lock = anyio.Lock()
 
     # ----- lifecycle ------------------------------------------------------------------------------
@@ -193,7 +196,9 @@ class InteractionBroker:
         """The host is stopping: mark every pending card of this run interrupted and fail its calls.
 
         Each interrupted call raises `CallInterrupted` ("not delivered") in its caller; nothing is
-        sent on the user's behalf. Returns how many cards were interrupted.
+        sent on the user's behalf. A call whose elicitation was forwarded to its caller's client
+        (the gateway, R-8.1) is interrupted the same way, without a card: that client is the one
+        to retry. Returns how many cards were interrupted.
         """
         count = 0
         for interaction_id, waiter in list(self._waiters.items()):
@@ -217,6 +222,13 @@ class InteractionBroker:
             waiter.done.set()
             if record is not None:
                 self._publish("interaction.closed", record)
+        for op_id, waiting in list(self._forwarded.items()):  # no card: the caller's client was asked
+            for calls in self._calls.values():
+                tracked = calls.get(op_id)
+                if tracked is not None:
+                    tracked.interrupted = True
+            waiting.cancel()
+            self.cancel_call(op_id)
         return count
 
     # ----- wiring ---------------------------------------------------------------------------------
@@ -445,8 +457,17 @@ class InteractionBroker:
             # A human answers there too: the call deadlines pause as they do for a card, and the
             # same elicitation timeout bounds the wait (R-6.1).
             logger.info("interaction.forwarded", extra={"server_id": server_id})
-            with self._deadlines.hold(connection_id), anyio.move_on_after(self.timeout_s):
-                return await tracked_calls[0].elicitor(params)
+            op_id = tracked_calls[0].ref.operation_id
+            with anyio.CancelScope() as waiting:
+                self._forwarded[op_id] = waiting
+                try:
+                    with self._deadlines.hold(connection_id), anyio.move_on_after(self.timeout_s):
+                        return await tracked_calls[0].elicitor(params)
+                finally:
+                    if self._forwarded.get(op_id) is waiting:
+                        del self._forwarded[op_id]
+            if waiting.cancelled_caught:  # the host is stopping (`interrupt_all`); nobody answered
+                return types.ErrorData(code=types.INTERNAL_ERROR, message="the client stopped before the user answered")
             logger.info("interaction.forwarded_expired", extra={"server_id": server_id})
             return types.ElicitResult(action="cancel")
         try:
