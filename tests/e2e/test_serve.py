@@ -170,7 +170,10 @@ def _serve(data_dir: Path, port: int) -> subprocess.CompletedProcess[str]:
 def test_a_second_serve_on_a_busy_port_fails_before_starting_anything(tmp_path: Path, same_data_dir: bool) -> None:
     with running_host(tmp_path) as host:
         port = int(host.url.rsplit(":", 1)[1])
+        # `serve` listens before it starts (connections wait); a request is answered once it has started.
+        assert host.client.get("/api/mcp/servers").status_code == 200
         before = _files(host.data_dir)
+        assert RUNNING_FILE in before
         data_dir = host.data_dir if same_data_dir else tmp_path / "second"
 
         second = _serve(data_dir, port)

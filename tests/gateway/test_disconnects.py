@@ -13,7 +13,7 @@ import pytest
 from starlette.requests import ClientDisconnect
 from starlette.types import Message
 
-from mcp_center.gateway._disconnects import SDK_TRANSPORT_LOGGER, drop_after_response, quiet_client_disconnects
+from mcp_center.gateway._disconnects import SDK_TRANSPORT_LOGGER, OneResponse, quiet_client_disconnects
 
 pytestmark = pytest.mark.anyio
 
@@ -97,12 +97,13 @@ async def test_messages_after_a_complete_response_are_not_sent() -> None:
     async def send(message: Message) -> None:
         sent.append(message)
 
-    guarded = drop_after_response(send)
+    guarded = OneResponse(send)
     await guarded({"type": "http.response.start", "status": 202, "headers": []})
     await guarded({"type": "http.response.body", "body": b"", "more_body": False})
     await guarded({"type": "http.response.start", "status": 500, "headers": []})  # the SDK's late answer
     await guarded({"type": "http.response.body", "body": b"error", "more_body": False})
     assert [m.get("status") for m in sent] == [202, None]
+    assert guarded.complete
 
 
 async def test_a_streamed_response_passes_whole() -> None:
@@ -111,9 +112,10 @@ async def test_a_streamed_response_passes_whole() -> None:
     async def send(message: Message) -> None:
         sent.append(message)
 
-    guarded = drop_after_response(send)
+    guarded = OneResponse(send)
     await guarded({"type": "http.response.start", "status": 200, "headers": []})
     for chunk in (b"event: message\n", b"data: {}\n\n"):
         await guarded({"type": "http.response.body", "body": chunk, "more_body": True})
+    assert not guarded.complete
     await guarded({"type": "http.response.body", "body": b"", "more_body": False})
     assert len(sent) == 4

@@ -15,7 +15,7 @@ with a `RuntimeError` ("after response already completed") and a second and thir
 `gateway.client_gone` (fields `reason`: the exception type, `during`: the SDK's message). It
 only looks at records of that one SDK logger, with one of its per-request messages, whose
 exception is (or, for a group, consists only of) those three types; anything else the SDK logs
-stays as it is, traceback included. `drop_after_response()` keeps the late answer off the wire.
+stays as it is, traceback included. `OneResponse` keeps the late answer off the wire.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import anyio
 from starlette.requests import ClientDisconnect
 from starlette.types import Message, Send
 
-__all__ = ["SDK_TRANSPORT_LOGGER", "drop_after_response", "quiet_client_disconnects"]
+__all__ = ["SDK_TRANSPORT_LOGGER", "OneResponse", "quiet_client_disconnects"]
 
 SDK_TRANSPORT_LOGGER = "mcp.server.streamable_http"
 """The logger of the SDK's server-side Streamable HTTP transport (mcp 2.3.0)."""
@@ -87,21 +87,25 @@ def quiet_client_disconnects() -> Generator[None]:
         sdk.removeFilter(gone)
 
 
-def drop_after_response(send: Send) -> Send:
-    """`send`, except that messages after the response is complete are dropped (one DEBUG line).
+class OneResponse:
+    """An ASGI `send` that passes one response and drops whatever comes after it (one DEBUG line).
 
     The SDK answers a request whose hand-over failed with a 500 even when it already sent the 202
     (a notification); on the wire that answer can only be an ASGI error, so it is not sent.
-    """
-    complete = False
 
-    async def guarded(message: Message) -> None:
-        nonlocal complete
-        if complete:
+    Args:
+        send: The server's `send`.
+    """
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.complete = False
+        """True once the last body message of the response went out."""
+
+    async def __call__(self, message: Message) -> None:
+        if self.complete:
             logger.debug("gateway.late_message_dropped", extra={"type": message["type"]})
             return
         if message["type"] == "http.response.body" and not message.get("more_body", False):
-            complete = True
-        await send(message)
-
-    return guarded
+            self.complete = True
+        await self._send(message)
