@@ -3,6 +3,7 @@ opens `McpCenter` (R-7.1, R-8.1)."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 from collections.abc import AsyncGenerator
@@ -18,15 +19,76 @@ from starlette.types import Receive, Scope, Send
 
 from mcp_center.api import create_api, end_event_streams
 from mcp_center.config import Settings
+from mcp_center.errors import AddressInUse, AddressUnavailable
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
 from mcp_center.store.running import forget_running, record_running
 from mcp_center.web import BrowserSessions, install_web
 
-__all__ = ["HostServer", "create_app", "interrupt_waiting_calls"]
+__all__ = ["LISTEN_BACKLOG", "HostServer", "create_app", "interrupt_waiting_calls", "listen"]
 
 logger = logging.getLogger(__name__)
+
+LISTEN_BACKLOG = 2048
+"""Pending connections the listening sockets queue (uvicorn's default)."""
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Bind and listen on `host:port` now, before anything of the host starts (R-7.3).
+
+    `serve` calls this first and hands the sockets to uvicorn (`HostServer.run(sockets=...)`), so a
+    second `serve` on a busy port fails before it prints its banner, opens the data directory or
+    starts a server connection — the running instance's data is never touched. The sockets are
+    bound as uvicorn (asyncio's `create_server`) would bind them: every address `host` resolves to
+    (`localhost` is IPv4 and IPv6), `SO_REUSEADDR` (a just-stopped server's port is free at once;
+    a port another process *listens* on still fails), IPv6 sockets IPv6-only.
+
+    Args:
+        host: Bind address or name (`127.0.0.1`, `::1`, `localhost`, `0.0.0.0`).
+        port: TCP port; 0 picks a free one (then every address gets the port the first one got).
+    Returns:
+        Listening sockets, at least one; the caller closes them (uvicorn does when it stops).
+    Raises:
+        AddressInUse: another process listens on `host:port` (`details`: host, port).
+        AddressUnavailable: `host` does not resolve to a local address, the port is privileged,
+            or binding failed for another reason (`details`: host, port, reason).
+    """
+    host = host.strip("[]")  # "[::1]" and "::1" alike
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise AddressUnavailable(
+            f"cannot listen on {where}: the host name does not resolve ({exc.strerror}); pass an address with --host",
+            details={"host": host, "port": port, "reason": "unresolved"},
+        ) from None
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _name, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            sock.bind(address)
+            sock.listen(LISTEN_BACKLOG)
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise AddressInUse(
+                f"{where} is already in use (another mcp-center serve, or another program, listens there); "
+                "stop it, or choose another port with --port",
+                details={"host": host, "port": port},
+            ) from None
+        raise AddressUnavailable(
+            f"cannot listen on {where}: {exc.strerror or exc}; choose another --host or --port",
+            details={"host": host, "port": port, "reason": errno.errorcode.get(exc.errno or 0, "OSError")},
+        ) from None
+    return sockets
 
 
 def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
@@ -112,6 +174,12 @@ class HostServer(uvicorn.Server):
         if self.started and self._settings is not None:
             bound = [sock.getsockname() for server in self.servers for sock in server.sockets or ()]
             port = bound[0][1] if bound else self._settings.port
+            if sockets:  # uvicorn logs where it listens only for sockets it bound itself
+                address: str = sockets[0].getsockname()[0]
+                shown = f"[{address}]" if ":" in address else address
+                logging.getLogger("uvicorn.error").info(
+                    "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", shown, port
+                )
             url = self._settings.public_url or replace(self._settings, port=port).base_url
             try:
                 record_running(self._settings.data_dir, url)

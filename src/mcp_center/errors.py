@@ -19,6 +19,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ImportValuesInvalid      IMPORT_VALUES_INVALID     R-1.8: supplied variable values missing/invalid
     │   ├── ImportNothingToApply     IMPORT_NOTHING_TO_APPLY   R-1.8: the preview creates no server
     │   ├── ElicitationAnswerInvalid ELICITATION_ANSWER_INVALID R-6.1: an answer breaks the requested schema
+    │   ├── AddressUnavailable       SERVE_ADDRESS_UNAVAILABLE `serve` cannot listen on --host/--port (no such
+    │   │                                                      local address, a privileged port, ...)
     │   └── OAuthCallbackInvalid     OAUTH_CALLBACK_INVALID    R-4.9: unknown/used/expired state, iss mismatch,
     │                                                          or the authorization server said no
     ├── NotFound (404)
@@ -30,6 +32,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
+    │   ├── AddressInUse             SERVE_ADDRESS_IN_USE          another process (often another `serve`) listens
+    │   │                                                          on --host:--port; found before anything starts
     │   ├── ServerVersionConflict    MCP_SERVER_VERSION_CONFLICT   R-1.3
     │   ├── TrustDigestMismatch      MCP_TRUST_DIGEST_MISMATCH     R-2.1
     │   ├── ServerNotTrusted         MCP_SERVER_NOT_TRUSTED        R-2.3
@@ -84,6 +88,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 __all__ = [
+    "AddressInUse",
+    "AddressUnavailable",
     "AdminAuthRequired",
     "ApprovalClosed",
     "ApprovalDenied",
@@ -288,6 +294,13 @@ class ElicitationAnswerInvalid(InvalidInput):
     code = "ELICITATION_ANSWER_INVALID"
 
 
+class AddressUnavailable(InvalidInput):
+    """`serve` cannot listen on its host and port for another reason than "in use": the host is not
+    an address of this machine, the port is privileged, ... `details`: `host`, `port`, `reason`."""
+
+    code = "SERVE_ADDRESS_UNAVAILABLE"
+
+
 class OAuthCallbackInvalid(InvalidInput):
     """An OAuth callback was refused (R-4.9): `details.reason` is `state_unknown` (unknown, used or
     expired state), `iss_mismatch` (RFC 9207), `code_missing`, or `authorization_denied` (the
@@ -340,6 +353,13 @@ class ServerExists(Conflict):
     """A server with this id is already registered."""
 
     code = "MCP_SERVER_EXISTS"
+
+
+class AddressInUse(Conflict):
+    """Another process listens on the host and port `serve` was asked to use (R-7.3): found before
+    the runtime starts, so a running instance's data is left alone. `details`: `host`, `port`."""
+
+    code = "SERVE_ADDRESS_IN_USE"
 
 
 class ServerVersionConflict(Conflict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -146,13 +147,14 @@ def serve(
     """Run the web UI, the REST API and the gateway in one process."""
     import uvicorn
 
-    from mcp_center.app import HostServer, create_app
+    from mcp_center.app import HostServer, create_app, listen
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
     if log_level.lower() != "debug":
         logging.getLogger("httpx2").setLevel(logging.WARNING)
     install_log_redaction()
+    sockets: list[socket.socket] = []
     try:
         settings = Settings.load(
             data_dir=data_dir,
@@ -162,8 +164,15 @@ def serve(
             public_url=public_url,
             allowed_hosts=tuple(allowed_host or ()),
         )
+        # Listen first: a busy port fails here, before the banner, the data directory or the
+        # runtime (R-7.3) — a second `serve` never touches the running one's data.
+        sockets = listen(settings.host, settings.port)
+        if settings.port == 0:
+            settings = replace(settings, port=sockets[0].getsockname()[1])
         asgi_app, token, created = create_app(settings)
     except CenterError as exc:
+        for sock in sockets:
+            sock.close()
         raise _fail(exc) from None
     if settings.host not in {"127.0.0.1", "localhost", "::1"}:
         err.print(
@@ -190,7 +199,7 @@ def serve(
         timeout_graceful_shutdown=5,
         server_header=False,
     )
-    HostServer(config, asgi_app, settings).run()
+    HostServer(config, asgi_app, settings).run(sockets=sockets)
 
 
 @app.command("list")

@@ -36,6 +36,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
+from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.server import Gateway
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
@@ -114,13 +115,15 @@ class GatewayEndpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[None]:
-        """Run the session manager, the gateway's forwarding tasks and the check that ends sessions."""
-        async with self._manager.run(), self.gateway.running(), anyio.create_task_group() as tg:
-            tg.start_soon(self._end_stale_sessions)
-            try:
-                yield
-            finally:
-                tg.cancel_scope.cancel()
+        """Run the session manager, the gateway's forwarding tasks and the check that ends sessions;
+        while running, an agent that goes away mid-request is logged as one line (`_disconnects`, R-3.11)."""
+        with quiet_client_disconnects():
+            async with self._manager.run(), self.gateway.running(), anyio.create_task_group() as tg:
+                tg.start_soon(self._end_stale_sessions)
+                try:
+                    yield
+                finally:
+                    tg.cancel_scope.cancel()
 
     def open_sessions(self, token_id: str) -> int:
         """How many sessions the token `token_id` holds now, counting those being opened (R-8.1).
@@ -202,6 +205,8 @@ class GatewayEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        response_once = OneResponse(send)
+        send = response_once
         presented = presented_bearer(_header(scope, b"authorization"))
         token_id = self._tokens.identify(presented)
         if token_id is None:
@@ -218,17 +223,17 @@ class GatewayEndpoint:
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # The SDK serves these (2026-07-28 and later, or unknown: refused there) one request at
             # a time, with no session to count or to end.
-            await self._manager.handle_request(scope, receive, send)
+            await self._hand_over(scope, receive, send, response_once)
         elif session_id is None:
-            await self._open(token_id, scope, receive, send)
+            await self._open(token_id, scope, receive, response_once)
         else:
-            await self._serve(session_id, token_id, scope, receive, send)
+            await self._serve(session_id, token_id, scope, receive, response_once)
 
-    async def _serve(self, session_id: str, token_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _serve(self, session_id: str, token_id: str, scope: Scope, receive: Receive, send: OneResponse) -> None:
         """A request for session `session_id`, keeping its idle clock; a DELETE that ended it forgets it."""
         session = self._sessions.get(session_id)
         if session is None or session.token_id != token_id:  # unknown, or another token's: the SDK answers 404
-            await self._manager.handle_request(scope, receive, send)
+            await self._hand_over(scope, receive, send, send)
             return
         status: int | None = None
 
@@ -240,7 +245,7 @@ class GatewayEndpoint:
 
         session.in_flight += 1
         try:
-            await self._manager.handle_request(scope, receive, send_noting_status)
+            await self._hand_over(scope, receive, send_noting_status, send)
         finally:
             session.in_flight -= 1
             if session.in_flight == 0:
@@ -249,7 +254,7 @@ class GatewayEndpoint:
         if scope.get("method") == "DELETE" and ended and self._sessions.get(session_id) is session:
             del self._sessions[session_id]
 
-    async def _open(self, token_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _open(self, token_id: str, scope: Scope, receive: Receive, send: OneResponse) -> None:
         """A request without a session id (an `initialize`), within the token's session limit."""
         if self.open_sessions(token_id) >= MAX_SESSIONS_PER_TOKEN:
             logger.warning("gateway.session_limit", extra={"token_id": token_id})
@@ -269,7 +274,7 @@ class GatewayEndpoint:
             await send(message)
 
         try:
-            await self._manager.handle_request(scope, receive, send_noting_session)
+            await self._hand_over(scope, receive, send_noting_session, send)
         finally:
             if opened is None:
                 self._release_opening(token_id)
@@ -277,6 +282,22 @@ class GatewayEndpoint:
                 opened.in_flight -= 1
                 if opened.in_flight == 0:
                     opened.idle_since_s = anyio.current_time()
+
+    async def _hand_over(self, scope: Scope, receive: Receive, send: Send, response: OneResponse) -> None:
+        """Let the SDK's session manager serve the request.
+
+        When the session ends while one of its requests is being handed over (its client's DELETE
+        racing a `notifications/cancelled`, a revocation, the idle timeout), the SDK logs that
+        (`_disconnects` makes it one line) and then re-raises the closed stream's error after it
+        has answered: that ends the request here instead of reaching uvicorn as a traceback. The
+        same error before the request was answered (`response.complete`) is not that case and propagates.
+        """
+        try:
+            await self._manager.handle_request(scope, receive, send)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            if not response.complete:
+                raise
+            logger.debug("gateway.session_gone_under_request", extra={"reason": type(exc).__name__})
 
     def _release_opening(self, token_id: str) -> None:
         self._opening[token_id] -= 1

@@ -1,0 +1,111 @@
+"""An agent that goes away mid-request is one log line, not a traceback (R-3.11).
+
+The SDK's Streamable HTTP transport (`mcp.server.streamable_http`) logs with `logger.exception`
+wherever a per-request step fails, and some of those failures only mean the agent is gone:
+
+- it dropped the connection while its POST body was still arriving (`ClientDisconnect`);
+- its session ended (its own DELETE, revocation, idle timeout) while one of its requests was
+  being handed over, e.g. an SDK client that leaves mid-call sends `notifications/cancelled` and
+  DELETE at once (`anyio.ClosedResourceError` / `BrokenResourceError` on the session's streams).
+
+The SDK then also tries to answer the request that already got its 202, which uvicorn refuses
+with a `RuntimeError` ("after response already completed") and a second and third traceback.
+
+`quiet_client_disconnects()` turns exactly those records into one INFO line,
+`gateway.client_gone` (fields `reason`: the exception type, `during`: the SDK's message). It
+only looks at records of that one SDK logger, with one of its per-request messages, whose
+exception is (or, for a group, consists only of) those three types; anything else the SDK logs
+stays as it is, traceback included. `OneResponse` keeps the late answer off the wire.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator
+from contextlib import contextmanager
+
+import anyio
+from starlette.requests import ClientDisconnect
+from starlette.types import Message, Send
+
+__all__ = ["SDK_TRANSPORT_LOGGER", "OneResponse", "quiet_client_disconnects"]
+
+SDK_TRANSPORT_LOGGER = "mcp.server.streamable_http"
+"""The logger of the SDK's server-side Streamable HTTP transport (mcp 2.3.0)."""
+
+_PER_REQUEST_MESSAGES = frozenset(
+    {
+        "Error handling POST request",
+        "SSE response error",
+        "Error in SSE writer",
+        "Error in standalone SSE writer",
+        "Error in standalone SSE response",
+        "Error in replay sender",
+        "Error in replay response",
+    }
+)
+"""What the SDK logs (mcp 2.3.0, `streamable_http.py`) when one request's exchange fails."""
+
+_GONE = (ClientDisconnect, anyio.ClosedResourceError, anyio.BrokenResourceError)
+
+logger = logging.getLogger("mcp_center.gateway.endpoint")
+
+
+def _only_gone(exc: BaseException | None) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only_gone(inner) for inner in exc.exceptions)  # pyright: ignore[reportUnknownVariableType]
+    return isinstance(exc, _GONE)
+
+
+class _ClientGoneFilter(logging.Filter):
+    """Replace the SDK's traceback for an agent that went away by one `gateway.client_gone` line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if record.msg not in _PER_REQUEST_MESSAGES or exc is None or not _only_gone(exc):
+            return True
+        leaf: BaseException = exc
+        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+            leaf = leaf.exceptions[0]  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+        logger.info("gateway.client_gone", extra={"reason": type(leaf).__name__, "during": record.msg})
+        return False
+
+
+@contextmanager
+def quiet_client_disconnects() -> Generator[None]:
+    """While entered, the SDK transport logs an agent that went away as one INFO line (R-3.11).
+
+    Installs a filter on the `SDK_TRANSPORT_LOGGER` logger only (records of other loggers and other
+    exceptions pass untouched) and removes it on exit.
+    """
+    sdk = logging.getLogger(SDK_TRANSPORT_LOGGER)
+    gone = _ClientGoneFilter()
+    sdk.addFilter(gone)
+    try:
+        yield
+    finally:
+        sdk.removeFilter(gone)
+
+
+class OneResponse:
+    """An ASGI `send` that passes one response and drops whatever comes after it (one DEBUG line).
+
+    The SDK answers a request whose hand-over failed with a 500 even when it already sent the 202
+    (a notification); on the wire that answer can only be an ASGI error, so it is not sent.
+
+    Args:
+        send: The server's `send`.
+    """
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.complete = False
+        """True once the last body message of the response went out."""
+
+    async def __call__(self, message: Message) -> None:
+        if self.complete:
+            logger.debug("gateway.late_message_dropped", extra={"type": message["type"]})
+            return
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.complete = True
+        await self._send(message)
