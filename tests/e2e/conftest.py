@@ -50,6 +50,19 @@ def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen[bytes] | N
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s} s")
 
 
+def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> None:
+    """Wait until `serve` has started (it writes `<data dir>/serve.json` once its startup is done;
+    it listens earlier, so an open port alone does not mean ready)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"serve exited with {proc.returncode} before it started")
+        if (data_dir / "serve.json").exists():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"serve did not start within {timeout_s} s")
+
+
 def wait_no_descendants(pid: int, timeout_s: float = 15.0) -> set[int]:
     """Wait until `pid` has no live descendants; return what is left after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
@@ -100,7 +113,7 @@ def running_host(tmp_path: Path) -> Generator[Host]:
             env=env,
         )
     try:
-        wait_for_port(port, 30, proc)
+        wait_until_serving(data_dir, 60, proc)
         url = f"http://127.0.0.1:{port}"
         with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=180) as client:
             yield Host(url, proc, client, data_dir, log_path)

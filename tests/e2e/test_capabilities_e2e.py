@@ -139,7 +139,9 @@ def test_server_everything_tools_prompts_resources_and_approvals_through_the_api
     assert "not inlined" in blob["text"]
 
 
-def test_server_everything_elicitation_answered_with_defaults_declined_cancelled_and_url_declined(host: Host) -> None:
+def test_server_everything_elicitation_answered_with_defaults_declined_cancelled_and_no_url_mode_offered(
+    host: Host,
+) -> None:
     enable_through_api(host, EVERYTHING_STDIO)
 
     call = Background(lambda: host.client.post(ELICIT, json={"arguments": {}}))
@@ -164,16 +166,12 @@ def test_server_everything_elicitation_answered_with_defaults_declined_cancelled
         _check(host.client.post(f"/api/interactions/{card['id']}", json={"action": action}), 200)
         assert f"User {marker}" in text_of(_check(call.result(), 200))
 
-    url = _check(
-        host.client.post(
-            "/api/mcp/servers/everything/tools/trigger-url-elicitation/call",
-            json={"arguments": {"url": "https://example.com/login"}},
-        ),
-        200,
-    )
-    assert '"action": "decline"' in text_of(url)
+    # the host advertises form mode only, so server-everything offers no URL-mode tool.
+    tools = [t["name"] for t in _check(host.client.get("/api/mcp/servers/everything/tools"), 200)["tools"]]
+    assert "trigger-elicitation-request" in tools
+    assert "trigger-url-elicitation" not in tools
     states = [c["state"] for c in _check(host.client.get("/api/interactions"), 200)["interactions"]]
-    assert states == ["declined", "cancelled", "declined", "accepted"]
+    assert states == ["cancelled", "declined", "accepted"]
 
 
 def test_a_card_left_pending_across_a_restart_of_serve_fails_its_call_and_is_still_listed(tmp_path: Path) -> None:
