@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -188,4 +189,36 @@ def test_the_stdio_bridge_never_sends_its_token_in_clear_beyond_this_machine(
     )
     assert done.returncode == 2
     assert says in done.stderr
+    assert "mcpg_secret" not in done.stderr + done.stdout
+
+
+def test_a_bridge_that_finds_no_gateway_names_the_cause_and_the_way_out(tmp_path: Path) -> None:
+    """The connect error itself (not "ExceptionGroup"), and --url / --data-dir as the way out; never the token."""
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(
+        MCP_CENTER_DATA_DIR=str(tmp_path), MCP_CENTER_GATEWAY_TOKEN="mcpg_secret-bridge-token-0123", COLUMNS="300"
+    )
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    url = f"http://127.0.0.1:{port}/mcp"
+    done = subprocess.run(
+        [CLI, "gateway", "--stdio", "--url", url],
+        input=json.dumps(initialize) + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 7
+    said = " ".join(done.stderr.split())
+    assert f"the gateway at {url} is not reachable (ConnectError" in said
+    assert "ExceptionGroup" not in said
+    assert "pass --url" in said
     assert "mcpg_secret" not in done.stderr + done.stdout

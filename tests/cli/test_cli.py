@@ -121,6 +121,16 @@ def test_list_prints_names_with_brackets_as_text_not_markup(tmp_path: Path) -> N
     assert "[/] [bold]x" in listed.stdout
 
 
+def test_list_shows_a_long_command_whole(tmp_path: Path) -> None:
+    """A cut command could look like a real, different one: the target column wraps instead."""
+    data = tmp_path / "data"
+    args = ["--isolated", "--from", "mcp-server-time==2026.10.19", "mcp-server-time", "--local-timezone", "UTC"]
+    assert run(data, "add", "Clock", "--", "uvx", *args).returncode == 0
+    listed = run(data, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert " ".join(["uvx", *args]) in " ".join(listed.stdout.split())
+
+
 # ----- mcp-center auth (R-4.9) ------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,15 +152,15 @@ def test_claude_desktop_export_keeps_stdio_servers_and_notes_the_remote_ones() -
         ("docs", "REMOTE_NOT_SUPPORTED"),
         ("wiki", "REMOTE_NOT_SUPPORTED"),
     ]
+    # The gateway through this installation's stdio bridge, as the Gateway page and README say.
     bridge = doc.gateway["config"]["mcpServers"]["mcp-center"]
-    assert bridge["command"] == "npx"
-    assert bridge["args"] == [
-        "-y",
-        "mcp-remote@0.15.1",
-        GATEWAY,
-        "--header",
-        "Authorization: Bearer ${MCP_CENTER_GATEWAY_TOKEN}",
-    ]
+    assert Path(bridge["command"]).name == "mcp-center"
+    assert Path(bridge["command"]).is_absolute()
+    assert bridge["args"] == ["gateway", "--stdio"]
+    assert bridge["env"] == {"MCP_CENTER_GATEWAY_TOKEN": "<the gateway token>"}
+    other = export_servers(configs(), "claude-desktop", "http://127.0.0.1:9000/mcp")
+    bridge = other.gateway["config"]["mcpServers"]["mcp-center"]
+    assert bridge["args"] == ["gateway", "--stdio", "--url", "http://127.0.0.1:9000/mcp"]
 
 
 def test_fields_clients_cannot_express_are_listed_as_notes() -> None:

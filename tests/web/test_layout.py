@@ -181,6 +181,24 @@ def test_the_list_refreshes_by_itself_and_shows_a_failed_test_with_its_reason(pa
     expect(row.get_by_role("link", name="Set up")).to_be_visible()
 
 
+def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(page: Page, host: Host) -> None:
+    """A message about the previous page would cover the next one; one that reports the navigation
+    itself ("Deleted.") is shown on the page it leads to."""
+    login(page)
+    toast = page.locator("#toast")
+    page.evaluate("() => import('/static/js/dom.js').then((dom) => dom.toast('About the list'))")
+    expect(toast).to_have_class("toast visible")
+    page.wait_for_timeout(1_200)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway").click()
+    expect(toast).not_to_have_class("toast visible")
+    page.evaluate(
+        "() => import('/static/js/dom.js').then((dom) => { dom.toast('Deleted.'); location.hash = '#/inbox'; })"
+    )
+    expect(page.get_by_test_id("inbox-summary")).to_be_visible()
+    expect(toast).to_have_class("toast visible")
+    expect(toast).to_have_text("Deleted.")
+
+
 def test_screenshots_of_the_main_screens(
     browser: Browser, host: Host, echo_url: str, tmp_path: Path, page_errors: PageErrors
 ) -> None:

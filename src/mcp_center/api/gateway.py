@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response
 
+from mcp_center.interchange.export import bridge_command
 from mcp_center.service import McpCenter
 
 __all__ = ["router"]
@@ -19,13 +17,6 @@ router = APIRouter(prefix="/api/gateway", tags=["gateway"])
 def _center(request: Request) -> McpCenter:
     center: McpCenter = request.app.state.center
     return center
-
-
-def bridge_command() -> str | None:
-    """The absolute path of this installation's `mcp-center` program (for the stdio bridge's
-    `command`), or None when it cannot be found beside the running Python."""
-    candidate = Path(sys.executable).parent / "mcp-center"
-    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
 @router.get("", summary="The gateway endpoint")

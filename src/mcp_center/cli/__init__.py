@@ -222,7 +222,7 @@ def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut
                 s["id"],
                 s["name"],
                 s["transport"],
-                target[:60],
+                target,
                 _yes(s["enabled"]),
                 _yes(s["trusted"]),
                 _yes(s["tested"]),
@@ -544,6 +544,11 @@ def _print_preview(preview: dict[str, Any]) -> None:
         out.print(table)
 
 
+def _clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, the cut marked with "…" (a cut never looks whole)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _cells(*values: str) -> list[Text]:
     """Table cells as plain text: names and values from an imported file are never rich markup."""
     return [Text(value) for value in values]
@@ -707,7 +712,7 @@ def resources(
         return
     table = Table("kind", "mention", "name", "description")
     for item in found["resources"]:
-        table.add_row(*_cells(item["kind"], item["mention"], item["name"], (item.get("description") or "")[:60]))
+        table.add_row(*_cells(item["kind"], item["mention"], item["name"], _clip(item.get("description") or "", 60)))
     out.print(table)
 
 
@@ -761,7 +766,7 @@ def _approvals_table(items: list[dict[str, Any]]) -> Table:
         column.overflow = "fold"
     for item in items:
         hints = ", ".join(f"{k}={v}" for k, v in item["hints"].items())
-        arguments = json.dumps(item["arguments"], ensure_ascii=False)[:60]
+        arguments = _clip(json.dumps(item["arguments"], ensure_ascii=False), 60)
         table.add_row(*_cells(item["id"], item["state"], item["tool"], arguments, hints, item["expires_at"]))
     return table
 
@@ -868,10 +873,23 @@ def gateway(
     try:
         anyio.run(bridge_stdio, target, token)
     except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
+        cause = _root_cause(exc)
+        detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         err.print(
-            f"error: the gateway at {target} is not reachable ({type(exc).__name__}); is 'mcp-center serve' running?"
+            f"error: the gateway at {target} is not reachable ({detail}). Is 'mcp-center serve' running? "
+            "If it runs with another --port or --data-dir, pass --url <its gateway URL> "
+            "(the settings page's Gateway section shows it) or the same --data-dir.",
+            highlight=False,
+            markup=False,
         )
         raise typer.Exit(7) from None
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The first leaf of nested exception groups (the SDK's task groups wrap a connect error twice)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 @gateway_token_app.command("create")

@@ -20,14 +20,19 @@ authorizes on its own), disabled tools and tool policies. Keys of the map are di
 (the id when two servers share a name).
 
 The gateway snippet points the client at `<base URL>/mcp` with
-`Authorization: Bearer ${MCP_CENTER_GATEWAY_TOKEN}` (for Claude Desktop through `mcp-remote`).
+`Authorization: Bearer ${MCP_CENTER_GATEWAY_TOKEN}`; Claude Desktop, which only starts processes,
+gets this installation's stdio bridge (`mcp-center gateway --stdio`, R-8.1) with the token in
+its `env` — the same snippet as the Gateway page and README.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mcp_center.config import AuthBearer, AuthOAuth, ServerConfig, StdioServerConfig
@@ -36,8 +41,8 @@ __all__ = [
     "EXPORT_FORMATS",
     "GATEWAY_SERVER_NAME",
     "GATEWAY_TOKEN_VARIABLE",
-    "MCP_REMOTE_VERSION",
     "ExportDocument",
+    "bridge_command",
     "export_servers",
     "gateway_snippet",
 ]
@@ -45,8 +50,16 @@ __all__ = [
 EXPORT_FORMATS: tuple[str, ...] = ("claude-code", "cursor", "vscode", "claude-desktop")
 GATEWAY_SERVER_NAME = "mcp-center"
 GATEWAY_TOKEN_VARIABLE = "MCP_CENTER_GATEWAY_TOKEN"  # noqa: S105 - a variable name, not a token
-MCP_REMOTE_VERSION = "0.15.1"
-"""Pinned `mcp-remote` (npm) that bridges Claude Desktop, which only spawns stdio servers, to the gateway."""
+BRIDGE_DEFAULT_URL = "http://127.0.0.1:8765/mcp"
+"""The gateway URL the stdio bridge uses without `--url` (`serve`'s default address)."""
+
+
+def bridge_command() -> str | None:
+    """The absolute path of this installation's `mcp-center` program (for the stdio bridge's
+    `command`), or None when it cannot be found beside the running Python."""
+    candidate = Path(sys.executable).parent / "mcp-center"
+    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+
 
 _FILENAMES = {
     "claude-code": ".mcp.json",
@@ -220,17 +233,12 @@ def gateway_snippet(format: str, gateway_url: str) -> dict[str, Any]:
             },
         }
     if format == "claude-desktop":
+        args = ["gateway", "--stdio", *([] if gateway_url == BRIDGE_DEFAULT_URL else ["--url", gateway_url])]
         return {
             "mcpServers": {
                 GATEWAY_SERVER_NAME: {
-                    "command": "npx",
-                    "args": [
-                        "-y",
-                        f"mcp-remote@{MCP_REMOTE_VERSION}",
-                        gateway_url,
-                        "--header",
-                        f"Authorization: Bearer ${{{GATEWAY_TOKEN_VARIABLE}}}",
-                    ],
+                    "command": bridge_command() or "mcp-center",
+                    "args": args,
                     "env": {GATEWAY_TOKEN_VARIABLE: "<the gateway token>"},
                 }
             }

@@ -3,7 +3,7 @@
 // #/servers/<id>[/<section>]. Routes live in the fragment, which never reaches the server; no
 // secret or token is ever put in it.
 
-import { h, replace } from "./dom.js";
+import { dismissStaleToast, h, replace } from "./dom.js";
 import { renderEditor, TEMPLATES } from "./editor.js";
 import { renderExport } from "./exporter.js";
 import { createServerFeed } from "./feed.js";
@@ -68,6 +68,7 @@ function renderAdd() {
 }
 
 async function route() {
+  dismissStaleToast();
   cleanup();
   cleanup = () => {};
   const state = flash;

@@ -51,8 +51,19 @@ export function toast(message) {
   const box = document.getElementById("toast");
   box.textContent = message;
   box.classList.add("visible");
+  toast.shownAt = Date.now();
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => box.classList.remove("visible"), 5000);
+}
+
+/**
+ * Hide a toast that belongs to the page being left (called on every navigation). A toast shown
+ * within the last second stays: it reports what caused this navigation ("Deleted.", "Saved.").
+ */
+export function dismissStaleToast() {
+  if (Date.now() - (toast.shownAt || 0) < 1000) return;
+  clearTimeout(toast.timer);
+  document.getElementById("toast").classList.remove("visible");
 }
 
 /**
