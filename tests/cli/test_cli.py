@@ -234,3 +234,10 @@ def test_help_texts_speak_to_users_not_to_the_spec() -> None:
         for name, sub in getattr(command, "commands", {}).items():
             pending.append((f"{path} {name}", sub))
     assert "mcp-center approvals list" in seen and "mcp-center prompts" in seen
+
+
+def test_version_is_an_option_and_a_command(tmp_path: Path) -> None:
+    from mcp_center import __version__
+
+    assert run(tmp_path, "--version").stdout.strip() == __version__
+    assert run(tmp_path, "version").stdout.strip() == __version__
