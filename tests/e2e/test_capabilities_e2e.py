@@ -168,6 +168,8 @@ def test_server_everything_elicitation_answered_with_defaults_declined_cancelled
 
     # the host advertises form mode only, so server-everything offers no URL-mode tool.
     tools = [t["name"] for t in _check(host.client.get("/api/mcp/servers/everything/tools"), 200)["tools"]]
+    # The test connection advertised the same capabilities: its tool count is the live one.
+    assert _check(host.client.get("/api/mcp/servers/everything"), 200)["last_test"]["tool_count"] == len(tools)
     assert "trigger-elicitation-request" in tools
     assert "trigger-url-elicitation" not in tools
     states = [c["state"] for c in _check(host.client.get("/api/interactions"), 200)["interactions"]]

@@ -41,7 +41,7 @@ import anyio
 import anyio.abc
 import mcp_types as types
 from mcp.client import Transport
-from mcp.client.session import IncomingMessage, LoggingFnT, MessageHandlerFnT
+from mcp.client.session import ClientRequestContext, IncomingMessage, LoggingFnT, MessageHandlerFnT
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -587,6 +587,11 @@ class ConnectionManager:
         logbook = self.logbook(spec.server_id)
         filt = _Filter(logbook, f"test-{uuid.uuid4().hex[:12]}")
         hooks = SessionHooks(on_stderr=logbook.add_stderr, on_noise=logbook.add_noise, observer=filt)
+        live = self._hooks_for(spec, filt.connection_id) if self._hooks_for else SessionHooks()
+        if live.elicitation_callback is not None:
+            # Advertise what a live session advertises: servers (server-everything among them)
+            # list tools by the client's capabilities, so the test's count matches the live one.
+            hooks.elicitation_callback = _decline_during_test
         started = anyio.current_time()
         result: ProbeResult | None = None
         deadline = anyio.move_on_after(spec.startup_timeout_s)
@@ -1000,6 +1005,14 @@ class ConnectionManager:
                 conn.health_error = attribute(exc, session.probe, during="a health ping")
             unhealthy.set()
             return
+
+
+async def _decline_during_test(
+    context: ClientRequestContext, params: types.ElicitRequestParams
+) -> types.ElicitResult | types.ErrorData:
+    """A test connection calls no tool, so nobody could answer a question asked during it."""
+    del context, params
+    return types.ElicitResult(action="decline")
 
 
 class _SessionExpired(Exception):
