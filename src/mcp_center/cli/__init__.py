@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import typer
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -231,7 +231,8 @@ def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut
         out.print("no servers yet: add one with 'mcp-center add' or the REST API")
         return
     table = Table("id", "name", "transport", "target", "enabled", "trusted", "tested", "needs")
-    for column in table.columns[:4]:
+    table.columns[0].no_wrap = True  # what every other command takes
+    for column in table.columns[1:4]:
         column.overflow = "fold"
     for s in servers:
         target = s.get("url") or " ".join([s.get("command", ""), *s.get("args", [])])
@@ -537,6 +538,9 @@ def _print_preview(preview: dict[str, Any]) -> None:
     out.print(f"format: {preview['format']}", markup=False, highlight=False)
     if preview["servers"]:
         table = Table("id", "name", "transport", "target", "secrets", "notes", title="will be created")
+        table.columns[0].no_wrap = True  # a renamed id ("x-2") must be read whole
+        for column in table.columns[1:]:
+            column.overflow = "fold"
         for s in preview["servers"]:
             config = s["config"]
             target = config.get("url") or " ".join([config.get("command", ""), *config.get("args", [])])
@@ -544,7 +548,7 @@ def _print_preview(preview: dict[str, Any]) -> None:
             notes += [f"{w['field']}: {w['code']}" for w in s["warnings"]]
             secrets = [f"{x['kind']} {x['key']} ({x['value']})" for x in s["secrets"]]
             table.add_row(
-                *_cells(s["id"], s["name"], s["transport"], target[:70], "\n".join(secrets), "\n".join(notes))
+                *_cells(s["id"], s["name"], s["transport"], _clip(target, 70), "\n".join(secrets), "\n".join(notes))
             )
         out.print(table)
     if preview["variables"]:
@@ -776,16 +780,39 @@ def _host(settings: Settings, url: str | None, method: str, path: str, body: obj
     raise typer.Exit(_EXIT_BY_STATUS.get(response.status_code, 1))
 
 
-def _approvals_table(items: list[dict[str, Any]]) -> Table:
-    """Approvals as a table whose id column is never cut or folded (it is what `approve ID` takes)."""
+WIDE_TABLE_COLUMNS = 110
+"""Terminal width from which approvals are a table; narrower ones get one block per approval."""
+
+
+def _approvals_view(items: list[dict[str, Any]], width: int) -> Table | Group:
+    """Approvals for a terminal `width` characters wide: a table, or (narrower than
+    `WIDE_TABLE_COLUMNS`) one block per approval, so ids, states and hints are never cut or folded
+    word by word. The id is what `approve ID` takes."""
+    rows = [
+        (
+            item["id"],
+            item["state"],
+            item["tool"],
+            _clip(json.dumps(item["arguments"], ensure_ascii=False), 60),
+            ", ".join(f"{k}={v}" for k, v in item["hints"].items()),
+            item["expires_at"],
+        )
+        for item in items
+    ]
+    if width < WIDE_TABLE_COLUMNS:
+        blocks: list[Text] = []
+        for approval_id, state, tool, arguments, hints, expires in rows:
+            block = Text(f"{approval_id}  {state}\n", style="bold")
+            block.append(f"  tool:      {tool}\n  arguments: {arguments}\n", style="")
+            block.append(f"  hints:     {hints or '-'}\n  expires:   {expires}\n", style="")
+            blocks.append(block)
+        return Group(*blocks)
     table = Table("id", "state", "tool", "arguments", "hints", "expires")
-    table.columns[0].no_wrap = True  # the id is what `approve ID` takes: never cut or folded
+    table.columns[0].no_wrap = table.columns[1].no_wrap = True  # the id is what `approve ID` takes
     for column in table.columns[2:]:
         column.overflow = "fold"
-    for item in items:
-        hints = ", ".join(f"{k}={v}" for k, v in item["hints"].items())
-        arguments = _clip(json.dumps(item["arguments"], ensure_ascii=False), 60)
-        table.add_row(*_cells(item["id"], item["state"], item["tool"], arguments, hints, item["expires_at"]))
+    for row in rows:
+        table.add_row(*_cells(*row))
     return table
 
 
@@ -798,7 +825,7 @@ def _show_approvals(include_closed: bool, url: str | None, data_dir: Path | None
     if not items:
         out.print("no pending approvals")
         return
-    out.print(_approvals_table(items))
+    out.print(_approvals_view(items, out.width))
 
 
 IncludeClosed = Annotated[bool, typer.Option("--all", help="Also recently decided, expired and cancelled ones.")]
