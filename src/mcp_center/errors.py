@@ -432,6 +432,14 @@ class ApprovalExpired(Conflict):
     code = "MCP_APPROVAL_EXPIRED"
 
 
+class ApprovalStale(Conflict):
+    """Approved, but what was approved changed while the call waited: the server was deleted or
+    re-created, its confirmed configuration (tool permissions included) changed, or the caller's
+    gateway token was revoked. The server never saw the call (R-5.3, R-1.4)."""
+
+    code = "MCP_APPROVAL_STALE"
+
+
 class ApprovalClosed(Conflict):
     """The approval was already decided, expired or cancelled; `details.state` says which (R-5.3)."""
 

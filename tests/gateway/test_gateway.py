@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_center.app import create_app, interrupt_waiting_calls
 from mcp_center.config import Settings
+from mcp_center.gateway import endpoint as endpoint_module
 from tests.servers.rich_upstream import make_rich_server
 from tests.support.loopback import serve_loopback
 
@@ -366,6 +367,36 @@ async def test_revoking_a_token_ends_the_sessions_it_opened(host: Host) -> None:
                 assert state == "cancelled"
                 tg.cancel_scope.cancel()
     assert not any(isinstance(o, types.CallToolResult) and not o.is_error for o in outcome)
+
+
+async def test_an_approval_granted_just_after_the_token_was_revoked_does_not_send_the_call(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-5.3: the sessions of a revoked token end within a second, but an approval granted in that
+    second must not send the call: the grant checks the caller's token (here the session check is
+    slowed down so that only the grant's check can stop it)."""
+    monkeypatch.setattr(endpoint_module, "SESSION_CHECK_S", 3600.0)
+    await _ready(host.admin, {"id": "strict", "name": "Strict", "transport": "streamable_http", "url": host.upstream})
+    created = (await host.admin.post("/api/gateway/tokens", json={"name": "revoked-soon"})).json()
+    outcome: list[types.CallToolResult] = []
+    async with agent(host, token=created["token"]) as client:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    outcome.append(await client.call_tool("mcp__strict__add", {"a": 1, "b": 1}))
+
+                tg.start_soon(call)
+                pending: list[dict[str, Any]] = []
+                while not pending:
+                    pending = (await host.admin.get("/api/approvals")).json()["approvals"]
+                    await anyio.sleep(0.05)
+                assert (await host.admin.delete(f"/api/gateway/tokens/{created['id']}")).status_code == 204
+                approve = await host.admin.post(f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"})
+                assert approve.status_code == 200, approve.text
+    assert outcome[0].is_error
+    assert text(outcome[0]).startswith("MCP_APPROVAL_STALE: ")
+    assert "gateway token was revoked" in text(outcome[0])
 
 
 async def test_a_session_answers_only_the_token_that_opened_it(host: Host) -> None:

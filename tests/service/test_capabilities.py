@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -11,9 +12,12 @@ import pytest
 
 from mcp_center.config import Settings
 from mcp_center.errors import (
+    ApprovalClosed,
     ApprovalDenied,
     ApprovalExpired,
+    ApprovalStale,
     CallCancelled,
+    CenterError,
     PromptNotFound,
     RequestInvalid,
     ServerNotFound,
@@ -332,3 +336,106 @@ async def test_a_large_resource_is_truncated_and_binary_content_is_described(
         await center.read_resource("caps", "")
     with pytest.raises(RequestInvalid):
         await center.read_resource("caps", "test://big", max_bytes=0)
+
+
+async def _approve_after(
+    center: McpCenter, change: Any, *, caller_allowed: Any = None
+) -> tuple[dict[str, Any], list[object]]:
+    """Start an agent call of `record`, wait for its approval, run `change()`, approve; return
+    the approval's final view and what the call returned or raised."""
+    outcome: list[object] = []
+    approval_id = ""
+
+    async def call() -> None:
+        try:
+            outcome.append(
+                await center.capabilities.call_result(
+                    "mcp__caps__record", {"note": "stale"}, caller_allowed=caller_allowed
+                )
+            )
+        except CenterError as exc:
+            outcome.append(exc)
+
+    with anyio.fail_after(15):
+        async with center.events.subscribe() as subscription, anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            created = (await next_event(subscription, "approval.created"))["approval"]
+            await change()
+            with contextlib.suppress(ApprovalClosed):  # the change may have ended it already
+                center.decide_approval(created["id"], "approve")
+            approval_id = created["id"]
+    return center.get_approval(approval_id), outcome
+
+
+async def test_an_approval_pending_when_its_tool_policy_changes_ends_and_the_call_is_never_sent(
+    caps: tuple[str, Upstream], center: McpCenter
+) -> None:
+    """R-5.3 with R-1.4: the policy became deny and the server was confirmed, tested and enabled
+    again; the old card cannot send the call."""
+    url, upstream = caps
+    view = await ready(center, remote("caps", url))
+
+    async def deny_and_set_up_again() -> None:
+        changed = await center.set_tool_policy("caps", "record", "deny", version=view["version"])
+        await center.trust("caps", changed["digest"])
+        assert (await center.test("caps")).ok
+        await center.enable("caps")
+
+    approval, outcome = await _approve_after(center, deny_and_set_up_again)
+    assert approval["state"] == "cancelled"
+    assert isinstance(outcome[0], CallCancelled)
+    assert upstream.calls == []
+
+
+async def test_an_approval_pending_when_its_server_is_deleted_and_recreated_never_reaches_the_new_one(
+    caps: tuple[str, Upstream], center: McpCenter
+) -> None:
+    url, upstream = caps
+    await ready(center, remote("caps", url))
+
+    async def recreate() -> None:
+        await center.delete_server("caps")
+        await ready(center, remote("caps", url))
+
+    approval, outcome = await _approve_after(center, recreate)
+    assert approval["state"] == "cancelled"
+    assert isinstance(outcome[0], CallCancelled)
+    assert upstream.calls == []
+
+
+async def test_an_approval_granted_after_another_process_changed_the_server_is_stale(
+    caps: tuple[str, Upstream], center: McpCenter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defence in depth: the change came from another process and this one has not reconciled
+    yet (its approvals are not ended), so the granted approval is checked against the store."""
+    url, upstream = caps
+    view = await ready(center, remote("caps", url))
+    monkeypatch.setattr(center._approvals, "cancel_server", lambda _server_id: 0)  # pyright: ignore[reportPrivateUsage]
+
+    async def change_elsewhere() -> None:
+        async with McpCenter.open(center.settings, connect=False) as other:
+            await other.set_tool_policy("caps", "record", "deny", version=view["version"])
+
+    approval, outcome = await _approve_after(center, change_elsewhere)
+    assert approval["state"] == "approved"
+    assert isinstance(outcome[0], ApprovalStale)
+    assert outcome[0].code == "MCP_APPROVAL_STALE"
+    assert upstream.calls == []
+
+
+async def test_an_approval_granted_after_the_caller_lost_its_right_to_call_is_stale(
+    caps: tuple[str, Upstream], center: McpCenter
+) -> None:
+    """The gateway passes "is my token still current": a token revoked while the call waited."""
+    url, upstream = caps
+    await ready(center, remote("caps", url))
+    allowed = [True]
+
+    async def revoke() -> None:
+        allowed[0] = False
+
+    approval, outcome = await _approve_after(center, revoke, caller_allowed=lambda: allowed[0])
+    assert approval["state"] == "approved"
+    assert isinstance(outcome[0], ApprovalStale)
+    assert "gateway token was revoked" in outcome[0].message
+    assert upstream.calls == []

@@ -78,6 +78,17 @@ def to_mcp_error(exc: CenterError) -> MCPError:
     return MCPError(code=code, message=f"{exc.code}: {exc.message}", data={"code": exc.code})
 
 
+def _token_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The id of the gateway token behind this request (`endpoint.py` binds it to the HTTP scope's
+    `user`), or None when the request came another way (an in-process test client)."""
+    request: object = ctx.request
+    scope: object = getattr(request, "scope", None)
+    user: object = scope.get("user") if isinstance(scope, dict) else None
+    token: object = getattr(user, "access_token", None)
+    client_id: object = getattr(token, "client_id", None)
+    return client_id if isinstance(client_id, str) and client_id else None
+
+
 def _error_result(exc: CenterError) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=f"{exc.code}: {exc.message}")],
@@ -221,9 +232,16 @@ class Gateway:
                 )
 
             elicitor = ask_client
+        token_id = _token_id(ctx)
+        tokens = self.center.gateway_tokens
         try:
             return await self.center.capabilities.call_result(
-                params.name, params.arguments or {}, progress=report, elicitor=elicitor
+                params.name,
+                params.arguments or {},
+                progress=report,
+                elicitor=elicitor,
+                # An approval granted after the token was revoked must not send the call (R-5.3).
+                caller_allowed=(lambda: tokens.is_current(token_id)) if token_id is not None else None,
             )
         except NotFound as exc:
             raise to_mcp_error(exc) from None

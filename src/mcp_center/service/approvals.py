@@ -229,6 +229,15 @@ class ApprovalBroker:
                 return True
         return False
 
+    def cancel_server(self, server_id: str) -> int:
+        """End the pending approvals of a server that can no longer run as approved (deleted,
+        disabled, or its trust invalidated by a high-risk change, R-1.4): their calls fail with
+        CallCancelled, never sent. Returns how many."""
+        pending = [a for a in self._pending.values() if a.server_id == server_id]
+        for approval in pending:
+            self._close(approval, "cancelled")
+        return len(pending)
+
     def interrupt_all(self) -> int:
         """The host is stopping: end every pending approval (their calls fail, not sent). Returns how many."""
         pending = list(self._pending.values())

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import anyio
@@ -28,6 +28,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_center.config import ServerConfig
 from mcp_center.errors import (
+    ApprovalStale,
     CenterError,
     FieldError,
     PromptNotFound,
@@ -54,7 +55,7 @@ from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.interactions import Elicitor, InteractionBroker
 from mcp_center.service.untrusted import DEFAULT_MAX_CONTEXT_BYTES, MAX_CONTEXT_BYTES, prompt_block, resource_block
-from mcp_center.store import Store, StoreState
+from mcp_center.store import ServerRecord, Store, StoreState
 
 __all__ = ["DEFAULT_RESOURCE_LIMIT", "MAX_RESOURCE_LIMIT", "Capabilities"]
 
@@ -223,11 +224,23 @@ class Capabilities:
         operation_id: str | None = None,
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
+        caller_allowed: Callable[[], bool] | None = None,
     ) -> types.CallToolResult:
         """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
 
         `progress` receives the server's progress notifications; `elicitor` answers the server's
         form elicitations for this call instead of a card (both for the gateway, R-8.1).
+        `caller_allowed()` says whether the caller may still call (the gateway: its token is not
+        revoked); it is asked again once an approval was granted.
+
+        An approval covers the call as the user saw it: once granted, the server record is read
+        again, and if it was deleted or re-created, or its confirmed digest (which covers tool
+        permissions, R-1.4) changed, or the caller is no longer allowed, the call is not sent.
+
+        Raises:
+            ToolNotFound, ToolDisabled, ToolDenied, RequestInvalid; ApprovalDenied,
+            ApprovalExpired, CallCancelled, CallInterrupted (while waiting); ApprovalStale (approved,
+            but the server or the caller changed meanwhile); and the call's own errors.
         """
         if arguments is None:
             arguments = {}
@@ -251,7 +264,7 @@ class Capabilities:
             raise ToolDenied(f"the user's policy for '{name}' is deny", details={**details, "policy": policy})
         op_id = operation_id or uuid.uuid4().hex
         if policy == "ask":
-            await self._approvals.wait(
+            approved = await self._approvals.wait(
                 tool=name,
                 server_id=entry.server_id,
                 server_tool=entry.tool.name,
@@ -259,6 +272,7 @@ class Capabilities:
                 hints=entry.hints,
                 operation_id=op_id,
             )
+            await self._still_as_approved(record, approved.id, details, caller_allowed)
         async with self._interactions.tracking(
             server_id=entry.server_id,
             tool=entry.tool.name,
@@ -273,6 +287,33 @@ class Capabilities:
             )
         return result
 
+    async def _still_as_approved(
+        self,
+        asked: ServerRecord,
+        approval_id: str,
+        details: dict[str, Any],
+        caller_allowed: Callable[[], bool] | None,
+    ) -> None:
+        """Raise ApprovalStale unless the server is the one (same record, same confirmed digest)
+        the approval was asked for, and the caller is still allowed (R-5.3, R-1.4)."""
+        now = (await self._read()).servers.get(asked.id)
+        why = None
+        if now is None or now.created_at != asked.created_at:
+            why = "its server was deleted or re-created"
+        elif now.trusted_digest != asked.trusted_digest or now.config.disabled_tools != asked.config.disabled_tools:
+            why = "its server's confirmed configuration (tool permissions included) changed"
+        elif now.config.tool_policies != asked.config.tool_policies:
+            why = "its tool policies changed"
+        elif caller_allowed is not None and not caller_allowed():
+            why = "the caller's gateway token was revoked"
+        if why is not None:
+            tool = details["tool"]
+            logger.info("approval.stale", extra={"approval_id": approval_id, "tool": tool})
+            raise ApprovalStale(
+                f"the call of '{tool}' was approved, but {why} while it waited; it was not sent",
+                details={**details, "approval_id": approval_id},
+            )
+
     async def call(
         self,
         name: str,
@@ -281,10 +322,16 @@ class Capabilities:
         operation_id: str | None = None,
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
+        caller_allowed: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """`call_result` as JSON (`content`, `structuredContent`, `isError`)."""
         result = await self.call_result(
-            name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor
+            name,
+            arguments,
+            operation_id=operation_id,
+            progress=progress,
+            elicitor=elicitor,
+            caller_allowed=caller_allowed,
         )
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 

@@ -1148,6 +1148,9 @@ class McpCenter:
             except CenterError:
                 logger.exception("server.reconcile_failed", extra={"server_id": server_id})
                 spec = None
+            if spec is None and self._approvals.cancel_server(server_id):
+                # Approving them could only fail now: their cards go instead of waiting.
+                logger.info("approvals.cancelled_for_server", extra={"server_id": server_id})
             await self._manager.configure(server_id, spec)
 
     async def _reconcile_all(self) -> None:
