@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,21 @@ async def test_a_body_over_one_mebibyte_is_refused_before_it_is_parsed(api: http
     big = json.dumps({"name": "x", "transport": "stdio", "command": "true", "args": ["a" * 8000] * 200})
     response = await api.post(SERVERS, content=big.encode(), headers={"Content-Type": "application/json"})
     assert_error(response, 413, "REQUEST_TOO_LARGE")
+
+
+async def test_a_chunked_body_over_one_mebibyte_is_refused_as_too_large_not_bad_json(api: httpx2.AsyncClient) -> None:
+    """No Content-Length: the body is counted while it streams (R-7.3), and the answer says why."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"name": "x", "transport": "stdio", "command": "true", "args": ['
+        for _ in range(300):
+            yield b'"' + b"a" * 8000 + b'",'
+        yield b'"end"]}'
+
+    response = await api.post(SERVERS, content=chunks(), headers={"Content-Type": "application/json"})
+    assert "content-length" not in response.request.headers
+    assert_error(response, 413, "REQUEST_TOO_LARGE")
+    assert (await api.get(SERVERS)).json()["servers"] == []
 
 
 async def test_json_nested_too_deep_is_a_request_error_not_a_bad_request(api: httpx2.AsyncClient) -> None:

@@ -246,16 +246,32 @@ class BodySizeLimit:
                 await response(scope, receive, send)
                 return
         seen = 0
+        exceeded = False
+        refused = False
 
         async def counted() -> Message:
-            nonlocal seen
+            # A streamed (chunked) body over the limit ends here: the app sees an empty last chunk,
+            # and whatever it answers to that cut body is replaced by the 413 below.
+            nonlocal seen, exceeded
+            if exceeded:
+                return {"type": "http.request", "body": b"", "more_body": False}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise RequestTooLarge(
-                        f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
-                    )
+                    exceeded = True
+                    return {"type": "http.request", "body": b"", "more_body": False}
             return message
 
-        await self._app(scope, counted, send)
+        async def answered(message: Message) -> None:
+            nonlocal refused
+            if not exceeded:
+                await send(message)
+            elif not refused and message["type"] == "http.response.start":
+                refused = True
+                too_large = RequestTooLarge(
+                    f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
+                )
+                await error_response(413, too_large.code, too_large.message, too_large.details)(scope, counted, send)
+
+        await self._app(scope, counted, answered)
