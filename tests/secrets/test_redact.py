@@ -75,6 +75,39 @@ def test_adding_a_value_twice_keeps_one_entry_that_a_single_discard_removes(reda
     assert redactor.redact(SECRET) == SECRET
 
 
+def _stream(redactor: Redactor, pieces: list[str]) -> list[str]:
+    """Pass `pieces` through `redact_prefix` as a reader of a stream would; the redacted outputs."""
+    out: list[str] = []
+    rest = ""
+    for index, piece in enumerate(pieces):
+        safe, rest = redactor.redact_prefix(rest + piece, final=index == len(pieces) - 1)
+        assert len(rest) < 2 * len(SECRET)  # bounded carry, however long the stream
+        out.append(safe)
+    assert rest == ""
+    return out
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, len(SECRET) - 1, len(SECRET), len(SECRET) + 1, 64])
+def test_a_secret_streamed_in_pieces_is_redacted_whole_wherever_the_pieces_are_cut(
+    redactor: Redactor, size: int
+) -> None:
+    """R-1.5: redacting each piece alone would pass both halves of a secret cut in two."""
+    text = "a" * 37 + SECRET + "b" * 11 + SECRET + SECRET[:-1]
+    for offset in range(size):
+        pieces = [text[:offset], *(text[i : i + size] for i in range(offset, len(text), size))]
+        out = _stream(redactor, pieces)
+        assert "".join(out) == f"{'a' * 37}{REDACTED}{'b' * 11}{REDACTED}{SECRET[:-1]}"
+        assert not any(SECRET[:4] in piece or SECRET[-4:] in piece for piece in out[:-1])
+
+
+def test_redact_prefix_holds_back_only_what_could_start_a_secret(redactor: Redactor) -> None:
+    safe, rest = redactor.redact_prefix("x" * 100, final=False)
+    assert (safe, rest) == ("x" * (101 - len(SECRET)), "x" * (len(SECRET) - 1))
+    assert redactor.redact_prefix("short", final=False) == ("", "short")
+    assert redactor.redact_prefix("short", final=True) == ("short", "")
+    assert Redactor().redact_prefix("no secrets registered", final=False) == ("no secrets registered", "")
+
+
 # ----- JSON-like data ---------------------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ from mcp_center.errors import (
     ServerTimeout,
     ServerUnreachable,
 )
+from mcp_center.secrets import default_redactor
 from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same_origin
 from tests.servers.sse_fakes import FakeSseServer, echo_sse_app, mcp_replies
 from tests.support.loopback import serve_loopback
@@ -333,6 +334,24 @@ async def test_wrong_content_type_is_a_protocol_error() -> None:
             async with SseTransport(base + "/sse", http_client=client):
                 pytest.fail("entered on a JSON answer")
     assert caught.value.details == {"reason": "protocol"}
+
+
+@pytest.mark.parametrize("pad", [50, 55, 60])
+async def test_a_secret_in_a_wrong_content_type_is_redacted_before_the_message_cuts_it(pad: int) -> None:
+    """R-1.5: the message quotes 64 characters of the content type; a secret across that cut leaks no half."""
+    secret = "sekrit-leak-55aa77"
+    content_type = "application/x-" + "p" * (pad - len("application/x-")) + secret
+    default_redactor.add(secret)
+    try:
+        fake = FakeSseServer(content_type=content_type)
+        async with serve_loopback(fake.app) as base, http_client() as (client, _):
+            with anyio.fail_after(2), pytest.raises(ServerProtocolError) as caught:
+                async with SseTransport(base + "/sse", http_client=client):
+                    pytest.fail("entered on a wrong content type")
+    finally:
+        default_redactor.discard(secret)
+    assert "p" * 20 in caught.value.message
+    assert not any(secret[i : i + 4] in caught.value.message for i in range(len(secret) - 3)), caught.value.message
 
 
 async def test_message_before_endpoint_is_a_protocol_error() -> None:

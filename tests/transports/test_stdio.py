@@ -25,6 +25,7 @@ from mcp.shared.message import SessionMessage
 
 from mcp_center.errors import ServerProtocolError, ServerUnreachable
 from mcp_center.models import ErrorReason
+from mcp_center.secrets import REDACTED, Redactor
 from mcp_center.transports.stdio import INHERITED_ENV_VARS, StdioTransport, child_environment, resolve_command
 
 SERVERS = Path(__file__).resolve().parent.parent / "servers"
@@ -48,6 +49,7 @@ def transport(
     kill_timeout_s: float = 0.5,
     max_message_bytes: int = 64 * 1024 * 1024,
     max_stderr_line_bytes: int = 8192,
+    redactor: Redactor | None = None,
 ) -> StdioTransport:
     """A transport with the production env policy and short close timeouts (tests stay fast)."""
     return StdioTransport(
@@ -60,6 +62,7 @@ def transport(
         kill_timeout_s=kill_timeout_s,
         max_message_bytes=max_message_bytes,
         max_stderr_line_bytes=max_stderr_line_bytes,
+        redactor=redactor,
     )
 
 
@@ -467,6 +470,81 @@ async def test_stderr_line_without_newline_is_flushed_in_bounded_pieces() -> Non
             assert stdio.returncode is None
     assert all(len(piece.encode()) <= limit for piece in pieces)
     assert "".join(pieces) == "z" * total  # the tail arrives at EOF
+
+
+SECRET = "SEKRIT-LEAK-55aa77"
+STRADDLER = (
+    "import sys\n"
+    "secret, pads = sys.argv[1], [int(a) for a in sys.argv[2:]]\n"
+    "for pad in pads:\n"
+    "    sys.stdout.write('N' * pad + secret + ' tail\\n')\n"
+    "    sys.stderr.write('A' * pad + secret + ' tail\\n')\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.flush()\n"
+)
+"""Writes `pad` padding characters then the secret, on stdout (noise) and stderr, for each pad."""
+
+
+def _secret_pieces(text: str, secret: str = SECRET, size: int = 4) -> set[str]:
+    grams = {secret[i : i + size] for i in range(len(secret) - size + 1)}
+    return {text[i : i + size] for i in range(len(text) - size + 1)} & grams
+
+
+@pytest.mark.anyio
+async def test_stderr_and_noise_are_redacted_before_they_are_cut_so_no_record_holds_part_of_a_secret() -> None:
+    """R-1.5: a secret straddling the 8192-byte cut is replaced whole, never split into two halves."""
+    limit = 8192
+    pads = [limit - back for back in (0, 1, 2, 4, 9, 17, 18)] + [2 * limit - 5, 3]
+    redactor = Redactor()
+    redactor.add(SECRET)
+    stderr: list[str] = []
+    noise: list[str] = []
+    stdio = transport(
+        [sys.executable, "-c", STRADDLER, SECRET, *map(str, pads)],
+        on_stderr=stderr.append,
+        on_noise=noise.append,
+        redactor=redactor,
+    )
+    with anyio.fail_after(10), kill_group_on_failure(stdio):
+        async with stdio:
+            await stdio.exited.wait()
+    for record in stderr + noise:
+        assert not _secret_pieces(record), (record[:20], record[-40:])
+    assert all(len(record.encode()) <= limit for record in stderr)
+    # Joined, the pieces of each stderr line are that line with the secret replaced whole.
+    assert "".join(stderr) == "".join(f"{'A' * pad}{REDACTED} tail" for pad in pads)
+    assert len(noise) == len(pads)
+    for pad, line in zip(pads, noise, strict=True):
+        whole = f"{'N' * pad}{REDACTED} tail"
+        assert line == (whole if len(whole.encode()) <= limit else "N" * min(pad, limit) + " [truncated]")
+
+
+@pytest.mark.anyio
+async def test_an_endless_stderr_line_still_flows_in_bounded_pieces_with_a_long_secret_registered() -> None:
+    """The redactor holds back less than twice the longest secret, however long the line."""
+    total, limit = 1_000_000, 8192
+    redactor = Redactor()
+    redactor.add("s" * 32 * 1024)  # as long as a stored secret may be
+    pieces: list[str] = []
+    most_arrived = anyio.Event()
+
+    def on_stderr(line: str) -> None:
+        pieces.append(line)
+        if sum(map(len, pieces)) >= total - limit - 2 * 32 * 1024:
+            most_arrived.set()
+
+    stdio = transport(
+        script("stderr_unterminated.py", str(total)),
+        on_stderr=on_stderr,
+        max_stderr_line_bytes=limit,
+        redactor=redactor,
+    )
+    with anyio.fail_after(10):
+        async with stdio:
+            await most_arrived.wait()  # no newline, no EOF: pieces flow anyway
+            assert stdio.returncode is None
+    assert all(len(piece.encode()) <= limit for piece in pieces)
+    assert "".join(pieces) == "z" * total
 
 
 @pytest.mark.anyio

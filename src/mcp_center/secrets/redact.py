@@ -13,6 +13,7 @@ would mangle logs while protecting nothing worth a secret slot.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from typing import Any
 
@@ -32,6 +33,14 @@ class Redactor:
         self._values: set[str] = set()
         self._lock = threading.Lock()
         self._ordered: tuple[str, ...] = ()
+        self._matcher: tuple[int, re.Pattern[str]] | None = None
+        """(length of the longest value, a pattern matching any value longest first), or None."""
+
+    def _reorder(self) -> None:
+        """Rebuild the longest-first order and the matching pattern (caller holds the lock)."""
+        ordered = tuple(sorted(self._values, key=len, reverse=True))
+        self._matcher = (len(ordered[0]), re.compile("|".join(map(re.escape, ordered)))) if ordered else None
+        self._ordered = ordered
 
     def add(self, value: str) -> None:
         """Register a plaintext secret (ignored when shorter than `MIN_LENGTH`)."""
@@ -40,14 +49,14 @@ class Redactor:
         with self._lock:
             if value not in self._values:
                 self._values.add(value)
-                self._ordered = tuple(sorted(self._values, key=len, reverse=True))
+                self._reorder()
 
     def discard(self, value: str) -> None:
         """Forget a plaintext (after the secret was deleted or replaced)."""
         with self._lock:
             if value in self._values:
                 self._values.discard(value)
-                self._ordered = tuple(sorted(self._values, key=len, reverse=True))
+                self._reorder()
 
     def redact(self, text: str) -> str:
         """Return `text` with every registered secret replaced by `[redacted]`."""
@@ -55,6 +64,42 @@ class Redactor:
             if value in text:
                 text = text.replace(value, REDACTED)
         return text
+
+    def redact_prefix(self, text: str, *, final: bool) -> tuple[str, str]:
+        """Redact the part of streamed `text` that later text cannot change; return it and the rest.
+
+        For text that arrives in pieces (a long stderr line, R-1.5): a secret split across two
+        pieces is whole in neither, so redacting each piece alone would pass both halves on. Here
+        every secret that starts before the last `longest - 1` characters of `text` ends inside
+        it and is replaced; the rest (and a secret that straddles the cut) is held back for the
+        caller to put in front of the next piece. The rest is shorter than twice the longest
+        registered secret, so a caller's memory stays bounded however long the stream is.
+
+        Args:
+            text: The held-back rest of the previous call followed by the new text.
+            final: The stream (or line) ends with `text`: everything is redacted, nothing held back.
+        Returns:
+            `(redacted, rest)`: the redacted safe part to pass on, and the raw text to carry.
+        """
+        matcher = self._matcher  # one read: the length and the pattern always belong together
+        if matcher is None:
+            return text, ""
+        longest, pattern = matcher
+        cut = len(text) if final else len(text) - (longest - 1)
+        if cut <= 0:
+            return "", text
+        parts: list[str] = []
+        done = 0
+        for match in pattern.finditer(text):
+            if match.start() >= cut:
+                break
+            if match.end() > cut:  # a whole secret straddles the cut: keep it for the next call
+                cut = match.start()
+                break
+            parts += (text[done : match.start()], REDACTED)
+            done = match.end()
+        parts.append(text[done:cut])
+        return "".join(parts), text[cut:]
 
     @property
     def active(self) -> bool:

@@ -14,6 +14,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
+from mcp_center.secrets import default_redactor
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import SseTransport
@@ -34,8 +35,9 @@ class TransportProbe:
         stdio: The stdio transport (pid, returncode), or None for remote servers.
         http: Response diagnostics (status, challenge, session expiry), or None for stdio.
         auth: The connection's `httpx2.Auth` (an OAuth auth records why it failed), or None.
-        stderr_tail: The last `STDERR_TAIL_LINES` stderr lines of a stdio server (unredacted;
-            redact before showing).
+        stderr_tail: The last `STDERR_TAIL_LINES` stderr lines of a stdio server, redacted by the
+            transport before they were cut to size (redact again before showing: a secret may
+            have been registered since).
     """
 
     stdio: StdioTransport | None = None
@@ -69,8 +71,9 @@ async def open_transport(
     Args:
         spec: The resolved connection parameters.
         probe: Filled with the transport's diagnostics for error attribution.
-        on_stderr: Called per stderr line of a stdio server (after the probe's tail is updated).
-        on_noise: Called per non-protocol stdout line of a stdio server.
+        on_stderr: Called per stderr line of a stdio server (after the probe's tail is updated),
+            redacted before it was cut to size (R-1.5).
+        on_noise: Called per non-protocol stdout line of a stdio server, redacted likewise.
     """
 
     def stderr_line(line: str) -> None:
@@ -93,6 +96,7 @@ async def open_transport(
             on_stderr=stderr_line,
             on_noise=noise_line,
             max_message_bytes=MAX_MESSAGE_BYTES,
+            redactor=default_redactor,
         )
         probe.stdio = transport
         yield transport

@@ -52,6 +52,7 @@ from mcp_center.errors import (
     ServerUnreachable,
     UpstreamError,
 )
+from mcp_center.secrets import default_redactor
 
 __all__ = ["EndpointOriginMismatch", "SseTransport", "same_origin"]
 
@@ -350,7 +351,9 @@ class SseTransport:
             content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
             if content_type != "text/event-stream":
                 raise ServerProtocolError(
-                    f"{self._origin} answered the SSE GET with content type {content_type[:64]!r}, "
+                    # Redact before cutting: a secret across the cut would leak as a half (R-1.5).
+                    f"{self._origin} answered the SSE GET with content type "
+                    f"{default_redactor.redact(content_type)[:64]!r}, "
                     "not 'text/event-stream'",
                     details={"reason": "protocol"},
                 )
@@ -404,7 +407,9 @@ class SseTransport:
                 item.__cause__ = exc
             await read_send.send(item)
         else:
-            logger.debug("sse.event_ignored", extra={"origin": self._origin, "event": sse.event[:64]})
+            logger.debug(
+                "sse.event_ignored", extra={"origin": self._origin, "event": default_redactor.redact(sse.event)[:64]}
+            )
 
     def _resolve_endpoint(self, data: str) -> httpx2.URL:
         """Resolve the announced endpoint against the URL and require the same origin (R-3.10).

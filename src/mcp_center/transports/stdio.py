@@ -16,6 +16,9 @@ Threats this module stops:
 - **Unbounded memory and blocked children.** stdout is read in chunks and a line longer than
   `max_message_bytes` is discarded while it streams; stderr is drained continuously (a child never
   blocks on a full pipe) and cut into lines of at most `max_stderr_line_bytes`.
+- **A secret leaking in pieces.** A redactor replaces secrets in stderr and stdout-noise text
+  *before* it is cut to `max_stderr_line_bytes`, holding back a bounded carry-over between pieces,
+  so a cut never falls inside a secret and no record holds part of one (R-1.5).
 
 Framing is newline-delimited JSON-RPC (MCP 2025-11-25, basic/transports "stdio"). Shutdown follows
 the spec's order (close stdin, wait, SIGTERM, SIGKILL); making the signals group-wide and
@@ -25,6 +28,7 @@ which R-3.1 ("process exited with code N") and R-2.6 (stderr into the server's l
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import json
@@ -50,6 +54,7 @@ from pydantic import ValidationError
 
 from mcp_center.errors import ServerProtocolError, ServerUnreachable
 from mcp_center.models import ErrorReason
+from mcp_center.secrets import REDACTED, Redactor
 
 __all__ = [
     "INHERITED_ENV_VARS",
@@ -196,13 +201,17 @@ class StdioTransport:
         argv: The command and its arguments, passed to exec verbatim (never a shell).
         env: The child's complete environment, used as is; build it with `child_environment`.
         cwd: The child's working directory; None means ours.
-        on_stderr: Called once per stderr line (UTF-8, invalid bytes replaced, no line ending).
-            A line longer than `max_stderr_line_bytes` arrives in pieces of at most that many
-            bytes, flushed as soon as they are full, newline or not. Runs on the event loop: keep
-            it fast; exceptions are logged and swallowed.
+        on_stderr: Called once per stderr line (UTF-8, invalid bytes replaced, no line ending,
+            redacted). A line longer than `max_stderr_line_bytes` arrives in pieces of at most
+            that many bytes, flushed as soon as they are full, newline or not (less the redactor's
+            carry-over, shorter than twice the longest secret). Runs on the event loop: keep it
+            fast; exceptions are logged and swallowed.
         on_noise: Called once per stdout line that is not a JSON-RPC message (a banner, stray
-            logging), truncated to `max_stderr_line_bytes` bytes. Such lines are skipped, never
-            pushed into the session. Same rules as `on_stderr`.
+            logging), redacted, then truncated to `max_stderr_line_bytes` bytes and marked
+            `" [truncated]"`. Such lines are skipped, never pushed into the session. Same rules
+            as `on_stderr`.
+        redactor: Replaces secrets in stderr and noise text before it is cut (R-1.5), so no
+            piece holds part of one; None passes the text on unredacted.
         grace_s: At close, seconds to wait for the leader to exit after its stdin closed.
         kill_timeout_s: At close, seconds between SIGTERM and SIGKILL to the process group.
         max_message_bytes: Largest stdout line (one JSON-RPC message) we buffer, in bytes.
@@ -230,6 +239,7 @@ class StdioTransport:
         kill_timeout_s: float = 2.0,
         max_message_bytes: int = 64 * 1024 * 1024,
         max_stderr_line_bytes: int = 8192,
+        redactor: Redactor | None = None,
     ) -> None:
         if isinstance(argv, str):
             raise TypeError("argv must be a sequence of arguments, not a string")
@@ -248,6 +258,7 @@ class StdioTransport:
         self._kill_timeout_s = kill_timeout_s
         self._max_message_bytes = max_message_bytes
         self._max_stderr_line_bytes = max_stderr_line_bytes
+        self._redactor = redactor
 
         self.pid: int | None = None
         self.returncode: int | None = None
@@ -359,7 +370,7 @@ class StdioTransport:
         self, stdout: ByteReceiveStream, read_send: MemoryObjectSendStream[SessionMessage | Exception]
     ) -> None:
         """Frame stdout into JSON-RPC messages; after the session is gone, keep draining and discard."""
-        lines = _LineSplitter(self._max_message_bytes, split_long=False)
+        lines = _LineSplitter(self._max_message_bytes)
         delivering = True
         try:
             with self._reader_scope:
@@ -394,7 +405,7 @@ class StdioTransport:
             try:
                 message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except ValueError as exc:  # pydantic's ValidationError: not JSON, or not JSON-RPC
-                _notify(self._on_noise, _decode(line, self._max_stderr_line_bytes), "on_noise")
+                _notify(self._on_noise, self._noise_text(line), "on_noise")
                 answer = _unreadable_response(line, exc)
                 if answer is None:
                     return True
@@ -405,6 +416,22 @@ class StdioTransport:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return False
         return True
+
+    def _noise_text(self, line: bytes) -> str:
+        """A noise line as `on_noise` gets it: redacted, then cut to the limit and marked.
+
+        Redaction runs on the pieces splitter, so only about one piece plus the carry-over of the
+        line is decoded and redacted however long the line is (at most `max_message_bytes`).
+        """
+        pieces = _RedactingLines(self._max_stderr_line_bytes, self._redactor)
+        for start in range(0, len(line), _READ_CHUNK_BYTES):
+            full = pieces.feed(line[start : start + _READ_CHUNK_BYTES])
+            if full:  # a full first piece: more text follows it, the line is cut here
+                return full[0] + _TRUNCATED
+        rest = pieces.finish()
+        if len(rest) > 1:  # the redacted end of the line filled the first piece
+            return rest[0] + _TRUNCATED
+        return rest[0] if rest else ""
 
     async def _pump_stdin(
         self,
@@ -427,7 +454,7 @@ class StdioTransport:
 
     async def _pump_stderr(self, stderr: ByteReceiveStream) -> None:
         """Drain stderr continuously into `on_stderr`, line by line, in bounded pieces."""
-        lines = _LineSplitter(self._max_stderr_line_bytes, split_long=True)
+        lines = _RedactingLines(self._max_stderr_line_bytes, self._redactor)
         try:
             while True:
                 try:
@@ -435,11 +462,9 @@ class StdioTransport:
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                     break
                 for line in lines.feed(chunk):
-                    if line:
-                        _notify(self._on_stderr, _decode(line, self._max_stderr_line_bytes), "on_stderr")
+                    _notify(self._on_stderr, line, "on_stderr")
             for line in lines.finish():
-                if line:
-                    _notify(self._on_stderr, _decode(line, self._max_stderr_line_bytes), "on_stderr")
+                _notify(self._on_stderr, line, "on_stderr")
         finally:
             self._stderr_done.set()
 
@@ -545,16 +570,14 @@ def _unreadable_response(line: bytes, exc: ValueError) -> mcp_types.JSONRPCError
 
 
 class _LineSplitter:
-    """Split a byte stream on b"\\n" holding at most about `limit` bytes (plus one read chunk).
+    """Split stdout on b"\\n" holding at most about `limit` bytes (plus one read chunk).
 
-    `split_long=False` (stdout): a line over `limit` bytes yields one `None` (the overflow marker)
-    and its bytes are discarded up to the next newline. `split_long=True` (stderr): a long line is
-    yielded in pieces of at most `limit` bytes, cut on a UTF-8 boundary where possible.
+    A line over `limit` bytes yields one `None` (the overflow marker) and its bytes are discarded
+    up to the next newline.
     """
 
-    def __init__(self, limit: int, *, split_long: bool) -> None:
+    def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._split_long = split_long
         self._pending = bytearray()
         self._discarding = False
 
@@ -567,15 +590,6 @@ class _LineSplitter:
             if self._discarding:
                 if newline >= 0:
                     self._discarding = False
-            elif self._split_long:
-                self._pending += data[start:end]
-                while len(self._pending) > self._limit:
-                    cut = _utf8_cut(self._pending, self._limit)
-                    out.append(bytes(self._pending[:cut]))
-                    del self._pending[:cut]
-                if newline >= 0:
-                    out.append(bytes(self._pending))
-                    self._pending.clear()
             elif len(self._pending) + (end - start) > self._limit:
                 self._pending.clear()
                 self._discarding = newline < 0
@@ -597,18 +611,81 @@ class _LineSplitter:
         return [rest] if rest and not self._discarding else []
 
 
+_TRUNCATED: Final = " [truncated]"
+"""Marks a noise line cut to the limit."""
+_REDACTED_BYTES: Final = REDACTED.encode()
+
+
+class _RedactingLines:
+    """Cut a byte stream into redacted text lines of at most `limit` UTF-8 bytes (stderr, noise).
+
+    A longer line is yielded in pieces of at most `limit` bytes as soon as they are full. The
+    bytes are decoded incrementally (invalid ones replaced) and redacted *before* they are cut:
+    `Redactor.redact_prefix` holds back the text a secret could still be completing, so a cut
+    never falls inside a secret and no piece holds part of one (R-1.5). A cut avoids splitting a
+    UTF-8 sequence or a `[redacted]` marker. Memory: one piece, the redactor's carry-over (shorter
+    than twice the longest secret) and one read chunk. Only non-empty lines are yielded, without
+    their line ending.
+    """
+
+    def __init__(self, limit: int, redactor: Redactor | None) -> None:
+        self._limit = limit
+        self._redactor = redactor
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._carry = ""
+        """Decoded text the redactor held back (not redacted yet)."""
+        self._pending = bytearray()
+        """Redacted text of the current line not yielded yet, UTF-8 encoded."""
+
+    def feed(self, data: bytes) -> list[str]:
+        out: list[str] = []
+        start = 0
+        while True:
+            newline = data.find(b"\n", start)
+            self._take(data[start : len(data) if newline < 0 else newline], newline >= 0, out)
+            if newline < 0:
+                return out
+            start = newline + 1
+
+    def finish(self) -> list[str]:
+        """At EOF: the unterminated last line, if any."""
+        out: list[str] = []
+        self._take(b"", True, out)
+        return out
+
+    def _take(self, data: bytes, line_end: bool, out: list[str]) -> None:
+        text = self._carry + self._decoder.decode(data, final=line_end)
+        if self._redactor is not None:
+            safe, self._carry = self._redactor.redact_prefix(text, final=line_end)
+        else:
+            safe, self._carry = text, ""
+        self._pending += safe.encode()
+        while len(self._pending) > self._limit:
+            cut = _piece_cut(self._pending, self._limit)
+            out.append(self._pending[:cut].decode(errors="replace"))
+            del self._pending[:cut]
+        if line_end:
+            last = self._pending.decode(errors="replace").rstrip("\r")
+            self._pending.clear()
+            self._decoder.reset()
+            if last:
+                out.append(last)
+
+
+def _piece_cut(buffer: bytearray, limit: int) -> int:
+    """Where to cut a piece of at most `limit` bytes: not inside a UTF-8 sequence or a marker."""
+    cut = _utf8_cut(buffer, limit)
+    size = len(_REDACTED_BYTES)
+    marker = buffer.rfind(_REDACTED_BYTES, max(cut - size + 1, 0), cut + size - 1)
+    return marker if 0 < marker < cut else cut
+
+
 def _utf8_cut(buffer: bytearray, limit: int) -> int:
     """Largest index <= limit that does not split a UTF-8 sequence (limit if none is found)."""
     for cut in range(limit, max(limit - 4, 0), -1):
         if buffer[cut] & 0xC0 != 0x80:
             return cut
     return limit
-
-
-def _decode(line: bytes, limit: int) -> str:
-    if len(line) > limit:
-        line = line[: _utf8_cut(bytearray(line), limit)]
-    return line.decode("utf-8", errors="replace").rstrip("\r")
 
 
 def _notify(callback: Callable[[str], None] | None, text: str, name: str) -> None:
