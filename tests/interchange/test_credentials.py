@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from mcp_center.interchange.credentials import (
@@ -10,6 +12,7 @@ from mcp_center.interchange.credentials import (
     is_credential_name,
     is_credential_value,
 )
+from tests.interchange._support import assert_returns
 
 
 @pytest.mark.parametrize(
@@ -82,3 +85,51 @@ def test_credential_query_parameters_are_listed_by_name() -> None:
     url = "https://mcp.example.com/mcp?api_key=x&team=core&access_token=y"
     assert credential_query_params(url) == ["access_token", "api_key"]
     assert credential_query_params("https://mcp.example.com/mcp") == []
+
+
+def _letters_of_900_kb_are_not_a_credential() -> None:
+    assert not is_credential_value("a" * 900_000)
+
+
+def _scheme_characters_of_a_mib_are_not_a_credential() -> None:
+    assert not is_credential_value("a1" * (512 * 1024))
+    assert not is_credential_value("a" * (1024 * 1024) + ":a")
+
+
+def _env_values_of_32_kib_are_not_credentials() -> None:
+    assert not any(is_credential_value(letter * 32 * 1024) for letter in "abcdefgh")
+
+
+def _a_url_with_a_password_after_a_mib_of_letters_is_still_a_credential() -> None:
+    assert is_credential_value("a" * (1024 * 1024) + " postgres://u:p@h/db")
+    assert is_credential_value("x1" * (512 * 1024) + "://u:p@h/db")
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        _letters_of_900_kb_are_not_a_credential,
+        _scheme_characters_of_a_mib_are_not_a_credential,
+        _env_values_of_32_kib_are_not_credentials,
+        _a_url_with_a_password_after_a_mib_of_letters_is_still_a_credential,
+    ],
+)
+def test_long_values_are_checked_for_a_url_password_without_hanging(check: Callable[[], None]) -> None:
+    """Hang check, not a speed goal (R-7.3): the URL-with-password search used to restart at every
+    letter and backtrack over the whole run (`"a" * 900_000` in an import: over 5 minutes; each
+    server view with 32 KiB env values: seconds, on the event loop). The check is still exact: a
+    long value is not cut short. Fails only if it has not returned after `HANG_BOUND_S` seconds."""
+    assert_returns(check)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["1abc://u:p@h", "a+1.b-c://u:p:q@h", "git+ssh://u:p@h", "x 9z://u:p@h", "a-1://u:p@h"],
+)
+def test_a_url_with_a_password_is_found_wherever_its_scheme_starts(value: str) -> None:
+    assert is_credential_value(value)
+
+
+@pytest.mark.parametrize("value", ["1://u:p@h", "+1-://u:p@h", "a://u@h", "a://u:@h", "a://:p/@h"])
+def test_no_scheme_letter_no_password_or_a_slash_is_not_a_url_with_a_password(value: str) -> None:
+    assert not is_credential_value(value)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import json
+from collections.abc import Callable
 
 import pytest
 
 from mcp_center.errors import ImportJsonInvalid, ImportTooLarge
 from mcp_center.interchange import MAX_IMPORT_BYTES, decode_text, loads_lenient
+from tests.interchange._support import assert_returns
 
 
 def test_line_and_block_comments_are_ignored_but_not_inside_strings() -> None:
@@ -120,3 +123,63 @@ def test_text_with_an_unpaired_surrogate_is_refused_with_its_position() -> None:
     with pytest.raises(ImportJsonInvalid) as caught:
         decode_text('{\n  "a": "\udcff"\n}')
     assert (caught.value.details["line"], caught.value.details["column"]) == (2, 9)
+
+
+def _escaped_quotes_after_a_quote_48_kb_are_invalid() -> None:
+    with pytest.raises(ImportJsonInvalid):
+        loads_lenient('"' + '\\"' * 24_000)
+
+
+def _escaped_quotes_up_to_the_size_limit_are_invalid() -> None:
+    text = decode_text(('"' + '\\"' * (MAX_IMPORT_BYTES // 2 - 1)).encode())
+    with pytest.raises(ImportJsonInvalid):
+        loads_lenient(text)
+
+
+def _lines_of_escaped_quotes_up_to_the_size_limit_are_invalid() -> None:
+    line = '"' + '\\"' * 1_000 + "\n"
+    with pytest.raises(ImportJsonInvalid):
+        loads_lenient(decode_text((line * (MAX_IMPORT_BYTES // len(line))).encode()))
+
+
+def _a_valid_file_with_an_escaped_quote_string_of_a_mib_is_read() -> None:
+    value = '\\"' * (MAX_IMPORT_BYTES // 2 - 40)
+    assert loads_lenient('{"a": "' + value + '", // c\n}') == {"a": '"' * (MAX_IMPORT_BYTES // 2 - 40)}
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        _escaped_quotes_after_a_quote_48_kb_are_invalid,
+        _escaped_quotes_up_to_the_size_limit_are_invalid,
+        _lines_of_escaped_quotes_up_to_the_size_limit_are_invalid,
+        _a_valid_file_with_an_escaped_quote_string_of_a_mib_is_read,
+    ],
+)
+def test_unterminated_strings_of_escaped_quotes_are_rejected_without_hanging(check: Callable[[], None]) -> None:
+    """Hang check, not a speed goal (R-7.3): a quote followed by `\\"` repeated made the comment and
+    comma passes retry every escaped quote to the end of the text (48 KB: 9 s; 1 MiB: about an hour,
+    on the event loop). Fails only if the parse has not returned after `HANG_BOUND_S` seconds."""
+    assert_returns(check)
+
+
+@pytest.mark.parametrize(
+    ("text", "cleaned"),
+    [
+        ('"a // b\n', '"a     \n'),
+        ('"a \\" /* b */\n', '"a \\"        \n'),
+        ('"a \\"\\\n// b\n"c"', '"a \\"\\\n    \n"c"'),
+        ('["a\\",]\n', '["a\\" ]\n'),
+    ],
+)
+def test_comments_and_commas_after_an_unclosed_quote_are_still_blanked(text: str, cleaned: str) -> None:
+    """Unchanged behaviour on broken input: an unclosed quote does not open a string, so comments and
+    trailing commas after it are blanked as before (the error position stays where it was)."""
+    with pytest.raises(ImportJsonInvalid) as caught:
+        loads_lenient(text)
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(cleaned)
+    assert (caught.value.details["line"], caught.value.details["column"]) == (
+        expected.value.lineno,
+        expected.value.colno,
+    )

@@ -9,7 +9,7 @@ import pytest
 
 from mcp_center.errors import ImportFormatMismatch, ImportFormatUnknown, ImportTooLarge, ImportValuesInvalid
 from mcp_center.interchange import ImportPlan, plan_import
-from tests.interchange._support import check_secret_value
+from tests.interchange._support import assert_returns, check_secret_value
 
 
 def plan(doc: object, format: str = "auto", existing: tuple[str, ...] = ()) -> ImportPlan:
@@ -343,3 +343,16 @@ def test_a_five_megabyte_file_is_refused_with_the_limit_before_parsing() -> None
     assert caught.value.code == "IMPORT_TOO_LARGE"
     assert caught.value.details["limit_bytes"] == 1024 * 1024
     assert caught.value.details["size_bytes"] == len(text)
+
+
+def _an_import_of_long_plain_values_is_planned() -> None:
+    env = {f"E{i}": letter * 16 * 1024 for i, letter in enumerate("abcdefgh")}
+    result = plan({"mcpServers": {"x": {"command": "npx", "args": ["a" * 900_000], "env": env}}})
+    assert codes(result) == {"x": ["ARGS_INVALID"]}
+
+
+def test_an_import_with_a_900_kb_argument_is_planned_without_hanging() -> None:
+    """Hang check, not a speed goal (R-7.3): the credential check on arguments and env values ran
+    before the length checks and took over 5 minutes on `"a" * 900_000`, freezing `serve`. Fails
+    only if the plan has not returned after `HANG_BOUND_S` seconds."""
+    assert_returns(_an_import_of_long_plain_values_is_planned)

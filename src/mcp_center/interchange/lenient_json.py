@@ -16,7 +16,8 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from mcp_center.errors import ImportJsonInvalid, ImportTooLarge
 
@@ -27,11 +28,16 @@ MAX_IMPORT_BYTES = 1024 * 1024
 before parsing with IMPORT_TOO_LARGE: real client files are a few KiB; for a big
 `~/.claude.json`, import only its `mcpServers` and `projects` (see the README)."""
 
-# A JSON string (unrolled loop: fast on long strings), a line comment, or a block comment that may
-# run to the end of the text (reported as unterminated).
-_STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
-_STRING_OR_COMMENT = re.compile(_STRING + r"|//[^\n]*|/\*(?:.*?\*/|.*)", re.DOTALL)
-_STRING_OR_TRAILING_COMMA = re.compile(_STRING + r"|,(?=\s*[}\]])")
+# A JSON string starts at `"`; its body is matched from after the quote by a separate pattern
+# (unrolled loop, possessive: one forward pass, no backtracking), so that a string that never closes
+# is scanned once rather than once per escaped quote inside it (see `_sub_outside_strings`). The
+# other tokens are a line comment, a block comment that may run to the end of the text (reported as
+# unterminated), and a trailing comma. `.` after a backslash also takes a line break in the comment
+# pass (DOTALL), not in the comma pass, as before.
+_STRING_BODY_DOTALL = re.compile(r'[^"\\\n]*+(?:\\.[^"\\\n]*+)*+', re.DOTALL)
+_STRING_BODY = re.compile(r'[^"\\\n]*+(?:\\.[^"\\\n]*+)*+')
+_QUOTE_OR_COMMENT = re.compile(r'"|//[^\n]*|/\*(?:.*?\*/|.*)', re.DOTALL)
+_QUOTE_OR_TRAILING_COMMA = re.compile(r'"|,(?=\s*[}\]])')
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
@@ -86,8 +92,8 @@ def loads_lenient(text: str) -> Any:
             characters, `details.reason` is the parser's reason (never a value from the input).
     """
     text = text.removeprefix("\ufeff")
-    cleaned = _STRING_OR_COMMENT.sub(_blank_comment, text)
-    cleaned = _STRING_OR_TRAILING_COMMA.sub(_blank_comma, cleaned)
+    cleaned = _sub_outside_strings(text, _QUOTE_OR_COMMENT, _STRING_BODY_DOTALL, _blank_comment)
+    cleaned = _sub_outside_strings(cleaned, _QUOTE_OR_TRAILING_COMMA, _STRING_BODY, _blank_comma)
     try:
         value = json.loads(cleaned)
         # An unpaired \uD800-\uDFFF escape parses, but cannot be stored or answered as UTF-8.
@@ -113,10 +119,49 @@ def loads_lenient(text: str) -> Any:
         ) from None
 
 
+def _sub_outside_strings(
+    text: str, tokens: re.Pattern[str], string_body: re.Pattern[str], replace: Callable[[re.Match[str]], str]
+) -> str:
+    """`tokens.sub(replace, text)` for the tokens that are not inside a JSON string, in linear time.
+
+    Same result as substituting with the single pattern `"<string body>"|<tokens>`, which is what
+    this module used to do: a string that never closes (no closing quote before a raw line break
+    or the end) is not a string, and scanning resumes just after its opening quote, so comments and
+    commas in it are still found. That pattern retried every quote inside such a run, each time to
+    the end of the run (`"\\"\\"\\"...`: quadratic, about an hour for 1 MiB). Here the run is
+    scanned once: every quote inside it is escaped in it, so a string opened there would fail at
+    the same place; quotes before that place are skipped without scanning.
+
+    Args:
+        text: The text to clean.
+        tokens: `"` or one of the tokens to replace (never an empty match).
+        string_body: The body of a JSON string, matched from just after its opening quote.
+        replace: Returns the replacement of a token's match.
+    Returns:
+        The text with every token outside strings replaced.
+    """
+    parts: list[str] = []
+    copied = searched = 0
+    strings_from = 0  # a quote before this offset cannot open a string (see above)
+    while (match := tokens.search(text, searched)) is not None:
+        start = match.start()
+        if match.group() != '"':
+            parts += (text[copied:start], replace(match))
+            copied = searched = match.end()
+            continue
+        if start >= strings_from:
+            body_end = cast("re.Match[str]", string_body.match(text, start + 1)).end()
+            if text.startswith('"', body_end):
+                searched = body_end + 1
+                continue
+            strings_from = body_end
+        searched = start + 1
+    parts.append(text[copied:])
+    return "".join(parts)
+
+
 def _blank_comment(match: re.Match[str]) -> str:
     token = match.group()
-    if token.startswith('"'):
-        return token
     if token.startswith("/*") and (len(token) < 4 or not token.endswith("*/")):
         line, column = _position(match.string, match.start())
         raise ImportJsonInvalid(
@@ -127,8 +172,8 @@ def _blank_comment(match: re.Match[str]) -> str:
 
 
 def _blank_comma(match: re.Match[str]) -> str:
-    token = match.group()
-    return token if token.startswith('"') else " "
+    del match
+    return " "
 
 
 def _position(text: str, offset: int) -> tuple[int, int]:
