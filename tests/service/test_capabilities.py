@@ -30,6 +30,7 @@ from mcp_center.registry import TOOL_NAME_PATTERN
 from mcp_center.service import McpCenter
 from tests.servers.capabilities import ODD_NAMES, Upstream
 from tests.service._capabilities import capability_server, next_event, ready, remote
+from tests.support.hang import assert_returns
 from tests.support.results import text_of
 
 pytestmark = pytest.mark.anyio
@@ -439,3 +440,22 @@ async def test_an_approval_granted_after_the_caller_lost_its_right_to_call_is_st
     assert isinstance(outcome[0], ApprovalStale)
     assert "gateway token was revoked" in outcome[0].message
     assert upstream.calls == []
+
+
+def _a_long_uri_is_matched_against_a_four_variable_template() -> None:
+    from mcp_center.service.capabilities import _template_matches  # pyright: ignore[reportPrivateUsage]
+
+    template = "a{w}/{x}/{y}/{z}"
+    assert not _template_matches(template + "!", "a" + "/" * 1000 + "q")  # a near miss: the worst case
+    assert _template_matches(template, "a" + "/" * 400 + "q")  # "/" is a character like any other
+    assert _template_matches(template, "a1/2/3/4")
+    assert _template_matches(template, "a1/2/3/4/5")  # the last variable takes the rest
+    assert not _template_matches(template, "a1/2/3/")  # every variable needs a character
+    assert _template_matches("test://items/{item_id}", "test://items/42")
+    assert not _template_matches("test://items/{item_id}", "test://other/42")
+
+
+def test_matching_a_uri_against_a_template_is_linear_in_the_uri_length() -> None:
+    """A hang check (R-7.3): a backtracking pattern took 7.7 s for 400 characters and 4 variables,
+    and grows with the 4th power of the length."""
+    assert_returns(_a_long_uri_is_matched_against_a_four_variable_template)

@@ -9,6 +9,7 @@ import pytest
 from mcp_center.errors import ElicitationAnswerInvalid
 from mcp_center.service.forms import FormSchema, UnsupportedSchema, looks_secret
 from tests.servers.capabilities import ASK_SCHEMA
+from tests.support.hang import assert_returns
 
 # The conformance scenario elicitation-sep1034-client-defaults asks exactly this.
 SEP1034: dict[str, Any] = {
@@ -152,3 +153,17 @@ def test_content_that_is_not_an_object_is_refused() -> None:
 )
 def test_secret_looking_fields_are_recognized(name: str, title: str | None, secret: bool) -> None:
     assert looks_secret(name, title) is secret
+
+
+def _an_email_of_256_kib_of_dots_is_checked() -> None:
+    from mcp_center.service.forms import _is_email  # pyright: ignore[reportPrivateUsage]
+
+    assert not _is_email("a@" + "." * 256_000 + " ")
+    assert _is_email("ada@example.org")
+    assert not _is_email("ada@example.")
+    assert not _is_email("ada@@example.org")
+
+
+def test_the_email_format_check_is_linear_in_the_answer_length() -> None:
+    """A hang check (R-7.3): a backtracking pattern took 12 s for 64 KiB of dots, quadratically more after."""
+    assert_returns(_an_email_of_256_kib_of_dots_is_checked)

@@ -526,7 +526,26 @@ def _unscope_uri(uri: str) -> tuple[str | None, str]:
     return (server_id, rest) if sep and server_id else (None, uri)
 
 
+_TEMPLATE_VARIABLE = re.compile(r"\{[^}]*\}")
+
+
 def _template_matches(template: str, uri: str) -> bool:
-    """RFC 6570 level 1-style match: every `{var}` stands for one or more characters."""
-    pattern = "^" + re.sub(r"\\\{[^}]*\\\}", "(.+?)", re.escape(template)) + "$"
-    return re.match(pattern, uri) is not None
+    """RFC 6570 level 1-style match: every `{var}` stands for one or more characters.
+
+    Linear in the URI's length (R-7.3): the literal parts are found in order, each at its earliest
+    place (enough for one-or-more wildcards), never by a backtracking regex, whose time grows with
+    the URI's length to the power of the number of variables."""
+    literals = _TEMPLATE_VARIABLE.split(template)
+    if len(literals) == 1:
+        return uri == template
+    first, *middle, last = literals
+    if not uri.startswith(first) or not uri.endswith(last):
+        return False
+    end = len(uri) - len(last)  # where the last variable must end
+    pos = len(first)
+    for literal in middle:
+        found = uri.find(literal, pos + 1, end - 1)  # one character at least for the variable before
+        if found < 0:
+            return False
+        pos = found + len(literal)
+    return pos < end
