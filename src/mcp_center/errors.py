@@ -46,6 +46,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ImportInputChanged       IMPORT_INPUT_CHANGED          R-1.8: apply sent other input than previewed
     │   ├── ImportPreviewStale       IMPORT_PREVIEW_STALE          R-1.8: the preview would now be different
     │   ├── ApprovalExpired          MCP_APPROVAL_EXPIRED          R-5.3: nobody decided before the approval timed out
+    │   ├── ApprovalStale            MCP_APPROVAL_STALE            R-5.3: approved, but the server or caller changed
     │   ├── ApprovalClosed           MCP_APPROVAL_CLOSED           R-5.3: the approval was already decided or ended
     │   ├── InteractionClosed        MCP_INTERACTION_CLOSED        R-6.1: the card was already answered or ended
     │   ├── InteractionNotDelivered  MCP_INTERACTION_NOT_DELIVERED R-6.3: the server's request did not survive a restart
@@ -95,6 +96,7 @@ __all__ = [
     "ApprovalDenied",
     "ApprovalExpired",
     "ApprovalNotFound",
+    "ApprovalStale",
     "CallCancelled",
     "CallInterrupted",
     "CenterError",

@@ -229,10 +229,7 @@ async def test_an_ask_policy_waits_for_the_users_approval(host: Host) -> None:
         with anyio.fail_after(20):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call, 1)
-                pending: list[dict[str, Any]] = []
-                while not pending:
-                    pending = (await host.admin.get("/api/approvals")).json()["approvals"]
-                    await anyio.sleep(0.05)
+                pending = await _pending_approvals(host)
                 assert pending[0]["tool"] == "mcp__strict__add"
                 assert pending[0]["arguments"] == {"a": 1, "b": 1}
                 decided = await host.admin.post(f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"})
@@ -339,6 +336,15 @@ async def test_the_gateway_announces_the_list_changes_it_sends(host: Host) -> No
     assert capabilities.resources is not None and capabilities.resources.list_changed is True
 
 
+async def _pending_approvals(host: Host) -> list[dict[str, Any]]:
+    """Wait until at least one approval is pending; return the pending ones."""
+    while True:
+        pending: list[dict[str, Any]] = (await host.admin.get("/api/approvals")).json()["approvals"]
+        if pending:
+            return pending
+        await anyio.sleep(0.05)
+
+
 async def test_revoking_a_token_ends_the_sessions_it_opened(host: Host) -> None:
     """An open session outlives no revocation: its waiting call is ended (never sent) and its streams close."""
     await _ready(host.admin, {"id": "strict", "name": "Strict", "transport": "streamable_http", "url": host.upstream})
@@ -355,10 +361,7 @@ async def test_revoking_a_token_ends_the_sessions_it_opened(host: Host) -> None:
         with anyio.fail_after(20):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call)
-                pending: list[dict[str, Any]] = []
-                while not pending:
-                    pending = (await host.admin.get("/api/approvals")).json()["approvals"]
-                    await anyio.sleep(0.05)
+                pending = await _pending_approvals(host)
                 assert (await host.admin.delete(f"/api/gateway/tokens/{created['id']}")).status_code == 204
                 state = "pending"
                 while state == "pending":
@@ -387,10 +390,7 @@ async def test_an_approval_granted_just_after_the_token_was_revoked_does_not_sen
                     outcome.append(await client.call_tool("mcp__strict__add", {"a": 1, "b": 1}))
 
                 tg.start_soon(call)
-                pending: list[dict[str, Any]] = []
-                while not pending:
-                    pending = (await host.admin.get("/api/approvals")).json()["approvals"]
-                    await anyio.sleep(0.05)
+                pending = await _pending_approvals(host)
                 assert (await host.admin.delete(f"/api/gateway/tokens/{created['id']}")).status_code == 204
                 approve = await host.admin.post(f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"})
                 assert approve.status_code == 200, approve.text
