@@ -274,3 +274,13 @@ async def test_a_tool_set_to_deny_is_refused_even_for_the_user(api: httpx2.Async
     assert_error(response, 403, "MCP_TOOL_DENIED")
     logs = (await api.get(f"{SERVERS}/hostile/logs")).json()["requests"]
     assert not any(entry["method"] == "tools/call" for entry in logs)
+
+
+async def test_a_credential_in_the_url_query_is_warned_without_repeating_it(api: httpx2.AsyncClient) -> None:
+    """The same warning import gives (URL_QUERY_CREDENTIAL), for a server created through the API."""
+    body = {"name": "Q", "transport": "streamable_http", "url": "https://q.example/mcp?api_key=k-998877&region=eu"}
+    view = (await api.post(SERVERS, json=body)).json()
+    found = [w["message"] for w in view["warnings"] if w["code"] == "URL_QUERY_CREDENTIAL"]
+    assert len(found) == 1 and "'api_key'" in found[0] and "k-998877" not in found[0]
+    plain = {"name": "P", "transport": "streamable_http", "url": "https://p.example/mcp?region=eu"}
+    assert "URL_QUERY_CREDENTIAL" not in {w["code"] for w in (await api.post(SERVERS, json=plain)).json()["warnings"]}

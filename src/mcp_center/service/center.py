@@ -59,7 +59,12 @@ from mcp_center.errors import (
     ToolNotFound,
     TrustDigestMismatch,
 )
-from mcp_center.interchange.credentials import CREDENTIAL_IN_ARGS_MESSAGE, is_credential_name, is_credential_value
+from mcp_center.interchange.credentials import (
+    CREDENTIAL_IN_ARGS_MESSAGE,
+    credential_query_params,
+    is_credential_name,
+    is_credential_value,
+)
 from mcp_center.models import ConnectionState, TransportKind
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import (
@@ -1276,6 +1281,15 @@ def _warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
                 "(check that this is the site you expect)",
             }
         )
+    if isinstance(url, str):
+        warnings += [
+            {
+                "code": "URL_QUERY_CREDENTIAL",
+                "message": f"query parameter '{name}' looks like a credential; it is stored in plain text with "
+                "the URL and shown in summaries and exports (prefer a secret header if the server accepts one)",
+            }
+            for name in credential_query_params(url)
+        ]
     for kind, label in (("env", "environment variable"), ("headers", "header")):
         for name, value in (summary.get(kind) or {}).items():
             if is_credential_name(name) or (isinstance(value, str) and is_credential_value(value)):
