@@ -34,6 +34,7 @@ from mcp_center.errors import (
     SecretStoreError,
 )
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
+from mcp_center.runtime.attribution import leaves
 from mcp_center.secrets import install_log_redaction, read_admin_token
 from mcp_center.service import ApplyRequest, GatewayTokens, Importer, ImportPreviews, McpCenter
 from mcp_center.store.running import running_url
@@ -918,7 +919,7 @@ def gateway(
     try:
         anyio.run(bridge_stdio, target, token)
     except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
-        cause = _root_cause(exc)
+        cause = next(leaves(exc))  # the SDK's task groups wrap a connect error twice
         detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         err.print(
             f"error: the gateway at {target} is not reachable ({detail}). Is 'mcp-center serve' running? "
@@ -928,13 +929,6 @@ def gateway(
             markup=False,
         )
         raise typer.Exit(7) from None
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    """The first leaf of nested exception groups (the SDK's task groups wrap a connect error twice)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
 
 
 @gateway_token_app.command("create")

@@ -28,6 +28,8 @@ import anyio
 from starlette.requests import ClientDisconnect
 from starlette.types import Message, Send
 
+from mcp_center.runtime.attribution import leaves
+
 __all__ = ["SDK_TRANSPORT_LOGGER", "OneResponse", "quiet_client_disconnects"]
 
 SDK_TRANSPORT_LOGGER = "mcp.server.streamable_http"
@@ -51,23 +53,17 @@ _GONE = (ClientDisconnect, anyio.ClosedResourceError, anyio.BrokenResourceError)
 logger = logging.getLogger("mcp_center.gateway.endpoint")
 
 
-def _only_gone(exc: BaseException | None) -> bool:
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_only_gone(inner) for inner in exc.exceptions)  # pyright: ignore[reportUnknownVariableType]
-    return isinstance(exc, _GONE)
-
-
 class _ClientGoneFilter(logging.Filter):
     """Replace the SDK's traceback for an agent that went away by one `gateway.client_gone` line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        if record.msg not in _PER_REQUEST_MESSAGES or exc is None or not _only_gone(exc):
+        if record.msg not in _PER_REQUEST_MESSAGES or exc is None:
             return True
-        leaf: BaseException = exc
-        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-            leaf = leaf.exceptions[0]  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
-        logger.info("gateway.client_gone", extra={"reason": type(leaf).__name__, "during": record.msg})
+        gone = list(leaves(exc))
+        if not all(isinstance(leaf, _GONE) for leaf in gone):
+            return True
+        logger.info("gateway.client_gone", extra={"reason": type(gone[0]).__name__, "during": record.msg})
         return False
 
 
