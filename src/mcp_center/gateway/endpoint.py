@@ -87,6 +87,12 @@ class _Session:
     idle_since_s: float = field(default_factory=anyio.current_time)
     """`anyio.current_time()` when `in_flight` last became 0."""
 
+    def request_done(self) -> None:
+        """One of its requests was answered (or its stream closed): the idle clock starts at the last."""
+        self.in_flight -= 1
+        if self.in_flight == 0:
+            self.idle_since_s = anyio.current_time()
+
 
 class GatewayEndpoint:
     """ASGI app for `/mcp`. Enter `running()` (in the app's lifespan) before serving requests.
@@ -247,9 +253,7 @@ class GatewayEndpoint:
         try:
             await self._hand_over(scope, receive, send_noting_status, send)
         finally:
-            session.in_flight -= 1
-            if session.in_flight == 0:
-                session.idle_since_s = anyio.current_time()
+            session.request_done()
         ended = status is not None and (status < 300 or status == 404)  # 404: the SDK no longer has it
         if scope.get("method") == "DELETE" and ended and self._sessions.get(session_id) is session:
             del self._sessions[session_id]
@@ -279,9 +283,7 @@ class GatewayEndpoint:
             if opened is None:
                 self._release_opening(token_id)
             else:
-                opened.in_flight -= 1
-                if opened.in_flight == 0:
-                    opened.idle_since_s = anyio.current_time()
+                opened.request_done()
 
     async def _hand_over(self, scope: Scope, receive: Receive, send: Send, response: OneResponse) -> None:
         """Let the SDK's session manager serve the request.
