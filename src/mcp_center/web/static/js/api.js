@@ -4,6 +4,34 @@
 
 const CSRF_TOKEN = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
 
+/**
+ * `run()` calls `load()` (which returns a promise) and returns its promise; a `run()` while one
+ * is in flight makes it run once more afterwards, so a reload asked for meanwhile is never missed
+ * and two never overlap. `load` may call `run()` itself to ask for that one more run. Failures
+ * are swallowed: the next run tries again.
+ */
+export function coalesced(load) {
+  let inflight = null;
+  let again = false;
+  function run() {
+    if (inflight) {
+      again = true;
+      return inflight;
+    }
+    inflight = load()
+      .catch(() => {})
+      .finally(() => {
+        inflight = null;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+    return inflight;
+  }
+  return run;
+}
+
 /** An error answer of the API: `status`, stable `code`, `message`, `details` (R-7.3 envelope). */
 export class ApiError extends Error {
   constructor(status, code, message, details) {

@@ -11,7 +11,7 @@
 // trying the stream again with a growing delay. The EventSource is same-origin, so the browser
 // sends the session cookie with it; nothing secret is ever put in its URL.
 
-import { servers } from "./api.js";
+import { coalesced, servers } from "./api.js";
 
 export const POLL_INTERVAL_MS = 3000;
 /** Consecutive stream errors (without an open in between) before the feed polls instead. */
@@ -66,8 +66,6 @@ export function createServerFeed({
   let retryTimer = null;
   let pollTimer = null;
   let resyncTimer = null;
-  let inflight = null;
-  let again = false;
   let started = false;
 
   function setMode(next) {
@@ -85,24 +83,7 @@ export function createServerFeed({
   }
 
   /** Reload the list; a reload asked for while one runs runs once more afterwards (nothing is missed). */
-  function refresh() {
-    if (inflight) {
-      again = true;
-      return inflight;
-    }
-    inflight = servers
-      .list()
-      .then(publish)
-      .catch(() => {})
-      .finally(() => {
-        inflight = null;
-        if (again) {
-          again = false;
-          refresh();
-        }
-      });
-    return inflight;
-  }
+  const refresh = coalesced(() => servers.list().then(publish));
 
   function resyncSoon() {
     clearTimeout(resyncTimer);

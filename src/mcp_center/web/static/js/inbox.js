@@ -9,7 +9,7 @@
 // while the feed polls (the stream is down) the inbox polls too. A reload that was running while
 // an event arrived is thrown away and run again, so an older answer never hides a newer card.
 
-import { cards } from "./api.js";
+import { cards, coalesced } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { approvalCard, interactionCard } from "./cards.js";
 import { resultView } from "./tools.js";
@@ -34,39 +34,25 @@ export function createInbox(feed) {
   const listeners = new Set();
   let state = null;
   let changes = 0;
-  let inflight = null;
-  let again = false;
   let pollTimer = null;
 
   function publish() {
     for (const fn of listeners) fn(state);
   }
 
-  function reload() {
-    if (inflight) {
-      again = true;
-      return inflight;
-    }
+  const reload = coalesced(() => {
     const seen = changes;
-    inflight = Promise.all([cards.approvals(), cards.interactions("pending"), cards.interactions("interrupted")])
-      .then(([approvals, questions, interrupted]) => {
+    return Promise.all([cards.approvals(), cards.interactions("pending"), cards.interactions("interrupted")]).then(
+      ([approvals, questions, interrupted]) => {
         if (seen !== changes) {
-          again = true; // an event arrived meanwhile: this answer may be older than it
+          reload(); // an event arrived meanwhile: this answer may be older than it
           return;
         }
         state = { approvals, questions, interrupted: interrupted.filter((card) => card.actions.includes("retry")) };
         publish();
-      })
-      .catch(() => {})
-      .finally(() => {
-        inflight = null;
-        if (again) {
-          again = false;
-          reload();
-        }
-      });
-    return inflight;
-  }
+      },
+    );
+  });
 
   function patch(kind, item, open) {
     changes += 1;
