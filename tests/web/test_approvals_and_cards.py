@@ -28,6 +28,11 @@ RECORD = "/api/tools/mcp__capabilities__record/call"
 ASK = "/api/mcp/servers/capabilities/tools/ask/call"
 
 
+def ask(host: Host, question: str) -> Background:
+    """Call the capabilities server's `ask` tool in the background: it asks `question` back (a card)."""
+    return Background(lambda: host.client.post(ASK, json={"arguments": {"question": question}}))
+
+
 def ready_capabilities(host: Host, url: str) -> dict[str, Any]:
     return ready_via_api(host, {"name": "Capabilities", "transport": "streamable_http", "url": url})
 
@@ -184,7 +189,7 @@ def test_an_elicitation_form_is_generated_from_the_schema_with_defaults_and_send
     ready_capabilities(host, caps_url)
     login(page)
     open_inbox(page)
-    call = Background(lambda: host.client.post(ASK, json={"arguments": {"question": "Who are you?"}}))
+    call = ask(host, "Who are you?")
     card = page.locator("article.interaction-card")
     expect(card).to_have_count(1)
     expect(page.locator("#inbox-count")).to_have_text("1 card waiting")
@@ -240,7 +245,7 @@ def test_an_elicitation_form_is_generated_from_the_schema_with_defaults_and_send
     # Decline and cancel, answered from the server's Approvals tab.
     open_server(page, "Capabilities", "Approvals")
     for button, said in (("Decline", "decline: None"), ("Cancel", "cancel: None")):
-        asked = Background(lambda: host.client.post(ASK, json={"arguments": {"question": "Again?"}}))
+        asked = ask(host, "Again?")
         tab_card = page.locator("article.interaction-card")
         expect(tab_card).to_have_count(1)
         tab_card.get_by_role("button", name=button, exact=True).click()
@@ -256,7 +261,7 @@ def test_a_question_survives_a_reload_and_an_answer_to_a_closed_card_says_so(
     ready_capabilities(host, caps_url)
     login(page)
     open_inbox(page)
-    call = Background(lambda: host.client.post(ASK, json={"arguments": {"question": "Still there?"}}))
+    call = ask(host, "Still there?")
     card = page.locator("article.interaction-card")
     expect(card).to_have_count(1)
     page.reload()
@@ -366,7 +371,7 @@ def test_the_inbox_with_cards_fits_a_narrow_window_and_labels_every_control(
         login(page)
         open_inbox(page)
         waiting = Background(lambda: host.client.post(RECORD, json={"arguments": {"note": "x" * 300}}))
-        asked = Background(lambda: host.client.post(ASK, json={"arguments": {"question": "Narrow?"}}))
+        asked = ask(host, "Narrow?")
         expect(page.locator("article.approval-card")).to_have_count(1)
         expect(page.locator("article.interaction-card")).to_have_count(1)
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
@@ -396,7 +401,7 @@ def test_a_question_interrupted_by_a_restart_is_counted_and_its_call_can_be_retr
     """R-6.3: after a restart the interrupted card waits for the user (badge, summary) until retried."""
     with running_host(tmp_path) as host:
         ready_capabilities(host, caps_url)
-        caller = Background(lambda: host.client.post(ASK, json={"arguments": {"question": "Before the restart?"}}))
+        caller = ask(host, "Before the restart?")
         wait_for(lambda: host.client.get("/api/interactions", params={"state": "pending"}).json()["interactions"])
         host.proc.send_signal(signal.SIGTERM)
         assert caller.result().status_code == 503
