@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import EVERYTHING, MCP_SERVER_TIME, VENV_BIN, Host, descendants, free_port, wait_no_descendants
+from tests.support.gateway import gateway_client
 
 pytestmark = pytest.mark.e2e
 
@@ -182,9 +183,6 @@ def test_a_server_that_hangs_in_initialize_times_out_without_an_orphan(host: Hos
 def test_an_agent_uses_server_everything_through_the_gateway(host: Host) -> None:
     """R-8.1 on real input: an MCP client (the SDK's) reaches server-everything via /mcp."""
     import anyio
-    import httpx2
-    from mcp.client import Client
-    from mcp.client.streamable_http import streamable_http_client
 
     enable_through_api(
         host,
@@ -199,10 +197,7 @@ def test_an_agent_uses_server_everything_through_the_gateway(host: Host) -> None
     token = _check(host.client.post("/api/gateway/tokens", json={"name": "e2e"}), 201)["token"]
 
     async def run() -> tuple[set[str], str, set[str]]:
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
-            Client(streamable_http_client(f"{host.url}/mcp", http_client=http), mode="legacy", cache=None) as client,
-        ):
+        async with gateway_client(host.url, token, timeout_s=60) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
             result = await client.call_tool("mcp__everything__get-sum", {"a": 19, "b": 23})
             prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}

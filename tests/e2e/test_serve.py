@@ -17,13 +17,12 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from mcp.client import Client
 from mcp.client.session import ClientRequestContext
-from mcp.client.streamable_http import streamable_http_client
 
 from mcp_center.errors import AddressInUse
 from mcp_center.store.running import RUNNING_FILE
 from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, Host, running_echo_http, running_host
+from tests.support.gateway import gateway_client
 
 pytestmark = pytest.mark.e2e
 
@@ -90,15 +89,8 @@ async def _leave_mid_call(host: Host, token: str) -> None:
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
-    headers = {"Authorization": f"Bearer {token}"}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        Client(
-            streamable_http_client(f"{host.url}/mcp", http_client=http),
-            mode="legacy",
-            cache=None,
-            elicitation_callback=on_elicit,
-        ) as client,
+        gateway_client(host.url, token, elicitation_callback=on_elicit) as client,
         anyio.create_task_group() as tg,
     ):
 

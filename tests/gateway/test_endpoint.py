@@ -16,14 +16,13 @@ import anyio
 import httpx2
 import pytest
 from fastapi import FastAPI
-from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_center.app import create_app
 from mcp_center.config import Settings
 from mcp_center.gateway import GatewayEndpoint
 from mcp_center.gateway import endpoint as endpoint_module
+from tests.support.gateway import gateway_client
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
@@ -120,13 +119,9 @@ async def test_an_sdk_client_over_the_limit_gets_the_stable_code(monkeypatch: py
     """The SDK client surfaces the 429's JSON-RPC error from `initialize`, code and limit in `data`."""
     _limit(monkeypatch, 1)
     assert (await host.initialize()).status_code == 200
-    headers = {"Authorization": f"Bearer {host.token}"}
     limited = pytest.RaisesExc(MCPError, check=lambda e: e.error.data == {"code": "GATEWAY_SESSION_LIMIT", "limit": 1})
     with anyio.fail_after(10), pytest.RaisesGroup(limited, flatten_subgroups=True):
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as http,
-            Client(streamable_http_client(f"{host.base}/mcp", http_client=http), mode="legacy", cache=None),
-        ):
+        async with gateway_client(host.base, host.token):
             pytest.fail("initialize cannot succeed")
 
 
@@ -165,11 +160,7 @@ async def test_an_idle_session_ends_and_frees_its_place(monkeypatch: pytest.Monk
 async def test_a_session_with_an_open_stream_is_not_idle(monkeypatch: pytest.MonkeyPatch, host: Host) -> None:
     """The SDK client keeps a GET stream open: its session outlives many idle timeouts (a wait, not a speed test)."""
     _limit(monkeypatch, 1, idle_s=0.2)
-    headers = {"Authorization": f"Bearer {host.token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        Client(streamable_http_client(f"{host.base}/mcp", http_client=http), mode="legacy", cache=None) as client,
-    ):
+    async with gateway_client(host.base, host.token) as client:
         await anyio.sleep(1.0)
         with anyio.fail_after(10):
             assert (await client.list_tools()).tools == []

@@ -24,13 +24,13 @@ from fastapi import FastAPI
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_center.app import create_app, interrupt_waiting_calls
 from mcp_center.config import Settings
 from mcp_center.gateway import endpoint as endpoint_module
 from tests.servers.rich_upstream import make_rich_server
+from tests.support.gateway import gateway_client
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
@@ -122,18 +122,13 @@ async def agent(
         assert isinstance(params, types.ElicitRequestFormParams)
         return types.ElicitResult(action="accept", content=answer)
 
-    headers = {"Authorization": f"Bearer {token or host.token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        Client(
-            streamable_http_client(f"{host.base}/mcp", http_client=http),
-            mode="legacy",
-            cache=None,
-            message_handler=on_message,
-            logging_callback=on_log,
-            elicitation_callback=on_elicit if answer is not None else None,
-        ) as client,
-    ):
+    async with gateway_client(
+        host.base,
+        token or host.token,
+        message_handler=on_message,
+        logging_callback=on_log,
+        elicitation_callback=on_elicit if answer is not None else None,
+    ) as client:
         yield client
 
 

@@ -18,11 +18,10 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 from playwright.sync_api import BrowserContext, Locator, Page, Response, expect
 
 from tests.e2e.conftest import Host
+from tests.support.gateway import gateway_client
 from tests.web._flows import ready_via_api
 from tests.web.conftest import login
 
@@ -78,10 +77,7 @@ def gateway_tool_names(host: Host, token: str) -> set[str]:
 
     async def run() -> set[str]:
         with anyio.fail_after(30):
-            async with (
-                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
-                Client(streamable_http_client(f"{host.url}/mcp", http_client=http), mode="legacy", cache=None) as c,
-            ):
+            async with gateway_client(host.url, token) as c:
                 return {tool.name for tool in (await c.list_tools()).tools}
 
     # Playwright's sync API already runs an event loop in this thread: the client gets its own thread.
