@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 
+from mcp_center.errors import CenterError
 from mcp_center.runtime import Subscription
 from mcp_center.service import McpCenter
 from tests.servers.capabilities import Upstream, make_capability_server
 from tests.support.loopback import serve_loopback
 
-__all__ = ["capability_server", "next_event", "ready", "remote"]
+__all__ = ["capability_server", "next_event", "ready", "remote", "while_waiting"]
 
 
 @asynccontextmanager
@@ -47,3 +48,26 @@ async def next_event(subscription: Subscription, kind: str) -> dict[str, Any]:
         event = await subscription.next()
         if event["type"] == kind:
             return event
+
+
+async def while_waiting(
+    center: McpCenter,
+    call: Callable[[], Awaitable[Any]],
+    kind: str,
+    act: Callable[[dict[str, Any]], Awaitable[Any]],
+) -> list[object]:
+    """Run `call` in a task; when it waits for a human (`kind`: `approval` or `interaction`: the
+    `<kind>.created` event), run `act(item)`; return what the call gave or raised (bounded: 15 s)."""
+    outcome: list[object] = []
+
+    async def run() -> None:
+        try:
+            outcome.append(await call())
+        except CenterError as exc:
+            outcome.append(exc)
+
+    with anyio.fail_after(15):
+        async with center.events.subscribe() as subscription, anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            await act((await next_event(subscription, f"{kind}.created"))[kind])
+    return outcome

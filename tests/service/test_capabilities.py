@@ -17,7 +17,6 @@ from mcp_center.errors import (
     ApprovalExpired,
     ApprovalStale,
     CallCancelled,
-    CenterError,
     PromptNotFound,
     RequestInvalid,
     ServerNotFound,
@@ -29,7 +28,7 @@ from mcp_center.errors import (
 from mcp_center.registry import TOOL_NAME_PATTERN
 from mcp_center.service import McpCenter
 from tests.servers.capabilities import ODD_NAMES, Upstream
-from tests.service._capabilities import capability_server, next_event, ready, remote
+from tests.service._capabilities import capability_server, next_event, ready, remote, while_waiting
 from tests.support.hang import assert_returns
 from tests.support.results import text_of
 
@@ -344,28 +343,21 @@ async def _approve_after(
 ) -> tuple[dict[str, Any], list[object]]:
     """Start an agent call of `record`, wait for its approval, run `change()`, approve; return
     the approval's final view and what the call returned or raised."""
-    outcome: list[object] = []
-    approval_id = ""
+    asked: list[str] = []
 
-    async def call() -> None:
-        try:
-            outcome.append(
-                await center.capabilities.call_result(
-                    "mcp__caps__record", {"note": "stale"}, caller_allowed=caller_allowed
-                )
-            )
-        except CenterError as exc:
-            outcome.append(exc)
+    async def change_then_approve(approval: dict[str, Any]) -> None:
+        asked.append(approval["id"])
+        await change()
+        with contextlib.suppress(ApprovalClosed):  # the change may have ended it already
+            center.decide_approval(approval["id"], "approve")
 
-    with anyio.fail_after(15):
-        async with center.events.subscribe() as subscription, anyio.create_task_group() as tg:
-            tg.start_soon(call)
-            created = (await next_event(subscription, "approval.created"))["approval"]
-            await change()
-            with contextlib.suppress(ApprovalClosed):  # the change may have ended it already
-                center.decide_approval(created["id"], "approve")
-            approval_id = created["id"]
-    return center.get_approval(approval_id), outcome
+    outcome = await while_waiting(
+        center,
+        lambda: center.capabilities.call_result("mcp__caps__record", {"note": "stale"}, caller_allowed=caller_allowed),
+        "approval",
+        change_then_approve,
+    )
+    return center.get_approval(asked[0]), outcome
 
 
 async def test_an_approval_pending_when_its_tool_policy_changes_ends_and_the_call_is_never_sent(

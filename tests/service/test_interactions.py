@@ -16,7 +16,6 @@ from mcp_center.config import Settings
 from mcp_center.errors import (
     CallCancelled,
     CallInterrupted,
-    CenterError,
     ElicitationAnswerInvalid,
     InteractionClosed,
     InteractionNotDelivered,
@@ -27,7 +26,7 @@ from mcp_center.errors import (
 from mcp_center.service import McpCenter
 from mcp_center.store import CallRef, InteractionRecord, JsonInteractionStore
 from tests.servers.capabilities import Upstream
-from tests.service._capabilities import capability_server, next_event, ready, remote
+from tests.service._capabilities import capability_server, ready, remote, while_waiting
 from tests.support.results import text_of
 
 pytestmark = pytest.mark.anyio
@@ -47,20 +46,7 @@ async def _with_card(
     answer: Callable[[dict[str, Any]], Awaitable[Any]],
 ) -> list[object]:
     """Run `call` in a task; when a card appears, run `answer(card)`; return what the call gave or raised."""
-    outcome: list[object] = []
-
-    async def run() -> None:
-        try:
-            outcome.append(await call())
-        except CenterError as exc:
-            outcome.append(exc)
-
-    with anyio.fail_after(15):
-        async with center.events.subscribe() as subscription, anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            card = (await next_event(subscription, "interaction.created"))["interaction"]
-            await answer(card)
-    return outcome
+    return await while_waiting(center, call, "interaction", answer)
 
 
 async def test_a_card_answered_with_the_defaults_resumes_the_call(
