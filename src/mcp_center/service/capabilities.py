@@ -37,6 +37,7 @@ from mcp_center.errors import (
     ToolDenied,
     ToolDisabled,
     ToolNotFound,
+    did_you_mean,
 )
 from mcp_center.models import ConnectionState
 from mcp_center.registry import (
@@ -248,9 +249,14 @@ class Capabilities:
         if not isinstance(arguments, dict):
             raise _invalid("arguments", "FIELD_INVALID", "must be a JSON object")
         args = cast(dict[str, Any], arguments)
-        entry = (await self.registry()).resolve(name)
+        registry = await self.registry()
+        entry = registry.resolve(name)
         if entry is None:
-            raise ToolNotFound(f"no tool named '{name}' (see GET /api/tools)", details={"tool": name})
+            known = (t.name for t in registry.tools())
+            raise ToolNotFound(
+                f"no tool named '{name}' (see GET /api/tools)",
+                details={"tool": name, "did_you_mean": did_you_mean(name, known)},
+            )
         state = await self._read()
         record = state.servers.get(entry.server_id)
         if record is None:
@@ -426,7 +432,10 @@ class Capabilities:
         state = await self._read()
         record = state.servers.get(server_id)
         if record is None:
-            raise ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id})
+            raise ServerNotFound(
+                f"no server with id '{server_id}'",
+                details={"server_id": server_id, "did_you_mean": did_you_mean(server_id, state.servers)},
+            )
         result = await self._manager.read_resource(server_id, uri)
         contents = list(result.contents)
         return resource_block(contents, server_id=server_id, server_name=record.config.name, uri=uri, max_bytes=bound)
