@@ -242,11 +242,23 @@ class Gateway:
                 elicitor=elicitor,
                 # An approval granted after the token was revoked must not send the call (R-5.3).
                 caller_allowed=(lambda: tokens.is_current(token_id)) if token_id is not None else None,
+                caller=self._caller(ctx, token_id),
             )
         except NotFound as exc:
             raise to_mcp_error(exc) from None
         except CenterError as exc:
             return _error_result(exc)
+
+    def _caller(self, ctx: ServerRequestContext[Any, Any], token_id: str | None) -> dict[str, Any]:
+        """Who asks, for the approval card: the gateway token (id and name, never the token) and the
+        agent's `clientInfo` from its `initialize` (untrusted, self-reported) (R-5.3)."""
+        token_name = None
+        if token_id is not None:
+            token_name = next((t.name for t in self.center.gateway_tokens.list() if t.id == token_id), None)
+        params = ctx.session.client_params
+        info = params.client_info if params is not None else None
+        client = {"name": info.name[:200], "version": info.version[:100]} if info is not None else None
+        return {"via": "gateway", "token_id": token_id, "token_name": token_name, "client": client}
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None

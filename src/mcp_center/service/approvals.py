@@ -60,6 +60,9 @@ class Approval:
         hints: The server's tool annotations — self-reported, shown, never trusted (R-5.1).
         operation_id: Cancelling this id ends the approval and the call (R-3.8).
         created_at / expires_at: Aware UTC datetimes.
+        caller: Who asked: `{"via": "gateway", "token_id", "token_name", "client": {"name",
+            "version"} | None}` (the gateway token and the agent's `clientInfo`), `{"via":
+            "rest_api"}` (the admin API), or None (a library caller).
     """
 
     id: str
@@ -73,6 +76,7 @@ class Approval:
     expires_at: datetime
     state: ApprovalState = "pending"
     decided_at: datetime | None = None
+    caller: dict[str, Any] | None = None
     _done: anyio.Event = field(default_factory=anyio.Event, repr=False)
 
     def view(self) -> dict[str, Any]:
@@ -90,6 +94,7 @@ class Approval:
             "created_at": self.created_at.isoformat(),
             "expires_at": self.expires_at.isoformat(),
             "decided_at": self.decided_at.isoformat() if self.decided_at else None,
+            "caller": self.caller or {"via": "library"},
         }
 
 
@@ -116,8 +121,11 @@ class ApprovalBroker:
         arguments: Mapping[str, Any],
         hints: Mapping[str, Any],
         operation_id: str,
+        caller: Mapping[str, Any] | None = None,
     ) -> Approval:
         """Create a pending approval and wait for the decision.
+
+        `caller` says who asked (shown on the card, see `Approval.caller`).
 
         Returns:
             The approval, approved: the caller may now send the call.
@@ -139,6 +147,7 @@ class ApprovalBroker:
             operation_id=operation_id,
             created_at=now,
             expires_at=now + timedelta(seconds=self.timeout_s),
+            caller=dict(caller) if caller is not None else None,
         )
         self._pending[approval.id] = approval
         self._events.publish("approval.created", approval=approval.view())

@@ -226,13 +226,15 @@ class Capabilities:
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
         caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> types.CallToolResult:
         """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
 
         `progress` receives the server's progress notifications; `elicitor` answers the server's
         form elicitations for this call instead of a card (both for the gateway, R-8.1).
         `caller_allowed()` says whether the caller may still call (the gateway: its token is not
-        revoked); it is asked again once an approval was granted.
+        revoked); it is asked again once an approval was granted. `caller` says who asks, for the
+        approval card (`Approval.caller`: the gateway token and the agent's clientInfo).
 
         An approval covers the call as the user saw it: once granted, the server record is read
         again, and if it was deleted or re-created, or its confirmed digest (which covers tool
@@ -277,6 +279,7 @@ class Capabilities:
                 arguments=args,
                 hints=entry.hints,
                 operation_id=op_id,
+                caller=caller,
             )
             await self._still_as_approved(record, approved.id, details, caller_allowed)
         async with self._interactions.tracking(
@@ -329,6 +332,7 @@ class Capabilities:
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
         caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """`call_result` as JSON (`content`, `structuredContent`, `isError`)."""
         result = await self.call_result(
@@ -338,6 +342,7 @@ class Capabilities:
             progress=progress,
             elicitor=elicitor,
             caller_allowed=caller_allowed,
+            caller=caller,
         )
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 

@@ -772,6 +772,7 @@ class McpCenter:
         operation_id: str | None = None,
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
 
@@ -787,6 +788,7 @@ class McpCenter:
             progress: Receives the server's progress for this call `(progress, total, message)`.
             elicitor: Answers the server's form elicitations for this call (the caller's own client
                 asks its user) instead of a UI card; used by the gateway (R-8.1).
+            caller: Who asks, shown on the approval card (e.g. `{"via": "rest_api"}`).
         Returns:
             The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
         Raises:
@@ -795,7 +797,7 @@ class McpCenter:
             human), RequestInvalid (arguments not an object), ServerTimeout, connection errors.
         """
         return await self._capabilities.call(
-            name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor
+            name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor, caller=caller
         )
 
     def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
