@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Locator, Page, Route, expect
 
 from tests.e2e.conftest import EVERYTHING, Host, running_host
 from tests.e2e.test_capabilities_e2e import Background, wait_for
-from tests.web._flows import NO_HORIZONTAL_SCROLL, UNLABELLED, confirm_test_enable, open_server, ready_via_api
+from tests.web._flows import NO_HORIZONTAL_SCROLL, UNLABELLED, confirm_test_enable, go_to, open_server, ready_via_api
 from tests.web.conftest import PageErrors, login, new_context
 
 pytestmark = pytest.mark.browser
@@ -38,7 +38,7 @@ def ready_capabilities(host: Host, url: str) -> dict[str, Any]:
 
 
 def open_inbox(page: Page) -> None:
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Inbox").click()
+    go_to(page, "Inbox")
     expect(page.get_by_role("heading", name="Inbox", exact=True)).to_be_visible()
 
 
