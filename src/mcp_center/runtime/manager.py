@@ -717,11 +717,10 @@ class ConnectionManager:
         logbook = self.logbook(spec.server_id)
         filt = _Filter(logbook, f"test-{uuid.uuid4().hex[:12]}")
         hooks = SessionHooks(on_stderr=logbook.add_stderr, on_noise=logbook.add_noise, observer=filt)
-        live = self._hooks_for(spec, filt.connection_id) if self._hooks_for else SessionHooks()
-        if live.elicitation_callback is not None:
-            # Advertise what a live session advertises: servers (server-everything among them)
-            # list tools by the client's capabilities, so the test's count matches the live one.
-            hooks.elicitation_callback = _decline_during_test
+        # Advertise what serve's live sessions advertise (form elicitation), whichever process runs
+        # the test — serve, or a one-shot CLI that shows no forms: servers (server-everything among
+        # them) list tools by the client's capabilities, so every test's count matches serve's.
+        hooks.elicitation_callback = _decline_during_test
         started = anyio.current_time()
         result: ProbeResult | None = None
         deadline = anyio.move_on_after(spec.startup_timeout_s)
