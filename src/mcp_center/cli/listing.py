@@ -85,9 +85,9 @@ def _name_and_target(view: dict[str, Any]) -> Text:
 
 
 def servers_table(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]] | None) -> Table:
-    """The list as a table: id, name (and the command or URL), type (transport), state (`off` when disabled) and tools when
-    live, else on (enabled), and the next
-    step (`trust`, `test` or `enable`: the `mcp-center` command to run with the id).
+    """The list as a table: id, name (and the command or URL), type (transport), state (`off` when
+    disabled) and tools when live, else on (enabled), and the next step (`trust`, `test` or
+    `enable`: the `mcp-center` command to run with the id).
 
     `live` is `live_servers()`: None leaves the state and tool columns out (no `serve` to ask).
     """
