@@ -133,6 +133,12 @@ def test_an_agent_call_waits_for_approval_in_the_inbox_and_on_the_servers_tab(
     expect(card.locator("pre.arguments")).to_contain_text('"note": "first"')
     expect(card).to_contain_text("Untrusted hints from the server")
     expect(card.locator(".hint-badge", has_text="read-only")).to_be_visible()
+    # Each badge's tooltip says what the server claims with that value, never the opposite.
+    expect(card.locator(".hint-badge", has_text="not destructive")).to_have_attribute(
+        "title", "The server says it only adds, never deletes or overwrites (hint only)"
+    )
+    expect(card.get_by_text("Asked by")).to_be_visible()
+    expect(card).to_contain_text("the REST API (POST /api/tools/…/call, with the admin token)")
     expect(card.get_by_role("link", name="capabilities")).to_be_visible()
     expect(card.locator("time")).to_contain_text(re.compile(r"\(in \d+ (min|s)\)"))
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import EVERYTHING, Host
+from tests.support.gateway import gateway_client
 from tests.web._flows import call_in_playground, go_to, open_server, ready_via_api
 from tests.web.conftest import login
 
@@ -208,3 +211,25 @@ def test_after_enable_the_step_card_follows_the_live_state_at_once(page: Page, h
     assert steps is not None and toast is not None
     assert toast["y"] + toast["height"] <= steps["y"]
     go_to(page, "Servers")
+
+
+def test_an_approval_card_names_the_gateway_token_and_the_client_that_asked(
+    page: Page, host: Host, everything: dict[str, Any]
+) -> None:
+    token = host.client.post("/api/gateway/tokens", json={"name": "ci-agent"}).json()["token"]
+
+    async def agent_call() -> str:
+        async with gateway_client(host.url, token) as client:
+            result = await client.call_tool("mcp__everything__get-sum", {"a": 2, "b": 3})
+            return str(result.content[0].model_dump().get("text"))
+
+    login(page)
+    go_to(page, "Inbox")
+    with ThreadPoolExecutor(1) as pool:  # the agent waits in another thread while the page answers
+        call = pool.submit(anyio.run, agent_call)
+        card = page.locator("article.approval-card")
+        caller = card.get_by_test_id("approval-caller")
+        expect(caller).to_contain_text("gateway token ci-agent")
+        expect(caller).to_contain_text(re.compile(r"client \S+"))
+        card.get_by_role("button", name="Approve").click()
+        assert "5" in call.result(timeout=60)
