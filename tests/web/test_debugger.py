@@ -7,7 +7,9 @@ question linking to its Inbox card."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -233,3 +235,48 @@ def test_an_approval_card_names_the_gateway_token_and_the_client_that_asked(
         expect(caller).to_contain_text(re.compile(r"client \S+"))
         card.get_by_role("button", name="Approve").click()
         assert "5" in call.result(timeout=60)
+
+
+def test_screenshots_of_the_debugger(page: Page, host: Host, everything: dict[str, Any], tmp_path: Path) -> None:
+    """README's pictures of the debugger; copied to $MCP_CENTER_SCREENSHOT_DIR when it is set
+    (`scripts/screenshots`)."""
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    page.set_viewport_size({"width": 1280, "height": 900})
+    login(page)
+    open_server(page, "Everything", "Activity")
+    page.get_by_label("Minimum log level").select_option("debug")
+    page.get_by_role("button", name="Set level").click()
+    expect(page.get_by_test_id("log-level")).to_have_text("Level: debug")
+    host.client.post("/api/mcp/servers/everything/tools/toggle-simulated-logging/call", json={"arguments": {}})
+    host.client.post(
+        "/api/mcp/servers/everything/tools/trigger-long-running-operation/call",
+        json={"arguments": {"duration": 0.4, "steps": 2}},
+    )
+    host.client.post(
+        "/api/mcp/servers/everything/rpc",
+        json={"method": "resources/subscribe", "params": {"uri": "demo://resource/static/document/architecture.md"}},
+    )
+    host.client.post("/api/mcp/servers/everything/tools/toggle-subscriber-updates/call", json={"arguments": {}})
+    expect(page.locator('li.activity-entry[data-kind="progress"]')).to_have_count(2)
+    expect(page.locator('li.activity-entry[data-kind="log"]').first).to_be_visible()
+    page.screenshot(path=shots / "activity.png", full_page=False)
+    open_server(page, "Everything", "Console")
+    page.get_by_label("Method").fill("tools/call")
+    page.get_by_label(re.compile(r"^Params")).fill('{"name": "get-sum", "arguments": {"a": 2, "b": 40}}')
+    page.get_by_role("button", name="Send request").click()
+    expect(page.locator('li.exchange[data-method="tools/call"]')).to_be_visible()
+    page.get_by_role("button", name="Ping").click()
+    expect(page.get_by_test_id("ping-latency")).to_contain_text("ping:")
+    page.screenshot(path=shots / "console.png", full_page=False)
+    open_server(page, "Everything")
+    expect(page.get_by_test_id("server-info")).to_contain_text("mcp-servers/everything")
+    page.get_by_test_id("server-info").scroll_into_view_if_needed()
+    page.screenshot(path=shots / "server-info.png", full_page=False)
+    host.client.post("/api/mcp/servers/everything/tools/toggle-simulated-logging/call", json={"arguments": {}})
+    host.client.post("/api/mcp/servers/everything/tools/toggle-subscriber-updates/call", json={"arguments": {}})
+    target = os.environ.get("MCP_CENTER_SCREENSHOT_DIR")
+    if target:
+        for shot in sorted(shots.glob("*.png")):
+            shutil.copyfile(shot, Path(target) / shot.name)
+    assert {p.name for p in shots.glob("*.png")} == {"activity.png", "console.png", "server-info.png"}

@@ -349,7 +349,8 @@ export async function renderConsole(container, view) {
   params.addEventListener("input", () => {
     touched = true;
   });
-  method.addEventListener("change", () => {
+  // Choosing (or typing) a known method fills its params template while the params are untouched.
+  method.addEventListener("input", () => {
     if (!touched && method.value in TEMPLATES) {
       const template = TEMPLATES[method.value];
       params.value = template === null ? "" : pretty(template);
