@@ -21,7 +21,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import EVERYTHING, Host
 from tests.support.gateway import gateway_client
-from tests.web._flows import call_in_playground, go_to, open_server, ready_via_api
+from tests.web._flows import call_in_playground, go_to, open_server, raw_stdio_body, ready_via_api
 from tests.web.conftest import login
 
 pytestmark = pytest.mark.browser
@@ -280,3 +280,23 @@ def test_screenshots_of_the_debugger(page: Page, host: Host, everything: dict[st
         for shot in sorted(shots.glob("*.png")):
             shutil.copyfile(shot, Path(target) / shot.name)
     assert {p.name for p in shots.glob("*.png")} == {"activity.png", "console.png", "server-info.png"}
+
+
+def test_a_server_that_went_down_is_connected_again_from_the_console(page: Page, host: Host) -> None:
+    """Debugging a broken server: the Console and Activity tabs say why they cannot work and offer
+    to connect again; the Activity tab keeps what the server sent before it went down."""
+    ready_via_api(host, raw_stdio_body("Crashing"))
+    host.client.post("/api/mcp/servers/crashing/tools/exit/call", json={"arguments": {"code": 3}})
+    login(page)
+    open_server(page, "Crashing", "Console")
+    note = page.get_by_test_id("not-ready")
+    expect(note).to_contain_text("process_exited")
+    expect(page.get_by_label("Method")).to_have_count(0)
+    note.get_by_role("button", name="Connect now").click()
+    expect(page.get_by_label("Method")).to_be_visible()
+    page.get_by_role("button", name="Ping").click()
+    expect(page.get_by_test_id("ping-latency")).to_have_text(re.compile(r"^ping: [\d.]+ ms$"))
+    host.client.post("/api/mcp/servers/crashing/tools/exit/call", json={"arguments": {"code": 4}})
+    open_server(page, "Crashing", "Activity")
+    expect(page.get_by_test_id("not-ready")).to_contain_text("code 4")
+    expect(page.get_by_text("A local server's own stderr is in the Logs drawer.", exact=False)).to_be_visible()

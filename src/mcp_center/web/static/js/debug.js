@@ -41,17 +41,39 @@ export function progressBar(entry, label) {
   return h("div", { class: "progress-line" }, bar, h("span", { class: "progress-text" }, progressText(entry)));
 }
 
-/** Whether the server view is enabled, set up and ready (the debugger needs its live session). */
-function readyNote(view, noun) {
+/**
+ * Why the debugger cannot use the server's live session now, or null when it is ready. A server that
+ * is enabled but not connected (an error, or lazy) gets a "Connect now" button: `onConnected()`
+ * runs once it is up (the tab draws itself again).
+ */
+function readyNote(view, noun, onConnected) {
   const status = view.status || {};
   if (!view.enabled || (view.needs && view.needs.length)) {
     return h("p", { class: "alert alert-info", "data-testid": "not-ready" }, `${noun} needs the server's live session: confirm, test and enable the server first (Overview tab).`);
   }
-  if (status.state !== "ready") {
-    const why = status.state === "error" && status.error ? `error: ${errorText(status.error)}` : status.state || "disconnected";
-    return h("p", { class: "alert alert-info", "data-testid": "not-ready" }, `This server is not ready (${why}). ${noun} is shown once its session is up; the Overview and the Logs tell why it is not.`);
-  }
-  return null;
+  if (status.state === "ready") return null;
+  const why = status.state === "error" && status.error ? `error: ${errorText(status.error)}` : status.state || "disconnected";
+  const connect = h("button", { type: "button" }, "Connect now");
+  const said = h("span", { class: "hint", "aria-live": "polite" });
+  connect.addEventListener("click", async () => {
+    connect.disabled = true;
+    connect.setAttribute("aria-busy", "true");
+    said.textContent = " Connecting…";
+    try {
+      await debug.info(view.id); // connects (lazily, like the catalog) and answers once it is up
+      onConnected();
+    } catch (err) {
+      said.textContent = ` ${err.code}: ${err.message}`;
+      connect.disabled = false;
+      connect.removeAttribute("aria-busy");
+    }
+  });
+  return h(
+    "div",
+    { class: "alert alert-info", "data-testid": "not-ready" },
+    h("p", {}, `This server is not connected (${why}). ${noun} uses its live session; the Overview and the Logs tell why it is down.`),
+    h("div", { class: "inline-controls" }, connect, said),
+  );
 }
 
 // ----- server info ------------------------------------------------------------------------------
@@ -203,7 +225,12 @@ function levelControl(view, info, onSet) {
 /** Draw the Activity tab of `view` into `container`; returns a cleanup function. */
 export async function renderActivity(container, view, { feed }) {
   const fresh = await servers.get(view.id).catch(() => view);
-  const note = readyNote(fresh, "The live activity");
+  let cleanup = () => {};
+  const again = async () => {
+    cleanup();
+    cleanup = await renderActivity(container, view, { feed });
+  };
+  const note = readyNote(fresh, "The level control", again);
   let info = null;
   if (!note) info = await debug.info(view.id).catch(() => null);
 
@@ -243,6 +270,8 @@ export async function renderActivity(container, view, { feed }) {
 
   const off = feed.onEvent((event) => {
     if (event.type === "events.dropped") catchUp();
+    // Back up while the tab shows why it was not: draw it again with the level control.
+    if (note && event.type === "server.status" && event.server_id === view.id && event.status && event.status.state === "ready") again();
     if (event.type !== "server.activity" || event.server_id !== view.id || !event.entry) return;
     if (event.entry.seq > lastSeq + 1 && lastSeq > 0) catchUp();
     else take([event.entry]);
@@ -261,7 +290,12 @@ export async function renderActivity(container, view, { feed }) {
 
   replace(
     container,
-    h("p", { class: "hint" }, "What the server sends besides its answers: its log messages, its notifications (list changes, resource updates, cancellations) and the progress of calls — live, redacted by the host like the logs drawer. The host keeps the last 200."),
+    h(
+      "p",
+      { class: "hint" },
+      "What the server sends besides its answers: its log messages, its notifications (list changes, resource updates, cancellations) and the progress of calls — live, redacted by the host like the logs drawer. The host keeps the last 200, also while the server is down.",
+      view.transport === "stdio" ? " A local server's own stderr is in the Logs drawer." : "",
+    ),
     note,
     info ? levelControl(view, info, () => {}) : null,
     h(
@@ -276,10 +310,11 @@ export async function renderActivity(container, view, { feed }) {
     list,
   );
   take(await debug.activity(view.id).catch(() => []));
-  return () => {
+  cleanup = () => {
     off();
     offMode();
   };
+  return () => cleanup();
 }
 
 // ----- console ----------------------------------------------------------------------------------
@@ -325,7 +360,7 @@ function exchangeItem(exchange) {
 /** Draw the Console tab of `view` into `container`; returns a cleanup function. */
 export async function renderConsole(container, view) {
   const fresh = await servers.get(view.id).catch(() => view);
-  const note = readyNote(fresh, "The console");
+  const note = readyNote(fresh, "The console", () => renderConsole(container, view));
   let info = null;
   if (!note) info = await debug.info(view.id).catch(() => null);
   const methods = (info && info.methods) || ["ping"];
