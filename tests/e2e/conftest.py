@@ -7,6 +7,7 @@ that listen on all interfaces on loopback. PyPI servers run through `uvx` from t
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -17,6 +18,7 @@ from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -50,14 +52,25 @@ def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen[bytes] | N
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s} s")
 
 
+def serve_record(data_dir: Path) -> dict[str, Any]:
+    """`<data dir>/serve.json` as written by the serve that owns it, or {} when there is none."""
+    try:
+        record = json.loads((data_dir / "serve.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> None:
-    """Wait until `serve` has started (it writes `<data dir>/serve.json` once its startup is done;
-    it listens earlier, so an open port alone does not mean ready)."""
+    """Wait until `serve` has started: its record in `<data dir>/serve.json` names this process and
+    its URL (the URL is announced once startup is done; it listens earlier, so an open port alone
+    does not mean ready)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"serve exited with {proc.returncode} before it started")
-        if (data_dir / "serve.json").exists():
+        record = serve_record(data_dir)
+        if record.get("pid") == proc.pid and record.get("url"):
             return
         time.sleep(0.05)
     raise TimeoutError(f"serve did not start within {timeout_s} s")
