@@ -83,6 +83,7 @@ class ProcessGuard:
     def __init__(self, *, grace_s: float = DEFAULT_GRACE_S) -> None:
         self._grace_s = grace_s
         self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
         self._save_lock = threading.Lock()
         self._groups: dict[int, GroupRef] = {}
         self._write_fd: int | None = None
@@ -116,7 +117,7 @@ class ProcessGuard:
         Returns:
             True when a watchdog runs.
         """
-        with self._lock:
+        with self._start_lock:  # one start at a time; `adopt` and `release` stay free meanwhile
             if self._write_fd is not None:
                 return True
             if self._unavailable:
@@ -125,10 +126,16 @@ class ProcessGuard:
             if started is None:
                 self._unavailable = True
                 return False
-            self._write_fd, self._watchdog_pid = started
-            for ref in self._groups.values():
-                self._send_locked(f"add {ref.pgid} {ref.start_ticks}\n")
-            return self.watching
+            with self._lock:
+                self._write_fd, self._watchdog_pid = started
+                for ref in self._groups.values():
+                    self._send_locked(f"add {ref.pgid} {ref.start_ticks}\n")
+                return self.watching
+
+    @property
+    def startable(self) -> bool:
+        """True when `start()` has work to do: no watchdog runs, and one can run on this system."""
+        return self._write_fd is None and not self._unavailable
 
     def adopt(self, pid: int) -> GroupRef | None:
         """Register the group led by `pid`, a server this process just started with `setsid`.

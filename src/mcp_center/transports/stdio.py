@@ -355,7 +355,7 @@ class StdioTransport:
     async def _spawn(self) -> Process:
         process: Process | None = None
         guard = self._guard
-        if not guard.watching:  # the first server of this process: start its watchdog (once)
+        if guard.startable:  # the first server of this process: start its watchdog (once)
             await anyio.to_thread.run_sync(guard.start)
         # Shielded: a cancellation inside open_process could otherwise strand a fresh child.
         with anyio.CancelScope(shield=True):
