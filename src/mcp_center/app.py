@@ -1,12 +1,12 @@
 """Composition root: build the ASGI app (REST API, settings page, gateway at `/mcp`) whose lifespan
 opens `McpCenter` (R-7.1, R-8.1), and own the data directory while `serve` runs (R-9.2, R-9.3).
 
-`serve` starts in this order, so that a refused start touches nothing: claim the data directory
-(`own_data_dir`: a second serve stops here with SERVE_DATA_DIR_IN_USE), stop what a crashed
-previous owner left running and start this process's watchdog, bind the port (`listen`), open
-the key, token and store (`create_app`), serve (`HostServer` announces its URL in `serve.json`
-once bound), and at the very end, after every server process stopped, give the directory up
-(`Ownership.release`).
+`serve` starts in this order, so that a refused start touches no file: bind the port (`listen`:
+a busy port stops here with SERVE_ADDRESS_IN_USE), claim the data directory (`own_data_dir`: a
+second serve on it stops here with SERVE_DATA_DIR_IN_USE), stop what a crashed previous owner left
+running and start this process's watchdog, open the key, token and store (`create_app`), serve
+(`HostServer` announces its URL in `serve.json` once started), and at the very end, after every
+server process stopped, give the directory up (`Ownership.release`).
 """
 
 from __future__ import annotations

@@ -231,14 +231,15 @@ def serve(
             public_url=public_url,
             allowed_hosts=tuple(allowed_host or ()),
         )
-        # Own the data directory first: a second `serve` on it stops here, before it
-        # touches its key, token, serve.json or any server; then what a crashed owner left
-        # running is stopped before this one starts its own copies.
-        ownership = own_data_dir(settings)
-        # Then listen: a busy port fails here, before the banner or the runtime.
+        # Listen first: a busy port fails here, before the banner, the data directory or the
+        # runtime — a second `serve` never touches the running one's data.
         sockets = listen(settings.host, settings.port)
         if settings.port == 0:
             settings = replace(settings, port=sockets[0].getsockname()[1])
+        # Then own the data directory: a second `serve` on it (on another port) stops
+        # here, before it touches its key, token, serve.json or any server; then what a crashed
+        # owner left running is stopped before this one starts its own copies.
+        ownership = own_data_dir(settings)
         asgi_app, token, created = create_app(settings)
     except BaseException as exc:
         for sock in sockets:
