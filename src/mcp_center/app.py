@@ -131,7 +131,7 @@ class Ownership:
 
 
 def own_data_dir(settings: Settings) -> Ownership:
-    """Claim `settings.data_dir` for this process, the first thing `serve` does (R-9.2, R-9.3).
+    """Claim `settings.data_dir` for this process, right after `serve` bound its port (R-9.2, R-9.3).
 
     Then stop what a previous owner that crashed left running (the groups its
     `process-groups.json` names and that are provably still its own), start this process's

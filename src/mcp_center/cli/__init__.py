@@ -6,9 +6,10 @@ running `serve`, which notices the change within a second and reconciles, R-3.3)
 
 Which data directory a command used is easy to get wrong (`--data-dir` on `serve` but not on the
 next command), so every message whose meaning depends on it names it — "no servers yet in X",
-"not found ... data directory: X", "token created for X" — and says whether a `serve` owns it
-(`store.running`): a token created beside no serve works once serve runs on that directory
-(R-9.2). Commands that only read or change existing servers never create the directory.
+"looked in X" after a not-found error, the directory a new gateway token went to — and says
+whether a `serve` owns it (`cli._where`): a token created beside no serve works once serve runs on
+that directory (R-9.2). Commands that only read or change existing servers never create the
+directory.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcp_center import __version__
+from mcp_center.cli._where import data_dir_phrase, serve_state, unreachable_why
 from mcp_center.config import Settings
 from mcp_center.errors import (
     CenterError,
@@ -118,20 +120,6 @@ def _host_url(settings: Settings, url: str | None = None) -> str:
     return (url or running_url(settings.data_dir) or settings.base_url).rstrip("/")
 
 
-def _data_dir(settings: Settings) -> str:
-    """`/path (data directory)`, saying so when it does not exist."""
-    missing = "" if settings.data_dir.exists() else ", which does not exist"
-    return f"{settings.data_dir} (data directory{missing})"
-
-
-def _serve_state(settings: Settings) -> str:
-    """Whether a live `serve` owns the data directory, in words (R-9.2)."""
-    owner = running_owner(settings.data_dir)
-    if owner is None:
-        return f"no mcp-center serve runs on {settings.data_dir}"
-    return f"mcp-center serve (pid {owner.pid}) runs on it at {owner.url or '(still starting)'}"
-
-
 def _require_data_dir(settings: Settings, server_id: str) -> None:
     """Refuse a command about an existing server when the data directory does not exist (never create it)."""
     if not settings.data_dir.exists():
@@ -168,12 +156,12 @@ def _fail(
         err.print(f"  next: {hint.format(server=server)}", highlight=False, markup=False)
     if settings is not None and isinstance(exc, NotFound):
         err.print(
-            f"  looked in {_data_dir(settings)}; use --data-dir or MCP_CENTER_DATA_DIR for another",
+            f"  looked in {data_dir_phrase(settings)}; use --data-dir or MCP_CENTER_DATA_DIR for another",
             highlight=False,
             markup=False,
         )
     if settings is not None and serve:
-        err.print(f"  {_serve_state(settings)}", highlight=False, markup=False)
+        err.print(f"  {serve_state(settings)}", highlight=False, markup=False)
     return typer.Exit(exc.exit_code)
 
 
@@ -297,16 +285,15 @@ def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut
         return
     if not servers:
         out.print(
-            f"no servers yet in {_data_dir(settings)}: add one with 'mcp-center add' or the REST API",
+            f"no servers yet in {data_dir_phrase(settings)}: add one with 'mcp-center add' or the REST API",
             highlight=False,
             markup=False,
         )
         if running_owner(settings.data_dir) is None:
-            out.print(f"({_serve_state(settings)})", highlight=False, markup=False)
+            out.print(f"({serve_state(settings)})", highlight=False, markup=False)
         return
-    table = Table(
-        "id", "name", "transport", "target", "enabled", "trusted", "tested", "needs", caption=Text(_data_dir(settings))
-    )
+    where = Text(data_dir_phrase(settings))
+    table = Table("id", "name", "transport", "target", "enabled", "trusted", "tested", "needs", caption=where)
     table.columns[0].no_wrap = True  # what every other command takes
     for column in table.columns[1:4]:
         column.overflow = "fold"
@@ -368,7 +355,7 @@ def add(
     view = _run(settings, lambda c: c.create_server(body))
     line = Text("added ")
     line.append(view["id"], style="bold")
-    line.append(f" to {_data_dir(settings)}; next: mcp-center trust {view['id']}")
+    line.append(f" to {data_dir_phrase(settings)}; next: mcp-center trust {view['id']}")
     out.print(line, highlight=False)
 
 
@@ -732,7 +719,7 @@ def export(
         )
         if running_owner(settings.data_dir) is None and settings.public_url is None:
             err.print(
-                f"  {_serve_state(settings)}: this is the default address; the serve you start "
+                f"  {serve_state(settings)}: this is the default address; the serve you start "
                 "with this data directory may listen elsewhere",
                 markup=False,
                 highlight=False,
@@ -820,7 +807,7 @@ def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonO
         _print_json(items)
         return
     if not items:
-        out.print(f"no prompts from enabled servers in {_data_dir(settings)}", highlight=False, markup=False)
+        out.print(f"no prompts from enabled servers in {data_dir_phrase(settings)}", highlight=False, markup=False)
         return
     table = Table("command", "arguments", "description")
     for prompt in items:
@@ -852,7 +839,9 @@ def resources(
         return
     if not found["resources"]:
         what = f"matching {query!r}" if query else "at all"
-        out.print(f"no resources {what} in enabled servers of {_data_dir(settings)}", highlight=False, markup=False)
+        out.print(
+            f"no resources {what} in enabled servers of {data_dir_phrase(settings)}", highlight=False, markup=False
+        )
         return
     table = Table("kind", "mention", "name", "description")
     for item in found["resources"]:
@@ -876,7 +865,7 @@ def _host(settings: Settings, url: str | None, method: str, path: str, body: obj
         raise _fail(exc) from None
     if token is None:
         err.print(
-            f"no admin token in {_data_dir(settings)}: no serve has run on it; "
+            f"no admin token in {data_dir_phrase(settings)}: no serve has run on it; "
             f"start one with 'mcp-center serve --data-dir {settings.data_dir}'",
             markup=False,
             highlight=False,
@@ -889,9 +878,7 @@ def _host(settings: Settings, url: str | None, method: str, path: str, body: obj
         ) as client:
             response = client.request(method, path, json=body)
     except httpx2.TransportError:
-        err.print(
-            f"cannot reach mcp-center at {base}: {_unreachable_why(settings, url)}", markup=False, highlight=False
-        )
+        err.print(f"cannot reach mcp-center at {base}: {unreachable_why(settings, url)}", markup=False, highlight=False)
         raise typer.Exit(7) from None
     if response.is_success:
         return response.json()
@@ -902,19 +889,6 @@ def _host(settings: Settings, url: str | None, method: str, path: str, body: obj
         code, message = f"HTTP_{response.status_code}", response.text[:200]
     err.print(f"error [{code}]: {message}", markup=False, highlight=False)
     raise typer.Exit(_EXIT_BY_STATUS.get(response.status_code, 1))
-
-
-def _unreachable_why(settings: Settings, url: str | None) -> str:
-    """Why the running host was not reached, naming the data directory and whether a serve owns it (R-9.2)."""
-    if url:
-        return f"nothing answers at the --url given (the data directory is {settings.data_dir})"
-    owner = running_owner(settings.data_dir)
-    if owner is None:
-        return (
-            f"no mcp-center serve runs on the data directory {settings.data_dir} (this is the default address); "
-            f"start one with 'mcp-center serve --data-dir {settings.data_dir}', or pass --url"
-        )
-    return f"the serve of the data directory {settings.data_dir} (pid {owner.pid}) does not answer; pass --url"
 
 
 WIDE_TABLE_COLUMNS = 110
@@ -1064,7 +1038,7 @@ def gateway(
         cause = next(leaves(exc))  # the SDK's task groups wrap a connect error twice
         detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         err.print(
-            f"error: the gateway at {target} is not reachable ({detail}): {_unreachable_why(settings, url)}. "
+            f"error: the gateway at {target} is not reachable ({detail}): {unreachable_why(settings, url)}. "
             "If serve runs with another --port or --data-dir, pass --url <its gateway URL> "
             "(the settings page's Gateway section shows it) or the same --data-dir.",
             highlight=False,
@@ -1086,7 +1060,7 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
     except CenterError as exc:
         raise _fail(exc, settings=settings) from None
     err.print(
-        f"gateway token '{record.name}' (id {record.id}) in {_data_dir(settings)}; it is shown once:",
+        f"gateway token '{record.name}' (id {record.id}) in {data_dir_phrase(settings)}; it is shown once:",
         markup=False,
         highlight=False,
     )
@@ -1119,9 +1093,9 @@ def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> No
         _print_json(records)
         return
     if not records:
-        out.print(f"no gateway tokens in {_data_dir(settings)}", markup=False, highlight=False)
+        out.print(f"no gateway tokens in {data_dir_phrase(settings)}", markup=False, highlight=False)
         return
-    table = Table("id", "name", "created", caption=Text(_data_dir(settings)))
+    table = Table("id", "name", "created", caption=Text(data_dir_phrase(settings)))
     for record in records:
         table.add_row(record["id"], Text(record["name"]), record["created_at"])
     out.print(table)
@@ -1135,7 +1109,7 @@ def gateway_token_revoke(token_id: str, data_dir: DataDir = None) -> None:
         GatewayTokens(settings.mcp_dir).revoke(token_id)
     except CenterError as exc:
         raise _fail(exc, settings=settings) from None
-    out.print(f"revoked {token_id} in {_data_dir(settings)}", markup=False, highlight=False)
+    out.print(f"revoked {token_id} in {data_dir_phrase(settings)}", markup=False, highlight=False)
 
 
 def main() -> None:
