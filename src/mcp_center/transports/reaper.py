@@ -204,7 +204,8 @@ def _signal_member(proc: ProcStat, signum: signal.Signals) -> None:
     except OSError:  # gone already (ESRCH), or no pidfd support: do not guess with a bare pid
         return
     try:
-        again = read_stat(proc.pid)  # the pidfd pins the process: this stat is of the one it refers to
+        # Read after opening: the same start time proves the pidfd refers to the process we scanned.
+        again = read_stat(proc.pid)
         if again is None or again.start_ticks != proc.start_ticks or again.pgrp != proc.pgrp or not again.live:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
