@@ -303,9 +303,9 @@ def list_(
         if running_owner(settings.data_dir) is None:
             out.print(f"({serve_state(settings)})", highlight=False, markup=False)
         return
-    table = servers_table(servers, live)
-    table.caption = Text(data_dir_phrase(settings))
-    out.print(table)
+    out.print(servers_table(servers, live))
+    # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
+    out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
     if live is None:
         err.print(
             f"live state and tool counts come from a running 'mcp-center serve' for {settings.data_dir}; none answered",
