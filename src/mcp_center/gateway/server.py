@@ -252,9 +252,7 @@ class Gateway:
     def _caller(self, ctx: ServerRequestContext[Any, Any], token_id: str | None) -> dict[str, Any]:
         """Who asks, for the approval card: the gateway token (id and name, never the token) and the
         agent's `clientInfo` from its `initialize` (untrusted, self-reported) (R-5.3)."""
-        token_name = None
-        if token_id is not None:
-            token_name = next((t.name for t in self.center.gateway_tokens.list() if t.id == token_id), None)
+        token_name = self.center.gateway_tokens.name_of(token_id) if token_id is not None else None
         params = ctx.session.client_params
         info = params.client_info if params is not None else None
         client = {"name": info.name[:200], "version": info.version[:100]} if info is not None else None

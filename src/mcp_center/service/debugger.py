@@ -259,6 +259,7 @@ class Debugger:
             RequestInvalid (not an MCP level), CapabilityNotDeclared (no `logging` capability),
             ServerRequestFailed (the server refused), and the errors of `info`.
         """
+        await self._exists(server_id)
         if not isinstance(level, str) or level not in LOG_LEVELS:
             raise _invalid("level", "FIELD_INVALID", "must be one of " + ", ".join(LOG_LEVELS))
         info = await self.info(server_id)
@@ -282,9 +283,10 @@ class Debugger:
             operation_id: `POST /api/operations/{id}/cancel` cancels it (`notifications/cancelled`).
         Raises:
             RequestInvalid (method or params malformed, or refused), CallCancelled, ServerTimeout,
-            connection errors, and the errors of `info`. A JSON-RPC error the server answers is
-            not raised: it is the exchange's `error`.
+            connection errors, and the errors of `info` (ServerNotFound first, before the body is
+            checked). A JSON-RPC error the server answers is not raised: it is the exchange's `error`.
         """
+        await self._exists(server_id)
         if not isinstance(method, str) or not _METHOD.fullmatch(method):
             raise _invalid("method", "FIELD_INVALID", "must be a JSON-RPC method name such as tools/list")
         if method in _REFUSED_METHODS or method.startswith("notifications/"):
@@ -325,6 +327,7 @@ class Debugger:
             RequestInvalid, CapabilityNotDeclared (no `completions`), ServerRequestFailed (the server
             answered an error), ServerProtocolError (a malformed result), and the errors of `info`.
         """
+        await self._exists(server_id)
         params = _completion_params(body)
         info = await self.info(server_id)
         if "completions" not in info.capabilities:
