@@ -116,7 +116,12 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     sessions = BrowserSessions(settings.public_url)
     app = create_api(settings, token, lifespan=lifespan, sessions=sessions)
     install_web(app, settings=settings, admin_token=token, sessions=sessions)
-    app.router.routes.append(Route(GATEWAY_PATH, endpoint=_GatewayRoute(app), methods=["GET", "POST", "DELETE"]))
+    gateway_route = _GatewayRoute(app)
+    app.router.routes.append(Route(GATEWAY_PATH, endpoint=gateway_route, methods=["GET", "POST", "DELETE"]))
+    # One server under its own names, same tokens and policy.
+    app.router.routes.append(
+        Route(GATEWAY_PATH + "/{server_id}", endpoint=gateway_route, methods=["GET", "POST", "DELETE"])
+    )
     return app, token, created
 
 
