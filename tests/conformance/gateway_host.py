@@ -47,7 +47,7 @@ class WithGatewayToken:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and str(scope.get("path", "")).startswith("/mcp"):
             headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
             scope = {**scope, "headers": [*headers, (b"authorization", f"Bearer {GATEWAY}".encode())]}
         await self.app(scope, receive, send)
@@ -75,7 +75,9 @@ async def serve(port: int, upstream: str, ready: Path) -> None:
                     "url": upstream,
                     "tool_policies": dict.fromkeys(POLICIES, "allow"),
                 }
-                view = (await admin.post("/api/mcp/servers", json=body)).json()
+                created = await admin.post("/api/mcp/servers", json=body)
+                assert created.status_code == 201, created.text
+                view = created.json()
                 (await admin.post("/api/mcp/servers/fixture/trust", json={"digest": view["digest"]})).raise_for_status()
                 tested = (await admin.post("/api/mcp/servers/fixture/test")).json()
                 assert tested["ok"], tested
