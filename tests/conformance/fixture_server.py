@@ -19,7 +19,9 @@ from typing import Any
 import anyio
 import mcp_types as types
 import uvicorn
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.server.streamable_http import EventMessage, EventStore
 
 PNG = base64.b64encode(
@@ -215,24 +217,20 @@ def build() -> MCPServer:
         return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
 
     @server.prompt(description="A prompt with an embedded resource.")
-    def test_prompt_with_embedded_resource(resourceUri: str) -> list[types.PromptMessage]:
+    def test_prompt_with_embedded_resource(resourceUri: str) -> list[UserMessage]:
         resource = types.TextResourceContents(
             uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing."
         )
         return [
-            types.PromptMessage(role="user", content=types.EmbeddedResource(type="resource", resource=resource)),
-            types.PromptMessage(
-                role="user", content=types.TextContent(type="text", text="Please process the embedded resource above.")
-            ),
+            UserMessage(types.EmbeddedResource(type="resource", resource=resource)),
+            UserMessage("Please process the embedded resource above."),
         ]
 
     @server.prompt(description="A prompt with an image.")
-    def test_prompt_with_image() -> list[types.PromptMessage]:
+    def test_prompt_with_image() -> list[UserMessage]:
         return [
-            types.PromptMessage(role="user", content=types.ImageContent(type="image", data=PNG, mime_type="image/png")),
-            types.PromptMessage(
-                role="user", content=types.TextContent(type="text", text="Please analyze the image above.")
-            ),
+            UserMessage(types.ImageContent(type="image", data=PNG, mime_type="image/png")),
+            UserMessage("Please analyze the image above."),
         ]
 
     @server.completion()
@@ -241,6 +239,37 @@ def build() -> MCPServer:
         values = [v for v in ("paris", "park", "party") if v.startswith(argument.value)]
         return types.Completion(values=values, total=len(values), has_more=False)
 
+    subscribed: set[str] = set()
+
+    async def subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+        subscribed.add(str(params.uri))
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        subscribed.discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def set_level(ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+        return types.EmptyResult()
+
+    # SEP-1613: the schema is listed as written, 2020-12 keywords included (MCPServer derives its own).
+    tool = server._tool_manager.get_tool("json_schema_2020_12_tool")  # pyright: ignore[reportPrivateUsage]
+    assert tool is not None
+    tool.parameters = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}
+        },
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "additionalProperties": False,
+    }
+    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage] - MCPServer has no API for these
+    lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+    lowlevel.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
     return server
 
 

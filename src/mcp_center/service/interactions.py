@@ -257,7 +257,8 @@ class InteractionBroker:
         async def sample(
             context: ClientRequestContext, params: types.CreateMessageRequestParams
         ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
-            return await self.sample(server_id, connection_id, params.model_dump(mode="json", by_alias=True))
+            asked = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return await self.sample(server_id, connection_id, asked)
 
         async def list_roots(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
             return await self.list_roots(server_id, connection_id)
