@@ -75,6 +75,8 @@ _LISTS = {
 _FORWARDED = frozenset(
     {"prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete"}
 )
+_CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
+"""2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
@@ -242,34 +244,38 @@ class LeanPath:
             elif method == "tools/list":
                 tools = await self._capabilities.gateway_tools_json(link.server_id)
                 if request.modern:
-                    body = _response(request_id, self._stamp({"tools": orjson.Fragment(tools)}))
+                    body = _response(request_id, self._stamp({"tools": orjson.Fragment(tools)}, method))
                 else:
                     body = b'{"jsonrpc":"2.0","id":' + orjson.dumps(request_id) + b',"result":{"tools":' + tools + b"}}"
             elif method == "ping":
-                body = _response(request_id, self._stamp({}) if request.modern else {})
+                body = _response(request_id, self._stamp({}, method) if request.modern else {})
             elif method in _LISTS:
                 category, key = _LISTS[method]
                 items = await self._capabilities.gateway_listing(category, link.server_id)  # type: ignore[arg-type]
-                body = _response(request_id, self._finish({key: items}, request.modern))
+                body = _response(request_id, self._finish({key: items}, request.modern, method))
             else:
                 result = await self._capabilities.forward_request(method, params, server_id=link.server_id)
-                body = _response(request_id, self._finish(result, request.modern))
+                body = _response(request_id, self._finish(result, request.modern, method))
         except ServerRequestFailed as exc:
             body = _error(request_id, exc.rpc_error or to_mcp_error(exc).error.model_dump(exclude_none=True))
         except CenterError as exc:
             body = _error(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True))
         await reply.finish(body)
 
-    def _stamp(self, result: dict[str, Any]) -> dict[str, Any]:
-        """A 2026-07-28 result: `resultType` and the `serverInfo` `_meta` stamp the SDK would add."""
+    def _stamp(self, result: dict[str, Any], method: str) -> dict[str, Any]:
+        """A 2026-07-28 result: `resultType`, the cache fields of a cacheable result, and the
+        `serverInfo` `_meta` stamp, as the SDK would add them."""
         result.setdefault("resultType", "complete")
+        if method in _CACHEABLE:
+            result.setdefault("ttlMs", 0)
+            result.setdefault("cacheScope", "private")
         meta = dict(result.get("_meta") or {})
         meta.setdefault(types.SERVER_INFO_META_KEY, self._server_info)
         result["_meta"] = meta
         return result
 
-    def _finish(self, result: dict[str, Any], modern: bool) -> dict[str, Any]:
-        return self._stamp(dict(result)) if modern else result
+    def _finish(self, result: dict[str, Any], modern: bool, method: str) -> dict[str, Any]:
+        return self._stamp(dict(result), method) if modern else result
 
     async def _call(
         self, request: LeanRequest, params: dict[str, Any], reply: _Reply, receive: Receive
@@ -329,16 +335,20 @@ class LeanPath:
                     roots=roots,
                     caller_allowed=request.caller_allowed,
                 )
-                outcome.append(_response(request_id, self._finish(result, request.modern)))
+                outcome.append(_response(request_id, self._finish(result, request.modern, "tools/call")))
             except ServerRequestFailed as exc:
                 if exc.rpc_error is not None:
                     outcome.append(_error(request_id, exc.rpc_error))
                 else:
-                    outcome.append(_response(request_id, self._finish(error_result_json(exc), request.modern)))
+                    outcome.append(
+                        _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
+                    )
             except NotFound as exc:
                 outcome.append(_error(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True)))
             except CenterError as exc:
-                outcome.append(_response(request_id, self._finish(error_result_json(exc), request.modern)))
+                outcome.append(
+                    _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
+                )
             finally:
                 link.calls.pop(key, None)
                 tg.cancel_scope.cancel()
