@@ -1,12 +1,13 @@
 """Gateway overhead benchmark (R-8.2, R-8.3): the team's harness (`../shared/bench`) against mcp-center.
 
-Starts the harness's upstream server (with `--catalog` extra tools, 1,000 by default, so `tools/list`
-is measured on a large catalog), a real `mcp-center serve` on loopback with that upstream
-registered as server `up` (trusted, tested, enabled, its tools set to `allow` so no approval
-waits), then runs `proxy_overhead.py` direct vs via `/mcp`. With `--peers`, the naive relay
-(`tests/bench/naive_relay.py`: the SDK's low-level server in front of 4 pooled SDK sessions) is
-measured in the same run against the same upstream, right after. With `--profile FILE`, py-spy
-samples the gateway during its measurement and writes the top frames to FILE.
+Starts two of the harness's upstream servers — `up` (echo, sleep, blob) and `big` (the same plus
+`--catalog` dummy tools, 1,000 by default) — and a real `mcp-center serve` on loopback with both
+registered (trusted, tested, enabled; echo, sleep and blob set to `allow`, so no approval waits).
+Then, with `proxy_overhead.py`: the calls, direct to `up` vs via `/mcp` (`mcp__up__echo`); and the
+catalog, `tools/list` direct to `big` vs via `/mcp/big` (its 1,003 tools under their own names).
+With `--peers`, the naive relay (`tests/bench/naive_relay.py`: the SDK's low-level server in front
+of 4 pooled SDK sessions) is measured in the same run against the same upstreams, right after.
+With `--profile FILE`, py-spy samples the gateway during the calls and writes the top frames to FILE.
 
 It prints the harness's tables and summary line(s), then one line per path:
 `<path>: c1_ratio_p50=… c64_tput_ratio=… cpu_ratio=… list_ratio=… idle_rss_mb=… errors=…`, where
@@ -36,6 +37,8 @@ from tests.e2e.conftest import free_port, wait_for_port
 ADMIN = "bench-admin-token-0123456789abcdef"
 GATEWAY = "bench-gateway-token-0123456789abcdef"
 HARNESS_DEFAULTS = ["--concurrency", "1,16,64", "--calls", "1500", "--rounds", "3", "--duration-cap", "150"]
+LIST_ONLY = ["--concurrency", "1", "--calls", "20", "--rounds", "2", "--warmup", "10", "--list-calls", "20"]
+"""The catalog phase: `tools/list` of the large upstream (a few calls only, the harness always makes some)."""
 
 
 def _shared_bench() -> Path:
@@ -57,37 +60,47 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=5)
 
 
-def _register(base: str, up_port: int, catalog: int) -> None:
+def _register(base: str, server_id: str, up_port: int, catalog: int) -> None:
+    """Register, trust, test and enable the upstream at `up_port` as `server_id` (echo/sleep/blob allowed)."""
     policies = {"echo": "allow", "sleep": "allow", "blob": "allow"}
-    policies.update({f"dummy_{i:04d}": "allow" for i in range(catalog)})
+    del catalog  # its dummy tools stay `ask`: listed, never called
     with httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=120) as admin:
         body = {
-            "id": "up",
-            "name": "Bench upstream",
+            "id": server_id,
+            "name": f"Bench upstream {server_id}",
             "transport": "streamable_http",
             "url": f"http://127.0.0.1:{up_port}/mcp",
             "tool_policies": policies,
         }
         view = admin.post("/api/mcp/servers", json=body).json()
-        admin.post("/api/mcp/servers/up/trust", json={"digest": view["digest"]}).raise_for_status()
-        tested = admin.post("/api/mcp/servers/up/test").json()
+        admin.post(f"/api/mcp/servers/{server_id}/trust", json={"digest": view["digest"]}).raise_for_status()
+        tested = admin.post(f"/api/mcp/servers/{server_id}/test").json()
         if not tested.get("ok"):
             raise SystemExit(f"bench: the upstream's test failed: {tested}")
-        enabled = admin.post("/api/mcp/servers/up/enable").json()
+        enabled = admin.post(f"/api/mcp/servers/{server_id}/enable").json()
         if enabled["status"]["state"] != "ready":
             raise SystemExit(f"bench: the upstream did not become ready: {enabled['status']}")
 
 
 def _harness(
-    bench: Path, up_port: int, up_pid: int, via: str, via_pid: int, prefix: str, out: Path, extra: list[str]
+    bench: Path,
+    direct: tuple[int, int],
+    via: tuple[str, int, str],
+    out: Path,
+    extra: list[str],
+    *,
+    token: bool = True,
 ) -> dict[str, Any] | None:
+    """Run the harness: direct `(port, pid)` against via `(url, pid, tool prefix)` (with the gateway
+    token unless `token` is False); its JSON, or None."""
+    (up_port, up_pid), (via_url, via_pid, prefix) = direct, via
     command = [
         sys.executable,
         str(bench / "proxy_overhead.py"),
         "--direct",
         f"http://127.0.0.1:{up_port}/mcp",
         "--via",
-        via,
+        via_url,
         "--tool-prefix",
         prefix,
         "--direct-pid",
@@ -98,13 +111,13 @@ def _harness(
         str(out),
         *extra,
     ]
-    if prefix:
+    if token:
         command += ["--via-header", f"Authorization: Bearer {GATEWAY}"]
     subprocess.run(command, check=False)
     return json.loads(out.read_text()) if out.exists() else None
 
 
-def ratios(result: dict[str, Any], idle_rss_mb: float | None) -> str:
+def ratios(result: dict[str, Any], idle_rss_mb: float | None, listing_result: dict[str, Any] | None = None) -> str:
     """The one-line figures of one path (see the module docstring)."""
     levels: dict[str, Any] = result["levels"]
     parts: list[str] = []
@@ -121,13 +134,17 @@ def ratios(result: dict[str, Any], idle_rss_mb: float | None) -> str:
         via_cpu += level["via"]["server_cpu_ms_per_call"] * level["via"]["n"]
         direct_cpu += level["direct"]["server_cpu_ms_per_call"] * level["direct"]["n"]
     parts.append(f"cpu_ratio={via_cpu / direct_cpu:.2f}" if direct_cpu else "cpu_ratio=-")
-    listing = result.get("tools_list", {})
+    listing = (listing_result or result).get("tools_list", {})
     if listing.get("direct", {}).get("n"):
         parts.append(f"list_ratio={listing['via']['p50_ms'] / listing['direct']['p50_ms']:.2f}")
         parts.append(f"list_tools={listing['via'].get('tools', '-')}")
     if idle_rss_mb is not None:
         parts.append(f"idle_rss_mb={idle_rss_mb:.0f}")
-    errors = sum(level["direct"]["errors"] + level["via"]["errors"] for level in levels.values())
+    errors = sum(
+        level["direct"]["errors"] + level["via"]["errors"]
+        for run in (result, listing_result or {"levels": {}})
+        for level in run["levels"].values()
+    )
     parts.append(f"errors={errors}")
     return " ".join(parts)
 
@@ -170,7 +187,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench-dir", default=str(_shared_bench()))
     parser.add_argument("--json", default="bench-result.json", help="the harness's JSON for mcp-center")
-    parser.add_argument("--catalog", type=int, default=1000, help="extra upstream tools (tools/list size)")
+    parser.add_argument("--catalog", type=int, default=1000, help="tools of the second upstream (tools/list)")
     parser.add_argument("--peers", action="store_true", help="also measure the naive relay in this run")
     parser.add_argument("--profile", default=None, help="py-spy the gateway; write its top frames to this file")
     parser.add_argument("--host-src", default=None, help="run serve from this src/ (e.g. an older checkout)")
@@ -181,88 +198,97 @@ def main() -> int:
         print(f"the benchmark harness is not at {bench} (pass --bench-dir)", file=sys.stderr)
         return 2
     python = sys.executable
-    up_port, host_port, relay_port = free_port(), free_port(), free_port()
+    up_port, big_port, host_port, relay_port = free_port(), free_port(), free_port(), free_port()
     started: list[subprocess.Popen[bytes]] = []
     lines: list[str] = []
+    out = Path(args.json)
+
+    def start(argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started.append(proc)
+        return proc
+
     with tempfile.TemporaryDirectory() as data:
         try:
-            upstream = subprocess.Popen(
-                [python, str(bench / "upstream_server.py"), "--port", str(up_port), "--extra-tools", str(args.catalog)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            started.append(upstream)
+            upstream = start([python, str(bench / "upstream_server.py"), "--port", str(up_port)])
+            big = start([python, str(bench / "upstream_server.py"), "--port", str(big_port), *_extra(args.catalog)])
             env = {**os.environ, "MCP_CENTER_ADMIN_TOKEN": ADMIN, "MCP_CENTER_SERVE_GATEWAY_TOKEN": GATEWAY}
             if args.host_src:
                 env["PYTHONPATH"] = str(Path(args.host_src).resolve())
-            serve = [
-                python,
-                "-c",
-                "from mcp_center.cli import main; main()",
-                "serve",
-                "--data-dir",
-                data,
-                "--port",
-                str(host_port),
-            ]
-            host = subprocess.Popen(
-                [*serve, "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
-            started.append(host)
-            wait_for_port(up_port, 60, upstream)
-            wait_for_port(host_port, 60, host)
+            serve = [python, "-c", "from mcp_center.cli import main; main()", "serve", "--data-dir", data]
+            host = start([*serve, "--port", str(host_port), "--log-level", "warning"], env)
+            for port, proc in ((up_port, upstream), (big_port, big), (host_port, host)):
+                wait_for_port(port, 60, proc)
             base = f"http://127.0.0.1:{host_port}"
-            _register(base, up_port, args.catalog)
+            bare_rss = _rss_mb(host.pid)
+            _register(base, "up", up_port, 0)
+            _register(base, "big", big_port, args.catalog)
             idle_rss = _rss_mb(host.pid)
-            spy: subprocess.Popen[bytes] | None = None
-            if args.profile:
-                raw = Path(args.profile).with_suffix(".raw.txt")
-                spy = subprocess.Popen(
-                    spy_command(python, host.pid, raw),
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-                started.append(spy)
-            result = _harness(
-                bench, up_port, upstream.pid, f"{base}/mcp", host.pid, "mcp__up__", Path(args.json), extra
+            print(f"# serve RSS: {bare_rss:.0f} MB with no server, {idle_rss:.0f} MB idle with both", file=sys.stderr)
+            spy = (
+                start(spy_command(python, host.pid, Path(args.profile).with_suffix(".raw.txt")))
+                if args.profile
+                else None
+            )
+            calls = _harness(
+                bench,
+                (up_port, upstream.pid),
+                (f"{base}/mcp", host.pid, "mcp__up__"),
+                out,
+                [*extra, "--list-calls", "0"],
             )
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
                 spy.wait(timeout=60)
                 _top_frames(Path(args.profile).with_suffix(".raw.txt"), Path(args.profile))
-            if result is None:
+            listing = _harness(
+                bench, (big_port, big.pid), (f"{base}/mcp/big", host.pid, ""), out.with_suffix(".list.json"), LIST_ONLY
+            )
+            if listing is None:  # a host without per-server endpoints (--host-src of an older checkout)
+                via = (f"{base}/mcp", host.pid, "mcp__big__")
+                listing = _harness(bench, (big_port, big.pid), via, out.with_suffix(".list.json"), LIST_ONLY)
+            if calls is None or listing is None:
                 return 1
-            lines.append("mcp-center: " + ratios(result, idle_rss))
+            lines.append("mcp-center: " + ratios(calls, idle_rss, listing))
             if args.peers:
-                relay_at = ["--port", str(relay_port)]
-                relay = subprocess.Popen(
-                    [
-                        python,
-                        "-m",
-                        "tests.bench.naive_relay",
-                        "--upstream",
-                        f"http://127.0.0.1:{up_port}/mcp",
-                        *relay_at,
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+                relay_urls = (f"http://127.0.0.1:{up_port}/mcp", f"http://127.0.0.1:{big_port}/mcp")
+                relay = start(
+                    [python, "-m", "tests.bench.naive_relay", "--upstream", relay_urls[0], "--port", str(relay_port)]
                 )
-                started.append(relay)
                 wait_for_port(relay_port, 60, relay)
                 _wait_initializes(f"http://127.0.0.1:{relay_port}/mcp")  # its pool connects in its lifespan
                 relay_rss = _rss_mb(relay.pid)
-                out = Path(args.json).with_suffix(".relay.json")
+                via = (f"http://127.0.0.1:{relay_port}/mcp", relay.pid, "")
                 peer = _harness(
-                    bench, up_port, upstream.pid, f"http://127.0.0.1:{relay_port}/mcp", relay.pid, "", out, extra
+                    bench,
+                    (up_port, upstream.pid),
+                    via,
+                    out.with_suffix(".relay.json"),
+                    [*extra, "--list-calls", "0"],
+                    token=False,
                 )
-                if peer is not None:
-                    lines.append("naive-relay: " + ratios(peer, relay_rss))
+                _stop(relay)
+                relay = start(
+                    [python, "-m", "tests.bench.naive_relay", "--upstream", relay_urls[1], "--port", str(relay_port)]
+                )
+                wait_for_port(relay_port, 60, relay)
+                _wait_initializes(f"http://127.0.0.1:{relay_port}/mcp")
+                via = (f"http://127.0.0.1:{relay_port}/mcp", relay.pid, "")
+                peer_list = _harness(
+                    bench, (big_port, big.pid), via, out.with_suffix(".relay.list.json"), LIST_ONLY, token=False
+                )
+                if peer is not None and peer_list is not None:
+                    lines.append("naive-relay: " + ratios(peer, relay_rss, peer_list))
         finally:
             for proc in reversed(started):
                 _stop(proc)
     for line in lines:
         print(line)
     return 0
+
+
+def _extra(catalog: int) -> list[str]:
+    return ["--extra-tools", str(catalog)]
 
 
 def spy_command(python: str, pid: int, raw: Path) -> list[str]:
