@@ -210,3 +210,24 @@ async def test_a_sessionless_2026_request_is_served_with_its_result_type(host: H
     assert result["content"][0]["text"] == "3"
     assert result["resultType"] == "complete"
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-center"
+
+
+async def test_a_forwarded_call_is_in_the_servers_log_with_secrets_redacted(host: Host) -> None:
+    """R-3.11 and R-1.5 on the lean path: the request log records the call; a secret the server
+    echoes never reaches the agent or the log."""
+    secret = "s3cr3t-value-planted-0123456789"
+    put = await host.admin.put(f"{SERVERS}/proto/secrets/X-Planted?kind=header", json={"value": secret})
+    assert put.status_code in (200, 204), put.text
+    view = (await host.admin.get(f"{SERVERS}/proto")).json()
+    assert (await host.admin.post(f"{SERVERS}/proto/trust", json={"digest": view["digest"]})).status_code == 200
+    assert (await host.admin.post(f"{SERVERS}/proto/test")).json()["ok"]
+    assert (await host.admin.post(f"{SERVERS}/proto/enable")).json()["status"]["state"] == "ready"
+    async with gateway_client(host.base, host.token) as client:
+        result = await client.read_resource(f"events://list?topic={secret}")
+    content = result.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    assert secret not in content.text and "[redacted]" in content.text
+    logs = (await host.admin.get(f"{SERVERS}/proto/logs")).json()
+    entries = [e for e in logs["requests"] if e["method"] == "resources/read"]
+    assert entries and entries[-1]["status"] == "ok"
+    assert secret not in str(logs)

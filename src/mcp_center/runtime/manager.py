@@ -39,12 +39,14 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
+import httpx2
 import mcp_types as types
 from mcp.client import Transport
 from mcp.client.session import ClientRequestContext, IncomingMessage, LoggingFnT, MessageHandlerFnT
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from mcp_center.errors import (
     CallCancelled,
@@ -54,11 +56,12 @@ from mcp_center.errors import (
     ServerDisabled,
     ServerRequestFailed,
 )
-from mcp_center.models import ConnectionState, ErrorReason
+from mcp_center.models import ConnectionState, ErrorReason, TransportKind
 from mcp_center.runtime.attribution import SessionEnded, attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
 from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
+from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, bound_raw_result, bound_result
 from mcp_center.runtime.session import OpenSession, SessionHooks, open_session
@@ -224,6 +227,10 @@ class Connection:
         self.inflight = 0
         """Requests sent on this connection and not yet answered."""
         self.inflight_changed = anyio.Event()
+        self.hooks = SessionHooks()
+        """The session's callbacks (elicitation, sampling, roots), for the lean forwarder."""
+        self.raw: RawForwarder | None = None
+        """The lean forwarder of a Streamable HTTP connection, once built (`ConnectionManager.forward`)."""
         self._refresh_wanted = anyio.Event()
         self._requested: set[Category] = set()
         self._refresh_times: deque[float] = deque()
@@ -579,11 +586,18 @@ class ConnectionManager:
 
         async def send(conn: Connection, timeout_s: float) -> dict[str, Any]:
             assert conn.session is not None
-            dispatcher = conn.session.client.session._dispatcher  # pyright: ignore[reportPrivateUsage]
-            opts: CallOptions = {}
-            if progress is not None:
-                opts["on_progress"] = progress
+            raw = self._raw_forwarder(server_id, conn)
             with self.deadlines.deadline(conn.connection_id, timeout_s):
+                if raw is not None:
+                    try:
+                        return await raw.request(method, params, progress=progress)
+                    except httpx2.HTTPError as exc:
+                        raise attribute(exc, conn.session.probe, during=what) from None
+                # stdio and legacy SSE: the session's own dispatcher, still without typed models.
+                dispatcher = conn.session.client.session._dispatcher  # pyright: ignore[reportPrivateUsage]
+                opts: CallOptions = {}
+                if progress is not None:
+                    opts["on_progress"] = progress
                 return await dispatcher.send_raw_request(method, params, opts)
             raise timeout_error(f"{method}", timeout_s)
 
@@ -594,6 +608,36 @@ class ConnectionManager:
             limit = slot.spec.max_result_bytes if slot and slot.spec else DEFAULT_MAX_RESULT_BYTES
             result = bound_raw_result(result, limit)
         return result
+
+    def _raw_forwarder(self, server_id: str, conn: Connection) -> RawForwarder | None:
+        """The connection's lean forwarder (Streamable HTTP only), built on first use."""
+        session = conn.session
+        if conn.raw is not None or session is None or conn.spec.transport is not TransportKind.STREAMABLE_HTTP:
+            return conn.raw
+        probe = session.probe
+        http, client, url = probe.http, probe.http_client, conn.spec.url
+        slot = self._slots.get(server_id)
+        if http is None or client is None or url is None or slot is None:
+            return None
+
+        def list_changed(method: str) -> None:
+            categories = _CHANGED_CATEGORIES.get(method)
+            if categories is not None and conn.is_live and self._is_current(slot, conn):
+                conn.request_refresh(categories)
+
+        conn.raw = RawForwarder(
+            client=client,
+            url=url,
+            session_id=lambda: http.session_id,
+            protocol_version=session.client.protocol_version or LATEST_HANDSHAKE_VERSION,
+            session=session.client.session,
+            hooks=conn.hooks,
+            logbook=conn.filter.logbook,
+            connection_id=conn.connection_id,
+            on_log=self._logging_handler(slot, conn),
+            on_list_changed=list_changed,
+        )
+        return conn.raw
 
     def is_running(self, operation_id: str) -> bool:
         """True while a request with this operation id is admitted and not finished."""
@@ -926,6 +970,7 @@ class ConnectionManager:
         hooks.observer = conn.filter
         hooks.on_stderr = logbook.add_stderr
         hooks.on_noise = logbook.add_noise
+        conn.hooks = hooks
         error: CenterError | None = None
         stopped_by_us = False
         try:

@@ -5,13 +5,14 @@ leak grandchildren, or hang on a cross-origin endpoint); Streamable HTTP is the 
 with our own `httpx2.AsyncClient` and a response hook for diagnostics.
 """
 
-from mcp_center.transports.factory import STDERR_TAIL_LINES, TransportProbe, open_transport
+from mcp_center.transports.factory import MAX_MESSAGE_BYTES, STDERR_TAIL_LINES, TransportProbe, open_transport
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same_origin
 from mcp_center.transports.stdio import StdioTransport, child_environment, host_path, resolve_command
 
 __all__ = [
+    "MAX_MESSAGE_BYTES",
     "STDERR_TAIL_LINES",
     "ConnectionSpec",
     "EndpointOriginMismatch",
