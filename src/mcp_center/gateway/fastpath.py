@@ -3,8 +3,9 @@
 `endpoint.py` reads each POST body once and parses it once (orjson). A well-formed request for one
 of `LEAN_METHODS`, in a session this endpoint opened (2025-11-25 and earlier) or as a 2026-07-28
 sessionless request, is answered here: the policy and routing come from `Capabilities` (the same
-code the SDK path uses), the request goes to the server over the live session's own dispatcher
-(`ConnectionManager.forward`, no typed model on either side), and the answer is written as one
+code the SDK path uses), the request goes to the server over the live session
+(`ConnectionManager.forward`: one POST on a Streamable HTTP session, the session's dispatcher
+otherwise; no typed model on either side), and the answer is written as one
 JSON body — or, as soon as something must be said before it (progress, a log line for the call, a
 question for the agent), as an SSE stream on the same POST response.
 
