@@ -236,6 +236,9 @@ class GatewayEndpoint:
         message: object = None
         if scope.get("method") == "POST":
             body = await _read_body(receive)
+            if body is None:  # the agent hung up before its body was complete: nobody to answer (R-3.11)
+                logger.info("gateway.client_gone", extra={"reason": "ClientDisconnect", "during": "reading the body"})
+                return
             receive = _replay(body, receive)
             try:
                 message = orjson.loads(body)
@@ -375,17 +378,17 @@ class GatewayEndpoint:
         return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=429)
 
 
-async def _read_body(receive: Receive) -> bytes:
-    """The whole request body (the host's `BodySizeLimit` bounds it before this runs)."""
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body (the host's `BodySizeLimit` bounds it before this runs); None when the
+    agent disconnected before it was complete."""
     chunks: list[bytes] = []
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            break
+            return None
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
+            return b"".join(chunks)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
