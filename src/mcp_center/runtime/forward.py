@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, cast
 
 import anyio
@@ -48,6 +48,9 @@ __all__ = ["RESUME_ATTEMPTS", "RawForwarder"]
 
 logger = logging.getLogger(__name__)
 
+DRAIN_S = 0.5
+"""Seconds to read a POST stream to its end after its answer (servers end it right after), so its
+connection goes back to the pool instead of being closed; a stream still open then is closed."""
 RESUME_ATTEMPTS = 2
 """Times a POST stream that ended before its answer is resumed with `Last-Event-ID`."""
 CANCEL_SEND_TIMEOUT_S = 2.0
@@ -171,7 +174,8 @@ class RawForwarder:
         if status == 404 and self._session_id() is not None:
             raise MCPError(code=types.INVALID_REQUEST, message="Session terminated")
         if content_type == "text/event-stream" and status < 300:
-            async for event in httpx2.EventSource(response, max_event_size=MAX_MESSAGE_BYTES):
+            events = aiter(httpx2.EventSource(response, max_event_size=MAX_MESSAGE_BYTES))
+            async for event in events:
                 if event.id:
                     last_event.append(event.id)
                 if event.retry is not None:
@@ -180,6 +184,7 @@ class RawForwarder:
                     continue  # a priming event
                 message = self._incoming(orjson.loads(event.data), len(event.data))
                 if message.get("id") == request_id and "method" not in message:
+                    await _drain(events)
                     return message
                 await self._interim(message, request_id, progress)
             return None
@@ -294,3 +299,10 @@ class RawForwarder:
             self._url, content=body, headers=self._headers("application/json, text/event-stream")
         )
         await response.aclose()
+
+
+async def _drain(events: AsyncIterator[httpx2.ServerSentEvent]) -> None:
+    """Read what is left of a POST stream (usually nothing) for at most `DRAIN_S` seconds."""
+    with anyio.move_on_after(DRAIN_S):
+        async for _event in events:
+            pass
