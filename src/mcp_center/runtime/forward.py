@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, Protocol, cast
 
 import anyio
 import httpx2
@@ -39,10 +40,11 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
+from mcp_center.runtime.http1 import Http1Client, Http1Error, Http1Response
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.session import SessionHooks
 from mcp_center.secrets import default_redactor
-from mcp_center.transports import MAX_MESSAGE_BYTES
+from mcp_center.transports import MAX_MESSAGE_BYTES, HttpDiagnostics
 
 __all__ = ["RESUME_ATTEMPTS", "RawForwarder"]
 
@@ -51,6 +53,8 @@ logger = logging.getLogger(__name__)
 DRAIN_S = 0.5
 """Seconds to read a POST stream to its end after its answer (servers end it right after), so its
 connection goes back to the pool instead of being closed; a stream still open then is closed."""
+MAX_SSE_STREAM_BYTES = 16 * MAX_MESSAGE_BYTES
+"""Bytes one POST stream may carry in all (events before the answer included)."""
 RESUME_ATTEMPTS = 2
 """Times a POST stream that ended before its answer is resumed with `Last-Event-ID`."""
 CANCEL_SEND_TIMEOUT_S = 2.0
@@ -66,6 +70,10 @@ class RawForwarder:
 
     Args:
         client: The connection's HTTP client; `url` its MCP endpoint.
+        lite_headers: For an `http://` server without OAuth, its configured headers: requests then
+            go over `Http1Client` (`runtime/http1.py`) instead of `client`, and `diagnostics`
+            (the connection's `HttpDiagnostics`) is told about failed POSTs as `client`'s hook
+            would be.
         session_id: Returns the session's current `Mcp-Session-Id` (None before one was assigned).
         protocol_version: The negotiated version, sent as `MCP-Protocol-Version`.
         session: The SDK session the callbacks in `hooks` expect in their context.
@@ -87,8 +95,12 @@ class RawForwarder:
         connection_id: str,
         on_log: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]] | None = None,
         on_list_changed: Callable[[str], None] | None = None,
+        diagnostics: HttpDiagnostics | None = None,
+        lite_headers: Mapping[str, str] | None = None,
     ) -> None:
         self._client = client
+        self._diagnostics = diagnostics
+        self._lite = Http1Client(url, dict(lite_headers)) if lite_headers is not None else None
         self._url = url
         self._session_id = session_id
         self._version = protocol_version
@@ -144,24 +156,54 @@ class RawForwarder:
         """POST `body`, then (resuming if the stream ends early) return the JSON-RPC answer to `request_id`."""
         last_event: list[str] = []
         retry_ms: list[int] = []
-        async with self._client.stream(
-            "POST", self._url, content=body, headers=self._headers("application/json, text/event-stream")
-        ) as response:
+        async with self._send("POST", self._headers("application/json, text/event-stream"), body) as response:
             answer = await self._read(response, request_id, progress, last_event, retry_ms)
         for _attempt in range(RESUME_ATTEMPTS):
             if answer is not None or not last_event:
                 break
             await anyio.sleep((retry_ms[-1] if retry_ms else 1000) / 1000)
             headers = {**self._headers("text/event-stream"), "last-event-id": last_event[-1]}
-            async with self._client.stream("GET", self._url, headers=headers) as response:
+            async with self._send("GET", headers) as response:
                 answer = await self._read(response, request_id, progress, last_event, retry_ms)
         if answer is None:
             raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
         return answer
 
+    @asynccontextmanager
+    async def _send(self, method: str, headers: dict[str, str], body: bytes = b"") -> AsyncGenerator[_Response]:
+        """One HTTP exchange, over `Http1Client` or the connection's `httpx2` client.
+
+        Raises:
+            httpx2.TransportError: the exchange failed (`Http1Error` is raised as one, for attribution).
+        """
+        if self._lite is None:
+            async with self._client.stream(method, self._url, content=body or None, headers=headers) as response:
+                yield _Httpx2Response(response)
+            return
+        try:
+            async with self._lite.request(method, headers, body) as response:
+                if method == "POST" and self._diagnostics is not None:
+                    await self._note(response, headers)
+                yield response
+        except Http1Error as exc:
+            cause = exc.__cause__
+            if isinstance(cause, OSError | TimeoutError) and "connect" in str(exc):
+                raise httpx2.ConnectError(str(exc)) from cause
+            raise httpx2.ReadError(str(exc)) from exc
+
+    async def _note(self, response: Http1Response, headers: dict[str, str]) -> None:
+        """Tell the connection's diagnostics about a POST as `httpx2`'s response hook would (R-3.1, R-3.10)."""
+        assert self._diagnostics is not None
+        if response.status_code < 400 and self._diagnostics.last_status is None:
+            return  # nothing to record and nothing to clear
+        request = httpx2.Request("POST", self._url, headers=headers)
+        await self._diagnostics.on_response(
+            httpx2.Response(response.status_code, headers=response.headers, request=request)
+        )
+
     async def _read(
         self,
-        response: httpx2.Response,
+        response: _Response,
         request_id: str,
         progress: ProgressFnT | None,
         last_event: list[str],
@@ -174,21 +216,23 @@ class RawForwarder:
         if status == 404 and self._session_id() is not None:
             raise MCPError(code=types.INVALID_REQUEST, message="Session terminated")
         if content_type == "text/event-stream" and status < 300:
-            events = aiter(httpx2.EventSource(response, max_event_size=MAX_MESSAGE_BYTES))
-            async for event in events:
-                if event.id:
-                    last_event.append(event.id)
-                if event.retry is not None:
-                    retry_ms.append(event.retry)
-                if not event.data.strip():
-                    continue  # a priming event
-                message = self._incoming(orjson.loads(event.data), len(event.data))
-                if message.get("id") == request_id and "method" not in message:
-                    await _drain(events)
-                    return message
-                await self._interim(message, request_id, progress)
+            parser = _SseParser()
+            chunks = aiter(response.aiter_bytes(MAX_SSE_STREAM_BYTES))
+            async for chunk in chunks:
+                for event_id, retry, data in parser.feed(chunk):
+                    if event_id:
+                        last_event.append(event_id)
+                    if retry is not None:
+                        retry_ms.append(retry)
+                    if not data.strip():
+                        continue  # a priming event
+                    message = self._incoming(orjson.loads(data), len(data))
+                    if message.get("id") == request_id and "method" not in message:
+                        await _drain(chunks)
+                        return message
+                    await self._interim(message, request_id, progress)
             return None
-        data = await response.aread()
+        data = await response.aread(MAX_MESSAGE_BYTES)
         try:
             parsed = orjson.loads(data) if data else None
         except orjson.JSONDecodeError:
@@ -295,14 +339,78 @@ class RawForwarder:
 
     async def _post_notice(self, body: bytes) -> None:
         """POST a response or notification (the server answers 202)."""
-        response = await self._client.post(
-            self._url, content=body, headers=self._headers("application/json, text/event-stream")
-        )
-        await response.aclose()
+        async with self._send("POST", self._headers("application/json, text/event-stream"), body) as response:
+            await response.aread(MAX_MESSAGE_BYTES)
+
+    async def aclose(self) -> None:
+        """Close the idle connections of `Http1Client` (the `httpx2` client belongs to the transport)."""
+        if self._lite is not None:
+            await self._lite.aclose()
 
 
-async def _drain(events: AsyncIterator[httpx2.ServerSentEvent]) -> None:
+class _Response(Protocol):
+    """What `_read` needs of a response, from `Http1Client` or `httpx2`."""
+
+    status_code: int
+    headers: Mapping[str, str]
+
+    def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]: ...
+
+    async def aread(self, limit: int) -> bytes: ...
+
+
+class _Httpx2Response:
+    """An `httpx2` streamed response as a `_Response` (its transport bounds non-SSE bodies)."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self._response = response
+        self.status_code = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+
+    async def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._response.aiter_bytes():
+            seen += len(chunk)
+            if seen > limit:
+                raise httpx2.ReadError(f"the response is larger than {limit} bytes")
+            yield chunk
+
+    async def aread(self, limit: int) -> bytes:
+        del limit  # the connection's transport caps the body (`transports.http`)
+        return await self._response.aread()
+
+
+class _SseParser:
+    """Server-sent events from bytes: `(id, retry, data)` per event; `event:` names are not used."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, chunk: bytes) -> list[tuple[str, int | None, str]]:
+        self._buffer = (self._buffer + chunk).replace(b"\r\n", b"\n")
+        if len(self._buffer) > MAX_MESSAGE_BYTES:
+            raise httpx2.ReadError(f"a server-sent event is larger than {MAX_MESSAGE_BYTES} bytes")
+        *blocks, self._buffer = self._buffer.split(b"\n\n")
+        events: list[tuple[str, int | None, str]] = []
+        for block in blocks:
+            event_id = ""
+            retry: int | None = None
+            data: list[str] = []
+            for line in block.decode("utf-8", "replace").split("\n"):
+                name, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                if name == "data":
+                    data.append(value)
+                elif name == "id":
+                    event_id = value
+                elif name == "retry" and value.isdigit():
+                    retry = int(value)
+            events.append((event_id, retry, "\n".join(data)))
+        return events
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
     """Read what is left of a POST stream (usually nothing) for at most `DRAIN_S` seconds."""
     with anyio.move_on_after(DRAIN_S):
-        async for _event in events:
+        async for _chunk in chunks:
             pass

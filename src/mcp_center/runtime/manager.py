@@ -636,6 +636,9 @@ class ConnectionManager:
             connection_id=conn.connection_id,
             on_log=self._logging_handler(slot, conn),
             on_list_changed=list_changed,
+            diagnostics=http,
+            # Plain-HTTP servers without OAuth: our own HTTP/1.1 connections (runtime/http1.py).
+            lite_headers=dict(conn.spec.headers) if url.startswith("http://") and conn.spec.auth is None else None,
         )
         return conn.raw
 
@@ -1024,6 +1027,9 @@ class ConnectionManager:
             else:
                 error = attribute(exc, probe, during="the session" if conn.ready.is_set() else "initialize")
         finally:
+            if conn.raw is not None:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT_S):
+                    await conn.raw.aclose()
             logbook.connection_closed(conn.connection_id)
             conn.error = error
             conn.closed.set()
