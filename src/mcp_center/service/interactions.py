@@ -10,7 +10,7 @@ server's request with the answer; `decline` and `cancel` resume it with that act
 answering before `expires_at` sends `cancel`.
 
 URL mode is declined explicitly (R-6.2). The SDK advertises both modes whenever a callback is
-set (notes §5); every URL-mode request is answered `decline` and leaves a closed card saying so.
+set (docs/sdk-notes.md#elicitation); every URL-mode request is answered `decline` and leaves a closed card saying so.
 
 Restart (R-6.3): a card that is pending when the host stops cannot be resumed — the server's
 request lived in a session that is gone. On a graceful stop, `interrupt_all()` marks such cards
