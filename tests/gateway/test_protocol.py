@@ -231,3 +231,23 @@ async def test_a_forwarded_call_is_in_the_servers_log_with_secrets_redacted(host
     entries = [e for e in logs["requests"] if e["method"] == "resources/read"]
     assert entries and entries[-1]["status"] == "ok"
     assert secret not in str(logs)
+
+
+async def test_a_session_is_only_known_on_the_endpoint_that_opened_it(host: Host) -> None:
+    """R-8.4: a session of `/mcp/proto` is not a session of `/mcp` (nor the other way round)."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    headers = {**ACCEPT, "Authorization": f"Bearer {host.token}"}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+        opened = await http.post("/mcp/proto", json=initialize, headers=headers)
+        session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
+        elsewhere = await http.post("/mcp", json=listing, headers=session)
+        own = await http.post("/mcp/proto", json=listing, headers=session)
+    assert elsewhere.status_code == 404
+    assert own.status_code == 200
+    assert {tool["name"] for tool in own.json()["result"]["tools"]} == {"add", "fail", "sample"}

@@ -284,6 +284,10 @@ class GatewayEndpoint:
         if session is None or session.token_id != token_id:  # unknown, or another token's: the SDK answers 404
             await self._hand_over(scope, receive, send, send)
             return
+        if session.link.server_id != scope_of_path(scope.get("path", GATEWAY_PATH)):
+            # A session belongs to the endpoint that opened it: elsewhere it does not exist.
+            await _session_elsewhere()(scope, receive, send)
+            return
         if isinstance(message, dict):
             link = session.link
             if ("method" not in message and link.answer(message)) or (
@@ -436,6 +440,13 @@ def _unknown_server(server_id: str) -> JSONResponse:
     message = f"MCP_SERVER_NOT_FOUND: no server with id '{server_id}' (its endpoint is /mcp/<server id>)"
     error = {"code": types.INVALID_REQUEST, "message": message, "data": {"code": "MCP_SERVER_NOT_FOUND"}}
     return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=404)
+
+
+def _session_elsewhere() -> JSONResponse:
+    message = "Session not found: this session was opened on another gateway endpoint (/mcp or /mcp/<server id>)"
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status_code=404
+    )
 
 
 def _accepted() -> Response:

@@ -44,6 +44,7 @@ from starlette.types import Message, Receive, Send
 
 from mcp_center.errors import AgentRequestFailed, CenterError, NotFound, ServerRequestFailed
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
+from mcp_center.runtime import Category
 from mcp_center.service import Elicitor, RootsLister, Sampler
 
 __all__ = ["LEAN_METHODS", "AgentLink", "LeanPath", "LeanRequest"]
@@ -68,7 +69,7 @@ LEAN_METHODS = frozenset(
 )
 """Request methods the lean path answers; anything else goes to the SDK."""
 
-_LISTS = {
+_LISTS: dict[str, tuple[Category, str]] = {
     "prompts/list": ("prompts", "prompts"),
     "resources/list": ("resources", "resources"),
     "resources/templates/list": ("resource_templates", "resourceTemplates"),
@@ -252,7 +253,7 @@ class LeanPath:
                 body = _response(request_id, self._stamp({}, method) if request.modern else {})
             elif method in _LISTS:
                 category, key = _LISTS[method]
-                items = await self._capabilities.gateway_listing(category, link.server_id)  # type: ignore[arg-type]
+                items = await self._capabilities.gateway_listing(category, link.server_id)
                 body = _response(request_id, self._finish({key: items}, request.modern, method))
             else:
                 result = await self._capabilities.forward_request(method, params, server_id=link.server_id)
@@ -261,6 +262,9 @@ class LeanPath:
             body = _error(request_id, exc.rpc_error or to_mcp_error(exc).error.model_dump(exclude_none=True))
         except CenterError as exc:
             body = _error(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True))
+        except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
+            logger.exception("gateway.lean_request_failed", extra={"method": method})
+            body = _error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"})
         await reply.finish(body)
 
     def _stamp(self, result: dict[str, Any], method: str) -> dict[str, Any]:
@@ -350,6 +354,9 @@ class LeanPath:
                 outcome.append(
                     _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
                 )
+            except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
+                logger.exception("gateway.lean_call_failed")
+                outcome.append(_error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"}))
             finally:
                 link.calls.pop(key, None)
                 tg.cancel_scope.cancel()
