@@ -52,7 +52,7 @@ class Disk:
                 a file whose mtime is `after_ns` always changes its `Stamp`, even within one tick
                 of a coarse clock (see `JsonStore.read_if_fresh`).
         """
-        fd = self._open_new(path, mode)
+        fd = self.create(path, mode)
         try:
             self.write(fd, data, path)
             os.fchmod(fd, mode)
@@ -63,7 +63,8 @@ class Disk:
         finally:
             os.close(fd)
 
-    def _open_new(self, path: Path, mode: int) -> int:
+    def create(self, path: Path, mode: int) -> int:
+        """Create `path` exclusively for writing; return its descriptor."""
         try:
             return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
         except OSError as exc:

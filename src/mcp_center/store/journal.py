@@ -125,7 +125,7 @@ class Journal:
             self._disk.replace(journal_temp, self.path)
         except OSError as exc:
             self._discard([self.directory / e.temp for e in entries] + [journal_temp])
-            raise storage_error(exc, doing="write") from None
+            raise storage_error(self._named_by_target(exc, entries), doing="write") from None
         try:
             self._disk.fsync_dir(self.directory)
         except OSError as exc:
@@ -136,7 +136,7 @@ class Journal:
                 logger.error("store.commit_undo_failed", extra={"file": str(self.path)})
                 return self._roll(entries)  # it stays committed; every reader rolls it forward
             self._discard([self.directory / e.temp for e in entries])
-            raise storage_error(exc, doing="write") from None
+            raise storage_error(OSError(exc.errno, exc.strerror, str(self.path)), doing="write") from None
         return self._roll(entries)
 
     def recover(self) -> bool:
@@ -199,6 +199,16 @@ class Journal:
             )
             return False
         return True
+
+    def _named_by_target(self, exc: OSError, entries: list[_Entry]) -> OSError:
+        """`exc` naming the file being replaced rather than its temp (what a user recognizes)."""
+        name = Path(str(exc.filename)).name if exc.filename is not None else None
+        for entry in entries:
+            if name == entry.temp:
+                return OSError(exc.errno, exc.strerror, str(self.directory / entry.target))
+        if name is not None and name.startswith(f".{JOURNAL_FILE}."):
+            return OSError(exc.errno, exc.strerror, str(self.path))
+        return exc
 
     def _read(self) -> list[_Entry]:
         def damaged(fault: str) -> StorageError:
