@@ -12,13 +12,13 @@ from typing import TypeVar
 
 import anyio
 
-__all__ = ["eventually", "eventually_sync"]
+__all__ = ["eventually", "eventually_sync", "until"]
 
 T = TypeVar("T")
 
 
 async def eventually(probe: Callable[[], Awaitable[T]], *, timeout_s: float = 10.0, interval_s: float = 0.02) -> T:
-    """The first truthy result of `probe()`.
+    """The first truthy result of `await probe()`.
 
     Raises:
         TimeoutError: none within `timeout_s` seconds.
@@ -28,6 +28,19 @@ async def eventually(probe: Callable[[], Awaitable[T]], *, timeout_s: float = 10
             result = await probe()
             if result:
                 return result
+            await anyio.sleep(interval_s)
+
+
+async def until(predicate: Callable[[], bool], *, timeout_s: float = 10.0, interval_s: float = 0.02) -> None:
+    """Return once `predicate()` holds (it is checked on the event loop, so it must be quick).
+
+    Raises:
+        TimeoutError: it did not hold within `timeout_s` seconds.
+    """
+    with anyio.fail_after(timeout_s):
+        while True:
+            if predicate():
+                return
             await anyio.sleep(interval_s)
 
 

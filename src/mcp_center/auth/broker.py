@@ -249,8 +249,10 @@ class OAuthBroker:
             access = self._valid(binding)
             if access is not None:
                 return access.token, False
+            if self._adopt(binding, await self._load(target, binding), unless=None):
+                return self._tokens[binding].token, False  # stored by this or another process
             async with self._shared_lock(binding):
-                stored = await self._load(target, binding)
+                stored = await self._load(target, binding)  # again: another process may just have renewed
                 if self._adopt(binding, stored, unless=None):
                     return stored.access_token, False
                 token = await self._renew(target, binding, stored)
@@ -272,13 +274,21 @@ class OAuthBroker:
             if current is not None and current.token != sent_token and self._fresh(current):
                 return current.token  # another request renewed meanwhile
             self._tokens.pop(binding, None)
+            if self._adopt(binding, await self._load(target, binding), unless=sent_token):
+                return self._tokens[binding].token  # another process renewed already
             async with self._shared_lock(binding):
                 stored = await self._load(target, binding)
                 if self._adopt(binding, stored, unless=sent_token):
                     return stored.access_token  # another process renewed meanwhile
-                if stored.access_token == sent_token:  # refused: no process may adopt it any more
-                    await anyio.to_thread.run_sync(lambda: self.vault.drop_access_if(binding, sent_token))
-                return await self._renew(target, binding, stored)
+                token: str | None = None
+                try:
+                    token = await self._renew(target, binding, stored)
+                finally:
+                    if token is None and stored.access_token == sent_token:
+                        # Refused and not replaced: no process may adopt it any more (a successful
+                        # renewal replaced it already, in the same commit as the rotated refresh token).
+                        await anyio.to_thread.run_sync(lambda: self.vault.drop_access_if(binding, sent_token))
+                return token
 
     def note_challenge(self, target: OAuthTarget, challenge: Challenge) -> None:
         """Remember the last 401/403 challenge of a server (its scope and metadata URL guide `start()`)."""
