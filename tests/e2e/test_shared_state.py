@@ -251,3 +251,32 @@ async def test_a_library_scripts_approval_or_card_is_decided_in_serve_and_the_sc
 async def _items(api: httpx2.AsyncClient, path: str, key: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = _ok(await api.get(path))[key]
     return items
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fault"),
+    [
+        ("servers.json", b'{"schema_version": 1, "servers": [{"config": ', "truncated JSON"),
+        ("interactions.json", b'{"schema_version": 3, "interactions": []}', "newer mcp-center (schema 3"),
+    ],
+)
+async def test_serve_does_not_start_on_a_damaged_data_file_and_says_which_and_why(
+    tmp_path: Path, name: str, content: bytes, fault: str
+) -> None:
+    """R-9.1: one line naming the file and the fault, a non-zero exit, the file untouched, nothing created."""
+    data_dir = tmp_path / "data"
+    (data_dir / "mcp").mkdir(parents=True)
+    damaged = data_dir / "mcp" / name
+    damaged.write_bytes(content)
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        done = await anyio.run_process(
+            [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", "0"],
+            env=_env(),
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr.decode()
+    [line] = [text for text in done.stderr.decode().splitlines() if text.startswith("error [STORAGE_ERROR]")]
+    assert str(damaged) in line
+    assert fault in line
+    assert damaged.read_bytes() == content
+    assert sorted(p.name for p in data_dir.iterdir()) == ["mcp"]  # no key, no admin token, no serve.json

@@ -110,10 +110,6 @@ class ApprovalBroker:
         await self._close_orphans()
         state = await self._read()
         for record in state.approvals.values():
-            before = self._seen.get(record.id)
-            if before == record.state:
-                continue
-            self._seen[record.id] = record.state
             self._publish("approval.created" if record.state == "pending" else "approval.closed", record)
         for gone in set(self._seen) - set(state.approvals):
             del self._seen[gone]
@@ -362,8 +358,7 @@ class ApprovalBroker:
                 expires_at=_now(),
                 state="cancelled",
             )
-        if self._seen.get(approval_id) != record.state:
-            self._closed_here(record)
+        self._closed_here(record)
         return record
 
     async def _close_where(self, which: Callable[[ApprovalRecord], bool], state: ApprovalState) -> list[ApprovalRecord]:
@@ -411,6 +406,9 @@ class ApprovalBroker:
         self._publish("approval.closed", record)
 
     def _publish(self, event: str, record: ApprovalRecord) -> None:
+        """Announce `record` unless this state of it was announced already (by `sync` or here)."""
+        if self._seen.get(record.id) == record.state:
+            return
         self._seen[record.id] = record.state
         self._events.publish(event, approval=record.view())
         extra: dict[str, Any] = {"approval_id": record.id, "tool": record.tool, "state": record.state}

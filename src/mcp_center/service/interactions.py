@@ -169,8 +169,8 @@ class InteractionBroker:
         self._waiters: dict[str, _Waiter] = {}
         self._forwarded: dict[str, anyio.CancelScope] = {}
         """Operation id → the wait for its caller's client to answer a forwarded elicitation."""
-        self._seen: dict[str, InteractionState] = {}
-        """The state each card had when this process last announced it (for `sync`)."""
+        self._seen: dict[str, tuple[object, ...]] = {}
+        """What each card was when this process last announced it (`_signature`, for `sync`)."""
         self._lock = anyio.Lock()
 
     # ----- lifecycle ------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ class InteractionBroker:
             How many cards were marked interrupted.
         """
         count = await self._close_orphans()
-        self._seen = {r.id: r.state for r in (await self._read()).interactions.values()}
+        self._seen = {r.id: _signature(r) for r in (await self._read()).interactions.values()}
         return count
 
     async def sync(self) -> None:
@@ -191,8 +191,7 @@ class InteractionBroker:
         await self._close_orphans()
         state = await self._read()
         for record in state.interactions.values():
-            if self._seen.get(record.id) != record.state:
-                self._publish("interaction.created" if record.state == "pending" else "interaction.closed", record)
+            self._publish("interaction.created" if record.state == "pending" else "interaction.closed", record)
         for gone in set(self._seen) - set(state.interactions):
             del self._seen[gone]
 
@@ -706,7 +705,11 @@ class InteractionBroker:
         return result[0]
 
     def _publish(self, event: str, record: InteractionRecord) -> None:
-        self._seen[record.id] = record.state
+        """Announce `record` unless this version of it was announced already (by `sync` or here)."""
+        signature = _signature(record)
+        if self._seen.get(record.id) == signature:
+            return
+        self._seen[record.id] = signature
         self._events.publish(event, interaction=self._view(record))
 
     def _view(self, record: InteractionRecord) -> dict[str, Any]:
@@ -749,6 +752,11 @@ _STATES: tuple[str, ...] = ("pending", "accepted", "declined", "cancelled", "exp
 
 def _as_dict(schema: object) -> dict[str, Any] | None:
     return dict(schema) if isinstance(schema, dict) else None  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _signature(record: InteractionRecord) -> tuple[object, ...]:
+    """What a page shows of a card's progress: a change of any of these is announced."""
+    return (record.state, record.answer is None, record.retry.done, record.retry.outcome)
 
 
 def _answer_aad(interaction_id: str) -> str:
