@@ -79,7 +79,7 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
     └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
 
-Spec: SPEC.md R-7.3 ("every bad input gets a clear error with a stable code, HTTP status and
+Spec: R-7.3, docs/requirements.md#R-7.3 ("every bad input gets a clear error with a stable code, HTTP status and
 message; nothing is half-applied or lost").
 """
 

@@ -1,8 +1,8 @@
-"""The OAuth broker: our own authorization flow for remote MCP servers (R-4, notes §6.4).
+"""The OAuth broker: our own authorization flow for remote MCP servers (R-4, docs/sdk-notes.md#oauth-broker).
 
-The SDK's `OAuthClientProvider` is not used (notes §6.2 lists where it deviates from R-4). The broker
-owns the flow and reuses the SDK's models and helpers (PKCE, WWW-Authenticate parsing, discovery URL
-lists, registration checks, scope union):
+The SDK's `OAuthClientProvider` is not used (docs/sdk-notes.md#oauth-deviations lists where it deviates
+from R-4). The broker owns the flow and reuses the SDK's models and helpers (PKCE, WWW-Authenticate
+parsing, discovery URL lists, registration checks, scope union):
 
 - `start()` is the only way an interactive authorization begins, and only a user action calls it
   (R-4.9): discovery (`discovery.discover`), the client identity (configured, CIMD, a stored

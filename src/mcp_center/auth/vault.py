@@ -3,7 +3,7 @@
 What is stored, per binding, as three ciphertexts in `StoreState.secrets` (never in servers.json):
 
 - `server`: the authorization server metadata snapshot. After a restart the refresh token goes to
-  *this* token endpoint, never to an endpoint derived from the MCP URL (SDK notes §6.2 dev. 7).
+  *this* token endpoint, never to an endpoint derived from the MCP URL (docs/sdk-notes.md#oauth-dev-7).
 - `client`: the registered client (RFC 7591) or CIMD identity, with its client secret.
 - `grant`: the refresh token, the granted scope, when the user authorized — and the current access
   token with its expiry.

@@ -132,7 +132,8 @@ def _auth_failure(probe: TransportProbe | None) -> CenterError | None:
     """The typed error an OAuth auth raised on this connection (R-4.7, R-4.5), if any.
 
     Raising inside an `httpx2.Auth` tears the transport down, so callers see only "connection closed"
-    (notes §6.4); the auth's own record names the real cause: authorization or step-up required.
+    (docs/sdk-notes.md#oauth-broker); the auth's own record names the real cause: authorization or step-up
+    required.
     """
     if probe is not None and isinstance(probe.auth, BoundBearerAuth):
         return probe.auth.failure

@@ -1,6 +1,6 @@
 """The connection manager: one supervised session per enabled server (R-2.3, R-2.4, R-3).
 
-Shape (see `../shared/notes/sdk-2.3.md` §2):
+Shape (see docs/sdk-notes.md#manager-shape and docs/architecture.md#connection-lifecycle):
 
 - Each connection is one task in the manager's task group. That task enters and exits the
   transport and the SDK `Client` (anyio cancel scopes must be exited by the task that entered

@@ -2,7 +2,7 @@
 
 Used by both the long-lived connections of the manager and the temporary connection of a test
 (R-2.2). The SDK `Client` is pinned to the 2025-11-25 initialize handshake (`mode="legacy"`) with
-its response cache off, as the SDK notes recommend: sessions, the GET stream, Last-Event-ID and
+its response cache off (docs/sdk-notes.md#client-mode): sessions, the GET stream, Last-Event-ID and
 DELETE only exist in that era, and our catalog generations must stay authoritative.
 """
 

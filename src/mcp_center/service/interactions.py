@@ -10,7 +10,7 @@ server's request with the answer; `decline` and `cancel` resume it with that act
 answering before `expires_at` sends `cancel`.
 
 URL mode is declined explicitly (R-6.2). The SDK advertises both modes whenever a callback is
-set (notes §5); every URL-mode request is answered `decline` and leaves a closed card saying so.
+set (docs/sdk-notes.md#elicitation); every URL-mode request is answered `decline` and leaves a closed card saying so.
 
 Every process (R-9.2): cards are a section of the shared store, so a card created during a
 library script's call is listed and answered in `serve`'s page and API. The process that takes

@@ -1,6 +1,6 @@
 """Transports: a server configuration becomes an SDK `mcp.client.Transport`.
 
-stdio and legacy SSE are our own (see `../shared/notes/sdk-2.3.md` §3: the SDK ones hide the pid,
+stdio and legacy SSE are our own (see docs/sdk-notes.md#transports: the SDK ones hide the pid,
 leak grandchildren, or hang on a cross-origin endpoint); Streamable HTTP is the SDK's transport
 with our own `httpx2.AsyncClient` and a response hook for diagnostics.
 """

@@ -7,7 +7,7 @@ the session expired — is captured by a response hook into `HttpDiagnostics`, w
 reads to attribute errors (R-3.1) and to re-initialize once on session expiry.
 
 Redirects: the client is built with `follow_redirects=False`; the SDK additionally refuses
-cross-origin redirects for MCP requests (notes §3.2).
+cross-origin redirects for MCP requests (docs/sdk-notes.md#streamable-http).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ DEFAULT_TIMEOUT = httpx2.Timeout(connect=10.0, read=900.0, write=30.0, pool=30.0
 """Seconds. `read` bounds silence on a response or SSE stream; calls have their own deadline.
 
 `read` is 15 minutes because a `tools/call` response stream is silent while the server waits for
-a human to answer an elicitation card (R-6.1, notes §5); it must outlast the card's expiry
+a human to answer an elicitation card (R-6.1, docs/sdk-notes.md#elicitation); it must outlast the card's expiry
 (10 minutes by default), or the call would fail while the user is still typing."""
 
 

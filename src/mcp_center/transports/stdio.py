@@ -6,7 +6,7 @@ Threats this module stops:
   (`start_new_session=True`, so pid == pgid == sid). Closing always signals the whole group
   (SIGTERM, then SIGKILL), even when the leader already exited on stdin EOF, so a grandchild such
   as `sleep 300` that the server forked cannot outlive the connection. The SDK's `stdio_client`
-  signals the group only when the leader hangs, and leaks such grandchildren (notes sdk-2.3 §3.1).
+  signals the group only when the leader hangs, and leaks such grandchildren (docs/sdk-notes.md#stdio).
 - **Shell interpretation.** argv goes to exec as a list and no shell ever sees it: `|`, `;`, `>`,
   `$(...)` are plain bytes of an argument, and `"npx foo | sh"` as a command is a file name that
   does not exist (spawn fails with `ServerUnreachable`, reason `spawn_failed`).
@@ -185,7 +185,7 @@ class StdioTransport:
     An async context manager yielding `(read_stream, write_stream)`, usable as
     `Client(StdioTransport(...), mode="legacy", cache=None)` or with `ClientSession(read, write)`.
     It is single-use (one process per instance) and must be entered and exited by the same task
-    (it owns an anyio task group; the connection actor does both, notes sdk-2.3 §0).
+    (it owns an anyio task group; the connection task does both, docs/sdk-notes.md#manager-shape).
 
     The read stream carries `SessionMessage`s and, for a stdout line over `max_message_bytes`,
     one `ServerProtocolError` (reason `protocol`, `details.limit_bytes`); the rest of that line is
