@@ -196,15 +196,14 @@ class ApprovalBroker:
             while True:
                 wake = waiting.wake = anyio.Event()  # before the read: a decision after it sets this one
                 current = (await self._read()).approvals.get(approval_id)
+                gone = waiting.record.model_copy(update={"state": "cancelled", "decided_at": _now()})
                 if current is None:  # removed by hand: nobody can decide it any more
-                    return waiting.record.model_copy(update={"state": "cancelled", "decided_at": _now()})
+                    return gone
                 if current.state != "pending":
                     return current
-                if waiting.request is not None:
-                    return await self._close_one(approval_id, waiting.request)
                 remaining = deadline - anyio.current_time()
-                if remaining <= 0:
-                    return await self._close_one(approval_id, "expired")
+                if waiting.request is not None or remaining <= 0:  # cancelled here, or timed out
+                    return await self._close_one(approval_id, waiting.request or "expired") or gone
                 with anyio.move_on_after(remaining):
                     async with anyio.create_task_group() as tg:
 
@@ -334,8 +333,8 @@ class ApprovalBroker:
             result.append(await anyio.to_thread.run_sync(run))
         return result[0]
 
-    async def _close_one(self, approval_id: str, state: ApprovalState) -> ApprovalRecord:
-        """Close one approval if it is still pending; return it as it is now."""
+    async def _close_one(self, approval_id: str, state: ApprovalState) -> ApprovalRecord | None:
+        """Close one approval if it is still pending; return it as it is now (None: it is gone)."""
 
         def run(current: StoreState) -> ApprovalRecord | None:
             record = current.approvals.get(approval_id)
@@ -346,19 +345,8 @@ class ApprovalBroker:
             return record
 
         record = await self._commit(run)
-        if record is None:  # removed by hand: nobody can decide it any more
-            return ApprovalRecord(
-                id=approval_id,
-                tool="",
-                server_id="",
-                server_tool="",
-                operation_id="",
-                host_instance=self.instance,
-                created_at=_now(),
-                expires_at=_now(),
-                state="cancelled",
-            )
-        self._closed_here(record)
+        if record is not None:
+            self._closed_here(record)
         return record
 
     async def _close_where(self, which: Callable[[ApprovalRecord], bool], state: ApprovalState) -> list[ApprovalRecord]:
