@@ -34,6 +34,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ServerExists             MCP_SERVER_EXISTS
     │   ├── AddressInUse             SERVE_ADDRESS_IN_USE          another process (often another `serve`) listens
     │   │                                                          on --host:--port; found before anything starts
+    │   ├── DataDirInUse             SERVE_DATA_DIR_IN_USE         R-9.2: a live `serve` owns the data directory
+    │   │                                                          (exit 4; `details`: data_dir, pid, url)
     │   ├── ServerVersionConflict    MCP_SERVER_VERSION_CONFLICT   R-1.3
     │   ├── TrustDigestMismatch      MCP_TRUST_DIGEST_MISMATCH     R-2.1
     │   ├── ServerNotTrusted         MCP_SERVER_NOT_TRUSTED        R-2.3
@@ -104,6 +106,7 @@ __all__ = [
     "Conflict",
     "ConnectionLost",
     "CsrfTokenInvalid",
+    "DataDirInUse",
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
@@ -362,6 +365,17 @@ class AddressInUse(Conflict):
     the runtime starts, so a running instance's data is left alone. `details`: `host`, `port`."""
 
     code = "SERVE_ADDRESS_IN_USE"
+
+
+class DataDirInUse(Conflict):
+    """Another live `mcp-center serve` owns the data directory (R-9.2): one serve per data directory.
+
+    Found before the second serve touches anything (no key, token, serve.json or server). Exit
+    code 4, like every conflict. `details`: `data_dir`, and the owner's `pid` and `url` (None
+    while it is still starting, or when its record cannot be read).
+    """
+
+    code = "SERVE_DATA_DIR_IN_USE"
 
 
 class ServerVersionConflict(Conflict):

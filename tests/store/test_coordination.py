@@ -15,8 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_center.errors import StorageError
-from mcp_center.store import GatewayTokenRecord, JsonStore
+from mcp_center.errors import DataDirInUse, StorageError
+from mcp_center.store import FileOwnerLock, GatewayTokenRecord, JsonStore, ServeOwner
 from tests.store.test_files import read_line
 
 pytestmark = pytest.mark.anyio
@@ -193,3 +193,20 @@ async def test_read_if_fresh_serves_the_cache_until_another_process_commits(tmp_
         assert list(mine.read().gateway_tokens) == [f"t{n}"]
         assert mine.stamp("gateway_tokens") != stamp
         stamp = mine.stamp("gateway_tokens")
+
+
+def test_the_store_hands_out_the_owner_lock_of_its_data_directory(tmp_path: Path) -> None:
+    """`Store.owner_lock()` is the same lock `serve` claims (`<data dir>/serve.lock`), not a second one."""
+    data_dir = tmp_path / "data"
+    store = JsonStore(data_dir / "mcp")
+    mine = store.owner_lock()
+    mine.claim(ServeOwner.this_process())
+    try:
+        with pytest.raises(DataDirInUse):
+            FileOwnerLock(data_dir).claim(ServeOwner.this_process())
+        current = store.owner_lock().current()
+        assert current is not None
+        assert current.pid == os.getpid()
+    finally:
+        mine.release()
+    assert store.owner_lock().current() is None

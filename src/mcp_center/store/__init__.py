@@ -1,13 +1,13 @@
 """Persistence: server records, ciphertexts, gateway tokens, cards and approvals — one atomic commit per
-change, shared safely between processes (R-1.2, R-9.1, R-9.2).
+change, shared safely between processes — and the one owner of a data directory (R-1.2, R-9.1, R-9.2).
 
 The interface is `Store` (data) with the coordination Protocols of `store/coordination.py`
-(cross-process lock by key, change feed, presence of process runs, the owner lock); `JsonStore`
-is the embedded backend over `<data dir>/mcp`.
+(cross-process lock by key, change feed, presence of process runs) and `OwnerLock` of
+`store/owner.py`; `JsonStore` is the embedded backend over `<data dir>/mcp`.
 """
 
 from mcp_center.store.approvals import MAX_CLOSED_APPROVALS, ApprovalRecord, ApprovalState
-from mcp_center.store.coordination import ChangeFeed, Changes, KeyedLocks, OwnerLock, Presence
+from mcp_center.store.coordination import ChangeFeed, Changes, KeyedLocks, Presence
 from mcp_center.store.files import OS_DISK, Disk, FileLock, atomic_write
 from mcp_center.store.interactions import (
     MAX_CLOSED_INTERACTIONS,
@@ -17,6 +17,7 @@ from mcp_center.store.interactions import (
     RetryState,
 )
 from mcp_center.store.json_store import JsonStore, Store
+from mcp_center.store.owner import FileOwnerLock, OwnerLock, ServeOwner
 from mcp_center.store.records import GatewayTokenRecord, ServerRecord, TestError, TestResult
 from mcp_center.store.sections import FILES, SCHEMA_VERSION, SECTIONS, Section, StoreState
 
@@ -34,6 +35,7 @@ __all__ = [
     "Changes",
     "Disk",
     "FileLock",
+    "FileOwnerLock",
     "GatewayTokenRecord",
     "InteractionRecord",
     "InteractionState",
@@ -43,6 +45,7 @@ __all__ = [
     "Presence",
     "RetryState",
     "Section",
+    "ServeOwner",
     "ServerRecord",
     "Store",
     "StoreState",

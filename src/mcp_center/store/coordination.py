@@ -15,9 +15,9 @@ database backend implements the same seam (rows + LISTEN/NOTIFY + advisory locks
   run holds an `flock` on `.instances/<id>` for its lifetime (the kernel drops it on SIGKILL, so a
   crashed run is seen dead at once and a reused pid fools nobody); PostgreSQL: a session advisory
   lock per instance, or a heartbeat row.
-- `OwnerLock` — one `serve` owns a data directory (R-9.2). Built in `store/owner.py` (the
-  lifecycle half of issue 11); declared here so it is part of the same interface. With PostgreSQL
-  it becomes a per-instance registration.
+- `OwnerLock` — one `serve` owns a data directory (R-9.2): `store/owner.py` (`FileOwnerLock`
+  over `<data dir>/serve.lock`); `Store.owner_lock()` hands it out. With PostgreSQL it becomes a
+  per-instance registration.
 
 Hot paths never wait on these: the per-call check "is my cached snapshot still current" is
 `Store.read_if_fresh()` / `Store.stamp()` (a few `stat` calls; a generation counter kept current by
@@ -49,7 +49,6 @@ __all__ = [
     "FileKeyedLocks",
     "FilePresence",
     "KeyedLocks",
-    "OwnerLock",
     "PolledChanges",
     "Presence",
 ]
@@ -115,18 +114,6 @@ class Presence(Protocol):
 
     def instance_alive(self, instance: str) -> bool:
         """True while the run `instance` is alive (a malformed id is never alive)."""
-        ...
-
-
-class OwnerLock(Protocol):
-    """One `serve` owns a data directory (R-9.2); the file implementation is `store/owner.py`.
-
-    Declared here so the store's interface has its place; the concrete claim / release / owner
-    signatures belong to that module.
-    """
-
-    def release(self) -> None:
-        """Give up ownership (at shutdown)."""
         ...
 
 

@@ -46,6 +46,7 @@ from mcp_center.store.coordination import (
 )
 from mcp_center.store.files import OS_DISK, Disk, FileLock, Stamp, file_stamp
 from mcp_center.store.journal import Journal, storage_error
+from mcp_center.store.owner import FileOwnerLock, OwnerLock
 from mcp_center.store.sections import (
     FILES,
     SECTIONS,
@@ -69,8 +70,8 @@ class Store(KeyedLocks, ChangeFeed, Presence, Protocol):
     Data (`read`, `read_if_fresh`, `transaction`, `stamp`) is synchronous: call it from a worker
     thread, except `read_if_fresh` and `stamp`, which are cheap enough for the event loop.
     Coordination (`lock`, `changes`, the presence of process runs) comes from the Protocols in
-    `store/coordination.py`. Every implementation serializes transactions across every process
-    (or instance) that shares the data.
+    `store/coordination.py`, the owner of the data from `owner_lock()` (`store/owner.py`). Every
+    implementation serializes transactions across every process (or instance) that shares the data.
     """
 
     def open(self) -> None:
@@ -106,6 +107,10 @@ class Store(KeyedLocks, ChangeFeed, Presence, Protocol):
 
     def stamp(self, *sections: Section) -> Hashable:
         """A cheap marker that changes whenever one of `sections` (default: all) is committed."""
+        ...
+
+    def owner_lock(self) -> OwnerLock:
+        """The lock that makes one `serve` the owner of this data (R-9.2; `store/owner.py`)."""
         ...
 
 
@@ -219,6 +224,11 @@ class JsonStore:
 
     def instance_alive(self, instance: str) -> bool:
         return self._presence.instance_alive(instance)
+
+    def owner_lock(self) -> OwnerLock:
+        """`FileOwnerLock` over the data directory (`<data dir>/serve.lock`, `serve.json`): the
+        parent of this store's directory."""
+        return FileOwnerLock(self.directory.parent)
 
     # ----- internals -------------------------------------------------------------------------------
 
