@@ -129,7 +129,8 @@ class JsonStore:
     def __init__(self, directory: Path, *, disk: Disk = OS_DISK, poll_s: float = DEFAULT_POLL_S) -> None:
         self.directory = directory
         self._paths = {s: directory / FILES[s] for s in SECTIONS}
-        self._path_strs = tuple(str(directory / FILES[s]) for s in SECTIONS)
+        self._str_paths = {s: str(directory / FILES[s]) for s in SECTIONS}
+        self._path_strs = tuple(self._str_paths.values())
         self._lock = FileLock(directory / LOCK_FILE)
         self._journal = Journal(directory, disk)
         self._journal_str = str(self._journal.path)
@@ -202,8 +203,10 @@ class JsonStore:
             self._snapshot = (self._stamps(), committed)
 
     def stamp(self, *sections: Section) -> Hashable:
+        if len(sections) == 1:  # the hot paths: one section (gateway tokens, servers)
+            return (file_stamp(self._str_paths[sections[0]]), file_stamp(self._journal_str))
         wanted = sections or SECTIONS
-        return (*(file_stamp(self._paths[s]) for s in wanted), file_stamp(self._journal_str))
+        return (*(file_stamp(self._str_paths[s]) for s in wanted), file_stamp(self._journal_str))
 
     # ----- coordination ----------------------------------------------------------------------------
 
@@ -214,7 +217,7 @@ class JsonStore:
 
     @contextlib.asynccontextmanager
     async def changes(self, sections: Iterable[Section] = SECTIONS) -> AsyncGenerator[Changes]:
-        yield PolledChanges(lambda s: file_stamp(self._paths[s]), sections, self._poll_s)
+        yield PolledChanges(lambda s: file_stamp(self._str_paths[s]), sections, self._poll_s)
 
     def join_instance(self, instance: str) -> None:
         self._presence.join_instance(instance)
