@@ -31,7 +31,7 @@ from mcp_center.errors import AddressInUse, AddressUnavailable, CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
-from mcp_center.store import FileOwnerLock, OwnerLock, ServeOwner
+from mcp_center.store import FileOwnerLock, JsonStore, OwnerLock, ServeOwner
 from mcp_center.transports import PROCESS_GROUPS_FILE, TakeOver, process_guard
 from mcp_center.web import BrowserSessions, install_web
 
@@ -165,9 +165,13 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
         created now (R-7.1).
     Raises:
         SecretStoreError: the admin token file is unusable.
+        StorageError: a data file is damaged, truncated or of a newer schema (R-9.1): the message
+            names the file and the fault, and `serve` stops before it opens its key or token (the
+            damaged file is never written).
     """
     install_log_redaction()
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    JsonStore(settings.mcp_dir).open()  # completes an interrupted commit, removes temps, checks every file
     token, created = load_or_create_admin_token(settings.data_dir, settings.admin_token)
 
     @asynccontextmanager

@@ -136,7 +136,7 @@ class Capabilities:
     async def registry(self, *, connect: bool = True) -> ToolRegistry:
         """The current registry, rebuilt if its inputs changed since it was built.
 
-        The inputs are servers.json (its change stamp) and, per running server, the connection
+        The inputs are the servers section (its change stamp) and, per running server, the connection
         and the generation of its tool catalog (R-3.7): any catalog refresh, reconnect, enable,
         disable or configuration change gives a new key, whatever order events arrive in.
 
@@ -146,7 +146,7 @@ class Capabilities:
         """
         if connect:
             await self._connect_lazy()
-        stamp = self._store.stamp()  # one stat: cheaper than a thread hop on every call
+        stamp = self._store.stamp("servers")  # two stats: cheaper than a thread hop on every call
         key = (stamp, self._catalog_key())
         if key != self._key:
             state = await self._read()
