@@ -13,7 +13,7 @@ from mcp_center.service.imports import (
     parse_preview_request,
     templates,
 )
-from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.interactions import Elicitor, InteractionBroker, RootsLister, Sampler
 from mcp_center.service.summary import connection_summary, digest_of
 
 __all__ = [
@@ -24,12 +24,15 @@ __all__ = [
     "Completion",
     "ConsoleExchange",
     "Debugger",
+    "Elicitor",
     "GatewayTokenNotFound",
     "GatewayTokens",
     "ImportPreviews",
     "Importer",
     "InteractionBroker",
     "McpCenter",
+    "RootsLister",
+    "Sampler",
     "ServerInfo",
     "connection_summary",
     "console_methods",
