@@ -1,15 +1,19 @@
-"""`McpCenter`: the library API and use cases every face shares (REST, CLI, web, gateway).
+"""`McpCenter`: the library's facade; every face (REST, CLI, web, gateway, a Python script) enters here.
 
-Configuration (R-1), trust → test → enable (R-2) and calls go through here. The store is the
-source of truth; after every committed change the affected server is reconciled into the
-connection manager (R-3.3): a server runs only when it is enabled, its current connection
-summary digest is trusted and was tested successfully, and the profile allows its transport.
+Configuration (R-1), trust → test → enable (R-2) and calls go through this class. It holds no
+rule of its own: each method hands over to the module that owns its noun.
 
-Threats handled here: a stale page overwriting a newer configuration (version check, R-1.3); a
-changed command, URL, header, env, auth or tool permission running without a new confirmation
-(high-risk invalidation, R-1.4); a secret value reaching a response, log or error (secret values
-are write-only, registered with the redactor, and never part of a view, R-1.5); a local process
-started under the production profile (R-2.5).
+- `servers.py`: server configuration use cases (create, update, delete, secrets, trust, test,
+  enable, disable) and the views they return; `records.py` the record-level helpers they share.
+- `readiness.py`: the trust → test → enable rule, once.
+- `secret_values.py`: write-only secret values (declare, seal, open, drop; R-1.5).
+- `reconcile.py`: the store → connection manager loop (R-3.3, R-9.2).
+- `views.py` and `summary.py`: what a face shows, computed once per use case.
+- `capabilities.py`, `approvals.py`, `interactions.py`: tools, prompts, resources, approvals and
+  elicitation cards as agents and their users see them (R-5, R-6).
+
+The store is the source of truth; after every committed change the affected server is reconciled
+into the connection manager: a server runs only when `Readiness.runnable` holds (R-3.3).
 """
 
 from __future__ import annotations
@@ -18,98 +22,35 @@ import logging
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
-import anyio.abc
 import anyio.to_thread
 from mcp.shared.dispatcher import ProgressFnT
 
-from mcp_center.auth import OAuthBroker, check_private_key
-from mcp_center.config import (
-    OAUTH_CLIENT_SECRET_KEYS,
-    AuthBearer,
-    AuthOAuth,
-    ServerConfig,
-    Settings,
-    StdioServerConfig,
-    check_header_name,
-    parse_server_config,
-    slugify,
-)
-from mcp_center.config.servers import ENV_NAME_PATTERN
-from mcp_center.config.settings import Profile
-from mcp_center.errors import (
-    CenterError,
-    ConfigInvalid,
-    FieldError,
-    RequestInvalid,
-    SandboxRequired,
-    SecretKeyInvalid,
-    SecretNotFound,
-    ServerDisabled,
-    ServerExists,
-    ServerNotFound,
-    ServerNotTested,
-    ServerNotTrusted,
-    ServerVersionConflict,
-    ToolDenied,
-    ToolDisabled,
-    ToolNotFound,
-    TrustDigestMismatch,
-    did_you_mean,
-)
-from mcp_center.interchange.credentials import (
-    CREDENTIAL_IN_ARGS_MESSAGE,
-    credential_query_params,
-    is_credential_name,
-    is_credential_value,
-)
-from mcp_center.models import ConnectionState, TransportKind
+from mcp_center.auth import OAuthBroker
+from mcp_center.config import ServerConfig, Settings
+from mcp_center.errors import FieldError, RequestInvalid, ToolDenied, ToolDisabled, ToolNotFound, did_you_mean
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
-from mcp_center.secrets import (
-    Redactor,
-    SecretCipher,
-    SecretKind,
-    default_redactor,
-    load_or_create_key,
-    secret_id,
-)
+from mcp_center.secrets import Redactor, SecretCipher, default_redactor, load_or_create_key
 from mcp_center.service.approvals import ApprovalBroker
-from mcp_center.service.bodies import (
-    SecretValues,
-    ServerBody,
-    check_json_safe,
-    parse_secret_value,
-    parse_server_body,
-)
+from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.service.interactions import Elicitor, InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
-from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
-from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
+from mcp_center.service.reconcile import Reconciler
+from mcp_center.service.records import collect_orphans
+from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
+from mcp_center.service.servers import Servers
+from mcp_center.service.summary import Summaries
+from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestResult
 from mcp_center.transports import ConnectionSpec
 
 __all__ = ["SECRET_KINDS", "McpCenter"]
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
-
-SECRET_KINDS: Mapping[str, SecretKind] = {
-    "environment": SecretKind.ENV,
-    "header": SecretKind.HEADER,
-    "bearer": SecretKind.BEARER,
-    "oauth": SecretKind.OAUTH_CLIENT,
-}
-"""API names of the secret kinds (`?kind=environment|header|bearer|oauth`)."""
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class McpCenter:
@@ -144,8 +85,6 @@ class McpCenter:
         self._manager = manager
         self._redactor = redactor
         self.instance = instance
-        self._reconcile_locks: dict[str, anyio.Lock] = {}
-        self._tg: anyio.abc.TaskGroup | None = None
         self._approvals = ApprovalBroker(
             store, manager.events, instance=instance, timeout_s=settings.approval_timeout_s
         )
@@ -166,11 +105,33 @@ class McpCenter:
             cipher=cipher,
             redactor=redactor,
             broker=broker,
-            digest=self._digest,
+            digest=lambda config, state: self._summaries().digest(config, state.secrets),
             after_authorization=self._after_authorization,
         )
         """OAuth use cases (R-4): start, complete, forget, status."""
-        self.debugger = Debugger(manager, self._runnable, self.get_server)
+        keeper = SecretValuesKeeper(cipher, redactor)
+        self._reconciler = Reconciler(
+            settings=settings,
+            store=store,
+            manager=manager,
+            approvals=self._approvals,
+            interactions=self._interactions,
+            keeper=keeper,
+            summaries=self._summaries,
+            oauth_auth=self.oauth.runtime_auth,
+        )
+        self._servers = Servers(
+            settings=settings,
+            store=store,
+            manager=manager,
+            keeper=keeper,
+            reconciler=self._reconciler,
+            oauth=self.oauth,
+            summaries=self._summaries,
+            announce=self._announce,
+            redactor=redactor,
+        )
+        self.debugger = Debugger(manager, self._servers.runnable, self.get_server)
         """Server info, live activity, log level, JSON-RPC console and completion (R-12.1)."""
 
     @classmethod
@@ -210,7 +171,7 @@ class McpCenter:
         key = await anyio.to_thread.run_sync(load_or_create_key, settings.data_dir, settings.secret_key)
         store = store or JsonStore(settings.mcp_dir)
         await anyio.to_thread.run_sync(store.open)
-        await anyio.to_thread.run_sync(_collect_orphans, store)
+        await anyio.to_thread.run_sync(collect_orphans, store)
         instance = uuid.uuid4().hex
         await anyio.to_thread.run_sync(store.join_instance, instance)
         cipher = SecretCipher(key)
@@ -239,16 +200,13 @@ class McpCenter:
                 anyio.create_task_group() as tg,
             ):
                 center = cls(settings, store, cipher, manager, instance=instance, interactions=interactions)
-                center._tg = tg
+                center._reconciler.tg = tg
                 try:
                     await center._approvals.start()
-                    await center._reconcile_all()
+                    await center._reconciler.reconcile_all()
                     if connect:
-                        state = await center._read()
-                        for record in state.servers.values():
-                            if record.config.connect_on_startup and record.id in center._manager.configured():
-                                tg.start_soon(center._connect_quietly, record.id)
-                        tg.start_soon(center._watch_store)
+                        await center._reconciler.connect_on_startup()
+                        tg.start_soon(center._reconciler.watch_store)
                         tg.start_soon(center._capabilities.watch)
                     yield center
                 except BaseException as exc:  # noqa: BLE001 - re-raised below, outside the task groups
@@ -269,11 +227,7 @@ class McpCenter:
 
     async def list_servers(self) -> list[dict[str, Any]]:
         """Every server as its API view (R-1.1 fields, version, summary, digest, status), sorted by id."""
-        return await self._in_thread(
-            lambda: [
-                self._view(r, s) for s in [self._store.read()] for r in sorted(s.servers.values(), key=lambda r: r.id)
-            ]
-        )
+        return await self._servers.list()
 
     async def server_configs(self) -> list[ServerConfig]:
         """Every server's configuration (no secret values: those live only in the store), sorted by id."""
@@ -286,12 +240,7 @@ class McpCenter:
         Raises:
             ServerNotFound: no such id.
         """
-
-        def run() -> dict[str, Any]:
-            state = self._store.read()
-            return self._view(_get(state, server_id), state)
-
-        return await self._in_thread(run)
+        return await self._servers.get(server_id)
 
     # ----- configuration writes ------------------------------------------------------------------
 
@@ -304,10 +253,7 @@ class McpCenter:
             ConfigInvalid: a rule of R-1 is broken (every violation listed).
             ServerExists: the id is taken.
         """
-        parsed = parse_server_body(body, require_version=False)
-        server_id = await self._txn(lambda state: self._add_server(state, parsed))
-        self._announce("server.created", {"server_id": server_id})
-        return await self.get_server(server_id)
+        return await self._servers.create(body)
 
     async def create_servers(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[dict[str, Any]]:
         """Register several servers in ONE store transaction: all of them or none (R-1.8, R-7.3).
@@ -321,15 +267,7 @@ class McpCenter:
         Raises:
             Whatever `plan` raises; ConfigInvalid / ServerExists for a body, as `create_server`.
         """
-
-        def run(state: StoreState) -> list[str]:
-            bodies = plan(frozenset(state.servers))
-            return [self._add_server(state, parse_server_body(body, require_version=False)) for body in bodies]
-
-        server_ids = await self._txn(run)
-        for server_id in server_ids:
-            self._announce("server.created", {"server_id": server_id})
-        return [await self.get_server(server_id) for server_id in server_ids]
+        return await self._servers.create_many(plan)
 
     async def update_server(self, server_id: str, body: object, *, partial: bool = False) -> dict[str, Any]:
         """Replace (PUT) or merge (PATCH, `partial=True`) a server's configuration (R-1.3, R-1.4).
@@ -341,30 +279,7 @@ class McpCenter:
         Raises:
             ServerNotFound, ServerVersionConflict (409, nothing changed), ConfigInvalid.
         """
-        parsed = parse_server_body(body, require_version=True)
-        if "id" in parsed.config and parsed.config["id"] != server_id:
-            raise ConfigInvalid([FieldError("id", "ID_IMMUTABLE", "cannot be changed; create a new server instead")])
-        parsed.config.pop("enabled", None)
-
-        def run(state: StoreState) -> bool:
-            record = _get(state, server_id)
-            _check_version(record, parsed.version)
-            data = _editable(record.config) if partial else {}
-            data.update(parsed.config)
-            data["id"] = server_id
-            config = parse_server_config(data)
-            old_digest = self._digest(record.config, state)
-            self._write_secret_values(state, config, parsed.secrets)
-            self._drop_undeclared_secrets(state, config)
-            new_digest = self._digest(config, state)
-            high_risk = old_digest != new_digest
-            state.servers[server_id] = self._changed(record, config, high_risk=high_risk)
-            return high_risk
-
-        high_risk = await self._txn(run)
-        self._announce("server.updated", {"server_id": server_id, "high_risk": high_risk})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.update(server_id, body, partial=partial)
 
     async def delete_server(self, server_id: str, *, version: int | None = None) -> None:
         """Delete a server, its ciphertexts, and its connection (R-1.5, R-2.4).
@@ -372,19 +287,7 @@ class McpCenter:
         Raises:
             ServerNotFound; ServerVersionConflict when `version` is given and stale.
         """
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            _check_version(record, version)
-            del state.servers[server_id]
-            for sid in state.secret_ids_of(server_id):
-                del state.secrets[sid]
-
-        await self._txn(run)
-        self._announce("server.deleted", {"server_id": server_id})
-        self.oauth.drop_server(server_id)
-        await self._reconcile(server_id)
-        self._manager.forget(server_id)
+        await self._servers.delete(server_id, version=version)
 
     async def set_secret(
         self, server_id: str, kind: str, key: str, value: object, *, version: int | None = None
@@ -392,36 +295,13 @@ class McpCenter:
         """Set one secret value (write-only, R-1.5); declares the key if needed. A high-risk change (R-1.4).
 
         Args:
-            kind: `environment` (stdio), `header` (remote) or `bearer` (key `token`).
+            kind: `environment` (stdio), `header` (remote), `bearer` (key `token`) or `oauth`
+                (`client_secret`, `private_key`).
         Raises:
             ServerNotFound, ServerVersionConflict, RequestInvalid (unknown kind),
             SecretKeyInvalid (key not allowed for the kind/transport), ConfigInvalid (bad value).
         """
-        secret_kind = _secret_kind(kind)
-        plain = parse_secret_value("value", value, header=secret_kind in (SecretKind.HEADER, SecretKind.BEARER))
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            _check_version(record, version)
-            config = _declare_secret(record.config, secret_kind, key)
-            values = SecretValues()
-            if secret_kind is SecretKind.ENV:
-                values.env[key] = plain
-            elif secret_kind is SecretKind.HEADER:
-                values.headers[key] = plain
-            elif secret_kind is SecretKind.OAUTH_CLIENT:
-                values.oauth[key] = plain
-            else:
-                values.bearer_token = plain
-            old_digest = self._digest(record.config, state)
-            self._write_secret_values(state, config, values)
-            high_risk = old_digest != self._digest(config, state)
-            state.servers[server_id] = self._changed(record, config, high_risk=high_risk)
-
-        await self._txn(run)
-        self._announce("server.secret_set", {"server_id": server_id, "kind": kind})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.set_secret(server_id, kind, key, value, version=version)
 
     async def delete_secret(self, server_id: str, kind: str, key: str, *, version: int | None = None) -> dict[str, Any]:
         """Delete one secret: its ciphertext and its declaration (R-1.5). A high-risk change.
@@ -429,30 +309,7 @@ class McpCenter:
         Raises:
             ServerNotFound, ServerVersionConflict, RequestInvalid, SecretNotFound.
         """
-        secret_kind = _secret_kind(kind)
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            _check_version(record, version)
-            config = record.config
-            internal = secret_id(secret_kind, server_id, key)
-            declared = {(k, n.lower() if k is SecretKind.HEADER else n) for k, n in secret_slots(config)}
-            wanted = (secret_kind, key.lower() if secret_kind is SecretKind.HEADER else key)
-            if wanted not in declared and internal not in state.secrets:
-                raise SecretNotFound(f"no {kind} secret named '{key}'", details={"kind": kind, "key": key})
-            if isinstance(config, StdioServerConfig) and secret_kind is SecretKind.ENV:
-                config = config.model_copy(update={"secret_env": [k for k in config.secret_env if k != key]})
-            elif not isinstance(config, StdioServerConfig) and secret_kind is SecretKind.HEADER:
-                config = config.model_copy(
-                    update={"secret_headers": [h for h in config.secret_headers if h.lower() != key.lower()]}
-                )
-            state.secrets.pop(internal, None)
-            state.servers[server_id] = self._changed(record, config, high_risk=True)
-
-        await self._txn(run)
-        self._announce("server.secret_deleted", {"server_id": server_id, "kind": kind})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.delete_secret(server_id, kind, key, version=version)
 
     # ----- trust, test, enable ------------------------------------------------------------------
 
@@ -463,27 +320,7 @@ class McpCenter:
             ServerNotFound; RequestInvalid (no digest); TrustDigestMismatch (409) when `digest`
             is not the current one — the caller must re-read the summary.
         """
-        if not isinstance(digest, str) or not digest:
-            raise RequestInvalid(
-                "digest: send the digest of the summary you confirmed",
-                details={"errors": [FieldError("digest", "FIELD_REQUIRED", "is required").to_dict()]},
-            )
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            current = self._digest(record.config, state)
-            if digest != current:
-                raise TrustDigestMismatch(
-                    "the connection summary changed since you read it; review the current summary and confirm "
-                    "its digest",
-                    details={"current_digest": current},
-                )
-            state.servers[server_id] = record.model_copy(update={"trusted_digest": current, "updated_at": _now()})
-
-        await self._txn(run)
-        self._announce("server.trusted", {"server_id": server_id})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.trust(server_id, digest)
 
     async def test(self, server_id: str) -> TestResult:
         """Run a temporary connection (initialize + tools/list + close) and store the result (R-2.2).
@@ -495,53 +332,7 @@ class McpCenter:
             ServerNotFound; ServerNotTrusted (the current digest is not confirmed: testing runs
             the command / sends the credentials); SandboxRequired under the production profile.
         """
-
-        def prepare() -> tuple[ConnectionSpec, str]:
-            state = self._store.read()
-            record = _get(state, server_id)
-            self._check_profile(record.config)
-            digest = self._digest(record.config, state)
-            if record.trusted_digest != digest:
-                raise ServerNotTrusted(
-                    "confirm the current connection summary (POST .../trust) before testing",
-                    details={"current_digest": digest},
-                )
-            return self._spec(record.config, state, digest), digest
-
-        spec, digest = await self._in_thread(prepare)
-        started = _now()
-        try:
-            probe = await self._manager.probe(spec)
-            result = TestResult(
-                ok=True,
-                digest=digest,
-                tested_at=_now(),
-                elapsed_ms=probe.elapsed_ms,
-                tool_count=len(probe.tools),
-                server_name=probe.server_name,
-                server_version=probe.server_version,
-                protocol_version=probe.protocol_version,
-            )
-        except CenterError as exc:
-            elapsed = int((_now() - started).total_seconds() * 1000)
-            error = TestError(
-                code=exc.code,
-                reason=exc.details.get("reason"),
-                message=self._redactor.redact(exc.message),
-                details=self._redactor.redact_obj(exc.details),
-            )
-            result = TestResult(ok=False, digest=digest, tested_at=_now(), elapsed_ms=elapsed, error=error)
-
-        def store(state: StoreState) -> None:
-            record = state.servers.get(server_id)
-            if record is None or self._digest(record.config, state) != digest:
-                return
-            state.servers[server_id] = record.model_copy(update={"last_test": result, "updated_at": _now()})
-
-        await self._txn(store)
-        self._announce("server.tested", {"server_id": server_id, "ok": result.ok})
-        await self._reconcile(server_id)
-        return result
+        return await self._servers.test(server_id)
 
     async def enable(self, server_id: str) -> dict[str, Any]:
         """Enable a trusted, tested server and start its long-lived connection (R-2.3).
@@ -552,30 +343,7 @@ class McpCenter:
             ServerNotFound; SandboxRequired (403, production + stdio); ServerNotTrusted /
             ServerNotTested (409) when the current digest is not confirmed / not tested OK.
         """
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            self._check_profile(record.config)
-            digest = self._digest(record.config, state)
-            if record.trusted_digest != digest:
-                raise ServerNotTrusted(
-                    "confirm the current connection summary (POST .../trust) before enabling",
-                    details={"current_digest": digest},
-                )
-            test = record.last_test
-            if test is None or not test.ok or test.digest != digest:
-                raise ServerNotTested(
-                    "run a successful test of the current configuration (POST .../test) before enabling",
-                    details={"current_digest": digest},
-                )
-            if not record.enabled:
-                state.servers[server_id] = record.model_copy(update={"enabled": True, "updated_at": _now()})
-
-        await self._txn(run)
-        self._announce("server.enabled", {"server_id": server_id})
-        await self._reconcile(server_id)
-        await self._connect_quietly(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.enable(server_id)
 
     async def disable(self, server_id: str) -> dict[str, Any]:
         """Disable a server: close its connection and unregister its tools (R-2.4).
@@ -583,16 +351,7 @@ class McpCenter:
         Raises:
             ServerNotFound.
         """
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            if record.enabled:
-                state.servers[server_id] = record.model_copy(update={"enabled": False, "updated_at": _now()})
-
-        await self._txn(run)
-        self._announce("server.disabled", {"server_id": server_id})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.disable(server_id)
 
     # ----- tools ---------------------------------------------------------------------------------
 
@@ -998,209 +757,18 @@ class McpCenter:
 
     # ----- internals -----------------------------------------------------------------------------
 
+    def _summaries(self) -> Summaries:
+        return Summaries(self._cipher)
+
     def _announce(self, event: str, fields: dict[str, Any]) -> None:
         logger.info(event, extra=fields)
         self._manager.events.publish(event, **fields)
 
-    async def _in_thread(self, fn: Callable[[], T]) -> T:
-        return await anyio.to_thread.run_sync(fn)
-
     async def _read(self) -> StoreState:
         return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
 
-    async def _txn(self, fn: Callable[[StoreState], T]) -> T:
-        def run() -> T:
-            with self._store.transaction() as state:
-                return fn(state)
-
-        return await anyio.to_thread.run_sync(run)
-
-    def _digest(self, config: ServerConfig, state: StoreState) -> str:
-        return digest_of(connection_summary(config, state.secrets, self._cipher))
-
-    def _check_profile(self, config: ServerConfig) -> None:
-        if isinstance(config, StdioServerConfig) and self.settings.profile is Profile.PRODUCTION:
-            raise SandboxRequired(
-                "the production profile does not start local stdio servers without a sandbox runner",
-                details={"server_id": config.id, "profile": self.settings.profile.value},
-            )
-
-    def _needs(self, record: ServerRecord, digest: str) -> list[str]:
-        needs: list[str] = []
-        if isinstance(record.config, StdioServerConfig) and self.settings.profile is Profile.PRODUCTION:
-            needs.append("sandbox")
-        if record.trusted_digest != digest:
-            needs.append("trust")
-        test = record.last_test
-        if test is None or not test.ok or test.digest != digest:
-            needs.append("test")
-        if not record.enabled:
-            needs.append("enable")
-        return needs
-
-    def _add_server(self, state: StoreState, parsed: ServerBody) -> str:
-        """Add one new server record and its secrets to `state` (inside a transaction); return its id."""
-        config_data = dict(parsed.config)
-        config_data.pop("enabled", None)
-        if "id" not in config_data or config_data["id"] in (None, ""):
-            base = slugify(str(config_data.get("name") or "server"))
-            candidate, n = base, 2
-            while candidate in state.servers:
-                suffix = f"-{n}"
-                candidate, n = base[: 32 - len(suffix)].rstrip("-") + suffix, n + 1
-            config_data["id"] = candidate
-        config = parse_server_config(config_data)
-        if config.id in state.servers:
-            raise ServerExists(f"a server with id '{config.id}' already exists", details={"server_id": config.id})
-        self._write_secret_values(state, config, parsed.secrets)
-        now = _now()
-        state.servers[config.id] = ServerRecord(config=config, version=1, created_at=now, updated_at=now)
-        return config.id
-
-    def _changed(self, record: ServerRecord, config: ServerConfig, *, high_risk: bool) -> ServerRecord:
-        update: dict[str, Any] = {"config": config, "version": record.version + 1, "updated_at": _now()}
-        if high_risk:
-            update.update(trusted_digest=None, last_test=None, enabled=False)
-        return record.model_copy(update=update)
-
-    def _write_secret_values(self, state: StoreState, config: ServerConfig, values: SecretValues) -> None:
-        errors: list[FieldError] = []
-        writes: list[tuple[SecretKind, str, str]] = []
-        if values.env:
-            if not isinstance(config, StdioServerConfig):
-                errors.append(
-                    FieldError("secret_values.env", "SECRET_KIND_INVALID", "env secrets are for stdio servers")
-                )
-            writes += [(SecretKind.ENV, k, v) for k, v in values.env.items()]
-        if values.headers:
-            if isinstance(config, StdioServerConfig):
-                errors.append(
-                    FieldError("secret_values.headers", "SECRET_KIND_INVALID", "header secrets are for remote servers")
-                )
-            writes += [(SecretKind.HEADER, k, v) for k, v in values.headers.items()]
-        if values.bearer_token is not None:
-            if isinstance(config, StdioServerConfig) or not isinstance(config.auth, AuthBearer):
-                errors.append(
-                    FieldError(
-                        "secret_values.bearer_token",
-                        "SECRET_KIND_INVALID",
-                        "needs a remote server with auth.kind 'bearer'",
-                    )
-                )
-            writes.append((SecretKind.BEARER, BEARER_KEY, values.bearer_token))
-        if values.oauth:
-            if isinstance(config, StdioServerConfig) or not isinstance(config.auth, AuthOAuth):
-                errors.append(
-                    FieldError(
-                        "secret_values.oauth", "SECRET_KIND_INVALID", "needs a remote server with auth.kind 'oauth'"
-                    )
-                )
-            elif "private_key" in values.oauth:
-                check_private_key(values.oauth["private_key"], config.auth.jwt_signing_algorithm)
-            writes += [(SecretKind.OAUTH_CLIENT, k, v) for k, v in values.oauth.items()]
-        if errors:
-            raise ConfigInvalid(errors)
-        for kind, key, value in writes:
-            internal = secret_id(kind, config.id, key)
-            self._redactor.add(value)
-            state.secrets[internal] = self._cipher.seal(value, associated_data=internal)
-
-    def _drop_undeclared_secrets(self, state: StoreState, config: ServerConfig) -> None:
-        keep = {secret_id(kind, config.id, key) for kind, key in secret_slots(config)}
-        for internal in state.secret_ids_of(config.id):
-            if internal not in keep and not internal.startswith(f"mcp.{SecretKind.OAUTH.value}."):
-                del state.secrets[internal]
-        OAuthService.purge_stale(state, config)  # OAuth credentials live only with the current binding (R-4.6)
-
-    def _decrypt(self, state: StoreState, kind: SecretKind, server_id: str, key: str) -> str | None:
-        internal = secret_id(kind, server_id, key)
-        token = state.secrets.get(internal)
-        if token is None:
-            return None
-        value = self._cipher.open(token, associated_data=internal)
-        self._redactor.add(value)
-        return value
-
-    def _spec(self, config: ServerConfig, state: StoreState, digest: str) -> ConnectionSpec:
-        summary_timeout = config.effective_startup_timeout_s
-        if isinstance(config, StdioServerConfig):
-            summary = connection_summary(config, state.secrets, self._cipher)
-            env = dict(config.env)
-            for key in config.secret_env:
-                value = self._decrypt(state, SecretKind.ENV, config.id, key)
-                if value is not None:
-                    env[key] = value
-            program = summary.get("command_path") or config.command
-            return ConnectionSpec(
-                server_id=config.id,
-                transport=TransportKind.STDIO,
-                digest=digest,
-                argv=(program, *config.args),
-                env=env,
-                cwd=config.cwd,
-                startup_timeout_s=summary_timeout,
-                call_timeout_s=config.call_timeout_s,
-                max_result_bytes=config.max_result_bytes,
-            )
-        headers = dict(config.headers)
-        for key in config.secret_headers:
-            value = self._decrypt(state, SecretKind.HEADER, config.id, key)
-            if value is not None:
-                headers[key] = value
-        if isinstance(config.auth, AuthBearer):
-            token = self._decrypt(state, SecretKind.BEARER, config.id, BEARER_KEY)
-            if token is not None:
-                headers["Authorization"] = f"Bearer {token}"
-        auth = self.oauth.runtime_auth(config, state) if isinstance(config.auth, AuthOAuth) else None
-        return ConnectionSpec(
-            server_id=config.id,
-            transport=TransportKind(config.transport),
-            digest=digest,
-            url=config.url,
-            headers=headers,
-            auth=auth,
-            startup_timeout_s=summary_timeout,
-            call_timeout_s=config.call_timeout_s,
-            max_result_bytes=config.max_result_bytes,
-        )
-
-    def _desired_spec(self, state: StoreState, server_id: str) -> ConnectionSpec | None:
-        record = state.servers.get(server_id)
-        if record is None or not record.enabled:
-            return None
-        digest = self._digest(record.config, state)
-        needs = self._needs(record, digest)
-        if needs:
-            return None
-        return self._spec(record.config, state, digest)
-
-    async def _reconcile(self, server_id: str) -> None:
-        lock = self._reconcile_locks.setdefault(server_id, anyio.Lock())
-        async with lock:
-
-            def desired() -> ConnectionSpec | None:
-                return self._desired_spec(self._store.read(), server_id)
-
-            try:
-                spec = await self._in_thread(desired)
-            except CenterError:
-                logger.exception("server.reconcile_failed", extra={"server_id": server_id})
-                spec = None
-            if spec is None and await self._approvals.cancel_server(server_id):
-                # Approving them could only fail now: their cards go instead of waiting (R-5.3).
-                logger.info("approvals.cancelled_for_server", extra={"server_id": server_id})
-            await self._manager.configure(server_id, spec)
-
-    async def _reconcile_all(self) -> None:
-        state = await self._read()
-        for server_id in sorted(set(state.servers) | set(self._manager.configured())):
-            await self._reconcile(server_id)
-
-    async def _connect_quietly(self, server_id: str) -> None:
-        try:
-            await self._manager.connect(server_id)
-        except CenterError as exc:
-            logger.info("server.connect_failed", extra={"server_id": server_id, "code": exc.code})
+    async def _runnable(self, server_id: str) -> ServerRecord:
+        return await self._servers.runnable(server_id)
 
     async def _after_authorization(self, server_id: str) -> None:
         """An authorization was committed or forgotten: announce `server.oauth`, reconcile, reconnect.
@@ -1209,222 +777,4 @@ class McpCenter:
         view's `oauth` block changed, so an open Authorization tab shows the result at once (R-4.9, R-3.11).
         """
         self._announce("server.oauth", {"server_id": server_id})
-        await self._reconcile(server_id)
-        if server_id in self._manager.configured():
-            await self._manager.disconnect(server_id)
-            if self._tg is not None:
-                self._tg.start_soon(self._connect_quietly, server_id)
-
-    async def _watch_store(self) -> None:
-        """Follow what other processes commit (R-9.2): configuration (reconcile, and connect what
-        became runnable), approvals and cards (announce them on this host's event bus)."""
-        async with self._store.changes(["servers", "approvals", "interactions"]) as changes:
-            while True:
-                changed = await changes.next()
-                try:
-                    if "approvals" in changed:
-                        await self._approvals.sync()
-                    if "interactions" in changed:
-                        await self._interactions.sync()
-                    if "servers" in changed:
-                        await self._servers_changed()
-                except CenterError:
-                    logger.exception("store.change_failed", extra={"sections": sorted(changed)})
-
-    async def _servers_changed(self) -> None:
-        await self._reconcile_all()
-        # R-3.2 for changes made by another process (the CLI enabled a server): a runnable
-        # connect_on_startup server that is not connected connects now, as at start-up.
-        state = await self._read()
-        for server_id in self._manager.configured():
-            record = state.servers.get(server_id)
-            if (
-                record is not None
-                and record.config.connect_on_startup
-                and self._manager.status(server_id).state is ConnectionState.DISCONNECTED
-                and self._tg is not None
-            ):
-                self._tg.start_soon(self._connect_quietly, server_id)
-
-    async def _runnable(self, server_id: str) -> ServerRecord:
-        def run() -> ServerRecord:
-            state = self._store.read()
-            record = _get(state, server_id)
-            self._check_profile(record.config)
-            if not record.enabled:
-                raise ServerDisabled(f"server '{server_id}' is not enabled", details={"server_id": server_id})
-            digest = self._digest(record.config, state)
-            needs = self._needs(record, digest)
-            if "trust" in needs:
-                raise ServerNotTrusted(
-                    f"server '{server_id}' changed since it was trusted; confirm the new summary",
-                    details={"needs": needs},
-                )
-            if "test" in needs:
-                raise ServerNotTested(f"server '{server_id}' needs a successful test", details={"needs": needs})
-            return record
-
-        return await self._in_thread(run)
-
-    def _view(self, record: ServerRecord, state: StoreState) -> dict[str, Any]:
-        config = record.config
-        summary = connection_summary(config, state.secrets, self._cipher)
-        digest = digest_of(summary)
-        view: dict[str, Any] = _editable(config)
-        if isinstance(config, StdioServerConfig):
-            view["secret_env"] = {k: {"configured": v["configured"]} for k, v in summary["secret_env"].items()}
-        else:
-            view["secret_headers"] = {k: {"configured": v["configured"]} for k, v in summary["secret_headers"].items()}
-            if isinstance(config.auth, AuthBearer):
-                view["auth"] = {"kind": "bearer", "token": {"configured": summary["auth"]["token"]["configured"]}}
-            elif isinstance(config.auth, AuthOAuth):
-                configured = summary["auth"]
-                view["auth"].update({k: {"configured": configured[k]["configured"]} for k in OAUTH_CLIENT_SECRET_KEYS})
-                view["oauth"] = self.oauth.status(config, state)
-        last_test = record.last_test.model_dump(mode="json") if record.last_test else None
-        view.update(
-            enabled=record.enabled,
-            version=record.version,
-            created_at=record.created_at.isoformat(),
-            updated_at=record.updated_at.isoformat(),
-            trusted_digest=record.trusted_digest,
-            trusted=record.trusted_digest == digest,
-            last_test=last_test,
-            tested=bool(record.last_test and record.last_test.ok and record.last_test.digest == digest),
-            summary=summary,
-            digest=digest,
-            needs=self._needs(record, digest),
-            warnings=_warnings(summary),
-            status=self._manager.status(config.id).to_dict(),
-        )
-        return view
-
-
-def _warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Problems the user should see before trusting: they do not block, but the test will fail."""
-    warnings: list[dict[str, str]] = []
-    if summary.get("transport") == "stdio" and summary.get("command_path") is None:
-        warnings.append(
-            {
-                "code": "COMMAND_NOT_FOUND",
-                "message": f"'{summary.get('command')}' was not found on the host's PATH; "
-                "install it (or use an absolute path) before testing",
-            }
-        )
-    url = summary.get("url")
-    if isinstance(url, str) and not url.isascii():
-        warnings.append(
-            {
-                "code": "URL_NOT_ASCII",
-                "message": f"the URL has non-ASCII characters; it connects to {summary.get('origin')} "
-                "(check that this is the site you expect)",
-            }
-        )
-    if isinstance(url, str):
-        warnings += [
-            {
-                "code": "URL_QUERY_CREDENTIAL",
-                "message": f"query parameter '{name}' looks like a credential; it is stored in plain text with "
-                "the URL and shown in summaries and exports (prefer a secret header if the server accepts one)",
-            }
-            for name in credential_query_params(url)
-        ]
-    for kind, label in (("env", "environment variable"), ("headers", "header")):
-        for name, value in (summary.get(kind) or {}).items():
-            if is_credential_name(name) or (isinstance(value, str) and is_credential_value(value)):
-                warnings.append(
-                    {
-                        "code": "CREDENTIAL_IN_PLAIN_FIELD",
-                        "message": f"the {label} '{name}' looks like a credential but is stored in plain text "
-                        "and shown in summaries and exports: make it a secret (write-only, encrypted)",
-                    }
-                )
-    for i, arg in enumerate(summary.get("args") or []):
-        if isinstance(arg, str) and is_credential_value(arg):
-            warnings.append({"code": "CREDENTIAL_IN_ARGS", "message": f"argument {i + 1} {CREDENTIAL_IN_ARGS_MESSAGE}"})
-    for kind in ("secret_env", "secret_headers"):
-        for name, entry in (summary.get(kind) or {}).items():
-            if not entry.get("configured"):
-                warnings.append({"code": "SECRET_NOT_SET", "message": f"the secret '{name}' has no value yet"})
-    return warnings
-
-
-def _collect_orphans(store: Store) -> None:
-    """Delete ciphertexts whose server no longer exists (R-1.5: deleting a server deletes its secrets)."""
-    with store.transaction() as state:
-        for sid in state.orphaned_secrets():
-            del state.secrets[sid]
-
-
-def _get(state: StoreState, server_id: str) -> ServerRecord:
-    record = state.servers.get(server_id)
-    if record is None:
-        raise ServerNotFound(
-            f"no server with id '{server_id}'",
-            details={"server_id": server_id, "did_you_mean": did_you_mean(server_id, state.servers)},
-        )
-    return record
-
-
-def _check_version(record: ServerRecord, version: int | None) -> None:
-    if version is not None and version != record.version:
-        raise ServerVersionConflict(
-            f"server '{record.id}' was changed by someone else (you read version {version}, it is now "
-            f"{record.version}); reload and apply your change again",
-            details={"server_id": record.id, "your_version": version, "current_version": record.version},
-        )
-
-
-def _editable(config: ServerConfig) -> dict[str, Any]:
-    return config.model_dump(mode="json")
-
-
-def _secret_kind(kind: str) -> SecretKind:
-    try:
-        return SECRET_KINDS[kind]
-    except KeyError:
-        raise RequestInvalid(
-            "kind: must be 'environment', 'header', 'bearer' or 'oauth'",
-            details={
-                "errors": [
-                    FieldError("kind", "FIELD_INVALID", "must be environment, header, bearer or oauth").to_dict()
-                ]
-            },
-        ) from None
-
-
-def _declare_secret(config: ServerConfig, kind: SecretKind, key: str) -> ServerConfig:
-    """Return `config` with `key` declared as a secret of `kind` (a plain env var of that name becomes secret)."""
-    if kind is SecretKind.ENV:
-        if not isinstance(config, StdioServerConfig):
-            raise SecretKeyInvalid("environment secrets are for stdio servers", details={"kind": "environment"})
-        if not ENV_NAME_PATTERN.fullmatch(key):
-            raise SecretKeyInvalid(f"'{key}' is not a valid env var name", details={"key": key})
-        env = {k: v for k, v in config.env.items() if k != key}
-        declared = config.secret_env if key in config.secret_env else [*config.secret_env, key]
-        return config.model_copy(update={"env": env, "secret_env": declared})
-    if isinstance(config, StdioServerConfig):
-        raise SecretKeyInvalid(f"{kind.value} secrets are for remote servers", details={"kind": kind.value})
-    if kind is SecretKind.BEARER:
-        if key != BEARER_KEY or not isinstance(config.auth, AuthBearer):
-            raise SecretKeyInvalid(
-                "the bearer secret is named 'token' and needs auth.kind 'bearer'", details={"key": key}
-            )
-        return config
-    if kind is SecretKind.OAUTH_CLIENT:
-        if key not in OAUTH_CLIENT_SECRET_KEYS or not isinstance(config.auth, AuthOAuth):
-            raise SecretKeyInvalid(
-                f"OAuth secrets are {', '.join(OAUTH_CLIENT_SECRET_KEYS)} and need auth.kind 'oauth'",
-                details={"key": key},
-            )
-        return config
-    error = check_header_name(f"headers.{key}", key, managed_auth=config.auth.kind in {"bearer", "oauth"})
-    if error is not None:
-        raise SecretKeyInvalid(f"{error.field}: {error.message}", details={"key": key, "code": error.code})
-    headers = {k: v for k, v in config.headers.items() if k.lower() != key.lower()}
-    declared = (
-        config.secret_headers
-        if any(h.lower() == key.lower() for h in config.secret_headers)
-        else [*config.secret_headers, key]
-    )
-    return config.model_copy(update={"headers": headers, "secret_headers": declared})
+        await self._reconciler.reconnect(server_id)

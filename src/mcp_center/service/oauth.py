@@ -41,11 +41,11 @@ from mcp_center.errors import (
     OAuthNotConfigured,
     RequestInvalid,
     ServerNotFound,
-    ServerNotTrusted,
     did_you_mean,
 )
 from mcp_center.models import TransportKind
 from mcp_center.secrets import Redactor, SecretCipher, SecretKind, secret_id
+from mcp_center.service.readiness import Readiness
 from mcp_center.store import ServerRecord, Store, StoreState
 
 __all__ = ["CALLBACK_PATH", "CLIENT_METADATA_PATH", "OAuthService", "client_metadata_document"]
@@ -233,13 +233,10 @@ class OAuthService:
             state = self._store.read()
             record = _record(state, server_id)
             config, _ = _oauth_config(record)
-            digest = self._digest(config, state)
-            if record.trusted_digest != digest:
-                raise ServerNotTrusted(
-                    "confirm the current connection summary (POST .../trust) before authorizing: authorization "
-                    "contacts the server and its authorization server with the configured client",
-                    details={"current_digest": digest},
-                )
+            Readiness(record, self._digest(config, state), self.settings.profile).require_trusted(
+                "authorizing (authorization contacts the server and its authorization server with the "
+                "configured client)"
+            )
             return self.target(config, state)
 
         target = await anyio.to_thread.run_sync(prepare)
