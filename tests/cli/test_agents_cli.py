@@ -34,7 +34,7 @@ def run(data_dir: Path, *args: str, token: bool = False) -> subprocess.Completed
 def _enable_in_process(data: Path, url: str) -> None:
     async def setup() -> None:
         async with McpCenter.open(Settings.load(data_dir=data, environ={}), connect=False) as center:
-            view = await center.create_server({"name": "Caps", "transport": "streamable_http", "url": url})
+            view = (await center.create_server({"name": "Caps", "transport": "streamable_http", "url": url})).to_dict()
             await center.trust(view["id"], view["digest"])
             assert (await center.test(view["id"])).ok
             await center.enable(view["id"])

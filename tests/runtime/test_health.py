@@ -16,7 +16,9 @@ pytestmark = pytest.mark.anyio
 
 async def ready_echo(center: McpCenter, base: str) -> None:
     """Add the echo server at `base` as "echo", then confirm, test and enable it and wait until it is ready."""
-    view = await center.create_server({"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
+    view = (
+        await center.create_server({"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
+    ).to_dict()
     await center.trust(view["id"], view["digest"])
     assert (await center.test(view["id"])).ok
     await center.enable(view["id"])

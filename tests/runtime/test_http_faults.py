@@ -73,7 +73,7 @@ async def _echo(manager: ConnectionManager, text: str) -> str:
 
 
 async def _ready(center: McpCenter, url: str) -> str:
-    view = await center.create_server({"name": "Fake", "transport": "streamable_http", "url": url})
+    view = (await center.create_server({"name": "Fake", "transport": "streamable_http", "url": url})).to_dict()
     await center.trust(view["id"], view["digest"])
     result = await center.test(view["id"])
     assert result.ok, result.error

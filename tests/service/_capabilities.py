@@ -33,11 +33,11 @@ def remote(server_id: str, url: str, **extra: Any) -> dict[str, Any]:
 async def ready(center: McpCenter, body: dict[str, Any]) -> dict[str, Any]:
     """Create → trust → test → enable (bounded); return the enabled view."""
     with anyio.fail_after(15):
-        view = await center.create_server(body)
+        view = (await center.create_server(body)).to_dict()
         await center.trust(view["id"], view["digest"])
         result = await center.test(view["id"])
         assert result.ok, result.error
-        enabled = await center.enable(view["id"])
+        enabled = (await center.enable(view["id"])).to_dict()
     assert enabled["status"]["state"] == "ready", enabled["status"]
     return enabled
 

@@ -91,14 +91,16 @@ async def test_an_update_computes_the_old_and_the_new_summary_once_each(
     center: McpCenter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 16: update_server used to rebuild the summary four or five times, opening every secret each time."""
-    created = await center.create_server(
-        {
-            "name": "Counted",
-            "transport": "stdio",
-            "command": sys.executable,
-            "secret_values": {"env": {"API_TOKEN": "counted-secret-value-1"}},
-        }
-    )
+    created = (
+        await center.create_server(
+            {
+                "name": "Counted",
+                "transport": "stdio",
+                "command": sys.executable,
+                "secret_values": {"env": {"API_TOKEN": "counted-secret-value-1"}},
+            }
+        )
+    ).to_dict()
     real = summary.connection_summary
     built: list[str] = []
 
@@ -107,9 +109,11 @@ async def test_an_update_computes_the_old_and_the_new_summary_once_each(
         return real(config, ciphertexts, cipher)
 
     monkeypatch.setattr(summary, "connection_summary", counting)
-    updated = await center.update_server("counted", {"version": created["version"], "name": "Renamed"}, partial=True)
+    updated = (
+        await center.update_server("counted", {"version": created["version"], "name": "Renamed"}, partial=True)
+    ).to_dict()
     assert updated["name"] == "Renamed"
     assert built == ["Counted", "Renamed"]  # old digest, new digest; reconcile and the view reuse the new one
     built.clear()
-    trusted = await center.trust("counted", updated["digest"])
+    trusted = (await center.trust("counted", updated["digest"])).to_dict()
     assert trusted["trusted"] and built == ["Renamed"]

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 from fastapi import APIRouter, Body, Query, Request
 
+from mcp_center.config import ToolPolicy
 from mcp_center.errors import FieldError, RequestInvalid
-from mcp_center.service import McpCenter
+from mcp_center.registry import ExportFormat
+from mcp_center.service import Decision, McpCenter
 
 __all__ = ["router"]
 
@@ -92,7 +94,8 @@ async def list_tools(
     """Every enabled, non-disabled tool of every ready server as `mcp__{serverId}__{tool}`, with the
     alias table that maps each exposed name back to (server id, original tool name). `openai` and
     `anthropic` are the function-calling formats of those APIs; input schemas pass unchanged."""
-    return await _center(request).agent_tools(format)
+    # Checked by the service (RequestInvalid names the formats): the query is any string here.
+    return await _center(request).agent_tools(cast(ExportFormat, format))
 
 
 @router.post("/api/tools/{name}/call", summary="Call a tool as an agent (through the approval policy)")
@@ -115,7 +118,10 @@ async def set_policy(request: Request, server_id: str, tool: str, body: JsonObje
     """Body `{"policy": "ask"|"allow"|"deny", "version": N}`. The same versioned update as a PATCH of
     `tool_policies`, and a high-risk change (R-1.4): the server needs trust, test and enable again."""
     _only(body, {"policy", "version"})
-    return await _center(request).set_tool_policy(server_id, tool, body.get("policy"), version=body.get("version"))
+    # The service checks both (RequestInvalid names the field): the body is untyped JSON here.
+    policy = cast(ToolPolicy, body.get("policy"))
+    view = await _center(request).set_tool_policy(server_id, tool, policy, version=body.get("version"))
+    return view.to_dict()
 
 
 # ----- approvals -----------------------------------------------------------------------------------
@@ -140,7 +146,8 @@ async def get_approval(request: Request, approval_id: str) -> dict[str, Any]:
 async def decide(request: Request, approval_id: str, body: JsonObject) -> dict[str, Any]:
     """Body `{"decision": "approve"}` or `{"decision": "deny"}`; 409 MCP_APPROVAL_CLOSED when it already ended."""
     _only(body, {"decision"})
-    return await _center(request).decide_approval(approval_id, body.get("decision"))
+    # Checked by the service (RequestInvalid unless approve or deny).
+    return await _center(request).decide_approval(approval_id, cast(Decision, body.get("decision")))
 
 
 # ----- prompts -------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def _center(request: Request) -> McpCenter:
 @router.get("", summary="List servers")
 async def list_servers(request: Request) -> dict[str, Any]:
     """Every registered server with its summary, digest and status."""
-    return {"servers": await _center(request).list_servers()}
+    return {"servers": [view.to_dict() for view in await _center(request).list_servers()]}
 
 
 @router.post("", status_code=201, summary="Create a server")
@@ -45,24 +45,24 @@ async def create_server(request: Request, body: JsonObject) -> dict[str, Any]:
     Secret values go in `secret_values` (`{"env": {...}, "headers": {...}, "bearer_token": "..."}`)
     and are never returned.
     """
-    return await _center(request).create_server(body)
+    return (await _center(request).create_server(body)).to_dict()
 
 
 @router.get("/{server_id}", summary="Read a server")
 async def get_server(request: Request, server_id: str) -> dict[str, Any]:
-    return await _center(request).get_server(server_id)
+    return (await _center(request).get_server(server_id)).to_dict()
 
 
 @router.put("/{server_id}", summary="Replace a server's configuration")
 async def put_server(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
     """Full replacement of the editable fields; must carry the `version` read (409 when stale)."""
-    return await _center(request).update_server(server_id, body)
+    return (await _center(request).update_server(server_id, body)).to_dict()
 
 
 @router.patch("/{server_id}", summary="Change some fields of a server")
 async def patch_server(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
     """Merge the given top-level fields; must carry the `version` read (409 when stale)."""
-    return await _center(request).update_server(server_id, body, partial=True)
+    return (await _center(request).update_server(server_id, body, partial=True)).to_dict()
 
 
 @router.delete("/{server_id}", status_code=204, summary="Delete a server")
@@ -95,9 +95,10 @@ async def put_secret(
         raise _invalid("version", "FIELD_INVALID", "must be the positive integer version you read")
     if version is not None and body_version is not None and version != body_version:
         raise _invalid("version", "FIELD_INVALID", "the query and the body name different versions")
-    return await _center(request).set_secret(
+    view = await _center(request).set_secret(
         server_id, kind, key, body.get("value"), version=version if version is not None else body_version
     )
+    return view.to_dict()
 
 
 @router.delete("/{server_id}/secrets/{key}", summary="Delete a secret")
@@ -109,13 +110,13 @@ async def delete_secret(
     version: Annotated[int | None, Query(ge=1)] = None,
 ) -> dict[str, Any]:
     """Remove the value and its ciphertext (R-1.5)."""
-    return await _center(request).delete_secret(server_id, kind, key, version=version)
+    return (await _center(request).delete_secret(server_id, kind, key, version=version)).to_dict()
 
 
 @router.post("/{server_id}/trust", summary="Confirm the connection summary")
 async def trust(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
     """Body `{"digest": "sha256:..."}`: the digest of the summary you reviewed (409 if it changed)."""
-    return await _center(request).trust(server_id, body.get("digest"))
+    return (await _center(request).trust(server_id, body.get("digest"))).to_dict()
 
 
 @router.post("/{server_id}/test", summary="Test with a temporary connection")
@@ -127,12 +128,12 @@ async def test(request: Request, server_id: str) -> dict[str, Any]:
 
 @router.post("/{server_id}/enable", summary="Enable a trusted, tested server")
 async def enable(request: Request, server_id: str) -> dict[str, Any]:
-    return await _center(request).enable(server_id)
+    return (await _center(request).enable(server_id)).to_dict()
 
 
 @router.post("/{server_id}/disable", summary="Disable a server")
 async def disable(request: Request, server_id: str) -> dict[str, Any]:
-    return await _center(request).disable(server_id)
+    return (await _center(request).disable(server_id)).to_dict()
 
 
 @router.get("/{server_id}/tools", summary="List the server's tools")

@@ -44,9 +44,10 @@ from mcp_center.errors import (
     ServerNotFound,
 )
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
+from mcp_center.models import is_array, is_object
 from mcp_center.runtime.attribution import leaves
 from mcp_center.secrets import install_log_redaction, read_admin_token
-from mcp_center.service import ApplyRequest, GatewayTokens, Importer, ImportPreviews, McpCenter
+from mcp_center.service import ApplyRequest, GatewayTokens, Importer, ImportPreviews, McpCenter, ServerView
 from mcp_center.store.running import running_owner, running_url
 
 __all__ = ["app", "main"]
@@ -138,20 +139,21 @@ def _fail(
     line = Text("error", style="red")
     line.append(f" [{exc.code}]: {exc.message}", style="")
     err.print(line, highlight=False)
-    for item in exc.details.get("errors", []) if isinstance(exc.details.get("errors"), list) else []:
-        if isinstance(item, dict) and "field" in item:
+    listed: object = exc.details.get("errors")
+    for item in listed if is_array(listed) else []:
+        if is_object(item) and "field" in item:
             err.print(
                 f"  - {item['field']}: {item.get('message', '')} [{item.get('code', '')}]",
                 highlight=False,
                 markup=False,
             )
     tail = exc.details.get("stderr_tail")
-    if isinstance(tail, list) and tail:
+    if is_array(tail) and tail:
         err.print("  server stderr (last lines):", highlight=False)
         for stderr_line in tail:
             err.print(f"    {stderr_line}", highlight=False, markup=False)
     close = exc.details.get("did_you_mean")
-    if isinstance(close, list) and close:
+    if is_array(close) and close:
         err.print(f"  did you mean: {', '.join(str(c) for c in close)}?", highlight=False, markup=False)
     server = server_id or exc.details.get("server_id")
     hint = _NEXT_STEP.get(exc.code)
@@ -293,7 +295,8 @@ def list_(
     from mcp_center.cli.listing import live_servers, servers_table
 
     settings = _settings(data_dir, profile)
-    servers = _run(settings, lambda c: c.list_servers()) if settings.data_dir.exists() else []
+    views = _run(settings, lambda c: c.list_servers()) if settings.data_dir.exists() else []
+    servers = [view.to_dict() for view in views]
     live = live_servers(settings, url) if servers else None
     if as_json:
         _print_json([{**s, "status": live[s["id"]]} if live and s["id"] in live else s for s in servers])
@@ -327,7 +330,7 @@ def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -
     """Show one server: configuration (no secret values), summary, digest, last test."""
     settings = _settings(data_dir, profile)
     _require_data_dir(settings, server_id)
-    _print_json(_run(settings, lambda c: c.get_server(server_id)))
+    _print_json(_run(settings, lambda c: c.get_server(server_id)).to_dict())
 
 
 @app.command()
@@ -378,15 +381,15 @@ def add(
     except CenterError as exc:
         raise _fail(exc) from None
 
-    async def create(center: McpCenter) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def create(center: McpCenter) -> tuple[ServerView, list[ServerView]]:
         view = await center.create_server(plan.body)
         return view, await center.list_servers()
 
     settings = _settings(data_dir, profile)
     view, everyone = _run(settings, create)
     line = Text("added ")
-    line.append(view["id"], style="bold")
-    line.append(f" to {data_dir_phrase(settings)}; next: mcp-center trust {view['id']}")
+    line.append(view.id, style="bold")
+    line.append(f" to {data_dir_phrase(settings)}; next: mcp-center trust {view.id}")
     out.print(line, highlight=False)
     if plan.secrets:
         out.print(
@@ -394,7 +397,7 @@ def add(
             markup=False,
             highlight=False,
         )
-    same = [s["id"] for s in everyone if s["id"] != view["id"] and s["name"].strip().lower() == name.strip().lower()]
+    same = [s.id for s in everyone if s.id != view.id and s.config.name.strip().lower() == name.strip().lower()]
     if same:
         err.print(
             f"note: another server is already named '{name}' ({', '.join(same)}); both show that name",
@@ -415,14 +418,14 @@ def trust(
     _require_data_dir(settings, server_id)
     view = _run(settings, lambda c: c.get_server(server_id))
     out.print(f"connection summary of [bold]{server_id}[/bold]:")
-    _print_json(view["summary"])
-    out.print(f"digest: {view['digest']}")
-    for warning in view.get("warnings", []):
-        err.print(f"warning: {warning['message']}", markup=False, highlight=False)
+    _print_json(view.summary)
+    out.print(f"digest: {view.digest}")
+    for warning in view.warnings:
+        err.print(f"warning: {warning.message}", markup=False, highlight=False)
     if not yes and not typer.confirm("Trust this configuration?"):
         err.print("not trusted; nothing changed")
         raise typer.Exit(1)
-    _run(settings, lambda c: c.trust(server_id, view["digest"]))
+    _run(settings, lambda c: c.trust(server_id, view.digest))
     out.print(f"trusted; next: mcp-center test {server_id}")
 
 
@@ -443,7 +446,8 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
     else:
         assert result.error is not None
         err.print(f"[red]failed[/red] [{result.error.code}]: {result.error.message}")
-        for line in result.error.details.get("stderr_tail", []) or []:
+        tail: list[Any] = result.error.details.get("stderr_tail", []) or []
+        for line in tail:
             err.print(f"    {line}", markup=False, highlight=False)
     if not result.ok:
         raise typer.Exit(1)
@@ -455,7 +459,7 @@ def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None)
     settings = _settings(data_dir, profile)
     _require_data_dir(settings, server_id)
     view = _run(settings, lambda c: c.enable(server_id))
-    out.print(f"enabled {server_id} (state: {view['status']['state']})")
+    out.print(f"enabled {server_id} (state: {view.status.state.value})")
 
 
 @app.command()
@@ -812,7 +816,7 @@ def auth_(
     except ApiError as exc:
         err.print(f"[red]error[/red] [{exc.api_code}]: {exc.message}", highlight=False)
         issuers = exc.details.get("issuers")
-        if isinstance(issuers, list) and issuers:
+        if is_array(issuers) and issuers:
             err.print("  choose one with --issuer:", highlight=False)
             for item in issuers:
                 err.print(f"    {item}", markup=False, highlight=False)

@@ -18,6 +18,7 @@ import httpx2
 
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, ServerUnreachable
+from mcp_center.models import is_object
 from mcp_center.secrets import load_or_create_admin_token
 from mcp_center.secrets.keyfiles import ADMIN_TOKEN_FILE
 
@@ -66,7 +67,7 @@ def _call(client: httpx2.Client, method: str, path: str, **kwargs: Any) -> dict[
         ) from None
     body: Any = response.json() if response.content else {}
     if response.status_code >= 400:
-        error = body.get("error", {}) if isinstance(body, dict) else {}
+        error: dict[str, Any] = body.get("error", {}) if is_object(body) else {}
         raise ApiError(
             str(error.get("code", f"HTTP_{response.status_code}")),
             str(error.get("message", response.reason_phrase)),
@@ -110,7 +111,8 @@ def authorize(
         trust_env=False,
     ) as client:
         path = f"/api/mcp/servers/{server_id}"
-        before = (_call(client, "GET", path).get("oauth") or {}).get("authorized_at")
+        shown: dict[str, Any] = _call(client, "GET", path).get("oauth") or {}
+        before = shown.get("authorized_at")
         started = _call(client, "POST", f"{path}/oauth/start", json={"issuer": issuer} if issuer else None)
         scopes = " ".join(started["scopes"]) or "(none requested)"
         if started.get("previous_issuer"):
@@ -137,11 +139,11 @@ def authorize(
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             time.sleep(POLL_INTERVAL_S)
-            oauth = _call(client, "GET", path).get("oauth") or {}
+            oauth: dict[str, Any] = _call(client, "GET", path).get("oauth") or {}
             if oauth.get("authorized") and oauth.get("authorized_at") != before:
                 report.say(f"authorized by {oauth.get('issuer')} (scopes: {' '.join(oauth.get('scopes') or [])})")
                 return True
             if not oauth.get("pending") and oauth.get("last_error"):
-                error = oauth["last_error"]
+                error: dict[str, Any] = oauth["last_error"]
                 raise ApiError(str(error.get("code")), str(error.get("message")), dict(error.get("details") or {}), 409)
         raise TimeoutError(f"no login finished within {timeout_s:g} s; run the command again")

@@ -14,6 +14,7 @@ import errno
 import socket
 import ssl
 from collections.abc import Iterator
+from typing import cast
 
 import httpx2
 import mcp_types
@@ -46,7 +47,8 @@ class SessionEnded(Exception):
 def leaves(exc: BaseException) -> Iterator[BaseException]:
     """Yield the non-group exceptions inside `exc` (depth-first), or `exc` itself."""
     if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
+        group = cast(BaseExceptionGroup[BaseException], exc)
+        for inner in group.exceptions:
             yield from leaves(inner)
     else:
         yield exc

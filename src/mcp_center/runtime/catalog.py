@@ -20,6 +20,8 @@ from mcp.client import Client
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ValidationError
 
+from mcp_center.models import is_array, is_object
+
 __all__ = [
     "CATEGORIES",
     "MAX_CATALOG_ITEMS",
@@ -160,8 +162,8 @@ class CatalogSanitizer:
         key = _RESULT_KEYS[category]
         items = result.get(key)
         cursor = result.get("nextCursor")
-        if not isinstance(items, list) or (cursor is not None and not isinstance(cursor, str)):
-            problem = f"'{key}' is not a list" if not isinstance(items, list) else "'nextCursor' is not a string"
+        if not is_array(items) or (cursor is not None and not isinstance(cursor, str)):
+            problem = f"'{key}' is not a list" if not is_array(items) else "'nextCursor' is not a string"
             error = types.ErrorData(code=types.INTERNAL_ERROR, message=f"malformed {category} page: {problem}")
             return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=msg.id, error=error))
         kept: list[Any] = []
@@ -182,7 +184,7 @@ class CatalogSanitizer:
 
     def _check(self, category: Category, index: int, item: object) -> Quarantined | None:
         identity_key = _IDENTITY[category]
-        name = item.get(identity_key) if isinstance(item, dict) else None
+        name = item.get(identity_key) if is_object(item) else None
         shown = name if isinstance(name, str) else None
         try:
             _MODELS[category].model_validate(item, by_name=False)

@@ -57,7 +57,7 @@ from mcp_center.errors import (
     ServerDisabled,
     ServerRequestFailed,
 )
-from mcp_center.models import ConnectionState, ErrorReason, TransportKind
+from mcp_center.models import ConnectionState, ErrorReason, TransportKind, is_object
 from mcp_center.runtime.activity import LOG_LEVELS, ActivityRecorder
 from mcp_center.runtime.attribution import SessionEnded, attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
@@ -1300,7 +1300,7 @@ def _transport_ended(exc: MCPError, session: OpenSession) -> bool:
         return True
     if exc.message.startswith(_SDK_CLOSED_PREFIXES):
         return True
-    return isinstance(exc.data, dict) and "reason" in exc.data
+    return is_object(exc.data) and "reason" in exc.data
 
 
 async def _settle_exit(probe: TransportProbe) -> None:

@@ -220,7 +220,14 @@ class Capabilities:
             raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
         export_format: ExportFormat = fmt
         registry = await self.registry()
-        return {"format": export_format, "tools": registry.export(export_format), "aliases": registry.aliases_dict()}
+        return {
+            "format": export_format,
+            "tools": registry.export(export_format),
+            "aliases": registry.aliases_dict(),
+            # The OpenAI and Anthropic tool objects have no field for it (extra keys are refused by
+            # those APIs), so which calls wait for the user's approval (policy `ask`) is said here.
+            "approval_required": [t.name for t in registry.tools() if t.policy == "ask"],
+        }
 
     async def call_result(
         self,

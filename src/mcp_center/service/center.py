@@ -20,17 +20,19 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
 from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_center.auth import OAuthBroker
-from mcp_center.config import ServerConfig, Settings
+from mcp_center.config import ServerConfig, Settings, ToolPolicy
 from mcp_center.errors import FieldError, RequestInvalid, ToolDenied, ToolDisabled, ToolNotFound, did_you_mean
+from mcp_center.models import is_object
+from mcp_center.registry import ExportFormat
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import Redactor, SecretCipher, default_redactor, load_or_create_key
 from mcp_center.service.approvals import ApprovalBroker
@@ -45,10 +47,14 @@ from mcp_center.service.records import collect_orphans
 from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
 from mcp_center.service.servers import Servers
 from mcp_center.service.summary import Summaries
+from mcp_center.service.views import ServerView
 from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestResult
 from mcp_center.transports import ConnectionSpec
 
-__all__ = ["SECRET_KINDS", "McpCenter"]
+__all__ = ["SECRET_KINDS", "Decision", "McpCenter"]
+
+Decision = Literal["approve", "deny"]
+"""The user's answer to a pending approval (R-5.3)."""
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +91,7 @@ class McpCenter:
         self._manager = manager
         self._redactor = redactor
         self.instance = instance
+        self._accepted_calls: dict[str, int] = {}
         self._approvals = ApprovalBroker(
             store, manager.events, instance=instance, timeout_s=settings.approval_timeout_s
         )
@@ -225,7 +232,7 @@ class McpCenter:
 
     # ----- reads ---------------------------------------------------------------------------
 
-    async def list_servers(self) -> list[dict[str, Any]]:
+    async def list_servers(self) -> list[ServerView]:
         """Every server as its API view (R-1.1 fields, version, summary, digest, status), sorted by id."""
         return await self._servers.list()
 
@@ -234,7 +241,7 @@ class McpCenter:
         state = await self._read()
         return [state.servers[server_id].config for server_id in sorted(state.servers)]
 
-    async def get_server(self, server_id: str) -> dict[str, Any]:
+    async def get_server(self, server_id: str) -> ServerView:
         """One server's API view.
 
         Raises:
@@ -244,7 +251,7 @@ class McpCenter:
 
     # ----- configuration writes ------------------------------------------------------------------
 
-    async def create_server(self, body: object) -> dict[str, Any]:
+    async def create_server(self, body: object) -> ServerView:
         """Register a server (R-1.1). Starts untrusted, untested and disabled (R-2).
 
         `id` is optional: derived from `name` (made unique with a suffix) when absent.
@@ -255,7 +262,7 @@ class McpCenter:
         """
         return await self._servers.create(body)
 
-    async def create_servers(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[dict[str, Any]]:
+    async def create_servers(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[ServerView]:
         """Register several servers in ONE store transaction: all of them or none (R-1.8, R-7.3).
 
         Args:
@@ -269,7 +276,7 @@ class McpCenter:
         """
         return await self._servers.create_many(plan)
 
-    async def update_server(self, server_id: str, body: object, *, partial: bool = False) -> dict[str, Any]:
+    async def update_server(self, server_id: str, body: object, *, partial: bool = False) -> ServerView:
         """Replace (PUT) or merge (PATCH, `partial=True`) a server's configuration (R-1.3, R-1.4).
 
         The body must carry the `version` it read. A change to any security-relevant field (the
@@ -291,7 +298,7 @@ class McpCenter:
 
     async def set_secret(
         self, server_id: str, kind: str, key: str, value: object, *, version: int | None = None
-    ) -> dict[str, Any]:
+    ) -> ServerView:
         """Set one secret value (write-only, R-1.5); declares the key if needed. A high-risk change (R-1.4).
 
         Args:
@@ -303,7 +310,7 @@ class McpCenter:
         """
         return await self._servers.set_secret(server_id, kind, key, value, version=version)
 
-    async def delete_secret(self, server_id: str, kind: str, key: str, *, version: int | None = None) -> dict[str, Any]:
+    async def delete_secret(self, server_id: str, kind: str, key: str, *, version: int | None = None) -> ServerView:
         """Delete one secret: its ciphertext and its declaration (R-1.5). A high-risk change.
 
         Raises:
@@ -313,7 +320,7 @@ class McpCenter:
 
     # ----- trust, test, enable ------------------------------------------------------------------
 
-    async def trust(self, server_id: str, digest: object) -> dict[str, Any]:
+    async def trust(self, server_id: str, digest: object) -> ServerView:
         """Confirm the connection summary the user saw (R-2.1).
 
         Raises:
@@ -334,7 +341,7 @@ class McpCenter:
         """
         return await self._servers.test(server_id)
 
-    async def enable(self, server_id: str) -> dict[str, Any]:
+    async def enable(self, server_id: str) -> ServerView:
         """Enable a trusted, tested server and start its long-lived connection (R-2.3).
 
         Returns the view after the first connection attempt (its `status` shows the outcome).
@@ -345,7 +352,7 @@ class McpCenter:
         """
         return await self._servers.enable(server_id)
 
-    async def disable(self, server_id: str) -> dict[str, Any]:
+    async def disable(self, server_id: str) -> ServerView:
         """Disable a server: close its connection and unregister its tools (R-2.4).
 
         Raises:
@@ -398,10 +405,16 @@ class McpCenter:
         This is the human acting: no approval is asked (R-5.3); agents use `call_agent_tool`.
         The timeout clock stops while the server waits for an answer to an elicitation card.
         """
+        with self._accepted(operation_id):
+            return await self._call_tool(server_id, tool, arguments, operation_id)
+
+    async def _call_tool(
+        self, server_id: str, tool: str, arguments: object, operation_id: str | None
+    ) -> dict[str, Any]:
         if arguments is None:
             arguments = {}
         check_json_safe(arguments, "arguments")
-        if not isinstance(arguments, dict):
+        if not is_object(arguments):
             raise RequestInvalid(
                 "arguments: must be a JSON object",
                 details={"errors": [FieldError("arguments", "FIELD_INVALID", "must be a JSON object").to_dict()]},
@@ -429,20 +442,48 @@ class McpCenter:
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def cancel(self, operation_id: str) -> bool:
-        """Cancel a call by operation id (R-3.8): while it waits for approval, or runs. True if one was found.
+        """Cancel a call by operation id (R-3.8): while it waits for approval, connects, or runs.
 
         A call waiting for approval ends without reaching the server; a running call is cancelled
-        up to the server (`notifications/cancelled`); a cancel before the call arrives is remembered.
+        up to the server (`notifications/cancelled`); a call this object accepted that has not
+        reached the server yet is refused when it gets there. A cancel of an id no call uses yet is
+        remembered for a while (the call is refused if it arrives).
+
+        Returns:
+            True when a call of this process with that id was waiting, connecting or running (it
+            ends with CallCancelled); False when none was (the cancel is only remembered).
         """
         if self._approvals.cancel_operation(operation_id):
             return True
-        return self._manager.cancel(operation_id)
+        if self._manager.cancel(operation_id):
+            return True
+        # Accepted here but not yet at the server (between approval and sending, or waiting for a
+        # lazy connection): the manager remembered the cancel and refuses the call when it arrives.
+        return operation_id in self._accepted_calls
+
+    @contextmanager
+    def _accepted(self, operation_id: str | None) -> Generator[None]:
+        """Count a call with a caller-given operation id as accepted until it returns (for `cancel`)."""
+        if operation_id is None:
+            yield
+            return
+        self._accepted_calls[operation_id] = self._accepted_calls.get(operation_id, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._accepted_calls[operation_id] - 1
+            if left:
+                self._accepted_calls[operation_id] = left
+            else:
+                del self._accepted_calls[operation_id]
 
     def is_running(self, operation_id: str) -> bool:
         """True while a call with this operation id runs."""
         return self._manager.is_running(operation_id)
 
-    async def wait_for_state(self, server_id: str, state: str, *, timeout_s: float = 30.0) -> ServerStatus:
+    async def wait_for_state(
+        self, server_id: str, state: Literal["disconnected", "connecting", "ready", "error"], *, timeout_s: float = 30.0
+    ) -> ServerStatus:
         """Wait until the server's connection state is `state` (disconnected/connecting/ready/error).
 
         Raises:
@@ -520,7 +561,7 @@ class McpCenter:
     # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
     # public entry points (the REST API, the CLI and library users call the same code).
 
-    async def agent_tools(self, format: str = "center") -> dict[str, Any]:
+    async def agent_tools(self, format: ExportFormat = "center") -> dict[str, Any]:
         """The tools agents may call, under their qualified names (R-5.1, R-5.2, R-5.6).
 
         Every enabled, non-disabled tool of every ready server appears as `mcp__{serverId}__{tool}`
@@ -533,7 +574,9 @@ class McpCenter:
                 `openai` (`{"type": "function", "function": {...}}`) or `anthropic`
                 (`{"name", "description", "input_schema"}`). Input schemas are passed unchanged.
         Returns:
-            `{"format", "tools": [...], "aliases": {exposed name: {"server_id", "tool", "verbatim"}}}`.
+            `{"format", "tools": [...], "aliases": {exposed name: {"server_id", "tool", "verbatim"}},
+            "approval_required": [exposed name]}`: the tools whose calls wait for the user's approval
+            (policy `ask`), since the OpenAI and Anthropic tool objects have no field to say so.
         Raises:
             RequestInvalid: unknown format.
         """
@@ -571,9 +614,10 @@ class McpCenter:
             ApprovalExpired, CallCancelled, CallInterrupted (the host stopped while it waited for a
             human), RequestInvalid (arguments not an object), ServerTimeout, connection errors.
         """
-        return await self._capabilities.call(
-            name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor, caller=caller
-        )
+        with self._accepted(operation_id):
+            return await self._capabilities.call(
+                name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor, caller=caller
+            )
 
     async def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
         """Pending approvals of every process on the data directory, oldest first (R-5.3, R-9.2);
@@ -597,7 +641,7 @@ class McpCenter:
         """
         return await self._approvals.get(approval_id)
 
-    async def decide_approval(self, approval_id: str, decision: object) -> dict[str, Any]:
+    async def decide_approval(self, approval_id: str, decision: Decision) -> dict[str, Any]:
         """The user's decision on a pending approval: `"approve"` sends the call, `"deny"` refuses it.
 
         The call may wait in any process on the data directory (a library script, the CLI): the
@@ -609,7 +653,7 @@ class McpCenter:
         """
         return await self._approvals.decide(approval_id, decision)
 
-    async def set_tool_policy(self, server_id: str, tool: str, policy: object, *, version: object) -> dict[str, Any]:
+    async def set_tool_policy(self, server_id: str, tool: str, policy: ToolPolicy, *, version: object) -> ServerView:
         """Set the approval policy of one tool: `ask` (default), `allow` or `deny` (R-5.3).
 
         Only the user changes a policy, through the server configuration (`tool_policies`): this is
@@ -639,7 +683,7 @@ class McpCenter:
                 "tool: must be a tool name of 1-256 characters",
                 details={"errors": [FieldError("tool", "FIELD_INVALID", "1-256 characters").to_dict()]},
             )
-        policies: dict[str, Any] = dict(current["tool_policies"])
+        policies: dict[str, str] = dict(current.config.tool_policies)
         if policy == "ask":
             policies.pop(tool, None)
         else:

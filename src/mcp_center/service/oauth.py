@@ -43,7 +43,7 @@ from mcp_center.errors import (
     ServerNotFound,
     did_you_mean,
 )
-from mcp_center.models import TransportKind
+from mcp_center.models import TransportKind, is_mapping
 from mcp_center.secrets import Redactor, SecretCipher, SecretKind, secret_id
 from mcp_center.service.readiness import Readiness
 from mcp_center.store import ServerRecord, Store, StoreState
@@ -219,7 +219,7 @@ class OAuthService:
         await self._require_oauth(server_id)
         if body is None:
             body = {}
-        if not isinstance(body, Mapping):
+        if not is_mapping(body):
             raise _invalid("body", "must be a JSON object")
         extra = sorted(str(k) for k in body if k != "issuer")
         if extra:
@@ -277,7 +277,7 @@ class OAuthService:
             what `complete` raises.
         """
         await self._require_oauth(server_id)
-        if not isinstance(body, Mapping) or set(body) - {"callback_url"}:
+        if not is_mapping(body) or set(body) - {"callback_url"}:
             raise _invalid("body", "send {'callback_url': '<the redirected URL>'}")
         url = _optional_text(body, "callback_url")
         if url is None:

@@ -38,7 +38,7 @@ from mcp_center.service.secret_values import (
     values_of,
 )
 from mcp_center.service.summary import Summaries
-from mcp_center.service.views import server_view
+from mcp_center.service.views import ServerView, server_view
 from mcp_center.store import ServerRecord, Store, StoreState, TestError, TestResult
 from mcp_center.transports import ConnectionSpec
 
@@ -93,7 +93,7 @@ class Servers:
         """The record's readiness for its current digest (R-2)."""
         return Readiness(record, summaries.digest(record.config, state.secrets), self._settings.profile)
 
-    def view(self, record: ServerRecord, state: StoreState, summaries: Summaries) -> dict[str, Any]:
+    def view(self, record: ServerRecord, state: StoreState, summaries: Summaries) -> ServerView:
         """The API view of one record (`views.server_view`)."""
         summary = summaries.of(record.config, state.secrets)
         config = record.config
@@ -103,20 +103,20 @@ class Servers:
         readiness = Readiness(record, summary.digest, self._settings.profile)
         return server_view(readiness, summary, self._manager.status(config.id), oauth)
 
-    async def list(self) -> list[dict[str, Any]]:
+    async def list(self) -> list[ServerView]:
         """Every server's view, sorted by id."""
 
-        def run() -> list[dict[str, Any]]:
+        def run() -> list[ServerView]:
             state, memo = self._store.read(), self._summaries()
             return [self.view(r, state, memo) for r in sorted(state.servers.values(), key=lambda r: r.id)]
 
         return await anyio.to_thread.run_sync(run)
 
-    async def get(self, server_id: str, summaries: Summaries | None = None) -> dict[str, Any]:
+    async def get(self, server_id: str, summaries: Summaries | None = None) -> ServerView:
         """One server's view. Raises ServerNotFound."""
         memo = summaries or self._summaries()
 
-        def run() -> dict[str, Any]:
+        def run() -> ServerView:
             state = self._store.read()
             return self.view(get_record(state, server_id), state, memo)
 
@@ -142,14 +142,14 @@ class Servers:
         state.servers[config.id] = ServerRecord(config=config, version=1, created_at=stamp, updated_at=stamp)
         return config.id
 
-    async def create(self, body: object) -> dict[str, Any]:
+    async def create(self, body: object) -> ServerView:
         """Register one server (R-1.1); it starts untrusted, untested and disabled (R-2)."""
         parsed = parse_server_body(body, require_version=False)
         server_id = await self._txn(lambda state: self._add(state, parsed))
         self._announce("server.created", {"server_id": server_id})
         return await self.get(server_id)
 
-    async def create_many(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[dict[str, Any]]:
+    async def create_many(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[ServerView]:
         """Register several servers in one transaction: all of them or none (R-1.8, R-7.3)."""
 
         def run(state: StoreState) -> list[str]:
@@ -162,7 +162,7 @@ class Servers:
         memo = self._summaries()
         return [await self.get(server_id, memo) for server_id in server_ids]
 
-    async def update(self, server_id: str, body: object, *, partial: bool) -> dict[str, Any]:
+    async def update(self, server_id: str, body: object, *, partial: bool) -> ServerView:
         """Replace or merge a configuration (R-1.3, R-1.4): one old and one new summary per change."""
         parsed = parse_server_body(body, require_version=True)
         if "id" in parsed.config and parsed.config["id"] != server_id:
@@ -207,7 +207,7 @@ class Servers:
 
     async def set_secret(
         self, server_id: str, kind: str, key: str, value: object, *, version: int | None
-    ) -> dict[str, Any]:
+    ) -> ServerView:
         """Set one secret value (write-only, R-1.5), declaring the key; high-risk when the digest changes."""
         secret_kind = parse_secret_kind(kind)
         plain = parse_secret_value("value", value, header=secret_kind in (SecretKind.HEADER, SecretKind.BEARER))
@@ -227,7 +227,7 @@ class Servers:
         await self._reconciler.reconcile(server_id, memo)
         return await self.get(server_id, memo)
 
-    async def delete_secret(self, server_id: str, kind: str, key: str, *, version: int | None) -> dict[str, Any]:
+    async def delete_secret(self, server_id: str, kind: str, key: str, *, version: int | None) -> ServerView:
         """Delete one secret: its ciphertext and its declaration (R-1.5). Always high-risk."""
         secret_kind = parse_secret_kind(kind)
 
@@ -244,7 +244,7 @@ class Servers:
 
     # ----- trust, test, enable --------------------------------------------------------------------
 
-    async def trust(self, server_id: str, digest: object) -> dict[str, Any]:
+    async def trust(self, server_id: str, digest: object) -> ServerView:
         """Confirm the summary the user saw (R-2.1)."""
         if not isinstance(digest, str) or not digest:
             raise RequestInvalid(
@@ -316,7 +316,7 @@ class Servers:
         await self._reconciler.reconcile(server_id, memo)
         return result
 
-    async def enable(self, server_id: str) -> dict[str, Any]:
+    async def enable(self, server_id: str) -> ServerView:
         """Enable a trusted, tested server and connect it (R-2.3)."""
         memo = self._summaries()
 
@@ -332,7 +332,7 @@ class Servers:
         await self._reconciler.connect_quietly(server_id)
         return await self.get(server_id, memo)
 
-    async def disable(self, server_id: str) -> dict[str, Any]:
+    async def disable(self, server_id: str) -> ServerView:
         """Disable a server: close its connection, unregister its tools (R-2.4)."""
 
         def run(state: StoreState) -> None:

@@ -10,9 +10,11 @@ whether they are set (R-1.5). Warnings point at problems the user should see bef
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS, AuthBearer, AuthOAuth, StdioServerConfig
+from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS, AuthBearer, AuthOAuth, ServerConfig, StdioServerConfig
 from mcp_center.interchange.credentials import (
     CREDENTIAL_IN_ARGS_MESSAGE,
     credential_query_params,
@@ -20,65 +22,135 @@ from mcp_center.interchange.credentials import (
     is_credential_value,
 )
 from mcp_center.runtime import ServerStatus
-from mcp_center.service.readiness import Readiness
+from mcp_center.service.readiness import Need, Readiness
 from mcp_center.service.records import editable
 from mcp_center.service.summary import Summary
+from mcp_center.store import TestResult
 
-__all__ = ["server_view", "summary_warnings"]
+__all__ = ["ServerView", "ViewWarning", "server_view", "summary_warnings"]
 
 
 def _configured(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, bool]]:
     return {name: {"configured": bool(entry["configured"])} for name, entry in entries.items()}
 
 
+@dataclass(frozen=True, slots=True)
+class ViewWarning:
+    """A problem to see before trusting (R-2.1): it does not block, but the test will likely fail."""
+
+    code: str
+    """COMMAND_NOT_FOUND, URL_NOT_ASCII, URL_QUERY_CREDENTIAL, CREDENTIAL_IN_PLAIN_FIELD, CREDENTIAL_IN_ARGS,
+    SECRET_NOT_SET."""
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ServerView:
+    """One server as the library returns it (R-1.1, R-2); `to_dict()` is the REST/CLI JSON.
+
+    Attributes:
+        config: The configuration (no secret values).
+        version: Bumped on every change; send it back with an update (R-1.3).
+        enabled, created_at, updated_at: From the record (aware UTC datetimes).
+        trusted_digest: The digest the user confirmed, or None.
+        trusted, tested: The current digest is confirmed / was tested successfully (R-2.1, R-2.2).
+        last_test: The last stored test result, or None.
+        summary: The connection summary (JSON, no secret values; see `summary.py`).
+        digest: `sha256:<hex>` of `summary`: what `trust()` takes.
+        needs: Steps still missing before the server runs, in order (`readiness.Need`).
+        warnings: Problems to see before trusting.
+        status: The runtime status in this process.
+        oauth: The `oauth` status block of an OAuth server, else None (never a token).
+    """
+
+    config: ServerConfig
+    version: int
+    enabled: bool
+    created_at: datetime
+    updated_at: datetime
+    trusted_digest: str | None
+    trusted: bool
+    tested: bool
+    last_test: TestResult | None
+    summary: dict[str, Any]
+    digest: str
+    needs: tuple[Need, ...]
+    warnings: tuple[ViewWarning, ...]
+    status: ServerStatus
+    oauth: dict[str, Any] | None
+
+    @property
+    def id(self) -> str:
+        """The server id."""
+        return self.config.id
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON view the REST API and the CLI show.
+
+        Returns:
+            The R-1.1 fields, then `enabled`, `version`, `created_at`, `updated_at` (ISO 8601),
+            `trusted_digest`, `trusted`, `last_test`, `tested`, `summary`, `digest`, `needs`,
+            `warnings` (`[{"code", "message"}]`) and `status`; secrets as `{"configured": bool}` only.
+        """
+        config, data = self.config, self.summary
+        view: dict[str, Any] = editable(config)
+        if isinstance(config, StdioServerConfig):
+            view["secret_env"] = _configured(data["secret_env"])
+        else:
+            view["secret_headers"] = _configured(data["secret_headers"])
+            if isinstance(config.auth, AuthBearer):
+                view["auth"] = {"kind": "bearer", "token": {"configured": bool(data["auth"]["token"]["configured"])}}
+            elif isinstance(config.auth, AuthOAuth):
+                auth: dict[str, Any] = data["auth"]
+                view["auth"].update({k: {"configured": bool(auth[k]["configured"])} for k in OAUTH_CLIENT_SECRET_KEYS})
+                view["oauth"] = self.oauth
+        view.update(
+            enabled=self.enabled,
+            version=self.version,
+            created_at=self.created_at.isoformat(),
+            updated_at=self.updated_at.isoformat(),
+            trusted_digest=self.trusted_digest,
+            trusted=self.trusted,
+            last_test=self.last_test.model_dump(mode="json") if self.last_test else None,
+            tested=self.tested,
+            summary=data,
+            digest=self.digest,
+            needs=list(self.needs),
+            warnings=[{"code": w.code, "message": w.message} for w in self.warnings],
+            status=self.status.to_dict(),
+        )
+        return view
+
+
 def server_view(
     readiness: Readiness, summary: Summary, status: ServerStatus, oauth: dict[str, Any] | None
-) -> dict[str, Any]:
-    """The API view of one server (JSON-ready).
+) -> ServerView:
+    """The view of one server.
 
     Args:
         readiness: The record and its readiness for `summary.digest`.
         summary: The record's current connection summary.
         status: Its runtime status in this process.
         oauth: `OAuthService.status` for an OAuth server, else None.
-    Returns:
-        The R-1.1 fields, then `enabled`, `version`, `created_at`, `updated_at` (ISO 8601),
-        `trusted_digest`, `trusted`, `last_test`, `tested`, `summary`, `digest`, `needs`, `warnings`
-        (`[{"code", "message"}]`) and `status`; secrets as `{"configured": bool}` only.
     """
     record = readiness.record
-    config = record.config
-    data = summary.data
-    view: dict[str, Any] = editable(config)
-    if isinstance(config, StdioServerConfig):
-        view["secret_env"] = _configured(data["secret_env"])
-    else:
-        view["secret_headers"] = _configured(data["secret_headers"])
-        if isinstance(config.auth, AuthBearer):
-            view["auth"] = {"kind": "bearer", "token": {"configured": bool(data["auth"]["token"]["configured"])}}
-        elif isinstance(config.auth, AuthOAuth):
-            configured = data["auth"]
-            view["auth"].update(
-                {k: {"configured": bool(configured[k]["configured"])} for k in OAUTH_CLIENT_SECRET_KEYS}
-            )
-            view["oauth"] = oauth
-    last_test = record.last_test.model_dump(mode="json") if record.last_test else None
-    view.update(
-        enabled=record.enabled,
+    return ServerView(
+        config=record.config,
         version=record.version,
-        created_at=record.created_at.isoformat(),
-        updated_at=record.updated_at.isoformat(),
+        enabled=record.enabled,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
         trusted_digest=record.trusted_digest,
         trusted=readiness.trusted,
-        last_test=last_test,
         tested=readiness.tested,
-        summary=data,
+        last_test=record.last_test,
+        summary=summary.data,
         digest=summary.digest,
-        needs=readiness.needs,
-        warnings=summary_warnings(data),
-        status=status.to_dict(),
+        needs=tuple(readiness.needs),
+        warnings=tuple(ViewWarning(w["code"], w["message"]) for w in summary_warnings(summary.data)),
+        status=status,
+        oauth=oauth,
     )
-    return view
 
 
 def summary_warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:

@@ -32,7 +32,7 @@ import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import httpx2
@@ -603,7 +603,7 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
+            pending.extend(cast(BaseExceptionGroup[BaseException], current).exceptions)
         if current.__cause__ is not None:
             pending.append(current.__cause__)
         if current.__context__ is not None:
