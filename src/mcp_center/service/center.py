@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Generator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal
 
@@ -61,6 +61,11 @@ logger = logging.getLogger(__name__)
 
 class McpCenter:
     """The host's use cases. Build with `async with McpCenter.open(settings) as center:`.
+
+    Sync or async: a method that reads or writes the store, talks to a server or waits is a
+    coroutine (`await center.get_server(...)`); one that answers from this process's memory at
+    once is a plain method (`status`, `is_running`, `cancel`, `add_log_listener`) or a property
+    (`events`). Results of the server methods are typed (`ServerView`; `to_dict()` for JSON).
 
     Args:
         settings: Host settings (data dir, profile, ...).
@@ -640,6 +645,51 @@ class McpCenter:
             ApprovalNotFound, StorageError.
         """
         return await self._approvals.get(approval_id)
+
+    async def wait_for_approval(
+        self,
+        *,
+        server_id: str | None = None,
+        tool: str | None = None,
+        exclude: Collection[str] = (),
+        timeout_s: float = 30.0,
+    ) -> dict[str, Any]:
+        """Wait for a pending approval and return it, oldest first (R-5.3): how a script answers its agent's calls.
+
+        Approvals created before this call count too: it subscribes to `approval.created` first,
+        then reads the pending list, then waits, so none is missed between the two. Approvals of
+        calls waiting in other processes on the data directory count when this center follows the
+        store (`open(connect=True)`, R-9.2).
+
+        Args:
+            server_id: Only approvals of this server.
+            tool: Only approvals of this tool: its exposed name (`mcp__srv__tool`) or the server's name for it.
+            exclude: Approval ids to skip (ones the caller has seen and not decided yet).
+            timeout_s: How long to wait, in seconds.
+        Returns:
+            The approval, as `list_approvals` shows it (`"state": "pending"`); decide it with
+            `decide_approval(approval["id"], "approve" | "deny")`.
+        Raises:
+            TimeoutError: none within `timeout_s`. StorageError.
+        """
+
+        def matches(approval: Mapping[str, Any]) -> bool:
+            return (
+                approval["state"] == "pending"
+                and approval["id"] not in exclude
+                and (server_id is None or approval["server_id"] == server_id)
+                and (tool is None or tool in (approval["tool"], approval["server_tool"]))
+            )
+
+        with anyio.fail_after(timeout_s):
+            async with self.events.subscribe() as events:
+                while True:
+                    for approval in await self.list_approvals():
+                        if matches(approval):
+                            return approval
+                    event = await events.next()
+                    while event["type"] not in ("approval.created", "events.dropped"):
+                        event = await events.next()
 
     async def decide_approval(self, approval_id: str, decision: Decision) -> dict[str, Any]:
         """The user's decision on a pending approval: `"approve"` sends the call, `"deny"` refuses it.
