@@ -81,7 +81,9 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
     │                                                              a human; nothing was delivered after that point
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
-    └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
+    ├── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
+    └── HostError                    HOST_ERROR                    the CLI: an error envelope the running host answered
+                                                                   (its own code in `api_code`, exit by its status)
 
 A name that is not found (a server id, a tool) carries `details.did_you_mean`: the closest
 existing names (`did_you_mean()`), so the CLI and the page can offer them.
@@ -118,6 +120,7 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
+    "HostError",
     "HostNotAllowed",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
@@ -170,6 +173,7 @@ __all__ = [
     "Unauthorized",
     "UpstreamError",
     "did_you_mean",
+    "exit_code_for_status",
 ]
 
 DID_YOU_MEAN = 3
@@ -707,3 +711,42 @@ class StorageError(CenterError):
 
 class SecretStoreError(CenterError):
     code = "SECRET_STORE_ERROR"
+
+
+class HostError(CenterError):
+    """An error envelope the running host's REST API answered to a CLI command (R-7.3).
+
+    Args:
+        api_code: The host's error code (`MCP_SERVER_NOT_FOUND`, ...), kept as it came.
+        message: The host's message.
+        details: The host's details.
+        status: The HTTP status; `exit_status` is the CLI exit code for it.
+    """
+
+    code = "HOST_ERROR"
+
+    def __init__(self, api_code: str, message: str, details: Mapping[str, Any], status: int) -> None:
+        super().__init__(message, details=details)
+        self.api_code = api_code
+        self.status = status
+
+    @property
+    def exit_status(self) -> int:
+        """The exit code of the error family answering with `status` (a 404 exits 3, a 409 exits 4)."""
+        return exit_code_for_status(self.status)
+
+
+def exit_code_for_status(status: int) -> int:
+    """The CLI exit code for an HTTP status of the REST API (a CLI command that asked a running host).
+
+    Read from the tree itself, most general class first (InvalidInput 422 → 2, NotFound 404 → 3,
+    Conflict 409 → 4, ..., RequestTooLarge 413 → 2), so a command exits the same whether it raised
+    the error in-process or got it from the API. 1 for a status no class answers with.
+    """
+    level: list[type[CenterError]] = [CenterError]
+    while level:
+        for family in level:
+            if family.http_status == status:
+                return family.exit_code
+        level = [sub for family in level for sub in family.__subclasses__()]
+    return CenterError.exit_code
