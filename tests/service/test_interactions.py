@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -24,9 +23,9 @@ from mcp_center.errors import (
 )
 from mcp_center.service import McpCenter
 from mcp_center.store import CallRef, InteractionRecord, store_for
-from tests.support.backends import stored_text
 from tests.servers.capabilities import Upstream
 from tests.service._capabilities import capability_server, ready, remote, while_waiting
+from tests.support.backends import stored_text
 from tests.support.results import text_of
 from tests.support.waiting import eventually, until
 

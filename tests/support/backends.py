@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import psycopg
+from psycopg import sql
 
 from mcp_center.config import Settings
 from mcp_center.store import FILES, Section
@@ -16,9 +17,10 @@ def stored_text(settings: Settings, section: Section) -> str:
     For asserting what is NOT stored (an answer, a token) whatever the backend.
     """
     if settings.database_url:
-        column = "ciphertext" if section == "secrets" else "record::text"
+        column = sql.Identifier("ciphertext" if section == "secrets" else "record")
+        query = sql.SQL("SELECT id || ' ' || {}::text FROM {}").format(column, sql.Identifier("mcp_center", section))
         with psycopg.connect(settings.database_url) as conn:
-            rows = conn.execute(f"SELECT id || ' ' || {column} FROM mcp_center.{section}").fetchall()  # pyright: ignore[reportArgumentType]
+            rows = conn.execute(query).fetchall()
         return "\n".join(str(r[0]) for r in rows)
     path = settings.mcp_dir / FILES[section]
     return path.read_text(encoding="utf-8") if path.exists() else ""

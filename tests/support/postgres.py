@@ -13,6 +13,7 @@ test would hide a broken backend.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -23,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import psycopg
+from psycopg import sql
 
 __all__ = ["PG_BIN", "PgCluster"]
 
@@ -90,7 +92,7 @@ class PgCluster:
         """A new, empty database; returns its URL."""
         name = "t_" + uuid.uuid4().hex[:16]
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")  # pyright: ignore[reportArgumentType] - a generated name
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         return self.url(name)
 
     def drop(self, url: str) -> None:
@@ -101,12 +103,10 @@ class PgCluster:
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
                 (name,),
             )
-            conn.execute(f"DROP DATABASE IF EXISTS {name}")  # pyright: ignore[reportArgumentType] - a generated name
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
 
     def close(self) -> None:
         """Stop the server (if it runs) and remove everything."""
-        try:
+        with contextlib.suppress(RuntimeError):
             self.stop("immediate")
-        except RuntimeError:
-            pass
         shutil.rmtree(self.root, ignore_errors=True)
