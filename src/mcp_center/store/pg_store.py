@@ -66,6 +66,8 @@ _Pool = ConnectionPool[psycopg.Connection[TupleRow]]
 
 CONNECT_TIMEOUT_S = 5.0
 """Seconds to wait for the database at start and for a pooled connection later."""
+OUTAGE_WAIT_S = 0.5
+"""Seconds to wait for a connection while the feed is down (the database is likely away): fail fast."""
 POOL_SIZE = 10
 """Connections a process keeps at most (worker threads' transactions, keyed locks held)."""
 TXN_LOCK: Final = (1, 1)
@@ -354,7 +356,8 @@ class PgStore:
     @contextlib.contextmanager
     def _connection(self, doing: str) -> Generator[_Conn]:
         pool = self._require_pool()
-        with self._errors(doing), pool.connection(timeout=self._timeout_s) as conn:
+        wait_s = self._timeout_s if self._feed.live else OUTAGE_WAIT_S
+        with self._errors(doing), pool.connection(timeout=wait_s) as conn:
             yield conn
 
     @contextlib.contextmanager
