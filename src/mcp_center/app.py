@@ -178,6 +178,8 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     # First the store: files — complete an interrupted commit, remove temps, check every file;
     # a database — connect, migrate, check every row. A refusal here leaves no key or token behind.
     store = store_for(settings)
+    if not settings.database_url:  # the files live in it: made private before the store makes mcp/
+        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     store.open()
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -85,6 +85,7 @@ from mcp_center.service.bodies import (
 )
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.gateway_tokens import GatewayTokens
+from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import Elicitor, InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
@@ -237,6 +238,20 @@ class McpCenter:
         await anyio.to_thread.run_sync(_collect_orphans, store)
         instance = uuid.uuid4().hex
         await anyio.to_thread.run_sync(store.join_instance, instance)
+        publisher: StatePublisher | None = None
+        if connect:  # a host that serves (not a one-shot CLI run): on every instance's page (R-10.2)
+            await anyio.to_thread.run_sync(
+                lambda: store.describe_instance(instance, name=settings.instance_label, url=settings.base_url)
+            )
+            publisher = StatePublisher(store, instance)
+        noted = publisher.note if publisher is not None else None
+
+        def status_changed(status: ServerStatus) -> None:
+            if noted is not None:
+                noted(status)
+            if on_status is not None:
+                on_status(status)
+
         # The caller's exception is re-raised after the task groups closed, unwrapped: anyio
         # would otherwise deliver it inside an ExceptionGroup.
         failure: BaseException | None = None
@@ -254,7 +269,7 @@ class McpCenter:
             await interactions.start()
             async with (
                 ConnectionManager(
-                    on_status=on_status,
+                    on_status=status_changed,
                     hooks_for=hooks_for or interactions.hooks_for,
                     events=events,
                     deadlines=deadlines,
@@ -273,6 +288,8 @@ class McpCenter:
                                 tg.start_soon(center._connect_quietly, record.id)
                         tg.start_soon(center._watch_store)
                         tg.start_soon(center._capabilities.watch)
+                    if publisher is not None:
+                        tg.start_soon(publisher.run)
                     yield center
                 except BaseException as exc:  # noqa: BLE001 - re-raised below, outside the task groups
                     failure = exc
@@ -304,7 +321,7 @@ class McpCenter:
         return [state.servers[server_id].config for server_id in sorted(state.servers)]
 
     async def get_server(self, server_id: str) -> dict[str, Any]:
-        """One server's API view.
+        """One server's API view (every instance's state of it: `instances()`, R-10.2).
 
         Raises:
             ServerNotFound: no such id.
@@ -315,6 +332,16 @@ class McpCenter:
             return self._view(_get(state, server_id), state)
 
         return await self._in_thread(run)
+
+    async def instances(self) -> dict[str, Any]:
+        """The live `serve` instances on this store and each one's connection states (R-10.2).
+
+        Returns:
+            `instance_views` (`{"here", "instances": [...]}`).
+        Raises:
+            StorageError: the database could not be read.
+        """
+        return await self._in_thread(lambda: instance_views(self._store, self.instance))
 
     # ----- configuration writes ------------------------------------------------------------------
 

@@ -10,7 +10,15 @@ backend over `<data dir>/mcp`, `PgStore` the shared one on PostgreSQL for severa
 
 from mcp_center.store.approvals import MAX_CLOSED_APPROVALS, ApprovalRecord, ApprovalState
 from mcp_center.store.backends import store_for
-from mcp_center.store.coordination import ChangeFeed, Changes, KeyedLocks, Presence
+from mcp_center.store.coordination import (
+    ChangeFeed,
+    Changes,
+    InstanceBoard,
+    InstanceInfo,
+    InstanceServerState,
+    KeyedLocks,
+    Presence,
+)
 from mcp_center.store.files import OS_DISK, Disk, FileLock, atomic_write
 from mcp_center.store.interactions import (
     MAX_CLOSED_INTERACTIONS,
@@ -41,6 +49,9 @@ __all__ = [
     "FileLock",
     "FileOwnerLock",
     "GatewayTokenRecord",
+    "InstanceBoard",
+    "InstanceInfo",
+    "InstanceServerState",
     "InteractionRecord",
     "InteractionState",
     "JsonStore",

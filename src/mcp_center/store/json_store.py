@@ -40,7 +40,11 @@ from mcp_center.store.coordination import (
     Changes,
     FileKeyedLocks,
     FilePresence,
+    InstanceBoard,
+    InstanceInfo,
+    InstanceServerState,
     KeyedLocks,
+    LocalBoard,
     PolledChanges,
     Presence,
 )
@@ -64,7 +68,7 @@ DEFAULT_POLL_S = 0.1
 """Seconds between checks of a `changes()` subscription (a few `stat` calls each)."""
 
 
-class Store(KeyedLocks, ChangeFeed, Presence, Protocol):
+class Store(KeyedLocks, ChangeFeed, Presence, InstanceBoard, Protocol):
     """The persistence seam: the embedded JSON files (`JsonStore`) or a shared PostgreSQL database
     for several instances (`PgStore`, R-10.1); `store_for(settings)` picks one.
 
@@ -155,6 +159,7 @@ class JsonStore:
         self._snapshot: tuple[_Stamps, StoreState] | None = None
         self._locks = FileKeyedLocks(directory)
         self._presence = FilePresence(directory)
+        self._board = LocalBoard()
         self._poll_s = poll_s
 
     # ----- data ------------------------------------------------------------------------------------
@@ -247,10 +252,23 @@ class JsonStore:
         self._presence.join_instance(instance)
 
     def leave_instance(self, instance: str) -> None:
+        self._board.forget(instance)
         self._presence.leave_instance(instance)
 
     def instance_alive(self, instance: str) -> bool:
         return self._presence.instance_alive(instance)
+
+    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
+        self._board.describe_instance(instance, name=name, url=url)
+
+    def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
+        self._board.publish_server_state(instance, server_id, state, reason)
+
+    def instances(self) -> list[InstanceInfo]:
+        return self._board.instances()
+
+    def server_states(self) -> list[InstanceServerState]:
+        return self._board.server_states()
 
     def owner_lock(self) -> OwnerLock:
         """`FileOwnerLock` over the data directory (`<data dir>/serve.lock`, `serve.json`): the

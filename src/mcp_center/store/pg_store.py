@@ -50,9 +50,9 @@ from pydantic import BaseModel, ValidationError
 from mcp_center.config import parse_server_config
 from mcp_center.errors import CenterError, ConfigInvalid, SecretKeyMismatch, StorageError, StorageUnavailable
 from mcp_center.store.approvals import ApprovalRecord
-from mcp_center.store.coordination import DEFAULT_LOCK_TIMEOUT_S, Changes
+from mcp_center.store.coordination import DEFAULT_LOCK_TIMEOUT_S, Changes, InstanceInfo, InstanceServerState
 from mcp_center.store.interactions import InteractionRecord
-from mcp_center.store.pg_feed import CHANNEL, PgFeed, lock_key
+from mcp_center.store.pg_feed import CHANNEL, INSTANCE_LOCK_CLASS, PgFeed, lock_key
 from mcp_center.store.pg_schema import migrate
 from mcp_center.store.records import GatewayTokenRecord, ServerRecord
 from mcp_center.store.sections import SECTIONS, Section, StoreState, prune_section
@@ -115,6 +115,23 @@ _MODELS: dict[Section, type[BaseModel]] = {
     "interactions": InteractionRecord,
     "approvals": ApprovalRecord,
 }
+_LIVE_INSTANCES: Final = """
+SELECT i.id, i.name, i.url, i.hostname, i.pid, i.started_at FROM mcp_center.instances i
+WHERE i.name IS NOT NULL AND EXISTS (
+  SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s
+    AND l.objid = i.lock_key::oid AND l.objsubid = 2
+    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+ORDER BY i.started_at, i.id
+"""
+_LIVE_STATES: Final = """
+SELECT s.instance, s.server_id, s.state, s.reason, s.updated_at FROM mcp_center.server_states s
+JOIN mcp_center.instances i ON i.id = s.instance
+WHERE EXISTS (
+  SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s
+    AND l.objid = i.lock_key::oid AND l.objsubid = 2
+    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+ORDER BY s.server_id, i.started_at
+"""
 _CONNECT_KWARGS: dict[str, Any] = {
     "connect_timeout": int(CONNECT_TIMEOUT_S),
     "application_name": "mcp-center",
@@ -337,11 +354,37 @@ class PgStore:
                     "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s"
                     " AND objid = %s::oid AND objsubid = 2"
                     " AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
-                    (3, lock_key(instance)),
+                    (INSTANCE_LOCK_CLASS, lock_key(instance)),
                 ).fetchone()
         except psycopg.Error:
             return True  # unknown: never close a live run's approvals because the database is away
         return bool(row and row[0])
+
+    # ----- the instance board ------------------------------------------------------------------------
+
+    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
+        with self._errors("write to"):
+            self._feed.describe(instance, name=name, url=url)
+
+    def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
+        with self._connection("write to") as conn:
+            conn.execute(
+                "INSERT INTO mcp_center.server_states (instance, server_id, state, reason, updated_at)"
+                " SELECT %s, %s, %s, %s, now() WHERE EXISTS (SELECT 1 FROM mcp_center.instances WHERE id = %s)"
+                " ON CONFLICT (instance, server_id) DO UPDATE SET state = EXCLUDED.state,"
+                " reason = EXCLUDED.reason, updated_at = EXCLUDED.updated_at",
+                (instance, server_id, state, reason, instance),
+            )
+
+    def instances(self) -> list[InstanceInfo]:
+        with self._connection("read") as conn:
+            rows = conn.execute(_LIVE_INSTANCES, (INSTANCE_LOCK_CLASS,)).fetchall()
+        return [InstanceInfo(str(i), n, u, str(h), int(p), s) for i, n, u, h, p, s in rows]
+
+    def server_states(self) -> list[InstanceServerState]:
+        with self._connection("read") as conn:
+            rows = conn.execute(_LIVE_STATES, (INSTANCE_LOCK_CLASS,)).fetchall()
+        return [InstanceServerState(str(i), str(sid), str(st), r, t) for i, sid, st, r, t in rows]
 
     # ----- internals -------------------------------------------------------------------------------------
 
