@@ -238,7 +238,7 @@ def test_the_database_going_away_fails_with_a_stable_code_and_the_store_recovers
         return here.read_if_fresh() is not None
 
     assert eventually_sync(reads, timeout_s=10)
-    print(f"store usable again {time.monotonic() - returned:.2f} s after the database returned", file=sys.stderr)
+    sys.stderr.write(f"store usable again {time.monotonic() - returned:.2f} s after the database returned\n")
     with there.transaction() as state:
         state.servers["b"] = _record("b")
     assert eventually_sync(lambda: "b" in (here.read_if_fresh() or here.read()).servers, timeout_s=2)
