@@ -18,8 +18,11 @@ committed as one unit. Here:
 - **Caching, off the hot path.** Each section is parsed once per generation. The process's feed
   (`store/pg_feed.py`) knows the newest generation of every section from the notifications, so
   `read_if_fresh()` and `stamp()` — the gateway's token check, the registry key — compare
-  integers in memory and never reach the database. While the feed is down they report "stale",
-  reads go to the database, and fail with `STORAGE_UNAVAILABLE` until it returns.
+  integers in memory and never reach the database; they are current within the notification's
+  latency (milliseconds). `read()` is exact: it reads the generations (one small query) and
+  parses again only the sections that moved, so a request that follows another instance's commit
+  (trust there, test here) sees it. While the feed is down `read_if_fresh()` and `stamp()` report
+  "stale", reads go to the database, and fail with `STORAGE_UNAVAILABLE` until it returns.
 - **Coordination**: `lock(key)` is a session advisory lock `(2, key)` on a pooled connection held
   for the block (polled with `pg_try_advisory_lock`, so a cancelled waiter simply stops);
   presence is the feed's advisory lock per run; the change feed is the feed's subscriptions.
@@ -249,9 +252,8 @@ class PgStore:
         return snapshot[1].copy()
 
     def read(self) -> StoreState:
-        fresh = self.read_if_fresh()
-        if fresh is not None:
-            return fresh
+        # Always current (one small query for the generations; unchanged sections come from the
+        # cache): a read right after another instance's commit sees it, as the file backend's does.
         with self._connection("read") as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             generations = self._generations(conn)
