@@ -15,7 +15,6 @@ import pytest
 
 from tests.e2e.cluster import cluster_env, spawn_instance
 from tests.e2e.conftest import ADMIN_TOKEN, stop_process
-from tests.e2e.test_shared_state import SERVERS, _authorize, _ok
 from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
 from tests.support.loopback import serve_loopback
 from tests.support.waiting import eventually, until
@@ -23,6 +22,23 @@ from tests.support.waiting import eventually, until
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 STEP_TIMEOUT_S = 60.0
+SERVERS = "/api/mcp/servers"
+
+
+def _ok(response: httpx2.Response, status: int = 200) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def _authorize(api: httpx2.AsyncClient, server_id: str) -> None:
+    """Start an authorization on the instance `api` talks to and play the browser up to its callback."""
+    started = _ok(await api.post(f"{SERVERS}/{server_id}/oauth/start"))
+    async with httpx2.AsyncClient(trust_env=False) as browser:
+        redirect = await browser.get(started["authorization_url"])
+        assert redirect.status_code == 302, redirect.text
+        callback = await browser.get(redirect.headers["location"], headers={"Accept": "application/json"})
+        assert callback.status_code == 200, callback.text
 
 
 def _refused(seen: Seen) -> bool:
