@@ -37,6 +37,10 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def main() -> int:
+    if any(arg == "--instances" or arg.startswith("--instances=") for arg in sys.argv[1:]):
+        from tests.bench.instances_bench import main as instances_main  # through the balancer
+
+        return instances_main(sys.argv[1:])
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bench-dir", default=str(Path(__file__).resolve().parents[3] / "shared" / "bench"))
     parser.add_argument("--json", default="bench-result.json")

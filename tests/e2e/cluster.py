@@ -83,8 +83,11 @@ class Cluster:
         return client
 
 
-def spawn_instance(name: str, root: Path, env: dict[str, str], database_url: str, port: int | None = None) -> Instance:
-    """Start `mcp-center serve --database-url ... --instance-name NAME` on a free port and wait until it serves."""
+def spawn_instance(
+    name: str, root: Path, env: dict[str, str], database_url: str | None, port: int | None = None
+) -> Instance:
+    """Start `mcp-center serve --database-url ... --instance-name NAME` on a free port and wait until it
+    serves (`database_url` None: on its data directory's files)."""
     port = port or free_port()
     data_dir = root / f"data-{name}"
     log_path = root / f"serve-{name}.log"
@@ -95,8 +98,7 @@ def spawn_instance(name: str, root: Path, env: dict[str, str], database_url: str
         str(data_dir),
         "--port",
         str(port),
-        "--database-url",
-        database_url,
+        *(["--database-url", database_url] if database_url else []),
         "--instance-name",
         name,
     ]
