@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from mcp_center.config import Settings, parse_server_config
-from mcp_center.errors import StorageError, StorageSchemaTooNew, StorageUnavailable
+from mcp_center.errors import SecretKeyMismatch, StorageError, StorageSchemaTooNew, StorageUnavailable
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.store import PgStore, ServerRecord
 from mcp_center.store.pg_schema import code_version
@@ -243,3 +243,14 @@ def test_the_database_going_away_fails_with_a_stable_code_and_the_store_recovers
         state.servers["b"] = _record("b")
     assert eventually_sync(lambda: "b" in (here.read_if_fresh() or here.read()).servers, timeout_s=2)
     assert tokens.identify("mcpg_anything") is None
+
+
+def test_an_instance_with_another_key_is_refused(stores: list[PgStore]) -> None:
+    """Every instance must hold the key the ciphertexts were sealed with (R-10.1); the key never enters
+    the database, only a keyed check value of a constant."""
+    here, there = stores
+    here.check_key("check-of-key-one")
+    here.check_key("check-of-key-one")  # the same key again: fine
+    with pytest.raises(SecretKeyMismatch) as refused:
+        there.check_key("check-of-key-two")
+    assert refused.value.code == "SECRET_KEY_MISMATCH"
