@@ -25,9 +25,10 @@ import uvicorn
 from fastapi import FastAPI
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_center.api import create_api, end_event_streams
+from mcp_center.api import create_api, end_event_streams, guard_gateway
+from mcp_center.api.instances import InstanceHeader
 from mcp_center.config import Settings
 from mcp_center.errors import AddressInUse, AddressUnavailable, CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
@@ -204,8 +205,32 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     sessions = BrowserSessions(settings.public_url)
     app = create_api(settings, token, lifespan=lifespan, sessions=sessions)
     install_web(app, settings=settings, admin_token=token, sessions=sessions)
-    app.router.routes.append(Route(GATEWAY_PATH, endpoint=_GatewayRoute(app), methods=["GET", "POST", "DELETE"]))
+    gateway_route = _GatewayRoute(app)
+    # Gateway requests skip the REST app's router and middleware stack (R-8.3): the same Host and
+    # body-size checks run in front of the endpoint, and the routes below stay for completeness.
+    guarded = InstanceHeader(guard_gateway(gateway_route, settings), name=settings.instance_label)  # R-10.2
+    app.add_middleware(_GatewayFirst, gateway=guarded)
+    app.router.routes.append(Route(GATEWAY_PATH, endpoint=gateway_route, methods=["GET", "POST", "DELETE"]))
+    # One server under its own names (R-8.4), same tokens and policy.
+    app.router.routes.append(
+        Route(GATEWAY_PATH + "/{server_id}", endpoint=gateway_route, methods=["GET", "POST", "DELETE"])
+    )
     return app, token, created
+
+
+class _GatewayFirst:
+    """ASGI middleware: `/mcp` and `/mcp/{server_id}` go straight to the guarded gateway endpoint."""
+
+    def __init__(self, app: ASGIApp, gateway: ASGIApp) -> None:
+        self._app = app
+        self._gateway = gateway
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] == "http" and (path == GATEWAY_PATH or path.startswith(GATEWAY_PATH + "/")):
+            await self._gateway(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
 
 
 class _GatewayRoute:

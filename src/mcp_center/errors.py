@@ -56,7 +56,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── OAuthAuthorizationRequired  OAUTH_AUTHORIZATION_REQUIRED  R-4.7, R-4.9: a user must authorize
     │   ├── OAuthStepUpRequired      OAUTH_STEP_UP_REQUIRED        R-4.5: more scopes (`details.scopes`)
     │   ├── OAuthStepUpLimitReached  OAUTH_STEP_UP_LIMIT_REACHED   R-4.5: step-ups that never satisfy the server
-    │   └── OAuthIssuerChoiceRequired  OAUTH_ISSUER_CHOICE_REQUIRED  R-4.3: several issuers (`details.issuers`)
+    │   ├── OAuthIssuerChoiceRequired  OAUTH_ISSUER_CHOICE_REQUIRED  R-4.3: several issuers (`details.issuers`)
+    │   └── CapabilityNotDeclared    MCP_CAPABILITY_NOT_DECLARED   R-12.1: the server did not declare what this needs
     ├── Forbidden (403)
     │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
     │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
@@ -71,6 +72,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ServerUnreachable        MCP_SERVER_UNREACHABLE        connect failed (reason attributed, R-3.1)
     │   ├── ServerProtocolError      MCP_PROTOCOL_ERROR            the server broke the protocol
     │   ├── ServerRequestFailed      MCP_SERVER_ERROR              the server answered a JSON-RPC error
+    │   ├── AgentRequestFailed       GATEWAY_AGENT_ERROR           the agent's client refused a forwarded request
     │   ├── ConnectionLost           MCP_CONNECTION_LOST           the session ended while a request was open
     │   ├── OAuthDiscoveryFailed     OAUTH_DISCOVERY_FAILED        R-4.2-R-4.4 refused or failed (`details.rule`)
     │   ├── OAuthRegistrationFailed  OAUTH_REGISTRATION_FAILED     R-4.8: dynamic client registration failed
@@ -87,19 +89,24 @@ machine-readable context (field paths, reasons) under the same rule.
         └── SecretKeyMismatch        SECRET_KEY_MISMATCH           R-10.1: this instance's key is not the key the
                                                                    shared database's ciphertexts were sealed with
 
+A name that is not found (a server id, a tool) carries `details.did_you_mean`: the closest
+existing names (`did_you_mean()`), so the CLI and the page can offer them.
+
 Spec: R-7.3, docs/requirements.md#R-7.3 ("every bad input gets a clear error with a stable code, HTTP status and
 message; nothing is half-applied or lost").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 __all__ = [
     "AddressInUse",
     "AddressUnavailable",
     "AdminAuthRequired",
+    "AgentRequestFailed",
     "ApprovalClosed",
     "ApprovalDenied",
     "ApprovalExpired",
@@ -107,6 +114,7 @@ __all__ = [
     "ApprovalStale",
     "CallCancelled",
     "CallInterrupted",
+    "CapabilityNotDeclared",
     "CenterError",
     "ConfigInvalid",
     "Conflict",
@@ -170,7 +178,27 @@ __all__ = [
     "TrustDigestMismatch",
     "Unauthorized",
     "UpstreamError",
+    "did_you_mean",
 ]
+
+DID_YOU_MEAN = 3
+"""At most this many suggestions in `details.did_you_mean`."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> list[str]:
+    """The existing names closest to a `name` that was not found, best first (at most `DID_YOU_MEAN`).
+
+    Case is ignored; a known name that starts with or contains `name` counts as close even when
+    it is much longer (`time` → `time-2`). Returns [] when nothing is close.
+    """
+    names = sorted(set(known))
+    if not name or not names:
+        return []
+    lowered = {n.lower(): n for n in names}
+    wanted = name.lower()
+    close = [lowered[m] for m in difflib.get_close_matches(wanted, list(lowered), n=DID_YOU_MEAN, cutoff=0.6)]
+    close += [n for n in names if wanted in n.lower() and n not in close and n != name]
+    return close[:DID_YOU_MEAN]
 
 
 class CenterError(Exception):
@@ -417,6 +445,13 @@ class ServerDisabled(Conflict):
     code = "MCP_SERVER_DISABLED"
 
 
+class CapabilityNotDeclared(Conflict):
+    """The server's `initialize` did not declare the capability this request needs
+    (`details.capability`: `completions`, `logging`, ...), so it is not sent (R-12.1)."""
+
+    code = "MCP_CAPABILITY_NOT_DECLARED"
+
+
 class CallCancelled(Conflict):
     """The call was cancelled by its operation id before or while it ran (R-3.8)."""
 
@@ -606,9 +641,22 @@ class ServerProtocolError(UpstreamError):
 
 
 class ServerRequestFailed(UpstreamError):
-    """The server answered a JSON-RPC error; `details` has its `rpc_code` and `rpc_message`."""
+    """The server answered a JSON-RPC error; `details` has its `rpc_code`.
+
+    `rpc_error` is the error as the server sent it, redacted: `{"code", "message", "data"?}`
+    (None when unknown). The gateway hands it to the agent unchanged (R-8.1), where the REST
+    API shows only this error's own envelope.
+    """
 
     code = "MCP_SERVER_ERROR"
+    rpc_error: dict[str, Any] | None = None
+
+
+class AgentRequestFailed(UpstreamError):
+    """The agent's client answered the gateway's request (sampling, roots, elicitation) with an
+    error, or went away before it answered (R-8.5); `details` has its `rpc_code` when it answered."""
+
+    code = "GATEWAY_AGENT_ERROR"
 
 
 class ConnectionLost(UpstreamError):

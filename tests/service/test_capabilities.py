@@ -445,7 +445,7 @@ async def test_an_approval_granted_after_the_caller_lost_its_right_to_call_is_st
 
 
 def _a_long_uri_is_matched_against_a_four_variable_template() -> None:
-    from mcp_center.service.capabilities import _template_matches  # pyright: ignore[reportPrivateUsage]
+    from mcp_center.registry import template_matches as _template_matches
 
     template = "a{w}/{x}/{y}/{z}"
     assert not _template_matches(template + "!", "a" + "/" * 1000 + "q")  # a near miss: the worst case

@@ -3,6 +3,7 @@
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.center import SECRET_KINDS, McpCenter
+from mcp_center.service.debugger import Completion, ConsoleExchange, Debugger, ServerInfo, console_methods
 from mcp_center.service.gateway_tokens import GatewayTokenNotFound, GatewayTokens
 from mcp_center.service.imports import (
     ApplyRequest,
@@ -12,7 +13,7 @@ from mcp_center.service.imports import (
     parse_preview_request,
     templates,
 )
-from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.interactions import Elicitor, InteractionBroker, RootsLister, Sampler
 from mcp_center.service.summary import connection_summary, digest_of
 
 __all__ = [
@@ -20,13 +21,21 @@ __all__ = [
     "ApplyRequest",
     "ApprovalBroker",
     "Capabilities",
+    "Completion",
+    "ConsoleExchange",
+    "Debugger",
+    "Elicitor",
     "GatewayTokenNotFound",
     "GatewayTokens",
     "ImportPreviews",
     "Importer",
     "InteractionBroker",
     "McpCenter",
+    "RootsLister",
+    "Sampler",
+    "ServerInfo",
     "connection_summary",
+    "console_methods",
     "digest_of",
     "parse_apply_request",
     "parse_preview_request",

@@ -75,6 +75,12 @@ from mcp_center.transports import ConnectionSpec
 Elicitor = Callable[[types.ElicitRequestFormParams], Awaitable[types.ElicitResult]]
 """Asks the caller's own client instead of a card: the gateway passes one when its downstream
 client supports form elicitation (R-8.1)."""
+Sampler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Sends a server's `sampling/createMessage` params (JSON) to the caller's client and returns its
+result (JSON); the gateway passes one when its agent declared sampling (R-8.5). Raises
+`CenterError` when refused (the user's policy, an approval denied, the client's error)."""
+RootsLister = Callable[[], Awaitable[dict[str, Any]]]
+"""Asks the caller's client for `roots/list` and returns its result (JSON) (R-8.5)."""
 
 __all__ = [
     "DEFAULT_ELICITATION_TIMEOUT_S",
@@ -82,6 +88,8 @@ __all__ = [
     "Elicitor",
     "InteractionBroker",
     "RetryCall",
+    "RootsLister",
+    "Sampler",
 ]
 
 logger = logging.getLogger(__name__)
@@ -103,6 +111,8 @@ class _TrackedCall:
     ref: CallRef
     interrupted: bool = False
     elicitor: Elicitor | None = None
+    sampler: Sampler | None = None
+    roots: RootsLister | None = None
 
 
 @dataclass(eq=False)
@@ -250,7 +260,64 @@ class InteractionBroker:
         ) -> types.ElicitResult | types.ErrorData:
             return await self._elicit(server_id, connection_id, params)
 
-        return SessionHooks(elicitation_callback=elicit)
+        async def sample(
+            context: ClientRequestContext, params: types.CreateMessageRequestParams
+        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+            asked = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return await self.sample(server_id, connection_id, asked)
+
+        async def list_roots(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+            return await self.list_roots(server_id, connection_id)
+
+        return SessionHooks(elicitation_callback=elicit, sampling_callback=sample, list_roots_callback=list_roots)
+
+    def _only_call(self, server_id: str) -> _TrackedCall | None:
+        """The one tracked call in flight on `server_id`, or None when there are none or several
+        (a server request does not say which call it belongs to, so only then is it unambiguous)."""
+        calls = self._calls.get(server_id, {})
+        return next(iter(calls.values())) if len(calls) == 1 else None
+
+    async def sample(
+        self, server_id: str, connection_id: str, params: dict[str, Any]
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        """A server's `sampling/createMessage`: to the agent of the one call in flight when it declared
+        sampling (the call's deadline pauses meanwhile), else refused at once (R-8.5)."""
+        call = self._only_call(server_id)
+        if call is None or call.sampler is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message="sampling is not available: only an agent whose client declared sampling can answer it, "
+                "during its own tool call",
+            )
+        try:
+            with self._deadlines.hold(connection_id), anyio.fail_after(self.timeout_s):
+                raw = await call.sampler(params)
+        except TimeoutError:
+            return types.ErrorData(code=types.INTERNAL_ERROR, message="the agent's client did not answer in time")
+        except CenterError as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
+        if isinstance(raw.get("content"), list):
+            return types.CreateMessageResultWithTools.model_validate(raw, by_name=False)
+        return types.CreateMessageResult.model_validate(raw, by_name=False)
+
+    async def list_roots(self, server_id: str, connection_id: str) -> types.ListRootsResult | types.ErrorData:
+        """A server's `roots/list`: to the agent of the one call in flight when it declared roots, else
+        refused at once (R-8.5)."""
+        call = self._only_call(server_id)
+        if call is None or call.roots is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message="roots are not available: only an agent whose client declared roots can answer, "
+                "during its own tool call",
+            )
+        try:
+            with self._deadlines.hold(connection_id), anyio.fail_after(self.timeout_s):
+                raw = await call.roots()
+        except TimeoutError:
+            return types.ErrorData(code=types.INTERNAL_ERROR, message="the agent's client did not answer in time")
+        except CenterError as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
+        return types.ListRootsResult.model_validate(raw, by_name=False)
 
     @asynccontextmanager
     async def tracking(
@@ -263,11 +330,15 @@ class InteractionBroker:
         caller: Literal["agent", "user"],
         exposed_name: str | None = None,
         elicitor: Elicitor | None = None,
+        sampler: Sampler | None = None,
+        roots: RootsLister | None = None,
     ) -> AsyncGenerator[None]:
         """Run a tool call as one a card may belong to.
 
         With an `elicitor`, a form-mode elicitation that can only belong to this call (it is the
-        only call in flight on the server) goes to the caller's client instead of becoming a card.
+        only call in flight on the server) goes to the caller's client instead of becoming a card;
+        `sampler` and `roots` do the same for `sampling/createMessage` and `roots/list`, which are
+        refused at once without them (R-8.5).
 
         Raises:
             CallInterrupted: instead of CallCancelled, when the host stopped while the call waited
@@ -281,7 +352,7 @@ class InteractionBroker:
             exposed_name=exposed_name,
             arguments=_kept_arguments(arguments),
         )
-        tracked = _TrackedCall(ref, elicitor=elicitor)
+        tracked = _TrackedCall(ref, elicitor=elicitor, sampler=sampler, roots=roots)
         calls = self._calls.setdefault(server_id, {})
         calls[operation_id] = tracked
         try:

@@ -6,7 +6,7 @@ with our own `httpx2.AsyncClient` and a response hook for diagnostics. `guard` a
 sure no stdio server outlives the process that started it (R-9.3).
 """
 
-from mcp_center.transports.factory import STDERR_TAIL_LINES, TransportProbe, open_transport
+from mcp_center.transports.factory import MAX_MESSAGE_BYTES, STDERR_TAIL_LINES, TransportProbe, open_transport
 from mcp_center.transports.guard import PROCESS_GROUPS_FILE, ProcessGuard, TakeOver, process_guard
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
@@ -14,6 +14,7 @@ from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same
 from mcp_center.transports.stdio import StdioTransport, child_environment, host_path, resolve_command
 
 __all__ = [
+    "MAX_MESSAGE_BYTES",
     "PROCESS_GROUPS_FILE",
     "STDERR_TAIL_LINES",
     "ConnectionSpec",
