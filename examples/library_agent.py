@@ -16,7 +16,7 @@ from mcp_center.config import Settings
 from mcp_center.service import McpCenter, ServerView
 
 
-async def main(data_dir: Path, command: list[str]) -> str:
+async def main(data_dir: Path, command: list[str]) -> None:
     settings = Settings.load(data_dir=data_dir, environ={})
     async with McpCenter.open(settings) as center:
         view: ServerView = await center.create_server(
@@ -40,9 +40,7 @@ async def main(data_dir: Path, command: list[str]) -> str:
         async with anyio.create_task_group() as tg:
             tg.start_soon(approve)
             answer = await center.call_agent_tool(name, {"text": "hello"}, caller={"via": "script"})
-        text: str = answer["content"][0]["text"]
-        print(f"answer: {text}")
-        return text
+            print(f"answer: {answer['content'][0]['text']}")
 
 
 if __name__ == "__main__":

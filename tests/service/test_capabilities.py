@@ -36,6 +36,12 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
+def settings(shared_settings: Settings) -> Settings:
+    """This module runs on both store backends: the data directory's files and PostgreSQL (R-10.1)."""
+    return shared_settings
+
+
+@pytest.fixture
 async def caps() -> AsyncGenerator[tuple[str, Upstream]]:
     async with capability_server() as served:
         yield served
@@ -85,7 +91,7 @@ async def test_every_export_format_passes_the_input_schema_unchanged(
     assert anthropic["mcp__caps__record"]["input_schema"] == schema
     assert mcp["mcp__caps__record"]["inputSchema"] == schema
     with pytest.raises(RequestInvalid):
-        await center.agent_tools("gemini")
+        await center.agent_tools("gemini")  # pyright: ignore[reportArgumentType] - an untyped caller's value
 
 
 async def test_an_approved_agent_call_reaches_the_server_once(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -233,7 +239,7 @@ async def test_changing_a_tool_policy_is_a_versioned_high_risk_change(
     back = (await center.set_tool_policy("caps", "record", "ask", version=changed["version"])).to_dict()
     assert back["tool_policies"] == {}
     with pytest.raises(RequestInvalid):
-        await center.set_tool_policy("caps", "record", "sometimes", version=back["version"])
+        await center.set_tool_policy("caps", "record", "sometimes", version=back["version"])  # pyright: ignore[reportArgumentType]
     with pytest.raises(RequestInvalid):
         await center.set_tool_policy("caps", "record", "allow", version=None)
 

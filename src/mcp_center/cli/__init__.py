@@ -26,6 +26,7 @@ from mcp_center.cli import interchange as interchange
 from mcp_center.cli import oauth as oauth
 from mcp_center.cli import agents as agents
 from mcp_center.cli import gateway as gateway
+from mcp_center.cli import migrate as migrate
 # isort: on
 
 __all__ = ["app", "main"]

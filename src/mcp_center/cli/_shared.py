@@ -7,7 +7,8 @@ error's `exit_code`) and ask a running host (`host_request`, exiting with the co
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -28,10 +29,12 @@ from mcp_center.errors import (
 from mcp_center.models import is_array, is_object
 from mcp_center.secrets import install_log_redaction
 from mcp_center.service import McpCenter
+from mcp_center.store import Store, store_for
 
 __all__ = [
     "NEXT_STEP",
     "DataDir",
+    "DatabaseUrl",
     "HostUrl",
     "JsonOut",
     "ProfileOpt",
@@ -44,6 +47,7 @@ __all__ = [
     "gateway_app",
     "gateway_token_app",
     "host_request",
+    "opened_store",
     "out",
     "print_json",
     "require_data_dir",
@@ -110,15 +114,35 @@ DataDir = Annotated[
 ]
 ProfileOpt = Annotated[str | None, typer.Option("--profile", help="local (default) or production.")]
 JsonOut = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="postgresql://user:password@host:port/db: keep the shared state there (default: "
+        "$MCP_CENTER_DATABASE_URL, else the data directory's files).",
+    ),
+]
 
 
 def settings_for(data_dir: Path | None, profile: str | None = None) -> Settings:
+    """The settings of a command (`--data-dir`, `--profile`, then the environment)."""
     return Settings.load(data_dir=data_dir, profile=profile)
+
+
+@contextmanager
+def opened_store(settings: Settings) -> Generator[Store]:
+    """The store of `settings` (files, or the database of `MCP_CENTER_DATABASE_URL`), open for the block."""
+    store = store_for(settings)
+    store.open()
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def require_data_dir(settings: Settings, server_id: str) -> None:
     """Refuse a command about an existing server when the data directory does not exist (never create it)."""
-    if not settings.data_dir.exists():
+    if not settings.database_url and not settings.data_dir.exists():
         raise fail(
             ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id}), settings=settings
         )

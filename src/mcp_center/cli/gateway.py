@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -19,6 +19,7 @@ from mcp_center.cli._shared import (
     fail,
     gateway_app,
     gateway_token_app,
+    opened_store,
     out,
     print_json,
     settings_for,
@@ -99,7 +100,8 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
     """
     settings = settings_for(data_dir)
     try:
-        record, token = GatewayTokens(settings.mcp_dir).create(name)
+        with opened_store(settings) as store:
+            record, token = GatewayTokens(store).create(name)
     except CenterError as exc:
         raise fail(exc, settings=settings) from None
     err.print(
@@ -129,7 +131,10 @@ def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> No
     """List gateway tokens (names and ids; never the tokens)."""
     settings = settings_for(data_dir)
     try:
-        records = [r.view() for r in GatewayTokens(settings.mcp_dir).list()] if settings.mcp_dir.exists() else []
+        records: list[dict[str, Any]] = []
+        if settings.database_url or settings.mcp_dir.exists():
+            with opened_store(settings) as store:
+                records = [r.view() for r in GatewayTokens(store).list()]
     except CenterError as exc:
         raise fail(exc, settings=settings) from None
     if as_json:
@@ -149,7 +154,8 @@ def gateway_token_revoke(token_id: str, data_dir: DataDir = None) -> None:
     """Revoke a gateway token: clients using it are refused from their next request."""
     settings = settings_for(data_dir)
     try:
-        GatewayTokens(settings.mcp_dir).revoke(token_id)
+        with opened_store(settings) as store:
+            GatewayTokens(store).revoke(token_id)
     except CenterError as exc:
         raise fail(exc, settings=settings) from None
     out.print(f"revoked {token_id} in {data_dir_phrase(settings)}", markup=False, highlight=False)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from mcp_center import __version__
-from mcp_center.cli._shared import DataDir, ProfileOpt, app, err, fail
+from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail
 from mcp_center.config import Settings
 from mcp_center.errors import (
     CenterError,
@@ -28,8 +28,17 @@ def serve(
     public_url: Annotated[str | None, typer.Option(help="URL users reach this host at (OAuth redirects).")] = None,
     allowed_host: Annotated[list[str] | None, typer.Option(help="Extra Host header values to accept.")] = None,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    database_url: DatabaseUrl = None,
+    instance_name: Annotated[
+        str | None,
+        typer.Option(help="This instance's name on pages and in X-MCP-Center-Instance (default host:port)."),
+    ] = None,
 ) -> None:
-    """Run the web UI, the REST API and the gateway in one process."""
+    """Run the web UI, the REST API and the gateway in one process.
+
+    With --database-url (or MCP_CENTER_DATABASE_URL) the shared state lives in PostgreSQL and
+    several serve instances, each with its own --data-dir and port, run behind a load balancer.
+    """
     import uvicorn
 
     from mcp_center.app import HostServer, Ownership, create_app, listen, own_data_dir
@@ -49,6 +58,8 @@ def serve(
             profile=profile,
             public_url=public_url,
             allowed_hosts=tuple(allowed_host or ()),
+            database_url=database_url,
+            instance_name=instance_name,
         )
         # Listen first: a busy port fails here, before the banner, the data directory or the
         # runtime (R-7.3) — a second `serve` never touches the running one's data.
@@ -73,8 +84,10 @@ def serve(
             f"[yellow]warning[/yellow]: binding {settings.host} exposes mcp-center beyond this machine. "
             "Put it behind TLS (a reverse proxy) and pass --allowed-host for the names it is reached by.",
         )
+    shared = f", shared state: {settings.database_display}" if settings.database_url else ""
     err.print(
-        f"mcp-center {__version__} on {settings.base_url}  (data: {settings.data_dir}, profile: {settings.profile})"
+        f"mcp-center {__version__} on {settings.base_url}  (data: {settings.data_dir}{shared}, "
+        f"profile: {settings.profile}, instance: {settings.instance_label})"
     )
     err.print(f"gateway for MCP clients: {settings.base_url}/mcp  (token: mcp-center gateway token create NAME)")
     if created:

@@ -49,7 +49,8 @@ def list_(
     from mcp_center.cli.listing import live_servers, servers_table
 
     settings = settings_for(data_dir, profile)
-    views = run_center(settings, lambda c: c.list_servers()) if settings.data_dir.exists() else []
+    has_data = settings.database_url is not None or settings.data_dir.exists()
+    views = run_center(settings, lambda c: c.list_servers()) if has_data else []
     servers = [view.to_dict() for view in views]
     live = live_servers(settings, url) if servers else None
     if as_json:
