@@ -9,8 +9,9 @@ rule of its own: each method hands over to the module that owns its noun.
 - `secret_values.py`: write-only secret values (declare, seal, open, drop; R-1.5).
 - `reconcile.py`: the store → connection manager loop (R-3.3, R-9.2).
 - `views.py` and `summary.py`: what a face shows, computed once per use case.
-- `capabilities.py`, `approvals.py`, `interactions.py`: tools, prompts, resources, approvals and
-  elicitation cards as agents and their users see them (R-5, R-6).
+- `agent_calls.py`: the agent-facing methods this class inherits (tool exports, agent calls,
+  approvals with `wait_for_approval`, prompts, resources, cards); the use cases behind them live
+  in `capabilities.py`, `approvals.py` and `interactions.py` (R-5, R-6).
 
 The store is the source of truth; after every committed change the affected server is reconciled
 into the connection manager: a server runs only when `Readiness.runnable` holds (R-3.3).
@@ -20,28 +21,27 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Callable, Collection, Generator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
-from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_center.auth import OAuthBroker
 from mcp_center.config import ServerConfig, Settings, ToolPolicy
 from mcp_center.errors import FieldError, RequestInvalid, ToolDenied, ToolDisabled, ToolNotFound, did_you_mean
 from mcp_center.models import is_object
-from mcp_center.registry import ExportFormat
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import Redactor, SecretCipher, default_redactor, load_or_create_key
+from mcp_center.service.agent_calls import AgentUseCases, Decision
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.service.instances import StatePublisher, instance_views
-from mcp_center.service.interactions import Elicitor, InteractionBroker
+from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.reconcile import Reconciler
 from mcp_center.service.records import collect_orphans
@@ -54,9 +54,6 @@ from mcp_center.transports import ConnectionSpec
 
 __all__ = ["SECRET_KINDS", "Decision", "McpCenter"]
 
-Decision = Literal["approve", "deny"]
-"""The user's answer to a pending approval (R-5.3)."""
-
 logger = logging.getLogger(__name__)
 
 KEY_CHECK_PURPOSE = "mcp-center/key-check"
@@ -64,7 +61,7 @@ KEY_CHECK_VALUE = "every instance on one store uses one key"
 """The keyed fingerprint of this constant tells whether two instances hold the same key (R-10.1)."""
 
 
-class McpCenter:
+class McpCenter(AgentUseCases):
     """The host's use cases. Build with `async with McpCenter.open(settings) as center:`.
 
     Sync or async: a method that reads or writes the store, talks to a server or waits is a
@@ -520,22 +517,6 @@ class McpCenter:
         # lazy connection): the manager remembered the cancel and refuses the call when it arrives.
         return operation_id in self._accepted_calls
 
-    @contextmanager
-    def _accepted(self, operation_id: str | None) -> Generator[None]:
-        """Count a call with a caller-given operation id as accepted until it returns (for `cancel`)."""
-        if operation_id is None:
-            yield
-            return
-        self._accepted_calls[operation_id] = self._accepted_calls.get(operation_id, 0) + 1
-        try:
-            yield
-        finally:
-            left = self._accepted_calls[operation_id] - 1
-            if left:
-                self._accepted_calls[operation_id] = left
-            else:
-                del self._accepted_calls[operation_id]
-
     def is_running(self, operation_id: str) -> bool:
         """True while a call with this operation id runs."""
         return self._manager.is_running(operation_id)
@@ -616,147 +597,6 @@ class McpCenter:
         """Receive every server log message as `(server_id, LoggingMessageNotificationParams)`."""
         return self._manager.add_log_listener(listener)
 
-    # ----- capabilities for agents (R-5, R-6) -------------------------------------------------------
-    # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
-    # public entry points (the REST API, the CLI and library users call the same code).
-
-    async def agent_tools(self, format: ExportFormat = "center") -> dict[str, Any]:
-        """The tools agents may call, under their qualified names (R-5.1, R-5.2, R-5.6).
-
-        Every enabled, non-disabled tool of every ready server appears as `mcp__{serverId}__{tool}`
-        (mapped and shortened with a hash where needed, always unique). Enabled servers that are
-        not connected yet connect first (R-3.2).
-
-        Args:
-            format: `center` (our view: provenance, `hints` from annotations, `effects: "write"`,
-                `retry: "never"`, `policy`), `mcp` (MCP `Tool` objects under the exposed names),
-                `openai` (`{"type": "function", "function": {...}}`) or `anthropic`
-                (`{"name", "description", "input_schema"}`). Input schemas are passed unchanged.
-        Returns:
-            `{"format", "tools": [...], "aliases": {exposed name: {"server_id", "tool", "verbatim"}},
-            "approval_required": [exposed name]}`: the tools whose calls wait for the user's approval
-            (policy `ask`), since the OpenAI and Anthropic tool objects have no field to say so.
-        Raises:
-            RequestInvalid: unknown format.
-        """
-        return await self._capabilities.tools(format)
-
-    async def call_agent_tool(
-        self,
-        name: str,
-        arguments: object = None,
-        *,
-        operation_id: str | None = None,
-        progress: ProgressFnT | None = None,
-        elicitor: Elicitor | None = None,
-        caller: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
-
-        Policy `ask` (default): a pending approval is created (`list_approvals`) and the call waits
-        until the user approves (then it is sent), denies, or `settings.approval_timeout_s` seconds
-        pass. `allow` sends at once; `deny` refuses. The server never sees a call that was not
-        allowed or approved. Never retried automatically (R-5.1).
-
-        Args:
-            name: The exposed name (`mcp__{serverId}__...`) from `agent_tools()`.
-            arguments: A JSON object; passed through unchanged, the server validates.
-            operation_id: `cancel(operation_id)` ends the call while it waits for approval or runs.
-            progress: Receives the server's progress for this call `(progress, total, message)`.
-            elicitor: Answers the server's form elicitations for this call (the caller's own client
-                asks its user) instead of a UI card; used by the gateway (R-8.1).
-            caller: Who asks, shown on the approval card (e.g. `{"via": "rest_api"}`).
-        Returns:
-            The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
-        Raises:
-            ToolNotFound (unknown name), ToolDisabled, ToolDenied (policy deny), ApprovalDenied,
-            ApprovalExpired, CallCancelled, CallInterrupted (the host stopped while it waited for a
-            human), RequestInvalid (arguments not an object), ServerTimeout, connection errors.
-        """
-        with self._accepted(operation_id):
-            return await self._capabilities.call(
-                name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor, caller=caller
-            )
-
-    async def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
-        """Pending approvals of every process on the data directory, oldest first (R-5.3, R-9.2);
-        with `include_closed`, recent decided ones too.
-
-        Each: `{"id", "state", "tool", "server_id", "server_tool", "arguments", "hints",
-        "effects": "write", "operation_id", "created_at", "expires_at", "decided_at"}`; `hints` are the
-        server's annotations, shown and never trusted. A pending approval whose process is gone is
-        closed as `interrupted` first.
-
-        Raises:
-            StorageError.
-        """
-        return await self._approvals.views(include_closed=include_closed)
-
-    async def get_approval(self, approval_id: str) -> dict[str, Any]:
-        """One approval (pending or recently closed).
-
-        Raises:
-            ApprovalNotFound, StorageError.
-        """
-        return await self._approvals.get(approval_id)
-
-    async def wait_for_approval(
-        self,
-        *,
-        server_id: str | None = None,
-        tool: str | None = None,
-        exclude: Collection[str] = (),
-        timeout_s: float = 30.0,
-    ) -> dict[str, Any]:
-        """Wait for a pending approval and return it, oldest first (R-5.3): how a script answers its agent's calls.
-
-        Approvals created before this call count too: it subscribes to `approval.created` first,
-        then reads the pending list, then waits, so none is missed between the two. Approvals of
-        calls waiting in other processes on the data directory count when this center follows the
-        store (`open(connect=True)`, R-9.2).
-
-        Args:
-            server_id: Only approvals of this server.
-            tool: Only approvals of this tool: its exposed name (`mcp__srv__tool`) or the server's name for it.
-            exclude: Approval ids to skip (ones the caller has seen and not decided yet).
-            timeout_s: How long to wait, in seconds.
-        Returns:
-            The approval, as `list_approvals` shows it (`"state": "pending"`); decide it with
-            `decide_approval(approval["id"], "approve" | "deny")`.
-        Raises:
-            TimeoutError: none within `timeout_s`. StorageError.
-        """
-
-        def matches(approval: Mapping[str, Any]) -> bool:
-            return (
-                approval["state"] == "pending"
-                and approval["id"] not in exclude
-                and (server_id is None or approval["server_id"] == server_id)
-                and (tool is None or tool in (approval["tool"], approval["server_tool"]))
-            )
-
-        with anyio.fail_after(timeout_s):
-            async with self.events.subscribe() as events:
-                while True:
-                    for approval in await self.list_approvals():
-                        if matches(approval):
-                            return approval
-                    event = await events.next()
-                    while event["type"] not in ("approval.created", "events.dropped"):
-                        event = await events.next()
-
-    async def decide_approval(self, approval_id: str, decision: Decision) -> dict[str, Any]:
-        """The user's decision on a pending approval: `"approve"` sends the call, `"deny"` refuses it.
-
-        The call may wait in any process on the data directory (a library script, the CLI): the
-        decision reaches it there.
-
-        Raises:
-            RequestInvalid (not approve/deny), ApprovalNotFound, ApprovalClosed (already decided,
-            expired, cancelled or interrupted; `details.state`), StorageError (nothing decided).
-        """
-        return await self._approvals.decide(approval_id, decision)
-
     async def set_tool_policy(self, server_id: str, tool: str, policy: ToolPolicy, *, version: object) -> ServerView:
         """Set the approval policy of one tool: `ask` (default), `allow` or `deny` (R-5.3).
 
@@ -793,101 +633,6 @@ class McpCenter:
         else:
             policies[tool] = policy
         return await self.update_server(server_id, {"version": version, "tool_policies": policies}, partial=True)
-
-    async def list_prompts(self) -> list[dict[str, Any]]:
-        """Prompts of every ready server as `/server:prompt` commands with argument definitions (R-5.4).
-
-        Each: `{"name": "srv:prompt", "command": "/srv:prompt", "server_id", "server_name", "prompt",
-        "title", "description", "arguments": [{"name", "title", "description", "required"}]}`.
-        """
-        return await self._capabilities.prompts()
-
-    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> dict[str, Any]:
-        """`prompts/get` as an untrusted context block (R-5.4): never merge it into instructions.
-
-        Args:
-            name: `srv:prompt` (a leading `/` is accepted).
-            arguments: `{argument: string}`; required ones must be present, unknown ones are refused.
-            max_bytes: Bound on the text in bytes (default 256 KiB, at most 4 MiB).
-        Returns:
-            `{"name", "untrusted": true, "provenance": {"source": "mcp", "kind": "prompt", "server_id",
-            "server_name", "prompt", "arguments"}, "description", "messages": [{"role", "kind"}], "text",
-            "delimiters": {"begin", "end"}, "truncated", "original_bytes", "included_bytes"}`.
-        Raises:
-            PromptNotFound, RequestInvalid (arguments), CallCancelled, ServerTimeout, connection errors.
-        """
-        return await self._capabilities.get_prompt(name, arguments, max_bytes=max_bytes)
-
-    async def search_resources(
-        self, query: str = "", *, limit: object = None, server_id: str | None = None
-    ) -> dict[str, Any]:
-        """`@` search over the resources and resource templates of every ready server (R-5.5).
-
-        Matches name, title, URI (template) and description, case-insensitively; name matches rank
-        first. Templates carry their URI template `variables`. `server_id` searches one server only
-        (the settings page's Resources tab), so other servers' entries cannot crowd it out of `limit`.
-
-        Returns:
-            `{"query", "resources": [{"kind": "resource"|"template", "server_id", "server_name",
-            "uri" | "uri_template", "variables"?, "name", "title", "description", "mime_type",
-            "mention"}]}`, at most `limit` (default 50, at most 500).
-        Raises:
-            RequestInvalid: bad limit.
-        """
-        return await self._capabilities.resources(query, limit=limit, server_id=server_id)
-
-    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> dict[str, Any]:
-        """`resources/read`, wrapped in fresh random delimiters with MCP provenance (R-5.5).
-
-        The content is untrusted: it sits between `delimiters.begin` and `delimiters.end`, whose
-        nonce is drawn per read and never occurs in the content. Text is bounded to `max_bytes`
-        (default 256 KiB) with an explicit truncation marker; binary content is described.
-
-        Returns:
-            `{"untrusted": true, "provenance": {"source": "mcp", "kind": "resource", "server_id",
-            "server_name", "uri", "mime_type"}, "contents": [{"uri", "mime_type", "kind", "bytes"}],
-            "text", "delimiters", "truncated", "original_bytes", "included_bytes"}`.
-        Raises:
-            RequestInvalid, ServerNotFound, ServerDisabled, CallCancelled, ServerTimeout, connection
-            errors (a server's JSON-RPC error is MCP_SERVER_ERROR).
-        """
-        return await self._capabilities.read_resource(server_id, uri, max_bytes=max_bytes)
-
-    async def list_interactions(self, *, state: str | None = None) -> list[dict[str, Any]]:
-        """Interaction cards (elicitations), newest first, durable across restarts (R-6.1).
-
-        Each: `{"id", "mode", "state", "server_id", "message", "requested_schema", "fields",
-        "defaults", "calls", "created_at", "expires_at", "closed_at", "reason", "answer_fields",
-        "delivered", "retry": {"offered", "done", "at", "outcome"}, "actions"}`.
-
-        Raises:
-            RequestInvalid: unknown state.
-        """
-        return await self._interactions.views(state=state)
-
-    async def get_interaction(self, interaction_id: str) -> dict[str, Any]:
-        """One interaction card.
-
-        Raises:
-            InteractionNotFound.
-        """
-        return await self._interactions.get(interaction_id)
-
-    async def answer_interaction(self, interaction_id: str, action: object, content: object = None) -> dict[str, Any]:
-        """Answer a card and resume the server's request (R-6.1), or retry an interrupted call (R-6.3).
-
-        Args:
-            action: `accept` (with `content`; fields left out get the schema defaults, SEP-1034),
-                `decline`, `cancel`; or `retry` on an interrupted card (re-sends its call once, as
-                a user-initiated call).
-            content: `{field: value}`, validated against the requested schema.
-        Returns:
-            `{"interaction": card}`; for retry also `"result"` (the call's `CallToolResult`).
-        Raises:
-            RequestInvalid, InteractionNotFound, ElicitationAnswerInvalid (card stays pending),
-            InteractionNotDelivered (interrupted by a restart), InteractionClosed.
-        """
-        return await self._interactions.answer(interaction_id, action, content)
 
     async def interrupt_pending(self) -> None:
         """The host is stopping: every call waiting for a human fails now with CallInterrupted.
