@@ -3,6 +3,10 @@
 Threat: a debugging view that becomes a leak. Entries hold only method, id, direction, timing,
 status, sizes and (redacted) error text — never params, results or headers — and every text
 field passes through the redactor before it is stored.
+
+For a sandboxed server (`sandboxed`), stderr lines, JSON-RPC errors and `isError` tool results that
+report what the sandbox refused (EACCES, ENETUNREACH, ...) carry `violation: {"kind", "errno"}`
+(`transports/violations.py`, R-11.1): only the classification is kept, never the result's text.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from mcp_center.secrets import Redactor, default_redactor
+from mcp_center.transports.violations import classify_violation
 
 __all__ = ["LOG_ENTRIES", "STDERR_LINES", "LogEntry", "ServerLogbook"]
 
@@ -42,6 +47,8 @@ class LogEntry:
         request_bytes / response_bytes: JSON sizes in bytes.
         error: `{"code", "message"}` of a JSON-RPC error (redacted), or None.
         connection_id: The client instance that carried it (R-3.5).
+        violation: For a sandboxed server, `{"kind", "errno"}` when the error or `isError` result
+            reports something the sandbox refused (R-11.1), else None.
     """
 
     at: str
@@ -55,6 +62,7 @@ class LogEntry:
     response_bytes: int | None
     error: dict[str, Any] | None
     connection_id: str | None
+    violation: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape for the API."""
@@ -79,9 +87,11 @@ class ServerLogbook:
 
     def __init__(self, redactor: Redactor = default_redactor) -> None:
         self._entries: deque[LogEntry] = deque(maxlen=LOG_ENTRIES)
-        self._stderr: deque[dict[str, str]] = deque(maxlen=STDERR_LINES)
+        self._stderr: deque[dict[str, Any]] = deque(maxlen=STDERR_LINES)
         self._pending: OrderedDict[tuple[str, str, str], _Pending] = OrderedDict()
         self._redactor = redactor
+        self.sandboxed = False
+        """True while the server runs sandboxed: its errors and stderr are checked for violations."""
 
     def entries(self) -> list[dict[str, Any]]:
         """The last `LOG_ENTRIES` summaries, oldest first, plus still-pending requests."""
@@ -99,18 +109,24 @@ class ServerLogbook:
                 "response_bytes": None,
                 "error": None,
                 "connection_id": key[0],
+                "violation": None,
             }
             for key, p in self._pending.items()
         ]
         return done + pending
 
-    def stderr(self) -> list[dict[str, str]]:
-        """The last `STDERR_LINES` stderr lines `{"at", "line"}` (redacted)."""
+    def stderr(self) -> list[dict[str, Any]]:
+        """The last `STDERR_LINES` stderr lines `{"at", "line"}` (redacted), plus `"violation":
+        {"kind", "errno"}` on a sandboxed server's line that reports a sandbox refusal (R-11.1)."""
         return list(self._stderr)
 
     def add_stderr(self, line: str) -> None:
         """Record one stderr line (redacted now)."""
-        self._stderr.append({"at": _now(), "line": self._redactor.redact(line)})
+        record: dict[str, Any] = {"at": _now(), "line": self._redactor.redact(line)}
+        violation = classify_violation(line) if self.sandboxed else None
+        if violation is not None:
+            record["violation"] = violation.to_dict()
+        self._stderr.append(record)
 
     def add_noise(self, line: str) -> None:
         """Record a non-protocol stdout line as a stderr-like line with a marker."""
@@ -194,8 +210,12 @@ class ServerLogbook:
         key = (connection_id, request_direction, str(msg.id))
         pending = self._pending.pop(key, None)
         error = None
+        violation: dict[str, str] | None = None
         if isinstance(msg, types.JSONRPCError):
             error = {"code": msg.error.code, "message": self._redactor.redact(msg.error.message)[:500]}
+            violation = self._violation(msg.error.message)
+        elif self.sandboxed and msg.result.get("isError") is True:
+            violation = self._violation(_result_text(msg.result))
         self._entries.append(
             LogEntry(
                 at=pending.at if pending else _now(),
@@ -209,8 +229,27 @@ class ServerLogbook:
                 response_bytes=_size(message),
                 error=error,
                 connection_id=connection_id,
+                violation=violation,
             )
         )
+
+    def _violation(self, text: str) -> dict[str, str] | None:
+        found = classify_violation(text) if self.sandboxed else None
+        return found.to_dict() if found is not None else None
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    """The text items of a tool result's content, joined (at most about 4 KiB are classified)."""
+    content = result.get("content")
+    if not isinstance(content, list):
+        return ""
+    texts: list[str] = []
+    for item in content:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, dict) and isinstance(item.get("text"), str):  # pyright: ignore[reportUnknownMemberType]
+            texts.append(item["text"][:4096])  # pyright: ignore[reportUnknownArgumentType]
+        if sum(len(t) for t in texts) >= 4096:
+            break
+    return "\n".join(texts)
 
 
 def _now() -> str:
