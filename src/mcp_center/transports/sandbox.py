@@ -66,10 +66,12 @@ __all__ = [
     "SandboxSupport",
     "build_sandbox_argv",
     "prepare_launch",
+    "probe_sandbox",
     "remove_sandbox_dir",
     "sandbox_environment",
     "sandbox_support",
     "sandbox_uid",
+    "userns_disabled",
     "visible_in_sandbox",
 ]
 
@@ -205,11 +207,16 @@ def _system_tool(name: str) -> str | None:
     return None
 
 
-def _find_bwrap() -> str | None:
-    for candidate in ("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"):
+BWRAP_CANDIDATES: Final = ("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
+"""Where bubblewrap is looked for first (then on PATH): a system path, because on a root host it
+runs with root's rights."""
+
+
+def _find_bwrap(candidates: Sequence[str], search_path: bool) -> str | None:
+    for candidate in candidates:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
-    found = shutil.which("bwrap")
+    found = shutil.which("bwrap") if search_path else None
     return os.path.abspath(found) if found else None
 
 
@@ -235,14 +242,28 @@ def sandbox_support(*, refresh: bool = False) -> SandboxSupport:
             checked_at, cached = _support
             if cached.available or now - checked_at < _FAILED_PROBE_TTL_S:
                 return cached
-        result = _probe()
+        result = probe_sandbox()
         _support = (now, result)
         return result
 
 
-def _probe() -> SandboxSupport:
+def probe_sandbox(
+    *,
+    bwrap_candidates: Sequence[str] = BWRAP_CANDIDATES,
+    search_path: bool = True,
+    proc_sys: Path = Path("/proc/sys"),
+) -> SandboxSupport:
+    """Check this host now, uncached (see `sandbox_support`); blocking, never raises.
+
+    Args:
+        bwrap_candidates: Absolute paths tried for bubblewrap before PATH.
+        search_path: Also look for `bwrap` on PATH.
+        proc_sys: Where the kernel's sysctls are read (`user/max_user_namespaces`,
+            `kernel/unprivileged_userns_clone`).
+    """
     mode = _host_mode()
-    bwrap, prlimit, setpriv = _find_bwrap(), _system_tool("prlimit"), _system_tool("setpriv")
+    bwrap = _find_bwrap(bwrap_candidates, search_path)
+    prlimit, setpriv = _system_tool("prlimit"), _system_tool("setpriv")
 
     def missing(what: str, message: str) -> SandboxSupport:
         return SandboxSupport(mode, bwrap, prlimit, setpriv, missing=what, message=message)
@@ -256,7 +277,7 @@ def _probe() -> SandboxSupport:
             "util-linux", "util-linux's prlimit and setpriv are not in /usr/bin (apt-get install util-linux)"
         )
     if mode == "userns":
-        why = _userns_disabled()
+        why = userns_disabled(proc_sys)
         if why is not None:
             return missing("user_namespaces", why)
     true = _system_tool("true") or "/usr/bin/true"
@@ -289,15 +310,16 @@ def _probe() -> SandboxSupport:
     return missing("bubblewrap_failed", f"a trial sandbox failed: {first}")
 
 
-def _userns_disabled() -> str | None:
-    """Why this kernel refuses unprivileged user namespaces, read from sysctls; None if it does not."""
+def userns_disabled(proc_sys: Path = Path("/proc/sys")) -> str | None:
+    """Why this kernel refuses unprivileged user namespaces, read from sysctls under `proc_sys`;
+    None if it does not (a security module may still refuse: the trial sandbox finds that)."""
     checks = (
-        ("/proc/sys/user/max_user_namespaces", "0", "user.max_user_namespaces is 0"),
-        ("/proc/sys/kernel/unprivileged_userns_clone", "0", "kernel.unprivileged_userns_clone is 0"),
+        ("user/max_user_namespaces", "0", "user.max_user_namespaces is 0"),
+        ("kernel/unprivileged_userns_clone", "0", "kernel.unprivileged_userns_clone is 0"),
     )
     for path, bad, why in checks:
         try:
-            value = Path(path).read_text().strip()
+            value = (proc_sys / path).read_text().strip()
         except OSError:
             continue
         if value == bad:
