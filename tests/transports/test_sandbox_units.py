@@ -178,8 +178,12 @@ def test_warm_up_installs_the_same_packages_without_starting_the_server(
         ("socket.gaierror: [Errno -3] Temporary failure in name resolution", "network", "EAI_AGAIN"),
         ("BlockingIOError: [Errno 11] Resource temporarily unavailable (fork)", "processes", "EAGAIN"),
         ("sh: 0: Cannot fork", "processes", "EAGAIN"),
+        ("EAGAIN: Resource temporarily unavailable (after 60 forks)", "processes", "EAGAIN"),
+        ("Error: spawn EAGAIN", "processes", "EAGAIN"),
         ("MemoryError", "memory", "ENOMEM"),
         ("Error: EMFILE: too many open files, open '/x'", "open_files", "EMFILE"),
+        ("npm error code ENOTCACHED", "network", "OFFLINE"),
+        ("hint: Packages were unavailable because the network was disabled.", "network", "OFFLINE"),
     ],
 )
 def test_sandbox_refusals_are_recognised_by_their_errno(text: str, kind: str, errno: str) -> None:
@@ -190,3 +194,9 @@ def test_sandbox_refusals_are_recognised_by_their_errno(text: str, kind: str, er
 def test_ordinary_errors_are_not_violations() -> None:
     assert classify_violation("TypeError: cannot read property 'x' of undefined") is None
     assert classify_violation("connection refused by upstream API") is None
+
+
+def test_without_network_a_refused_connection_is_the_sandboxs_doing() -> None:
+    refused = classify_violation("ECONNREFUSED: Connection refused", network="none")
+    assert refused is not None and (refused.kind, refused.errno) == ("network", "ECONNREFUSED")
+    assert classify_violation("ECONNREFUSED: Connection refused", network="egress") is None

@@ -4,7 +4,7 @@ Threat: a debugging view that becomes a leak. Entries hold only method, id, dire
 status, sizes and (redacted) error text — never params, results or headers — and every text
 field passes through the redactor before it is stored.
 
-For a sandboxed server (`sandboxed`), stderr lines, JSON-RPC errors and `isError` tool results that
+For a sandboxed server (`sandbox_network` set), stderr lines, JSON-RPC errors and `isError` tool results that
 report what the sandbox refused (EACCES, ENETUNREACH, ...) carry `violation: {"kind", "errno"}`
 (`transports/violations.py`, R-11.1): only the classification is kept, never the result's text.
 """
@@ -21,7 +21,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from mcp_center.secrets import Redactor, default_redactor
-from mcp_center.transports.violations import classify_violation
+from mcp_center.transports.violations import Violation, classify_violation
 
 __all__ = ["LOG_ENTRIES", "STDERR_LINES", "LogEntry", "ServerLogbook"]
 
@@ -90,8 +90,9 @@ class ServerLogbook:
         self._stderr: deque[dict[str, Any]] = deque(maxlen=STDERR_LINES)
         self._pending: OrderedDict[tuple[str, str, str], _Pending] = OrderedDict()
         self._redactor = redactor
-        self.sandboxed = False
-        """True while the server runs sandboxed: its errors and stderr are checked for violations."""
+        self.sandbox_network: str | None = None
+        """The network policy while the server runs sandboxed (its errors and stderr are checked
+        for violations), None while it runs unconfined."""
 
     def entries(self) -> list[dict[str, Any]]:
         """The last `LOG_ENTRIES` summaries, oldest first, plus still-pending requests."""
@@ -123,7 +124,7 @@ class ServerLogbook:
     def add_stderr(self, line: str) -> None:
         """Record one stderr line (redacted now)."""
         record: dict[str, Any] = {"at": _now(), "line": self._redactor.redact(line)}
-        violation = classify_violation(line) if self.sandboxed else None
+        violation = self._classify(line)
         if violation is not None:
             record["violation"] = violation.to_dict()
         self._stderr.append(record)
@@ -214,7 +215,7 @@ class ServerLogbook:
         if isinstance(msg, types.JSONRPCError):
             error = {"code": msg.error.code, "message": self._redactor.redact(msg.error.message)[:500]}
             violation = self._violation(msg.error.message)
-        elif self.sandboxed and msg.result.get("isError") is True:
+        elif self.sandbox_network is not None and msg.result.get("isError") is True:
             violation = self._violation(_result_text(msg.result))
         self._entries.append(
             LogEntry(
@@ -233,8 +234,13 @@ class ServerLogbook:
             )
         )
 
+    def _classify(self, text: str) -> Violation | None:
+        if self.sandbox_network is None:
+            return None
+        return classify_violation(text, network=self.sandbox_network)
+
     def _violation(self, text: str) -> dict[str, str] | None:
-        found = classify_violation(text) if self.sandboxed else None
+        found = self._classify(text)
         return found.to_dict() if found is not None else None
 
 

@@ -61,6 +61,7 @@ __all__ = [
     "SANDBOX_UID_BASE",
     "SANDBOX_USER",
     "SYSTEM_DIRS",
+    "TLS_TRUST_ENV_VARS",
     "SandboxLaunch",
     "SandboxSpec",
     "SandboxSupport",
@@ -91,10 +92,22 @@ SYSTEM_DIRS: Final = ("/usr", "/etc")
 """Bound read-only into every sandbox; `/bin`, `/sbin`, `/lib*` follow the host (links or binds)."""
 _LINKABLE: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
-SANDBOX_ENV_VARS: Final = ("PATH", "LANG", "LC_ALL", "TERM")
-"""Host variables a sandboxed server inherits (PATH as `host_path()` builds it). Unlike unconfined
-servers it does not get the host's HOME, USER, LOGNAME, SHELL or TMPDIR (they would name host
-paths): those are set to the sandbox's own values."""
+TLS_TRUST_ENV_VARS: Final = (
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+)
+"""Where the host's trusted CA certificates live: paths to public certificates, not secrets.
+Without them `uvx`/`npx` servers fail TLS (UnknownIssuer) on hosts behind an intercepting proxy.
+(Defined here, used by `stdio.child_environment` too.)"""
+
+SANDBOX_ENV_VARS: Final = ("PATH", "LANG", "LC_ALL", "TERM", *TLS_TRUST_ENV_VARS)
+"""Host variables a sandboxed server inherits (PATH as `host_path()` builds it; the CA bundle
+paths, which work when they point into /etc or /usr). Unlike unconfined servers it does not get
+the host's HOME, USER, LOGNAME, SHELL or TMPDIR (they would name host paths): those are set to
+the sandbox's own values."""
 OFFLINE_ENV: Final = {"npm_config_offline": "true", "UV_OFFLINE": "1"}
 """Set for `network: none` (unless the server's env sets them): npx and uvx use what the warm-up
 put into the home's caches instead of retrying a registry they cannot reach for minutes."""

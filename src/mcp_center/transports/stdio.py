@@ -61,7 +61,7 @@ from mcp_center.models import ErrorReason
 from mcp_center.secrets import REDACTED, Redactor
 from mcp_center.transports.guard import ProcessGuard, process_guard
 from mcp_center.transports.reaper import GroupRef
-from mcp_center.transports.sandbox import SandboxLaunch, SandboxSpec, prepare_launch
+from mcp_center.transports.sandbox import TLS_TRUST_ENV_VARS, SandboxLaunch, SandboxSpec, prepare_launch
 
 __all__ = [
     "INHERITED_ENV_VARS",
@@ -73,16 +73,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-TLS_TRUST_ENV_VARS: Final = (
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "NODE_EXTRA_CA_CERTS",
-)
-"""Where the host's trusted CA certificates live: paths to public certificates, not secrets.
-Without them `uvx`/`npx` servers fail TLS (UnknownIssuer) on hosts behind an intercepting proxy."""
 
 INHERITED_ENV_VARS: Final = (
     "HOME",

@@ -34,16 +34,22 @@ _PATTERNS: Final[tuple[tuple[str, ViolationKind, re.Pattern[str]], ...]] = (
         "network",
         re.compile(
             r"\bEAI_AGAIN\b|temporary failure in name resolution|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)"
-            r"|name or service not known|\bENOTCACHED\b",
+            r"|name or service not known",
             re.IGNORECASE,
         ),
+    ),
+    (
+        "OFFLINE",
+        "network",
+        re.compile(r"\bENOTCACHED\b|network (?:was|is) disabled|network access is disabled", re.IGNORECASE),
     ),
     (
         "EAGAIN",
         "processes",
         re.compile(
             r"\bfork\b.*(?:resource temporarily unavailable|\bEAGAIN\b|retry)|can(?:no|')t fork"
-            r"|BlockingIOError: \[Errno 11\]|(?:spawn|thread).*\bEAGAIN\b",
+            r"|BlockingIOError: \[Errno 11\]|(?:spawn|thread).*\bEAGAIN\b"
+            r"|(?:\bEAGAIN\b|resource temporarily unavailable).*\bforks?\b",
             re.IGNORECASE,
         ),
     ),
@@ -62,7 +68,8 @@ class Violation:
 
     Attributes:
         kind: See `ViolationKind`.
-        errno: The errno (or resolver error) name it was recognised by, e.g. `ENETUNREACH`.
+        errno: The errno (or resolver error) name it was recognised by, e.g. `ENETUNREACH`;
+            `OFFLINE` for a package manager that needed the network the sandbox withholds.
     """
 
     kind: ViolationKind
@@ -73,17 +80,25 @@ class Violation:
         return {"kind": self.kind, "errno": self.errno}
 
 
-def classify_violation(text: str) -> Violation | None:
+_REFUSED: Final = re.compile(r"\bECONNREFUSED\b|connection refused", re.IGNORECASE)
+
+
+def classify_violation(text: str, *, network: str = "egress") -> Violation | None:
     """The sandbox violation `text` reports, or None (only the first 4 KiB are read).
 
     Args:
         text: A stderr line, a JSON-RPC error message or a tool result's text.
+        network: The sandbox's network policy. With `none`, a refused connection counts too:
+            127.0.0.1 inside is the sandbox's own loopback, where nothing but the server listens.
     Returns:
         The first matching violation in the order read-only, access, permission, network,
-        name lookup, process limit, memory, file limit.
+        name lookup, offline package manager, process limit, memory, file limit (then, for
+        `network: none`, ECONNREFUSED).
     """
     sample = text[:4096]
     for name, kind, pattern in _PATTERNS:
         if pattern.search(sample):
             return Violation(kind, name)
+    if network == "none" and _REFUSED.search(sample):
+        return Violation("network", "ECONNREFUSED")
     return None
