@@ -107,7 +107,7 @@ def test_limits_namespaces_and_mounts_follow_the_policy() -> None:
     prlimit = argv.index("/usr/bin/prlimit")
     limits = argv[prlimit + 1 : argv.index("--", prlimit)]
     assert "--nproc=40" in limits and "--nofile=100" in limits and "--core=0" in limits
-    assert f"--as={512 * 1024 * 1024}" in limits
+    assert f"--data={512 * 1024 * 1024}" in limits
     for flag in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"):
         assert flag in argv
     assert pairs(argv, "--ro-bind")[:2] == ["/usr", "/etc"], "system directories first, read-only"
@@ -116,7 +116,7 @@ def test_limits_namespaces_and_mounts_follow_the_policy() -> None:
     assert pairs(argv, "--chdir") == [SANDBOX_HOME]
     egress = argv_for(SandboxPolicy(network="egress", memory_mb=None), USERNS)
     assert "--unshare-net" not in egress
-    assert not any(arg.startswith("--as=") for arg in egress)
+    assert not any(arg.startswith("--data=") for arg in egress)
 
 
 def test_the_data_directory_is_covered_when_a_bind_would_show_it() -> None:

@@ -358,7 +358,7 @@ def add(
         ),
     ] = None,
     memory_mb: Annotated[
-        int | None, typer.Option(help="stdio, sandboxed: address-space limit in MiB (0: none). Implies --sandbox.")
+        int | None, typer.Option(help="stdio, sandboxed: memory limit per process in MiB (0: none). Implies --sandbox.")
     ] = None,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,

@@ -38,8 +38,8 @@ __all__ = [
 ]
 
 DEFAULT_MEMORY_MB = 4096
-"""Default address-space limit in MiB: generous for Node.js and Python servers (V8 reserves far
-more virtual memory than it uses); a Chromium-based server needs `memory_mb: null`."""
+"""Default memory limit in MiB (private writable memory, RLIMIT_DATA): room for a Node.js or
+Python server and for headless Chromium."""
 DEFAULT_MAX_PROCESSES = 256
 """Default limit on processes (and threads) the server may have at once."""
 DEFAULT_MAX_OPEN_FILES = 1024
@@ -82,8 +82,10 @@ class SandboxPolicy(_Model):
 
     Attributes:
         network: See `SandboxNetwork`.
-        memory_mb: Address-space limit of each process in MiB (RLIMIT_AS); None means no limit
-            (Chromium reserves terabytes of address space it never uses).
+        memory_mb: Private writable memory of each process in MiB (heap and anonymous mappings,
+            RLIMIT_DATA); None means no limit. Address-space reservations are not counted (V8
+            reserves gigabytes for WebAssembly and Chromium terabytes, untouched), nor is shared
+            memory (see docs/sandbox.md).
         max_processes: Processes and threads the server may have at once (RLIMIT_NPROC, counted
             for the sandbox alone; see docs/sandbox.md for how).
         max_open_files: Open file descriptors per process (RLIMIT_NOFILE).

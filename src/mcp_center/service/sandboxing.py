@@ -135,7 +135,7 @@ def sandbox_warnings(config: ServerConfig, summary: Mapping[str, Any], settings:
                 "(for a virtual environment or a version manager, its whole prefix) to sandbox.paths",
             }
         )
-    if config.cwd is not None and not visible_in_sandbox(config.cwd, policy):
+    if config.cwd is not None and not visible_in_sandbox(config.cwd, policy, own_dirs=True):
         warnings.append(
             {
                 "code": "SANDBOX_CWD_HIDDEN",

@@ -15,8 +15,11 @@ Threats this module stops, for a server whose configuration has a `SandboxPolicy
   bubblewrap's init; when bubblewrap dies (our SIGTERM/SIGKILL to its process group, our own
   death through `--die-with-parent`, the watchdog of `guard.py`) the kernel kills every process
   of the namespace, including those that left the process group.
-- **Exhausting the host.** `prlimit` sets RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_AS (when
+- **Exhausting the host.** `prlimit` sets RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_DATA (when
   `memory_mb` is set) and no core dumps, as soft = hard limits the server cannot raise.
+  RLIMIT_DATA, not RLIMIT_AS: V8 reserves about 10 GiB of address space per WebAssembly instance
+  (Node's own `fetch` uses one) and Chromium a terabyte, never touched, so an address-space limit
+  low enough to mean anything breaks them; RLIMIT_DATA counts private writable memory only.
 - **Running with root's rights.** When mcp-center runs as root, user namespaces would map the
   server to root (kuid 0: every root-owned file its owner's, RLIMIT_NPROC not enforced). So
   bubblewrap then runs privileged with every capability dropped but the four it needs to enter
@@ -392,7 +395,7 @@ def _limit_prefix(
         "--core=0",
     ]
     if memory_mb is not None:
-        limits.append(f"--as={_clamp(resource.RLIMIT_AS, memory_mb * 1024 * 1024)}")
+        limits.append(f"--data={_clamp(resource.RLIMIT_DATA, memory_mb * 1024 * 1024)}")
     return [*prefix, prlimit, *limits, "--"]
 
 
@@ -402,13 +405,16 @@ def _clamp(which: int, wanted: int) -> int:
     return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
 
 
-def visible_in_sandbox(path: str, policy: SandboxPolicy) -> bool:
+def visible_in_sandbox(path: str, policy: SandboxPolicy, *, own_dirs: bool = False) -> bool:
     """True when host `path` (absolute) exists at the same path inside a sandbox with `policy`.
 
     System directories, mcp-center's own bin directory (`uv`/`uvx` for the stdio template) and the
-    policy's paths are visible; nothing else is.
+    policy's paths are visible; nothing else of the host is. With `own_dirs` (for a working
+    directory, which names a place inside), the sandbox's own home and /tmp count too.
     """
     roots = [*_system_roots(), _own_bin(), *(entry.path for entry in policy.paths)]
+    if own_dirs:
+        roots += [SANDBOX_HOME, SANDBOX_TMP]
     return any(_within(path, root) for root in roots)
 
 
@@ -528,7 +534,7 @@ def prepare_launch(spec: SandboxSpec, argv: Sequence[str], *, cwd: str | None) -
             f"the command {program!r} is not visible inside the sandbox: add its directory to sandbox.paths",
             program,
         )
-    if cwd is not None and not visible_in_sandbox(cwd, spec.policy):
+    if cwd is not None and not visible_in_sandbox(cwd, spec.policy, own_dirs=True):
         raise _setup_failure(
             f"the working directory {cwd!r} is not visible inside the sandbox: add it to sandbox.paths", cwd
         )

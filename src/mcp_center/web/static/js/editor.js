@@ -240,7 +240,7 @@ export function renderEditor(container, { mode, view, onSaved }) {
         ),
         "npx/uvx download packages on their first start: with no network, warm the sandbox up first (mcp-center sandbox warm-up).",
       ),
-      field("sandbox.memory_mb", "Memory (MiB of address space, optional)", h("input", { type: "number", name: "sandbox.memory_mb", min: "64", step: "1", value: p.memory_mb ?? "" }), "Empty: no limit (Chromium-based servers need that)."),
+      field("sandbox.memory_mb", "Memory (MiB, optional)", h("input", { type: "number", name: "sandbox.memory_mb", min: "64", step: "1", value: p.memory_mb ?? "" }), "Private writable memory per process. Empty: no limit."),
       field("sandbox.max_processes", "Processes at most", h("input", { type: "number", name: "sandbox.max_processes", min: "8", step: "1", value: p.max_processes })),
       field("sandbox.max_open_files", "Open files at most", h("input", { type: "number", name: "sandbox.max_open_files", min: "32", step: "1", value: p.max_open_files })),
       field("sandbox.paths", "Host paths it may see (optional)", h("textarea", { name: "sandbox.paths", rows: "3", spellcheck: "false" }, pathLines(p.paths)), "One absolute path per line, read-only; start a line with 'rw ' to make it writable."),
