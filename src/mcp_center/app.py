@@ -23,15 +23,15 @@ import uvicorn
 from fastapi import FastAPI
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_center.api import create_api, end_event_streams
+from mcp_center.api import create_api, end_event_streams, guard_gateway
 from mcp_center.config import Settings
 from mcp_center.errors import AddressInUse, AddressUnavailable, CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
-from mcp_center.store import FileOwnerLock, OwnerLock, ServeOwner
+from mcp_center.store import FileOwnerLock, JsonStore, OwnerLock, ServeOwner
 from mcp_center.transports import PROCESS_GROUPS_FILE, TakeOver, process_guard
 from mcp_center.web import BrowserSessions, install_web
 
@@ -165,9 +165,13 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
         created now (R-7.1).
     Raises:
         SecretStoreError: the admin token file is unusable.
+        StorageError: a data file is damaged, truncated or of a newer schema (R-9.1): the message
+            names the file and the fault, and `serve` stops before it opens its key or token (the
+            damaged file is never written).
     """
     install_log_redaction()
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    JsonStore(settings.mcp_dir).open()  # completes an interrupted commit, removes temps, checks every file
     token, created = load_or_create_admin_token(settings.data_dir, settings.admin_token)
 
     @asynccontextmanager
@@ -182,8 +186,31 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     sessions = BrowserSessions(settings.public_url)
     app = create_api(settings, token, lifespan=lifespan, sessions=sessions)
     install_web(app, settings=settings, admin_token=token, sessions=sessions)
-    app.router.routes.append(Route(GATEWAY_PATH, endpoint=_GatewayRoute(app), methods=["GET", "POST", "DELETE"]))
+    gateway_route = _GatewayRoute(app)
+    # Gateway requests skip the REST app's router and middleware stack (R-8.3): the same Host and
+    # body-size checks run in front of the endpoint, and the routes below stay for completeness.
+    app.add_middleware(_GatewayFirst, gateway=guard_gateway(gateway_route, settings))
+    app.router.routes.append(Route(GATEWAY_PATH, endpoint=gateway_route, methods=["GET", "POST", "DELETE"]))
+    # One server under its own names (R-8.4), same tokens and policy.
+    app.router.routes.append(
+        Route(GATEWAY_PATH + "/{server_id}", endpoint=gateway_route, methods=["GET", "POST", "DELETE"])
+    )
     return app, token, created
+
+
+class _GatewayFirst:
+    """ASGI middleware: `/mcp` and `/mcp/{server_id}` go straight to the guarded gateway endpoint."""
+
+    def __init__(self, app: ASGIApp, gateway: ASGIApp) -> None:
+        self._app = app
+        self._gateway = gateway
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] == "http" and (path == GATEWAY_PATH or path.startswith(GATEWAY_PATH + "/")):
+            await self._gateway(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
 
 
 class _GatewayRoute:

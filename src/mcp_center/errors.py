@@ -72,6 +72,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ServerUnreachable        MCP_SERVER_UNREACHABLE        connect failed (reason attributed, R-3.1)
     │   ├── ServerProtocolError      MCP_PROTOCOL_ERROR            the server broke the protocol
     │   ├── ServerRequestFailed      MCP_SERVER_ERROR              the server answered a JSON-RPC error
+    │   ├── AgentRequestFailed       GATEWAY_AGENT_ERROR           the agent's client refused a forwarded request
     │   ├── ConnectionLost           MCP_CONNECTION_LOST           the session ended while a request was open
     │   ├── OAuthDiscoveryFailed     OAUTH_DISCOVERY_FAILED        R-4.2-R-4.4 refused or failed (`details.rule`)
     │   ├── OAuthRegistrationFailed  OAUTH_REGISTRATION_FAILED     R-4.8: dynamic client registration failed
@@ -98,6 +99,7 @@ __all__ = [
     "AddressInUse",
     "AddressUnavailable",
     "AdminAuthRequired",
+    "AgentRequestFailed",
     "ApprovalClosed",
     "ApprovalDenied",
     "ApprovalExpired",
@@ -603,9 +605,22 @@ class ServerProtocolError(UpstreamError):
 
 
 class ServerRequestFailed(UpstreamError):
-    """The server answered a JSON-RPC error; `details` has its `rpc_code` and `rpc_message`."""
+    """The server answered a JSON-RPC error; `details` has its `rpc_code`.
+
+    `rpc_error` is the error as the server sent it, redacted: `{"code", "message", "data"?}`
+    (None when unknown). The gateway hands it to the agent unchanged (R-8.1), where the REST
+    API shows only this error's own envelope.
+    """
 
     code = "MCP_SERVER_ERROR"
+    rpc_error: dict[str, Any] | None = None
+
+
+class AgentRequestFailed(UpstreamError):
+    """The agent's client answered the gateway's request (sampling, roots, elicitation) with an
+    error, or went away before it answered (R-8.5); `details` has its `rpc_code` when it answered."""
+
+    code = "GATEWAY_AGENT_ERROR"
 
 
 class ConnectionLost(UpstreamError):

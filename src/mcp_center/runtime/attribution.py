@@ -200,10 +200,15 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
                     f"the server sent a message that is not valid JSON-RPC during {during}",
                     details={"reason": ErrorReason.PROTOCOL.value},
                 )
-            return ServerRequestFailed(
-                f"the server answered {during} with error {leaf.code}: {default_redactor.redact(leaf.message)[:500]}",
+            message = default_redactor.redact(leaf.message)
+            failed = ServerRequestFailed(
+                f"the server answered {during} with error {leaf.code}: {message[:500]}",
                 details={"reason": ErrorReason.PROTOCOL.value, "rpc_code": leaf.code},
             )
+            failed.rpc_error = {"code": leaf.code, "message": message}
+            if leaf.error.data is not None:
+                failed.rpc_error["data"] = default_redactor.redact_values(leaf.error.data)
+            return failed
     if probe is not None:
         status_error = _http_status_error(probe)
         if status_error is not None:

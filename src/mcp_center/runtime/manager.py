@@ -39,12 +39,14 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
+import httpx2
 import mcp_types as types
 from mcp.client import Transport
 from mcp.client.session import ClientRequestContext, IncomingMessage, LoggingFnT, MessageHandlerFnT
-from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from mcp_center.errors import (
     CallCancelled,
@@ -54,13 +56,14 @@ from mcp_center.errors import (
     ServerDisabled,
     ServerRequestFailed,
 )
-from mcp_center.models import ConnectionState, ErrorReason
+from mcp_center.models import ConnectionState, ErrorReason, TransportKind
 from mcp_center.runtime.attribution import SessionEnded, attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
 from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
+from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
-from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, bound_result
+from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, bound_raw_result, bound_result
 from mcp_center.runtime.session import OpenSession, SessionHooks, open_session
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import ConnectionSpec, TransportProbe, open_transport
@@ -224,6 +227,10 @@ class Connection:
         self.inflight = 0
         """Requests sent on this connection and not yet answered."""
         self.inflight_changed = anyio.Event()
+        self.hooks = SessionHooks()
+        """The session's callbacks (elicitation, sampling, roots), for the lean forwarder."""
+        self.raw: RawForwarder | None = None
+        """The lean forwarder of a Streamable HTTP connection, once built (`ConnectionManager.forward`)."""
         self._refresh_wanted = anyio.Event()
         self._requested: set[Category] = set()
         self._refresh_times: deque[float] = deque()
@@ -547,6 +554,94 @@ class ConnectionManager:
 
         return await self._request(server_id, "resources/read", send, operation_id, None)
 
+    async def forward(
+        self,
+        server_id: str,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        operation_id: str | None = None,
+        timeout_s: float | None = None,
+        progress: ProgressFnT | None = None,
+    ) -> dict[str, Any]:
+        """Send one request with its params as they came and return the server's raw result (R-8.1).
+
+        The gateway's lean path: no typed request or result model is built. The session's own
+        dispatcher sends it (one JSON-RPC request on the live session, whatever the transport),
+        the tap still logs, redacts (R-1.5) and counts it, and a `tools/call` result over the
+        spec's size bound is truncated as in `call_tool` (R-3.9).
+
+        Args:
+            method: A client-to-server request method, e.g. `tools/call`, `completion/complete`.
+            params: Its params (JSON values); `_meta.progressToken` is replaced by our own when
+                `progress` is given.
+            operation_id, timeout_s, progress: As for `call_tool`; the deadline pauses while an
+                elicitation card of the connection is pending (R-6.1).
+        Returns:
+            The JSON-RPC `result` object.
+        Raises:
+            ServerRequestFailed: the server answered a JSON-RPC error (`rpc_error` holds it, redacted).
+            CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
+        """
+
+        async def send(conn: Connection, timeout_s: float) -> dict[str, Any]:
+            assert conn.session is not None
+            raw = self._raw_forwarder(server_id, conn)
+            with self.deadlines.deadline(conn.connection_id, timeout_s):
+                if raw is not None:
+                    try:
+                        return await raw.request(method, params, progress=progress)
+                    except httpx2.HTTPError as exc:
+                        raise attribute(exc, conn.session.probe, during=what) from None
+                # stdio and legacy SSE: the session's own dispatcher, still without typed models.
+                dispatcher = conn.session.client.session._dispatcher  # pyright: ignore[reportPrivateUsage]
+                opts: CallOptions = {}
+                if progress is not None:
+                    opts["on_progress"] = progress
+                return await dispatcher.send_raw_request(method, params, opts)
+            raise timeout_error(f"{method}", timeout_s)
+
+        what = f"tools/call '{(params or {}).get('name')}'" if method == "tools/call" else method
+        result = await self._request(server_id, what, send, operation_id, timeout_s)
+        if method == "tools/call":
+            slot = self._slots.get(server_id)
+            limit = slot.spec.max_result_bytes if slot and slot.spec else DEFAULT_MAX_RESULT_BYTES
+            result = bound_raw_result(result, limit)
+        return result
+
+    def _raw_forwarder(self, server_id: str, conn: Connection) -> RawForwarder | None:
+        """The connection's lean forwarder (Streamable HTTP only), built on first use."""
+        session = conn.session
+        if conn.raw is not None or session is None or conn.spec.transport is not TransportKind.STREAMABLE_HTTP:
+            return conn.raw
+        probe = session.probe
+        http, client, url = probe.http, probe.http_client, conn.spec.url
+        slot = self._slots.get(server_id)
+        if http is None or client is None or url is None or slot is None:
+            return None
+
+        def list_changed(method: str) -> None:
+            categories = _CHANGED_CATEGORIES.get(method)
+            if categories is not None and conn.is_live and self._is_current(slot, conn):
+                conn.request_refresh(categories)
+
+        conn.raw = RawForwarder(
+            client=client,
+            url=url,
+            session_id=lambda: http.session_id,
+            protocol_version=session.client.protocol_version or LATEST_HANDSHAKE_VERSION,
+            session=session.client.session,
+            hooks=conn.hooks,
+            logbook=conn.filter.logbook,
+            connection_id=conn.connection_id,
+            on_log=self._logging_handler(slot, conn),
+            on_list_changed=list_changed,
+            diagnostics=http,
+            # Plain-HTTP servers without OAuth: our own HTTP/1.1 connections (runtime/http1.py).
+            lite_headers=dict(conn.spec.headers) if url.startswith("http://") and conn.spec.auth is None else None,
+        )
+        return conn.raw
+
     def is_running(self, operation_id: str) -> bool:
         """True while a request with this operation id is admitted and not finished."""
         return operation_id in self._ops
@@ -593,6 +688,10 @@ class ConnectionManager:
             # Advertise what a live session advertises: servers (server-everything among them)
             # list tools by the client's capabilities, so the test's count matches the live one.
             hooks.elicitation_callback = _decline_during_test
+        if live.sampling_callback is not None:
+            hooks.sampling_callback = _refuse_sampling_during_test
+        if live.list_roots_callback is not None:
+            hooks.list_roots_callback = _refuse_roots_during_test
         started = anyio.current_time()
         result: ProbeResult | None = None
         deadline = anyio.move_on_after(spec.startup_timeout_s)
@@ -876,6 +975,7 @@ class ConnectionManager:
         hooks.observer = conn.filter
         hooks.on_stderr = logbook.add_stderr
         hooks.on_noise = logbook.add_noise
+        conn.hooks = hooks
         error: CenterError | None = None
         stopped_by_us = False
         try:
@@ -929,6 +1029,9 @@ class ConnectionManager:
             else:
                 error = attribute(exc, probe, during="the session" if conn.ready.is_set() else "initialize")
         finally:
+            if conn.raw is not None:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT_S):
+                    await conn.raw.aclose()
             logbook.connection_closed(conn.connection_id)
             conn.error = error
             conn.closed.set()
@@ -1015,6 +1118,20 @@ async def _decline_during_test(
     """A test connection calls no tool, so nobody could answer a question asked during it."""
     del context, params
     return types.ElicitResult(action="decline")
+
+
+async def _refuse_sampling_during_test(
+    context: ClientRequestContext, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+    """No agent is behind a test connection to sample for (R-8.5)."""
+    del context, params
+    return types.ErrorData(code=types.INVALID_REQUEST, message="sampling is not available during a test connection")
+
+
+async def _refuse_roots_during_test(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+    """No agent is behind a test connection to list roots for (R-8.5)."""
+    del context
+    return types.ErrorData(code=types.INVALID_REQUEST, message="roots are not available during a test connection")
 
 
 class _SessionExpired(Exception):

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import mcp_types as types
+import orjson
 
-__all__ = ["DEFAULT_MAX_RESULT_BYTES", "TRUNCATION_META_KEY", "bound_result"]
+__all__ = ["DEFAULT_MAX_RESULT_BYTES", "TRUNCATION_META_KEY", "bound_raw_result", "bound_result"]
 
 DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
 """Default limit of a tool result passed on, in bytes of JSON."""
@@ -88,3 +89,15 @@ def bound_result(result: types.CallToolResult, max_bytes: int = DEFAULT_MAX_RESU
         "structured_content_omitted": dropped_structured,
     }
     return result.model_copy(update={"content": blocks, "structured_content": structured, "meta": meta})
+
+
+def bound_raw_result(result: dict[str, Any], max_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> dict[str, Any]:
+    """`bound_result` for a raw `tools/call` result (JSON object as the server sent it).
+
+    A result whose JSON fits in `max_bytes` is returned as it is (one C-speed dump measures it);
+    only a larger one is validated as a `CallToolResult`, cut and marked, and dumped back.
+    """
+    if len(orjson.dumps(result)) <= max_bytes:
+        return result
+    model = types.CallToolResult.model_validate(result, by_name=False)
+    return bound_result(model, max_bytes).model_dump(mode="json", by_alias=True, exclude_none=True)

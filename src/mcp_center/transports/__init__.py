@@ -7,7 +7,13 @@ sure no stdio server outlives the process that started it (R-9.3). `sandbox` con
 server with bubblewrap and `warmup` fills its package caches (R-11.1).
 """
 
-from mcp_center.transports.factory import STDERR_TAIL_LINES, TransportProbe, open_transport, stdio_environment
+from mcp_center.transports.factory import (
+    MAX_MESSAGE_BYTES,
+    STDERR_TAIL_LINES,
+    TransportProbe,
+    open_transport,
+    stdio_environment,
+)
 from mcp_center.transports.guard import PROCESS_GROUPS_FILE, ProcessGuard, TakeOver, process_guard
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.sandbox import SandboxSpec, SandboxSupport, sandbox_support
@@ -17,6 +23,7 @@ from mcp_center.transports.stdio import StdioTransport, child_environment, host_
 from mcp_center.transports.warmup import WarmUpResult
 
 __all__ = [
+    "MAX_MESSAGE_BYTES",
     "PROCESS_GROUPS_FILE",
     "STDERR_TAIL_LINES",
     "ConnectionSpec",

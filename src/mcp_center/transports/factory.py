@@ -49,6 +49,9 @@ class TransportProbe:
     """An error that ended the session on our side (a message over the size limit), for attribution."""
     target: str | None = None
     """Where the connection goes, for messages: the URL's origin (never its path, query or credentials)."""
+    http_client: httpx2.AsyncClient | None = None
+    """A Streamable HTTP connection's client (its auth, pool and response hook), for the runtime's
+    lean forwarding of gateway requests (R-8.3); None for other transports."""
     noise_count: int = 0
     """stdout lines of a stdio server that were not JSON-RPC."""
     first_noise: str | None = None
@@ -120,6 +123,7 @@ async def open_transport(
         spec.headers, probe.http, auth=spec.auth, max_response_bytes=MAX_MESSAGE_BYTES
     ) as http_client:
         if spec.transport is TransportKind.STREAMABLE_HTTP:
+            probe.http_client = http_client
             yield streamable_http_client(spec.url, http_client=http_client, max_sse_event_size=MAX_MESSAGE_BYTES)
         else:
             yield SseTransport(

@@ -90,6 +90,10 @@ class HttpDiagnostics:
             self.expired.set()
 
 
+POOL_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=5.0)
+"""Connections to one server: at most 100 open, all of them kept alive for 5 s when idle."""
+
+
 class ResponseTooLarge(ServerProtocolError, httpx2.StreamError):
     """A response body exceeded the size limit (bounded memory, R-3.9).
 
@@ -156,7 +160,10 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
     """
 
     def __init__(self, limit: int | None, diagnostics: HttpDiagnostics) -> None:
-        self._inner = httpx2.AsyncHTTPTransport(trust_env=False)
+        # Keep as many idle connections as may be open: with httpx2's default (20 kept of 100), a
+        # burst of concurrent calls through the gateway closed and reopened a TCP connection for
+        # most requests (R-8.3).
+        self._inner = httpx2.AsyncHTTPTransport(trust_env=False, limits=POOL_LIMITS)
         self._limit = limit
         self._diagnostics = diagnostics
 
