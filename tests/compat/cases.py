@@ -99,6 +99,11 @@ class Case:
     reference: bool = False
     fixtures: tuple[str, ...] = ()
     startup_timeout_s: float = 180.0
+    call_interval_s: float = 0.0
+    """Seconds between two calls of one server process (its own rate limit, e.g. brave-search's 1/s)."""
+    needs_change: bool = False
+    """The default policy is not enough: a third row runs it with the default policy, to show the
+    exact reason the change is needed (that row is expected to fail)."""
 
     @property
     def registry(self) -> str:
@@ -110,12 +115,21 @@ class Case:
 @dataclass(frozen=True)
 class Row:
     case: Case
-    mode: str  # unconfined, sandboxed, remote
+    mode: str  # unconfined, sandboxed, default policy, remote
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.mode in ("sandboxed", "default policy")
+
+    @property
+    def expect_failure(self) -> bool:
+        """A sandboxed row with the default policy of a server that needs a change."""
+        return self.mode == "default policy"
 
     @property
     def row_id(self) -> str:
-        """`<key>-<stdio|http|sse>-<u|s|r>`: the server id the row registers."""
-        mode = {"unconfined": "u", "sandboxed": "s", "remote": "r"}[self.mode]
+        """`<key>-<stdio|http|sse>-<u|s|d|r>`: the server id the row registers."""
+        mode = {"unconfined": "u", "sandboxed": "s", "default policy": "d", "remote": "r"}[self.mode]
         transport = {"stdio": "stdio", "streamable_http": "http", "sse": "sse"}[self.case.transport]
         return f"{self.case.key}-{transport}-{mode}"
 
@@ -210,6 +224,7 @@ CASES: list[Case] = [
         check=contains("compat notes"),
         sandbox=lambda ctx: {"paths": [{"path": str(ctx.files)}]},
         sandbox_note="paths: the directory it serves (read-only is enough to read)",
+        needs_change=True,
         fixtures=("files",),
     ),
     Case(
@@ -261,6 +276,7 @@ CASES: list[Case] = [
         check=contains("compat page: served from loopback"),
         sandbox=lambda ctx: {"network": "egress"},
         sandbox_note="network egress: fetching URLs is its job (here a page on the host's loopback)",
+        needs_change=True,
         fixtures=("page",),
     ),
     Case(
@@ -276,6 +292,7 @@ CASES: list[Case] = [
         sandbox_env=git_safe_directory,
         sandbox_note="paths: the repository (read-only); env GIT_CONFIG_* = safe.directory for it: on a "
         "root host the server runs as its own uid and git refuses a repository another uid owns",
+        needs_change=True,
         fixtures=("repo",),
     ),
     Case(
@@ -289,6 +306,7 @@ CASES: list[Case] = [
         check=contains("apple", "banana", "lime"),
         sandbox=lambda ctx: {"paths": [{"path": str(ctx.pg_socket)}]},
         sandbox_note="paths: PostgreSQL's Unix socket directory (network stays none)",
+        needs_change=True,
         fixtures=("postgres",),
     ),
     Case(
@@ -309,9 +327,8 @@ CASES: list[Case] = [
         tool="browser_navigate",
         arguments=lambda ctx: {"url": "data:text/html,<h1>compat page</h1>"},
         check=contains("compat page"),
-        sandbox=lambda ctx: {"max_processes": 2048},
-        sandbox_note="max_processes 2048: Chromium's and Node's threads count as processes; Chromium's own "
-        "sandbox is off (--no-sandbox), ours confines it",
+        sandbox_note="the default policy is enough (headless Chromium stays under 256 processes and threads and "
+        "4096 MiB); Chromium's own sandbox is off (--no-sandbox): ours confines it",
     ),
     Case(
         key="markitdown",
@@ -324,6 +341,7 @@ CASES: list[Case] = [
         check=contains("# Compat", "compat page: served from loopback"),
         sandbox=lambda ctx: {"paths": [{"path": str(ctx.files)}]},
         sandbox_note="paths: the directory of the documents it converts",
+        needs_change=True,
         fixtures=("files",),
     ),
     Case(
@@ -364,6 +382,7 @@ CASES: list[Case] = [
         transport="stdio",
         command=npx(BRAVE),
         secret_env={"BRAVE_API_KEY": "compat-not-a-real-key"},
+        call_interval_s=1.5,  # the server allows one call per second and says "Rate limit exceeded" otherwise
         tool="brave_web_search",
         arguments=lambda ctx: {"query": "model context protocol"},
         check=lambda text, ctx: True,
@@ -381,6 +400,8 @@ def rows(cases: list[Case] | None = None) -> list[Row]:
     for case in cases or CASES:
         if case.transport == "stdio":
             out += [Row(case, "unconfined"), Row(case, "sandboxed")]
+            if case.needs_change:
+                out.append(Row(case, "default policy"))
         else:
             out.append(Row(case, "remote"))
     return out

@@ -66,8 +66,13 @@ class RowResult:
     """The sandbox policy the row ran with (sandboxed rows)."""
 
     @property
-    def green(self) -> bool:
+    def passed(self) -> bool:
         return all(state in ("ok", "n/a") for state in self.steps.values())
+
+    @property
+    def green(self) -> bool:
+        """As expected: every step passed, or (a default-policy row) some step failed."""
+        return not self.passed if self.row.expect_failure else self.passed
 
 
 def log(text: str) -> None:
@@ -114,6 +119,8 @@ def body_for(row: Row, ctx: Context, url: str | None) -> dict[str, Any]:
     if row.mode == "sandboxed":
         env.update(case.sandbox_env(ctx))
         body["sandbox"] = case.sandbox(ctx)
+    elif row.mode == "default policy":
+        body["sandbox"] = {}
     else:
         cwd = ctx.work / "rows" / row.row_id
         cwd.mkdir(parents=True, exist_ok=True)
@@ -155,7 +162,7 @@ def run_row(host: Host, token: str, row: Row, ctx: Context) -> RowResult:
             result.steps["trust"] = "ok"
             step = "warm-up"
             command = os.path.basename(str(view.get("command") or ""))
-            if row.mode == "sandboxed" and command in ("npx", "uvx"):
+            if row.sandboxed and command in ("npx", "uvx"):
                 warmed = expect(client.post(f"{SERVERS}/{rid}/sandbox/warm-up"), 200)
                 if not warmed["ok"]:
                     raise StepFailed(f"exit code {warmed['exit_code']}: {short(' '.join(warmed['output_tail'][-2:]))}")
@@ -202,6 +209,7 @@ def run_row(host: Host, token: str, row: Row, ctx: Context) -> RowResult:
             result.steps["prompts"] = prompts_step(client, rid, result)
             result.steps["resources"] = resources_step(client, rid, result)
             step = "gateway"
+            time.sleep(case.call_interval_s)
             result.steps["gateway"] = gateway_step(host, token, row, ctx, call_outcome, result)
             if case.reference:
                 step = "≡ SDK"
@@ -209,15 +217,23 @@ def run_row(host: Host, token: str, row: Row, ctx: Context) -> RowResult:
         except StepFailed as exc:
             result.steps[step] = "fail"
             result.notes.append(f"{step}: {exc}")
-        except (httpx2.HTTPError, OSError, TimeoutError) as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure is this row's, never the whole run's
             result.steps[step] = "fail"
-            result.notes.append(f"{step}: {type(exc).__name__}: {short(str(exc))}")
+            leaf = exc
+            while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+                leaf = leaf.exceptions[0]
+            result.notes.append(f"{step}: {type(leaf).__name__}: {short(str(leaf))}")
         finally:
             deleted = client.delete(f"{SERVERS}/{rid}")
             if deleted.status_code not in (204, 404):
                 result.notes.append(f"delete: {api_error(deleted)}")
     result.elapsed_s = time.monotonic() - started
-    log(f"{rid}: {'green' if result.green else 'FAILED'} in {result.elapsed_s:.1f} s")
+    state = (
+        ("failed as expected" if result.green else "PASSED unexpectedly")
+        if row.expect_failure
+        else ("green" if result.green else "FAILED")
+    )
+    log(f"{rid}: {state} in {result.elapsed_s:.1f} s")
     return result
 
 
@@ -267,15 +283,18 @@ def gateway_step(host: Host, token: str, row: Row, ctx: Context, direct: tuple[b
     async def call() -> tuple[bool, str]:
         with anyio.fail_after(180):
             async with gateway_client(host.url, token, timeout_s=180) as client:
-                answer = await client.call_tool(names[0], row.case.arguments(ctx))
+                try:
+                    answer = await client.call_tool(names[0], row.case.arguments(ctx))
+                except MCPError as exc:  # the gateway passes a server's JSON-RPC error through (R-8.1)
+                    return True, f"rpc {exc.code}: {exc.message}"
                 texts = [getattr(item, "text", "") for item in answer.content]
                 return bool(answer.is_error), "\n".join(texts)
 
     via_gateway = anyio.run(call)
     if row.case.reference:
-        # The gateway returns a server's JSON-RPC error as an isError result naming it (R-8.1).
-        if via_gateway[0] != direct[0]:
+        if not same_outcome(via_gateway, direct):
             raise StepFailed(f"the gateway's answer differs: {short(via_gateway[1])}")
+        result.notes.append(f"through the gateway: {short(via_gateway[1], 80)}")
     elif via_gateway[0] or not row.case.check(via_gateway[1], ctx):
         raise StepFailed(f"unexpected result through the gateway: {short(via_gateway[1])}")
     return "ok"
@@ -397,7 +416,9 @@ def markdown(results: list[RowResult], command: str) -> str:
         "that need a cloud account, the same call with the SDK's own stdio client (**≡ SDK**: identical "
         "outcome). *Unconfined* runs the server as mcp-center's user; *sandboxed* runs it in the bubblewrap "
         "sandbox with the policy in the notes (default: network none, no extra paths, 4096 MiB, 256 "
-        "processes, 1024 open files); *remote* servers are processes mcp-center only connects to.",
+        "processes, 1024 open files); *default policy* runs a server whose sandboxed row needed a change "
+        "with the default policy, to show what goes wrong without it; *remote* servers are processes "
+        "mcp-center only connects to.",
         "",
         "✅ passed · ❌ failed (reason in the notes) · — not offered / not applicable · "
         "⏭ not run (an earlier step failed)",
@@ -410,19 +431,32 @@ def markdown(results: list[RowResult], command: str) -> str:
         f"| {r.row.mode} | {' | '.join(MARK[r.steps[s]] for s in STEPS)} |"
         for r in results
     ]
-    green = sum(1 for r in results if r.green)
-    lines += ["", f"{green} of {len(results)} rows green.", "", "## Notes", ""]
+    green = sum(1 for r in results if r.passed and not r.row.expect_failure)
+    expected = [r for r in results if r.row.expect_failure]
+    lines += ["", f"{green} of {len(results) - len(expected)} rows green."]
+    if expected:
+        lines.append(
+            f"{sum(1 for r in expected if r.green)} of {len(expected)} *default policy* rows failed as expected: "
+            "they run a server that needs a policy change with the default policy instead, and the notes "
+            "quote the exact reason the user sees."
+        )
+    lines += ["", "## Notes", ""]
     for r in results:
         parts: list[str] = []
         if r.row.mode == "sandboxed":
-            policy = json.dumps(r.policy).replace(str(REPO), ".")
+            policy = json.dumps(r.policy)
             why = f" — {r.row.case.sandbox_note}" if r.row.case.sandbox_note else " (the default policy)"
             parts.append(f"sandbox policy `{policy}`{why}")
+        elif r.row.expect_failure:
+            parts.append(
+                "the default policy, to show why the change is needed: "
+                + ("failed as expected" if r.green else "**passed: the change is not needed after all**")
+            )
         if r.server_version:
             parts.append(f"server says {r.server_version}")
         parts += r.notes
         parts.append(f"{r.elapsed_s:.1f} s")
-        lines.append(f"- `{r.row.row_id}`: " + "; ".join(parts))
+        lines.append((f"- `{r.row.row_id}`: " + "; ".join(parts)).replace(str(REPO), "."))
     lines.append("")
     return "\n".join(lines)
 

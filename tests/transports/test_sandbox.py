@@ -14,6 +14,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import uuid
 from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
@@ -154,6 +155,21 @@ def listener() -> Generator[tuple[int, list[socket.socket], threading.Event]]:
 def let_in(directory: Path) -> None:
     """pytest makes its temp directories 0700; on a root host the server's own uid must be let in."""
     directory.chmod(0o755)
+
+
+async def wait_for_pids_with(marker: str, timeout_s: float = 10.0) -> list[int]:
+    """Host pids of live processes whose command line holds `marker`, once there is at least one
+    (bounded by `timeout_s`; the process was started by the sandboxed server a moment ago)."""
+
+    def poll() -> list[int]:
+        deadline = time.monotonic() + timeout_s
+        while not (found := host_pids_with(marker)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return found
+
+    found = await anyio.to_thread.run_sync(poll)
+    assert found, f"no process with {marker} within {timeout_s} s"
+    return found
 
 
 def host_pids_with(marker: str) -> list[int]:
@@ -328,7 +344,7 @@ async def test_a_process_that_leaves_the_group_still_dies_with_the_sandbox(tmp_p
     async with sandboxed(data) as box:
         ok, text = await box.call("escape_group", marker=marker)
         assert ok, text
-        escaped = host_pids_with(marker)
+        escaped = await wait_for_pids_with(marker)
         assert len(escaped) == 1
         assert os.getpgid(escaped[0]) != box.transport.pid, "it left the server's process group"
     assert wait_gone(escaped) == [], "the PID namespace ended with bubblewrap"
@@ -342,7 +358,7 @@ async def test_a_dead_host_takes_the_sandbox_with_it(tmp_path: Path) -> None:
     async with sandboxed(data, guard=guard) as box:
         ok, _ = await box.call("escape_group", marker=marker)
         assert ok
-        escaped = host_pids_with(marker)
+        escaped = await wait_for_pids_with(marker)
         leader = box.transport.pid
         assert leader is not None and guard.watching
         guard.close()  # what the host's death does to the watchdog's pipe
