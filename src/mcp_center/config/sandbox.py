@@ -16,7 +16,6 @@ the trust page and an attributed error at start, because it can change after val
 
 from __future__ import annotations
 
-import os
 import posixpath
 from collections.abc import Iterable
 from typing import Literal
@@ -136,9 +135,3 @@ def check_sandbox(policy: SandboxPolicy, prefix: str = "sandbox") -> Iterable[Fi
         if path in seen:
             yield FieldError(field, "SANDBOX_PATH_DUPLICATE", "is listed twice")
         seen.add(path)
-
-
-def is_within(path: str, parent: str) -> bool:
-    """True when `path` is `parent` or below it (both absolute and normalized)."""
-    parent = parent.rstrip("/") or "/"
-    return path == parent or path.startswith(parent if parent == "/" else parent + os.sep)
