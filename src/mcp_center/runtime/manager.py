@@ -53,10 +53,12 @@ from mcp_center.errors import (
     CenterError,
     ConnectionLost,
     OperationInUse,
+    RequestInvalid,
     ServerDisabled,
     ServerRequestFailed,
 )
 from mcp_center.models import ConnectionState, ErrorReason, TransportKind
+from mcp_center.runtime.activity import LOG_LEVELS, ActivityRecorder
 from mcp_center.runtime.attribution import SessionEnded, attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
 from mcp_center.runtime.deadlines import CallDeadlines
@@ -68,7 +70,7 @@ from mcp_center.runtime.session import OpenSession, SessionHooks, open_session
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import ConnectionSpec, TransportProbe, open_transport
 
-__all__ = ["Connection", "ConnectionManager", "ProbeResult", "ServerStatus", "TransportFactory"]
+__all__ = ["Connection", "ConnectionManager", "ProbeResult", "RawAnswer", "ServerStatus", "TransportFactory"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +103,12 @@ LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
 
 TransportFactory = Callable[..., AbstractAsyncContextManager[Transport]]
 """`open_transport`-compatible factory `(spec, probe, *, on_stderr, on_noise)`; injectable for tests."""
+
+RAW_REQUEST_ID_PREFIX = "console-"
+"""JSON-RPC ids of requests sent by `request_raw` (the console): the request log shows where they came from."""
+
+_SEEN_ELSEWHERE = frozenset({"notifications/message", "notifications/progress"})
+"""Notifications the activity feed records through their own callbacks (log level, call's operation id)."""
 
 _CHANGED_CATEGORIES: Mapping[str, tuple[Category, ...]] = {
     "notifications/tools/list_changed": ("tools",),
@@ -158,6 +166,23 @@ class ProbeResult:
     quarantined: int = 0
 
 
+@dataclass(frozen=True)
+class RawAnswer:
+    """What the server answered to a raw request (R-12.1): exactly one of `result` and `error`.
+
+    Attributes:
+        result: The JSON-RPC `result` object.
+        error: The JSON-RPC `error` object (`code`, `message`, optional `data`), redacted.
+        elapsed_ms: From sending the request to its answer, in milliseconds.
+        connection_id: The client instance that carried it (R-3.5).
+    """
+
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    elapsed_ms: float
+    connection_id: str
+
+
 class _Filter:
     """The tap observer of one connection: request log + catalog validation."""
 
@@ -167,7 +192,11 @@ class _Filter:
         self.sanitizer = CatalogSanitizer()
 
     def outgoing(self, message: SessionMessage) -> None:
-        self.sanitizer.outgoing(message)
+        msg = message.message
+        # A console request is shown as the server answered it: its list pages are not validated (and
+        # must not count as the catalog's own pages, whose duplicate detection they would trip).
+        if not (isinstance(msg, types.JSONRPCRequest) and str(msg.id).startswith(RAW_REQUEST_ID_PREFIX)):
+            self.sanitizer.outgoing(message)
         self.logbook.sent(message, self.connection_id)
 
     def incoming(self, message: SessionMessage | Exception) -> SessionMessage | Exception:
@@ -325,6 +354,10 @@ class ConnectionManager:
         self._tg: anyio.abc.TaskGroup | None = None
         self._status_changed = anyio.Event()
         self._log_listeners: list[LogListener] = []
+        self._log_levels: dict[str, str] = {}
+        """server id → the `logging/setLevel` level the user chose; sent again on each new session."""
+        self.activity = ActivityRecorder(self.events)
+        """Log messages, notifications and call progress of every server, for the page (R-12.1)."""
         self.handshakes = 0
         """Handshakes started since the manager opened (a cheap counter for tests and metrics)."""
 
@@ -370,6 +403,8 @@ class ConnectionManager:
     def forget(self, server_id: str) -> None:
         """Drop the debugging records of a deleted server."""
         self._logbooks.pop(server_id, None)
+        self.activity.forget(server_id)
+        self._log_levels.pop(server_id, None)
 
     # ----- connect / disconnect -------------------------------------------------------------
 
@@ -494,6 +529,7 @@ class ConnectionManager:
             CenterError: connection or protocol failure, attributed.
         """
         arguments_dict = dict(arguments or {})
+        op_id = operation_id or uuid.uuid4().hex
 
         async def send(conn: Connection, timeout_s: float) -> types.CallToolResult:
             assert conn.session is not None
@@ -501,13 +537,16 @@ class ConnectionManager:
             # pending (runtime/deadlines.py); its expiry cancels the call (notifications/cancelled).
             with self.deadlines.deadline(conn.connection_id, timeout_s):
                 answer = await conn.session.client.session.call_tool(
-                    name, arguments_dict, read_timeout_seconds=None, progress_callback=progress
+                    name,
+                    arguments_dict,
+                    read_timeout_seconds=None,
+                    progress_callback=self._recording_progress(server_id, conn, op_id, progress),
                 )
                 assert isinstance(answer, types.CallToolResult)
                 return answer
             raise timeout_error(f"tools/call '{name}'", timeout_s)
 
-        result = await self._request(server_id, f"tools/call '{name}'", send, operation_id, timeout_s)
+        result = await self._request(server_id, f"tools/call '{name}'", send, op_id, timeout_s)
         limit = max_result_bytes
         if limit is None:
             slot = self._slots.get(server_id)
@@ -584,25 +623,30 @@ class ConnectionManager:
             CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
         """
 
+        op_id = operation_id or uuid.uuid4().hex
+
         async def send(conn: Connection, timeout_s: float) -> dict[str, Any]:
             assert conn.session is not None
+            # The activity feed records the progress the agent asked for (R-12.1); a call that asked
+            # for none stays on the leanest path (no progress token is added on its behalf).
+            report = self._recording_progress(server_id, conn, op_id, progress) if progress is not None else None
             raw = self._raw_forwarder(server_id, conn)
             with self.deadlines.deadline(conn.connection_id, timeout_s):
                 if raw is not None:
                     try:
-                        return await raw.request(method, params, progress=progress)
+                        return await raw.request(method, params, progress=report)
                     except httpx2.HTTPError as exc:
                         raise attribute(exc, conn.session.probe, during=what) from None
                 # stdio and legacy SSE: the session's own dispatcher, still without typed models.
                 dispatcher = conn.session.client.session._dispatcher  # pyright: ignore[reportPrivateUsage]
                 opts: CallOptions = {}
-                if progress is not None:
-                    opts["on_progress"] = progress
+                if report is not None:
+                    opts["on_progress"] = report
                 return await dispatcher.send_raw_request(method, params, opts)
             raise timeout_error(f"{method}", timeout_s)
 
         what = f"tools/call '{(params or {}).get('name')}'" if method == "tools/call" else method
-        result = await self._request(server_id, what, send, operation_id, timeout_s)
+        result = await self._request(server_id, what, send, op_id, timeout_s)
         if method == "tools/call":
             slot = self._slots.get(server_id)
             limit = slot.spec.max_result_bytes if slot and slot.spec else DEFAULT_MAX_RESULT_BYTES
@@ -666,6 +710,97 @@ class ConnectionManager:
             self._cancelled_early.popitem(last=False)
         return False
 
+    # ----- debugging (R-12.1) -------------------------------------------------------------------
+
+    async def request_raw(
+        self,
+        server_id: str,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        operation_id: str | None = None,
+        timeout_s: float | None = None,
+    ) -> RawAnswer:
+        """Send one JSON-RPC request as given on the live session and return the server's answer (R-12.1).
+
+        The JSON-RPC console of the settings page: no typed request or result model is built, so a
+        server's malformed answer is shown as it came (redacted by the tap, R-1.5). The request
+        goes through the session like any other: the tap records it in the request log (R-3.11),
+        `cancel(operation_id)` sends `notifications/cancelled`, and `timeout_s` (default: the
+        server's `call_timeout_s`) bounds the wait.
+
+        Args:
+            method: Any client-to-server request method (the caller refuses `initialize`).
+            params: Its params, as JSON values (None: no params).
+        Returns:
+            `RawAnswer`: the `result` object or the JSON-RPC `error` the server answered, the time
+            it took and the connection that carried it.
+        Raises:
+            CallCancelled, ServerTimeout, and attributed connection errors (as `call_tool`).
+        """
+
+        async def send(conn: Connection, timeout_s: float) -> RawAnswer:
+            assert conn.session is not None
+            dispatcher = conn.session.client.session._dispatcher  # pyright: ignore[reportPrivateUsage]
+            started = anyio.current_time()
+            try:
+                request_id = f"{RAW_REQUEST_ID_PREFIX}{uuid.uuid4().hex[:12]}"
+                result = await dispatcher.send_raw_request(
+                    method,
+                    dict(params) if params is not None else None,
+                    {"timeout": timeout_s, "request_id": request_id},
+                )
+            except MCPError as exc:
+                if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
+                    raise  # ours to attribute: a lost connection or our deadline
+                error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+                if exc.data is not None:
+                    error["data"] = exc.data
+                return RawAnswer(None, error, _elapsed_ms(started), conn.connection_id)
+            return RawAnswer(result, None, _elapsed_ms(started), conn.connection_id)
+
+        return await self._request(server_id, method, send, operation_id, timeout_s)
+
+    async def set_logging_level(self, server_id: str, level: str) -> None:
+        """Send `logging/setLevel` on the live session and keep the level for the server's next sessions.
+
+        Raises:
+            RequestInvalid: `level` is not one of `LOG_LEVELS`.
+            ServerRequestFailed: the server refused it (e.g. it declares no `logging` capability).
+            CallCancelled, ServerTimeout, connection errors as `call_tool`.
+        """
+        if level not in LOG_LEVELS:
+            raise RequestInvalid(
+                f"level: must be one of {', '.join(LOG_LEVELS)}",
+                details={
+                    "errors": [{"field": "level", "code": "FIELD_INVALID", "message": "not an MCP logging level"}]
+                },
+            )
+
+        async def send(conn: Connection, timeout_s: float) -> bool:
+            assert conn.session is not None
+            await _send_level(conn.session, level, timeout_s)
+            return True
+
+        await self._request(server_id, "logging/setLevel", send, None, None)
+        self._log_levels[server_id] = level
+
+    def logging_level(self, server_id: str) -> str | None:
+        """The `logging/setLevel` level chosen for the server (None: never set; the server's default)."""
+        return self._log_levels.get(server_id)
+
+    def _recording_progress(
+        self, server_id: str, conn: Connection, operation_id: str, forward: ProgressFnT | None
+    ) -> ProgressFnT:
+        """A progress callback that records the call's progress in the activity feed, then calls `forward`."""
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            self.activity.progress(server_id, conn.connection_id, operation_id, progress, total, message)
+            if forward is not None:
+                await forward(progress, total, message)
+
+        return report
+
     # ----- temporary connection (test) ----------------------------------------------------------
 
     async def probe(self, spec: ConnectionSpec) -> ProbeResult:
@@ -683,15 +818,13 @@ class ConnectionManager:
         logbook.sandbox_network = spec.sandbox.policy.network if spec.sandbox is not None else None
         filt = _Filter(logbook, f"test-{uuid.uuid4().hex[:12]}")
         hooks = SessionHooks(on_stderr=logbook.add_stderr, on_noise=logbook.add_noise, observer=filt)
-        live = self._hooks_for(spec, filt.connection_id) if self._hooks_for else SessionHooks()
-        if live.elicitation_callback is not None:
-            # Advertise what a live session advertises: servers (server-everything among them)
-            # list tools by the client's capabilities, so the test's count matches the live one.
-            hooks.elicitation_callback = _decline_during_test
-        if live.sampling_callback is not None:
-            hooks.sampling_callback = _refuse_sampling_during_test
-        if live.list_roots_callback is not None:
-            hooks.list_roots_callback = _refuse_roots_during_test
+        # Advertise what serve's live sessions advertise (form elicitation, sampling, roots), whichever
+        # process runs the test — serve, or a one-shot CLI that has no agent and shows no forms:
+        # servers (server-everything among them) list tools by the client's capabilities, so every
+        # test's count matches serve's. Asked during a test, each is declined or refused.
+        hooks.elicitation_callback = _decline_during_test
+        hooks.sampling_callback = _refuse_sampling_during_test
+        hooks.list_roots_callback = _refuse_roots_during_test
         started = anyio.current_time()
         result: ProbeResult | None = None
         deadline = anyio.move_on_after(spec.startup_timeout_s)
@@ -881,6 +1014,9 @@ class ConnectionManager:
         async def handle(params: types.LoggingMessageNotificationParams) -> None:
             if not self._is_current(slot, conn):
                 return
+            self.activity.log(
+                slot.server_id, conn.connection_id, level=params.level, logger=params.logger, data=params.data
+            )
             for listener in list(self._log_listeners):
                 try:
                     listener(slot.server_id, params)
@@ -894,6 +1030,11 @@ class ConnectionManager:
             # R-3.5: an old instance's notifications never touch the current session's catalog.
             if not isinstance(message, types.ServerNotification) or not self._is_current(slot, conn):
                 return
+            if message.method not in _SEEN_ELSEWHERE:
+                params = (
+                    message.params.model_dump(mode="json", by_alias=True, exclude_none=True) if message.params else None
+                )
+                self.activity.notification(slot.server_id, conn.connection_id, message.method, params)
             categories = _CHANGED_CATEGORIES.get(message.method)
             if categories is not None and conn.is_live:
                 conn.request_refresh(categories)
@@ -1054,6 +1195,9 @@ class ConnectionManager:
         unhealthy = anyio.Event()
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._refresh_worker, slot, conn)
+            level = self._log_levels.get(slot.server_id)
+            if level is not None:
+                tg.start_soon(self._reapply_level, conn, session, level)
             if session.probe.stdio is None:
                 tg.start_soon(self._health_worker, conn, session, unhealthy)
             waits = [conn.stop_requested, session.tapped.closed, unhealthy]
@@ -1072,6 +1216,14 @@ class ConnectionManager:
             conn.expired = True
             return "expired"
         return "unhealthy" if unhealthy.is_set() and not session.tapped.closed.is_set() else "closed"
+
+    async def _reapply_level(self, conn: Connection, session: OpenSession, level: str) -> None:
+        """A new session starts at the server's default level: send the one the user chose (R-12.1)."""
+        try:
+            with anyio.fail_after(HEALTH_TIMEOUT_S):
+                await _send_level(session, level, HEALTH_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - a server that refuses it keeps its default; the log says so
+            logger.warning("server.log_level_not_applied", extra={"server_id": conn.spec.server_id, "level": level})
 
     async def _health_worker(self, conn: Connection, session: OpenSession, unhealthy: anyio.Event) -> None:
         """Ping a remote server every `HEALTH_INTERVAL_S` seconds (R-3.11).
@@ -1183,3 +1335,16 @@ async def _wait_any(*events: anyio.Event) -> None:
 
         for event in events:
             tg.start_soon(wait, event)
+
+
+def _elapsed_ms(started: float) -> float:
+    return round((anyio.current_time() - started) * 1000, 1)
+
+
+async def _send_level(session: OpenSession, level: str, timeout_s: float) -> None:
+    """`logging/setLevel` without the SDK's deprecated helper (the capability is deprecated from 2026-07-28 on)."""
+    await session.client.session.send_request(
+        types.SetLevelRequest(params=types.SetLevelRequestParams(level=level)),  # pyright: ignore[reportArgumentType]
+        types.EmptyResult,
+        request_read_timeout_seconds=timeout_s,
+    )
