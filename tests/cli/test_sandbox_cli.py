@@ -53,6 +53,14 @@ def test_an_unconfined_stdio_server_is_listed_as_such(tmp_path: Path) -> None:
     assert "unconfined" in run(data, "list").stdout
 
 
+def test_a_policy_for_a_remote_server_is_refused_and_nothing_is_added(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    refused = run(data, "add", "Docs", "https://mcp.example.com/mcp", "--network", "egress")
+    assert refused.returncode == 2, refused.stderr
+    assert "[REQUEST_INVALID]" in refused.stderr and "only a stdio server runs in a sandbox" in refused.stderr
+    assert "docs" not in run(data, "list").stdout
+
+
 def test_production_refuses_the_unconfined_and_runs_the_sandboxed(tmp_path: Path) -> None:
     data = tmp_path / "data"
     argv, _ = escape_command()
