@@ -27,6 +27,7 @@ from mcp_center.cli import oauth as oauth
 from mcp_center.cli import agents as agents
 from mcp_center.cli import gateway as gateway
 from mcp_center.cli import migrate as migrate
+from mcp_center.cli import sandbox as sandbox
 # isort: on
 
 __all__ = ["app", "main"]

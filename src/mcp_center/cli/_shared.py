@@ -52,6 +52,7 @@ __all__ = [
     "print_json",
     "require_data_dir",
     "run_center",
+    "sandbox_app",
     "secret_app",
     "settings_for",
     "yes",
@@ -95,6 +96,10 @@ gateway_app = typer.Typer(
 app.add_typer(gateway_app, name="gateway")
 gateway_token_app = typer.Typer(help="Gateway tokens (what MCP clients present at /mcp).", no_args_is_help=True)
 gateway_app.add_typer(gateway_token_app, name="token")
+sandbox_app = typer.Typer(
+    help="Sandboxed stdio servers: check this host, warm up a server's caches.", no_args_is_help=True
+)
+app.add_typer(sandbox_app, name="sandbox")
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)

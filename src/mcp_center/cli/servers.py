@@ -14,14 +14,17 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from mcp_center.cli._sandbox import WRITABLE_PREFIX, log_lines, sandbox_body
 from mcp_center.cli._shared import (
     DataDir,
+    HostUrl,
     JsonOut,
     ProfileOpt,
     app,
     cells,
     err,
     fail,
+    host_request,
     out,
     print_json,
     require_data_dir,
@@ -31,9 +34,7 @@ from mcp_center.cli._shared import (
     yes,
 )
 from mcp_center.cli._where import data_dir_phrase, serve_state
-from mcp_center.errors import (
-    CenterError,
-)
+from mcp_center.errors import CenterError, FieldError, RequestInvalid
 from mcp_center.service import McpCenter, ServerView
 from mcp_center.store.running import running_owner
 
@@ -45,7 +46,7 @@ def list_(
     as_json: JsonOut = False,
     url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
 ) -> None:
-    """List servers: enabled, live state and tool count (when serve runs), and the next step."""
+    """List servers: enabled, live state and tool count (when serve runs), stdio sandbox policy, next step."""
     from mcp_center.cli.listing import live_servers, servers_table
 
     settings = settings_for(data_dir, profile)
@@ -108,6 +109,21 @@ def add(
         list[str] | None,
         typer.Option("--plain", help="Keep this env var or header in plain text even if it looks like a credential."),
     ] = None,
+    sandbox: Annotated[bool, typer.Option("--sandbox", help="stdio: run it in a bubblewrap sandbox.")] = False,
+    network: Annotated[
+        str | None, typer.Option(help="stdio, sandboxed: none (default) or egress. Implies --sandbox.")
+    ] = None,
+    sandbox_path: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sandbox-path",
+            help=f"stdio, sandboxed: a host path it may see, read-only ({WRITABLE_PREFIX}PATH: writable). "
+            "Implies --sandbox.",
+        ),
+    ] = None,
+    memory_mb: Annotated[
+        int | None, typer.Option(help="stdio, sandboxed: memory limit per process in MiB (0: none). Implies --sandbox.")
+    ] = None,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
@@ -129,6 +145,14 @@ def add(
             headers=header,
             plain=plain,
         )
+        policy = sandbox_body(sandbox=sandbox, network=network, paths=sandbox_path, memory_mb=memory_mb)
+        if policy is not None:
+            if plan.body.get("transport") != "stdio":
+                raise RequestInvalid(
+                    "--sandbox: only a stdio server runs in a sandbox",
+                    details={"errors": [FieldError("sandbox", "FIELD_INVALID", "only for stdio servers").to_dict()]},
+                )
+            plan.body["sandbox"] = policy
     except CenterError as exc:
         raise fail(exc) from None
 
@@ -324,3 +348,15 @@ def secret_delete(
     require_data_dir(settings, server_id)
     run_center(settings, lambda c: c.delete_secret(server_id, kind, key))
     out.print(f"secret {key} deleted")
+
+
+@app.command()
+def logs(server_id: str, url: HostUrl = None, data_dir: DataDir = None, as_json: JsonOut = False) -> None:
+    """Show a server's last requests and stderr lines from the running host; sandbox refusals are marked."""
+    settings = settings_for(data_dir)
+    found = host_request(settings, url, "GET", f"/api/mcp/servers/{server_id}/logs")
+    if as_json:
+        print_json(found)
+        return
+    for line in log_lines(found):
+        out.print(line, markup=False, highlight=False)

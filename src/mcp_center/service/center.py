@@ -13,6 +13,11 @@ rule of its own: each method hands over to the module that owns its noun.
   approvals with `wait_for_approval`, prompts, resources, cards); the use cases behind them live
   in `capabilities.py`, `approvals.py` and `interactions.py` (R-5, R-6).
 
+Threats handled in those modules: a stale page overwriting a newer configuration (R-1.3); a changed
+command, URL, header, env, auth, tool permission or sandbox policy running without a new
+confirmation (R-1.4, R-11.1); a secret value reaching a response, log or error (R-1.5); an
+unconfined local process under the production profile (R-2.5, R-11.2).
+
 The store is the source of truth; after every committed change the affected server is reconciled
 into the connection manager: a server runs only when `Readiness.runnable` holds (R-3.3).
 """
@@ -50,7 +55,7 @@ from mcp_center.service.servers import Servers
 from mcp_center.service.summary import Summaries
 from mcp_center.service.views import ServerView
 from mcp_center.store import ServerRecord, Store, StoreState, TestResult, store_for
-from mcp_center.transports import ConnectionSpec
+from mcp_center.transports import ConnectionSpec, WarmUpResult
 
 __all__ = ["SECRET_KINDS", "Decision", "McpCenter"]
 
@@ -396,6 +401,19 @@ class McpCenter(AgentUseCases):
             the command / sends the credentials); SandboxRequired under the production profile.
         """
         return await self._servers.test(server_id)
+
+    async def warm_up_sandbox(self, server_id: str) -> WarmUpResult:
+        """Fill a sandboxed npx/uvx server's package caches inside its sandbox, with egress (R-11.1).
+
+        For `network: none` servers, whose package manager cannot download on start. Only the
+        package manager runs (`transports/warmup.py`); the server itself does not start.
+
+        Raises:
+            ServerNotFound; ServerNotTrusted (the current digest is not confirmed: the warm-up runs
+            the confirmed package spec); SandboxRequired (production, no policy);
+            SandboxWarmUpUnsupported (no policy, or not npx/uvx); SandboxUnavailable.
+        """
+        return await self._servers.warm_up(server_id)
 
     async def enable(self, server_id: str) -> ServerView:
         """Enable a trusted, tested server and start its long-lived connection (R-2.3).

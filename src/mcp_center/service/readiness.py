@@ -2,7 +2,7 @@
 
 A server runs only when all of these hold for its *current* connection summary digest:
 
-1. the profile allows its transport (R-2.5: `production` starts no unconfined local process);
+1. the profile allows it (R-2.5, R-11.2: `production` starts a stdio server only sandboxed);
 2. the user confirmed that digest (`trusted_digest == digest`, R-2.1);
 3. its last test ran with that digest and succeeded (R-2.2);
 4. it is enabled (R-2.3).
@@ -22,6 +22,7 @@ from typing import Literal
 from mcp_center.config import ServerConfig, StdioServerConfig
 from mcp_center.config.settings import Profile
 from mcp_center.errors import SandboxRequired, ServerDisabled, ServerNotTested, ServerNotTrusted
+from mcp_center.models import ErrorReason
 from mcp_center.store import ServerRecord
 
 __all__ = ["Need", "Readiness", "check_profile", "unconfined_in_production"]
@@ -31,8 +32,9 @@ Need = Literal["sandbox", "trust", "test", "enable"]
 
 
 def unconfined_in_production(config: ServerConfig, profile: Profile) -> bool:
-    """True when `profile` forbids starting `config` (R-2.5: production starts no local process)."""
-    return isinstance(config, StdioServerConfig) and profile is Profile.PRODUCTION
+    """True when `profile` forbids starting `config` (R-2.5, R-11.2: production starts a stdio server
+    only with a sandbox policy)."""
+    return isinstance(config, StdioServerConfig) and config.sandbox is None and profile is Profile.PRODUCTION
 
 
 def check_profile(config: ServerConfig, profile: Profile) -> None:
@@ -43,8 +45,9 @@ def check_profile(config: ServerConfig, profile: Profile) -> None:
     """
     if unconfined_in_production(config, profile):
         raise SandboxRequired(
-            "the production profile does not start local stdio servers without a sandbox runner",
-            details={"server_id": config.id, "profile": profile.value},
+            "the production profile runs stdio servers only sandboxed: give this server a sandbox policy "
+            '(for example "sandbox": {"network": "none"}) and confirm the new summary (R-11.2)',
+            details={"server_id": config.id, "profile": profile.value, "reason": ErrorReason.SANDBOX_REQUIRED.value},
         )
 
 

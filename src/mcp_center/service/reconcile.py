@@ -31,6 +31,7 @@ from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.oauth import RemoteConfig
 from mcp_center.service.readiness import Readiness
+from mcp_center.service.sandboxing import sandbox_spec
 from mcp_center.service.secret_values import SecretValuesKeeper
 from mcp_center.service.summary import BEARER_KEY, Summaries, Summary
 from mcp_center.store import Store, StoreState
@@ -100,6 +101,7 @@ class Reconciler:
                 argv=(program, *config.args),
                 env=env,
                 cwd=config.cwd,
+                sandbox=sandbox_spec(config, self._settings),
                 startup_timeout_s=timeout_s,
                 call_timeout_s=config.call_timeout_s,
                 max_result_bytes=config.max_result_bytes,

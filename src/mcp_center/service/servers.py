@@ -30,6 +30,7 @@ from mcp_center.service.oauth import OAuthService
 from mcp_center.service.readiness import Readiness
 from mcp_center.service.reconcile import Reconciler
 from mcp_center.service.records import changed, check_version, editable, get_record, new_config, now
+from mcp_center.service.sandboxing import remove_home, warm_up
 from mcp_center.service.secret_values import (
     SecretValuesKeeper,
     declare_secret,
@@ -40,7 +41,7 @@ from mcp_center.service.secret_values import (
 from mcp_center.service.summary import Summaries
 from mcp_center.service.views import ServerView, server_view
 from mcp_center.store import ServerRecord, Store, StoreState, TestError, TestResult
-from mcp_center.transports import ConnectionSpec
+from mcp_center.transports import ConnectionSpec, WarmUpResult
 
 __all__ = ["Servers"]
 
@@ -101,7 +102,7 @@ class Servers:
         if not isinstance(config, StdioServerConfig) and isinstance(config.auth, AuthOAuth):
             oauth = self._oauth.status(config, state)
         readiness = Readiness(record, summary.digest, self._settings.profile)
-        return server_view(readiness, summary, self._manager.status(config.id), oauth)
+        return server_view(readiness, summary, self._manager.status(config.id), oauth, self._settings)
 
     async def list(self) -> list[ServerView]:
         """Every server's view, sorted by id."""
@@ -204,6 +205,8 @@ class Servers:
         self._oauth.drop_server(server_id)
         await self._reconciler.reconcile(server_id)
         self._manager.forget(server_id)
+        # After the connection closed: its sandbox home and /tmp go with the server (R-11.1).
+        await anyio.to_thread.run_sync(lambda: remove_home(self._settings, server_id))
 
     async def set_secret(
         self, server_id: str, kind: str, key: str, value: object, *, version: int | None
@@ -315,6 +318,19 @@ class Servers:
         self._announce("server.tested", {"server_id": server_id, "ok": result.ok})
         await self._reconciler.reconcile(server_id, memo)
         return result
+
+    async def warm_up(self, server_id: str) -> WarmUpResult:
+        """Fill a sandboxed npx/uvx server's package caches inside its sandbox (R-11.1); needs trust."""
+        memo = self._summaries()
+
+        def prepare() -> ConnectionSpec:
+            state = self._store.read()
+            record = get_record(state, server_id)
+            summary = memo.of(record.config, state.secrets)
+            Readiness(record, summary.digest, self._settings.profile).require_trusted("warming up its sandbox")
+            return self._reconciler.spec(record.config, state, summary)
+
+        return await warm_up(await anyio.to_thread.run_sync(prepare), self._redactor)
 
     async def enable(self, server_id: str) -> ServerView:
         """Enable a trusted, tested server and connect it (R-2.3)."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS, AuthBearer, AuthOAuth, ServerConfig, StdioServerConfig
+from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS, AuthBearer, AuthOAuth, ServerConfig, Settings, StdioServerConfig
 from mcp_center.interchange.credentials import (
     CREDENTIAL_IN_ARGS_MESSAGE,
     credential_query_params,
@@ -24,6 +24,7 @@ from mcp_center.interchange.credentials import (
 from mcp_center.runtime import ServerStatus
 from mcp_center.service.readiness import Need, Readiness
 from mcp_center.service.records import editable
+from mcp_center.service.sandboxing import host_facts, sandbox_warnings
 from mcp_center.service.summary import Summary
 from mcp_center.store import TestResult
 
@@ -78,6 +79,8 @@ class ServerView:
     warnings: tuple[ViewWarning, ...]
     status: ServerStatus
     oauth: dict[str, Any] | None
+    sandbox_host: dict[str, Any] | None = None
+    """What this host makes of a stdio server's sandbox policy (`sandboxing.host_facts`), else None."""
 
     @property
     def id(self) -> str:
@@ -119,11 +122,13 @@ class ServerView:
             warnings=[{"code": w.code, "message": w.message} for w in self.warnings],
             status=self.status.to_dict(),
         )
+        if isinstance(config, StdioServerConfig):
+            view["sandbox_host"] = self.sandbox_host
         return view
 
 
 def server_view(
-    readiness: Readiness, summary: Summary, status: ServerStatus, oauth: dict[str, Any] | None
+    readiness: Readiness, summary: Summary, status: ServerStatus, oauth: dict[str, Any] | None, settings: Settings
 ) -> ServerView:
     """The view of one server.
 
@@ -132,8 +137,10 @@ def server_view(
         summary: The record's current connection summary.
         status: Its runtime status in this process.
         oauth: `OAuthService.status` for an OAuth server, else None.
+        settings: Host settings (the sandbox warnings, R-11.1).
     """
     record = readiness.record
+    warnings = summary_warnings(summary.data) + sandbox_warnings(record.config, summary.data, settings)
     return ServerView(
         config=record.config,
         version=record.version,
@@ -147,9 +154,10 @@ def server_view(
         summary=summary.data,
         digest=summary.digest,
         needs=tuple(readiness.needs),
-        warnings=tuple(ViewWarning(w["code"], w["message"]) for w in summary_warnings(summary.data)),
+        warnings=tuple(ViewWarning(w["code"], w["message"]) for w in warnings),
         status=status,
         oauth=oauth,
+        sandbox_host=host_facts(record.config) if isinstance(record.config, StdioServerConfig) else None,
     )
 
 
