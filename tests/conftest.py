@@ -16,9 +16,8 @@ from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.secrets import install_log_redaction
 from mcp_center.service import McpCenter
-from tests.e2e.conftest import running_echo_http
-
-ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
+from tests.support.api import ADMIN_TOKEN
+from tests.support.mcp_servers import running_echo_http
 
 install_log_redaction()
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ADMIN_TOKEN, EVERYTHING, Host, running_echo_http, running_host
+from tests.support.mcp_servers import EVERYTHING, running_echo_http
+from tests.support.serve import ADMIN_TOKEN, Host, running_host
 
 CLI = str(Path(sys.executable).parent / "mcp-center")
 

@@ -18,7 +18,7 @@ import pytest
 
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.e2e.conftest import ADMIN_TOKEN, running_host
+from tests.support.serve import ADMIN_TOKEN, running_host
 
 CLI = str(Path(sys.executable).parent / "mcp-center")
 

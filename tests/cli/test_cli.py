@@ -18,9 +18,10 @@ import pytest
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.e2e.conftest import free_port, running_echo_http
-from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
+from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
+from tests.support.mcp_servers import running_echo_http
+from tests.support.ports import free_port
 
 CLI = str(Path(sys.executable).parent / "mcp-center")
 REPO = Path(__file__).parent.parent.parent

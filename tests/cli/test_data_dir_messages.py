@@ -13,8 +13,8 @@ from pathlib import Path
 
 import anyio
 
-from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, running_host
 from tests.support.gateway import gateway_client
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, running_host
 
 CLI = str(VENV_BIN / "mcp-center")
 

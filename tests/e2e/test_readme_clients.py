@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import MCP_SERVER_TIME, NODE_DIR, VENV_BIN, Host
+from tests.support.mcp_servers import MCP_SERVER_TIME, NODE_DIR
+from tests.support.serve import VENV_BIN, Host
 
 pytestmark = pytest.mark.e2e
 

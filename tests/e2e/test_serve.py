@@ -21,8 +21,9 @@ from mcp.client.session import ClientRequestContext
 
 from mcp_center.errors import AddressInUse
 from mcp_center.store.running import RUNNING_FILE
-from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, Host, running_echo_http, running_host
 from tests.support.gateway import gateway_client
+from tests.support.mcp_servers import running_echo_http
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, Host, running_host
 
 pytestmark = pytest.mark.e2e
 

@@ -29,7 +29,9 @@ from mcp_center.runtime.results import TRUNCATION_META_KEY
 from mcp_center.service import McpCenter
 from mcp_center.transports import ConnectionSpec
 from mcp_center.transports.http import ResponseTooLarge
-from tests.fakes.streamable_http import (
+from tests.servers.http_echo import streamable_app
+from tests.servers.sse_fakes import FakeSseServer, mcp_replies
+from tests.support.fakes.streamable_http import (
     ECHO_TOOL,
     FakeStreamableServer,
     json_response,
@@ -39,8 +41,6 @@ from tests.fakes.streamable_http import (
     sse_event,
     sse_response,
 )
-from tests.servers.http_echo import streamable_app
-from tests.servers.sse_fakes import FakeSseServer, mcp_replies
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio

@@ -25,7 +25,7 @@ from mcp_center.errors import (
 from mcp_center.service import McpCenter
 from mcp_center.store import CallRef, InteractionRecord, JsonStore
 from tests.servers.capabilities import Upstream
-from tests.service._capabilities import capability_server, ready, remote, while_waiting
+from tests.support.capabilities import capability_server, ready, remote, while_waiting
 from tests.support.results import text_of
 from tests.support.waiting import eventually
 

@@ -19,9 +19,10 @@ import pytest
 
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import STEP_TIMEOUT_S, assert_error, open_api
-from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
+from tests.support.api import assert_error, open_api
+from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import STEP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
 
