@@ -19,6 +19,7 @@ from mcp_center.config import Settings
 from mcp_center.service import McpCenter
 from tests.support.cli import CLI, CliResult, run_cli
 from tests.support.ports import closed_port_url
+from tests.support.readiness import add_ready_on_host
 from tests.support.serve import ADMIN_TOKEN, running_host
 
 
@@ -75,14 +76,7 @@ def _agent_call(client: httpx2.Client, note: str, answers: list[httpx2.Response]
 
 def test_approvals_of_a_running_host_are_listed_approved_and_denied(tmp_path: Path, caps_url: str) -> None:
     with running_host(tmp_path) as host:
-        created = host.client.post(
-            "/api/mcp/servers", json={"name": "Caps", "transport": "streamable_http", "url": caps_url}
-        )
-        assert created.status_code == 201, created.text
-        digest = created.json()["digest"]
-        assert host.client.post("/api/mcp/servers/caps/trust", json={"digest": digest}).status_code == 200
-        assert host.client.post("/api/mcp/servers/caps/test").json()["ok"] is True
-        assert host.client.post("/api/mcp/servers/caps/enable").status_code == 200
+        add_ready_on_host(host, {"name": "Caps", "transport": "streamable_http", "url": caps_url})
         for decision, status in (("approve", 200), ("deny", 403)):
             answers: list[httpx2.Response] = []
             caller = threading.Thread(target=_agent_call, args=(host.client, decision, answers))

@@ -42,6 +42,7 @@ from tests.support.fakes.streamable_http import (
     sse_response,
 )
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import ready_in_center
 
 pytestmark = pytest.mark.anyio
 
@@ -73,11 +74,7 @@ async def _echo(manager: ConnectionManager, text: str) -> str:
 
 
 async def _ready(center: McpCenter, url: str) -> str:
-    view = await center.create_server({"name": "Fake", "transport": "streamable_http", "url": url})
-    await center.trust(view["id"], view["digest"])
-    result = await center.test(view["id"])
-    assert result.ok, result.error
-    await center.enable(view["id"])
+    view = await ready_in_center(center, {"name": "Fake", "transport": "streamable_http", "url": url})
     assert center.status(view["id"]).state.value == "ready"
     return view["id"]
 
