@@ -156,18 +156,46 @@ class RawForwarder:
         """POST `body`, then (resuming if the stream ends early) return the JSON-RPC answer to `request_id`."""
         last_event: list[str] = []
         retry_ms: list[int] = []
-        async with self._send("POST", self._headers("application/json, text/event-stream"), body) as response:
-            answer = await self._read(response, request_id, progress, last_event, retry_ms)
+        headers = self._headers("application/json, text/event-stream")
+        answer = await self._round_trip("POST", headers, body, request_id, progress, last_event, retry_ms)
         for _attempt in range(RESUME_ATTEMPTS):
             if answer is not None or not last_event:
                 break
             await anyio.sleep((retry_ms[-1] if retry_ms else 1000) / 1000)
             headers = {**self._headers("text/event-stream"), "last-event-id": last_event[-1]}
-            async with self._send("GET", headers) as response:
-                answer = await self._read(response, request_id, progress, last_event, retry_ms)
+            answer = await self._round_trip("GET", headers, b"", request_id, progress, last_event, retry_ms)
         if answer is None:
             raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
         return answer
+
+    async def _round_trip(
+        self,
+        method: str,
+        headers: dict[str, str],
+        body: bytes,
+        request_id: str,
+        progress: ProgressFnT | None,
+        last_event: list[str],
+        retry_ms: list[int],
+    ) -> dict[str, Any] | None:
+        """One exchange and its answer (`_read`). Over `Http1Client` without a context manager: the
+        rest of a POST stream after its answer is read in the background (`Http1Client.done`)."""
+        lite = self._lite
+        if lite is None:
+            async with self._send(method, headers, body) as response:
+                return await self._read(response, request_id, progress, last_event, retry_ms)
+        try:
+            response = await lite.send(method, headers, body)
+        except Http1Error as exc:
+            raise _transport_error(exc) from exc.__cause__
+        try:
+            if method == "POST" and self._diagnostics is not None:
+                await self._note(response, headers)
+            return await self._read(response, request_id, progress, last_event, retry_ms, drain=False)
+        except Http1Error as exc:
+            raise httpx2.ReadError(str(exc)) from exc
+        finally:
+            lite.done(response)
 
     @asynccontextmanager
     async def _send(self, method: str, headers: dict[str, str], body: bytes = b"") -> AsyncGenerator[_Response]:
@@ -186,10 +214,7 @@ class RawForwarder:
                     await self._note(response, headers)
                 yield response
         except Http1Error as exc:
-            cause = exc.__cause__
-            if isinstance(cause, OSError | TimeoutError) and "connect" in str(exc):
-                raise httpx2.ConnectError(str(exc)) from cause
-            raise httpx2.ReadError(str(exc)) from exc
+            raise _transport_error(exc) from exc.__cause__
 
     async def _note(self, response: Http1Response, headers: dict[str, str]) -> None:
         """Tell the connection's diagnostics about a POST as `httpx2`'s response hook would (R-3.1, R-3.10)."""
@@ -208,9 +233,11 @@ class RawForwarder:
         progress: ProgressFnT | None,
         last_event: list[str],
         retry_ms: list[int],
+        *,
+        drain: bool = True,
     ) -> dict[str, Any] | None:
         """The answer to `request_id` in `response` (JSON or SSE), handling what comes before it; None
-        when an SSE stream ended without it."""
+        when an SSE stream ended without it. With `drain`, the rest of the stream is read here."""
         status = response.status_code
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if status == 404 and self._session_id() is not None:
@@ -228,7 +255,8 @@ class RawForwarder:
                         continue  # a priming event
                     message = self._incoming(orjson.loads(data), len(data))
                     if message.get("id") == request_id and "method" not in message:
-                        await _drain(chunks)
+                        if drain:
+                            await _drain(chunks)
                         return message
                     await self._interim(message, request_id, progress)
             return None
@@ -407,6 +435,14 @@ class _SseParser:
                     retry = int(value)
             events.append((event_id, retry, "\n".join(data)))
         return events
+
+
+def _transport_error(exc: Http1Error) -> httpx2.TransportError:
+    """`Http1Error` as the `httpx2` error the manager's attribution expects."""
+    cause = exc.__cause__
+    if isinstance(cause, OSError | TimeoutError) and "connect" in str(exc):
+        return httpx2.ConnectError(str(exc))
+    return httpx2.ReadError(str(exc))
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
