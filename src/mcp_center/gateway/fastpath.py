@@ -81,6 +81,9 @@ _FORWARDED = frozenset(
 _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 """2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)
+WATCH_AFTER_S = 0.05
+"""Seconds a lean `tools/call` runs before its agent's disconnect is watched (a closed POST then
+cancels it, as an agent's `notifications/cancelled` does at once)."""
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -343,10 +346,15 @@ class LeanPath:
             roots = ask_roots if isinstance(caps.get("roots"), dict) else None
         outcome: list[bytes] = []
         key = _key(request_id)
-        # One cancel scope and one plain asyncio task watching for the agent's disconnect (anyio's
-        # task group per call cost a measurable share of the gateway's CPU, R-8.3).
+        # One cancel scope; the agent's disconnect is watched by a plain asyncio task started only
+        # once the call has run `WATCH_AFTER_S` (most calls end sooner: anyio's task group per call
+        # cost a measurable share of the gateway's CPU, R-8.3).
         call = link.calls[key] = anyio.CancelScope()
-        watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, call))
+        loop = asyncio.get_running_loop()
+        watchers: list[asyncio.Task[None]] = []
+        timer = loop.call_later(
+            WATCH_AFTER_S, lambda: watchers.append(loop.create_task(_cancel_on_disconnect(receive, call)))
+        )
         try:
             with call:
                 try:
@@ -381,7 +389,9 @@ class LeanPath:
                     outcome.append(_error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"}))
         finally:
             link.calls.pop(key, None)
-            watcher.cancel()
+            timer.cancel()
+            for watcher in watchers:
+                watcher.cancel()
         return outcome[0] if outcome else None
 
     def _asker(self, link: AgentLink, reply: _Reply) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
