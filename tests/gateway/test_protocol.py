@@ -287,4 +287,4 @@ async def test_a_session_is_only_known_on_the_endpoint_that_opened_it(host: Host
         own = await http.post("/mcp/proto", json=listing, headers=session)
     assert elsewhere.status_code == 404
     assert own.status_code == 200
-    assert {tool["name"] for tool in own.json()["result"]["tools"]} == {"add", "fail", "sample"}
+    assert {tool["name"] for tool in own.json()["result"]["tools"]} == {"add", "fail", "sample", "hold"}

@@ -418,6 +418,9 @@ class ConnectionManager:
         slot = self._slots.get(server_id)
         if slot is None:
             raise ServerDisabled(f"server '{server_id}' is not enabled", details={"server_id": server_id})
+        conn = slot.conn
+        if conn is not None and conn.is_live and not conn.stop_requested.is_set() and self._is_current(slot, conn):
+            return conn  # the hot path: a live, current connection needs no lock
         async with slot.lock:
             spec = slot.spec
             if spec is None:
