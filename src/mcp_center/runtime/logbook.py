@@ -34,11 +34,12 @@ class LogEntry:
     Attributes:
         at: When the exchange started (aware UTC, ISO 8601 in JSON).
         direction: "client→server" (we sent it) or "server→client".
-        kind: "request", "notification" or "error" (a transport-level error item).
+        kind: "request", "notification", "error" (a transport-level error item) or "check" (a
+            finding about an exchange, e.g. a result that breaks its tool's outputSchema).
         method: JSON-RPC method, e.g. "tools/call"; None for a bare error item.
         request_id: The JSON-RPC id as text, for requests.
         duration_ms: Time to the response, for requests that got one.
-        status: "ok", "error", "pending" or "sent".
+        status: "ok", "error", "pending", "sent", or a check's finding ("output_invalid").
         request_bytes / response_bytes: JSON sizes in bytes.
         error: `{"code", "message"}` of a JSON-RPC error (redacted), or None.
         connection_id: The client instance that carried it (R-3.5).
@@ -140,6 +141,25 @@ class ServerLogbook:
             )
             return
         self._record(item, connection_id, "server→client")
+
+    def note(self, connection_id: str, method: str, status: str, message: str) -> None:
+        """Record a finding about an exchange that succeeded on the wire (e.g. status "output_invalid":
+        a result that breaks its tool's outputSchema), as its own entry, redacted."""
+        self._entries.append(
+            LogEntry(
+                at=_now(),
+                direction="server→client",
+                kind="check",
+                method=method,
+                request_id=None,
+                duration_ms=None,
+                status=status,
+                request_bytes=None,
+                response_bytes=None,
+                error={"code": None, "message": self._redactor.redact(message)[:500]},
+                connection_id=connection_id,
+            )
+        )
 
     def connection_closed(self, connection_id: str) -> None:
         """Close the books of a connection that ended: its unanswered requests become errors.

@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
@@ -60,7 +60,7 @@ from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Ca
 from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
 from mcp_center.runtime.logbook import ServerLogbook
-from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, bound_result
+from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, bound_result, check_output
 from mcp_center.runtime.session import OpenSession, SessionHooks, open_session
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import ConnectionSpec, TransportProbe, open_transport
@@ -92,6 +92,14 @@ EARLY_PING_MIN_INTERVAL_S = 2.0
 """Seconds between two pings made early because the GET stream ended (a server that closes its
 stream again and again gets at most one ping per this many seconds)."""
 """When a stdio connection closes, seconds to wait for the process exit so the error carries its exit code."""
+
+RefreshOutcome = Literal["committed", "stale", "failed"]
+LIST_METHODS: Mapping[Category, str] = {
+    "tools": "tools/list",
+    "prompts": "prompts/list",
+    "resources": "resources/list",
+    "resource_templates": "resources/templates/list",
+}
 
 LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
 """`(server_id, params)` for every `notifications/message` a current connection receives."""
@@ -492,12 +500,22 @@ class ConnectionManager:
             assert conn.session is not None
             # No SDK timeout: our deadline pauses while an elicitation card of this connection is
             # pending (runtime/deadlines.py); its expiry cancels the call (notifications/cancelled).
+            # `send_request`, not `ClientSession.call_tool`: the latter throws a whole result away when its
+            # structured output breaks the outputSchema (and may list tools behind our back); we check
+            # it ourselves and keep the content (`check_output`).
+            request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments_dict))
             with self.deadlines.deadline(conn.connection_id, timeout_s):
-                answer = await conn.session.client.session.call_tool(
-                    name, arguments_dict, read_timeout_seconds=None, progress_callback=progress
+                answer = await conn.session.client.session.send_request(
+                    request, types.CallToolResult, request_read_timeout_seconds=None, progress_callback=progress
                 )
-                assert isinstance(answer, types.CallToolResult)
-                return answer
+                tool = next((t for t in conn.catalog.tools if t.name == name), None)
+                checked, problem = check_output(answer, tool)
+                if problem is not None:
+                    logger.warning("server.output_schema_mismatch", extra={"server_id": server_id, "tool": name})
+                    self.logbook(server_id).note(
+                        conn.connection_id, "tools/call", "output_invalid", f"'{name}': {problem}"
+                    )
+                return checked
             raise timeout_error(f"tools/call '{name}'", timeout_s)
 
         result = await self._request(server_id, f"tools/call '{name}'", send, operation_id, timeout_s)
@@ -599,17 +617,18 @@ class ConnectionManager:
         try:
             with deadline:
                 async with open_session(spec, probe, hooks, transport_factory=self._transport_factory) as session:
-                    filt.sanitizer.begin("tools")
-                    tools = await fetch_category(session.client, "tools")
-                    quarantined = filt.sanitizer.take("tools")
+                    try:
+                        fetched = await fetch_category(session.client, "tools")
+                    except Exception as exc:  # noqa: BLE001 - attributed to tools/list while the server still runs
+                        raise attribute(exc, probe, during="tools/list") from None
                     info = session.client.server_info
                     result = ProbeResult(
                         elapsed_ms=int((anyio.current_time() - started) * 1000),
-                        tools=tools,
+                        tools=fetched.items,
                         server_name=info.name if info else None,
                         server_version=info.version if info else None,
                         protocol_version=session.client.protocol_version,
-                        quarantined=len(quarantined),
+                        quarantined=len(fetched.quarantined),
                     )
         except Exception as exc:  # noqa: BLE001 - every failure is attributed, none is swallowed
             if result is None:
@@ -800,39 +819,53 @@ class ConnectionManager:
 
         return handle
 
-    async def _refresh_category(self, conn: Connection, category: Category) -> bool:
-        """Refresh one category with a new generation; commit only if it succeeds (R-3.7)."""
+    async def _refresh_category(self, conn: Connection, category: Category) -> RefreshOutcome:
+        """Refresh one category with a new generation (R-3.7).
+
+        The refresh is numbered when it starts; its answer (validated on its own, each page with its
+        own notes) is committed only if no newer refresh committed meanwhile, so two overlapping
+        refreshes never let the older answer win. A failure keeps the last valid content.
+
+        Returns:
+            "committed", "stale" (a newer refresh already committed: this answer was discarded) or
+            "failed" (the error is in `catalog.errors[category]` unless a newer refresh committed).
+        """
         assert conn.session is not None
-        generation = conn.catalog.generation[category] + 1
-        conn.filter.sanitizer.begin(category)
+        generation = conn.catalog.begin(category)
         try:
-            items = await fetch_category(conn.session.client, category)
+            fetched = await fetch_category(conn.session.client, category)
         except Exception as exc:  # noqa: BLE001 - a failed refresh keeps the last valid content
-            error = attribute(exc, conn.session.probe, during=f"{category} refresh")
-            conn.filter.sanitizer.take(category)
-            conn.catalog.errors[category] = {"code": error.code, "message": error.message}
-            logger.warning(
-                "server.catalog_refresh_failed",
-                extra={"server_id": conn.spec.server_id, "category": category, "code": error.code},
+            error = attribute(exc, conn.session.probe, during=LIST_METHODS[category])
+            if conn.catalog.fail(category, generation, {"code": error.code, "message": error.message}):
+                logger.warning(
+                    "server.catalog_refresh_failed",
+                    extra={"server_id": conn.spec.server_id, "category": category, "code": error.code},
+                )
+            return "failed"
+        if not conn.catalog.commit(category, generation, fetched):
+            logger.info(
+                "server.catalog_refresh_superseded",
+                extra={"server_id": conn.spec.server_id, "category": category, "generation": generation},
             )
-            return False
-        conn.catalog.items[category] = items
-        conn.catalog.generation[category] = generation
-        conn.catalog.quarantined[category] = conn.filter.sanitizer.take(category)
-        conn.catalog.errors[category] = None
-        for note in conn.catalog.quarantined[category]:
+            return "stale"
+        for note in fetched.quarantined:
             logger.warning(
                 "server.catalog_item_quarantined",
                 extra={"server_id": conn.spec.server_id, "category": category, "reason": note.reason},
             )
-        return True
+        for normalized in fetched.normalized:
+            logger.info(
+                "server.catalog_item_normalized",
+                extra={"server_id": conn.spec.server_id, "category": category, "changes": list(normalized.changes)},
+            )
+        return "committed"
 
     async def _refresh_worker(self, slot: _Slot, conn: Connection) -> None:
         while True:
             categories = await conn.next_refresh()
             for category in CATEGORIES:
                 if category in categories and self._is_current(slot, conn):
-                    if await self._refresh_category(conn, category):
+                    if await self._refresh_category(conn, category) == "committed":
                         self._publish_catalog(slot, conn, (category,))
                     if category == "tools":
                         self._set_ready_status(slot, conn)
@@ -881,7 +914,7 @@ class ConnectionManager:
                 with anyio.CancelScope(deadline=anyio.current_time() + spec.startup_timeout_s) as handshake:
                     async with open_session(spec, probe, hooks, transport_factory=self._transport_factory) as session:
                         conn.session = session
-                        if not await self._refresh_category(conn, "tools"):
+                        if await self._refresh_category(conn, "tools") != "committed":
                             tools_error = conn.catalog.errors["tools"] or {}
                             expired = probe.http is not None and probe.http.session_expired
                             reason = ErrorReason.SESSION_EXPIRED if expired else ErrorReason.PROTOCOL

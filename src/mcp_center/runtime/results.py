@@ -1,10 +1,17 @@
-"""Bounded tool results: above a size limit, content is cut and the result is marked (R-3.9).
+"""Tool results as passed on: bounded in size (R-3.9) and checked against the tool's outputSchema.
 
 Threat: a server answering with megabytes (or gigabytes) that would flood an agent's context,
 the UI, or the host's memory. The transports bound what can arrive at all (a maximum message
 size); this module bounds what is passed on: text is cut at a character boundary, binary blocks
 that do not fit are described instead of inlined, oversized `structuredContent` is dropped, and
 a final text block plus `_meta["mcp-center/truncated"]` says what happened.
+
+Structured output (issue 14, item 3): a result that is not an error, of a tool that declares an
+`outputSchema`, must carry a conforming `structuredContent` (MCP 2025-11-25 server/tools, "Output
+Schema"). When it does not, `check_output` keeps everything the server said, adds a text block
+naming the problem, marks `_meta["mcp-center/output_schema_mismatch"]` and sets `isError`: an
+agent's MCP client validates structured results of successful calls against the schema and would
+otherwise throw the whole answer away (our policy: the content is never lost, the mismatch is visible).
 """
 
 from __future__ import annotations
@@ -13,11 +20,20 @@ from typing import Any
 
 import mcp_types as types
 
-__all__ = ["DEFAULT_MAX_RESULT_BYTES", "TRUNCATION_META_KEY", "bound_result"]
+from mcp_center.registry.schemas import output_problem
+
+__all__ = [
+    "DEFAULT_MAX_RESULT_BYTES",
+    "OUTPUT_MISMATCH_META_KEY",
+    "TRUNCATION_META_KEY",
+    "bound_result",
+    "check_output",
+]
 
 DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
 """Default limit of a tool result passed on, in bytes of JSON."""
 TRUNCATION_META_KEY = "mcp-center/truncated"
+OUTPUT_MISMATCH_META_KEY = "mcp-center/output_schema_mismatch"
 
 
 def _json_size(value: Any) -> int:
@@ -88,3 +104,30 @@ def bound_result(result: types.CallToolResult, max_bytes: int = DEFAULT_MAX_RESU
         "structured_content_omitted": dropped_structured,
     }
     return result.model_copy(update={"content": blocks, "structured_content": structured, "meta": meta})
+
+
+def check_output(result: types.CallToolResult, tool: types.Tool | None) -> tuple[types.CallToolResult, str | None]:
+    """Check a result's `structuredContent` against the tool's `outputSchema` (see the module docstring).
+
+    Args:
+        result: The server's result.
+        tool: The tool as listed in the catalog (its `outputSchema` already checked), or None.
+    Returns:
+        `(result, None)` when there is nothing to check or it conforms; else `(marked copy, problem)`:
+        the same content and structuredContent plus a text block naming the problem,
+        `_meta[OUTPUT_MISMATCH_META_KEY] = {"problem", "server_is_error"}` and `isError: true`.
+    """
+    schema = tool.output_schema if tool is not None else None
+    if schema is None or result.is_error:
+        return result, None
+    problem = output_problem(schema, result.structured_content)
+    if problem is None:
+        return result, None
+    note = types.TextContent(
+        type="text",
+        text=f"[mcp-center: the result does not match the tool's outputSchema: {problem}]",
+    )
+    meta = dict(result.meta or {})
+    meta[OUTPUT_MISMATCH_META_KEY] = {"problem": problem, "server_is_error": bool(result.is_error)}
+    marked = result.model_copy(update={"content": [*result.content, note], "is_error": True, "meta": meta})
+    return marked, problem

@@ -697,8 +697,9 @@ class McpCenter:
 
     async def catalog(self, server_id: str, *, refresh: bool = False) -> dict[str, Any]:
         """The live catalog: tools, prompts, resources, resource templates, quarantined items,
-        generations, per-category refresh errors (R-3.6, R-3.7) and which of the categories the
-        server declared in its capabilities (`{"tools", "prompts", "resources"}`: booleans). Connects lazily.
+        normalized items (kept after a stated schema fix, `registry.schemas`), generations,
+        per-category refresh errors (R-3.6, R-3.7) and which of the categories the server declared in
+        its capabilities (`{"tools", "prompts", "resources"}`: booleans). Connects lazily.
 
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, connection errors.
@@ -721,6 +722,7 @@ class McpCenter:
                 for category, items in catalog.items.items()
             },
             "quarantined": [q.to_dict() for notes in catalog.quarantined.values() for q in notes],
+            "normalized": [n.to_dict() for notes in catalog.normalized.values() for n in notes],
             "generation": dict(catalog.generation),
             "errors": dict(catalog.errors),
         }
