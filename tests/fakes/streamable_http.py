@@ -116,10 +116,10 @@ def sse_response(chunks: Iterable[str], *, headers: dict[str, str] | None = None
     return StreamingResponse(body(), media_type="text/event-stream", headers=headers)
 
 
-def _initialize_result(message: dict[str, Any]) -> dict[str, Any]:
+def _initialize_result(message: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:
     return {
         "protocolVersion": message["params"]["protocolVersion"],
-        "capabilities": {"tools": {"listChanged": True}},
+        "capabilities": capabilities,
         "serverInfo": {"name": "fake-http", "version": "0"},
     }
 
@@ -142,6 +142,7 @@ class FakeStreamableServer:
         not_found_error: `(code, message)` of the JSON-RPC error body sent with a 404 for an
             unknown session, as SDK servers do (Python: -32600, TypeScript: -32001); None sends
             a bare 404.
+        capabilities: What `initialize` declares (default: tools with listChanged).
 
     Attributes:
         requests: Every request received, in order.
@@ -157,6 +158,7 @@ class FakeStreamableServer:
     handlers: dict[str, Handler] = field(default_factory=dict[str, Handler])
     sessions_expire_at_once: bool = False
     not_found_error: tuple[int, str] | None = None
+    capabilities: dict[str, Any] = field(default_factory=lambda: {"tools": {"listChanged": True}})
     requests: list[SeenRequest] = field(default_factory=list[SeenRequest])
     shutdown: anyio.Event = field(default_factory=anyio.Event)
 
@@ -279,7 +281,7 @@ class FakeStreamableServer:
     async def _initialize(self, message: dict[str, Any]) -> Response:
         session_id = f"session-{next(self._ids)}"
         self._sessions.add(session_id)
-        answer = rpc_result(message["id"], _initialize_result(message))
+        answer = rpc_result(message["id"], _initialize_result(message, self.capabilities))
         headers = {"mcp-session-id": session_id}
         if self.response_mode == "sse":
             return sse_response([sse_event(json.dumps(answer))], headers=headers)

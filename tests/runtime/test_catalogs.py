@@ -12,7 +12,7 @@ import pytest
 
 from mcp_center.runtime import ConnectionManager
 from mcp_center.runtime.catalog import MAX_CATALOG_PAGES
-from mcp_center.runtime.manager import REFRESH_MIN_INTERVAL_S
+from mcp_center.runtime.connection import REFRESH_MIN_INTERVAL_S
 from tests.runtime.scripted import ScriptedConnection, ScriptedServer, spec, tool
 
 pytestmark = pytest.mark.anyio

@@ -24,7 +24,7 @@ import mcp_center.transports.factory as transport_factory
 from mcp_center.errors import CenterError, ConnectionLost, ServerTimeout, ServerUnreachable
 from mcp_center.models import TransportKind
 from mcp_center.runtime import ConnectionManager
-from mcp_center.runtime.manager import REFRESH_MIN_INTERVAL_S
+from mcp_center.runtime.connection import REFRESH_MIN_INTERVAL_S
 from mcp_center.runtime.results import TRUNCATION_META_KEY
 from mcp_center.service import McpCenter
 from mcp_center.transports import ConnectionSpec

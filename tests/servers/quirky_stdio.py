@@ -15,6 +15,7 @@
   `{"delay_s": s}` answers after s seconds.
 - `stderr_on_start`: lines written to stderr at start (e.g. install output of a package runner).
 - `hang_initialize`: never answer `initialize` (a server that is still starting).
+- `initialize_delay_s`: answer `initialize` after this many seconds (a slow start).
 
 Requests are answered on their own threads, so a slow call never blocks `ping` or `tools/list`.
 """
@@ -58,6 +59,8 @@ def _send(message: dict[str, Any]) -> None:
 def _initialize(request_id: object, params: dict[str, Any]) -> None:
     if SCENARIO.get("hang_initialize"):
         return
+    if SCENARIO.get("initialize_delay_s"):
+        time.sleep(float(SCENARIO["initialize_delay_s"]))
     result: dict[str, Any] = {
         "protocolVersion": params.get("protocolVersion", "2025-06-18"),
         "capabilities": {"tools": {"listChanged": True}},

@@ -34,21 +34,24 @@ from mcp_center.errors import (
     PromptNotFound,
     RequestInvalid,
     ServerNotFound,
+    ServerTimeout,
     ToolDenied,
     ToolDisabled,
     ToolNotFound,
 )
-from mcp_center.models import ConnectionState
+from mcp_center.models import ConnectionState, ErrorReason
 from mcp_center.registry import (
     EXPORT_FORMATS,
     ExportFormat,
     PromptEntry,
+    RegisteredTool,
     ServerTools,
     ToolRegistry,
     build_prompts,
     build_resources,
     search_resources,
     split_prompt_name,
+    tool_prefix,
 )
 from mcp_center.runtime import Catalog, ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
@@ -248,9 +251,24 @@ class Capabilities:
         if not isinstance(arguments, dict):
             raise _invalid("arguments", "FIELD_INVALID", "must be a JSON object")
         args = cast(dict[str, Any], arguments)
+        op_id = operation_id or uuid.uuid4().hex
+        # Admitted before anything waits (a lazy or reconnecting server, the approval), so a cancel by
+        # operation id ends every wait of this call (R-3.8).
+        with self._manager.operations.admit(op_id):
+            return await self._call_admitted(name, args, op_id, progress, elicitor, caller_allowed)
+
+    async def _call_admitted(
+        self,
+        name: str,
+        args: dict[str, Any],
+        op_id: str,
+        progress: ProgressFnT | None,
+        elicitor: Elicitor | None,
+        caller_allowed: Callable[[], bool] | None,
+    ) -> types.CallToolResult:
         entry = (await self.registry()).resolve(name)
         if entry is None:
-            raise ToolNotFound(f"no tool named '{name}' (see GET /api/tools)", details={"tool": name})
+            entry = await self._resolve_once_connected(name)
         state = await self._read()
         record = state.servers.get(entry.server_id)
         if record is None:
@@ -262,7 +280,6 @@ class Capabilities:
         policy = config.tool_policies.get(entry.tool.name, "ask")
         if policy == "deny":
             raise ToolDenied(f"the user's policy for '{name}' is deny", details={**details, "policy": policy})
-        op_id = operation_id or uuid.uuid4().hex
         if policy == "ask":
             approved = await self._approvals.wait(
                 tool=name,
@@ -286,6 +303,43 @@ class Capabilities:
                 entry.server_id, entry.tool.name, args, operation_id=op_id, progress=progress
             )
         return result
+
+    async def _resolve_once_connected(self, name: str) -> RegisteredTool:
+        """Resolve `name` after its server finished connecting (issue 14, item 7).
+
+        A server that is connecting, reconnecting or not yet connected (lazy, R-3.2) lists no tools
+        yet; a call of one of its tools waits for the connection — at most the server's call timeout —
+        instead of failing at once with MCP_TOOL_NOT_FOUND. The exposed name's `mcp__{serverId}__`
+        prefix only says which server to wait for (server ids never contain `__`); the name is then
+        resolved through the alias table as always.
+
+        Raises:
+            ToolNotFound: no configured server could offer it, or it still does not.
+            ServerTimeout: the server did not become ready within its call timeout.
+            CenterError: the server's connection failed (attributed).
+        """
+        state = await self._read()
+        waiting = [
+            sid
+            for sid in self._manager.configured()
+            if name.startswith(tool_prefix(sid))
+            and sid in state.servers
+            and self._manager.status(sid).state is not ConnectionState.READY
+        ]
+        for server_id in waiting:
+            timeout_s = state.servers[server_id].config.call_timeout_s
+            with anyio.move_on_after(timeout_s) as waited:
+                await self._manager.connect(server_id)
+            if waited.cancelled_caught:
+                raise ServerTimeout(
+                    f"server '{server_id}' did not finish connecting within {timeout_s:g} s (call_timeout_s); "
+                    f"'{name}' was not called",
+                    details={"reason": ErrorReason.TIMEOUT.value, "server_id": server_id, "timeout_s": timeout_s},
+                )
+        entry = (await self.registry(connect=False)).resolve(name) if waiting else None
+        if entry is None:
+            raise ToolNotFound(f"no tool named '{name}' (see GET /api/tools)", details={"tool": name})
+        return entry
 
     async def _still_as_approved(
         self,
