@@ -143,6 +143,10 @@ class FakeStreamableServer:
             unknown session, as SDK servers do (Python: -32600, TypeScript: -32001); None sends
             a bare 404.
         capabilities: What `initialize` declares (default: tools with listChanged).
+        get_body: When set, a standalone GET answers an SSE stream of this text that then ends at once
+            (a server that closes its GET stream right away).
+        empty_resumptions: A GET carrying a `Last-Event-ID` that no handler registered is answered
+            with an event stream that ends at once, without events.
 
     Attributes:
         requests: Every request received, in order.
@@ -159,6 +163,8 @@ class FakeStreamableServer:
     sessions_expire_at_once: bool = False
     not_found_error: tuple[int, str] | None = None
     capabilities: dict[str, Any] = field(default_factory=lambda: {"tools": {"listChanged": True}})
+    get_body: str | None = None
+    empty_resumptions: bool = False
     requests: list[SeenRequest] = field(default_factory=list[SeenRequest])
     shutdown: anyio.Event = field(default_factory=anyio.Event)
 
@@ -294,8 +300,12 @@ class FakeStreamableServer:
         last_event_id = seen.headers.get("last-event-id")
         if last_event_id is not None and last_event_id in self._resumptions:
             return sse_response(self._resumptions.pop(last_event_id))
+        if last_event_id is not None and self.empty_resumptions:
+            return sse_response([])
         if self.get_status != 200:
             return Response(status_code=self.get_status)
+        if self.get_body is not None:
+            return sse_response([self.get_body])
         send, receive = anyio.create_memory_object_stream[str](1000)
         self._streams.append(send)
         self._note()

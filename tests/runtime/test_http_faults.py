@@ -15,12 +15,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import mcp.client.streamable_http as sdk_http
 import mcp_types as types
 import pytest
 from starlette.responses import Response
 
 import mcp_center.transports.factory as transport_factory
+import mcp_center.transports.streamable as streamable
 from mcp_center.errors import CenterError, ConnectionLost, ServerTimeout, ServerUnreachable
 from mcp_center.models import TransportKind
 from mcp_center.runtime import ConnectionManager
@@ -28,6 +28,7 @@ from mcp_center.runtime.connection import REFRESH_MIN_INTERVAL_S
 from mcp_center.runtime.results import TRUNCATION_META_KEY
 from mcp_center.service import McpCenter
 from mcp_center.transports import ConnectionSpec
+from mcp_center.transports.backoff import Backoff
 from mcp_center.transports.http import ResponseTooLarge
 from tests.fakes.streamable_http import (
     ECHO_TOOL,
@@ -83,11 +84,11 @@ async def _ready(center: McpCenter, url: str) -> str:
 
 
 @pytest.fixture
-def fast_sdk_retries(monkeypatch: pytest.MonkeyPatch) -> int:
-    """Shorten the SDK's fallback reconnection delay (1000 ms) so bounded retries finish quickly."""
-    delay_ms = 50
-    monkeypatch.setattr(sdk_http, "DEFAULT_RECONNECTION_DELAY_MS", delay_ms)
-    return delay_ms
+def fast_get_backoff(monkeypatch: pytest.MonkeyPatch) -> float:
+    """Shorten the GET stream's backoff floor so a reopening (if any) would show up quickly."""
+    floor_s = 0.05
+    monkeypatch.setattr(streamable, "GET_BACKOFF", Backoff(floor_s=floor_s, cap_s=floor_s * 4))
+    return floor_s
 
 
 # ----- notifications and the optional GET stream (R-3.10) -----------------------------------------
@@ -106,17 +107,18 @@ async def test_notifications_acknowledged_with_200_204_or_202_keep_the_session_w
 
 
 @pytest.mark.parametrize("status", [405, 400, 404])
-async def test_a_refused_get_stream_is_retried_a_bounded_number_of_times_and_calls_keep_working(
-    status: int, fast_sdk_retries: int
+async def test_a_refused_get_stream_is_not_reopened_and_calls_keep_working(
+    status: int, fast_get_backoff: float
 ) -> None:
-    """405 is the spec's "no GET stream"; 400 and 404 come from servers and gateways that route only POST."""
+    """405 is the spec's "no GET stream"; 400 and 404 come from servers and gateways that route only POST.
+    Asking again would only repeat the answer (issue 14 item 9)."""
     fake = FakeStreamableServer(get_status=status)
     async with serve_fake(fake) as url, _managed(url) as manager:
         connection = await manager.connect(SERVER)
         with anyio.fail_after(5):
-            await fake.wait_until(lambda: len(fake.gets) >= sdk_http.MAX_RECONNECTION_ATTEMPTS)
-        await anyio.sleep(10 * fast_sdk_retries / 1000)  # room for any further retry to show up
-        assert len(fake.gets) <= sdk_http.MAX_RECONNECTION_ATTEMPTS + 1
+            await fake.wait_until(lambda: len(fake.gets) >= 1)
+        await anyio.sleep(10 * fast_get_backoff)  # room for any reopening to show up
+        assert len(fake.gets) == 1
         assert all(get.session_id == "session-1" for get in fake.gets)
         assert await _echo(manager, "still here") == "still here"
         assert manager.status(SERVER).connection_id == connection.connection_id

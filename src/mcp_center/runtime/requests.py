@@ -32,6 +32,7 @@ from mcp_center.runtime.attribution import attribute, timeout_error
 from mcp_center.runtime.connection import Connection, settle_exit
 from mcp_center.runtime.session import OpenSession
 from mcp_center.secrets import default_redactor
+from mcp_center.transports.streamable import ERROR_DATA_KEY
 
 __all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Operations", "SessionExpired", "send_once"]
 
@@ -126,7 +127,7 @@ def _transport_ended(exc: MCPError, session: OpenSession) -> bool:
         return True
     if exc.message.startswith(_SDK_CLOSED_PREFIXES):
         return True
-    return isinstance(exc.data, dict) and "reason" in exc.data
+    return isinstance(exc.data, dict) and ("reason" in exc.data or ERROR_DATA_KEY in exc.data)
 
 
 async def send_once(

@@ -253,19 +253,29 @@ class Capabilities:
         args = cast(dict[str, Any], arguments)
         op_id = operation_id or uuid.uuid4().hex
         # Admitted before anything waits (a lazy or reconnecting server, the approval), so a cancel by
-        # operation id ends every wait of this call (R-3.8).
+        # operation id ends every wait of this call (R-3.8). The call itself is admitted again by the
+        # runtime inside `tracking`, which turns a cancel by a host shutdown into CallInterrupted; a
+        # cancel arriving between the two is remembered and refuses the call.
         with self._manager.operations.admit(op_id):
-            return await self._call_admitted(name, args, op_id, progress, elicitor, caller_allowed)
+            entry = await self._prepare_call(name, args, op_id, caller_allowed)
+        async with self._interactions.tracking(
+            server_id=entry.server_id,
+            tool=entry.tool.name,
+            arguments=args,
+            operation_id=op_id,
+            caller="agent",
+            exposed_name=name,
+            elicitor=elicitor,
+        ):
+            result = await self._manager.call_tool(
+                entry.server_id, entry.tool.name, args, operation_id=op_id, progress=progress
+            )
+        return result
 
-    async def _call_admitted(
-        self,
-        name: str,
-        args: dict[str, Any],
-        op_id: str,
-        progress: ProgressFnT | None,
-        elicitor: Elicitor | None,
-        caller_allowed: Callable[[], bool] | None,
-    ) -> types.CallToolResult:
+    async def _prepare_call(
+        self, name: str, args: dict[str, Any], op_id: str, caller_allowed: Callable[[], bool] | None
+    ) -> RegisteredTool:
+        """Resolve the exposed name (waiting for a connecting server) and apply the user's policy."""
         entry = (await self.registry()).resolve(name)
         if entry is None:
             entry = await self._resolve_once_connected(name)
@@ -290,19 +300,7 @@ class Capabilities:
                 operation_id=op_id,
             )
             await self._still_as_approved(record, approved.id, details, caller_allowed)
-        async with self._interactions.tracking(
-            server_id=entry.server_id,
-            tool=entry.tool.name,
-            arguments=args,
-            operation_id=op_id,
-            caller="agent",
-            exposed_name=name,
-            elicitor=elicitor,
-        ):
-            result = await self._manager.call_tool(
-                entry.server_id, entry.tool.name, args, operation_id=op_id, progress=progress
-            )
-        return result
+        return entry
 
     async def _resolve_once_connected(self, name: str) -> RegisteredTool:
         """Resolve `name` after its server finished connecting (issue 14, item 7).

@@ -637,15 +637,16 @@ class McpCenter:
                 f"the policy of tool '{tool}' of server '{server_id}' is deny", details={"tool": tool, "policy": "deny"}
             )
         op_id = operation_id or uuid.uuid4().hex
-        # Admitted before waiting for a lazy connection, so a cancel ends that wait too.
+        # Admitted before waiting for a lazy connection, so a cancel ends that wait too; the
+        # runtime admits the call itself again inside `tracking` (see `Capabilities.call_result`).
         with self._manager.operations.admit(op_id):
             tools = await self._manager.list_tools(server_id)
-            if not any(t.name == tool for t in tools):
-                raise ToolNotFound(f"server '{server_id}' has no tool '{tool}'", details={"tool": tool})
-            async with self._interactions.tracking(
-                server_id=server_id, tool=tool, arguments=arguments, operation_id=op_id, caller="user"
-            ):
-                result = await self._manager.call_tool(server_id, tool, arguments, operation_id=op_id)
+        if not any(t.name == tool for t in tools):
+            raise ToolNotFound(f"server '{server_id}' has no tool '{tool}'", details={"tool": tool})
+        async with self._interactions.tracking(
+            server_id=server_id, tool=tool, arguments=arguments, operation_id=op_id, caller="user"
+        ):
+            result = await self._manager.call_tool(server_id, tool, arguments, operation_id=op_id)
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def cancel(self, operation_id: str) -> bool:

@@ -6,11 +6,9 @@ from collections import deque
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client import Transport
-from mcp.client.streamable_http import streamable_http_client
 
 from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
@@ -19,6 +17,8 @@ from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import SseTransport
 from mcp_center.transports.stdio import StdioTransport, child_environment
+from mcp_center.transports.streamable import streamable_http_transport
+from mcp_center.transports.wording import display_url
 
 __all__ = ["MAX_MESSAGE_BYTES", "STDERR_TAIL_LINES", "TransportProbe", "open_transport"]
 
@@ -47,7 +47,8 @@ class TransportProbe:
     fatal: CenterError | None = None
     """An error that ended the session on our side (a message over the size limit), for attribution."""
     target: str | None = None
-    """Where the connection goes, for messages: the URL's origin (never its path, query or credentials)."""
+    """Where the connection goes, for messages: the URL with its path, credential-looking query values
+    redacted, never userinfo (`wording.display_url`)."""
     noise_count: int = 0
     """stdout lines of a stdio server that were not JSON-RPC."""
     first_noise: str | None = None
@@ -103,13 +104,13 @@ async def open_transport(
         return
     assert spec.url is not None, "remote specs carry a URL"
     probe.http = HttpDiagnostics()
-    probe.target = _origin(spec.url)
+    probe.target = display_url(spec.url)
     probe.auth = spec.auth
     async with build_http_client(
         spec.headers, probe.http, auth=spec.auth, max_response_bytes=MAX_MESSAGE_BYTES
     ) as http_client:
         if spec.transport is TransportKind.STREAMABLE_HTTP:
-            yield streamable_http_client(spec.url, http_client=http_client, max_sse_event_size=MAX_MESSAGE_BYTES)
+            yield streamable_http_transport(spec.url, http_client=http_client, max_sse_event_size=MAX_MESSAGE_BYTES)
         else:
             yield SseTransport(
                 spec.url,
@@ -117,12 +118,3 @@ async def open_transport(
                 endpoint_timeout_s=spec.startup_timeout_s,
                 max_event_bytes=MAX_MESSAGE_BYTES,
             )
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}"

@@ -39,6 +39,7 @@ class HttpDiagnostics:
     Attributes:
         last_status: Status of the last POST if it failed (>= 400), or None.
         last_method: Its request method.
+        last_url: Its URL (shown through `wording.display_url` only).
         www_authenticate: Its `WWW-Authenticate` header (401/403), or None.
         challenge_scopes: The `scope` of a 403 `insufficient_scope` challenge, split, or None.
         response_too_large: The limit in bytes that the body of a POST's response exceeded,
@@ -53,6 +54,7 @@ class HttpDiagnostics:
 
     last_status: int | None = None
     last_method: str | None = None
+    last_url: str | None = None
     www_authenticate: str | None = None
     challenge_scopes: list[str] | None = None
     response_too_large: int | None = None
@@ -77,11 +79,12 @@ class HttpDiagnostics:
         if request.method != "POST":
             return
         if response.status_code < 400:
-            self.last_status = self.last_method = self.www_authenticate = None
+            self.last_status = self.last_method = self.last_url = self.www_authenticate = None
             self.challenge_scopes = self.response_too_large = None
             return
         self.last_status = response.status_code
         self.last_method = request.method
+        self.last_url = str(request.url)
         self.www_authenticate = response.headers.get("www-authenticate")
         scope = extract_field_from_www_auth(response, "scope") if response.status_code == 403 else None
         self.challenge_scopes = scope.split() if scope else None
