@@ -284,6 +284,10 @@ class FakeStreamableServer:
             return await self.reply(message, {})
         return json_response(rpc_error(message["id"], -32601, f"no method {method}"))
 
+    async def accept_initialize(self, message: dict[str, Any]) -> Response:
+        """The default answer to `initialize`: a result and a fresh session (for handlers that wrap it)."""
+        return await self._initialize(message)
+
     async def _initialize(self, message: dict[str, Any]) -> Response:
         session_id = f"session-{next(self._ids)}"
         self._sessions.add(session_id)

@@ -19,7 +19,7 @@ import mcp_center.transports.streamable as streamable
 from mcp_center.transports.backoff import Backoff
 from tests.api._support import closed_port_url
 from tests.fakes.streamable_http import FakeStreamableServer, serve_fake, sse_event, sse_response
-from tests.hostile._support import SERVERS, Host, remote_body, running_host, text_of
+from tests.hostile._support import SERVERS, Host, quirky_body, remote_body, running_host, text_of
 from tests.servers.sse_fakes import FakeSseServer
 from tests.support.loopback import serve_loopback
 
@@ -180,3 +180,79 @@ async def test_a_403_is_attributed_by_one_rule_on_sse_and_streamable_http(
     assert sse_tested["error"]["details"]["status"] == http_tested["error"]["details"]["status"] == 403
     views = (await host.admin.get(SERVERS)).json()
     assert views  # the failures changed nothing but the test results
+
+
+# ----- item 10: protocol versions ----------------------------------------------------------------
+
+OURS = "2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"
+
+
+@pytest.mark.parametrize(
+    ("answered", "shown"), [("1999-01-01", "protocol version '1999-01-01'"), (None, "no protocolVersion")]
+)
+async def test_an_initialize_answer_with_a_version_we_do_not_speak_names_the_versions(
+    host: Host, answered: str | None, shown: str
+) -> None:
+    """Item 10: the error says what the server answered, what we offered and what we speak."""
+    view = await host.create(quirky_body("oldtimer", {"initialize": {"protocolVersion": answered}}))
+    tested = await host.test(view["id"])
+    assert tested["ok"] is False
+    message = tested["error"]["message"]
+    assert shown in message
+    assert "offered 2025-11-25" in message
+    assert OURS in message
+    assert tested["error"]["details"]["protocol_version"]["answered"] == answered
+
+
+def _version_refusing(supported: list[str], *, json_body: bool) -> FakeStreamableServer:
+    """A server that answers 400 "Unsupported protocol version" to any other version, as TypeScript SDK
+    servers do (a JSON-RPC error with id null) or as a plain text body."""
+    fake = FakeStreamableServer()
+    text = f"Bad Request: Unsupported protocol version (supported versions: {', '.join(supported)})"
+
+    async def initialize(server: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        if message["params"]["protocolVersion"] in supported:
+            return await server.accept_initialize(message)
+        if json_body:
+            body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": text}}
+            return Response(json.dumps(body), status_code=400, media_type="application/json")
+        return Response(text, status_code=400, media_type="text/plain")
+
+    fake.handlers["initialize"] = initialize
+    return fake
+
+
+@pytest.mark.parametrize("json_body", [True, False])
+async def test_a_server_that_lists_versions_we_speak_is_retried_once_with_one_of_them(
+    host: Host, json_body: bool
+) -> None:
+    """Item 10: the 400 is not "connection closed"; the handshake is retried with 2025-06-18."""
+    fake = _version_refusing(["2025-06-18", "2025-03-26", "2024-11-05"], json_body=json_body)
+    async with serve_fake(fake) as url:
+        view = await host.ready(remote_body("versioned", url, tool_policies={"echo": "allow"}))
+        assert view["status"]["protocol_version"] == "2025-06-18"
+        offers = [p.body["params"]["protocolVersion"] for p in fake.posts("initialize")]
+        assert offers[:2] == ["2025-11-25", "2025-06-18"]
+        async with host.agent() as agent:
+            with anyio.fail_after(15):
+                result = await agent.call_tool("mcp__versioned__echo", {"text": "negotiated"})
+        assert text_of(result) == "negotiated"
+
+
+@pytest.mark.parametrize("json_body", [True, False])
+async def test_a_server_that_speaks_no_version_of_ours_gets_an_error_naming_both_lists(
+    host: Host, json_body: bool
+) -> None:
+    """Item 10: offered and supported versions are named; nothing is retried in a loop."""
+    fake = _version_refusing(["2023-01-01"], json_body=json_body)
+    async with serve_fake(fake) as url:
+        view = await host.create(remote_body("ancient", url))
+        tested = await host.test(view["id"])
+        assert len(fake.posts("initialize")) == 1
+    assert tested["ok"] is False
+    message = tested["error"]["message"]
+    assert "refused protocol version 2025-11-25" in message
+    assert "it supports 2023-01-01" in message
+    assert OURS in message
+    assert "closed" not in message
+    assert tested["error"]["details"]["protocol_version"]["server_supports"] == ["2023-01-01"]

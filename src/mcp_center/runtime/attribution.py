@@ -184,6 +184,10 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
         return auth_failure
     if probe is not None and probe.fatal is not None:
         return probe.fatal
+    if probe is not None and during == "initialize":
+        version_error = probe.collect_refusal().version_error()
+        if version_error is not None:
+            return version_error
     found = list(leaves(exc))
     for leaf in found:
         if isinstance(leaf, CenterError):

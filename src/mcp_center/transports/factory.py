@@ -13,6 +13,7 @@ from mcp.client import Transport
 from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
 from mcp_center.secrets import default_redactor
+from mcp_center.transports.handshake import HandshakeNotes
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import SseTransport
@@ -52,6 +53,15 @@ class TransportProbe:
     noise_count: int = 0
     """stdout lines of a stdio server that were not JSON-RPC."""
     first_noise: str | None = None
+    handshake: HandshakeNotes = field(default_factory=HandshakeNotes)
+    """The protocol versions of the `initialize` handshake (offered, answered, refused)."""
+
+    def collect_refusal(self) -> HandshakeNotes:
+        """The handshake notes, with the body of an HTTP error answer to `initialize` added."""
+        if self.http is not None and self.http.initialize_refusal is not None:
+            self.handshake.note_refusal(self.http.initialize_refusal, status=self.http.last_status)
+            self.http.initialize_refusal = None
+        return self.handshake
 
     @property
     def returncode(self) -> int | None:

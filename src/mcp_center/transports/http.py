@@ -12,6 +12,7 @@ cross-origin redirects for MCP requests (notes §3.2).
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -47,6 +48,8 @@ class HttpDiagnostics:
         session_expired: A POST that carried `Mcp-Session-Id` got 404 (R-3.10).
         expired: Set together with `session_expired`, for waiters.
         session_id: The last `Mcp-Session-Id` the server assigned.
+        initialize_refusal: The start of the body of an HTTP error answer to `initialize` (a server
+            that refuses our protocol version says which ones it supports there, issue 14 item 10).
         stream_lost: Set when the standalone GET stream ended or could not be opened (the
             server may have gone away): the runtime pings at once instead of at its next
             interval (R-3.11). Whoever waits on it replaces it with a fresh event.
@@ -60,6 +63,7 @@ class HttpDiagnostics:
     response_too_large: int | None = None
     session_expired: bool = False
     session_id: str | None = None
+    initialize_refusal: str | None = None
     expired: anyio.Event = field(default_factory=anyio.Event)
     stream_lost: anyio.Event = field(default_factory=anyio.Event)
 
@@ -176,6 +180,8 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         if response.status_code == 404 and request.method == "POST" and request.headers.get("mcp-session-id"):
             await response.aclose()
             return httpx2.Response(404, request=request)
+        if response.status_code >= 400 and request.method == "POST" and _is_initialize(request):
+            return await self._keep_refusal(request, response)
         if self._limit is None:
             return response
         # SSE streams are long-lived and bounded per event by the SDK (`max_sse_event_size`);
@@ -187,6 +193,22 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
             response.stream, self._limit, self._exceeded if request.method == "POST" else _ignore
         )
         return response
+
+    async def _keep_refusal(self, request: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
+        """Read the start of an error answer to `initialize` into the diagnostics; hand on what was read."""
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        head = bytearray()
+        try:
+            async for chunk in response.stream:
+                head += chunk
+                if len(head) >= _REFUSAL_BYTES:
+                    break
+        finally:
+            await response.aclose()
+        body = bytes(head[:_REFUSAL_BYTES])
+        self._diagnostics.initialize_refusal = body.decode("utf-8", errors="replace")
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS]
+        return httpx2.Response(response.status_code, headers=headers, content=body, request=request)
 
     def _exceeded(self, limit: int) -> None:
         self._diagnostics.response_too_large = limit
@@ -227,3 +249,23 @@ def build_http_client(
 
 def _ignore(limit: int) -> None:
     del limit
+
+
+_REFUSAL_BYTES = 4096
+"""How much of an error answer to `initialize` is kept (it names the versions a server supports)."""
+_BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+
+
+def _is_initialize(request: httpx2.Request) -> bool:
+    """Whether a POST carries a JSON-RPC `initialize` request (its body is small and already built)."""
+    try:
+        body = request.content
+    except httpx2.RequestNotRead:
+        return False
+    if len(body) > 64 * 1024 or b"initialize" not in body:
+        return False
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("method") == "initialize"
