@@ -6,7 +6,8 @@
 - `initialize`: fields merged over the default `initialize` result; a field whose value is null is
   removed (`{"protocolVersion": null}`: an answer without a version).
 - `before_initialize`: `{"stdout": text, "stderr": text, "exit": code}` — print, then exit before
-  answering anything (a server that dies at start).
+  answering anything (a server that dies at start). `$NAME` in the texts is the environment
+  variable NAME (a server that prints its secret).
 - `calls`: per tool name, what `tools/call` does:
   `{"result": {...}}` answers that result (default: echo `text` back);
   `{"raw_hex": "..."}` writes these bytes as the answer line, `{id}` replaced by the request id;
@@ -123,10 +124,10 @@ def main() -> None:
     early = SCENARIO.get("before_initialize")
     if early:
         if early.get("stdout"):
-            sys.stdout.write(early["stdout"] + "\n")
+            sys.stdout.write(os.path.expandvars(early["stdout"]) + "\n")
             sys.stdout.flush()
         if early.get("stderr"):
-            sys.stderr.write(early["stderr"] + "\n")
+            sys.stderr.write(os.path.expandvars(early["stderr"]) + "\n")
             sys.stderr.flush()
         sys.exit(int(early.get("exit", 1)))
     for line in sys.stdin:

@@ -10,6 +10,8 @@ redacted before it is attached.
 
 from __future__ import annotations
 
+import os
+import re
 import socket
 import ssl
 from collections.abc import Iterator
@@ -35,7 +37,7 @@ from mcp_center.transports.http import ResponseTooLarge
 from mcp_center.transports.streamable import ERROR_DATA_KEY
 from mcp_center.transports.wording import connect_reason, display_url, status_reason, unreachable_message
 
-__all__ = ["SessionEnded", "attribute", "leaves", "timeout_error"]
+__all__ = ["PACKAGE_RUNNERS", "SessionEnded", "attribute", "leaves", "startup_timeout_error", "timeout_error"]
 
 STDERR_TAIL_IN_ERROR = 5
 
@@ -75,6 +77,58 @@ def timeout_error(what: str, seconds: float, probe: TransportProbe | None = None
         f"{what} timed out after {seconds:g} s",
         details={"reason": ErrorReason.TIMEOUT.value, "timeout_s": seconds, **_stderr_details(probe)},
     )
+
+
+PACKAGE_RUNNERS = frozenset({"npx", "uvx", "uv", "pipx", "bunx", "pnpm", "yarn", "npm", "deno", "bun"})
+"""Commands that may download and install the server before starting it (a cold start takes a while)."""
+_INSTALLING = re.compile(
+    r"\b(npm (warn|notice|http|info|verb)|will be installed|need to install|(added|installed|resolved|prepared|"
+    r"audited) \d+ packages?|downloading|downloaded|collecting|installing|building|fetching)\b",
+    re.IGNORECASE,
+)
+_OUTPUT_LINES_IN_MESSAGE = 3
+_OUTPUT_LINE_CHARS = 200
+
+
+def _output_note(probe: TransportProbe | None) -> tuple[str, dict[str, object]]:
+    """`("; its last output: '...'", {"output_tail": [...]})` for a stdio server that printed something."""
+    if probe is None or not probe.output_tail:
+        return "", {}
+    tail = [
+        default_redactor.redact(line)[:_OUTPUT_LINE_CHARS] for line in list(probe.output_tail)[-STDERR_TAIL_IN_ERROR:]
+    ]
+    shown = " | ".join(repr(line) for line in tail[-_OUTPUT_LINES_IN_MESSAGE:])
+    return f"; its last output: {shown}", {"output_tail": tail}
+
+
+def startup_timeout_error(what: str, seconds: float, probe: TransportProbe | None) -> ServerTimeout:
+    """The error for a handshake that did not finish within `startup_timeout_s` (issue 14, item 15).
+
+    It names the setting that raises the limit and, for a stdio server, says whether the process was
+    still installing packages (a package runner's output was seen) — a cold `npx` or `uvx` start can
+    take most of a minute — and quotes its last output.
+    """
+    error = timeout_error(what, seconds, probe)
+    error.message += " (startup_timeout_s; raise it for a server that needs longer to start)"
+    error.details["setting"] = "startup_timeout_s"
+    stdio = probe.stdio if probe is not None else None
+    if stdio is None:
+        return error
+    assert probe is not None
+    installing = [line for line in probe.output_tail if _INSTALLING.search(line)]
+    runner = os.path.basename(stdio.command)
+    if installing:
+        last = default_redactor.redact(installing[-1])[:_OUTPUT_LINE_CHARS]
+        error.message += f"; the process was still installing packages (its install output: {last!r})"
+        error.details["installing"] = True
+    elif runner in PACKAGE_RUNNERS:
+        error.message += f"; {runner} printed no install output"
+        error.details["installing"] = False
+    note, details = _output_note(probe)
+    if not installing:
+        error.message += note
+    error.details.update(details)
+    return error
 
 
 def _request_of(exc: BaseException) -> tuple[str | None, str | None]:
@@ -201,9 +255,15 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
     if probe is not None and probe.returncode is not None:
         code = probe.returncode
         shown = f"signal {-code}" if code < 0 else f"code {code}"
+        note, output = _output_note(probe)
         return ServerUnreachable(
-            f"the server process exited with {shown} during {during}",
-            details={"reason": ErrorReason.PROCESS_EXITED.value, "exit_code": code, **_stderr_details(probe)},
+            f"the server process exited with {shown} during {during}{note}",
+            details={
+                "reason": ErrorReason.PROCESS_EXITED.value,
+                "exit_code": code,
+                **_stderr_details(probe),
+                **output,
+            },
         )
     for leaf in found:
         typed = _typed_from_rpc(leaf, during) if isinstance(leaf, MCPError) else None

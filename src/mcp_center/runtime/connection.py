@@ -36,7 +36,7 @@ from mcp.shared.message import SessionMessage
 
 from mcp_center.errors import CenterError, ConnectionLost
 from mcp_center.models import ConnectionState, ErrorReason
-from mcp_center.runtime.attribution import SessionEnded, attribute, timeout_error
+from mcp_center.runtime.attribution import SessionEnded, attribute, startup_timeout_error, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.session import OpenSession, SessionHooks, open_session
@@ -398,7 +398,7 @@ class Connection:
                         ended = await self._serve(owner, session)
                         error = await self._ending_error(ended, probe)
                 if handshake.cancelled_caught and not self.ready.is_set():
-                    error = timeout_error("initialize", spec.startup_timeout_s, probe)
+                    error = startup_timeout_error("initialize", spec.startup_timeout_s, probe)
                     add_noise_hint(error, probe)
             if self.cancel_scope.cancelled_caught:
                 self.stopped_by_us = True

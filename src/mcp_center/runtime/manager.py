@@ -46,7 +46,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_center.errors import CenterError, ConnectionLost, ServerDisabled
 from mcp_center.models import ConnectionState, ErrorReason
-from mcp_center.runtime.attribution import SessionEnded, attribute, timeout_error
+from mcp_center.runtime.attribution import SessionEnded, attribute, startup_timeout_error, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category, fetch_category
 from mcp_center.runtime.connection import (
     CLOSE_TIMEOUT_S,
@@ -543,7 +543,7 @@ class ConnectionManager:
             logbook.connection_closed(filt.connection_id)
         if result is None:
             if deadline.cancelled_caught:
-                error = timeout_error("initialize and tools/list", spec.startup_timeout_s, probe)
+                error = startup_timeout_error("initialize and tools/list", spec.startup_timeout_s, probe)
                 add_noise_hint(error, probe)
                 raise error
             raise attribute(SessionEnded(), probe, during="initialize")

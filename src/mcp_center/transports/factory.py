@@ -45,6 +45,9 @@ class TransportProbe:
     http: HttpDiagnostics | None = None
     auth: httpx2.Auth | None = None
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    output_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    """The last lines a stdio server printed, stderr and non-protocol stdout (`[stdout] ...`) in
+    order, redacted by the transport before they were cut to size."""
     fatal: CenterError | None = None
     """An error that ended the session on our side (a message over the size limit), for attribution."""
     target: str | None = None
@@ -89,11 +92,13 @@ async def open_transport(
 
     def stderr_line(line: str) -> None:
         probe.stderr_tail.append(line)
+        probe.output_tail.append(line)
         if on_stderr is not None:
             on_stderr(line)
 
     def noise_line(line: str) -> None:
         probe.noise_count += 1
+        probe.output_tail.append(f"[stdout] {line}")
         if probe.first_noise is None:
             probe.first_noise = line[:200]
         if on_noise is not None:

@@ -40,7 +40,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Final
+from typing import Any, Final, cast
 
 import anyio
 import anyio.lowlevel
@@ -405,11 +405,15 @@ class StdioTransport:
             try:
                 message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except ValueError as exc:  # pydantic's ValidationError: not JSON, or not JSON-RPC
-                _notify(self._on_noise, self._noise_text(line), "on_noise")
-                answer = _unreadable_response(line, exc)
-                if answer is None:
-                    return True
-                message = answer
+                repaired = _decoded_with_replacement(line)
+                if repaired is not None:
+                    message = repaired
+                else:
+                    _notify(self._on_noise, self._noise_text(line), "on_noise")
+                    answer = _unreadable_response(line, exc)
+                    if answer is None:
+                        return True
+                    message = answer
             item = SessionMessage(message)
         try:
             await read_send.send(item)
@@ -567,6 +571,46 @@ def _unreadable_response(line: bytes, exc: ValueError) -> mcp_types.JSONRPCError
             message=f"mcp-center could not read the server's response: {why[:200]}",
         ),
     )
+
+
+INVALID_UTF8_META_KEY: Final = "mcp-center/invalid_utf8"
+"""`_meta` key of a result whose line was not valid UTF-8 and was decoded with replacement characters."""
+
+
+def _decoded_with_replacement(line: bytes) -> mcp_types.JSONRPCMessage | None:
+    """A line that is JSON-RPC once its invalid UTF-8 is replaced by U+FFFD, marked; else None.
+
+    MCP messages are UTF-8 (basic/transports, "stdio"). A server that writes a Latin-1 or cut
+    multi-byte character would otherwise have its answer dropped as stdout noise and its request
+    wait for the whole timeout (issue 14, item 11). The answer is delivered at once instead: a
+    result carries `_meta["mcp-center/invalid_utf8"] = {"first_offset", "replacements"}` (the byte
+    offset of the first invalid byte in the line), an error message gets a note; requests and
+    notifications are passed on with the replacement characters.
+    """
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+    else:
+        return None  # valid UTF-8: the line is broken for another reason
+    text = line.decode("utf-8", errors="replace")
+    try:
+        message = mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValueError:
+        return None
+    replacements = text.count("\ufffd")
+    logger.warning("stdio.invalid_utf8", extra={"offset": offset, "replacements": replacements})
+    note = {"first_offset": offset, "replacements": replacements}
+    if isinstance(message, mcp_types.JSONRPCResponse):
+        meta: object = message.result.get("_meta")
+        own = dict(cast(dict[str, Any], meta)) if isinstance(meta, dict) else {}
+        own[INVALID_UTF8_META_KEY] = note
+        return message.model_copy(update={"result": {**message.result, "_meta": own}})
+    if isinstance(message, mcp_types.JSONRPCError):
+        text_note = f" [mcp-center: invalid UTF-8 from byte {offset} of the line replaced with U+FFFD]"
+        error = message.error.model_copy(update={"message": message.error.message + text_note})
+        return message.model_copy(update={"error": error})
+    return message
 
 
 class _LineSplitter:
