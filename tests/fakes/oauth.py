@@ -109,6 +109,8 @@ class FakeAuthorizationServer:
     """When set, every token grants this scope whatever was asked (a server that never grants more)."""
     refresh_error: str | None = None
     """When set, every refresh_token grant answers 400 with this `error`."""
+    refresh_status: int | None = None
+    """When set, every refresh_token grant answers this status (e.g. 503), error `temporarily_unavailable`."""
     code_error: str | None = None
     """When set, every authorization_code grant answers 400/401 with this `error`."""
     send_iss: bool = False
@@ -276,6 +278,8 @@ class FakeAuthorizationServer:
                 return JSONResponse({"error": "invalid_grant"}, status_code=400)
             return JSONResponse(self._issue(code.scope))
         if grant == "refresh_token":
+            if self.refresh_status is not None:
+                return JSONResponse({"error": "temporarily_unavailable"}, status_code=self.refresh_status)
             if self.refresh_error is not None:
                 return JSONResponse({"error": self.refresh_error}, status_code=400)
             scope = self.refresh_tokens.get(form.get("refresh_token", ""))

@@ -44,7 +44,7 @@ from mcp.client import Transport
 from mcp.client.session import ClientRequestContext, IncomingMessage, LoggingFnT, MessageHandlerFnT
 from mcp.shared.dispatcher import ProgressFnT
 
-from mcp_center.errors import CenterError, ConnectionLost, ServerDisabled
+from mcp_center.errors import CapabilityNotOffered, CenterError, ConnectionLost, ServerDisabled
 from mcp_center.models import ConnectionState, ErrorReason
 from mcp_center.runtime.attribution import SessionEnded, attribute, startup_timeout_error, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category, fetch_category
@@ -98,7 +98,8 @@ _NOT_RETRIED = frozenset(
         ErrorReason.SANDBOX_REQUIRED.value,
     }
 )
-"""Failures only a user can fix: no automatic reconnect (the status says what is needed)."""
+"""Failures only a user can fix: no automatic reconnect (the status says what is needed), unless the
+error says `details.retryable` (an OAuth refresh that failed for a 5xx or a network error)."""
 _PROGRESS_MESSAGE_CHARS = 500
 
 LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
@@ -392,6 +393,7 @@ class ConnectionManager:
 
             async def send(conn: Connection, timeout_s: float) -> types.CallToolResult:
                 assert conn.session is not None
+                _require(conn, "tools", what)
                 max_total_s = timeout_s * PROGRESS_MAX_FACTOR
                 # `send_request`, not `ClientSession.call_tool`: the latter throws a whole result away
                 # when its structured output breaks the outputSchema (and may list tools behind our
@@ -452,6 +454,7 @@ class ConnectionManager:
 
         async def send(conn: Connection, timeout_s: float) -> types.GetPromptResult:
             assert conn.session is not None
+            _require(conn, "prompts", f"prompts/get '{name}'")
             result = await conn.session.client.session.send_request(
                 types.GetPromptRequest(params=types.GetPromptRequestParams(name=name, arguments=dict(arguments or {}))),
                 types.GetPromptResult,
@@ -472,6 +475,7 @@ class ConnectionManager:
 
         async def send(conn: Connection, timeout_s: float) -> types.ReadResourceResult:
             assert conn.session is not None
+            _require(conn, "resources", "resources/read")
             result = await conn.session.client.session.send_request(
                 types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)),
                 types.ReadResourceResult,
@@ -705,7 +709,8 @@ class ConnectionManager:
             extra={"server_id": slot.server_id, "code": error.code, "reason": reason, "attempt": slot.failures},
         )
         next_at: datetime | None = None
-        if reason not in _NOT_RETRIED and slot.spec is not None and self._tg is not None:
+        retried = reason not in _NOT_RETRIED or error.details.get("retryable") is True
+        if retried and slot.spec is not None and self._tg is not None:
             policy = STDIO_RECONNECT if conn.spec.argv else RECONNECT
             delay = policy.delay(slot.failures, rng=self._rng)
             next_at = datetime.now(UTC) + timedelta(seconds=delay)
@@ -734,6 +739,23 @@ class ConnectionManager:
         logger.info("server.reconnecting", extra={"server_id": slot.server_id, "attempt": slot.failures + 1})
         with contextlib.suppress(CenterError):  # a failed attempt records its error and schedules the next
             await self.connect(slot.server_id)
+
+
+def _require(conn: Connection, capability: str, what: str) -> None:
+    """Refuse, without asking the server, a request whose capability it did not declare (issue 14 item 16).
+
+    Raises:
+        CapabilityNotOffered: `details.capability` and `details.server_id` say which.
+    """
+    assert conn.session is not None
+    declared = conn.session.client.server_capabilities
+    offered = {"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}[capability]
+    if offered is None:
+        server_id = conn.spec.server_id
+        raise CapabilityNotOffered(
+            f"server '{server_id}' offers no {capability} (it declared none in initialize); {what} was not sent",
+            details={"server_id": server_id, "capability": capability},
+        )
 
 
 def _cancel_retry(slot: _Slot) -> None:
