@@ -6,6 +6,7 @@ Through the REST API and the gateway of a real host, against loopback fakes of o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import anyio
 import pytest
 
 from tests.fakes.streamable_http import ECHO_TOOL, FakeStreamableServer, serve_fake
-from tests.hostile._support import SERVERS, Host, quirky_body, remote_body, running_host, text_of
+from tests.hostile._support import QUIRKY, SERVERS, Host, quirky_body, remote_body, running_host, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -233,3 +234,65 @@ async def test_a_list_changed_refresh_beside_manual_refreshes_keeps_every_tool(h
         catalog = await host.catalog("pushy")
     assert len(catalog["tools"]) == len(tools)
     assert catalog["quarantined"] == []
+
+
+BIG = {"name": "big", "inputSchema": {"type": "object"}}
+
+
+async def test_a_huge_result_is_cut_while_it_streams_and_comes_back_marked(host: Host) -> None:
+    """Item 2: a 24 MiB stdio line and a 24 MiB HTTP answer (JSON and SSE) end as a result within
+    max_result_bytes, marked both as cut while read and as truncated; the session goes on. The memory
+    this costs is measured by `scripts/memcheck`, not here."""
+    await host.ready(
+        quirky_body("bigstdio", {"tools": [BIG], "calls": {"big": {"big": True}}}, tool_policies={"big": "allow"})
+    )
+    targets = ["bigstdio"]
+    fakes: list[FakeStreamableServer] = []
+
+    async def big(fake: FakeStreamableServer, message: dict[str, Any]) -> Any:
+        size = int(message["params"]["arguments"]["text_bytes"])
+        return await fake.reply(message, {"content": [{"type": "text", "text": "x" * size}]})
+
+    async with (
+        serve_fake(json_fake := FakeStreamableServer(tools=[BIG], handlers={"tools/call": big})) as json_url,
+        serve_fake(
+            sse_fake := FakeStreamableServer(tools=[BIG], handlers={"tools/call": big}, response_mode="sse")
+        ) as sse_url,
+    ):
+        fakes += [json_fake, sse_fake]
+        for server_id, url in (("bigjson", json_url), ("bigsse", sse_url)):
+            # 256 KiB results: the agent's SDK client refuses SSE events over 1 MiB (its default)
+            await host.ready(remote_body(server_id, url, tool_policies={"big": "allow"}, max_result_bytes=262144))
+            targets.append(server_id)
+        for server_id in targets:
+            with anyio.fail_after(60):
+                called = await host.call(server_id, "big", {"text_bytes": 24 * 1024 * 1024})
+            assert called.status_code == 200, called.text
+            body = called.json()
+            assert body["_meta"]["mcp-center/clipped"]["string_bytes_not_read"] > 20 * 1024 * 1024
+            assert body["_meta"]["mcp-center/truncated"]["original_bytes"] > 24 * 1024 * 1024
+            assert len(json.dumps(body)) < 1024 * 1024 + 4096  # max_result_bytes (1 MiB, or 256 KiB)
+            small = await host.call(server_id, "big", {"text_bytes": 10})
+            assert text_of(small.json()) == "x" * 10
+        async with host.agent() as agent:
+            with anyio.fail_after(60):
+                result = await agent.call_tool("mcp__bigsse__big", {"text_bytes": 24 * 1024 * 1024})
+    assert "truncated by mcp-center" in text_of(result)
+    assert (result.meta or {})["mcp-center/clipped"]["strings_cut"] == 1
+
+
+async def test_a_catalog_page_beyond_an_answers_read_cap_is_read_whole(host: Host, tmp_path: Path) -> None:
+    """Item 2: catalog pages have their own, larger cap (`clip.LIST_LIMITS`): 7,000 tools in one page
+    (over 75,000 JSON tokens) are all listed, over stdio and over HTTP."""
+    tools = [{"name": f"t{n}", "description": f"tool {n}", "inputSchema": {"type": "object"}} for n in range(7000)]
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"tools": tools}))
+    body = {**quirky_body("many", {}), "args": [QUIRKY, str(scenario)]}
+    await host.ready(body)
+    fake = FakeStreamableServer(tools=tools)
+    async with serve_fake(fake) as url:
+        await host.ready(remote_body("manyhttp", url))
+        for server_id in ("many", "manyhttp"):
+            catalog = await host.catalog(server_id)
+            assert len(catalog["tools"]) == 7000
+            assert catalog["quarantined"] == []

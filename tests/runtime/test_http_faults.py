@@ -29,6 +29,7 @@ from mcp_center.runtime.results import TRUNCATION_META_KEY
 from mcp_center.service import McpCenter
 from mcp_center.transports import ConnectionSpec
 from mcp_center.transports.backoff import Backoff
+from mcp_center.transports.clip import ReadLimits
 from mcp_center.transports.http import ResponseTooLarge
 from tests.fakes.streamable_http import (
     ECHO_TOOL,
@@ -387,28 +388,55 @@ async def test_a_10_mb_tool_result_comes_back_truncated_and_marked(mode: str) ->
         assert result.is_error is False
 
 
+SMALL = ReadLimits(
+    read_cap_bytes=1024 * 1024, max_message_bytes=256 * 1024, max_string_bytes=64 * 1024, max_tokens=5000
+)
+"""A small read cap standing in for the real one (`clip.read_limits`), so the tests move little data."""
+
+
 @pytest.mark.parametrize("mode", ["json", "sse"])
-async def test_a_body_over_the_message_limit_fails_only_that_call_with_an_attributed_error(
+async def test_an_answer_over_the_read_cap_comes_back_cut_and_marked_and_the_session_goes_on(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    limit = 1024 * 1024  # stands in for the 64 MiB of MAX_MESSAGE_BYTES
-    monkeypatch.setattr(transport_factory, "MAX_MESSAGE_BYTES", limit)
+    """Issue 14 item 2: strings are cut while they stream, and the rest of the message is discarded."""
+    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
 
     async def oversized(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
-        return await fake.reply(message, {"content": [{"type": "text", "text": "x" * (2 * limit)}]})
+        content = [{"type": "text", "text": "x" * (2 * 1024 * 1024)}]
+        content += [{"type": "text", "text": f"block {n}"} for n in range(20_000)]
+        return await fake.reply(message, {"content": content})
 
     fake = FakeStreamableServer(get_status=405, handlers={"tools/call": oversized})
     fake.response_mode = "sse" if mode == "sse" else "json"
     async with serve_fake(fake) as url, _managed(url) as manager:
         connection = await manager.connect(SERVER)
+        with anyio.fail_after(10):
+            result = await manager.call_tool(SERVER, "echo", {"text": "x"})
+        clipped = (result.meta or {})["mcp-center/clipped"]
+        assert clipped["strings_cut"] == 1 and clipped["message_cut"] is True
+        assert clipped["bytes_not_read"] > 2 * 1024 * 1024
+        assert (result.meta or {})[TRUNCATION_META_KEY]["original_bytes"] > 2 * 1024 * 1024
+        first = result.content[0]
+        assert isinstance(first, types.TextContent)
+        assert "more bytes of this string were not read" in first.text or "truncated" in first.text
+        del fake.handlers["tools/call"]
+        assert await _echo(manager, "next") == "next"
+        assert manager.status(SERVER).connection_id == connection.connection_id
+
+
+async def test_a_body_over_the_read_cap_that_is_not_json_fails_only_that_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
+
+    async def garbage(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        return Response("x" * (2 * 1024 * 1024), media_type="application/json")
+
+    fake = FakeStreamableServer(get_status=405, handlers={"tools/call": garbage})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        connection = await manager.connect(SERVER)
         with anyio.fail_after(5), pytest.raises(CenterError) as caught:
             await manager.call_tool(SERVER, "echo", {"text": "x"})
-        if mode == "json":
-            assert isinstance(caught.value, ResponseTooLarge)
-            assert caught.value.details == {"reason": "protocol", "limit_bytes": limit}
-        else:  # the SDK's own SSE event limit: the request is resolved as closed
-            assert isinstance(caught.value, ConnectionLost)
-            assert caught.value.details["reason"] == "closed"
+        assert isinstance(caught.value, ResponseTooLarge)
+        assert caught.value.details == {"reason": "protocol", "limit_bytes": SMALL.max_message_bytes}
         del fake.handlers["tools/call"]
         assert await _echo(manager, "next") == "next"
         assert manager.status(SERVER).connection_id == connection.connection_id

@@ -13,7 +13,9 @@
   `{"raw_hex": "..."}` writes these bytes as the answer line, `{id}` replaced by the request id;
   `{"progress": {"count": n, "interval_s": s}}` first sends n `notifications/progress` (when the
   request carries a `progressToken`), s seconds apart (time is the point of that test);
-  `{"delay_s": s}` answers after s seconds.
+  `{"delay_s": s}` answers after s seconds;
+  `{"big": true}` answers `arguments.text_bytes` bytes of text in one block, or
+  `arguments.blocks` small text blocks (a huge result, built here: argv cannot carry it).
 - `stderr_on_start`: lines written to stderr at start (e.g. install output of a package runner).
 - `hang_initialize`: never answer `initialize` (a server that is still starting).
 - `initialize_delay_s`: answer `initialize` after this many seconds (a slow start).
@@ -94,6 +96,14 @@ def _call(request_id: object, params: dict[str, Any]) -> None:
                 )
     if plan.get("delay_s"):
         time.sleep(float(plan["delay_s"]))
+    if plan.get("big"):
+        size, blocks = int(arguments.get("text_bytes", 0)), int(arguments.get("blocks", 0))
+        content = [{"type": "text", "text": "x" * size}] if size else []
+        content += [{"type": "text", "text": f"item {n}"} for n in range(blocks)]
+        strings, string_bytes = int(arguments.get("strings", 0)), int(arguments.get("string_bytes", 0))
+        content += [{"type": "text", "text": "y" * string_bytes} for _ in range(strings)]
+        _send({"jsonrpc": "2.0", "id": request_id, "result": {"content": content}})
+        return
     if "raw_hex" in plan:
         _write(bytes.fromhex(plan["raw_hex"]).replace(b"{id}", json.dumps(request_id).encode()))
         return

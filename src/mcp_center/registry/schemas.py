@@ -113,8 +113,30 @@ def _object_schema(schema: dict[str, Any], where: str, changes: list[str]) -> st
     return f'{where}.type: must be "object" (tool arguments are a JSON object), not {shown}'
 
 
+_checked: OrderedDict[tuple[str, str], str | None] = OrderedDict()
+
+
 def _metaschema_problem(schema: dict[str, Any], where: str) -> str | None:
-    """Why `schema` is not valid JSON Schema (against its `$schema` draft, 2020-12 by default), or None."""
+    """Why `schema` is not valid JSON Schema (against its `$schema` draft, 2020-12 by default), or None.
+
+    Verdicts are remembered for the last `_COMPILED_LIMIT` schemas: servers repeat the same small
+    schemas across thousands of tools, and checking costs far more than hashing.
+    """
+    try:
+        key = (where, json.dumps(schema, sort_keys=True, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return _check_metaschema(schema, where)
+    if key in _checked:
+        _checked.move_to_end(key)
+        return _checked[key]
+    problem = _check_metaschema(schema, where)
+    _checked[key] = problem
+    while len(_checked) > _COMPILED_LIMIT:
+        _checked.popitem(last=False)
+    return problem
+
+
+def _check_metaschema(schema: dict[str, Any], where: str) -> str | None:
     try:
         validator_cls = validator_for(schema, default=Draft202012Validator)
         validator_cls.check_schema(schema)

@@ -17,6 +17,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from mcp_center.secrets import Redactor, default_redactor
+from mcp_center.transports.clip import approx_json_size
 
 __all__ = ["LOG_ENTRIES", "STDERR_LINES", "LogEntry", "ServerLogbook"]
 
@@ -40,7 +41,7 @@ class LogEntry:
         request_id: The JSON-RPC id as text, for requests.
         duration_ms: Time to the response, for requests that got one.
         status: "ok", "error", "pending", "sent", or a check's finding ("output_invalid").
-        request_bytes / response_bytes: JSON sizes in bytes.
+        request_bytes / response_bytes: About the JSON sizes in bytes (computed without serializing).
         error: `{"code", "message"}` of a JSON-RPC error (redacted), or None.
         connection_id: The client instance that carried it (R-3.5).
     """
@@ -72,7 +73,14 @@ class _Pending:
 
 
 def _size(message: SessionMessage) -> int:
-    return len(message.message.model_dump_json(by_alias=True, exclude_unset=True))
+    """About the JSON size of a message, without serializing it (a copy of a long result would
+    cost as much memory as the result itself, issue 14 item 2)."""
+    msg = message.message
+    if isinstance(msg, types.JSONRPCResponse):
+        return 36 + approx_json_size(msg.result)
+    if isinstance(msg, types.JSONRPCError):
+        return 60 + len(msg.error.message) + approx_json_size(msg.error.data)
+    return 40 + len(msg.method) + approx_json_size(msg.params)
 
 
 class ServerLogbook:

@@ -16,11 +16,10 @@ otherwise throw the whole answer away (our policy: the content is never lost, th
 
 from __future__ import annotations
 
-from typing import Any
-
 import mcp_types as types
 
 from mcp_center.registry.schemas import output_problem
+from mcp_center.transports.clip import CLIPPED_META_KEY, approx_json_size
 
 __all__ = [
     "DEFAULT_MAX_RESULT_BYTES",
@@ -36,10 +35,19 @@ TRUNCATION_META_KEY = "mcp-center/truncated"
 OUTPUT_MISMATCH_META_KEY = "mcp-center/output_schema_mismatch"
 
 
-def _json_size(value: Any) -> int:
-    if isinstance(value, types.CallToolResult):
-        return len(value.model_dump_json(by_alias=True, exclude_none=True))
-    return len(types.CallToolResult.model_validate(value).model_dump_json(by_alias=True, exclude_none=True))
+def _json_size(result: types.CallToolResult) -> int:
+    """About the result's JSON size, without serializing it (no copy of a long result, issue 14 item 2)."""
+    blocks = sum(_block_size(block) for block in result.content)
+    structured = approx_json_size(result.structured_content) if result.structured_content is not None else 0
+    return 40 + blocks + structured + approx_json_size(result.meta or {})
+
+
+def _block_size(block: types.ContentBlock) -> int:
+    if isinstance(block, types.TextContent):
+        return 40 + len(block.text)
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        return 60 + len(block.data) + len(block.mime_type)
+    return len(block.model_dump_json(by_alias=True, exclude_none=True))
 
 
 def _cut_utf8(text: str, max_bytes: int) -> str:
@@ -59,14 +67,18 @@ def bound_result(result: types.CallToolResult, max_bytes: int = DEFAULT_MAX_RESU
         A `CallToolResult` whose JSON is at most about `max_bytes` (plus the small marker).
     """
     original = _json_size(result)
-    if original <= max_bytes:
+    clipped: object = (result.meta or {}).get(CLIPPED_META_KEY)
+    not_read = clipped.get("bytes_not_read", 0) if isinstance(clipped, dict) else 0
+    if isinstance(not_read, int) and not_read > 0:
+        original += not_read  # cut while it was read (transports/clip.py): it was at least this large
+    if original <= max_bytes and not not_read:
         return result
     budget = max_bytes
     # structuredContent is machine-readable and usually small: keep it when it fits in half the budget.
     structured = result.structured_content
     dropped_structured = False
     if structured is not None:
-        structured_size = len(types.CallToolResult(content=[], structured_content=structured).model_dump_json())
+        structured_size = approx_json_size(structured) + 40
         if structured_size > max_bytes // 2:
             structured = None
             dropped_structured = True
@@ -75,7 +87,7 @@ def bound_result(result: types.CallToolResult, max_bytes: int = DEFAULT_MAX_RESU
     blocks: list[types.ContentBlock] = []
     omitted = 0
     for block in result.content:
-        size = len(block.model_dump_json(by_alias=True, exclude_none=True))
+        size = _block_size(block)
         if size <= budget:
             blocks.append(block)
             budget -= size

@@ -64,7 +64,12 @@ async def _open_once(
             probe.fatal = error
 
         tapped = TappedTransport(
-            transport, hooks.observer, on_fatal=fatal, handshake=probe.handshake, offer_version=offer_version
+            transport,
+            hooks.observer,
+            on_fatal=fatal,
+            handshake=probe.handshake,
+            offer_version=offer_version,
+            clipped=probe.http.clipped if probe.http is not None else None,
         )
         client = Client(
             tapped,

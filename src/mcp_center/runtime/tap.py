@@ -30,6 +30,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from mcp_center.errors import CenterError
+from mcp_center.transports.clip import CLIPPED_META_KEY
 from mcp_center.transports.handshake import HandshakeNotes
 
 __all__ = ["MessageObserver", "TappedTransport", "advertise_form_elicitation_only", "offer_protocol_version"]
@@ -91,12 +92,14 @@ class TappedTransport:
         *,
         handshake: HandshakeNotes | None = None,
         offer_version: str | None = None,
+        clipped: dict[str, dict[str, object]] | None = None,
     ) -> None:
         self._inner = inner
         self._observer = observer
         self._on_fatal = on_fatal
         self._handshake = handshake
         self._offer_version = offer_version
+        self._clipped = clipped
         self._initialize_id: str | None = None
         self._stack: AsyncExitStack | None = None
         self.closed = anyio.Event()
@@ -129,6 +132,7 @@ class TappedTransport:
         try:
             async with to_session:
                 async for item in read:
+                    item = self._mark_clipped(item)
                     if self._observer is not None:
                         item = self._observer.incoming(item)
                     self._note_answer(item)
@@ -144,6 +148,21 @@ class TappedTransport:
             pass
         finally:
             self.closed.set()
+
+    def _mark_clipped(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        """Move what the HTTP client cut from this answer into its result's `_meta` (issue 14, item 2)."""
+        if not self._clipped or not isinstance(item, SessionMessage):
+            return item
+        msg = item.message
+        if not isinstance(msg, types.JSONRPCResponse):
+            return item
+        report = self._clipped.pop(str(msg.id), None)
+        if report is None:
+            return item
+        meta: object = msg.result.get("_meta")
+        own = dict(cast("dict[str, Any]", meta)) if isinstance(meta, dict) else {}
+        own[CLIPPED_META_KEY] = report
+        return SessionMessage(msg.model_copy(update={"result": {**msg.result, "_meta": own}}), item.metadata)
 
     def _note_offer(self, message: SessionMessage) -> SessionMessage:
         msg = message.message

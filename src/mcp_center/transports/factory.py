@@ -13,6 +13,7 @@ from mcp.client import Transport
 from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
 from mcp_center.secrets import default_redactor
+from mcp_center.transports.clip import LIST_LIMITS, read_limits
 from mcp_center.transports.handshake import HandshakeNotes
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
@@ -25,7 +26,8 @@ __all__ = ["MAX_MESSAGE_BYTES", "STDERR_TAIL_LINES", "TransportProbe", "open_tra
 
 STDERR_TAIL_LINES = 20
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-"""Largest single message accepted from a server, in bytes, on every transport (bounded memory, R-3.9)."""
+"""The SDK's own per-event bound, a backstop behind our read caps (`clip.read_limits`, `clip.LIST_LIMITS`),
+which keep far less of any one message (issue 14, item 2; R-3.9)."""
 
 
 @dataclass
@@ -104,6 +106,7 @@ async def open_transport(
         if on_noise is not None:
             on_noise(line)
 
+    limits = read_limits(spec.max_result_bytes)
     if spec.transport is TransportKind.STDIO:
         transport = StdioTransport(
             spec.argv,
@@ -111,8 +114,10 @@ async def open_transport(
             cwd=spec.cwd,
             on_stderr=stderr_line,
             on_noise=noise_line,
-            max_message_bytes=MAX_MESSAGE_BYTES,
+            max_message_bytes=limits.max_message_bytes,
             redactor=default_redactor,
+            read_limits=limits,
+            list_limits=LIST_LIMITS,
         )
         probe.stdio = transport
         yield transport
@@ -122,7 +127,7 @@ async def open_transport(
     probe.target = display_url(spec.url)
     probe.auth = spec.auth
     async with build_http_client(
-        spec.headers, probe.http, auth=spec.auth, max_response_bytes=MAX_MESSAGE_BYTES
+        spec.headers, probe.http, auth=spec.auth, read_limits=limits, list_limits=LIST_LIMITS
     ) as http_client:
         if spec.transport is TransportKind.STREAMABLE_HTTP:
             yield streamable_http_transport(spec.url, http_client=http_client, max_sse_event_size=MAX_MESSAGE_BYTES)
