@@ -35,7 +35,9 @@ export const CONFIG_EVENTS = [
 ];
 /** Approvals (R-5.3) and elicitation cards (R-6.1) coming and going: passed to `onEvent` listeners only. */
 export const CARD_EVENTS = ["approval.created", "approval.closed", "interaction.created", "interaction.closed"];
-const STREAM_EVENTS = ["server.status", "server.catalog", "events.dropped", ...CONFIG_EVENTS, ...CARD_EVENTS];
+/** A running call's progress notifications (the call playground shows them): passed to `onEvent` listeners only. */
+export const PROGRESS_EVENTS = ["operation.progress"];
+const STREAM_EVENTS = ["server.status", "server.catalog", "events.dropped", ...CONFIG_EVENTS, ...CARD_EVENTS, ...PROGRESS_EVENTS];
 
 /**
  * A shared feed of the server list.

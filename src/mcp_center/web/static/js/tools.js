@@ -133,7 +133,13 @@ export function resultView(result) {
   );
 }
 
-function playground(view, tool) {
+/** "3 of 12 · message" for one `operation.progress` event. */
+function progressText(event) {
+  const of = event.total !== null && event.total !== undefined ? ` of ${event.total}` : "";
+  return `Calling… progress ${event.progress}${of}${event.message ? ` · ${event.message}` : ""}`;
+}
+
+function playground(view, tool, feed) {
   const form = schemaForm(tool.inputSchema);
   const output = h("div", { class: "call-output", "aria-live": "polite" });
   const callButton = h("button", { type: "submit", class: "primary" }, `Call ${tool.name}`);
@@ -159,15 +165,24 @@ function playground(view, tool) {
       replace(output, h("p", { class: "alert alert-error", role: "alert" }, err.message));
       return;
     }
-    operationId = crypto.randomUUID();
+    const mine = crypto.randomUUID();
+    operationId = mine;
     callButton.disabled = true;
     cancelButton.hidden = false;
-    replace(output, h("p", { class: "muted" }, `Calling ${tool.name}…`));
+    const waiting = h("p", { class: "muted" }, `Calling ${tool.name}…`);
+    replace(output, waiting);
+    // Each progress notification of this call (it keeps the call alive, see the README) is shown here.
+    const offProgress = feed
+      ? feed.onEvent((event) => {
+          if (event.type === "operation.progress" && event.operation_id === mine) waiting.textContent = progressText(event);
+        })
+      : () => {};
     try {
       replace(output, resultView(await servers.call(view.id, tool.name, args, operationId)));
     } catch (err) {
       replace(output, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`));
     } finally {
+      offProgress();
       operationId = null;
       callButton.disabled = false;
       cancelButton.hidden = true;
@@ -257,7 +272,7 @@ async function reloadTools(container, id, toolName, options) {
  * Draw the Tools tab of `view` into `container`. `onPermissionsChanged(view)` is called after a
  * tool switch was saved (the server then needs a new confirmation).
  */
-export async function renderTools(container, view, { onPermissionsChanged }) {
+export async function renderTools(container, view, { onPermissionsChanged, feed = null }) {
   if (!view.enabled || view.needs.length) {
     replace(
       container,
@@ -322,10 +337,10 @@ export async function renderTools(container, view, { onPermissionsChanged }) {
         ),
         tool.description ? clipped(tool.description) : null,
         hintBadges(tool),
-        policyPicker(view, tool, { onPermissionsChanged, onReload: () => reloadTools(container, view.id, tool.name, { onPermissionsChanged }) }),
+        policyPicker(view, tool, { onPermissionsChanged, onReload: () => reloadTools(container, view.id, tool.name, { onPermissionsChanged, feed }) }),
         lazyDetails({}, "Input schema", () => h("pre", {}, pretty(tool.inputSchema))),
         tool.enabled
-          ? lazyDetails({ class: "try" }, "Call playground", () => playground(view, tool))
+          ? lazyDetails({ class: "try" }, "Call playground", () => playground(view, tool, feed))
           : h("p", { class: "muted" }, "Disabled: agents do not see it and calls are refused."),
       ),
     );
