@@ -1,5 +1,13 @@
 """Composition root: build the ASGI app (REST API, settings page, gateway at `/mcp`) whose lifespan
-opens `McpCenter` (R-7.1, R-8.1)."""
+opens `McpCenter` (R-7.1, R-8.1), and own the data directory while `serve` runs (R-9.2, R-9.3).
+
+`serve` starts in this order, so that a refused start touches no file: bind the port (`listen`:
+a busy port stops here with SERVE_ADDRESS_IN_USE), claim the data directory (`own_data_dir`: a
+second serve on it stops here with SERVE_DATA_DIR_IN_USE), stop what a crashed previous owner left
+running and start this process's watchdog, open the key, token and store (`create_app`), serve
+(`HostServer` announces its URL in `serve.json` once started), and at the very end, after every
+server process stopped, give the directory up (`Ownership.release`).
+"""
 
 from __future__ import annotations
 
@@ -8,25 +16,34 @@ import logging
 import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_center.api import create_api, end_event_streams
+from mcp_center.api import create_api, end_event_streams, guard_gateway
 from mcp_center.config import Settings
-from mcp_center.errors import AddressInUse, AddressUnavailable
+from mcp_center.errors import AddressInUse, AddressUnavailable, CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
-from mcp_center.store.running import forget_running, record_running
+from mcp_center.store import FileOwnerLock, JsonStore, OwnerLock, ServeOwner
+from mcp_center.transports import PROCESS_GROUPS_FILE, TakeOver, process_guard
 from mcp_center.web import BrowserSessions, install_web
 
-__all__ = ["LISTEN_BACKLOG", "HostServer", "create_app", "interrupt_waiting_calls", "listen"]
+__all__ = [
+    "LISTEN_BACKLOG",
+    "HostServer",
+    "Ownership",
+    "create_app",
+    "interrupt_waiting_calls",
+    "listen",
+    "own_data_dir",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +108,55 @@ def listen(host: str, port: int) -> list[socket.socket]:
     return sockets
 
 
+@dataclass
+class Ownership:
+    """This process owns a data directory (R-9.2); see `own_data_dir`.
+
+    Attributes:
+        lock: The owner lock: `HostServer` announces the URL through it.
+        reaped: What the previous owner's record left running and this start stopped (R-9.3).
+    """
+
+    lock: OwnerLock
+    reaped: TakeOver
+
+    def release(self) -> None:
+        """Give the data directory up: end the record of process groups, then the lock. Never raises.
+
+        Call it last, after every server process stopped (the next owner would otherwise find
+        this serve's live groups in the record).
+        """
+        process_guard().stop_recording()
+        self.lock.release()
+
+
+def own_data_dir(settings: Settings) -> Ownership:
+    """Claim `settings.data_dir` for this process, right after `serve` bound its port (R-9.2, R-9.3).
+
+    Then stop what a previous owner that crashed left running (the groups its
+    `process-groups.json` names and that are provably still its own), start this process's
+    watchdog, and record the groups this process starts from now on. Blocking: a few ms, plus at
+    most about 4 s when leftovers resist SIGTERM.
+
+    Returns:
+        The ownership; `release()` it when the host has stopped.
+    Raises:
+        DataDirInUse: a live serve owns the directory (its pid and URL in the message and details);
+            nothing in the directory was touched.
+        StorageError: the directory cannot be created or written.
+    """
+    lock = FileOwnerLock(settings.data_dir)
+    lock.claim(ServeOwner.this_process())
+    try:
+        guard = process_guard()
+        reaped = guard.take_over(settings.data_dir / PROCESS_GROUPS_FILE)
+        guard.start()
+    except BaseException:
+        lock.release()
+        raise
+    return Ownership(lock=lock, reaped=reaped)
+
+
 def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     """Build the app for `settings`.
 
@@ -99,9 +165,13 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
         created now (R-7.1).
     Raises:
         SecretStoreError: the admin token file is unusable.
+        StorageError: a data file is damaged, truncated or of a newer schema (R-9.1): the message
+            names the file and the fault, and `serve` stops before it opens its key or token (the
+            damaged file is never written).
     """
     install_log_redaction()
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    JsonStore(settings.mcp_dir).open()  # completes an interrupted commit, removes temps, checks every file
     token, created = load_or_create_admin_token(settings.data_dir, settings.admin_token)
 
     @asynccontextmanager
@@ -116,8 +186,31 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     sessions = BrowserSessions(settings.public_url)
     app = create_api(settings, token, lifespan=lifespan, sessions=sessions)
     install_web(app, settings=settings, admin_token=token, sessions=sessions)
-    app.router.routes.append(Route(GATEWAY_PATH, endpoint=_GatewayRoute(app), methods=["GET", "POST", "DELETE"]))
+    gateway_route = _GatewayRoute(app)
+    # Gateway requests skip the REST app's router and middleware stack (R-8.3): the same Host and
+    # body-size checks run in front of the endpoint, and the routes below stay for completeness.
+    app.add_middleware(_GatewayFirst, gateway=guard_gateway(gateway_route, settings))
+    app.router.routes.append(Route(GATEWAY_PATH, endpoint=gateway_route, methods=["GET", "POST", "DELETE"]))
+    # One server under its own names (R-8.4), same tokens and policy.
+    app.router.routes.append(
+        Route(GATEWAY_PATH + "/{server_id}", endpoint=gateway_route, methods=["GET", "POST", "DELETE"])
+    )
     return app, token, created
+
+
+class _GatewayFirst:
+    """ASGI middleware: `/mcp` and `/mcp/{server_id}` go straight to the guarded gateway endpoint."""
+
+    def __init__(self, app: ASGIApp, gateway: ASGIApp) -> None:
+        self._app = app
+        self._gateway = gateway
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] == "http" and (path == GATEWAY_PATH or path.startswith(GATEWAY_PATH + "/")):
+            await self._gateway(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
 
 
 class _GatewayRoute:
@@ -154,15 +247,24 @@ async def interrupt_waiting_calls(app: FastAPI) -> None:
 class HostServer(uvicorn.Server):
     """uvicorn's server, which first interrupts calls waiting for a human when it is asked to stop.
 
-    With `settings`, it records where it listens in `<data dir>/serve.json` once its socket is
-    bound (the real port, also for `--port 0`) and removes the record when it stops, so the CLI
-    finds this host without `--url` (`mcp_center.store.running`).
+    With `settings` and the `ownership` of the data directory, it announces where it listens in
+    `<data dir>/serve.json` once its socket is bound (the real port, also for `--port 0`), so the
+    CLI finds this host without `--url` (`mcp_center.store.running`), and it releases the
+    ownership (record included) once the app's lifespan has closed every server, before uvicorn
+    re-raises the signal that stopped it.
     """
 
-    def __init__(self, config: uvicorn.Config, app: FastAPI, settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        app: FastAPI,
+        settings: Settings | None = None,
+        ownership: Ownership | None = None,
+    ) -> None:
         super().__init__(config)
         self._app = app
         self._settings = settings
+        self._ownership = ownership
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # Open settings pages hold /api/events streams: end them, or the exit waits them out.
@@ -181,13 +283,14 @@ class HostServer(uvicorn.Server):
                     "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", shown, port
                 )
             url = self._settings.public_url or replace(self._settings, port=port).base_url
-            try:
-                record_running(self._settings.data_dir, url)
-            except OSError:
-                logger.warning("serve.record_failed", exc_info=True)
+            if self._ownership is not None:
+                try:
+                    self._ownership.lock.announce(url)
+                except CenterError:
+                    logger.warning("serve.record_failed", exc_info=True)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        if self._settings is not None:
-            forget_running(self._settings.data_dir)
         await interrupt_waiting_calls(self._app)
-        await super().shutdown(sockets)
+        await super().shutdown(sockets)  # ends with the lifespan: every server has stopped
+        if self._ownership is not None:
+            self._ownership.release()

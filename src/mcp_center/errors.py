@@ -36,6 +36,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ServerExists             MCP_SERVER_EXISTS
     │   ├── AddressInUse             SERVE_ADDRESS_IN_USE          another process (often another `serve`) listens
     │   │                                                          on --host:--port; found before anything starts
+    │   ├── DataDirInUse             SERVE_DATA_DIR_IN_USE         R-9.2: a live `serve` owns the data directory
+    │   │                                                          (exit 4; `details`: data_dir, pid, url)
     │   ├── ServerVersionConflict    MCP_SERVER_VERSION_CONFLICT   R-1.3
     │   ├── TrustDigestMismatch      MCP_TRUST_DIGEST_MISMATCH     R-2.1
     │   ├── ServerNotTrusted         MCP_SERVER_NOT_TRUSTED        R-2.3
@@ -71,6 +73,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ServerUnreachable        MCP_SERVER_UNREACHABLE        connect failed (reason attributed, R-3.1)
     │   ├── ServerProtocolError      MCP_PROTOCOL_ERROR            the server broke the protocol
     │   ├── ServerRequestFailed      MCP_SERVER_ERROR              the server answered a JSON-RPC error
+    │   ├── AgentRequestFailed       GATEWAY_AGENT_ERROR           the agent's client refused a forwarded request
     │   ├── ConnectionLost           MCP_CONNECTION_LOST           the session ended while a request was open
     │   ├── OAuthDiscoveryFailed     OAUTH_DISCOVERY_FAILED        R-4.2-R-4.4 refused or failed (`details.rule`)
     │   ├── OAuthRegistrationFailed  OAUTH_REGISTRATION_FAILED     R-4.8: dynamic client registration failed
@@ -81,7 +84,7 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
     └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
 
-Spec: SPEC.md R-7.3 ("every bad input gets a clear error with a stable code, HTTP status and
+Spec: R-7.3, docs/requirements.md#R-7.3 ("every bad input gets a clear error with a stable code, HTTP status and
 message; nothing is half-applied or lost").
 """
 
@@ -94,6 +97,7 @@ __all__ = [
     "AddressInUse",
     "AddressUnavailable",
     "AdminAuthRequired",
+    "AgentRequestFailed",
     "ApprovalClosed",
     "ApprovalDenied",
     "ApprovalExpired",
@@ -107,6 +111,7 @@ __all__ = [
     "Conflict",
     "ConnectionLost",
     "CsrfTokenInvalid",
+    "DataDirInUse",
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
@@ -375,6 +380,17 @@ class AddressInUse(Conflict):
     code = "SERVE_ADDRESS_IN_USE"
 
 
+class DataDirInUse(Conflict):
+    """Another live `mcp-center serve` owns the data directory (R-9.2): one serve per data directory.
+
+    Found before the second serve touches anything (no key, token, serve.json or server). Exit
+    code 4, like every conflict. `details`: `data_dir`, and the owner's `pid` and `url` (None
+    while it is still starting, or when its record cannot be read).
+    """
+
+    code = "SERVE_DATA_DIR_IN_USE"
+
+
 class ServerVersionConflict(Conflict):
     """The server record changed since the caller read it (optimistic locking, R-1.3)."""
 
@@ -594,9 +610,22 @@ class ServerProtocolError(UpstreamError):
 
 
 class ServerRequestFailed(UpstreamError):
-    """The server answered a JSON-RPC error; `details` has its `rpc_code` and `rpc_message`."""
+    """The server answered a JSON-RPC error; `details` has its `rpc_code`.
+
+    `rpc_error` is the error as the server sent it, redacted: `{"code", "message", "data"?}`
+    (None when unknown). The gateway hands it to the agent unchanged (R-8.1), where the REST
+    API shows only this error's own envelope.
+    """
 
     code = "MCP_SERVER_ERROR"
+    rpc_error: dict[str, Any] | None = None
+
+
+class AgentRequestFailed(UpstreamError):
+    """The agent's client answered the gateway's request (sampling, roots, elicitation) with an
+    error, or went away before it answered (R-8.5); `details` has its `rpc_code` when it answered."""
+
+    code = "GATEWAY_AGENT_ERROR"
 
 
 class ConnectionLost(UpstreamError):

@@ -61,7 +61,8 @@ async def client(app: FastAPI) -> AsyncGenerator[httpx2.AsyncClient]:
 
 
 async def test_the_route_walk_covers_the_seed_endpoint_list_and_the_openapi_document(app: FastAPI) -> None:
-    """seed 002 §4 lists these (and issue 6 the import routes); the walk below must see them all."""
+    """seed 002 §4 (docs/decisions.md#seed-002-4) lists these (and issue 6 the import routes); the walk
+    below must see them all."""
     declared = declared_routes(app)
     expected = {
         ("GET", "/api/mcp/servers"),

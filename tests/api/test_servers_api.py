@@ -1,4 +1,5 @@
-"""The servers REST API (seed 002 §4): configuration, trust → test → enable, tools, secrets.
+"""The servers REST API (seed 002 §4, docs/decisions.md#seed-002-4): configuration, trust → test → enable,
+tools, secrets.
 
 Every flow runs against a real SDK MCP server on loopback. Every refused request is checked for
 its stable code AND for having changed nothing (R-1.3, R-7.3: nothing is half-applied).
@@ -152,7 +153,7 @@ async def test_a_legacy_sse_server_and_a_local_stdio_server_go_ready_and_answer_
 async def test_a_server_read_back_and_put_with_a_new_name_keeps_trust_test_and_enabled(
     echo_url: str, api: httpx2.AsyncClient
 ) -> None:
-    """seed 002: a body may be what GET returned, edited; read-only fields are ignored."""
+    """A body may be what GET returned, edited: read-only fields are ignored (docs/decisions.md#read-shape-bodies)."""
     await create_remote(api, "echo", echo_url)
     ready = await make_ready(api, "echo")
     edited = {**ready, "name": "Renamed"}

@@ -1,7 +1,7 @@
 """Discovery exactly as R-4.2-R-4.4, against fake servers under https host names (in process).
 
-Each test names the SDK deviation (notes §6.2) it guards against where there is one, and asserts on
-what the fake servers saw: a refused location must never have been requested.
+Each test names the SDK deviation (docs/sdk-notes.md#oauth-deviations) it guards against where there
+is one, and asserts on what the fake servers saw: a refused location must never have been requested.
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ def test_the_cli_finds_the_serve_of_its_data_directory_on_another_port_without_u
     """`serve --port N --data-dir X` records where it listens; `mcp-center approvals --data-dir X` finds it."""
     with running_host(tmp_path) as host:
         record = json.loads((host.data_dir / "serve.json").read_text())
-        assert record == {"url": host.url, "pid": host.proc.pid}
+        assert (record["url"], record["pid"]) == (host.url, host.proc.pid)
         listed = run(host.data_dir, "approvals", "list", "--json", token=True)
         assert listed.returncode == 0, listed.stderr
         assert json.loads(listed.stdout) == []
@@ -138,13 +138,14 @@ def test_the_cli_finds_the_serve_of_its_data_directory_on_another_port_without_u
 
 
 def test_a_record_left_by_a_killed_serve_is_ignored(tmp_path: Path) -> None:
-    from mcp_center.store.running import record_running, running_url
+    from mcp_center.store.owner import ServeOwner
+    from mcp_center.store.running import RUNNING_FILE, running_url
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    record_running(tmp_path, "http://127.0.0.1:9999", pid=dead.pid)
+    (tmp_path / RUNNING_FILE).write_bytes(ServeOwner(pid=dead.pid, url="http://127.0.0.1:9999").to_json())
     assert running_url(tmp_path) is None
-    record_running(tmp_path, "http://127.0.0.1:9999/")
+    (tmp_path / RUNNING_FILE).write_bytes(ServeOwner.this_process("http://127.0.0.1:9999/").to_json())
     assert running_url(tmp_path) == "http://127.0.0.1:9999"
 
 

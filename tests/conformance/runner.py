@@ -104,11 +104,16 @@ def list_scenarios(node: str, harness: Path) -> list[str]:
 
 def load_expected(node: str, home: Path, path: Path | None) -> set[str]:
     """Entries of the baseline YAML's `client:` list (parsed by the harness's own `yaml` package)."""
+    return load_expected_key(node, home, path, "client")
+
+
+def load_expected_key(node: str, home: Path, path: Path | None, key: str) -> set[str]:
+    """Entries of the baseline YAML's `key:` list (`client` or `server`)."""
     if path is None:
         return set()
     script = (
         "const y=require(process.argv[1]);const fs=require('fs');"
-        "console.log(JSON.stringify((y.parse(fs.readFileSync(process.argv[2],'utf8'))||{}).client||[]))"
+        f"console.log(JSON.stringify((y.parse(fs.readFileSync(process.argv[2],'utf8'))||{{}}).{key}||[]))"
     )
     yaml_module = str(home / "node_modules" / "yaml")
     out = subprocess.run(

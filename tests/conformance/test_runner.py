@@ -40,3 +40,19 @@ def test_a_listed_failure_is_expected_and_a_listed_pass_is_stale(capsys: pytest.
 def test_single_checks_can_be_waived_by_scenario_and_check_id(capsys: pytest.CaptureFixture[str]) -> None:
     assert summarize([outcome("s", "SUCCESS", "FAILURE")], {"s:check-1"}) == 0
     assert "XFAIL" in capsys.readouterr().out
+
+
+def test_the_server_suite_fails_only_a_scenario_that_passes_directly_but_not_through_the_gateway(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """R-8.4: the fixture's own failures are skipped; a gateway-only failure fails unless listed."""
+    from tests.conformance.server_suite import judge
+
+    direct = [outcome("both", "SUCCESS"), outcome("fixture-limit", "FAILURE"), outcome("gateway-only", "SUCCESS")]
+    via = [outcome("both", "SUCCESS"), outcome("fixture-limit", "FAILURE"), outcome("gateway-only", "FAILURE")]
+    assert judge(direct, via, set()) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in lines[:3]] == ["PASS", "SKIP", "FAIL"]
+    assert lines[-1] == "1 passed, 2 failed"
+    assert judge(direct, via, {"gateway-only"}) == 0
+    assert "XFAIL" in capsys.readouterr().out

@@ -7,6 +7,7 @@ that listen on all interfaces on loopback. PyPI servers run through `uvx` from t
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -17,6 +18,7 @@ from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -50,14 +52,25 @@ def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen[bytes] | N
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s} s")
 
 
+def serve_record(data_dir: Path) -> dict[str, Any]:
+    """`<data dir>/serve.json` as written by the serve that owns it, or {} when there is none."""
+    try:
+        record = json.loads((data_dir / "serve.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> None:
-    """Wait until `serve` has started (it writes `<data dir>/serve.json` once its startup is done;
-    it listens earlier, so an open port alone does not mean ready)."""
+    """Wait until `serve` has started: its record in `<data dir>/serve.json` names this process and
+    its URL (the URL is announced once startup is done; it listens earlier, so an open port alone
+    does not mean ready)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"serve exited with {proc.returncode} before it started")
-        if (data_dir / "serve.json").exists():
+        record = serve_record(data_dir)
+        if record.get("pid") == proc.pid and record.get("url"):
             return
         time.sleep(0.05)
     raise TimeoutError(f"serve did not start within {timeout_s} s")
@@ -87,7 +100,8 @@ class Host:
         return self.log_path.read_text(errors="replace")
 
 
-def _stop(proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
+def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
+    """SIGTERM (a graceful stop), then SIGKILL after `timeout_s` seconds."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -97,28 +111,38 @@ def _stop(proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
             proc.wait(timeout=5)
 
 
+def serve_env() -> dict[str, str]:
+    """The environment `serve` and the CLI run with in tests: no MCP_CENTER_* of ours, a known admin token."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(MCP_CENTER_ADMIN_TOKEN=ADMIN_TOKEN, PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}")
+    return env
+
+
+def spawn_serve(data_dir: Path, port: int, log_path: Path) -> subprocess.Popen[bytes]:
+    """Start `mcp-center serve --data-dir DATA --port PORT`, stdout and stderr into `log_path`; not waited for."""
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=serve_env(),
+        )
+
+
 @contextmanager
 def running_host(tmp_path: Path) -> Generator[Host]:
     """Run `mcp-center serve` on a free loopback port with a known admin token; stop it on exit."""
     port = free_port()
     data_dir = tmp_path / "data"
     log_path = tmp_path / "serve.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
-    env.update(MCP_CENTER_ADMIN_TOKEN=ADMIN_TOKEN, PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}")
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", str(port)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
+    proc = spawn_serve(data_dir, port, log_path)
     try:
         wait_until_serving(data_dir, 60, proc)
         url = f"http://127.0.0.1:{port}"
         with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=180) as client:
             yield Host(url, proc, client, data_dir, log_path)
     finally:
-        _stop(proc)
+        stop_process(proc)
     log_text = log_path.read_text(errors="replace")
     assert "--- Logging error ---" not in log_text, log_text[-3000:]
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal (exit -15).
@@ -142,7 +166,7 @@ def running_echo_http(module: str = "tests.servers.run_http_echo") -> Generator[
         wait_for_port(port, 30, proc)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        _stop(proc, timeout_s=10)
+        stop_process(proc, timeout_s=10)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import base64
 import hashlib
 import json
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
@@ -111,6 +111,14 @@ class FakeAuthorizationServer:
     """When set, every refresh_token grant answers 400 with this `error`."""
     refresh_status: int | None = None
     """When set, every refresh_token grant answers this status (e.g. 503), error `temporarily_unavailable`."""
+    rotate_refresh_tokens: bool = False
+    """Single-use, rotating refresh tokens: a refresh consumes the one presented (a second use is
+    `invalid_grant`) and answers a new one (OAuth 2.1 §4.3.1 for public clients)."""
+    before_refresh_answer: Callable[[], Awaitable[None]] | None = None
+    """Awaited after a refresh token was accepted and before the answer is sent (to hold a refresh
+    open while another client tries)."""
+    refreshes: int = 0
+    """refresh_token grants answered 200."""
     code_error: str | None = None
     """When set, every authorization_code grant answers 400/401 with this `error`."""
     send_iss: bool = False
@@ -282,11 +290,18 @@ class FakeAuthorizationServer:
                 return JSONResponse({"error": "temporarily_unavailable"}, status_code=self.refresh_status)
             if self.refresh_error is not None:
                 return JSONResponse({"error": self.refresh_error}, status_code=400)
-            scope = self.refresh_tokens.get(form.get("refresh_token", ""))
+            presented = form.get("refresh_token", "")
+            scope = self.refresh_tokens.pop(presented, None) if self.rotate_refresh_tokens else None
+            if not self.rotate_refresh_tokens:
+                scope = self.refresh_tokens.get(presented)
             if scope is None:
                 return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            if self.before_refresh_answer is not None:
+                await self.before_refresh_answer()
             answer = self._issue(scope)
-            answer.pop("refresh_token", None)  # no rotation: the old refresh token stays valid
+            if not self.rotate_refresh_tokens:
+                answer.pop("refresh_token", None)  # no rotation: the old refresh token stays valid
+            self.refreshes += 1
             return JSONResponse(answer)
         if grant == "client_credentials":
             return JSONResponse(self._issue(form.get("scope")))
@@ -328,6 +343,8 @@ class FakeProtectedResource:
     scopes_supported: list[str] | None = None
     """The PRM `scopes_supported`."""
     seen: list[Seen] = field(default_factory=list)
+    refused: int = 0
+    """401 answers given (a missing or unknown bearer token)."""
     _inner: ASGIApp | None = None
 
     @property
@@ -396,6 +413,7 @@ class FakeProtectedResource:
         token = auth[7:] if auth.startswith("Bearer ") else ""
         granted = next((s for a in self.authorization_servers if (s := a.scope_of(token)) is not None), None)
         if granted is None:
+            self.refused += 1
             header = self._www_authenticate(error="invalid_token", scope=self.challenge_scope)
             return JSONResponse({"error": "invalid_token"}, status_code=401, headers={"WWW-Authenticate": header})
         if self.step_up_scope and b'"tools/call"' in seen.body and self.step_up_scope not in granted.split():

@@ -1,7 +1,12 @@
-"""The approval broker (R-5.3): approve, deny, timeout, cancel by operation id, caller gone, host stop."""
+"""The approval broker (R-5.3, R-9.2): approve, deny, timeout, cancel by operation id, caller gone, host
+stop — and approvals shared through the store: decided by another broker (another process's view of the
+same data directory), closed as interrupted when their process is gone, announced by `sync`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,6 +23,8 @@ from mcp_center.errors import (
 )
 from mcp_center.runtime import EventBus, Subscription
 from mcp_center.service.approvals import ApprovalBroker
+from mcp_center.store import ApprovalRecord, JsonStore
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -28,6 +35,21 @@ REQUEST: dict[str, Any] = {
     "arguments": {"path": "/srv/report.txt"},
     "hints": {"destructiveHint": True},
 }
+RUN = "run-1"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[JsonStore]:
+    """A store whose change feed polls fast, with this test's run announced alive."""
+    store = JsonStore(tmp_path / "mcp", poll_s=0.02)
+    store.open()
+    store.join_instance(RUN)
+    yield store
+    store.leave_instance(RUN)
+
+
+def _broker(store: JsonStore, events: EventBus | None = None, **kwargs: Any) -> ApprovalBroker:
+    return ApprovalBroker(store, events or EventBus(), instance=RUN, **kwargs)
 
 
 async def _pending(subscription: Subscription) -> dict[str, Any]:
@@ -46,9 +68,9 @@ async def _run(broker: ApprovalBroker, operation_id: str, outcome: list[object])
         outcome.append(exc)
 
 
-async def test_an_approved_call_proceeds_and_the_approval_is_kept_as_approved() -> None:
+async def test_an_approved_call_proceeds_and_the_approval_is_kept_as_approved(store: JsonStore) -> None:
     events = EventBus()
-    broker = ApprovalBroker(events)
+    broker = _broker(store, events)
     outcome: list[object] = []
     with anyio.fail_after(5):
         async with events.subscribe() as subscription, anyio.create_task_group() as tg:
@@ -58,40 +80,40 @@ async def test_an_approved_call_proceeds_and_the_approval_is_kept_as_approved() 
             assert pending["hints"] == {"destructiveHint": True}
             assert pending["effects"] == "write"
             assert pending["state"] == "pending"
-            decided = broker.decide(pending["id"], "approve")
+            decided = await broker.decide(pending["id"], "approve")
             assert decided["state"] == "approved"
-    assert not isinstance(outcome[0], Exception)
-    assert broker.views() == []
-    assert broker.views(include_closed=True)[0]["state"] == "approved"
+    assert isinstance(outcome[0], ApprovalRecord)
+    assert await broker.views() == []
+    assert (await broker.views(include_closed=True))[0]["state"] == "approved"
 
 
-async def test_a_denied_call_fails_with_a_stable_code() -> None:
+async def test_a_denied_call_fails_with_a_stable_code(store: JsonStore) -> None:
     events = EventBus()
-    broker = ApprovalBroker(events)
+    broker = _broker(store, events)
     outcome: list[object] = []
     with anyio.fail_after(5):
         async with events.subscribe() as subscription, anyio.create_task_group() as tg:
             tg.start_soon(_run, broker, "op-1", outcome)
-            broker.decide((await _pending(subscription))["id"], "deny")
+            await broker.decide((await _pending(subscription))["id"], "deny")
     assert isinstance(outcome[0], ApprovalDenied)
     assert outcome[0].code == "MCP_APPROVAL_DENIED"
 
 
-async def test_an_undecided_approval_expires_after_the_timeout() -> None:
-    broker = ApprovalBroker(EventBus(), timeout_s=0.2)
+async def test_an_undecided_approval_expires_after_the_timeout(store: JsonStore) -> None:
+    broker = _broker(store, timeout_s=0.2)
     with anyio.fail_after(5), pytest.raises(ApprovalExpired) as caught:
         await broker.wait(**REQUEST, operation_id="op-1")
     assert caught.value.details["timeout_s"] == 0.2
-    [closed] = broker.views(include_closed=True)
+    [closed] = await broker.views(include_closed=True)
     assert closed["state"] == "expired"
     with pytest.raises(ApprovalClosed) as late:
-        broker.decide(closed["id"], "approve")
+        await broker.decide(closed["id"], "approve")
     assert late.value.details["state"] == "expired"
 
 
-async def test_cancelling_the_operation_ends_the_pending_approval() -> None:
+async def test_cancelling_the_operation_ends_the_pending_approval(store: JsonStore) -> None:
     events = EventBus()
-    broker = ApprovalBroker(events)
+    broker = _broker(store, events)
     outcome: list[object] = []
     with anyio.fail_after(5):
         async with events.subscribe() as subscription, anyio.create_task_group() as tg:
@@ -100,53 +122,154 @@ async def test_cancelling_the_operation_ends_the_pending_approval() -> None:
             assert broker.cancel_operation("op-other") is False
             assert broker.cancel_operation("op-9") is True
     assert isinstance(outcome[0], CallCancelled)
-    assert broker.views(include_closed=True)[0]["state"] == "cancelled"
+    assert (await broker.views(include_closed=True))[0]["state"] == "cancelled"
 
 
-async def test_a_caller_that_goes_away_cancels_its_approval() -> None:
+async def test_a_caller_that_goes_away_cancels_its_approval(store: JsonStore) -> None:
     events = EventBus()
-    broker = ApprovalBroker(events)
+    broker = _broker(store, events)
     with anyio.fail_after(5):
         async with events.subscribe() as subscription, anyio.create_task_group() as tg:
             tg.start_soon(_run, broker, "op-1", [])
             await _pending(subscription)
             tg.cancel_scope.cancel()
-    assert broker.views() == []
-    assert broker.views(include_closed=True)[0]["state"] == "cancelled"
+    assert await broker.views() == []
+    assert (await broker.views(include_closed=True))[0]["state"] == "cancelled"
 
 
-async def test_stopping_the_host_interrupts_waiting_calls_explicitly() -> None:
+async def test_stopping_the_host_interrupts_waiting_calls_explicitly(store: JsonStore) -> None:
     events = EventBus()
-    broker = ApprovalBroker(events)
+    broker = _broker(store, events)
     outcome: list[object] = []
     with anyio.fail_after(5):
         async with events.subscribe() as subscription, anyio.create_task_group() as tg:
             tg.start_soon(_run, broker, "op-1", outcome)
             await _pending(subscription)
-            assert broker.interrupt_all() == 1
+            assert await broker.interrupt_all() == 1
     assert isinstance(outcome[0], CallInterrupted)
     assert outcome[0].details["reached_server"] is False
+    assert (await broker.views(include_closed=True))[0]["state"] == "interrupted"
 
 
-async def test_a_decision_must_be_approve_or_deny_and_name_a_known_approval() -> None:
-    broker = ApprovalBroker(EventBus())
+async def test_a_decision_must_be_approve_or_deny_and_name_a_known_approval(store: JsonStore) -> None:
+    broker = _broker(store)
     with pytest.raises(RequestInvalid):
-        broker.decide("x", "maybe")
+        await broker.decide("x", "maybe")
     with pytest.raises(ApprovalNotFound):
-        broker.decide("x", "approve")
+        await broker.decide("x", "approve")
     with pytest.raises(ApprovalNotFound):
-        broker.get("x")
+        await broker.get("x")
 
 
-async def test_approvals_are_announced_on_the_event_bus() -> None:
+async def test_approvals_are_announced_on_the_event_bus(store: JsonStore) -> None:
     events = EventBus()
-    broker = ApprovalBroker(events)
+    broker = _broker(store, events)
     with anyio.fail_after(5):
         async with events.subscribe() as subscription, anyio.create_task_group() as tg:
             tg.start_soon(_run, broker, "op-1", [])
             created = await subscription.next()
             assert created["type"] == "approval.created"
-            broker.decide(created["approval"]["id"], "deny")
+            await broker.decide(created["approval"]["id"], "deny")
             closed = await subscription.next()
             assert closed["type"] == "approval.closed"
             assert closed["approval"]["state"] == "denied"
+
+
+# ----- shared through the store (R-9.2) -----------------------------------------------------------
+
+
+async def test_an_approval_waiting_in_one_process_is_listed_and_decided_in_another(tmp_path: Path) -> None:
+    """Two stores on one directory stand for two processes: the decision reaches the waiting caller
+    through the store's change feed, and the deciding side announces what it saw."""
+    waiting_store = JsonStore(tmp_path / "mcp", poll_s=0.02)
+    deciding_store = JsonStore(tmp_path / "mcp", poll_s=0.02)
+    waiting_store.join_instance("script")
+    deciding_store.join_instance("serve")
+    try:
+        waiting = ApprovalBroker(waiting_store, EventBus(), instance="script")
+        serve_events = EventBus()
+        deciding = ApprovalBroker(deciding_store, serve_events, instance="serve")
+        await deciding.start()
+        outcome: list[object] = []
+        with anyio.fail_after(5):
+            async with serve_events.subscribe() as seen, anyio.create_task_group() as tg:
+                tg.start_soon(_run, waiting, "op-1", outcome)
+                listed = await eventually(deciding.views)
+                await deciding.sync()
+                announced = await seen.next()
+                assert (announced["type"], announced["approval"]["id"]) == ("approval.created", listed[0]["id"])
+                assert listed[0]["arguments"] == REQUEST["arguments"]
+                assert (await deciding.decide(listed[0]["id"], "approve"))["state"] == "approved"
+        assert isinstance(outcome[0], ApprovalRecord)
+        assert outcome[0].state == "approved"
+        with pytest.raises(ApprovalClosed):
+            await waiting.decide(outcome[0].id, "deny")
+    finally:
+        waiting_store.leave_instance("script")
+        deciding_store.leave_instance("serve")
+
+
+async def test_a_pending_approval_of_a_process_that_is_gone_is_closed_as_interrupted(store: JsonStore) -> None:
+    now = datetime.now(UTC)
+    with store.transaction() as state:
+        state.approvals["orphan"] = ApprovalRecord(
+            id="orphan",
+            tool="mcp__files__delete",
+            server_id="files",
+            server_tool="delete",
+            operation_id="op",
+            host_instance="a-run-that-died",
+            created_at=now,
+            expires_at=now + timedelta(minutes=10),
+        )
+    events = EventBus()
+    broker = _broker(store, events)
+    async with events.subscribe() as subscription:
+        assert await broker.views() == []
+        with anyio.fail_after(5):
+            closed = await subscription.next()
+    assert (closed["type"], closed["approval"]["state"]) == ("approval.closed", "interrupted")
+    with pytest.raises(ApprovalClosed) as late:
+        await broker.decide("orphan", "approve")
+    assert late.value.details["state"] == "interrupted"
+
+
+async def test_deciding_an_approval_whose_process_just_died_says_interrupted(store: JsonStore) -> None:
+    """Found dead at decision time (after it was listed): not approved, closed as interrupted."""
+    other = JsonStore(store.directory)
+    other.join_instance("short-lived")
+    now = datetime.now(UTC)
+    with store.transaction() as state:
+        state.approvals["a1"] = ApprovalRecord(
+            id="a1",
+            tool="t",
+            server_id="files",
+            server_tool="t",
+            operation_id="op",
+            host_instance="short-lived",
+            created_at=now,
+            expires_at=now + timedelta(minutes=10),
+        )
+    broker = _broker(store)
+    assert [a["id"] for a in await broker.views()] == ["a1"]
+    other.leave_instance("short-lived")
+    with pytest.raises(ApprovalClosed) as caught:
+        await broker.decide("a1", "approve")
+    assert caught.value.details["state"] == "interrupted"
+
+
+async def test_cancel_server_ends_the_pending_approvals_of_every_process(store: JsonStore) -> None:
+    other = JsonStore(store.directory, poll_s=0.02)
+    other.join_instance("script")
+    try:
+        waiting = ApprovalBroker(other, EventBus(), instance="script")
+        outcome: list[object] = []
+        broker = _broker(store)
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_run, waiting, "op-1", outcome)
+                await eventually(broker.views)
+                assert await broker.cancel_server("files") == 1
+        assert isinstance(outcome[0], CallCancelled)
+    finally:
+        other.leave_instance("script")

@@ -26,7 +26,7 @@ from mcp_center.errors import (
     ToolNotFound,
 )
 from mcp_center.registry import TOOL_NAME_PATTERN
-from mcp_center.service import McpCenter
+from mcp_center.service import ApprovalBroker, McpCenter
 from tests.servers.capabilities import ODD_NAMES, Upstream
 from tests.service._capabilities import capability_server, next_event, ready, remote, while_waiting
 from tests.support.hang import assert_returns
@@ -105,13 +105,13 @@ async def test_an_approved_agent_call_reaches_the_server_once(caps: tuple[str, U
             assert created["server_tool"] == "record"
             assert created["arguments"] == {"note": "go"}
             assert created["hints"]["readOnlyHint"] is True
-            assert [a["id"] for a in center.list_approvals()] == [created["id"]]
+            assert [a["id"] for a in (await center.list_approvals())] == [created["id"]]
             assert upstream.calls == []
-            center.decide_approval(created["id"], "approve")
+            await center.decide_approval(created["id"], "approve")
     assert text_of(outcome[0]) == "recorded go"
     assert upstream.calls == ["go"]
-    assert center.list_approvals() == []
-    assert center.get_approval(created["id"])["state"] == "approved"
+    assert (await center.list_approvals()) == []
+    assert (await center.get_approval(created["id"]))["state"] == "approved"
 
 
 async def test_a_denied_agent_call_never_reaches_the_server(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -129,7 +129,7 @@ async def test_a_denied_agent_call_never_reaches_the_server(caps: tuple[str, Ups
         async with center.events.subscribe() as subscription, anyio.create_task_group() as tg:
             tg.start_soon(call)
             created = (await next_event(subscription, "approval.created"))["approval"]
-            center.decide_approval(created["id"], "deny")
+            await center.decide_approval(created["id"], "deny")
     assert outcome[0].code == "MCP_APPROVAL_DENIED"
     assert upstream.calls == []
 
@@ -142,7 +142,7 @@ async def test_an_approval_nobody_decides_expires_and_the_call_never_reaches_the
         await ready(center, remote("caps", url))
         with anyio.fail_after(10), pytest.raises(ApprovalExpired):
             await center.call_agent_tool("mcp__caps__record", {"note": "late"})
-        assert center.list_approvals(include_closed=True)[0]["state"] == "expired"
+        assert (await center.list_approvals(include_closed=True))[0]["state"] == "expired"
     assert upstream.calls == []
 
 
@@ -165,7 +165,7 @@ async def test_cancelling_a_call_while_it_waits_for_approval_never_reaches_the_s
             await next_event(subscription, "approval.created")
             assert center.cancel("op-approval") is True
     assert outcome[0].code == "MCP_CALL_CANCELLED"
-    assert center.list_approvals(include_closed=True)[0]["state"] == "cancelled"
+    assert (await center.list_approvals(include_closed=True))[0]["state"] == "cancelled"
     assert upstream.calls == []
     assert text_of(await center.call_tool("caps", "echo", {"text": "still usable"})) == "still usable"
 
@@ -178,8 +178,8 @@ async def test_a_caller_that_goes_away_cancels_its_approval(caps: tuple[str, Ups
             tg.start_soon(center.call_agent_tool, "mcp__caps__record", {"note": "gone"})
             await next_event(subscription, "approval.created")
             tg.cancel_scope.cancel()
-    assert center.list_approvals() == []
-    assert center.list_approvals(include_closed=True)[0]["state"] == "cancelled"
+    assert (await center.list_approvals()) == []
+    assert (await center.list_approvals(include_closed=True))[0]["state"] == "cancelled"
     assert upstream.calls == []
 
 
@@ -191,7 +191,7 @@ async def test_policies_allow_and_deny_skip_the_approval(caps: tuple[str, Upstre
         with pytest.raises(ToolDenied) as denied:
             await center.call_agent_tool("mcp__caps__record", {"note": "x"})
     assert denied.value.details["policy"] == "deny"
-    assert center.list_approvals(include_closed=True) == []
+    assert (await center.list_approvals(include_closed=True)) == []
     assert upstream.calls == []
 
 
@@ -216,7 +216,7 @@ async def test_a_user_initiated_call_needs_no_approval(caps: tuple[str, Upstream
     await ready(center, remote("caps", url))
     with anyio.fail_after(10):
         assert text_of(await center.call_tool("caps", "record", {"note": "me"})) == "recorded me"
-    assert center.list_approvals(include_closed=True) == []
+    assert (await center.list_approvals(include_closed=True)) == []
     assert upstream.calls == ["me"]
 
 
@@ -349,7 +349,7 @@ async def _approve_after(
         asked.append(approval["id"])
         await change()
         with contextlib.suppress(ApprovalClosed):  # the change may have ended it already
-            center.decide_approval(approval["id"], "approve")
+            await center.decide_approval(approval["id"], "approve")
 
     outcome = await while_waiting(
         center,
@@ -357,7 +357,7 @@ async def _approve_after(
         "approval",
         change_then_approve,
     )
-    return center.get_approval(asked[0]), outcome
+    return (await center.get_approval(asked[0])), outcome
 
 
 async def test_an_approval_pending_when_its_tool_policy_changes_ends_and_the_call_is_never_sent(
@@ -399,11 +399,15 @@ async def test_an_approval_pending_when_its_server_is_deleted_and_recreated_neve
 async def test_an_approval_granted_after_another_process_changed_the_server_is_stale(
     caps: tuple[str, Upstream], center: McpCenter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Defence in depth: the change came from another process and this one has not reconciled
-    yet (its approvals are not ended), so the granted approval is checked against the store."""
+    """Defence in depth: the change came from another process and no process has ended the
+    approvals yet (neither reconciled), so the granted approval is checked against the store."""
     url, upstream = caps
     view = await ready(center, remote("caps", url))
-    monkeypatch.setattr(center._approvals, "cancel_server", lambda _server_id: 0)  # pyright: ignore[reportPrivateUsage]
+
+    async def ends_nothing(_broker: ApprovalBroker, _server_id: str) -> int:
+        return 0
+
+    monkeypatch.setattr(ApprovalBroker, "cancel_server", ends_nothing)
 
     async def change_elsewhere() -> None:
         async with McpCenter.open(center.settings, connect=False) as other:
@@ -435,7 +439,7 @@ async def test_an_approval_granted_after_the_caller_lost_its_right_to_call_is_st
 
 
 def _a_long_uri_is_matched_against_a_four_variable_template() -> None:
-    from mcp_center.service.capabilities import _template_matches  # pyright: ignore[reportPrivateUsage]
+    from mcp_center.registry import template_matches as _template_matches
 
     template = "a{w}/{x}/{y}/{z}"
     assert not _template_matches(template + "!", "a" + "/" * 1000 + "q")  # a near miss: the worst case

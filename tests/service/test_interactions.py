@@ -20,14 +20,14 @@ from mcp_center.errors import (
     InteractionClosed,
     InteractionNotDelivered,
     InteractionNotFound,
-    ServerRequestFailed,
     ServerTimeout,
 )
 from mcp_center.service import McpCenter
-from mcp_center.store import CallRef, InteractionRecord, JsonInteractionStore
+from mcp_center.store import CallRef, InteractionRecord, JsonStore
 from tests.servers.capabilities import Upstream
 from tests.service._capabilities import capability_server, ready, remote, while_waiting
 from tests.support.results import text_of
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -212,9 +212,9 @@ async def test_a_card_pending_when_the_host_stops_fails_its_call_and_survives_th
 
 async def test_a_card_left_pending_by_a_crash_is_marked_interrupted_at_the_next_start(settings: Settings) -> None:
     now = datetime.now(UTC)
-    store = JsonInteractionStore(settings.mcp_dir)
-    with store.transaction() as records:
-        records["crashed"] = InteractionRecord(
+    store = JsonStore(settings.mcp_dir)
+    with store.transaction() as state:
+        state.interactions["crashed"] = InteractionRecord(
             id="crashed",
             server_id="caps",
             host_instance="a-run-that-crashed",
@@ -232,17 +232,67 @@ async def test_a_card_left_pending_by_a_crash_is_marked_interrupted_at_the_next_
             await center.get_interaction("nope")
 
 
-async def test_only_one_process_owns_the_cards(caps: tuple[str, Upstream], settings: Settings) -> None:
-    """A second center on the same data directory (a CLI beside `serve`) advertises no elicitation."""
+async def test_a_card_of_another_process_is_listed_and_answered_here_and_the_answer_reaches_its_call(
+    caps: tuple[str, Upstream], settings: Settings
+) -> None:
+    """R-9.2: a second center on the data directory (a library script beside `serve`) asks; the host
+    lists the card, answers it, and the script's call resumes with that answer (sealed in transit)."""
     url, upstream = caps
     async with McpCenter.open(settings) as host:
         await ready(host, remote("caps", url))
-        async with McpCenter.open(settings, connect=False) as other:
-            with anyio.fail_after(10), pytest.raises(ServerRequestFailed) as refused:
-                await other.call_tool("caps", "ask", {"question": "Q"})
-            assert "Elicitation not supported" in refused.value.message
-        assert await host.list_interactions() == []
-    assert upstream.elicited == []
+        async with McpCenter.open(settings, connect=False) as script:
+            assert script.instance != host.instance
+
+            async def answer_in_host() -> None:
+                cards = await eventually(lambda: host.list_interactions(state="pending"))
+                assert cards[0]["actions"] == ["accept", "decline", "cancel"]
+                with pytest.raises(ElicitationAnswerInvalid):
+                    await host.answer_interaction(cards[0]["id"], "accept", {"age": "old"})
+                answered = await host.answer_interaction(cards[0]["id"], "accept", {"name": "Grace"})
+                assert answered["interaction"]["state"] == "accepted"
+                assert answered["interaction"]["delivered"] is False  # on its way to the script
+
+            outcome: list[object] = []
+
+            async def call() -> None:
+                outcome.append(await script.call_tool("caps", "ask", {"question": "Q"}))
+
+            with anyio.fail_after(15):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call)
+                    await answer_in_host()
+        [card] = await host.list_interactions()
+    assert isinstance(outcome[0], dict)
+    assert text_of(outcome[0]).startswith("accept: ")
+    assert upstream.elicited[0]["content"]["name"] == "Grace"
+    assert card["state"] == "accepted"
+    assert card["delivered"] is True
+    raw = (settings.mcp_dir / "interactions.json").read_text()
+    assert "Grace" not in raw  # only the names of answered fields are kept
+
+
+async def test_a_card_whose_process_died_is_interrupted_when_found(settings: Settings) -> None:
+    now = datetime.now(UTC)
+    other = JsonStore(settings.mcp_dir)
+    other.join_instance("script-run")
+    with other.transaction() as state:
+        state.interactions["asked"] = InteractionRecord(
+            id="asked",
+            server_id="caps",
+            host_instance="script-run",
+            message="Q",
+            requested_schema={"type": "object", "properties": {"name": {"type": "string"}}},
+            created_at=now,
+            expires_at=now + timedelta(minutes=10),
+        )
+    async with McpCenter.open(settings) as host:
+        assert (await host.get_interaction("asked"))["actions"] == ["accept", "decline", "cancel"]
+        other.leave_instance("script-run")  # the script's process ends without closing its card
+        with pytest.raises(InteractionNotDelivered):
+            await host.answer_interaction("asked", "accept", {"name": "Ada"})
+        card = await host.get_interaction("asked")
+    assert card["state"] == "interrupted"
+    assert card["delivered"] is False
 
 
 async def test_an_unanswered_card_expires_and_the_server_gets_cancel(

@@ -160,10 +160,12 @@ async def test_oauth_actions_on_a_server_without_oauth_are_refused(api: httpx2.A
 
 
 async def test_a_background_connection_never_starts_a_login_it_only_enters_auth_required(settings: Settings) -> None:
-    """R-4.9: after a restart without a refresh token, start-up connects and fails; nobody logs in."""
+    """R-4.9: after a restart without a refresh token (and with the stored access token no longer
+    accepted), start-up connects and fails; nobody logs in."""
     async with fakes(FakeAuthorizationServer(issue_refresh_tokens=False)) as (authorization, _, resource):
         async with open_api(settings) as api:
             await ready(api, resource.url)
+        authorization.revoke_access_tokens()
         seen_before = len(authorization.seen)
         async with open_api(settings) as api:
             status = await wait_state(api, "error")

@@ -5,8 +5,10 @@ fresh process of its own (the measuring host), against a server in another proce
 or a Streamable HTTP server answering with a JSON body or one SSE event), so only the host's memory
 is measured. The host connects, makes one small warm-up call, resets its peak-RSS counter
 (`/proc/self/clear_refs`), makes the huge call, and reports the growth of its peak RSS (`VmHWM`) over
-the RSS before the call. Prints one line per case and a final `memcheck:` line; exits 1 if a result
-larger than the read cap grew memory by more than twice the cap.
+the RSS before the call. A case runs the call as the web UI does (`call_tool`, the SDK session) or as
+the gateway does (`forward`, the lean path: its own HTTP/1.1 client for a plain-HTTP server). Prints
+one line per case and a final `memcheck:` line; exits 1 if a result larger than the read cap grew
+memory by more than twice the cap.
 """
 
 from __future__ import annotations
@@ -31,19 +33,25 @@ from mcp_center.transports.clip import read_limits
 QUIRKY = str(Path(__file__).parents[1] / "servers" / "quirky_stdio.py")
 MIB = 1024 * 1024
 DEFAULT_CASES = [
-    ("json", "text", 40),
-    ("sse", "text", 10),
-    ("sse", "text", 40),
-    ("stdio", "text", 40),
-    ("stdio", "text", 400),
-    ("json", "strings", 15),
-    ("sse", "strings", 15),
-    ("stdio", "strings", 15),
-    ("json", "strings", 40),
-    ("json", "blocks", 40),
-    ("sse", "blocks", 40),
-    ("stdio", "blocks", 40),
+    "json:text:40",
+    "sse:text:10",
+    "sse:text:40",
+    "stdio:text:40",
+    "stdio:text:400",
+    "json:strings:15",
+    "sse:strings:15",
+    "stdio:strings:15",
+    "json:strings:40",
+    "json:blocks:40",
+    "sse:blocks:40",
+    "stdio:blocks:40",
+    "json:text:40:lean",
+    "sse:text:40:lean",
+    "stdio:text:40:lean",
+    "json:strings:40:lean",
+    "sse:blocks:40:lean",
 ]
+"""transport:shape:MiB[:lean] — a case runs through `call_tool` unless it says `lean` (`forward`)."""
 
 
 def _status(field: str) -> float:
@@ -70,7 +78,16 @@ def _arguments(shape: str, size_mib: int) -> dict[str, int]:
     return {"blocks": size_mib * MIB // 48}  # each block is ~48 bytes of JSON
 
 
-async def _measure(transport: str, shape: str, size_mib: int, url: str | None) -> dict[str, Any]:
+async def _call(manager: ConnectionManager, path: str, arguments: dict[str, int]) -> dict[str, Any]:
+    """The result's `_meta`, called through `call_tool` ("sdk") or the gateway's `forward` ("lean")."""
+    if path == "lean":
+        result = await manager.forward("big", "tools/call", {"name": "big", "arguments": arguments})
+        meta = result.get("_meta")
+        return dict(meta) if isinstance(meta, dict) else {}
+    return dict((await manager.call_tool("big", "big", arguments)).meta or {})
+
+
+async def _measure(transport: str, shape: str, size_mib: int, path: str, url: str | None) -> dict[str, Any]:
     if transport == "stdio":
         scenario = {"tools": [{"name": "big", "inputSchema": {"type": "object"}}], "calls": {"big": {"big": True}}}
         spec = ConnectionSpec(
@@ -88,15 +105,14 @@ async def _measure(transport: str, shape: str, size_mib: int, url: str | None) -
         )
     async with ConnectionManager() as manager:
         await manager.configure("big", spec)
-        await manager.call_tool("big", "big", {"text_bytes": 1000})  # warm-up: every code path loaded once
+        await _call(manager, path, {"text_bytes": 1000})  # warm-up: every code path loaded once
         gc.collect()
         exact_peak = _reset_peak()
         before = _status("VmRSS")
         started = time.monotonic()
         outcome: dict[str, Any]
         try:
-            result = await manager.call_tool("big", "big", _arguments(shape, size_mib))
-            meta = result.meta or {}
+            meta = await _call(manager, path, _arguments(shape, size_mib))
             outcome = {"outcome": "truncated" if "mcp-center/truncated" in meta else "complete"}
         except Exception as exc:  # noqa: BLE001 - the error code is part of the report
             outcome = {"outcome": getattr(exc, "code", type(exc).__name__)}
@@ -107,6 +123,7 @@ async def _measure(transport: str, shape: str, size_mib: int, url: str | None) -
         "transport": transport,
         "shape": shape,
         "size_mib": size_mib,
+        "path": path,
         "cap_mib": round(cap / MIB, 1),
         "growth_mib": round(peak - before, 1),
         "peak_measured": exact_peak,
@@ -126,7 +143,7 @@ def _child(case: dict[str, Any]) -> None:
         url = f"http://127.0.0.1:{server.stdout.readline().strip()}/mcp"
         time.sleep(0.5)
     try:
-        report = anyio.run(_measure, case["transport"], case["shape"], case["size_mib"], url)
+        report = anyio.run(_measure, case["transport"], case["shape"], case["size_mib"], case["path"], url)
     finally:
         if server is not None:
             server.terminate()
@@ -138,19 +155,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="How much one huge result grows the host's memory.")
     parser.add_argument("--case", help="(internal) run one case in this process")
     parser.add_argument(
-        "--cases", help="comma-separated transport:shape:MiB, e.g. json:text:40,stdio:text:400 (default: all)"
+        "--cases",
+        help="comma-separated transport:shape:MiB[:lean], e.g. json:text:40,stdio:text:400:lean (default: all)",
     )
     args = parser.parse_args()
     if args.case:
         _child(json.loads(args.case))
         return 0
-    cases = DEFAULT_CASES
-    if args.cases:
-        cases = [(t, s, int(m)) for t, s, m in (c.split(":") for c in args.cases.split(","))]
+    cases = args.cases.split(",") if args.cases else DEFAULT_CASES
     worst = 0.0
     failed = False
-    for transport, shape, size_mib in cases:
-        case = json.dumps({"transport": transport, "shape": shape, "size_mib": size_mib})
+    for transport, shape, size, *rest in (c.split(":") for c in cases):
+        size_mib, path = int(size), (rest[0] if rest else "sdk")
+        case = json.dumps({"transport": transport, "shape": shape, "size_mib": size_mib, "path": path})
         run = subprocess.run(
             [sys.executable, "-m", "tests.soak.memcheck", "--case", case],
             capture_output=True,
@@ -160,7 +177,7 @@ def main() -> int:
         )
         lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
         if run.returncode != 0 or not lines:
-            print(f"{transport:5} {shape:6} {size_mib:4} MiB  FAILED\n{run.stderr[-2000:]}")
+            print(f"{transport:5} {path:4} {shape:6} {size_mib:4} MiB  FAILED\n{run.stderr[-2000:]}")
             failed = True
             continue
         report = json.loads(lines[-1])
@@ -170,7 +187,7 @@ def main() -> int:
         bad = over_cap and ratio > 2.0
         failed = failed or bad
         print(
-            f"{transport:5} {shape:6} {size_mib:4} MiB  cap {report['cap_mib']:5} MiB  "
+            f"{transport:5} {path:4} {shape:6} {size_mib:4} MiB  cap {report['cap_mib']:5} MiB  "
             f"RSS +{report['growth_mib']:6} MiB  ({ratio:.2f} x cap)  {report['outcome']:22} "
             f"{report['elapsed_s']:5} s{'  OVER 2 x CAP' if bad else ''}"
         )

@@ -1,4 +1,4 @@
-"""The interaction card file (R-6.1): atomic writes, bounded history, one owner at a time."""
+"""Interaction cards as a section of the store (R-6.1, R-9.1): one commit with the rest, bounded history."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcp_center.errors import StorageError
-from mcp_center.store import InteractionRecord, JsonInteractionStore, RetryState
-from mcp_center.store.interactions import MAX_CLOSED_INTERACTIONS
+from mcp_center.store import MAX_CLOSED_INTERACTIONS, InteractionRecord, JsonStore, RetryState
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -27,55 +26,56 @@ def _card(n: int, **update: object) -> InteractionRecord:
 
 
 def test_cards_written_in_a_transaction_are_read_back(tmp_path: Path) -> None:
-    store = JsonInteractionStore(tmp_path)
-    with store.transaction() as records:
-        records["card-0001"] = _card(1)
-    assert [r.id for r in JsonInteractionStore(tmp_path).read()] == ["card-0001"]
+    store = JsonStore(tmp_path)
+    with store.transaction() as state:
+        state.interactions["card-0001"] = _card(1)
+    assert list(JsonStore(tmp_path).read().interactions) == ["card-0001"]
     assert (tmp_path / "interactions.json").stat().st_mode & 0o777 == 0o600
 
 
 def test_a_failed_transaction_writes_nothing(tmp_path: Path) -> None:
-    store = JsonInteractionStore(tmp_path)
-    with pytest.raises(RuntimeError), store.transaction() as records:
-        records["card-0001"] = _card(1)
+    store = JsonStore(tmp_path)
+    with pytest.raises(RuntimeError), store.transaction() as state:
+        state.interactions["card-0001"] = _card(1)
         raise RuntimeError("abort")
-    assert store.read() == []
+    assert store.read().interactions == {}
+    assert not (tmp_path / "interactions.json").exists()
 
 
 def test_closed_cards_are_bounded_but_cards_that_need_the_user_are_kept(tmp_path: Path) -> None:
-    store = JsonInteractionStore(tmp_path)
-    with store.transaction() as records:
+    store = JsonStore(tmp_path)
+    with store.transaction() as state:
         for n in range(MAX_CLOSED_INTERACTIONS + 20):
-            records[f"card-{n:04d}"] = _card(n, state="accepted", closed_at=T0 + timedelta(seconds=n))
-        records["pending"] = _card(0, id="pending")
-        records["retry"] = _card(1, id="retry", state="interrupted", retry=RetryState(offered=True))
-    kept = store.read()
-    ids = {r.id for r in kept}
-    assert {"pending", "retry"} <= ids
-    assert len(kept) == MAX_CLOSED_INTERACTIONS + 2
-    assert "card-0000" not in ids
-    assert f"card-{MAX_CLOSED_INTERACTIONS + 19:04d}" in ids
-
-
-def test_only_one_store_owns_the_cards_at_a_time(tmp_path: Path) -> None:
-    first, second = JsonInteractionStore(tmp_path), JsonInteractionStore(tmp_path)
-    assert first.claim() is True
-    assert second.claim() is False
-    first.release()
-    assert second.claim() is True
-    second.release()
+            state.interactions[f"card-{n:04d}"] = _card(n, state="accepted", closed_at=T0 + timedelta(seconds=n))
+        state.interactions["pending"] = _card(0, id="pending")
+        state.interactions["retry"] = _card(1, id="retry", state="interrupted", retry=RetryState(offered=True))
+        state.interactions["relayed"] = _card(2, id="relayed", state="accepted", closed_at=T0, answer="sealed")
+    for reader in (store, JsonStore(tmp_path)):
+        kept = reader.read().interactions
+        assert {"pending", "retry", "relayed"} <= set(kept)
+        assert len(kept) == MAX_CLOSED_INTERACTIONS + 3
+        assert "card-0000" not in kept
+        assert f"card-{MAX_CLOSED_INTERACTIONS + 19:04d}" in kept
 
 
 @pytest.mark.parametrize(
-    "content",
+    ("content", "fault"),
     [
-        b"{not json",
-        b"[]",
-        b'{"schema_version": 99, "interactions": []}',
-        b'{"schema_version": 1, "interactions": [{}]}',
+        (b"{not json", "not valid JSON"),
+        (b'{"schema_version": 1, "interactions": [', "truncated JSON"),
+        (b"[]", "not a JSON object"),
+        (b'{"schema_version": 99, "interactions": []}', "newer mcp-center"),
+        (b'{"schema_version": 1, "interactions": [{}]}', "entry 0 is invalid"),
     ],
 )
-def test_a_damaged_file_is_a_storage_error_not_an_empty_list(tmp_path: Path, content: bytes) -> None:
-    (tmp_path / "interactions.json").write_bytes(content)
-    with pytest.raises(StorageError):
-        JsonInteractionStore(tmp_path).read()
+def test_a_damaged_file_is_a_storage_error_naming_it_not_an_empty_list(
+    tmp_path: Path, content: bytes, fault: str
+) -> None:
+    path = tmp_path / "interactions.json"
+    path.write_bytes(content)
+    with pytest.raises(StorageError) as caught:
+        JsonStore(tmp_path).read()
+    assert caught.value.details["file"] == str(path)
+    assert fault in caught.value.details["fault"]
+    assert str(path) in caught.value.message
+    assert path.read_bytes() == content

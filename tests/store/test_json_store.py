@@ -106,7 +106,7 @@ def test_an_empty_store_reads_as_no_servers_and_no_secrets(store: JsonStore) -> 
     state = store.read()
     assert state.servers == {}
     assert state.secrets == {}
-    assert store.stamp() is None
+    assert store.stamp() == store.stamp("servers", "secrets", "gateway_tokens", "interactions", "approvals")
 
 
 def test_a_transaction_that_succeeds_is_committed_and_reads_back_equal(store: JsonStore) -> None:
@@ -297,7 +297,7 @@ def test_a_storage_error_does_not_quote_secret_file_contents(store: JsonStore) -
 # ----- orphans ----------------------------------------------------------------------------------
 
 
-def test_collect_orphans_removes_only_ciphertexts_of_deleted_servers(store: JsonStore) -> None:
+def test_orphaned_secrets_are_only_ciphertexts_of_deleted_servers(store: JsonStore) -> None:
     kept = {
         secret_id(SecretKind.ENV, "files", "GITHUB_TOKEN"): "v1.a2VwdC0x",
         secret_id(SecretKind.HEADER, "files-2", "X-Api-Key"): "v1.a2VwdC0y",
@@ -310,10 +310,12 @@ def test_collect_orphans_removes_only_ciphertexts_of_deleted_servers(store: Json
     put(store, stdio_record("files"), stdio_record("files-2"), stdio_record("gone"), secrets=kept | orphaned)
     with store.transaction() as state:
         del state.servers["gone"]
-    assert store.collect_orphans() == 2
+        assert sorted(state.orphaned_secrets()) == sorted(orphaned)
+        for sid in state.orphaned_secrets():
+            del state.secrets[sid]
     assert store.read().secrets == kept
     assert json.loads(secrets_file(store).read_bytes())["secrets"] == kept
-    assert store.collect_orphans() == 0
+    assert store.read().orphaned_secrets() == []
 
 
 def test_secret_ids_of_lists_only_that_servers_ciphertexts() -> None:

@@ -1,6 +1,7 @@
-"""Secrets in the browser (R-1.5, seed 002 §2): typed into password inputs, sent once on submit and
-cleared at once. A planted value must not appear afterwards in the page HTML, the DOM (including
-input values), localStorage, sessionStorage, cookies, or any response the browser received.
+"""Secrets in the browser (R-1.5, seed 002 §2, docs/decisions.md#seed-002-2): typed into password
+inputs, sent once on submit and cleared at once. A planted value must not appear afterwards in the
+page HTML, the DOM (including input values), localStorage, sessionStorage, cookies, or any response
+the browser received.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp
 
 from mcp_center import __version__
 from mcp_center.api import capabilities, debugging, gateway, imports, oauth, operations, servers
@@ -24,7 +25,17 @@ from mcp_center.api.security import (
 from mcp_center.config import Settings
 from mcp_center.service import ImportPreviews
 
-__all__ = ["AdminAuth", "CookieSessions", "create_api", "end_event_streams", "error_response"]
+__all__ = ["AdminAuth", "CookieSessions", "create_api", "end_event_streams", "error_response", "guard_gateway"]
+
+
+def guard_gateway(app: ASGIApp, settings: Settings) -> ASGIApp:
+    """`app` behind the checks every request of this host passes that apply to the gateway: the
+    Host/Origin allow-list (R-7.2) and the body-size limit (R-7.3). The admin token does not apply:
+    the gateway checks its own tokens (R-7.1)."""
+    return HostGuard(
+        BodySizeLimit(app), allowed=allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url)
+    )
+
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 

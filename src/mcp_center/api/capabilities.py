@@ -128,19 +128,19 @@ async def list_approvals(
 ) -> dict[str, Any]:
     """Each approval: tool, server, arguments, the server's annotations as `hints` (never trusted),
     `created_at`, `expires_at`, `state`."""
-    return {"approvals": _center(request).list_approvals(include_closed=include_closed)}
+    return {"approvals": await _center(request).list_approvals(include_closed=include_closed)}
 
 
 @router.get("/api/approvals/{approval_id}", summary="One approval")
 async def get_approval(request: Request, approval_id: str) -> dict[str, Any]:
-    return _center(request).get_approval(approval_id)
+    return await _center(request).get_approval(approval_id)
 
 
 @router.post("/api/approvals/{approval_id}", summary="Approve or deny a pending call")
 async def decide(request: Request, approval_id: str, body: JsonObject) -> dict[str, Any]:
     """Body `{"decision": "approve"}` or `{"decision": "deny"}`; 409 MCP_APPROVAL_CLOSED when it already ended."""
     _only(body, {"decision"})
-    return _center(request).decide_approval(approval_id, body.get("decision"))
+    return await _center(request).decide_approval(approval_id, body.get("decision"))
 
 
 # ----- prompts -------------------------------------------------------------------------------------

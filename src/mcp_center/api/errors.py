@@ -73,8 +73,22 @@ def error_response(
     return JSONResponse(body, status_code=status, headers=merged or None)
 
 
-async def _center_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _center_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CenterError)
+    if exc.http_status == 500:
+        # A failure of the host itself (the data directory, a key) belongs in the serve log too;
+        # the details are the response's (no secret), `file` names the file of a storage error.
+        logger.error(
+            "api.request_failed",
+            extra={
+                "code": exc.code,
+                "status": exc.http_status,
+                "method": request.method,
+                "path": request.url.path,
+                "file": exc.details.get("file"),
+                "fault": exc.details.get("fault"),
+            },
+        )
     return error_response(exc.http_status, exc.code, exc.message, exc.details)
 
 

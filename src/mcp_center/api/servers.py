@@ -1,4 +1,5 @@
-"""REST routes for server configuration, secrets, trust → test → enable, and tools (seed 002 §4).
+"""REST routes for server configuration, secrets, trust → test → enable, and tools (seed 002 §4,
+docs/decisions.md#seed-002-4).
 
 Field names are the R-1.1 names. A server as read carries `version`, its connection `summary`
 and that summary's `digest`, `trusted`/`tested` flags, `needs` (what blocks it from running)

@@ -1,8 +1,8 @@
 """OAuth 2.1 for remote servers, owned by us (R-4): discovery, registration, PKCE, tokens, the runtime auth.
 
 `OAuthBroker` runs the flow; `BoundBearerAuth` is what a connection carries; `CredentialVault` keeps the
-encrypted per-binding credentials. See `../shared/notes/sdk-2.3.md` §6 for why the SDK's provider is
-not used. This package sits between the runtime and the transports (import-linter `layers`).
+encrypted per-binding credentials. See `docs/sdk-notes.md#oauth` for why the SDK's provider is not
+used. This package sits between the runtime and the transports (import-linter `layers`).
 """
 
 from mcp_center.auth.bearer import BoundBearerAuth

@@ -6,7 +6,7 @@ token endpoint, and otherwise raises a typed error: `OAuthAuthorizationRequired`
 or `OAuthStepUpRequired` / `OAuthStepUpLimitReached` (403 `insufficient_scope`, R-4.5). It never starts
 an interactive login: a background connection only ends in an error state (R-4.9).
 
-Raising inside an auth flow tears the connection down (notes §6.4): the runtime attributes the
+Raising inside an auth flow tears the connection down (docs/sdk-notes.md#oauth-broker): the runtime attributes the
 failure to the error recorded in `failure` (`runtime.attribution`). Every 401/403 challenge is
 handed to the broker, so a later `oauth/start` uses the server's own scope and metadata URL.
 """

@@ -1,8 +1,8 @@
-"""The OAuth broker: our own authorization flow for remote MCP servers (R-4, notes §6.4).
+"""The OAuth broker: our own authorization flow for remote MCP servers (R-4, docs/sdk-notes.md#oauth-broker).
 
-The SDK's `OAuthClientProvider` is not used (notes §6.2 lists where it deviates from R-4). The broker
-owns the flow and reuses the SDK's models and helpers (PKCE, WWW-Authenticate parsing, discovery URL
-lists, registration checks, scope union):
+The SDK's `OAuthClientProvider` is not used (docs/sdk-notes.md#oauth-deviations lists where it deviates
+from R-4). The broker owns the flow and reuses the SDK's models and helpers (PKCE, WWW-Authenticate
+parsing, discovery URL lists, registration checks, scope union):
 
 - `start()` is the only way an interactive authorization begins, and only a user action calls it
   (R-4.9): discovery (`discovery.discover`), the client identity (configured, CIMD, a stored
@@ -15,17 +15,25 @@ lists, registration checks, scope union):
   most once per request, only against the bound token endpoint from the encrypted metadata snapshot,
   and never start an interactive login: a background connection can only fail with
   `OAuthAuthorizationRequired` (R-4.9).
+- Renewal is single-flight per binding across processes (R-9.2): inside a process an `anyio.Lock`,
+  across processes the store's lock for the binding (`Store.lock`). Whoever holds both re-reads the
+  stored grant first: when another process already renewed (a fresh access token it did not send,
+  stored with the rotated refresh token), that token is used and no refresh is sent — a single-use
+  refresh token is presented once. A renewal stores the new refresh and access tokens together only
+  if the refresh token it presented is still the stored one, and `invalid_grant` clears the grant
+  only under the same condition (compare-and-clear), so a late loser never deletes a winner's grant.
 - `step_up_error()` turns `403 insufficient_scope` into `OAuthStepUpRequired` with the union of the
   granted and challenged scopes, or `OAuthStepUpLimitReached` once `MAX_STEP_UP_AUTHORIZATIONS`
   step-ups were completed while the same operation kept being refused (no loops; the bookkeeping is
   reset when a refused operation succeeds).
 
-Access tokens live only in this object's memory (R-4.7); everything persistent goes through the
-`CredentialVault`, encrypted under the binding.
+Access tokens are kept in this object's memory and, encrypted under the binding, in the grant the
+`CredentialVault` stores (so other processes can use them, see `auth/vault.py`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
@@ -106,6 +114,10 @@ class Completion:
     refresh_token: str | None = field(default=None, repr=False)
     scope: str | None = None
     previous_issuer: str | None = None
+    access_token: str | None = field(default=None, repr=False)
+    """The access token the grant returned (stored with it, for other processes)."""
+    expires_at: float | None = None
+    """When `access_token` expires (wall-clock seconds)."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +210,7 @@ class OAuthBroker:
         clock: Any = time.time,
     ) -> None:
         self.vault = CredentialVault(store, cipher, redactor)
+        self._store = store
         self.redirect_uri = redirect_uri
         self._redactor = redactor
         self._http = http or OAuthHttp()
@@ -236,8 +249,14 @@ class OAuthBroker:
             access = self._valid(binding)
             if access is not None:
                 return access.token, False
-            token = await self._renew(target, binding)
-            return token, token is not None
+            if self._adopt(binding, await self._load(target, binding), unless=None):
+                return self._tokens[binding].token, False  # stored by this or another process
+            async with self._shared_lock(binding):
+                stored = await self._load(target, binding)  # again: another process may just have renewed
+                if self._adopt(binding, stored, unless=None):
+                    return stored.access_token, False
+                token = await self._renew(target, binding, stored)
+                return token, token is not None
 
     async def after_unauthorized(self, target: OAuthTarget, sent_token: str) -> str | None:
         """A 401 answered `sent_token`: renew once against the bound token endpoint (R-4.7).
@@ -255,7 +274,21 @@ class OAuthBroker:
             if current is not None and current.token != sent_token and self._fresh(current):
                 return current.token  # another request renewed meanwhile
             self._tokens.pop(binding, None)
-            return await self._renew(target, binding)
+            if self._adopt(binding, await self._load(target, binding), unless=sent_token):
+                return self._tokens[binding].token  # another process renewed already
+            async with self._shared_lock(binding):
+                stored = await self._load(target, binding)
+                if self._adopt(binding, stored, unless=sent_token):
+                    return stored.access_token  # another process renewed meanwhile
+                token: str | None = None
+                try:
+                    token = await self._renew(target, binding, stored)
+                finally:
+                    if token is None and stored.access_token == sent_token:
+                        # Refused and not replaced: no process may adopt it any more (a successful
+                        # renewal replaced it already, in the same commit as the rotated refresh token).
+                        await anyio.to_thread.run_sync(lambda: self.vault.drop_access_if(binding, sent_token))
+                return token
 
     def note_challenge(self, target: OAuthTarget, challenge: Challenge) -> None:
         """Remember the last 401/403 challenge of a server (its scope and metadata URL guide `start()`)."""
@@ -415,6 +448,8 @@ class OAuthBroker:
                     refresh_token=tokens.refresh_token,
                     scope=granted,
                     previous_issuer=previous,
+                    access_token=tokens.access_token,
+                    expires_at=tokens.expires_at,
                 )
                 logger.info("oauth.machine_grant", extra={"server_id": target.server_id, "grant": target.auth.grant})
                 return AuthorizationStart(
@@ -561,6 +596,8 @@ class OAuthBroker:
             refresh_token=tokens.refresh_token,
             scope=scope,
             previous_issuer=pending.previous_issuer,
+            access_token=tokens.access_token,
+            expires_at=tokens.expires_at,
         )
 
     def pending_server(self, state: str | None) -> str | None:
@@ -601,7 +638,8 @@ class OAuthBroker:
             except CenterError:
                 logger.warning("oauth.status_unreadable", extra={"server_id": target.server_id})
         access = self._tokens.get(binding) if binding is not None else None
-        usable = stored.refresh_token is not None or (access is not None and self._fresh(access))
+        shared = _Access(stored.access_token, stored.expires_at, stored.scope) if stored.access_token else None
+        usable = stored.refresh_token is not None or any(a is not None and self._fresh(a) for a in (access, shared))
         authorized = stored.authorized and (not target.interactive or usable)
         step = self._step_up.get(binding) if binding is not None else None
         choices = self._issuer_choices.get(target.server_id)
@@ -639,6 +677,30 @@ class OAuthBroker:
 
     def _lock(self, binding: Binding) -> anyio.Lock:
         return self._locks.setdefault(binding, anyio.Lock())
+
+    def _shared_lock(self, binding: Binding) -> contextlib.AbstractAsyncContextManager[None]:
+        """The binding's renewal lock across every process on the store (R-9.2)."""
+        return self._store.lock("oauth-renewal:" + binding.secret_id("grant"))
+
+    async def _load(self, target: OAuthTarget, binding: Binding) -> StoredCredentials:
+        try:
+            return await anyio.to_thread.run_sync(self.vault.load, binding)
+        except CenterError as exc:
+            raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
+
+    def _adopt(self, binding: Binding, stored: StoredCredentials, *, unless: str | None) -> bool:
+        """Use the stored access token when it is fresh and is not `unless` (the one a 401 refused):
+        another process obtained it. True when adopted."""
+        token = stored.access_token
+        if token is None or token == unless:
+            return False
+        access = _Access(token, stored.expires_at, stored.scope)
+        if not self._fresh(access):
+            return False
+        self._redactor.add(token)
+        self._tokens[binding] = access
+        logger.info("oauth.token_adopted", extra={"server_id": binding.server_id})
+        return True
 
     def _fresh(self, access: _Access) -> bool:
         return access.expires_at is None or access.expires_at - EXPIRY_SKEW_S > self._clock()
@@ -694,55 +756,68 @@ class OAuthBroker:
         logger.info("oauth.client_registered", extra={"server_id": target.server_id, "issuer": server.issuer})
         return registered, registered
 
-    async def _renew(self, target: OAuthTarget, binding: Binding) -> str | None:
-        """One renewal against the bound authorization server (caller holds the binding's lock)."""
+    async def _renew(
+        self, target: OAuthTarget, binding: Binding, stored: StoredCredentials, *, retried: bool = False
+    ) -> str | None:
+        """One renewal against the bound authorization server (caller holds both of the binding's locks)."""
+        if not target.interactive:
+            return await self._renew_machine(target, binding, stored)
+        offered = stored.server.token_endpoint_auth_methods if stored.server else None
+        identity = target.configured_identity(offered) or stored.client
+        if stored.refresh_token is None or stored.server is None or identity is None:
+            return None
+        if identity.source == "cimd" and not target.auth.client_metadata_url:
+            return None
+        presented = stored.refresh_token
+        form = {"grant_type": "refresh_token", "refresh_token": presented, "resource": binding.resource}
         try:
-            stored = await anyio.to_thread.run_sync(self.vault.load, binding)
-        except CenterError as exc:
+            async with self._http.client() as client:
+                tokens = await request_token(self._http, client, stored.server, target.policy, identity, form)
+        except OAuthTokenFailed as exc:
+            return await self._refresh_failed(target, binding, identity, exc, presented, retried=retried)
+        except OAuthDiscoveryFailed as exc:
             raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
-        if target.interactive:
-            offered = stored.server.token_endpoint_auth_methods if stored.server else None
-            identity = target.configured_identity(offered) or stored.client
-            if stored.refresh_token is None or stored.server is None or identity is None:
-                return None
-            if identity.source == "cimd" and not target.auth.client_metadata_url:
-                return None
-            form = {"grant_type": "refresh_token", "refresh_token": stored.refresh_token, "resource": binding.resource}
-            try:
-                async with self._http.client() as client:
-                    tokens = await request_token(self._http, client, stored.server, target.policy, identity, form)
-            except OAuthTokenFailed as exc:
-                await self._refresh_failed(target, binding, identity, exc)
-                raise AssertionError("unreachable") from None  # _refresh_failed always raises
-            except OAuthDiscoveryFailed as exc:
-                raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
-            if tokens.refresh_token and tokens.refresh_token != stored.refresh_token:
-                rotated = (tokens.refresh_token, tokens.scope or stored.scope)
-                await anyio.to_thread.run_sync(lambda: self.vault.save(binding, grant=rotated))
-            self._remember(binding, tokens, stored.scope)
-            logger.info("oauth.refreshed", extra={"server_id": target.server_id})
-            return tokens.access_token
-        return await self._renew_machine(target, binding, stored)
+        scope = tokens.scope or stored.scope
+        rotated = await anyio.to_thread.run_sync(
+            lambda: self.vault.rotate(binding, presented=presented, tokens=tokens, scope=scope)
+        )
+        if rotated is None:
+            logger.warning("oauth.rotation_not_stored", extra={"server_id": target.server_id})
+        self._remember(binding, tokens, stored.scope)
+        logger.info("oauth.refreshed", extra={"server_id": target.server_id})
+        return tokens.access_token
 
     async def _refresh_failed(
-        self, target: OAuthTarget, binding: Binding, identity: ClientIdentity, exc: OAuthTokenFailed
-    ) -> None:
+        self,
+        target: OAuthTarget,
+        binding: Binding,
+        identity: ClientIdentity,
+        exc: OAuthTokenFailed,
+        presented: str,
+        *,
+        retried: bool,
+    ) -> str | None:
         # Issue 14 item 18: a 400 or 401 is the authorization server's answer about this refresh token,
-        # whatever its `error` says: the token ends here (presenting it again at every call and restart
-        # would never work). A 5xx or a network failure says nothing about the token: it is kept, and
-        # the error is marked retryable so the runtime's reconnect backoff bounds the next attempts.
+        # whatever its `error` says (`invalid_grant`, `invalid_request`, ...): the token ends here, since
+        # presenting it again at every call and restart would never work. A 5xx or a network failure
+        # says nothing about the token: it is kept, and the error is marked retryable so the runtime's
+        # reconnect backoff bounds the next attempts.
         oauth_error = exc.details.get("oauth_error")
         status = exc.details.get("status")
         logger.warning(
             "oauth.refresh_failed", extra={"server_id": target.server_id, "oauth_error": oauth_error, "status": status}
         )
-        if status in (400, 401):
-            dropped = (
-                ("client", "grant")
-                if oauth_error == "invalid_client" and identity.source == "registered"
-                else ("grant",)
-            )
-            await anyio.to_thread.run_sync(lambda: self.vault.save(binding, clear=dropped))
+        if oauth_error == "invalid_client" and identity.source == "registered":
+            await anyio.to_thread.run_sync(lambda: self.vault.save(binding, clear=("client", "grant")))
+            raise self.authorization_required(target, hint="invalid_client", cause=exc) from None
+        if oauth_error == "invalid_grant" or status in (400, 401):
+            cleared = await anyio.to_thread.run_sync(lambda: self.vault.clear_grant_if(binding, presented))
+            if not cleared and not retried:
+                # The grant was replaced while this refresh was out (a new authorization): use that one.
+                stored = await self._load(target, binding)
+                if self._adopt(binding, stored, unless=None):
+                    return stored.access_token
+                return await self._renew(target, binding, stored, retried=True)
             hint = oauth_error if oauth_error in ("invalid_grant", "invalid_client") else "refresh_refused"
             raise self.authorization_required(target, hint=str(hint), cause=exc) from None
         error = self.authorization_required(target, hint="renewal_failed", cause=exc)
@@ -772,10 +847,15 @@ class OAuthBroker:
                 tokens = await machine_grant(self._http, client, target, server, scope, self._redactor)
         except (OAuthTokenFailed, OAuthDiscoveryFailed, OAuthIssuerChoiceRequired, ConfigInvalid) as exc:
             raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
+        access = (tokens.access_token, tokens.expires_at)
         if stored.server is None:
             snapshot = server
             await anyio.to_thread.run_sync(
-                lambda: self.vault.save(binding, server=snapshot, grant=(None, tokens.scope))
+                lambda: self.vault.save(binding, server=snapshot, grant=(None, tokens.scope), access=access)
+            )
+        else:
+            await anyio.to_thread.run_sync(
+                lambda: self.vault.rotate(binding, presented=None, tokens=tokens, scope=tokens.scope or stored.scope)
             )
         self._remember(binding, tokens, stored.scope)
         return tokens.access_token

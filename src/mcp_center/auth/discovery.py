@@ -1,6 +1,6 @@
 """OAuth discovery exactly as R-4.2-R-4.4: protected resource metadata, then authorization server metadata.
 
-Threats this module stops (SDK notes §6.2, where the SDK's provider deviates):
+Threats this module stops (docs/sdk-notes.md#oauth-deviations, where the SDK's provider deviates):
 
 - dev. 1: a `resource_metadata` URL on another origin, or plain http, is never fetched. It is
   ignored, and discovery continues at the MCP origin's well-known locations (R-4.2).

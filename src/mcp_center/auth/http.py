@@ -1,7 +1,7 @@
-"""The broker's own HTTP client: no redirects, a URL policy, bounded bodies (R-4.2, notes §6.4).
+"""The broker's own HTTP client: no redirects, a URL policy, bounded bodies (R-4.2, docs/sdk-notes.md#oauth-broker).
 
 Threats: a redirect during discovery or at a token endpoint carrying the request (and its client
-secret or refresh token) somewhere else (SDK notes §6.2 dev. 6); a request to a URL the policy
+secret or refresh token) somewhere else (docs/sdk-notes.md#oauth-dev-6); a request to a URL the policy
 forbids (`UrlPolicy`); a hostile endpoint answering with an endless body. The MCP connection's client
 is never used for OAuth requests: it carries the server's configured headers (API keys), which must
 not reach an authorization server.

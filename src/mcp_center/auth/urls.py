@@ -1,7 +1,7 @@
 """Where OAuth requests may go: canonical resources, origins and the URL policy (R-4.2, R-4.6).
 
 Threats this module stops: discovery turned into a request forgery tool (a 401 from the MCP server
-naming `resource_metadata="http://169.254.169.254/..."` or another site, SDK notes §6.2 dev. 1), a
+naming `resource_metadata="http://169.254.169.254/..."` or another site, docs/sdk-notes.md#oauth-dev-1), a
 token or client secret sent over plain http to a remote host, and credentials moving to another
 resource because two spellings of one URL compare unequal (or two different URLs compare equal).
 

@@ -1,18 +1,26 @@
-"""Persistent OAuth credentials, encrypted and bound to (server, canonical resource, issuer) (R-4.6, R-4.7).
+"""Persistent OAuth credentials, encrypted and bound to (server, canonical resource, issuer) (R-4.6, R-4.7, R-9.2).
 
 What is stored, per binding, as three ciphertexts in `StoreState.secrets` (never in servers.json):
 
 - `server`: the authorization server metadata snapshot. After a restart the refresh token goes to
-  *this* token endpoint, never to an endpoint derived from the MCP URL (SDK notes §6.2 dev. 7).
+  *this* token endpoint, never to an endpoint derived from the MCP URL (docs/sdk-notes.md#oauth-dev-7).
 - `client`: the registered client (RFC 7591) or CIMD identity, with its client secret.
-- `grant`: the refresh token, the granted scope and when the user authorized.
+- `grant`: the refresh token, the granted scope, when the user authorized — and the current access
+  token with its expiry.
 
-Access tokens are never stored (R-4.7: memory only). Each ciphertext's internal id is
-`mcp.oauth.<server>.<hash of resource, issuer, item>` and its AES-GCM associated data names the
-binding and the item, so a ciphertext copied to another server, resource or issuer does not open,
-and a changed URL or issuer simply finds nothing: old credentials are never sent anywhere (R-4.6).
-Configured client credentials (a user's client secret or private key) are ordinary secrets of kind
-`oauth_client`, not stored here.
+Why the access token is stored (encrypted, like the refresh token): `serve`, the CLI and library
+scripts use one data directory, and authorization servers increasingly issue single-use, rotating
+refresh tokens. The process that refreshes stores the new refresh token AND the access token it got
+in one ciphertext (one commit), so another process that wanted to refresh at the same moment —
+serialized behind the same per-binding lock (`Store.lock`) — finds a fresh access token and uses
+it instead of presenting the refresh token that was just used up. (R-4.7's "access tokens live in
+memory only" is relaxed to "never in plain text" for this; issue 11.)
+
+Each ciphertext's internal id is `mcp.oauth.<server>.<hash of resource, issuer, item>` and its
+AES-GCM associated data names the binding and the item, so a ciphertext copied to another server,
+resource or issuer does not open, and a changed URL or issuer simply finds nothing: old credentials
+are never sent anywhere (R-4.6). Configured client credentials (a user's client secret or private
+key) are ordinary secrets of kind `oauth_client`, not stored here.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mcp_center.auth.discovery import AuthorizationServer
-from mcp_center.auth.tokens import ClientIdentity
+from mcp_center.auth.tokens import ClientIdentity, TokenSet
 from mcp_center.auth.urls import canonical_resource
 from mcp_center.config import AuthOAuth, RemoteServerConfig
 from mcp_center.errors import SecretStoreError
@@ -63,6 +71,10 @@ class StoredCredentials:
     refresh_token: str | None = field(default=None, repr=False)
     scope: str | None = None
     authorized_at: datetime | None = None
+    access_token: str | None = field(default=None, repr=False)
+    """The last access token obtained for the binding (by any process)."""
+    expires_at: float | None = None
+    """When `access_token` expires: wall-clock seconds (`time.time`), None when unknown."""
 
     @property
     def authorized(self) -> bool:
@@ -120,15 +132,20 @@ class CredentialVault:
                 self._redactor.add(client.client_secret)
         grant = items["grant"] or {}
         refresh = grant.get("refresh_token") if isinstance(grant.get("refresh_token"), str) else None
-        if refresh:
-            self._redactor.add(refresh)
+        access = grant.get("access_token") if isinstance(grant.get("access_token"), str) else None
+        for token in (refresh, access):
+            if token:
+                self._redactor.add(token)
         authorized_at = grant.get("authorized_at")
+        expires_at = grant.get("expires_at")
         return StoredCredentials(
             server=server,
             client=client,
             refresh_token=refresh,
             scope=grant.get("scope") if isinstance(grant.get("scope"), str) else None,
             authorized_at=datetime.fromisoformat(authorized_at) if isinstance(authorized_at, str) else None,
+            access_token=access or None,
+            expires_at=float(expires_at) if isinstance(expires_at, int | float) and access else None,
         )
 
     @staticmethod
@@ -144,6 +161,7 @@ class CredentialVault:
         server: AuthorizationServer | None = None,
         client: ClientIdentity | None = None,
         grant: tuple[str | None, str | None] | None = None,
+        access: tuple[str, float | None] | None = None,
         clear: Iterable[Item] = (),
     ) -> None:
         """Seal items into `state` (inside the caller's transaction).
@@ -152,6 +170,7 @@ class CredentialVault:
             server: A new metadata snapshot.
             client: A registered or CIMD identity (configured identities are never stored here).
             grant: `(refresh_token, scope)`: a completed authorization; stamps `authorized_at`.
+            access: `(access_token, expires_at)` obtained with that grant (stored in the same item).
             clear: Items to delete first.
         """
         for item in clear:
@@ -178,12 +197,15 @@ class CredentialVault:
             refresh, scope = grant
             if refresh:
                 self._redactor.add(refresh)
-            self._seal(
-                state,
-                binding,
-                "grant",
-                {"refresh_token": refresh, "scope": scope, "authorized_at": datetime.now(UTC).isoformat()},
-            )
+            value: dict[str, Any] = {
+                "refresh_token": refresh,
+                "scope": scope,
+                "authorized_at": datetime.now(UTC).isoformat(),
+            }
+            if access is not None:
+                self._redactor.add(access[0])
+                value.update(access_token=access[0], expires_at=access[1])
+            self._seal(state, binding, "grant", value)
 
     def save(self, binding: Binding, **changes: Any) -> bool:
         """`write` in its own transaction, only while the binding is still current (see `_binding_still_current`).
@@ -195,6 +217,64 @@ class CredentialVault:
             if not _binding_still_current(state, binding):
                 return False
             self.write(state, binding, **changes)
+            return True
+
+    def rotate(
+        self, binding: Binding, *, presented: str | None, tokens: TokenSet, scope: str | None
+    ) -> StoredCredentials | None:
+        """Store what a renewal returned — the new (or same) refresh token, the access token and its
+        expiry, in one commit — but only while the stored refresh token is still the one that was
+        presented (compare-and-set) and the binding is current. `authorized_at` is kept.
+
+        Returns:
+            The credentials as stored now, or None when nothing was written (the binding changed, or
+            another authorization replaced the grant meanwhile).
+        """
+        with self._store.transaction() as state:
+            if not _binding_still_current(state, binding):
+                return None
+            current = self.read(state, binding)
+            if current.refresh_token != presented or (presented is None and not current.authorized):
+                return None
+            refresh = tokens.refresh_token or presented
+            for token in (refresh, tokens.access_token):
+                if token:
+                    self._redactor.add(token)
+            value: dict[str, Any] = {
+                "refresh_token": refresh,
+                "scope": scope,
+                "authorized_at": (current.authorized_at or datetime.now(UTC)).isoformat(),
+                "access_token": tokens.access_token,
+                "expires_at": tokens.expires_at,
+            }
+            self._seal(state, binding, "grant", value)
+            return self.read(state, binding)
+
+    def drop_access_if(self, binding: Binding, refused: str) -> bool:
+        """Remove the stored access token if it is `refused` (a 401 answered it), keeping the rest of
+        the grant, so that no process adopts a token the server no longer accepts. True when removed."""
+        with self._store.transaction() as state:
+            internal = binding.secret_id("grant")
+            grant = self._open(state, binding, "grant")
+            if grant is None or grant.get("access_token") != refused:
+                return False
+            grant.pop("access_token", None)
+            grant.pop("expires_at", None)
+            if internal in state.secrets:
+                self._seal(state, binding, "grant", grant)
+            return True
+
+    def clear_grant_if(self, binding: Binding, presented: str) -> bool:
+        """Delete the grant only if its refresh token is still `presented` (compare-and-clear): an
+        `invalid_grant` answer to a token that another process already replaced clears nothing.
+
+        Returns:
+            True when the grant was deleted.
+        """
+        with self._store.transaction() as state:
+            if self.read(state, binding).refresh_token != presented:
+                return False
+            state.secrets.pop(binding.secret_id("grant"), None)
             return True
 
     def forget(self, server_id: str, *, keep: Binding | None = None) -> None:

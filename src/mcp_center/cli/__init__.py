@@ -3,6 +3,13 @@
 The verbs open the data directory in-process (the store's file lock makes that safe beside a
 running `serve`, which notices the change within a second and reconciles, R-3.3). Errors print
 `error [CODE]: message` and exit with the error's `exit_code`.
+
+Which data directory a command used is easy to get wrong (`--data-dir` on `serve` but not on the
+next command), so every message whose meaning depends on it names it — "no servers yet in X",
+"looked in X" after a not-found error, the directory a new gateway token went to — and says
+whether a `serve` owns it (`cli._where`): a token created beside no serve works once serve runs on
+that directory (R-9.2). Commands that only read or change existing servers never create the
+directory.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcp_center import __version__
+from mcp_center.cli._where import data_dir_phrase, serve_state, unreachable_why
 from mcp_center.config import Settings
 from mcp_center.errors import (
     CenterError,
@@ -31,13 +39,15 @@ from mcp_center.errors import (
     ImportNothingToApply,
     ImportTooLarge,
     ImportValuesInvalid,
+    NotFound,
     SecretStoreError,
+    ServerNotFound,
 )
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
 from mcp_center.runtime.attribution import leaves
 from mcp_center.secrets import install_log_redaction, read_admin_token
 from mcp_center.service import ApplyRequest, GatewayTokens, Importer, ImportPreviews, McpCenter
-from mcp_center.store.running import running_url
+from mcp_center.store.running import running_owner, running_url
 
 __all__ = ["app", "main"]
 
@@ -110,7 +120,21 @@ def _host_url(settings: Settings, url: str | None = None) -> str:
     return (url or running_url(settings.data_dir) or settings.base_url).rstrip("/")
 
 
-def _fail(exc: CenterError, server_id: str | None = None) -> typer.Exit:
+def _require_data_dir(settings: Settings, server_id: str) -> None:
+    """Refuse a command about an existing server when the data directory does not exist (never create it)."""
+    if not settings.data_dir.exists():
+        raise _fail(
+            ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id}), settings=settings
+        )
+
+
+def _fail(
+    exc: CenterError, server_id: str | None = None, *, settings: Settings | None = None, serve: bool = False
+) -> typer.Exit:
+    """Print `exc` (code, message, field errors, stderr tail, next step) and return the exit to raise.
+
+    With `settings`, a not-found error also names the data directory it looked in; with `serve`,
+    say whether a serve owns that directory (for errors about reaching the running host)."""
     line = Text("error", style="red")
     line.append(f" [{exc.code}]: {exc.message}", style="")
     err.print(line, highlight=False)
@@ -130,11 +154,22 @@ def _fail(exc: CenterError, server_id: str | None = None) -> typer.Exit:
     hint = _NEXT_STEP.get(exc.code)
     if hint and isinstance(server, str):
         err.print(f"  next: {hint.format(server=server)}", highlight=False, markup=False)
+    if settings is not None and isinstance(exc, NotFound):
+        err.print(
+            f"  looked in {data_dir_phrase(settings)}; use --data-dir or MCP_CENTER_DATA_DIR for another",
+            highlight=False,
+            markup=False,
+        )
+    if settings is not None and serve:
+        err.print(f"  {serve_state(settings)}", highlight=False, markup=False)
     return typer.Exit(exc.exit_code)
 
 
 def _run(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) -> T:
-    """Open the center (no start-up connections), run `action`, close everything."""
+    """Open the center (no start-up connections), run `action`, close everything.
+
+    Opening creates the data directory (and its key) if it is missing: commands about existing
+    servers call `_require_data_dir` first."""
     install_log_redaction()
 
     async def main() -> T:
@@ -146,7 +181,7 @@ def _run(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) -> T:
     try:
         return anyio.run(main)
     except CenterError as exc:
-        raise _fail(exc) from None
+        raise _fail(exc, settings=settings) from None
 
 
 def _print_json(value: Any) -> None:
@@ -166,7 +201,7 @@ def serve(
     """Run the web UI, the REST API and the gateway in one process."""
     import uvicorn
 
-    from mcp_center.app import HostServer, create_app, listen
+    from mcp_center.app import HostServer, Ownership, create_app, listen, own_data_dir
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
@@ -174,6 +209,7 @@ def serve(
         logging.getLogger("httpx2").setLevel(logging.WARNING)
     install_log_redaction()
     sockets: list[socket.socket] = []
+    ownership: Ownership | None = None
     try:
         settings = Settings.load(
             data_dir=data_dir,
@@ -188,11 +224,19 @@ def serve(
         sockets = listen(settings.host, settings.port)
         if settings.port == 0:
             settings = replace(settings, port=sockets[0].getsockname()[1])
+        # Then own the data directory (R-9.2): a second `serve` on it (on another port) stops
+        # here, before it touches its key, token, serve.json or any server; then what a crashed
+        # owner left running is stopped before this one starts its own copies (R-9.3).
+        ownership = own_data_dir(settings)
         asgi_app, token, created = create_app(settings)
-    except CenterError as exc:
+    except BaseException as exc:
         for sock in sockets:
             sock.close()
-        raise _fail(exc) from None
+        if ownership is not None:
+            ownership.release()
+        if isinstance(exc, CenterError):
+            raise _fail(exc) from None
+        raise
     if settings.host not in {"127.0.0.1", "localhost", "::1"}:
         err.print(
             f"[yellow]warning[/yellow]: binding {settings.host} exposes mcp-center beyond this machine. "
@@ -209,6 +253,13 @@ def serve(
         err.print("admin token: from MCP_CENTER_ADMIN_TOKEN")
     else:
         err.print(f"admin token: in {settings.data_dir / 'admin-token'}")
+    reaped = ownership.reaped
+    if reaped.stopped.found:
+        err.print(
+            f"stopped {reaped.stopped.found} server process(es) that a serve which did not stop cleanly "
+            f"(pid {reaped.previous_pid}) left running",
+            highlight=False,
+        )
     config = uvicorn.Config(
         asgi_app,
         host=settings.host,
@@ -217,21 +268,36 @@ def serve(
         lifespan="on",
         timeout_graceful_shutdown=5,
         server_header=False,
+        # uvloop and httptools (pinned dependencies): the event loop and HTTP parser every gateway
+        # request goes through; asyncio's loop and h11 cost several times more CPU per request (R-8.3).
+        loop="uvloop",
+        http="httptools",
     )
-    HostServer(config, asgi_app, settings).run(sockets=sockets)
+    try:
+        HostServer(config, asgi_app, settings, ownership).run(sockets=sockets)
+    finally:
+        ownership.release()  # HostServer released it already, unless it never started
 
 
 @app.command("list")
 def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
     """List servers with their trust, test and enable state."""
-    servers = _run(_settings(data_dir, profile), lambda c: c.list_servers())
+    settings = _settings(data_dir, profile)
+    servers = _run(settings, lambda c: c.list_servers()) if settings.data_dir.exists() else []
     if as_json:
         _print_json(servers)
         return
     if not servers:
-        out.print("no servers yet: add one with 'mcp-center add' or the REST API")
+        out.print(
+            f"no servers yet in {data_dir_phrase(settings)}: add one with 'mcp-center add' or the REST API",
+            highlight=False,
+            markup=False,
+        )
+        if running_owner(settings.data_dir) is None:
+            out.print(f"({serve_state(settings)})", highlight=False, markup=False)
         return
-    table = Table("id", "name", "transport", "target", "enabled", "trusted", "tested", "needs")
+    where = Text(data_dir_phrase(settings))
+    table = Table("id", "name", "transport", "target", "enabled", "trusted", "tested", "needs", caption=where)
     table.columns[0].no_wrap = True  # what every other command takes
     for column in table.columns[1:4]:
         column.overflow = "fold"
@@ -259,7 +325,9 @@ def _yes(value: object) -> str:
 @app.command()
 def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Show one server: configuration (no secret values), summary, digest, last test."""
-    _print_json(_run(_settings(data_dir, profile), lambda c: c.get_server(server_id)))
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
+    _print_json(_run(settings, lambda c: c.get_server(server_id)))
 
 
 @app.command()
@@ -287,8 +355,12 @@ def add(
     else:
         err.print("give either --url URL or the stdio command after '--'")
         raise typer.Exit(2)
-    view = _run(_settings(data_dir, profile), lambda c: c.create_server(body))
-    out.print(f"added [bold]{view['id']}[/bold]; next: mcp-center trust {view['id']}")
+    settings = _settings(data_dir, profile)
+    view = _run(settings, lambda c: c.create_server(body))
+    line = Text("added ")
+    line.append(view["id"], style="bold")
+    line.append(f" to {data_dir_phrase(settings)}; next: mcp-center trust {view['id']}")
+    out.print(line, highlight=False)
 
 
 def _pairs(items: list[str] | None) -> dict[str, str]:
@@ -311,6 +383,7 @@ def trust(
 ) -> None:
     """Show the connection summary and confirm it."""
     settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
     view = _run(settings, lambda c: c.get_server(server_id))
     out.print(f"connection summary of [bold]{server_id}[/bold]:")
     _print_json(view["summary"])
@@ -328,6 +401,7 @@ def trust(
 def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
     """Test with a temporary connection: initialize + tools/list + close."""
     settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
     with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
         result = _run(settings, lambda c: c.test(server_id))
     if as_json:
@@ -349,14 +423,18 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
 @app.command()
 def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Enable a trusted, tested server."""
-    view = _run(_settings(data_dir, profile), lambda c: c.enable(server_id))
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
+    view = _run(settings, lambda c: c.enable(server_id))
     out.print(f"enabled {server_id} (state: {view['status']['state']})")
 
 
 @app.command()
 def disable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Disable a server."""
-    _run(_settings(data_dir, profile), lambda c: c.disable(server_id))
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
+    _run(settings, lambda c: c.disable(server_id))
     out.print(f"disabled {server_id}")
 
 
@@ -368,17 +446,21 @@ def delete(
     profile: ProfileOpt = None,
 ) -> None:
     """Delete a server and its secrets."""
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
     if not yes and not typer.confirm(f"Delete {server_id} and its secrets?"):
         raise typer.Exit(1)
-    _run(_settings(data_dir, profile), lambda c: c.delete_server(server_id))
+    _run(settings, lambda c: c.delete_server(server_id))
     out.print(f"deleted {server_id}")
 
 
 @app.command()
 def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
     """List an enabled server's tools."""
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
     with err.status(f"connecting to {server_id}..."):
-        items = _run(_settings(data_dir, profile), lambda c: c.list_tools(server_id))
+        items = _run(settings, lambda c: c.list_tools(server_id))
     if as_json:
         _print_json(items)
         return
@@ -404,8 +486,10 @@ def call(
     except json.JSONDecodeError as exc:
         err.print(f"error [REQUEST_INVALID]: --args is not valid JSON ({exc.msg} at column {exc.colno})")
         raise typer.Exit(2) from None
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
     with err.status(f"calling {tool} on {server_id}..."):
-        result = _run(_settings(data_dir, profile), lambda c: c.call_tool(server_id, tool, arguments))
+        result = _run(settings, lambda c: c.call_tool(server_id, tool, arguments))
     texts = 0
     for block in result.get("content", []):
         kind = block.get("type")
@@ -438,8 +522,10 @@ def secret_set(
     profile: ProfileOpt = None,
 ) -> None:
     """Set a secret value, read from a hidden prompt (or stdin when piped)."""
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
     value = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else typer.prompt("value", hide_input=True)
-    _run(_settings(data_dir, profile), lambda c: c.set_secret(server_id, kind, key, value))
+    _run(settings, lambda c: c.set_secret(server_id, kind, key, value))
     out.print(f"secret {key} set; the server needs trust and test again")
 
 
@@ -452,7 +538,9 @@ def secret_delete(
     profile: ProfileOpt = None,
 ) -> None:
     """Delete a secret value and its ciphertext."""
-    _run(_settings(data_dir, profile), lambda c: c.delete_secret(server_id, kind, key))
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
+    _run(settings, lambda c: c.delete_secret(server_id, kind, key))
     out.print(f"secret {key} deleted")
 
 
@@ -628,7 +716,18 @@ def export(
     document = _run(settings, lambda c: Importer(c, ImportPreviews()).export(format))
     print(json.dumps(document["gateway"]["config"] if gateway else document["config"], indent=2))
     if gateway:
-        err.print(f"gateway: {document['gateway']['url']}; set MCP_CENTER_GATEWAY_TOKEN to a gateway token")
+        err.print(
+            f"gateway: {document['gateway']['url']}; set MCP_CENTER_GATEWAY_TOKEN to a gateway token",
+            markup=False,
+            highlight=False,
+        )
+        if running_owner(settings.data_dir) is None and settings.public_url is None:
+            err.print(
+                f"  {serve_state(settings)}: this is the default address; the serve you start "
+                "with this data directory may listen elsewhere",
+                markup=False,
+                highlight=False,
+            )
         return
     err.print(f"for {document['filename']}", highlight=False)
     for item in document["placeholders"]:
@@ -669,8 +768,8 @@ def auth_(
         say=lambda line: print(line, flush=True),  # plain print: a long URL must not be wrapped
         ask=lambda question: typer.prompt(question),
     )
+    settings = _settings(data_dir, profile)
     try:
-        settings = _settings(data_dir, profile)
         authorize(
             settings,
             server_id,
@@ -690,7 +789,7 @@ def auth_(
                 err.print(f"    {item}", markup=False, highlight=False)
         raise typer.Exit(4 if exc.status == 409 else 1) from None
     except CenterError as exc:
-        raise _fail(exc) from None
+        raise _fail(exc, settings=settings, serve=url is None) from None
     except TimeoutError as exc:
         err.print(f"[red]error[/red]: {exc}")
         raise typer.Exit(8) from None
@@ -703,10 +802,16 @@ def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonO
     \f
     R-5.4 (the help text ends at the form feed above).
     """
-    with err.status("connecting to enabled servers..."):
-        items = _run(_settings(data_dir, profile), lambda c: c.list_prompts())
+    settings = _settings(data_dir, profile)
+    items: list[dict[str, Any]] = []
+    if settings.data_dir.exists():
+        with err.status("connecting to enabled servers..."):
+            items = _run(settings, lambda c: c.list_prompts())
     if as_json:
         _print_json(items)
+        return
+    if not items:
+        out.print(f"no prompts from enabled servers in {data_dir_phrase(settings)}", highlight=False, markup=False)
         return
     table = Table("command", "arguments", "description")
     for prompt in items:
@@ -728,10 +833,19 @@ def resources(
     \f
     R-5.5 (the help text ends at the form feed above).
     """
-    with err.status("connecting to enabled servers..."):
-        found = _run(_settings(data_dir, profile), lambda c: c.search_resources(query, limit=limit))
+    settings = _settings(data_dir, profile)
+    found: dict[str, Any] = {"resources": []}
+    if settings.data_dir.exists():
+        with err.status("connecting to enabled servers..."):
+            found = _run(settings, lambda c: c.search_resources(query, limit=limit))
     if as_json:
         _print_json(found["resources"])
+        return
+    if not found["resources"]:
+        what = f"matching {query!r}" if query else "at all"
+        out.print(
+            f"no resources {what} in enabled servers of {data_dir_phrase(settings)}", highlight=False, markup=False
+        )
         return
     table = Table("kind", "mention", "name", "description")
     for item in found["resources"]:
@@ -754,7 +868,12 @@ def _host(settings: Settings, url: str | None, method: str, path: str, body: obj
     except SecretStoreError as exc:
         raise _fail(exc) from None
     if token is None:
-        err.print(f"no admin token in {settings.data_dir}: start the host with 'mcp-center serve' first", markup=False)
+        err.print(
+            f"no admin token in {data_dir_phrase(settings)}: no serve has run on it; "
+            f"start one with 'mcp-center serve --data-dir {settings.data_dir}'",
+            markup=False,
+            highlight=False,
+        )
         raise typer.Exit(6)
     base = _host_url(settings, url)
     try:
@@ -763,12 +882,7 @@ def _host(settings: Settings, url: str | None, method: str, path: str, body: obj
         ) as client:
             response = client.request(method, path, json=body)
     except httpx2.TransportError:
-        err.print(
-            f"cannot reach mcp-center at {base}: is 'mcp-center serve' running with this data directory "
-            f"({settings.data_dir})? Otherwise pass --url",
-            markup=False,
-            highlight=False,
-        )
+        err.print(f"cannot reach mcp-center at {base}: {unreachable_why(settings, url)}", markup=False, highlight=False)
         raise typer.Exit(7) from None
     if response.is_success:
         return response.json()
@@ -824,7 +938,12 @@ def _show_approvals(include_closed: bool, url: str | None, data_dir: Path | None
         _print_json(items)
         return
     if not items:
-        out.print("no pending approvals")
+        settings = _settings(data_dir)
+        out.print(
+            f"no pending approvals at {_host_url(settings, url)} (data directory {settings.data_dir})",
+            markup=False,
+            highlight=False,
+        )
         return
     out.print(_approvals_view(items, out.width))
 
@@ -903,7 +1022,8 @@ def gateway(
         raise typer.Exit(2)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     install_log_redaction()
-    target = url or f"{_host_url(_settings(data_dir))}/mcp"
+    settings = _settings(data_dir)
+    target = url or f"{_host_url(settings)}/mcp"
     parts = urlsplit(target)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         err.print(
@@ -922,8 +1042,8 @@ def gateway(
         cause = next(leaves(exc))  # the SDK's task groups wrap a connect error twice
         detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         err.print(
-            f"error: the gateway at {target} is not reachable ({detail}). Is 'mcp-center serve' running? "
-            "If it runs with another --port or --data-dir, pass --url <its gateway URL> "
+            f"error: the gateway at {target} is not reachable ({detail}): {unreachable_why(settings, url)}. "
+            "If serve runs with another --port or --data-dir, pass --url <its gateway URL> "
             "(the settings page's Gateway section shows it) or the same --data-dir.",
             highlight=False,
             markup=False,
@@ -933,24 +1053,53 @@ def gateway(
 
 @gateway_token_app.command("create")
 def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
-    """Create a gateway token and print it (shown once; only its hash is stored)."""
+    """Create a gateway token and print it (shown once; only its hash is stored).
+
+    The token goes to stdout alone (`GW=$(mcp-center gateway token create NAME)`); which data
+    directory holds it, and whether a serve on that directory accepts it now, go to stderr.
+    """
     settings = _settings(data_dir)
     try:
         record, token = GatewayTokens(settings.mcp_dir).create(name)
     except CenterError as exc:
-        raise _fail(exc) from None
-    err.print(f"gateway token '{record.name}' (id {record.id}); it is shown once:")
-    print(token)
+        raise _fail(exc, settings=settings) from None
+    err.print(
+        f"gateway token '{record.name}' (id {record.id}) in {data_dir_phrase(settings)}; it is shown once:",
+        markup=False,
+        highlight=False,
+    )
+    print(token, flush=True)
+    owner = running_owner(settings.data_dir)
+    if owner is None:
+        err.print(
+            f"no mcp-center serve runs on {settings.data_dir}: the token works once "
+            f"'mcp-center serve --data-dir {settings.data_dir}' runs",
+            markup=False,
+            highlight=False,
+        )
+    else:
+        err.print(
+            f"the serve of this data directory (pid {owner.pid}, {owner.url or 'still starting'}) accepts it now",
+            markup=False,
+            highlight=False,
+        )
 
 
 @gateway_token_app.command("list")
 def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> None:
     """List gateway tokens (names and ids; never the tokens)."""
-    records = [r.view() for r in GatewayTokens(_settings(data_dir).mcp_dir).list()]
+    settings = _settings(data_dir)
+    try:
+        records = [r.view() for r in GatewayTokens(settings.mcp_dir).list()] if settings.mcp_dir.exists() else []
+    except CenterError as exc:
+        raise _fail(exc, settings=settings) from None
     if as_json:
         _print_json(records)
         return
-    table = Table("id", "name", "created")
+    if not records:
+        out.print(f"no gateway tokens in {data_dir_phrase(settings)}", markup=False, highlight=False)
+        return
+    table = Table("id", "name", "created", caption=Text(data_dir_phrase(settings)))
     for record in records:
         table.add_row(record["id"], Text(record["name"]), record["created_at"])
     out.print(table)
@@ -959,11 +1108,12 @@ def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> No
 @gateway_token_app.command("revoke")
 def gateway_token_revoke(token_id: str, data_dir: DataDir = None) -> None:
     """Revoke a gateway token: clients using it are refused from their next request."""
+    settings = _settings(data_dir)
     try:
-        GatewayTokens(_settings(data_dir).mcp_dir).revoke(token_id)
+        GatewayTokens(settings.mcp_dir).revoke(token_id)
     except CenterError as exc:
-        raise _fail(exc) from None
-    out.print(f"revoked {token_id}")
+        raise _fail(exc, settings=settings) from None
+    out.print(f"revoked {token_id} in {data_dir_phrase(settings)}", markup=False, highlight=False)
 
 
 def main() -> None:

@@ -48,7 +48,8 @@ class AuthReport:
 def _admin_token(settings: Settings) -> str:
     if settings.admin_token is None and not (settings.data_dir / ADMIN_TOKEN_FILE).exists():
         raise ServerUnreachable(
-            f"no admin token in {settings.data_dir}: start 'mcp-center serve' with this data directory first",
+            f"no admin token in {settings.data_dir} (data directory): start 'mcp-center serve' with this data "
+            "directory first",
             details={"reason": "refused"},
         )
     token, _ = load_or_create_admin_token(settings.data_dir, settings.admin_token)
@@ -127,7 +128,10 @@ def authorize(
             report.say(f"authorized by {done['issuer']}")
             return True
         if not wait:
-            report.say(f"the browser returns to {settings.base_url}/oauth/callback, which completes the authorization")
+            report.say(
+                f"the browser returns to {(base_url or settings.base_url).rstrip('/')}/oauth/callback, "
+                "which completes the authorization"
+            )
             return False
         report.say("waiting for the login to finish (Ctrl+C to stop waiting) ...")
         deadline = time.monotonic() + timeout_s

@@ -61,7 +61,7 @@ _SHELL_SYNTAX = re.compile(r"[\s|;&<>$`()]")
 # in everything the trust summary shows (command, args, cwd, env, URL, headers).
 _BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
-# plus the 2026 `Mcp-Method`/`Mcp-Name` headers the SDK sets (notes §3.2).
+# plus the 2026 `Mcp-Method`/`Mcp-Name` headers the SDK sets (docs/sdk-notes.md#streamable-http).
 RESERVED_HEADERS: frozenset[str] = frozenset(
     h.lower()
     for h in (

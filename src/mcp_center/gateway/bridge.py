@@ -1,4 +1,4 @@
-"""`mcp-center gateway --stdio`: the gateway for clients that can only spawn a process (SPEC "Faces").
+"""`mcp-center gateway --stdio`: the gateway for clients that can only spawn a process (docs/requirements.md#faces).
 
 A message-level bridge: JSON-RPC lines on stdin go to the running host's `/mcp` over Streamable
 HTTP, and everything the gateway sends comes back as lines on stdout — requests, results,

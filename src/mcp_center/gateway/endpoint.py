@@ -23,27 +23,29 @@ from __future__ import annotations
 import hmac
 import logging
 from collections import Counter
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
+import orjson
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
-from mcp_center.gateway.server import Gateway
+from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern
+from mcp_center.gateway.server import GATEWAY_PATH, Gateway, scope_of_path
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
 
 __all__ = ["GATEWAY_PATH", "MAX_SESSIONS_PER_TOKEN", "SESSION_LIMIT_CODE", "GatewayEndpoint"]
 
-GATEWAY_PATH = "/mcp"
 MAX_SESSIONS_PER_TOKEN = 64
 """Sessions one gateway token may hold open at once (our policy, R-8.1, R-7.3).
 
@@ -82,6 +84,8 @@ class _Session:
 
     token_id: str
     """Id of the gateway token that opened it."""
+    link: AgentLink = field(default_factory=lambda: AgentLink(None, {}))
+    """Its scope (`/mcp/{server_id}`), the capabilities its agent declared, its lean requests."""
     in_flight: int = 0
     """Requests for it being served now (an open GET stream counts until it closes)."""
     idle_since_s: float = field(default_factory=anyio.current_time)
@@ -118,6 +122,7 @@ class GatewayEndpoint:
         """Session id → the session; bounded by the sessions the SDK serves."""
         self._opening: Counter[str] = Counter()
         """Token id → its requests without a session id being answered now (each may open one)."""
+        self._lean = LeanPath(gateway)
 
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[None]:
@@ -163,6 +168,7 @@ class GatewayEndpoint:
             else:
                 continue
             del self._sessions[session_id]
+            session.link.end()
             stale.append((session_id, session.token_id))
         return stale
 
@@ -224,23 +230,79 @@ class GatewayEndpoint:
             await response(scope, receive, send)
             return
         scope["user"] = _principal(token_id)
+        server_id = scope_of_path(scope.get("path", GATEWAY_PATH))
         session_id = _header(scope, b"mcp-session-id")
         version = _header(scope, b"mcp-protocol-version")
+        message: object = None
+        if scope.get("method") == "POST":
+            body = await _read_body(receive)
+            if body is None:  # the agent hung up before its body was complete: nobody to answer (R-3.11)
+                logger.info("gateway.client_gone", extra={"reason": "ClientDisconnect", "during": "reading the body"})
+                return
+            receive = _replay(body, receive)
+            try:
+                message = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                message = None  # the SDK answers -32700
+            if isinstance(message, list):
+                await _batch_refusal()(scope, receive, send)
+                return
+        if server_id is not None and session_id is None and not await self._server_known(server_id):
+            await _unknown_server(server_id)(scope, receive, send)
+            return
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            # The SDK serves these (2026-07-28 and later, or unknown: refused there) one request at
-            # a time, with no session to count or to end.
+            # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
+            if isinstance(message, dict) and is_modern(version) and self._modern_lean(scope, message):
+                link = AgentLink(server_id, _modern_capabilities(message))
+                await self._lean.serve(
+                    LeanRequest(message, link, modern=True, caller_allowed=self._allowed(token_id)), receive, send
+                )
+                return
             await self._hand_over(scope, receive, send, response_once)
         elif session_id is None:
-            await self._open(token_id, scope, receive, response_once)
+            await self._open(token_id, server_id, message, scope, receive, response_once)
         else:
-            await self._serve(session_id, token_id, scope, receive, response_once)
+            await self._serve(session_id, token_id, message, scope, receive, response_once)
 
-    async def _serve(self, session_id: str, token_id: str, scope: Scope, receive: Receive, send: OneResponse) -> None:
+    def _allowed(self, token_id: str) -> Callable[[], bool]:
+        tokens = self._tokens
+        return lambda: tokens.is_current(token_id)
+
+    @staticmethod
+    def _modern_lean(scope: Scope, message: dict[str, Any]) -> bool:
+        """A 2026-07-28 request the lean path may answer: well-formed, its `Mcp-Method` header agrees."""
+        return is_lean(message) and _header(scope, b"mcp-method") == message.get("method")
+
+    async def _server_known(self, server_id: str) -> bool:
+        return await self.gateway.center.capabilities.server_exists(server_id)
+
+    async def _serve(
+        self, session_id: str, token_id: str, message: object, scope: Scope, receive: Receive, send: OneResponse
+    ) -> None:
         """A request for session `session_id`, keeping its idle clock; a DELETE that ended it forgets it."""
         session = self._sessions.get(session_id)
         if session is None or session.token_id != token_id:  # unknown, or another token's: the SDK answers 404
             await self._hand_over(scope, receive, send, send)
             return
+        if session.link.server_id != scope_of_path(scope.get("path", GATEWAY_PATH)):
+            # A session belongs to the endpoint that opened it (R-8.4): elsewhere it does not exist.
+            await _session_elsewhere()(scope, receive, send)
+            return
+        if isinstance(message, dict):
+            link = session.link
+            if ("method" not in message and link.answer(message)) or (
+                message.get("method") == "notifications/cancelled" and link.cancel(message)
+            ):
+                await _accepted()(scope, receive, send)
+                return
+            if is_lean(message):
+                session.in_flight += 1
+                try:
+                    request = LeanRequest(message, link, modern=False, caller_allowed=self._allowed(token_id))
+                    await self._lean.serve(request, receive, send)
+                finally:
+                    session.request_done()
+                return
         status: int | None = None
 
         async def send_noting_status(message: Message) -> None:
@@ -257,8 +319,11 @@ class GatewayEndpoint:
         ended = status is not None and (status < 300 or status == 404)  # 404: the SDK no longer has it
         if scope.get("method") == "DELETE" and ended and self._sessions.get(session_id) is session:
             del self._sessions[session_id]
+            session.link.end()
 
-    async def _open(self, token_id: str, scope: Scope, receive: Receive, send: OneResponse) -> None:
+    async def _open(
+        self, token_id: str, server_id: str | None, message: object, scope: Scope, receive: Receive, send: OneResponse
+    ) -> None:
         """A request without a session id (an `initialize`), within the token's session limit."""
         if self.open_sessions(token_id) >= MAX_SESSIONS_PER_TOKEN:
             logger.warning("gateway.session_limit", extra={"token_id": token_id})
@@ -266,13 +331,14 @@ class GatewayEndpoint:
             return
         self._opening[token_id] += 1
         opened: _Session | None = None
+        link = AgentLink(server_id, _declared_capabilities(message))
 
         async def send_noting_session(message: Message) -> None:
             nonlocal opened
             if message["type"] == "http.response.start" and message["status"] < 400 and opened is None:
                 for name, value in message.get("headers", []):
                     if name.lower() == b"mcp-session-id":
-                        opened = _Session(token_id, in_flight=1)
+                        opened = _Session(token_id, link, in_flight=1)
                         self._sessions[value.decode("latin-1")] = opened
                         self._release_opening(token_id)
             await send(message)
@@ -314,3 +380,74 @@ class GatewayEndpoint:
         )
         error = {"code": types.INTERNAL_ERROR, "message": message, "data": {"code": SESSION_LIMIT_CODE, "limit": limit}}
         return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=429)
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body (the host's `BodySizeLimit` bounds it before this runs); None when the
+    agent disconnected before it was complete."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives `body` once more (to the SDK), then waits on the real one (disconnect)."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
+
+
+def _declared_capabilities(message: object) -> dict[str, Any]:
+    """The `capabilities` an `initialize` request declares (empty when it is not one)."""
+    if not isinstance(message, dict) or message.get("method") != "initialize":
+        return {}
+    params = message.get("params")
+    caps = params.get("capabilities") if isinstance(params, dict) else None
+    return cast(dict[str, Any], caps) if isinstance(caps, dict) else {}
+
+
+def _modern_capabilities(message: dict[str, Any]) -> dict[str, Any]:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY) if isinstance(meta, dict) else None
+    return cast(dict[str, Any], caps) if isinstance(caps, dict) else {}
+
+
+def _batch_refusal() -> JSONResponse:
+    """JSON-RPC batches: MCP 2025-06-18 removed them, and the gateway serves none in any version."""
+    message = (
+        "Invalid Request: JSON-RPC batches are not supported by this gateway "
+        "(MCP 2025-06-18 and later forbid them); send one JSON-RPC message per POST"
+    )
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status_code=400
+    )
+
+
+def _unknown_server(server_id: str) -> JSONResponse:
+    message = f"MCP_SERVER_NOT_FOUND: no server with id '{server_id}' (its endpoint is /mcp/<server id>)"
+    error = {"code": types.INVALID_REQUEST, "message": message, "data": {"code": "MCP_SERVER_NOT_FOUND"}}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=404)
+
+
+def _session_elsewhere() -> JSONResponse:
+    message = "Session not found: this session was opened on another gateway endpoint (/mcp or /mcp/<server id>)"
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status_code=404
+    )
+
+
+def _accepted() -> Response:
+    return Response(status_code=202)

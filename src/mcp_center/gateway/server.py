@@ -18,6 +18,7 @@ import logging
 import weakref
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, cast
 
 import anyio
@@ -30,10 +31,13 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from mcp_center import __version__
-from mcp_center.errors import CenterError, InvalidInput, NotFound
+from mcp_center.errors import CenterError, InvalidInput, NotFound, ServerRequestFailed
 from mcp_center.service import McpCenter
 
-__all__ = ["Gateway", "to_mcp_error"]
+__all__ = ["GATEWAY_PATH", "Gateway", "error_result_json", "scope_of_path", "to_mcp_error"]
+
+GATEWAY_PATH = "/mcp"
+"""Where the gateway is served; `/mcp/{server_id}` serves one server under its own names (R-8.4)."""
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +77,11 @@ class _GatewayServer(Server[Any]):
 
 
 def to_mcp_error(exc: CenterError) -> MCPError:
-    """The JSON-RPC error for a request the gateway cannot serve (unknown name, bad arguments)."""
+    """The JSON-RPC error for a request the gateway cannot serve (unknown name, bad arguments), or
+    the server's own JSON-RPC error, redacted, when it answered one (R-8.1)."""
+    if isinstance(exc, ServerRequestFailed) and exc.rpc_error is not None:
+        rpc = exc.rpc_error
+        return MCPError(code=int(rpc["code"]), message=str(rpc["message"]), data=rpc.get("data"))
     code = types.INVALID_PARAMS if isinstance(exc, InvalidInput | NotFound) else types.INTERNAL_ERROR
     return MCPError(code=code, message=f"{exc.code}: {exc.message}", data={"code": exc.code})
 
@@ -89,12 +97,31 @@ def _token_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return client_id if isinstance(client_id, str) and client_id else None
 
 
+def error_result_json(exc: CenterError) -> dict[str, Any]:
+    """A refusal or failure of ours as a `CallToolResult` (JSON): `isError`, the stable code in the
+    text (the model can read and react to it) and in `_meta["mcp-center/error"]`."""
+    return {
+        "content": [{"type": "text", "text": f"{exc.code}: {exc.message}"}],
+        "isError": True,
+        "_meta": {"mcp-center/error": {"code": exc.code, "details": exc.details}},
+    }
+
+
 def _error_result(exc: CenterError) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=f"{exc.code}: {exc.message}")],
-        is_error=True,
-        _meta={"mcp-center/error": {"code": exc.code, "details": exc.details}},
-    )
+    return types.CallToolResult.model_validate(error_result_json(exc), by_name=False)
+
+
+def scope_of_path(path: str) -> str | None:
+    """The server id of a per-server endpoint path `/mcp/{server_id}` (R-8.4), None for `/mcp`."""
+    prefix = GATEWAY_PATH + "/"
+    return path[len(prefix) :] or None if path.startswith(prefix) else None
+
+
+def _scope_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    request: object = ctx.request
+    scope: object = getattr(request, "scope", None)
+    path: object = scope.get("path") if isinstance(scope, dict) else None
+    return scope_of_path(path) if isinstance(path, str) else None
 
 
 class Gateway:
@@ -108,7 +135,8 @@ class Gateway:
 
     def __init__(self, center: McpCenter) -> None:
         self.center = center
-        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self._connections: weakref.WeakKeyDictionary[Connection, str | None] = weakref.WeakKeyDictionary()
+        """Downstream connections → the server id their endpoint serves (None: all)."""
         self._ready: set[str] = set()
         """Ids of the servers last reported `ready` (their prompts and resources are listed)."""
         self._tg: anyio.abc.TaskGroup | None = None
@@ -123,7 +151,13 @@ class Gateway:
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates,
             on_read_resource=self._read_resource,
+            on_completion=self._complete,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
         )
+        # logging/setLevel is deprecated from 2026-07-28 on, not before: 2025-11-25 agents still send it.
+        self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
+        self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
 
     @property
     def connection_count(self) -> int:
@@ -151,10 +185,20 @@ class Gateway:
     def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
         connection: Connection | None = getattr(ctx.session, "_connection", None)
         if connection is not None and connection not in self._connections:
-            self._connections.add(connection)
+            self._connections[connection] = _scope_of(ctx)
 
-    async def _notify_all(self, method: str, params: dict[str, Any] | None = None) -> None:
-        for connection in list(self._connections):
+    async def _initialized(self, ctx: ServerRequestContext[Any, Any], _params: types.NotificationParams) -> None:
+        """Every session is remembered once initialized: the lean path serves its requests without
+        the SDK, and it must still get list changes and log messages (R-8.1)."""
+        self._remember(ctx)
+
+    async def _notify_all(
+        self, method: str, params: dict[str, Any] | None = None, *, server_id: str | None = None
+    ) -> None:
+        """Notify every connection, or with `server_id` those of `/mcp` and `/mcp/{server_id}`."""
+        for connection, scope in list(self._connections.items()):
+            if server_id is not None and scope is not None and scope != server_id:
+                continue
             try:
                 await connection.outbound.notify(method, params)
             except Exception:  # noqa: BLE001 - a client that went away must not stop the others
@@ -204,7 +248,7 @@ class Gateway:
             "logger": f"{server_id}/{params.logger}" if params.logger else server_id,
             "data": params.data,
         }
-        self._tg.start_soon(self._notify_all, "notifications/message", forwarded)
+        self._tg.start_soon(partial(self._notify_all, "notifications/message", forwarded, server_id=server_id))
 
     # ----- handlers --------------------------------------------------------------------------------
 
@@ -245,6 +289,10 @@ class Gateway:
             )
         except NotFound as exc:
             raise to_mcp_error(exc) from None
+        except ServerRequestFailed as exc:
+            if exc.rpc_error is not None:
+                raise to_mcp_error(exc) from None
+            return _error_result(exc)
         except CenterError as exc:
             return _error_result(exc)
 
@@ -283,5 +331,40 @@ class Gateway:
         self._remember(ctx)
         try:
             return await self.center.capabilities.mcp_read_resource(str(params.uri))
+        except CenterError as exc:
+            raise to_mcp_error(exc) from None
+
+    async def _complete(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return types.CompleteResult.model_validate(
+            await self._forward(ctx, "completion/complete", params), by_name=False
+        )
+
+    async def _set_level(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        await self._forward(ctx, "logging/setLevel", params)
+        return types.EmptyResult()
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        await self._forward(ctx, "resources/subscribe", params)
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        await self._forward(ctx, "resources/unsubscribe", params)
+        return types.EmptyResult()
+
+    async def _forward(
+        self, ctx: ServerRequestContext[Any, Any], method: str, params: types.RequestParams
+    ) -> dict[str, Any]:
+        self._remember(ctx)
+        raw = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        try:
+            return await self.center.capabilities.forward_request(method, raw, server_id=_scope_of(ctx))
         except CenterError as exc:
             raise to_mcp_error(exc) from None

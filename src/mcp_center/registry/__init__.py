@@ -12,6 +12,7 @@ from mcp_center.registry.naming import (
 from mcp_center.registry.prompts import PromptEntry, build_prompts, split_prompt_name
 from mcp_center.registry.resources import ResourceEntry, build_resources, search_resources, uri_template_variables
 from mcp_center.registry.tools import EXPORT_FORMATS, ExportFormat, RegisteredTool, ServerTools, ToolRegistry
+from mcp_center.registry.uri_templates import template_matches
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -31,6 +32,7 @@ __all__ = [
     "map_characters",
     "search_resources",
     "split_prompt_name",
+    "template_matches",
     "tool_prefix",
     "uri_template_variables",
 ]

@@ -139,6 +139,9 @@ class ToolRegistry:
     def __init__(self, tools: Sequence[RegisteredTool], aliases: AliasTable) -> None:
         self._tools = tuple(tools)
         self._by_name: Mapping[str, RegisteredTool] = MappingProxyType({t.name: t for t in self._tools})
+        self._by_origin: Mapping[tuple[str, str], RegisteredTool] = MappingProxyType(
+            {(t.server_id, t.tool.name): t for t in self._tools}
+        )
         self.aliases = aliases
 
     @classmethod
@@ -174,6 +177,10 @@ class ToolRegistry:
     def resolve(self, name: str) -> RegisteredTool | None:
         """The tool behind an exposed name (disabled ones included: callers refuse those), or None."""
         return self._by_name.get(name)
+
+    def resolve_original(self, server_id: str, tool: str) -> RegisteredTool | None:
+        """The tool `tool` (the server's own name) of server `server_id` (disabled ones included), or None."""
+        return self._by_origin.get((server_id, tool))
 
     def export(self, fmt: ExportFormat) -> list[dict[str, Any]]:
         """The enabled tools in one of `EXPORT_FORMATS` (R-5.6)."""

@@ -215,7 +215,8 @@ def _auth_failure(probe: TransportProbe | None) -> CenterError | None:
     """The typed error an OAuth auth raised on this connection (R-4.7, R-4.5), if any.
 
     Raising inside an `httpx2.Auth` tears the transport down, so callers see only "connection closed"
-    (notes §6.4); the auth's own record names the real cause: authorization or step-up required.
+    (docs/sdk-notes.md#oauth-broker); the auth's own record names the real cause: authorization or step-up
+    required.
     """
     if probe is not None and isinstance(probe.auth, BoundBearerAuth):
         return probe.auth.failure
@@ -296,10 +297,15 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
                     f"the server sent a message that is not valid JSON-RPC during {during}",
                     details={"reason": ErrorReason.PROTOCOL.value},
                 )
-            return ServerRequestFailed(
-                f"the server answered {during} with error {leaf.code}: {default_redactor.redact(leaf.message)[:500]}",
+            message = default_redactor.redact(leaf.message)
+            failed = ServerRequestFailed(
+                f"the server answered {during} with error {leaf.code}: {message[:500]}",
                 details={"reason": ErrorReason.PROTOCOL.value, "rpc_code": leaf.code},
             )
+            failed.rpc_error = {"code": leaf.code, "message": message}
+            if leaf.error.data is not None:
+                failed.rpc_error["data"] = default_redactor.redact_values(leaf.error.data)
+            return failed
     if probe is not None:
         status_error = _http_status_error(probe)
         if status_error is not None:

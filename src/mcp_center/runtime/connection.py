@@ -24,7 +24,7 @@ import logging
 import math
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -33,11 +33,13 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from mcp_center.errors import CenterError, ConnectionLost
-from mcp_center.models import ConnectionState, ErrorReason
+from mcp_center.models import ConnectionState, ErrorReason, TransportKind
 from mcp_center.runtime.attribution import SessionEnded, attribute, startup_timeout_error, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
+from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.session import OpenSession, SessionHooks, open_session
 from mcp_center.secrets import default_redactor
@@ -247,12 +249,51 @@ class Connection:
         self.inflight = 0
         """Requests sent on this connection and not yet answered."""
         self.inflight_changed = anyio.Event()
+        self.hooks = SessionHooks()
+        """The session's callbacks (elicitation, sampling, roots), for the lean forwarder."""
+        self.raw: RawForwarder | None = None
+        """The lean forwarder of a Streamable HTTP connection, once built (`ConnectionManager.forward`)."""
         self._previous = previous
         self._refresh_wanted = anyio.Event()
         self._requested: set[Category] = set()
         self._refresh_times: deque[float] = deque()
         self._interval = REFRESH_MIN_INTERVAL_S
         self._refresh_done = anyio.Event()
+
+    def raw_forwarder(
+        self,
+        on_log: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]],
+        on_list_changed: Callable[[str], None],
+    ) -> RawForwarder | None:
+        """This connection's lean forwarder (Streamable HTTP only, R-8.1), built on first use.
+
+        Args:
+            on_log, on_list_changed: Where the server's log messages and list changes sent on a
+                forwarded request's stream go (as for the SDK session's).
+        """
+        session = self.session
+        if self.raw is not None or session is None or self.spec.transport is not TransportKind.STREAMABLE_HTTP:
+            return self.raw
+        http, client, url = session.probe.http, session.probe.http_client, self.spec.url
+        if http is None or client is None or url is None:
+            return None
+        self.raw = RawForwarder(
+            client=client,
+            url=url,
+            session_id=lambda: http.session_id,
+            protocol_version=session.client.protocol_version or LATEST_HANDSHAKE_VERSION,
+            session=session.client.session,
+            hooks=self.hooks,
+            logbook=self.filter.logbook,
+            connection_id=self.connection_id,
+            on_log=on_log,
+            on_list_changed=on_list_changed,
+            diagnostics=http,
+            # Plain-HTTP servers without OAuth: our own HTTP/1.1 connections (runtime/http1.py).
+            lite_headers=dict(self.spec.headers) if url.startswith("http://") and self.spec.auth is None else None,
+            read_limits=session.probe.read_limits,
+        )
+        return self.raw
 
     @property
     def tools(self) -> list[types.Tool]:

@@ -1,9 +1,9 @@
 """Call deadlines that pause while a human answers (R-3.8 with R-6.1).
 
 Threat: a tool call killed by its own timeout while the server waits for the user to fill in an
-elicitation form — the SDK's per-request timeout keeps running during the human's answer (notes
-§5), so a 60 s call timeout would fail every form that takes a minute to fill in, and the server
-would get the answer too late.
+elicitation form — the SDK's per-request timeout keeps running during the human's answer
+(docs/sdk-notes.md#elicitation), so a 60 s call timeout would fail every form that takes a minute
+to fill in, and the server would get the answer too late.
 
 Calls therefore run with no SDK timeout, inside a `PausableDeadline`: an anyio cancel scope whose
 deadline is pushed to infinity while any interaction card of the call's connection is pending

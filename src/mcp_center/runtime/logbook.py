@@ -195,46 +195,62 @@ class ServerLogbook:
     def _record(self, message: SessionMessage, connection_id: str, direction: str) -> None:
         msg = message.message
         if isinstance(msg, types.JSONRPCRequest):
-            key = (connection_id, direction, str(msg.id))
-            self._pending[key] = _Pending(_now(), time.monotonic(), msg.method, _size(message), direction)
-            while len(self._pending) > _PENDING_LIMIT:
-                self._pending.popitem(last=False)
+            self.request(connection_id, direction, str(msg.id), msg.method, _size(message))
             return
         if isinstance(msg, types.JSONRPCNotification):
-            self._entries.append(
-                LogEntry(
-                    at=_now(),
-                    direction=direction,
-                    kind="notification",
-                    method=msg.method,
-                    request_id=None,
-                    duration_ms=None,
-                    status="sent",
-                    request_bytes=_size(message),
-                    response_bytes=None,
-                    error=None,
-                    connection_id=connection_id,
-                )
-            )
+            self.notification(connection_id, direction, msg.method, _size(message))
             return
-        # A response or error answers a request that went the other way.
-        request_direction = "server→client" if direction == "client→server" else "client→server"
-        key = (connection_id, request_direction, str(msg.id))
-        pending = self._pending.pop(key, None)
         error = None
         if isinstance(msg, types.JSONRPCError):
-            error = {"code": msg.error.code, "message": self._redactor.redact(msg.error.message)[:500]}
+            error = {"code": msg.error.code, "message": msg.error.message}
+        self.answer(connection_id, direction, str(msg.id), _size(message), error)
+
+    def request(self, connection_id: str, direction: str, request_id: str, method: str, size: int) -> None:
+        """Record a request sent in `direction` ("client→server": by us) of `size` bytes; pending until answered."""
+        key = (connection_id, direction, request_id)
+        self._pending[key] = _Pending(_now(), time.monotonic(), method, size, direction)
+        while len(self._pending) > _PENDING_LIMIT:
+            self._pending.popitem(last=False)
+
+    def notification(self, connection_id: str, direction: str, method: str, size: int) -> None:
+        """Record a notification sent in `direction`, `size` bytes of JSON."""
+        self._entries.append(
+            LogEntry(
+                at=_now(),
+                direction=direction,
+                kind="notification",
+                method=method,
+                request_id=None,
+                duration_ms=None,
+                status="sent",
+                request_bytes=size,
+                response_bytes=None,
+                error=None,
+                connection_id=connection_id,
+            )
+        )
+
+    def answer(
+        self, connection_id: str, direction: str, request_id: str, size: int, error: dict[str, Any] | None
+    ) -> None:
+        """Record the answer sent in `direction` to request `request_id` (`error`: its `{"code", "message"}`)."""
+        # A response or error answers a request that went the other way.
+        request_direction = "server→client" if direction == "client→server" else "client→server"
+        key = (connection_id, request_direction, request_id)
+        pending = self._pending.pop(key, None)
+        if error is not None:
+            error = {"code": error.get("code"), "message": self._redactor.redact(str(error.get("message")))[:500]}
         self._entries.append(
             LogEntry(
                 at=pending.at if pending else _now(),
                 direction=request_direction,
                 kind="request",
                 method=pending.method if pending else None,
-                request_id=str(msg.id),
+                request_id=request_id,
                 duration_ms=round((time.monotonic() - pending.started) * 1000, 2) if pending else None,
                 status="error" if error else "ok",
                 request_bytes=pending.size if pending else None,
-                response_bytes=_size(message),
+                response_bytes=size,
                 error=error,
                 connection_id=connection_id,
             )

@@ -1,6 +1,6 @@
 """The connection manager: one supervised session per enabled server (R-2.3, R-2.4, R-3).
 
-Shape (see `../shared/notes/sdk-2.3.md` §2):
+Shape (see docs/sdk-notes.md#manager-shape and docs/architecture.md#connection-lifecycle):
 
 - Per server there is a slot holding the desired spec and the current `Connection` (its handshake,
   catalog and serving loop are in `runtime/connection.py`). Concurrent `connect()` calls share the
@@ -28,9 +28,9 @@ Shape (see `../shared/notes/sdk-2.3.md` §2):
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import random
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -39,34 +39,48 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
+import httpx2
 import mcp_types as types
 from mcp.client import Transport
-from mcp.client.session import ClientRequestContext, IncomingMessage, LoggingFnT, MessageHandlerFnT
-from mcp.shared.dispatcher import ProgressFnT
+from mcp.client.session import IncomingMessage, LoggingFnT, MessageHandlerFnT
+from mcp.shared.dispatcher import CallOptions, ProgressFnT
 
-from mcp_center.errors import CapabilityNotOffered, CenterError, ConnectionLost, ServerDisabled
+from mcp_center.errors import CenterError, ConnectionLost, ServerDisabled
 from mcp_center.models import ConnectionState, ErrorReason
-from mcp_center.runtime.attribution import SessionEnded, attribute, startup_timeout_error, timeout_error
-from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category, fetch_category
+from mcp_center.runtime.attribution import attribute, timeout_error
+from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category
 from mcp_center.runtime.connection import (
     CLOSE_TIMEOUT_S,
     Connection,
-    ConnectionFilter,
     ProbeResult,
     RefreshOutcome,
     ServerStatus,
-    add_noise_hint,
     ready_status,
     wait_any,
 )
 from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
+from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
-from mcp_center.runtime.requests import Operations, SessionExpired, send_once
-from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, bound_result, check_output
-from mcp_center.runtime.session import SessionHooks, open_session
-from mcp_center.secrets import default_redactor
-from mcp_center.transports import ConnectionSpec, TransportProbe, open_transport
+from mcp_center.runtime.probing import probe_connection
+from mcp_center.runtime.requests import (
+    PROGRESS_MAX_FACTOR,
+    Operations,
+    SessionExpired,
+    progress_relay,
+    require_capability,
+    send_once,
+    total_timeout,
+)
+from mcp_center.runtime.results import (
+    DEFAULT_MAX_RESULT_BYTES,
+    bound_raw_result,
+    bound_result,
+    check_output,
+    check_raw_output,
+)
+from mcp_center.runtime.session import SessionHooks
+from mcp_center.transports import ConnectionSpec, open_transport
 from mcp_center.transports.backoff import Backoff
 
 __all__ = [
@@ -88,8 +102,6 @@ RECONNECT = Backoff(floor_s=1.0, cap_s=60.0)
 """Delays before reconnecting a server whose connection failed (issue 14, item 12)."""
 STDIO_RECONNECT = Backoff(floor_s=1.0, cap_s=300.0)
 """The same for a stdio server whose process keeps exiting: a crash loop slows down to one start per 5 minutes."""
-PROGRESS_MAX_FACTOR = 10
-"""A tool call that keeps reporting progress may run at most this many times its timeout in total."""
 _NOT_RETRIED = frozenset(
     {
         ErrorReason.AUTH_REQUIRED.value,
@@ -100,7 +112,6 @@ _NOT_RETRIED = frozenset(
 )
 """Failures only a user can fix: no automatic reconnect (the status says what is needed), unless the
 error says `details.retryable` (an OAuth refresh that failed for a 5xx or a network error)."""
-_PROGRESS_MESSAGE_CHARS = 500
 
 LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
 """`(server_id, params)` for every `notifications/message` a current connection receives."""
@@ -393,29 +404,14 @@ class ConnectionManager:
 
             async def send(conn: Connection, timeout_s: float) -> types.CallToolResult:
                 assert conn.session is not None
-                _require(conn, "tools", what)
+                require_capability(conn, "tools", what)
                 max_total_s = timeout_s * PROGRESS_MAX_FACTOR
                 # `send_request`, not `ClientSession.call_tool`: the latter throws a whole result away
                 # when its structured output breaks the outputSchema (and may list tools behind our
                 # back); we check it ourselves and keep the content (`check_output`).
                 request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments_dict))
                 with self.deadlines.deadline(conn.connection_id, timeout_s, max_total_s=max_total_s) as deadline:
-
-                    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                        deadline.extend()
-                        shown = default_redactor.redact(message)[:_PROGRESS_MESSAGE_CHARS] if message else None
-                        self.events.publish(
-                            "operation.progress",
-                            server_id=server_id,
-                            operation_id=op_id,
-                            tool=name,
-                            progress=progress,
-                            total=total,
-                            message=shown,
-                        )
-                        if forward is not None:
-                            await forward(progress, total, message)
-
+                    on_progress = progress_relay(deadline, self.events, server_id, op_id, name, forward)
                     answer = await conn.session.client.session.send_request(
                         request, types.CallToolResult, request_read_timeout_seconds=None, progress_callback=on_progress
                     )
@@ -428,12 +424,7 @@ class ConnectionManager:
                         )
                     return checked
                 if deadline.total_reached:
-                    error = timeout_error(what, max_total_s)
-                    error.message = (
-                        f"{what} ran for its maximum of {max_total_s:g} s ({PROGRESS_MAX_FACTOR} x call_timeout_s) "
-                        "although it reported progress"
-                    )
-                    raise error
+                    raise total_timeout(what, max_total_s, PROGRESS_MAX_FACTOR)
                 raise timeout_error(f"{what} (no answer or progress; call_timeout_s)", timeout_s)
 
             result = await self._request(server_id, what, send, op_id, timeout_s)
@@ -454,7 +445,7 @@ class ConnectionManager:
 
         async def send(conn: Connection, timeout_s: float) -> types.GetPromptResult:
             assert conn.session is not None
-            _require(conn, "prompts", f"prompts/get '{name}'")
+            require_capability(conn, "prompts", f"prompts/get '{name}'")
             result = await conn.session.client.session.send_request(
                 types.GetPromptRequest(params=types.GetPromptRequestParams(name=name, arguments=dict(arguments or {}))),
                 types.GetPromptResult,
@@ -475,7 +466,7 @@ class ConnectionManager:
 
         async def send(conn: Connection, timeout_s: float) -> types.ReadResourceResult:
             assert conn.session is not None
-            _require(conn, "resources", "resources/read")
+            require_capability(conn, "resources", "resources/read")
             result = await conn.session.client.session.send_request(
                 types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)),
                 types.ReadResourceResult,
@@ -484,6 +475,100 @@ class ConnectionManager:
             return result
 
         return await self._request(server_id, "resources/read", send, operation_id, None)
+
+    async def forward(
+        self,
+        server_id: str,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        operation_id: str | None = None,
+        timeout_s: float | None = None,
+        progress: ProgressFnT | None = None,
+    ) -> dict[str, Any]:
+        """Send one request with its params as they came and return the server's raw result (R-8.1).
+
+        The gateway's lean path: no typed request or result model is built. The session's own
+        dispatcher sends it (one JSON-RPC request on the live session, whatever the transport),
+        the tap still logs, redacts (R-1.5) and counts it. A `tools/call` gets what `call_tool`
+        gives: refused without asking a server that offers no tools (issue 14 item 16), its
+        deadline restarted by progress up to `PROGRESS_MAX_FACTOR` times (item 4, progress
+        published as `operation.progress`), its structured output checked against the tool's
+        outputSchema (item 3) and the result bounded (R-3.9).
+
+        Args:
+            method: A client-to-server request method, e.g. `tools/call`, `completion/complete`.
+            params: Its params (JSON values); `_meta.progressToken` is replaced by our own when
+                `progress` is given.
+            operation_id, timeout_s, progress: As for `call_tool`; the deadline pauses while an
+                elicitation card of the connection is pending (R-6.1).
+        Returns:
+            The JSON-RPC `result` object.
+        Raises:
+            ServerRequestFailed: the server answered a JSON-RPC error (`rpc_error` holds it, redacted).
+            CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
+        """
+        is_call = method == "tools/call"
+        tool_name = (params or {}).get("name") if is_call else None
+        what = f"tools/call '{tool_name}'" if is_call else method
+        forward = progress
+        with self.operations.admit(operation_id) as op_id:
+
+            async def send(conn: Connection, timeout_s: float) -> dict[str, Any]:
+                assert conn.session is not None
+                if is_call:
+                    require_capability(conn, "tools", what)
+                raw = self._raw_forwarder(server_id, conn)
+                max_total_s = timeout_s * PROGRESS_MAX_FACTOR if is_call else None
+                with self.deadlines.deadline(conn.connection_id, timeout_s, max_total_s=max_total_s) as deadline:
+                    watched = None
+                    if is_call or forward is not None:
+                        watched = progress_relay(deadline, self.events, server_id, op_id, tool_name, forward)
+                    if raw is not None:
+                        try:
+                            return await raw.request(method, params, progress=watched)
+                        except httpx2.HTTPError as exc:
+                            raise attribute(exc, conn.session.probe, during=what) from None
+                    # stdio and legacy SSE: the session's own dispatcher, still without typed models.
+                    dispatcher = conn.session.client.session._dispatcher  # pyright: ignore[reportPrivateUsage]
+                    opts: CallOptions = {}
+                    if watched is not None:
+                        opts["on_progress"] = watched
+                    return await dispatcher.send_raw_request(method, params, opts)
+                if max_total_s is not None and deadline.total_reached:
+                    raise total_timeout(what, max_total_s, PROGRESS_MAX_FACTOR)
+                raise timeout_error(f"{method}", timeout_s)
+
+            result = await self._request(server_id, what, send, op_id, timeout_s)
+        if is_call:
+            result = self._checked_raw(server_id, str(tool_name), result)
+            slot = self._slots.get(server_id)
+            limit = slot.spec.max_result_bytes if slot and slot.spec else DEFAULT_MAX_RESULT_BYTES
+            result = bound_raw_result(result, limit)
+        return result
+
+    def _checked_raw(self, server_id: str, name: str, result: dict[str, Any]) -> dict[str, Any]:
+        """A raw `tools/call` result checked against the tool's outputSchema (`results.check_raw_output`)."""
+        conn = self.current(server_id)
+        tool = next((t for t in conn.catalog.tools if t.name == name), None) if conn is not None else None
+        checked, problem = check_raw_output(result, tool)
+        if problem is not None and conn is not None:
+            logger.warning("server.output_schema_mismatch", extra={"server_id": server_id, "tool": name})
+            self.logbook(server_id).note(conn.connection_id, "tools/call", "output_invalid", f"'{name}': {problem}")
+        return checked
+
+    def _raw_forwarder(self, server_id: str, conn: Connection) -> RawForwarder | None:
+        """The connection's lean forwarder (Streamable HTTP only), built on first use."""
+        slot = self._slots.get(server_id)
+        if conn.raw is not None or slot is None:
+            return conn.raw
+
+        def list_changed(method: str) -> None:
+            categories = _CHANGED_CATEGORIES.get(method)
+            if categories is not None and conn.is_live and self._is_current(slot, conn):
+                conn.request_refresh(categories)
+
+        return conn.raw_forwarder(self._logging_handler(slot, conn), list_changed)
 
     def is_running(self, operation_id: str) -> bool:
         """True while a request with this operation id is admitted and not finished."""
@@ -510,48 +595,9 @@ class ConnectionManager:
             CenterError: attributed failure (refused, DNS, process exited with code N, ...); a
                 failing `tools/list` is attributed to it, while the server still runs.
         """
-        probe = TransportProbe()
-        logbook = self.logbook(spec.server_id)
-        filt = ConnectionFilter(logbook, f"test-{uuid.uuid4().hex[:12]}")
-        hooks = SessionHooks(on_stderr=logbook.add_stderr, on_noise=logbook.add_noise, observer=filt)
-        live = self._hooks_for(spec, filt.connection_id) if self._hooks_for else SessionHooks()
-        if live.elicitation_callback is not None:
-            # Advertise what a live session advertises: servers (server-everything among them)
-            # list tools by the client's capabilities, so the test's count matches the live one.
-            hooks.elicitation_callback = _decline_during_test
-        started = anyio.current_time()
-        result: ProbeResult | None = None
-        deadline = anyio.move_on_after(spec.startup_timeout_s)
+        live = functools.partial(self._hooks_for, spec) if self._hooks_for is not None else None
         self.handshakes += 1
-        try:
-            with deadline:
-                async with open_session(spec, probe, hooks, transport_factory=self._transport_factory) as session:
-                    try:
-                        fetched = await fetch_category(session.client, "tools")
-                    except Exception as exc:  # noqa: BLE001 - attributed to tools/list while the server still runs
-                        raise attribute(exc, probe, during="tools/list") from None
-                    info = session.client.server_info
-                    result = ProbeResult(
-                        elapsed_ms=int((anyio.current_time() - started) * 1000),
-                        tools=fetched.items,
-                        server_name=info.name if info else None,
-                        server_version=info.version if info else None,
-                        protocol_version=session.client.protocol_version,
-                        quarantined=len(fetched.quarantined),
-                    )
-        except Exception as exc:  # noqa: BLE001 - every failure is attributed, none is swallowed
-            if result is None:
-                raise attribute(exc, probe, during="initialize") from None
-            logger.info("server.test.close_failed", extra={"server_id": spec.server_id})
-        finally:
-            logbook.connection_closed(filt.connection_id)
-        if result is None:
-            if deadline.cancelled_caught:
-                error = startup_timeout_error("initialize and tools/list", spec.startup_timeout_s, probe)
-                add_noise_hint(error, probe)
-                raise error
-            raise attribute(SessionEnded(), probe, during="initialize")
-        return result
+        return await probe_connection(spec, self.logbook(spec.server_id), live, self._transport_factory)
 
     # ----- internals -------------------------------------------------------------------------
 
@@ -687,10 +733,14 @@ class ConnectionManager:
         hooks.observer = conn.filter
         hooks.on_stderr = logbook.add_stderr
         hooks.on_noise = logbook.add_noise
+        conn.hooks = hooks
         error: CenterError | None = None
         try:
             error = await conn.run(_Owner(self, slot), hooks, self._transport_factory)
         finally:
+            if conn.raw is not None:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT_S):
+                    await conn.raw.aclose()
             logbook.connection_closed(conn.connection_id)
             conn.error = error
             conn.closed.set()
@@ -741,32 +791,7 @@ class ConnectionManager:
             await self.connect(slot.server_id)
 
 
-def _require(conn: Connection, capability: str, what: str) -> None:
-    """Refuse, without asking the server, a request whose capability it did not declare (issue 14 item 16).
-
-    Raises:
-        CapabilityNotOffered: `details.capability` and `details.server_id` say which.
-    """
-    assert conn.session is not None
-    declared = conn.session.client.server_capabilities
-    offered = {"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}[capability]
-    if offered is None:
-        server_id = conn.spec.server_id
-        raise CapabilityNotOffered(
-            f"server '{server_id}' offers no {capability} (it declared none in initialize); {what} was not sent",
-            details={"server_id": server_id, "capability": capability},
-        )
-
-
 def _cancel_retry(slot: _Slot) -> None:
     if slot.retry is not None:
         slot.retry.cancel()
         slot.retry = None
-
-
-async def _decline_during_test(
-    context: ClientRequestContext, params: types.ElicitRequestParams
-) -> types.ElicitResult | types.ErrorData:
-    """A test connection calls no tool, so nobody could answer a question asked during it."""
-    del context, params
-    return types.ElicitResult(action="decline")

@@ -9,7 +9,9 @@ runtime admits it again for the request itself: in the same task that is the sam
 
 `send_once` sends one request and turns what went wrong into an attributed error: the SDK's
 -32001/-32000 codes are also ordinary server error codes, so only our own deadline and a transport
-that really ended count as a timeout or a lost connection.
+that really ended count as a timeout or a lost connection. `require_capability` refuses a request
+the server's declared capabilities rule out without sending it (issue 14 item 16); `total_timeout`
+is the error of a call whose progress kept it alive up to `PROGRESS_MAX_FACTOR` times its timeout.
 """
 
 from __future__ import annotations
@@ -24,19 +26,44 @@ from typing import TypeVar
 
 import anyio
 import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from mcp_center.errors import CallCancelled, CenterError, ConnectionLost, OperationInUse, ServerRequestFailed
+from mcp_center.errors import (
+    CallCancelled,
+    CapabilityNotOffered,
+    CenterError,
+    ConnectionLost,
+    OperationInUse,
+    ServerRequestFailed,
+)
 from mcp_center.models import ErrorReason
 from mcp_center.runtime.attribution import attribute, timeout_error
 from mcp_center.runtime.connection import Connection, settle_exit
+from mcp_center.runtime.deadlines import PausableDeadline
+from mcp_center.runtime.events import EventBus
 from mcp_center.runtime.session import OpenSession
 from mcp_center.secrets import default_redactor
 from mcp_center.transports.streamable import ERROR_DATA_KEY
 
-__all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Operations", "SessionExpired", "send_once"]
+__all__ = [
+    "CANCELLED_OPS_REMEMBERED",
+    "CANCELLED_OPS_TTL_S",
+    "PROGRESS_MAX_FACTOR",
+    "Operations",
+    "SessionExpired",
+    "progress_relay",
+    "require_capability",
+    "send_once",
+    "total_timeout",
+]
 
 T = TypeVar("T")
+
+PROGRESS_MAX_FACTOR = 10
+"""A tool call that keeps reporting progress may run at most this many times its timeout in total."""
+PROGRESS_MESSAGE_CHARS = 500
+"""Characters of a progress message shown in an `operation.progress` event."""
 
 CANCELLED_OPS_REMEMBERED = 1024
 """Bound on remembered cancel-before-admission operation ids (R-3.8)."""
@@ -179,3 +206,63 @@ async def send_once(
         conn.inflight -= 1
         changed, conn.inflight_changed = conn.inflight_changed, anyio.Event()
         changed.set()
+
+
+def require_capability(conn: Connection, capability: str, what: str) -> None:
+    """Refuse, without asking the server, a request whose capability it did not declare (issue 14 item 16).
+
+    Raises:
+        CapabilityNotOffered: `details.capability` and `details.server_id` say which.
+    """
+    assert conn.session is not None
+    declared = conn.session.client.server_capabilities
+    offered = {"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}[capability]
+    if offered is None:
+        server_id = conn.spec.server_id
+        raise CapabilityNotOffered(
+            f"server '{server_id}' offers no {capability} (it declared none in initialize); {what} was not sent",
+            details={"server_id": server_id, "capability": capability},
+        )
+
+
+def total_timeout(what: str, max_total_s: float, factor: float) -> CenterError:
+    """The timeout of a call that kept reporting progress up to its maximum total, `factor` times its
+    timeout (issue 14 item 4)."""
+    error = timeout_error(what, max_total_s)
+    error.message = (
+        f"{what} ran for its maximum of {max_total_s:g} s ({factor:g} x call_timeout_s) although it reported progress"
+    )
+    return error
+
+
+def progress_relay(
+    deadline: PausableDeadline,
+    events: EventBus,
+    server_id: str,
+    operation_id: str,
+    tool: object,
+    forward: ProgressFnT | None,
+) -> ProgressFnT:
+    """The progress callback of a tool call (issue 14 item 4).
+
+    Each progress notification restarts the call's deadline (`deadline.extend()`, bounded by its
+    maximum total), is published as an `operation.progress` event (message redacted and cut to
+    `PROGRESS_MESSAGE_CHARS`) and is passed on to `forward` (the gateway's agent, R-8.1).
+    """
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        deadline.extend()
+        shown = default_redactor.redact(message)[:PROGRESS_MESSAGE_CHARS] if message else None
+        events.publish(
+            "operation.progress",
+            server_id=server_id,
+            operation_id=operation_id,
+            tool=tool,
+            progress=progress,
+            total=total,
+            message=shown,
+        )
+        if forward is not None:
+            await forward(progress, total, message)
+
+    return on_progress

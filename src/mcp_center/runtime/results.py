@@ -16,7 +16,10 @@ otherwise throw the whole answer away (our policy: the content is never lost, th
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import mcp_types as types
+import orjson
 
 from mcp_center.registry.schemas import output_problem
 from mcp_center.transports.clip import CLIPPED_META_KEY, approx_json_size
@@ -25,8 +28,10 @@ __all__ = [
     "DEFAULT_MAX_RESULT_BYTES",
     "OUTPUT_MISMATCH_META_KEY",
     "TRUNCATION_META_KEY",
+    "bound_raw_result",
     "bound_result",
     "check_output",
+    "check_raw_output",
 ]
 
 DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
@@ -143,3 +148,38 @@ def check_output(result: types.CallToolResult, tool: types.Tool | None) -> tuple
     meta[OUTPUT_MISMATCH_META_KEY] = {"problem": problem, "server_is_error": bool(result.is_error)}
     marked = result.model_copy(update={"content": [*result.content, note], "is_error": True, "meta": meta})
     return marked, problem
+
+
+def bound_raw_result(result: dict[str, Any], max_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> dict[str, Any]:
+    """`bound_result` for a raw `tools/call` result (JSON object as the server sent it).
+
+    A result whose JSON fits in `max_bytes` is returned as it is (one C-speed dump measures it);
+    only a larger one is validated as a `CallToolResult`, cut and marked, and dumped back.
+    """
+    meta: object = result.get("_meta")
+    clipped = isinstance(meta, dict) and CLIPPED_META_KEY in cast(dict[str, Any], meta)
+    if not clipped and len(orjson.dumps(result)) <= max_bytes:
+        return result
+    model = types.CallToolResult.model_validate(result, by_name=False)
+    return bound_result(model, max_bytes).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def check_raw_output(result: dict[str, Any], tool: types.Tool | None) -> tuple[dict[str, Any], str | None]:
+    """`check_output` for a raw `tools/call` result (the gateway's lean path): the same checks and marks.
+
+    Only a result of a tool that declares an `outputSchema`, and is not an error, is looked at.
+    """
+    if tool is None or tool.output_schema is None or result.get("isError") is True:
+        return result, None
+    problem = output_problem(tool.output_schema, result.get("structuredContent"))
+    if problem is None:
+        return result, None
+    content: object = result.get("content")
+    blocks = list(cast(list[Any], content)) if isinstance(content, list) else []
+    blocks.append(
+        {"type": "text", "text": f"[mcp-center: the result does not match the tool's outputSchema: {problem}]"}
+    )
+    meta: object = result.get("_meta")
+    own = dict(cast(dict[str, Any], meta)) if isinstance(meta, dict) else {}
+    own[OUTPUT_MISMATCH_META_KEY] = {"problem": problem, "server_is_error": bool(result.get("isError"))}
+    return {**result, "content": blocks, "isError": True, "_meta": own}, problem

@@ -2,7 +2,7 @@
 
 Used by both the long-lived connections of the manager and the temporary connection of a test
 (R-2.2). The SDK `Client` is pinned to the 2025-11-25 initialize handshake (`mode="legacy"`) with
-its response cache off, as the SDK notes recommend: sessions, the GET stream, Last-Event-ID and
+its response cache off (docs/sdk-notes.md#client-mode): sessions, the GET stream, Last-Event-ID and
 DELETE only exist in that era, and our catalog generations must stay authoritative.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import mcp_types as types
 from mcp.client import Client, Transport
-from mcp.client.session import ElicitationFnT, LoggingFnT, MessageHandlerFnT
+from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, MessageHandlerFnT, SamplingFnT
 
 from mcp_center import __version__
 from mcp_center.errors import CenterError
@@ -35,6 +35,10 @@ class SessionHooks:
 
     message_handler: MessageHandlerFnT | None = None
     elicitation_callback: ElicitationFnT | None = None
+    sampling_callback: SamplingFnT | None = None
+    """Advertises sampling; the gateway forwards a call's sampling request to its agent (R-8.5)."""
+    list_roots_callback: ListRootsFnT | None = None
+    """Advertises roots; the gateway forwards a call's roots/list to its agent (R-8.5)."""
     logging_callback: LoggingFnT | None = None
     on_stderr: Callable[[str], None] | None = None
     on_noise: Callable[[str], None] | None = None
@@ -78,6 +82,8 @@ async def _open_once(
             client_info=CLIENT_INFO,
             message_handler=hooks.message_handler,
             elicitation_callback=hooks.elicitation_callback,
+            sampling_callback=hooks.sampling_callback,
+            list_roots_callback=hooks.list_roots_callback,
             logging_callback=hooks.logging_callback,
         )
         async with client:

@@ -7,7 +7,7 @@ request log (R-3.11) and to validate catalog pages before the SDK parses them (R
 Forwarding uses zero-buffer memory streams, so back-pressure is unchanged.
 
 It also corrects one thing the SDK says on our behalf: its `initialize` advertises elicitation in
-both modes whenever an elicitation callback is set (notes §5), but mcp-center answers form mode
+both modes whenever an elicitation callback is set (docs/sdk-notes.md#elicitation), but mcp-center answers form mode
 only (R-6.1) and would decline every URL-mode request. The tap removes `url` from the advertised
 elicitation capability, so a server that needs URL mode knows before it asks.
 

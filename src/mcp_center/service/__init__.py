@@ -12,7 +12,7 @@ from mcp_center.service.imports import (
     parse_preview_request,
     templates,
 )
-from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.interactions import Elicitor, InteractionBroker, RootsLister, Sampler
 from mcp_center.service.summary import connection_summary, digest_of
 
 __all__ = [
@@ -20,12 +20,15 @@ __all__ = [
     "ApplyRequest",
     "ApprovalBroker",
     "Capabilities",
+    "Elicitor",
     "GatewayTokenNotFound",
     "GatewayTokens",
     "ImportPreviews",
     "Importer",
     "InteractionBroker",
     "McpCenter",
+    "RootsLister",
+    "Sampler",
     "connection_summary",
     "digest_of",
     "parse_apply_request",

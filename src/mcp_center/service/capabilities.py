@@ -16,7 +16,6 @@ calls do not come through here (`McpCenter.call_tool`).
 from __future__ import annotations
 
 import logging
-import re
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, cast
@@ -24,6 +23,7 @@ from typing import Any, cast
 import anyio
 import anyio.to_thread
 import mcp_types as types
+import orjson
 from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_center.config import ServerConfig
@@ -51,12 +51,13 @@ from mcp_center.registry import (
     build_resources,
     search_resources,
     split_prompt_name,
+    template_matches,
     tool_prefix,
 )
-from mcp_center.runtime import Catalog, ConnectionManager
+from mcp_center.runtime import Catalog, Category, ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import check_json_safe
-from mcp_center.service.interactions import Elicitor, InteractionBroker
+from mcp_center.service.interactions import Elicitor, InteractionBroker, RootsLister, Sampler
 from mcp_center.service.untrusted import DEFAULT_MAX_CONTEXT_BYTES, MAX_CONTEXT_BYTES, prompt_block, resource_block
 from mcp_center.store import ServerRecord, Store, StoreState
 
@@ -105,6 +106,9 @@ class Capabilities:
         self._registry = ToolRegistry.build([])
         self._key: object = None
         self._signature: object = self._registry.signature()
+        self._listed_for: ToolRegistry | None = None
+        self._listed: dict[str | None, bytes] = {}
+        """Serialized tool lists of `_listed_for`, per scope (None: every server)."""
 
     # ----- registry upkeep -----------------------------------------------------------------------
 
@@ -134,7 +138,7 @@ class Capabilities:
     async def registry(self, *, connect: bool = True) -> ToolRegistry:
         """The current registry, rebuilt if its inputs changed since it was built.
 
-        The inputs are servers.json (its change stamp) and, per running server, the connection
+        The inputs are the servers section (its change stamp) and, per running server, the connection
         and the generation of its tool catalog (R-3.7): any catalog refresh, reconnect, enable,
         disable or configuration change gives a new key, whatever order events arrive in.
 
@@ -144,7 +148,7 @@ class Capabilities:
         """
         if connect:
             await self._connect_lazy()
-        stamp = self._store.stamp()  # one stat: cheaper than a thread hop on every call
+        stamp = self._store.stamp("servers")  # two stats: cheaper than a thread hop on every call
         key = (stamp, self._catalog_key())
         if key != self._key:
             state = await self._read()
@@ -245,6 +249,100 @@ class Capabilities:
             ApprovalExpired, CallCancelled, CallInterrupted (while waiting); ApprovalStale (approved,
             but the server or the caller changed meanwhile); and the call's own errors.
         """
+        entry, args, op_id, _policy = await self._admit(name, arguments, operation_id, caller_allowed)
+        async with self._interactions.tracking(
+            server_id=entry.server_id,
+            tool=entry.tool.name,
+            arguments=args,
+            operation_id=op_id,
+            caller="agent",
+            exposed_name=entry.name,
+            elicitor=elicitor,
+        ):
+            result = await self._manager.call_tool(
+                entry.server_id, entry.tool.name, args, operation_id=op_id, progress=progress
+            )
+        return result
+
+    async def forward_call(
+        self,
+        name: str,
+        arguments: object = None,
+        *,
+        server_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        operation_id: str | None = None,
+        progress: ProgressFnT | None = None,
+        elicitor: Elicitor | None = None,
+        sampler: Sampler | None = None,
+        roots: RootsLister | None = None,
+        caller_allowed: Callable[[], bool] | None = None,
+    ) -> dict[str, Any]:
+        """`call_result` for the gateway's lean path: the same policy, the raw result (R-8.1, R-8.3).
+
+        Args:
+            name: The exposed name, or with `server_id` the server's own tool name (`/mcp/{id}`, R-8.4).
+            meta: The agent's `_meta` (its `progressToken` is replaced by ours when `progress` is given).
+            sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
+                call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
+        Returns:
+            The server's `CallToolResult` as JSON (bounded, R-3.9).
+        Raises:
+            As `call_result`; `ServerRequestFailed` with `rpc_error` when the server answered a
+            JSON-RPC error.
+        """
+        entry, args, op_id, policy = await self._admit(name, arguments, operation_id, caller_allowed, server_id)
+        if sampler is not None and policy == "ask":
+            sampler = self._approved_sampler(sampler, entry, op_id)
+        params: dict[str, Any] = {"name": entry.tool.name, "arguments": args}
+        if meta:
+            kept = {k: v for k, v in meta.items() if k != "progressToken"}
+            if kept:
+                params["_meta"] = kept
+        async with self._interactions.tracking(
+            server_id=entry.server_id,
+            tool=entry.tool.name,
+            arguments=args,
+            operation_id=op_id,
+            caller="agent",
+            exposed_name=entry.name,
+            elicitor=elicitor,
+            sampler=sampler,
+            roots=roots,
+        ):
+            return await self._manager.forward(
+                entry.server_id, "tools/call", params, operation_id=op_id, progress=progress
+            )
+
+    def _approved_sampler(self, sampler: Sampler, entry: RegisteredTool, op_id: str) -> Sampler:
+        """`sampler` behind a human approval, as the tool's `ask` policy asks for its calls (R-8.5)."""
+
+        async def ask_first(params: dict[str, Any]) -> dict[str, Any]:
+            await self._approvals.wait(
+                tool=entry.name,
+                server_id=entry.server_id,
+                server_tool="sampling/createMessage",
+                arguments=params,
+                hints={"during_call_of": entry.tool.name},
+                operation_id=f"{op_id}-sampling-{uuid.uuid4().hex[:8]}",
+            )
+            return await sampler(params)
+
+        return ask_first
+
+    async def _admit(
+        self,
+        name: str,
+        arguments: object,
+        operation_id: str | None,
+        caller_allowed: Callable[[], bool] | None,
+        server_id: str | None = None,
+    ) -> tuple[RegisteredTool, dict[str, Any], str, str]:
+        """Check a call against the user's settings and wait for its approval (R-5.2, R-5.3).
+
+        Returns:
+            `(tool, arguments, operation id, policy)`.
+        """
         if arguments is None:
             arguments = {}
         check_json_safe(arguments, "arguments")
@@ -257,34 +355,32 @@ class Capabilities:
         # runtime inside `tracking`, which turns a cancel by a host shutdown into CallInterrupted; a
         # cancel arriving between the two is remembered and refuses the call.
         with self._manager.operations.admit(op_id):
-            entry = await self._prepare_call(name, args, op_id, caller_allowed)
-        async with self._interactions.tracking(
-            server_id=entry.server_id,
-            tool=entry.tool.name,
-            arguments=args,
-            operation_id=op_id,
-            caller="agent",
-            exposed_name=name,
-            elicitor=elicitor,
-        ):
-            result = await self._manager.call_tool(
-                entry.server_id, entry.tool.name, args, operation_id=op_id, progress=progress
-            )
-        return result
+            entry, policy = await self._prepare_call(name, args, op_id, caller_allowed, server_id)
+        return entry, args, op_id, policy
 
     async def _prepare_call(
-        self, name: str, args: dict[str, Any], op_id: str, caller_allowed: Callable[[], bool] | None
-    ) -> RegisteredTool:
-        """Resolve the exposed name (waiting for a connecting server) and apply the user's policy."""
-        entry = (await self.registry()).resolve(name)
+        self,
+        name: str,
+        args: dict[str, Any],
+        op_id: str,
+        caller_allowed: Callable[[], bool] | None,
+        server_id: str | None,
+    ) -> tuple[RegisteredTool, str]:
+        """Resolve the name (waiting for a connecting server) and apply the user's policy.
+
+        Returns:
+            `(tool, policy)`.
+        """
+        registry = await self.registry()
+        entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
         if entry is None:
-            entry = await self._resolve_once_connected(name)
+            entry = await self._resolve_once_connected(name, server_id)
         state = await self._read()
         record = state.servers.get(entry.server_id)
         if record is None:
             raise ToolNotFound(f"no tool named '{name}' (its server was deleted)", details={"tool": name})
         config = record.config
-        details = {"tool": name, "server_id": entry.server_id, "server_tool": entry.tool.name}
+        details = {"tool": entry.name, "server_id": entry.server_id, "server_tool": entry.tool.name}
         if entry.tool.name in config.disabled_tools:
             raise ToolDisabled(f"tool '{name}' is disabled", details=details)
         policy = config.tool_policies.get(entry.tool.name, "ask")
@@ -292,7 +388,7 @@ class Capabilities:
             raise ToolDenied(f"the user's policy for '{name}' is deny", details={**details, "policy": policy})
         if policy == "ask":
             approved = await self._approvals.wait(
-                tool=name,
+                tool=entry.name,
                 server_id=entry.server_id,
                 server_tool=entry.tool.name,
                 arguments=args,
@@ -300,16 +396,17 @@ class Capabilities:
                 operation_id=op_id,
             )
             await self._still_as_approved(record, approved.id, details, caller_allowed)
-        return entry
+        return entry, policy
 
-    async def _resolve_once_connected(self, name: str) -> RegisteredTool:
+    async def _resolve_once_connected(self, name: str, server_id: str | None = None) -> RegisteredTool:
         """Resolve `name` after its server finished connecting (issue 14, item 7).
 
         A server that is connecting, reconnecting or not yet connected (lazy, R-3.2) lists no tools
         yet; a call of one of its tools waits for the connection — at most the server's call timeout —
         instead of failing at once with MCP_TOOL_NOT_FOUND. The exposed name's `mcp__{serverId}__`
         prefix only says which server to wait for (server ids never contain `__`); the name is then
-        resolved through the alias table as always.
+        resolved through the alias table as always. With `server_id` (the gateway's `/mcp/{id}`,
+        R-8.4) `name` is that server's own tool name and that server is the one waited for.
 
         Raises:
             ToolNotFound: no configured server could offer it, or it still does not.
@@ -320,21 +417,24 @@ class Capabilities:
         waiting = [
             sid
             for sid in self._manager.configured()
-            if name.startswith(tool_prefix(sid))
+            if (name.startswith(tool_prefix(sid)) if server_id is None else sid == server_id)
             and sid in state.servers
             and self._manager.status(sid).state is not ConnectionState.READY
         ]
-        for server_id in waiting:
-            timeout_s = state.servers[server_id].config.call_timeout_s
+        for sid in waiting:
+            timeout_s = state.servers[sid].config.call_timeout_s
             with anyio.move_on_after(timeout_s) as waited:
-                await self._manager.connect(server_id)
+                await self._manager.connect(sid)
             if waited.cancelled_caught:
                 raise ServerTimeout(
-                    f"server '{server_id}' did not finish connecting within {timeout_s:g} s (call_timeout_s); "
+                    f"server '{sid}' did not finish connecting within {timeout_s:g} s (call_timeout_s); "
                     f"'{name}' was not called",
-                    details={"reason": ErrorReason.TIMEOUT.value, "server_id": server_id, "timeout_s": timeout_s},
+                    details={"reason": ErrorReason.TIMEOUT.value, "server_id": sid, "timeout_s": timeout_s},
                 )
-        entry = (await self.registry(connect=False)).resolve(name) if waiting else None
+        entry = None
+        if waiting:
+            registry = await self.registry(connect=False)
+            entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
         if entry is None:
             raise ToolNotFound(f"no tool named '{name}' (see GET /api/tools)", details={"tool": name})
         return entry
@@ -488,7 +588,11 @@ class Capabilities:
     async def mcp_tools(self) -> list[types.Tool]:
         """The tools agents may call, as MCP `Tool`s under their exposed names (R-5.1, R-5.2)."""
         registry = await self.registry()
-        return [types.Tool.model_validate(tool.to_mcp(), by_name=False) for tool in registry.tools()]
+        return [
+            types.Tool.model_validate(tool.to_mcp(), by_name=False)
+            for tool in registry.tools()
+            if tool.policy != "deny"
+        ]
 
     async def mcp_prompts(self) -> list[types.Prompt]:
         """Every ready server's prompts as MCP `Prompt`s named `{serverId}:{prompt}` (R-5.4)."""
@@ -541,6 +645,131 @@ class Capabilities:
                 templates.append(template.model_copy(update={"uri_template": uri_template}))
         return resources, templates
 
+    # ----- the gateway's lean path: JSON in, JSON out (R-8.1, R-8.3, R-8.4) ----------------------
+
+    async def server_exists(self, server_id: str) -> bool:
+        """True when a server with this id is registered (enabled or not)."""
+        return server_id in (await self._read()).servers
+
+    async def gateway_tools_json(self, server_id: str | None = None) -> bytes:
+        """The tools agents may list as a JSON array (bytes), exposed names or, with `server_id`, that
+        server's own names (`/mcp/{id}`, R-8.4).
+
+        Disabled tools (R-5.2) and tools whose policy is `deny` are not listed (calls stay refused).
+        Built once per registry snapshot and scope: a list is a lookup, not a rebuild.
+        """
+        registry = await self.registry()
+        if registry is not self._listed_for:
+            self._listed_for = registry
+            self._listed.clear()
+        cached = self._listed.get(server_id)
+        if cached is None:
+            tools: list[dict[str, Any]] = []
+            for tool in registry.tools():
+                if tool.policy == "deny" or (server_id is not None and tool.server_id != server_id):
+                    continue
+                tools.append(
+                    tool.to_mcp()
+                    if server_id is None
+                    else tool.tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+                )
+            cached = orjson.dumps(tools)
+            self._listed[server_id] = cached
+        return cached
+
+    async def gateway_listing(self, category: Category, server_id: str | None = None) -> list[dict[str, Any]]:
+        """Prompts, resources or resource templates as JSON: the aggregate view (`{serverId}:{prompt}`,
+        scoped URIs), or one server's items under their own names (R-8.4)."""
+        if server_id is None:
+            if category == "prompts":
+                items: list[Any] = await self.mcp_prompts()
+            else:
+                resources, templates = await self.mcp_resources()
+                items = resources if category == "resources" else templates
+        else:
+            await self._connect_lazy()
+            state = await self._read()
+            found = [cat for c, cat in self._ready(state) if c.id == server_id]
+            items = list(found[0].items[category]) if found else []
+        return [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items]
+
+    async def forward_request(
+        self, method: str, params: Mapping[str, Any], *, server_id: str | None = None
+    ) -> dict[str, Any]:
+        """A request other than `tools/call`, routed to the server it names and sent as it came (R-8.1).
+
+        `prompts/get`, `resources/read`, `resources/subscribe`, `resources/unsubscribe` and
+        `completion/complete` go to the server behind the prompt name or URI (aggregate names and
+        scoped URIs are mapped back), or with `server_id` to that server under its own names (R-8.4);
+        `logging/setLevel` goes to that server (the aggregate endpoint only acknowledges it).
+
+        Raises:
+            RequestInvalid: no ready server offers the prompt or URI.
+            PromptNotFound: an aggregate prompt name no ready server offers.
+            ServerRequestFailed: the server's JSON-RPC error (`rpc_error`).
+        """
+        state = await self._read()
+        ready = {c.id: (c, cat) for c, cat in self._ready(state)}
+        out = dict(params)
+        if server_id is not None:
+            if server_id not in ready:
+                raise ServerNotFound(f"server '{server_id}' is not enabled and ready", details={"server_id": server_id})
+            target = server_id
+        elif method == "logging/setLevel":
+            return {}
+        elif method == "prompts/get":
+            target, out["name"] = self._route_prompt(str(params.get("name", "")), ready)
+        elif method == "completion/complete":
+            ref = dict(cast(Mapping[str, Any], params.get("ref") or {}))
+            if ref.get("type") == "ref/prompt":
+                target, ref["name"] = self._route_prompt(str(ref.get("name", "")), ready)
+            else:
+                target, ref["uri"] = self._route_uri(str(ref.get("uri", "")), ready, template=True)
+            out["ref"] = ref
+        else:
+            target, out["uri"] = self._route_uri(str(params.get("uri", "")), ready)
+        result = await self._manager.forward(target, method, out)
+        if method == "prompts/get":
+            meta = dict(result.get("_meta") or {})
+            meta["mcp-center/provenance"] = {"server_id": target, "prompt": out["name"], "untrusted": True}
+            result = {**result, "_meta": meta}
+        return result
+
+    @staticmethod
+    def _route_prompt(name: str, ready: Mapping[str, tuple[ServerConfig, Catalog]]) -> tuple[str, str]:
+        parts = split_prompt_name(name)
+        if parts is not None and parts[0] in ready:
+            server_id, prompt = parts
+            if any(p.name == prompt for p in ready[server_id][1].items["prompts"]):
+                return server_id, prompt
+        raise PromptNotFound(f"no ready server offers the prompt '{name}'", details={"name": name})
+
+    @staticmethod
+    def _route_uri(
+        uri: str, ready: Mapping[str, tuple[ServerConfig, Catalog]], *, template: bool = False
+    ) -> tuple[str, str]:
+        """The server that offers `uri` (scoped, listed, or matched by one of its templates) and the URI
+        it knows; with `template`, `uri` is a URI template itself (completion of its arguments)."""
+        server_id, server_uri = _unscope_uri(uri)
+        if server_id is None:
+            if template:
+                candidates = [
+                    sid
+                    for sid, (_c, cat) in ready.items()
+                    if any(t.uri_template == uri for t in cat.items["resource_templates"])
+                ]
+            else:
+                listed = [sid for sid, (_c, cat) in ready.items() if any(r.uri == uri for r in cat.items["resources"])]
+                candidates = listed or [
+                    sid
+                    for sid, (_c, cat) in ready.items()
+                    if any(template_matches(t.uri_template, uri) for t in cat.items["resource_templates"])
+                ]
+            server_id = candidates[0] if len(candidates) == 1 else None
+        if server_id is None or server_id not in ready:
+            raise _invalid("uri", "RESOURCE_UNKNOWN", "no ready server (or more than one) offers this URI")
+        return server_id, server_uri
+
     async def mcp_read_resource(self, uri: str) -> types.ReadResourceResult:
         """`resources/read` routed to the server that offers `uri` (listed, scoped, or matching a template).
 
@@ -548,19 +777,7 @@ class Capabilities:
             RequestInvalid: no ready server offers that URI.
         """
         state = await self._read()
-        ready = self._ready(state)
-        server_id, server_uri = _unscope_uri(uri)
-        if server_id is None:
-            listed = [c.id for c, cat in ready if any(r.uri == uri for r in cat.items["resources"])]
-            templated = [
-                c.id
-                for c, cat in ready
-                if any(_template_matches(t.uri_template, uri) for t in cat.items["resource_templates"])
-            ]
-            candidates = listed or templated
-            server_id = candidates[0] if len(candidates) == 1 else None
-        if server_id is None or server_id not in {c.id for c, _cat in ready}:
-            raise _invalid("uri", "RESOURCE_UNKNOWN", "no ready server (or more than one) offers this URI")
+        server_id, server_uri = self._route_uri(uri, {c.id: (c, cat) for c, cat in self._ready(state)})
         return await self._manager.read_resource(server_id, server_uri)
 
 
@@ -576,28 +793,3 @@ def _unscope_uri(uri: str) -> tuple[str | None, str]:
         return None, uri
     server_id, sep, rest = uri.removeprefix(_SCOPED_PREFIX).partition(":")
     return (server_id, rest) if sep and server_id else (None, uri)
-
-
-_TEMPLATE_VARIABLE = re.compile(r"\{[^}]*\}")
-
-
-def _template_matches(template: str, uri: str) -> bool:
-    """RFC 6570 level 1-style match: every `{var}` stands for one or more characters.
-
-    Linear in the URI's length (R-7.3): the literal parts are found in order, each at its earliest
-    place (enough for one-or-more wildcards), never by a backtracking regex, whose time grows with
-    the URI's length to the power of the number of variables."""
-    literals = _TEMPLATE_VARIABLE.split(template)
-    if len(literals) == 1:
-        return uri == template
-    first, *middle, last = literals
-    if not uri.startswith(first) or not uri.endswith(last):
-        return False
-    end = len(uri) - len(last)  # where the last variable must end
-    pos = len(first)
-    for literal in middle:
-        found = uri.find(literal, pos + 1, end - 1)  # one character at least for the variable before
-        if found < 0:
-            return False
-        pos = found + len(literal)
-    return pos < end

@@ -88,7 +88,7 @@ from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.service.interactions import Elicitor, InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
-from mcp_center.store import JsonInteractionStore, JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
+from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
 from mcp_center.transports import ConnectionSpec
 
 __all__ = ["SECRET_KINDS", "McpCenter"]
@@ -105,9 +105,6 @@ SECRET_KINDS: Mapping[str, SecretKind] = {
 }
 """API names of the secret kinds (`?kind=environment|header|bearer|oauth`)."""
 
-STORE_POLL_S = 1.0
-"""Seconds between checks for servers.json changes made by another process (the CLI)."""
-
 
 def _now() -> datetime:
     return datetime.now(UTC)
@@ -122,6 +119,8 @@ class McpCenter:
         cipher: Secret encryption under the host key.
         manager: The running connection manager.
         redactor: Receives every secret plaintext this object handles.
+        instance: This process run's id, announced with `store.join_instance` by `open()`: the
+            owner of the approvals and cards created here (R-9.2).
         interactions: Elicitation cards (R-6); built by `open()`, which wires its callback into
             the manager. Without one, no elicitation is advertised.
     """
@@ -134,6 +133,7 @@ class McpCenter:
         manager: ConnectionManager,
         redactor: Redactor = default_redactor,
         *,
+        instance: str,
         interactions: InteractionBroker | None = None,
     ) -> None:
         self.settings = settings
@@ -141,16 +141,19 @@ class McpCenter:
         self._cipher = cipher
         self._manager = manager
         self._redactor = redactor
+        self.instance = instance
         self._reconcile_locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        self._approvals = ApprovalBroker(manager.events, timeout_s=settings.approval_timeout_s)
+        self._approvals = ApprovalBroker(
+            store, manager.events, instance=instance, timeout_s=settings.approval_timeout_s
+        )
         self._interactions = interactions or InteractionBroker(
-            JsonInteractionStore(settings.mcp_dir), manager.events, manager.deadlines, enabled=False
+            store, manager.events, manager.deadlines, instance=instance, cipher=cipher, enabled=False
         )
         self._interactions.cancel_call = manager.cancel
         self._interactions.retry_call = self._retry_interrupted_call
         self._capabilities = Capabilities(store, manager, self._approvals, self._interactions)
-        self.gateway_tokens = GatewayTokens(settings.mcp_dir, settings.gateway_token)
+        self.gateway_tokens = GatewayTokens(store, settings.gateway_token)
         """Tokens accepted at the gateway endpoint `/mcp` (R-7.1)."""
         broker = OAuthBroker(
             store=store, cipher=cipher, redactor=redactor, redirect_uri=settings.base_url + CALLBACK_PATH
@@ -176,41 +179,52 @@ class McpCenter:
         on_status: Callable[[ServerStatus], None] | None = None,
         elicitation: bool = True,
         hooks_for: Callable[[ConnectionSpec, str], SessionHooks] | None = None,
+        store: Store | None = None,
     ) -> AsyncGenerator[McpCenter]:
         """Open the data directory, start the connection manager, and reconnect enabled servers.
 
         Args:
             settings: Host settings.
             connect: Start-up rules (R-3.2): connect enabled `connect_on_startup` servers in the
-                background and watch servers.json for changes by other processes. False for
-                one-shot CLI commands (servers still connect lazily when used).
+                background and follow changes other processes commit (configuration, approvals,
+                cards). False for one-shot CLI commands (servers still connect lazily when used).
             on_status: Listener for server status changes (events for the UI).
             elicitation: Advertise elicitation and turn server questions into interaction cards
-                (R-6). False for one-shot CLI commands, which cannot show a form. Only one process
-                per data directory owns the cards; in any other, elicitation stays off.
+                (R-6), which every process on the data directory lists and answers (R-9.2). False
+                for one-shot CLI commands, which cannot wait for a form.
             hooks_for: Per-connection session hooks (elicitation, notifications) for long-lived
                 connections, replacing the interaction cards' elicitation callback (a test driver, a
                 gateway that routes elicitation to its own client); no cards are kept then.
+            store: The store to use instead of `JsonStore(settings.mcp_dir)` (another backend, or
+                one with a test disk).
         Raises:
-            SecretStoreError / StorageError: the key or the data files cannot be used.
+            SecretStoreError: the key cannot be used.
+            StorageError: the data files cannot be used: a damaged or truncated file, or one of a
+                newer schema (the message names the file and the fault; nothing is written).
         """
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         key = await anyio.to_thread.run_sync(load_or_create_key, settings.data_dir, settings.secret_key)
-        store = JsonStore(settings.mcp_dir)
-        await anyio.to_thread.run_sync(store.collect_orphans)
+        store = store or JsonStore(settings.mcp_dir)
+        await anyio.to_thread.run_sync(store.open)
+        await anyio.to_thread.run_sync(_collect_orphans, store)
+        instance = uuid.uuid4().hex
+        await anyio.to_thread.run_sync(store.join_instance, instance)
+        cipher = SecretCipher(key)
         # The caller's exception is re-raised after the task groups closed, unwrapped: anyio
         # would otherwise deliver it inside an ExceptionGroup.
         failure: BaseException | None = None
         events, deadlines = EventBus(), CallDeadlines()
         interactions = InteractionBroker(
-            JsonInteractionStore(settings.mcp_dir),
+            store,
             events,
             deadlines,
+            instance=instance,
+            cipher=cipher,
             timeout_s=settings.elicitation_timeout_s,
             enabled=elicitation and hooks_for is None,
         )
-        await interactions.start()
         try:
+            await interactions.start()
             async with (
                 ConnectionManager(
                     on_status=on_status,
@@ -220,9 +234,10 @@ class McpCenter:
                 ) as manager,
                 anyio.create_task_group() as tg,
             ):
-                center = cls(settings, store, SecretCipher(key), manager, interactions=interactions)
+                center = cls(settings, store, cipher, manager, instance=instance, interactions=interactions)
                 center._tg = tg
                 try:
+                    await center._approvals.start()
                     await center._reconcile_all()
                     if connect:
                         state = await center._read()
@@ -242,6 +257,7 @@ class McpCenter:
         finally:
             with anyio.CancelScope(shield=True):
                 await interactions.stop()
+            await anyio.to_thread.run_sync(store.leave_instance, instance)
         if failure is not None:
             raise failure
 
@@ -796,31 +812,39 @@ class McpCenter:
             name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor
         )
 
-    def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
-        """Pending approvals, oldest first (R-5.3); with `include_closed`, recent decided ones too.
+    async def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
+        """Pending approvals of every process on the data directory, oldest first (R-5.3, R-9.2);
+        with `include_closed`, recent decided ones too.
 
         Each: `{"id", "state", "tool", "server_id", "server_tool", "arguments", "hints",
         "effects": "write", "operation_id", "created_at", "expires_at", "decided_at"}`; `hints` are the
-        server's annotations, shown and never trusted.
-        """
-        return self._approvals.views(include_closed=include_closed)
+        server's annotations, shown and never trusted. A pending approval whose process is gone is
+        closed as `interrupted` first.
 
-    def get_approval(self, approval_id: str) -> dict[str, Any]:
+        Raises:
+            StorageError.
+        """
+        return await self._approvals.views(include_closed=include_closed)
+
+    async def get_approval(self, approval_id: str) -> dict[str, Any]:
         """One approval (pending or recently closed).
 
         Raises:
-            ApprovalNotFound.
+            ApprovalNotFound, StorageError.
         """
-        return self._approvals.get(approval_id)
+        return await self._approvals.get(approval_id)
 
-    def decide_approval(self, approval_id: str, decision: object) -> dict[str, Any]:
+    async def decide_approval(self, approval_id: str, decision: object) -> dict[str, Any]:
         """The user's decision on a pending approval: `"approve"` sends the call, `"deny"` refuses it.
+
+        The call may wait in any process on the data directory (a library script, the CLI): the
+        decision reaches it there.
 
         Raises:
             RequestInvalid (not approve/deny), ApprovalNotFound, ApprovalClosed (already decided,
-            expired or cancelled; `details.state`).
+            expired, cancelled or interrupted; `details.state`), StorageError (nothing decided).
         """
-        return self._approvals.decide(approval_id, decision)
+        return await self._approvals.decide(approval_id, decision)
 
     async def set_tool_policy(self, server_id: str, tool: str, policy: object, *, version: object) -> dict[str, Any]:
         """Set the approval policy of one tool: `ask` (default), `allow` or `deny` (R-5.3).
@@ -962,7 +986,7 @@ class McpCenter:
         HTTP server calls this before it stops accepting work, so callers get an explicit error
         instead of a dropped connection.
         """
-        self._approvals.interrupt_all()
+        await self._approvals.interrupt_all()
         await self._interactions.interrupt_all()
 
     async def _retry_interrupted_call(self, server_id: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -1158,7 +1182,7 @@ class McpCenter:
             except CenterError:
                 logger.exception("server.reconcile_failed", extra={"server_id": server_id})
                 spec = None
-            if spec is None and self._approvals.cancel_server(server_id):
+            if spec is None and await self._approvals.cancel_server(server_id):
                 # Approving them could only fail now: their cards go instead of waiting (R-5.3).
                 logger.info("approvals.cancelled_for_server", extra={"server_id": server_id})
             await self._manager.configure(server_id, spec)
@@ -1188,29 +1212,35 @@ class McpCenter:
                 self._tg.start_soon(self._connect_quietly, server_id)
 
     async def _watch_store(self) -> None:
-        last = await anyio.to_thread.run_sync(self._store.stamp)
-        while True:
-            await anyio.sleep(STORE_POLL_S)
-            stamp = await anyio.to_thread.run_sync(self._store.stamp)
-            if stamp != last:
-                last = stamp
+        """Follow what other processes commit (R-9.2): configuration (reconcile, and connect what
+        became runnable), approvals and cards (announce them on this host's event bus)."""
+        async with self._store.changes(["servers", "approvals", "interactions"]) as changes:
+            while True:
+                changed = await changes.next()
                 try:
-                    await self._reconcile_all()
+                    if "approvals" in changed:
+                        await self._approvals.sync()
+                    if "interactions" in changed:
+                        await self._interactions.sync()
+                    if "servers" in changed:
+                        await self._servers_changed()
                 except CenterError:
-                    logger.exception("server.reconcile_all_failed")
-                    continue
-                # R-3.2 for changes made by another process (the CLI enabled a server): a runnable
-                # connect_on_startup server that is not connected connects now, as at start-up.
-                state = await self._read()
-                for server_id in self._manager.configured():
-                    record = state.servers.get(server_id)
-                    if (
-                        record is not None
-                        and record.config.connect_on_startup
-                        and self._manager.status(server_id).state is ConnectionState.DISCONNECTED
-                        and self._tg is not None
-                    ):
-                        self._tg.start_soon(self._connect_quietly, server_id)
+                    logger.exception("store.change_failed", extra={"sections": sorted(changed)})
+
+    async def _servers_changed(self) -> None:
+        await self._reconcile_all()
+        # R-3.2 for changes made by another process (the CLI enabled a server): a runnable
+        # connect_on_startup server that is not connected connects now, as at start-up.
+        state = await self._read()
+        for server_id in self._manager.configured():
+            record = state.servers.get(server_id)
+            if (
+                record is not None
+                and record.config.connect_on_startup
+                and self._manager.status(server_id).state is ConnectionState.DISCONNECTED
+                and self._tg is not None
+            ):
+                self._tg.start_soon(self._connect_quietly, server_id)
 
     async def _runnable(self, server_id: str) -> ServerRecord:
         def run() -> ServerRecord:
@@ -1313,6 +1343,13 @@ def _warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
             if not entry.get("configured"):
                 warnings.append({"code": "SECRET_NOT_SET", "message": f"the secret '{name}' has no value yet"})
     return warnings
+
+
+def _collect_orphans(store: Store) -> None:
+    """Delete ciphertexts whose server no longer exists (R-1.5: deleting a server deletes its secrets)."""
+    with store.transaction() as state:
+        for sid in state.orphaned_secrets():
+            del state.secrets[sid]
 
 
 def _get(state: StoreState, server_id: str) -> ServerRecord:

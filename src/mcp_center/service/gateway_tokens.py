@@ -3,34 +3,39 @@
 Threat: the credential an MCP client keeps in its config file (Claude Code, Cursor) being the
 admin token, which can also reconfigure the host. A gateway token can only list and call what
 the user enabled, through the approval policy; it cannot change anything. Tokens are shown once
-when created and stored only as SHA-256 hashes (`<data>/mcp/gateway-tokens.json`, 0600, written
-atomically under a lock), so a stolen file does not yield a usable token. `MCP_CENTER_SERVE_GATEWAY_TOKEN`
-adds one more valid token for automation (never stored).
+when created and stored only as SHA-256 hashes (the store's `gateway_tokens` section,
+`<data>/mcp/gateway-tokens.json`, committed like every other change, R-9.1), so a stolen file does
+not yield a usable token. `MCP_CENTER_SERVE_GATEWAY_TOKEN` adds one more valid token for
+automation (never stored).
+
+Every gateway request checks its token: `identify` answers from a cache that is refreshed only
+when the section's stamp changed (`Store.stamp`, two `stat` calls), so a token revoked by another
+process (the CLI) is refused from its next request on.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets as _random
 import uuid
-from dataclasses import dataclass
+from collections.abc import Hashable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from mcp_center.errors import FieldError, NotFound, RequestInvalid, StorageError
-from mcp_center.store import FileLock, atomic_write
+from mcp_center.errors import FieldError, NotFound, RequestInvalid
+from mcp_center.store import GatewayTokenRecord, JsonStore, Store
 
 __all__ = ["ENV_TOKEN_ID", "GatewayTokenNotFound", "GatewayTokens", "TokenRecord"]
 
-TOKENS_FILE = "gateway-tokens.json"
 TOKEN_PREFIX = "mcpg_"  # noqa: S105 - a prefix, not a credential
 MAX_TOKENS = 100
 MAX_NAME_CHARS = 64
 ENV_TOKEN_ID = "env"  # noqa: S105 - an id, not a credential
 """The id `identify` gives `MCP_CENTER_SERVE_GATEWAY_TOKEN` (stored ids are 12 hex digits)."""
+
+TokenRecord = GatewayTokenRecord
+"""A gateway token as stored: never the token itself (`view()` is its API shape)."""
 
 
 class GatewayTokenNotFound(NotFound):
@@ -39,68 +44,37 @@ class GatewayTokenNotFound(NotFound):
     code = "GATEWAY_TOKEN_NOT_FOUND"
 
 
-@dataclass(frozen=True)
-class TokenRecord:
-    """A gateway token as stored: never the token itself."""
-
-    id: str
-    name: str
-    sha256: str
-    created_at: str
-
-    def view(self) -> dict[str, Any]:
-        """JSON shape for the API (no hash, no token)."""
-        return {"id": self.id, "name": self.name, "created_at": self.created_at}
-
-
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 class GatewayTokens:
-    """Create, list, revoke and verify gateway tokens.
+    """Create, list, revoke and verify gateway tokens. Methods are synchronous (store I/O).
 
     Args:
-        directory: `<data dir>/mcp`.
+        store: The host's store, or the `<data dir>/mcp` directory of one (the CLI).
         env_token: `MCP_CENTER_SERVE_GATEWAY_TOKEN`, accepted in addition to stored tokens, or None.
     """
 
-    def __init__(self, directory: Path, env_token: str | None = None) -> None:
-        self._path = directory / TOKENS_FILE
-        self._lock = FileLock(directory / ".gateway-tokens.lock")
+    def __init__(self, store: Store | Path, env_token: str | None = None) -> None:
+        self._store: Store = JsonStore(store) if isinstance(store, Path) else store
         self._env_hash = _hash(env_token) if env_token else None
-        self._cache: tuple[tuple[int, int] | None, list[TokenRecord]] = (None, [])
-
-    def _stamp(self) -> tuple[int, int] | None:
-        try:
-            info = self._path.stat()
-        except FileNotFoundError:
-            return None
-        return (info.st_mtime_ns, info.st_size)
-
-    def _load(self) -> list[TokenRecord]:
-        try:
-            doc = json.loads(self._path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return []
-        except (OSError, ValueError) as exc:
-            raise StorageError(f"{TOKENS_FILE} cannot be read ({exc}); fix or remove it") from None
-        return [TokenRecord(**item) for item in doc.get("tokens", [])]
-
-    def _save(self, records: list[TokenRecord]) -> None:
-        doc = {"schema_version": 1, "tokens": [r.__dict__ for r in records]}
-        atomic_write(self._path, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
+        self._cache: tuple[Hashable, list[TokenRecord]] | None = None
 
     def list(self) -> list[TokenRecord]:
-        """Stored tokens, oldest first."""
-        with self._lock.hold(shared=True):
-            return self._load()
+        """Stored tokens, oldest first.
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        return sorted(self._store.read().gateway_tokens.values(), key=lambda r: r.created_at)
 
     def create(self, name: object) -> tuple[TokenRecord, str]:
         """Create a token; returns `(record, token)`. The token is shown once and never again.
 
         Raises:
             RequestInvalid: the name is empty, too long, or there are already `MAX_TOKENS` tokens.
+            StorageError: the commit failed (no token was created).
         """
         clean = name.strip() if isinstance(name, str) else ""
         if not clean or len(clean) > MAX_NAME_CHARS or not clean.isprintable():
@@ -117,12 +91,11 @@ class GatewayTokens:
         record = TokenRecord(
             id=uuid.uuid4().hex[:12], name=clean, sha256=_hash(token), created_at=datetime.now(UTC).isoformat()
         )
-        with self._lock.hold():
-            records = self._load()
-            if len(records) >= MAX_TOKENS:
+        with self._store.transaction() as state:
+            if len(state.gateway_tokens) >= MAX_TOKENS:
                 raise RequestInvalid(f"at most {MAX_TOKENS} gateway tokens; revoke one first")
-            self._save([*records, record])
-            self._cache = (None, [])  # never trust the stamp for our own write (coarse mtime)
+            state.gateway_tokens[record.id] = record
+        self._cache = None
         return record, token
 
     def revoke(self, token_id: str) -> None:
@@ -130,15 +103,12 @@ class GatewayTokens:
         ends the sessions it opened (`GatewayEndpoint`).
 
         Raises:
-            GatewayTokenNotFound.
+            GatewayTokenNotFound; StorageError (the commit failed: the token still works).
         """
-        with self._lock.hold():
-            records = self._load()
-            kept = [r for r in records if r.id != token_id]
-            if len(kept) == len(records):
+        with self._store.transaction() as state:
+            if state.gateway_tokens.pop(token_id, None) is None:
                 raise GatewayTokenNotFound(f"no gateway token with id '{token_id}'", details={"id": token_id})
-            self._save(kept)
-            self._cache = (None, [])
+        self._cache = None
 
     def verify(self, presented: str | None) -> bool:
         """True when `presented` is a current gateway token (constant-time comparison of hashes)."""
@@ -164,8 +134,9 @@ class GatewayTokens:
         return any(record.id == token_id for record in self._current())
 
     def _current(self) -> list[TokenRecord]:
-        stamp = self._stamp()
-        if stamp != self._cache[0]:
-            with self._lock.hold(shared=True):
-                self._cache = (stamp, self._load())
-        return self._cache[1]
+        stamp = self._store.stamp("gateway_tokens")
+        cache = self._cache
+        if cache is None or cache[0] != stamp:
+            state = self._store.read_if_fresh() or self._store.read()
+            cache = self._cache = (stamp, list(state.gateway_tokens.values()))
+        return cache[1]

@@ -10,14 +10,23 @@ server's request with the answer; `decline` and `cancel` resume it with that act
 answering before `expires_at` sends `cancel`.
 
 URL mode is declined explicitly (R-6.2). The SDK advertises both modes whenever a callback is
-set (notes §5); every URL-mode request is answered `decline` and leaves a closed card saying so.
+set (docs/sdk-notes.md#elicitation); every URL-mode request is answered `decline` and leaves a closed card saying so.
 
-Restart (R-6.3): a card that is pending when the host stops cannot be resumed — the server's
+Every process (R-9.2): cards are a section of the shared store, so a card created during a
+library script's call is listed and answered in `serve`'s page and API. The process that takes
+the answer validates it against the card's schema; when the waiting server request lives in
+another process, the answer travels in the card, sealed with the host key (`answer`), and the
+waiting process — woken by the store's change feed — opens it, resumes the request and removes
+it. The state change is a compare-and-set in one store transaction, so two answers, or an answer
+and an expiry, never both win.
+
+Restart (R-6.3): a card that is pending when its process stops cannot be resumed — the server's
 request lived in a session that is gone. On a graceful stop, `interrupt_all()` marks such cards
 `interrupted` and fails their calls with `MCP_CALL_INTERRUPTED` ("not delivered") before the
 connections close (a call whose elicitation went to its caller's own client, through the
-gateway, fails the same way, with no card); after a crash, the next start finds them still
-`pending` from another run and marks them `interrupted`. An interrupted card is still listed; answering it says
+gateway, fails the same way, with no card); after a crash, whoever next looks finds them still
+`pending` from a run that is gone (`Store.instance_alive`) and marks them `interrupted`. An
+interrupted card is still listed; answering it says
 `MCP_INTERACTION_NOT_DELIVERED`; it offers a retry of the call (when its arguments were kept),
 which happens only when the user asks for it (`action: "retry"`), as a user-initiated call.
 
@@ -26,8 +35,9 @@ tracked call running on that server when it arrived, and pauses every call deadl
 connection. When all of a card's calls have ended (cancelled by operation id, caller gone), the
 card is `withdrawn` and the server gets `cancel`.
 
-Secrets: answers are never logged or stored — only the names of answered fields; values of
-fields that look like secrets (password, token, API key, ...) are registered with the redactor.
+Secrets: answers are never logged, and stored only sealed and only until delivered — afterwards
+only the names of answered fields; values of fields that look like secrets (password, token,
+API key, ...) are registered with the redactor in both processes.
 """
 
 from __future__ import annotations
@@ -57,14 +67,20 @@ from mcp_center.errors import (
     RequestInvalid,
 )
 from mcp_center.runtime import CallDeadlines, EventBus, SessionHooks
-from mcp_center.secrets import Redactor, default_redactor
+from mcp_center.secrets import Redactor, SecretCipher, default_redactor
 from mcp_center.service.forms import FormSchema, UnsupportedSchema
-from mcp_center.store import CallRef, InteractionRecord, InteractionState, InteractionStore, RetryState
+from mcp_center.store import CallRef, InteractionRecord, InteractionState, RetryState, Store, StoreState
 from mcp_center.transports import ConnectionSpec
 
 Elicitor = Callable[[types.ElicitRequestFormParams], Awaitable[types.ElicitResult]]
 """Asks the caller's own client instead of a card: the gateway passes one when its downstream
 client supports form elicitation (R-8.1)."""
+Sampler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Sends a server's `sampling/createMessage` params (JSON) to the caller's client and returns its
+result (JSON); the gateway passes one when its agent declared sampling (R-8.5). Raises
+`CenterError` when refused (the user's policy, an approval denied, the client's error)."""
+RootsLister = Callable[[], Awaitable[dict[str, Any]]]
+"""Asks the caller's client for `roots/list` and returns its result (JSON) (R-8.5)."""
 
 __all__ = [
     "DEFAULT_ELICITATION_TIMEOUT_S",
@@ -72,6 +88,8 @@ __all__ = [
     "Elicitor",
     "InteractionBroker",
     "RetryCall",
+    "RootsLister",
+    "Sampler",
 ]
 
 logger = logging.getLogger(__name__)
@@ -93,6 +111,8 @@ class _TrackedCall:
     ref: CallRef
     interrupted: bool = False
     elicitor: Elicitor | None = None
+    sampler: Sampler | None = None
+    roots: RootsLister | None = None
 
 
 @dataclass(eq=False)
@@ -117,12 +137,14 @@ def _kept_arguments(arguments: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 class InteractionBroker:
-    """Interaction cards of this host: created by servers, answered by users, durable across restarts.
+    """Interaction cards of every process on the store: created by servers, answered by users, durable.
 
     Args:
-        store: Where cards live (`JsonInteractionStore` over `<data dir>/mcp`).
+        store: Where cards live (the host's store, shared with every process on the data directory).
         events: Receives `interaction.created` / `interaction.closed` (`{"interaction": view}`).
         deadlines: The manager's call deadlines (paused while a card of the connection is pending).
+        instance: This process run's id (`Store.join_instance`), stored with its cards.
+        cipher: Seals an answer that travels to the process whose server request waits.
         cancel_call: Cancels a call by operation id (the manager's `cancel`).
         retry_call: Re-sends an interrupted call when the user asks for it.
         timeout_s: Seconds a card waits for an answer.
@@ -131,10 +153,12 @@ class InteractionBroker:
 
     def __init__(
         self,
-        store: InteractionStore,
+        store: Store,
         events: EventBus,
         deadlines: CallDeadlines,
         *,
+        instance: str,
+        cipher: SecretCipher,
         cancel_call: Callable[[str], bool] | None = None,
         retry_call: RetryCall | None = None,
         timeout_s: float = DEFAULT_ELICITATION_TIMEOUT_S,
@@ -144,53 +168,46 @@ class InteractionBroker:
         self._store = store
         self._events = events
         self._deadlines = deadlines
+        self._cipher = cipher
         self.cancel_call: Callable[[str], bool] = cancel_call or (lambda _operation_id: False)
         self.retry_call = retry_call
         self.timeout_s = timeout_s
         self._redactor = redactor
-        self._wanted = enabled
-        self.owner = False
-        self.instance = uuid.uuid4().hex
+        self.enabled = enabled
+        self.instance = instance
         self._calls: dict[str, dict[str, _TrackedCall]] = {}
         self._waiters: dict[str, _Waiter] = {}
         self._forwarded: dict[str, anyio.CancelScope] = {}
         """Operation id → the wait for its caller's client to answer a forwarded elicitation."""
+        self._seen: dict[str, tuple[object, ...]] = {}
+        """What each card was when this process last announced it (`_signature`, for `sync`)."""
         self._lock = anyio.Lock()
 
     # ----- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> int:
-        """Claim the cards (one process at a time) and mark cards of a previous run interrupted.
+        """Mark cards left pending by runs that are gone interrupted; remember what exists (no events).
 
         Returns:
-            How many pending cards of a previous run were marked interrupted (0 when not the owner).
+            How many cards were marked interrupted.
         """
-        if not self._wanted:
-            return 0
-        self.owner = await anyio.to_thread.run_sync(self._store.claim)
-        if not self.owner:
-            logger.warning("interactions.not_owner")
-            return 0
-        now = _now()
-
-        def recover() -> int:
-            with self._store.transaction() as records:
-                stale = [r for r in records.values() if r.state == "pending" and r.host_instance != self.instance]
-                for record in stale:
-                    records[record.id] = _interrupted(record, now, "mcp-center restarted while the card was pending")
-                return len(stale)
-
-        count = await anyio.to_thread.run_sync(recover)
-        if count:
-            logger.warning("interactions.interrupted_by_restart", extra={"count": count})
+        count = await self._close_orphans()
+        self._seen = {r.id: _signature(r) for r in (await self._read()).interactions.values()}
         return count
 
+    async def sync(self) -> None:
+        """Announce cards that other processes created or closed since the last look, and mark those
+        of runs that are gone. The host calls this when the store's cards changed."""
+        await self._close_orphans()
+        state = await self._read()
+        for record in state.interactions.values():
+            self._publish("interaction.created" if record.state == "pending" else "interaction.closed", record)
+        for gone in set(self._seen) - set(state.interactions):
+            del self._seen[gone]
+
     async def stop(self) -> None:
-        """Interrupt what is still pending (see `interrupt_all`) and give up ownership."""
+        """Interrupt what is still pending here (see `interrupt_all`)."""
         await self.interrupt_all()
-        if self.owner:
-            await anyio.to_thread.run_sync(self._store.release)
-            self.owner = False
 
     async def interrupt_all(self) -> int:
         """The host is stopping: mark every pending card of this run interrupted and fail its calls.
@@ -206,9 +223,8 @@ class InteractionBroker:
                 continue
             waiter.closed = True
             count += 1
-            record = await self._update(
-                interaction_id,
-                lambda r: _interrupted(r, _now(), "mcp-center stopped while the card was pending"),
+            record = await self._transition(
+                interaction_id, lambda r: _interrupted(r, _now(), "mcp-center stopped while the card was pending")
             )
             for op_id in waiter.operation_ids:
                 for calls in self._calls.values():
@@ -235,7 +251,7 @@ class InteractionBroker:
 
     def hooks_for(self, spec: ConnectionSpec, connection_id: str) -> SessionHooks:
         """Session hooks for a new connection: the elicitation callback (advertises elicitation)."""
-        if not self.owner:
+        if not self.enabled:
             return SessionHooks()
         server_id = spec.server_id
 
@@ -244,7 +260,64 @@ class InteractionBroker:
         ) -> types.ElicitResult | types.ErrorData:
             return await self._elicit(server_id, connection_id, params)
 
-        return SessionHooks(elicitation_callback=elicit)
+        async def sample(
+            context: ClientRequestContext, params: types.CreateMessageRequestParams
+        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+            asked = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return await self.sample(server_id, connection_id, asked)
+
+        async def list_roots(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+            return await self.list_roots(server_id, connection_id)
+
+        return SessionHooks(elicitation_callback=elicit, sampling_callback=sample, list_roots_callback=list_roots)
+
+    def _only_call(self, server_id: str) -> _TrackedCall | None:
+        """The one tracked call in flight on `server_id`, or None when there are none or several
+        (a server request does not say which call it belongs to, so only then is it unambiguous)."""
+        calls = self._calls.get(server_id, {})
+        return next(iter(calls.values())) if len(calls) == 1 else None
+
+    async def sample(
+        self, server_id: str, connection_id: str, params: dict[str, Any]
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        """A server's `sampling/createMessage`: to the agent of the one call in flight when it declared
+        sampling (the call's deadline pauses meanwhile), else refused at once (R-8.5)."""
+        call = self._only_call(server_id)
+        if call is None or call.sampler is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message="sampling is not available: only an agent whose client declared sampling can answer it, "
+                "during its own tool call",
+            )
+        try:
+            with self._deadlines.hold(connection_id), anyio.fail_after(self.timeout_s):
+                raw = await call.sampler(params)
+        except TimeoutError:
+            return types.ErrorData(code=types.INTERNAL_ERROR, message="the agent's client did not answer in time")
+        except CenterError as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
+        if isinstance(raw.get("content"), list):
+            return types.CreateMessageResultWithTools.model_validate(raw, by_name=False)
+        return types.CreateMessageResult.model_validate(raw, by_name=False)
+
+    async def list_roots(self, server_id: str, connection_id: str) -> types.ListRootsResult | types.ErrorData:
+        """A server's `roots/list`: to the agent of the one call in flight when it declared roots, else
+        refused at once (R-8.5)."""
+        call = self._only_call(server_id)
+        if call is None or call.roots is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message="roots are not available: only an agent whose client declared roots can answer, "
+                "during its own tool call",
+            )
+        try:
+            with self._deadlines.hold(connection_id), anyio.fail_after(self.timeout_s):
+                raw = await call.roots()
+        except TimeoutError:
+            return types.ErrorData(code=types.INTERNAL_ERROR, message="the agent's client did not answer in time")
+        except CenterError as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
+        return types.ListRootsResult.model_validate(raw, by_name=False)
 
     @asynccontextmanager
     async def tracking(
@@ -257,11 +330,15 @@ class InteractionBroker:
         caller: Literal["agent", "user"],
         exposed_name: str | None = None,
         elicitor: Elicitor | None = None,
+        sampler: Sampler | None = None,
+        roots: RootsLister | None = None,
     ) -> AsyncGenerator[None]:
         """Run a tool call as one a card may belong to.
 
         With an `elicitor`, a form-mode elicitation that can only belong to this call (it is the
-        only call in flight on the server) goes to the caller's client instead of becoming a card.
+        only call in flight on the server) goes to the caller's client instead of becoming a card;
+        `sampler` and `roots` do the same for `sampling/createMessage` and `roots/list`, which are
+        refused at once without them (R-8.5).
 
         Raises:
             CallInterrupted: instead of CallCancelled, when the host stopped while the call waited
@@ -275,7 +352,7 @@ class InteractionBroker:
             exposed_name=exposed_name,
             arguments=_kept_arguments(arguments),
         )
-        tracked = _TrackedCall(ref, elicitor=elicitor)
+        tracked = _TrackedCall(ref, elicitor=elicitor, sampler=sampler, roots=roots)
         calls = self._calls.setdefault(server_id, {})
         calls[operation_id] = tracked
         try:
@@ -298,7 +375,7 @@ class InteractionBroker:
     # ----- reads ----------------------------------------------------------------------------------
 
     async def views(self, *, state: str | None = None) -> list[dict[str, Any]]:
-        """Cards, newest first; `state` filters (`pending`, `interrupted`, ...).
+        """Cards of every process, newest first; `state` filters (`pending`, `interrupted`, ...).
 
         Raises:
             RequestInvalid: unknown state.
@@ -308,7 +385,8 @@ class InteractionBroker:
                 f"state: must be one of {', '.join(_STATES)}",
                 details={"errors": [{"field": "state", "code": "FIELD_INVALID", "message": "unknown state"}]},
             )
-        records = await anyio.to_thread.run_sync(self._store.read)
+        await self._close_orphans()
+        records = list((await self._read()).interactions.values())
         records.sort(key=lambda r: r.created_at, reverse=True)
         return [self._view(r) for r in records if state is None or r.state == state]
 
@@ -325,6 +403,8 @@ class InteractionBroker:
     async def answer(self, interaction_id: str, action: object, content: object = None) -> dict[str, Any]:
         """Answer a card: accept (with content), decline, cancel — or retry an interrupted call.
 
+        The card may belong to a call of any process on the data directory: the answer reaches it.
+
         Args:
             action: `accept`, `decline`, `cancel` (pending cards) or `retry` (interrupted cards).
             content: For accept: `{field: value}`; fields left out get the schema's defaults.
@@ -334,8 +414,10 @@ class InteractionBroker:
             RequestInvalid: unknown action, or content with an action other than accept.
             InteractionNotFound: no such card.
             ElicitationAnswerInvalid: the content breaks the requested schema (the card stays pending).
-            InteractionNotDelivered: the card was interrupted by a restart; nothing can reach the server.
+            InteractionNotDelivered: the card was interrupted by a restart (or its process is gone);
+                nothing can reach the server.
             InteractionClosed: the card is no longer pending (or its retry is not offered / was done).
+            StorageError: the answer could not be stored (the card stays pending).
         """
         if action not in _ACTIONS:
             raise RequestInvalid(
@@ -351,46 +433,69 @@ class InteractionBroker:
         if action == "retry":
             return await self._retry(record)
         if record.state == "interrupted":
-            raise InteractionNotDelivered(
-                "the server's request did not survive the restart of mcp-center; the answer cannot be delivered "
-                "and the call failed" + ("; you may retry the call" if record.retry.offered else ""),
-                details={"interaction_id": interaction_id, "state": record.state, "retry": record.retry.model_dump()},
-            )
+            raise self._not_delivered(record)
         waiter = self._waiters.get(interaction_id)
-        if record.state != "pending" or waiter is None or waiter.closed:
+        local = waiter is not None and not waiter.closed
+        if record.state != "pending" or (waiter is not None and waiter.closed):
             state = record.state if record.state != "pending" else "withdrawn"
             raise InteractionClosed(
                 f"interaction '{interaction_id}' is {state}; its request is no longer waiting",
                 details={"interaction_id": interaction_id, "state": state},
             )
-        result = self._result(waiter, str(action), content)
-        waiter.closed = True
+        form = waiter.form if waiter is not None else _form_of(record)
+        result = self._result(form, str(action), content)
         fields = sorted((result.content or {}).keys())
         state_map: dict[str, InteractionState] = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
         new_state = state_map[str(action)]
-        closed = await self._update(
+        sealed = None if local else self._seal(interaction_id, result)
+        if waiter is not None:
+            waiter.closed = True  # no expiry or withdrawal of this card here while the answer commits
+        closed = await self._transition(
             interaction_id,
-            lambda r: r.model_copy(update={"state": new_state, "closed_at": _now(), "answer_fields": fields}),
+            lambda r: r.model_copy(
+                update={"state": new_state, "closed_at": _now(), "answer_fields": fields, "answer": sealed}
+            ),
         )
-        waiter.result = result
-        waiter.done.set()
+        if closed is None:  # answered, expired or withdrawn meanwhile, here or in another process
+            if waiter is not None:
+                waiter.closed = False
+                await self._collect(interaction_id, waiter)  # an answer relayed from elsewhere won
+            current = await self._record(interaction_id)
+            if current.state == "interrupted":
+                raise self._not_delivered(current)
+            raise InteractionClosed(
+                f"interaction '{interaction_id}' is {current.state}; its request is no longer waiting",
+                details={"interaction_id": interaction_id, "state": current.state},
+            )
+        if waiter is not None:
+            waiter.result = result
+            waiter.done.set()
         logger.info(
             "interaction.answered",
-            extra={"interaction_id": interaction_id, "action": action, "fields": fields},
+            extra={"interaction_id": interaction_id, "action": action, "fields": fields, "relayed": not local},
         )
-        assert closed is not None
         self._publish("interaction.closed", closed)
         return {"interaction": self._view(closed)}
 
-    def _result(self, waiter: _Waiter, action: str, content: object) -> types.ElicitResult:
+    def _result(self, form: FormSchema, action: str, content: object) -> types.ElicitResult:
         if action != "accept":
             return types.ElicitResult(action="decline" if action == "decline" else "cancel")
-        answer = waiter.form.validate(content)
-        for name in waiter.form.secret_fields():
+        answer = form.validate(content)
+        self._redact_secret_fields(form, answer)
+        return types.ElicitResult(action="accept", content=answer)
+
+    def _redact_secret_fields(self, form: FormSchema, answer: Mapping[str, Any]) -> None:
+        for name in form.secret_fields():
             value = answer.get(name)
             if isinstance(value, str):
                 self._redactor.add(value)
-        return types.ElicitResult(action="accept", content=answer)
+
+    def _not_delivered(self, record: InteractionRecord) -> InteractionNotDelivered:
+        return InteractionNotDelivered(
+            "the server's request did not survive the restart of mcp-center; the answer cannot be delivered "
+            "and the call failed" + ("; you may retry the call" if record.retry.offered else ""),
+            details={"interaction_id": record.id, "state": record.state, "retry": record.retry.model_dump()},
+        )
 
     async def _retry(self, record: InteractionRecord) -> dict[str, Any]:
         call = next((c for c in record.calls if c.arguments is not None), None)
@@ -399,16 +504,20 @@ class InteractionBroker:
                 f"interaction '{record.id}' offers no retry",
                 details={"interaction_id": record.id, "state": record.state, "retry": record.retry.model_dump()},
             )
-        async with self._lock:  # one retry, even if the user double-clicks
-            current = await self._record(record.id)
-            if current.retry.done:
+        async with self._lock:  # one retry in this process, even if the user double-clicks
+
+            def claim(current: InteractionRecord) -> InteractionRecord | None:
+                if current.retry.done:  # another process (or click) re-sent it first
+                    return None
+                return current.model_copy(update={"retry": RetryState(offered=True, done=True, at=_now())})
+
+            claimed = await self._update(record.id, claim)
+            if claimed is None:
+                current = await self._record(record.id)
                 raise InteractionClosed(
                     f"the call of interaction '{record.id}' was already re-sent",
                     details={"interaction_id": record.id, "state": current.state, "retry": current.retry.model_dump()},
                 )
-            await self._update(
-                record.id, lambda r: r.model_copy(update={"retry": RetryState(offered=True, done=True, at=_now())})
-            )
         assert call.arguments is not None
         outcome = "unfinished"
         try:
@@ -489,23 +598,70 @@ class InteractionBroker:
                 extra={"interaction_id": record.id, "server_id": server_id, "calls": len(calls)},
             )
             with self._deadlines.hold(connection_id), anyio.move_on_after(self.timeout_s):
-                await waiter.done.wait()
+                await self._wait_for_answer(record.id, waiter)
         except BaseException:
             # The server withdrew its request, or the connection closed (its tasks are cancelled).
             await self._withdraw(record.id, waiter, "the server or its connection ended the request first")
             raise
         finally:
             self._waiters.pop(record.id, None)
-        if waiter.result is None:
-            if not waiter.closed:
+        if waiter.result is None and not waiter.closed:
+            expired = await self._transition(
+                record.id, lambda r: r.model_copy(update={"state": "expired", "closed_at": _now()})
+            )
+            if expired is not None:
                 waiter.closed = True
-                expired = await self._update(
-                    record.id, lambda r: r.model_copy(update={"state": "expired", "closed_at": _now()})
-                )
-                if expired is not None:
-                    self._publish("interaction.closed", expired)
+                self._publish("interaction.closed", expired)
+            else:  # answered in another process just before the expiry: that answer wins
+                await self._collect(record.id, waiter)
+        if waiter.result is None:
             return types.ElicitResult(action="cancel")
         return waiter.result
+
+    async def _wait_for_answer(self, interaction_id: str, waiter: _Waiter) -> None:
+        """Until `waiter.done`: answered here, or (seen through the change feed) in another process."""
+        async with self._store.changes(["interactions"]) as changes, anyio.create_task_group() as tg:
+
+            async def relayed() -> None:
+                while not await self._collect(interaction_id, waiter):
+                    await changes.next()
+
+            tg.start_soon(relayed)
+            await waiter.done.wait()
+            tg.cancel_scope.cancel()
+
+    async def _collect(self, interaction_id: str, waiter: _Waiter) -> bool:
+        """Take an answer another process stored for this card (open it, clear it). True when there was
+        one (`waiter` then holds the result to send)."""
+        if waiter.closed:
+            return True
+        record = (await self._read()).interactions.get(interaction_id)
+        if record is None or record.answer is None:
+            return False  # still pending, or closed here (whoever closed it sets the result)
+        result = self._open(interaction_id, record.answer, waiter.form)
+        delivered = await self._update(interaction_id, lambda r: r.model_copy(update={"answer": None}))
+        waiter.closed = True
+        waiter.result = result
+        waiter.done.set()
+        logger.info("interaction.relayed", extra={"interaction_id": interaction_id, "action": result.action})
+        if delivered is not None:
+            self._publish("interaction.closed", delivered)
+        return True
+
+    def _seal(self, interaction_id: str, result: types.ElicitResult) -> str:
+        plain = json.dumps({"action": result.action, "content": result.content}, ensure_ascii=False)
+        return self._cipher.seal(plain, associated_data=_answer_aad(interaction_id))
+
+    def _open(self, interaction_id: str, sealed: str, form: FormSchema) -> types.ElicitResult:
+        try:
+            doc = json.loads(self._cipher.open(sealed, associated_data=_answer_aad(interaction_id)))
+            result = types.ElicitResult.model_validate(doc)
+        except (CenterError, ValueError):
+            logger.warning("interaction.answer_unreadable", extra={"interaction_id": interaction_id})
+            return types.ElicitResult(action="cancel")
+        if result.content:
+            self._redact_secret_fields(form, result.content)
+        return result
 
     async def _declined(self, record: InteractionRecord, reason: str) -> None:
         closed = record.model_copy(update={"state": "declined", "closed_at": _now(), "reason": reason})
@@ -517,7 +673,7 @@ class InteractionBroker:
         if waiter.closed:
             return
         waiter.closed = True
-        record = await self._update(
+        record = await self._transition(
             interaction_id,
             lambda r: r.model_copy(update={"state": "withdrawn", "closed_at": _now(), "reason": reason}),
         )
@@ -537,38 +693,94 @@ class InteractionBroker:
 
     # ----- storage ----------------------------------------------------------------------------------
 
+    async def _read(self) -> StoreState:
+        return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
+
     async def _record(self, interaction_id: str) -> InteractionRecord:
-        records = await anyio.to_thread.run_sync(self._store.read)
-        for record in records:
-            if record.id == interaction_id:
-                return record
-        raise InteractionNotFound(
-            f"no interaction with id '{interaction_id}'", details={"interaction_id": interaction_id}
-        )
+        await self._close_orphans()
+        record = (await self._read()).interactions.get(interaction_id)
+        if record is None:
+            raise InteractionNotFound(
+                f"no interaction with id '{interaction_id}'", details={"interaction_id": interaction_id}
+            )
+        return record
+
+    def _alive(self, instance: str) -> bool:
+        return instance == self.instance or self._store.instance_alive(instance)
+
+    async def _close_orphans(self) -> int:
+        """Mark interrupted the cards whose process is gone: pending ones, and answered ones whose answer
+        never reached it (R-6.3). Returns how many."""
+
+        def orphaned(record: InteractionRecord) -> bool:
+            waiting = record.state == "pending" or (record.answer is not None and record.state != "interrupted")
+            return waiting and not self._alive(record.host_instance)
+
+        if not any(orphaned(r) for r in (await self._read()).interactions.values()):
+            return 0
+        now = _now()
+
+        def run() -> list[InteractionRecord]:
+            changed: list[InteractionRecord] = []
+            with self._store.transaction() as state:
+                for record in list(state.interactions.values()):
+                    if orphaned(record):
+                        updated = _interrupted(record, now, "the mcp-center process that asked stopped or crashed")
+                        state.interactions[record.id] = updated.model_copy(update={"answer": None})
+                        changed.append(state.interactions[record.id])
+            return changed
+
+        done: list[list[InteractionRecord]] = []
+        with anyio.CancelScope(shield=True):
+            done.append(await anyio.to_thread.run_sync(run))
+        changed = done[0]
+        if changed:
+            logger.warning("interactions.interrupted_by_gone_process", extra={"count": len(changed)})
+        for record in changed:
+            self._publish("interaction.closed", record)
+        return len(changed)
 
     async def _insert(self, record: InteractionRecord) -> None:
         def run() -> None:
-            with self._store.transaction() as records:
-                records[record.id] = record
+            with self._store.transaction() as state:
+                state.interactions[record.id] = record
 
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(run)
 
-    async def _update(
+    async def _transition(
         self, interaction_id: str, change: Callable[[InteractionRecord], InteractionRecord]
     ) -> InteractionRecord | None:
+        """Apply `change` only if the card is still pending (compare-and-set); the new record, or None."""
+        return await self._update(interaction_id, lambda r: change(r) if r.state == "pending" else None)
+
+    async def _update(
+        self, interaction_id: str, change: Callable[[InteractionRecord], InteractionRecord | None]
+    ) -> InteractionRecord | None:
+        """Replace a card by `change(card)` in one transaction (None from `change`: leave it); the new record."""
+
         def run() -> InteractionRecord | None:
-            with self._store.transaction() as records:
-                record = records.get(interaction_id)
+            with self._store.transaction() as state:
+                record = state.interactions.get(interaction_id)
                 if record is None:
                     return None
-                records[interaction_id] = change(record)
-                return records[interaction_id]
+                updated = change(record)
+                if updated is None:
+                    return None
+                state.interactions[interaction_id] = updated
+                return updated
 
+        result: list[InteractionRecord | None] = []
         with anyio.CancelScope(shield=True):  # a started store write always finishes
-            return await anyio.to_thread.run_sync(run)
+            result.append(await anyio.to_thread.run_sync(run))
+        return result[0]
 
     def _publish(self, event: str, record: InteractionRecord) -> None:
+        """Announce `record` unless this version of it was announced already (by `sync` or here)."""
+        signature = _signature(record)
+        if self._seen.get(record.id) == signature:
+            return
+        self._seen[record.id] = signature
         self._events.publish(event, interaction=self._view(record))
 
     def _view(self, record: InteractionRecord) -> dict[str, Any]:
@@ -579,7 +791,7 @@ class InteractionBroker:
             except UnsupportedSchema:
                 fields = []
         actions: list[str] = []
-        if record.state == "pending" and record.id in self._waiters:
+        if record.state == "pending" and (record.id in self._waiters or self._alive(record.host_instance)):
             actions = ["accept", "decline", "cancel"]
         elif record.state == "interrupted" and record.retry.offered and not record.retry.done:
             actions = ["retry"]
@@ -600,7 +812,7 @@ class InteractionBroker:
             "closed_at": record.closed_at.isoformat() if record.closed_at else None,
             "reason": record.reason,
             "answer_fields": record.answer_fields,
-            "delivered": record.state in {"accepted", "declined", "cancelled", "expired"},
+            "delivered": record.state in {"accepted", "declined", "cancelled", "expired"} and record.answer is None,
             "retry": record.retry.model_dump(mode="json"),
             "actions": actions,
         }
@@ -611,6 +823,27 @@ _STATES: tuple[str, ...] = ("pending", "accepted", "declined", "cancelled", "exp
 
 def _as_dict(schema: object) -> dict[str, Any] | None:
     return dict(schema) if isinstance(schema, dict) else None  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _signature(record: InteractionRecord) -> tuple[object, ...]:
+    """What a page shows of a card's progress: a change of any of these is announced."""
+    return (record.state, record.answer is None, record.retry.done, record.retry.outcome)
+
+
+def _answer_aad(interaction_id: str) -> str:
+    """The associated data of a relayed answer: it opens only as the answer of this card."""
+    return f"mcp-center/interaction-answer/v1/{interaction_id}"
+
+
+def _form_of(record: InteractionRecord) -> FormSchema:
+    """The form of a pending card created in another process (its schema was parsed when it was created)."""
+    try:
+        return FormSchema.parse(record.requested_schema)
+    except UnsupportedSchema:
+        raise InteractionClosed(
+            f"interaction '{record.id}' has no form that can be answered",
+            details={"interaction_id": record.id, "state": record.state},
+        ) from None
 
 
 def _interrupted(record: InteractionRecord, now: datetime, reason: str) -> InteractionRecord:

@@ -339,6 +339,7 @@ class OAuthService:
                     server=completion.server,
                     client=completion.client,
                     grant=(completion.refresh_token, completion.scope),
+                    access=(completion.access_token, completion.expires_at) if completion.access_token else None,
                 )
                 CredentialVault.purge(state, completion.server_id, keep=binding)
                 auth = config.auth

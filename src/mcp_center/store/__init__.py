@@ -1,27 +1,51 @@
-"""Persistence: server records, ciphertexts and interaction cards, crash-safe and shared between processes (R-1.2)."""
+"""Persistence: server records, ciphertexts, gateway tokens, cards and approvals — one atomic commit per
+change, shared safely between processes — and the one owner of a data directory (R-1.2, R-9.1, R-9.2).
 
-from mcp_center.store.files import FileLock, atomic_write
+The interface is `Store` (data) with the coordination Protocols of `store/coordination.py`
+(cross-process lock by key, change feed, presence of process runs) and `OwnerLock` of
+`store/owner.py`; `JsonStore` is the embedded backend over `<data dir>/mcp`.
+"""
+
+from mcp_center.store.approvals import MAX_CLOSED_APPROVALS, ApprovalRecord, ApprovalState
+from mcp_center.store.coordination import ChangeFeed, Changes, KeyedLocks, Presence
+from mcp_center.store.files import OS_DISK, Disk, FileLock, atomic_write
 from mcp_center.store.interactions import (
+    MAX_CLOSED_INTERACTIONS,
     CallRef,
     InteractionRecord,
     InteractionState,
-    InteractionStore,
-    JsonInteractionStore,
     RetryState,
 )
-from mcp_center.store.json_store import SCHEMA_VERSION, JsonStore, Store, StoreState
-from mcp_center.store.records import ServerRecord, TestError, TestResult
+from mcp_center.store.json_store import JsonStore, Store
+from mcp_center.store.owner import FileOwnerLock, OwnerLock, ServeOwner
+from mcp_center.store.records import GatewayTokenRecord, ServerRecord, TestError, TestResult
+from mcp_center.store.sections import FILES, SCHEMA_VERSION, SECTIONS, Section, StoreState
 
 __all__ = [
+    "FILES",
+    "MAX_CLOSED_APPROVALS",
+    "MAX_CLOSED_INTERACTIONS",
+    "OS_DISK",
     "SCHEMA_VERSION",
+    "SECTIONS",
+    "ApprovalRecord",
+    "ApprovalState",
     "CallRef",
+    "ChangeFeed",
+    "Changes",
+    "Disk",
     "FileLock",
+    "FileOwnerLock",
+    "GatewayTokenRecord",
     "InteractionRecord",
     "InteractionState",
-    "InteractionStore",
-    "JsonInteractionStore",
     "JsonStore",
+    "KeyedLocks",
+    "OwnerLock",
+    "Presence",
     "RetryState",
+    "Section",
+    "ServeOwner",
     "ServerRecord",
     "Store",
     "StoreState",

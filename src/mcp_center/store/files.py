@@ -1,10 +1,15 @@
-"""Crash-safe file primitives: atomic replace and an inter-process lock (R-1.2).
+"""Crash-safe file primitives: the disk seam, atomic replace, an inter-process lock, change stamps (R-1.2, R-9.1).
 
-Threat: a crash, power loss or a second mcp-center process (CLI beside `serve`) leaving a torn or
-interleaved servers.json. `atomic_write` writes a temp file in the same directory, fsyncs it,
-renames it over the target and fsyncs the directory, so a crash at any instant leaves the old or
-the new file. `FileLock` is an `fcntl.flock` on a lock file beside the data, held for the whole
-read-check-write of a transaction.
+Threat: a crash, power loss or a second mcp-center process (the CLI or a library script beside
+`serve`) leaving a torn or interleaved file. `atomic_write` writes a temp file in the same
+directory, fsyncs it, renames it over the target and fsyncs the directory, so a crash at any
+instant leaves the old or the new file. `FileLock` is an `fcntl.flock` on a lock file beside the
+data, held for the whole read-check-write of a transaction. Several files that must change
+together go through the store's journal (`store/journal.py`), which is built on these primitives.
+
+Every write the store makes goes through one `Disk` object: the seam where a test injects
+ENOSPC or EIO into the n-th write, fsync or rename of a commit (our own small fake; production
+uses `OS_DISK`). An `OSError` leaving `Disk` always names the file it was about.
 """
 
 from __future__ import annotations
@@ -12,42 +17,137 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 import threading
+import time
+import uuid
 from collections.abc import Generator
 from pathlib import Path
 
-__all__ = ["FileLock", "atomic_write"]
+__all__ = ["OS_DISK", "Disk", "FileLock", "Stamp", "atomic_write", "file_stamp"]
+
+Stamp = tuple[int, int, int] | None
+"""`(inode, mtime in ns, size)` of a file, None when it does not exist: a cheap change marker."""
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+def file_stamp(path: str | Path) -> Stamp:
+    """The `Stamp` of `path` (one `stat`; None when it does not exist)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+class Disk:
+    """The store's writes to the file system, one method per primitive (the fault-injection seam).
+
+    Every method raises `OSError` with `filename` set to the file concerned.
+    """
+
+    def write_new(self, path: Path, data: bytes, *, mode: int = 0o600, after_ns: int | None = None) -> None:
+        """Create `path` (it must not exist), write `data`, set `mode`, fsync it, close it.
+
+        Args:
+            after_ns: When given, the file's mtime is set above this value (ns), so that replacing
+                a file whose mtime is `after_ns` always changes its `Stamp`, even within one tick
+                of a coarse clock (see `JsonStore.read_if_fresh`).
+        """
+        fd = self.create(path, mode)
+        try:
+            self.write(fd, data, path)
+            os.fchmod(fd, mode)
+            if after_ns is not None:
+                mtime = max(time.time_ns(), after_ns + 1)
+                os.utime(fd, ns=(mtime, mtime))
+            self.fsync(fd, path)
+        finally:
+            os.close(fd)
+
+    def create(self, path: Path, mode: int) -> int:
+        """Create `path` exclusively for writing; return its descriptor."""
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+        except OSError as exc:
+            raise _named(exc, path) from None
+
+    def write(self, fd: int, data: bytes, path: Path) -> None:
+        """Write all of `data` to `fd` (which is `path`)."""
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError as exc:
+            raise _named(exc, path) from None
+
+    def fsync(self, fd: int, path: Path) -> None:
+        """Flush `fd` (which is `path`) to the disk."""
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            raise _named(exc, path) from None
+
+    def replace(self, source: Path, target: Path) -> None:
+        """Rename `source` over `target` atomically (same directory)."""
+        try:
+            os.replace(source, target)
+        except OSError as exc:
+            raise _named(exc, target) from None
+
+    def fsync_dir(self, directory: Path) -> None:
+        """Make the directory's entries (created, renamed, removed files) durable."""
+        try:
+            fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise _named(exc, directory) from None
+        try:
+            self.fsync(fd, directory)
+        finally:
+            os.close(fd)
+
+    def unlink(self, path: Path) -> None:
+        """Remove `path`; a missing file is not an error."""
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise _named(exc, path) from None
+
+
+OS_DISK = Disk()
+"""The real disk."""
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """`exc` with `filename` set to `path` when the OS did not set it (os.write, os.fsync)."""
+    if exc.filename is None:
+        return OSError(exc.errno, exc.strerror, str(path))
+    return exc
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int = 0o600, disk: Disk = OS_DISK) -> None:
     """Replace `path` with `data` atomically: temp file, fsync, rename, directory fsync.
 
+    For one file on its own; files that must change together use the store's journal.
+
     Raises:
-        OSError: the directory is not writable or the disk is full (the old file is untouched).
+        OSError: the directory is not writable or the disk is full (the old file is untouched;
+            `filename` names the file).
     """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
+        disk.write_new(temp, data, mode=mode)
+        disk.replace(temp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    disk.fsync_dir(path.parent)
 
 
 class FileLock:
-    """An exclusive lock shared by threads of this process and by other processes.
+    """An exclusive (or shared) lock across threads of this process and across processes.
 
     Args:
         path: The lock file (created with mode 0600 if missing; its content is unused).
@@ -57,12 +157,21 @@ class FileLock:
         self._path = path
         self._thread_lock = threading.Lock()
 
+    @property
+    def path(self) -> Path:
+        """The lock file."""
+        return self._path
+
     @contextlib.contextmanager
     def hold(self, *, shared: bool = False) -> Generator[None]:
-        """Hold the lock for the duration of the block (`shared=True` for readers)."""
+        """Hold the lock for the duration of the block (`shared=True` for readers).
+
+        Threads of one process are serialized by a thread lock first (readers included): the
+        `flock` itself belongs to an open file description, not to a thread.
+        """
         with self._thread_lock:
             self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
                 try:

@@ -1,108 +1,158 @@
-"""The file-backed store: `<data>/mcp/servers.json` and `<data>/mcp/secrets.json` (R-1.2, R-1.5).
+"""The store: its interface (`Store`) and the embedded backend over JSON files in `<data dir>/mcp` (R-1.2, R-9.1).
 
-servers.json holds plain configuration only; secrets.json holds ciphertexts keyed by internal id
-(never plaintext — the cipher is in `mcp_center.secrets`, this module never sees a key). Both are
-written with `atomic_write` under one `FileLock`, so a transaction that changes a server and its
-secrets is serialized against every other process and never leaves a torn file. Within a
-transaction the ciphertext file is written before servers.json: a crash in between can leave an
-orphaned ciphertext (removed by `collect_orphans`), never a server that points at a missing one
-it just added.
+What is stored where: see `store/sections.py` (servers.json stays a readable file of plain
+configuration; ciphertexts, gateway tokens, cards and approvals have their own files).
+
+**One change, one commit.** A transaction may change any sections together — a server and its
+secrets, a card and its answer, OAuth credentials and the binding they record. Every transaction
+of every process runs under ONE exclusive lock (`mcp/.lock`, an `flock`), reads the sections,
+lets the caller change them, and writes the changed files through the redo journal
+(`store/journal.py`): temps first, then the journal as the commit point, then the renames. So
+whatever a transaction acknowledged is complete after a SIGKILL at any instant (the next lock
+holder rolls the journal forward), whatever it refused — including ENOSPC or EIO on any write
+before the commit point — left the old files untouched, and a reader never sees half of a change.
+Readers take the same lock shared; they roll a leftover journal forward first (taking it
+exclusively for that).
+
+**Caching.** Each section is parsed once per version of its file: a reader keeps the parsed
+section with the file's stat stamp (inode, mtime ns, size) and parses again only when the stamp
+changed. Every commit gives the files it replaces a new inode and an mtime above the old one, so a
+stamp never repeats even within one tick of a coarse clock. `read_if_fresh()` answers from that
+cache with six `stat` calls and no lock, which is what the per-call hot paths use.
+
+**Start-up.** `open()` rolls a leftover journal forward, removes stray temps, and parses every
+section: a corrupt or truncated file, or one written by a newer schema, raises `StorageError`
+naming the file and the fault, and no file is ever rewritten before all of them parsed.
+
+Damaged data and I/O failures are logged (`store.file_damaged`, `store.io_failed`, with the file).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-from collections.abc import Generator
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Generator, Hashable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import ValidationError
+from mcp_center.store.coordination import (
+    DEFAULT_LOCK_TIMEOUT_S,
+    ChangeFeed,
+    Changes,
+    FileKeyedLocks,
+    FilePresence,
+    KeyedLocks,
+    PolledChanges,
+    Presence,
+)
+from mcp_center.store.files import OS_DISK, Disk, FileLock, Stamp, file_stamp
+from mcp_center.store.journal import Journal, storage_error
+from mcp_center.store.owner import FileOwnerLock, OwnerLock
+from mcp_center.store.sections import (
+    FILES,
+    SECTIONS,
+    Section,
+    StoreState,
+    dump_section,
+    parse_section,
+    prune_section,
+)
 
-from mcp_center.config import parse_server_config
-from mcp_center.errors import ConfigInvalid, StorageError
-from mcp_center.secrets import server_prefix
-from mcp_center.store.files import FileLock, atomic_write
-from mcp_center.store.records import ServerRecord
+__all__ = ["DEFAULT_POLL_S", "LOCK_FILE", "JsonStore", "Store"]
 
-__all__ = ["SCHEMA_VERSION", "JsonStore", "Store", "StoreState"]
-
-SCHEMA_VERSION = 1
-SERVERS_FILE = "servers.json"
-SECRETS_FILE = "secrets.json"
 LOCK_FILE = ".lock"
+DEFAULT_POLL_S = 0.1
+"""Seconds between checks of a `changes()` subscription (a few `stat` calls each)."""
 
 
-@dataclass
-class StoreState:
-    """A consistent view of the store; mutable inside a transaction, a private copy otherwise."""
+class Store(KeyedLocks, ChangeFeed, Presence, Protocol):
+    """The persistence seam: the embedded JSON files now, a database for several instances next.
 
-    servers: dict[str, ServerRecord] = field(default_factory=dict)
-    secrets: dict[str, str] = field(default_factory=dict)
-    """Internal secret id → ciphertext (`SecretCipher.seal` output)."""
-
-    def copy(self) -> StoreState:
-        """A shallow copy (records are frozen, so sharing them is safe)."""
-        return StoreState(dict(self.servers), dict(self.secrets))
-
-    def secret_ids_of(self, server_id: str) -> list[str]:
-        """Internal ids of every ciphertext belonging to `server_id`."""
-        prefixes = server_prefix(server_id)
-        return [sid for sid in self.secrets if sid.startswith(prefixes)]
-
-
-class Store(Protocol):
-    """Persistence seam: a database-backed store for multi-instance deployments implements this too.
-
-    Implementations are synchronous (called from a worker thread) and serialize transactions
-    across every process that shares the data.
+    Data (`read`, `read_if_fresh`, `transaction`, `stamp`) is synchronous: call it from a worker
+    thread, except `read_if_fresh` and `stamp`, which are cheap enough for the event loop.
+    Coordination (`lock`, `changes`, the presence of process runs) comes from the Protocols in
+    `store/coordination.py`, the owner of the data from `owner_lock()` (`store/owner.py`). Every
+    implementation serializes transactions across every process (or instance) that shares the data.
     """
 
+    def open(self) -> None:
+        """Check the store at start: complete or discard an interrupted commit, remove temps,
+        parse everything.
+
+        Raises:
+            StorageError: damaged or newer-schema data, naming the file and the fault (nothing written).
+        """
+        ...
+
     def read(self) -> StoreState:
-        """Return a consistent snapshot. Raises StorageError when the data cannot be read."""
+        """A consistent snapshot, private to the caller.
+
+        Raises:
+            StorageError: the data cannot be read or is damaged (`details.file`, `details.fault`).
+        """
+        ...
+
+    def read_if_fresh(self) -> StoreState | None:
+        """The snapshot of the last read or write when nothing changed since, without I/O beyond a
+        few `stat` calls; None when it may be stale (then call `read`)."""
         ...
 
     def transaction(self) -> contextlib.AbstractContextManager[StoreState]:
-        """Exclusive read-modify-write: mutate the yielded state; it is written when the block exits
-        without an exception and discarded otherwise. Raises StorageError on I/O failure."""
+        """Exclusive read-modify-write of the whole state: mutate the yielded state; every changed
+        section is committed together when the block exits without an exception, nothing otherwise.
+
+        Raises:
+            StorageError: the commit failed and nothing changed (`details.file` names the file).
+        """
         ...
 
-    def stamp(self) -> tuple[int, int, int] | None:
-        """A cheap change marker (e.g. inode, mtime, size) to notice writes by other processes."""
+    def stamp(self, *sections: Section) -> Hashable:
+        """A cheap marker that changes whenever one of `sections` (default: all) is committed."""
         ...
 
-    def read_if_fresh(self) -> StoreState | None:
-        """A snapshot without I/O when nothing changed since the last read or write, else None."""
+    def owner_lock(self) -> OwnerLock:
+        """The lock that makes one `serve` the owner of this data (R-9.2; `store/owner.py`)."""
         ...
+
+
+_Stamps = tuple[Stamp, ...]
 
 
 class JsonStore:
-    """`Store` over two JSON files in `directory` (normally `<data dir>/mcp`).
+    """`Store` over the section files in `directory` (normally `<data dir>/mcp`); see the module docstring.
 
     Args:
         directory: Created with mode 0700 if missing.
+        disk: The write primitives (tests pass a faulty one).
+        poll_s: Seconds between checks of a `changes()` subscription.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, disk: Disk = OS_DISK, poll_s: float = DEFAULT_POLL_S) -> None:
         self.directory = directory
-        self._servers_path = directory / SERVERS_FILE
-        self._secrets_path = directory / SECRETS_FILE
+        self._paths = {s: directory / FILES[s] for s in SECTIONS}
+        self._str_paths = {s: str(directory / FILES[s]) for s in SECTIONS}
+        self._path_strs = tuple(self._str_paths.values())
         self._lock = FileLock(directory / LOCK_FILE)
-        self._cache: tuple[_Stamps, StoreState] | None = None
+        self._journal = Journal(directory, disk)
+        self._journal_str = str(self._journal.path)
+        self._parsed: dict[Section, tuple[Stamp, dict[str, Any]]] = {}
+        self._snapshot: tuple[_Stamps, StoreState] | None = None
+        self._locks = FileKeyedLocks(directory)
+        self._presence = FilePresence(directory)
+        self._poll_s = poll_s
 
-    def _stamps(self) -> _Stamps:
-        return (_file_stamp(self._servers_path), _file_stamp(self._secrets_path))
+    # ----- data ------------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with self._lock.hold():
+            self._journal.recover()
+            self._parsed.clear()
+            self._snapshot = self._load()
 
     def read_if_fresh(self) -> StoreState | None:
-        """The last state read or written, if neither file changed since (two `stat` calls, no I/O).
-
-        Cheap enough for the event loop: callers on hot paths (every gateway call) try this first.
-        Files are replaced atomically, so a changed inode, mtime or size means another write.
-        """
-        cache = self._cache
-        if cache is not None and cache[0] == self._stamps():
-            return cache[1].copy()
+        snapshot = self._snapshot
+        if snapshot is not None and snapshot[0] == self._stamps():
+            return snapshot[1].copy()
         return None
 
     def read(self) -> StoreState:
@@ -110,130 +160,114 @@ class JsonStore:
         if fresh is not None:
             return fresh
         with self._lock.hold(shared=True):
-            stamps = self._stamps()
-            state = self._load()
-        self._cache = (stamps, state)
-        return state.copy()
+            snapshot = None if self._journal.pending() else self._load()
+            if snapshot is not None:
+                self._snapshot = snapshot
+        if snapshot is None:  # a crashed commit: complete it under the exclusive lock
+            with self._lock.hold():
+                self._recover_if_needed()
+                snapshot = self._snapshot = self._load()
+        return snapshot[1].copy()
 
     @contextlib.contextmanager
     def transaction(self) -> Generator[StoreState]:
         with self._lock.hold():
-            current = self._load()
+            self._recover_if_needed()
+            stamps, current = self._load()
             working = current.copy()
             yield working
+            changed: list[Section] = [s for s in SECTIONS if working.section(s) != current.section(s)]
+            if not changed:
+                self._snapshot = (stamps, current)
+                return
+            values = {s: prune_section(s, working.section(s)) for s in changed}
+            files = {FILES[s]: dump_section(s, values[s]) for s in changed}
+            old = dict(zip(SECTIONS, stamps, strict=False))
+            mtimes = {FILES[s]: stamp[1] for s in changed if (stamp := old[s]) is not None}
+            self._snapshot = None
             try:
-                if working.secrets != current.secrets:
-                    atomic_write(
-                        self._secrets_path, _dump({"schema_version": SCHEMA_VERSION, "secrets": working.secrets})
-                    )
-                if working.servers != current.servers:
-                    servers = [r.model_dump(mode="json") for r in sorted(working.servers.values(), key=lambda r: r.id)]
-                    atomic_write(self._servers_path, _dump({"schema_version": SCHEMA_VERSION, "servers": servers}))
-            except OSError as exc:
-                self._cache = None
-                raise StorageError(
-                    f"cannot write the data directory: {exc.strerror}", details={"file": exc.filename}
-                ) from None
-            self._cache = (self._stamps(), working.copy())
+                complete = self._journal.commit(files, mtimes=mtimes)
+            except BaseException:
+                for section in changed:
+                    self._parsed.pop(section, None)
+                raise
+            if not complete:  # committed; the next lock holder completes the renames
+                for section in changed:
+                    self._parsed.pop(section, None)
+                return
+            for section in changed:
+                self._parsed[section] = (file_stamp(self._paths[section]), values[section])
+            committed = current.copy()
+            for section in changed:
+                setattr(committed, section, dict(values[section]))
+            self._snapshot = (self._stamps(), committed)
 
-    def stamp(self) -> tuple[int, int, int] | None:
+    def stamp(self, *sections: Section) -> Hashable:
+        if len(sections) == 1:  # the hot paths: one section (gateway tokens, servers)
+            return (file_stamp(self._str_paths[sections[0]]), file_stamp(self._journal_str))
+        wanted = sections or SECTIONS
+        return (*(file_stamp(self._str_paths[s]) for s in wanted), file_stamp(self._journal_str))
+
+    # ----- coordination ----------------------------------------------------------------------------
+
+    def lock(
+        self, key: str, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._locks.lock(key, timeout_s=timeout_s)
+
+    @contextlib.asynccontextmanager
+    async def changes(self, sections: Iterable[Section] = SECTIONS) -> AsyncGenerator[Changes]:
+        yield PolledChanges(lambda s: file_stamp(self._str_paths[s]), sections, self._poll_s)
+
+    def join_instance(self, instance: str) -> None:
+        self._presence.join_instance(instance)
+
+    def leave_instance(self, instance: str) -> None:
+        self._presence.leave_instance(instance)
+
+    def instance_alive(self, instance: str) -> bool:
+        return self._presence.instance_alive(instance)
+
+    def owner_lock(self) -> OwnerLock:
+        """`FileOwnerLock` over the data directory (`<data dir>/serve.lock`, `serve.json`): the
+        parent of this store's directory."""
+        return FileOwnerLock(self.directory.parent)
+
+    # ----- internals -------------------------------------------------------------------------------
+
+    def _stamps(self) -> _Stamps:
+        stat = file_stamp
+        return (*(stat(p) for p in self._path_strs), stat(self._journal_str))
+
+    def _recover_if_needed(self) -> None:
+        """With the exclusive lock held: roll a crashed commit forward."""
+        if self._journal.pending():
+            self._journal.recover()
+            self._parsed.clear()
+
+    def _load(self) -> tuple[_Stamps, StoreState]:
+        """Every section, parsed again only where its file changed (lock held, no journal pending)."""
+        state = StoreState()
+        stamps: list[Stamp] = []
+        for section in SECTIONS:
+            path = self._paths[section]
+            stamp = file_stamp(path)
+            cached = self._parsed.get(section)
+            if cached is not None and cached[0] == stamp and stamp is not None:
+                value = cached[1]
+            else:
+                value = parse_section(section, path, self._read_bytes(path))
+                self._parsed[section] = (stamp, value)
+            setattr(state, section, dict(value))
+            stamps.append(stamp)
+        stamps.append(None)  # the journal: none while the lock is held and nothing is pending
+        return tuple(stamps), state
+
+    @staticmethod
+    def _read_bytes(path: Path) -> bytes | None:
         try:
-            info = self._servers_path.stat()
+            return path.read_bytes()
         except FileNotFoundError:
             return None
-        return (info.st_ino, info.st_mtime_ns, info.st_size)
-
-    def collect_orphans(self) -> int:
-        """Delete ciphertexts whose server no longer exists; return how many were removed."""
-        with self.transaction() as state:
-            orphans = [sid for sid in state.secrets if _server_of(sid) not in state.servers]
-            for sid in orphans:
-                del state.secrets[sid]
-            return len(orphans)
-
-    def _load(self) -> StoreState:
-        servers_doc = _read_json(self._servers_path)
-        secrets_doc = _read_json(self._secrets_path)
-        state = StoreState()
-        if servers_doc is not None:
-            _check_schema(self._servers_path, servers_doc)
-            raw_servers = servers_doc.get("servers", [])
-            if not isinstance(raw_servers, list):
-                raise StorageError(f"{SERVERS_FILE} is malformed: 'servers' is not a list")
-            for i, raw in enumerate(raw_servers):
-                try:
-                    record = ServerRecord.model_validate(raw)
-                except ValidationError as exc:
-                    raise StorageError(
-                        f"{SERVERS_FILE} entry {i} is invalid; fix or remove it",
-                        details={"entry": i, "errors": exc.errors(include_url=False, include_input=False)},
-                    ) from None
-                try:  # a hand-edited file must not bypass the R-1 rules (a shell string, plain http)
-                    parse_server_config(record.config.model_dump(mode="json"))
-                except ConfigInvalid as exc:
-                    raise StorageError(
-                        f"{SERVERS_FILE} entry {i} ('{record.id}') breaks a configuration rule ({exc.message}); "
-                        "fix or remove it",
-                        details={"entry": i, "server_id": record.id, "errors": exc.details.get("errors", [])},
-                    ) from None
-                if record.id in state.servers:
-                    # Keeping either copy would silently drop the other on the next write.
-                    raise StorageError(
-                        f"{SERVERS_FILE} entry {i} repeats server id '{record.id}'; fix or remove one of them",
-                        details={"entry": i, "server_id": record.id},
-                    )
-                state.servers[record.id] = record
-        if secrets_doc is not None:
-            _check_schema(self._secrets_path, secrets_doc)
-            raw_secrets = secrets_doc.get("secrets", {})
-            if not isinstance(raw_secrets, dict) or not all(isinstance(v, str) for v in raw_secrets.values()):
-                raise StorageError(f"{SECRETS_FILE} is malformed: 'secrets' is not a map of strings")
-            state.secrets = dict(raw_secrets)
-        return state
-
-
-_Stamp = tuple[int, int, int] | None
-_Stamps = tuple[_Stamp, _Stamp]
-
-
-def _file_stamp(path: Path) -> _Stamp:
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        return None
-    return (info.st_ino, info.st_mtime_ns, info.st_size)
-
-
-def _server_of(secret_id: str) -> str:
-    parts = secret_id.split(".")
-    return parts[2] if len(parts) >= 4 else ""
-
-
-def _dump(doc: dict[str, Any]) -> bytes:
-    return (json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise StorageError(f"cannot read {path.name}: {exc.strerror}") from None
-    try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise StorageError(f"{path.name} is not valid JSON ({exc}); restore it from a backup or remove it") from None
-    if not isinstance(doc, dict):
-        raise StorageError(f"{path.name} is malformed: not a JSON object")
-    return doc
-
-
-def _check_schema(path: Path, doc: dict[str, Any]) -> None:
-    version = doc.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise StorageError(f"{path.name} has no valid schema_version")
-    if version > SCHEMA_VERSION:
-        raise StorageError(
-            f"{path.name} was written by a newer mcp-center (schema {version}, this one reads {SCHEMA_VERSION})"
-        )
+        except OSError as exc:
+            raise storage_error(exc, doing="read") from None

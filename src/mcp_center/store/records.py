@@ -1,4 +1,4 @@
-"""What the store keeps per server: the configuration plus trust, test and enable state."""
+"""What the store keeps per server (configuration, trust, test and enable state) and per gateway token."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_center.config import ServerConfig
 
-__all__ = ["ServerRecord", "TestError", "TestResult"]
+__all__ = ["GatewayTokenRecord", "ServerRecord", "TestError", "TestResult"]
 
 
 class TestError(BaseModel):
@@ -61,3 +61,20 @@ class ServerRecord(BaseModel):
     def id(self) -> str:
         """The server id (same as `config.id`)."""
         return self.config.id
+
+
+class GatewayTokenRecord(BaseModel):
+    """A gateway token as stored in `gateway-tokens.json` (R-7.1): never the token itself, only its SHA-256."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    """12 hex digits."""
+    name: str
+    sha256: str
+    created_at: str
+    """ISO 8601, aware UTC."""
+
+    def view(self) -> dict[str, Any]:
+        """JSON shape for the API (no hash, no token)."""
+        return {"id": self.id, "name": self.name, "created_at": self.created_at}

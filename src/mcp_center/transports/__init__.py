@@ -1,28 +1,35 @@
 """Transports: a server configuration becomes an SDK `mcp.client.Transport`.
 
-stdio and legacy SSE are our own (see `../shared/notes/sdk-2.3.md` §3: the SDK ones hide the pid,
+stdio and legacy SSE are our own (see docs/sdk-notes.md#transports: the SDK ones hide the pid,
 leak grandchildren, or hang on a cross-origin endpoint); Streamable HTTP is the SDK's transport
-with our own `httpx2.AsyncClient` and a response hook for diagnostics.
+with our own `httpx2.AsyncClient` and a response hook for diagnostics. `guard` and `reaper` make
+sure no stdio server outlives the process that started it (R-9.3).
 """
 
-from mcp_center.transports.factory import STDERR_TAIL_LINES, TransportProbe, open_transport
+from mcp_center.transports.factory import MAX_MESSAGE_BYTES, STDERR_TAIL_LINES, TransportProbe, open_transport
+from mcp_center.transports.guard import PROCESS_GROUPS_FILE, ProcessGuard, TakeOver, process_guard
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same_origin
 from mcp_center.transports.stdio import StdioTransport, child_environment, host_path, resolve_command
 
 __all__ = [
+    "MAX_MESSAGE_BYTES",
+    "PROCESS_GROUPS_FILE",
     "STDERR_TAIL_LINES",
     "ConnectionSpec",
     "EndpointOriginMismatch",
     "HttpDiagnostics",
+    "ProcessGuard",
     "SseTransport",
     "StdioTransport",
+    "TakeOver",
     "TransportProbe",
     "build_http_client",
     "child_environment",
     "host_path",
     "open_transport",
+    "process_guard",
     "resolve_command",
     "same_origin",
 ]

@@ -13,7 +13,7 @@ from mcp.client import Transport
 from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
 from mcp_center.secrets import default_redactor
-from mcp_center.transports.clip import LIST_LIMITS, read_limits
+from mcp_center.transports.clip import LIST_LIMITS, ReadLimits, read_limits
 from mcp_center.transports.handshake import HandshakeNotes
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.spec import ConnectionSpec
@@ -55,6 +55,12 @@ class TransportProbe:
     target: str | None = None
     """Where the connection goes, for messages: the URL with its path, credential-looking query values
     redacted, never userinfo (`wording.display_url`)."""
+    http_client: httpx2.AsyncClient | None = None
+    """A Streamable HTTP connection's client (its auth, pool, response hook and read caps), for the
+    runtime's lean forwarding of gateway requests (R-8.3); None for other transports."""
+    read_limits: ReadLimits | None = None
+    """The read cap of the connection's answers (`clip.read_limits`), for readers outside the
+    transport (the lean forwarder's own HTTP/1.1 client); None for stdio."""
     noise_count: int = 0
     """stdout lines of a stdio server that were not JSON-RPC."""
     first_noise: str | None = None
@@ -126,10 +132,12 @@ async def open_transport(
     probe.http = HttpDiagnostics()
     probe.target = display_url(spec.url)
     probe.auth = spec.auth
+    probe.read_limits = limits
     async with build_http_client(
         spec.headers, probe.http, auth=spec.auth, read_limits=limits, list_limits=LIST_LIMITS
     ) as http_client:
         if spec.transport is TransportKind.STREAMABLE_HTTP:
+            probe.http_client = http_client
             yield streamable_http_transport(spec.url, http_client=http_client, max_sse_event_size=MAX_MESSAGE_BYTES)
         else:
             yield SseTransport(

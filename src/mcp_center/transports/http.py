@@ -7,7 +7,7 @@ the session expired — is captured by a response hook into `HttpDiagnostics`, w
 reads to attribute errors (R-3.1) and to re-initialize once on session expiry.
 
 Redirects: the client is built with `follow_redirects=False`; the SDK additionally refuses
-cross-origin redirects for MCP requests (notes §3.2).
+cross-origin redirects for MCP requests (docs/sdk-notes.md#streamable-http).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import anyio
@@ -26,13 +26,13 @@ from mcp_center.errors import ServerProtocolError
 from mcp_center.models import ErrorReason
 from mcp_center.transports.clip import ClipReport, JsonClipper, ReadLimits
 
-__all__ = ["HttpDiagnostics", "ResponseTooLarge", "build_http_client"]
+__all__ = ["HttpDiagnostics", "ResponseTooLarge", "build_http_client", "clip_body"]
 
 DEFAULT_TIMEOUT = httpx2.Timeout(connect=10.0, read=900.0, write=30.0, pool=30.0)
 """Seconds. `read` bounds silence on a response or SSE stream; calls have their own deadline.
 
 `read` is 15 minutes because a `tools/call` response stream is silent while the server waits for
-a human to answer an elicitation card (R-6.1, notes §5); it must outlast the card's expiry
+a human to answer an elicitation card (R-6.1, docs/sdk-notes.md#elicitation); it must outlast the card's expiry
 (10 minutes by default), or the call would fail while the user is still typing."""
 
 
@@ -107,6 +107,10 @@ class HttpDiagnostics:
         if response.status_code == 404 and request.headers.get("mcp-session-id"):
             self.session_expired = True
             self.expired.set()
+
+
+POOL_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=5.0)
+"""Connections to one server: at most 100 open, all of them kept alive for 5 s when idle."""
 
 
 class ResponseTooLarge(ServerProtocolError, httpx2.StreamError):
@@ -263,6 +267,40 @@ class _ClippedEvents(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
+def clip_body(
+    chunks: AsyncIterable[bytes], content_type: str, limits: ReadLimits, on_report: Callable[[ClipReport], None]
+) -> AsyncIterator[bytes]:
+    """A response body read through the read cap, for a reader that does not use `httpx2`.
+
+    The lean forwarder's own HTTP/1.1 client (`runtime/http1.py`) reads the same answers the SDK's
+    `httpx2` client would, so it clips them the same way (issue 14, item 2): an event stream per
+    event (`limits.for_events()`), any other body as one JSON message handed on at its end.
+
+    Args:
+        chunks: The body as it arrives (not compressed).
+        content_type: The response's `Content-Type`.
+        on_report: Receives what was cut, once per message.
+    """
+    inner = _Chunks(chunks)
+    if content_type.lower().startswith("text/event-stream"):
+        return _ClippedEvents(inner, limits.for_events(), on_report).__aiter__()
+    return _ClippedBody(inner, limits, on_report).__aiter__()
+
+
+class _Chunks(httpx2.AsyncByteStream):
+    """Any async iterable of bytes as an `httpx2.AsyncByteStream`."""
+
+    def __init__(self, chunks: AsyncIterable[bytes]) -> None:
+        self._chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._chunks:
+            yield chunk
+
+    async def aclose(self) -> None:
+        return None
+
+
 class _Decompressed(httpx2.AsyncByteStream):
     """A gzip or deflate body, decompressed as it streams (so the clipper bounds the decompressed bytes)."""
 
@@ -325,7 +363,10 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
     """
 
     def __init__(self, limits: ReadLimits | None, list_limits: ReadLimits | None, diagnostics: HttpDiagnostics) -> None:
-        self._inner = httpx2.AsyncHTTPTransport(trust_env=False)
+        # Keep as many idle connections as may be open: with httpx2's default (20 kept of 100), a
+        # burst of concurrent calls through the gateway closed and reopened a TCP connection for
+        # most requests (R-8.3).
+        self._inner = httpx2.AsyncHTTPTransport(trust_env=False, limits=POOL_LIMITS)
         self._limits = limits
         self._list_limits = list_limits or limits
         self._diagnostics = diagnostics

@@ -11,7 +11,7 @@ Threats it stops:
   `EndpointOriginMismatch` (SPEC R-3.10). Redirects are never followed, for the same reason.
 - **A hostile or broken endpoint that hangs the host.** The SDK's `mcp.client.sse.sse_client`
   logs a cross-origin endpoint and then blocks until a 300 s read timeout (see
-  `shared/notes/sdk-2.3.md` §3.3). Here every wait is bounded: no endpoint within
+  docs/sdk-notes.md#legacy-sse). Here every wait is bounded: no endpoint within
   `endpoint_timeout_s` raises `ServerTimeout`, an event larger than `max_event_bytes` closes the
   connection instead of growing a buffer, and when the event stream ends or breaks the read
   stream closes, so the session fails its pending requests promptly.

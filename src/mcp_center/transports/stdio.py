@@ -6,7 +6,11 @@ Threats this module stops:
   (`start_new_session=True`, so pid == pgid == sid). Closing always signals the whole group
   (SIGTERM, then SIGKILL), even when the leader already exited on stdin EOF, so a grandchild such
   as `sleep 300` that the server forked cannot outlive the connection. The SDK's `stdio_client`
-  signals the group only when the leader hangs, and leaks such grandchildren (notes sdk-2.3 §3.1).
+  signals the group only when the leader hangs, and leaks such grandchildren (docs/sdk-notes.md#stdio).
+- **Orphans of a dead host.** Every group is registered with this process's `ProcessGuard`
+  (`transports.guard`): its watchdog stops the group if this process dies without closing the
+  transport (SIGKILL, a crash), and `serve` records the group so that the next serve reaps it
+  even if the watchdog died too (R-9.3, docs/architecture.md#process-lifecycle).
 - **Shell interpretation.** argv goes to exec as a list and no shell ever sees it: `|`, `;`, `>`,
   `$(...)` are plain bytes of an argument, and `"npx foo | sh"` as a command is a file name that
   does not exist (spawn fails with `ServerUnreachable`, reason `spawn_failed`).
@@ -58,6 +62,8 @@ from mcp_center.errors import ServerProtocolError, ServerUnreachable
 from mcp_center.models import ErrorReason
 from mcp_center.secrets import REDACTED, Redactor
 from mcp_center.transports.clip import ClipReport, JsonClipper, ReadLimits, mark_clipped
+from mcp_center.transports.guard import ProcessGuard, process_guard
+from mcp_center.transports.reaper import GroupRef
 
 __all__ = [
     "INHERITED_ENV_VARS",
@@ -191,7 +197,7 @@ class StdioTransport:
     An async context manager yielding `(read_stream, write_stream)`, usable as
     `Client(StdioTransport(...), mode="legacy", cache=None)` or with `ClientSession(read, write)`.
     It is single-use (one process per instance) and must be entered and exited by the same task
-    (it owns an anyio task group; the connection actor does both, notes sdk-2.3 §0).
+    (it owns an anyio task group; the connection task does both, docs/sdk-notes.md#manager-shape).
 
     The read stream carries `SessionMessage`s. A line over the read cap is kept as a valid prefix
     (`clip.JsonClipper`) and a response among them carries `_meta["mcp-center/clipped"]`; when
@@ -224,6 +230,8 @@ class StdioTransport:
         read_limits: The read cap of answers (`clip.read_limits`); `list_limits` applies instead
             while a catalog request (`tools/list`, ...) is pending.
         max_stderr_line_bytes: Longest stderr or noise line passed to a callback, in bytes.
+        guard: Registers the server's process group so that it dies with this process even on
+            SIGKILL (R-9.3); None means the process-wide `process_guard()`.
 
     Attributes:
         pid: The leader's pid (== its pgid and sid), set once spawned.
@@ -250,6 +258,7 @@ class StdioTransport:
         redactor: Redactor | None = None,
         read_limits: ReadLimits | None = None,
         list_limits: ReadLimits | None = None,
+        guard: ProcessGuard | None = None,
     ) -> None:
         if isinstance(argv, str):
             raise TypeError("argv must be a sequence of arguments, not a string")
@@ -272,6 +281,8 @@ class StdioTransport:
         self._pending_lists: set[str] = set()
         self._max_stderr_line_bytes = max_stderr_line_bytes
         self._redactor = redactor
+        self._guard = guard if guard is not None else process_guard()
+        self._group: GroupRef | None = None
 
         self.pid: int | None = None
         self.returncode: int | None = None
@@ -356,6 +367,9 @@ class StdioTransport:
 
     async def _spawn(self) -> Process:
         process: Process | None = None
+        guard = self._guard
+        if guard.startable:  # the first server of this process: start its watchdog (once)
+            await anyio.to_thread.run_sync(guard.start)
         # Shielded: a cancellation inside open_process could otherwise strand a fresh child.
         with anyio.CancelScope(shield=True):
             try:
@@ -370,6 +384,10 @@ class StdioTransport:
                 )
             except OSError as exc:
                 raise _spawn_failure(self._argv[0], self._cwd, exc) from exc
+            # At once: from here the group dies with this process, however this process ends.
+            self._group = guard.adopt(process.pid)
+            if self._group is not None and guard.recording:
+                await anyio.to_thread.run_sync(guard.save)
         if process is None:  # pragma: no cover - a shielded scope swallows nothing
             raise RuntimeError("spawn was interrupted")
         self._process = process
@@ -559,7 +577,7 @@ class StdioTransport:
             with anyio.move_on_after(self._grace_s):
                 await process.wait()
         # 4. Always signal the group: a grandchild outlives a leader that exited on EOF.
-        await self._terminate_group(pgid)
+        gone = await self._terminate_group(pgid)
         # 5. Reap the leader; record its status.
         if process.returncode is None:
             with anyio.move_on_after(_REAP_TIMEOUT_S):
@@ -568,6 +586,11 @@ class StdioTransport:
             logger.error("stdio.leader_unreaped", extra={"pid": pgid})
         else:
             self._note_exit(process.returncode)
+        # The group is gone: the watchdog and the record forget it (one that resisted stays listed).
+        if gone and self._group is not None:
+            self._guard.release(self._group)
+            if self._guard.recording:
+                await anyio.to_thread.run_sync(self._guard.save)
         # 6. Let the pumps read to EOF (stderr's last words), then release the pipes.
         with anyio.move_on_after(_PIPE_DRAIN_S):
             await self._stderr_done.wait()
@@ -580,14 +603,21 @@ class StdioTransport:
                 if stream is not None:
                     await _aclose_quietly(stream)
 
-    async def _terminate_group(self, pgid: int) -> None:
-        """SIGTERM the group, wait `kill_timeout_s` for its live members, then SIGKILL."""
+    async def _terminate_group(self, pgid: int) -> bool:
+        """SIGTERM the group, wait `kill_timeout_s` for its live members, then SIGKILL.
+
+        Returns:
+            True when the group has no live member any more.
+        """
         if not _signal_group(pgid, signal.SIGTERM):
-            return
-        if not await _wait_group_gone(pgid, self._kill_timeout_s):
-            logger.warning("stdio.kill_escalated", extra={"pgid": pgid, "kill_timeout_s": self._kill_timeout_s})
-            if _signal_group(pgid, signal.SIGKILL) and not await _wait_group_gone(pgid, _REAP_TIMEOUT_S):
-                logger.error("stdio.group_survived", extra={"pgid": pgid})
+            return not await _group_alive(pgid)
+        if await _wait_group_gone(pgid, self._kill_timeout_s):
+            return True
+        logger.warning("stdio.kill_escalated", extra={"pgid": pgid, "kill_timeout_s": self._kill_timeout_s})
+        if _signal_group(pgid, signal.SIGKILL) and not await _wait_group_gone(pgid, _REAP_TIMEOUT_S):
+            logger.error("stdio.group_survived", extra={"pgid": pgid})
+            return False
+        return not await _group_alive(pgid)
 
 
 # -- helpers ---------------------------------------------------------------------------------------

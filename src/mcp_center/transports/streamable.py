@@ -48,7 +48,9 @@ __all__ = [
     "RESUME_BACKOFF",
     "STREAM_HEALTHY_S",
     "BoundedStreamableHTTPTransport",
+    "resumptions_exhausted",
     "streamable_http_transport",
+    "unanswered_error",
 ]
 
 logger = logging.getLogger(__name__)
@@ -168,30 +170,39 @@ class BoundedStreamableHTTPTransport(StreamableHTTPTransport):
                 )
             empty = 0 if brought_message else empty + 1
         logger.warning("http.resumption_gave_up", extra={"url": display_url(self.url), "attempts": empty})
-        await self._fail_request(
-            ctx,
-            request_id,
-            f"the server's event stream closed without the result; {empty} resumptions (GET "
-            f"{display_url(self.url)} with Last-Event-ID) in a row brought nothing, so mcp-center stopped waiting",
-            resumptions=empty,
-        )
+        await self._send_error(ctx, request_id, resumptions_exhausted(self.url, empty))
 
-    async def _fail_request(self, ctx: RequestContext, request_id: Any, message: str, **details: Any) -> None:
+    async def _fail_request(self, ctx: RequestContext, request_id: Any, message: str) -> None:
         """Resolve a request whose answer can never come with a typed error the runtime rebuilds."""
-        error = {
-            "code": "MCP_CONNECTION_LOST",
-            "message": message,
-            "details": {"reason": "closed", "url": display_url(self.url), **details},
-        }
-        reply = JSONRPCError(
-            jsonrpc="2.0",
-            id=request_id,
-            error=ErrorData(code=CONNECTION_CLOSED, message=message, data={ERROR_DATA_KEY: error}),
-        )
+        await self._send_error(ctx, request_id, unanswered_error(self.url, message))
+
+    async def _send_error(self, ctx: RequestContext, request_id: Any, error: ErrorData) -> None:
+        reply = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
         try:
             await ctx.read_stream_writer.send(SessionMessage(reply))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.debug("http.request_unresolvable", extra={"url": display_url(self.url)})
+
+
+def unanswered_error(url: str, message: str, **details: Any) -> ErrorData:
+    """The JSON-RPC error of a request whose answer can never come (`CONNECTION_CLOSED`), carrying the
+    typed `MCP_CONNECTION_LOST` error the runtime rebuilds from `data[ERROR_DATA_KEY]`."""
+    error = {
+        "code": "MCP_CONNECTION_LOST",
+        "message": message,
+        "details": {"reason": "closed", "url": display_url(url), **details},
+    }
+    return ErrorData(code=CONNECTION_CLOSED, message=message, data={ERROR_DATA_KEY: error})
+
+
+def resumptions_exhausted(url: str, empty: int) -> ErrorData:
+    """`unanswered_error` for a request whose stream `empty` resumptions in a row brought nothing (item 8)."""
+    return unanswered_error(
+        url,
+        f"the server's event stream closed without the result; {empty} resumptions (GET "
+        f"{display_url(url)} with Last-Event-ID) in a row brought nothing, so mcp-center stopped waiting",
+        resumptions=empty,
+    )
 
 
 @asynccontextmanager

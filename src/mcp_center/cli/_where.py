@@ -1,0 +1,40 @@
+"""Where a CLI command looked: the data directory and the serve that owns it, in words (R-9.2).
+
+A forgotten `--data-dir` (given to `serve`, not to the next command) used to pass silently; these
+phrases make every message that depends on the directory name it and say whether a live `serve`
+owns it (`store.running`).
+"""
+
+from __future__ import annotations
+
+from mcp_center.config import Settings
+from mcp_center.store.running import running_owner
+
+__all__ = ["data_dir_phrase", "serve_state", "unreachable_why"]
+
+
+def data_dir_phrase(settings: Settings) -> str:
+    """`/path (data directory)`, saying so when it does not exist."""
+    missing = "" if settings.data_dir.exists() else ", which does not exist"
+    return f"{settings.data_dir} (data directory{missing})"
+
+
+def serve_state(settings: Settings) -> str:
+    """Whether a live `serve` owns the data directory, in words (R-9.2)."""
+    owner = running_owner(settings.data_dir)
+    if owner is None:
+        return f"no mcp-center serve runs on {settings.data_dir}"
+    return f"mcp-center serve (pid {owner.pid}) runs on it at {owner.url or '(still starting)'}"
+
+
+def unreachable_why(settings: Settings, url: str | None) -> str:
+    """Why the running host was not reached, naming the data directory and whether a serve owns it (R-9.2)."""
+    if url:
+        return f"nothing answers at the --url given (the data directory is {settings.data_dir})"
+    owner = running_owner(settings.data_dir)
+    if owner is None:
+        return (
+            f"no mcp-center serve runs on the data directory {settings.data_dir} (this is the default address); "
+            f"start one with 'mcp-center serve --data-dir {settings.data_dir}', or pass --url"
+        )
+    return f"the serve of the data directory {settings.data_dir} (pid {owner.pid}) does not answer; pass --url"

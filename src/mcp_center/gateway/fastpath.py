@@ -1,0 +1,403 @@
+"""The gateway's lean path: the hot MCP methods served without the SDK's server stack (R-8.1, R-8.3).
+
+`endpoint.py` reads each POST body once and parses it once (orjson). A well-formed request for one
+of `LEAN_METHODS`, in a session this endpoint opened (2025-11-25 and earlier) or as a 2026-07-28
+sessionless request, is answered here: the policy and routing come from `Capabilities` (the same
+code the SDK path uses), the request goes to the server over the live session
+(`ConnectionManager.forward`: one POST on a Streamable HTTP session, the session's dispatcher
+otherwise; no typed model on either side), and the answer is written as one
+JSON body — or, as soon as something must be said before it (progress, a log line for the call, a
+question for the agent), as an SSE stream on the same POST response.
+
+What each guarantee relies on:
+- gateway token and session ownership: checked by the endpoint before anything here runs;
+- disabled and `deny` tools, `ask` approvals, revoked tokens: `Capabilities.forward_call`;
+- progress: the server's progress for our request id is re-sent under the agent's `progressToken`;
+- cancellation: an agent's `notifications/cancelled` for a lean request, or its closing the
+  response stream, cancels the call; the SDK dispatcher then sends `notifications/cancelled` on;
+- elicitation, sampling, roots (R-8.5): asked on this POST's stream as a request with our own id
+  (`mcp-center-N`); the endpoint routes the agent's answer back by that id. Only legacy sessions
+  whose agent declared the capability; otherwise elicitation becomes a card and the others are
+  refused at once;
+- redaction and result bounds: the runtime's tap and `bound_raw_result`;
+- errors: a JSON-RPC error from the server reaches the agent as that error (redacted); a refusal
+  of ours is an `isError` result naming the stable code; an unknown name is -32602.
+
+Everything else (initialize, GET streams, DELETE, notifications, malformed requests) goes to the
+SDK's session manager unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import anyio
+import mcp_types as types
+import orjson
+from mcp.shared.dispatcher import ProgressFnT
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.types import Message, Receive, Send
+
+from mcp_center.errors import AgentRequestFailed, CenterError, NotFound, ServerRequestFailed
+from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
+from mcp_center.runtime import Category
+from mcp_center.service import Elicitor, RootsLister, Sampler
+
+__all__ = ["LEAN_METHODS", "AgentLink", "LeanPath", "LeanRequest"]
+
+logger = logging.getLogger(__name__)
+
+LEAN_METHODS = frozenset(
+    {
+        "tools/list",
+        "tools/call",
+        "ping",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "completion/complete",
+        "logging/setLevel",
+    }
+)
+"""Request methods the lean path answers; anything else goes to the SDK."""
+
+_LISTS: dict[str, tuple[Category, str]] = {
+    "prompts/list": ("prompts", "prompts"),
+    "resources/list": ("resources", "resources"),
+    "resources/templates/list": ("resource_templates", "resourceTemplates"),
+}
+_FORWARDED = frozenset(
+    {"prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete"}
+)
+_CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
+"""2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
+_IDS = itertools.count(1)
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+@dataclass(eq=False)
+class AgentLink:
+    """What the lean path knows about one agent session (kept by the endpoint per session id).
+
+    Attributes:
+        server_id: The server this session is scoped to (`/mcp/{server_id}`), or None for all.
+        capabilities: The `capabilities` the agent's client declared in `initialize`.
+        calls: Our cancel scope per lean request id in flight (for `notifications/cancelled`).
+        waiting: Our requests to the agent (`mcp-center-N`) → where its answer goes.
+    """
+
+    server_id: str | None
+    capabilities: Mapping[str, Any]
+    calls: dict[object, anyio.CancelScope] = field(default_factory=dict[object, anyio.CancelScope])
+    waiting: dict[str, _Answer] = field(default_factory=dict[str, "_Answer"])
+
+    def answer(self, message: Mapping[str, Any]) -> bool:
+        """Route an agent's JSON-RPC response to the request of ours it answers; False if none waits."""
+        answer = self.waiting.pop(cast(str, message.get("id")), None) if isinstance(message.get("id"), str) else None
+        if answer is None:
+            return False
+        answer.message = message
+        answer.done.set()
+        return True
+
+    def end(self) -> None:
+        """The session ended (DELETE, revoked token, idle): cancel its lean requests, as the SDK
+        cancels its own, so nothing a revoked client asked for is sent afterwards."""
+        for scope in list(self.calls.values()):
+            scope.cancel()
+        for answer in list(self.waiting.values()):
+            answer.done.set()
+
+    def cancel(self, message: Mapping[str, Any]) -> bool:
+        """Apply an agent's `notifications/cancelled` to a lean request; False if it names none."""
+        params = message.get("params")
+        request_id = cast(Mapping[str, Any], params).get("requestId") if isinstance(params, Mapping) else None
+        scope = self.calls.get(_key(request_id))
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+
+@dataclass(eq=False)
+class _Answer:
+    done: anyio.Event = field(default_factory=anyio.Event)
+    message: Mapping[str, Any] | None = None
+
+
+@dataclass
+class LeanRequest:
+    """One parsed JSON-RPC request the endpoint hands to `LeanPath.serve`."""
+
+    message: dict[str, Any]
+    link: AgentLink
+    modern: bool
+    """A 2026-07-28 sessionless request: results carry `resultType` and `serverInfo`; no back-channel."""
+    caller_allowed: Callable[[], bool] | None = None
+
+
+def _key(request_id: object) -> object:
+    """Request ids as the agent may echo them: `7` and `"7"` are one request."""
+    return str(request_id) if isinstance(request_id, int | str) and not isinstance(request_id, bool) else request_id
+
+
+def is_lean(message: Mapping[str, Any]) -> bool:
+    """A well-formed request the lean path serves (anything doubtful is left to the SDK)."""
+    method = message.get("method")
+    request_id = message.get("id")
+    params = message.get("params", {})
+    if method not in LEAN_METHODS or message.get("jsonrpc") != "2.0" or not isinstance(params, dict):
+        return False
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return False
+    if method == "tools/call":
+        return isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict | None)
+    return True
+
+
+class _Reply:
+    """One POST's answer: a JSON body, or an SSE stream once a message must precede the result."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._streaming = False
+        self._done = False
+        self._lock = anyio.Lock()
+
+    async def event(self, message: Mapping[str, Any]) -> None:
+        """Send `message` before the result (switches the answer to SSE)."""
+        async with self._lock:
+            if self._done:
+                return
+            if not self._streaming:
+                self._streaming = True
+                await self._send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            await self._send(
+                {
+                    "type": "http.response.body",
+                    "body": b"event: message\ndata: " + orjson.dumps(message) + b"\n\n",
+                    "more_body": True,
+                }
+            )
+
+    async def finish(self, body: bytes | None) -> None:
+        """Send the final JSON-RPC message (`body`), or end the answer without one (a cancelled request)."""
+        async with self._lock:
+            if self._done:
+                return
+            self._done = True
+            if self._streaming:
+                chunk = b"event: message\ndata: " + body + b"\n\n" if body is not None else b""
+                await self._send({"type": "http.response.body", "body": chunk, "more_body": False})
+                return
+            if body is None:
+                await self._send({"type": "http.response.start", "status": 202, "headers": []})
+                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+            await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+            await self._send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _response(request_id: object, result: Mapping[str, Any]) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def _error(request_id: object, error: Mapping[str, Any]) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+class LeanPath:
+    """Serves `LEAN_METHODS` for the endpoint (see the module docstring).
+
+    Args:
+        gateway: The gateway (its host's `Capabilities`, and its SDK server's identity for 2026-07-28).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
+        self._capabilities = gateway.center.capabilities
+        self._server_info: dict[str, Any] = gateway.server.server_info_stamp
+
+    async def serve(self, request: LeanRequest, receive: Receive, send: Send) -> None:
+        """Answer one request; the HTTP response is complete when this returns."""
+        message = request.message
+        request_id = message["id"]
+        method: str = message["method"]
+        params: dict[str, Any] = message.get("params") or {}
+        reply = _Reply(send)
+        link = request.link
+        try:
+            if method == "tools/call":
+                body = await self._call(request, params, reply, receive)
+            elif method == "tools/list":
+                tools = await self._capabilities.gateway_tools_json(link.server_id)
+                if request.modern:
+                    body = _response(request_id, self._stamp({"tools": orjson.Fragment(tools)}, method))
+                else:
+                    body = b'{"jsonrpc":"2.0","id":' + orjson.dumps(request_id) + b',"result":{"tools":' + tools + b"}}"
+            elif method == "ping":
+                body = _response(request_id, self._stamp({}, method) if request.modern else {})
+            elif method in _LISTS:
+                category, key = _LISTS[method]
+                items = await self._capabilities.gateway_listing(category, link.server_id)
+                body = _response(request_id, self._finish({key: items}, request.modern, method))
+            else:
+                result = await self._capabilities.forward_request(method, params, server_id=link.server_id)
+                body = _response(request_id, self._finish(result, request.modern, method))
+        except ServerRequestFailed as exc:
+            body = _error(request_id, exc.rpc_error or to_mcp_error(exc).error.model_dump(exclude_none=True))
+        except CenterError as exc:
+            body = _error(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True))
+        except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
+            logger.exception("gateway.lean_request_failed", extra={"method": method})
+            body = _error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"})
+        await reply.finish(body)
+
+    def _stamp(self, result: dict[str, Any], method: str) -> dict[str, Any]:
+        """A 2026-07-28 result: `resultType`, the cache fields of a cacheable result, and the
+        `serverInfo` `_meta` stamp, as the SDK would add them."""
+        result.setdefault("resultType", "complete")
+        if method in _CACHEABLE:
+            result.setdefault("ttlMs", 0)
+            result.setdefault("cacheScope", "private")
+        meta = dict(result.get("_meta") or {})
+        meta.setdefault(types.SERVER_INFO_META_KEY, self._server_info)
+        result["_meta"] = meta
+        return result
+
+    def _finish(self, result: dict[str, Any], modern: bool, method: str) -> dict[str, Any]:
+        return self._stamp(dict(result), method) if modern else result
+
+    async def _call(
+        self, request: LeanRequest, params: dict[str, Any], reply: _Reply, receive: Receive
+    ) -> bytes | None:
+        """`tools/call` through the policy; returns the final message, or None when the agent cancelled it."""
+        request_id = request.message["id"]
+        link = request.link
+        meta = params.get("_meta")
+        meta = cast(dict[str, Any], meta) if isinstance(meta, dict) else {}
+        token = meta.get("progressToken")
+        progress: ProgressFnT | None = None
+        if token is not None:
+
+            async def report(progress: float, total: float | None, message: str | None) -> None:
+                note: dict[str, Any] = {"progressToken": token, "progress": progress}
+                if total is not None:
+                    note["total"] = total
+                if message is not None:
+                    note["message"] = message
+                await reply.event({"jsonrpc": "2.0", "method": "notifications/progress", "params": note})
+
+            progress = report
+        elicitor: Elicitor | None = None
+        sampler: Sampler | None = None
+        roots: RootsLister | None = None
+        caps = link.capabilities
+        if not request.modern:  # 2026-07-28 has no back-channel: cards and refusals instead
+            ask = self._asker(link, reply)
+
+            async def ask_form(question: types.ElicitRequestFormParams) -> types.ElicitResult:
+                asked = question.model_dump(mode="json", by_alias=True, exclude_none=True)
+                return types.ElicitResult.model_validate(await ask("elicitation/create", asked), by_name=False)
+
+            async def ask_sampling(question: dict[str, Any]) -> dict[str, Any]:
+                return await ask("sampling/createMessage", question)
+
+            async def ask_roots() -> dict[str, Any]:
+                return await ask("roots/list", {})
+
+            elicitor = ask_form if isinstance(caps.get("elicitation"), dict) else None
+            sampler = ask_sampling if isinstance(caps.get("sampling"), dict) else None
+            roots = ask_roots if isinstance(caps.get("roots"), dict) else None
+        outcome: list[bytes] = []
+        key = _key(request_id)
+        async with anyio.create_task_group() as tg:
+            link.calls[key] = tg.cancel_scope
+            tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
+            try:
+                result = await self._capabilities.forward_call(
+                    params["name"],
+                    params.get("arguments") or {},
+                    server_id=link.server_id,
+                    meta=meta,
+                    progress=progress,
+                    elicitor=elicitor,
+                    sampler=sampler,
+                    roots=roots,
+                    caller_allowed=request.caller_allowed,
+                )
+                outcome.append(_response(request_id, self._finish(result, request.modern, "tools/call")))
+            except ServerRequestFailed as exc:
+                if exc.rpc_error is not None:
+                    outcome.append(_error(request_id, exc.rpc_error))
+                else:
+                    outcome.append(
+                        _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
+                    )
+            except NotFound as exc:
+                outcome.append(_error(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True)))
+            except CenterError as exc:
+                outcome.append(
+                    _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
+                )
+            except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
+                logger.exception("gateway.lean_call_failed")
+                outcome.append(_error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"}))
+            finally:
+                link.calls.pop(key, None)
+                tg.cancel_scope.cancel()
+        return outcome[0] if outcome else None
+
+    def _asker(self, link: AgentLink, reply: _Reply) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
+        """Ask the agent a question on this POST's stream and wait for its answer (R-8.5)."""
+
+        async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            our_id = f"mcp-center-{next(_IDS)}"
+            answer = _Answer()
+            link.waiting[our_id] = answer
+            try:
+                await reply.event({"jsonrpc": "2.0", "id": our_id, "method": method, "params": params})
+                await answer.done.wait()
+            finally:
+                link.waiting.pop(our_id, None)
+            message = answer.message or {}
+            if "result" in message and isinstance(message["result"], dict):
+                return cast(dict[str, Any], message["result"])
+            error = message.get("error")
+            error = cast(dict[str, Any], error) if isinstance(error, dict) else {}
+            said = str(error.get("message"))[:200]
+            raise AgentRequestFailed(
+                f"the agent's client answered {method} with error {error.get('code')}: {said}",
+                details={"rpc_code": error.get("code"), "method": method},
+            )
+
+        return ask
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    """Cancel the call when the agent closes its request (2026-07-28 cancellation; a dropped POST)."""
+    while True:
+        message: Message = await receive()
+        if message["type"] == "http.disconnect":
+            logger.debug("gateway.agent_disconnected")
+            scope.cancel()
+            return
+
+
+def is_modern(version: str | None) -> bool:
+    """A 2026-07-28 (sessionless) protocol version."""
+    return version in MODERN_PROTOCOL_VERSIONS

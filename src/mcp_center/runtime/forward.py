@@ -1,0 +1,512 @@
+"""Lean forwarding of one JSON-RPC request on a live Streamable HTTP session (R-8.1, R-8.3).
+
+The gateway's hot path sends an agent's `tools/call` (and the other forwarded methods) to the
+server as it came. Through the SDK's client that costs a task per POST, three memory-stream hops,
+a pydantic model of every message and the dispatcher's bookkeeping; here it is one POST on the
+connection's own `httpx2.AsyncClient` (its auth, its connection pool, its diagnostics hook, its
+body bound), the answer parsed once (orjson), and nothing else.
+
+What it keeps, as the SDK session would:
+- the session: `Mcp-Session-Id` and `MCP-Protocol-Version` of the live session; a 404 for it is
+  "session expired" (`HttpDiagnostics`), which the manager answers by re-initializing once (R-3.10);
+- the answer as JSON or as an SSE stream; a stream that ends before the answer is resumed with
+  `Last-Event-ID`, as our SDK transport does (`transports/streamable.py`, issue 14 item 8): spaced by
+  `streamable.RESUME_BACKOFF` (the server's `retry` a minimum), given up with `MCP_CONNECTION_LOST`
+  after `streamable.RESUME_ATTEMPTS` resumptions in a row that brought no message (R-3.10);
+- what the server sends on that stream before the answer: progress for our request goes to the
+  caller; `notifications/message` and list changes go where the SDK session sends them (`on_log`,
+  `on_list_changed`); its requests (elicitation, sampling, roots, ping) are answered through the
+  connection's own callbacks and POSTed back (R-6.1, R-8.5);
+- cancellation: a caller that gives up (the agent cancelled, the deadline expired) sends
+  `notifications/cancelled` for the request (R-3.8);
+- the per-server log (R-3.11) and redaction of everything the server sends (R-1.5);
+- the read cap of answers (issue 14, item 2): `httpx2`'s transport clips what it reads, and
+  `Http1Client` answers go through the same clipper (`transports.http.clip_body`); what was cut
+  is reported in the result's `_meta["mcp-center/clipped"]`, as the SDK session's tap does.
+
+A server's JSON-RPC error is raised as the SDK raises it (`MCPError`), so the manager's
+attribution applies unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+import anyio
+import httpx2
+import mcp_types as types
+import orjson
+from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter, ValidationError
+
+from mcp_center.runtime.http1 import Http1Client, Http1Error, Http1Response
+from mcp_center.runtime.logbook import ServerLogbook
+from mcp_center.runtime.session import SessionHooks
+from mcp_center.secrets import default_redactor
+from mcp_center.transports import MAX_MESSAGE_BYTES, HttpDiagnostics, streamable
+from mcp_center.transports.clip import CLIPPED_META_KEY, ClipReport, ReadLimits
+from mcp_center.transports.http import clip_body
+
+__all__ = ["RawForwarder"]
+
+logger = logging.getLogger(__name__)
+
+DRAIN_S = 0.5
+"""Seconds to read a POST stream to its end after its answer (servers end it right after), so its
+connection goes back to the pool instead of being closed; a stream still open then is closed."""
+MAX_SSE_STREAM_BYTES = 16 * MAX_MESSAGE_BYTES
+"""Bytes one POST stream may carry in all (events before the answer included)."""
+CANCEL_SEND_TIMEOUT_S = 2.0
+"""Seconds to deliver `notifications/cancelled` for a request the caller gave up on."""
+_OUT = "client→server"
+_IN = "server→client"
+_ELICIT_PARAMS: TypeAdapter[types.ElicitRequestParams] = TypeAdapter(types.ElicitRequestParams)
+_IDS = itertools.count(1)
+_UNBOUNDED = 1 << 62
+"""Bytes of a clipped `Http1Client` answer read from the wire: the clipper bounds what is kept."""
+
+
+class RawForwarder:
+    """Forwards requests on one live Streamable HTTP session (built by the manager per connection).
+
+    Args:
+        client: The connection's HTTP client; `url` its MCP endpoint.
+        lite_headers: For an `http://` server without OAuth, its configured headers: requests then
+            go over `Http1Client` (`runtime/http1.py`) instead of `client`, and `diagnostics`
+            (the connection's `HttpDiagnostics`) is told about failed POSTs as `client`'s hook
+            would be.
+        session_id: Returns the session's current `Mcp-Session-Id` (None before one was assigned).
+        protocol_version: The negotiated version, sent as `MCP-Protocol-Version`.
+        session: The SDK session the callbacks in `hooks` expect in their context.
+        hooks: The connection's elicitation, sampling and roots callbacks.
+        on_log: Receives the server's `notifications/message` params.
+        on_list_changed: Receives the method of a `notifications/*/list_changed`.
+        read_limits: The connection's read cap (`clip.read_limits`), applied to `Http1Client`
+            answers; None reads them whole (up to `MAX_MESSAGE_BYTES`).
+    """
+
+    def __init__(
+        self,
+        *,
+        client: httpx2.AsyncClient,
+        url: str,
+        session_id: Callable[[], str | None],
+        protocol_version: str,
+        session: ClientSession,
+        hooks: SessionHooks,
+        logbook: ServerLogbook,
+        connection_id: str,
+        on_log: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]] | None = None,
+        on_list_changed: Callable[[str], None] | None = None,
+        diagnostics: HttpDiagnostics | None = None,
+        lite_headers: Mapping[str, str] | None = None,
+        read_limits: ReadLimits | None = None,
+    ) -> None:
+        self._limits = read_limits
+        self._client = client
+        self._diagnostics = diagnostics
+        self._lite = Http1Client(url, dict(lite_headers)) if lite_headers is not None else None
+        self._url = url
+        self._session_id = session_id
+        self._version = protocol_version
+        self._session = session
+        self._hooks = hooks
+        self._logbook = logbook
+        self._connection_id = connection_id
+        self._on_log = on_log
+        self._on_list_changed = on_list_changed
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        headers = {"accept": accept, "content-type": "application/json", "mcp-protocol-version": self._version}
+        session_id = self._session_id()
+        if session_id:
+            headers["mcp-session-id"] = session_id
+        return headers
+
+    async def request(
+        self, method: str, params: Mapping[str, Any] | None, *, progress: ProgressFnT | None = None
+    ) -> dict[str, Any]:
+        """Send `method` with `params` and return the server's `result` object.
+
+        Raises:
+            MCPError: the server's JSON-RPC error (redacted); INVALID_REQUEST for a 404 of our
+                session (the diagnostics say it expired); CONNECTION_CLOSED when the stream ended
+                without an answer and could not be resumed.
+            httpx2.HTTPError: the HTTP exchange failed.
+        """
+        request_id = f"mcpc-{next(_IDS)}"
+        out = dict(params or {})
+        if progress is not None:
+            out["_meta"] = {**cast(dict[str, Any], out.get("_meta") or {}), "progressToken": request_id}
+        body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": out})
+        self._logbook.request(self._connection_id, _OUT, request_id, method, len(body))
+        try:
+            message = await self._exchange(request_id, body, progress)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_SEND_TIMEOUT_S):
+                await self._cancelled(request_id)
+            raise
+        error = message.get("error")
+        if isinstance(error, dict):
+            error = cast(dict[str, Any], error)
+            raise MCPError(
+                code=int(error.get("code", types.INTERNAL_ERROR)),
+                message=str(error.get("message", "")),
+                data=error.get("data"),
+            )
+        result = message.get("result")
+        return cast(dict[str, Any], result) if isinstance(result, dict) else {}
+
+    async def _exchange(self, request_id: str, body: bytes, progress: ProgressFnT | None) -> dict[str, Any]:
+        """POST `body`, then (resuming if the stream ends early) return the JSON-RPC answer to `request_id`."""
+        stream = _Position()
+        clipped: list[ClipReport] = []
+        accept = self._headers("application/json, text/event-stream")
+        async with self._send("POST", accept, body, clipped.append) as response:
+            answer = await self._read(response, request_id, progress, stream)
+        empty = 0
+        while answer is None and stream.last_event_id is not None:
+            if empty >= streamable.RESUME_ATTEMPTS:
+                error = streamable.resumptions_exhausted(self._url, empty)
+                raise MCPError(code=error.code, message=error.message, data=error.data)
+            hint_s = stream.retry_ms / 1000 if stream.retry_ms is not None else None
+            await anyio.sleep(streamable.RESUME_BACKOFF.delay(empty + 1, hint_s=hint_s))
+            headers = {**self._headers("text/event-stream"), "last-event-id": stream.last_event_id}
+            messages = stream.messages
+            try:
+                async with self._send("GET", headers, on_clip=clipped.append) as response:
+                    if response.status_code < 300:
+                        answer = await self._read(response, request_id, progress, stream)
+            except httpx2.TransportError:
+                logger.debug("server.resumption_failed")
+            empty = 0 if stream.messages > messages else empty + 1
+        if answer is None:
+            raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
+        return self._marked(answer, request_id, clipped)
+
+    def _marked(self, answer: dict[str, Any], request_id: str, clipped: list[ClipReport]) -> dict[str, Any]:
+        """`answer` with what the read cap cut from it in its result's `_meta` (issue 14, item 2)."""
+        noted = self._diagnostics.clipped.pop(request_id, None) if self._diagnostics is not None else None
+        cut = [report for report in clipped if report.clipped]
+        report = cut[-1].to_dict() if cut else noted
+        result = answer.get("result")
+        if report is None or not isinstance(result, dict):
+            return answer
+        result = cast(dict[str, Any], result)
+        meta: object = result.get("_meta")
+        own = dict(cast(dict[str, Any], meta)) if isinstance(meta, dict) else {}
+        own[CLIPPED_META_KEY] = report
+        return {**answer, "result": {**result, "_meta": own}}
+
+    @asynccontextmanager
+    async def _send(
+        self,
+        method: str,
+        headers: dict[str, str],
+        body: bytes = b"",
+        on_clip: Callable[[ClipReport], None] | None = None,
+    ) -> AsyncGenerator[_Response]:
+        """One HTTP exchange, over `Http1Client` or the connection's `httpx2` client.
+
+        `on_clip` receives what the read cap cut from an `Http1Client` answer (the `httpx2` client's
+        transport notes it in the diagnostics instead).
+
+        Raises:
+            httpx2.TransportError: the exchange failed (`Http1Error` is raised as one, for attribution).
+        """
+        if self._lite is None:
+            async with self._client.stream(method, self._url, content=body or None, headers=headers) as response:
+                yield _Httpx2Response(response)
+            return
+        try:
+            async with self._lite.request(method, headers, body) as response:
+                if method == "POST" and self._diagnostics is not None:
+                    await self._note(response, headers)
+                if self._limits is None:
+                    yield response
+                else:
+                    yield _ClippedResponse(response, self._limits, on_clip or _ignore)
+        except Http1Error as exc:
+            cause = exc.__cause__
+            if isinstance(cause, OSError | TimeoutError) and "connect" in str(exc):
+                raise httpx2.ConnectError(str(exc)) from cause
+            raise httpx2.ReadError(str(exc)) from exc
+
+    async def _note(self, response: Http1Response, headers: dict[str, str]) -> None:
+        """Tell the connection's diagnostics about a POST as `httpx2`'s response hook would (R-3.1, R-3.10)."""
+        assert self._diagnostics is not None
+        if response.status_code < 400 and self._diagnostics.last_status is None:
+            return  # nothing to record and nothing to clear
+        request = httpx2.Request("POST", self._url, headers=headers)
+        await self._diagnostics.on_response(
+            httpx2.Response(response.status_code, headers=response.headers, request=request)
+        )
+
+    async def _read(
+        self,
+        response: _Response,
+        request_id: str,
+        progress: ProgressFnT | None,
+        stream: _Position,
+    ) -> dict[str, Any] | None:
+        """The answer to `request_id` in `response` (JSON or SSE), handling what comes before it; None
+        when an SSE stream ended without it (`stream` then says where to resume)."""
+        status = response.status_code
+        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if status == 404 and self._session_id() is not None:
+            raise MCPError(code=types.INVALID_REQUEST, message="Session terminated")
+        if content_type == "text/event-stream" and status < 300:
+            parser = _SseParser()
+            chunks = aiter(response.aiter_bytes(MAX_SSE_STREAM_BYTES))
+            async for chunk in chunks:
+                for event_id, retry, data in parser.feed(chunk):
+                    if event_id:
+                        stream.last_event_id = event_id
+                    if retry is not None:
+                        stream.retry_ms = retry
+                    if not data.strip():
+                        continue  # a priming event
+                    try:
+                        parsed: object = orjson.loads(data)
+                    except orjson.JSONDecodeError:
+                        logger.info("server.bad_sse_message")
+                        continue
+                    if not isinstance(parsed, dict):
+                        continue
+                    stream.messages += 1
+                    message = self._incoming(cast(dict[str, Any], parsed), len(data))
+                    if message.get("id") == request_id and "method" not in message:
+                        await _drain(chunks)
+                        return message
+                    await self._interim(message, request_id, progress)
+            return None
+        data = await response.aread(MAX_MESSAGE_BYTES)
+        try:
+            parsed = orjson.loads(data) if data else None
+        except orjson.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict) and ("result" in parsed or "error" in parsed):
+            return self._incoming(cast(dict[str, Any], parsed), len(data))
+        if status == 202:
+            raise MCPError(code=types.INTERNAL_ERROR, message="the server accepted a request without answering it")
+        raise MCPError(code=types.INTERNAL_ERROR, message=f"Server returned an error response (HTTP {status})")
+
+    def _incoming(self, message: dict[str, Any], size: int) -> dict[str, Any]:
+        """A message from the server, redacted (R-1.5) and logged (R-3.11)."""
+        if default_redactor.active:
+            message = cast(dict[str, Any], default_redactor.redact_values(message))
+        request_id = message.get("id")
+        method = message.get("method")
+        if isinstance(method, str):
+            if request_id is None:
+                self._logbook.notification(self._connection_id, _IN, method, size)
+            else:
+                self._logbook.request(self._connection_id, _IN, str(request_id), method, size)
+        elif request_id is not None:
+            error = message.get("error")
+            self._logbook.answer(
+                self._connection_id,
+                _IN,
+                str(request_id),
+                size,
+                cast(dict[str, Any], error) if isinstance(error, dict) else None,
+            )
+        return message
+
+    async def _interim(self, message: dict[str, Any], request_id: str, progress: ProgressFnT | None) -> None:
+        """A notification or request the server sent on our stream before its answer."""
+        method = message.get("method")
+        params = message.get("params")
+        params = cast(dict[str, Any], params) if isinstance(params, dict) else {}
+        if not isinstance(method, str):
+            return
+        if "id" in message:
+            await self._answer(message["id"], method, params)
+        elif method == "notifications/progress":
+            if progress is not None and params.get("progressToken") == request_id:
+                total = params.get("total")
+                text = params.get("message")
+                await progress(
+                    float(params.get("progress", 0)),
+                    float(total) if isinstance(total, int | float) else None,
+                    text if isinstance(text, str) else None,
+                )
+        elif method == "notifications/message":
+            if self._on_log is not None:
+                try:
+                    await self._on_log(types.LoggingMessageNotificationParams.model_validate(params, by_name=False))
+                except ValidationError:
+                    logger.info("server.bad_log_message")
+        elif method.endswith("/list_changed") and self._on_list_changed is not None:
+            self._on_list_changed(method)
+
+    async def _answer(self, server_request_id: object, method: str, params: dict[str, Any]) -> None:
+        """Answer a server's request through the connection's callbacks and POST the answer back."""
+        context = ClientRequestContext(session=self._session, request_id=cast(types.RequestId, server_request_id))
+        outcome: Any
+        try:
+            if method == "ping":
+                outcome = {}
+            elif method == "elicitation/create" and self._hooks.elicitation_callback is not None:
+                outcome = await self._hooks.elicitation_callback(context, _ELICIT_PARAMS.validate_python(params))
+            elif method == "sampling/createMessage" and self._hooks.sampling_callback is not None:
+                asked = types.CreateMessageRequestParams.model_validate(params, by_name=False)
+                outcome = await self._hooks.sampling_callback(context, asked)
+            elif method == "roots/list" and self._hooks.list_roots_callback is not None:
+                outcome = await self._hooks.list_roots_callback(context)
+            else:
+                outcome = types.ErrorData(code=types.METHOD_NOT_FOUND, message=f"{method} is not supported")
+        except ValidationError:
+            outcome = types.ErrorData(code=types.INVALID_PARAMS, message=f"invalid {method} params")
+        if isinstance(outcome, types.ErrorData):
+            reply: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": server_request_id,
+                "error": outcome.model_dump(exclude_none=True),
+            }
+        else:
+            result = (
+                outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
+                if not isinstance(outcome, dict)
+                else outcome
+            )
+            reply = {"jsonrpc": "2.0", "id": server_request_id, "result": result}
+        body = orjson.dumps(reply)
+        error = reply.get("error")
+        self._logbook.answer(self._connection_id, _OUT, str(server_request_id), len(body), error)
+        await self._post_notice(body)
+
+    async def _cancelled(self, request_id: str) -> None:
+        notice = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+        body = orjson.dumps(notice)
+        self._logbook.notification(self._connection_id, _OUT, "notifications/cancelled", len(body))
+        try:
+            await self._post_notice(body)
+        except httpx2.HTTPError:
+            logger.info("server.cancel_not_delivered")
+
+    async def _post_notice(self, body: bytes) -> None:
+        """POST a response or notification (the server answers 202)."""
+        async with self._send("POST", self._headers("application/json, text/event-stream"), body) as response:
+            await response.aread(MAX_MESSAGE_BYTES)
+
+    async def aclose(self) -> None:
+        """Close the idle connections of `Http1Client` (the `httpx2` client belongs to the transport)."""
+        if self._lite is not None:
+            await self._lite.aclose()
+
+
+class _Response(Protocol):
+    """What `_read` needs of a response, from `Http1Client` or `httpx2`."""
+
+    status_code: int
+    headers: Mapping[str, str]
+
+    def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]: ...
+
+    async def aread(self, limit: int) -> bytes: ...
+
+
+@dataclass
+class _Position:
+    """Where a request's event stream is: what to resume from, and how many messages it brought."""
+
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    messages: int = 0
+
+
+class _ClippedResponse:
+    """An `Http1Client` response read through the connection's read cap (`transports.http.clip_body`).
+
+    The limits of `aiter_bytes` and `aread` then count the bytes handed on, as for `httpx2`, whose
+    transport clips: the clipper bounds what is kept of however many bytes the server sends.
+    """
+
+    def __init__(self, response: Http1Response, limits: ReadLimits, on_clip: Callable[[ClipReport], None]) -> None:
+        self._response = response
+        self._limits = limits
+        self._on_clip = on_clip
+        self.status_code = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+
+    async def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]:
+        content_type = self.headers.get("content-type", "")
+        raw = self._response.aiter_bytes(_UNBOUNDED)
+        seen = 0
+        async for chunk in clip_body(raw, content_type, self._limits, self._on_clip):
+            seen += len(chunk)
+            if seen > limit:
+                raise Http1Error(f"the response is larger than {limit} bytes")
+            yield chunk
+
+    async def aread(self, limit: int) -> bytes:
+        return b"".join([chunk async for chunk in self.aiter_bytes(limit)])
+
+
+def _ignore(report: ClipReport) -> None:
+    del report
+
+
+class _Httpx2Response:
+    """An `httpx2` streamed response as a `_Response` (its transport bounds non-SSE bodies)."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self._response = response
+        self.status_code = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+
+    async def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._response.aiter_bytes():
+            seen += len(chunk)
+            if seen > limit:
+                raise httpx2.ReadError(f"the response is larger than {limit} bytes")
+            yield chunk
+
+    async def aread(self, limit: int) -> bytes:
+        del limit  # the connection's transport caps the body (`transports.http`)
+        return await self._response.aread()
+
+
+class _SseParser:
+    """Server-sent events from bytes: `(id, retry, data)` per event; `event:` names are not used."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, chunk: bytes) -> list[tuple[str, int | None, str]]:
+        self._buffer = (self._buffer + chunk).replace(b"\r\n", b"\n")
+        if len(self._buffer) > MAX_MESSAGE_BYTES:
+            raise httpx2.ReadError(f"a server-sent event is larger than {MAX_MESSAGE_BYTES} bytes")
+        *blocks, self._buffer = self._buffer.split(b"\n\n")
+        events: list[tuple[str, int | None, str]] = []
+        for block in blocks:
+            event_id = ""
+            retry: int | None = None
+            data: list[str] = []
+            for line in block.decode("utf-8", "replace").split("\n"):
+                name, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                if name == "data":
+                    data.append(value)
+                elif name == "id":
+                    event_id = value
+                elif name == "retry" and value.isdigit():
+                    retry = int(value)
+            events.append((event_id, retry, "\n".join(data)))
+        return events
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what is left of a POST stream (usually nothing) for at most `DRAIN_S` seconds."""
+    with anyio.move_on_after(DRAIN_S):
+        async for _chunk in chunks:
+            pass

@@ -1,0 +1,248 @@
+"""Coordination between the processes (and, later, the instances) that share one store (R-9.2, R-10.1).
+
+The store is shared: `serve`, the CLI and library scripts open the same data directory, and the
+next step puts several `serve` instances on one PostgreSQL database. Besides the data itself
+(`Store.read` / `transaction`) they need four primitives, each a small Protocol here so that a
+database backend implements the same seam (rows + LISTEN/NOTIFY + advisory locks):
+
+- `KeyedLocks` — a cross-process lock by key, for single-flight work that takes time and must not
+  run twice (an OAuth refresh with single-use refresh tokens). Files: an `flock` on
+  `.locks/<hash of key>`; PostgreSQL: `pg_advisory_lock(hashtext(key))` on a held connection.
+- `ChangeFeed` — "another process committed": a subscription that wakes when given sections
+  changed. Files: the sections' stat stamps, polled (a few `stat` calls every `poll_s`);
+  PostgreSQL: `LISTEN` on a channel the committing transaction `NOTIFY`s.
+- `Presence` — is the process run that created a pending approval or card still alive? Files: the
+  run holds an `flock` on `.instances/<id>` for its lifetime (the kernel drops it on SIGKILL, so a
+  crashed run is seen dead at once and a reused pid fools nobody); PostgreSQL: a session advisory
+  lock per instance, or a heartbeat row.
+- `OwnerLock` — one `serve` owns a data directory (R-9.2): `store/owner.py` (`FileOwnerLock`
+  over `<data dir>/serve.lock`); `Store.owner_lock()` hands it out. With PostgreSQL it becomes a
+  per-instance registration.
+
+Hot paths never wait on these: the per-call check "is my cached snapshot still current" is
+`Store.read_if_fresh()` / `Store.stamp()` (a few `stat` calls; a generation counter kept current by
+notifications in a database backend).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import logging
+import os
+import re
+import threading
+from collections.abc import AsyncGenerator, Callable, Hashable, Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+
+from mcp_center.errors import StorageError
+from mcp_center.store.sections import SECTIONS, Section
+
+__all__ = [
+    "ChangeFeed",
+    "Changes",
+    "FileKeyedLocks",
+    "FilePresence",
+    "KeyedLocks",
+    "PolledChanges",
+    "Presence",
+]
+
+logger = logging.getLogger(__name__)
+
+LOCKS_DIR = ".locks"
+INSTANCES_DIR = ".instances"
+DEFAULT_LOCK_TIMEOUT_S = 60.0
+"""Seconds `KeyedLocks.hold` waits before giving up (an OAuth refresh holds it for one HTTP round trip)."""
+_INSTANCE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class KeyedLocks(Protocol):
+    """A cross-process (cross-instance) lock per key: single flight for slow work."""
+
+    def lock(
+        self, key: str, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """Hold the lock named `key` for the block; other holders of the same key wait.
+
+        Tasks of one process exclude each other too. Cancelling a waiting task stops the wait.
+
+        Raises:
+            StorageError: not obtained within `timeout_s` seconds (`details.fault`: `lock_timeout`).
+        """
+        ...
+
+
+class Changes(Protocol):
+    """A subscription to committed changes (see `ChangeFeed`)."""
+
+    async def next(self) -> frozenset[Section]:
+        """Wait until a watched section changed since the subscription began or the last `next()`;
+        return which (several commits may be folded into one wake-up)."""
+        ...
+
+
+class ChangeFeed(Protocol):
+    """Wake-ups when any process commits a change to given sections."""
+
+    def changes(self, sections: Iterable[Section] = SECTIONS) -> contextlib.AbstractAsyncContextManager[Changes]:
+        """Subscribe to changes of `sections` for the duration of the block."""
+        ...
+
+
+class Presence(Protocol):
+    """Which process runs (instances) are alive: the owners of pending approvals and cards."""
+
+    def join_instance(self, instance: str) -> None:
+        """Announce this run as alive until `leave_instance` (or its death).
+
+        Args:
+            instance: A new, never reused id: 1-64 characters of `[A-Za-z0-9_-]`.
+        Raises:
+            ValueError: a malformed id, or one that is already alive.
+        """
+        ...
+
+    def leave_instance(self, instance: str) -> None:
+        """This run stops being alive (after it closed what it owned)."""
+        ...
+
+    def instance_alive(self, instance: str) -> bool:
+        """True while the run `instance` is alive (a malformed id is never alive)."""
+        ...
+
+
+class FileKeyedLocks:
+    """`KeyedLocks` over `flock` on `<directory>/.locks/<sha256 of key>`.
+
+    The wait polls a non-blocking `flock` (2 ms, doubling up to 50 ms), so it never occupies a
+    thread and a cancelled waiter simply stops.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self._dir = directory / LOCKS_DIR
+
+    @contextlib.asynccontextmanager
+    async def lock(self, key: str, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> AsyncGenerator[None]:
+        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = self._dir / (hashlib.sha256(key.encode("utf-8")).hexdigest()[:32] + ".lock")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            delay = 0.002
+            with anyio.move_on_after(timeout_s) as waiting:
+                while not _try_flock(fd, fcntl.LOCK_EX):
+                    await anyio.sleep(delay)
+                    delay = min(delay * 2, 0.05)
+            if waiting.cancelled_caught:
+                logger.warning("store.lock_timeout", extra={"lock": key, "timeout_s": timeout_s})
+                raise StorageError(
+                    f"another process held the lock '{key}' for more than {timeout_s:g} s",
+                    details={"file": str(path), "fault": "lock_timeout", "lock": key},
+                )
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+def _try_flock(fd: int, kind: int) -> bool:
+    try:
+        fcntl.flock(fd, kind | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            return False
+        raise
+    return True
+
+
+class FilePresence:
+    """`Presence` over `flock` on `<directory>/.instances/<instance>`: held by the live run.
+
+    A run that dies (even by SIGKILL) loses its lock with its last file descriptor, so `alive` is
+    exact, immediate and immune to pid reuse. Runs in one process exclude each other too (an `flock`
+    belongs to an open file description), so two hosts in one test process see each other.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self._dir = directory / INSTANCES_DIR
+        self._held: dict[str, int] = {}
+        self._guard = threading.Lock()
+
+    def join_instance(self, instance: str) -> None:
+        if not _INSTANCE_ID.fullmatch(instance):
+            raise ValueError("instance ids are 1-64 characters of [A-Za-z0-9_-]")
+        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self._dir / instance, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        if not _try_flock(fd, fcntl.LOCK_EX):
+            os.close(fd)
+            raise ValueError(f"instance '{instance}' is already alive")
+        with self._guard:
+            self._held[instance] = fd
+
+    def leave_instance(self, instance: str) -> None:
+        with self._guard:
+            fd = self._held.pop(instance, None)
+        if fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(self._dir / instance)
+        os.close(fd)  # closing the last descriptor releases the flock
+
+    def instance_alive(self, instance: str) -> bool:
+        if instance in self._held:
+            return True
+        if not _INSTANCE_ID.fullmatch(instance):
+            return False
+        path = self._dir / instance
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return False
+        try:
+            if not _try_flock(fd, fcntl.LOCK_SH):
+                return True
+            with contextlib.suppress(OSError):  # its run is gone: tidy up (instance ids are never reused)
+                os.unlink(path)
+            return False
+        finally:
+            os.close(fd)
+
+
+class PolledChanges:
+    """`Changes` for a file store: polls `stamp_of(section)` of the watched sections every `poll_s` seconds.
+
+    Args:
+        stamp_of: A section's change marker (its file's stat stamp).
+        sections: The sections to watch.
+        poll_s: Seconds between polls (a few `stat` calls each).
+    """
+
+    def __init__(self, stamp_of: Callable[[Section], Hashable], sections: Iterable[Section], poll_s: float) -> None:
+        self._stamp_of = stamp_of
+        self._sections = tuple(sections)
+        self._poll_s = poll_s
+        self._last: dict[Section, Any] = {s: stamp_of(s) for s in self._sections}
+
+    async def next(self) -> frozenset[Section]:
+        while True:
+            changed = self.poll()
+            if changed:
+                return changed
+            await anyio.sleep(self._poll_s)
+
+    def poll(self) -> frozenset[Section]:
+        """The watched sections changed since the last poll (no wait)."""
+        changed: set[Section] = set()
+        for section in self._sections:
+            stamp = self._stamp_of(section)
+            if stamp != self._last[section]:
+                self._last[section] = stamp
+                changed.add(section)
+        return frozenset(changed)

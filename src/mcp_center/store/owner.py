@@ -1,0 +1,323 @@
+"""One owner per data directory: the `mcp-center serve` that runs on it (R-9.2).
+
+Threat: two `serve` processes on one data directory. Both would run every enabled stdio server
+(two copies of each), both would claim to be "the" host in `serve.json`, and whichever stopped
+first would delete the other's record, after which `mcp-center approvals` and `export --gateway`
+found no host or the wrong one. Here the first `serve` claims the directory and every later one
+is refused with `DataDirInUse` (`SERVE_DATA_DIR_IN_USE`) naming the owner's pid and URL, before it
+touches anything. CLI commands are not owners: they still read and write configuration beside a
+running serve (the store's own file lock makes that safe, R-1.2).
+
+`OwnerLock` is the seam (the store's interface for "who runs this data"): claim it with the
+owner's facts, announce the URL once it listens, release it at the end, and ask who owns it now.
+`FileOwnerLock` implements it for a data directory on a local disk:
+
+- `<data dir>/serve.lock` carries an exclusive `flock`, taken without waiting and held by the
+  owning process for its whole life. The kernel drops it when that process ends in any way,
+  SIGKILL included, so the lock of a dead serve is simply taken over: no stale-lock guessing.
+- `<data dir>/serve.json` is the owner's record `{"pid", "url", "instance", "started_at",
+  "start_ticks"}`, written atomically when the lock is claimed (`url` null until the socket is
+  bound) and again when the URL is announced. A crashed serve's record is replaced by the next
+  claim; otherwise only its writer removes it (`release` checks the `instance` it wrote).
+- Readers never take the lock (a reader holding it for an instant would make a starting serve
+  fail its claim). They trust the record only while its pid is alive *and* started at the
+  recorded time (`/proc/<pid>/stat`), so a pid reused by another program is never taken for a
+  serve.
+
+A database-backed store (several instances sharing one database) implements the same protocol
+with a per-instance registration instead of a lock; `current()` then answers for this data set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol, TypeGuard
+
+from mcp_center.errors import DataDirInUse, StorageError
+from mcp_center.store.files import atomic_write
+
+__all__ = [
+    "LOCK_FILE",
+    "OWNER_FILE",
+    "FileOwnerLock",
+    "OwnerLock",
+    "ServeOwner",
+    "process_start_ticks",
+]
+
+OWNER_FILE = "serve.json"
+"""The owner's record, in the data directory."""
+LOCK_FILE = "serve.lock"
+"""The lock file, in the data directory (its content is unused)."""
+
+RECORD_WAIT_S = 1.0
+"""When a claim is refused, seconds to wait for the owner's record to name a live process (the
+owner may have taken the lock an instant ago and not written its record yet)."""
+_RECORD_POLL_S = 0.02
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat` field 22).
+
+    A pid is reused once its process is gone; the pair (pid, start ticks) names one process for
+    the whole boot. Returns None when the process does not exist, is a zombie, or /proc cannot be
+    read (not Linux).
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            stat = stat_file.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses; cut at the last ")".
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if len(fields) < 20 or fields[0] in (b"Z", b"X"):
+        return None
+    try:
+        return int(fields[19])
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class ServeOwner:
+    """The facts about the process that owns a data directory (R-9.2).
+
+    Attributes:
+        pid: The owning process.
+        url: Its base URL (no trailing slash) once it listens; None while it starts.
+        instance: A random id per run: tells this run's record from an earlier one of the same pid.
+        started_at: When it claimed the directory (aware UTC).
+        start_ticks: Its start time from /proc (see `process_start_ticks`); None off Linux.
+    """
+
+    pid: int
+    url: str | None = None
+    instance: str = field(default_factory=lambda: uuid.uuid4().hex)
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    start_ticks: int | None = None
+
+    @classmethod
+    def this_process(cls, url: str | None = None) -> ServeOwner:
+        """The record of the calling process, with a fresh `instance`."""
+        pid = os.getpid()
+        return cls(pid=pid, url=_clean_url(url), start_ticks=process_start_ticks(pid))
+
+    def is_alive(self) -> bool:
+        """True while the recorded process runs (same pid *and* start time where /proc tells)."""
+        if self.pid <= 0:
+            return False
+        if sys.platform.startswith("linux"):
+            ticks = process_start_ticks(self.pid)
+            return ticks is not None and (self.start_ticks is None or ticks == self.start_ticks)
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # alive, another user's
+            return True
+        return True
+
+    def to_json(self) -> bytes:
+        """The record as written to `serve.json` (no secret in it)."""
+        doc = {
+            "pid": self.pid,
+            "url": self.url,
+            "instance": self.instance,
+            "started_at": self.started_at.isoformat(),
+            "start_ticks": self.start_ticks,
+        }
+        return (json.dumps(doc) + "\n").encode("utf-8")
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> ServeOwner | None:
+        """Parse a record; None when it is not one (torn, hand-edited, of another format)."""
+        try:
+            doc = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if not isinstance(doc, dict):
+            return None
+        pid, url, ticks = doc.get("pid"), doc.get("url"), doc.get("start_ticks")
+        if not _is_int(pid) or pid <= 0:
+            return None
+        if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
+            url = None
+        started_at = datetime.now(UTC)
+        raw_started = doc.get("started_at")
+        if isinstance(raw_started, str):
+            with contextlib.suppress(ValueError):
+                started_at = datetime.fromisoformat(raw_started)
+        instance = doc.get("instance")
+        return cls(
+            pid=pid,
+            url=_clean_url(url),
+            instance=instance if isinstance(instance, str) else "",
+            started_at=started_at,
+            start_ticks=ticks if _is_int(ticks) else None,
+        )
+
+
+class OwnerLock(Protocol):
+    """Who runs a data directory: at most one live owner at a time (R-9.2).
+
+    Lifecycle of an owner: `claim` before touching anything, `announce` once it listens,
+    `release` at the very end (after its servers stopped). Other processes call only `current`.
+    """
+
+    def claim(self, owner: ServeOwner) -> None:
+        """Become the owner, described by `owner` (`ServeOwner.this_process()`).
+
+        Raises:
+            DataDirInUse: another live process owns it; `details` name its pid and URL.
+            StorageError: the data directory cannot be created or written.
+            RuntimeError: this lock is already claimed.
+        """
+        ...
+
+    def announce(self, url: str) -> None:
+        """Record the URL the owner listens at (after its socket is bound: `--port 0` is resolved).
+
+        Raises:
+            StorageError: the record cannot be written.
+            RuntimeError: not claimed.
+        """
+        ...
+
+    def release(self) -> None:
+        """Give up ownership and remove this owner's record (never another's); idempotent, never raises."""
+        ...
+
+    def current(self) -> ServeOwner | None:
+        """The live owner now, or None when no live process owns the data directory."""
+        ...
+
+
+class FileOwnerLock:
+    """`OwnerLock` for a data directory on a local file system (see the module doc).
+
+    Args:
+        data_dir: The data directory (created on `claim` if missing, mode 0700).
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self._record = data_dir / OWNER_FILE
+        self._lock = data_dir / LOCK_FILE
+        self._fd: int | None = None
+        self._owner: ServeOwner | None = None
+
+    @property
+    def claimed(self) -> bool:
+        """True while this object holds the lock."""
+        return self._fd is not None
+
+    def claim(self, owner: ServeOwner) -> None:
+        if self._fd is not None:
+            raise RuntimeError("this owner lock is already claimed")
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # O_CLOEXEC (Python's default) matters: a server process that inherited the descriptor
+            # would keep the lock after serve died and no serve could start again.
+            fd = os.open(self._lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise _storage_error(self.data_dir, exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise self._in_use() from None
+        except OSError as exc:
+            os.close(fd)
+            raise _storage_error(self.data_dir, exc) from None
+        self._fd = fd
+        try:
+            atomic_write(self._record, owner.to_json(), mode=0o644)
+        except OSError as exc:
+            self._unlock()
+            raise _storage_error(self.data_dir, exc) from None
+        self._owner = owner
+
+    def announce(self, url: str) -> None:
+        if self._fd is None or self._owner is None:
+            raise RuntimeError("announce() needs a claimed owner lock")
+        owner = replace(self._owner, url=_clean_url(url))
+        try:
+            atomic_write(self._record, owner.to_json(), mode=0o644)
+        except OSError as exc:
+            raise _storage_error(self.data_dir, exc) from None
+        self._owner = owner
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        ours = self._owner
+        # The record goes first, while the lock still keeps any next owner from writing its own.
+        recorded = _read_record(self._record)
+        if ours is not None and recorded is not None and recorded.instance == ours.instance:
+            with contextlib.suppress(OSError):
+                self._record.unlink()
+        self._owner = None
+        self._unlock()
+
+    def current(self) -> ServeOwner | None:
+        if self._owner is not None:
+            return self._owner
+        recorded = _read_record(self._record)
+        return recorded if recorded is not None and recorded.is_alive() else None
+
+    def _unlock(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the only descriptor releases the flock
+
+    def _in_use(self) -> DataDirInUse:
+        """The refusal, naming the owner as soon as its record names a live process (bounded wait)."""
+        deadline = time.monotonic() + RECORD_WAIT_S
+        owner = self.current()
+        while owner is None and time.monotonic() < deadline:
+            time.sleep(_RECORD_POLL_S)
+            owner = self.current()
+        if owner is None:
+            who = "another process"
+        else:
+            who = f"mcp-center serve (pid {owner.pid}, {owner.url or 'still starting'})"
+        return DataDirInUse(
+            f"the data directory {self.data_dir} is in use by {who}; stop it first, "
+            "or give this serve another --data-dir",
+            details={
+                "data_dir": str(self.data_dir),
+                "pid": owner.pid if owner is not None else None,
+                "url": owner.url if owner is not None else None,
+            },
+        )
+
+
+def _read_record(path: Path) -> ServeOwner | None:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    return ServeOwner.from_json(raw)
+
+
+def _clean_url(url: str | None) -> str | None:
+    return url.rstrip("/") if url else None
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _storage_error(data_dir: Path, exc: OSError) -> StorageError:
+    return StorageError(
+        f"cannot use the data directory {data_dir}: {exc.strerror or exc}", details={"data_dir": str(data_dir)}
+    )

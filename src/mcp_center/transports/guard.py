@@ -1,0 +1,346 @@
+"""The process guard: no stdio server outlives the process that started it (R-2.6, R-9.3).
+
+A stdio server runs in its own session and process group, and closing its transport signals the
+whole group. That covers every orderly stop, but not a host that is SIGKILLed (or crashes) while
+servers run: a server that ignores end-of-input, and any grandchild in its group, would live on
+with PPID 1. `PR_SET_PDEATHSIG` does not solve it: it is not inherited by grandchildren, it fires
+when the *thread* that forked exits (anyio's worker threads come and go), and it would have to be
+set between fork and exec, which anyio's `open_process` has no hook for.
+
+So each process that starts stdio servers gets one **watchdog** (`reaper.py watch`), started the
+first time it needs one: a detached stdlib-only Python process that is told, through a pipe, the
+process group of every server this process starts (`adopt`) and stops (`release`). When this
+process dies in any way, the pipe ends and its pidfd turns readable; the watchdog then SIGTERMs the
+groups still registered, waits `grace_s`, SIGKILLs what is left and exits. It verifies every group
+before signalling (pid *and* start time, see `reaper`), so a reused pid is never hit. If the
+watchdog itself dies, the next spawn starts a new one and registers every live group again.
+
+`serve` also keeps a **record** of its groups, `<data dir>/process-groups.json` (written
+atomically on every change, mode 0600), for the one case the watchdog cannot cover: host and
+watchdog killed together. The next `serve` on that data directory, once it owns it
+(`store.owner`), reads the record and stops what is provably left (`take_over`) before it starts
+any server, so nothing runs twice. CLI commands (`test`, `call`) have the watchdog but keep no
+record: only the owner of a data directory writes in it.
+
+Linux only (/proc, pidfd); elsewhere the guard does nothing and stops at the transports' own closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import select
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from mcp_center.store.files import atomic_write
+from mcp_center.transports.reaper import DEFAULT_GRACE_S, GroupRef, Stopped, boot_id, read_stat, stamp, terminate
+
+__all__ = ["PROCESS_GROUPS_FILE", "ProcessGuard", "TakeOver", "process_guard"]
+
+logger = logging.getLogger(__name__)
+
+PROCESS_GROUPS_FILE: Final = "process-groups.json"
+"""serve's record of the process groups it runs, in the data directory."""
+RECORD_VERSION: Final = 1
+_REAPER: Final = Path(__file__).with_name("reaper.py")
+_WATCHDOG_START_S: Final = 10.0
+"""Seconds the watchdog gets to start and report its pid."""
+
+
+@dataclass(frozen=True)
+class TakeOver:
+    """What `ProcessGuard.take_over` found in a previous owner's record and stopped.
+
+    Attributes:
+        previous_pid: The pid of the serve that wrote the record, or None when there was none.
+        groups: Groups the record listed for this boot (others are gone with the reboot).
+        stopped: Processes found alive and provably ours, and what it took to stop them.
+    """
+
+    previous_pid: int | None = None
+    groups: int = 0
+    stopped: Stopped = field(default_factory=Stopped)
+
+
+class ProcessGuard:
+    """Registers the process groups this process starts with its watchdog (and, for serve, a record).
+
+    Thread-safe; every method is synchronous and quick except `start` (once, about 30 ms: it
+    starts the watchdog) and `take_over` (bounded by `grace_s` + 2 s when leftovers resist).
+    Use the process-wide instance, `process_guard()`; tests may build their own.
+
+    Args:
+        grace_s: Seconds the watchdog (and `take_over`) wait between SIGTERM and SIGKILL.
+    """
+
+    def __init__(self, *, grace_s: float = DEFAULT_GRACE_S) -> None:
+        self._grace_s = grace_s
+        self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
+        self._save_lock = threading.Lock()
+        self._groups: dict[int, GroupRef] = {}
+        self._write_fd: int | None = None
+        self._watchdog_pid: int | None = None
+        self._unavailable = not sys.platform.startswith("linux")
+        self._record: Path | None = None
+
+    @property
+    def watching(self) -> bool:
+        """True while a watchdog runs for this process."""
+        return self._write_fd is not None
+
+    @property
+    def watchdog_pid(self) -> int | None:
+        """The watchdog's pid while one runs, else None."""
+        return self._watchdog_pid if self._write_fd is not None else None
+
+    @property
+    def groups(self) -> list[GroupRef]:
+        """The groups registered now (started and not yet released)."""
+        with self._lock:
+            return list(self._groups.values())
+
+    def start(self) -> bool:
+        """Start the watchdog unless one runs; register every known group with a new one.
+
+        Blocking (call it through `anyio.to_thread.run_sync` from async code). Never raises: if
+        the watchdog cannot start, that is logged once (`guard.watchdog_unavailable`) and servers
+        still run, protected by their transports' own closes only.
+
+        Returns:
+            True when a watchdog runs.
+        """
+        with self._start_lock:  # one start at a time; `adopt` and `release` stay free meanwhile
+            if self._write_fd is not None:
+                return True
+            if self._unavailable:
+                return False
+            started = self._spawn_watchdog()
+            if started is None:
+                self._unavailable = True
+                return False
+            with self._lock:
+                self._write_fd, self._watchdog_pid = started
+                for ref in self._groups.values():
+                    self._send_locked(f"add {ref.pgid} {ref.start_ticks}\n")
+                return self.watching
+
+    @property
+    def startable(self) -> bool:
+        """True when `start()` has work to do: no watchdog runs, and one can run on this system."""
+        return self._write_fd is None and not self._unavailable
+
+    def adopt(self, pid: int) -> GroupRef | None:
+        """Register the group led by `pid`, a server this process just started with `setsid`.
+
+        Call `start()` first (before the spawn), then this at once after the spawn: the watchdog
+        learns of the group before anything else runs here. Then `save()` (off the event loop).
+
+        Returns:
+            The group's reference for `release`, or None when the leader is already gone
+            (or not on Linux).
+        """
+        ref = stamp(pid)
+        if ref is None:
+            return None
+        with self._lock:
+            self._groups[ref.pgid] = ref
+            self._send_locked(f"add {ref.pgid} {ref.start_ticks}\n")
+        return ref
+
+    def release(self, ref: GroupRef) -> None:
+        """Forget a group once it is gone (its transport closed); then `save()`."""
+        with self._lock:
+            if self._groups.get(ref.pgid) == ref:
+                del self._groups[ref.pgid]
+                self._send_locked(f"del {ref.pgid}\n")
+
+    @property
+    def recording(self) -> bool:
+        """True while the groups are recorded in a data directory (serve only)."""
+        return self._record is not None
+
+    def save(self) -> None:
+        """Write the record (if recording) as it is now; blocking (fsync), never raises."""
+        with self._save_lock:
+            with self._lock:
+                path, groups, watchdog = self._record, list(self._groups.values()), self.watchdog_pid
+            if path is None:
+                return
+            doc: dict[str, Any] = {
+                "version": RECORD_VERSION,
+                "pid": os.getpid(),
+                "boot_id": boot_id(),
+                "watchdog_pid": watchdog,
+                "groups": [{"pgid": ref.pgid, "start_ticks": ref.start_ticks} for ref in groups],
+            }
+            try:
+                atomic_write(path, (json.dumps(doc) + "\n").encode("utf-8"), mode=0o600)
+            except OSError:
+                logger.warning("guard.record_failed", extra={"path": str(path)}, exc_info=True)
+
+    def take_over(self, path: Path) -> TakeOver:
+        """Stop what a previous owner's record at `path` left running, then record there ourselves.
+
+        Call it only while owning the data directory (`store.owner`), before any server starts:
+        the previous owner is dead then, and what its record names either is gone, was reused
+        (skipped: `reaper.members`) or is a leftover to stop. Blocking, bounded by about
+        `grace_s` + 2 s; never raises (an unreadable record counts as empty, logged).
+
+        Returns:
+            What the record held and what was stopped (logged as `guard.reaped` when anything was).
+        """
+        previous_pid, refs = _read_record(path)
+        mine = set(self.groups)
+        refs = [ref for ref in refs if ref not in mine]
+        stopped = terminate(refs, grace_s=self._grace_s) if refs else Stopped()
+        if stopped.found:
+            logger.warning(
+                "guard.reaped",
+                extra={
+                    "previous_pid": previous_pid,
+                    "groups": len(refs),
+                    "processes": stopped.found,
+                    "killed": stopped.killed,
+                    "left": stopped.left,
+                },
+            )
+        with self._lock:
+            self._record = path
+        self.save()
+        return TakeOver(previous_pid=previous_pid, groups=len(refs), stopped=stopped)
+
+    def stop_recording(self) -> None:
+        """End the record (serve stops): remove it when no group is left, else leave it for the next owner."""
+        with self._save_lock:
+            with self._lock:
+                path, self._record = self._record, None
+                empty = not self._groups
+            if path is not None and empty:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+    def close(self) -> None:
+        """Close the pipe to the watchdog: it stops every group still registered and exits.
+
+        What happens anyway when this process exits; tests use it to play a host's death.
+        """
+        with self._lock:
+            fd, self._write_fd = self._write_fd, None
+            self._watchdog_pid = None
+        if fd is not None:
+            os.close(fd)
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _send_locked(self, line: str) -> None:
+        """Tell the watchdog one line; a dead or stuck one is dropped (the next `start` replaces it)."""
+        fd = self._write_fd
+        if fd is None:
+            return
+        try:
+            os.write(fd, line.encode("ascii"))
+        except OSError:  # BrokenPipeError: the watchdog died; BlockingIOError: it stopped reading
+            logger.warning("guard.watchdog_lost", extra={"watchdog_pid": self._watchdog_pid})
+            self._write_fd, self._watchdog_pid = None, None
+            os.close(fd)
+
+    def _spawn_watchdog(self) -> tuple[int, int] | None:
+        """Start `reaper.py watch` for this process; (write end of its pipe, its pid), or None."""
+        me = read_stat(os.getpid())
+        if me is None or not hasattr(os, "pidfd_open"):
+            logger.warning("guard.watchdog_unavailable", extra={"reason": "no /proc or pidfd"})
+            return None
+        read_fd, write_fd = os.pipe()  # both close-on-exec: no server inherits the write end
+        argv = [sys.executable, "-I", "-S", str(_REAPER), "watch", str(me.pid), str(me.start_ticks)]
+        argv.append(repr(self._grace_s))
+        try:
+            launcher = subprocess.Popen(  # noqa: S603 - our own interpreter and file, no shell
+                argv,
+                stdin=read_fd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a terminal's Ctrl-C for this process is not for it
+                cwd="/",
+            )
+        except OSError:
+            os.close(write_fd)
+            logger.warning("guard.watchdog_unavailable", extra={"reason": "spawn_failed"}, exc_info=True)
+            return None
+        finally:
+            os.close(read_fd)
+        pid = _read_pid(launcher)
+        if pid is None:
+            os.close(write_fd)
+            logger.warning("guard.watchdog_unavailable", extra={"reason": "no_report"})
+            return None
+        os.set_blocking(write_fd, False)  # a stuck watchdog must never block the event loop
+        logger.debug("guard.watchdog_started", extra={"watchdog_pid": pid})
+        return write_fd, pid
+
+
+def _read_pid(launcher: subprocess.Popen[bytes]) -> int | None:
+    """The pid the detached watchdog reports on stdout; reap the launcher (it exits at once)."""
+    stdout = launcher.stdout
+    assert stdout is not None
+    try:
+        ready, _, _ = select.select([stdout], [], [], _WATCHDOG_START_S)
+        line = stdout.readline() if ready else b""
+    finally:
+        stdout.close()
+        try:
+            launcher.wait(timeout=_WATCHDOG_START_S)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            launcher.wait()
+    try:
+        pid = int(line.strip())
+    except ValueError:
+        return None
+    return pid if pid > 1 else None
+
+
+def _read_record(path: Path) -> tuple[int | None, list[GroupRef]]:
+    """(writer pid, groups of this boot) of a record; (None, []) when absent, unreadable or of another boot."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None, []
+    except (OSError, ValueError, UnicodeDecodeError):
+        logger.warning("guard.record_unreadable", extra={"path": str(path)})
+        return None, []
+    if not isinstance(doc, dict):
+        return None, []
+    pid = doc.get("pid")
+    writer = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
+    if doc.get("boot_id") != boot_id():
+        return writer, []  # start ticks only compare within one boot; a reboot ended those groups
+    refs: list[GroupRef] = []
+    entries = doc.get("groups")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        pgid, ticks = entry.get("pgid"), entry.get("start_ticks")
+        if isinstance(pgid, int) and isinstance(ticks, int) and not isinstance(pgid, bool) and pgid > 1 and ticks >= 0:
+            refs.append(GroupRef(pgid, ticks))
+    return writer, refs
+
+
+_guard_lock = threading.Lock()
+_guard: ProcessGuard | None = None
+
+
+def process_guard() -> ProcessGuard:
+    """The guard of this process (created on first use; its watchdog starts on the first `start()`)."""
+    global _guard
+    with _guard_lock:
+        if _guard is None:
+            _guard = ProcessGuard()
+        return _guard

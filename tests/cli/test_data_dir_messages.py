@@ -1,0 +1,110 @@
+"""The CLI names the data directory it used and says whether a serve owns it (issue 11, R-9.2).
+
+The trap: `serve --data-dir X`, then a command without `--data-dir` silently used (or created) the
+default directory — a token the gateway rejected, "no servers yet", nothing saying where it looked.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+
+from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, running_host
+from tests.support.gateway import gateway_client
+
+CLI = str(VENV_BIN / "mcp-center")
+
+
+def run(data_dir: Path, *args: str, token: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(COLUMNS="250", MCP_CENTER_DATA_DIR=str(data_dir))
+    if token:
+        env["MCP_CENTER_ADMIN_TOKEN"] = ADMIN_TOKEN
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=60, check=False)
+
+
+def test_list_of_a_missing_data_directory_says_where_it_looked_and_creates_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "nowhere"
+    listed = run(data, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert f"no servers yet in {data} (data directory, which does not exist)" in listed.stdout
+    assert f"no mcp-center serve runs on {data}" in listed.stdout
+    assert not data.exists()
+    assert run(data, "list", "--json").stdout.strip() == "[]"
+    assert not data.exists()
+
+
+def test_a_server_not_found_names_the_data_directory_and_nothing_is_created(tmp_path: Path) -> None:
+    data = tmp_path / "nowhere"
+    for command in (["show", "nope"], ["call", "nope", "tool"]):
+        missing = run(data, *command)
+        assert missing.returncode == 3, (command, missing.stderr)
+        assert "MCP_SERVER_NOT_FOUND" in missing.stderr
+        assert f"looked in {data} (data directory, which does not exist)" in missing.stderr
+    assert not data.exists()
+    assert run(data, "add", "Local", "--", sys.executable, "-c", "pass").returncode == 0
+    missing = run(data, "show", "nope")
+    assert missing.returncode == 3
+    assert f"looked in {data} (data directory);" in missing.stderr
+
+
+def test_add_and_list_name_the_data_directory(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    added = run(data, "add", "Local", "--", sys.executable, "-c", "pass")
+    assert added.returncode == 0, added.stderr
+    assert f"added local to {data} (data directory" in added.stdout
+    listed = run(data, "list")
+    assert "local" in listed.stdout
+    assert f"{data} (data directory)" in listed.stdout
+
+
+def test_a_token_created_beside_no_serve_says_it_works_once_serve_runs_there(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    created = run(data, "gateway", "token", "create", "agent")
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip()
+    assert token.startswith("mcpg_") and "\n" not in token, "stdout holds the token alone"
+    assert f"in {data} (data directory" in created.stderr
+    assert f"no mcp-center serve runs on {data}: the token works once 'mcp-center serve --data-dir {data}' runs" in (
+        created.stderr
+    )
+    listed = run(data, "gateway", "token", "list")
+    assert "agent" in listed.stdout and f"{data} (data directory)" in listed.stdout
+    empty = run(tmp_path / "other", "gateway", "token", "list")
+    assert f"no gateway tokens in {tmp_path / 'other'} (data directory, which does not exist)" in empty.stdout
+
+
+def test_a_token_created_beside_a_running_serve_is_accepted_by_its_gateway(tmp_path: Path) -> None:
+    with running_host(tmp_path) as host:
+        created = run(host.data_dir, "gateway", "token", "create", "agent")
+        assert created.returncode == 0, created.stderr
+        assert f"the serve of this data directory (pid {host.proc.pid}, {host.url}) accepts it now" in created.stderr
+        token = created.stdout.strip()
+
+        async def connect() -> None:
+            async with gateway_client(host.url, token) as client:
+                await client.list_tools()
+
+        anyio.run(connect)
+
+
+def test_commands_that_need_a_running_serve_say_none_runs_on_the_data_directory(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    run(data, "add", "Local", "--", sys.executable, "-c", "pass")
+    approvals = run(data, "approvals", token=True)
+    assert approvals.returncode == 7
+    assert "cannot reach mcp-center at http://127.0.0.1:8765" in approvals.stderr
+    assert f"no mcp-center serve runs on the data directory {data}" in approvals.stderr
+    no_token = run(data, "approvals")
+    assert no_token.returncode == 6
+    assert f"no admin token in {data} (data directory)" in no_token.stderr
+    exported = run(data, "export", "--format", "cursor", "--gateway")
+    assert exported.returncode == 0, exported.stderr
+    assert f"no mcp-center serve runs on {data}: this is the default address" in exported.stderr
+    auth = run(data, "auth", "local", token=True)
+    assert auth.returncode == 7
+    assert f"no mcp-center serve runs on {data}" in auth.stderr

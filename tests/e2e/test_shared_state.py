@@ -1,0 +1,283 @@
+"""Several processes on one data directory (R-9.2), for real: a `mcp-center serve` process beside the CLI
+and a library script.
+
+- OAuth refresh is single-flight across processes: `serve` and `mcp-center call` both hold an access
+  token the server stopped accepting, against an authorization server with single-use rotating refresh
+  tokens; the first refresh is held open until both processes have been refused. Exactly one refresh
+  reaches the authorization server, both calls succeed, and the server stays authorized.
+- An approval created by a library script's `McpCenter` is listed in the running serve's
+  `GET /api/approvals`, approved there, and the script's call then completes; an elicitation card the
+  script's server asks is answered in serve's API and the answer reaches the script's call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, running_echo_http, running_host
+from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
+from tests.support.loopback import serve_loopback
+from tests.support.waiting import eventually, until
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+SERVERS = "/api/mcp/servers"
+REPO = Path(__file__).parents[2]
+STEP_TIMEOUT_S = 60.0
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _ok(response: httpx2.Response, status: int = 200) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+@asynccontextmanager
+async def admin(url: str) -> AsyncGenerator[httpx2.AsyncClient]:
+    """An async client of the running serve (the test's event loop also runs the fake servers)."""
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    async with httpx2.AsyncClient(base_url=url, headers=headers, timeout=STEP_TIMEOUT_S, trust_env=False) as client:
+        yield client
+
+
+async def _enable(api: httpx2.AsyncClient, server_id: str) -> dict[str, Any]:
+    view = _ok(await api.get(f"{SERVERS}/{server_id}"))
+    _ok(await api.post(f"{SERVERS}/{server_id}/trust", json={"digest": view["digest"]}))
+    assert _ok(await api.post(f"{SERVERS}/{server_id}/test"))["ok"] is True
+    enabled = _ok(await api.post(f"{SERVERS}/{server_id}/enable"))
+    assert enabled["status"]["state"] == "ready", enabled["status"]
+    return enabled
+
+
+async def _authorize(api: httpx2.AsyncClient, server_id: str) -> None:
+    """Start an authorization in serve and play the browser up to serve's own callback."""
+    started = _ok(await api.post(f"{SERVERS}/{server_id}/oauth/start"))
+    async with httpx2.AsyncClient(trust_env=False) as browser:
+        redirect = await browser.get(started["authorization_url"])
+        assert redirect.status_code == 302, redirect.text
+        callback = await browser.get(redirect.headers["location"], headers={"Accept": "application/json"})
+        assert callback.status_code == 200, callback.text
+
+
+async def test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_stay_authorized(
+    tmp_path: Path,
+) -> None:
+    authorization = FakeAuthorizationServer(rotate_refresh_tokens=True)
+    resource = FakeProtectedResource([authorization])
+    with running_host(tmp_path) as host:
+        async with (
+            serve_loopback(authorization.app) as auth_base,
+            serve_loopback(resource.app) as resource_base,
+            admin(host.url) as api,
+        ):
+            authorization.base_url, resource.base_url = auth_base, resource_base
+            body = {"id": "o", "name": "O", "transport": "streamable_http", "url": resource.url}
+            _ok(await api.post(SERVERS, json={**body, "auth": {"kind": "oauth"}}), 201)
+            view = _ok(await api.get(f"{SERVERS}/o"))
+            _ok(await api.post(f"{SERVERS}/o/trust", json={"digest": view["digest"]}))
+            await _authorize(api, "o")
+            await _enable(api, "o")
+            first_refresh_token = next(iter(authorization.refresh_tokens))
+
+            # The server stops accepting the access token both processes know (it is stored, encrypted).
+            authorization.revoke_access_tokens()
+            mark = len(resource.seen)
+            both_refused = anyio.Event()
+
+            def refused_by_both() -> bool:
+                refused = [s for s in resource.seen[mark:] if _refused(s)]
+                return any("mcp-session-id" in s.headers for s in refused) and any(
+                    "mcp-session-id" not in s.headers for s in refused
+                )
+
+            async def hold_until_both_refused() -> None:
+                # Without the cross-process lock the second process would now present the same,
+                # already used, refresh token and get invalid_grant.
+                with anyio.move_on_after(30):
+                    await until(refused_by_both, timeout_s=30)
+                    both_refused.set()
+
+            authorization.before_refresh_answer = hold_until_both_refused
+            outcomes: dict[str, Any] = {}
+
+            async def call_through_serve() -> None:
+                response = await api.post(f"{SERVERS}/o/tools/echo/call", json={"arguments": {"text": "from-serve"}})
+                outcomes["serve"] = (response.status_code, response.text)
+
+            async def call_with_the_cli() -> None:
+                done = await anyio.run_process(
+                    [
+                        str(VENV_BIN / "mcp-center"),
+                        "call",
+                        "o",
+                        "echo",
+                        "--args",
+                        json.dumps({"text": "from-cli"}),
+                        "--data-dir",
+                        str(host.data_dir),
+                    ],
+                    env=_env(),
+                    check=False,
+                )
+                outcomes["cli"] = (done.returncode, done.stdout.decode(), done.stderr.decode())
+
+            with anyio.fail_after(STEP_TIMEOUT_S):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call_through_serve)
+                    tg.start_soon(call_with_the_cli)
+            assert both_refused.is_set(), ("the processes did not race: one was never refused", outcomes)
+            assert outcomes["serve"][0] == 200, outcomes["serve"]
+            assert "from-serve" in outcomes["serve"][1]
+            assert outcomes["cli"][0] == 0, outcomes["cli"]
+            assert "from-cli" in outcomes["cli"][1]
+            assert authorization.refreshes == 1
+            refreshes = [s for s in authorization.saw("/token") if s.form.get("grant_type") == "refresh_token"]
+            assert [s.form["refresh_token"] for s in refreshes] == [first_refresh_token]
+
+            after = _ok(await api.get(f"{SERVERS}/o"))
+            assert after["oauth"]["authorized"] is True
+            assert after["oauth"]["needs"] is None
+            dd = str(host.data_dir)
+            again = await anyio.run_process(
+                [str(VENV_BIN / "mcp-center"), "call", "o", "echo", "--args", '{"text": "later"}', "--data-dir", dd],
+                env=_env(),
+                check=False,
+            )
+            assert again.returncode == 0, again.stderr.decode()
+            assert authorization.refreshes == 1  # the rotated tokens were stored for every process
+
+
+def _refused(seen: Seen) -> bool:
+    return seen.method == "POST" and seen.path == "/mcp" and "authorization" in seen.headers
+
+
+SCRIPT = """
+import json, sys, anyio
+from pathlib import Path
+from mcp_center.config import Settings
+from mcp_center.errors import CenterError
+from mcp_center.service import McpCenter
+
+async def main() -> None:
+    settings = Settings.load(data_dir=Path(sys.argv[1]), environ={})
+    async with McpCenter.open(settings) as center:
+        try:
+            if sys.argv[2] == "agent":
+                result = await center.call_agent_tool("mcp__caps__record", {"note": "from-the-script"})
+            else:
+                result = await center.call_tool("caps", "ask", {"question": "Who are you?"})
+        except CenterError as exc:
+            print(json.dumps({"error": exc.code}), flush=True)
+            return
+        print(json.dumps({"result": result}), flush=True)
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize("kind", ["agent", "ask"], ids=["approval", "elicitation-card"])
+async def test_a_library_scripts_approval_or_card_is_decided_in_serve_and_the_scripts_call_completes(
+    tmp_path: Path, kind: str
+) -> None:
+    with running_echo_http("tests.servers.run_capabilities") as caps_url, running_host(tmp_path) as host:
+        async with admin(host.url) as api:
+            _ok(
+                await api.post(
+                    SERVERS, json={"id": "caps", "name": "Caps", "transport": "streamable_http", "url": caps_url}
+                ),
+                201,
+            )
+            await _enable(api, "caps")
+            script = await anyio.open_process(
+                [sys.executable, "-c", SCRIPT, str(host.data_dir), kind], cwd=REPO, env=_env()
+            )
+            async with script:
+                assert script.stdout is not None
+                if kind == "agent":
+                    pending = await eventually(
+                        lambda: _items(api, "/api/approvals", "approvals"), timeout_s=STEP_TIMEOUT_S
+                    )
+                    assert pending[0]["tool"] == "mcp__caps__record"
+                    assert pending[0]["arguments"] == {"note": "from-the-script"}
+                    decided = _ok(await api.post(f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"}))
+                    assert decided["state"] == "approved"
+                else:
+                    pending = await eventually(
+                        lambda: _items(api, "/api/interactions?state=pending", "interactions"), timeout_s=STEP_TIMEOUT_S
+                    )
+                    assert pending[0]["message"] == "Who are you?"
+                    assert pending[0]["actions"] == ["accept", "decline", "cancel"]
+                    answered = _ok(
+                        await api.post(
+                            f"/api/interactions/{pending[0]['id']}",
+                            json={"action": "accept", "content": {"name": "Grace"}},
+                        )
+                    )
+                    assert answered["interaction"]["state"] == "accepted"
+                with anyio.fail_after(STEP_TIMEOUT_S):
+                    output = b""
+                    async for chunk in script.stdout:
+                        output += chunk
+                    await script.wait()
+            assert script.returncode == 0
+            printed = json.loads(output.decode().strip().splitlines()[-1])
+            assert "result" in printed, printed
+            text = printed["result"]["content"][0]["text"]
+            assert ("from-the-script" in text) if kind == "agent" else text.startswith("accept: ")
+            if kind == "agent":
+                [closed] = _ok(await api.get("/api/approvals", params={"include_closed": True}))["approvals"]
+                assert closed["state"] == "approved"
+            else:
+                [card] = _ok(await api.get("/api/interactions"))["interactions"]
+                assert (card["state"], card["delivered"]) == ("accepted", True)
+
+
+async def _items(api: httpx2.AsyncClient, path: str, key: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = _ok(await api.get(path))[key]
+    return items
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fault"),
+    [
+        ("servers.json", b'{"schema_version": 1, "servers": [{"config": ', "truncated JSON"),
+        ("interactions.json", b'{"schema_version": 3, "interactions": []}', "newer mcp-center (schema 3"),
+    ],
+)
+async def test_serve_does_not_start_on_a_damaged_data_file_and_says_which_and_why(
+    tmp_path: Path, name: str, content: bytes, fault: str
+) -> None:
+    """R-9.1: one line naming the file and the fault, a non-zero exit, the file untouched, nothing created."""
+    data_dir = tmp_path / "data"
+    (data_dir / "mcp").mkdir(parents=True)
+    damaged = data_dir / "mcp" / name
+    damaged.write_bytes(content)
+    with anyio.fail_after(STEP_TIMEOUT_S):
+        done = await anyio.run_process(
+            [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", "0"],
+            env=_env(),
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr.decode()
+    [line] = [text for text in done.stderr.decode().splitlines() if text.startswith("error [STORAGE_ERROR]")]
+    assert str(damaged) in line
+    assert fault in line
+    assert damaged.read_bytes() == content
+    left = {p.name for p in data_dir.iterdir()}
+    assert not left & {"secret.key", "admin-token", "serve.json"}, left  # it stopped before any of them

@@ -1,0 +1,253 @@
+"""Protocol fidelity of the gateway (R-8.1, R-8.4, R-8.5, R-7.3): per-server endpoints, batches,
+upstream JSON-RPC errors, `deny` tools, resource templates with optional parts, sampling and roots,
+both protocol eras.
+
+A real host (the composed app on loopback) fronts `tests/servers/protocol_upstream.py`, a real SDK
+server; the agent side is the SDK's `Client` or raw HTTP where the wire itself is the point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp.client import Client
+from mcp.client.session import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from mcp_center.app import create_app
+from mcp_center.config import Settings
+from tests.servers.protocol_upstream import FAIL_CODE, make_protocol_server
+from tests.support.gateway import gateway_client
+from tests.support.loopback import serve_loopback
+
+pytestmark = pytest.mark.anyio
+
+ADMIN_TOKEN = "gateway-protocol-admin-token-0123456789"
+SERVERS = "/api/mcp/servers"
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+@dataclass
+class Host:
+    base: str
+    admin: httpx2.AsyncClient
+    token: str
+    upstream: str
+
+
+async def _ready(admin: httpx2.AsyncClient, body: dict[str, Any]) -> None:
+    created = await admin.post(SERVERS, json=body)
+    assert created.status_code == 201, created.text
+    view = created.json()
+    assert (await admin.post(f"{SERVERS}/{view['id']}/trust", json={"digest": view["digest"]})).status_code == 200
+    assert (await admin.post(f"{SERVERS}/{view['id']}/test")).json()["ok"]
+    assert (await admin.post(f"{SERVERS}/{view['id']}/enable")).json()["status"]["state"] == "ready"
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncGenerator[Host]:
+    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
+    app, _token, _created = create_app(settings)
+    async with (
+        serve_loopback(make_protocol_server().streamable_http_app()) as upstream,
+        serve_loopback(app) as base,
+        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
+    ):
+        policies = {"add": "allow", "fail": "allow", "sample": "allow", "roots": "deny"}
+        body = {"id": "proto", "name": "Proto", "transport": "streamable_http", "url": f"{upstream}/mcp"}
+        await _ready(admin, {**body, "tool_policies": policies})
+        created = await admin.post("/api/gateway/tokens", json={"name": "tests"})
+        yield Host(base, admin, created.json()["token"], f"{upstream}/mcp")
+
+
+def text(result: types.CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+async def test_a_server_endpoint_offers_its_tools_and_templates_under_their_own_names(host: Host) -> None:
+    """R-8.4: `/mcp/{id}` is one server as itself, behind the same token and policy."""
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        Client(streamable_http_client(f"{host.base}/mcp/proto", http_client=http), mode="legacy", cache=None) as client,
+    ):
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        result = await client.call_tool("add", {"a": 40, "b": 2})
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+    assert names == {"add", "fail", "sample"}  # `roots` is denied: not listed
+    assert text(result) == "42"
+    assert templates == {"events://list{?topic,limit}", "users://{id}/profile{#section}"}
+
+
+async def test_a_server_endpoint_needs_a_gateway_token_and_an_existing_server(host: Host) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+        anonymous = await http.post("/mcp/proto", json=initialize, headers=ACCEPT)
+        unknown = await http.post(
+            "/mcp/nope", json=initialize, headers={**ACCEPT, "Authorization": f"Bearer {host.token}"}
+        )
+    assert anonymous.status_code == 401
+    assert unknown.status_code == 404
+    assert unknown.json()["error"]["data"] == {"code": "MCP_SERVER_NOT_FOUND"}
+
+
+async def test_a_denied_tool_is_not_listed_and_its_call_is_still_refused(host: Host) -> None:
+    async with gateway_client(host.base, host.token) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        refused = await client.call_tool("mcp__proto__roots", {})
+    assert "mcp__proto__add" in names
+    assert "mcp__proto__roots" not in names
+    assert refused.is_error is True
+    assert text(refused).startswith("MCP_TOOL_DENIED")
+
+
+async def test_an_upstream_json_rpc_error_reaches_the_agent_as_that_error(host: Host) -> None:
+    async with gateway_client(host.base, host.token) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("mcp__proto__fail", {})
+    assert caught.value.error.code == FAIL_CODE
+    assert caught.value.error.message == "the planted failure"
+    assert caught.value.error.data == {"why": "planted"}
+
+
+async def test_a_batch_is_answered_with_invalid_request_not_a_validation_dump(host: Host) -> None:
+    """JSON-RPC batches: -32600 with a clear message, for every protocol version (README)."""
+    headers = {**ACCEPT, "Authorization": f"Bearer {host.token}"}
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+        for version in ("2025-03-26", "2025-11-25"):
+            answered = await http.post("/mcp", json=batch, headers={**headers, "Mcp-Protocol-Version": version})
+            assert answered.status_code == 400
+            error = answered.json()["error"]
+            assert error["code"] == types.INVALID_REQUEST
+            assert "batches are not supported" in error["message"]
+
+
+async def test_a_uri_matching_a_template_with_optional_parts_is_routed(host: Host) -> None:
+    """RFC 6570 levels 3-4: `{?topic,limit}` and `{#section}` may expand to nothing."""
+    async with gateway_client(host.base, host.token) as client:
+        for uri in ("events://list", "events://list?topic=a&limit=2", "users://42/profile", "users://42/profile#bio"):
+            read = await client.read_resource(uri)
+            content = read.contents[0]
+            assert isinstance(content, types.TextResourceContents)
+            assert content.text == f"read {uri}"
+
+
+async def test_sampling_during_a_call_goes_to_the_agent_that_declared_it(host: Host) -> None:
+    asked: list[str] = []
+
+    async def sample(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        del context
+        first = params.messages[0].content
+        asked.append(first.text if isinstance(first, types.TextContent) else "")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="blue"), model="test-model"
+        )
+
+    async with gateway_client(host.base, host.token, sampling_callback=sample) as client:
+        with anyio.fail_after(20):
+            result = await client.call_tool("mcp__proto__sample", {"prompt": "favourite colour?"})
+    assert asked == ["favourite colour?"]
+    assert text(result) == "model said: blue"
+
+
+async def test_sampling_is_refused_at_once_when_the_agent_did_not_declare_it(host: Host) -> None:
+    async with gateway_client(host.base, host.token) as client:
+        with anyio.fail_after(20), pytest.raises(MCPError) as caught:
+            await client.call_tool("mcp__proto__sample", {"prompt": "anyone?"})
+    # The server's sampling request got our refusal; its tool passed that error on, and so does the gateway.
+    assert "sampling is not available" in caught.value.error.message
+
+
+async def test_roots_during_a_call_go_to_the_agent_that_declared_them(host: Host) -> None:
+    # A second registration of the same server allows `roots` (the first one denies it).
+    body = {"id": "rooted", "name": "Rooted", "transport": "streamable_http", "url": host.upstream}
+    await _ready(host.admin, {**body, "tool_policies": {"roots": "allow"}})
+
+    async def list_roots(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        del context
+        return types.ListRootsResult.model_validate({"roots": [{"uri": "file:///work/project"}]})
+
+    async with gateway_client(host.base, host.token, list_roots_callback=list_roots) as client:
+        with anyio.fail_after(20):
+            result = await client.call_tool("mcp__rooted__roots", {})
+    assert text(result) == "roots: file:///work/project"
+
+
+async def test_a_sessionless_2026_request_is_served_with_its_result_type(host: Host) -> None:
+    """The 2026-07-28 era: no initialize, no session; the lean path answers as the SDK would."""
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "mcp__proto__add", "arguments": {"a": 1, "b": 2}, "_meta": envelope},
+    }
+    headers = {
+        **ACCEPT,
+        "Authorization": f"Bearer {host.token}",
+        "Mcp-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "mcp__proto__add",
+    }
+    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+        answered = await http.post("/mcp", json=call, headers=headers)
+    assert answered.status_code == 200, answered.text
+    result = answered.json()["result"]
+    assert result["content"][0]["text"] == "3"
+    assert result["resultType"] == "complete"
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-center"
+
+
+async def test_a_forwarded_call_is_in_the_servers_log_with_secrets_redacted(host: Host) -> None:
+    """R-3.11 and R-1.5 on the lean path: the request log records the call; a secret the server
+    echoes never reaches the agent or the log."""
+    secret = "s3cr3t-value-planted-0123456789"
+    put = await host.admin.put(f"{SERVERS}/proto/secrets/X-Planted?kind=header", json={"value": secret})
+    assert put.status_code in (200, 204), put.text
+    view = (await host.admin.get(f"{SERVERS}/proto")).json()
+    assert (await host.admin.post(f"{SERVERS}/proto/trust", json={"digest": view["digest"]})).status_code == 200
+    assert (await host.admin.post(f"{SERVERS}/proto/test")).json()["ok"]
+    assert (await host.admin.post(f"{SERVERS}/proto/enable")).json()["status"]["state"] == "ready"
+    async with gateway_client(host.base, host.token) as client:
+        result = await client.read_resource(f"events://list?topic={secret}")
+    content = result.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    assert secret not in content.text and "[redacted]" in content.text
+    logs = (await host.admin.get(f"{SERVERS}/proto/logs")).json()
+    entries = [e for e in logs["requests"] if e["method"] == "resources/read"]
+    assert entries and entries[-1]["status"] == "ok"
+    assert secret not in str(logs)
+
+
+async def test_a_session_is_only_known_on_the_endpoint_that_opened_it(host: Host) -> None:
+    """R-8.4: a session of `/mcp/proto` is not a session of `/mcp` (nor the other way round)."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    headers = {**ACCEPT, "Authorization": f"Bearer {host.token}"}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+        opened = await http.post("/mcp/proto", json=initialize, headers=headers)
+        session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
+        elsewhere = await http.post("/mcp", json=listing, headers=session)
+        own = await http.post("/mcp/proto", json=listing, headers=session)
+    assert elsewhere.status_code == 404
+    assert own.status_code == 200
+    assert {tool["name"] for tool in own.json()["result"]["tools"]} == {"add", "fail", "sample"}

@@ -1,0 +1,156 @@
+"""The runtime's lean forwarding on a Streamable HTTP session (`ConnectionManager.forward`, R-8.3),
+against a scripted server: what the SDK session did for these requests, it still does (R-3.8,
+R-3.10, R-3.11, R-1.5)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from starlette.responses import Response
+
+from mcp_center.errors import CallCancelled, ServerRequestFailed
+from mcp_center.models import TransportKind
+from mcp_center.runtime import ConnectionManager
+from mcp_center.transports import ConnectionSpec
+from tests.fakes.streamable_http import (
+    FakeStreamableServer,
+    json_response,
+    rpc_error,
+    rpc_result,
+    serve_fake,
+    sse_event,
+    sse_response,
+)
+
+pytestmark = pytest.mark.anyio
+
+SERVER = "fake"
+
+
+@asynccontextmanager
+async def _managed(url: str) -> AsyncGenerator[ConnectionManager]:
+    spec = ConnectionSpec(
+        server_id=SERVER,
+        transport=TransportKind.STREAMABLE_HTTP,
+        digest="digest-1",
+        url=url,
+        startup_timeout_s=5.0,
+        call_timeout_s=5.0,
+    )
+    async with ConnectionManager() as manager:
+        await manager.configure(SERVER, spec)
+        yield manager
+
+
+async def _call(manager: ConnectionManager, text: str, **kwargs: Any) -> dict[str, Any]:
+    with anyio.fail_after(10):
+        return await manager.forward(SERVER, "tools/call", {"name": "echo", "arguments": {"text": text}}, **kwargs)
+
+
+async def test_a_call_is_one_post_on_the_session_and_its_result_comes_back_as_sent() -> None:
+    fake = FakeStreamableServer(get_status=405, response_mode="sse")
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        result = await _call(manager, "hello")
+        [call] = fake.posts("tools/call")
+    assert result["content"][0]["text"] == "hello"
+    assert call.session_id is not None
+    assert call.headers["mcp-protocol-version"] == "2025-11-25"
+    assert str(call.body["id"]).startswith("mcpc-")  # the lean forwarder's ids, not the SDK session's
+    entries = [e for e in manager.logbook(SERVER).entries() if e["method"] == "tools/call"]
+    assert entries[-1]["status"] == "ok" and entries[-1]["response_bytes"]
+
+
+async def test_progress_for_the_call_reaches_the_caller_and_the_server_error_is_raised_as_sent() -> None:
+    async def progress_then_fail(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        token = message["params"]["_meta"]["progressToken"]
+        note = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 1}}
+        error = {
+            **rpc_error(message["id"], -32042, "planted"),
+            "error": {"code": -32042, "message": "planted", "data": {"a": 1}},
+        }
+        return sse_response([sse_event(json.dumps(note)), sse_event(json.dumps(error))])
+
+    seen: list[float] = []
+
+    async def progress(value: float, total: float | None, text: str | None) -> None:
+        seen.append(value)
+
+    fake = FakeStreamableServer(get_status=405, handlers={"tools/call": progress_then_fail})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        with pytest.raises(ServerRequestFailed) as caught:
+            await _call(manager, "x", progress=progress)
+    assert seen == [1.0]
+    assert caught.value.rpc_error == {"code": -32042, "message": "planted", "data": {"a": 1}}
+
+
+async def test_a_stream_that_ends_early_is_resumed_with_last_event_id() -> None:
+    async def prime_then_close(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        answer = rpc_result(message["id"], {"content": [{"type": "text", "text": "resumed"}]})
+        fake.resume_with("event-1", [sse_event(json.dumps(answer), event_id="event-2")])
+        return sse_response([sse_event("", event_id="event-1", retry_ms=50)])
+
+    fake = FakeStreamableServer(get_status=405, handlers={"tools/call": prime_then_close})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        result = await _call(manager, "x")
+        [resume] = [get for get in fake.gets if "last-event-id" in get.headers]
+    assert result["content"][0]["text"] == "resumed"
+    assert resume.headers["last-event-id"] == "event-1"
+
+
+async def test_an_expired_session_is_re_initialized_once_and_the_call_re_sent_once() -> None:
+    fake = FakeStreamableServer(get_status=405)
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        assert (await _call(manager, "before"))["content"][0]["text"] == "before"
+        fake.restart()
+        assert (await _call(manager, "after"))["content"][0]["text"] == "after"
+    assert len(fake.posts("initialize")) == 2
+
+
+async def test_a_cancelled_call_sends_notifications_cancelled_for_its_request() -> None:
+    started = anyio.Event()
+
+    async def hang(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        started.set()
+        await fake.shutdown.wait()
+        return json_response(rpc_result(message["id"], {"content": []}))
+
+    fake = FakeStreamableServer(get_status=405, handlers={"tools/call": hang})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                with pytest.raises(CallCancelled):
+                    await _call(manager, "x", operation_id="op-1")
+
+            tg.start_soon(call)
+            with anyio.fail_after(10):
+                await started.wait()
+            assert manager.cancel("op-1")
+        with anyio.fail_after(10):
+            await fake.wait_until(lambda: bool(fake.posts("notifications/cancelled")))
+        [call_seen] = fake.posts("tools/call")
+        [cancelled] = fake.posts("notifications/cancelled")
+    assert cancelled.body["params"]["requestId"] == call_seen.body["id"]
+
+
+async def test_a_server_request_on_the_call_stream_is_answered_and_posted_back() -> None:
+    async def ping_first(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        ping = {"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}
+        answer = rpc_result(message["id"], {"content": [{"type": "text", "text": "after ping"}]})
+        return sse_response([sse_event(json.dumps(ping)), sse_event(json.dumps(answer))])
+
+    fake = FakeStreamableServer(get_status=405, handlers={"tools/call": ping_first})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        result = await _call(manager, "x")
+        with anyio.fail_after(10):
+            await fake.wait_until(
+                lambda: any(isinstance(r.body, dict) and r.body.get("id") == "srv-1" for r in fake.requests)
+            )
+        [reply] = [r for r in fake.requests if isinstance(r.body, dict) and r.body.get("id") == "srv-1"]
+    assert result["content"][0]["text"] == "after ping"
+    assert reply.body == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}

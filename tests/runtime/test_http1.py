@@ -1,0 +1,96 @@
+"""The lean forwarder's HTTP/1.1 client (`runtime/http1.py`, R-8.3) against real loopback servers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from mcp_center.runtime.http1 import Http1Client, Http1Error
+from tests.support.loopback import serve_loopback
+
+pytestmark = pytest.mark.anyio
+
+
+def _app(ports: list[int]) -> Starlette:
+    async def echo(request: Request) -> Response:
+        assert request.client is not None
+        ports.append(request.client.port)
+        body = await request.body()
+        return Response(body, headers={"x-seen-auth": request.headers.get("x-api-key", "")})
+
+    async def stream(request: Request) -> StreamingResponse:
+        async def chunks() -> AsyncIterator[bytes]:
+            for i in range(3):
+                yield f"data: {i}\n\n".encode()
+
+        return StreamingResponse(chunks(), media_type="text/event-stream")
+
+    async def close(request: Request) -> Response:
+        assert request.client is not None
+        ports.append(request.client.port)
+        return Response(b"bye", headers={"connection": "close"})
+
+    return Starlette(
+        routes=[
+            Route("/echo", echo, methods=["POST"]),
+            Route("/stream", stream, methods=["GET"]),
+            Route("/close", close, methods=["POST"]),
+        ]
+    )
+
+
+async def test_requests_reuse_one_keep_alive_connection_and_carry_the_configured_headers() -> None:
+    ports: list[int] = []
+    async with serve_loopback(_app(ports)) as base:
+        client = Http1Client(f"{base}/echo", {"X-Api-Key": "k1"})
+        for text in ("one", "two", "three"):
+            with anyio.fail_after(10):
+                async with client.request("POST", {"content-type": "text/plain"}, text.encode()) as response:
+                    assert response.status_code == 200
+                    assert await response.aread(1024) == text.encode()
+                    assert response.headers["x-seen-auth"] == "k1"
+        await client.aclose()
+    assert len(set(ports)) == 1  # one TCP connection for all three
+
+
+async def test_a_streamed_body_arrives_in_pieces_and_is_bounded() -> None:
+    async with serve_loopback(_app([])) as base:
+        client = Http1Client(f"{base}/stream", {})
+        with anyio.fail_after(10):
+            async with client.request("GET", {}) as response:
+                body = await response.aread(1024)
+            async with client.request("GET", {}) as response:
+                with pytest.raises(Http1Error):
+                    await response.aread(5)
+        await client.aclose()
+    assert body == b"data: 0\n\ndata: 1\n\ndata: 2\n\n"
+
+
+async def test_a_connection_the_server_closes_is_not_reused() -> None:
+    ports: list[int] = []
+    async with serve_loopback(_app(ports)) as base:
+        closing = Http1Client(f"{base}/close", {})
+        for _ in range(2):
+            with anyio.fail_after(10):
+                async with closing.request("POST", {}) as response:
+                    assert await response.aread(64) == b"bye"
+        await closing.aclose()
+    assert len(set(ports)) == 2  # a new connection for the second request
+
+
+async def test_a_refused_connection_is_an_error_not_a_hang() -> None:
+    client = Http1Client("http://127.0.0.1:9/mcp", {})  # the discard port: nothing listens on loopback
+    with anyio.fail_after(15), pytest.raises(Http1Error):
+        async with client.request("POST", {}, b"{}"):
+            pass
+
+
+def test_only_plain_http_urls_are_served() -> None:
+    with pytest.raises(ValueError, match="http://"):
+        Http1Client("https://example.com/mcp", {})

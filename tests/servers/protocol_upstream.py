@@ -1,0 +1,96 @@
+"""A real SDK server (low level) for the gateway's protocol-fidelity tests (R-8.1, R-8.4, R-8.5).
+
+Tools: `add(a, b)`; `fail()` answers a JSON-RPC error (-32042, with `data`); `sample(prompt)` asks
+the client for `sampling/createMessage`; `roots()` asks the client for `roots/list`. Resource
+templates with optional parts (`events://list{?topic,limit}`, `users://{id}/profile{#section}`);
+reading any URI returns `read <uri>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+FAIL_CODE = -32042
+TOOLS = [
+    types.Tool(
+        name="add",
+        description="Add two integers.",
+        input_schema={"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+    ),
+    types.Tool(name="fail", description="Answer a JSON-RPC error.", input_schema={"type": "object"}),
+    types.Tool(
+        name="sample",
+        description="Ask the client's model.",
+        input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}},
+    ),
+    types.Tool(name="roots", description="Ask the client's roots.", input_schema={"type": "object"}),
+]
+TEMPLATES = [
+    types.ResourceTemplate(name="events", uri_template="events://list{?topic,limit}"),
+    types.ResourceTemplate(name="profile", uri_template="users://{id}/profile{#section}"),
+]
+
+
+def _text(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+async def _list_tools(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS)
+
+
+async def _call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    arguments = params.arguments or {}
+    if params.name == "add":
+        return _text(str(int(arguments["a"]) + int(arguments["b"])))
+    if params.name == "fail":
+        raise MCPError(code=FAIL_CODE, message="the planted failure", data={"why": "planted"})
+    if params.name == "sample":
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=arguments["prompt"]))
+        result = await ctx.session.create_message(  # pyright: ignore[reportDeprecated] - a 2025-11-25 session
+            [message], max_tokens=50, related_request_id=ctx.request_id
+        )
+        content = result.content
+        return _text(f"model said: {content.text if isinstance(content, types.TextContent) else content}")
+    if params.name == "roots":
+        roots = await ctx.session.list_roots()  # pyright: ignore[reportDeprecated]
+        return _text("roots: " + ",".join(str(root.uri) for root in roots.roots))
+    raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name}")
+
+
+async def _list_templates(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult(resource_templates=TEMPLATES)
+
+
+async def _list_resources(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=[])
+
+
+async def _read(
+    ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult:
+    uri = str(params.uri)
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text=f"read {uri}")])
+
+
+def make_protocol_server() -> Server[Any]:
+    """Build the server (serve it with `.streamable_http_app()`)."""
+    return Server(
+        "protocol",
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+        on_list_resources=_list_resources,
+        on_list_resource_templates=_list_templates,
+        on_read_resource=_read,
+    )

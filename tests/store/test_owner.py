@@ -1,0 +1,191 @@
+"""One owner per data directory (R-9.2): `FileOwnerLock` against real processes.
+
+Owners in other processes are real Python processes that claim the lock and wait on stdin; a
+"killed serve" is one of them SIGKILLed. Reused pids are played by live unrelated processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Generator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from mcp_center.errors import DataDirInUse
+from mcp_center.store.owner import LOCK_FILE, OWNER_FILE, FileOwnerLock, ServeOwner, process_start_ticks
+from tests.support.processes import alive
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process checks read /proc")
+
+OWNER_SCRIPT = """
+import subprocess, sys
+from pathlib import Path
+from mcp_center.store.owner import FileOwnerLock, ServeOwner
+lock = FileOwnerLock(Path(sys.argv[1]))
+lock.claim(ServeOwner.this_process())
+lock.announce("http://127.0.0.1:1234")
+child = 0
+if "--child" in sys.argv:  # a server-like child that keeps every inheritable descriptor
+    child = subprocess.Popen(["sleep", "600"], close_fds=False).pid
+print("claimed", child, flush=True)
+sys.stdin.read()
+lock.release()
+"""
+
+
+@contextmanager
+def owner_process(data_dir: Path, *flags: str) -> Generator[tuple[subprocess.Popen[str], int]]:
+    """Another process that owns `data_dir` (and, with --child, started a child); yields (it, child pid)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", OWNER_SCRIPT, str(data_dir), *flags],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    child = 0
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "the owner process did not claim the lock within 30 s"
+        words = proc.stdout.readline().split()
+        assert words[0] == "claimed", words
+        child = int(words[1])
+        yield proc, child
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+        if child and alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def test_a_claim_records_the_owner_and_another_claim_is_refused_naming_it(tmp_path: Path) -> None:
+    first = FileOwnerLock(tmp_path)
+    owner = ServeOwner.this_process()
+    first.claim(owner)
+    first.announce("http://127.0.0.1:8799/")
+    record = json.loads((tmp_path / OWNER_FILE).read_text())
+    assert (record["pid"], record["url"], record["instance"]) == (owner.pid, "http://127.0.0.1:8799", owner.instance)
+    before = (tmp_path / OWNER_FILE).read_bytes()
+
+    second = FileOwnerLock(tmp_path)  # flock locks are per open file: a second claim conflicts in-process too
+    with pytest.raises(DataDirInUse) as refused:
+        second.claim(ServeOwner.this_process())
+    error = refused.value
+    assert error.code == "SERVE_DATA_DIR_IN_USE"
+    assert error.exit_code == 4
+    assert error.details == {"data_dir": str(tmp_path), "pid": owner.pid, "url": "http://127.0.0.1:8799"}
+    assert "\n" not in error.message
+    assert str(owner.pid) in error.message and "http://127.0.0.1:8799" in error.message
+    assert (tmp_path / OWNER_FILE).read_bytes() == before, "a refused claim writes nothing"
+    assert second.current() == first.current()
+
+    first.release()
+    assert not (tmp_path / OWNER_FILE).exists()
+    assert second.current() is None
+    second.claim(ServeOwner.this_process())
+    assert second.current() is not None
+    second.release()
+
+
+def test_release_never_removes_a_record_another_owner_wrote(tmp_path: Path) -> None:
+    lock = FileOwnerLock(tmp_path)
+    lock.claim(ServeOwner.this_process())
+    other = ServeOwner(pid=1, url="http://127.0.0.1:1")  # someone else's record replaced ours (hand edit)
+    (tmp_path / OWNER_FILE).write_bytes(other.to_json())
+    lock.release()
+    assert (tmp_path / OWNER_FILE).read_bytes() == other.to_json()
+    lock.release()  # idempotent
+
+
+def test_announce_needs_a_claim_and_a_lock_claims_once(tmp_path: Path) -> None:
+    lock = FileOwnerLock(tmp_path)
+    with pytest.raises(RuntimeError):
+        lock.announce("http://127.0.0.1:1")
+    lock.claim(ServeOwner.this_process())
+    with pytest.raises(RuntimeError):
+        lock.claim(ServeOwner.this_process())
+    lock.release()
+
+
+def test_an_owner_in_another_process_is_named_and_its_lock_is_taken_over_after_sigkill(tmp_path: Path) -> None:
+    with owner_process(tmp_path) as (owner, _):
+        lock = FileOwnerLock(tmp_path)
+        seen = lock.current()
+        assert seen is not None and (seen.pid, seen.url) == (owner.pid, "http://127.0.0.1:1234")
+        with pytest.raises(DataDirInUse) as refused:
+            lock.claim(ServeOwner.this_process())
+        assert (refused.value.details["pid"], refused.value.details["url"]) == (owner.pid, "http://127.0.0.1:1234")
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(timeout=10)
+        # The dead owner's record is still there but names nobody; its lock went with it.
+        assert json.loads((tmp_path / OWNER_FILE).read_text())["pid"] == owner.pid
+        assert lock.current() is None
+        lock.claim(ServeOwner.this_process())
+        assert json.loads((tmp_path / OWNER_FILE).read_text())["pid"] == ServeOwner.this_process().pid
+        lock.release()
+
+
+def test_a_child_of_a_killed_owner_does_not_keep_its_lock(tmp_path: Path) -> None:
+    """The lock descriptor is close-on-exec: a server process that outlives serve holds no lock."""
+    with owner_process(tmp_path, "--child") as (owner, child):
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(timeout=10)
+        assert alive(child)
+        lock = FileOwnerLock(tmp_path)
+        lock.claim(ServeOwner.this_process())
+        lock.release()
+
+
+def test_a_record_whose_pid_now_belongs_to_another_program_names_no_owner(tmp_path: Path) -> None:
+    unrelated = subprocess.Popen(["sleep", "600"])
+    try:
+        ticks = process_start_ticks(unrelated.pid)
+        assert ticks is not None
+        reused = ServeOwner(pid=unrelated.pid, url="http://127.0.0.1:1", start_ticks=ticks - 1)
+        (tmp_path / OWNER_FILE).write_bytes(reused.to_json())
+        assert FileOwnerLock(tmp_path).current() is None
+        same = ServeOwner(pid=unrelated.pid, url="http://127.0.0.1:1", start_ticks=ticks)
+        (tmp_path / OWNER_FILE).write_bytes(same.to_json())
+        assert FileOwnerLock(tmp_path).current() == same
+    finally:
+        unrelated.kill()
+        unrelated.wait()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"{not json", b"[]", b'{"pid": true}', b'{"pid": -4}', b'{"pid": "12"}'],
+)
+def test_a_torn_or_foreign_record_names_no_owner_and_is_replaced_by_a_claim(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / OWNER_FILE).write_bytes(content)
+    lock = FileOwnerLock(tmp_path)
+    assert lock.current() is None
+    lock.claim(ServeOwner.this_process())
+    assert json.loads((tmp_path / OWNER_FILE).read_text())["pid"] == ServeOwner.this_process().pid
+    lock.release()
+
+
+def test_a_refused_claim_on_a_lock_held_without_a_record_says_another_process(tmp_path: Path) -> None:
+    """A lock holder that never wrote a record (or a foreign one): named as well as we can, after a bounded wait."""
+    import fcntl
+
+    fd = os.open(tmp_path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(DataDirInUse) as refused:
+            FileOwnerLock(tmp_path).claim(ServeOwner.this_process())
+        assert refused.value.details == {"data_dir": str(tmp_path), "pid": None, "url": None}
+        assert "another process" in refused.value.message
+    finally:
+        os.close(fd)

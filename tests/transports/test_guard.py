@@ -1,0 +1,167 @@
+"""The process guard: no stdio server outlives the process that started it (R-2.6, R-9.3).
+
+Real watchdogs, real process groups, and a real host process SIGKILLed in the middle of its work.
+A host's death is played either by closing the guard's pipe (`ProcessGuard.close`) or by killing
+a separate Python process that runs a `StdioTransport`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcp_center.transports import PROCESS_GROUPS_FILE, ProcessGuard, StdioTransport, child_environment
+from mcp_center.transports.reaper import GroupRef, Stopped, boot_id, stamp
+from tests.support.groups import pid_lines, started_group, wait_gone
+from tests.support.processes import alive, descendants
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the guard reads /proc")
+
+SERVERS = Path(__file__).resolve().parent.parent / "servers"
+
+
+def _ref(pid: int) -> GroupRef:
+    ref = stamp(pid)
+    assert ref is not None
+    return ref
+
+
+def test_the_watchdog_is_nobodys_child_and_stops_the_registered_groups_when_its_host_goes() -> None:
+    guard = ProcessGuard(grace_s=0.5)
+    with started_group(sleeps=2, ignore_term=True) as kept, started_group(sleeps=1) as released:
+        assert guard.start()
+        watchdog = guard.watchdog_pid
+        assert watchdog is not None and alive(watchdog)
+        assert watchdog not in descendants(os.getpid()), "detached: never counted among the host's processes"
+        assert guard.adopt(kept.pgid) == _ref(kept.pgid)
+        released_ref = guard.adopt(released.pgid)
+        assert released_ref is not None
+        guard.release(released_ref)
+        assert guard.groups == [_ref(kept.pgid)]
+        guard.close()  # what the host's death does to the pipe
+        assert wait_gone(kept.pids) == []
+        assert all(alive(pid) for pid in released.pids)
+        assert wait_gone([watchdog]) == [], "the watchdog exits once it has done its job"
+
+
+def test_a_lost_watchdog_is_replaced_and_told_every_live_group() -> None:
+    guard = ProcessGuard(grace_s=0.5)
+    with started_group(sleeps=1) as first, started_group(sleeps=1) as second:
+        assert guard.start()
+        lost = guard.watchdog_pid
+        assert lost is not None
+        guard.adopt(first.pgid)
+        os.kill(lost, signal.SIGKILL)
+        assert wait_gone([lost]) == []
+        guard.adopt(second.pgid)  # the write finds the pipe broken: the watchdog is known lost
+        assert not guard.watching
+        assert guard.start()
+        assert guard.watchdog_pid not in (None, lost)
+        guard.close()
+        assert wait_gone(first.pids + second.pids) == []
+
+
+HOST_SCRIPT = """
+import sys, anyio
+from mcp_center.transports import StdioTransport, child_environment
+
+async def main() -> None:
+    async with StdioTransport(sys.argv[1:], env=child_environment({})) as (read, write):
+        print("spawned", flush=True)
+        await anyio.sleep_forever()
+
+anyio.run(main)
+"""
+
+
+def test_a_sigkilled_host_leaves_no_server_process_and_no_grandchild(tmp_path: Path) -> None:
+    """The server ignores end-of-input and SIGTERM and has grandchildren: only the watchdog can stop it."""
+    pidfile = tmp_path / "pids"
+    server = [sys.executable, str(SERVERS / "stubborn_stdio.py"), "--pidfile", str(pidfile), "--ignore-term"]
+    host = subprocess.Popen([sys.executable, "-c", HOST_SCRIPT, *server], stdout=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None
+        ready, _, _ = select.select([host.stdout], [], [], 30)
+        assert ready and host.stdout.readline().strip() == "spawned"
+        [everything] = pid_lines(pidfile)
+        assert all(alive(pid) for pid in everything)
+        host.send_signal(signal.SIGKILL)
+        host.wait(timeout=10)
+        # SIGTERM is ignored by the leader: the watchdog's grace (2 s) and SIGKILL fit in 5 s.
+        assert wait_gone(everything, 5.0) == []
+    finally:
+        if host.poll() is None:
+            host.kill()
+        host.wait(timeout=10)
+        if host.stdout is not None:
+            host.stdout.close()
+
+
+def _record(path: Path, *groups: GroupRef, boot: str | None = None) -> None:
+    doc = {
+        "version": 1,
+        "pid": 4242,
+        "boot_id": boot_id() if boot is None else boot,
+        "groups": [{"pgid": g.pgid, "start_ticks": g.start_ticks} for g in groups]
+        + [{"pgid": "x"}, {"pgid": 1, "start_ticks": 0}, "junk"],
+    }
+    path.write_text(json.dumps(doc))
+
+
+def test_take_over_stops_leftovers_of_a_dead_owner_but_never_a_reused_pid(tmp_path: Path) -> None:
+    record = tmp_path / PROCESS_GROUPS_FILE
+    guard = ProcessGuard(grace_s=0.5)
+    with started_group(sleeps=2, ignore_term=True) as leftover, started_group(sleeps=1) as unrelated:
+        real = _ref(unrelated.pgid)
+        _record(record, _ref(leftover.pgid), GroupRef(real.pgid, real.start_ticks - 1))
+        taken = guard.take_over(record)
+        assert (taken.previous_pid, taken.groups, taken.stopped) == (4242, 2, Stopped(found=3, killed=3))
+        assert wait_gone(leftover.pids, 0.1) == []
+        assert all(alive(pid) for pid in unrelated.pids)
+        assert json.loads(record.read_text())["groups"] == []  # now it is this process's record
+        guard.stop_recording()
+        assert not record.exists()
+
+
+def test_take_over_ignores_a_record_of_another_boot(tmp_path: Path) -> None:
+    record = tmp_path / PROCESS_GROUPS_FILE
+    with started_group(sleeps=1) as group:
+        _record(record, _ref(group.pgid), boot="another-boot")
+        taken = ProcessGuard().take_over(record)
+        assert (taken.groups, taken.stopped) == (0, Stopped())
+        assert all(alive(pid) for pid in group.pids)
+
+
+@pytest.mark.anyio
+async def test_a_recording_guard_lists_each_server_group_while_it_runs(tmp_path: Path) -> None:
+    record = tmp_path / PROCESS_GROUPS_FILE
+    guard = ProcessGuard(grace_s=0.5)
+    guard.take_over(record)
+    stdio = StdioTransport(
+        [sys.executable, str(SERVERS / "silent_stdio.py"), "--grandchild"],
+        env=child_environment({}),
+        grace_s=0.2,
+        kill_timeout_s=0.5,
+        guard=guard,
+    )
+    try:
+        with anyio.fail_after(15):
+            async with stdio:
+                assert stdio.pid is not None
+                listed = json.loads(record.read_text())
+                assert listed["groups"] == [{"pgid": stdio.pid, "start_ticks": _ref(stdio.pid).start_ticks}]
+                assert listed["watchdog_pid"] == guard.watchdog_pid is not None
+            assert json.loads(record.read_text())["groups"] == []
+            assert guard.groups == []
+    finally:
+        guard.stop_recording()
+        guard.close()
+    assert not record.exists()
