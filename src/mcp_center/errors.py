@@ -58,7 +58,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── OAuthAuthorizationRequired  OAUTH_AUTHORIZATION_REQUIRED  R-4.7, R-4.9: a user must authorize
     │   ├── OAuthStepUpRequired      OAUTH_STEP_UP_REQUIRED        R-4.5: more scopes (`details.scopes`)
     │   ├── OAuthStepUpLimitReached  OAUTH_STEP_UP_LIMIT_REACHED   R-4.5: step-ups that never satisfy the server
-    │   └── OAuthIssuerChoiceRequired  OAUTH_ISSUER_CHOICE_REQUIRED  R-4.3: several issuers (`details.issuers`)
+    │   ├── OAuthIssuerChoiceRequired  OAUTH_ISSUER_CHOICE_REQUIRED  R-4.3: several issuers (`details.issuers`)
+    │   └── CapabilityNotDeclared    MCP_CAPABILITY_NOT_DECLARED   R-12.1: the server did not declare what this needs
     ├── Forbidden (403)
     │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
     │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
@@ -84,13 +85,17 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
     └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
 
+A name that is not found (a server id, a tool) carries `details.did_you_mean`: the closest
+existing names (`did_you_mean()`), so the CLI and the page can offer them.
+
 Spec: R-7.3, docs/requirements.md#R-7.3 ("every bad input gets a clear error with a stable code, HTTP status and
 message; nothing is half-applied or lost").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 __all__ = [
@@ -105,6 +110,7 @@ __all__ = [
     "ApprovalStale",
     "CallCancelled",
     "CallInterrupted",
+    "CapabilityNotDeclared",
     "CapabilityNotOffered",
     "CenterError",
     "ConfigInvalid",
@@ -166,7 +172,27 @@ __all__ = [
     "TrustDigestMismatch",
     "Unauthorized",
     "UpstreamError",
+    "did_you_mean",
 ]
+
+DID_YOU_MEAN = 3
+"""At most this many suggestions in `details.did_you_mean`."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> list[str]:
+    """The existing names closest to a `name` that was not found, best first (at most `DID_YOU_MEAN`).
+
+    Case is ignored; a known name that starts with or contains `name` counts as close even when
+    it is much longer (`time` → `time-2`). Returns [] when nothing is close.
+    """
+    names = sorted(set(known))
+    if not name or not names:
+        return []
+    lowered = {n.lower(): n for n in names}
+    wanted = name.lower()
+    close = [lowered[m] for m in difflib.get_close_matches(wanted, list(lowered), n=DID_YOU_MEAN, cutoff=0.6)]
+    close += [n for n in names if wanted in n.lower() and n not in close and n != name]
+    return close[:DID_YOU_MEAN]
 
 
 class CenterError(Exception):
@@ -419,6 +445,13 @@ class ServerDisabled(Conflict):
     """The server is not enabled, so it has no long-lived session to use (R-2.4)."""
 
     code = "MCP_SERVER_DISABLED"
+
+
+class CapabilityNotDeclared(Conflict):
+    """The server's `initialize` did not declare the capability this request needs
+    (`details.capability`: `completions`, `logging`, ...), so it is not sent (R-12.1)."""
+
+    code = "MCP_CAPABILITY_NOT_DECLARED"
 
 
 class CallCancelled(Conflict):

@@ -206,12 +206,13 @@ async def test_export_needs_a_known_format(api: httpx2.AsyncClient, query: str) 
     assert [field for field, _ in field_codes(error)] == ["format"]
 
 
-async def test_templates_list_the_three_and_each_example_can_be_created(api: httpx2.AsyncClient) -> None:
+async def test_templates_list_the_four_and_each_example_can_be_created(api: httpx2.AsyncClient) -> None:
     response = await api.get("/api/mcp/templates")
     assert response.status_code == 200
     templates = response.json()["templates"]
     assert [(t["id"], t["legacy"]) for t in templates] == [
         ("stdio-uvx", False),
+        ("stdio-npx", False),
         ("streamable-http", False),
         ("legacy-sse", True),
     ]

@@ -7,6 +7,9 @@ the process in the middle of the call; `big(kib)` returns `kib` KiB of text.
 Flags:
     --banner: print a non-protocol line on stdout before speaking MCP.
     --stderr-bytes N: write N bytes to stderr (lines of 1023 "e" plus a newline) before serving.
+    --hold-later-starts DIR: the first start serves at once (and leaves DIR/started); every later
+        start waits, before it reads stdin, until DIR/release exists — a test holds the long-lived
+        session in `connecting` as long as it likes (bounded by the host's start-up timeout).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import argparse
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -58,7 +63,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--banner", action="store_true")
     parser.add_argument("--stderr-bytes", type=int, default=0)
+    parser.add_argument("--hold-later-starts", type=Path, default=None)
     args = parser.parse_args()
+    if args.hold_later_starts is not None:
+        started = args.hold_later_starts / "started"
+        if started.exists():
+            while not (args.hold_later_starts / "release").exists():
+                time.sleep(0.05)
+        started.touch()
     if args.banner:
         sys.stdout.write(BANNER + "\n")
         sys.stdout.flush()

@@ -19,6 +19,7 @@ __all__ = [
     "add_from_template",
     "call_in_playground",
     "confirm_test_enable",
+    "go_to",
     "open_server",
     "raw_stdio_body",
     "ready_via_api",
@@ -61,9 +62,17 @@ def ready_via_api(host: Host, body: dict[str, Any]) -> dict[str, Any]:
     return enabled.json()
 
 
+def go_to(page: Page, link: str) -> None:
+    """Follow a link of the main navigation; on a narrow window, open the folded "Menu" first."""
+    menu = page.get_by_role("button", name=re.compile(r"^Menu\b"))
+    if menu.is_visible() and menu.get_attribute("aria-expanded") != "true":
+        menu.click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name=link).click()
+
+
 def add_from_template(page: Page, template: str, name: str) -> None:
     """Open "Add server", pick a template by its button text, and type the name."""
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Add server").click()
+    go_to(page, "Add server")
     expect(page.get_by_role("heading", name="Add a server")).to_be_visible()
     page.get_by_role("button", name=template).click()
     page.get_by_label("Name", exact=True).fill(name)
@@ -96,7 +105,7 @@ def confirm_test_enable(page: Page) -> None:
 
 def open_server(page: Page, name: str, section: str | None = None) -> None:
     """From anywhere: the server list, then the server's page (and one of its section links)."""
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    go_to(page, "Servers")
     page.get_by_role("link", name=name, exact=True).click()
     expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
     if section:

@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Locator, Page, Route, expect
 
 from tests.e2e.conftest import EVERYTHING, Host, running_host
 from tests.e2e.test_capabilities_e2e import Background, wait_for
-from tests.web._flows import NO_HORIZONTAL_SCROLL, UNLABELLED, confirm_test_enable, open_server, ready_via_api
+from tests.web._flows import NO_HORIZONTAL_SCROLL, UNLABELLED, confirm_test_enable, go_to, open_server, ready_via_api
 from tests.web.conftest import PageErrors, login, new_context
 
 pytestmark = pytest.mark.browser
@@ -38,7 +38,7 @@ def ready_capabilities(host: Host, url: str) -> dict[str, Any]:
 
 
 def open_inbox(page: Page) -> None:
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Inbox").click()
+    go_to(page, "Inbox")
     expect(page.get_by_role("heading", name="Inbox", exact=True)).to_be_visible()
 
 
@@ -133,6 +133,12 @@ def test_an_agent_call_waits_for_approval_in_the_inbox_and_on_the_servers_tab(
     expect(card.locator("pre.arguments")).to_contain_text('"note": "first"')
     expect(card).to_contain_text("Untrusted hints from the server")
     expect(card.locator(".hint-badge", has_text="read-only")).to_be_visible()
+    # Each badge's tooltip says what the server claims with that value, never the opposite.
+    expect(card.locator(".hint-badge", has_text="not destructive")).to_have_attribute(
+        "title", "The server says it only adds, never deletes or overwrites (hint only)"
+    )
+    expect(card.get_by_text("Asked by")).to_be_visible()
+    expect(card).to_contain_text("the REST API (POST /api/tools/…/call, with the admin token)")
     expect(card.get_by_role("link", name="capabilities")).to_be_visible()
     expect(card.locator("time")).to_contain_text(re.compile(r"\(in \d+ (min|s)\)"))
 

@@ -25,7 +25,7 @@ from playwright.sync_api import BrowserContext, Page, Response, Route, expect
 from tests.e2e.conftest import ADMIN_TOKEN, Host
 from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
-from tests.web._flows import NO_HORIZONTAL_SCROLL, open_server
+from tests.web._flows import NO_HORIZONTAL_SCROLL, go_to, open_server
 from tests.web.conftest import login
 
 pytestmark = pytest.mark.browser
@@ -133,7 +133,7 @@ def test_authorize_opens_a_window_at_the_shown_issuer_and_the_tab_shows_the_resu
     expect(page.get_by_test_id("last-test")).to_contain_text("auth_required (authorization required)")
     # The list and the overview offer "Authorize".
     expect(page.locator(".auth-callout")).to_contain_text("Authorization required")
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    go_to(page, "Servers")
     row = page.locator('tr[data-server="guarded"]')
     row.get_by_role("link", name="Authorize").click()
     expect(page.get_by_role("heading", name="Authorization", exact=True)).to_be_visible()
@@ -172,7 +172,7 @@ def test_authorize_opens_a_window_at_the_shown_issuer_and_the_tab_shows_the_resu
     expect(page.get_by_test_id("oauth-state")).to_contain_text("authorization required")
     expect(page.get_by_role("button", name="Authorize", exact=True)).to_be_visible()
     expect(page.locator(".head-state")).to_contain_text("auth_required (authorization required)")
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    go_to(page, "Servers")
     expect(row.get_by_role("link", name="Authorize")).to_have_attribute("data-need", "auth_required")
     assert_nothing_secret(page, recorder, fakes.credentials())
 

@@ -216,3 +216,16 @@ def test_sessions_expire_when_idle_or_too_old_and_the_oldest_goes_when_full() ->
     assert sessions.lookup(first_id) is None
     assert sessions.lookup(None) is None
     assert sessions.lookup("not-a-session") is None
+
+
+@pytest.mark.parametrize("path", [f"{SERVERS}/remote/rpc", f"{SERVERS}/remote/complete"])
+async def test_the_console_and_debugger_requests_need_the_csrf_token_too(browser: LoggedIn, path: str) -> None:
+    """The JSON-RPC console sends requests as the admin: from a page, only with our CSRF token (R-12.1, R-7.2)."""
+    assert_error(await browser.post(path, csrf=None), 403, "CSRF_TOKEN_INVALID")
+    assert_error(await browser.post(path, csrf="wrong-token"), 403, "CSRF_TOKEN_INVALID")
+    level = await browser.client.put(
+        f"{SERVERS}/remote/logging/level", json={"level": "debug"}, headers={"Origin": OURS}
+    )
+    assert_error(level, 403, "CSRF_TOKEN_INVALID")
+    # With the token the request reaches the route (refused there: there is no such server).
+    assert_error(await browser.post(path), 404, "MCP_SERVER_NOT_FOUND")

@@ -22,7 +22,7 @@ from playwright.sync_api import BrowserContext, Locator, Page, Response, expect
 
 from tests.e2e.conftest import Host
 from tests.support.gateway import gateway_client
-from tests.web._flows import ready_via_api
+from tests.web._flows import go_to, ready_via_api
 from tests.web.conftest import login
 
 pytestmark = pytest.mark.browser
@@ -47,7 +47,7 @@ STORAGE_DUMP = "() => JSON.stringify([Object.entries(localStorage), Object.entri
 
 def open_gateway(page: Page) -> None:
     """From anywhere: the Gateway link of the main navigation, then wait for the token list."""
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway").click()
+    go_to(page, "Gateway")
     expect(page.get_by_role("heading", name="Gateway", exact=True)).to_be_visible()
     expect(page.get_by_test_id("gateway-url")).to_have_text(re.compile(r"/mcp$"))
 
@@ -194,7 +194,7 @@ def test_leaving_the_page_removes_the_one_time_view(page: Page, host: Host) -> N
     login(page)
     open_gateway(page)
     token = create_token(page, "laptop")
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    go_to(page, "Servers")
     expect(page.get_by_role("heading", name="Servers", exact=True)).to_be_visible()
     assert token not in page.evaluate(DOM_DUMP)
     open_gateway(page)

@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, Response, expect
 
 from tests.e2e.conftest import ADMIN_TOKEN, Host
+from tests.web._flows import go_to
 from tests.web.conftest import login
 
 pytestmark = pytest.mark.browser
@@ -81,7 +82,7 @@ def test_a_claude_code_file_is_previewed_completed_and_applied_without_leaking_i
     context.on("response", record)
     login(page)
     page.evaluate(LISTEN_TO_EVENTS)  # the event stream's messages, which no response body shows
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+    go_to(page, "Import")
     expect(page.get_by_role("heading", name="Import", exact=True)).to_be_visible()
     source = tmp_path / ".mcp.json"
     source.write_text(MCP_JSON, encoding="utf-8")
@@ -137,7 +138,7 @@ def test_a_claude_code_file_is_previewed_completed_and_applied_without_leaking_i
     assert orbit_view["secret_headers"] == {"X-Api-Key": {"configured": True}}
 
     # Export shows placeholders where the secrets are.
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+    go_to(page, "Export")
     page.get_by_label("Client").select_option("cursor")
     exported = page.get_by_label("Exported configuration (.cursor/mcp.json)")
     expect(exported).to_have_value(re.compile(r"\$\{env:MCP_CENTER_SECRET_GITHUB_2_GITHUB_PERSONAL_ACCESS_TOKEN\}"))
@@ -169,7 +170,7 @@ def test_broken_json_points_at_its_line_and_missing_values_are_shown_next_to_the
     page: Page, host: Host
 ) -> None:
     login(page)
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+    go_to(page, "Import")
     content = page.get_by_label("Configuration (JSON)")
     content.fill('{\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n  }\n}')
     page.get_by_role("button", name="Preview").click()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tests.web._flows import (
     add_from_template,
     call_in_playground,
     confirm_test_enable,
+    go_to,
     open_server,
     raw_stdio_body,
     ready_via_api,
@@ -71,15 +73,15 @@ def test_every_visible_control_has_a_label_or_a_name(page: Page, host: Host) -> 
     page.get_by_label("Authorization", exact=True).select_option("oauth")
     assert page.evaluate(UNLABELLED) == []
     expect(page.get_by_text("sign in on the server's Authorization tab")).to_be_visible()
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+    go_to(page, "Import")
     page.get_by_label("Configuration (JSON)").fill(IMPORT_SAMPLE)
     page.get_by_role("button", name="Preview").click()
     expect(page.get_by_role("region", name="Preview")).to_be_visible()
     assert page.evaluate(UNLABELLED) == []
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+    go_to(page, "Export")
     expect(page.get_by_role("button", name="Download")).to_be_visible()
     assert page.evaluate(UNLABELLED) == []
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway").click()
+    go_to(page, "Gateway")
     page.get_by_label("Name", exact=True).fill("labelled")
     page.get_by_role("button", name="Create token").click()
     page.get_by_label("Fill this token into the client snippets").check()
@@ -101,6 +103,16 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         login(page)
         expect(page.locator('tr[data-server="echo"]')).to_be_visible()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
+        # The navigation folds behind "Menu" (one row of top bar, not four), and opens on demand.
+        nav = page.get_by_role("navigation", name="Main")
+        expect(nav).to_be_hidden()
+        assert page.locator(".topbar").evaluate("(el) => el.getBoundingClientRect().height") < 70
+        menu = page.get_by_role("button", name=re.compile(r"^Menu\b"))
+        menu.click()
+        expect(menu).to_have_attribute("aria-expanded", "true")
+        expect(nav.get_by_role("link", name="Gateway")).to_be_visible()
+        page.keyboard.press("Escape")
+        expect(nav).to_be_hidden()
         open_server(page, "Echo")
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         confirm_test_enable(page)
@@ -122,24 +134,24 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         assert drawer.evaluate("(el) => el.scrollWidth <= el.clientWidth")
         assert drawer.evaluate("(el) => el.getBoundingClientRect().width") <= 400
         drawer.get_by_role("button", name="Close").click()
-        page.get_by_role("navigation", name="Main").get_by_role("link", name="Add server").click()
+        go_to(page, "Add server")
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
-        page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+        go_to(page, "Import")
         page.get_by_label("Configuration (JSON)").fill(IMPORT_SAMPLE)
         page.get_by_role("button", name="Preview").click()
         expect(page.get_by_role("region", name="Preview")).to_be_visible()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
-        page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+        go_to(page, "Export")
         expect(page.get_by_role("button", name="Download")).to_be_visible()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
-        page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway").click()
+        go_to(page, "Gateway")
         expect(page.get_by_test_id("gateway-tool-count")).to_have_text("4")
         page.get_by_label("Name", exact=True).fill("narrow")
         page.get_by_role("button", name="Create token").click()
         page.get_by_label("Fill this token into the client snippets").check()
         expect(page.locator('tr[data-token-id] td[data-label="Name"]')).to_have_text("narrow")
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
-        page.get_by_role("navigation", name="Main").get_by_role("link", name="Inbox").click()
+        go_to(page, "Inbox")
         expect(page.get_by_test_id("inbox-summary")).to_have_text("Nothing is waiting for you.")
         assert page.evaluate(NO_HORIZONTAL_SCROLL)  # with cards: tests/web/test_approvals_and_cards.py
     finally:
@@ -160,7 +172,7 @@ def test_sections_of_a_server_not_set_up_say_what_to_do_first(page: Page, host: 
     expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
     open_server(page, "Echo")
     expect(page.get_by_role("region", name="Catalog")).to_contain_text("enable the server to see it")
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
+    go_to(page, "Export")
     page.get_by_text("Point the client at this host's gateway instead").click()
     page.get_by_role("link", name="create one on the Gateway page").click()
     expect(page.get_by_role("heading", name="Gateway", exact=True)).to_be_visible()
@@ -189,7 +201,7 @@ def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(page: Page, ho
     page.evaluate("() => import('/static/js/dom.js').then((dom) => dom.toast('About the list'))")
     expect(toast).to_have_class("toast visible")
     page.wait_for_timeout(1_200)
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway").click()
+    go_to(page, "Gateway")
     expect(toast).not_to_have_class("toast visible")
     page.evaluate(
         "() => import('/static/js/dom.js').then((dom) => { dom.toast('Deleted.'); location.hash = '#/inbox'; })"
@@ -234,7 +246,7 @@ def test_screenshots_of_the_main_screens(
         )
         ready_via_api(host, raw_stdio_body("Crashing"))
         host.client.post("/api/mcp/servers/crashing/tools/exit/call", json={"arguments": {"code": 3}})
-        page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+        go_to(page, "Servers")
         expect(page.locator("tbody tr")).to_have_count(4)
         expect(page.locator('tr[data-server="crashing"] .badge')).to_have_text("error")
         page.screenshot(path=shots / "server-list.png", full_page=True)
@@ -249,7 +261,7 @@ def test_screenshots_of_the_main_screens(
         expect(drawer.locator('tr[data-method="tools/call"]')).to_have_count(1)
         page.screenshot(path=shots / "logs-drawer.png")
         page.keyboard.press("Escape")
-        page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
+        go_to(page, "Import")
         page.get_by_label("Configuration (JSON)").fill(SCREENSHOT_IMPORT)
         page.get_by_role("button", name="Preview").click()
         preview = page.get_by_role("region", name="Preview")
@@ -267,7 +279,7 @@ def test_screenshots_of_the_main_screens(
             page.screenshot(path=shots / "prompt-block.png", full_page=True)
             waiting = Background(lambda: host.client.post(RECORD_CALL, json={"arguments": {"note": "deploy v2"}}))
             asked = Background(lambda: host.client.post(ASK_CALL, json={"arguments": {"question": "Who are you?"}}))
-            page.get_by_role("navigation", name="Main").get_by_role("link", name="Inbox").click()
+            go_to(page, "Inbox")
             expect(page.locator("article.approval-card")).to_have_count(1)
             expect(page.locator("article.interaction-card")).to_have_count(1)
             page.screenshot(path=shots / "inbox-cards.png", full_page=True)
@@ -275,7 +287,7 @@ def test_screenshots_of_the_main_screens(
             page.locator("article.interaction-card").get_by_role("button", name="Decline").click()
             assert waiting.result().status_code == 200
             assert asked.result().status_code == 200
-            page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway").click()
+            go_to(page, "Gateway")
             expect(page.get_by_test_id("gateway-tool-count")).not_to_have_text("0")
             page.get_by_label("Name", exact=True).fill("laptop")
             page.get_by_role("button", name="Create token").click()
@@ -285,7 +297,7 @@ def test_screenshots_of_the_main_screens(
             expect(page.get_by_role("button", name="Done, I saved it")).to_have_count(0)
             page.screenshot(path=shots / "gateway.png", full_page=True)
         page.set_viewport_size({"width": 400, "height": 800})
-        page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+        go_to(page, "Servers")
         expect(page.locator("tbody tr")).to_have_count(5)
         page.screenshot(path=shots / "server-list-narrow.png", full_page=True)
     finally:

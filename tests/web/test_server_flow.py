@@ -18,6 +18,7 @@ from tests.web._flows import (
     add_from_template,
     call_in_playground,
     confirm_test_enable,
+    go_to,
     open_server,
     save_new,
 )
@@ -41,7 +42,7 @@ def test_a_remote_server_from_the_template_is_confirmed_tested_enabled_and_calle
     assert host.client.get("/api/mcp/servers/echo").json()["needs"] == []
 
     open_server(page, "Echo")
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    go_to(page, "Servers")
     row = page.locator('tr[data-server="echo"]')
     expect(row.get_by_role("switch", name="Enabled: Echo")).to_have_attribute("aria-checked", "true")
     expect(row).to_contain_text("ready")
@@ -157,7 +158,7 @@ def test_states_read_as_the_api_says_them_and_a_failed_test_shows_its_telling_st
     tail.get_by_text("Server stderr (last lines)").click()
     expect(tail.locator("pre")).to_contain_text("starting demo server v1.2")
     expect(tail.locator("pre")).to_contain_text("shutting down")
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    go_to(page, "Servers")
     expect(row.locator('td[data-label="Last test"]')).to_contain_text("stderr: ModuleNotFoundError")
     expect(row.locator(".badge")).to_have_text("disconnected")
     expect(page.locator("table.servers")).not_to_contain_text("off")

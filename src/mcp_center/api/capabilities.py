@@ -106,7 +106,7 @@ async def call_tool(request: Request, name: str, body: JsonObject) -> dict[str, 
     return await _cancel_on_disconnect(
         request,
         lambda: center.cancel(operation_id),
-        center.call_agent_tool(name, body.get("arguments"), operation_id=operation_id),
+        center.call_agent_tool(name, body.get("arguments"), operation_id=operation_id, caller={"via": "rest_api"}),
     )
 
 

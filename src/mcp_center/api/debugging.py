@@ -1,4 +1,10 @@
-"""Health and debugging routes (R-3.11): the live event stream, per-server logs and catalogs."""
+"""Health and debugging routes: the live event stream, per-server logs and catalogs (R-3.11), and the
+debugger of a server (R-12.1): its info, live activity, log level, a JSON-RPC console and completion.
+
+Every route is behind the admin token (or the page's session cookie with its CSRF token for the
+ones that change or send something, R-7.1, R-7.2). Console requests go through the live session, so
+the request log records them like any call (R-3.11).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from collections.abc import AsyncGenerator
 from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import APIRouter, Body, FastAPI, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from mcp_center.service import McpCenter
@@ -46,6 +52,8 @@ async def events(request: Request) -> StreamingResponse:
     """`text/event-stream` of JSON events: `server.status` (state changes, with the attributed
     error), `server.catalog` (a catalog refresh committed), `server.created/updated/deleted/...`
     (configuration changes), `server.oauth` (an authorization was completed or forgotten),
+    `server.activity` (a server's log message, notification or call progress: `{"server_id", "entry"}`,
+    rate-limited per server; a gap in `entry.seq` means entries were kept but not sent live),
     `events.dropped` (this client fell behind). A comment line is sent
     every 15 s as a heartbeat. The stream ends when the host stops."""
     center = _center(request)
@@ -97,3 +105,66 @@ async def catalog(
     generation numbers and per-category refresh errors (R-3.6, R-3.7), and `capabilities`: whether
     the server declared tools, prompts and resources when it connected."""
     return await _center(request).catalog(server_id, refresh=refresh)
+
+
+JsonObject = Annotated[dict[str, Any], Body()]
+
+
+@router.get("/api/mcp/servers/{server_id}/info", summary="Server info: name, version, protocol, capabilities")
+async def info(request: Request, server_id: str) -> dict[str, Any]:
+    """What the server declared in `initialize` — `server_info` (name, version, title), the negotiated
+    `protocol_version`, `capabilities` and `instructions` — plus the console `methods` those
+    capabilities allow and the chosen `log_level` (R-12.1). Connects lazily, like the catalog."""
+    return (await _center(request).debugger.info(server_id)).to_dict()
+
+
+@router.get("/api/mcp/servers/{server_id}/activity", summary="A server's log messages, notifications, progress")
+async def activity(
+    request: Request,
+    server_id: str,
+    after: Annotated[int | None, Query(ge=0, description="Only entries with a larger `seq`.")] = None,
+) -> dict[str, Any]:
+    """The last 200 activity entries, oldest first: `log` (`notifications/message`: level, logger,
+    data), `notification` (method, params) and `progress` (operation id, progress, total, message),
+    redacted and bounded (R-12.1). Never connects; `server.activity` events bring new ones live."""
+    entries = await _center(request).debugger.activity(server_id, after=after)
+    return {"server_id": server_id, "entries": entries}
+
+
+@router.delete("/api/mcp/servers/{server_id}/activity", status_code=204, summary="Clear a server's activity")
+async def clear_activity(request: Request, server_id: str) -> Response:
+    """Forget the kept activity entries of the server (nothing is sent to it)."""
+    await _center(request).debugger.clear_activity(server_id)
+    return Response(status_code=204)
+
+
+@router.put("/api/mcp/servers/{server_id}/logging/level", summary="Set the server's log level (logging/setLevel)")
+async def set_log_level(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+    """`{"level": "debug" | "info" | ... | "emergency"}`: sends `logging/setLevel` on the live session
+    and again on each new session of the server (R-12.1). 409 `MCP_CAPABILITY_NOT_DECLARED` when the
+    server declares no `logging` capability."""
+    level = await _center(request).debugger.set_log_level(server_id, body.get("level"))
+    return {"server_id": server_id, "level": level}
+
+
+@router.post("/api/mcp/servers/{server_id}/rpc", summary="JSON-RPC console: send one request")
+async def rpc(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+    """`{"method", "params"?, "operation_id"?}`: sends any request but `initialize` on the live session
+    and answers `{"request", "response": {"result"} | {"error"}, "elapsed_ms", "connection_id", "at",
+    "truncated"}` (R-12.1). A JSON-RPC error from the server is an answer (200), not a failure;
+    `{"method": "ping"}` measures the round trip. Recorded in the request log like any call."""
+    operation_id = body.get("operation_id")
+    if operation_id is not None and not isinstance(operation_id, str):
+        operation_id = None
+    exchange = await _center(request).debugger.send(
+        server_id, body.get("method"), body.get("params"), operation_id=operation_id
+    )
+    return exchange.to_dict()
+
+
+@router.post("/api/mcp/servers/{server_id}/complete", summary="Argument completion (completion/complete)")
+async def complete(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+    """`{"ref": {"type": "ref/prompt", "name"} | {"type": "ref/resource", "uri"}, "argument": {"name",
+    "value"}, "context": {"arguments"}?}` → `{"values", "total", "has_more"}` (R-12.1); 409
+    `MCP_CAPABILITY_NOT_DECLARED` when the server declares no `completions` capability."""
+    return (await _center(request).debugger.complete(server_id, body)).to_dict()

@@ -150,6 +150,9 @@ def _fail(
         err.print("  server stderr (last lines):", highlight=False)
         for stderr_line in tail:
             err.print(f"    {stderr_line}", highlight=False, markup=False)
+    close = exc.details.get("did_you_mean")
+    if isinstance(close, list) and close:
+        err.print(f"  did you mean: {', '.join(str(c) for c in close)}?", highlight=False, markup=False)
     server = server_id or exc.details.get("server_id")
     hint = _NEXT_STEP.get(exc.code)
     if hint and isinstance(server, str):
@@ -280,12 +283,20 @@ def serve(
 
 
 @app.command("list")
-def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
-    """List servers with their trust, test and enable state."""
+def list_(
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+    as_json: JsonOut = False,
+    url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
+) -> None:
+    """List servers: enabled, live state and tool count (when serve runs), and the next step."""
+    from mcp_center.cli.listing import live_servers, servers_table
+
     settings = _settings(data_dir, profile)
     servers = _run(settings, lambda c: c.list_servers()) if settings.data_dir.exists() else []
+    live = live_servers(settings, url) if servers else None
     if as_json:
-        _print_json(servers)
+        _print_json([{**s, "status": live[s["id"]]} if live and s["id"] in live else s for s in servers])
         return
     if not servers:
         out.print(
@@ -296,26 +307,15 @@ def list_(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut
         if running_owner(settings.data_dir) is None:
             out.print(f"({serve_state(settings)})", highlight=False, markup=False)
         return
-    where = Text(data_dir_phrase(settings))
-    table = Table("id", "name", "transport", "target", "enabled", "trusted", "tested", "needs", caption=where)
-    table.columns[0].no_wrap = True  # what every other command takes
-    for column in table.columns[1:4]:
-        column.overflow = "fold"
-    for s in servers:
-        target = s.get("url") or " ".join([s.get("command", ""), *s.get("args", [])])
-        table.add_row(
-            *_cells(
-                s["id"],
-                s["name"],
-                s["transport"],
-                target,
-                _yes(s["enabled"]),
-                _yes(s["trusted"]),
-                _yes(s["tested"]),
-                ", ".join(s["needs"]) or "-",
-            )
+    out.print(servers_table(servers, live))
+    # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
+    out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
+    if live is None:
+        err.print(
+            f"live state and tool counts come from a running 'mcp-center serve' for {settings.data_dir}; none answered",
+            markup=False,
+            highlight=False,
         )
-    out.print(table)
 
 
 def _yes(value: object) -> str:
@@ -333,45 +333,74 @@ def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -
 @app.command()
 def add(
     name: Annotated[str, typer.Argument(help="Display name.")],
-    command: Annotated[
-        list[str] | None, typer.Argument(help="stdio: the program and its arguments, after '--'.")
+    target: Annotated[
+        list[str] | None,
+        typer.Argument(help="A remote server's URL, or (stdio) the program and its arguments after '--'."),
     ] = None,
-    url: Annotated[str | None, typer.Option(help="Remote server URL.")] = None,
-    transport: Annotated[str | None, typer.Option(help="streamable_http (default for --url) or sse.")] = None,
+    url: Annotated[str | None, typer.Option(help="Remote server URL (or give it after the name).")] = None,
+    transport: Annotated[
+        str | None, typer.Option("--transport", "-t", help="stdio, http (Streamable HTTP, default for a URL) or sse.")
+    ] = None,
     server_id: Annotated[str | None, typer.Option("--id", help="Server id (default: derived from the name).")] = None,
-    env: Annotated[list[str] | None, typer.Option(help="Plain env var KEY=VALUE (stdio).")] = None,
-    header: Annotated[list[str] | None, typer.Option(help="Plain header NAME=VALUE (remote).")] = None,
+    env: Annotated[
+        list[str] | None,
+        typer.Option("--env", "-e", help="Env var KEY=value (stdio); credential-looking ones become secrets."),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option("--header", "-H", help="Header 'Name: value' (remote); credential-looking ones become secrets."),
+    ] = None,
+    plain: Annotated[
+        list[str] | None,
+        typer.Option("--plain", help="Keep this env var or header in plain text even if it looks like a credential."),
+    ] = None,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Add a server, e.g. `mcp-center add time -- uvx mcp-server-time` or `mcp-center add docs --url https://...`."""
-    body: dict[str, Any] = {"name": name}
-    if server_id:
-        body["id"] = server_id
-    if url:
-        body.update(transport=transport or "streamable_http", url=url, headers=_pairs(header))
-    elif command:
-        body.update(transport="stdio", command=command[0], args=command[1:], env=_pairs(env))
-    else:
-        err.print("give either --url URL or the stdio command after '--'")
-        raise typer.Exit(2)
+    """Add a server, e.g. `mcp-center add time -- uvx mcp-server-time` or `mcp-center add docs https://...`.
+
+    Like `claude mcp add`: `-e KEY=value` and `-H "Name: value"`; values that look like credentials
+    (`*_TOKEN`, `*_KEY`, `Authorization`, `Bearer ...`) are stored as write-only secrets.
+    """
+    from mcp_center.cli.adding import plan_add
+
+    try:
+        plan = plan_add(
+            name,
+            list(target or []),
+            url=url,
+            transport=transport,
+            server_id=server_id,
+            env=env,
+            headers=header,
+            plain=plain,
+        )
+    except CenterError as exc:
+        raise _fail(exc) from None
+
+    async def create(center: McpCenter) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        view = await center.create_server(plan.body)
+        return view, await center.list_servers()
+
     settings = _settings(data_dir, profile)
-    view = _run(settings, lambda c: c.create_server(body))
+    view, everyone = _run(settings, create)
     line = Text("added ")
     line.append(view["id"], style="bold")
     line.append(f" to {data_dir_phrase(settings)}; next: mcp-center trust {view['id']}")
     out.print(line, highlight=False)
-
-
-def _pairs(items: list[str] | None) -> dict[str, str]:
-    pairs: dict[str, str] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            err.print(f"expected KEY=VALUE, got {item!r}")
-            raise typer.Exit(2)
-        pairs[key] = value
-    return pairs
+    if plan.secrets:
+        out.print(
+            f"stored as write-only secrets (encrypted, never shown again): {', '.join(plan.secrets)}",
+            markup=False,
+            highlight=False,
+        )
+    same = [s["id"] for s in everyone if s["id"] != view["id"] and s["name"].strip().lower() == name.strip().lower()]
+    if same:
+        err.print(
+            f"note: another server is already named '{name}' ({', '.join(same)}); both show that name",
+            markup=False,
+            highlight=False,
+        )
 
 
 @app.command()

@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 TIMEOUT = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=30.0)
 """Seconds; no read timeout: a call may wait minutes for a human approval."""
+DRAIN_S = 30.0
+"""After stdin ends, seconds to wait for the answers to requests already sent (a client that writes
+one request and closes stdin still gets its answer, or the error that the host cannot be reached)."""
 
 
 def _refusal(line: str) -> str | None:
@@ -69,12 +72,19 @@ async def bridge_stdio(url: str, token: str, *, stdin: TextIO | None = None, std
         streamable_http_client(url, http_client=client) as (read, write),
         anyio.create_task_group() as tg,
     ):
+        unanswered: set[str] = set()
+        all_answered = anyio.Event()
 
         async def downstream() -> None:
+            nonlocal all_answered
             async for item in read:
                 if isinstance(item, Exception):
                     logger.warning("gateway.bridge_error", extra={"error": type(item).__name__})
                     continue
+                if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+                    unanswered.discard(str(item.message.id))
+                    if not unanswered:
+                        all_answered.set()
                 line = item.message.model_dump_json(by_alias=True, exclude_unset=True)
                 await sink.write(line + "\n")
                 await sink.flush()
@@ -93,5 +103,13 @@ async def bridge_stdio(url: str, token: str, *, stdin: TextIO | None = None, std
                         await sink.write(refusal + "\n")
                         await sink.flush()
                     continue
+                if isinstance(message, types.JSONRPCRequest):
+                    unanswered.add(str(message.id))
+                    all_answered = anyio.Event()
                 await write.send(SessionMessage(message))
+            # stdin ended: let the requests already sent be answered (or fail: an unreachable host
+            # raises out of the transport) before the connection closes, within DRAIN_S.
+            if unanswered:
+                with anyio.move_on_after(DRAIN_S):
+                    await all_answered.wait()
         tg.cancel_scope.cancel()

@@ -40,7 +40,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern
-from mcp_center.gateway.server import GATEWAY_PATH, Gateway, scope_of_path
+from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_of, scope_of_path
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
 
@@ -253,10 +253,15 @@ class GatewayEndpoint:
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
             if isinstance(message, dict) and is_modern(version) and self._modern_lean(scope, message):
-                link = AgentLink(server_id, _modern_capabilities(message))
-                await self._lean.serve(
-                    LeanRequest(message, link, modern=True, caller_allowed=self._allowed(token_id)), receive, send
+                link = AgentLink(server_id, _modern_capabilities(message), client=_modern_client(message))
+                lean = LeanRequest(
+                    message,
+                    link,
+                    modern=True,
+                    caller_allowed=self._allowed(token_id),
+                    caller=caller_of(self._tokens, token_id, link.client),
                 )
+                await self._lean.serve(lean, receive, send)
                 return
             await self._hand_over(scope, receive, send, response_once)
         elif session_id is None:
@@ -298,7 +303,13 @@ class GatewayEndpoint:
             if is_lean(message):
                 session.in_flight += 1
                 try:
-                    request = LeanRequest(message, link, modern=False, caller_allowed=self._allowed(token_id))
+                    request = LeanRequest(
+                        message,
+                        link,
+                        modern=False,
+                        caller_allowed=self._allowed(token_id),
+                        caller=caller_of(self._tokens, token_id, link.client),
+                    )
                     await self._lean.serve(request, receive, send)
                 finally:
                     session.request_done()
@@ -331,7 +342,7 @@ class GatewayEndpoint:
             return
         self._opening[token_id] += 1
         opened: _Session | None = None
-        link = AgentLink(server_id, _declared_capabilities(message))
+        link = AgentLink(server_id, _declared_capabilities(message), client=_declared_client(message))
 
         async def send_noting_session(message: Message) -> None:
             nonlocal opened
@@ -416,6 +427,23 @@ def _declared_capabilities(message: object) -> dict[str, Any]:
     params = message.get("params")
     caps = params.get("capabilities") if isinstance(params, dict) else None
     return cast(dict[str, Any], caps) if isinstance(caps, dict) else {}
+
+
+def _declared_client(message: object) -> dict[str, Any] | None:
+    """The `clientInfo` an `initialize` request declares (None when it is not one or has none)."""
+    if not isinstance(message, dict) or message.get("method") != "initialize":
+        return None
+    params = message.get("params")
+    info = params.get("clientInfo") if isinstance(params, dict) else None
+    return cast(dict[str, Any], info) if isinstance(info, dict) else None
+
+
+def _modern_client(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The `clientInfo` a 2026-07-28 request carries in its `_meta` (None without one)."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    info = meta.get(types.CLIENT_INFO_META_KEY) if isinstance(meta, dict) else None
+    return cast(dict[str, Any], info) if isinstance(info, dict) else None
 
 
 def _modern_capabilities(message: dict[str, Any]) -> dict[str, Any]:

@@ -97,12 +97,15 @@ class AgentLink:
         capabilities: The `capabilities` the agent's client declared in `initialize`.
         calls: Our cancel scope per lean request id in flight (for `notifications/cancelled`).
         waiting: Our requests to the agent (`mcp-center-N`) → where its answer goes.
+        client: The `clientInfo` the agent's client declared (`{"name", "version"}`), or None;
+            shown on approval cards as it names itself (R-5.3).
     """
 
     server_id: str | None
     capabilities: Mapping[str, Any]
     calls: dict[object, anyio.CancelScope] = field(default_factory=dict[object, anyio.CancelScope])
     waiting: dict[str, _Answer] = field(default_factory=dict[str, "_Answer"])
+    client: Mapping[str, Any] | None = None
 
     def answer(self, message: Mapping[str, Any]) -> bool:
         """Route an agent's JSON-RPC response to the request of ours it answers; False if none waits."""
@@ -147,6 +150,8 @@ class LeanRequest:
     modern: bool
     """A 2026-07-28 sessionless request: results carry `resultType` and `serverInfo`; no back-channel."""
     caller_allowed: Callable[[], bool] | None = None
+    caller: Mapping[str, Any] | None = None
+    """Who asks (the gateway token and the client), for an approval card (`server.caller_of`, R-5.3)."""
 
 
 def _key(request_id: object) -> object:
@@ -339,6 +344,7 @@ class LeanPath:
                     sampler=sampler,
                     roots=roots,
                     caller_allowed=request.caller_allowed,
+                    caller=request.caller,
                 )
                 outcome.append(_response(request_id, self._finish(result, request.modern, "tools/call")))
             except ServerRequestFailed as exc:

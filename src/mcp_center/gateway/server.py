@@ -32,9 +32,9 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_center import __version__
 from mcp_center.errors import CenterError, InvalidInput, NotFound, ServerRequestFailed
-from mcp_center.service import McpCenter
+from mcp_center.service import GatewayTokens, McpCenter
 
-__all__ = ["GATEWAY_PATH", "Gateway", "error_result_json", "scope_of_path", "to_mcp_error"]
+__all__ = ["GATEWAY_PATH", "Gateway", "caller_of", "error_result_json", "scope_of_path", "to_mcp_error"]
 
 GATEWAY_PATH = "/mcp"
 """Where the gateway is served; `/mcp/{server_id}` serves one server under its own names (R-8.4)."""
@@ -105,6 +105,18 @@ def error_result_json(exc: CenterError) -> dict[str, Any]:
         "isError": True,
         "_meta": {"mcp-center/error": {"code": exc.code, "details": exc.details}},
     }
+
+
+def caller_of(tokens: GatewayTokens, token_id: str | None, client: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Who asks through the gateway, for an approval card (R-5.3): the gateway token (its id and name,
+    never the token) and the agent's `clientInfo` (`{"name", "version"}`, self-reported, untrusted;
+    cut to 200 / 100 characters), or None when the client did not name itself."""
+    token_name = tokens.name_of(token_id) if token_id is not None else None
+    shown = None
+    if client is not None and isinstance(client.get("name"), str):
+        version = client.get("version")
+        shown = {"name": str(client["name"])[:200], "version": str(version)[:100] if isinstance(version, str) else ""}
+    return {"via": "gateway", "token_id": token_id, "token_name": token_name, "client": shown}
 
 
 def _error_result(exc: CenterError) -> types.CallToolResult:
@@ -286,6 +298,7 @@ class Gateway:
                 elicitor=elicitor,
                 # An approval granted after the token was revoked must not send the call (R-5.3).
                 caller_allowed=(lambda: tokens.is_current(token_id)) if token_id is not None else None,
+                caller=self._caller(ctx, token_id),
             )
         except NotFound as exc:
             raise to_mcp_error(exc) from None
@@ -295,6 +308,13 @@ class Gateway:
             return _error_result(exc)
         except CenterError as exc:
             return _error_result(exc)
+
+    def _caller(self, ctx: ServerRequestContext[Any, Any], token_id: str | None) -> dict[str, Any]:
+        """Who asks, for the approval card (`caller_of`), from the SDK session's `initialize` params."""
+        params = ctx.session.client_params
+        info = params.client_info if params is not None else None
+        client = {"name": info.name, "version": info.version} if info is not None else None
+        return caller_of(self.center.gateway_tokens, token_id, client)
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None

@@ -1,7 +1,9 @@
-"""The three server templates (R-1.10): starting points for a create body.
+"""The server templates (R-1.10): starting points for a create body.
 
 - `stdio-uvx`: a Python server from PyPI, run as `uvx --isolated --from <package>==<version>
   <command>`: a pinned version, in a throw-away environment, without a shell (R-2.6).
+- `stdio-npx`: a Node.js server from npm, run as `npx -y <package>@<version>`: pinned the same way
+  (an exact version, never `@latest`, so what the user confirms is what runs); needs Node.js.
 - `streamable-http`: a remote server over Streamable HTTP (the current MCP transport).
 - `legacy-sse`: a remote server over the 2024-11-05 HTTP+SSE transport, for old servers only.
 
@@ -25,6 +27,10 @@ _MARKER = re.compile(r"<([a-z_]+)>")
 _PARAMETER_RULES: dict[str, tuple[re.Pattern[str], str]] = {
     "name": (re.compile(r"[^\x00-\x1f\x7f]{1,100}"), "1-100 printable characters"),
     "package": (re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?"), "a PyPI project name"),
+    "npm_package": (
+        re.compile(r"(?:@[a-z0-9][a-z0-9._-]{0,99}/)?[a-z0-9][a-z0-9._-]{0,99}"),
+        "an npm package name such as @scope/name",
+    ),
     "version": (re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]{0,63}"), "an exact version such as 1.2.3"),
     "command": (re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"), "the program the package installs"),
     "url": (re.compile(r"https?://[^\s\x00-\x1f\x7f]{1,2040}"), "an http(s) URL"),
@@ -51,6 +57,28 @@ TEMPLATES: tuple[dict[str, Any], ...] = (
             "transport": "stdio",
             "command": "uvx",
             "args": ["--isolated", "--from", "<package>==<version>", "<command>"],
+            "env": {},
+        },
+    },
+    {
+        "id": "stdio-npx",
+        "title": "Local Node.js server from npm (stdio, npx)",
+        "description": (
+            "Runs `npx -y <npm_package>@<version>`: an exact version (never @latest, so what you confirm is "
+            "what runs), started without a shell in its own process group. Needs Node.js (npx) on the host."
+        ),
+        "transport": "stdio",
+        "legacy": False,
+        "parameters": [
+            {"name": "name", "description": "Display name", "example": "Everything"},
+            {"name": "npm_package", "description": "npm package", "example": "@modelcontextprotocol/server-everything"},
+            {"name": "version", "description": "Exact version to pin", "example": "2026.8.31"},
+        ],
+        "body": {
+            "name": "<name>",
+            "transport": "stdio",
+            "command": "npx",
+            "args": ["-y", "<npm_package>@<version>"],
             "env": {},
         },
     },

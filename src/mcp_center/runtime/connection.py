@@ -39,6 +39,7 @@ from mcp_center.errors import CenterError, ConnectionLost
 from mcp_center.models import ConnectionState, ErrorReason, TransportKind
 from mcp_center.runtime.attribution import SessionEnded, attribute, startup_timeout_error, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
+from mcp_center.runtime.console import RAW_REQUEST_ID_PREFIX
 from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.session import OpenSession, SessionHooks, open_session
@@ -160,7 +161,11 @@ class ConnectionFilter:
 
     def outgoing(self, message: SessionMessage) -> None:
         """See `runtime.tap.MessageObserver`."""
-        self.sanitizer.outgoing(message)
+        msg = message.message
+        # A console request is shown as the server answered it: its list pages are not validated (and
+        # must not count as the catalog's own pages, whose duplicate detection they would trip).
+        if not (isinstance(msg, types.JSONRPCRequest) and str(msg.id).startswith(RAW_REQUEST_ID_PREFIX)):
+            self.sanitizer.outgoing(message)
         self.logbook.sent(message, self.connection_id)
 
     def incoming(self, message: SessionMessage | Exception) -> SessionMessage | Exception:

@@ -28,7 +28,6 @@ Shape (see docs/sdk-notes.md#manager-shape and docs/architecture.md#connection-l
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
@@ -45,12 +44,14 @@ from mcp.client import Transport
 from mcp.client.session import IncomingMessage, LoggingFnT, MessageHandlerFnT
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 
-from mcp_center.errors import CenterError, ConnectionLost, ServerDisabled
+from mcp_center.errors import CenterError, ConnectionLost, RequestInvalid, ServerDisabled
 from mcp_center.models import ConnectionState, ErrorReason
+from mcp_center.runtime.activity import LOG_LEVELS, ActivityRecorder
 from mcp_center.runtime.attribution import attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category
 from mcp_center.runtime.connection import (
     CLOSE_TIMEOUT_S,
+    HEALTH_TIMEOUT_S,
     Connection,
     ProbeResult,
     RefreshOutcome,
@@ -58,6 +59,7 @@ from mcp_center.runtime.connection import (
     ready_status,
     wait_any,
 )
+from mcp_center.runtime.console import RawAnswer, send_level, send_raw
 from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
 from mcp_center.runtime.forward import RawForwarder
@@ -90,6 +92,7 @@ __all__ = [
     "Connection",
     "ConnectionManager",
     "ProbeResult",
+    "RawAnswer",
     "ServerStatus",
     "TransportFactory",
 ]
@@ -118,6 +121,9 @@ LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
 
 TransportFactory = Callable[..., AbstractAsyncContextManager[Transport]]
 """`open_transport`-compatible factory `(spec, probe, *, on_stderr, on_noise)`; injectable for tests."""
+
+_SEEN_ELSEWHERE = frozenset({"notifications/message", "notifications/progress"})
+"""Notifications the activity feed records through their own callbacks (log level, call's operation id)."""
 
 _CHANGED_CATEGORIES: Mapping[str, tuple[Category, ...]] = {
     "notifications/tools/list_changed": ("tools",),
@@ -156,6 +162,7 @@ class _Owner:
         self._slot.catalog = conn.catalog
         self._manager._set_status(self._slot, ready_status(conn))  # pyright: ignore[reportPrivateUsage]
         self._manager._publish_catalog(self._slot, conn, CATEGORIES)  # pyright: ignore[reportPrivateUsage]
+        self._manager._ready_hooks(conn)  # pyright: ignore[reportPrivateUsage]
 
     def refreshed(self, conn: Connection, category: Category, outcome: RefreshOutcome) -> None:
         if outcome == "committed":
@@ -200,6 +207,10 @@ class ConnectionManager:
         self._tg: anyio.abc.TaskGroup | None = None
         self._status_changed = anyio.Event()
         self._log_listeners: list[LogListener] = []
+        self._log_levels: dict[str, str] = {}
+        """server id → the `logging/setLevel` level the user chose; sent again on each new session."""
+        self.activity = ActivityRecorder(self.events)
+        """Log messages, notifications and call progress of every server, for the page (R-12.1)."""
         self.handshakes = 0
         """Handshakes started since the manager opened (a cheap counter for tests and metrics)."""
 
@@ -254,6 +265,8 @@ class ConnectionManager:
     def forget(self, server_id: str) -> None:
         """Drop the debugging records of a deleted server."""
         self._logbooks.pop(server_id, None)
+        self.activity.forget(server_id)
+        self._log_levels.pop(server_id, None)
 
     # ----- connect / disconnect -------------------------------------------------------------
 
@@ -411,7 +424,8 @@ class ConnectionManager:
                 # back); we check it ourselves and keep the content (`check_output`).
                 request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments_dict))
                 with self.deadlines.deadline(conn.connection_id, timeout_s, max_total_s=max_total_s) as deadline:
-                    on_progress = progress_relay(deadline, self.events, server_id, op_id, name, forward)
+                    recorded = self._recording_progress(server_id, conn, op_id, forward)
+                    on_progress = progress_relay(deadline, self.events, server_id, op_id, name, recorded)
                     answer = await conn.session.client.session.send_request(
                         request, types.CallToolResult, request_read_timeout_seconds=None, progress_callback=on_progress
                     )
@@ -523,7 +537,10 @@ class ConnectionManager:
                 with self.deadlines.deadline(conn.connection_id, timeout_s, max_total_s=max_total_s) as deadline:
                     watched = None
                     if is_call or forward is not None:
-                        watched = progress_relay(deadline, self.events, server_id, op_id, tool_name, forward)
+                        # Every forwarded call asks for progress (it keeps the call alive, item 4); the
+                        # activity feed records it (R-12.1) and the agent gets it if it asked.
+                        recorded = self._recording_progress(server_id, conn, op_id, forward)
+                        watched = progress_relay(deadline, self.events, server_id, op_id, tool_name, recorded)
                     if raw is not None:
                         try:
                             return await raw.request(method, params, progress=watched)
@@ -570,6 +587,89 @@ class ConnectionManager:
 
         return conn.raw_forwarder(self._logging_handler(slot, conn), list_changed)
 
+    # ----- debugging (R-12.1) -------------------------------------------------------------------
+
+    async def request_raw(
+        self,
+        server_id: str,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        operation_id: str | None = None,
+        timeout_s: float | None = None,
+    ) -> RawAnswer:
+        """Send one JSON-RPC request as given on the live session and return the server's answer (R-12.1).
+
+        The JSON-RPC console of the settings page (`runtime.console.send_raw`): a server's malformed
+        answer is shown as it came. The request goes through the session like any other: the tap
+        records it in the request log (R-3.11), `cancel(operation_id)` sends
+        `notifications/cancelled`, and `timeout_s` (default: the server's `call_timeout_s`) bounds it.
+
+        Args:
+            method: Any client-to-server request method (the caller refuses `initialize`).
+            params: Its params, as JSON values (None: no params).
+        Returns:
+            `RawAnswer`: the `result` object or the JSON-RPC `error` the server answered, the time
+            it took and the connection that carried it.
+        Raises:
+            CallCancelled, ServerTimeout, and attributed connection errors (as `call_tool`).
+        """
+
+        async def send(conn: Connection, timeout_s: float) -> RawAnswer:
+            assert conn.session is not None
+            return await send_raw(conn.session, conn.connection_id, method, params, timeout_s)
+
+        return await self._request(server_id, method, send, operation_id, timeout_s)
+
+    async def set_logging_level(self, server_id: str, level: str) -> None:
+        """Send `logging/setLevel` on the live session and keep the level for the server's next sessions.
+
+        Raises:
+            RequestInvalid: `level` is not one of `LOG_LEVELS`.
+            ServerRequestFailed: the server refused it (e.g. it declares no `logging` capability).
+            CallCancelled, ServerTimeout, connection errors as `call_tool`.
+        """
+        if level not in LOG_LEVELS:
+            raise RequestInvalid(
+                f"level: must be one of {', '.join(LOG_LEVELS)}",
+                details={
+                    "errors": [{"field": "level", "code": "FIELD_INVALID", "message": "not an MCP logging level"}]
+                },
+            )
+
+        async def send(conn: Connection, timeout_s: float) -> bool:
+            assert conn.session is not None
+            await send_level(conn.session, level, timeout_s)
+            return True
+
+        await self._request(server_id, "logging/setLevel", send, None, None)
+        self._log_levels[server_id] = level
+
+    def logging_level(self, server_id: str) -> str | None:
+        """The `logging/setLevel` level chosen for the server (None: never set; the server's default)."""
+        return self._log_levels.get(server_id)
+
+    def _recording_progress(
+        self, server_id: str, conn: Connection, operation_id: str, forward: ProgressFnT | None
+    ) -> ProgressFnT:
+        """A progress callback that records the call's progress in the activity feed, then calls `forward`."""
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            self.activity.progress(server_id, conn.connection_id, operation_id, progress, total, message)
+            if forward is not None:
+                await forward(progress, total, message)
+
+        return report
+
+    async def _reapply_level(self, conn: Connection, level: str) -> None:
+        """A new session starts at the server's default level: send the one the user chose (R-12.1)."""
+        try:
+            with anyio.fail_after(HEALTH_TIMEOUT_S):
+                assert conn.session is not None
+                await send_level(conn.session, level, HEALTH_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - a server that refuses it keeps its default; the log says so
+            logger.warning("server.log_level_not_applied", extra={"server_id": conn.spec.server_id, "level": level})
+
     def is_running(self, operation_id: str) -> bool:
         """True while a request with this operation id is admitted and not finished."""
         return self.operations.is_running(operation_id)
@@ -595,9 +695,8 @@ class ConnectionManager:
             CenterError: attributed failure (refused, DNS, process exited with code N, ...); a
                 failing `tools/list` is attributed to it, while the server still runs.
         """
-        live = functools.partial(self._hooks_for, spec) if self._hooks_for is not None else None
         self.handshakes += 1
-        return await probe_connection(spec, self.logbook(spec.server_id), live, self._transport_factory)
+        return await probe_connection(spec, self.logbook(spec.server_id), self._transport_factory)
 
     # ----- internals -------------------------------------------------------------------------
 
@@ -663,6 +762,12 @@ class ConnectionManager:
         with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT_S):
             await conn.closed.wait()
 
+    def _ready_hooks(self, conn: Connection) -> None:
+        """What a connection that just became ready needs: the log level the user chose (R-12.1)."""
+        level = self._log_levels.get(conn.spec.server_id)
+        if level is not None and self._tg is not None:
+            self._tg.start_soon(self._reapply_level, conn, level)
+
     def _is_current(self, slot: _Slot, conn: Connection) -> bool:
         return slot.conn is conn and slot.spec is not None and slot.spec.digest == conn.spec.digest
 
@@ -695,6 +800,9 @@ class ConnectionManager:
         async def handle(params: types.LoggingMessageNotificationParams) -> None:
             if not self._is_current(slot, conn):
                 return
+            self.activity.log(
+                slot.server_id, conn.connection_id, level=params.level, logger=params.logger, data=params.data
+            )
             for listener in list(self._log_listeners):
                 try:
                     listener(slot.server_id, params)
@@ -708,6 +816,11 @@ class ConnectionManager:
             # R-3.5: an old instance's notifications never touch the current session's catalog.
             if not isinstance(message, types.ServerNotification) or not self._is_current(slot, conn):
                 return
+            if message.method not in _SEEN_ELSEWHERE:
+                params = (
+                    message.params.model_dump(mode="json", by_alias=True, exclude_none=True) if message.params else None
+                )
+                self.activity.notification(slot.server_id, conn.connection_id, message.method, params)
             categories = _CHANGED_CATEGORIES.get(message.method)
             if categories is not None and conn.is_live:
                 conn.request_refresh(categories)

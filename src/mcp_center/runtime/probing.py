@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -32,13 +31,11 @@ logger = logging.getLogger(__name__)
 async def probe_connection(
     spec: ConnectionSpec,
     logbook: ServerLogbook,
-    live_hooks: Callable[[str], SessionHooks] | None,
     transport_factory: Any,
 ) -> ProbeResult:
     """Open a temporary connection, list its tools and close it; its traffic goes to `logbook`.
 
     Args:
-        live_hooks: Builds a live connection's hooks for a connection id (to advertise the same).
         transport_factory: Opens the transport (`open_transport`-compatible).
     Raises:
         ServerTimeout: initialize + tools/list took longer than `spec.startup_timeout_s`.
@@ -48,15 +45,13 @@ async def probe_connection(
     probe = TransportProbe()
     filt = ConnectionFilter(logbook, f"test-{uuid.uuid4().hex[:12]}")
     hooks = SessionHooks(on_stderr=logbook.add_stderr, on_noise=logbook.add_noise, observer=filt)
-    live = live_hooks(filt.connection_id) if live_hooks is not None else SessionHooks()
-    if live.elicitation_callback is not None:
-        # Advertise what a live session advertises: servers (server-everything among them)
-        # list tools by the client's capabilities, so the test's count matches the live one.
-        hooks.elicitation_callback = _decline_during_test
-    if live.sampling_callback is not None:
-        hooks.sampling_callback = _refuse_sampling_during_test
-    if live.list_roots_callback is not None:
-        hooks.list_roots_callback = _refuse_roots_during_test
+    # Advertise what serve's live sessions advertise (form elicitation, sampling, roots), whichever
+    # process runs the test — serve, or a one-shot CLI that has no agent and shows no forms:
+    # servers (server-everything among them) list tools by the client's capabilities, so every
+    # test's count matches serve's. Asked during a test, each is declined or refused.
+    hooks.elicitation_callback = _decline_during_test
+    hooks.sampling_callback = _refuse_sampling_during_test
+    hooks.list_roots_callback = _refuse_roots_during_test
     started = anyio.current_time()
     result: ProbeResult | None = None
     deadline = anyio.move_on_after(spec.startup_timeout_s)

@@ -3,6 +3,7 @@
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.center import SECRET_KINDS, McpCenter
+from mcp_center.service.debugger import Completion, ConsoleExchange, Debugger, ServerInfo, console_methods
 from mcp_center.service.gateway_tokens import GatewayTokenNotFound, GatewayTokens
 from mcp_center.service.imports import (
     ApplyRequest,
@@ -20,6 +21,9 @@ __all__ = [
     "ApplyRequest",
     "ApprovalBroker",
     "Capabilities",
+    "Completion",
+    "ConsoleExchange",
+    "Debugger",
     "Elicitor",
     "GatewayTokenNotFound",
     "GatewayTokens",
@@ -29,7 +33,9 @@ __all__ = [
     "McpCenter",
     "RootsLister",
     "Sampler",
+    "ServerInfo",
     "connection_summary",
+    "console_methods",
     "digest_of",
     "parse_apply_request",
     "parse_preview_request",

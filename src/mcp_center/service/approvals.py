@@ -125,8 +125,11 @@ class ApprovalBroker:
         arguments: Mapping[str, Any],
         hints: Mapping[str, Any],
         operation_id: str,
+        caller: Mapping[str, Any] | None = None,
     ) -> ApprovalRecord:
         """Create a pending approval and wait for the decision (made in any process).
+
+        `caller` says who asked (shown on the card, see `ApprovalRecord.caller`).
 
         Returns:
             The approval, approved: the caller may now send the call.
@@ -151,6 +154,7 @@ class ApprovalBroker:
             host_instance=self.instance,
             created_at=now,
             expires_at=now + timedelta(seconds=self.timeout_s),
+            caller=dict(caller) if caller is not None else None,
         )
 
         def insert(state: StoreState) -> None:

@@ -38,6 +38,7 @@ from mcp_center.errors import (
     ToolDenied,
     ToolDisabled,
     ToolNotFound,
+    did_you_mean,
 )
 from mcp_center.models import ConnectionState, ErrorReason
 from mcp_center.registry import (
@@ -232,13 +233,15 @@ class Capabilities:
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
         caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> types.CallToolResult:
         """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
 
         `progress` receives the server's progress notifications; `elicitor` answers the server's
         form elicitations for this call instead of a card (both for the gateway, R-8.1).
         `caller_allowed()` says whether the caller may still call (the gateway: its token is not
-        revoked); it is asked again once an approval was granted.
+        revoked); it is asked again once an approval was granted. `caller` says who asks, for the
+        approval card (`ApprovalRecord.caller`: the gateway token and the agent's clientInfo).
 
         An approval covers the call as the user saw it: once granted, the server record is read
         again, and if it was deleted or re-created, or its confirmed digest (which covers tool
@@ -249,7 +252,7 @@ class Capabilities:
             ApprovalExpired, CallCancelled, CallInterrupted (while waiting); ApprovalStale (approved,
             but the server or the caller changed meanwhile); and the call's own errors.
         """
-        entry, args, op_id, _policy = await self._admit(name, arguments, operation_id, caller_allowed)
+        entry, args, op_id, _policy = await self._admit(name, arguments, operation_id, caller_allowed, caller=caller)
         async with self._interactions.tracking(
             server_id=entry.server_id,
             tool=entry.tool.name,
@@ -277,6 +280,7 @@ class Capabilities:
         sampler: Sampler | None = None,
         roots: RootsLister | None = None,
         caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """`call_result` for the gateway's lean path: the same policy, the raw result (R-8.1, R-8.3).
 
@@ -285,13 +289,16 @@ class Capabilities:
             meta: The agent's `_meta` (its `progressToken` is replaced by ours when `progress` is given).
             sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
+            caller: Who asks, for the approval card (the gateway token and the agent's clientInfo).
         Returns:
             The server's `CallToolResult` as JSON (bounded, R-3.9).
         Raises:
             As `call_result`; `ServerRequestFailed` with `rpc_error` when the server answered a
             JSON-RPC error.
         """
-        entry, args, op_id, policy = await self._admit(name, arguments, operation_id, caller_allowed, server_id)
+        entry, args, op_id, policy = await self._admit(
+            name, arguments, operation_id, caller_allowed, server_id, caller=caller
+        )
         if sampler is not None and policy == "ask":
             sampler = self._approved_sampler(sampler, entry, op_id)
         params: dict[str, Any] = {"name": entry.tool.name, "arguments": args}
@@ -337,6 +344,7 @@ class Capabilities:
         operation_id: str | None,
         caller_allowed: Callable[[], bool] | None,
         server_id: str | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> tuple[RegisteredTool, dict[str, Any], str, str]:
         """Check a call against the user's settings and wait for its approval (R-5.2, R-5.3).
 
@@ -355,7 +363,7 @@ class Capabilities:
         # runtime inside `tracking`, which turns a cancel by a host shutdown into CallInterrupted; a
         # cancel arriving between the two is remembered and refuses the call.
         with self._manager.operations.admit(op_id):
-            entry, policy = await self._prepare_call(name, args, op_id, caller_allowed, server_id)
+            entry, policy = await self._prepare_call(name, args, op_id, caller_allowed, server_id, caller)
         return entry, args, op_id, policy
 
     async def _prepare_call(
@@ -365,6 +373,7 @@ class Capabilities:
         op_id: str,
         caller_allowed: Callable[[], bool] | None,
         server_id: str | None,
+        caller: Mapping[str, Any] | None,
     ) -> tuple[RegisteredTool, str]:
         """Resolve the name (waiting for a connecting server) and apply the user's policy.
 
@@ -394,6 +403,7 @@ class Capabilities:
                 arguments=args,
                 hints=entry.hints,
                 operation_id=op_id,
+                caller=caller,
             )
             await self._still_as_approved(record, approved.id, details, caller_allowed)
         return entry, policy
@@ -431,12 +441,20 @@ class Capabilities:
                     f"'{name}' was not called",
                     details={"reason": ErrorReason.TIMEOUT.value, "server_id": sid, "timeout_s": timeout_s},
                 )
+        registry = await self.registry(connect=False)
         entry = None
         if waiting:
-            registry = await self.registry(connect=False)
             entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
         if entry is None:
-            raise ToolNotFound(f"no tool named '{name}' (see GET /api/tools)", details={"tool": name})
+            known = (
+                t.name if server_id is None else t.tool.name
+                for t in registry.tools()
+                if server_id in (None, t.server_id)
+            )
+            raise ToolNotFound(
+                f"no tool named '{name}' (see GET /api/tools)",
+                details={"tool": name, "did_you_mean": did_you_mean(name, known)},
+            )
         return entry
 
     async def _still_as_approved(
@@ -475,6 +493,7 @@ class Capabilities:
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
         caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """`call_result` as JSON (`content`, `structuredContent`, `isError`)."""
         result = await self.call_result(
@@ -484,6 +503,7 @@ class Capabilities:
             progress=progress,
             elicitor=elicitor,
             caller_allowed=caller_allowed,
+            caller=caller,
         )
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -578,7 +598,10 @@ class Capabilities:
         state = await self._read()
         record = state.servers.get(server_id)
         if record is None:
-            raise ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id})
+            raise ServerNotFound(
+                f"no server with id '{server_id}'",
+                details={"server_id": server_id, "did_you_mean": did_you_mean(server_id, state.servers)},
+            )
         result = await self._manager.read_resource(server_id, uri)
         contents = list(result.contents)
         return resource_block(contents, server_id=server_id, server_name=record.config.name, uri=uri, max_bytes=bound)

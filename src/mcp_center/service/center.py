@@ -58,6 +58,7 @@ from mcp_center.errors import (
     ToolDisabled,
     ToolNotFound,
     TrustDigestMismatch,
+    did_you_mean,
 )
 from mcp_center.interchange.credentials import (
     CREDENTIAL_IN_ARGS_MESSAGE,
@@ -84,6 +85,7 @@ from mcp_center.service.bodies import (
     parse_server_body,
 )
 from mcp_center.service.capabilities import Capabilities
+from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.service.interactions import Elicitor, InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
@@ -168,6 +170,8 @@ class McpCenter:
             after_authorization=self._after_authorization,
         )
         """OAuth use cases (R-4): start, complete, forget, status."""
+        self.debugger = Debugger(manager, self._runnable, self.get_server)
+        """Server info, live activity, log level, JSON-RPC console and completion (R-12.1)."""
 
     @classmethod
     @asynccontextmanager
@@ -658,7 +662,10 @@ class McpCenter:
         with self._manager.operations.admit(op_id):
             tools = await self._manager.list_tools(server_id)
         if not any(t.name == tool for t in tools):
-            raise ToolNotFound(f"server '{server_id}' has no tool '{tool}'", details={"tool": tool})
+            raise ToolNotFound(
+                f"server '{server_id}' has no tool '{tool}'",
+                details={"tool": tool, "did_you_mean": did_you_mean(tool, (t.name for t in tools))},
+            )
         async with self._interactions.tracking(
             server_id=server_id, tool=tool, arguments=arguments, operation_id=op_id, caller="user"
         ):
@@ -786,6 +793,7 @@ class McpCenter:
         operation_id: str | None = None,
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
 
@@ -801,6 +809,7 @@ class McpCenter:
             progress: Receives the server's progress for this call `(progress, total, message)`.
             elicitor: Answers the server's form elicitations for this call (the caller's own client
                 asks its user) instead of a UI card; used by the gateway (R-8.1).
+            caller: Who asks, shown on the approval card (e.g. `{"via": "rest_api"}`).
         Returns:
             The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
         Raises:
@@ -809,7 +818,7 @@ class McpCenter:
             human), RequestInvalid (arguments not an object), ServerTimeout, connection errors.
         """
         return await self._capabilities.call(
-            name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor
+            name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor, caller=caller
         )
 
     async def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
@@ -1355,7 +1364,10 @@ def _collect_orphans(store: Store) -> None:
 def _get(state: StoreState, server_id: str) -> ServerRecord:
     record = state.servers.get(server_id)
     if record is None:
-        raise ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id})
+        raise ServerNotFound(
+            f"no server with id '{server_id}'",
+            details={"server_id": server_id, "did_you_mean": did_you_mean(server_id, state.servers)},
+        )
     return record
 
 

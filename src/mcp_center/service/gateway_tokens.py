@@ -133,6 +133,14 @@ class GatewayTokens:
             return self._env_hash is not None
         return any(record.id == token_id for record in self._current())
 
+    def name_of(self, token_id: str) -> str | None:
+        """The name of the token with this id (None when unknown or revoked); the serve-time token
+        from `MCP_CENTER_SERVE_GATEWAY_TOKEN` is named after its variable. Cheap: the file is re-read
+        only when it changed (the approval card of every gateway call asks, R-5.3)."""
+        if token_id == ENV_TOKEN_ID:
+            return "MCP_CENTER_SERVE_GATEWAY_TOKEN" if self._env_hash is not None else None
+        return next((record.name for record in self._current() if record.id == token_id), None)
+
     def _current(self) -> list[TokenRecord]:
         stamp = self._store.stamp("gateway_tokens")
         cache = self._cache

@@ -42,6 +42,7 @@ from mcp_center.errors import (
     RequestInvalid,
     ServerNotFound,
     ServerNotTrusted,
+    did_you_mean,
 )
 from mcp_center.models import TransportKind
 from mcp_center.secrets import Redactor, SecretCipher, SecretKind, secret_id
@@ -82,7 +83,10 @@ def _now() -> datetime:
 def _record(state: StoreState, server_id: str) -> ServerRecord:
     record = state.servers.get(server_id)
     if record is None:
-        raise ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id})
+        raise ServerNotFound(
+            f"no server with id '{server_id}'",
+            details={"server_id": server_id, "did_you_mean": did_you_mean(server_id, state.servers)},
+        )
     return record
 
 

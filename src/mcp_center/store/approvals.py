@@ -38,6 +38,9 @@ class ApprovalRecord(BaseModel):
         operation_id: Cancelling this id (in the waiting process) ends the approval and the call.
         host_instance: The process run whose caller waits for the decision.
         created_at / expires_at / decided_at: Aware UTC datetimes.
+        caller: Who asked: `{"via": "gateway", "token_id", "token_name", "client": {"name",
+            "version"} | None}` (the gateway token, never the token itself, and the agent's
+            self-reported `clientInfo`), `{"via": "rest_api"}`, or None (a library caller) (R-5.3).
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -54,6 +57,7 @@ class ApprovalRecord(BaseModel):
     expires_at: datetime
     state: ApprovalState = "pending"
     decided_at: datetime | None = None
+    caller: dict[str, Any] | None = None
 
     def view(self) -> dict[str, Any]:
         """JSON shape for the API and the UI card."""
@@ -70,6 +74,7 @@ class ApprovalRecord(BaseModel):
             "created_at": self.created_at.isoformat(),
             "expires_at": self.expires_at.isoformat(),
             "decided_at": self.decided_at.isoformat() if self.decided_at else None,
+            "caller": self.caller or {"via": "library"},
         }
 
 

@@ -117,6 +117,18 @@ export const servers = {
   catalog: (id, { refresh = false } = {}) => api("GET", `${one(id)}/catalog${refresh ? "?refresh=true" : ""}`),
 };
 
+/** The debugger of one server (R-12.1): info, live activity, log level, the JSON-RPC console, completion. */
+export const debug = {
+  info: (id) => api("GET", `${one(id)}/info`),
+  activity: (id, after) => api("GET", `${one(id)}/activity${after ? `?after=${encodeURIComponent(after)}` : ""}`).then((r) => r.entries),
+  clearActivity: (id) => api("DELETE", `${one(id)}/activity`),
+  setLevel: (id, level) => api("PUT", `${one(id)}/logging/level`, { level }),
+  /** `{method, params?}` sent on the live session; answers `{request, response: {result}|{error}, elapsed_ms, ...}`. */
+  send: (id, method, params, operationId) => api("POST", `${one(id)}/rpc`, { method, params, operation_id: operationId }),
+  /** `completion/complete` for a prompt (`{type: "ref/prompt", name}`) or resource template (`{type: "ref/resource", uri}`). */
+  complete: (id, ref, argument, context) => api("POST", `${one(id)}/complete`, { ref, argument, context }),
+};
+
 /** Pending approvals of agent calls (R-5.3) and elicitation cards (R-6), answered by the user. */
 export const cards = {
   approvals: () => api("GET", "/api/approvals").then((r) => r.approvals),

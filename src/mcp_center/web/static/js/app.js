@@ -1,5 +1,6 @@
 // The settings page's router: #/ (servers), #/new (add from a template), #/import, #/export, #/gateway,
-// #/inbox (approvals and questions waiting for the user, inbox.js), and
+// #/inbox[/<card id>] (approvals and questions waiting for the user, inbox.js; with an id, that
+// card gets the focus), and
 // #/servers/<id>[/<section>]. Routes live in the fragment, which never reaches the server; no
 // secret or token is ever put in it.
 
@@ -17,6 +18,26 @@ const main = document.getElementById("main");
 const feed = createServerFeed();
 const inbox = sharedInbox(feed);
 bindInboxBadge(inbox, document.getElementById("inbox-count"));
+bindInboxBadge(inbox, document.getElementById("menu-inbox-count"));
+
+// A narrow window folds the main navigation behind a "Menu" button instead of wrapping it over
+// several rows; choosing a link folds it again. Wide windows always show it (CSS).
+const topbar = document.querySelector(".topbar");
+const menuButton = document.querySelector(".menu-toggle");
+function setMenu(open) {
+  topbar.dataset.menu = open ? "open" : "closed";
+  menuButton.setAttribute("aria-expanded", String(open));
+}
+menuButton.addEventListener("click", () => setMenu(topbar.dataset.menu !== "open"));
+document.getElementById("mainnav").addEventListener("click", (event) => {
+  if (event.target.closest("a")) setMenu(false);
+});
+topbar.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && topbar.dataset.menu === "open") {
+    setMenu(false);
+    menuButton.focus();
+  }
+});
 let cleanup = () => {};
 let flash = null;
 
@@ -91,7 +112,7 @@ async function route() {
     cleanup = renderImport(main, { feed, navigate });
   } else if (parts[0] === "inbox") {
     document.title = "Inbox · mcp-center";
-    cleanup = renderInbox(main, { inbox });
+    cleanup = renderInbox(main, { inbox, focusId: parts[1] || null });
   } else if (parts[0] === "export") {
     document.title = "Export · mcp-center";
     cleanup = renderExport(main);

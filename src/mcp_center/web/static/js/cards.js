@@ -7,6 +7,7 @@
 
 import { cards } from "./api.js";
 import { confirmDialog, h, pretty, replace, toast, uid } from "./dom.js";
+import { HINTS, hintMeaning } from "./tools.js";
 
 const HINT_LABELS = {
   readOnlyHint: "read-only",
@@ -33,9 +34,25 @@ function hintList(hints) {
     "ul",
     { class: "badges" },
     entries.map(([key, value]) =>
-      h("li", { class: `hint-badge ${value === false ? "no" : "yes"}` }, typeof value === "boolean" ? `${value ? "" : "not "}${HINT_LABELS[key] || key}` : `${key}: ${value}`),
+      h(
+        "li",
+        { class: `hint-badge ${value === false ? "no" : "yes"}`, title: typeof value === "boolean" && key in HINTS ? hintMeaning(key, value) : null },
+        typeof value === "boolean" ? `${value ? "" : "not "}${HINT_LABELS[key] || key}` : `${key}: ${value}`,
+      ),
     ),
   );
+}
+
+/** Who asked for an approval: the gateway token and the agent's clientInfo, or the REST API (R-5.3). */
+export function callerText(caller) {
+  if (!caller || caller.via === "library") return h("span", {}, "a program using the Python library");
+  if (caller.via === "rest_api") return h("span", {}, "the REST API (POST /api/tools/…/call, with the admin token)");
+  const token = caller.token_name ? ["gateway token ", h("strong", {}, caller.token_name)] : ["the gateway"];
+  const id = caller.token_id ? h("span", { class: "muted" }, ` (id ${caller.token_id})`) : null;
+  const client = caller.client
+    ? [" · client ", h("code", {}, `${caller.client.name}${caller.client.version ? ` ${caller.client.version}` : ""}`), h("span", { class: "muted" }, " (as it names itself)")]
+    : [h("span", { class: "muted" }, " · the client did not name itself")];
+  return h("span", { "data-testid": "approval-caller" }, token, id, client);
 }
 
 function serverLink(serverId, section = "approvals") {
@@ -92,6 +109,8 @@ export function approvalCard(approval, { showServer, onAnswered }) {
       "dl",
       { class: "status" },
       showServer ? [h("dt", {}, "Server"), h("dd", {}, serverLink(approval.server_id))] : null,
+      h("dt", {}, "Asked by"),
+      h("dd", {}, callerText(approval.caller)),
       h("dt", {}, "Called as"),
       h("dd", {}, h("code", {}, approval.tool)),
       h("dt", {}, "Arguments"),

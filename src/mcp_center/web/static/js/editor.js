@@ -20,12 +20,25 @@ export const TEMPLATES = [
   {
     key: "stdio",
     title: "Local program (uvx)",
-    text: "A Python server from PyPI, pinned and isolated: uvx --isolated --from <package>==<version> <command>. Replace the example package, version and command with your server's.",
+    text: "A Python server from PyPI, pinned and isolated: uvx --isolated --from <package>==<version> <command>. Always give the exact version: what you confirm is what runs. Replace the example package, version and command with your server's.",
     model: {
       name: "Time",
       transport: "stdio",
       command: "uvx",
       args: ["--isolated", "--from", "mcp-server-time==2026.10.19", "mcp-server-time"],
+      env: {},
+      secret_env: [],
+    },
+  },
+  {
+    key: "npx",
+    title: "Local program (npx)",
+    text: "A Node.js server from npm, pinned: npx -y <package>@<version>. Always give the exact version (no @latest): what you confirm is what runs. Needs Node.js (npx) on the host.",
+    model: {
+      name: "Everything",
+      transport: "stdio",
+      command: "npx",
+      args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31"],
       env: {},
       secret_env: [],
     },
@@ -104,10 +117,20 @@ function field(path, labelText, control, hint) {
  * @param {(view: object) => void} options.onSaved  called with the server as the API answered
  */
 export function renderEditor(container, { mode, view, onSaved }) {
-  let base = view ? modelFromView(view).model : forTransport(structuredClone(TEMPLATES[1].model), "streamable_http");
+  let base = view ? modelFromView(view).model : forTransport(structuredClone(TEMPLATES.find((t) => t.key === "streamable_http").model), "streamable_http");
   let configured = view ? modelFromView(view).configured : { env: {}, headers: {}, bearer: false };
   let version = view ? view.version : null;
   let editing = "form";
+  // The other servers' names, to say so when this one would look like one of them.
+  let otherServers = [];
+  const nameChecks = [];
+  servers
+    .list()
+    .then((list) => {
+      otherServers = list.filter((other) => !view || other.id !== view.id).map((other) => ({ id: other.id, name: other.name }));
+      for (const check of nameChecks.splice(0)) check();
+    })
+    .catch(() => {});
   // Secret values typed but not yet sent, kept only while the user switches modes or transports.
   let pending = { env: {}, headers: {}, bearer: "" };
 
@@ -210,7 +233,20 @@ export function renderEditor(container, { mode, view, onSaved }) {
   function drawForm(model) {
     const controls = [];
     const name = h("input", { type: "text", name: "name", value: model.name ?? "", required: true, autocomplete: "off" });
-    controls.push(field("name", "Name", name));
+    const nameField = field("name", "Name", name);
+    const nameNote = h("p", { class: "name-note", role: "status", "data-testid": "name-taken" });
+    nameField.insertBefore(nameNote, nameField.querySelector(".field-error"));
+    const checkName = () => {
+      const wanted = name.value.trim().toLowerCase();
+      const same = wanted ? otherServers.filter((other) => other.name.trim().toLowerCase() === wanted) : [];
+      nameNote.textContent = same.length
+        ? `Another server is already named “${same[0].name}” (id ${same.map((o) => o.id).join(", ")}). Both would show the same name in the list, the inbox and approvals: pick a name that tells them apart, unless that is what you want.`
+        : "";
+    };
+    name.addEventListener("input", checkName);
+    nameChecks.push(checkName);
+    checkName();
+    controls.push(nameField);
     if (mode === "create") {
       controls.push(
         field("id", "Id (optional)", h("input", { type: "text", name: "id", value: model.id ?? "", autocomplete: "off", spellcheck: "false" }), "A short slug (a-z, 0-9, -). Derived from the name when empty; it cannot change later."),

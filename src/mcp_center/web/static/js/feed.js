@@ -4,8 +4,9 @@
 // the configuration events (`server.created`, `server.updated`, `server.deleted`, ...), `server.oauth`
 // (an authorization was completed or forgotten: the view's `oauth` block changed),
 // `events.dropped` (we fell behind), and the card events (`approval.created`, `approval.closed`,
-// `interaction.created`, `interaction.closed`) which only `onEvent` listeners use (the inbox,
-// inbox.js; they never reload the list). A status event patches the one server it names; a
+// `interaction.created`, `interaction.closed`) and `server.activity` (a server's log message,
+// notification or call progress) which only `onEvent` listeners use (the inbox, inbox.js, the
+// Activity tab and the playground, debug.js and tools.js; they never reload the list). A status event patches the one server it names; a
 // configuration event, a (re)connect and `events.dropped` reload the list once (a resync). Only
 // when the stream fails repeatedly does the feed fall back to polling the list, and it keeps
 // trying the stream again with a growing delay. The EventSource is same-origin, so the browser
@@ -35,9 +36,9 @@ export const CONFIG_EVENTS = [
 ];
 /** Approvals (R-5.3) and elicitation cards (R-6.1) coming and going: passed to `onEvent` listeners only. */
 export const CARD_EVENTS = ["approval.created", "approval.closed", "interaction.created", "interaction.closed"];
-/** A running call's progress notifications (the call playground shows them): passed to `onEvent` listeners only. */
-export const PROGRESS_EVENTS = ["operation.progress"];
-const STREAM_EVENTS = ["server.status", "server.catalog", "events.dropped", ...CONFIG_EVENTS, ...CARD_EVENTS, ...PROGRESS_EVENTS];
+/** A server's log message, notification or call progress (R-12.1): passed to `onEvent` listeners only. */
+export const ACTIVITY_EVENTS = ["server.activity"];
+const STREAM_EVENTS = ["server.status", "server.catalog", "events.dropped", ...CONFIG_EVENTS, ...CARD_EVENTS, ...ACTIVITY_EVENTS];
 
 /**
  * A shared feed of the server list.

@@ -184,7 +184,7 @@ function cardList({ inbox, kind, make, empty, fallbackFocus }) {
  * Draw the cards of `serverId` (or of every server when null) into `container`: approvals,
  * questions and interrupted cards. Returns a cleanup function.
  */
-export function renderCards(container, { inbox, serverId = null, headingLevel = "h2" }) {
+export function renderCards(container, { inbox, serverId = null, headingLevel = "h2", focusId = null }) {
   const showServer = serverId === null;
   const mine = (item) => showServer || item.server_id === serverId;
   const headings = {
@@ -259,12 +259,22 @@ export function renderCards(container, { inbox, serverId = null, headingLevel = 
     lists.questions.update(questions);
     interruptedSection.hidden = interrupted.length === 0;
     lists.interrupted.update(interrupted);
+    if (focusId) {
+      // #/inbox/<card id> (the playground's link to the question its call waits on): that card.
+      const card = container.querySelector(`[data-interaction="${CSS.escape(focusId)}"], [data-approval="${CSS.escape(focusId)}"]`);
+      if (card) {
+        focusId = null;
+        card.classList.add("linked");
+        card.scrollIntoView({ block: "start" });
+        card.querySelector("h3")?.focus({ preventScroll: true });
+      }
+    }
   });
   return unsubscribe;
 }
 
 /** The #/inbox view: every server's cards. */
-export function renderInbox(main, { inbox }) {
+export function renderInbox(main, { inbox, focusId = null }) {
   const body = h("div", { class: "inbox" });
   replace(
     main,
@@ -276,5 +286,5 @@ export function renderInbox(main, { inbox }) {
     ),
     body,
   );
-  return renderCards(body, { inbox });
+  return renderCards(body, { inbox, focusId });
 }

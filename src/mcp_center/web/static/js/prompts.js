@@ -5,9 +5,11 @@
 // Arguments are checked by the API, not here: a missing required argument comes back as
 // REQUEST_INVALID with `details.errors[].field = "arguments.<name>"`, shown next to that field.
 // An empty field is left out of the request (MCP prompt arguments are strings; "not given" is absent).
+// A server that declares `completions` suggests values as the user types (debug.js, R-12.1).
 
 import { api } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
+import { forgetCompletions, offerCompletions } from "./debug.js";
 import { clipped, h, replace, uid } from "./dom.js";
 import { errorAlert, liveSession, untrustedBlock, whyEmpty } from "./untrusted.js";
 
@@ -52,6 +54,13 @@ function argumentField(arg) {
 
 function promptItem(prompt) {
   const fields = prompt.arguments.map(argumentField);
+  // The server's suggestions for each argument (completion/complete, R-12.1), given the others' values.
+  const others = (name) => Object.fromEntries(fields.filter((f) => f.name !== name && f.input.value !== "").map((f) => [f.name, f.input.value]));
+  for (const field of fields) {
+    field.element.append(
+      offerCompletions(field.input, { serverId: prompt.server_id, ref: { type: "ref/prompt", name: prompt.prompt }, name: field.name, context: () => others(field.name) }),
+    );
+  }
   const output = h("div", { class: "prompt-output", "aria-live": "polite" });
   const submit = h("button", { type: "submit", class: "primary" }, "Get prompt");
   const headingId = uid("prompt");
@@ -108,6 +117,7 @@ function promptItem(prompt) {
 /** Draw the Prompts tab of `view` into `container`. */
 export async function renderPrompts(container, view) {
   const again = () => renderPrompts(container, view);
+  forgetCompletions(view.id);
   replace(container, h("p", { class: "muted" }, "Loading prompts…"));
   let prompts;
   try {

@@ -2,10 +2,12 @@
 // (`GET /api/resources?q=&server_id=`; typing `@foo` or `foo` searches the same, debounced), and a
 // read (`POST /api/resources/read`) shown as an untrusted block with its provenance between the
 // random delimiters the API chose (untrusted.js). A resource template gets a small form for the
-// variables of its RFC 6570 URI template; the URI it builds is shown, then read.
+// variables of its RFC 6570 URI template (with the server's completions when it declares them,
+// debug.js, R-12.1); the URI it builds is shown, then read.
 
 import { api } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
+import { forgetCompletions, offerCompletions } from "./debug.js";
 import { clipped, h, replace, uid } from "./dom.js";
 import { bytesText, emptyState, errorAlert, liveSession, untrustedBlock, whyEmpty } from "./untrusted.js";
 
@@ -88,6 +90,7 @@ function facts(entry) {
 /** Draw the Resources tab of `view` into `container`. */
 export async function renderResources(container, view) {
   const again = () => renderResources(container, view);
+  forgetCompletions(view.id);
   replace(container, h("p", { class: "muted" }, "Loading resources…"));
   let first;
   try {
@@ -146,6 +149,11 @@ export async function renderResources(container, view) {
       };
     });
     const values = () => Object.fromEntries(inputs.map((i) => [i.name, i.input.value]));
+    // The server's suggestions for each variable (completion/complete on the template, R-12.1).
+    for (const i of inputs) {
+      const others = () => Object.fromEntries(inputs.filter((o) => o !== i && o.input.value !== "").map((o) => [o.name, o.input.value]));
+      i.element.append(offerCompletions(i.input, { serverId: view.id, ref: { type: "ref/resource", uri: entry.uri_template }, name: i.name, context: others }));
+    }
     const update = () => replace(built, expandTemplate(entry.uri_template, values()));
     const submit = h("button", { type: "submit", class: "primary" }, "Build URI and read");
     const form = h(

@@ -1,10 +1,12 @@
 // One server's page: a header with its live state and a "Logs" button (the logs drawer), section
-// links (Overview, Configuration, Tools, Prompts, Resources, Approvals, Authorization), and the section.
+// links (Overview, Configuration, Tools, Prompts, Resources, Activity, Console, Approvals,
+// Authorization), and the section. Activity and Console are the debugger (debug.js, R-12.1).
 // `#/servers/<id>/logs` opens the overview with the logs drawer open.
 
 import { servers } from "./api.js";
 import { authCallout, renderAuth } from "./auth.js";
 import { catalogCard } from "./catalog.js";
+import { renderActivity, renderConsole, serverInfoCard } from "./debug.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
 import { errorText, stateBadge, transportLabel, usefulStderrLine, warningsBox } from "./format.js";
@@ -22,6 +24,8 @@ export const SECTIONS = [
   ["tools", "Tools"],
   ["prompts", "Prompts"],
   ["resources", "Resources"],
+  ["activity", "Activity"],
+  ["console", "Console"],
   ["approvals", "Approvals"],
   ["auth", "Authorization"],
 ];
@@ -100,6 +104,8 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
 
   let statusBox = null;
   let catalog = null;
+  let infoCard = null;
+  let steps = null;
   let cleanupSection = () => {};
   const unsubscribe = feed.subscribe((list) => {
     const fresh = list.find((s) => s.id === id);
@@ -107,14 +113,18 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     replace(headState, stateBadge(fresh));
     if (statusBox) replace(statusBox, statusCard(fresh));
     if (catalog) catalog.update(fresh);
+    if (infoCard) infoCard.update(fresh);
+    if (steps) steps.update(fresh);
   });
 
-  async function overview({ notice, focus } = {}) {
+  async function overview({ notice, focus, said } = {}) {
     statusBox = h("div", { class: "card" }, statusCard(view));
     if (catalog) catalog.off();
     catalog = catalogCard(view, { feed });
-    const steps = setupSteps(view, {
+    infoCard = serverInfoCard(view);
+    steps = setupSteps(view, {
       notice,
+      said,
       reload: async (opts = {}) => {
         view = await servers.get(id);
         feed.refresh();
@@ -146,7 +156,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
       content,
       h("section", { "aria-labelledby": "status-title" }, h("h2", { id: "status-title" }, "Status"), view.trusted ? warningsBox(view) : null, statusBox),
       // A running server's catalog matters most; a server still being set up shows its next step first.
-      view.enabled ? [catalog.element, steps.element] : [steps.element, catalog.element],
+      view.enabled ? [infoCard.element, catalog.element, steps.element] : [steps.element, infoCard.element, catalog.element],
       h("section", { class: "danger-zone", "aria-labelledby": "danger-title" }, h("h2", { id: "danger-title" }, "Delete"), del),
     );
     if (focus) steps.focus(focus);
@@ -158,6 +168,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     else if (!view.trusted) content.querySelector(".setup")?.scrollIntoView({ block: "start" });
   } else if (section === "config") {
     statusBox = null;
+    steps = null;
     renderEditor(content, {
       mode: "edit",
       view,
@@ -185,6 +196,10 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     await renderResources(content, view);
   } else if (section === "auth") {
     cleanupSection = renderAuth(content, view, { feed, base });
+  } else if (section === "activity") {
+    cleanupSection = await renderActivity(content, view, { feed });
+  } else if (section === "console") {
+    cleanupSection = await renderConsole(content, view);
   } else if (section === "approvals") {
     // This server's approvals and questions (inbox.js, R-5.3, R-6); policies are set on the Tools tab.
     const box = h("div");

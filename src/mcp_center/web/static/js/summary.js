@@ -2,10 +2,11 @@
 // server computed (never what the page thinks it saved); confirming sends back exactly the digest
 // that was shown, so a summary that changed in between is refused (409) and shown again. The host's
 // warnings (a command not on PATH, a secret without a value, a non-ASCII URL) are shown with the
-// summary: they block nothing, but the test would fail.
+// summary: they block nothing, but the test would fail. What a step did is said in the section itself
+// (a status line above the steps), never in a toast that could cover the steps.
 
 import { servers } from "./api.js";
-import { h, replace, toast } from "./dom.js";
+import { h, replace } from "./dom.js";
 import { errorText, lastTestText, needsText, stateBadge, transportLabel, warningsBox } from "./format.js";
 
 function row(term, ...value) {
@@ -80,7 +81,7 @@ export function summaryList(summary) {
  * The confirm → test → enable steps for `view`. `reload()` re-reads the server and redraws;
  * `notice` (optional) explains why a confirmation is needed now (a high-risk change).
  */
-export function setupSteps(view, { reload, notice }) {
+export function setupSteps(view, { reload, notice, said: saidText }) {
   const alert = h("p", { class: "alert alert-error", role: "alert", hidden: true });
   const fail = (err) => {
     alert.hidden = false;
@@ -108,14 +109,12 @@ export function setupSteps(view, { reload, notice }) {
         await servers.trust(view.id, view.digest);
       } catch (err) {
         if (err.code === "MCP_TRUST_DIGEST_MISMATCH") {
-          toast("The configuration changed after the summary was shown: review the new one.");
           await reload({ notice: "The configuration changed after the summary was shown: review this one." });
           return;
         }
         throw err;
       }
-      toast("Summary confirmed. Next: test.");
-      await reload({ focus: "test" });
+      await reload({ focus: "test", said: "Summary confirmed. Next: test." });
     }),
   );
   const summaryBlock = h(
@@ -158,8 +157,7 @@ export function setupSteps(view, { reload, notice }) {
     busy(testButton, async () => {
       testResult.textContent = "Testing: initialize, tools/list, close…";
       const result = await servers.test(view.id);
-      toast(result.ok ? `Test passed: ${result.tool_count} tools.` : `Test failed: ${errorText(result.error)}`);
-      await reload({ focus: result.ok ? "enable" : "test" });
+      await reload({ focus: result.ok ? "enable" : "test", said: result.ok ? `Test passed: ${result.tool_count} tools.` : `Test failed: ${errorText(result.error)}` });
     }),
   );
   const tail = view.last_test && view.last_test.error && view.last_test.error.details.stderr_tail;
@@ -176,30 +174,57 @@ export function setupSteps(view, { reload, notice }) {
     testButton,
   );
 
-  // 3. enable
+  // 3. enable: the card follows the server's state as the live feed reports it (`update`), so
+  // after Enable it says "Enabled" with the live badge (connecting → ready) at once, not when the
+  // first connection attempt is over.
   const ready = view.trusted && view.tested;
-  const enableButton = h(
-    "button",
-    { type: "button", id: "enable-server", class: view.enabled ? "" : "primary", disabled: !view.enabled && !ready },
-    view.enabled ? "Disable" : "Enable",
-  );
-  enableButton.addEventListener(
-    "click",
-    busy(enableButton, async () => {
-      const after = view.enabled ? await servers.disable(view.id) : await servers.enable(view.id);
-      toast(after.enabled ? `${after.name} enabled.` : `${after.name} disabled.`);
-      await reload({ focus: "enable" });
-    }),
-  );
-  const enableStep = h(
-    "li",
-    { class: `step ${view.enabled ? "done" : "todo"}`, id: "step-enable" },
-    h("h3", {}, "3. Enable"),
-    view.enabled
-      ? h("p", {}, "Enabled: a long-lived session serves its tools. ", stateBadge(view))
-      : h("p", { class: "hint" }, ready ? "Ready to enable." : `Needs ${needsText(view.needs.filter((n) => n !== "enable"))} first.`),
-    enableButton,
-  );
+  let shown = view;
+  let pending = null; // "enable" | "disable" while the request runs
+  const enableText = h("p", { "data-testid": "enable-state" });
+  const enableButton = h("button", { type: "button", id: "enable-server" });
+  const enableStep = h("li", { class: "step", id: "step-enable" }, h("h3", {}, "3. Enable"), enableText, enableButton);
+  function drawEnable() {
+    const enabled = pending === "enable" || (pending !== "disable" && shown.enabled);
+    enableStep.className = `step ${enabled ? "done" : "todo"}`;
+    enableButton.textContent = enabled ? "Disable" : "Enable";
+    enableButton.className = enabled ? "" : "primary";
+    const state = (shown.status && shown.status.state) || "disconnected";
+    if (pending === "enable" && !shown.enabled) {
+      replace(enableText, "Enabling: starting its long-lived session… ", stateBadge({ status: { state: "connecting" } }));
+    } else if (pending === "disable") {
+      replace(enableText, "Disabling: closing its session…");
+    } else if (enabled) {
+      const words = state === "ready" ? "Enabled: a long-lived session serves its tools. " : state === "connecting" ? "Enabled: connecting… " : "Enabled. ";
+      replace(enableText, words, stateBadge(shown));
+    } else {
+      enableText.className = "hint";
+      replace(enableText, ready ? "Ready to enable." : `Needs ${needsText(view.needs.filter((n) => n !== "enable"))} first.`);
+      enableButton.disabled = !ready || pending !== null;
+      return;
+    }
+    enableText.className = "";
+    // While an Enable runs the user may already Disable (a slow start); not while a Disable runs.
+    enableButton.disabled = pending === "disable";
+  }
+  enableButton.addEventListener("click", async () => {
+    const enabling = !(pending === "enable" || shown.enabled);
+    pending = enabling ? "enable" : "disable";
+    alert.hidden = true;
+    enableButton.setAttribute("aria-busy", "true");
+    drawEnable();
+    try {
+      const after = enabling ? await servers.enable(view.id) : await servers.disable(view.id);
+      pending = null;
+      shown = after;
+      await reload({ focus: "enable", said: after.enabled ? `${after.name} enabled.` : `${after.name} disabled.` });
+    } catch (err) {
+      pending = null;
+      enableButton.removeAttribute("aria-busy");
+      drawEnable();
+      fail(err);
+    }
+  });
+  drawEnable();
 
   const sandbox = view.needs.includes("sandbox")
     ? h(
@@ -209,11 +234,18 @@ export function setupSteps(view, { reload, notice }) {
       )
     : null;
   const list = h("ol", { class: "steps" }, confirmStep, testStep, enableStep);
+  const said = h("p", { class: "step-said", role: "status", "data-testid": "step-said" }, saidText || "");
   return {
-    element: h("section", { class: "setup", "aria-labelledby": "setup-title" }, h("h2", { id: "setup-title" }, "Confirm, test, enable"), sandbox, alert, list),
+    element: h("section", { class: "setup", "aria-labelledby": "setup-title" }, h("h2", { id: "setup-title" }, "Confirm, test, enable"), sandbox, alert, said, list),
     focus(which) {
       const target = { test: testButton, enable: enableButton, confirm: confirmButton }[which];
       if (target && !target.disabled) target.focus();
+    },
+    /** A fresh view from the live feed: the enable step follows its state at once. */
+    update(fresh) {
+      if (fresh.id !== view.id) return;
+      shown = fresh;
+      drawEnable();
     },
   };
 }

@@ -6,24 +6,32 @@
 
 import { servers } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
+import { progressBar } from "./debug.js";
 import { clipped, confirmDialog, h, pretty, replace, toast, uid } from "./dom.js";
 
-const HINTS = {
-  readOnlyHint: ["read-only", "says it does not modify its environment"],
-  destructiveHint: ["destructive", "says it may delete or overwrite"],
-  idempotentHint: ["idempotent", "says repeated calls have no extra effect"],
-  openWorldHint: ["open world", "says it reaches outside systems"],
+/** Each annotation: its badge label, and what the server says with true and with false. */
+export const HINTS = {
+  readOnlyHint: ["read-only", "says it does not modify its environment", "says it may modify its environment"],
+  destructiveHint: ["destructive", "says it may delete or overwrite", "says it only adds, never deletes or overwrites"],
+  idempotentHint: ["idempotent", "says repeated calls have no extra effect", "says repeated calls may have more effect"],
+  openWorldHint: ["open world", "says it reaches outside systems", "says it stays within a closed set of its own data"],
 };
+
+/** The tooltip of an annotation badge: what the server says with this value (hint only, never trusted). */
+export function hintMeaning(key, value) {
+  const [, yes, no] = HINTS[key];
+  return `The server ${value ? yes : no} (hint only)`;
+}
 
 /** The annotation badges of a tool, labelled as the server's hints. */
 function hintBadges(tool) {
   const annotations = tool.annotations || {};
   const badges = Object.entries(HINTS)
     .filter(([key]) => annotations[key] !== undefined)
-    .map(([key, [label, meaning]]) =>
+    .map(([key, [label]]) =>
       h(
         "li",
-        { class: `hint-badge ${annotations[key] ? "yes" : "no"}`, title: `The server ${meaning} (hint only)` },
+        { class: `hint-badge ${annotations[key] ? "yes" : "no"}`, title: hintMeaning(key, Boolean(annotations[key])) },
         `${annotations[key] ? "" : "not "}${label}`,
       ),
     );
@@ -133,15 +141,42 @@ export function resultView(result) {
   );
 }
 
-/** "3 of 12 · message" for one `operation.progress` event. */
-function progressText(event) {
-  const of = event.total !== null && event.total !== undefined ? ` of ${event.total}` : "";
-  return `Calling… progress ${event.progress}${of}${event.message ? ` · ${event.message}` : ""}`;
+/**
+ * What a running call is doing, from the live feed (R-12.1): the server's progress for this call's
+ * operation id as a progress bar, and a question it asks (an elicitation card) with a link to that
+ * card in the Inbox, until it is answered. Returns an unsubscribe function.
+ */
+function followCall(feed, operationId, { progressBox, questionBox }) {
+  if (!feed) return () => {};
+  const asked = new Set();
+  return feed.onEvent((event) => {
+    if (event.type === "server.activity" && event.entry && event.entry.kind === "progress" && event.entry.operation_id === operationId) {
+      replace(progressBox, progressBar(event.entry, "Progress of this call"));
+    } else if (event.type === "interaction.created" && event.interaction && (event.interaction.calls || []).some((c) => c.operation_id === operationId)) {
+      const card = event.interaction;
+      asked.add(card.id);
+      replace(
+        questionBox,
+        h(
+          "p",
+          { class: "alert alert-warn", role: "status", "data-testid": "call-waits" },
+          "The server asked a question and this call waits for your answer: ",
+          h("a", { href: `#/inbox/${encodeURIComponent(card.id)}` }, "answer it in the Inbox"),
+          ". The call's timeout is paused meanwhile.",
+        ),
+      );
+    } else if (event.type === "interaction.closed" && event.interaction && asked.has(event.interaction.id)) {
+      const state = event.interaction.state;
+      replace(questionBox, h("p", { class: "hint", role: "status", "data-testid": "call-waits" }, `The question was ${state}; the call goes on…`));
+    }
+  });
 }
 
 function playground(view, tool, feed) {
   const form = schemaForm(tool.inputSchema);
   const output = h("div", { class: "call-output", "aria-live": "polite" });
+  const progressBox = h("div", { class: "call-progress" });
+  const questionBox = h("div", { class: "call-question" });
   const callButton = h("button", { type: "submit", class: "primary" }, `Call ${tool.name}`);
   const cancelButton = h("button", { type: "button", hidden: true }, "Cancel call");
   let operationId = null;
@@ -154,6 +189,8 @@ function playground(view, tool, feed) {
     h("h4", {}, "Try it"),
     form.element,
     h("div", { class: "actions" }, callButton, cancelButton),
+    questionBox,
+    progressBox,
     output,
   );
   el.addEventListener("submit", async (event) => {
@@ -165,24 +202,20 @@ function playground(view, tool, feed) {
       replace(output, h("p", { class: "alert alert-error", role: "alert" }, err.message));
       return;
     }
-    const mine = crypto.randomUUID();
-    operationId = mine;
+    operationId = crypto.randomUUID();
     callButton.disabled = true;
     cancelButton.hidden = false;
-    const waiting = h("p", { class: "muted" }, `Calling ${tool.name}…`);
-    replace(output, waiting);
-    // Each progress notification of this call (it keeps the call alive, see the README) is shown here.
-    const offProgress = feed
-      ? feed.onEvent((event) => {
-          if (event.type === "operation.progress" && event.operation_id === mine) waiting.textContent = progressText(event);
-        })
-      : () => {};
+    replace(output, h("p", { class: "muted" }, `Calling ${tool.name}…`));
+    replace(progressBox);
+    replace(questionBox);
+    const unfollow = followCall(feed, operationId, { progressBox, questionBox });
     try {
       replace(output, resultView(await servers.call(view.id, tool.name, args, operationId)));
     } catch (err) {
       replace(output, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`));
     } finally {
-      offProgress();
+      unfollow();
+      replace(questionBox);
       operationId = null;
       callButton.disabled = false;
       cancelButton.hidden = true;

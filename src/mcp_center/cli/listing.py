@@ -1,0 +1,123 @@
+"""`mcp-center list`: every server in one table that fits an 80-column terminal, with its live state
+and tool count when `serve` runs for the same data directory (R-3.11).
+
+The configuration comes from the data directory (the CLI reads it in process); the live state only
+exists in the running `serve`, so the list asks it (`GET /api/mcp/servers` with the admin token, at
+the address `serve` recorded in `<data dir>/serve.json`). When no `serve` answers, the table says
+so instead of showing states it cannot know. Ids are never cut or folded: they are what every
+other command takes; names and errors give way instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from mcp_center.config import Settings
+from mcp_center.errors import CenterError
+from mcp_center.secrets import read_admin_token
+from mcp_center.store.running import running_url
+
+__all__ = ["LIVE_TIMEOUT_S", "live_servers", "servers_table"]
+
+LIVE_TIMEOUT_S = 5.0
+"""Seconds to wait for the running `serve` before listing without live states."""
+
+_TRANSPORT = {"stdio": "stdio", "streamable_http": "http", "sse": "sse"}
+
+
+def live_servers(settings: Settings, url: str | None = None) -> dict[str, dict[str, Any]] | None:
+    """`{server id: status}` from the `serve` running for this data directory, or None when none answers.
+
+    Never raises: a missing admin token, a stopped `serve` or an error answer all mean "not live".
+    """
+    import httpx2
+
+    base = url or running_url(settings.data_dir)
+    if base is None:
+        return None
+    try:
+        token = read_admin_token(settings.data_dir, settings.admin_token)
+    except CenterError:
+        return None
+    if token is None:
+        return None
+    try:
+        with httpx2.Client(
+            base_url=base.rstrip("/"),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=LIVE_TIMEOUT_S,
+            trust_env=False,
+        ) as client:
+            response = client.get("/api/mcp/servers")
+        if not response.is_success:
+            return None
+        return {view["id"]: view.get("status") or {} for view in response.json()["servers"]}
+    except (httpx2.HTTPError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _state(status: dict[str, Any] | None, enabled: bool) -> Text:
+    if not enabled:
+        return Text("off", style="dim")
+    if status is None:
+        return Text("?", style="dim")
+    state = str(status.get("state") or "disconnected")
+    if state == "error":
+        error = status.get("error") or {}
+        reason = (error.get("details") or {}).get("reason") or error.get("code") or ""
+        return Text(f"error\n{reason}" if reason else "error", style="red")
+    style = {"ready": "green", "connecting": "cyan"}.get(state, "dim" if not enabled else "")
+    return Text(state, style=style)
+
+
+def _name_and_target(view: dict[str, Any]) -> Text:
+    """The name, and under it (dim) what the server runs or contacts, whole: a cut command could
+    look like another, real one."""
+    target = view.get("url") or " ".join([str(view.get("command", "")), *map(str, view.get("args") or [])])
+    text = Text(str(view.get("name") or ""))
+    if target:
+        text.append("\n" + target, style="dim")
+    return text
+
+
+def servers_table(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]] | None) -> Table:
+    """The list as a table: id, name (and the command or URL), type (transport), state (`off` when
+    disabled) and tools when live, else on (enabled), and the next step (`trust`, `test` or
+    `enable`: the `mcp-center` command to run with the id).
+
+    `live` is `live_servers()`: None leaves the state and tool columns out (no `serve` to ask).
+    """
+    # Live, a disabled server's state is "off": the state column says what "on" would.
+    columns = ["id", "name", "type", *(["state", "tools"] if live is not None else ["on"])]
+    columns.append("next")
+    table = Table(*columns, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    table.columns[0].no_wrap = True  # what every other command takes: never cut
+    table.columns[1].overflow = "fold"
+    table.columns[1].ratio = 1  # the name takes what is left, and wraps
+    fixed = {"type": 5, "on": 3, "state": 12, "tools": 5, "next": 6}
+    for index, name in enumerate(columns):
+        if name in fixed:
+            table.columns[index].width = fixed[name]
+            table.columns[index].overflow = "fold"
+    for view in servers:
+        enabled = bool(view.get("enabled"))
+        needs = [n for n in view.get("needs") or [] if n != "enable"]
+        step = needs[0] if needs else ("-" if enabled else "enable")
+        row = [
+            Text(view["id"]),
+            _name_and_target(view),
+            Text(_TRANSPORT.get(str(view.get("transport")), str(view.get("transport")))),
+        ]
+        if live is not None:
+            status = live.get(view["id"])
+            count = status.get("tool_count") if status else None
+            row += [_state(status, enabled), Text("-" if count is None else str(count))]
+        else:
+            row.append(Text("yes" if enabled else "no"))
+        row.append(Text(step))
+        table.add_row(*row)
+    return table

@@ -1,0 +1,162 @@
+"""The first hour on the command line (issue 15): `add` takes `-e KEY=value` and `-H "Name: value"`
+as `claude mcp add` users type them (credential-looking values become write-only secrets, and it
+says so), `list` shows the live state and tool count of a running `serve` in 80 columns without
+cutting ids, unknown ids get the closest ones, and `mcp-center test` counts the tools serve sees."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ADMIN_TOKEN, EVERYTHING, Host, running_echo_http, running_host
+
+CLI = str(Path(sys.executable).parent / "mcp-center")
+
+
+def run(data_dir: Path, *args: str, columns: int = 200) -> subprocess.CompletedProcess[str]:
+    """The CLI as a user beside `running_host` runs it (that serve's admin token is in the environment)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(COLUMNS=str(columns), MCP_CENTER_DATA_DIR=str(data_dir), MCP_CENTER_ADMIN_TOKEN=ADMIN_TOKEN)
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def wait_for_state(host: Host, server_id: str, state: str, timeout_s: float = 60.0) -> dict[str, object]:
+    """The server's status once serve reports `state` (polled: serve runs in another process)."""
+    deadline = time.monotonic() + timeout_s
+    status: dict[str, object] = {}
+    while time.monotonic() < deadline:
+        status = host.client.get(f"/api/mcp/servers/{server_id}").json()["status"]
+        if status["state"] == state:
+            return status
+        time.sleep(0.1)
+    raise AssertionError(f"{server_id} never became {state}: {status}")
+
+
+@pytest.fixture
+def echo_url() -> Iterator[str]:
+    with running_echo_http() as url:
+        yield url
+
+
+def test_env_and_header_values_that_look_like_credentials_become_secrets_and_it_says_so(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    token = "ghp_0123456789abcdefghij"
+    added = run(data, "add", "GitHub", "-e", f"GITHUB_TOKEN={token}", "-e", "LOG_LEVEL=debug", "--", "node", "gh.js")
+    assert added.returncode == 0, added.stderr
+    assert "stored as write-only secrets (encrypted, never shown again): env GITHUB_TOKEN" in added.stdout
+    assert token not in added.stdout + added.stderr
+    shown = json.loads(run(data, "show", "github").stdout)
+    assert shown["env"] == {"LOG_LEVEL": "debug"}
+    assert shown["secret_env"] == {"GITHUB_TOKEN": {"configured": True}}
+    assert token not in (data / "mcp" / "servers.json").read_text()
+
+    bearer = "abc123-bearer-token"
+    remote = run(
+        data,
+        "add",
+        "Docs",
+        "https://mcp.example.com/mcp",
+        "-H",
+        f"Authorization: Bearer {bearer}",
+        "-H",
+        "X-Api-Key: key-0123456789",
+        "-H",
+        "X-Team: blue",
+        "--transport",
+        "http",
+    )
+    assert remote.returncode == 0, remote.stderr
+    assert "bearer token (auth: bearer), header X-Api-Key" in remote.stdout
+    docs = json.loads(run(data, "show", "docs").stdout)
+    assert docs["transport"] == "streamable_http"
+    assert docs["headers"] == {"X-Team": "blue"}
+    assert docs["auth"] == {"kind": "bearer", "token": {"configured": True}}
+    assert docs["secret_headers"] == {"X-Api-Key": {"configured": True}}
+    assert bearer not in (data / "mcp" / "servers.json").read_text()
+
+    kept = run(data, "add", "Plain", "-e", "TOKEN_FORMAT=jwt", "--plain", "TOKEN_FORMAT", "--", "node", "x.js")
+    assert kept.returncode == 0, kept.stderr
+    assert "secrets" not in kept.stdout
+    assert json.loads(run(data, "show", "plain").stdout)["env"] == {"TOKEN_FORMAT": "jwt"}
+
+
+def test_malformed_options_and_a_second_server_of_the_same_name_are_said_at_once(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    bad = run(data, "add", "X", "-e", "NOEQUALS", "--", "node", "x.js")
+    assert bad.returncode == 2
+    assert "--env: expected KEY=value" in bad.stderr
+    wrong = run(data, "add", "X", "https://mcp.example.com/mcp", "-e", "A=1")
+    assert wrong.returncode == 2
+    assert "[REQUEST_INVALID]" in wrong.stderr
+    assert run(data, "add", "Time", "--", "uvx", "mcp-server-time").returncode == 0
+    again = run(data, "add", "time", "--id", "time-2", "--", "uvx", "mcp-server-time")
+    assert again.returncode == 0, again.stderr
+    assert "another server is already named 'time' (time)" in again.stderr
+
+
+def test_unknown_ids_get_the_closest_existing_ones(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert run(data, "add", "Everything", "--", "node", "everything.js").returncode == 0
+    missing = run(data, "show", "everythng")
+    assert missing.returncode == 3
+    assert "MCP_SERVER_NOT_FOUND" in missing.stderr
+    assert "did you mean: everything?" in missing.stderr
+
+
+def test_list_shows_live_state_and_tool_count_in_80_columns_without_cutting_ids(tmp_path: Path, echo_url: str) -> None:
+    long_id = "a-long-server-identifier-nr-1"
+    with running_host(tmp_path) as host:
+        data = host.data_dir
+        assert run(data, "add", "Echo", echo_url).returncode == 0
+        added = run(data, "add", "An echo server with a rather long display name", "--id", long_id, echo_url)
+        assert added.returncode == 0, added.stderr
+        for server_id in ("echo", long_id):
+            assert run(data, "trust", server_id, "--yes").returncode == 0
+            assert run(data, "test", server_id).returncode == 0
+            assert run(data, "enable", server_id).returncode == 0
+            wait_for_state(host, server_id, "ready")
+        listed = run(data, "list", columns=80)
+        assert listed.returncode == 0, listed.stderr
+        lines = listed.stdout.splitlines()
+        assert all(len(line) <= 80 for line in lines), listed.stdout
+        rows = {
+            line.split()[0]: line.split() for line in lines if line.strip() and line.split()[0] in {"echo", long_id}
+        }
+        assert set(rows) == {"echo", long_id}, listed.stdout
+        assert rows["echo"][-3:] == ["ready", "4", "-"]
+        assert rows[long_id][-3:] == ["ready", "4", "-"]
+        live = json.loads(run(data, "list", "--json").stdout)
+        assert {s["id"]: s["status"]["tool_count"] for s in live} == {"echo": 4, long_id: 4}
+        assert run(data, "disable", "echo").returncode == 0
+        wait_for_state(host, "echo", "disconnected")
+        assert run(data, "list", columns=80).stdout.count(" off ") == 1
+    stopped = run(data, "list", columns=80)
+    assert "none answered" in stopped.stderr
+    assert "ready" not in stopped.stdout
+
+
+def test_the_cli_test_counts_the_tools_serve_sees(tmp_path: Path) -> None:
+    """server-everything lists tools by the client's capabilities: the CLI's test connection must
+    advertise what serve's live session does, or the page shows two counts on one row."""
+    if not EVERYTHING.exists():
+        pytest.fail("the npm test servers are missing: run scripts/bootstrap --dev")
+    with running_host(tmp_path) as host:
+        data = host.data_dir
+        assert run(data, "add", "Everything", "--", "node", str(EVERYTHING), "stdio").returncode == 0
+        assert run(data, "trust", "everything", "--yes").returncode == 0
+        tested = run(data, "test", "everything")
+        assert tested.returncode == 0, tested.stderr
+        match = re.search(r"(\d+) tools", tested.stdout)
+        assert match is not None, tested.stdout
+        assert run(data, "enable", "everything").returncode == 0
+        status = wait_for_state(host, "everything", "ready")
+        assert status["tool_count"] == int(match.group(1))
+        assert host.client.get("/api/mcp/servers/everything").json()["last_test"]["tool_count"] == int(match.group(1))
