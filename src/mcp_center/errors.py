@@ -83,7 +83,13 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
     │                                                              a human; nothing was delivered after that point
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
+    │   ├── StorageUnavailable (503) STORAGE_UNAVAILABLE           R-10.1: the database cannot be reached now (exit 10;
+    │   │                                                          `details.database`: the URL without its password)
+    │   └── StorageSchemaTooNew      STORAGE_SCHEMA_TOO_NEW        R-10.1: the database's schema is newer than this
+    │                                                              mcp-center (exit 11; `details`: both versions)
     └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
+        └── SecretKeyMismatch        SECRET_KEY_MISMATCH           R-10.1: this instance's key is not the key the
+                                                                   shared database's ciphertexts were sealed with
 
 A name that is not found (a server id, a tool) carries `details.did_you_mean`: the closest
 existing names (`did_you_mean()`), so the CLI and the page can offer them.
@@ -153,6 +159,7 @@ __all__ = [
     "RequestTooLarge",
     "SandboxRequired",
     "SecretKeyInvalid",
+    "SecretKeyMismatch",
     "SecretNotFound",
     "SecretStoreError",
     "ServerDisabled",
@@ -166,6 +173,8 @@ __all__ = [
     "ServerUnreachable",
     "ServerVersionConflict",
     "StorageError",
+    "StorageSchemaTooNew",
+    "StorageUnavailable",
     "ToolDenied",
     "ToolDisabled",
     "ToolNotFound",
@@ -716,5 +725,35 @@ class StorageError(CenterError):
     code = "STORAGE_ERROR"
 
 
+class StorageUnavailable(StorageError):
+    """The database cannot be reached now (refused, gone mid-run, timed out) (R-10.1).
+
+    Nothing of the change was applied. Retry later: `serve` keeps running and recovers by itself
+    when the database returns. `details.database` names it without its password.
+    """
+
+    code = "STORAGE_UNAVAILABLE"
+    http_status = 503
+    exit_code = 10
+
+
+class StorageSchemaTooNew(StorageError):
+    """The database was migrated by a newer mcp-center than this one (R-10.1).
+
+    Refused before anything is read or written. `details`: `database_version`, `code_version`.
+    """
+
+    code = "STORAGE_SCHEMA_TOO_NEW"
+    exit_code = 11
+
+
 class SecretStoreError(CenterError):
     code = "SECRET_STORE_ERROR"
+
+
+class SecretKeyMismatch(SecretStoreError):
+    """This instance's secret key is not the one the shared database's ciphertexts were sealed with
+    (R-10.1): every instance on one database needs the same key (`MCP_CENTER_SECRET_KEY` or a copy
+    of the key file). Refused at start, before anything is written."""
+
+    code = "SECRET_KEY_MISMATCH"

@@ -11,9 +11,10 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp
 
 from mcp_center import __version__
-from mcp_center.api import capabilities, debugging, gateway, imports, oauth, operations, servers
+from mcp_center.api import capabilities, debugging, gateway, imports, instances, oauth, operations, servers
 from mcp_center.api.debugging import end_event_streams
 from mcp_center.api.errors import error_response, install_error_handlers
+from mcp_center.api.instances import InstanceHeader
 from mcp_center.api.security import (
     AdminAuth,
     AdminAuthGuard,
@@ -75,6 +76,7 @@ def create_api(
     app.include_router(debugging.router, dependencies=[Depends(auth)])
     app.include_router(imports.router, dependencies=[Depends(auth)])
     app.include_router(capabilities.router, dependencies=[Depends(auth)])
+    app.include_router(instances.router, dependencies=[Depends(auth)])
     app.state.import_previews = ImportPreviews()
     app.include_router(oauth.router, dependencies=[Depends(auth)])
     app.include_router(oauth.callback_router)  # no admin token: the single-use OAuth state protects it
@@ -89,4 +91,5 @@ def create_api(
     app.add_middleware(
         HostGuard, allowed=allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url)
     )
+    app.add_middleware(InstanceHeader, name=settings.instance_label)  # outermost: every response says who answered
     return app

@@ -87,10 +87,11 @@ from mcp_center.service.bodies import (
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_tokens import GatewayTokens
+from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import Elicitor, InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
-from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
+from mcp_center.store import ServerRecord, Store, StoreState, TestError, TestResult, store_for
 from mcp_center.transports import ConnectionSpec
 
 __all__ = ["SECRET_KINDS", "McpCenter"]
@@ -98,6 +99,10 @@ __all__ = ["SECRET_KINDS", "McpCenter"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+KEY_CHECK_PURPOSE = "mcp-center/key-check"
+KEY_CHECK_VALUE = "every instance on one store uses one key"
+"""The keyed fingerprint of this constant tells whether two instances hold the same key (R-10.1)."""
 
 SECRET_KINDS: Mapping[str, SecretKind] = {
     "environment": SecretKind.ENV,
@@ -117,7 +122,8 @@ class McpCenter:
 
     Args:
         settings: Host settings (data dir, profile, ...).
-        store: Persistence (`JsonStore` over `<data dir>/mcp`).
+        store: Persistence (`JsonStore` over `<data dir>/mcp`, or `PgStore` shared by several
+            instances, R-10.1).
         cipher: Secret encryption under the host key.
         manager: The running connection manager.
         redactor: Receives every secret plaintext this object handles.
@@ -199,21 +205,57 @@ class McpCenter:
             hooks_for: Per-connection session hooks (elicitation, notifications) for long-lived
                 connections, replacing the interaction cards' elicitation callback (a test driver, a
                 gateway that routes elicitation to its own client); no cards are kept then.
-            store: The store to use instead of `JsonStore(settings.mcp_dir)` (another backend, or
-                one with a test disk).
+            store: The store to use instead of `store_for(settings)` (one with a test disk, or one
+                the caller opened and will close); a store made here is closed at the end.
         Raises:
             SecretStoreError: the key cannot be used.
             StorageError: the data files cannot be used: a damaged or truncated file, or one of a
                 newer schema (the message names the file and the fault; nothing is written).
+            StorageUnavailable: the database cannot be reached (R-10.1).
+            SecretKeyMismatch: the database's ciphertexts were sealed with another key (R-10.1).
         """
+        owned = store is None
+        store = store or store_for(settings)
+        await anyio.to_thread.run_sync(store.open)  # before any file is made: an unusable store changes nothing
+        try:
+            async with cls._opened(settings, store, connect, on_status, elicitation, hooks_for) as center:
+                yield center
+        finally:
+            if owned:
+                await anyio.to_thread.run_sync(store.close)
+
+    @classmethod
+    @asynccontextmanager
+    async def _opened(
+        cls,
+        settings: Settings,
+        store: Store,
+        connect: bool,
+        on_status: Callable[[ServerStatus], None] | None,
+        elicitation: bool,
+        hooks_for: Callable[[ConnectionSpec, str], SessionHooks] | None,
+    ) -> AsyncGenerator[McpCenter]:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         key = await anyio.to_thread.run_sync(load_or_create_key, settings.data_dir, settings.secret_key)
-        store = store or JsonStore(settings.mcp_dir)
-        await anyio.to_thread.run_sync(store.open)
+        cipher = SecretCipher(key)
+        await anyio.to_thread.run_sync(store.check_key, cipher.fingerprint(KEY_CHECK_PURPOSE, KEY_CHECK_VALUE))
         await anyio.to_thread.run_sync(_collect_orphans, store)
         instance = uuid.uuid4().hex
         await anyio.to_thread.run_sync(store.join_instance, instance)
-        cipher = SecretCipher(key)
+        publisher: StatePublisher | None = None
+        if connect:  # a host that serves (not a one-shot CLI run): on every instance's page (R-10.2)
+            await anyio.to_thread.run_sync(
+                lambda: store.describe_instance(instance, name=settings.instance_label, url=settings.base_url)
+            )
+            publisher = StatePublisher(store, instance)
+        noted = publisher.note if publisher is not None else None
+
+        def status_changed(status: ServerStatus) -> None:
+            if noted is not None:
+                noted(status)
+            if on_status is not None:
+                on_status(status)
+
         # The caller's exception is re-raised after the task groups closed, unwrapped: anyio
         # would otherwise deliver it inside an ExceptionGroup.
         failure: BaseException | None = None
@@ -231,7 +273,7 @@ class McpCenter:
             await interactions.start()
             async with (
                 ConnectionManager(
-                    on_status=on_status,
+                    on_status=status_changed,
                     hooks_for=hooks_for or interactions.hooks_for,
                     events=events,
                     deadlines=deadlines,
@@ -250,6 +292,8 @@ class McpCenter:
                                 tg.start_soon(center._connect_quietly, record.id)
                         tg.start_soon(center._watch_store)
                         tg.start_soon(center._capabilities.watch)
+                    if publisher is not None:
+                        tg.start_soon(publisher.run)
                     yield center
                 except BaseException as exc:  # noqa: BLE001 - re-raised below, outside the task groups
                     failure = exc
@@ -281,7 +325,7 @@ class McpCenter:
         return [state.servers[server_id].config for server_id in sorted(state.servers)]
 
     async def get_server(self, server_id: str) -> dict[str, Any]:
-        """One server's API view.
+        """One server's API view (every instance's state of it: `instances()`, R-10.2).
 
         Raises:
             ServerNotFound: no such id.
@@ -292,6 +336,16 @@ class McpCenter:
             return self._view(_get(state, server_id), state)
 
         return await self._in_thread(run)
+
+    async def instances(self) -> dict[str, Any]:
+        """The live `serve` instances on this store and each one's connection states (R-10.2).
+
+        Returns:
+            `instance_views` (`{"here", "instances": [...]}`).
+        Raises:
+            StorageError: the database could not be read.
+        """
+        return await self._in_thread(lambda: instance_views(self._store, self.instance))
 
     # ----- configuration writes ------------------------------------------------------------------
 
