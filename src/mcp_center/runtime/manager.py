@@ -695,8 +695,10 @@ class ConnectionManager:
             CenterError: attributed failure (refused, DNS, process exited with code N, ...); a
                 failing `tools/list` is attributed to it, while the server still runs.
         """
+        logbook = self.logbook(spec.server_id)
+        logbook.sandbox_network = spec.sandbox.policy.network if spec.sandbox is not None else None
         self.handshakes += 1
-        return await probe_connection(spec, self.logbook(spec.server_id), self._transport_factory)
+        return await probe_connection(spec, logbook, self._transport_factory)
 
     # ----- internals -------------------------------------------------------------------------
 
@@ -840,6 +842,7 @@ class ConnectionManager:
 
     async def _run_connection(self, slot: _Slot, conn: Connection) -> None:
         logbook = self.logbook(slot.server_id)
+        logbook.sandbox_network = conn.spec.sandbox.policy.network if conn.spec.sandbox is not None else None
         hooks = self._hooks_for(conn.spec, conn.connection_id) if self._hooks_for else SessionHooks()
         hooks.message_handler = self._message_handler(slot, conn)
         hooks.logging_callback = self._logging_handler(slot, conn)

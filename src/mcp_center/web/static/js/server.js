@@ -92,7 +92,12 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     main,
     h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Servers"), " / ", view.id),
     h("div", { class: "page-head" }, title, h("span", { class: "head-tools" }, headState, logsButton)),
-    h("p", { class: "subtitle" }, `${view.id} · ${transportLabel(view.transport)}`),
+    h(
+      "p",
+      { class: "subtitle" },
+      `${view.id} · ${transportLabel(view.transport)}`,
+      view.transport === "stdio" ? ` · ${view.sandbox ? `sandboxed, network ${view.sandbox.network}` : "unconfined"}` : "",
+    ),
     h(
       "nav",
       { class: "tabs", "aria-label": "Server sections" },
