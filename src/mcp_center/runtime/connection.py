@@ -2,7 +2,7 @@
 
 A `Connection` is created and owned by the `ConnectionManager`; its `run()` is one task of the
 manager's task group that enters and exits the transport and the SDK `Client` (anyio cancel scopes
-must be exited by the task that entered them, notes §0). `run()`:
+must be exited by the task that entered them, docs/sdk-notes.md#manager-shape). `run()`:
 
 1. opens the session and lists every category (R-3.2): tools must list, or the connection fails
    (attributed to `tools/list`); another category that fails keeps the content the previous

@@ -1,7 +1,7 @@
 """Streamable HTTP with bounded stream retries: the SDK's transport, two of its loops replaced (R-3.10).
 
 The SDK's `StreamableHTTPTransport` speaks the protocol and we keep it for everything but two loops
-that a misbehaving server turns into a spin (issue 14, items 8 and 9; notes §3.2):
+that a misbehaving server turns into a spin (issue 14, items 8 and 9; docs/sdk-notes.md#streamable-http):
 
 - **Resumption of a POST's event stream.** A POST answered with SSE whose stream ends before the
   result is resumed with `GET` + `Last-Event-ID`. The SDK resumes again after every resumption that
