@@ -102,7 +102,8 @@ class ServerStatus:
     Attributes:
         state: disconnected / connecting / ready / error.
         connection_id: The current connection's id, or None.
-        error: `{"code", "message", "details"}` of the last failure when state is error;
+        error: `{"code", "message", "details"}` of the last failure when state is error, or while
+            connecting again after failures (the failure that preceded the attempt);
             `details.reason` is an `ErrorReason` value.
         tool_count: Tools in the current catalog (ready only).
         since: When the state last changed (aware UTC).

@@ -103,8 +103,9 @@ T = TypeVar("T")
 
 RECONNECT = Backoff(floor_s=1.0, cap_s=60.0)
 """Delays before reconnecting a server whose connection failed (issue 14, item 12)."""
-STDIO_RECONNECT = Backoff(floor_s=1.0, cap_s=300.0)
-"""The same for a stdio server whose process keeps exiting: a crash loop slows down to one start per 5 minutes."""
+STDIO_RECONNECT = Backoff(floor_s=10.0, cap_s=300.0)
+"""The same for a stdio server whose process exited: the first restart after about 10 s (time to read
+why it went down), and a crash loop slows down to one start per 5 minutes."""
 _NOT_RETRIED = frozenset(
     {
         ErrorReason.AUTH_REQUIRED.value,
@@ -749,8 +750,13 @@ class ConnectionManager:
         _cancel_retry(slot)
         conn = Connection(spec, self.logbook(slot.server_id), previous=slot.catalog)
         slot.conn = conn
+        # A reconnect after failures keeps saying why the server was down until this attempt ends.
+        last_error = slot.status.error if slot.failures and slot.status is not None else None
         self._set_status(
-            slot, ServerStatus(slot.server_id, ConnectionState.CONNECTING, conn.connection_id, attempt=slot.failures)
+            slot,
+            ServerStatus(
+                slot.server_id, ConnectionState.CONNECTING, conn.connection_id, error=last_error, attempt=slot.failures
+            ),
         )
         self.handshakes += 1
         self._tg.start_soon(self._run_connection, slot, conn)
