@@ -30,6 +30,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── SecretNotFound           MCP_SECRET_NOT_FOUND
     │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
+    │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
+    │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
@@ -119,6 +121,7 @@ __all__ = [
     "CallCancelled",
     "CallInterrupted",
     "CapabilityNotDeclared",
+    "CapabilityNotOffered",
     "CenterError",
     "ConfigInvalid",
     "Conflict",
@@ -378,6 +381,14 @@ class PromptNotFound(NotFound):
     """No ready server offers this prompt (`/server:prompt`, R-5.4)."""
 
     code = "MCP_PROMPT_NOT_FOUND"
+
+
+class CapabilityNotOffered(NotFound):
+    """The server did not declare the capability a request needs (`resources`, `prompts`, `tools`) in
+    `initialize`; the request was not sent (MCP 2025-11-25 lifecycle, "Capability Negotiation").
+    `details.capability` names it."""
+
+    code = "MCP_CAPABILITY_NOT_OFFERED"
 
 
 class ApprovalNotFound(NotFound):
