@@ -18,6 +18,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ImportFormatMismatch     IMPORT_FORMAT_MISMATCH    R-1.8: the file is not of the format asked for
     │   ├── ImportValuesInvalid      IMPORT_VALUES_INVALID     R-1.8: supplied variable values missing/invalid
     │   ├── ImportNothingToApply     IMPORT_NOTHING_TO_APPLY   R-1.8: the preview creates no server
+    │   ├── SandboxWarmUpUnsupported MCP_SANDBOX_WARM_UP_UNSUPPORTED R-11.1: not sandboxed, or not npx/uvx
     │   ├── ElicitationAnswerInvalid ELICITATION_ANSWER_INVALID R-6.1: an answer breaks the requested schema
     │   ├── AddressUnavailable       SERVE_ADDRESS_UNAVAILABLE `serve` cannot listen on --host/--port (no such
     │   │                                                      local address, a privileged port, ...)
@@ -29,6 +30,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── SecretNotFound           MCP_SECRET_NOT_FOUND
     │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
+    │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
+    │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
@@ -80,6 +83,9 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
     │                                                              a human; nothing was delivered after that point
+    ├── SandboxUnavailable (503)     MCP_SANDBOX_UNAVAILABLE       R-11.1: this host cannot run sandboxed servers
+    │                                                              (exit 12; `details.missing`: bubblewrap,
+    │                                                              util-linux, user_namespaces, ...)
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
     │   ├── StorageUnavailable (503) STORAGE_UNAVAILABLE           R-10.1: the database cannot be reached now (exit 10;
     │   │                                                          `details.database`: the URL without its password)
@@ -115,6 +121,7 @@ __all__ = [
     "CallCancelled",
     "CallInterrupted",
     "CapabilityNotDeclared",
+    "CapabilityNotOffered",
     "CenterError",
     "ConfigInvalid",
     "Conflict",
@@ -155,6 +162,8 @@ __all__ = [
     "RequestInvalid",
     "RequestTooLarge",
     "SandboxRequired",
+    "SandboxUnavailable",
+    "SandboxWarmUpUnsupported",
     "SecretKeyInvalid",
     "SecretKeyMismatch",
     "SecretNotFound",
@@ -374,6 +383,14 @@ class PromptNotFound(NotFound):
     code = "MCP_PROMPT_NOT_FOUND"
 
 
+class CapabilityNotOffered(NotFound):
+    """The server did not declare the capability a request needs (`resources`, `prompts`, `tools`) in
+    `initialize`; the request was not sent (MCP 2025-11-25 lifecycle, "Capability Negotiation").
+    `details.capability` names it."""
+
+    code = "MCP_CAPABILITY_NOT_OFFERED"
+
+
 class ApprovalNotFound(NotFound):
     """No approval with this id (never created, or forgotten after it ended; R-5.3)."""
 
@@ -573,7 +590,7 @@ class Forbidden(CenterError):
 
 
 class SandboxRequired(Forbidden):
-    """The `production` profile refuses to start local stdio processes (R-2.5)."""
+    """The `production` profile starts a stdio server only with a sandbox policy (R-2.5, R-11.2)."""
 
     code = "MCP_SANDBOX_REQUIRED"
 
@@ -738,6 +755,26 @@ class StorageSchemaTooNew(StorageError):
 
 class SecretStoreError(CenterError):
     code = "SECRET_STORE_ERROR"
+
+
+class SandboxUnavailable(CenterError):
+    """A sandboxed stdio server cannot start because this host lacks what the sandbox needs (R-11.1).
+
+    `details.missing` names it: `bubblewrap` (not installed), `util-linux` (no prlimit/setpriv),
+    `user_namespaces` (the kernel or a security module refuses them), `linux`, or
+    `bubblewrap_failed` (a trial sandbox failed for another reason, quoted in the message).
+    """
+
+    code = "MCP_SANDBOX_UNAVAILABLE"
+    http_status = 503
+    exit_code = 12
+
+
+class SandboxWarmUpUnsupported(InvalidInput):
+    """A warm-up was asked for a server that has no sandbox policy, or whose command is neither
+    `npx` nor `uvx` (the package managers whose caches a warm-up fills, R-11.1)."""
+
+    code = "MCP_SANDBOX_WARM_UP_UNSUPPORTED"
 
 
 class SecretKeyMismatch(SecretStoreError):

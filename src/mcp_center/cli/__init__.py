@@ -32,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcp_center import __version__
+from mcp_center.cli._sandbox import WRITABLE_PREFIX, log_lines, sandbox_body, support_lines, warm_up_lines
 from mcp_center.cli._where import data_dir_phrase, serve_state, unreachable_why
 from mcp_center.config import Settings
 from mcp_center.errors import (
@@ -41,6 +42,7 @@ from mcp_center.errors import (
     ImportTooLarge,
     ImportValuesInvalid,
     NotFound,
+    RequestInvalid,
     SecretStoreError,
     ServerNotFound,
 )
@@ -91,6 +93,10 @@ gateway_app = typer.Typer(
 app.add_typer(gateway_app, name="gateway")
 gateway_token_app = typer.Typer(help="Gateway tokens (what MCP clients present at /mcp).", no_args_is_help=True)
 gateway_app.add_typer(gateway_token_app, name="token")
+sandbox_app = typer.Typer(
+    help="Sandboxed stdio servers: check this host, warm up a server's caches.", no_args_is_help=True
+)
+app.add_typer(sandbox_app, name="sandbox")
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -323,7 +329,7 @@ def list_(
     as_json: JsonOut = False,
     url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
 ) -> None:
-    """List servers: enabled, live state and tool count (when serve runs), and the next step."""
+    """List servers: enabled, live state and tool count (when serve runs), stdio sandbox policy, next step."""
     from mcp_center.cli.listing import live_servers, servers_table
 
     settings = _settings(data_dir, profile)
@@ -389,6 +395,21 @@ def add(
         list[str] | None,
         typer.Option("--plain", help="Keep this env var or header in plain text even if it looks like a credential."),
     ] = None,
+    sandbox: Annotated[bool, typer.Option("--sandbox", help="stdio: run it in a bubblewrap sandbox.")] = False,
+    network: Annotated[
+        str | None, typer.Option(help="stdio, sandboxed: none (default) or egress. Implies --sandbox.")
+    ] = None,
+    sandbox_path: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sandbox-path",
+            help=f"stdio, sandboxed: a host path it may see, read-only ({WRITABLE_PREFIX}PATH: writable). "
+            "Implies --sandbox.",
+        ),
+    ] = None,
+    memory_mb: Annotated[
+        int | None, typer.Option(help="stdio, sandboxed: memory limit per process in MiB (0: none). Implies --sandbox.")
+    ] = None,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
@@ -410,6 +431,14 @@ def add(
             headers=header,
             plain=plain,
         )
+        policy = sandbox_body(sandbox=sandbox, network=network, paths=sandbox_path, memory_mb=memory_mb)
+        if policy is not None:
+            if plan.body.get("transport") != "stdio":
+                raise RequestInvalid(
+                    "--sandbox: only a stdio server runs in a sandbox",
+                    details={"errors": [FieldError("sandbox", "FIELD_INVALID", "only for stdio servers").to_dict()]},
+                )
+            plan.body["sandbox"] = policy
     except CenterError as exc:
         raise _fail(exc) from None
 
@@ -1051,6 +1080,47 @@ def approvals_approve(approval_id: str, url: HostUrl = None, data_dir: DataDir =
 def approvals_deny(approval_id: str, url: HostUrl = None, data_dir: DataDir = None) -> None:
     """Deny a pending call: the server never sees it."""
     _decide(approval_id, "deny", url, data_dir)
+
+
+@sandbox_app.command("check")
+def sandbox_check() -> None:
+    """Say whether sandboxed stdio servers can run on this host (bubblewrap, user namespaces), and how."""
+    from mcp_center.transports import sandbox_support
+
+    support = sandbox_support(refresh=True)
+    for line in support_lines(support):
+        out.print(line, markup=False, highlight=False)
+    if not support.available:
+        raise typer.Exit(10)
+
+
+@sandbox_app.command("warm-up")
+def sandbox_warm_up(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
+    """Fill a sandboxed npx/uvx server's package caches inside its sandbox, with egress for this run only.
+
+    Only the package manager runs (the server does not start), so a server with network none can
+    start offline afterwards. Needs the current summary confirmed.
+    """
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
+    with err.status(f"warming up {server_id} (downloads its package into the sandbox's home)..."):
+        result = _run(settings, lambda c: c.warm_up_sandbox(server_id))
+    for line in warm_up_lines(server_id, result):
+        (out if result.ok else err).print(line, markup=False, highlight=False)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def logs(server_id: str, url: HostUrl = None, data_dir: DataDir = None, as_json: JsonOut = False) -> None:
+    """Show a server's last requests and stderr lines from the running host; sandbox refusals are marked."""
+    settings = _settings(data_dir)
+    found = _host(settings, url, "GET", f"/api/mcp/servers/{server_id}/logs")
+    if as_json:
+        _print_json(found)
+        return
+    for line in log_lines(found):
+        out.print(line, markup=False, highlight=False)
 
 
 @app.command()
