@@ -6,8 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response
 
-from mcp_center.interchange.export import bridge_command
-from mcp_center.service import McpCenter
+from mcp_center.service import McpCenter, bridge_command
 
 __all__ = ["router"]
 
