@@ -28,6 +28,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ToolNotFound             MCP_TOOL_NOT_FOUND
     │   ├── SecretNotFound           MCP_SECRET_NOT_FOUND
     │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
+    │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
@@ -148,6 +149,7 @@ __all__ = [
     "PromptNotFound",
     "RequestInvalid",
     "RequestTooLarge",
+    "ResourceNotFound",
     "SandboxRequired",
     "SecretKeyInvalid",
     "SecretNotFound",
@@ -363,6 +365,13 @@ class PromptNotFound(NotFound):
     """No ready server offers this prompt (`/server:prompt`, R-5.4)."""
 
     code = "MCP_PROMPT_NOT_FOUND"
+
+
+class ResourceNotFound(NotFound):
+    """R-5.5: the server answered `resources/read` with "resource not found" (JSON-RPC -32002, or
+    -32602 invalid params, which SDK servers send for an unknown URI); `details`: server_id, uri, rpc_code."""
+
+    code = "MCP_RESOURCE_NOT_FOUND"
 
 
 class ApprovalNotFound(NotFound):

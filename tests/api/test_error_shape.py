@@ -125,11 +125,17 @@ async def test_every_api_route_answers_errors_in_the_envelope(
 async def test_every_api_route_answers_unknown_server_ids_with_the_not_found_code(
     app: FastAPI, client: httpx2.AsyncClient
 ) -> None:
+    # A valid body for each route (a body that breaks the route's model answers 422 first).
     bodies: dict[str, Any] = {
-        "trust": {"digest": "sha256:00"},
-        "secrets": {"value": "some-secret-value"},
-        "call": {"arguments": {}},
-        "policy": {"policy": "allow", "version": 1},
+        "/trust": {"digest": "sha256:00"},
+        "/secrets/": {"value": "some-secret-value"},
+        "/call": {"arguments": {}},
+        "/policy": {"policy": "allow", "version": 1},
+        "/logging/level": {"level": "info"},
+        "/rpc": {"method": "ping"},
+        "/oauth/complete": {"callback_url": "http://127.0.0.1/oauth/callback?code=c&state=s"},
+        "/oauth/start": {},
+        "/complete": {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}},
         "": {"version": 1, "name": "x", "transport": "streamable_http", "url": "https://a.example/mcp"},
     }
     checked = 0

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
+from mcp_center.api.openapi import errors
 from mcp_center.errors import FieldError, ImportTooLarge, RequestInvalid
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES
 from mcp_center.service import Importer, ImportPreviews, parse_apply_request, parse_preview_request, templates
@@ -120,6 +121,7 @@ async def preview_import(request: Request) -> dict[str, Any]:
     status_code=201,
     summary="Apply a previewed import (all or nothing)",
     openapi_extra={"requestBody": _APPLY_BODY},
+    responses=errors(409),
 )
 async def apply_import(request: Request) -> dict[str, Any]:
     """Body `{"token", "digest", "content", "format", "values": {name: value}, "use_defaults": [name]}`.
