@@ -19,6 +19,7 @@ no FastAPI `{"detail"}` schema, the security schemes, the typed bodies.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +36,7 @@ from tests.api._support import api_client
 from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, Host, running_host
 
 SEED = 160016
-MAX_EXAMPLES = 6
+MAX_EXAMPLES = 4
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance"
 
 
@@ -96,7 +97,9 @@ def test_schemathesis_finds_no_server_error_and_no_undocumented_status(tmp_path:
         report = run.stdout + run.stderr
         log = host.log()
     assert run.returncode == 0, report[-12000:]
-    assert "No issues found" in report or " passed" in report, report[-4000:]
+    generated = re.search(r"(\d+) generated, (\d+) passed", report)
+    assert generated is not None, report[-4000:]
+    assert int(generated.group(1)) == int(generated.group(2)) > 500, generated.group(0)
     assert "Traceback" not in log, log[-4000:]
 
 
