@@ -5,11 +5,15 @@
   grew fails, and so does one that is now under the limit (take it off the list).
 - No I/O in `registry/` and `interchange/`: import-linter forbids the I/O modules (pyproject.toml);
   the builtin `open` needs no import, so it is looked for here, in the syntax tree.
+- One error tree (R-7.3): an exception class that does not derive from the `errors.py` tree is an
+  internal signal of one package, listed in `INTERNAL_SIGNALS`, and no module outside that package
+  imports it (so it cannot reach a caller as anything but the `CenterError` it is turned into).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 from pathlib import Path
 
 import pytest
@@ -82,3 +86,51 @@ def test_the_open_check_finds_an_open(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("def f(p):\n    with open(p, 'w') as out:\n        out.write('x')\n    p.write_text('y')\n")
     assert _opens(sample) == [2, 4]
+
+
+INTERNAL_SIGNALS: dict[str, str] = {
+    # class (module:name) -> the package it never leaves, and what turns it into a CenterError there.
+    "runtime/http1.py:Http1Error": "runtime",  # forward.py re-raises it as an httpx2 transport error, attributed
+    "runtime/attribution.py:SessionEnded": "runtime",  # attribute() makes it ServerUnreachable/ConnectionLost
+    "runtime/manager.py:_SessionExpired": "runtime",  # re-initialize and re-send once, else its CenterError
+    "service/forms.py:UnsupportedSchema": "service",  # interactions.py declines the elicitation, with why
+    "service/forms.py:_Problem": "service",  # forms.py collects them into ElicitationAnswerInvalid
+}
+
+
+def _builtin_exception(name: str) -> bool:
+    value = getattr(builtins, name, None)
+    return isinstance(value, type) and issubclass(value, BaseException)
+
+
+def _stray_exceptions() -> set[str]:
+    """`module:Class` of every class under src/ whose direct base is a builtin exception."""
+    found: set[str] = set()
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and any(
+                isinstance(base, ast.Name) and _builtin_exception(base.id) for base in node.bases
+            ):
+                found.add(f"{path.relative_to(SRC).as_posix()}:{node.name}")
+    return found
+
+
+def test_every_exception_is_in_the_error_tree_or_a_listed_internal_signal() -> None:
+    assert _stray_exceptions() - {"errors.py:CenterError"} == set(INTERNAL_SIGNALS), (
+        "derive it from a class of mcp_center/errors.py (R-7.3), or list it as an internal signal"
+    )
+
+
+@pytest.mark.parametrize("signal", sorted(INTERNAL_SIGNALS))
+def test_an_internal_signal_is_imported_only_inside_its_package(signal: str) -> None:
+    module, name = signal.split(":")
+    package = INTERNAL_SIGNALS[signal]
+    importers = [
+        path.relative_to(SRC).as_posix()
+        for path in sorted(SRC.rglob("*.py"))
+        if not path.relative_to(SRC).as_posix().startswith(package + "/")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names)
+    ]
+    assert not importers, f"{name} ({module}) is imported outside {package}/: {importers}"

@@ -30,6 +30,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
     │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
+    │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
@@ -81,6 +82,8 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
     │                                                              a human; nothing was delivered after that point
+    ├── HostRequestFailed (500)      HOST_REQUEST_FAILED           the running host refused a CLI request (its own
+    │                                                              code in `api_code`, status in `status`)
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
     └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
 
@@ -119,7 +122,9 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
+    "GatewayTokenNotFound",
     "HostNotAllowed",
+    "HostRequestFailed",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportInputChanged",
@@ -372,6 +377,12 @@ class ResourceNotFound(NotFound):
     -32602 invalid params, which SDK servers send for an unknown URI); `details`: server_id, uri, rpc_code."""
 
     code = "MCP_RESOURCE_NOT_FOUND"
+
+
+class GatewayTokenNotFound(NotFound):
+    """R-7.1: no gateway token with that id (revoking an unknown or already revoked token)."""
+
+    code = "GATEWAY_TOKEN_NOT_FOUND"
 
 
 class ApprovalNotFound(NotFound):
@@ -708,6 +719,26 @@ class CallInterrupted(CenterError):
     code = "MCP_CALL_INTERRUPTED"
     http_status = 503
     exit_code = 9
+
+
+class HostRequestFailed(CenterError):
+    """The running host answered a CLI request with an error envelope (`mcp-center auth` drives the
+    host through its REST API): `api_code`, `message` and `details` are the host's, `status` its
+    HTTP status. The CLI prints the host's code and exits 4 for a 409, 1 otherwise.
+
+    Args:
+        api_code: The envelope's `code` (`HTTP_<status>` when the answer had no envelope).
+        message: The envelope's message (already redacted by the host).
+        details: The envelope's details.
+        status: The HTTP status of the answer.
+    """
+
+    code = "HOST_REQUEST_FAILED"
+
+    def __init__(self, api_code: str, message: str, details: Mapping[str, Any], status: int) -> None:
+        super().__init__(message, details=details)
+        self.api_code = api_code
+        self.status = status
 
 
 class StorageError(CenterError):

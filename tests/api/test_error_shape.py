@@ -198,3 +198,12 @@ async def test_an_unexpected_exception_is_a_500_that_shows_no_exception_text(
         assert "boom" not in response.text
         assert "RuntimeError" not in response.text
         assert error["details"] == {}
+
+
+async def test_revoking_an_unknown_gateway_token_is_the_trees_not_found(client: httpx2.AsyncClient) -> None:
+    """`GatewayTokenNotFound` lives in errors.py with its code and status (R-7.1, R-7.3)."""
+    from mcp_center.errors import GatewayTokenNotFound, NotFound
+
+    assert issubclass(GatewayTokenNotFound, NotFound)
+    error = assert_error(await client.delete("/api/gateway/tokens/0123456789ab"), 404, "GATEWAY_TOKEN_NOT_FOUND")
+    assert error["details"]["id"] == "0123456789ab"

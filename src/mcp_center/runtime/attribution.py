@@ -40,7 +40,9 @@ STDERR_TAIL_IN_ERROR = 5
 
 
 class SessionEnded(Exception):
-    """The server side of a session ended (EOF, stream closed); `attribute` finds out why."""
+    """The server side of a session ended (EOF, stream closed); `attribute` finds out why.
+
+    An internal signal of runtime/ (tests/test_contracts.py): `attribute` turns it into a `CenterError`."""
 
 
 def leaves(exc: BaseException) -> Iterator[BaseException]:
