@@ -22,14 +22,18 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from mcp_center.api import create_api
-from mcp_center.api.bodies import TrustRequest
+from mcp_center.api.bodies import ImportApply, ImportPreview, TrustRequest
 from mcp_center.config import Settings
+from mcp_center.errors import RequestInvalid
+from mcp_center.service import parse_apply_request, parse_preview_request
 from mcp_center.web import CSRF_HEADER, SESSION_COOKIE, BrowserSessions
 from tests.api._support import ADMIN_TOKEN as API_TOKEN
 from tests.api._support import api_client
@@ -205,3 +209,48 @@ async def test_a_body_that_breaks_its_model_answers_the_envelope(
     error = response.json()["error"]
     assert error["code"] == "REQUEST_INVALID"
     assert [(e["field"], e["code"]) for e in error["details"]["errors"]] == [(field, code)]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"content": "{}"},
+        {"content": "{}", "format": "cursor"},
+        {"content": "{}", "format": "notepad"},
+        {"content": "{}", "extra": 1},
+        {"content": 5},
+        {"format": "auto"},
+        [],
+    ],
+)
+def test_the_import_preview_model_and_the_parser_agree(body: object) -> None:
+    """The description of a body the route parses itself accepts what the parser accepts (R-1.8)."""
+    assert _accepts(lambda: ImportPreview.model_validate(body)) == _accepts(lambda: parse_preview_request(body))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"token": "t", "digest": "d", "content": "{}"},
+        {"token": "t", "digest": "d", "content": "{}", "values": {"A": "b"}, "use_defaults": ["C"]},
+        {"token": "t", "digest": "d", "content": "{}", "values": None, "use_defaults": None},
+        {"token": "t", "digest": "d", "content": "{}", "values": {"A": 1}},
+        {"token": "t", "digest": "d", "content": "{}", "use_defaults": "C"},
+        {"token": "", "digest": "d", "content": "{}"},
+        {"token": "t" * 201, "digest": "d", "content": "{}"},
+        {"token": "t", "content": "{}"},
+        {"token": "t", "digest": "d", "content": "{}", "format": "vscode"},
+        {"token": "t", "digest": "d", "content": "{}", "format": "word"},
+        {"token": "t", "digest": "d", "content": "{}", "surprise": True},
+    ],
+)
+def test_the_import_apply_model_and_the_parser_agree(body: object) -> None:
+    assert _accepts(lambda: ImportApply.model_validate(body)) == _accepts(lambda: parse_apply_request(body))
+
+
+def _accepts(parse: Callable[[], object]) -> bool:
+    try:
+        parse()
+    except (ValidationError, RequestInvalid):
+        return False
+    return True

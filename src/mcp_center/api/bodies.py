@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 from mcp_center.config import ToolPolicy
+from mcp_center.interchange import IMPORT_FORMATS
+from mcp_center.service.imports import MAX_TOKEN_CHARS
 from mcp_center.service.untrusted import MAX_CONTEXT_BYTES
 
 __all__ = [
@@ -28,6 +30,8 @@ __all__ = [
     "CompletionRequest",
     "CompletionResourceRef",
     "GatewayTokenRequest",
+    "ImportApply",
+    "ImportPreview",
     "InteractionAnswer",
     "LogLevelRequest",
     "OAuthCallbackUrl",
@@ -198,3 +202,35 @@ class OAuthCallbackUrl(_Strict):
     """`POST /api/mcp/servers/{id}/oauth/complete` (R-4.9)."""
 
     callback_url: str = Field(description="The URL the browser was redirected to.")
+
+
+def _import_format(value: str) -> str:
+    if value not in IMPORT_FORMATS:
+        raise ValueError("must be one of: " + ", ".join(IMPORT_FORMATS))
+    return value
+
+
+ImportFormat = Annotated[str, Field(json_schema_extra={"enum": list(IMPORT_FORMATS)})]
+
+
+class ImportPreview(_Strict):
+    """`POST /api/mcp/import/preview` (R-1.8): the description of the body, which the route reads
+    itself (size-limited) and the service parses with the same rules."""
+
+    content: str = Field(description="The client file's text.")
+    format: ImportFormat = "auto"
+
+    _format = field_validator("format")(_import_format)
+
+
+class ImportApply(_Strict):
+    """`POST /api/mcp/import/apply` (R-1.8): the previewed input again, with the preview's token and digest."""
+
+    token: str = Field(min_length=1, max_length=MAX_TOKEN_CHARS, description="The preview's token.")
+    digest: str = Field(min_length=1, max_length=MAX_TOKEN_CHARS, description="The preview's digest.")
+    content: str = Field(description="The same text that was previewed.")
+    format: ImportFormat = "auto"
+    values: dict[str, str] | None = Field(default=None, description="Values of the variables the preview asked for.")
+    use_defaults: list[str] | None = Field(default=None, description="Variables to leave at their defaults.")
+
+    _format = field_validator("format")(_import_format)
