@@ -143,7 +143,7 @@ def test_every_api_route_declares_the_statuses_every_request_can_get() -> None:
     doc = _description()
     for path, method, op in _operations(doc):
         if path.startswith("/api/"):
-            assert {"401", "403", "413", "422", "500"} <= set(op["responses"]), (method, path)
+            assert {"401", "403", "413", "422", "500", "503"} <= set(op["responses"]), (method, path)
         if "{" in path and path.startswith("/api/") and not path.startswith("/api/operations/"):
             assert "404" in op["responses"], (method, path)
 

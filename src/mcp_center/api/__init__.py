@@ -11,9 +11,10 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp
 
 from mcp_center import __version__
-from mcp_center.api import capabilities, debugging, gateway, imports, oauth, operations, servers
+from mcp_center.api import capabilities, debugging, gateway, imports, instances, oauth, operations, servers
 from mcp_center.api.debugging import end_event_streams
 from mcp_center.api.errors import error_response, install_error_handlers
+from mcp_center.api.instances import InstanceHeader
 from mcp_center.api.openapi import API_ERRORS, install_openapi
 from mcp_center.api.security import (
     AdminAuth,
@@ -76,6 +77,7 @@ def create_api(
     for router in (servers.router, operations.router, gateway.router, debugging.router, imports.router):
         app.include_router(router, dependencies=[Depends(auth)], responses=API_ERRORS)
     app.include_router(capabilities.router, dependencies=[Depends(auth)], responses=API_ERRORS)
+    app.include_router(instances.router, dependencies=[Depends(auth)], responses=API_ERRORS)
     app.state.import_previews = ImportPreviews()
     app.include_router(oauth.router, dependencies=[Depends(auth)], responses=API_ERRORS)
     app.include_router(oauth.callback_router)  # no admin token: the single-use OAuth state protects it
@@ -95,4 +97,5 @@ def create_api(
     app.add_middleware(
         HostGuard, allowed=allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url)
     )
+    app.add_middleware(InstanceHeader, name=settings.instance_label)  # outermost: every response says who answered
     return app

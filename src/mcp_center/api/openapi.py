@@ -72,7 +72,9 @@ _MEANINGS: dict[int, str] = {
     422: "A malformed parameter or body (REQUEST_INVALID, CONFIG_INVALID, ...; `details.errors`).",
     500: "A failure of the host itself (STORAGE_ERROR, SECRET_STORE_ERROR, INTERNAL_ERROR); no exception text.",
     502: "The MCP server (or its authorization server) failed or broke the protocol (MCP_SERVER_UNREACHABLE, ...).",
-    503: "The host stopped while the call waited for a human (MCP_CALL_INTERRUPTED).",
+    503: "Unavailable now: the shared database cannot be reached (STORAGE_UNAVAILABLE), this host cannot run "
+    "sandboxed servers (MCP_SANDBOX_UNAVAILABLE), or the host stopped while the call waited for a human "
+    "(MCP_CALL_INTERRUPTED).",
     504: "The MCP server did not answer in time (MCP_SERVER_TIMEOUT).",
 }
 
@@ -82,10 +84,10 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ErrorEnvelope, "description": _MEANINGS[status]} for status in statuses}
 
 
-API_ERRORS = errors(401, 403, 413, 422, 500)
+API_ERRORS = errors(401, 403, 413, 422, 500, 503)
 """What every `/api` route can answer, whatever it does (see the module docstring)."""
 
-UPSTREAM = (409, 502, 503, 504)
+UPSTREAM = (409, 502, 504)
 """What a route that talks to an MCP server can answer besides its own errors."""
 
 SERVER_BODY_REF = "#/components/schemas/ServerBody"

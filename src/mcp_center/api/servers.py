@@ -8,6 +8,7 @@ and the runtime `status`. Bodies that change a server carry the `version` they r
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request, Response
@@ -135,6 +136,18 @@ async def test(request: Request, server_id: str) -> dict[str, Any]:
     """initialize + tools/list + close; the result is stored with its digest (R-2.2)."""
     result = await _center(request).test(server_id)
     return result.model_dump(mode="json")
+
+
+@router.post(
+    "/{server_id}/sandbox/warm-up",
+    summary="Fill a sandboxed npx/uvx server's package caches",
+    responses=errors(404, 409, 503),
+)
+async def warm_up_sandbox(request: Request, server_id: str) -> dict[str, Any]:
+    """Runs only the package manager, inside the server's sandbox with egress for this run (R-11.1);
+    returns `{ok, argv, exit_code, elapsed_ms, output_tail}`. Needs the current digest trusted."""
+    result = await _center(request).warm_up_sandbox(server_id)
+    return asdict(result)
 
 
 @router.post("/{server_id}/enable", summary="Enable a trusted, tested server", responses=errors(404, 409))

@@ -38,6 +38,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
+from mcp_center.errors import StorageError
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern
 from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_of, scope_of_path
@@ -220,7 +221,15 @@ class GatewayEndpoint:
         response_once = OneResponse(send)
         send = response_once
         presented = presented_bearer(_header(scope, b"authorization"))
-        token_id = self._tokens.identify(presented)
+        try:
+            token_id = self._tokens.identify(presented)
+        except StorageError as exc:  # the shared database is away: say so, retryable
+            logger.warning("gateway.token_check_failed", extra={"code": exc.code})
+            error = {"code": -32603, "message": f"{exc.code}: {exc.message}", "data": {"code": exc.code}}
+            await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=exc.http_status)(
+                scope, receive, send
+            )
+            return
         if token_id is None:
             response = JSONResponse(
                 {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": self._refusal(presented)}},

@@ -815,6 +815,7 @@ class ConnectionManager:
         """
         probe = TransportProbe()
         logbook = self.logbook(spec.server_id)
+        logbook.sandbox_network = spec.sandbox.policy.network if spec.sandbox is not None else None
         filt = _Filter(logbook, f"test-{uuid.uuid4().hex[:12]}")
         hooks = SessionHooks(on_stderr=logbook.add_stderr, on_noise=logbook.add_noise, observer=filt)
         # Advertise what serve's live sessions advertise (form elicitation, sampling, roots), whichever
@@ -1108,6 +1109,7 @@ class ConnectionManager:
         spec = conn.spec
         probe = TransportProbe()
         logbook = self.logbook(slot.server_id)
+        logbook.sandbox_network = spec.sandbox.policy.network if spec.sandbox is not None else None
         hooks = self._hooks_for(spec, conn.connection_id) if self._hooks_for else SessionHooks()
         hooks.message_handler = self._message_handler(slot, conn)
         hooks.logging_callback = self._logging_handler(slot, conn)

@@ -16,11 +16,12 @@ from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
 from mcp_center.secrets import default_redactor
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
+from mcp_center.transports.sandbox import sandbox_environment
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import SseTransport
 from mcp_center.transports.stdio import StdioTransport, child_environment
 
-__all__ = ["MAX_MESSAGE_BYTES", "STDERR_TAIL_LINES", "TransportProbe", "open_transport"]
+__all__ = ["MAX_MESSAGE_BYTES", "STDERR_TAIL_LINES", "TransportProbe", "open_transport", "stdio_environment"]
 
 STDERR_TAIL_LINES = 20
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -61,6 +62,15 @@ class TransportProbe:
         return self.stdio.returncode if self.stdio is not None else None
 
 
+def stdio_environment(spec: ConnectionSpec) -> dict[str, str]:
+    """The complete environment of a stdio server: `child_environment` for an unconfined one,
+    `sandbox_environment` over it for a sandboxed one (R-2.6, R-11.1)."""
+    env = child_environment(spec.env)
+    if spec.sandbox is not None:
+        env = sandbox_environment(env, spec.env, spec.sandbox.policy)
+    return env
+
+
 @asynccontextmanager
 async def open_transport(
     spec: ConnectionSpec,
@@ -94,8 +104,9 @@ async def open_transport(
     if spec.transport is TransportKind.STDIO:
         transport = StdioTransport(
             spec.argv,
-            env=child_environment(spec.env),
+            env=stdio_environment(spec),
             cwd=spec.cwd,
+            sandbox=spec.sandbox,
             on_stderr=stderr_line,
             on_noise=noise_line,
             max_message_bytes=MAX_MESSAGE_BYTES,

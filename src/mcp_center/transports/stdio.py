@@ -61,6 +61,7 @@ from mcp_center.models import ErrorReason
 from mcp_center.secrets import REDACTED, Redactor
 from mcp_center.transports.guard import ProcessGuard, process_guard
 from mcp_center.transports.reaper import GroupRef
+from mcp_center.transports.sandbox import TLS_TRUST_ENV_VARS, SandboxLaunch, SandboxSpec, prepare_launch
 
 __all__ = [
     "INHERITED_ENV_VARS",
@@ -72,16 +73,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-TLS_TRUST_ENV_VARS: Final = (
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "NODE_EXTRA_CA_CERTS",
-)
-"""Where the host's trusted CA certificates live: paths to public certificates, not secrets.
-Without them `uvx`/`npx` servers fail TLS (UnknownIssuer) on hosts behind an intercepting proxy."""
 
 INHERITED_ENV_VARS: Final = (
     "HOME",
@@ -224,6 +215,10 @@ class StdioTransport:
         max_stderr_line_bytes: Longest stderr or noise line passed to a callback, in bytes.
         guard: Registers the server's process group so that it dies with this process even on
             SIGKILL (R-9.3); None means the process-wide `process_guard()`.
+        sandbox: Run the server inside this bubblewrap sandbox (R-11.1, `transports.sandbox`):
+            the process started is bubblewrap, which leads the process group like an unconfined
+            server would, and the server runs under it in its own PID namespace. `cwd` is then a
+            path inside the sandbox (None: the sandbox's home).
 
     Attributes:
         pid: The leader's pid (== its pgid and sid), set once spawned.
@@ -249,6 +244,7 @@ class StdioTransport:
         max_stderr_line_bytes: int = 8192,
         redactor: Redactor | None = None,
         guard: ProcessGuard | None = None,
+        sandbox: SandboxSpec | None = None,
     ) -> None:
         if isinstance(argv, str):
             raise TypeError("argv must be a sequence of arguments, not a string")
@@ -270,6 +266,7 @@ class StdioTransport:
         self._redactor = redactor
         self._guard = guard if guard is not None else process_guard()
         self._group: GroupRef | None = None
+        self._sandbox = sandbox
 
         self.pid: int | None = None
         self.returncode: int | None = None
@@ -298,7 +295,9 @@ class StdioTransport:
             `(read_stream, write_stream)` for `ClientSession` / `Client`.
         Raises:
             ServerUnreachable: the process could not be started (`details.reason` = `spawn_failed`,
-                `details.command`, `details.errno`); no process is left behind.
+                `details.command`, `details.errno`; for a sandbox that cannot be set up,
+                `details.sandbox_path`); no process is left behind.
+            SandboxUnavailable: a sandbox was asked for and this host cannot run one.
             RuntimeError: the transport was entered before (it is single-use).
         """
         if self._entered:
@@ -357,20 +356,29 @@ class StdioTransport:
         guard = self._guard
         if guard.startable:  # the first server of this process: start its watchdog (once)
             await anyio.to_thread.run_sync(guard.start)
+        launch: SandboxLaunch | None = None
+        if self._sandbox is not None:
+            sandbox, argv, cwd = self._sandbox, self._argv, self._cwd
+            launch = await anyio.to_thread.run_sync(lambda: prepare_launch(sandbox, argv, cwd=cwd))
         # Shielded: a cancellation inside open_process could otherwise strand a fresh child.
         with anyio.CancelScope(shield=True):
             try:
                 process = await anyio.open_process(
-                    self._argv,
+                    launch.argv if launch is not None else self._argv,
                     env=self._env,
-                    cwd=self._cwd,
+                    cwd="/" if launch is not None else self._cwd,  # bubblewrap changes to the cwd inside
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     start_new_session=True,
+                    pass_fds=launch.pass_fds if launch is not None else (),
                 )
             except OSError as exc:
-                raise _spawn_failure(self._argv[0], self._cwd, exc) from exc
+                program = launch.argv[0] if launch is not None else self._argv[0]
+                raise _spawn_failure(program, None if launch is not None else self._cwd, exc) from exc
+            finally:
+                if launch is not None:
+                    launch.close()
             # At once: from here the group dies with this process, however this process ends.
             self._group = guard.adopt(process.pid)
             if self._group is not None and guard.recording:
