@@ -32,6 +32,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
     │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id
+    │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
+    │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
@@ -123,6 +125,7 @@ __all__ = [
     "CallCancelled",
     "CallInterrupted",
     "CapabilityNotDeclared",
+    "CapabilityNotOffered",
     "CenterError",
     "ConfigInvalid",
     "Conflict",
@@ -398,6 +401,14 @@ class GatewayTokenNotFound(NotFound):
     """R-7.1: no gateway token with that id (revoking an unknown or already revoked token)."""
 
     code = "GATEWAY_TOKEN_NOT_FOUND"
+
+
+class CapabilityNotOffered(NotFound):
+    """The server did not declare the capability a request needs (`resources`, `prompts`, `tools`) in
+    `initialize`; the request was not sent (MCP 2025-11-25 lifecycle, "Capability Negotiation").
+    `details.capability` names it."""
+
+    code = "MCP_CAPABILITY_NOT_OFFERED"
 
 
 class ApprovalNotFound(NotFound):
