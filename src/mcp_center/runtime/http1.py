@@ -40,7 +40,10 @@ _READ = 65536
 
 
 class Http1Error(Exception):
-    """The HTTP exchange failed (connection refused or reset, malformed response, body too large)."""
+    """The HTTP exchange failed (connection refused or reset, malformed response, body too large).
+
+    An internal signal of runtime/ (tests/test_contracts.py): `forward.py` re-raises it as an
+    `httpx2.TransportError`, which error attribution turns into a `CenterError`."""
 
 
 @dataclass(eq=False)
