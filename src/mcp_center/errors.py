@@ -29,7 +29,9 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ToolNotFound             MCP_TOOL_NOT_FOUND
     │   ├── SecretNotFound           MCP_SECRET_NOT_FOUND
     │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
+    │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
+    │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id
     │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
     │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
@@ -83,6 +85,8 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
     │                                                              a human; nothing was delivered after that point
+    ├── HostRequestFailed (500)      HOST_REQUEST_FAILED           the running host refused a CLI request (its own
+    │                                                              code in `api_code`, status in `status`)
     ├── SandboxUnavailable (503)     MCP_SANDBOX_UNAVAILABLE       R-11.1: this host cannot run sandboxed servers
     │                                                              (exit 12; `details.missing`: bubblewrap,
     │                                                              util-linux, user_namespaces, ...)
@@ -131,7 +135,9 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
+    "GatewayTokenNotFound",
     "HostNotAllowed",
+    "HostRequestFailed",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportInputChanged",
@@ -161,6 +167,7 @@ __all__ = [
     "PromptNotFound",
     "RequestInvalid",
     "RequestTooLarge",
+    "ResourceNotFound",
     "SandboxRequired",
     "SandboxUnavailable",
     "SandboxWarmUpUnsupported",
@@ -381,6 +388,19 @@ class PromptNotFound(NotFound):
     """No ready server offers this prompt (`/server:prompt`, R-5.4)."""
 
     code = "MCP_PROMPT_NOT_FOUND"
+
+
+class ResourceNotFound(NotFound):
+    """R-5.5: the server answered `resources/read` with "resource not found" (JSON-RPC -32002, or
+    -32602 invalid params, which SDK servers send for an unknown URI); `details`: server_id, uri, rpc_code."""
+
+    code = "MCP_RESOURCE_NOT_FOUND"
+
+
+class GatewayTokenNotFound(NotFound):
+    """R-7.1: no gateway token with that id (revoking an unknown or already revoked token)."""
+
+    code = "GATEWAY_TOKEN_NOT_FOUND"
 
 
 class CapabilityNotOffered(NotFound):
@@ -725,6 +745,26 @@ class CallInterrupted(CenterError):
     code = "MCP_CALL_INTERRUPTED"
     http_status = 503
     exit_code = 9
+
+
+class HostRequestFailed(CenterError):
+    """The running host answered a CLI request with an error envelope (`mcp-center auth` drives the
+    host through its REST API): `api_code`, `message` and `details` are the host's, `status` its
+    HTTP status. The CLI prints the host's code and exits 4 for a 409, 1 otherwise.
+
+    Args:
+        api_code: The envelope's `code` (`HTTP_<status>` when the answer had no envelope).
+        message: The envelope's message (already redacted by the host).
+        details: The envelope's details.
+        status: The HTTP status of the answer.
+    """
+
+    code = "HOST_REQUEST_FAILED"
+
+    def __init__(self, api_code: str, message: str, details: Mapping[str, Any], status: int) -> None:
+        super().__init__(message, details=details)
+        self.api_code = api_code
+        self.status = status
 
 
 class StorageError(CenterError):

@@ -155,6 +155,11 @@ class AdminAuth:
 class CookieSessions(Protocol):
     """Browser sessions of the settings page, accepted by the API instead of the bearer token (R-7.1)."""
 
+    cookie_name: str
+    """The session cookie's name (the OpenAPI description names it)."""
+    csrf_header: str
+    """The request header that carries the session's CSRF token on unsafe methods (R-7.2)."""
+
     def verify(self, scope: Scope) -> CenterError | None:
         """None when the request's session cookie names a live session and the request passes the
         origin and CSRF checks; otherwise the error to answer with (`AdminAuthRequired` when there

@@ -52,7 +52,7 @@ from pydantic import ValidationError
 from mcp_center.auth.http import OAuthHttp, OAuthResponse
 from mcp_center.auth.urls import UrlPolicy, canonical_resource, origin_of, resource_key, same_origin
 from mcp_center.errors import OAuthDiscoveryFailed, OAuthIssuerChoiceRequired
-from mcp_center.transports.wording import display_url
+from mcp_center.interchange.display import display_url
 
 __all__ = ["AuthorizationServer", "Challenge", "Discovery", "discover", "select_issuer"]
 

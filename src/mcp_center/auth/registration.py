@@ -25,8 +25,8 @@ from mcp_center.auth.http import OAuthHttp
 from mcp_center.auth.tokens import ClientIdentity
 from mcp_center.auth.urls import UrlPolicy
 from mcp_center.errors import OAuthRegistrationFailed
+from mcp_center.interchange.display import display_url
 from mcp_center.secrets import default_redactor
-from mcp_center.transports.wording import display_url
 
 __all__ = ["CLIENT_NAME", "MAX_CLIENT_ID_CHARS", "choose_auth_method", "register_client", "valid_client_id"]
 

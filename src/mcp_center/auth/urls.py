@@ -21,7 +21,7 @@ from mcp.shared.auth_utils import resource_url_from_server_url
 
 from mcp_center.config import is_loopback_host
 from mcp_center.errors import OAuthDiscoveryFailed
-from mcp_center.transports.wording import display_url
+from mcp_center.interchange.display import display_url
 
 __all__ = ["UrlPolicy", "canonical_resource", "origin_of", "resource_key", "same_origin", "same_resource"]
 

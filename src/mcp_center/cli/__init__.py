@@ -854,7 +854,7 @@ def auth_(
 
     Talks to the running `mcp-center serve` (the browser returns to its /oauth/callback).
     """
-    from mcp_center.cli.oauth import ApiError, AuthReport, authorize
+    from mcp_center.cli.oauth import AuthReport, HostRequestFailed, authorize
 
     install_log_redaction()
     report = AuthReport(
@@ -873,7 +873,7 @@ def auth_(
             paste=paste,
             timeout_s=timeout,
         )
-    except ApiError as exc:
+    except HostRequestFailed as exc:
         err.print(f"[red]error[/red] [{exc.api_code}]: {exc.message}", highlight=False)
         issuers = exc.details.get("issuers")
         if isinstance(issuers, list) and issuers:

@@ -43,7 +43,9 @@ STDERR_TAIL_IN_ERROR = 5
 
 
 class SessionEnded(Exception):
-    """The server side of a session ended (EOF, stream closed); `attribute` finds out why."""
+    """The server side of a session ended (EOF, stream closed); `attribute` finds out why.
+
+    An internal signal of runtime/ (tests/test_contracts.py): `attribute` turns it into a `CenterError`."""
 
 
 def leaves(exc: BaseException) -> Iterator[BaseException]:
@@ -272,40 +274,7 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
             return typed
     for leaf in found:
         if isinstance(leaf, MCPError):
-            # The SDK turns an HTTP error status into a synthesized JSON-RPC error (-32603 or,
-            # before a session exists, -32601 "Not Found"); the diagnostics know the status.
-            if leaf.code in (mcp_types.INTERNAL_ERROR, mcp_types.METHOD_NOT_FOUND) and probe is not None:
-                status_error = _http_status_error(probe)
-                if status_error is not None:
-                    return status_error
-            if leaf.code == mcp_types.CONNECTION_CLOSED:
-                return ConnectionLost(
-                    f"the connection closed during {during}",
-                    details={"reason": ErrorReason.CLOSED.value, **_stderr_details(probe)},
-                )
-            if leaf.code == mcp_types.REQUEST_TIMEOUT:
-                return ServerTimeout(f"{during} timed out", details={"reason": ErrorReason.TIMEOUT.value})
-            if leaf.code == mcp_types.PARSE_ERROR and probe is not None and probe.http is not None:
-                limit = probe.http.response_too_large
-                if limit is not None:
-                    return ResponseTooLarge(
-                        f"the server answered {during} with more than {limit} bytes",
-                        details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": limit},
-                    )
-            if leaf.code == mcp_types.PARSE_ERROR:
-                return ServerProtocolError(
-                    f"the server sent a message that is not valid JSON-RPC during {during}",
-                    details={"reason": ErrorReason.PROTOCOL.value},
-                )
-            message = default_redactor.redact(leaf.message)
-            failed = ServerRequestFailed(
-                f"the server answered {during} with error {leaf.code}: {message[:500]}",
-                details={"reason": ErrorReason.PROTOCOL.value, "rpc_code": leaf.code},
-            )
-            failed.rpc_error = {"code": leaf.code, "message": message}
-            if leaf.error.data is not None:
-                failed.rpc_error["data"] = default_redactor.redact_values(leaf.error.data)
-            return failed
+            return _from_rpc_error(leaf, probe, during)
     if probe is not None:
         status_error = _http_status_error(probe)
         if status_error is not None:
@@ -320,3 +289,42 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
         f"the connection failed during {during}",
         details={"reason": ErrorReason.CLOSED.value, **_stderr_details(probe)},
     )
+
+
+def _from_rpc_error(leaf: MCPError, probe: TransportProbe | None, during: str) -> CenterError:
+    """The attributed error for a JSON-RPC error the SDK raised (a real one, or one it synthesized
+    from an HTTP status, a closed connection, a timeout or bytes that are not JSON-RPC)."""
+    # The SDK turns an HTTP error status into a synthesized JSON-RPC error (-32603 or,
+    # before a session exists, -32601 "Not Found"); the diagnostics know the status.
+    if leaf.code in (mcp_types.INTERNAL_ERROR, mcp_types.METHOD_NOT_FOUND) and probe is not None:
+        status_error = _http_status_error(probe)
+        if status_error is not None:
+            return status_error
+    if leaf.code == mcp_types.CONNECTION_CLOSED:
+        return ConnectionLost(
+            f"the connection closed during {during}",
+            details={"reason": ErrorReason.CLOSED.value, **_stderr_details(probe)},
+        )
+    if leaf.code == mcp_types.REQUEST_TIMEOUT:
+        return ServerTimeout(f"{during} timed out", details={"reason": ErrorReason.TIMEOUT.value})
+    if leaf.code == mcp_types.PARSE_ERROR and probe is not None and probe.http is not None:
+        limit = probe.http.response_too_large
+        if limit is not None:
+            return ResponseTooLarge(
+                f"the server answered {during} with more than {limit} bytes",
+                details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": limit},
+            )
+    if leaf.code == mcp_types.PARSE_ERROR:
+        return ServerProtocolError(
+            f"the server sent a message that is not valid JSON-RPC during {during}",
+            details={"reason": ErrorReason.PROTOCOL.value},
+        )
+    message = default_redactor.redact(leaf.message)
+    failed = ServerRequestFailed(
+        f"the server answered {during} with error {leaf.code}: {message[:500]}",
+        details={"reason": ErrorReason.PROTOCOL.value, "rpc_code": leaf.code},
+    )
+    failed.rpc_error = {"code": leaf.code, "message": message}
+    if leaf.error.data is not None:
+        failed.rpc_error["data"] = default_redactor.redact_values(leaf.error.data)
+    return failed

@@ -63,7 +63,10 @@ MAX_BUFFERED = 1 << 20
 
 
 class Http1Error(Exception):
-    """The HTTP exchange failed (connection refused or reset, malformed response, body too large)."""
+    """The HTTP exchange failed (connection refused or reset, malformed response, body too large).
+
+    An internal signal of runtime/ (tests/test_contracts.py): `forward.py` re-raises it as an
+    `httpx2.TransportError`, which error attribution turns into a `CenterError`."""
 
 
 class _Connection(asyncio.Protocol):

@@ -33,7 +33,9 @@ from mcp_center.errors import (
     FieldError,
     PromptNotFound,
     RequestInvalid,
+    ResourceNotFound,
     ServerNotFound,
+    ServerRequestFailed,
     ServerTimeout,
     ToolDenied,
     ToolDisabled,
@@ -69,6 +71,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_RESOURCE_LIMIT = 50
 MAX_RESOURCE_LIMIT = 500
 MAX_URI_CHARS = 8192
+RESOURCE_NOT_FOUND_RPC_CODES = frozenset({-32002, -32602})
+"""JSON-RPC errors a server answers `resources/read` with for a resource it does not have: MCP's
+"resource not found", and "invalid params", which SDK servers send for an unknown URI (R-5.5)."""
 LAZY_CONNECT_WAIT_S = 10.0
 """Seconds a read waits for enabled servers that are not connected yet (R-3.2) before answering without them."""
 
@@ -614,7 +619,18 @@ class Capabilities:
                 f"no server with id '{server_id}'",
                 details={"server_id": server_id, "did_you_mean": did_you_mean(server_id, state.servers)},
             )
-        result = await self._manager.read_resource(server_id, uri)
+        try:
+            result = await self._manager.read_resource(server_id, uri)
+        except ServerRequestFailed as exc:
+            # The server is fine and said the caller named a resource it does not have: a 404 of
+            # the caller's, not a 502 of the server's (found by schemathesis, issue 16).
+            rpc_code = exc.details.get("rpc_code")
+            if rpc_code not in RESOURCE_NOT_FOUND_RPC_CODES:
+                raise
+            raise ResourceNotFound(
+                f"server '{server_id}' has no resource '{uri}' ({exc.message})",
+                details={"server_id": server_id, "uri": uri, "rpc_code": rpc_code},
+            ) from None
         contents = list(result.contents)
         return resource_block(contents, server_id=server_id, server_name=record.config.name, uri=uri, max_bytes=bound)
 
