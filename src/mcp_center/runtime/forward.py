@@ -169,8 +169,7 @@ class RawForwarder:
         stream = _Position()
         clipped: list[ClipReport] = []
         accept = self._headers("application/json, text/event-stream")
-        async with self._send("POST", accept, body, clipped.append) as response:
-            answer = await self._read(response, request_id, progress, stream)
+        answer = await self._round_trip("POST", accept, body, request_id, progress, stream, clipped.append)
         empty = 0
         while answer is None and stream.last_event_id is not None:
             if empty >= streamable.RESUME_ATTEMPTS:
@@ -181,9 +180,7 @@ class RawForwarder:
             headers = {**self._headers("text/event-stream"), "last-event-id": stream.last_event_id}
             messages = stream.messages
             try:
-                async with self._send("GET", headers, on_clip=clipped.append) as response:
-                    if response.status_code < 300:
-                        answer = await self._read(response, request_id, progress, stream)
+                answer = await self._round_trip("GET", headers, b"", request_id, progress, stream, clipped.append)
             except httpx2.TransportError:
                 logger.debug("server.resumption_failed")
             empty = 0 if stream.messages > messages else empty + 1
@@ -204,6 +201,48 @@ class RawForwarder:
         own = dict(cast(dict[str, Any], meta)) if isinstance(meta, dict) else {}
         own[CLIPPED_META_KEY] = report
         return {**answer, "result": {**result, "_meta": own}}
+
+    async def _round_trip(
+        self,
+        method: str,
+        headers: dict[str, str],
+        body: bytes,
+        request_id: str,
+        progress: ProgressFnT | None,
+        stream: _Position,
+        on_clip: Callable[[ClipReport], None],
+    ) -> dict[str, Any] | None:
+        """One exchange and its answer (`_read`); a resumption GET answered with a status of 300 or
+        more gives None (the caller counts it as a resumption that brought nothing).
+
+        Over `Http1Client` without a context manager: the rest of a POST stream after its answer is
+        read in the background (`Http1Client.done`, at most `DRAIN_S`, nothing kept); the answer
+        itself goes through the connection's read cap as with `_send` (issue 14 item 2, R-8.3).
+
+        Raises:
+            httpx2.TransportError: the exchange failed.
+        """
+        lite = self._lite
+        if lite is None:
+            async with self._send(method, headers, body, on_clip) as response:
+                if method == "GET" and response.status_code >= 300:
+                    return None
+                return await self._read(response, request_id, progress, stream)
+        try:
+            raw = await lite.send(method, headers, body)
+        except Http1Error as exc:
+            raise _transport_error(exc) from exc.__cause__
+        try:
+            if method == "POST" and self._diagnostics is not None:
+                await self._note(raw, headers)
+            if method == "GET" and raw.status_code >= 300:
+                return None
+            response: _Response = raw if self._limits is None else _ClippedResponse(raw, self._limits, on_clip)
+            return await self._read(response, request_id, progress, stream, drain=False)
+        except Http1Error as exc:
+            raise httpx2.ReadError(str(exc)) from exc
+        finally:
+            lite.done(raw)
 
     @asynccontextmanager
     async def _send(
@@ -234,10 +273,7 @@ class RawForwarder:
                 else:
                     yield _ClippedResponse(response, self._limits, on_clip or _ignore)
         except Http1Error as exc:
-            cause = exc.__cause__
-            if isinstance(cause, OSError | TimeoutError) and "connect" in str(exc):
-                raise httpx2.ConnectError(str(exc)) from cause
-            raise httpx2.ReadError(str(exc)) from exc
+            raise _transport_error(exc) from exc.__cause__
 
     async def _note(self, response: Http1Response, headers: dict[str, str]) -> None:
         """Tell the connection's diagnostics about a POST as `httpx2`'s response hook would (R-3.1, R-3.10)."""
@@ -255,9 +291,12 @@ class RawForwarder:
         request_id: str,
         progress: ProgressFnT | None,
         stream: _Position,
+        *,
+        drain: bool = True,
     ) -> dict[str, Any] | None:
         """The answer to `request_id` in `response` (JSON or SSE), handling what comes before it; None
-        when an SSE stream ended without it (`stream` then says where to resume)."""
+        when an SSE stream ended without it (`stream` then says where to resume). With `drain`, the
+        rest of the stream is read here."""
         status = response.status_code
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if status == 404 and self._session_id() is not None:
@@ -283,7 +322,8 @@ class RawForwarder:
                     stream.messages += 1
                     message = self._incoming(cast(dict[str, Any], parsed), len(data))
                     if message.get("id") == request_id and "method" not in message:
-                        await _drain(chunks)
+                        if drain:
+                            await _drain(chunks)
                         return message
                     await self._interim(message, request_id, progress)
             return None
@@ -503,6 +543,14 @@ class _SseParser:
                     retry = int(value)
             events.append((event_id, retry, "\n".join(data)))
         return events
+
+
+def _transport_error(exc: Http1Error) -> httpx2.TransportError:
+    """`Http1Error` as the `httpx2` error the manager's attribution expects."""
+    cause = exc.__cause__
+    if isinstance(cause, OSError | TimeoutError) and "connect" in str(exc):
+        return httpx2.ConnectError(str(exc))
+    return httpx2.ReadError(str(exc))
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:

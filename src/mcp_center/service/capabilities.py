@@ -111,6 +111,8 @@ class Capabilities:
         self._interactions = interactions
         self._registry = ToolRegistry.build([])
         self._key: object = None
+        self._servers: tuple[object, Mapping[str, ServerRecord]] | None = None
+        """`(servers stamp, servers)` of the last `_server_records` read."""
         self._signature: object = self._registry.signature()
         self._listed_for: ToolRegistry | None = None
         self._listed: dict[str | None, bytes] = {}
@@ -180,6 +182,17 @@ class Capabilities:
             else:
                 key.append((server_id, conn.connection_id, conn.catalog.generation["tools"]))
         return tuple(key)
+
+    async def _server_records(self) -> Mapping[str, ServerRecord]:
+        """The servers section as stored now: re-read when its change stamp moved (two `stat` calls
+        on a JSON store), so a tool disabled or denied a moment ago counts (R-5.2). Read-only."""
+        stamp = self._store.stamp("servers")  # taken first: a commit racing the read only causes a re-read
+        cached = self._servers
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        servers = (await self._read()).servers
+        self._servers = (stamp, servers)
+        return servers
 
     async def _read(self) -> StoreState:
         """The store's state: from its cache when nothing changed (no thread hop), else read in a thread."""
@@ -389,8 +402,7 @@ class Capabilities:
         entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
         if entry is None:
             entry = await self._resolve_once_connected(name, server_id)
-        state = await self._read()
-        record = state.servers.get(entry.server_id)
+        record = (await self._server_records()).get(entry.server_id)
         if record is None:
             raise ToolNotFound(f"no tool named '{name}' (its server was deleted)", details={"tool": name})
         config = record.config
