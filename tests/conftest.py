@@ -6,7 +6,7 @@ are generated per test, and the host environment's `MCP_CENTER_*` variables are 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
 
 import httpx2
@@ -16,8 +16,10 @@ from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.secrets import install_log_redaction
 from mcp_center.service import McpCenter
+from mcp_center.store import JsonStore, Store, store_for
 from tests.support.api import ADMIN_TOKEN
 from tests.support.mcp_servers import running_echo_http
+from tests.support.postgres import PgCluster
 
 install_log_redaction()
 
@@ -43,6 +45,61 @@ def data_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def settings(data_dir: Path) -> Settings:
     return Settings.load(data_dir=data_dir, environ={})
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    """One throwaway PostgreSQL 15 cluster for the whole run (`tests/support/postgres.py`), stopped at the end."""
+    cluster = PgCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def database_url(pg_cluster: PgCluster) -> Iterator[str]:
+    """A fresh, empty database of the test cluster (dropped afterwards)."""
+    url = pg_cluster.database()
+    yield url
+    pg_cluster.drop(url)
+
+
+@pytest.fixture(params=["files", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store backend a test runs on: both, for the store and service modules that ask (R-10.1)."""
+    return str(request.param)
+
+
+@pytest.fixture
+def shared_settings(data_dir: Path, backend: str, request: pytest.FixtureRequest) -> Settings:
+    """Settings on `backend`: the data directory's files, or a fresh PostgreSQL database."""
+    if backend == "postgres":
+        url = request.getfixturevalue("database_url")
+        return Settings.load(data_dir=data_dir, database_url=url, environ={})
+    return Settings.load(data_dir=data_dir, environ={})
+
+
+@pytest.fixture
+def make_store(shared_settings: Settings) -> Iterator[Callable[[], Store]]:
+    """Opens another store on the same shared data each call (another process's view of it); all
+    are closed at the end. File stores poll their change feed every 0.02 s."""
+    made: list[Store] = []
+
+    def make() -> Store:
+        store: Store = (
+            store_for(shared_settings)
+            if shared_settings.database_url
+            else JsonStore(shared_settings.mcp_dir, poll_s=0.02)
+        )
+        store.open()
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        store.close()
 
 
 @pytest.fixture

@@ -19,6 +19,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from types import FrameType
 
+import anyio
+import anyio.to_thread
 import uvicorn
 from fastapi import FastAPI
 from starlette.responses import JSONResponse
@@ -26,12 +28,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_center.api import create_api, end_event_streams, guard_gateway
+from mcp_center.api.instances import InstanceHeader
 from mcp_center.config import Settings
 from mcp_center.errors import AddressInUse, AddressUnavailable, CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
-from mcp_center.store import FileOwnerLock, JsonStore, OwnerLock, ServeOwner
+from mcp_center.store import FileOwnerLock, OwnerLock, ServeOwner, store_for
 from mcp_center.transports import PROCESS_GROUPS_FILE, TakeOver, process_guard
 from mcp_center.web import BrowserSessions, install_web
 
@@ -168,20 +171,36 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
         StorageError: a data file is damaged, truncated or of a newer schema (R-9.1): the message
             names the file and the fault, and `serve` stops before it opens its key or token (the
             damaged file is never written).
+        StorageUnavailable: the database (`--database-url`) cannot be reached (R-10.1); nothing
+            was created, in the database or in the data directory.
+        StorageSchemaTooNew: the database was migrated by a newer mcp-center (R-10.1).
     """
     install_log_redaction()
-    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    JsonStore(settings.mcp_dir).open()  # completes an interrupted commit, removes temps, checks every file
-    token, created = load_or_create_admin_token(settings.data_dir, settings.admin_token)
+    # First the store: files — complete an interrupted commit, remove temps, check every file;
+    # a database — connect, migrate, check every row. A refusal here leaves no key or token behind.
+    store = store_for(settings)
+    if not settings.database_url:  # the files live in it: made private before the store makes mcp/
+        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    store.open()
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        token, created = load_or_create_admin_token(settings.data_dir, settings.admin_token)
+    except BaseException:
+        store.close()
+        raise
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
-        async with McpCenter.open(settings) as center:
-            app.state.center = center
-            endpoint = GatewayEndpoint(Gateway(center), center.gateway_tokens, admin_token=token)
-            async with endpoint.running():
-                app.state.gateway_endpoint = endpoint
-                yield
+        await anyio.to_thread.run_sync(store.open)  # opened above; again after an earlier lifespan closed it
+        try:
+            async with McpCenter.open(settings, store=store) as center:
+                app.state.center = center
+                endpoint = GatewayEndpoint(Gateway(center), center.gateway_tokens, admin_token=token)
+                async with endpoint.running():
+                    app.state.gateway_endpoint = endpoint
+                    yield
+        finally:
+            await anyio.to_thread.run_sync(store.close)
 
     sessions = BrowserSessions(settings.public_url)
     app = create_api(settings, token, lifespan=lifespan, sessions=sessions)
@@ -189,13 +208,23 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     gateway_route = _GatewayRoute(app)
     # Gateway requests skip the REST app's router and middleware stack (R-8.3): the same Host and
     # body-size checks run in front of the endpoint, and the routes below stay for completeness.
-    app.add_middleware(_GatewayFirst, gateway=guard_gateway(gateway_route, settings))
+    # `serve` puts `gateway_first(app)` in front of FastAPI itself (its own outer layers included).
+    guarded = InstanceHeader(guard_gateway(gateway_route, settings), name=settings.instance_label)  # R-10.2
+    app.state.guarded_gateway = guarded
+    app.add_middleware(_GatewayFirst, gateway=guarded)
     app.router.routes.append(Route(GATEWAY_PATH, endpoint=gateway_route, methods=["GET", "POST", "DELETE"]))
     # One server under its own names (R-8.4), same tokens and policy.
     app.router.routes.append(
         Route(GATEWAY_PATH + "/{server_id}", endpoint=gateway_route, methods=["GET", "POST", "DELETE"])
     )
     return app, token, created
+
+
+def gateway_first(app: FastAPI) -> ASGIApp:
+    """The ASGI app `serve` runs: `/mcp` and `/mcp/{server_id}` go to the guarded gateway endpoint
+    before FastAPI's own layers (exception telemetry, body limit, error middleware), everything
+    else (lifespan included) to `app` (R-8.3). `app` comes from `create_app`."""
+    return _GatewayFirst(app, gateway=app.state.guarded_gateway)
 
 
 class _GatewayFirst:

@@ -18,6 +18,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ImportFormatMismatch     IMPORT_FORMAT_MISMATCH    R-1.8: the file is not of the format asked for
     │   ├── ImportValuesInvalid      IMPORT_VALUES_INVALID     R-1.8: supplied variable values missing/invalid
     │   ├── ImportNothingToApply     IMPORT_NOTHING_TO_APPLY   R-1.8: the preview creates no server
+    │   ├── SandboxWarmUpUnsupported MCP_SANDBOX_WARM_UP_UNSUPPORTED R-11.1: not sandboxed, or not npx/uvx
     │   ├── ElicitationAnswerInvalid ELICITATION_ANSWER_INVALID R-6.1: an answer breaks the requested schema
     │   ├── AddressUnavailable       SERVE_ADDRESS_UNAVAILABLE `serve` cannot listen on --host/--port (no such
     │   │                                                      local address, a privileged port, ...)
@@ -28,7 +29,11 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ToolNotFound             MCP_TOOL_NOT_FOUND
     │   ├── SecretNotFound           MCP_SECRET_NOT_FOUND
     │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
+    │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
+    │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id
+    │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
+    │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
@@ -80,8 +85,19 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
     │                                                              a human; nothing was delivered after that point
+    ├── HostRequestFailed (500)      HOST_REQUEST_FAILED           the running host refused a CLI request (its own
+    │                                                              code in `api_code`, status in `status`)
+    ├── SandboxUnavailable (503)     MCP_SANDBOX_UNAVAILABLE       R-11.1: this host cannot run sandboxed servers
+    │                                                              (exit 12; `details.missing`: bubblewrap,
+    │                                                              util-linux, user_namespaces, ...)
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
+    │   ├── StorageUnavailable (503) STORAGE_UNAVAILABLE           R-10.1: the database cannot be reached now (exit 10;
+    │   │                                                          `details.database`: the URL without its password)
+    │   └── StorageSchemaTooNew      STORAGE_SCHEMA_TOO_NEW        R-10.1: the database's schema is newer than this
+    │                                                              mcp-center (exit 11; `details`: both versions)
     └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
+        └── SecretKeyMismatch        SECRET_KEY_MISMATCH           R-10.1: this instance's key is not the key the
+                                                                   shared database's ciphertexts were sealed with
 
 A name that is not found (a server id, a tool) carries `details.did_you_mean`: the closest
 existing names (`did_you_mean()`), so the CLI and the page can offer them.
@@ -109,6 +125,7 @@ __all__ = [
     "CallCancelled",
     "CallInterrupted",
     "CapabilityNotDeclared",
+    "CapabilityNotOffered",
     "CenterError",
     "ConfigInvalid",
     "Conflict",
@@ -118,7 +135,9 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
+    "GatewayTokenNotFound",
     "HostNotAllowed",
+    "HostRequestFailed",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportInputChanged",
@@ -148,8 +167,12 @@ __all__ = [
     "PromptNotFound",
     "RequestInvalid",
     "RequestTooLarge",
+    "ResourceNotFound",
     "SandboxRequired",
+    "SandboxUnavailable",
+    "SandboxWarmUpUnsupported",
     "SecretKeyInvalid",
+    "SecretKeyMismatch",
     "SecretNotFound",
     "SecretStoreError",
     "ServerDisabled",
@@ -163,6 +186,8 @@ __all__ = [
     "ServerUnreachable",
     "ServerVersionConflict",
     "StorageError",
+    "StorageSchemaTooNew",
+    "StorageUnavailable",
     "ToolDenied",
     "ToolDisabled",
     "ToolNotFound",
@@ -365,6 +390,27 @@ class PromptNotFound(NotFound):
     code = "MCP_PROMPT_NOT_FOUND"
 
 
+class ResourceNotFound(NotFound):
+    """R-5.5: the server answered `resources/read` with "resource not found" (JSON-RPC -32002, or
+    -32602 invalid params, which SDK servers send for an unknown URI); `details`: server_id, uri, rpc_code."""
+
+    code = "MCP_RESOURCE_NOT_FOUND"
+
+
+class GatewayTokenNotFound(NotFound):
+    """R-7.1: no gateway token with that id (revoking an unknown or already revoked token)."""
+
+    code = "GATEWAY_TOKEN_NOT_FOUND"
+
+
+class CapabilityNotOffered(NotFound):
+    """The server did not declare the capability a request needs (`resources`, `prompts`, `tools`) in
+    `initialize`; the request was not sent (MCP 2025-11-25 lifecycle, "Capability Negotiation").
+    `details.capability` names it."""
+
+    code = "MCP_CAPABILITY_NOT_OFFERED"
+
+
 class ApprovalNotFound(NotFound):
     """No approval with this id (never created, or forgotten after it ended; R-5.3)."""
 
@@ -564,7 +610,7 @@ class Forbidden(CenterError):
 
 
 class SandboxRequired(Forbidden):
-    """The `production` profile refuses to start local stdio processes (R-2.5)."""
+    """The `production` profile starts a stdio server only with a sandbox policy (R-2.5, R-11.2)."""
 
     code = "MCP_SANDBOX_REQUIRED"
 
@@ -701,9 +747,79 @@ class CallInterrupted(CenterError):
     exit_code = 9
 
 
+class HostRequestFailed(CenterError):
+    """The running host answered a CLI request with an error envelope (`mcp-center auth` drives the
+    host through its REST API): `api_code`, `message` and `details` are the host's, `status` its
+    HTTP status. The CLI prints the host's code and exits 4 for a 409, 1 otherwise.
+
+    Args:
+        api_code: The envelope's `code` (`HTTP_<status>` when the answer had no envelope).
+        message: The envelope's message (already redacted by the host).
+        details: The envelope's details.
+        status: The HTTP status of the answer.
+    """
+
+    code = "HOST_REQUEST_FAILED"
+
+    def __init__(self, api_code: str, message: str, details: Mapping[str, Any], status: int) -> None:
+        super().__init__(message, details=details)
+        self.api_code = api_code
+        self.status = status
+
+
 class StorageError(CenterError):
     code = "STORAGE_ERROR"
 
 
+class StorageUnavailable(StorageError):
+    """The database cannot be reached now (refused, gone mid-run, timed out) (R-10.1).
+
+    Nothing of the change was applied. Retry later: `serve` keeps running and recovers by itself
+    when the database returns. `details.database` names it without its password.
+    """
+
+    code = "STORAGE_UNAVAILABLE"
+    http_status = 503
+    exit_code = 10
+
+
+class StorageSchemaTooNew(StorageError):
+    """The database was migrated by a newer mcp-center than this one (R-10.1).
+
+    Refused before anything is read or written. `details`: `database_version`, `code_version`.
+    """
+
+    code = "STORAGE_SCHEMA_TOO_NEW"
+    exit_code = 11
+
+
 class SecretStoreError(CenterError):
     code = "SECRET_STORE_ERROR"
+
+
+class SandboxUnavailable(CenterError):
+    """A sandboxed stdio server cannot start because this host lacks what the sandbox needs (R-11.1).
+
+    `details.missing` names it: `bubblewrap` (not installed), `util-linux` (no prlimit/setpriv),
+    `user_namespaces` (the kernel or a security module refuses them), `linux`, or
+    `bubblewrap_failed` (a trial sandbox failed for another reason, quoted in the message).
+    """
+
+    code = "MCP_SANDBOX_UNAVAILABLE"
+    http_status = 503
+    exit_code = 12
+
+
+class SandboxWarmUpUnsupported(InvalidInput):
+    """A warm-up was asked for a server that has no sandbox policy, or whose command is neither
+    `npx` nor `uvx` (the package managers whose caches a warm-up fills, R-11.1)."""
+
+    code = "MCP_SANDBOX_WARM_UP_UNSUPPORTED"
+
+
+class SecretKeyMismatch(SecretStoreError):
+    """This instance's secret key is not the one the shared database's ciphertexts were sealed with
+    (R-10.1): every instance on one database needs the same key (`MCP_CENTER_SECRET_KEY` or a copy
+    of the key file). Refused at start, before anything is written."""
+
+    code = "SECRET_KEY_MISMATCH"

@@ -184,6 +184,10 @@ def _rss_mb(pid: int) -> float | None:
 
 
 def main() -> int:
+    if any(arg == "--instances" or arg.startswith("--instances=") for arg in sys.argv[1:]):
+        from tests.bench.instances_bench import main as instances_main  # through the balancer
+
+        return instances_main(sys.argv[1:])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench-dir", default=str(_shared_bench()))
     parser.add_argument("--json", default="bench-result.json", help="the harness's JSON for mcp-center")

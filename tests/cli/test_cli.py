@@ -244,3 +244,23 @@ def test_the_console_script_runs_as_a_process(tmp_path: Path) -> None:
     missing = subprocess.run([CLI, "show", "nope"], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert missing.returncode == 3, missing.stderr
     assert "MCP_SERVER_NOT_FOUND" in missing.stderr
+
+
+@pytest.mark.anyio
+async def test_auth_raises_the_hosts_refusal_with_its_code_and_status(tmp_path: Path) -> None:
+    """The host's error envelope comes back as `HostRequestFailed` from errors.py (R-7.3), its code kept."""
+    from mcp_center.cli.oauth import AuthReport, authorize
+    from mcp_center.errors import CenterError, HostRequestFailed
+
+    settings = Settings(data_dir=tmp_path / "data", admin_token=CLI_ADMIN_TOKEN)
+    app = create_api(settings, CLI_ADMIN_TOKEN)
+    said: list[str] = []
+    async with McpCenter.open(settings) as center, serve_loopback(app) as host:
+        app.state.center = center
+        report = AuthReport(said.append, lambda _prompt: "")
+        with pytest.raises(HostRequestFailed) as raised:
+            await anyio.to_thread.run_sync(lambda: authorize(settings, "nope", report, base_url=host, wait=False))
+    assert isinstance(raised.value, CenterError)
+    assert (raised.value.api_code, raised.value.status) == ("MCP_SERVER_NOT_FOUND", 404)
+    assert raised.value.code == "HOST_REQUEST_FAILED"
+    assert "nope" in raised.value.message

@@ -6,7 +6,7 @@ import anyio
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_center.runtime import manager as manager_module
+from mcp_center.runtime import connection as manager_module
 from mcp_center.service import McpCenter
 from tests.servers.http_echo import streamable_app
 from tests.support.loopback import serve_loopback

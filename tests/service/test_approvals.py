@@ -4,9 +4,8 @@ same data directory), closed as interrupted when their process is gone, announce
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -23,8 +22,8 @@ from mcp_center.errors import (
 )
 from mcp_center.runtime import EventBus, Subscription
 from mcp_center.service.approvals import ApprovalBroker
-from mcp_center.store import ApprovalRecord, JsonStore
-from tests.support.waiting import eventually
+from mcp_center.store import ApprovalRecord, Store
+from tests.support.waiting import eventually, until
 
 pytestmark = pytest.mark.anyio
 
@@ -39,16 +38,16 @@ RUN = "run-1"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[JsonStore]:
-    """A store whose change feed polls fast, with this test's run announced alive."""
-    store = JsonStore(tmp_path / "mcp", poll_s=0.02)
-    store.open()
+def store(make_store: Callable[[], Store]) -> Iterator[Store]:
+    """A store on either backend (files whose change feed polls fast, or PostgreSQL), with this
+    test's run announced alive."""
+    store = make_store()
     store.join_instance(RUN)
     yield store
     store.leave_instance(RUN)
 
 
-def _broker(store: JsonStore, events: EventBus | None = None, **kwargs: Any) -> ApprovalBroker:
+def _broker(store: Store, events: EventBus | None = None, **kwargs: Any) -> ApprovalBroker:
     return ApprovalBroker(store, events or EventBus(), instance=RUN, **kwargs)
 
 
@@ -68,7 +67,7 @@ async def _run(broker: ApprovalBroker, operation_id: str, outcome: list[object])
         outcome.append(exc)
 
 
-async def test_an_approved_call_proceeds_and_the_approval_is_kept_as_approved(store: JsonStore) -> None:
+async def test_an_approved_call_proceeds_and_the_approval_is_kept_as_approved(store: Store) -> None:
     events = EventBus()
     broker = _broker(store, events)
     outcome: list[object] = []
@@ -87,7 +86,7 @@ async def test_an_approved_call_proceeds_and_the_approval_is_kept_as_approved(st
     assert (await broker.views(include_closed=True))[0]["state"] == "approved"
 
 
-async def test_a_denied_call_fails_with_a_stable_code(store: JsonStore) -> None:
+async def test_a_denied_call_fails_with_a_stable_code(store: Store) -> None:
     events = EventBus()
     broker = _broker(store, events)
     outcome: list[object] = []
@@ -99,7 +98,7 @@ async def test_a_denied_call_fails_with_a_stable_code(store: JsonStore) -> None:
     assert outcome[0].code == "MCP_APPROVAL_DENIED"
 
 
-async def test_an_undecided_approval_expires_after_the_timeout(store: JsonStore) -> None:
+async def test_an_undecided_approval_expires_after_the_timeout(store: Store) -> None:
     broker = _broker(store, timeout_s=0.2)
     with anyio.fail_after(5), pytest.raises(ApprovalExpired) as caught:
         await broker.wait(**REQUEST, operation_id="op-1")
@@ -111,7 +110,7 @@ async def test_an_undecided_approval_expires_after_the_timeout(store: JsonStore)
     assert late.value.details["state"] == "expired"
 
 
-async def test_cancelling_the_operation_ends_the_pending_approval(store: JsonStore) -> None:
+async def test_cancelling_the_operation_ends_the_pending_approval(store: Store) -> None:
     events = EventBus()
     broker = _broker(store, events)
     outcome: list[object] = []
@@ -125,7 +124,7 @@ async def test_cancelling_the_operation_ends_the_pending_approval(store: JsonSto
     assert (await broker.views(include_closed=True))[0]["state"] == "cancelled"
 
 
-async def test_a_caller_that_goes_away_cancels_its_approval(store: JsonStore) -> None:
+async def test_a_caller_that_goes_away_cancels_its_approval(store: Store) -> None:
     events = EventBus()
     broker = _broker(store, events)
     with anyio.fail_after(5):
@@ -137,7 +136,7 @@ async def test_a_caller_that_goes_away_cancels_its_approval(store: JsonStore) ->
     assert (await broker.views(include_closed=True))[0]["state"] == "cancelled"
 
 
-async def test_stopping_the_host_interrupts_waiting_calls_explicitly(store: JsonStore) -> None:
+async def test_stopping_the_host_interrupts_waiting_calls_explicitly(store: Store) -> None:
     events = EventBus()
     broker = _broker(store, events)
     outcome: list[object] = []
@@ -151,7 +150,7 @@ async def test_stopping_the_host_interrupts_waiting_calls_explicitly(store: Json
     assert (await broker.views(include_closed=True))[0]["state"] == "interrupted"
 
 
-async def test_a_decision_must_be_approve_or_deny_and_name_a_known_approval(store: JsonStore) -> None:
+async def test_a_decision_must_be_approve_or_deny_and_name_a_known_approval(store: Store) -> None:
     broker = _broker(store)
     with pytest.raises(RequestInvalid):
         await broker.decide("x", "maybe")
@@ -161,7 +160,7 @@ async def test_a_decision_must_be_approve_or_deny_and_name_a_known_approval(stor
         await broker.get("x")
 
 
-async def test_approvals_are_announced_on_the_event_bus(store: JsonStore) -> None:
+async def test_approvals_are_announced_on_the_event_bus(store: Store) -> None:
     events = EventBus()
     broker = _broker(store, events)
     with anyio.fail_after(5):
@@ -178,11 +177,14 @@ async def test_approvals_are_announced_on_the_event_bus(store: JsonStore) -> Non
 # ----- shared through the store (R-9.2) -----------------------------------------------------------
 
 
-async def test_an_approval_waiting_in_one_process_is_listed_and_decided_in_another(tmp_path: Path) -> None:
-    """Two stores on one directory stand for two processes: the decision reaches the waiting caller
-    through the store's change feed, and the deciding side announces what it saw."""
-    waiting_store = JsonStore(tmp_path / "mcp", poll_s=0.02)
-    deciding_store = JsonStore(tmp_path / "mcp", poll_s=0.02)
+async def test_an_approval_waiting_in_one_process_is_listed_and_decided_in_another(
+    make_store: Callable[[], Store],
+) -> None:
+    """Two stores on one directory (or database) stand for two processes (instances): the decision
+    reaches the waiting caller through the store's change feed, and the deciding side announces
+    what it saw."""
+    waiting_store = make_store()
+    deciding_store = make_store()
     waiting_store.join_instance("script")
     deciding_store.join_instance("serve")
     try:
@@ -209,7 +211,7 @@ async def test_an_approval_waiting_in_one_process_is_listed_and_decided_in_anoth
         deciding_store.leave_instance("serve")
 
 
-async def test_a_pending_approval_of_a_process_that_is_gone_is_closed_as_interrupted(store: JsonStore) -> None:
+async def test_a_pending_approval_of_a_process_that_is_gone_is_closed_as_interrupted(store: Store) -> None:
     now = datetime.now(UTC)
     with store.transaction() as state:
         state.approvals["orphan"] = ApprovalRecord(
@@ -234,9 +236,11 @@ async def test_a_pending_approval_of_a_process_that_is_gone_is_closed_as_interru
     assert late.value.details["state"] == "interrupted"
 
 
-async def test_deciding_an_approval_whose_process_just_died_says_interrupted(store: JsonStore) -> None:
+async def test_deciding_an_approval_whose_process_just_died_says_interrupted(
+    store: Store, make_store: Callable[[], Store]
+) -> None:
     """Found dead at decision time (after it was listed): not approved, closed as interrupted."""
-    other = JsonStore(store.directory)
+    other = make_store()
     other.join_instance("short-lived")
     now = datetime.now(UTC)
     with store.transaction() as state:
@@ -253,13 +257,16 @@ async def test_deciding_an_approval_whose_process_just_died_says_interrupted(sto
     broker = _broker(store)
     assert [a["id"] for a in await broker.views()] == ["a1"]
     other.leave_instance("short-lived")
+    await until(lambda: not store.instance_alive("short-lived"))  # another instance learns it (PostgreSQL: ms)
     with pytest.raises(ApprovalClosed) as caught:
         await broker.decide("a1", "approve")
     assert caught.value.details["state"] == "interrupted"
 
 
-async def test_cancel_server_ends_the_pending_approvals_of_every_process(store: JsonStore) -> None:
-    other = JsonStore(store.directory, poll_s=0.02)
+async def test_cancel_server_ends_the_pending_approvals_of_every_process(
+    store: Store, make_store: Callable[[], Store]
+) -> None:
+    other = make_store()
     other.join_instance("script")
     try:
         waiting = ApprovalBroker(other, EventBus(), instance="script")

@@ -36,6 +36,12 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
+def settings(shared_settings: Settings) -> Settings:
+    """This module runs on both store backends: the data directory's files and PostgreSQL (R-10.1)."""
+    return shared_settings
+
+
+@pytest.fixture
 async def caps() -> AsyncGenerator[tuple[str, Upstream]]:
     async with capability_server() as served:
         yield served

@@ -30,6 +30,12 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
+def settings(shared_settings: Settings) -> Settings:
+    """This module runs on both store backends: the data directory's files and PostgreSQL (R-10.1)."""
+    return shared_settings
+
+
+@pytest.fixture
 async def echo_url() -> AsyncGenerator[str]:
     async with serve_loopback(streamable_app()) as base:
         yield f"{base}/mcp"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from mcp_center.errors import RequestInvalid
 from mcp_center.service.gateway_tokens import MAX_NAME_CHARS, GatewayTokens
+from mcp_center.store import Store
+from tests.support.waiting import eventually_sync
 
 
 @pytest.mark.parametrize(
@@ -20,8 +22,10 @@ from mcp_center.service.gateway_tokens import MAX_NAME_CHARS, GatewayTokens
         ("tab\there", "FIELD_INVALID", "printable"),
     ],
 )
-def test_a_bad_token_name_names_what_is_wrong(tmp_path: Path, name: object, code: str, says: str) -> None:
-    tokens = GatewayTokens(tmp_path)
+def test_a_bad_token_name_names_what_is_wrong(
+    make_store: Callable[[], Store], name: object, code: str, says: str
+) -> None:
+    tokens = GatewayTokens(make_store())
     with pytest.raises(RequestInvalid) as raised:
         tokens.create(name)
     (error,) = raised.value.details["errors"]
@@ -30,8 +34,24 @@ def test_a_bad_token_name_names_what_is_wrong(tmp_path: Path, name: object, code
     assert tokens.list() == []
 
 
-def test_a_good_name_is_kept_trimmed(tmp_path: Path) -> None:
-    record, token = GatewayTokens(tmp_path).create("  laptop  ")
+def test_a_good_name_is_kept_trimmed(make_store: Callable[[], Store]) -> None:
+    record, token = GatewayTokens(make_store()).create("  laptop  ")
     assert record.name == "laptop"
     assert token not in record.view().values()
     assert "sha256" not in record.view()
+
+
+def test_a_token_revoked_by_another_instance_is_refused_here_without_reading_the_store_per_call(
+    make_store: Callable[[], Store],
+) -> None:
+    """R-7.1, R-10.1: the check answers from memory while nothing changed, and a revocation made
+    through another store (another process or instance) is refused from the next check on."""
+    here, there = make_store(), make_store()
+    checking, revoking = GatewayTokens(here), GatewayTokens(there)
+    record, token = revoking.create("agent")
+    assert eventually_sync(lambda: checking.identify(token)) == record.id
+    before = here.stamp("gateway_tokens")
+    assert checking.identify(token) == record.id
+    assert here.stamp("gateway_tokens") == before  # nothing changed: the same cached answer
+    revoking.revoke(record.id)
+    assert eventually_sync(lambda: checking.identify(token) is None, timeout_s=1.0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -23,13 +22,21 @@ from mcp_center.errors import (
     ServerTimeout,
 )
 from mcp_center.service import McpCenter
-from mcp_center.store import CallRef, InteractionRecord, JsonStore
+from mcp_center.store import CallRef, InteractionRecord, store_for
 from tests.servers.capabilities import Upstream
+from tests.support.backends import stored_text
 from tests.support.capabilities import capability_server, ready, remote, while_waiting
 from tests.support.results import text_of
-from tests.support.waiting import eventually
+from tests.support.waiting import eventually, until
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def settings(shared_settings: Settings) -> Settings:
+    """This module runs on both store backends: the data directory's files and PostgreSQL (R-10.1)."""
+    return shared_settings
+
 
 DEFAULTS = {"name": "Ada", "age": 36, "score": 9.5, "status": "active", "verified": True, "colors": ["red"]}
 
@@ -212,7 +219,8 @@ async def test_a_card_pending_when_the_host_stops_fails_its_call_and_survives_th
 
 async def test_a_card_left_pending_by_a_crash_is_marked_interrupted_at_the_next_start(settings: Settings) -> None:
     now = datetime.now(UTC)
-    store = JsonStore(settings.mcp_dir)
+    store = store_for(settings)
+    store.open()
     with store.transaction() as state:
         state.interactions["crashed"] = InteractionRecord(
             id="crashed",
@@ -224,6 +232,7 @@ async def test_a_card_left_pending_by_a_crash_is_marked_interrupted_at_the_next_
             created_at=now,
             expires_at=now + timedelta(minutes=10),
         )
+    store.close()
     async with McpCenter.open(settings) as center:
         card = await center.get_interaction("crashed")
         assert card["state"] == "interrupted"
@@ -267,13 +276,14 @@ async def test_a_card_of_another_process_is_listed_and_answered_here_and_the_ans
     assert upstream.elicited[0]["content"]["name"] == "Grace"
     assert card["state"] == "accepted"
     assert card["delivered"] is True
-    raw = (settings.mcp_dir / "interactions.json").read_text()
+    raw = stored_text(settings, "interactions")
     assert "Grace" not in raw  # only the names of answered fields are kept
 
 
 async def test_a_card_whose_process_died_is_interrupted_when_found(settings: Settings) -> None:
     now = datetime.now(UTC)
-    other = JsonStore(settings.mcp_dir)
+    other = store_for(settings)
+    other.open()
     other.join_instance("script-run")
     with other.transaction() as state:
         state.interactions["asked"] = InteractionRecord(
@@ -288,6 +298,9 @@ async def test_a_card_whose_process_died_is_interrupted_when_found(settings: Set
     async with McpCenter.open(settings) as host:
         assert (await host.get_interaction("asked"))["actions"] == ["accept", "decline", "cancel"]
         other.leave_instance("script-run")  # the script's process ends without closing its card
+        other.close()
+        # Another instance learns it from the database's presence (at once for files, ms for PostgreSQL).
+        await until(lambda: not host._store.instance_alive("script-run"))  # pyright: ignore[reportPrivateUsage]
         with pytest.raises(InteractionNotDelivered):
             await host.answer_interaction("asked", "accept", {"name": "Ada"})
         card = await host.get_interaction("asked")
@@ -322,6 +335,7 @@ async def test_secret_looking_answers_are_neither_logged_nor_stored(
     with caplog.at_level(logging.DEBUG):
         await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
     assert secret not in caplog.text
-    stored = (center.settings.mcp_dir / "interactions.json").read_text()
+    stored = stored_text(center.settings, "interactions")
     assert secret not in stored
-    assert json.loads(stored)["interactions"][0]["answer_fields"][-1] == "verified"
+    [card] = await center.list_interactions()
+    assert card["answer_fields"][-1] == "verified"

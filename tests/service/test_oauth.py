@@ -380,8 +380,10 @@ async def test_invalid_client_at_the_code_exchange_drops_the_registration_and_th
         async with httpx2.AsyncClient(trust_env=False) as browser:
             location = httpx2.URL((await browser.get(started["authorization_url"])).headers["location"])
         failed = await api.get(location.path, params=dict(location.params), headers={"Accept": "application/json"})
-        error = assert_error(failed, 502, "OAUTH_TOKEN_FAILED")
+        error = assert_error(failed, 422, "OAUTH_CALLBACK_INVALID")  # the code was refused: a 4xx (issue 14)
         assert error["details"]["oauth_error"] == "invalid_client"
+        assert error["details"]["reason"] == "code_rejected"
+        assert error["details"]["hint"] == "registration_dropped"
         authorization.code_error = None
         await login(api)
     assert len(authorization.saw("/register")) == 2

@@ -18,7 +18,8 @@ import json
 import logging
 import socket
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -31,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcp_center import __version__
+from mcp_center.cli._sandbox import WRITABLE_PREFIX, log_lines, sandbox_body, support_lines, warm_up_lines
 from mcp_center.cli._where import data_dir_phrase, serve_state, unreachable_why
 from mcp_center.config import Settings
 from mcp_center.errors import (
@@ -40,6 +42,7 @@ from mcp_center.errors import (
     ImportTooLarge,
     ImportValuesInvalid,
     NotFound,
+    RequestInvalid,
     SecretStoreError,
     ServerNotFound,
 )
@@ -47,6 +50,7 @@ from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BY
 from mcp_center.runtime.attribution import leaves
 from mcp_center.secrets import install_log_redaction, read_admin_token
 from mcp_center.service import ApplyRequest, GatewayTokens, Importer, ImportPreviews, McpCenter
+from mcp_center.store import Store, store_for
 from mcp_center.store.running import running_owner, running_url
 
 __all__ = ["app", "main"]
@@ -89,6 +93,10 @@ gateway_app = typer.Typer(
 app.add_typer(gateway_app, name="gateway")
 gateway_token_app = typer.Typer(help="Gateway tokens (what MCP clients present at /mcp).", no_args_is_help=True)
 gateway_app.add_typer(gateway_token_app, name="token")
+sandbox_app = typer.Typer(
+    help="Sandboxed stdio servers: check this host, warm up a server's caches.", no_args_is_help=True
+)
+app.add_typer(sandbox_app, name="sandbox")
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -108,10 +116,29 @@ DataDir = Annotated[
 ]
 ProfileOpt = Annotated[str | None, typer.Option("--profile", help="local (default) or production.")]
 JsonOut = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="postgresql://user:password@host:port/db: keep the shared state there (default: "
+        "$MCP_CENTER_DATABASE_URL, else the data directory's files).",
+    ),
+]
 
 
 def _settings(data_dir: Path | None, profile: str | None = None) -> Settings:
     return Settings.load(data_dir=data_dir, profile=profile)
+
+
+@contextmanager
+def _opened_store(settings: Settings) -> Generator[Store]:
+    """The store of `settings` (files, or the database of `MCP_CENTER_DATABASE_URL`), open for the block."""
+    store = store_for(settings)
+    store.open()
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def _host_url(settings: Settings, url: str | None = None) -> str:
@@ -122,7 +149,7 @@ def _host_url(settings: Settings, url: str | None = None) -> str:
 
 def _require_data_dir(settings: Settings, server_id: str) -> None:
     """Refuse a command about an existing server when the data directory does not exist (never create it)."""
-    if not settings.data_dir.exists():
+    if not settings.database_url and not settings.data_dir.exists():
         raise _fail(
             ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id}), settings=settings
         )
@@ -200,11 +227,20 @@ def serve(
     public_url: Annotated[str | None, typer.Option(help="URL users reach this host at (OAuth redirects).")] = None,
     allowed_host: Annotated[list[str] | None, typer.Option(help="Extra Host header values to accept.")] = None,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    database_url: DatabaseUrl = None,
+    instance_name: Annotated[
+        str | None,
+        typer.Option(help="This instance's name on pages and in X-MCP-Center-Instance (default host:port)."),
+    ] = None,
 ) -> None:
-    """Run the web UI, the REST API and the gateway in one process."""
+    """Run the web UI, the REST API and the gateway in one process.
+
+    With --database-url (or MCP_CENTER_DATABASE_URL) the shared state lives in PostgreSQL and
+    several serve instances, each with its own --data-dir and port, run behind a load balancer.
+    """
     import uvicorn
 
-    from mcp_center.app import HostServer, Ownership, create_app, listen, own_data_dir
+    from mcp_center.app import HostServer, Ownership, create_app, gateway_first, listen, own_data_dir
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
@@ -221,6 +257,8 @@ def serve(
             profile=profile,
             public_url=public_url,
             allowed_hosts=tuple(allowed_host or ()),
+            database_url=database_url,
+            instance_name=instance_name,
         )
         # Listen first: a busy port fails here, before the banner, the data directory or the
         # runtime (R-7.3) — a second `serve` never touches the running one's data.
@@ -245,8 +283,10 @@ def serve(
             f"[yellow]warning[/yellow]: binding {settings.host} exposes mcp-center beyond this machine. "
             "Put it behind TLS (a reverse proxy) and pass --allowed-host for the names it is reached by.",
         )
+    shared = f", shared state: {settings.database_display}" if settings.database_url else ""
     err.print(
-        f"mcp-center {__version__} on {settings.base_url}  (data: {settings.data_dir}, profile: {settings.profile})"
+        f"mcp-center {__version__} on {settings.base_url}  (data: {settings.data_dir}{shared}, "
+        f"profile: {settings.profile}, instance: {settings.instance_label})"
     )
     err.print(f"gateway for MCP clients: {settings.base_url}/mcp  (token: mcp-center gateway token create NAME)")
     if created:
@@ -264,7 +304,7 @@ def serve(
             highlight=False,
         )
     config = uvicorn.Config(
-        asgi_app,
+        gateway_first(asgi_app),
         host=settings.host,
         port=settings.port,
         log_level=log_level.lower(),
@@ -289,11 +329,12 @@ def list_(
     as_json: JsonOut = False,
     url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
 ) -> None:
-    """List servers: enabled, live state and tool count (when serve runs), and the next step."""
+    """List servers: enabled, live state and tool count (when serve runs), stdio sandbox policy, next step."""
     from mcp_center.cli.listing import live_servers, servers_table
 
     settings = _settings(data_dir, profile)
-    servers = _run(settings, lambda c: c.list_servers()) if settings.data_dir.exists() else []
+    has_data = settings.database_url is not None or settings.data_dir.exists()
+    servers = _run(settings, lambda c: c.list_servers()) if has_data else []
     live = live_servers(settings, url) if servers else None
     if as_json:
         _print_json([{**s, "status": live[s["id"]]} if live and s["id"] in live else s for s in servers])
@@ -354,6 +395,21 @@ def add(
         list[str] | None,
         typer.Option("--plain", help="Keep this env var or header in plain text even if it looks like a credential."),
     ] = None,
+    sandbox: Annotated[bool, typer.Option("--sandbox", help="stdio: run it in a bubblewrap sandbox.")] = False,
+    network: Annotated[
+        str | None, typer.Option(help="stdio, sandboxed: none (default) or egress. Implies --sandbox.")
+    ] = None,
+    sandbox_path: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sandbox-path",
+            help=f"stdio, sandboxed: a host path it may see, read-only ({WRITABLE_PREFIX}PATH: writable). "
+            "Implies --sandbox.",
+        ),
+    ] = None,
+    memory_mb: Annotated[
+        int | None, typer.Option(help="stdio, sandboxed: memory limit per process in MiB (0: none). Implies --sandbox.")
+    ] = None,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
@@ -375,6 +431,14 @@ def add(
             headers=header,
             plain=plain,
         )
+        policy = sandbox_body(sandbox=sandbox, network=network, paths=sandbox_path, memory_mb=memory_mb)
+        if policy is not None:
+            if plan.body.get("transport") != "stdio":
+                raise RequestInvalid(
+                    "--sandbox: only a stdio server runs in a sandbox",
+                    details={"errors": [FieldError("sandbox", "FIELD_INVALID", "only for stdio servers").to_dict()]},
+                )
+            plan.body["sandbox"] = policy
     except CenterError as exc:
         raise _fail(exc) from None
 
@@ -790,7 +854,7 @@ def auth_(
 
     Talks to the running `mcp-center serve` (the browser returns to its /oauth/callback).
     """
-    from mcp_center.cli.oauth import ApiError, AuthReport, authorize
+    from mcp_center.cli.oauth import AuthReport, HostRequestFailed, authorize
 
     install_log_redaction()
     report = AuthReport(
@@ -809,7 +873,7 @@ def auth_(
             paste=paste,
             timeout_s=timeout,
         )
-    except ApiError as exc:
+    except HostRequestFailed as exc:
         err.print(f"[red]error[/red] [{exc.api_code}]: {exc.message}", highlight=False)
         issuers = exc.details.get("issuers")
         if isinstance(issuers, list) and issuers:
@@ -1018,6 +1082,47 @@ def approvals_deny(approval_id: str, url: HostUrl = None, data_dir: DataDir = No
     _decide(approval_id, "deny", url, data_dir)
 
 
+@sandbox_app.command("check")
+def sandbox_check() -> None:
+    """Say whether sandboxed stdio servers can run on this host (bubblewrap, user namespaces), and how."""
+    from mcp_center.transports import sandbox_support
+
+    support = sandbox_support(refresh=True)
+    for line in support_lines(support):
+        out.print(line, markup=False, highlight=False)
+    if not support.available:
+        raise typer.Exit(10)
+
+
+@sandbox_app.command("warm-up")
+def sandbox_warm_up(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
+    """Fill a sandboxed npx/uvx server's package caches inside its sandbox, with egress for this run only.
+
+    Only the package manager runs (the server does not start), so a server with network none can
+    start offline afterwards. Needs the current summary confirmed.
+    """
+    settings = _settings(data_dir, profile)
+    _require_data_dir(settings, server_id)
+    with err.status(f"warming up {server_id} (downloads its package into the sandbox's home)..."):
+        result = _run(settings, lambda c: c.warm_up_sandbox(server_id))
+    for line in warm_up_lines(server_id, result):
+        (out if result.ok else err).print(line, markup=False, highlight=False)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def logs(server_id: str, url: HostUrl = None, data_dir: DataDir = None, as_json: JsonOut = False) -> None:
+    """Show a server's last requests and stderr lines from the running host; sandbox refusals are marked."""
+    settings = _settings(data_dir)
+    found = _host(settings, url, "GET", f"/api/mcp/servers/{server_id}/logs")
+    if as_json:
+        _print_json(found)
+        return
+    for line in log_lines(found):
+        out.print(line, markup=False, highlight=False)
+
+
 @app.command()
 def version() -> None:
     """Print the version."""
@@ -1089,7 +1194,8 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
     """
     settings = _settings(data_dir)
     try:
-        record, token = GatewayTokens(settings.mcp_dir).create(name)
+        with _opened_store(settings) as store:
+            record, token = GatewayTokens(store).create(name)
     except CenterError as exc:
         raise _fail(exc, settings=settings) from None
     err.print(
@@ -1119,7 +1225,10 @@ def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> No
     """List gateway tokens (names and ids; never the tokens)."""
     settings = _settings(data_dir)
     try:
-        records = [r.view() for r in GatewayTokens(settings.mcp_dir).list()] if settings.mcp_dir.exists() else []
+        records: list[dict[str, Any]] = []
+        if settings.database_url or settings.mcp_dir.exists():
+            with _opened_store(settings) as store:
+                records = [r.view() for r in GatewayTokens(store).list()]
     except CenterError as exc:
         raise _fail(exc, settings=settings) from None
     if as_json:
@@ -1139,10 +1248,42 @@ def gateway_token_revoke(token_id: str, data_dir: DataDir = None) -> None:
     """Revoke a gateway token: clients using it are refused from their next request."""
     settings = _settings(data_dir)
     try:
-        GatewayTokens(settings.mcp_dir).revoke(token_id)
+        with _opened_store(settings) as store:
+            GatewayTokens(store).revoke(token_id)
     except CenterError as exc:
         raise _fail(exc, settings=settings) from None
     out.print(f"revoked {token_id} in {data_dir_phrase(settings)}", markup=False, highlight=False)
+
+
+@app.command()
+def migrate(
+    to: Annotated[str, typer.Option("--to", help="The target database: postgresql://user:password@host:port/db.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Copy a data directory's state into PostgreSQL, all or nothing (for several instances).
+
+    Servers (trusted, tested, enabled as they are), secrets and OAuth credentials (still sealed with
+    this data directory's key: start every instance with that key), gateway tokens, cards and
+    approvals go over in one transaction. The data directory is left as it was. Stop its serve first.
+
+    \f
+    R-10.1 (the help text ends at the form feed above).
+    """
+    from mcp_center.service.migration import migrate_to_database
+
+    try:
+        settings = Settings.load(data_dir=data_dir, database_url=to)
+        report = migrate_to_database(settings, to, display=settings.database_display or "postgresql")
+    except CenterError as exc:
+        raise _fail(exc) from None
+    copied = ", ".join(f"{count} {section.replace('_', ' ')}" for section, count in report.counts.items())
+    out.print(f"migrated {settings.data_dir} into {report.database}: {copied}", highlight=False, markup=False)
+    err.print(
+        "start every instance with this data directory's key (MCP_CENTER_SECRET_KEY, or a copy of "
+        f"{settings.data_dir / 'secret.key'}) and --database-url",
+        highlight=False,
+        markup=False,
+    )
 
 
 def main() -> None:

@@ -14,7 +14,10 @@ __all__ = ["data_dir_phrase", "serve_state", "unreachable_why"]
 
 
 def data_dir_phrase(settings: Settings) -> str:
-    """`/path (data directory)`, saying so when it does not exist."""
+    """`/path (data directory)`, saying so when it does not exist; with a database (R-10.1), the
+    database (never its password), where the shared state is."""
+    if settings.database_display:
+        return f"{settings.database_display} (database)"
     missing = "" if settings.data_dir.exists() else ", which does not exist"
     return f"{settings.data_dir} (data directory{missing})"
 

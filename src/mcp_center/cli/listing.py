@@ -1,5 +1,6 @@
 """`mcp-center list`: every server in one table that fits an 80-column terminal, with its live state
-and tool count when `serve` runs for the same data directory (R-3.11).
+and tool count when `serve` runs for the same data directory (R-3.11), and under a stdio server's
+command its sandbox policy (`sandboxed (network none)` or `unconfined`, R-11.1).
 
 The configuration comes from the data directory (the CLI reads it in process); the live state only
 exists in the running `serve`, so the list asks it (`GET /api/mcp/servers` with the admin token, at
@@ -16,6 +17,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from mcp_center.cli._sandbox import policy_line
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.secrets import read_admin_token
@@ -76,11 +78,13 @@ def _state(status: dict[str, Any] | None, enabled: bool) -> Text:
 
 def _name_and_target(view: dict[str, Any]) -> Text:
     """The name, and under it (dim) what the server runs or contacts, whole: a cut command could
-    look like another, real one."""
+    look like another, real one; for a stdio server, its sandbox policy on a line of its own."""
     target = view.get("url") or " ".join([str(view.get("command", "")), *map(str, view.get("args") or [])])
     text = Text(str(view.get("name") or ""))
     if target:
         text.append("\n" + target, style="dim")
+    if view.get("transport") == "stdio":
+        text.append("\n" + policy_line(view), style="dim")
     return text
 
 

@@ -17,24 +17,15 @@ from typing import Any
 import httpx2
 
 from mcp_center.config import Settings
-from mcp_center.errors import CenterError, ServerUnreachable
+from mcp_center.errors import HostRequestFailed, ServerUnreachable
 from mcp_center.secrets import load_or_create_admin_token
 from mcp_center.secrets.keyfiles import ADMIN_TOKEN_FILE
 
-__all__ = ["AuthReport", "authorize"]
+__all__ = ["AuthReport", "HostRequestFailed", "authorize"]  # the error `authorize` raises, from errors.py
 
 POLL_INTERVAL_S = 1.0
 REQUEST_TIMEOUT_S = 60.0
 """Seconds for one API request (a start runs discovery and registration)."""
-
-
-class ApiError(CenterError):
-    """An error envelope the host answered, re-raised with its own code and details."""
-
-    def __init__(self, code: str, message: str, details: dict[str, Any], status: int) -> None:
-        super().__init__(message, details=details)
-        self.api_code = code
-        self.status = status
 
 
 class AuthReport:
@@ -67,7 +58,7 @@ def _call(client: httpx2.Client, method: str, path: str, **kwargs: Any) -> dict[
     body: Any = response.json() if response.content else {}
     if response.status_code >= 400:
         error = body.get("error", {}) if isinstance(body, dict) else {}
-        raise ApiError(
+        raise HostRequestFailed(
             str(error.get("code", f"HTTP_{response.status_code}")),
             str(error.get("message", response.reason_phrase)),
             dict(error.get("details") or {}),
@@ -98,7 +89,7 @@ def authorize(
     Returns:
         True when the server is authorized at the end (False: not waited for).
     Raises:
-        ApiError: the host refused a step (its code and message are kept).
+        HostRequestFailed: the host refused a step (its code and message are kept).
         ServerUnreachable: no running host or no admin token.
         TimeoutError: no callback within `timeout_s` seconds.
     """
@@ -143,5 +134,7 @@ def authorize(
                 return True
             if not oauth.get("pending") and oauth.get("last_error"):
                 error = oauth["last_error"]
-                raise ApiError(str(error.get("code")), str(error.get("message")), dict(error.get("details") or {}), 409)
+                raise HostRequestFailed(
+                    str(error.get("code")), str(error.get("message")), dict(error.get("details") or {}), 409
+                )
         raise TimeoutError(f"no login finished within {timeout_s:g} s; run the command again")

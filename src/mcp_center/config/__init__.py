@@ -1,5 +1,6 @@
 """Configuration: host settings and server configuration models with their R-1 rules. No network."""
 
+from mcp_center.config.sandbox import SandboxNetwork, SandboxPath, SandboxPolicy
 from mcp_center.config.servers import (
     OAUTH_CLIENT_SECRET_KEYS,
     RESERVED_HEADERS,
@@ -37,6 +38,9 @@ __all__ = [
     "OAuthGrant",
     "Profile",
     "RemoteServerConfig",
+    "SandboxNetwork",
+    "SandboxPath",
+    "SandboxPolicy",
     "ServerConfig",
     "Settings",
     "SseServerConfig",

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from mcp_center.config.sandbox import SandboxPolicy, check_sandbox
 from mcp_center.errors import ConfigInvalid, FieldError
 from mcp_center.models import TransportKind
 
@@ -213,6 +214,8 @@ class StdioServerConfig(_ServerBase):
     env: dict[str, str] = Field(default_factory=dict)
     secret_env: list[str] = Field(default_factory=list)
     """Names of env vars whose values are secrets (set through the secrets API)."""
+    sandbox: SandboxPolicy | None = None
+    """How the process is confined (R-11.1); None runs it unconfined (refused by `production`, R-11.2)."""
 
 
 class RemoteServerConfig(_ServerBase):
@@ -363,6 +366,13 @@ def _check_stdio(config: StdioServerConfig) -> Iterable[FieldError]:
         if key in seen:
             yield FieldError(f"secret_env.{key}", "ENV_DUPLICATE", "is listed twice")
         seen.add(key)
+    if config.sandbox is not None:
+        yield from check_sandbox(config.sandbox)
+        for i, entry in enumerate(config.sandbox.paths):
+            if _BIDI.search(entry.path):
+                yield FieldError(
+                    f"sandbox.paths.{i}.path", "TEXT_INVALID", "must not contain bidirectional control characters"
+                )
 
 
 def _check_remote(config: StreamableHttpServerConfig | SseServerConfig) -> Iterable[FieldError]:

@@ -16,11 +16,21 @@ default. Nothing here touches the network or the data directory's contents.
 | static gateway token (16+ chars) | | `MCP_CENTER_SERVE_GATEWAY_TOKEN` | none (tokens come from the API/CLI/page) |
 | approval timeout (s) | | `MCP_CENTER_APPROVAL_TIMEOUT_S` | `600` (R-5.3) |
 | elicitation card timeout (s) | | `MCP_CENTER_ELICITATION_TIMEOUT_S` | `600` (R-6.1) |
+| shared database (R-10.1) | `--database-url` | `MCP_CENTER_DATABASE_URL` | none: the JSON files in the data dir |
+| instance name (R-10.2) | `--instance-name` | `MCP_CENTER_INSTANCE_NAME` | `<host name>:<port>` |
+
+With a database URL (`postgresql://user:password@host:port/db`), servers, ciphertexts, OAuth
+credentials, gateway tokens, approvals and cards live in PostgreSQL and several `serve` instances
+share them; the data directory still holds what is per instance (the key file unless
+`MCP_CENTER_SECRET_KEY` is set, the admin token, `serve.json`, the process-group record). The URL
+may carry a password: it is never shown (`database_display`).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -72,6 +82,12 @@ class Settings:
     """Seconds a pending approval waits for a decision (R-5.3)."""
     elicitation_timeout_s: float = DEFAULT_ELICITATION_TIMEOUT_S
     """Seconds an elicitation card waits for an answer (R-6.1)."""
+    database_url: str | None = field(default=None, repr=False)
+    """`postgresql://...` (R-10.1): the shared state lives there; None: the JSON files in `mcp_dir`.
+    May hold a password: show `database_display` instead."""
+    instance_name: str | None = None
+    """How this instance is named on pages and in the `X-MCP-Center-Instance` header (R-10.2);
+    None: `<host name>:<port>`."""
 
     @classmethod
     def load(
@@ -83,12 +99,16 @@ class Settings:
         profile: str | None = None,
         public_url: str | None = None,
         allowed_hosts: tuple[str, ...] = (),
+        database_url: str | None = None,
+        instance_name: str | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> Settings:
         """Merge explicit values over the environment over defaults, and validate.
 
         Raises:
-            RequestInvalid: a value is malformed (port out of range, unknown profile, bad URL).
+            RequestInvalid: a value is malformed (port out of range, unknown profile, bad URL, a
+                database URL that is not `postgresql://`, an instance name that is not 1-64 of
+                `[A-Za-z0-9._:-]`).
         """
         env = os.environ if environ is None else environ
         raw_dir = data_dir if data_dir is not None else env.get("MCP_CENTER_DATA_DIR")
@@ -126,6 +146,10 @@ class Settings:
         elicitation_timeout = _seconds(
             env, "MCP_CENTER_ELICITATION_TIMEOUT_S", "elicitation_timeout_s", DEFAULT_ELICITATION_TIMEOUT_S
         )
+        database = _database_url(database_url or env.get("MCP_CENTER_DATABASE_URL") or None)
+        name = instance_name or env.get("MCP_CENTER_INSTANCE_NAME") or None
+        if name is not None and not _INSTANCE_NAME.fullmatch(name):
+            raise _invalid("instance_name", "must be 1-64 characters of letters, digits, '.', '_', ':' and '-'")
         return cls(
             data_dir=resolved_dir.resolve(),
             host=host_value,
@@ -138,6 +162,8 @@ class Settings:
             gateway_token=_static_gateway_token(env),
             approval_timeout_s=approval_timeout,
             elicitation_timeout_s=elicitation_timeout,
+            database_url=database,
+            instance_name=name,
         )
 
     @property
@@ -152,12 +178,53 @@ class Settings:
         return f"http://{host}:{self.port}"
 
     @property
+    def database_display(self) -> str | None:
+        """The database URL without its password (for messages, logs and pages), or None."""
+        return database_display(self.database_url) if self.database_url else None
+
+    @property
+    def instance_label(self) -> str:
+        """This instance's name (R-10.2): `instance_name`, else `<host name>:<port>`."""
+        return self.instance_name or f"{socket.gethostname()}:{self.port}"
+
+    @property
     def mcp_dir(self) -> Path:
         """`<data dir>/mcp`, where servers.json and the ciphertexts live (R-1.2)."""
         return self.data_dir / "mcp"
 
 
 MIN_STATIC_GATEWAY_TOKEN_CHARS = 16
+_INSTANCE_NAME = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+_DATABASE_SCHEMES = ("postgresql", "postgres")
+
+
+def database_display(url: str) -> str:
+    """`url` with any password replaced by `***` (query parameters dropped: they may hold one too)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://(unparsable)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:***@{hostport}" if ":" in userinfo else f"{user}@{hostport}"
+    return f"{parts.scheme}://{netloc}{parts.path}"
+
+
+def _database_url(url: str | None) -> str | None:
+    """Check the shape of a database URL (the driver checks the rest when it connects)."""
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in _DATABASE_SCHEMES or any(c.isspace() for c in url):
+        raise _invalid(
+            "database_url", "must be a postgresql://user:password@host:port/database URL (MCP_CENTER_DATABASE_URL)"
+        )
+    return url
 
 
 def _static_gateway_token(env: Mapping[str, str]) -> str | None:

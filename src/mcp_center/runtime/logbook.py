@@ -3,6 +3,10 @@
 Threat: a debugging view that becomes a leak. Entries hold only method, id, direction, timing,
 status, sizes and (redacted) error text — never params, results or headers — and every text
 field passes through the redactor before it is stored.
+
+For a sandboxed server (`sandbox_network` set), stderr lines, JSON-RPC errors and `isError` tool results that
+report what the sandbox refused (EACCES, ENETUNREACH, ...) carry `violation: {"kind", "errno"}`
+(`transports/violations.py`, R-11.1): only the classification is kept, never the result's text.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from mcp_center.secrets import Redactor, default_redactor
+from mcp_center.transports.clip import approx_json_size
+from mcp_center.transports.violations import Violation, classify_violation
 
 __all__ = ["LOG_ENTRIES", "STDERR_LINES", "LogEntry", "ServerLogbook"]
 
@@ -34,14 +40,17 @@ class LogEntry:
     Attributes:
         at: When the exchange started (aware UTC, ISO 8601 in JSON).
         direction: "client→server" (we sent it) or "server→client".
-        kind: "request", "notification" or "error" (a transport-level error item).
+        kind: "request", "notification", "error" (a transport-level error item) or "check" (a
+            finding about an exchange, e.g. a result that breaks its tool's outputSchema).
         method: JSON-RPC method, e.g. "tools/call"; None for a bare error item.
         request_id: The JSON-RPC id as text, for requests.
         duration_ms: Time to the response, for requests that got one.
-        status: "ok", "error", "pending" or "sent".
-        request_bytes / response_bytes: JSON sizes in bytes.
+        status: "ok", "error", "pending", "sent", or a check's finding ("output_invalid").
+        request_bytes / response_bytes: About the JSON sizes in bytes (computed without serializing).
         error: `{"code", "message"}` of a JSON-RPC error (redacted), or None.
         connection_id: The client instance that carried it (R-3.5).
+        violation: For a sandboxed server, `{"kind", "errno"}` when the error or `isError` result
+            reports something the sandbox refused (R-11.1), else None.
     """
 
     at: str
@@ -55,6 +64,7 @@ class LogEntry:
     response_bytes: int | None
     error: dict[str, Any] | None
     connection_id: str | None
+    violation: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape for the API."""
@@ -71,7 +81,14 @@ class _Pending:
 
 
 def _size(message: SessionMessage) -> int:
-    return len(message.message.model_dump_json(by_alias=True, exclude_unset=True))
+    """About the JSON size of a message, without serializing it (a copy of a long result would
+    cost as much memory as the result itself, issue 14 item 2)."""
+    msg = message.message
+    if isinstance(msg, types.JSONRPCResponse):
+        return 36 + approx_json_size(msg.result)
+    if isinstance(msg, types.JSONRPCError):
+        return 60 + len(msg.error.message) + approx_json_size(msg.error.data)
+    return 40 + len(msg.method) + approx_json_size(msg.params)
 
 
 class ServerLogbook:
@@ -79,9 +96,12 @@ class ServerLogbook:
 
     def __init__(self, redactor: Redactor = default_redactor) -> None:
         self._entries: deque[LogEntry] = deque(maxlen=LOG_ENTRIES)
-        self._stderr: deque[dict[str, str]] = deque(maxlen=STDERR_LINES)
+        self._stderr: deque[dict[str, Any]] = deque(maxlen=STDERR_LINES)
         self._pending: OrderedDict[tuple[str, str, str], _Pending] = OrderedDict()
         self._redactor = redactor
+        self.sandbox_network: str | None = None
+        """The network policy while the server runs sandboxed (its errors and stderr are checked
+        for violations), None while it runs unconfined."""
 
     def entries(self) -> list[dict[str, Any]]:
         """The last `LOG_ENTRIES` summaries, oldest first, plus still-pending requests."""
@@ -99,18 +119,24 @@ class ServerLogbook:
                 "response_bytes": None,
                 "error": None,
                 "connection_id": key[0],
+                "violation": None,
             }
             for key, p in self._pending.items()
         ]
         return done + pending
 
-    def stderr(self) -> list[dict[str, str]]:
-        """The last `STDERR_LINES` stderr lines `{"at", "line"}` (redacted)."""
+    def stderr(self) -> list[dict[str, Any]]:
+        """The last `STDERR_LINES` stderr lines `{"at", "line"}` (redacted), plus `"violation":
+        {"kind", "errno"}` on a sandboxed server's line that reports a sandbox refusal (R-11.1)."""
         return list(self._stderr)
 
     def add_stderr(self, line: str) -> None:
         """Record one stderr line (redacted now)."""
-        self._stderr.append({"at": _now(), "line": self._redactor.redact(line)})
+        record: dict[str, Any] = {"at": _now(), "line": self._redactor.redact(line)}
+        violation = self._classify(line)
+        if violation is not None:
+            record["violation"] = violation.to_dict()
+        self._stderr.append(record)
 
     def add_noise(self, line: str) -> None:
         """Record a non-protocol stdout line as a stderr-like line with a marker."""
@@ -140,6 +166,25 @@ class ServerLogbook:
             )
             return
         self._record(item, connection_id, "server→client")
+
+    def note(self, connection_id: str, method: str, status: str, message: str) -> None:
+        """Record a finding about an exchange that succeeded on the wire (e.g. status "output_invalid":
+        a result that breaks its tool's outputSchema), as its own entry, redacted."""
+        self._entries.append(
+            LogEntry(
+                at=_now(),
+                direction="server→client",
+                kind="check",
+                method=method,
+                request_id=None,
+                duration_ms=None,
+                status=status,
+                request_bytes=None,
+                response_bytes=None,
+                error={"code": None, "message": self._redactor.redact(message)[:500]},
+                connection_id=connection_id,
+            )
+        )
 
     def connection_closed(self, connection_id: str) -> None:
         """Close the books of a connection that ended: its unanswered requests become errors.
@@ -175,7 +220,7 @@ class ServerLogbook:
         error = None
         if isinstance(msg, types.JSONRPCError):
             error = {"code": msg.error.code, "message": msg.error.message}
-        self.answer(connection_id, direction, str(msg.id), _size(message), error)
+        self.answer(connection_id, direction, str(msg.id), _size(message), error, result=_result_of(msg))
 
     def request(self, connection_id: str, direction: str, request_id: str, method: str, size: int) -> None:
         """Record a request sent in `direction` ("client→server": by us) of `size` bytes; pending until answered."""
@@ -203,15 +248,30 @@ class ServerLogbook:
         )
 
     def answer(
-        self, connection_id: str, direction: str, request_id: str, size: int, error: dict[str, Any] | None
+        self,
+        connection_id: str,
+        direction: str,
+        request_id: str,
+        size: int,
+        error: dict[str, Any] | None,
+        *,
+        result: dict[str, Any] | None = None,
     ) -> None:
-        """Record the answer sent in `direction` to request `request_id` (`error`: its `{"code", "message"}`)."""
+        """Record the answer sent in `direction` to request `request_id` (`error`: its `{"code", "message"}`).
+
+        `result` (optional) is the answer's result; only an `isError` tool result of a sandboxed
+        server is read, to classify a sandbox violation (R-11.1), and none of it is kept.
+        """
         # A response or error answers a request that went the other way.
         request_direction = "server→client" if direction == "client→server" else "client→server"
         key = (connection_id, request_direction, request_id)
         pending = self._pending.pop(key, None)
+        violation: dict[str, str] | None = None
         if error is not None:
+            violation = self._violation(str(error.get("message")))
             error = {"code": error.get("code"), "message": self._redactor.redact(str(error.get("message")))[:500]}
+        elif self.sandbox_network is not None and result is not None and result.get("isError") is True:
+            violation = self._violation(_result_text(result))
         self._entries.append(
             LogEntry(
                 at=pending.at if pending else _now(),
@@ -225,8 +285,37 @@ class ServerLogbook:
                 response_bytes=size,
                 error=error,
                 connection_id=connection_id,
+                violation=violation,
             )
         )
+
+    def _classify(self, text: str) -> Violation | None:
+        if self.sandbox_network is None:
+            return None
+        return classify_violation(text, network=self.sandbox_network)
+
+    def _violation(self, text: str) -> dict[str, str] | None:
+        found = self._classify(text)
+        return found.to_dict() if found is not None else None
+
+
+def _result_of(message: types.JSONRPCResponse | types.JSONRPCError) -> dict[str, Any] | None:
+    """The result of a response (None for an error)."""
+    return message.result if isinstance(message, types.JSONRPCResponse) else None
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    """The text items of a tool result's content, joined (at most about 4 KiB are classified)."""
+    content = result.get("content")
+    if not isinstance(content, list):
+        return ""
+    texts: list[str] = []
+    for item in content:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, dict) and isinstance(item.get("text"), str):  # pyright: ignore[reportUnknownMemberType]
+            texts.append(item["text"][:4096])  # pyright: ignore[reportUnknownArgumentType]
+        if sum(len(t) for t in texts) >= 4096:
+            break
+    return "\n".join(texts)
 
 
 def _now() -> str:

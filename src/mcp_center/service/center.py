@@ -6,10 +6,10 @@ connection manager (R-3.3): a server runs only when it is enabled, its current c
 summary digest is trusted and was tested successfully, and the profile allows its transport.
 
 Threats handled here: a stale page overwriting a newer configuration (version check, R-1.3); a
-changed command, URL, header, env, auth or tool permission running without a new confirmation
-(high-risk invalidation, R-1.4); a secret value reaching a response, log or error (secret values
-are write-only, registered with the redactor, and never part of a view, R-1.5); a local process
-started under the production profile (R-2.5).
+changed command, URL, header, env, auth, tool permission or sandbox policy running without a new
+confirmation (high-risk invalidation, R-1.4, R-11.1); a secret value reaching a response, log or
+error (secret values are write-only, registered with the redactor, and never part of a view,
+R-1.5); an unconfined local process started under the production profile (R-2.5, R-11.2).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ from mcp_center.interchange.credentials import (
     is_credential_name,
     is_credential_value,
 )
-from mcp_center.models import ConnectionState, TransportKind
+from mcp_center.models import ConnectionState, ErrorReason, TransportKind
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import (
     Redactor,
@@ -87,17 +87,23 @@ from mcp_center.service.bodies import (
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_tokens import GatewayTokens
+from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import Elicitor, InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
+from mcp_center.service.sandboxing import host_facts, remove_home, sandbox_spec, sandbox_warnings, warm_up
 from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
-from mcp_center.store import JsonStore, ServerRecord, Store, StoreState, TestError, TestResult
-from mcp_center.transports import ConnectionSpec
+from mcp_center.store import ServerRecord, Store, StoreState, TestError, TestResult, store_for
+from mcp_center.transports import ConnectionSpec, WarmUpResult
 
 __all__ = ["SECRET_KINDS", "McpCenter"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+KEY_CHECK_PURPOSE = "mcp-center/key-check"
+KEY_CHECK_VALUE = "every instance on one store uses one key"
+"""The keyed fingerprint of this constant tells whether two instances hold the same key (R-10.1)."""
 
 SECRET_KINDS: Mapping[str, SecretKind] = {
     "environment": SecretKind.ENV,
@@ -117,7 +123,8 @@ class McpCenter:
 
     Args:
         settings: Host settings (data dir, profile, ...).
-        store: Persistence (`JsonStore` over `<data dir>/mcp`).
+        store: Persistence (`JsonStore` over `<data dir>/mcp`, or `PgStore` shared by several
+            instances, R-10.1).
         cipher: Secret encryption under the host key.
         manager: The running connection manager.
         redactor: Receives every secret plaintext this object handles.
@@ -199,21 +206,57 @@ class McpCenter:
             hooks_for: Per-connection session hooks (elicitation, notifications) for long-lived
                 connections, replacing the interaction cards' elicitation callback (a test driver, a
                 gateway that routes elicitation to its own client); no cards are kept then.
-            store: The store to use instead of `JsonStore(settings.mcp_dir)` (another backend, or
-                one with a test disk).
+            store: The store to use instead of `store_for(settings)` (one with a test disk, or one
+                the caller opened and will close); a store made here is closed at the end.
         Raises:
             SecretStoreError: the key cannot be used.
             StorageError: the data files cannot be used: a damaged or truncated file, or one of a
                 newer schema (the message names the file and the fault; nothing is written).
+            StorageUnavailable: the database cannot be reached (R-10.1).
+            SecretKeyMismatch: the database's ciphertexts were sealed with another key (R-10.1).
         """
+        owned = store is None
+        store = store or store_for(settings)
+        await anyio.to_thread.run_sync(store.open)  # before any file is made: an unusable store changes nothing
+        try:
+            async with cls._opened(settings, store, connect, on_status, elicitation, hooks_for) as center:
+                yield center
+        finally:
+            if owned:
+                await anyio.to_thread.run_sync(store.close)
+
+    @classmethod
+    @asynccontextmanager
+    async def _opened(
+        cls,
+        settings: Settings,
+        store: Store,
+        connect: bool,
+        on_status: Callable[[ServerStatus], None] | None,
+        elicitation: bool,
+        hooks_for: Callable[[ConnectionSpec, str], SessionHooks] | None,
+    ) -> AsyncGenerator[McpCenter]:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         key = await anyio.to_thread.run_sync(load_or_create_key, settings.data_dir, settings.secret_key)
-        store = store or JsonStore(settings.mcp_dir)
-        await anyio.to_thread.run_sync(store.open)
+        cipher = SecretCipher(key)
+        await anyio.to_thread.run_sync(store.check_key, cipher.fingerprint(KEY_CHECK_PURPOSE, KEY_CHECK_VALUE))
         await anyio.to_thread.run_sync(_collect_orphans, store)
         instance = uuid.uuid4().hex
         await anyio.to_thread.run_sync(store.join_instance, instance)
-        cipher = SecretCipher(key)
+        publisher: StatePublisher | None = None
+        if connect:  # a host that serves (not a one-shot CLI run): on every instance's page (R-10.2)
+            await anyio.to_thread.run_sync(
+                lambda: store.describe_instance(instance, name=settings.instance_label, url=settings.base_url)
+            )
+            publisher = StatePublisher(store, instance)
+        noted = publisher.note if publisher is not None else None
+
+        def status_changed(status: ServerStatus) -> None:
+            if noted is not None:
+                noted(status)
+            if on_status is not None:
+                on_status(status)
+
         # The caller's exception is re-raised after the task groups closed, unwrapped: anyio
         # would otherwise deliver it inside an ExceptionGroup.
         failure: BaseException | None = None
@@ -231,7 +274,7 @@ class McpCenter:
             await interactions.start()
             async with (
                 ConnectionManager(
-                    on_status=on_status,
+                    on_status=status_changed,
                     hooks_for=hooks_for or interactions.hooks_for,
                     events=events,
                     deadlines=deadlines,
@@ -250,6 +293,8 @@ class McpCenter:
                                 tg.start_soon(center._connect_quietly, record.id)
                         tg.start_soon(center._watch_store)
                         tg.start_soon(center._capabilities.watch)
+                    if publisher is not None:
+                        tg.start_soon(publisher.run)
                     yield center
                 except BaseException as exc:  # noqa: BLE001 - re-raised below, outside the task groups
                     failure = exc
@@ -281,7 +326,7 @@ class McpCenter:
         return [state.servers[server_id].config for server_id in sorted(state.servers)]
 
     async def get_server(self, server_id: str) -> dict[str, Any]:
-        """One server's API view.
+        """One server's API view (every instance's state of it: `instances()`, R-10.2).
 
         Raises:
             ServerNotFound: no such id.
@@ -292,6 +337,16 @@ class McpCenter:
             return self._view(_get(state, server_id), state)
 
         return await self._in_thread(run)
+
+    async def instances(self) -> dict[str, Any]:
+        """The live `serve` instances on this store and each one's connection states (R-10.2).
+
+        Returns:
+            `instance_views` (`{"here", "instances": [...]}`).
+        Raises:
+            StorageError: the database could not be read.
+        """
+        return await self._in_thread(lambda: instance_views(self._store, self.instance))
 
     # ----- configuration writes ------------------------------------------------------------------
 
@@ -385,6 +440,8 @@ class McpCenter:
         self.oauth.drop_server(server_id)
         await self._reconcile(server_id)
         self._manager.forget(server_id)
+        # After the connection closed: its sandbox home and /tmp go with the server (R-11.1).
+        await self._in_thread(lambda: remove_home(self.settings, server_id))
 
     async def set_secret(
         self, server_id: str, kind: str, key: str, value: object, *, version: int | None = None
@@ -543,6 +600,33 @@ class McpCenter:
         await self._reconcile(server_id)
         return result
 
+    async def warm_up_sandbox(self, server_id: str) -> WarmUpResult:
+        """Fill a sandboxed npx/uvx server's package caches inside its sandbox, with egress (R-11.1).
+
+        For `network: none` servers, whose package manager cannot download on start. Only the
+        package manager runs (`transports/warmup.py`); the server itself does not start.
+
+        Raises:
+            ServerNotFound; ServerNotTrusted (the current digest is not confirmed: the warm-up runs
+            the confirmed package spec); SandboxRequired (production, no policy);
+            SandboxWarmUpUnsupported (no policy, or not npx/uvx); SandboxUnavailable.
+        """
+
+        def prepare() -> ConnectionSpec:
+            state = self._store.read()
+            record = _get(state, server_id)
+            self._check_profile(record.config)
+            digest = self._digest(record.config, state)
+            if record.trusted_digest != digest:
+                raise ServerNotTrusted(
+                    "confirm the current connection summary (POST .../trust) before warming up its sandbox",
+                    details={"current_digest": digest},
+                )
+            return self._spec(record.config, state, digest)
+
+        spec = await self._in_thread(prepare)
+        return await warm_up(spec, self._redactor)
+
     async def enable(self, server_id: str) -> dict[str, Any]:
         """Enable a trusted, tested server and start its long-lived connection (R-2.3).
 
@@ -656,13 +740,16 @@ class McpCenter:
             raise ToolDenied(
                 f"the policy of tool '{tool}' of server '{server_id}' is deny", details={"tool": tool, "policy": "deny"}
             )
-        tools = await self._manager.list_tools(server_id)
+        op_id = operation_id or uuid.uuid4().hex
+        # Admitted before waiting for a lazy connection, so a cancel ends that wait too (R-3.8); the
+        # runtime admits the call itself again inside `tracking` (see `Capabilities.call_result`).
+        with self._manager.operations.admit(op_id):
+            tools = await self._manager.list_tools(server_id)
         if not any(t.name == tool for t in tools):
             raise ToolNotFound(
                 f"server '{server_id}' has no tool '{tool}'",
                 details={"tool": tool, "did_you_mean": did_you_mean(tool, (t.name for t in tools))},
             )
-        op_id = operation_id or uuid.uuid4().hex
         async with self._interactions.tracking(
             server_id=server_id, tool=tool, arguments=arguments, operation_id=op_id, caller="user"
         ):
@@ -720,8 +807,9 @@ class McpCenter:
 
     async def catalog(self, server_id: str, *, refresh: bool = False) -> dict[str, Any]:
         """The live catalog: tools, prompts, resources, resource templates, quarantined items,
-        generations, per-category refresh errors (R-3.6, R-3.7) and which of the categories the
-        server declared in its capabilities (`{"tools", "prompts", "resources"}`: booleans). Connects lazily.
+        normalized items (kept after a stated schema fix, `registry.schemas`), generations,
+        per-category refresh errors (R-3.6, R-3.7) and which of the categories the server declared in
+        its capabilities (`{"tools", "prompts", "resources"}`: booleans). Connects lazily.
 
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, connection errors.
@@ -744,6 +832,7 @@ class McpCenter:
                 for category, items in catalog.items.items()
             },
             "quarantined": [q.to_dict() for notes in catalog.quarantined.values() for q in notes],
+            "normalized": [n.to_dict() for notes in catalog.normalized.values() for n in notes],
             "generation": dict(catalog.generation),
             "errors": dict(catalog.errors),
         }
@@ -1019,15 +1108,28 @@ class McpCenter:
         return digest_of(connection_summary(config, state.secrets, self._cipher))
 
     def _check_profile(self, config: ServerConfig) -> None:
-        if isinstance(config, StdioServerConfig) and self.settings.profile is Profile.PRODUCTION:
+        if self._unconfined_in_production(config):
             raise SandboxRequired(
-                "the production profile does not start local stdio servers without a sandbox runner",
-                details={"server_id": config.id, "profile": self.settings.profile.value},
+                "the production profile runs stdio servers only sandboxed: give this server a sandbox policy "
+                '(for example "sandbox": {"network": "none"}) and confirm the new summary (R-11.2)',
+                details={
+                    "server_id": config.id,
+                    "profile": self.settings.profile.value,
+                    "reason": ErrorReason.SANDBOX_REQUIRED.value,
+                },
             )
+
+    def _unconfined_in_production(self, config: ServerConfig) -> bool:
+        """R-2.5, R-11.2: `production` starts a stdio server only with a sandbox policy."""
+        return (
+            isinstance(config, StdioServerConfig)
+            and config.sandbox is None
+            and self.settings.profile is Profile.PRODUCTION
+        )
 
     def _needs(self, record: ServerRecord, digest: str) -> list[str]:
         needs: list[str] = []
-        if isinstance(record.config, StdioServerConfig) and self.settings.profile is Profile.PRODUCTION:
+        if self._unconfined_in_production(record.config):
             needs.append("sandbox")
         if record.trusted_digest != digest:
             needs.append("trust")
@@ -1138,6 +1240,7 @@ class McpCenter:
                 argv=(program, *config.args),
                 env=env,
                 cwd=config.cwd,
+                sandbox=sandbox_spec(config, self.settings),
                 startup_timeout_s=summary_timeout,
                 call_timeout_s=config.call_timeout_s,
                 max_result_bytes=config.max_result_bytes,
@@ -1294,9 +1397,11 @@ class McpCenter:
             summary=summary,
             digest=digest,
             needs=self._needs(record, digest),
-            warnings=_warnings(summary),
+            warnings=_warnings(summary) + sandbox_warnings(config, summary, self.settings),
             status=self._manager.status(config.id).to_dict(),
         )
+        if isinstance(config, StdioServerConfig):
+            view["sandbox_host"] = host_facts(config)
         return view
 
 

@@ -6,8 +6,13 @@ changed PATH or a replaced binary location needs a new confirmation), args, cwd 
 remote servers the URL, its origin and headers; for every secret whether it is set and a keyed
 fingerprint (HMAC under the host key, never a plain hash); the auth kind and, for OAuth, every
 setting (grant, client, scopes, CIMD URL, legacy fallback, identity provider, binding) and whether each
-OAuth client secret is set; and the tool permissions (R-1.4). Plain env and header values are shown
-because they are not secret by definition and can change behaviour (`NODE_OPTIONS`).
+OAuth client secret is set; the tool permissions (R-1.4); and for a sandboxed stdio server its whole
+sandbox policy (network, limits, extra paths), so loosening a sandbox needs a new confirmation
+(R-11.1). Plain env and header values are shown because they are not secret by definition and can
+change behaviour (`NODE_OPTIONS`).
+
+An unconfined stdio server's summary has no `sandbox` key at all (not `null`): summaries, and so the
+digests users confirmed, of servers that existed before sandboxes stay what they were.
 
 The digest is `sha256:` + SHA-256 of the canonical JSON of the summary.
 """
@@ -100,6 +105,8 @@ def connection_summary(config: ServerConfig, ciphertexts: Mapping[str, str], cip
                 for key in sorted(config.secret_env)
             },
         )
+        if config.sandbox is not None:
+            summary["sandbox"] = config.sandbox.model_dump(mode="json")
     else:
         assert isinstance(config, RemoteServerConfig)
         auth: dict[str, Any] = {"kind": config.auth.kind}

@@ -33,8 +33,11 @@ import hashlib
 import logging
 import os
 import re
+import socket
 import threading
 from collections.abc import AsyncGenerator, Callable, Hashable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -48,7 +51,11 @@ __all__ = [
     "Changes",
     "FileKeyedLocks",
     "FilePresence",
+    "InstanceBoard",
+    "InstanceInfo",
+    "InstanceServerState",
     "KeyedLocks",
+    "LocalBoard",
     "PolledChanges",
     "Presence",
 ]
@@ -115,6 +122,113 @@ class Presence(Protocol):
     def instance_alive(self, instance: str) -> bool:
         """True while the run `instance` is alive (a malformed id is never alive)."""
         ...
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    """A live `serve` instance on the shared state (R-10.2): its run id, name, URL and when it started."""
+
+    id: str
+    name: str | None
+    url: str | None
+    hostname: str
+    pid: int
+    started_at: datetime
+
+    def view(self) -> dict[str, object]:
+        """JSON shape for the API and the page."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "url": self.url,
+            "hostname": self.hostname,
+            "pid": self.pid,
+            "started_at": self.started_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class InstanceServerState:
+    """One instance's connection state of one server (connections are per instance, R-10.2)."""
+
+    instance: str
+    server_id: str
+    state: str
+    reason: str | None = None
+    updated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+class InstanceBoard(Protocol):
+    """What every live instance is and how its connections fare, for the page of any instance (R-10.2).
+
+    Not the shared data (no transaction, no change feed): each instance writes its own lines, and a
+    line of an instance that died disappears with its presence.
+    """
+
+    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
+        """Record a joined run's name and URL (a `serve`; CLI runs stay undescribed).
+
+        Raises:
+            StorageError: it could not be recorded.
+        """
+        ...
+
+    def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
+        """Record this instance's connection state of `server_id` (`disconnected`, `ready`, ...).
+
+        Raises:
+            StorageError: it could not be recorded.
+        """
+        ...
+
+    def instances(self) -> list[InstanceInfo]:
+        """The live described instances, oldest first.
+
+        Raises:
+            StorageError: the board could not be read.
+        """
+        ...
+
+    def server_states(self) -> list[InstanceServerState]:
+        """Every live instance's state of every server it published.
+
+        Raises:
+            StorageError: the board could not be read.
+        """
+        ...
+
+
+class LocalBoard:
+    """`InstanceBoard` of one process (the file backend: one `serve` per data directory)."""
+
+    def __init__(self) -> None:
+        self._instances: dict[str, InstanceInfo] = {}
+        self._states: dict[tuple[str, str], InstanceServerState] = {}
+        self._guard = threading.Lock()
+
+    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
+        with self._guard:
+            self._instances[instance] = InstanceInfo(
+                instance, name, url, socket.gethostname(), os.getpid(), datetime.now(UTC)
+            )
+
+    def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
+        with self._guard:
+            self._states[(instance, server_id)] = InstanceServerState(instance, server_id, state, reason)
+
+    def forget(self, instance: str) -> None:
+        """The run left: its lines go."""
+        with self._guard:
+            self._instances.pop(instance, None)
+            self._states = {k: v for k, v in self._states.items() if k[0] != instance}
+
+    def instances(self) -> list[InstanceInfo]:
+        with self._guard:
+            return sorted(self._instances.values(), key=lambda i: i.started_at)
+
+    def server_states(self) -> list[InstanceServerState]:
+        with self._guard:
+            return [s for s in self._states.values() if s.instance in self._instances]
 
 
 class FileKeyedLocks:

@@ -40,7 +40,11 @@ from mcp_center.store.coordination import (
     Changes,
     FileKeyedLocks,
     FilePresence,
+    InstanceBoard,
+    InstanceInfo,
+    InstanceServerState,
     KeyedLocks,
+    LocalBoard,
     PolledChanges,
     Presence,
 )
@@ -64,22 +68,43 @@ DEFAULT_POLL_S = 0.1
 """Seconds between checks of a `changes()` subscription (a few `stat` calls each)."""
 
 
-class Store(KeyedLocks, ChangeFeed, Presence, Protocol):
-    """The persistence seam: the embedded JSON files now, a database for several instances next.
+class Store(KeyedLocks, ChangeFeed, Presence, InstanceBoard, Protocol):
+    """The persistence seam: the embedded JSON files (`JsonStore`) or a shared PostgreSQL database
+    for several instances (`PgStore`, R-10.1); `store_for(settings)` picks one.
 
     Data (`read`, `read_if_fresh`, `transaction`, `stamp`) is synchronous: call it from a worker
-    thread, except `read_if_fresh` and `stamp`, which are cheap enough for the event loop.
-    Coordination (`lock`, `changes`, the presence of process runs) comes from the Protocols in
-    `store/coordination.py`, the owner of the data from `owner_lock()` (`store/owner.py`). Every
+    thread, except `read_if_fresh` and `stamp`, which are cheap enough for the event loop (memory
+    and at most a few `stat` calls; never the database). Coordination (`lock`, `changes`, the
+    presence of process runs) comes from the Protocols in `store/coordination.py`. Every
     implementation serializes transactions across every process (or instance) that shares the data.
+    Which `serve` owns a *data directory* is not the store's business: each instance owns its own
+    (`store/owner.py`), whatever backend holds the shared state.
     """
 
     def open(self) -> None:
-        """Check the store at start: complete or discard an interrupted commit, remove temps,
-        parse everything.
+        """Check the store at start: complete or discard an interrupted commit, remove temps (files),
+        bring the schema up to date (database), parse everything.
 
         Raises:
-            StorageError: damaged or newer-schema data, naming the file and the fault (nothing written).
+            StorageError: damaged or newer-schema data, naming the file (or table and row) and the
+                fault (nothing written).
+            StorageUnavailable: the database cannot be reached.
+            StorageSchemaTooNew: the database's schema is newer than this code.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release what `open()` took (connections, threads); idempotent. Nothing for files."""
+        ...
+
+    def check_key(self, check: str) -> None:
+        """Make sure this process seals and opens ciphertexts with the key the store's were sealed
+        with: `check` is the keyed fingerprint of a constant under this process's key. The first
+        check records it (a shared database); a later different one is refused.
+
+        Raises:
+            SecretKeyMismatch: the store's ciphertexts belong to another key (nothing was written).
+            StorageError: the check could not be read or recorded.
         """
         ...
 
@@ -109,10 +134,6 @@ class Store(KeyedLocks, ChangeFeed, Presence, Protocol):
         """A cheap marker that changes whenever one of `sections` (default: all) is committed."""
         ...
 
-    def owner_lock(self) -> OwnerLock:
-        """The lock that makes one `serve` the owner of this data (R-9.2; `store/owner.py`)."""
-        ...
-
 
 _Stamps = tuple[Stamp, ...]
 
@@ -138,6 +159,7 @@ class JsonStore:
         self._snapshot: tuple[_Stamps, StoreState] | None = None
         self._locks = FileKeyedLocks(directory)
         self._presence = FilePresence(directory)
+        self._board = LocalBoard()
         self._poll_s = poll_s
 
     # ----- data ------------------------------------------------------------------------------------
@@ -148,6 +170,13 @@ class JsonStore:
             self._journal.recover()
             self._parsed.clear()
             self._snapshot = self._load()
+
+    def close(self) -> None:
+        """Nothing to release: every lock is taken and given back per call."""
+
+    def check_key(self, check: str) -> None:
+        """Nothing to check: the key file lives beside these files (one data directory, one key)."""
+        del check
 
     def read_if_fresh(self) -> StoreState | None:
         snapshot = self._snapshot
@@ -223,10 +252,23 @@ class JsonStore:
         self._presence.join_instance(instance)
 
     def leave_instance(self, instance: str) -> None:
+        self._board.forget(instance)
         self._presence.leave_instance(instance)
 
     def instance_alive(self, instance: str) -> bool:
         return self._presence.instance_alive(instance)
+
+    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
+        self._board.describe_instance(instance, name=name, url=url)
+
+    def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
+        self._board.publish_server_state(instance, server_id, state, reason)
+
+    def instances(self) -> list[InstanceInfo]:
+        return self._board.instances()
+
+    def server_states(self) -> list[InstanceServerState]:
+        return self._board.server_states()
 
     def owner_lock(self) -> OwnerLock:
         """`FileOwnerLock` over the data directory (`<data dir>/serve.lock`, `serve.json`): the

@@ -3,15 +3,24 @@
 stdio and legacy SSE are our own (see docs/sdk-notes.md#transports: the SDK ones hide the pid,
 leak grandchildren, or hang on a cross-origin endpoint); Streamable HTTP is the SDK's transport
 with our own `httpx2.AsyncClient` and a response hook for diagnostics. `guard` and `reaper` make
-sure no stdio server outlives the process that started it (R-9.3).
+sure no stdio server outlives the process that started it (R-9.3). `sandbox` confines a stdio
+server with bubblewrap and `warmup` fills its package caches (R-11.1).
 """
 
-from mcp_center.transports.factory import MAX_MESSAGE_BYTES, STDERR_TAIL_LINES, TransportProbe, open_transport
+from mcp_center.transports.factory import (
+    MAX_MESSAGE_BYTES,
+    STDERR_TAIL_LINES,
+    TransportProbe,
+    open_transport,
+    stdio_environment,
+)
 from mcp_center.transports.guard import PROCESS_GROUPS_FILE, ProcessGuard, TakeOver, process_guard
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
+from mcp_center.transports.sandbox import SandboxSpec, SandboxSupport, sandbox_support
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same_origin
 from mcp_center.transports.stdio import StdioTransport, child_environment, host_path, resolve_command
+from mcp_center.transports.warmup import WarmUpResult
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
@@ -21,10 +30,13 @@ __all__ = [
     "EndpointOriginMismatch",
     "HttpDiagnostics",
     "ProcessGuard",
+    "SandboxSpec",
+    "SandboxSupport",
     "SseTransport",
     "StdioTransport",
     "TakeOver",
     "TransportProbe",
+    "WarmUpResult",
     "build_http_client",
     "child_environment",
     "host_path",
@@ -32,4 +44,6 @@ __all__ = [
     "process_guard",
     "resolve_command",
     "same_origin",
+    "sandbox_support",
+    "stdio_environment",
 ]

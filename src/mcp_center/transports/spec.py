@@ -14,6 +14,7 @@ from types import MappingProxyType
 import httpx2
 
 from mcp_center.models import TransportKind
+from mcp_center.transports.sandbox import SandboxSpec
 
 __all__ = ["ConnectionSpec"]
 
@@ -32,6 +33,7 @@ class ConnectionSpec:
         argv: stdio only: the resolved absolute program path followed by the arguments.
         env: stdio only: configured env with secret values, merged over a safe base by the transport.
         cwd: stdio only: working directory, or None.
+        sandbox: stdio only: run the process in this sandbox (R-11.1), or None for unconfined.
         url: remote only: the MCP endpoint URL.
         headers: remote only: configured headers with secret values (and the bearer token).
         auth: remote only: an `httpx2.Auth` that attaches OAuth tokens, or None.
@@ -46,6 +48,7 @@ class ConnectionSpec:
     argv: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
     cwd: str | None = None
+    sandbox: SandboxSpec | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
     auth: httpx2.Auth | None = field(default=None, repr=False)

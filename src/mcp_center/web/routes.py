@@ -112,7 +112,7 @@ def install_web(app: FastAPI, *, settings: Settings, admin_token: str, sessions:
         session = sessions.session_of(request.scope)
         if session is None:
             return RedirectResponse("/login", status_code=303, headers={"Cache-Control": "no-store"})
-        return _page("app.html", csrf_token=session.csrf_token)
+        return _page("app.html", csrf_token=session.csrf_token, instance=settings.instance_label)
 
     @router.get("/login", response_class=HTMLResponse)
     async def login_form(request: Request) -> Response:  # pyright: ignore[reportUnusedFunction]

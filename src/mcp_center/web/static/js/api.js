@@ -4,6 +4,13 @@
 
 const CSRF_TOKEN = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
 
+/** Which instance answered (R-10.2): shown in the footer, updated from every API answer. */
+function noteInstance(response) {
+  const name = response.headers.get("X-MCP-Center-Instance");
+  const slot = document.getElementById("instance-name");
+  if (name && slot && slot.textContent !== name) slot.textContent = name;
+}
+
 /**
  * `run()` calls `load()` (which returns a promise) and returns its promise; a `run()` while one
  * is in flight makes it run once more afterwards, so a reload asked for meanwhile is never missed
@@ -68,6 +75,7 @@ export async function api(method, path, body) {
   } catch (err) {
     throw new ApiError(0, "NETWORK_ERROR", "mcp-center did not answer (is it still running?)", {});
   }
+  noteInstance(response);
   if (response.status === 204) return null;
   let data = null;
   try {

@@ -12,7 +12,9 @@ import { h, pretty, replace, toast, uid } from "./dom.js";
 import { TRANSPORTS } from "./format.js";
 
 const COMMON = ["id", "name", "transport", "connect_on_startup", "call_timeout_s", "startup_timeout_s", "disabled_tools", "tool_policies"];
-const STDIO = ["command", "args", "cwd", "env", "secret_env"];
+const STDIO = ["command", "args", "cwd", "env", "secret_env", "sandbox"];
+/** A new sandbox's policy as the host's defaults (config/sandbox.py), shown when the box is ticked. */
+const SANDBOX_DEFAULTS = { network: "none", memory_mb: 4096, max_processes: 256, max_open_files: 1024, paths: [] };
 const REMOTE = ["url", "headers", "secret_headers", "auth"];
 
 /** The client-side presets (R-1.10). They only fill the form; nothing is saved until "Save". */
@@ -73,8 +75,22 @@ function forTransport(model, transport) {
     out.args ??= [];
     out.env ??= {};
     out.secret_env ??= [];
+    out.sandbox ??= null;
   }
   return out;
+}
+
+/** The sandbox policy's extra paths as textarea lines: `/path` read-only, `rw /path` writable. */
+function pathLines(paths) {
+  return (paths || []).map((p) => (p.writable ? `rw ${p.path}` : p.path)).join("\n");
+}
+
+function parsePathLines(text) {
+  return text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => (line.startsWith("rw ") ? { path: line.slice(3).trim(), writable: true } : { path: line, writable: false }));
 }
 
 /** The editable model of a server view, and which secrets are configured. */
@@ -230,6 +246,41 @@ export function renderEditor(container, { mode, view, onSaved }) {
     );
   }
 
+  /** The sandbox policy (R-11.1): off, or network, limits and extra host paths. */
+  function sandboxFields(policy) {
+    const on = h("input", { type: "checkbox", name: "sandbox.enabled", checked: Boolean(policy) });
+    const p = policy || SANDBOX_DEFAULTS;
+    const details = h(
+      "div",
+      { class: "sandbox-fields", hidden: !policy },
+      field(
+        "sandbox.network",
+        "Network",
+        h(
+          "select",
+          { name: "sandbox.network" },
+          [["none", "None (not even the host's loopback)"], ["egress", "Egress (the host's network)"]].map(([v, l]) => h("option", { value: v, selected: v === p.network }, l)),
+        ),
+        "npx/uvx download packages on their first start: with no network, warm the sandbox up first (mcp-center sandbox warm-up).",
+      ),
+      field("sandbox.memory_mb", "Memory (MiB, optional)", h("input", { type: "number", name: "sandbox.memory_mb", min: "64", step: "1", value: p.memory_mb ?? "" }), "Private writable memory per process. Empty: no limit."),
+      field("sandbox.max_processes", "Processes at most", h("input", { type: "number", name: "sandbox.max_processes", min: "8", step: "1", value: p.max_processes })),
+      field("sandbox.max_open_files", "Open files at most", h("input", { type: "number", name: "sandbox.max_open_files", min: "32", step: "1", value: p.max_open_files })),
+      field("sandbox.paths", "Host paths it may see (optional)", h("textarea", { name: "sandbox.paths", rows: "3", spellcheck: "false" }, pathLines(p.paths)), "One absolute path per line, read-only; start a line with 'rw ' to make it writable."),
+    );
+    on.addEventListener("change", () => {
+      details.hidden = !on.checked;
+    });
+    return h(
+      "fieldset",
+      { class: "group", "data-field": "sandbox" },
+      h("legend", {}, "Sandbox"),
+      field("sandbox.enabled", "Run in a sandbox (bubblewrap): read-only system, a private home, no view of mcp-center's data", on),
+      details,
+      h("p", { class: "field-error", hidden: true }),
+    );
+  }
+
   function drawForm(model) {
     const controls = [];
     const name = h("input", { type: "text", name: "name", value: model.name ?? "", required: true, autocomplete: "off" });
@@ -272,6 +323,7 @@ export function renderEditor(container, { mode, view, onSaved }) {
         field("cwd", "Working directory (optional)", h("input", { type: "text", name: "cwd", value: model.cwd ?? "", spellcheck: "false" }), "An absolute path."),
         kvRows("env", model.env, "Environment variable"),
         secretRows("secret_env", model.secret_env, "Secret environment variable", configured.env, pending.env),
+        sandboxFields(model.sandbox),
       );
     } else {
       const auth = model.auth || { kind: "none" };
@@ -350,6 +402,18 @@ export function renderEditor(container, { mode, view, onSaved }) {
       model.cwd = cwd || null;
       model.env = Object.fromEntries(rows("env").map((r) => [r.querySelector(".kv-name").value.trim(), r.querySelector(".kv-value").value]).filter(([k]) => k));
       model.secret_env = rows("secret_env").map((r) => r.querySelector(".secret-name").value.trim()).filter(Boolean);
+      if (value("sandbox.enabled").checked) {
+        const memory = numberOrRaw(value("sandbox.memory_mb").value);
+        model.sandbox = {
+          network: value("sandbox.network").value,
+          memory_mb: memory === undefined ? null : memory,
+          max_processes: numberOrRaw(value("sandbox.max_processes").value) ?? SANDBOX_DEFAULTS.max_processes,
+          max_open_files: numberOrRaw(value("sandbox.max_open_files").value) ?? SANDBOX_DEFAULTS.max_open_files,
+          paths: parsePathLines(value("sandbox.paths").value),
+        };
+      } else {
+        model.sandbox = null;
+      }
     } else {
       model.url = value("url").value.trim();
       model.headers = Object.fromEntries(rows("headers").map((r) => [r.querySelector(".kv-name").value.trim(), r.querySelector(".kv-value").value]).filter(([k]) => k));

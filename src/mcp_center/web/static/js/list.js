@@ -121,11 +121,17 @@ function createRow(id, feed) {
   return row;
 }
 
+/** " · sandboxed" / " · unconfined" for stdio servers (R-11.1), nothing for remote ones. */
+function sandboxSuffix(view) {
+  if (view.transport !== "stdio") return "";
+  return view.sandbox ? ` · sandboxed (network ${view.sandbox.network})` : " · unconfined";
+}
+
 function fillRow(row, view) {
   row.view = view;
   row.link.textContent = view.name;
   row.idText.textContent = view.id;
-  row.cells.transport.textContent = transportLabel(view.transport);
+  row.cells.transport.textContent = transportLabel(view.transport) + sandboxSuffix(view);
   replace(row.cells.state, stateBadge(view), authorizeLink(view)); // "authorization required": Authorize (R-4.9)
   const count = view.status && view.status.tool_count;
   row.cells.tools.textContent = count === null || count === undefined ? "–" : String(count);

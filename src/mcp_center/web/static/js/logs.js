@@ -50,10 +50,21 @@ function haystack(entry) {
     entry.connection_id,
     connectionName(entry.connection_id),
     errorOf(entry),
+    entry.violation ? `sandbox violation ${entry.violation.kind} ${entry.violation.errno}` : null,
   ]
     .filter((v) => v !== null && v !== undefined)
     .join(" ")
     .toLowerCase();
+}
+
+/** The badge of a sandbox violation (R-11.1): what the sandbox refused, by its errno. */
+function violationBadge(violation) {
+  if (!violation) return null;
+  return h(
+    "span",
+    { class: "badge violation-badge", title: "The sandbox refused this (a path outside its view, the network, a limit)" },
+    `sandbox: ${violation.kind} (${violation.errno})`,
+  );
 }
 
 function matches(text, query) {
@@ -72,7 +83,7 @@ function requestRow(entry) {
     cell("Duration", entry.duration_ms === null || entry.duration_ms === undefined ? "–" : `${entry.duration_ms} ms`),
     cell("Sizes", `${bytes(entry.request_bytes)} / ${bytes(entry.response_bytes)}`),
     cell("Connection", h("span", { title: entry.connection_id || "" }, connectionName(entry.connection_id))),
-    cell("Error", entry.error ? h("span", { class: "bad" }, errorOf(entry)) : ""),
+    cell("Error", entry.error ? h("span", { class: "bad" }, errorOf(entry)) : "", entry.error && entry.violation ? " " : "", violationBadge(entry.violation)),
   );
 }
 
@@ -172,10 +183,21 @@ export function openLogsDrawer(view, { feed, onClose } = {}) {
     emptyRequests.textContent = entries.length ? "No request matches the filter." : "No requests yet.";
     let text = `${shown.length} of ${entries.length} requests`;
     if (stdio) {
-      const lines = data.stderr.filter((line) => matches(line.line.toLowerCase(), query));
+      const lineText = (line) => (line.violation ? `${line.line} sandbox violation ${line.violation.kind}` : line.line).toLowerCase();
+      const lines = data.stderr.filter((line) => matches(lineText(line), query));
       replace(
         stderrList,
-        lines.map((line) => h("li", {}, h("time", { datetime: line.at }, clock(line.at)), " ", h("span", { class: "line" }, line.line))),
+        lines.map((line) =>
+          h(
+            "li",
+            { class: line.violation ? "violation" : null },
+            h("time", { datetime: line.at }, clock(line.at)),
+            " ",
+            violationBadge(line.violation),
+            line.violation ? " " : "",
+            h("span", { class: "line" }, line.line),
+          ),
+        ),
       );
       stderrList.hidden = lines.length === 0;
       emptyStderr.hidden = lines.length > 0;

@@ -11,6 +11,7 @@ import { confirmDialog, h, replace, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
 import { errorText, stateBadge, transportLabel, usefulStderrLine, warningsBox } from "./format.js";
 import { renderCards, sharedInbox } from "./inbox.js";
+import { instancesCard } from "./instances.js";
 import { openLogsDrawer } from "./logs.js";
 import { renderPrompts } from "./prompts.js";
 import { renderResources } from "./resources.js";
@@ -48,6 +49,12 @@ function statusCard(view) {
   }
   // A server the runtime never saw reads as "disconnected since now": only a real state has a since.
   if (status.since && status.state && status.state !== "disconnected") items.push(["Since", new Date(status.since).toLocaleString()]);
+  if (status.state === "error" && status.next_attempt_at) {
+    const when = new Date(status.next_attempt_at).toLocaleTimeString();
+    items.push(["Next attempt", `${when} (by itself, attempt ${status.attempt + 1}; "Refresh catalog" tries now)`]);
+  } else if (status.state === "error") {
+    items.push(["Next attempt", "none: this needs you (see the error)"]);
+  }
   // "authorization required" / "more scopes required": an Authorize call to action (R-4.9).
   return [authCallout(view), h("dl", { class: "status" }, items.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))];
 }
@@ -85,7 +92,12 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     main,
     h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Servers"), " / ", view.id),
     h("div", { class: "page-head" }, title, h("span", { class: "head-tools" }, headState, logsButton)),
-    h("p", { class: "subtitle" }, `${view.id} · ${transportLabel(view.transport)}`),
+    h(
+      "p",
+      { class: "subtitle" },
+      `${view.id} · ${transportLabel(view.transport)}`,
+      view.transport === "stdio" ? ` · ${view.sandbox ? `sandboxed, network ${view.sandbox.network}` : "unconfined"}` : "",
+    ),
     h(
       "nav",
       { class: "tabs", "aria-label": "Server sections" },
@@ -97,6 +109,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
   );
 
   let statusBox = null;
+  let instances = null;
   let catalog = null;
   let infoCard = null;
   let steps = null;
@@ -106,6 +119,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     if (!fresh) return;
     replace(headState, stateBadge(fresh));
     if (statusBox) replace(statusBox, statusCard(fresh));
+    if (instances) instances.refresh();
     if (catalog) catalog.update(fresh);
     if (infoCard) infoCard.update(fresh);
     if (steps) steps.update(fresh);
@@ -113,6 +127,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
 
   async function overview({ notice, focus, said } = {}) {
     statusBox = h("div", { class: "card" }, statusCard(view));
+    instances = instancesCard(id);
     if (catalog) catalog.off();
     catalog = catalogCard(view, { feed });
     infoCard = serverInfoCard(view);
@@ -149,6 +164,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     replace(
       content,
       h("section", { "aria-labelledby": "status-title" }, h("h2", { id: "status-title" }, "Status"), view.trusted ? warningsBox(view) : null, statusBox),
+      instances.element,
       // A running server's catalog matters most; a server still being set up shows its next step first.
       view.enabled ? [infoCard.element, catalog.element, steps.element] : [steps.element, infoCard.element, catalog.element],
       h("section", { class: "danger-zone", "aria-labelledby": "danger-title" }, h("h2", { id: "danger-title" }, "Delete"), del),
@@ -162,6 +178,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
     else if (!view.trusted) content.querySelector(".setup")?.scrollIntoView({ block: "start" });
   } else if (section === "config") {
     statusBox = null;
+    instances = null;
     steps = null;
     renderEditor(content, {
       mode: "edit",

@@ -29,8 +29,52 @@ function pairs(obj, render) {
   return h("ul", { class: "plain" }, keys.map((k) => h("li", {}, code(k), " ", render(obj[k]))));
 }
 
-/** The summary as a definition list (every security-relevant field, R-2.1). */
-export function summaryList(summary) {
+const NETWORK = {
+  none: "none — its own network namespace; not even the host's 127.0.0.1",
+  egress: "egress — the host's network, its loopback included",
+};
+
+/**
+ * The sandbox row (R-11.1): the policy from the summary, and what this host makes of it
+ * (`host`, the view's `sandbox_host`: the uid it runs as, or what is missing).
+ */
+export function sandboxValue(policy, host) {
+  if (!policy) {
+    return h("span", { class: "warn", "data-testid": "sandbox-off" }, "off — runs unconfined, with the rights of mcp-center's user");
+  }
+  const limits = [
+    `memory ${policy.memory_mb === null ? "no limit" : `${policy.memory_mb} MiB`}`,
+    `${policy.max_processes} processes`,
+    `${policy.max_open_files} open files`,
+  ].join(" · ");
+  const paths = policy.paths.length
+    ? h(
+        "ul",
+        { class: "plain" },
+        policy.paths.map((p) => h("li", {}, code(p.path), " ", h("span", { class: p.writable ? "warn" : "muted" }, p.writable ? "writable" : "read-only"))),
+      )
+    : h("span", { class: "muted" }, "no extra host paths");
+  const runsAs = !host
+    ? null
+    : !host.available
+      ? h("span", { class: "bad" }, `cannot run on this host: ${host.message}`)
+      : host.mode === "setuid"
+        ? `runs as uid ${host.uid} without capabilities (mcp-center runs as root)`
+        : `runs as uid ${host.uid} in a user namespace`;
+  return h(
+    "ul",
+    { class: "plain sandbox-policy", "data-testid": "sandbox-policy" },
+    h("li", {}, "network ", h("strong", {}, NETWORK[policy.network] || policy.network)),
+    h("li", {}, limits),
+    h("li", {}, "private home and /tmp; read-only /usr and /etc; no view of mcp-center's data"),
+    h("li", {}, paths),
+    runsAs ? h("li", {}, runsAs) : null,
+  );
+}
+
+/** The summary as a definition list (every security-relevant field, R-2.1); `host` is the view's
+ * `sandbox_host` (optional). */
+export function summaryList(summary, host = null) {
   const items = [row("Transport", transportLabel(summary.transport))];
   if (summary.transport === "stdio") {
     items.push(
@@ -48,6 +92,7 @@ export function summaryList(summary) {
       row("Working directory", summary.cwd ? code(summary.cwd) : h("span", { class: "muted" }, "the host's")),
       row("Environment", pairs(summary.env, (v) => ["= ", code(v)])),
       row("Secret environment", pairs(summary.secret_env, secretState)),
+      row("Sandbox", sandboxValue(summary.sandbox || null, host)),
     );
   } else {
     const auth = summary.auth || { kind: "none" };
@@ -121,7 +166,7 @@ export function setupSteps(view, { reload, notice, said: saidText }) {
     "div",
     { class: "summary-block" },
     warningsBox(view),
-    summaryList(view.summary),
+    summaryList(view.summary, view.sandbox_host),
     h("p", { class: "digest" }, "Digest ", h("code", { "data-testid": "digest" }, view.digest)),
   );
   const confirmStep = h(

@@ -1,0 +1,200 @@
+"""The service side of sandboxed stdio servers (R-11.1, R-11.2): where their homes live, what the
+trust page warns about, the host's sandbox facts for the page and CLI, and the warm-up use case.
+
+The policy itself is configuration (`config/sandbox.py`) and part of the connection summary
+(`service/summary.py`); the host mechanics are `transports/sandbox.py`. Each sandboxed server has
+`<data dir>/sandbox/<server id>/{home,tmp}`, created at its first start and removed with the server
+(`remove_home`). The data directory is passed as a hidden path, so no bind can ever show it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mcp_center.config import ServerConfig, Settings, StdioServerConfig
+from mcp_center.errors import SandboxWarmUpUnsupported
+from mcp_center.secrets import Redactor
+from mcp_center.transports import ConnectionSpec, stdio_environment
+from mcp_center.transports.sandbox import (
+    SANDBOX_HOME,
+    SandboxSpec,
+    remove_sandbox_dir,
+    sandbox_support,
+    sandbox_uid,
+    visible_in_sandbox,
+)
+from mcp_center.transports.warmup import WarmUpResult, run_warm_up, warm_up_argv
+
+__all__ = [
+    "SANDBOX_DIR",
+    "host_facts",
+    "remove_home",
+    "sandbox_root",
+    "sandbox_spec",
+    "sandbox_warnings",
+    "warm_up",
+]
+
+logger = logging.getLogger(__name__)
+
+SANDBOX_DIR = "sandbox"
+"""`<data dir>/sandbox/<server id>/` holds each sandboxed server's home and /tmp."""
+
+
+def sandbox_root(settings: Settings, server_id: str) -> Path:
+    """`<data dir>/sandbox/<server id>`: the host directory of the server's home and /tmp."""
+    return settings.data_dir / SANDBOX_DIR / server_id
+
+
+def sandbox_spec(config: ServerConfig, settings: Settings) -> SandboxSpec | None:
+    """The transport's `SandboxSpec` for a stdio server with a policy, else None."""
+    if not isinstance(config, StdioServerConfig) or config.sandbox is None:
+        return None
+    return SandboxSpec(
+        server_id=config.id,
+        policy=config.sandbox,
+        root=sandbox_root(settings, config.id),
+        hidden=(str(settings.data_dir),),
+    )
+
+
+def host_facts(config: ServerConfig) -> dict[str, Any] | None:
+    """What this host makes of a server's policy, for the page and the CLI (not part of the digest).
+
+    Returns:
+        None for servers without a policy; else `{"available", "missing", "message", "mode",
+        "uid", "home"}`: whether sandboxes work here (and what is missing), `setuid` (mcp-center
+        runs as root and the server as its own unprivileged `uid`) or `userns` (the server keeps
+        the host user's uid inside a user namespace), and its home inside the sandbox.
+        Blocking on the first call (the host check, see `sandbox_support`).
+    """
+    if not isinstance(config, StdioServerConfig) or config.sandbox is None:
+        return None
+    support = sandbox_support()
+    return {
+        "available": support.available,
+        "missing": support.missing,
+        "message": support.message,
+        "mode": support.mode,
+        "uid": sandbox_uid(config.id) if support.mode == "setuid" else os.getuid(),
+        "home": SANDBOX_HOME,
+    }
+
+
+def sandbox_warnings(config: ServerConfig, summary: Mapping[str, Any], settings: Settings) -> list[dict[str, str]]:
+    """Problems with a server's sandbox the user should see before trusting (they block nothing).
+
+    Codes: `SANDBOX_UNAVAILABLE` (this host cannot run it), `SANDBOX_PATH_MISSING` (an extra path
+    does not exist), `SANDBOX_PATH_HIDDEN` (it lies in the data directory, which stays hidden),
+    `SANDBOX_COMMAND_HIDDEN` / `SANDBOX_CWD_HIDDEN` (not visible inside: the start would fail),
+    `SANDBOX_PATH_NOT_WRITABLE` (a writable path the server's uid cannot write, on root hosts).
+    """
+    if not isinstance(config, StdioServerConfig) or config.sandbox is None:
+        return []
+    policy = config.sandbox
+    warnings: list[dict[str, str]] = []
+    support = sandbox_support()
+    if not support.available:
+        warnings.append(
+            {"code": "SANDBOX_UNAVAILABLE", "message": f"this host cannot run sandboxes: {support.message}"}
+        )
+    data_dir = str(settings.data_dir)
+    for entry in policy.paths:
+        if entry.path == data_dir or entry.path.startswith(data_dir + "/"):
+            warnings.append(
+                {
+                    "code": "SANDBOX_PATH_HIDDEN",
+                    "message": f"sandbox path '{entry.path}' is inside mcp-center's data directory, which a sandboxed "
+                    "server never sees: it will be empty",
+                }
+            )
+        elif not os.path.exists(entry.path):
+            warnings.append(
+                {"code": "SANDBOX_PATH_MISSING", "message": f"sandbox path '{entry.path}' does not exist on this host"}
+            )
+        elif entry.writable and support.mode == "setuid" and not _writable_by(entry.path, sandbox_uid(config.id)):
+            warnings.append(
+                {
+                    "code": "SANDBOX_PATH_NOT_WRITABLE",
+                    "message": f"sandbox path '{entry.path}' is writable in the policy, but the server runs as uid "
+                    f"{sandbox_uid(config.id)} (mcp-center runs as root) and may not write it: "
+                    f"chown or setfacl it for that uid",
+                }
+            )
+    command_path = summary.get("command_path")
+    if isinstance(command_path, str) and not visible_in_sandbox(command_path, policy):
+        warnings.append(
+            {
+                "code": "SANDBOX_COMMAND_HIDDEN",
+                "message": f"the command '{command_path}' is not visible inside the sandbox: add its directory "
+                "(for a virtual environment or a version manager, its whole prefix) to sandbox.paths",
+            }
+        )
+    if config.cwd is not None and not visible_in_sandbox(config.cwd, policy, own_dirs=True):
+        warnings.append(
+            {
+                "code": "SANDBOX_CWD_HIDDEN",
+                "message": f"the working directory '{config.cwd}' is not visible inside the sandbox: add it to "
+                "sandbox.paths (or leave cwd empty to start in the sandbox's home)",
+            }
+        )
+    return warnings
+
+
+def _writable_by(path: str, uid: int) -> bool:
+    """Whether `uid` (not root, in none of the file's groups) may write `path` by its mode bits."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    if info.st_uid == uid:
+        return bool(info.st_mode & stat.S_IWUSR)
+    return bool(info.st_mode & stat.S_IWOTH)
+
+
+def remove_home(settings: Settings, server_id: str) -> None:
+    """Delete a server's sandbox home and /tmp (blocking); a failure is logged, never raised."""
+    root = sandbox_root(settings, server_id)
+    try:
+        remove_sandbox_dir(root)
+    except OSError:
+        logger.warning("sandbox.home_not_removed", extra={"server_id": server_id}, exc_info=True)
+
+
+async def warm_up(spec: ConnectionSpec, redactor: Redactor) -> WarmUpResult:
+    """Fill the package caches of a sandboxed npx/uvx server inside its sandbox (R-11.1).
+
+    See `transports/warmup.py` for what runs and with which network.
+
+    Raises:
+        SandboxWarmUpUnsupported: the server has no sandbox, or its command is not npx or uvx.
+        SandboxUnavailable / ServerUnreachable: the sandbox cannot start.
+    """
+    if spec.sandbox is None:
+        raise SandboxWarmUpUnsupported(
+            "only sandboxed servers are warmed up (an unconfined npx/uvx server fills its caches when it starts)",
+            details={"server_id": spec.server_id},
+        )
+    argv = warm_up_argv(spec.argv)
+    if argv is None:
+        raise SandboxWarmUpUnsupported(
+            f"warm-up knows npx and uvx commands; '{os.path.basename(spec.argv[0])}' needs no download or is not "
+            "one of them (give a server that downloads on start network 'egress' instead)",
+            details={"server_id": spec.server_id},
+        )
+    result = await run_warm_up(spec.sandbox, argv, stdio_environment(spec), redactor=redactor)
+    logger.info(
+        "sandbox.warmed_up",
+        extra={
+            "server_id": spec.server_id,
+            "ok": result.ok,
+            "exit_code": result.exit_code,
+            "elapsed_ms": result.elapsed_ms,
+        },
+    )
+    return result

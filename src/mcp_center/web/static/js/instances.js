@@ -1,0 +1,45 @@
+// Several instances (R-10.2): every live instance's state of a server (which instance answered is in
+// the footer, from api.js).
+// Behind a load balancer each `serve` runs its own connections; the shared state is in PostgreSQL.
+
+import { api } from "./api.js";
+import { h, replace } from "./dom.js";
+
+/** A card listing each live instance's connection state of server `id` (refreshed by the caller). */
+export function instancesCard(id) {
+  const body = h("div", {}, h("p", { class: "muted" }, "Loading instances…"));
+  const element = h(
+    "section",
+    { class: "card instances", "aria-labelledby": "instances-title" },
+    h("h2", { id: "instances-title" }, "Instances"),
+    body,
+  );
+  async function refresh() {
+    let board;
+    try {
+      board = await api("GET", "/api/instances");
+    } catch (err) {
+      replace(body, h("p", { class: "muted" }, `Instances unavailable (${err.code}).`));
+      return;
+    }
+    const rows = board.instances.map((instance) => {
+      const line = instance.servers[id] || { state: "unknown" };
+      const reason = line.reason ? ` (${line.reason})` : "";
+      return h(
+        "tr",
+        {},
+        h("td", {}, instance.name || instance.id, instance.here ? " (this page)" : ""),
+        h("td", {}, h("span", { class: `badge state-${line.state}` }, line.state), reason),
+        h("td", {}, instance.url || "–"),
+      );
+    });
+    replace(
+      body,
+      rows.length
+        ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Instance"), h("th", {}, "Connection"), h("th", {}, "URL"))), h("tbody", {}, rows))
+        : h("p", { class: "muted" }, "No instance reports this server yet."),
+    );
+  }
+  refresh();
+  return { element, refresh };
+}

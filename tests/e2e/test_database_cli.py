@@ -1,0 +1,162 @@
+"""`serve --database-url` refusals and `mcp-center migrate --to` as real processes against PostgreSQL 15 (R-10.1).
+
+- An unreachable database: `serve` stops with STORAGE_UNAVAILABLE (exit 10), names the database
+  without its password, and leaves no key, token or record behind.
+- A schema newer than the code: STORAGE_SCHEMA_TOO_NEW (exit 11) naming both versions.
+- A data directory migrated into PostgreSQL: every section arrives unchanged (OAuth material
+  included), the servers stay trusted and callable with their secrets on a `serve` that has the
+  data directory's key, the gateway token still works; a second migration into the now full
+  database is refused and changes nothing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import psycopg
+
+from mcp_center.config import Settings
+from mcp_center.secrets import SecretCipher, SecretKind, load_or_create_key, secret_id
+from mcp_center.service import GatewayTokens, McpCenter
+from mcp_center.store import SECTIONS, JsonStore, PgStore
+from mcp_center.store.pg_schema import code_version
+from tests.e2e.cluster import GatewayClient, spawn_instance
+from tests.support.api import ADMIN_TOKEN
+from tests.support.mcp_servers import running_echo_http
+from tests.support.postgres import PgCluster
+from tests.support.processes import stop_process
+from tests.support.serve import VENV_BIN, serve_env
+from tests.support.waiting import eventually_sync
+
+PASSWORD = "pw-never-shown-4711"
+
+
+def _serve(data_dir: Path, database_url: str) -> subprocess.CompletedProcess[str]:
+    argv = [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", "0"]
+    return subprocess.run(
+        [*argv, "--database-url", database_url],
+        capture_output=True,
+        text=True,
+        env=serve_env(),
+        timeout=60,
+        check=False,
+    )
+
+
+def test_serve_refuses_an_unreachable_database_with_exit_10_and_creates_nothing(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    done = _serve(data_dir, f"postgresql://mcp:{PASSWORD}@/nowhere?host={tmp_path}")
+    assert done.returncode == 10, done.stderr
+    assert "error [STORAGE_UNAVAILABLE]" in done.stderr
+    assert "postgresql://mcp:***@/nowhere" in done.stderr
+    assert PASSWORD not in done.stderr + done.stdout
+    left = {p.name for p in data_dir.iterdir()} if data_dir.exists() else set[str]()
+    assert not left & {"secret.key", "admin-token", "serve.json", "mcp"}, left
+
+
+def test_serve_refuses_a_schema_newer_than_the_code_naming_both_versions(tmp_path: Path, database_url: str) -> None:
+    store = PgStore(database_url, display="db")
+    store.open()
+    store.close()
+    with psycopg.connect(database_url) as conn:
+        conn.execute(
+            "INSERT INTO mcp_center.schema_version (version, name) VALUES (%s, 'future')", (code_version() + 7,)
+        )
+    done = _serve(tmp_path / "data", database_url)
+    assert done.returncode == 11, done.stderr
+    assert "error [STORAGE_SCHEMA_TOO_NEW]" in done.stderr
+    assert f"version {code_version() + 7}" in done.stderr and f"version {code_version()}" in done.stderr
+    with psycopg.connect(database_url) as conn:
+        assert conn.execute("SELECT count(*) FROM mcp_center.instances").fetchone() == (0,)
+
+
+async def _prepare(settings: Settings, echo_url: str) -> tuple[str, str]:
+    """A data directory with a trusted, tested, enabled server with a secret header, OAuth material
+    and a gateway token; returns `(gateway token, planted OAuth plaintext)`."""
+    async with McpCenter.open(settings, connect=False) as center:
+        body = {
+            "name": "Echo",
+            "transport": "streamable_http",
+            "url": echo_url,
+            "secret_headers": ["X-Api-Key"],
+            "tool_policies": {"whoami": "allow"},
+        }
+        view = await center.create_server(body)
+        view = await center.set_secret(view["id"], "header", "X-Api-Key", "migrated-secret-value")
+        await center.trust(view["id"], view["digest"])
+        assert (await center.test(view["id"])).ok
+        await center.enable(view["id"])
+        _, token = center.gateway_tokens.create("agent")
+    cipher = SecretCipher(load_or_create_key(settings.data_dir, None))
+    oauth_id = secret_id(SecretKind.OAUTH, "echo", "grant-of-a-binding")
+    with JsonStore(settings.mcp_dir).transaction() as state:
+        state.secrets[oauth_id] = cipher.seal("refresh-token-planted", associated_data=oauth_id)
+    return token, "refresh-token-planted"
+
+
+def _migrate(data_dir: Path, database_url: str) -> subprocess.CompletedProcess[str]:
+    argv = [str(VENV_BIN / "mcp-center"), "migrate", "--to", database_url, "--data-dir", str(data_dir)]
+    return subprocess.run(argv, capture_output=True, text=True, env=serve_env(), timeout=60, check=False)
+
+
+def test_a_data_directory_migrates_whole_and_its_servers_stay_trusted_and_callable(
+    tmp_path: Path, pg_cluster: PgCluster
+) -> None:
+    database_url = pg_cluster.database()
+    settings = Settings.load(data_dir=tmp_path / "files", environ={})
+    try:
+        with running_echo_http() as echo_url:
+            token, planted = anyio.run(_prepare, settings, echo_url)
+            done = _migrate(settings.data_dir, database_url)
+            assert done.returncode == 0, done.stderr
+            assert "migrated" in done.stdout and "1 servers" in done.stdout
+
+            source = JsonStore(settings.mcp_dir).read()
+            target = PgStore(database_url, display="db")
+            target.open()
+            try:
+                copied = target.read()
+            finally:
+                target.close()
+            for section in SECTIONS:
+                assert copied.section(section) == source.section(section), section
+            oauth_id = secret_id(SecretKind.OAUTH, "echo", "grant-of-a-binding")
+            cipher = SecretCipher(load_or_create_key(settings.data_dir, None))
+            assert cipher.open(copied.secrets[oauth_id], associated_data=oauth_id) == planted
+
+            # A serve on the database, with the data directory's key and its own (empty) data directory.
+            env = {**serve_env(), "MCP_CENTER_SECRET_KEY": (settings.data_dir / "secret.key").read_text().strip()}
+            instance = spawn_instance("migrated", tmp_path, env, database_url)
+            try:
+                with httpx2.Client(base_url=instance.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as api:
+                    view = api.get("/api/mcp/servers/echo").json()
+                    assert (view["trusted"], view["tested"], view["enabled"]) == (True, True, True), view
+                    eventually_sync(lambda: api.get("/api/mcp/servers/echo").json()["status"]["state"] == "ready")
+                agent = GatewayClient(instance.url, token, "2026-07-28")
+                try:
+                    seen: dict[str, Any] = agent.call("mcp__echo__whoami", {})
+                finally:
+                    agent.close()
+            finally:
+                stop_process(instance.proc)
+            assert "result" in seen, seen
+            # The server received the secret header, decrypted on PostgreSQL with the migrated key (never
+            # re-entered); the host redacts a known secret value in what the agent sees.
+            headers = seen["result"]["structuredContent"]
+            assert headers["x-api-key"] == "[redacted]", headers
+
+            again = _migrate(settings.data_dir, database_url)
+            assert again.returncode == 4, again.stderr
+            assert "error [MIGRATION_TARGET_NOT_EMPTY]" in again.stderr
+            after = PgStore(database_url, display="db")
+            after.open()
+            try:
+                assert len(GatewayTokens(after).list()) == 1  # nothing was added
+            finally:
+                after.close()
+    finally:
+        pg_cluster.drop(database_url)

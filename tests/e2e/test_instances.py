@@ -1,0 +1,234 @@
+"""Two real `serve` instances on one PostgreSQL 15 database behind Debian's HAProxy, round-robin (R-10.1, R-10.2).
+
+One cluster per module (the instances, the balancer from `deploy/haproxy.cfg`, a fresh database,
+an echo server both instances connect to); the last test kills an instance with SIGKILL. Times of
+propagation are required (within 1 s), so they are bounded waits; the measured times go to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.e2e.cluster import INSTANCE_HEADER, Cluster, GatewayClient, running_cluster
+from tests.support.mcp_servers import running_echo_http
+from tests.support.postgres import PgCluster
+from tests.support.waiting import eventually_sync
+
+ECHO = "mcp__echo__echo"
+ADD = "mcp__echo__add"
+ERAS = ("2025-11-25", "2026-07-28")
+
+
+def _text(message: dict[str, Any]) -> str:
+    assert "result" in message, message
+    content = message["result"]["content"]
+    return "".join(c.get("text", "") for c in content)
+
+
+def _ready_everywhere(cluster: Cluster, server_id: str) -> None:
+    def ready() -> bool:
+        with cluster.api() as api:
+            board = api.get("/api/instances").json()
+        states = {i["name"]: i["servers"].get(server_id, {}).get("state") for i in board["instances"]}
+        return states == dict.fromkeys(cluster.instances, "ready")
+
+    eventually_sync(ready, timeout_s=30)
+
+
+def _confirm_again(api: httpx2.Client, view: dict[str, Any]) -> None:
+    """Trust, test and enable a server again where its view says it needs it."""
+    server_id = view["id"]
+    if "trust" in view["needs"]:
+        assert api.post(f"/api/mcp/servers/{server_id}/trust", json={"digest": view["digest"]}).is_success
+    if "test" in view["needs"]:
+        assert api.post(f"/api/mcp/servers/{server_id}/test").json()["ok"]
+    if view["needs"]:
+        assert api.post(f"/api/mcp/servers/{server_id}/enable").is_success
+
+
+@pytest.fixture(scope="module")
+def cluster(pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    root = tmp_path_factory.mktemp("instances")
+    database_url = pg_cluster.database()
+    try:
+        with running_echo_http() as echo_url, running_cluster(root, database_url) as running:
+            with running.api() as api:
+                body = {
+                    "name": "Echo",
+                    "transport": "streamable_http",
+                    "url": echo_url,
+                    "tool_policies": {"echo": "allow", "add": "ask"},
+                }
+                created = api.post("/api/mcp/servers", json=body)
+                assert created.status_code == 201, created.text
+                view = created.json()
+                assert api.post(f"/api/mcp/servers/{view['id']}/trust", json={"digest": view["digest"]}).is_success
+                tested = api.post(f"/api/mcp/servers/{view['id']}/test")
+                assert tested.json()["ok"], tested.text
+                assert api.post(f"/api/mcp/servers/{view['id']}/enable").is_success
+                token = api.post("/api/gateway/tokens", json={"name": "agents"})
+                assert token.status_code == 201, token.text
+            running.extra.update(token=token.json()["token"], token_id=token.json()["id"], server_id=view["id"])
+            _ready_everywhere(running, view["id"])
+            yield running
+    finally:
+        pg_cluster.drop(database_url)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_200_gateway_calls_through_the_balancer_are_all_correct(cluster: Cluster, era: str) -> None:
+    """2026-07-28 requests go round-robin (every instance answers); 2025-11-25 sessions stay on the
+    instance that opened them (four sessions, fifty calls each)."""
+    answered: list[str] = []
+    for session in range(4):
+        agent = GatewayClient(cluster.lb_url, cluster.extra["token"], era)
+        try:
+            for i in range(50):
+                text = f"{era}-{session}-{i}"
+                assert _text(agent.call(ECHO, {"text": text})) == text
+            answered += agent.answered_by
+            if era == "2025-11-25":
+                assert len(set(agent.answered_by)) == 1, agent.answered_by  # one session, one instance
+        finally:
+            agent.close()
+    assert len(answered) >= 200
+    assert set(answered) == set(cluster.instances), f"answered by {sorted(set(answered))}"
+
+
+def test_a_call_waiting_for_approval_on_one_instance_is_approved_on_the_other_and_completes(cluster: Cluster) -> None:
+    agent = GatewayClient(cluster.lb_url, cluster.extra["token"], "2025-11-25")
+    outcome: list[dict[str, Any]] = []
+    try:
+        agent.initialize()
+        waiting_on = agent.answered_by[-1]
+        other = next(i for name, i in cluster.instances.items() if name != waiting_on)
+        caller = threading.Thread(target=lambda: outcome.append(agent.call(ADD, {"a": 2, "b": 40})), daemon=True)
+        caller.start()
+        with cluster.api(other.url) as api:
+            pending = eventually_sync(lambda: api.get("/api/approvals").json()["approvals"], timeout_s=10)
+            decided = api.post(f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"})
+            assert decided.status_code == 200, decided.text
+            assert decided.headers[INSTANCE_HEADER] == other.name
+        caller.join(timeout=20)
+        assert not caller.is_alive()
+    finally:
+        agent.close()
+    assert _text(outcome[0]) == "42"
+    assert agent.answered_by[-1] == waiting_on  # the call itself stayed on its session's instance
+
+
+def test_a_configuration_change_on_one_instance_reaches_the_other_s_catalog_within_a_second(cluster: Cluster) -> None:
+    server_id = cluster.extra["server_id"]
+    a, b = cluster.instances["a"], cluster.instances["b"]
+    agent = GatewayClient(b.url, cluster.extra["token"], "2026-07-28")
+
+    def listed() -> set[str]:
+        return {t["name"] for t in agent.request("tools/list", {})["result"]["tools"]}
+
+    try:
+        assert ADD in listed()
+        with cluster.api(a.url) as api:
+            version = api.get(f"/api/mcp/servers/{server_id}").json()["version"]
+            started = time.monotonic()
+            changed = api.patch(f"/api/mcp/servers/{server_id}", json={"version": version, "disabled_tools": ["add"]})
+            assert changed.status_code == 200, changed.text
+            eventually_sync(lambda: ADD not in listed(), timeout_s=1.0, interval_s=0.01)
+            took = time.monotonic() - started
+            restored = api.patch(
+                f"/api/mcp/servers/{server_id}", json={"version": changed.json()["version"], "disabled_tools": []}
+            )
+            assert restored.status_code == 200, restored.text
+            _confirm_again(api, restored.json())  # enabling a tool is high-risk (R-1.4)
+        _ready_everywhere(cluster, server_id)
+        eventually_sync(lambda: ADD in listed(), timeout_s=5.0, interval_s=0.01)
+    finally:
+        agent.close()
+    sys.stderr.write(f"configuration change seen by the other instance's catalog after {took * 1000:.0f} ms\n")
+
+
+def test_a_stale_version_is_refused_by_the_other_instance(cluster: Cluster) -> None:
+    """Optimistic versions (409) hold across instances: both read version N, the second writer loses."""
+    server_id = cluster.extra["server_id"]
+    a, b = cluster.instances["a"], cluster.instances["b"]
+    with cluster.api(a.url) as on_a, cluster.api(b.url) as on_b:
+        version = on_a.get(f"/api/mcp/servers/{server_id}").json()["version"]
+        first = on_a.patch(f"/api/mcp/servers/{server_id}", json={"version": version, "name": "Echo A"})
+        assert first.status_code == 200, first.text
+        second = on_b.patch(f"/api/mcp/servers/{server_id}", json={"version": version, "name": "Echo B"})
+        assert second.status_code == 409, second.text
+        assert second.json()["error"]["code"] == "MCP_SERVER_VERSION_CONFLICT"
+        assert on_b.get(f"/api/mcp/servers/{server_id}").json()["name"] == "Echo A"
+
+
+def test_a_token_revoked_on_one_instance_is_refused_by_the_other_within_a_second(cluster: Cluster) -> None:
+    a, b = cluster.instances["a"], cluster.instances["b"]
+    with cluster.api(a.url) as api:
+        created = api.post("/api/gateway/tokens", json={"name": "doomed"}).json()
+        agent = GatewayClient(b.url, created["token"], "2026-07-28")
+        try:
+            assert _text(eventually_sync(lambda: agent.call(ECHO, {"text": "before"}))) == "before"
+            started = time.monotonic()
+            assert api.delete(f"/api/gateway/tokens/{created['id']}").status_code == 204
+
+            def refused() -> bool:
+                response = agent.http.post(
+                    "/mcp",
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+                    headers=agent._headers("tools/list"),  # pyright: ignore[reportPrivateUsage]
+                )
+                return response.status_code == 401
+
+            eventually_sync(refused, timeout_s=1.0, interval_s=0.01)
+            took = time.monotonic() - started
+        finally:
+            agent.close()
+    sys.stderr.write(f"revoked token refused by the other instance after {took * 1000:.0f} ms\n")
+
+
+def test_every_instance_is_listed_with_its_state_of_the_server(cluster: Cluster) -> None:
+    with cluster.api() as api:
+        board = api.get("/api/instances")
+    assert board.status_code == 200
+    names = [i["name"] for i in board.json()["instances"]]
+    assert sorted(names) == sorted(cluster.instances)
+    answered = board.headers[INSTANCE_HEADER]
+    assert [i["here"] for i in board.json()["instances"]].count(True) == 1
+    assert next(i for i in board.json()["instances"] if i["here"])["name"] == answered
+
+
+def test_after_kill_9_of_one_instance_the_agents_continue_through_the_other(cluster: Cluster, tmp_path: Path) -> None:
+    """Sessionless agents at once; a session on the dead instance after its 404 and a new initialize."""
+    del tmp_path
+    sessionless = GatewayClient(cluster.lb_url, cluster.extra["token"], "2026-07-28")
+    sessions = [GatewayClient(cluster.lb_url, cluster.extra["token"], "2025-11-25") for _ in range(2)]
+    try:
+        for agent in sessions:
+            assert _text(agent.call(ECHO, {"text": "warm"})) == "warm"
+        homes = [agent.answered_by[-1] for agent in sessions]
+        victim = cluster.instances[homes[0]]  # at least one session lives on the instance that dies
+        survivor = next(i for name, i in cluster.instances.items() if name != victim.name)
+        os.kill(victim.proc.pid, signal.SIGKILL)
+        victim.proc.wait(timeout=10)
+        for i in range(20):
+            assert _text(sessionless.call(ECHO, {"text": f"after-{i}"})) == f"after-{i}"
+            for agent in sessions:
+                assert _text(agent.call(ECHO, {"text": f"s-{i}"})) == f"s-{i}"
+        assert set(sessionless.answered_by[-20:]) == {survivor.name}
+        for agent in sessions:
+            assert agent.answered_by[-1] == survivor.name
+        # Exactly the sessions that lived on the victim met the spec's 404 and opened a new session.
+        assert [agent.reinitialized for agent in sessions] == [int(home == victim.name) for home in homes]
+    finally:
+        sessionless.close()
+        for agent in sessions:
+            agent.close()

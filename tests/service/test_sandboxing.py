@@ -1,0 +1,171 @@
+"""Sandboxed stdio servers through `McpCenter` (R-11.1, R-11.2, R-1.4, R-2.1, R-3.11).
+
+In process, with the real escape server (`tests/servers/escape_stdio.py`) in real sandboxes: the
+policy is in the summary and the digest, production runs stdio servers only sandboxed, a server's
+home goes with it, and what the sandbox refused is marked in the request log and the stderr view.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_center.config import Settings
+from mcp_center.errors import SandboxRequired, SandboxWarmUpUnsupported, ServerNotTrusted
+from mcp_center.service import McpCenter
+from mcp_center.transports.sandbox import sandbox_uid
+from tests.support.sandbox import escape_command, require_sandbox
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux only"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _sandbox_available() -> None:
+    require_sandbox()
+
+
+def escape_body(server_id: str = "escape", *, sandboxed: bool = True, **policy: Any) -> dict[str, Any]:
+    argv, paths = escape_command()
+    body: dict[str, Any] = {"id": server_id, "name": "Escape", "transport": "stdio", "command": argv[0]}
+    body["args"] = argv[1:]
+    if sandboxed:
+        body["sandbox"] = {"paths": [p.model_dump() for p in paths], **policy}
+    return body
+
+
+async def ready(center: McpCenter, body: dict[str, Any]) -> dict[str, Any]:
+    view = await center.create_server(body)
+    await center.trust(view["id"], view["digest"])
+    result = await center.test(view["id"])
+    assert result.ok, result.error
+    return await center.enable(view["id"])
+
+
+async def text_of(center: McpCenter, server_id: str, tool: str, **arguments: Any) -> tuple[bool, str]:
+    result = await center.call_tool(server_id, tool, arguments)
+    return not result.get("isError", False), result["content"][0]["text"]
+
+
+async def test_production_runs_a_sandboxed_stdio_server_and_refuses_an_unconfined_one(tmp_path: Path) -> None:
+    settings = Settings.load(data_dir=tmp_path / "prod", profile="production", environ={})
+    async with McpCenter.open(settings) as center:
+        plain = await center.create_server(escape_body("plain", sandboxed=False))
+        assert "sandbox" in plain["needs"]
+        await center.trust("plain", plain["digest"])
+        with pytest.raises(SandboxRequired) as refused:
+            await center.test("plain")
+        assert refused.value.details["reason"] == "sandbox_required"
+
+        view = await ready(center, escape_body("boxed"))
+        assert "sandbox" not in view["needs"] and view["status"]["state"] == "ready"
+        assert await text_of(center, "boxed", "echo", text="confined") == (True, "confined")
+
+
+async def test_the_policy_is_in_the_summary_and_loosening_it_needs_a_new_confirmation(center: McpCenter) -> None:
+    """R-1.4, R-2.1: network, limits and paths are high-risk fields."""
+    view = await ready(center, escape_body())
+    assert view["summary"]["sandbox"]["network"] == "none"
+    assert view["summary"]["sandbox"]["max_processes"] == 256
+    for change in ({"network": "egress"}, {"memory_mb": None}, {"max_processes": 4096}):
+        current = await center.get_server("escape")
+        policy = {**current["sandbox"], **change}
+        changed = await center.update_server("escape", {"sandbox": policy, "version": current["version"]}, partial=True)
+        assert changed["digest"] != current["digest"], change
+        assert (changed["trusted"], changed["tested"], changed["enabled"]) == (False, False, False), change
+        await center.trust("escape", changed["digest"])
+        assert (await center.test("escape")).ok
+        await center.enable("escape")
+    unconfined = await center.get_server("escape")
+    dropped = await center.update_server("escape", {"sandbox": None, "version": unconfined["version"]}, partial=True)
+    assert "sandbox" not in dropped["summary"] and dropped["trusted"] is False
+
+
+async def test_an_unconfined_servers_summary_has_no_sandbox_key(center: McpCenter) -> None:
+    """Digests confirmed before sandboxes existed stay valid: no `"sandbox": null` appears."""
+    view = await center.create_server(escape_body(sandboxed=False))
+    assert "sandbox" not in view["summary"]
+    assert view["sandbox_host"] is None
+
+
+async def test_the_home_is_kept_between_runs_and_removed_with_the_server(center: McpCenter, settings: Settings) -> None:
+    await ready(center, escape_body())
+    assert await text_of(center, "escape", "write_file", path="/home/mcp/state", text="1") == (True, "written")
+    home = settings.data_dir / "sandbox" / "escape" / "home"
+    assert (home / "state").read_text() == "1"
+    await center.disable("escape")
+    await center.enable("escape")
+    assert await text_of(center, "escape", "read_file", path="/home/mcp/state") == (True, "1")
+    await center.delete_server("escape")
+    assert not (settings.data_dir / "sandbox" / "escape").exists()
+
+
+async def test_what_the_sandbox_refused_is_marked_in_the_request_log_and_stderr(center: McpCenter) -> None:
+    await ready(center, escape_body())
+    ok, text = await text_of(center, "escape", "write_file", path="/etc/escape")
+    assert not ok and text.startswith("EROFS")
+    ok, _ = await text_of(center, "escape", "connect", host="192.0.2.1", port=443)
+    assert not ok
+    assert await text_of(center, "escape", "say", text="Error: EACCES: permission denied, open '/root/x'") == (
+        True,
+        "said",
+    )
+    logs = await center.logs("escape")
+    calls = [e for e in logs["requests"] if e["method"] == "tools/call"]
+    assert [e["violation"] for e in calls] == [
+        {"kind": "filesystem", "errno": "EROFS"},
+        {"kind": "network", "errno": "ENETUNREACH"},
+        None,
+    ]
+    marked = [line for line in logs["stderr"] if "violation" in line]
+    assert marked and marked[-1]["violation"] == {"kind": "filesystem", "errno": "EACCES"}
+    assert "EROFS" not in str(calls[0]["error"]), "the result's text itself is never kept"
+
+
+async def test_an_unconfined_servers_errors_are_not_called_violations(center: McpCenter) -> None:
+    await ready(center, escape_body(sandboxed=False))
+    ok, _ = await text_of(center, "escape", "read_file", path="/nonexistent/dir/file")
+    assert not ok
+    await text_of(center, "escape", "say", text="EACCES: permission denied")
+    logs = await center.logs("escape")
+    assert all(entry["violation"] is None for entry in logs["requests"])
+    assert all("violation" not in line for line in logs["stderr"])
+
+
+async def test_the_view_shows_the_hosts_sandbox_and_warns_about_what_will_fail(
+    center: McpCenter, tmp_path: Path
+) -> None:
+    hidden = tmp_path / "bin" / "server"
+    hidden.parent.mkdir()
+    hidden.write_text("#!/bin/sh\n")
+    hidden.chmod(0o755)
+    view = await center.create_server(
+        {
+            "id": "warned",
+            "name": "Warned",
+            "transport": "stdio",
+            "command": str(hidden),
+            "sandbox": {"paths": [{"path": str(tmp_path / "absent")}]},
+        }
+    )
+    host = view["sandbox_host"]
+    assert host["available"] is True and host["home"] == "/home/mcp"
+    if host["mode"] == "setuid":
+        assert host["uid"] == sandbox_uid("warned")
+    codes = {w["code"] for w in view["warnings"]}
+    assert {"SANDBOX_COMMAND_HIDDEN", "SANDBOX_PATH_MISSING"} <= codes
+
+
+async def test_warm_up_needs_trust_and_an_npx_or_uvx_command(center: McpCenter) -> None:
+    view = await center.create_server(escape_body())
+    with pytest.raises(ServerNotTrusted):
+        await center.warm_up_sandbox("escape")
+    await center.trust("escape", view["digest"])
+    with pytest.raises(SandboxWarmUpUnsupported) as caught:
+        await center.warm_up_sandbox("escape")
+    assert caught.value.code == "MCP_SANDBOX_WARM_UP_UNSUPPORTED"

@@ -1,0 +1,256 @@
+"""The PostgreSQL store against a real PostgreSQL 15 (R-10.1): schema versions, refusals, the feed that
+keeps the hot path off the database, locks and presence across processes, and a database that goes away.
+
+The store's semantics shared with the file backend (transactions, approvals, cards, tokens) are
+proved by the service modules, which run on both backends (`shared_settings`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import anyio
+import psycopg
+import pytest
+
+from mcp_center.config import Settings, parse_server_config
+from mcp_center.errors import SecretKeyMismatch, StorageError, StorageSchemaTooNew, StorageUnavailable
+from mcp_center.service.gateway_tokens import GatewayTokens
+from mcp_center.store import PgStore, ServerRecord
+from mcp_center.store.pg_schema import code_version
+from tests.support.postgres import PgCluster
+from tests.support.waiting import eventually_sync
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def _record(server_id: str, version: int = 1) -> ServerRecord:
+    config = parse_server_config({"id": server_id, "name": server_id, "transport": "stdio", "command": "cat"})
+    return ServerRecord(config=config, version=version, created_at=NOW, updated_at=NOW)
+
+
+@pytest.fixture
+def stores(database_url: str) -> Iterator[list[PgStore]]:
+    """Two open stores on one database: two instances' views of the shared state."""
+    made = [PgStore(database_url, display="test-db") for _ in range(2)]
+    for store in made:
+        store.open()
+    yield made
+    for store in made:
+        store.close()
+
+
+def _versions(url: str) -> list[int]:
+    with psycopg.connect(url) as conn:
+        return [int(r[0]) for r in conn.execute("SELECT version FROM mcp_center.schema_version ORDER BY version")]
+
+
+def test_open_applies_every_migration_once_and_records_it(database_url: str) -> None:
+    for _ in range(2):  # the second open finds the schema current
+        store = PgStore(database_url, display="test-db")
+        store.open()
+        store.close()
+    assert _versions(database_url) == list(range(1, code_version() + 1))
+
+
+def test_a_schema_newer_than_the_code_is_refused_naming_both_versions(database_url: str) -> None:
+    PgStore(database_url, display="test-db").open()
+    with psycopg.connect(database_url) as conn:
+        conn.execute("INSERT INTO mcp_center.schema_version (version, name) VALUES (99, 'from_the_future')")
+    store = PgStore(database_url, display="test-db")
+    with pytest.raises(StorageSchemaTooNew) as refused:
+        store.open()
+    assert refused.value.code == "STORAGE_SCHEMA_TOO_NEW"
+    assert refused.value.details["database_version"] == 99
+    assert refused.value.details["code_version"] == code_version()
+    assert "99" in refused.value.message and str(code_version()) in refused.value.message
+    assert _versions(database_url)[-1] == 99  # nothing was changed
+
+
+def test_an_unreachable_database_is_a_clear_error_without_the_password(tmp_path: object) -> None:
+    url = f"postgresql://mcp:s3cret-pw@/nowhere?host={tmp_path}"
+    settings = Settings.load(data_dir=f"{tmp_path}/data", database_url=url, environ={})
+    store = PgStore(url, display=settings.database_display or "")
+    with pytest.raises(StorageUnavailable) as refused:
+        store.open()
+    assert refused.value.code == "STORAGE_UNAVAILABLE"
+    assert refused.value.http_status == 503
+    assert "s3cret-pw" not in refused.value.message
+    assert "s3cret-pw" not in str(refused.value.details)
+    assert refused.value.details["database"] == "postgresql://mcp:***@/nowhere"
+
+
+def test_a_commit_in_one_instance_reaches_the_other_s_change_feed_within_a_second(stores: list[PgStore]) -> None:
+    here, there = stores
+
+    async def main() -> frozenset[str]:
+        async with there.changes(["servers"]) as changes:
+            with here.transaction() as state:
+                state.servers["a"] = _record("a")
+            with anyio.fail_after(1.0):
+                return await changes.next()
+
+    assert anyio.run(main) == frozenset({"servers"})
+    assert "a" in there.read().servers
+
+
+def test_the_hot_path_answers_from_memory_while_the_tables_are_locked(stores: list[PgStore], database_url: str) -> None:
+    """The per-call token check and the registry key never query the database (R-8.2, R-10.1):
+    with the tables locked by another session, they still answer, and at once."""
+    here, there = stores
+    record, token = GatewayTokens(there).create("agent")
+    tokens = GatewayTokens(here)
+    assert eventually_sync(lambda: tokens.identify(token)) == record.id
+    answers: list[object] = []
+    with psycopg.connect(database_url) as blocker, blocker.transaction():
+        blocker.execute(
+            "LOCK TABLE mcp_center.gateway_tokens, mcp_center.servers, mcp_center.generations IN ACCESS EXCLUSIVE MODE"
+        )
+
+        def hot_path() -> None:
+            answers.extend(tokens.identify(token) for _ in range(1000))
+            answers.append(here.stamp("servers"))
+            answers.append(here.read_if_fresh() is not None)
+
+        worker = threading.Thread(target=hot_path, daemon=True)
+        worker.start()
+        worker.join(timeout=10)
+        assert not worker.is_alive(), "the hot path waited for the locked tables"
+    assert answers[:1000] == [record.id] * 1000
+    assert answers[-1] is True
+
+
+def test_optimistic_versions_hold_across_instances(stores: list[PgStore]) -> None:
+    """The transaction lock serializes instances: the second writer reads the first one's commit."""
+    here, there = stores
+    with here.transaction() as state:
+        state.servers["a"] = _record("a", version=1)
+    # A plain read is current within the notification's latency (ms); the transaction below is exact.
+    seen = eventually_sync(lambda: there.read().servers.get("a"))
+    assert seen is not None
+    seen_by_there = seen.version
+    with here.transaction() as state:
+        state.servers["a"] = _record("a", version=2)
+    with there.transaction() as state:  # a stale read (version 1) would let a lost update through
+        assert seen_by_there == 1
+        assert state.servers["a"].version == 2
+
+
+def test_a_keyed_lock_is_single_flight_across_instances(stores: list[PgStore]) -> None:
+    here, there = stores
+
+    async def main() -> None:
+        async with here.lock("oauth-renewal:x"):
+            with anyio.move_on_after(0.3) as waited:
+                async with there.lock("oauth-renewal:x"):
+                    pytest.fail("two instances held one lock")
+            assert waited.cancelled_caught
+            with pytest.raises(StorageError) as timed_out:
+                async with there.lock("oauth-renewal:x", timeout_s=0.2):
+                    pytest.fail("two instances held one lock")
+            assert timed_out.value.details["fault"] == "lock_timeout"
+        with anyio.fail_after(5):
+            async with there.lock("oauth-renewal:x"):
+                pass
+
+    anyio.run(main)
+
+
+_JOINER = """
+import sys
+from mcp_center.store import PgStore
+store = PgStore(sys.argv[1], display="db")
+store.open()
+store.join_instance("doomed-run")
+print("joined", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_run_killed_with_sigkill_is_seen_gone_by_the_other_instances(
+    stores: list[PgStore], database_url: str
+) -> None:
+    here, _ = stores
+    with subprocess.Popen(
+        [sys.executable, "-c", _JOINER, database_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as child:
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline() == b"joined\n"
+            assert eventually_sync(lambda: here.instance_alive("doomed-run"), timeout_s=5)
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait(timeout=5)
+            assert eventually_sync(lambda: not here.instance_alive("doomed-run"), timeout_s=3)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=5)
+
+
+def test_a_damaged_row_is_refused_naming_the_table_and_the_id(stores: list[PgStore], database_url: str) -> None:
+    del stores  # opened: the schema exists
+    with psycopg.connect(database_url) as conn:
+        conn.execute(
+            "INSERT INTO mcp_center.servers (id, version, enabled, updated_at, record)"
+            " VALUES ('broken', 1, false, now(), '{\"config\": 3}')"
+        )
+        conn.execute("UPDATE mcp_center.generations SET generation = generation + 1 WHERE section = 'servers'")
+    fresh = PgStore(database_url, display="test-db")
+    with pytest.raises(StorageError) as refused:
+        fresh.open()
+    assert refused.value.details["table"] == "mcp_center.servers"
+    assert refused.value.details["id"] == "broken"
+
+
+def test_the_database_going_away_fails_with_a_stable_code_and_the_store_recovers_when_it_returns(
+    pg_cluster: PgCluster, stores: list[PgStore]
+) -> None:
+    here, there = stores
+    with here.transaction() as state:
+        state.servers["a"] = _record("a")
+    tokens = GatewayTokens(here)
+    pg_cluster.stop()
+    try:
+        # The feed notices at once (the server closes every connection): caches no longer count.
+        eventually_sync(lambda: here.read_if_fresh() is None, timeout_s=5)
+        with pytest.raises(StorageUnavailable) as down:
+            here.read()
+        assert down.value.code == "STORAGE_UNAVAILABLE"
+        with pytest.raises(StorageUnavailable):
+            tokens.identify("mcpg_anything")
+        with pytest.raises(StorageUnavailable), here.transaction() as state:
+            state.servers["b"] = _record("b")
+    finally:
+        pg_cluster.start_again()
+    returned = time.monotonic()
+
+    def reads() -> bool:
+        try:
+            here.read()
+        except StorageUnavailable:
+            return False
+        return here.read_if_fresh() is not None
+
+    assert eventually_sync(reads, timeout_s=10)
+    sys.stderr.write(f"store usable again {time.monotonic() - returned:.2f} s after the database returned\n")
+    with there.transaction() as state:
+        state.servers["b"] = _record("b")
+    assert eventually_sync(lambda: "b" in (here.read_if_fresh() or here.read()).servers, timeout_s=2)
+    assert tokens.identify("mcpg_anything") is None
+
+
+def test_an_instance_with_another_key_is_refused(stores: list[PgStore]) -> None:
+    """Every instance must hold the key the ciphertexts were sealed with (R-10.1); the key never enters
+    the database, only a keyed check value of a constant."""
+    here, there = stores
+    here.check_key("check-of-key-one")
+    here.check_key("check-of-key-one")  # the same key again: fine
+    with pytest.raises(SecretKeyMismatch) as refused:
+        there.check_key("check-of-key-two")
+    assert refused.value.code == "SECRET_KEY_MISMATCH"
