@@ -11,12 +11,13 @@ import httpx2
 import pytest
 
 from mcp_center.api import create_api
+from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, assert_error, make_ready, remote_body
-from tests.conftest import Settings
 from tests.servers.capabilities import Upstream
-from tests.service._capabilities import capability_server, next_event
+from tests.support.api import ADMIN_TOKEN, assert_error, remote_body
+from tests.support.capabilities import capability_server, next_event
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import make_ready
 from tests.support.results import text_of
 
 pytestmark = pytest.mark.anyio

@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, api_client, api_routes, assert_envelope, assert_error, declared_routes
+from tests.support.api import ADMIN_TOKEN, api_client, api_routes, assert_envelope, assert_error, declared_routes
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,8 @@ import pytest
 from mcp_center.config import Settings
 from mcp_center.secrets import REDACTED, default_redactor
 from mcp_center.secrets.redact import install_log_redaction
-from tests.api._support import assert_error, make_ready
+from tests.support.api import assert_error
+from tests.support.readiness import make_ready
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ import pytest
 from mcp_center.auth import UrlPolicy, discover, select_issuer
 from mcp_center.auth.discovery import Discovery
 from mcp_center.errors import OAuthDiscoveryFailed, OAuthIssuerChoiceRequired
-from tests.auth._support import MCP_URL, World, challenge, make_world
+from tests.support.oauth_world import MCP_URL, World, challenge, make_world
 
 pytestmark = pytest.mark.anyio
 

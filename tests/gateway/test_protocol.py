@@ -27,6 +27,7 @@ from mcp_center.config import Settings
 from tests.servers.protocol_upstream import FAIL_CODE, HOLD, Hold, make_protocol_server
 from tests.support.gateway import gateway_client
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import add_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -44,12 +45,7 @@ class Host:
 
 
 async def _ready(admin: httpx2.AsyncClient, body: dict[str, Any]) -> None:
-    created = await admin.post(SERVERS, json=body)
-    assert created.status_code == 201, created.text
-    view = created.json()
-    assert (await admin.post(f"{SERVERS}/{view['id']}/trust", json={"digest": view["digest"]})).status_code == 200
-    assert (await admin.post(f"{SERVERS}/{view['id']}/test")).json()["ok"]
-    assert (await admin.post(f"{SERVERS}/{view['id']}/enable")).json()["status"]["state"] == "ready"
+    assert (await add_ready(admin, body))["status"]["state"] == "ready"
 
 
 @pytest.fixture

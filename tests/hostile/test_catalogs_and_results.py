@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.fakes.streamable_http import ECHO_TOOL, FakeStreamableServer, serve_fake
 from tests.hostile._support import QUIRKY, SERVERS, Host, quirky_body, remote_body, running_host, text_of
+from tests.support.fakes.streamable_http import ECHO_TOOL, FakeStreamableServer, serve_fake
 
 pytestmark = pytest.mark.anyio
 

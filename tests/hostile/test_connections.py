@@ -14,8 +14,8 @@ from starlette.responses import Response
 
 from mcp_center.runtime import manager as manager_module
 from mcp_center.transports.backoff import Backoff
-from tests.fakes.streamable_http import ECHO_TOOL, FakeStreamableServer, json_response, rpc_error, rpc_result
 from tests.hostile._support import SERVERS, Host, quirky_body, remote_body, running_host, text_of
+from tests.support.fakes.streamable_http import ECHO_TOOL, FakeStreamableServer, json_response, rpc_error, rpc_result
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio

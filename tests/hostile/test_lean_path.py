@@ -27,7 +27,7 @@ from mcp_center.transports import ConnectionSpec, streamable
 from mcp_center.transports import factory as transport_factory
 from mcp_center.transports.backoff import Backoff
 from mcp_center.transports.clip import ReadLimits
-from tests.fakes.streamable_http import ECHO_TOOL, FakeStreamableServer, rpc_result, serve_fake, sse_event
+from tests.support.fakes.streamable_http import ECHO_TOOL, FakeStreamableServer, rpc_result, serve_fake, sse_event
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.fakes.streamable_http import ECHO_TOOL
 from tests.hostile._support import QUIRKY, Host, quirky_body, running_host, text_of
+from tests.support.fakes.streamable_http import ECHO_TOOL
 
 pytestmark = pytest.mark.anyio
 

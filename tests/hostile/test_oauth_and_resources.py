@@ -14,11 +14,11 @@ import pytest
 from mcp_center.config import Settings
 from mcp_center.runtime import manager as manager_module
 from mcp_center.transports.backoff import Backoff
-from tests.api._support import assert_error, open_api
-from tests.fakes.oauth import FakeAuthorizationServer
-from tests.fakes.streamable_http import ECHO_TOOL
 from tests.hostile._support import Host, quirky_body, running_host
 from tests.service.test_oauth import SERVERS, call, create, fakes, oauth_ids, ready, wait_state
+from tests.support.api import assert_error, open_api
+from tests.support.fakes.oauth import FakeAuthorizationServer
+from tests.support.fakes.streamable_http import ECHO_TOOL
 
 pytestmark = pytest.mark.anyio
 

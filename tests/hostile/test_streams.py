@@ -17,11 +17,11 @@ from starlette.responses import Response
 
 import mcp_center.transports.streamable as streamable
 from mcp_center.transports.backoff import Backoff
-from tests.api._support import closed_port_url
-from tests.fakes.streamable_http import FakeStreamableServer, serve_fake, sse_event, sse_response
 from tests.hostile._support import SERVERS, Host, quirky_body, remote_body, running_host, text_of
 from tests.servers.sse_fakes import FakeSseServer
+from tests.support.fakes.streamable_http import FakeStreamableServer, serve_fake, sse_event, sse_response
 from tests.support.loopback import serve_loopback
+from tests.support.ports import closed_port_url
 
 pytestmark = pytest.mark.anyio
 

@@ -31,7 +31,9 @@ from mcp_center.transports import ConnectionSpec
 from mcp_center.transports.backoff import Backoff
 from mcp_center.transports.clip import ReadLimits
 from mcp_center.transports.http import ResponseTooLarge
-from tests.fakes.streamable_http import (
+from tests.servers.http_echo import streamable_app
+from tests.servers.sse_fakes import FakeSseServer, mcp_replies
+from tests.support.fakes.streamable_http import (
     ECHO_TOOL,
     FakeStreamableServer,
     json_response,
@@ -41,9 +43,8 @@ from tests.fakes.streamable_http import (
     sse_event,
     sse_response,
 )
-from tests.servers.http_echo import streamable_app
-from tests.servers.sse_fakes import FakeSseServer, mcp_replies
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import ready_in_center
 
 pytestmark = pytest.mark.anyio
 
@@ -75,11 +76,7 @@ async def _echo(manager: ConnectionManager, text: str) -> str:
 
 
 async def _ready(center: McpCenter, url: str) -> str:
-    view = await center.create_server({"name": "Fake", "transport": "streamable_http", "url": url})
-    await center.trust(view["id"], view["digest"])
-    result = await center.test(view["id"])
-    assert result.ok, result.error
-    await center.enable(view["id"])
+    view = await ready_in_center(center, {"name": "Fake", "transport": "streamable_http", "url": url})
     assert center.status(view["id"]).state.value == "ready"
     return view["id"]
 

@@ -14,7 +14,7 @@ from typing import Any
 import uvicorn
 from starlette.responses import Response
 
-from tests.fakes.streamable_http import FakeStreamableServer
+from tests.support.fakes.streamable_http import FakeStreamableServer
 
 BIG_TOOL = {"name": "big", "inputSchema": {"type": "object"}}
 

@@ -14,7 +14,7 @@ import pytest
 from mcp_center.app import create_app
 from mcp_center.config import Settings
 from mcp_center.web.csrf import MAX_SESSIONS, SESSION_IDLE_S, SESSION_MAX_S, BrowserSessions
-from tests.api._support import BASE_URL, assert_error
+from tests.support.api import BASE_URL, assert_error
 
 pytestmark = pytest.mark.anyio
 

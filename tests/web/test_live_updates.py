@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, Request, Route, expect
 
-from tests.e2e.conftest import Host
-from tests.web._flows import open_server, raw_stdio_body, ready_via_api
-from tests.web.conftest import login
+from tests.support.browser import login, open_server, raw_stdio_body
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -28,7 +28,7 @@ def _is_list_request(request: Request) -> bool:
 def test_a_state_badge_turns_to_error_with_its_reason_from_the_event_stream_without_polling(
     page: Page, host: Host
 ) -> None:
-    ready_via_api(host, raw_stdio_body())
+    add_ready_on_host(host, raw_stdio_body())
     streams: list[str] = []
     page.on("request", lambda r: streams.append(r.url) if urlsplit(r.url).path == "/api/events" else None)
     login(page)
@@ -93,7 +93,7 @@ def test_the_page_polls_while_the_stream_fails_and_goes_live_again(page: Page, h
 def test_a_malformed_tool_is_shown_quarantined_with_its_reason_and_a_failed_category_with_its_error(
     page: Page, host: Host
 ) -> None:
-    ready_via_api(host, raw_stdio_body(broken_prompts=True))
+    add_ready_on_host(host, raw_stdio_body(broken_prompts=True))
     login(page)
     open_server(page, "Raw")
     catalog = page.get_by_role("region", name="Catalog")
