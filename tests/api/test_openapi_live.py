@@ -35,9 +35,9 @@ from mcp_center.config import Settings
 from mcp_center.errors import RequestInvalid
 from mcp_center.service import parse_apply_request, parse_preview_request
 from mcp_center.web import CSRF_HEADER, SESSION_COOKIE, BrowserSessions
-from tests.support.api import ADMIN_TOKEN, api_client
 from tests.support.api import ADMIN_TOKEN as API_TOKEN
-from tests.support.serve import VENV_BIN, Host, running_host
+from tests.support.api import api_client
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, Host, running_host
 
 SEED = 160016
 MAX_EXAMPLES = 4

@@ -23,10 +23,9 @@ from typing import Any
 
 import httpx2
 
-from tests.support.api import ADMIN_TOKEN
 from tests.support.ports import free_port, wait_for_port
 from tests.support.processes import stop_process
-from tests.support.serve import VENV_BIN, serve_env, wait_until_serving
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, serve_env, wait_until_serving
 
 __all__ = ["Cluster", "GatewayClient", "Instance", "running_cluster", "spawn_instance"]
 
