@@ -17,10 +17,9 @@ from mcp_center.config import Settings
 from mcp_center.secrets import install_log_redaction
 from mcp_center.service import McpCenter
 from mcp_center.store import JsonStore, Store, store_for
-from tests.e2e.conftest import running_echo_http
+from tests.support.api import ADMIN_TOKEN
+from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
-
-ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
 
 install_log_redaction()
 

@@ -208,7 +208,9 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     gateway_route = _GatewayRoute(app)
     # Gateway requests skip the REST app's router and middleware stack (R-8.3): the same Host and
     # body-size checks run in front of the endpoint, and the routes below stay for completeness.
+    # `serve` puts `gateway_first(app)` in front of FastAPI itself (its own outer layers included).
     guarded = InstanceHeader(guard_gateway(gateway_route, settings), name=settings.instance_label)  # R-10.2
+    app.state.guarded_gateway = guarded
     app.add_middleware(_GatewayFirst, gateway=guarded)
     app.router.routes.append(Route(GATEWAY_PATH, endpoint=gateway_route, methods=["GET", "POST", "DELETE"]))
     # One server under its own names (R-8.4), same tokens and policy.
@@ -216,6 +218,13 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
         Route(GATEWAY_PATH + "/{server_id}", endpoint=gateway_route, methods=["GET", "POST", "DELETE"])
     )
     return app, token, created
+
+
+def gateway_first(app: FastAPI) -> ASGIApp:
+    """The ASGI app `serve` runs: `/mcp` and `/mcp/{server_id}` go to the guarded gateway endpoint
+    before FastAPI's own layers (exception telemetry, body limit, error middleware), everything
+    else (lifespan included) to `app` (R-8.3). `app` comes from `create_app`."""
+    return _GatewayFirst(app, gateway=app.state.guarded_gateway)
 
 
 class _GatewayFirst:

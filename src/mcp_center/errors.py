@@ -29,7 +29,11 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ToolNotFound             MCP_TOOL_NOT_FOUND
     │   ├── SecretNotFound           MCP_SECRET_NOT_FOUND
     │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
+    │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
+    │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id
+    │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
+    │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
@@ -81,6 +85,8 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
     │                                                              a human; nothing was delivered after that point
+    ├── HostRequestFailed (500)      HOST_REQUEST_FAILED           the running host refused a CLI request (its own
+    │                                                              code in `api_code`, exit by its `status`)
     ├── SandboxUnavailable (503)     MCP_SANDBOX_UNAVAILABLE       R-11.1: this host cannot run sandboxed servers
     │                                                              (exit 12; `details.missing`: bubblewrap,
     │                                                              util-linux, user_namespaces, ...)
@@ -89,11 +95,9 @@ machine-readable context (field paths, reasons) under the same rule.
     │   │                                                          `details.database`: the URL without its password)
     │   └── StorageSchemaTooNew      STORAGE_SCHEMA_TOO_NEW        R-10.1: the database's schema is newer than this
     │                                                              mcp-center (exit 11; `details`: both versions)
-    ├── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
-    │   └── SecretKeyMismatch        SECRET_KEY_MISMATCH           R-10.1: this instance's key is not the key the
-    │                                                              shared database's ciphertexts were sealed with
-    └── HostError                    HOST_ERROR                    the CLI: an error envelope the running host answered
-                                                                   (its own code in `api_code`, exit by its status)
+    └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
+        └── SecretKeyMismatch        SECRET_KEY_MISMATCH           R-10.1: this instance's key is not the key the
+                                                                   shared database's ciphertexts were sealed with
 
 A name that is not found (a server id, a tool) carries `details.did_you_mean`: the closest
 existing names (`did_you_mean()`), so the CLI and the page can offer them.
@@ -121,6 +125,7 @@ __all__ = [
     "CallCancelled",
     "CallInterrupted",
     "CapabilityNotDeclared",
+    "CapabilityNotOffered",
     "CenterError",
     "ConfigInvalid",
     "Conflict",
@@ -130,8 +135,9 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
-    "HostError",
+    "GatewayTokenNotFound",
     "HostNotAllowed",
+    "HostRequestFailed",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportInputChanged",
@@ -161,6 +167,7 @@ __all__ = [
     "PromptNotFound",
     "RequestInvalid",
     "RequestTooLarge",
+    "ResourceNotFound",
     "SandboxRequired",
     "SandboxUnavailable",
     "SandboxWarmUpUnsupported",
@@ -188,7 +195,6 @@ __all__ = [
     "Unauthorized",
     "UpstreamError",
     "did_you_mean",
-    "exit_code_for_status",
 ]
 
 DID_YOU_MEAN = 3
@@ -382,6 +388,27 @@ class PromptNotFound(NotFound):
     """No ready server offers this prompt (`/server:prompt`, R-5.4)."""
 
     code = "MCP_PROMPT_NOT_FOUND"
+
+
+class ResourceNotFound(NotFound):
+    """R-5.5: the server answered `resources/read` with "resource not found" (JSON-RPC -32002, or
+    -32602 invalid params, which SDK servers send for an unknown URI); `details`: server_id, uri, rpc_code."""
+
+    code = "MCP_RESOURCE_NOT_FOUND"
+
+
+class GatewayTokenNotFound(NotFound):
+    """R-7.1: no gateway token with that id (revoking an unknown or already revoked token)."""
+
+    code = "GATEWAY_TOKEN_NOT_FOUND"
+
+
+class CapabilityNotOffered(NotFound):
+    """The server did not declare the capability a request needs (`resources`, `prompts`, `tools`) in
+    `initialize`; the request was not sent (MCP 2025-11-25 lifecycle, "Capability Negotiation").
+    `details.capability` names it."""
+
+    code = "MCP_CAPABILITY_NOT_OFFERED"
 
 
 class ApprovalNotFound(NotFound):
@@ -720,6 +747,26 @@ class CallInterrupted(CenterError):
     exit_code = 9
 
 
+class HostRequestFailed(CenterError):
+    """The running host answered a CLI request with an error envelope (`mcp-center auth` drives the
+    host through its REST API): `api_code`, `message` and `details` are the host's, `status` its
+    HTTP status. The CLI prints the host's code; the status sets the exit (`cli.host.exit_code_for_status`).
+
+    Args:
+        api_code: The envelope's `code` (`HTTP_<status>` when the answer had no envelope).
+        message: The envelope's message (already redacted by the host).
+        details: The envelope's details.
+        status: The HTTP status of the answer.
+    """
+
+    code = "HOST_REQUEST_FAILED"
+
+    def __init__(self, api_code: str, message: str, details: Mapping[str, Any], status: int) -> None:
+        super().__init__(message, details=details)
+        self.api_code = api_code
+        self.status = status
+
+
 class StorageError(CenterError):
     code = "STORAGE_ERROR"
 
@@ -776,42 +823,3 @@ class SecretKeyMismatch(SecretStoreError):
     of the key file). Refused at start, before anything is written."""
 
     code = "SECRET_KEY_MISMATCH"
-
-
-class HostError(CenterError):
-    """An error envelope the running host's REST API answered to a CLI command (R-7.3).
-
-    Args:
-        api_code: The host's error code (`MCP_SERVER_NOT_FOUND`, ...), kept as it came.
-        message: The host's message.
-        details: The host's details.
-        status: The HTTP status; `exit_status` is the CLI exit code for it.
-    """
-
-    code = "HOST_ERROR"
-
-    def __init__(self, api_code: str, message: str, details: Mapping[str, Any], status: int) -> None:
-        super().__init__(message, details=details)
-        self.api_code = api_code
-        self.status = status
-
-    @property
-    def exit_status(self) -> int:
-        """The exit code of the error family answering with `status` (a 404 exits 3, a 409 exits 4)."""
-        return exit_code_for_status(self.status)
-
-
-def exit_code_for_status(status: int) -> int:
-    """The CLI exit code for an HTTP status of the REST API (a CLI command that asked a running host).
-
-    Read from the tree itself, most general class first (InvalidInput 422 → 2, NotFound 404 → 3,
-    Conflict 409 → 4, ..., RequestTooLarge 413 → 2), so a command exits the same whether it raised
-    the error in-process or got it from the API. 1 for a status no class answers with.
-    """
-    level: list[type[CenterError]] = [CenterError]
-    while level:
-        for family in level:
-            if family.http_status == status:
-                return family.exit_code
-        level = [sub for family in level for sub in family.__subclasses__()]
-    return CenterError.exit_code

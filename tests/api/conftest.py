@@ -14,7 +14,7 @@ import pytest
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, BASE_URL, Captured
+from tests.support.api import ADMIN_TOKEN, BASE_URL, Captured
 
 
 @pytest.fixture

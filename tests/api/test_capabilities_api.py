@@ -11,12 +11,13 @@ import httpx2
 import pytest
 
 from mcp_center.api import create_api
+from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, assert_error, make_ready, remote_body
-from tests.conftest import Settings
 from tests.servers.capabilities import Upstream
-from tests.service._capabilities import capability_server, next_event
+from tests.support.api import ADMIN_TOKEN, assert_error, remote_body
+from tests.support.capabilities import capability_server, next_event
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import make_ready
 from tests.support.results import text_of
 
 pytestmark = pytest.mark.anyio
@@ -167,6 +168,21 @@ async def test_prompts_and_resources_come_back_as_untrusted_blocks(
         422,
         "REQUEST_INVALID",
     )
+
+
+async def test_reading_a_resource_the_server_does_not_have_is_not_found_not_a_server_failure(
+    caps: tuple[str, Upstream], api: httpx2.AsyncClient
+) -> None:
+    """The server answered "no such resource": the caller's 404, not a 502 (found by schemathesis, R-5.5)."""
+    await _ready(api, caps[0])
+    response = await api.post("/api/resources/read", json={"server_id": "caps", "uri": "test://no-such-resource"})
+    error = assert_error(response, 404, "MCP_RESOURCE_NOT_FOUND")
+    assert error["details"]["server_id"] == "caps"
+    assert error["details"]["uri"] == "test://no-such-resource"
+    assert error["details"]["rpc_code"] in (-32002, -32602)
+    # The server is still ready: a listed resource reads as before.
+    read = await api.post("/api/resources/read", json={"server_id": "caps", "uri": "test://plain"})
+    assert read.status_code == 200, read.text
 
 
 async def test_an_interaction_card_is_listed_and_answered_over_the_api(

@@ -12,8 +12,9 @@ import httpx2
 import pytest
 
 from mcp_center.service import McpCenter
-from tests.api._support import assert_error, make_ready, stdio_body
-from tests.e2e.conftest import EVERYTHING
+from tests.support.api import assert_error, stdio_body
+from tests.support.mcp_servers import EVERYTHING
+from tests.support.readiness import make_ready
 
 pytestmark = pytest.mark.anyio
 

@@ -15,9 +15,10 @@ import pytest
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, assert_error, create_remote, make_ready, stdio_body
 from tests.servers.http_echo import streamable_app
+from tests.support.api import ADMIN_TOKEN, assert_error, create_remote, stdio_body
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import make_ready
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, api_client, api_routes, assert_envelope, assert_error, declared_routes
+from tests.support.api import ADMIN_TOKEN, api_client, api_routes, assert_envelope, assert_error, declared_routes
 
 pytestmark = pytest.mark.anyio
 
@@ -126,11 +126,17 @@ async def test_every_api_route_answers_errors_in_the_envelope(
 async def test_every_api_route_answers_unknown_server_ids_with_the_not_found_code(
     app: FastAPI, client: httpx2.AsyncClient
 ) -> None:
+    # A valid body for each route (a body that breaks the route's model answers 422 first).
     bodies: dict[str, Any] = {
-        "trust": {"digest": "sha256:00"},
-        "secrets": {"value": "some-secret-value"},
-        "call": {"arguments": {}},
-        "policy": {"policy": "allow", "version": 1},
+        "/trust": {"digest": "sha256:00"},
+        "/secrets/": {"value": "some-secret-value"},
+        "/call": {"arguments": {}},
+        "/policy": {"policy": "allow", "version": 1},
+        "/logging/level": {"level": "info"},
+        "/rpc": {"method": "ping"},
+        "/oauth/complete": {"callback_url": "http://127.0.0.1/oauth/callback?code=c&state=s"},
+        "/oauth/start": {},
+        "/complete": {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}},
         "": {"version": 1, "name": "x", "transport": "streamable_http", "url": "https://a.example/mcp"},
     }
     checked = 0
@@ -193,3 +199,12 @@ async def test_an_unexpected_exception_is_a_500_that_shows_no_exception_text(
         assert "boom" not in response.text
         assert "RuntimeError" not in response.text
         assert error["details"] == {}
+
+
+async def test_revoking_an_unknown_gateway_token_is_the_trees_not_found(client: httpx2.AsyncClient) -> None:
+    """`GatewayTokenNotFound` lives in errors.py with its code and status (R-7.1, R-7.3)."""
+    from mcp_center.errors import GatewayTokenNotFound, NotFound
+
+    assert issubclass(GatewayTokenNotFound, NotFound)
+    error = assert_error(await client.delete("/api/gateway/tokens/0123456789ab"), 404, "GATEWAY_TOKEN_NOT_FOUND")
+    assert error["details"]["id"] == "0123456789ab"

@@ -16,7 +16,8 @@ import pytest
 from mcp_center.config import Settings
 from mcp_center.secrets import REDACTED, default_redactor
 from mcp_center.secrets.redact import install_log_redaction
-from tests.api._support import assert_error, make_ready
+from tests.support.api import assert_error
+from tests.support.readiness import make_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -75,10 +76,14 @@ async def test_a_message_over_the_size_limit_fails_the_call_at_once_instead_of_t
     api: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from mcp_center.transports import factory
+    from mcp_center.transports.clip import ReadLimits
 
-    monkeypatch.setattr(factory, "MAX_MESSAGE_BYTES", 1024 * 1024)
+    small = ReadLimits(
+        read_cap_bytes=4 * 1024 * 1024, max_message_bytes=1024 * 1024, max_string_bytes=256 * 1024, max_tokens=10_000
+    )
+    monkeypatch.setattr(factory, "read_limits", lambda max_result_bytes: small)
     await _hostile(api, call_timeout_s=60)
-    with anyio.fail_after(15):
+    with anyio.fail_after(15):  # a line of 3 MB that is not JSON: nothing readable is left of it
         response = await api.post(f"{SERVERS}/hostile/tools/huge/call", json={"arguments": {"size": 3_000_000}})
     error = assert_error(response, 502, "MCP_PROTOCOL_ERROR")
     assert error["details"]["limit_bytes"] == 1024 * 1024

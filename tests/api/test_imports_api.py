@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, BASE_URL, api_client, assert_error, field_codes
+from tests.support.api import ADMIN_TOKEN, BASE_URL, api_client, assert_error, field_codes
 
 pytestmark = pytest.mark.anyio
 
@@ -198,6 +199,14 @@ async def test_export_answers_each_format_with_a_gateway_snippet(api: httpx2.Asy
     assert set(body) == {"format", "filename", "config", "gateway", "placeholders", "notes"}
     assert body["gateway"]["url"] == f"{BASE_URL}/mcp"
     assert "MCP_CENTER_GATEWAY_TOKEN" in json.dumps(body["gateway"]["config"])
+
+
+async def test_the_claude_desktop_export_starts_this_installations_bridge(api: httpx2.AsyncClient) -> None:
+    """The service finds the program (interchange does no I/O): an absolute path beside the running Python."""
+    response = await api.get("/api/mcp/export?format=claude-desktop")
+    assert response.status_code == 200, response.text
+    bridge = response.json()["gateway"]["config"]["mcpServers"]["mcp-center"]
+    assert bridge["command"] == str(Path(sys.executable).parent / "mcp-center")
 
 
 @pytest.mark.parametrize("query", ["", "?format=notepad"])

@@ -28,16 +28,11 @@ import httpx2
 import pytest
 
 from mcp_center.config import Settings
-from tests.api._support import (
-    STEP_TIMEOUT_S,
-    Captured,
-    assert_error,
-    closed_port_url,
-    remote_body,
-    stdio_body,
-)
 from tests.servers.http_echo import streamable_app
+from tests.support.api import Captured, assert_error, remote_body, stdio_body
 from tests.support.loopback import serve_loopback
+from tests.support.ports import closed_port_url
+from tests.support.readiness import STEP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
 

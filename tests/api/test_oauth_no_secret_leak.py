@@ -21,10 +21,11 @@ import httpx2
 import pytest
 
 from mcp_center.config import Settings
-from tests.api._support import STEP_TIMEOUT_S, Captured
 from tests.api.test_no_secret_leak import forms
-from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
+from tests.support.api import Captured
+from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import STEP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
 

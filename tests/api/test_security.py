@@ -21,7 +21,7 @@ from mcp_center.app import create_app
 from mcp_center.config import Settings
 from mcp_center.errors import SecretStoreError
 from mcp_center.service import McpCenter
-from tests.api._support import ADMIN_TOKEN, api_client, api_routes, assert_error, open_api, remote_body
+from tests.support.api import ADMIN_TOKEN, api_client, api_routes, assert_error, open_api, remote_body
 
 pytestmark = pytest.mark.anyio
 

@@ -18,19 +18,11 @@ import httpx2
 import pytest
 
 from mcp_center.config import Settings
-from tests.api._support import (
-    STEP_TIMEOUT_S,
-    assert_error,
-    closed_port_url,
-    create_remote,
-    field_codes,
-    make_ready,
-    open_api,
-    remote_body,
-    stdio_body,
-)
 from tests.servers.http_echo import sse_app, streamable_app
+from tests.support.api import assert_error, create_remote, field_codes, open_api, remote_body, stdio_body
 from tests.support.loopback import serve_loopback
+from tests.support.ports import closed_port_url
+from tests.support.readiness import STEP_TIMEOUT_S, make_ready
 
 pytestmark = pytest.mark.anyio
 

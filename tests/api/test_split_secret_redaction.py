@@ -17,7 +17,8 @@ import anyio
 import httpx2
 import pytest
 
-from tests.api._support import STEP_TIMEOUT_S, Captured, stdio_body
+from tests.support.api import Captured, stdio_body
+from tests.support.readiness import STEP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
 

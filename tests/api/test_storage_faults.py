@@ -17,7 +17,7 @@ from mcp_center.config import Settings
 from mcp_center.service import McpCenter
 from mcp_center.store import JsonStore
 from mcp_center.store.journal import JOURNAL_FILE
-from tests.api._support import ADMIN_TOKEN, api_client, assert_error, stdio_body
+from tests.support.api import ADMIN_TOKEN, api_client, assert_error, stdio_body
 from tests.support.faulty_disk import FaultyDisk
 
 pytestmark = pytest.mark.anyio

@@ -26,7 +26,7 @@ from mcp_center.config import AuthOAuth, parse_server_config
 from mcp_center.errors import OAuthCallbackInvalid, OAuthRegistrationFailed
 from mcp_center.secrets import Redactor, SecretCipher
 from mcp_center.store import JsonStore, ServerRecord
-from tests.auth._support import MCP_URL, REDIRECT_URI, World, make_broker, make_world, target
+from tests.support.oauth_world import MCP_URL, REDIRECT_URI, World, make_broker, make_world, target
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ import pytest
 from mcp_center.auth import UrlPolicy, discover, select_issuer
 from mcp_center.auth.discovery import Discovery
 from mcp_center.errors import OAuthDiscoveryFailed, OAuthIssuerChoiceRequired
-from tests.auth._support import MCP_URL, World, challenge, make_world
+from tests.support.oauth_world import MCP_URL, World, challenge, make_world
 
 pytestmark = pytest.mark.anyio
 
@@ -145,15 +145,29 @@ async def test_a_foreign_resource_in_the_metadata_is_refused() -> None:
     assert caught.value.details["rule"] == "resource_mismatch"
 
 
-async def test_the_root_document_may_describe_the_origin_and_the_bound_resource_stays_the_mcp_url() -> None:
-    """RFC 9728 §3.3: the root well-known document describes the origin (conformance metadata-var2)."""
-    world = make_world(resource_override="https://mcp.example.com", prm_path="/.well-known/oauth-protected-resource")
-    found = await run_discovery(world, challenge=challenge())
-    assert found.resource == MCP_URL
-    assert paths(world)[:2] == [
+@pytest.mark.parametrize("announced", ["https://mcp.example.com", "https://mcp.example.com/"])
+async def test_a_root_document_describing_the_origin_is_refused_with_both_values(announced: str) -> None:
+    """R-4.3 exact match (issue 14 item 17): the root well-known document describes another resource than
+    the MCP URL; nothing is asked of the authorization server, and the error shows both values."""
+    world = make_world(resource_override=announced, prm_path="/.well-known/oauth-protected-resource")
+    with pytest.raises(OAuthDiscoveryFailed) as caught:
+        await run_discovery(world, challenge=challenge())
+    assert paths(world) == [
         "mcp.example.com/.well-known/oauth-protected-resource/mcp",
         "mcp.example.com/.well-known/oauth-protected-resource",
     ]
+    details = caught.value.details
+    assert details["rule"] == "resource_mismatch"
+    assert (details["field"], details["value"], details["expected"]) == ("resource", announced, MCP_URL)
+    assert details["url"] == "https://mcp.example.com/.well-known/oauth-protected-resource"
+    assert announced in caught.value.message and MCP_URL in caught.value.message
+
+
+async def test_a_root_document_describing_the_mcp_url_itself_is_accepted() -> None:
+    world = make_world(prm_path="/.well-known/oauth-protected-resource")
+    found = await run_discovery(world, challenge=challenge())
+    assert found.resource == MCP_URL
+    assert found.prm_url == "https://mcp.example.com/.well-known/oauth-protected-resource"
 
 
 async def test_without_protected_resource_metadata_no_endpoint_is_guessed_on_the_mcp_origin() -> None:

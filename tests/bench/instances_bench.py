@@ -34,8 +34,10 @@ import anyio
 import httpx2
 
 from tests.e2e.cluster import cluster_env, running_cluster, spawn_instance
-from tests.e2e.conftest import ADMIN_TOKEN, running_echo_http, stop_process
+from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
+from tests.support.processes import stop_process
+from tests.support.serve import ADMIN_TOKEN
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TOOL = "mcp__echo__echo"

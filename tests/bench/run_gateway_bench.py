@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx2
 
-from tests.e2e.conftest import free_port, wait_for_port
+from tests.support.ports import free_port, wait_for_port
 
 ADMIN = "bench-admin-token-0123456789abcdef"
 GATEWAY = "bench-gateway-token-0123456789abcdef"

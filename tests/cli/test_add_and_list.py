@@ -6,26 +6,21 @@ cutting ids, unknown ids get the closest ones, and `mcp-center test` counts the 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ADMIN_TOKEN, EVERYTHING, Host, running_echo_http, running_host
+from tests.support.cli import CliResult, run_cli
+from tests.support.mcp_servers import EVERYTHING, running_echo_http
+from tests.support.serve import ADMIN_TOKEN, Host, running_host
 
-CLI = str(Path(sys.executable).parent / "mcp-center")
 
-
-def run(data_dir: Path, *args: str, columns: int = 200) -> subprocess.CompletedProcess[str]:
-    """The CLI as a user beside `running_host` runs it (that serve's admin token is in the environment)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
-    env.update(COLUMNS=str(columns), MCP_CENTER_DATA_DIR=str(data_dir), MCP_CENTER_ADMIN_TOKEN=ADMIN_TOKEN)
-    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=120, check=False)
+def run(data_dir: Path, *args: str, columns: int = 200) -> CliResult:
+    """The CLI, in process, as a user beside `running_host` runs it (that serve's admin token in the environment)."""
+    return run_cli(data_dir, *args, columns=columns, env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
 
 
 def wait_for_state(host: Host, server_id: str, state: str, timeout_s: float = 60.0) -> dict[str, object]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -18,17 +17,14 @@ import pytest
 
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.e2e.conftest import ADMIN_TOKEN, running_host
+from tests.support.cli import CLI, CliResult, run_cli
+from tests.support.ports import closed_port_url
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import ADMIN_TOKEN, running_host
 
-CLI = str(Path(sys.executable).parent / "mcp-center")
 
-
-def run(data_dir: Path, *args: str, token: bool = False) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
-    env.update(COLUMNS="200", MCP_CENTER_DATA_DIR=str(data_dir))
-    if token:
-        env["MCP_CENTER_ADMIN_TOKEN"] = ADMIN_TOKEN
-    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=60, check=False)
+def run(data_dir: Path, *args: str, token: bool = False) -> CliResult:
+    return run_cli(data_dir, *args, env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN} if token else None)
 
 
 def _enable_in_process(data: Path, url: str) -> None:
@@ -80,14 +76,7 @@ def _agent_call(client: httpx2.Client, note: str, answers: list[httpx2.Response]
 
 def test_approvals_of_a_running_host_are_listed_approved_and_denied(tmp_path: Path, caps_url: str) -> None:
     with running_host(tmp_path) as host:
-        created = host.client.post(
-            "/api/mcp/servers", json={"name": "Caps", "transport": "streamable_http", "url": caps_url}
-        )
-        assert created.status_code == 201, created.text
-        digest = created.json()["digest"]
-        assert host.client.post("/api/mcp/servers/caps/trust", json={"digest": digest}).status_code == 200
-        assert host.client.post("/api/mcp/servers/caps/test").json()["ok"] is True
-        assert host.client.post("/api/mcp/servers/caps/enable").status_code == 200
+        add_ready_on_host(host, {"name": "Caps", "transport": "streamable_http", "url": caps_url})
         for decision, status in (("approve", 200), ("deny", 403)):
             answers: list[httpx2.Response] = []
             caller = threading.Thread(target=_agent_call, args=(host.client, decision, answers))
@@ -190,23 +179,17 @@ def test_the_stdio_bridge_never_sends_its_token_in_clear_beyond_this_machine(
     tmp_path: Path, url: str, says: str
 ) -> None:
     """R-7.2: the bridge refuses before connecting; the token is never printed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
-    env.update(
-        MCP_CENTER_DATA_DIR=str(tmp_path), MCP_CENTER_GATEWAY_TOKEN="mcpg_secret-bridge-token-0123", COLUMNS="200"
-    )
-    done = subprocess.run(
-        [CLI, "gateway", "--stdio", "--url", url], input="", capture_output=True, text=True, env=env, timeout=60
-    )
+    token = {"MCP_CENTER_GATEWAY_TOKEN": "mcpg_secret-bridge-token-0123"}
+    done = run_cli(tmp_path, "gateway", "--stdio", "--url", url, input="", env=token)
     assert done.returncode == 2
     assert says in done.stderr
     assert "mcpg_secret" not in done.stderr + done.stdout
 
 
 def test_a_bridge_that_finds_no_gateway_names_the_cause_and_the_way_out(tmp_path: Path) -> None:
-    """The connect error itself (not "ExceptionGroup"), and --url / --data-dir as the way out; never the token."""
-    with socket.socket() as probe:  # a loopback port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    """The connect error itself (not "ExceptionGroup"), and --url / --data-dir as the way out; never the token.
+
+    A real process: the stdio bridge of the installed script, its stdin and its exit code."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
     env.update(
         MCP_CENTER_DATA_DIR=str(tmp_path), MCP_CENTER_GATEWAY_TOKEN="mcpg_secret-bridge-token-0123", COLUMNS="300"
@@ -217,15 +200,17 @@ def test_a_bridge_that_finds_no_gateway_names_the_cause_and_the_way_out(tmp_path
         "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    url = f"http://127.0.0.1:{port}/mcp"
-    done = subprocess.run(
-        [CLI, "gateway", "--stdio", "--url", url],
-        input=json.dumps(initialize) + "\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    # Bound but not listening: connecting is refused, and no other test can take the port meanwhile
+    # (a port freed before the run could be reused by a server of a parallel test).
+    with closed_port_url() as url:
+        done = subprocess.run(
+            [CLI, "gateway", "--stdio", "--url", url],
+            input=json.dumps(initialize) + "\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
     assert done.returncode == 7
     said = " ".join(done.stderr.split())
     assert f"the gateway at {url} is not reachable (ConnectError" in said

@@ -1,4 +1,9 @@
-"""The CLI verbs call the same service code and exit with the error's exit code (issue 2 §11)."""
+"""The CLI verbs call the same service code and exit with the error's exit code (issue 2 §11).
+
+Verbs run in process (`tests/support/cli.py`); `test_the_console_script_runs_as_a_process` is the
+one smoke test of the installed `mcp-center` script, and `auth`'s wait for a browser login runs as a
+real process because the test reads its URL line while it still runs.
+"""
 
 from __future__ import annotations
 
@@ -18,26 +23,15 @@ import pytest
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.e2e.conftest import free_port, running_echo_http
-from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
+from tests.support.cli import CLI, CliResult, run_cli
+from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
+from tests.support.mcp_servers import running_echo_http
+from tests.support.ports import closed_port_url, free_port
 
-CLI = str(Path(sys.executable).parent / "mcp-center")
-REPO = Path(__file__).parent.parent.parent
 
-
-def run(data_dir: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
-    env.update(COLUMNS="200", MCP_CENTER_DATA_DIR=str(data_dir))
-    return subprocess.run(
-        [CLI, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        timeout=60,
-        check=False,
-    )
+def run(data_dir: Path, *args: str, stdin: str | None = None) -> CliResult:
+    return run_cli(data_dir, *args, input=stdin)
 
 
 @pytest.fixture
@@ -202,15 +196,10 @@ async def test_auth_prints_issuer_scopes_and_url_then_waits_for_the_browser_logi
 def test_auth_without_a_running_host_says_so(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    env = _cli_env(data)
-    result = subprocess.run(
-        [CLI, "auth", "o", "--url", f"http://127.0.0.1:{free_port()}"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    with closed_port_url() as url:  # bound, not listening: refused, and no other test can take the port
+        result = run_cli(
+            data, "auth", "o", "--url", url.removesuffix("/mcp"), env={"MCP_CENTER_ADMIN_TOKEN": CLI_ADMIN_TOKEN}
+        )
     assert result.returncode == 7, result.stderr
     assert "MCP_SERVER_UNREACHABLE" in result.stderr
     assert "mcp-center serve" in result.stderr
@@ -243,3 +232,37 @@ def test_version_is_an_option_and_a_command(tmp_path: Path) -> None:
 
     assert run(tmp_path, "--version").stdout.strip() == __version__
     assert run(tmp_path, "version").stdout.strip() == __version__
+
+
+def test_the_console_script_runs_as_a_process(tmp_path: Path) -> None:
+    """The one smoke test of the installed `mcp-center` script as a real process (the entry point,
+    its exit code and streams); every other verb is driven in process."""
+    from mcp_center import __version__
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env["MCP_CENTER_DATA_DIR"] = str(tmp_path / "data")
+    done = subprocess.run([CLI, "--version"], capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, __version__), done.stderr
+    missing = subprocess.run([CLI, "show", "nope"], capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert missing.returncode == 3, missing.stderr
+    assert "MCP_SERVER_NOT_FOUND" in missing.stderr
+
+
+@pytest.mark.anyio
+async def test_auth_raises_the_hosts_refusal_with_its_code_and_status(tmp_path: Path) -> None:
+    """The host's error envelope comes back as `HostRequestFailed` from errors.py (R-7.3), its code kept."""
+    from mcp_center.cli.oauth import AuthReport, authorize
+    from mcp_center.errors import CenterError, HostRequestFailed
+
+    settings = Settings(data_dir=tmp_path / "data", admin_token=CLI_ADMIN_TOKEN)
+    app = create_api(settings, CLI_ADMIN_TOKEN)
+    said: list[str] = []
+    async with McpCenter.open(settings) as center, serve_loopback(app) as host:
+        app.state.center = center
+        report = AuthReport(said.append, lambda _prompt: "")
+        with pytest.raises(HostRequestFailed) as raised:
+            await anyio.to_thread.run_sync(lambda: authorize(settings, "nope", report, base_url=host, wait=False))
+    assert isinstance(raised.value, CenterError)
+    assert (raised.value.api_code, raised.value.status) == ("MCP_SERVER_NOT_FOUND", 404)
+    assert raised.value.code == "HOST_REQUEST_FAILED"
+    assert "nope" in raised.value.message

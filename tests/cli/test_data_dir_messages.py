@@ -6,25 +6,18 @@ default directory — a token the gateway rejected, "no servers yet", nothing sa
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 
-from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, running_host
+from tests.support.cli import CliResult, run_cli
 from tests.support.gateway import gateway_client
+from tests.support.serve import ADMIN_TOKEN, running_host
 
-CLI = str(VENV_BIN / "mcp-center")
 
-
-def run(data_dir: Path, *args: str, token: bool = False) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
-    env.update(COLUMNS="250", MCP_CENTER_DATA_DIR=str(data_dir))
-    if token:
-        env["MCP_CENTER_ADMIN_TOKEN"] = ADMIN_TOKEN
-    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=60, check=False)
+def run(data_dir: Path, *args: str, token: bool = False) -> CliResult:
+    return run_cli(data_dir, *args, columns=250, env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN} if token else None)
 
 
 def test_list_of_a_missing_data_directory_says_where_it_looked_and_creates_nothing(tmp_path: Path) -> None:

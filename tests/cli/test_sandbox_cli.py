@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import CLI, run
-from tests.e2e.conftest import running_host, serve_env
 from tests.support.sandbox import escape_command, require_sandbox
+from tests.support.serve import running_host, serve_env
 
 
 @pytest.fixture(autouse=True)

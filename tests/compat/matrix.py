@@ -42,8 +42,8 @@ from mcp_center import __version__
 from mcp_center.transports import sandbox_support
 from tests.compat.cases import CASES, CI_SUBSET, REPO, Context, Row, result_text, rows, short
 from tests.compat.fixtures import free_port, local_postgres, page_server, remote_server
-from tests.e2e.conftest import Host, running_host
 from tests.support.gateway import gateway_client
+from tests.support.serve import Host, running_host
 
 SERVERS = "/api/mcp/servers"
 STEPS = ("add", "trust", "warm-up", "test", "enable", "list", "call", "prompts", "resources", "gateway", "≡ SDK")

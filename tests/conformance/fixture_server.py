@@ -62,6 +62,15 @@ class MemoryEvents(EventStore):
 def build() -> MCPServer:
     """The fixture server (see the module docstring)."""
     server = MCPServer(name="conformance-fixture", log_level="WARNING", warn_on_duplicate_tools=False)
+    _add_tools(server)
+    _add_resources(server)
+    _add_prompts(server)
+    _add_handlers(server)
+    return server
+
+
+def _add_tools(server: MCPServer) -> None:
+    """The scenario tools (content types, logging, progress, errors, sampling, elicitation, SEP-1699)."""
 
     @server.tool(description="Returns simple text.", structured_output=False)
     def test_simple_text() -> str:
@@ -188,6 +197,10 @@ def build() -> MCPServer:
         description="Tool with JSON Schema 2020-12 features",
     )
 
+
+def _add_resources(server: MCPServer) -> None:
+    """Static, binary, watched and templated resources."""
+
     @server.resource(
         "test://static-text", name="static-text", description="A static text resource.", mime_type="text/plain"
     )
@@ -207,6 +220,10 @@ def build() -> MCPServer:
     )
     def template(id: str) -> str:
         return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"}, separators=(",", ":"))
+
+
+def _add_prompts(server: MCPServer) -> None:
+    """Prompts with and without arguments, an embedded resource and an image."""
 
     @server.prompt(description="A simple prompt.")
     def test_simple_prompt() -> str:
@@ -232,6 +249,10 @@ def build() -> MCPServer:
             UserMessage(types.ImageContent(type="image", data=PNG, mime_type="image/png")),
             UserMessage("Please analyze the image above."),
         ]
+
+
+def _add_handlers(server: MCPServer) -> None:
+    """Completion, resource subscriptions, logging/setLevel, and the 2020-12 schema of SEP-1613."""
 
     @server.completion()
     async def complete(ref: Any, argument: types.CompletionArgument, context: Any) -> types.Completion:
@@ -270,7 +291,6 @@ def build() -> MCPServer:
     lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
     lowlevel.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
-    return server
 
 
 def main() -> None:

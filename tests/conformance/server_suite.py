@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from tests.conformance.runner import DEFAULT_HOME, REPO, Outcome, SetupError, install, load_expected_key
-from tests.e2e.conftest import free_port, wait_for_port
+from tests.support.ports import free_port, wait_for_port
 
 FIXTURE_ID = "fixture"
 

@@ -23,15 +23,9 @@ from typing import Any
 
 import httpx2
 
-from tests.e2e.conftest import (
-    ADMIN_TOKEN,
-    VENV_BIN,
-    free_port,
-    serve_env,
-    stop_process,
-    wait_for_port,
-    wait_until_serving,
-)
+from tests.support.ports import free_port, wait_for_port
+from tests.support.processes import stop_process
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, serve_env, wait_until_serving
 
 __all__ = ["Cluster", "GatewayClient", "Instance", "running_cluster", "spawn_instance"]
 

@@ -10,19 +10,16 @@ card is still listed after the restart, and the call is re-sent only when the us
 from __future__ import annotations
 
 import signal
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import httpx2
 import pytest
 
 from mcp_center.registry import TOOL_NAME_PATTERN
-from tests.e2e.conftest import EVERYTHING, Host, running_host
-from tests.e2e.test_real_servers import _check, enable_through_api  # pyright: ignore[reportPrivateUsage]
+from tests.support.http import Background, check, pending_card, wait_for
+from tests.support.mcp_servers import EVERYTHING
+from tests.support.readiness import add_ready_on_host
 from tests.support.results import text_of
+from tests.support.serve import Host, running_host
 
 pytestmark = pytest.mark.e2e
 
@@ -30,81 +27,39 @@ EVERYTHING_STDIO = {"name": "Everything", "transport": "stdio", "command": "node
 ELICIT = "/api/mcp/servers/everything/tools/trigger-elicitation-request/call"
 
 
-class Background:
-    """One HTTP request running in a thread (the agent or user waiting for a human)."""
-
-    def __init__(self, send: Callable[[], httpx2.Response]) -> None:
-        self.response: httpx2.Response | None = None
-        self.error: BaseException | None = None
-
-        def run() -> None:
-            try:
-                self.response = send()
-            except BaseException as exc:  # noqa: BLE001 - reported by result()
-                self.error = exc
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-
-    def result(self, timeout_s: float = 60) -> httpx2.Response:
-        self._thread.join(timeout_s)
-        assert not self._thread.is_alive(), "the request did not finish"
-        if self.error is not None:
-            raise self.error
-        assert self.response is not None
-        return self.response
-
-
-def wait_for(fetch: Callable[[], list[dict[str, Any]]], timeout_s: float = 30) -> dict[str, Any]:
-    """Poll the host (another process) until `fetch` returns an item; bounded."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        items = fetch()
-        if items:
-            return items[0]
-        time.sleep(0.1)
-    raise TimeoutError("nothing appeared")
-
-
-def pending_card(host: Host) -> dict[str, Any]:
-    return wait_for(
-        lambda: _check(host.client.get("/api/interactions", params={"state": "pending"}), 200)["interactions"]
-    )
-
-
 def test_server_everything_tools_prompts_resources_and_approvals_through_the_api(host: Host) -> None:
-    enable_through_api(host, EVERYTHING_STDIO)
-    exported = _check(host.client.get("/api/tools", params={"format": "openai"}), 200)
+    add_ready_on_host(host, EVERYTHING_STDIO)
+    exported = check(host.client.get("/api/tools", params={"format": "openai"}), 200)
     names = [t["function"]["name"] for t in exported["tools"]]
     assert all(TOOL_NAME_PATTERN.fullmatch(n) for n in names)
     # Listed only because we advertise the elicitation capability.
     assert {"mcp__everything__get-sum", "mcp__everything__trigger-elicitation-request"} <= set(names)
-    anthropic = _check(host.client.get("/api/tools", params={"format": "anthropic"}), 200)["tools"]
+    anthropic = check(host.client.get("/api/tools", params={"format": "anthropic"}), 200)["tools"]
     get_sum = next(t for t in anthropic if t["name"] == "mcp__everything__get-sum")
     assert get_sum["input_schema"]["required"] == ["a", "b"]
 
     agent = Background(
         lambda: host.client.post("/api/tools/mcp__everything__get-sum/call", json={"arguments": {"a": 2, "b": 40}})
     )
-    approval = wait_for(lambda: _check(host.client.get("/api/approvals"), 200)["approvals"])
+    approval = wait_for(lambda: check(host.client.get("/api/approvals"), 200)["approvals"])
     assert approval["tool"] == "mcp__everything__get-sum"
     assert approval["arguments"] == {"a": 2, "b": 40}
-    _check(host.client.post(f"/api/approvals/{approval['id']}", json={"decision": "approve"}), 200)
-    assert text_of(_check(agent.result(), 200)) == "The sum of 2 and 40 is 42."
+    check(host.client.post(f"/api/approvals/{approval['id']}", json={"decision": "approve"}), 200)
+    assert text_of(check(agent.result(), 200)) == "The sum of 2 and 40 is 42."
 
     denied = Background(lambda: host.client.post("/api/tools/mcp__everything__echo/call", json={"arguments": {}}))
-    approval = wait_for(lambda: _check(host.client.get("/api/approvals"), 200)["approvals"])
-    _check(host.client.post(f"/api/approvals/{approval['id']}", json={"decision": "deny"}), 200)
+    approval = wait_for(lambda: check(host.client.get("/api/approvals"), 200)["approvals"])
+    check(host.client.post(f"/api/approvals/{approval['id']}", json={"decision": "deny"}), 200)
     assert denied.result().json()["error"]["code"] == "MCP_APPROVAL_DENIED"
 
-    prompts = {p["name"]: p for p in _check(host.client.get("/api/prompts"), 200)["prompts"]}
+    prompts = {p["name"]: p for p in check(host.client.get("/api/prompts"), 200)["prompts"]}
     assert prompts["everything:args-prompt"]["arguments"][0] == {
         "name": "city",
         "title": None,
         "description": "Name of the city",
         "required": True,
     }
-    block = _check(
+    block = check(
         host.client.post(
             "/api/prompts/everything:args-prompt/get", json={"arguments": {"city": "Lyon", "state": "Rhône"}}
         ),
@@ -117,10 +72,10 @@ def test_server_everything_tools_prompts_resources_and_approvals_through_the_api
         in (block["text"])
     )
 
-    templates = _check(host.client.get("/api/resources", params={"q": "dynamic"}), 200)["resources"]
+    templates = check(host.client.get("/api/resources", params={"q": "dynamic"}), 200)["resources"]
     text_template = next(r for r in templates if r["name"] == "Dynamic Text Resource")
     assert (text_template["kind"], text_template["variables"]) == ("template", ["resourceId"])
-    read = _check(
+    read = check(
         host.client.post(
             "/api/resources/read", json={"server_id": "everything", "uri": "demo://resource/dynamic/text/7"}
         ),
@@ -129,7 +84,7 @@ def test_server_everything_tools_prompts_resources_and_approvals_through_the_api
     assert read["provenance"]["mime_type"] == "text/plain"
     assert "Resource 7: This is a plaintext resource" in read["text"]
     assert read["text"].endswith(read["delimiters"]["end"])
-    blob = _check(
+    blob = check(
         host.client.post(
             "/api/resources/read", json={"server_id": "everything", "uri": "demo://resource/dynamic/blob/7"}
         ),
@@ -142,7 +97,7 @@ def test_server_everything_tools_prompts_resources_and_approvals_through_the_api
 def test_server_everything_elicitation_answered_with_defaults_declined_cancelled_and_no_url_mode_offered(
     host: Host,
 ) -> None:
-    enable_through_api(host, EVERYTHING_STDIO)
+    add_ready_on_host(host, EVERYTHING_STDIO)
 
     call = Background(lambda: host.client.post(ELICIT, json={"arguments": {}}))
     card = pending_card(host)
@@ -152,10 +107,10 @@ def test_server_everything_elicitation_answered_with_defaults_declined_cancelled
     missing = host.client.post(f"/api/interactions/{card['id']}", json={"action": "accept"})
     assert missing.status_code == 422
     assert missing.json()["error"]["details"]["errors"][0]["field"] == "content.name"
-    _check(
+    check(
         host.client.post(f"/api/interactions/{card['id']}", json={"action": "accept", "content": {"name": "Ada"}}), 200
     )
-    text = text_of(_check(call.result(), 200))
+    text = text_of(check(call.result(), 200))
     assert "- Name: Ada" in text
     assert "- Favorite Integer: 42" in text
     assert "- Favorite Number: 3.14" in text
@@ -163,22 +118,22 @@ def test_server_everything_elicitation_answered_with_defaults_declined_cancelled
     for action, marker in (("decline", "declined"), ("cancel", "cancelled")):
         call = Background(lambda: host.client.post(ELICIT, json={"arguments": {}}))
         card = pending_card(host)
-        _check(host.client.post(f"/api/interactions/{card['id']}", json={"action": action}), 200)
-        assert f"User {marker}" in text_of(_check(call.result(), 200))
+        check(host.client.post(f"/api/interactions/{card['id']}", json={"action": action}), 200)
+        assert f"User {marker}" in text_of(check(call.result(), 200))
 
     # R-6.1: the host advertises form mode only, so server-everything offers no URL-mode tool.
-    tools = [t["name"] for t in _check(host.client.get("/api/mcp/servers/everything/tools"), 200)["tools"]]
+    tools = [t["name"] for t in check(host.client.get("/api/mcp/servers/everything/tools"), 200)["tools"]]
     # The test connection advertised the same capabilities: its tool count is the live one (R-2.2).
-    assert _check(host.client.get("/api/mcp/servers/everything"), 200)["last_test"]["tool_count"] == len(tools)
+    assert check(host.client.get("/api/mcp/servers/everything"), 200)["last_test"]["tool_count"] == len(tools)
     assert "trigger-elicitation-request" in tools
     assert "trigger-url-elicitation" not in tools
-    states = [c["state"] for c in _check(host.client.get("/api/interactions"), 200)["interactions"]]
+    states = [c["state"] for c in check(host.client.get("/api/interactions"), 200)["interactions"]]
     assert states == ["cancelled", "declined", "accepted"]
 
 
 def test_a_card_left_pending_across_a_restart_of_serve_fails_its_call_and_is_still_listed(tmp_path: Path) -> None:
     with running_host(tmp_path) as host:
-        enable_through_api(host, EVERYTHING_STDIO)
+        add_ready_on_host(host, EVERYTHING_STDIO)
         caller = Background(lambda: host.client.post(ELICIT, json={"arguments": {}}))
         card = pending_card(host)
         # Stop `serve` (SIGTERM, as a service manager does) while the card is pending.
@@ -193,7 +148,7 @@ def test_a_card_left_pending_across_a_restart_of_serve_fails_its_call_and_is_sti
     assert "not delivered" in error["message"]
 
     with running_host(tmp_path) as host:
-        after = _check(host.client.get(f"/api/interactions/{card['id']}"), 200)
+        after = check(host.client.get(f"/api/interactions/{card['id']}"), 200)
         assert after["state"] == "interrupted"
         assert after["retry"] == {"offered": True, "done": False, "at": None, "outcome": None}
         assert after["actions"] == ["retry"]
@@ -204,12 +159,12 @@ def test_a_card_left_pending_across_a_restart_of_serve_fails_its_call_and_is_sti
         retry = Background(lambda: host.client.post(f"/api/interactions/{card['id']}", json={"action": "retry"}))
         second = pending_card(host)
         assert second["id"] != card["id"]
-        _check(
+        check(
             host.client.post(
                 f"/api/interactions/{second['id']}", json={"action": "accept", "content": {"name": "Ada"}}
             ),
             200,
         )
-        retried = _check(retry.result(), 200)
+        retried = check(retry.result(), 200)
         assert "- Name: Ada" in text_of(retried["result"])
         assert retried["interaction"]["retry"]["done"] is True

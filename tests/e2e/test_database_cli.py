@@ -25,8 +25,10 @@ from mcp_center.service import GatewayTokens, McpCenter
 from mcp_center.store import SECTIONS, JsonStore, PgStore
 from mcp_center.store.pg_schema import code_version
 from tests.e2e.cluster import GatewayClient, spawn_instance
-from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, running_echo_http, serve_env, stop_process
+from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
+from tests.support.processes import stop_process
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, serve_env
 from tests.support.waiting import eventually_sync
 
 PASSWORD = "pw-never-shown-4711"

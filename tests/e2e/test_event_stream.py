@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import running_host
+from tests.support.serve import running_host
 
 pytestmark = pytest.mark.e2e
 

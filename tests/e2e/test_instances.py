@@ -20,7 +20,7 @@ import httpx2
 import pytest
 
 from tests.e2e.cluster import INSTANCE_HEADER, Cluster, GatewayClient, running_cluster
-from tests.e2e.conftest import running_echo_http
+from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
 from tests.support.waiting import eventually_sync
 

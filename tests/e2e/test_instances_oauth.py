@@ -14,9 +14,10 @@ import httpx2
 import pytest
 
 from tests.e2e.cluster import cluster_env, spawn_instance
-from tests.e2e.conftest import ADMIN_TOKEN, stop_process
-from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
+from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
 from tests.support.loopback import serve_loopback
+from tests.support.processes import stop_process
+from tests.support.serve import ADMIN_TOKEN
 from tests.support.waiting import eventually, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -23,18 +23,10 @@ import pytest
 
 from mcp_center.transports import PROCESS_GROUPS_FILE
 from mcp_center.transports.reaper import stamp
-from tests.e2e.conftest import (
-    ADMIN_TOKEN,
-    VENV_BIN,
-    free_port,
-    serve_env,
-    serve_record,
-    spawn_serve,
-    stop_process,
-    wait_until_serving,
-)
 from tests.support.groups import pid_lines, started_group, wait_gone
-from tests.support.processes import alive
+from tests.support.ports import free_port
+from tests.support.processes import alive, stop_process
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, serve_env, serve_record, spawn_serve, wait_until_serving
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process checks read /proc")
 

@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import MCP_SERVER_TIME, NODE_DIR, VENV_BIN, Host
+from tests.support.mcp_servers import MCP_SERVER_TIME, NODE_DIR
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import VENV_BIN, Host
 
 pytestmark = pytest.mark.e2e
 
@@ -52,13 +54,7 @@ def _ready_time_server(host: Host) -> None:
         "args": ["--isolated", "--from", MCP_SERVER_TIME, "mcp-server-time"],
         "startup_timeout_s": 120,
     }
-    created = host.client.post("/api/mcp/servers", json=body)
-    assert created.status_code == 201, created.text
-    view = created.json()
-    assert host.client.post("/api/mcp/servers/time/trust", json={"digest": view["digest"]}).status_code == 200
-    assert host.client.post("/api/mcp/servers/time/test").json()["ok"]
-    enabled = host.client.post("/api/mcp/servers/time/enable").json()
-    assert enabled["status"]["state"] == "ready", enabled["status"]
+    add_ready_on_host(host, body)
 
 
 def _gateway_token(host: Host, name: str) -> str:

@@ -11,8 +11,13 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import EVERYTHING, MCP_SERVER_TIME, VENV_BIN, Host, descendants, free_port, wait_no_descendants
 from tests.support.gateway import gateway_client
+from tests.support.http import check
+from tests.support.mcp_servers import EVERYTHING, MCP_SERVER_TIME
+from tests.support.ports import free_port
+from tests.support.processes import descendants, wait_no_descendants
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import VENV_BIN, Host
 
 pytestmark = pytest.mark.e2e
 
@@ -20,51 +25,31 @@ SERVERS = "/api/mcp/servers"
 HANG_SCRIPT = Path(__file__).parent / "scripts" / "hang_on_initialize.py"
 
 
-def _check(response: Any, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    return response.json() if response.content else {}
-
-
-def enable_through_api(host: Host, body: dict[str, Any]) -> dict[str, Any]:
-    """Create → trust (the digest we read) → test → enable; return the enabled server view."""
-    view = _check(host.client.post(SERVERS, json=body), 201)
-    assert view["needs"] == ["trust", "test", "enable"]
-    server = f"{SERVERS}/{view['id']}"
-    _check(host.client.post(f"{server}/trust", json={"digest": view["digest"]}), 200)
-    result = _check(host.client.post(f"{server}/test"), 200)
-    assert result["ok"], result["error"]
-    assert result["tool_count"] and result["tool_count"] > 0
-    enabled = _check(host.client.post(f"{server}/enable"), 200)
-    assert enabled["status"]["state"] == "ready", enabled["status"]
-    assert enabled["needs"] == []
-    return enabled
-
-
 def call_text(host: Host, server_id: str, tool: str, arguments: dict[str, Any]) -> str:
-    result = _check(host.client.post(f"{SERVERS}/{server_id}/tools/{tool}/call", json={"arguments": arguments}), 200)
+    result = check(host.client.post(f"{SERVERS}/{server_id}/tools/{tool}/call", json={"arguments": arguments}), 200)
     assert result.get("isError") is not True, result
     return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
 
 
 def disable_and_delete(host: Host, server_id: str) -> None:
-    view = _check(host.client.post(f"{SERVERS}/{server_id}/disable"), 200)
+    view = check(host.client.post(f"{SERVERS}/{server_id}/disable"), 200)
     assert view["enabled"] is False
     assert view["status"]["state"] == "disconnected"
     call = host.client.post(f"{SERVERS}/{server_id}/tools/echo/call", json={"arguments": {}})
     assert call.status_code == 409
     assert call.json()["error"]["code"] == "MCP_SERVER_DISABLED"
-    _check(host.client.delete(f"{SERVERS}/{server_id}"), 204)
+    check(host.client.delete(f"{SERVERS}/{server_id}"), 204)
     assert host.client.get(f"{SERVERS}/{server_id}").status_code == 404
 
 
 def test_server_everything_over_stdio_runs_end_to_end_and_leaves_no_process(host: Host) -> None:
-    view = enable_through_api(
+    view = add_ready_on_host(
         host,
         {"name": "Everything (stdio)", "transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]},
     )
     assert view["summary"]["command_path"].endswith("/node")
     assert descendants(host.proc.pid), "the enabled stdio server runs as a child of the host"
-    tools = _check(host.client.get(f"{SERVERS}/{view['id']}/tools"), 200)["tools"]
+    tools = check(host.client.get(f"{SERVERS}/{view['id']}/tools"), 200)["tools"]
     assert {"echo", "get-sum"} <= {t["name"] for t in tools}
     assert call_text(host, view["id"], "echo", {"message": "hello from mcp-center"}) == "Echo: hello from mcp-center"
     assert call_text(host, view["id"], "get-sum", {"a": 2, "b": 3}) == "The sum of 2 and 3 is 5."
@@ -73,7 +58,7 @@ def test_server_everything_over_stdio_runs_end_to_end_and_leaves_no_process(host
 
 
 def test_server_everything_over_streamable_http(host: Host, everything_http: str) -> None:
-    view = enable_through_api(
+    view = add_ready_on_host(
         host, {"name": "Everything (http)", "transport": "streamable_http", "url": f"{everything_http}/mcp"}
     )
     assert view["status"]["protocol_version"] == "2025-11-25"
@@ -82,14 +67,14 @@ def test_server_everything_over_streamable_http(host: Host, everything_http: str
 
 
 def test_server_everything_over_legacy_sse(host: Host, everything_sse: str) -> None:
-    view = enable_through_api(host, {"name": "Everything (sse)", "transport": "sse", "url": f"{everything_sse}/sse"})
+    view = add_ready_on_host(host, {"name": "Everything (sse)", "transport": "sse", "url": f"{everything_sse}/sse"})
     assert call_text(host, view["id"], "echo", {"message": "legacy"}) == "Echo: legacy"
     disable_and_delete(host, view["id"])
 
 
 def test_python_server_from_pypi_through_uvx(host: Host) -> None:
     uvx = str(VENV_BIN / "uvx")
-    view = enable_through_api(
+    view = add_ready_on_host(
         host,
         {
             "name": "Time",
@@ -106,15 +91,15 @@ def test_python_server_from_pypi_through_uvx(host: Host) -> None:
 
 
 def _failed_test(host: Host, body: dict[str, Any]) -> dict[str, Any]:
-    view = _check(host.client.post(SERVERS, json=body), 201)
+    view = check(host.client.post(SERVERS, json=body), 201)
     server = f"{SERVERS}/{view['id']}"
-    _check(host.client.post(f"{server}/trust", json={"digest": view["digest"]}), 200)
-    result = _check(host.client.post(f"{server}/test"), 200)
+    check(host.client.post(f"{server}/trust", json={"digest": view["digest"]}), 200)
+    result = check(host.client.post(f"{server}/test"), 200)
     assert result["ok"] is False
     enable = host.client.post(f"{server}/enable")
     assert enable.status_code == 409
     assert enable.json()["error"]["code"] == "MCP_SERVER_NOT_TESTED"
-    after = _check(host.client.get(server), 200)
+    after = check(host.client.get(server), 200)
     assert after["enabled"] is False
     assert after["last_test"]["ok"] is False
     return result["error"]
@@ -184,7 +169,7 @@ def test_an_agent_uses_server_everything_through_the_gateway(host: Host) -> None
     """R-8.1 on real input: an MCP client (the SDK's) reaches server-everything via /mcp."""
     import anyio
 
-    enable_through_api(
+    add_ready_on_host(
         host,
         {
             "name": "Everything",
@@ -194,7 +179,7 @@ def test_an_agent_uses_server_everything_through_the_gateway(host: Host) -> None
             "tool_policies": {"echo": "allow", "get-sum": "allow"},
         },
     )
-    token = _check(host.client.post("/api/gateway/tokens", json={"name": "e2e"}), 201)["token"]
+    token = check(host.client.post("/api/gateway/tokens", json={"name": "e2e"}), 201)["token"]
 
     async def run() -> tuple[set[str], str, set[str]]:
         async with gateway_client(host.url, token, timeout_s=60) as client:

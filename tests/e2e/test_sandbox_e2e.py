@@ -18,8 +18,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.conftest import MCP_SERVER_TIME, Host, running_echo_http
+from tests.support.mcp_servers import MCP_SERVER_TIME, running_echo_http
 from tests.support.sandbox import escape_command, require_sandbox
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.e2e
 

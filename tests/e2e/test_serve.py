@@ -21,8 +21,10 @@ from mcp.client.session import ClientRequestContext
 
 from mcp_center.errors import AddressInUse
 from mcp_center.store.running import RUNNING_FILE
-from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, Host, running_echo_http, running_host
 from tests.support.gateway import gateway_client
+from tests.support.mcp_servers import running_echo_http
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, Host, running_host
 
 pytestmark = pytest.mark.e2e
 
@@ -104,20 +106,8 @@ async def _leave_mid_call(host: Host, token: str) -> None:
 
 
 def _ready_caps(host: Host, caps_url: str) -> None:
-    created = host.client.post(
-        "/api/mcp/servers",
-        json={
-            "id": "caps",
-            "name": "Caps",
-            "transport": "streamable_http",
-            "url": caps_url,
-            "tool_policies": {"ask": "allow"},
-        },
-    )
-    assert created.status_code == 201, created.text
-    assert host.client.post("/api/mcp/servers/caps/trust", json={"digest": created.json()["digest"]}).status_code == 200
-    assert host.client.post("/api/mcp/servers/caps/test").json()["ok"]
-    assert host.client.post("/api/mcp/servers/caps/enable").status_code == 200
+    body = {"id": "caps", "name": "Caps", "transport": "streamable_http", "url": caps_url}
+    add_ready_on_host(host, {**body, "tool_policies": {"ask": "allow"}})
 
 
 def test_an_agent_that_goes_away_mid_request_is_one_log_line_not_a_traceback(tmp_path: Path) -> None:

@@ -24,9 +24,10 @@ import anyio
 import httpx2
 import pytest
 
-from tests.e2e.conftest import ADMIN_TOKEN, VENV_BIN, running_echo_http, running_host
-from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
+from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
 from tests.support.loopback import serve_loopback
+from tests.support.mcp_servers import running_echo_http
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, running_host
 from tests.support.waiting import eventually, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -32,6 +32,7 @@ from mcp_center.gateway import endpoint as endpoint_module
 from tests.servers.rich_upstream import make_rich_server
 from tests.support.gateway import gateway_client
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import add_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -59,13 +60,7 @@ class Seen:
 
 
 async def _ready(admin: httpx2.AsyncClient, body: dict[str, Any]) -> None:
-    created = await admin.post(SERVERS, json=body)
-    assert created.status_code == 201, created.text
-    view = created.json()
-    assert (await admin.post(f"{SERVERS}/{view['id']}/trust", json={"digest": view["digest"]})).status_code == 200
-    tested = (await admin.post(f"{SERVERS}/{view['id']}/test")).json()
-    assert tested["ok"], tested
-    assert (await admin.post(f"{SERVERS}/{view['id']}/enable")).json()["status"]["state"] == "ready"
+    assert (await add_ready(admin, body))["status"]["state"] == "ready"
 
 
 @pytest.fixture

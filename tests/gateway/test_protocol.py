@@ -24,9 +24,10 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_center.app import create_app
 from mcp_center.config import Settings
-from tests.servers.protocol_upstream import FAIL_CODE, make_protocol_server
+from tests.servers.protocol_upstream import FAIL_CODE, HOLD, Hold, make_protocol_server
 from tests.support.gateway import gateway_client
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import add_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -44,12 +45,7 @@ class Host:
 
 
 async def _ready(admin: httpx2.AsyncClient, body: dict[str, Any]) -> None:
-    created = await admin.post(SERVERS, json=body)
-    assert created.status_code == 201, created.text
-    view = created.json()
-    assert (await admin.post(f"{SERVERS}/{view['id']}/trust", json={"digest": view["digest"]})).status_code == 200
-    assert (await admin.post(f"{SERVERS}/{view['id']}/test")).json()["ok"]
-    assert (await admin.post(f"{SERVERS}/{view['id']}/enable")).json()["status"]["state"] == "ready"
+    assert (await add_ready(admin, body))["status"]["state"] == "ready"
 
 
 @pytest.fixture
@@ -61,7 +57,7 @@ async def host(tmp_path: Path) -> AsyncGenerator[Host]:
         serve_loopback(app) as base,
         httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
     ):
-        policies = {"add": "allow", "fail": "allow", "sample": "allow", "roots": "deny"}
+        policies = {"add": "allow", "fail": "allow", "sample": "allow", "roots": "deny", "hold": "allow"}
         body = {"id": "proto", "name": "Proto", "transport": "streamable_http", "url": f"{upstream}/mcp"}
         await _ready(admin, {**body, "tool_policies": policies})
         created = await admin.post("/api/gateway/tokens", json={"name": "tests"})
@@ -81,7 +77,7 @@ async def test_a_server_endpoint_offers_its_tools_and_templates_under_their_own_
         names = {tool.name for tool in (await client.list_tools()).tools}
         result = await client.call_tool("add", {"a": 40, "b": 2})
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
-    assert names == {"add", "fail", "sample"}  # `roots` is denied: not listed
+    assert names == {"add", "fail", "sample", "hold"}  # `roots` is denied: not listed
     assert text(result) == "42"
     assert templates == {"events://list{?topic,limit}", "users://{id}/profile{#section}"}
 
@@ -212,6 +208,43 @@ async def test_a_sessionless_2026_request_is_served_with_its_result_type(host: H
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-center"
 
 
+async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(host: Host) -> None:
+    """2026-07-28 cancellation is closing the POST: the lean path cancels the call (its disconnect
+    watcher starts once the call has run `WATCH_AFTER_S`) and the server's handler is cancelled."""
+    hold = Hold()
+    HOLD.append(hold)
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 10,
+        "method": "tools/call",
+        "params": {"name": "mcp__proto__hold", "_meta": envelope},
+    }
+    headers = {
+        **ACCEPT,
+        "Authorization": f"Bearer {host.token}",
+        "Mcp-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "mcp__proto__hold",
+    }
+    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http, anyio.create_task_group() as tg:
+
+        async def post() -> None:
+            await http.post("/mcp", json=call, headers=headers)
+
+        tg.start_soon(post)
+        with anyio.fail_after(10):
+            await hold.started.wait()
+        tg.cancel_scope.cancel()  # the agent gives up: its connection closes
+    with anyio.fail_after(10):
+        await hold.cancelled.wait()
+    HOLD.remove(hold)
+
+
 async def test_a_forwarded_call_is_in_the_servers_log_with_secrets_redacted(host: Host) -> None:
     """R-3.11 and R-1.5 on the lean path: the request log records the call; a secret the server
     echoes never reaches the agent or the log."""
@@ -250,4 +283,4 @@ async def test_a_session_is_only_known_on_the_endpoint_that_opened_it(host: Host
         own = await http.post("/mcp/proto", json=listing, headers=session)
     assert elsewhere.status_code == 404
     assert own.status_code == 200
-    assert {tool["name"] for tool in own.json()["result"]["tools"]} == {"add", "fail", "sample"}
+    assert {tool["name"] for tool in own.json()["result"]["tools"]} == {"add", "fail", "sample", "hold"}

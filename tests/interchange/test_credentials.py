@@ -12,7 +12,7 @@ from mcp_center.interchange.credentials import (
     is_credential_name,
     is_credential_value,
 )
-from tests.interchange._support import assert_returns
+from tests.support.hang import assert_returns
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -145,7 +144,7 @@ def test_vscode_export_declares_a_password_input_for_every_placeholder() -> None
 
 
 def test_claude_desktop_export_keeps_stdio_servers_and_notes_the_remote_ones() -> None:
-    doc = export_servers(configs(), "claude-desktop", GATEWAY)
+    doc = export_servers(configs(), "claude-desktop", GATEWAY, "/opt/venv/bin/mcp-center")
     assert list(doc.config["mcpServers"]) == ["GitHub"]
     assert "type" not in doc.config["mcpServers"]["GitHub"]
     assert [(n["server_id"], n["code"]) for n in doc.notes] == [
@@ -154,13 +153,13 @@ def test_claude_desktop_export_keeps_stdio_servers_and_notes_the_remote_ones() -
     ]
     # The gateway through this installation's stdio bridge, as the Gateway page and README say.
     bridge = doc.gateway["config"]["mcpServers"]["mcp-center"]
-    assert Path(bridge["command"]).name == "mcp-center"
-    assert Path(bridge["command"]).is_absolute()
+    assert bridge["command"] == "/opt/venv/bin/mcp-center"
     assert bridge["args"] == ["gateway", "--stdio"]
     assert bridge["env"] == {"MCP_CENTER_GATEWAY_TOKEN": "<the gateway token>"}
     other = export_servers(configs(), "claude-desktop", "http://127.0.0.1:9000/mcp")
     bridge = other.gateway["config"]["mcpServers"]["mcp-center"]
     assert bridge["args"] == ["gateway", "--stdio", "--url", "http://127.0.0.1:9000/mcp"]
+    assert bridge["command"] == "mcp-center"  # not found: the bare name, looked up on the client's PATH
 
 
 def test_fields_clients_cannot_express_are_listed_as_notes() -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from mcp_center.errors import CenterError
 from mcp_center.interchange import plan_import
-from tests.interchange._support import check_secret_value
+from tests.support.interchange import check_secret_value
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = sorted(FIXTURES.glob("*.expected.json"))

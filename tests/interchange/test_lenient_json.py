@@ -10,7 +10,7 @@ import pytest
 
 from mcp_center.errors import ImportJsonInvalid, ImportTooLarge
 from mcp_center.interchange import MAX_IMPORT_BYTES, decode_text, loads_lenient
-from tests.interchange._support import assert_returns
+from tests.support.hang import assert_returns
 
 
 def test_line_and_block_comments_are_ignored_but_not_inside_strings() -> None:

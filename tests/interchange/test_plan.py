@@ -9,7 +9,8 @@ import pytest
 
 from mcp_center.errors import ImportFormatMismatch, ImportFormatUnknown, ImportTooLarge, ImportValuesInvalid
 from mcp_center.interchange import ImportPlan, plan_import
-from tests.interchange._support import assert_returns, check_secret_value
+from tests.support.hang import assert_returns
+from tests.support.interchange import check_secret_value
 
 
 def plan(doc: object, format: str = "auto", existing: tuple[str, ...] = ()) -> ImportPlan:

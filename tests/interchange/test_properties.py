@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mcp_center.config import parse_server_config
 from mcp_center.errors import CenterError, ImportValuesInvalid
 from mcp_center.interchange import IMPORT_FORMATS, ImportPlan, plan_import
-from tests.interchange._support import check_secret_value
+from tests.support.interchange import check_secret_value
 
 FIXTURE_TEXTS = [p.read_bytes() for p in sorted((Path(__file__).parent / "fixtures").glob("*.json"))]
 PROPERTY_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,7 +12,7 @@ import pytest
 
 from mcp_center.runtime import ConnectionManager
 from mcp_center.runtime.catalog import MAX_CATALOG_PAGES
-from mcp_center.runtime.manager import REFRESH_MIN_INTERVAL_S
+from mcp_center.runtime.connection import REFRESH_MIN_INTERVAL_S
 from tests.runtime.scripted import ScriptedConnection, ScriptedServer, spec, tool
 
 pytestmark = pytest.mark.anyio
@@ -175,3 +175,60 @@ async def test_the_request_log_records_method_timing_and_sizes_but_no_arguments(
     assert call["request_bytes"] > 0 and call["response_bytes"] > 0
     assert call["duration_ms"] is not None
     assert "hunter2" not in repr(entries)
+
+
+async def test_an_older_refresh_that_answers_last_is_discarded(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    """Only the newest refresh commits (R-3.7, issue 14 item 5): the first refresh is held until the
+    second one committed; its (older) answer arrives last and is discarded."""
+    await manager.connect("fake")
+    release_first = anyio.Event()
+    first_waiting = anyio.Event()
+    answers = iter([[tool("old")], [tool("new")]])
+
+    async def gated(_conn: ScriptedConnection, _request: types.JSONRPCRequest) -> dict[str, Any]:
+        mine = next(answers)
+        if mine[0]["name"] == "old":
+            first_waiting.set()
+            await release_first.wait()
+        return {"tools": mine}
+
+    server.handlers["tools/list"] = gated
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(manager.refresh, "fake", ("tools",))
+        with anyio.fail_after(5):
+            await first_waiting.wait()
+        newer = await manager.refresh("fake", ("tools",))
+        assert names(newer.tools) == ["new"]
+        release_first.set()
+    catalog = await manager.catalog("fake")
+    assert names(catalog.tools) == ["new"]
+    assert catalog.generation["tools"] == 3
+    assert catalog.errors["tools"] is None
+
+
+async def test_overlapping_refreshes_each_validate_their_own_pages(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    """Two refreshes in flight at once never see each other's names as duplicates (issue 14 item 5)."""
+    await manager.connect("fake")
+    both_waiting = anyio.Event()
+    waiting = 0
+
+    async def slow(_conn: ScriptedConnection, _request: types.JSONRPCRequest) -> dict[str, Any]:
+        nonlocal waiting
+        waiting += 1
+        if waiting == 2:
+            both_waiting.set()
+        await both_waiting.wait()
+        return {"tools": [tool("echo"), tool("add"), tool("echo")]}
+
+    server.handlers["tools/list"] = slow
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(manager.refresh, "fake", ("tools",))
+            tg.start_soon(manager.refresh, "fake", ("tools",))
+    catalog = await manager.catalog("fake")
+    assert names(catalog.tools) == ["echo", "add"]
+    assert [(q.index, q.name) for q in catalog.quarantined["tools"]] == [(2, "echo")]

@@ -77,3 +77,26 @@ async def test_after_the_hold_the_rest_of_the_budget_still_expires() -> None:
             await anyio.sleep(3)
     assert deadline.expired
     assert deadline.paused_s >= 0.35
+
+
+async def test_extend_restarts_the_clock_but_not_beyond_the_maximum_total() -> None:
+    """Progress (issue 14 item 4): each extend() gives the full timeout again, capped by max_total_s."""
+    board = CallDeadlines()
+    started = anyio.current_time()
+    extends = 0
+    with board.deadline("conn", 0.3, max_total_s=1.0) as deadline:
+        while True:
+            await anyio.sleep(0.2)
+            deadline.extend()
+            extends += 1
+    elapsed = anyio.current_time() - started
+    assert deadline.expired and deadline.total_reached
+    assert 0.95 <= elapsed < 3.0
+    assert extends >= 4
+
+
+async def test_without_extend_the_deadline_expires_at_its_timeout_and_not_by_the_total() -> None:
+    board = CallDeadlines()
+    with board.deadline("conn", 0.2, max_total_s=5.0) as deadline:
+        await anyio.sleep_forever()
+    assert deadline.expired and not deadline.total_reached

@@ -17,7 +17,7 @@ from mcp_center.errors import CallCancelled, ServerRequestFailed
 from mcp_center.models import TransportKind
 from mcp_center.runtime import ConnectionManager
 from mcp_center.transports import ConnectionSpec
-from tests.fakes.streamable_http import (
+from tests.support.fakes.streamable_http import (
     FakeStreamableServer,
     json_response,
     rpc_error,

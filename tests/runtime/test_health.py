@@ -6,22 +6,18 @@ import anyio
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_center.runtime import manager as manager_module
+from mcp_center.runtime import connection as manager_module
 from mcp_center.service import McpCenter
 from tests.servers.http_echo import streamable_app
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import ready_in_center
 
 pytestmark = pytest.mark.anyio
 
 
 async def ready_echo(center: McpCenter, base: str) -> None:
     """Add the echo server at `base` as "echo", then confirm, test and enable it and wait until it is ready."""
-    view = (
-        await center.create_server({"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
-    ).to_dict()
-    await center.trust(view["id"], view["digest"])
-    assert (await center.test(view["id"])).ok
-    await center.enable(view["id"])
+    await ready_in_center(center, {"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
     await center.wait_for_state("echo", "ready", timeout_s=10)
 
 

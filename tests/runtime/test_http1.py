@@ -94,3 +94,41 @@ async def test_a_refused_connection_is_an_error_not_a_hang() -> None:
 def test_only_plain_http_urls_are_served() -> None:
     with pytest.raises(ValueError, match="http://"):
         Http1Client("https://example.com/mcp", {})
+
+
+def _sse_app(ports: list[int], second: anyio.Event) -> Starlette:
+    async def events(request: Request) -> StreamingResponse:
+        assert request.client is not None
+        ports.append(request.client.port)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield b"data: answer\n\n"
+            with anyio.fail_after(10):
+                await second.wait()  # the stream ends only after the client stopped reading it
+            yield b"data: tail\n\n"
+
+        return StreamingResponse(chunks(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/events", events, methods=["POST"])])
+
+
+async def test_a_stream_left_unread_ends_in_the_background_and_its_connection_is_reused() -> None:
+    ports: list[int] = []
+    ended = anyio.Event()
+    async with serve_loopback(_sse_app(ports, ended)) as base:
+        client = Http1Client(f"{base}/events", {})
+        with anyio.fail_after(10):
+            response = await client.send("POST", {}, b"{}")
+            first = await anext(aiter(response.aiter_bytes(1024)))
+            assert first == b"data: answer\n\n"
+            assert not response.complete
+            client.done(response)  # the caller has its answer: the rest is read in the background
+            ended.set()
+            connection = response._connection  # pyright: ignore[reportPrivateUsage] - to wait on its events
+            while not response.complete:  # bounded by the fail_after above
+                await connection.wait()
+            assert client._idle == [connection]  # pyright: ignore[reportPrivateUsage]
+            async with client.request("POST", {}, b"{}") as again:
+                assert await again.aread(1024) == b"data: answer\n\ndata: tail\n\n"
+        await client.aclose()
+    assert len(set(ports)) == 1  # the second request went over the first one's connection

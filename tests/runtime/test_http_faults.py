@@ -15,21 +15,25 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import mcp.client.streamable_http as sdk_http
 import mcp_types as types
 import pytest
 from starlette.responses import Response
 
 import mcp_center.transports.factory as transport_factory
+import mcp_center.transports.streamable as streamable
 from mcp_center.errors import CenterError, ConnectionLost, ServerTimeout, ServerUnreachable
 from mcp_center.models import TransportKind
 from mcp_center.runtime import ConnectionManager
-from mcp_center.runtime.manager import REFRESH_MIN_INTERVAL_S
+from mcp_center.runtime.connection import REFRESH_MIN_INTERVAL_S
 from mcp_center.runtime.results import TRUNCATION_META_KEY
 from mcp_center.service import McpCenter
 from mcp_center.transports import ConnectionSpec
+from mcp_center.transports.backoff import Backoff
+from mcp_center.transports.clip import ReadLimits
 from mcp_center.transports.http import ResponseTooLarge
-from tests.fakes.streamable_http import (
+from tests.servers.http_echo import streamable_app
+from tests.servers.sse_fakes import FakeSseServer, mcp_replies
+from tests.support.fakes.streamable_http import (
     ECHO_TOOL,
     FakeStreamableServer,
     json_response,
@@ -39,9 +43,8 @@ from tests.fakes.streamable_http import (
     sse_event,
     sse_response,
 )
-from tests.servers.http_echo import streamable_app
-from tests.servers.sse_fakes import FakeSseServer, mcp_replies
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import ready_in_center
 
 pytestmark = pytest.mark.anyio
 
@@ -73,21 +76,17 @@ async def _echo(manager: ConnectionManager, text: str) -> str:
 
 
 async def _ready(center: McpCenter, url: str) -> str:
-    view = (await center.create_server({"name": "Fake", "transport": "streamable_http", "url": url})).to_dict()
-    await center.trust(view["id"], view["digest"])
-    result = await center.test(view["id"])
-    assert result.ok, result.error
-    await center.enable(view["id"])
+    view = await ready_in_center(center, {"name": "Fake", "transport": "streamable_http", "url": url})
     assert center.status(view["id"]).state.value == "ready"
     return view["id"]
 
 
 @pytest.fixture
-def fast_sdk_retries(monkeypatch: pytest.MonkeyPatch) -> int:
-    """Shorten the SDK's fallback reconnection delay (1000 ms) so bounded retries finish quickly."""
-    delay_ms = 50
-    monkeypatch.setattr(sdk_http, "DEFAULT_RECONNECTION_DELAY_MS", delay_ms)
-    return delay_ms
+def fast_get_backoff(monkeypatch: pytest.MonkeyPatch) -> float:
+    """Shorten the GET stream's backoff floor so a reopening (if any) would show up quickly."""
+    floor_s = 0.05
+    monkeypatch.setattr(streamable, "GET_BACKOFF", Backoff(floor_s=floor_s, cap_s=floor_s * 4))
+    return floor_s
 
 
 # ----- notifications and the optional GET stream (R-3.10) -----------------------------------------
@@ -106,17 +105,18 @@ async def test_notifications_acknowledged_with_200_204_or_202_keep_the_session_w
 
 
 @pytest.mark.parametrize("status", [405, 400, 404])
-async def test_a_refused_get_stream_is_retried_a_bounded_number_of_times_and_calls_keep_working(
-    status: int, fast_sdk_retries: int
+async def test_a_refused_get_stream_is_not_reopened_and_calls_keep_working(
+    status: int, fast_get_backoff: float
 ) -> None:
-    """405 is the spec's "no GET stream"; 400 and 404 come from servers and gateways that route only POST."""
+    """405 is the spec's "no GET stream"; 400 and 404 come from servers and gateways that route only POST.
+    Asking again would only repeat the answer (issue 14 item 9)."""
     fake = FakeStreamableServer(get_status=status)
     async with serve_fake(fake) as url, _managed(url) as manager:
         connection = await manager.connect(SERVER)
         with anyio.fail_after(5):
-            await fake.wait_until(lambda: len(fake.gets) >= sdk_http.MAX_RECONNECTION_ATTEMPTS)
-        await anyio.sleep(10 * fast_sdk_retries / 1000)  # room for any further retry to show up
-        assert len(fake.gets) <= sdk_http.MAX_RECONNECTION_ATTEMPTS + 1
+            await fake.wait_until(lambda: len(fake.gets) >= 1)
+        await anyio.sleep(10 * fast_get_backoff)  # room for any reopening to show up
+        assert len(fake.gets) == 1
         assert all(get.session_id == "session-1" for get in fake.gets)
         assert await _echo(manager, "still here") == "still here"
         assert manager.status(SERVER).connection_id == connection.connection_id
@@ -385,28 +385,55 @@ async def test_a_10_mb_tool_result_comes_back_truncated_and_marked(mode: str) ->
         assert result.is_error is False
 
 
+SMALL = ReadLimits(
+    read_cap_bytes=1024 * 1024, max_message_bytes=256 * 1024, max_string_bytes=64 * 1024, max_tokens=5000
+)
+"""A small read cap standing in for the real one (`clip.read_limits`), so the tests move little data."""
+
+
 @pytest.mark.parametrize("mode", ["json", "sse"])
-async def test_a_body_over_the_message_limit_fails_only_that_call_with_an_attributed_error(
+async def test_an_answer_over_the_read_cap_comes_back_cut_and_marked_and_the_session_goes_on(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    limit = 1024 * 1024  # stands in for the 64 MiB of MAX_MESSAGE_BYTES
-    monkeypatch.setattr(transport_factory, "MAX_MESSAGE_BYTES", limit)
+    """Issue 14 item 2: strings are cut while they stream, and the rest of the message is discarded."""
+    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
 
     async def oversized(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
-        return await fake.reply(message, {"content": [{"type": "text", "text": "x" * (2 * limit)}]})
+        content = [{"type": "text", "text": "x" * (2 * 1024 * 1024)}]
+        content += [{"type": "text", "text": f"block {n}"} for n in range(20_000)]
+        return await fake.reply(message, {"content": content})
 
     fake = FakeStreamableServer(get_status=405, handlers={"tools/call": oversized})
     fake.response_mode = "sse" if mode == "sse" else "json"
     async with serve_fake(fake) as url, _managed(url) as manager:
         connection = await manager.connect(SERVER)
+        with anyio.fail_after(10):
+            result = await manager.call_tool(SERVER, "echo", {"text": "x"})
+        clipped = (result.meta or {})["mcp-center/clipped"]
+        assert clipped["strings_cut"] == 1 and clipped["message_cut"] is True
+        assert clipped["bytes_not_read"] > 2 * 1024 * 1024
+        assert (result.meta or {})[TRUNCATION_META_KEY]["original_bytes"] > 2 * 1024 * 1024
+        first = result.content[0]
+        assert isinstance(first, types.TextContent)
+        assert "more bytes of this string were not read" in first.text or "truncated" in first.text
+        del fake.handlers["tools/call"]
+        assert await _echo(manager, "next") == "next"
+        assert manager.status(SERVER).connection_id == connection.connection_id
+
+
+async def test_a_body_over_the_read_cap_that_is_not_json_fails_only_that_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
+
+    async def garbage(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        return Response("x" * (2 * 1024 * 1024), media_type="application/json")
+
+    fake = FakeStreamableServer(get_status=405, handlers={"tools/call": garbage})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        connection = await manager.connect(SERVER)
         with anyio.fail_after(5), pytest.raises(CenterError) as caught:
             await manager.call_tool(SERVER, "echo", {"text": "x"})
-        if mode == "json":
-            assert isinstance(caught.value, ResponseTooLarge)
-            assert caught.value.details == {"reason": "protocol", "limit_bytes": limit}
-        else:  # the SDK's own SSE event limit: the request is resolved as closed
-            assert isinstance(caught.value, ConnectionLost)
-            assert caught.value.details["reason"] == "closed"
+        assert isinstance(caught.value, ResponseTooLarge)
+        assert caught.value.details == {"reason": "protocol", "limit_bytes": SMALL.max_message_bytes}
         del fake.handlers["tools/call"]
         assert await _echo(manager, "next") == "next"
         assert manager.status(SERVER).connection_id == connection.connection_id

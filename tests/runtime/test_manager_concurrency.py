@@ -290,3 +290,36 @@ async def test_a_changed_spec_closes_the_old_connection_before_configure_returns
     second = await manager.connect("fake")
     assert second.spec.digest == "sha256:b"
     assert second.connection_id != first.connection_id
+
+
+async def test_configure_none_overlapped_by_configure_leaves_the_second_spec_in_force(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    """configure() is serialized per server (issue 14 item 6): the first call removes the server while
+    the second waits for its lock; the second then configures a fresh slot instead of a removed one."""
+    await manager.configure("fake", spec(digest="sha256:a"))
+    await manager.connect("fake")
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(manager.configure, "fake", None)
+            await anyio.wait_all_tasks_blocked()
+            tg.start_soon(manager.configure, "fake", spec(digest="sha256:b"))
+    assert manager.configured() == ["fake"]
+    conn = await manager.connect("fake")
+    assert conn.spec.digest == "sha256:b"
+    assert manager.status("fake").state is ConnectionState.READY
+
+
+async def test_many_interleaved_configures_end_with_the_last_one(
+    manager: ConnectionManager, server: ScriptedServer
+) -> None:
+    """Whatever the interleaving of None and specs, the call that took the lock last decides."""
+    await manager.configure("fake", spec(digest="sha256:0"))
+    await manager.connect("fake")
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            for n in range(1, 21):
+                tg.start_soon(manager.configure, "fake", None if n % 2 else spec(digest=f"sha256:{n}"))
+                await anyio.wait_all_tasks_blocked()
+    assert manager.configured() == ["fake"]
+    assert (await manager.connect("fake")).spec.digest == "sha256:20"

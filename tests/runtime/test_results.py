@@ -28,7 +28,7 @@ def test_a_large_text_is_cut_at_a_character_boundary_and_marked() -> None:
     assert set(first.text) == {"é"}
     marker = bounded.meta[TRUNCATION_META_KEY] if bounded.meta else None
     assert marker is not None
-    assert marker["original_bytes"] == size(result)
+    assert abs(marker["original_bytes"] - size(result)) <= 16  # computed without serializing: about the size
     last = bounded.content[-1]
     assert isinstance(last, types.TextContent)
     assert last.text.startswith("[truncated by mcp-center")

@@ -1,15 +1,18 @@
 """A real SDK server (low level) for the gateway's protocol-fidelity tests (R-8.1, R-8.4, R-8.5).
 
 Tools: `add(a, b)`; `fail()` answers a JSON-RPC error (-32042, with `data`); `sample(prompt)` asks
-the client for `sampling/createMessage`; `roots()` asks the client for `roots/list`. Resource
+the client for `sampling/createMessage`; `roots()` asks the client for `roots/list`; `hold()` runs
+until it is cancelled and says so on `HOLD` (in-process servers only). Resource
 templates with optional parts (`events://list{?topic,limit}`, `users://{id}/profile{#section}`);
 reading any URI returns `read <uri>`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -29,7 +32,20 @@ TOOLS = [
         input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}},
     ),
     types.Tool(name="roots", description="Ask the client's roots.", input_schema={"type": "object"}),
+    types.Tool(name="hold", description="Run until cancelled.", input_schema={"type": "object"}),
 ]
+
+
+@dataclass
+class Hold:
+    """What the `hold` tool did: it started; it was cancelled (events of the test's event loop)."""
+
+    started: anyio.Event = field(default_factory=anyio.Event)
+    cancelled: anyio.Event = field(default_factory=anyio.Event)
+
+
+HOLD: list[Hold] = []
+"""A test appends one `Hold` before calling `hold`; the tool reports on the last one."""
 TEMPLATES = [
     types.ResourceTemplate(name="events", uri_template="events://list{?topic,limit}"),
     types.ResourceTemplate(name="profile", uri_template="users://{id}/profile{#section}"),
@@ -62,6 +78,12 @@ async def _call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallTool
     if params.name == "roots":
         roots = await ctx.session.list_roots()  # pyright: ignore[reportDeprecated]
         return _text("roots: " + ",".join(str(root.uri) for root in roots.roots))
+    if params.name == "hold" and HOLD:
+        HOLD[-1].started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            HOLD[-1].cancelled.set()
     raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name}")
 
 

@@ -28,7 +28,7 @@ from mcp_center.errors import (
 from mcp_center.registry import TOOL_NAME_PATTERN
 from mcp_center.service import ApprovalBroker, McpCenter
 from tests.servers.capabilities import ODD_NAMES, Upstream
-from tests.service._capabilities import capability_server, next_event, ready, remote, while_waiting
+from tests.support.capabilities import capability_server, next_event, ready, remote, while_waiting
 from tests.support.hang import assert_returns
 from tests.support.results import text_of
 

@@ -24,6 +24,7 @@ from mcp_center.errors import (
 from mcp_center.service import McpCenter
 from tests.servers.http_echo import make_echo_server, streamable_app
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import ready_in_center
 
 pytestmark = pytest.mark.anyio
 
@@ -40,20 +41,12 @@ async def echo_url() -> AsyncGenerator[str]:
         yield f"{base}/mcp"
 
 
-async def _ready(center: McpCenter, body: dict[str, Any]) -> dict[str, Any]:
-    view = (await center.create_server(body)).to_dict()
-    await center.trust(view["id"], view["digest"])
-    result = await center.test(view["id"])
-    assert result.ok, result.error
-    return (await center.enable(view["id"])).to_dict()
-
-
 async def test_a_restart_keeps_configuration_secrets_trust_and_test_and_reconnects(
     settings: Settings, echo_url: str
 ) -> None:
     """R-2.7: nothing is lost across a restart; enabled connect_on_startup servers come back."""
     async with McpCenter.open(settings) as center:
-        before = await _ready(
+        before = await ready_in_center(
             center,
             {
                 "name": "Echo",
@@ -78,7 +71,7 @@ async def test_a_server_without_connect_on_startup_connects_lazily_on_first_use(
 ) -> None:
     """R-3.2: only connect_on_startup servers connect at start-up; others on first catalog read or call."""
     async with McpCenter.open(settings) as center:
-        await _ready(
+        await ready_in_center(
             center, {"name": "Lazy", "transport": "streamable_http", "url": echo_url, "connect_on_startup": False}
         )
     async with McpCenter.open(settings) as center:
@@ -94,7 +87,7 @@ async def test_a_change_made_by_another_process_is_reconciled_into_the_running_h
 ) -> None:
     """R-3.3: the CLI writes servers.json; the running host notices and disconnects."""
     async with McpCenter.open(settings) as host:
-        await _ready(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+        await ready_in_center(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
         assert host.status("echo").state.value == "ready"
         async with McpCenter.open(settings, connect=False) as cli:
             await cli.disable("echo")
@@ -107,7 +100,7 @@ async def test_a_high_risk_change_disconnects_and_requires_trust_test_and_enable
     center: McpCenter, echo_url: str
 ) -> None:
     """R-1.4: changing a header invalidates trust and test at once and closes the session."""
-    view = await _ready(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    view = await ready_in_center(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     changed = (
         await center.update_server("echo", {"version": view["version"], "headers": {"X-Team": "blue"}}, partial=True)
     ).to_dict()
@@ -122,7 +115,7 @@ async def test_a_high_risk_change_disconnects_and_requires_trust_test_and_enable
 
 
 async def test_a_low_risk_change_keeps_the_session(center: McpCenter, echo_url: str) -> None:
-    view = await _ready(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    view = await ready_in_center(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     connection_id = center.status("echo").connection_id
     renamed = (
         await center.update_server("echo", {"version": view["version"], "name": "Echo 2"}, partial=True)
@@ -165,7 +158,9 @@ async def test_a_test_result_of_a_configuration_that_changed_meanwhile_is_not_st
 
 async def test_a_call_is_bounded_by_the_server_call_timeout(center: McpCenter, echo_url: str) -> None:
     """R-3.8: tool calls time out (per server setting)."""
-    await _ready(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url, "call_timeout_s": 1})
+    await ready_in_center(
+        center, {"name": "Echo", "transport": "streamable_http", "url": echo_url, "call_timeout_s": 1}
+    )
     with anyio.fail_after(10), pytest.raises(ServerTimeout) as caught:
         await center.call_tool("echo", "sleep", {"seconds": 30})
     assert caught.value.details["reason"] == "timeout"
@@ -176,7 +171,7 @@ async def test_a_changed_call_timeout_applies_to_the_next_call_on_the_same_sessi
     center: McpCenter, echo_url: str
 ) -> None:
     """R-3.8 with R-3.3: the timeout is low-risk, so the session stays and the new value applies at once."""
-    view = await _ready(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    view = await ready_in_center(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     connection_id = center.status("echo").connection_id
     await center.update_server("echo", {"version": view["version"], "call_timeout_s": 1}, partial=True)
     with anyio.fail_after(10), pytest.raises(ServerTimeout):
@@ -188,7 +183,7 @@ async def test_a_call_is_cancelled_by_its_operation_id_while_running(center: Mcp
     """R-3.8: aborting by operation id reaches the running call."""
     sleep_started = anyio.Event()
     async with serve_loopback(streamable_app(make_echo_server(sleep_started=sleep_started))) as base:
-        await _ready(center, {"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
+        await ready_in_center(center, {"name": "Echo", "transport": "streamable_http", "url": f"{base}/mcp"})
         await _cancel_running_call(center, sleep_started)
 
 
@@ -213,7 +208,7 @@ async def _cancel_running_call(center: McpCenter, sleep_started: anyio.Event) ->
 
 async def test_a_cancel_that_arrives_before_the_call_refuses_it(center: McpCenter, echo_url: str) -> None:
     """R-3.8: cancellation records cover a cancel that arrives before admission."""
-    await _ready(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    await ready_in_center(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     assert center.cancel("op-early") is False
     with pytest.raises(CallCancelled):
         await center.call_tool("echo", "sleep", {"seconds": 30}, operation_id="op-early")
@@ -253,7 +248,7 @@ async def test_a_stdio_server_that_exits_puts_its_exit_code_in_the_status_and_cl
 ) -> None:
     """R-3.1, R-3.11: the status of a session the server ended says why, and its unanswered call
     is logged as an error, not left pending; the stderr line quoting a secret is redacted."""
-    view = await _ready(
+    view = await ready_in_center(
         center,
         {
             "name": "Raw",
@@ -280,7 +275,7 @@ async def test_a_stdio_server_that_exits_puts_its_exit_code_in_the_status_and_cl
 
 async def test_the_host_advertises_form_mode_elicitation_only(center: McpCenter) -> None:
     """R-6.1: URL-mode requests would be declined, so the `initialize` a server receives says form mode only."""
-    await _ready(
+    await ready_in_center(
         center,
         {
             "name": "Raw",

@@ -24,8 +24,8 @@ from mcp_center.errors import (
 from mcp_center.service import McpCenter
 from mcp_center.store import CallRef, InteractionRecord, store_for
 from tests.servers.capabilities import Upstream
-from tests.service._capabilities import capability_server, ready, remote, while_waiting
 from tests.support.backends import stored_text
+from tests.support.capabilities import capability_server, ready, remote, while_waiting
 from tests.support.results import text_of
 from tests.support.waiting import eventually, until
 

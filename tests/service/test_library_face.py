@@ -13,7 +13,7 @@ from mcp_center.config import Settings
 from mcp_center.errors import CallCancelled, CenterError
 from mcp_center.service import McpCenter
 from tests.servers.http_echo import streamable_app
-from tests.service._capabilities import capability_server, ready, remote
+from tests.support.capabilities import capability_server, ready, remote
 from tests.support.loopback import serve_loopback
 from tests.support.waiting import eventually
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -19,9 +18,10 @@ import pytest
 
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.api._support import STEP_TIMEOUT_S, assert_error, open_api
-from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
+from tests.support.api import assert_error, open_api
+from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import STEP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
 
@@ -380,8 +380,10 @@ async def test_invalid_client_at_the_code_exchange_drops_the_registration_and_th
         async with httpx2.AsyncClient(trust_env=False) as browser:
             location = httpx2.URL((await browser.get(started["authorization_url"])).headers["location"])
         failed = await api.get(location.path, params=dict(location.params), headers={"Accept": "application/json"})
-        error = assert_error(failed, 502, "OAUTH_TOKEN_FAILED")
+        error = assert_error(failed, 422, "OAUTH_CALLBACK_INVALID")  # the code was refused: a 4xx (issue 14)
         assert error["details"]["oauth_error"] == "invalid_client"
+        assert error["details"]["reason"] == "code_rejected"
+        assert error["details"]["hint"] == "registration_dropped"
         authorization.code_error = None
         await login(api)
     assert len(authorization.saw("/register")) == 2
@@ -447,12 +449,26 @@ async def test_a_machine_grant_needs_no_browser_and_binds_the_issuer(api: httpx2
     assert grant.headers["authorization"].startswith("Basic ")
 
 
-def test_oauth_client_secrets_are_stored_under_their_own_kind(tmp_path: Path) -> None:
-    """The secret kinds the API accepts include `oauth` (client_secret, private_key, idp_id_token)."""
-    from mcp_center.service import SECRET_KINDS
+async def test_oauth_client_secrets_are_stored_under_their_own_kind(
+    api: httpx2.AsyncClient, settings: Settings
+) -> None:
+    """The secret kinds the API accepts include `oauth` (client_secret, private_key, idp_id_token):
+    a client secret set through the API lands in the `oauth_client` slot of its server, encrypted,
+    and the read shape only says it is configured (R-1.5, R-4.6)."""
+    from mcp_center.secrets.ids import SecretKind, secret_id
 
-    assert SECRET_KINDS["oauth"].value == "oauth_client"
-    assert tmp_path.exists()
+    body = {"id": "o", "name": "O", "transport": "streamable_http", "url": "https://mcp.example.com/mcp"}
+    created = await api.post(SERVERS, json={**body, "auth": {"kind": "oauth"}})
+    assert created.status_code == 201, created.text
+    value = "oauth-client-secret-value-0451"
+    put = await api.put(f"{SERVERS}/o/secrets/client_secret", params={"kind": "oauth"}, json={"value": value})
+    assert put.status_code == 200, put.text
+    assert put.json()["auth"]["client_secret"] == {"configured": True}
+    assert value not in put.text
+    stored_file = settings.mcp_dir / "secrets.json"
+    stored: dict[str, str] = json.loads(stored_file.read_text(encoding="utf-8"))["secrets"]
+    assert [name for name in stored if ".o." in name] == [secret_id(SecretKind.OAUTH_CLIENT, "o", "client_secret")]
+    assert value not in stored_file.read_text(encoding="utf-8")
 
 
 async def test_a_legacy_sse_server_is_authorized_the_same_way(api: httpx2.AsyncClient) -> None:

@@ -1,0 +1,24 @@
+"""Helpers shared by the tests, one module per subject; conftest files only define fixtures.
+
+- `serve`: a real `mcp-center serve` process (`running_host`, `Host`, its `ADMIN_TOKEN`, `VENV_BIN`).
+- `mcp_servers`: MCP servers in their own processes (`running_echo_http`, npm `node_server`, `EVERYTHING`).
+- `ports`, `processes`, `groups`: loopback ports, process facts and endings, process groups.
+- `loopback`: an ASGI app on 127.0.0.1 in the test's task group; `gateway`: an agent's MCP client.
+- `readiness`: create → trust → test → enable, through the library, the API, or a running serve.
+- `api`: the in-process REST API (its `ADMIN_TOKEN`, envelope assertions, bodies, route walk).
+- `http`: a sync client's status checks, a request running in a thread, polling a serve.
+- `cli`: the CLI in process (`run_cli`), and `CLI`, the console script for process tests.
+- `browser`: chromium for Playwright, profiles, login, UI steps.
+- `fakes`: fake OAuth servers and a scriptable Streamable HTTP server; `oauth_world`: the broker's
+  in-process OAuth world; `capabilities`: the capability server on loopback and event waits.
+- `waiting`, `hang`, `results`, `faulty_disk`, `interchange`: bounded waits, hang checks, result
+  text, disk fault injection, the secret-value rule for the planner.
+
+Where the helpers lived before issue 16 (for a branch that still imports them): `tests.e2e.conftest`
+→ `serve` / `mcp_servers` / `ports` / `processes`; `tests.api._support` → `api` (`make_ready`,
+`STEP_TIMEOUT_S` → `readiness`, `closed_port_url` → `ports`); `tests.auth._support` → `oauth_world`;
+`tests.service._capabilities` → `capabilities`; `tests.fakes` → `fakes`; `tests.web._flows` and
+`tests.web.conftest` → `browser` (`ready_via_api` → `readiness.add_ready_on_host`);
+`tests.interchange._support` → `hang` / `interchange`; `_check`, `Background`, `wait_for`,
+`pending_card` of `tests/e2e` test files → `http`; `enable_through_api` → `readiness.add_ready_on_host`.
+"""

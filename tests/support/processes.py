@@ -1,8 +1,13 @@
-"""Process facts for tests (Linux /proc): is a pid alive, what descends from it."""
+"""Process facts and endings for tests (Linux /proc): is a pid alive, what descends from it, stop one."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import time
 from pathlib import Path
+
+__all__ = ["alive", "descendants", "stop_process", "wait_no_descendants"]
 
 
 def alive(pid: int) -> bool:
@@ -35,3 +40,24 @@ def descendants(pid: int) -> set[int]:
                     found.add(child_pid)
                     stack.append(child_pid)
     return found
+
+
+def wait_no_descendants(pid: int, timeout_s: float = 15.0) -> set[int]:
+    """Wait until `pid` has no live descendants; return what is left after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    left = descendants(pid)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = descendants(pid)
+    return left
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
+    """SIGTERM (a graceful stop), then SIGKILL after `timeout_s` seconds."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)

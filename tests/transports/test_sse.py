@@ -275,7 +275,8 @@ async def test_no_endpoint_event_times_out() -> None:
     ("status", "headers", "reason"),
     [
         (401, {"WWW-Authenticate": 'Bearer resource_metadata="http://127.0.0.1/prm"'}, "auth_required"),
-        (403, {}, "auth_required"),
+        (403, {}, "http_status"),
+        (403, {"WWW-Authenticate": 'Bearer error="invalid_token"'}, "auth_required"),
         (403, {"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="a b"'}, "step_up_required"),
         (500, {}, "http_status"),
         (404, {}, "http_status"),
@@ -305,8 +306,8 @@ async def test_refused_connection_is_attributed() -> None:
             with anyio.fail_after(2), pytest.raises(ServerUnreachable) as caught:
                 async with transport:
                     pytest.fail("entered on a refused port")
-    assert caught.value.details == {"reason": "refused"}
-    assert str(caught.value) == f"cannot connect to http://127.0.0.1:{port}"
+    assert caught.value.details == {"reason": "refused", "url": f"http://127.0.0.1:{port}/sse"}
+    assert str(caught.value).startswith(f"GET http://127.0.0.1:{port}/sse: connection refused")
 
 
 class RefusingAuth(httpx2.Auth):
@@ -372,7 +373,7 @@ async def test_oversized_endpoint_event_is_refused_without_buffering_it() -> Non
         with anyio.fail_after(2), pytest.raises(ServerProtocolError) as caught:
             async with transport:
                 pytest.fail("entered on an oversized event")
-    assert caught.value.details == {"reason": "protocol"}
+    assert caught.value.details == {"reason": "protocol", "url": base + "/sse"}
 
 
 async def test_constructor_rejects_urls_the_transport_cannot_check() -> None:
@@ -442,7 +443,7 @@ async def test_oversized_message_closes_the_connection_with_a_protocol_error() -
             await mcp.call_tool("echo", {"text": "big"})
         assert caught.value.error.code == types.CONNECTION_CLOSED
         assert isinstance(transport.stream_error, ServerProtocolError)
-        assert transport.stream_error.details == {"reason": "protocol"}
+        assert transport.stream_error.details["reason"] == "protocol"
         with anyio.fail_after(2):
             await stream_exceptions.wait_for(1)
         assert stream_exceptions.items == [transport.stream_error]
@@ -454,7 +455,14 @@ async def test_failed_post_of_a_request_becomes_its_json_rpc_error() -> None:
         with anyio.fail_after(2), pytest.raises(MCPError) as caught:
             await mcp.call_tool("echo", {"text": "x"})
         assert caught.value.error.code == types.INTERNAL_ERROR
-        assert caught.value.error.data == {"code": "MCP_SERVER_UNREACHABLE", "reason": "http_status", "status": 500}
+        data = caught.value.error.data
+        assert isinstance(data, dict)
+        assert {k: data[k] for k in ("code", "reason", "status")} == {
+            "code": "MCP_SERVER_UNREACHABLE",
+            "reason": "http_status",
+            "status": 500,
+        }
+        assert str(data["url"]).startswith("http://127.0.0.1:")
         # The connection is still usable afterwards.
         with anyio.fail_after(2):
             tools = await mcp.list_tools()
@@ -471,4 +479,5 @@ async def test_failed_post_of_a_notification_reaches_the_message_handler() -> No
             await stream_exceptions.wait_for(1)
     [exc] = stream_exceptions.items
     assert isinstance(exc, ServerUnreachable)
-    assert exc.details == {"reason": "auth_required", "status": 401}
+    assert {k: exc.details[k] for k in ("reason", "status")} == {"reason": "auth_required", "status": 401}
+    assert "/messages" in exc.details["url"]

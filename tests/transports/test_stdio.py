@@ -66,6 +66,12 @@ def transport(
     )
 
 
+EOF_GRACE_S = 20.0
+"""How long a test that expects a server to exit by itself on stdin EOF lets it (seconds): a bound
+on that condition, not a speed goal. The SDK's server exits in well under a second on an idle
+machine; with the 1 s default grace a loaded machine sometimes got it signalled (exit -15)."""
+
+
 def _proc_stat(pid: int) -> tuple[str, int] | None:
     """(state, pgrp) of a process from /proc, or None when it does not exist."""
     try:
@@ -152,8 +158,8 @@ def kill_group_on_failure(stdio: StdioTransport) -> Generator[None, None, None]:
 
 @pytest.mark.anyio
 async def test_client_initializes_lists_and_calls_tools_over_stdio() -> None:
-    stdio = transport(script("echo_stdio.py"))
-    with anyio.fail_after(10):
+    stdio = transport(script("echo_stdio.py"), grace_s=EOF_GRACE_S)
+    with anyio.fail_after(10 + EOF_GRACE_S):
         async with Client(stdio, mode="legacy", cache=None) as client:
             assert client.server_info is not None
             assert client.server_info.name == "echo"
@@ -197,8 +203,8 @@ async def test_server_leads_its_own_session_and_process_group() -> None:
 @pytest.mark.anyio
 async def test_close_kills_a_grandchild_although_the_leader_exits_on_eof() -> None:
     """The SDK's stdio_client fails this: it signals the group only when the leader hangs."""
-    stdio = transport(script("echo_stdio.py"))
-    with kill_group_on_failure(stdio), anyio.fail_after(10):
+    stdio = transport(script("echo_stdio.py"), grace_s=EOF_GRACE_S)
+    with kill_group_on_failure(stdio), anyio.fail_after(10 + EOF_GRACE_S):
         async with Client(stdio, mode="legacy", cache=None) as client:
             grandchild = int(text_of(await client.call_tool("spawn_grandchild", {})))
             assert stdio.pid is not None

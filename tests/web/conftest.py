@@ -1,37 +1,21 @@
 """Browser-test fixtures: Debian's chromium driven by Playwright, a real `mcp-center serve`, real MCP servers.
 
-Playwright's Python package never downloads a browser here: it launches `/usr/bin/chromium`
-(installed by `.ci/run`; `scripts/test` refuses to run without it) headless, with the flags this
-machine needs (no sandbox as root, no background networking on a closed network). Every server
-binds 127.0.0.1 and is stopped by its fixture; every page fails its test on an uncaught script error.
+Every server binds 127.0.0.1 and is stopped by its fixture; every page fails its test on an uncaught
+script error. The helpers behind them (chromium's flags, profiles, login, UI steps) are in
+`tests/support/browser.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from tests.e2e.conftest import ADMIN_TOKEN, Host, running_echo_http, running_host
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--no-first-run",
-]
-REPO_ROOT = Path(__file__).parents[2]
-WAIT_MS = 15_000
-"""Bound on one UI wait (a stdio test may start node; a call crosses two processes)."""
-
-expect.set_options(timeout=WAIT_MS)
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, PageErrors, new_context
+from tests.support.mcp_servers import running_echo_http
+from tests.support.serve import Host, running_host
 
 
 @pytest.hookimpl(trylast=True)  # after any reordering plugin (pytest-randomly) has shuffled the items
@@ -76,26 +60,9 @@ def echo_url() -> Iterator[str]:
         yield url
 
 
-@dataclass
-class PageErrors:
-    """Uncaught script errors of every page of a context (each test asserts there were none)."""
-
-    messages: list[str] = field(default_factory=list)
-
-    def watch(self, page: Page) -> None:
-        page.on("pageerror", lambda exc: self.messages.append(str(exc)))
-
-
 @pytest.fixture
 def page_errors() -> PageErrors:
     return PageErrors()
-
-
-def new_context(browser: Browser, host: Host, *, width: int = 1280, height: int = 800) -> BrowserContext:
-    """A fresh browser profile (no cookies, no storage) pointed at `host`."""
-    context = browser.new_context(base_url=host.url, viewport={"width": width, "height": height})
-    context.set_default_timeout(WAIT_MS)
-    return context
 
 
 @pytest.fixture
@@ -111,11 +78,3 @@ def context(browser: Browser, host: Host, page_errors: PageErrors) -> Generator[
 @pytest.fixture
 def page(context: BrowserContext) -> Page:
     return context.new_page()
-
-
-def login(page: Page, token: str = ADMIN_TOKEN) -> None:
-    """Log in through the login form and wait for the server list."""
-    page.goto("/")
-    page.get_by_label("Admin token").fill(token)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Servers", exact=True)).to_be_visible()

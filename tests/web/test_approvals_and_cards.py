@@ -17,10 +17,20 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, Route, expect
 
-from tests.e2e.conftest import EVERYTHING, Host, running_host
-from tests.e2e.test_capabilities_e2e import Background, wait_for
-from tests.web._flows import NO_HORIZONTAL_SCROLL, UNLABELLED, confirm_test_enable, go_to, open_server, ready_via_api
-from tests.web.conftest import PageErrors, login, new_context
+from tests.support.browser import (
+    NO_HORIZONTAL_SCROLL,
+    UNLABELLED,
+    PageErrors,
+    confirm_test_enable,
+    go_to,
+    login,
+    new_context,
+    open_server,
+)
+from tests.support.http import Background, wait_for
+from tests.support.mcp_servers import EVERYTHING
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host, running_host
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +44,7 @@ def ask(host: Host, question: str) -> Background:
 
 
 def ready_capabilities(host: Host, url: str) -> dict[str, Any]:
-    return ready_via_api(host, {"name": "Capabilities", "transport": "streamable_http", "url": url})
+    return add_ready_on_host(host, {"name": "Capabilities", "transport": "streamable_http", "url": url})
 
 
 def open_inbox(page: Page) -> None:
@@ -60,7 +70,7 @@ def field(card: Locator, label: str) -> Locator:
 def test_a_tool_policy_is_set_from_the_tools_tab_after_a_warning_and_needs_a_new_confirmation(
     page: Page, host: Host, echo_url: str
 ) -> None:
-    ready_via_api(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     login(page)
     open_server(page, "Echo", "Tools")
     policy = page.get_by_role("group", name="Approval policy for echo")
@@ -293,7 +303,7 @@ def test_a_question_survives_a_reload_and_an_answer_to_a_closed_card_says_so(
 def test_server_everything_s_form_shows_titled_enums_multi_selects_formats_and_a_required_field(
     page: Page, host: Host
 ) -> None:
-    ready_via_api(
+    add_ready_on_host(
         host, {"name": "Everything", "transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}
     )
     login(page)

@@ -1,7 +1,7 @@
 """The Authorization tab in a real browser (R-4.9, R-4.5, R-4.3, R-3.11, R-1.5).
 
 A real `mcp-center serve` and the fake OAuth authorization server + protected MCP server of
-`tests/fakes/oauth.py` (auto-approving `/authorize`) on 127.0.0.1, served from a thread of the test
+`tests/support/fakes/oauth.py` (auto-approving `/authorize`) on 127.0.0.1, served from a thread of the test
 process so the tests can read what the fakes issued. "Authorize" shows the issuer and scopes, then
 opens the sign-in page in a new window; the callback page tells the settings page the outcome. No
 credential the fakes issued (codes, access and refresh tokens, client secrets) may reach the page.
@@ -22,11 +22,10 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from playwright.sync_api import BrowserContext, Page, Response, Route, expect
 
-from tests.e2e.conftest import ADMIN_TOKEN, Host
-from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
+from tests.support.browser import NO_HORIZONTAL_SCROLL, go_to, login, open_server
+from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
-from tests.web._flows import NO_HORIZONTAL_SCROLL, go_to, open_server
-from tests.web.conftest import login
+from tests.support.serve import ADMIN_TOKEN, Host
 
 pytestmark = pytest.mark.browser
 

@@ -14,7 +14,7 @@ import pytest
 from mcp_center.app import create_app
 from mcp_center.config import Settings
 from mcp_center.web.csrf import MAX_SESSIONS, SESSION_IDLE_S, SESSION_MAX_S, BrowserSessions
-from tests.api._support import BASE_URL, assert_error
+from tests.support.api import BASE_URL, assert_error
 
 pytestmark = pytest.mark.anyio
 
@@ -227,5 +227,7 @@ async def test_the_console_and_debugger_requests_need_the_csrf_token_too(browser
         f"{SERVERS}/remote/logging/level", json={"level": "debug"}, headers={"Origin": OURS}
     )
     assert_error(level, 403, "CSRF_TOKEN_INVALID")
-    # With the token the request reaches the route (refused there: there is no such server).
-    assert_error(await browser.post(path), 404, "MCP_SERVER_NOT_FOUND")
+    # With the token the request reaches the route, whose body model refuses the server body sent
+    # (FastAPI validates it before the handler runs: api/bodies.py).
+    error = assert_error(await browser.post(path), 422, "REQUEST_INVALID")
+    assert {e["code"] for e in error["details"]["errors"]} == {"FIELD_REQUIRED"}

@@ -19,10 +19,11 @@ import anyio
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import EVERYTHING, Host
+from tests.support.browser import call_in_playground, go_to, login, open_server, raw_stdio_body
 from tests.support.gateway import gateway_client
-from tests.web._flows import call_in_playground, go_to, open_server, raw_stdio_body, ready_via_api
-from tests.web.conftest import login
+from tests.support.mcp_servers import EVERYTHING
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +35,7 @@ def everything(host: Host) -> dict[str, Any]:
     """server-everything over stdio, ready (created, confirmed, tested and enabled through the API)."""
     if not EVERYTHING.exists():
         pytest.fail("the npm test servers are missing: run scripts/bootstrap --dev")
-    return ready_via_api(
+    return add_ready_on_host(
         host,
         {
             "id": "everything",
@@ -285,7 +286,7 @@ def test_screenshots_of_the_debugger(page: Page, host: Host, everything: dict[st
 def test_a_server_that_went_down_is_connected_again_from_the_console(page: Page, host: Host) -> None:
     """Debugging a broken server: the Console and Activity tabs say why they cannot work and offer
     to connect again; the Activity tab keeps what the server sent before it went down."""
-    ready_via_api(host, raw_stdio_body("Crashing"))
+    add_ready_on_host(host, raw_stdio_body("Crashing"))
     host.client.post("/api/mcp/servers/crashing/tools/exit/call", json={"arguments": {"code": 3}})
     login(page)
     open_server(page, "Crashing", "Console")

@@ -9,9 +9,8 @@ import json
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.e2e.conftest import Host
-from tests.web._flows import add_from_template, open_server
-from tests.web.conftest import login
+from tests.support.browser import add_from_template, login, open_server
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 

@@ -20,10 +20,10 @@ import httpx2
 import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, Response, expect
 
-from tests.e2e.conftest import Host
+from tests.support.browser import go_to, login
 from tests.support.gateway import gateway_client
-from tests.web._flows import go_to, ready_via_api
-from tests.web.conftest import login
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -109,7 +109,7 @@ def snippet(scope: Page | Locator, key: str) -> str:
 def test_a_token_created_in_the_page_opens_the_gateway_and_is_shown_only_once(
     context: BrowserContext, page: Page, host: Host, echo_url: str
 ) -> None:
-    ready_via_api(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     bodies = record_bodies(context)
     login(page)
     open_gateway(page)
@@ -163,7 +163,7 @@ def test_a_token_created_in_the_page_opens_the_gateway_and_is_shown_only_once(
 
 
 def test_the_page_works_with_the_keyboard_alone(page: Page, host: Host, echo_url: str) -> None:
-    ready_via_api(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     login(page)
     page.keyboard.press("Shift+Tab")  # from the Servers heading: "Log out", then the last nav link
     page.keyboard.press("Shift+Tab")

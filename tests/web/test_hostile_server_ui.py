@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, Response, expect
 
-from tests.e2e.conftest import Host
-from tests.e2e.test_capabilities_e2e import Background, pending_card
-from tests.web._flows import NO_HORIZONTAL_SCROLL, ready_via_api
-from tests.web.conftest import login
+from tests.support.browser import NO_HORIZONTAL_SCROLL, login
+from tests.support.http import Background, pending_card
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -87,7 +87,7 @@ def watch(page: Page) -> list[tuple[str, str]]:
 
 def test_hostile_strings_stay_text_and_the_secret_never_reaches_the_page(page: Page, host: Host) -> None:
     bodies = watch(page)
-    sid = ready_via_api(host, hostile_body())["id"]
+    sid = add_ready_on_host(host, hostile_body())["id"]
     login(page)
     assert_clean(page, "server list")
     for section in ("", "/config", "/tools", "/prompts", "/resources", "/approvals", "/auth"):
@@ -149,7 +149,7 @@ def test_hostile_strings_stay_text_and_the_secret_never_reaches_the_page(page: P
 
 def test_thousands_of_tools_a_1_mb_description_and_a_deep_schema_keep_the_page_usable(page: Page, host: Host) -> None:
     page.add_init_script(WATCH)
-    sid = ready_via_api(host, hostile_body("--big"))["id"]
+    sid = add_ready_on_host(host, hostile_body("--big"))["id"]
     login(page)
     page.goto(f"/#/servers/{sid}/tools")
     expect(page.get_by_text("2007 tools.")).to_be_visible()
@@ -191,7 +191,7 @@ def test_thousands_of_tools_a_1_mb_description_and_a_deep_schema_keep_the_page_u
 def test_a_card_answered_in_another_tab_and_a_question_of_a_deleted_server_are_told_not_sent(
     page: Page, host: Host, context: BrowserContext
 ) -> None:
-    sid = ready_via_api(host, hostile_body())["id"]
+    sid = add_ready_on_host(host, hostile_body())["id"]
     login(page)
     stale = context.new_page()
     stale.route("**/api/events*", lambda route: route.abort())  # this tab never hears of the answer

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, Response, expect
 
-from tests.e2e.conftest import ADMIN_TOKEN, Host
-from tests.web._flows import go_to
-from tests.web.conftest import login
+from tests.support.browser import go_to, login
+from tests.support.serve import ADMIN_TOKEN, Host
 
 pytestmark = pytest.mark.browser
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Host
-from tests.web._flows import open_server, raw_stdio_body, ready_via_api
-from tests.web.conftest import login
+from tests.support.browser import login, open_server, raw_stdio_body
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 def test_the_footer_names_the_answering_instance_and_a_server_page_lists_each_instance_s_state(
     page: Page, host: Host
 ) -> None:
-    ready_via_api(host, raw_stdio_body())
+    add_ready_on_host(host, raw_stdio_body())
     answered = host.client.get("/api/instances")
     name = answered.headers["X-MCP-Center-Instance"]
     login(page)

@@ -13,21 +13,24 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import Host, running_echo_http
-from tests.e2e.test_capabilities_e2e import Background
-from tests.web._flows import (
+from tests.support.browser import (
     NO_HORIZONTAL_SCROLL,
     UNLABELLED,
+    PageErrors,
     add_from_template,
     call_in_playground,
     confirm_test_enable,
     go_to,
+    login,
+    new_context,
     open_server,
     raw_stdio_body,
-    ready_via_api,
     save_new,
 )
-from tests.web.conftest import PageErrors, login, new_context
+from tests.support.http import Background
+from tests.support.mcp_servers import running_echo_http
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -244,7 +247,7 @@ def test_screenshots_of_the_main_screens(
         host.client.post(
             "/api/mcp/servers", json={"name": "Old SSE server", "transport": "sse", "url": "http://127.0.0.1:9/sse"}
         )
-        ready_via_api(host, raw_stdio_body("Crashing"))
+        add_ready_on_host(host, raw_stdio_body("Crashing"))
         host.client.post("/api/mcp/servers/crashing/tools/exit/call", json={"arguments": {"code": 3}})
         go_to(page, "Servers")
         expect(page.locator("tbody tr")).to_have_count(4)
@@ -270,7 +273,7 @@ def test_screenshots_of_the_main_screens(
         page.get_by_label("Configuration (JSON)").evaluate("(el) => { el.scrollTop = 0; }")
         page.screenshot(path=shots / "import-preview.png", full_page=True)
         with running_echo_http("tests.servers.run_capabilities") as caps_url:
-            ready_via_api(host, {"name": "Capabilities", "transport": "streamable_http", "url": caps_url})
+            add_ready_on_host(host, {"name": "Capabilities", "transport": "streamable_http", "url": caps_url})
             open_server(page, "Capabilities", "Prompts")
             prompt = page.locator('li.prompt[data-prompt="greet"]')
             prompt.locator('[data-argument="name"] input').fill("Ada")

@@ -6,14 +6,15 @@ reasons, a category whose refresh failed — are shown for a server that sent a 
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Page, Request, Route, expect
 
-from tests.e2e.conftest import Host
-from tests.web._flows import open_server, raw_stdio_body, ready_via_api
-from tests.web.conftest import login
+from tests.support.browser import login, open_server, raw_stdio_body
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +28,7 @@ def _is_list_request(request: Request) -> bool:
 def test_a_state_badge_turns_to_error_with_its_reason_from_the_event_stream_without_polling(
     page: Page, host: Host
 ) -> None:
-    ready_via_api(host, raw_stdio_body())
+    add_ready_on_host(host, raw_stdio_body())
     streams: list[str] = []
     page.on("request", lambda r: streams.append(r.url) if urlsplit(r.url).path == "/api/events" else None)
     login(page)
@@ -44,8 +45,9 @@ def test_a_state_badge_turns_to_error_with_its_reason_from_the_event_stream_with
     assert answer.json()["error"]["details"]["reason"] == "process_exited"
 
     expect(row.locator(".badge")).to_have_text("error")
+    # The reason, the process's last output, then when the runtime restarts it by itself (issue 14, item 12).
     expect(row.locator(".error-reason")).to_have_text(
-        "process_exited: the server process exited with code 7 during the session"
+        re.compile(r"^process_exited: the server process exited with code 7 during the session; .* · retrying at ")
     )
     expect(row.locator('td[data-label="Tools"]')).to_have_text("–")
     assert list_requests == []
@@ -91,7 +93,7 @@ def test_the_page_polls_while_the_stream_fails_and_goes_live_again(page: Page, h
 def test_a_malformed_tool_is_shown_quarantined_with_its_reason_and_a_failed_category_with_its_error(
     page: Page, host: Host
 ) -> None:
-    ready_via_api(host, raw_stdio_body(broken_prompts=True))
+    add_ready_on_host(host, raw_stdio_body(broken_prompts=True))
     login(page)
     open_server(page, "Raw")
     catalog = page.get_by_role("region", name="Catalog")
@@ -101,7 +103,9 @@ def test_a_malformed_tool_is_shown_quarantined_with_its_reason_and_a_failed_cate
     expect(tools.locator('td[data-label="Last refresh"]')).to_have_text("ok")
     notice = catalog.get_by_test_id("quarantined")
     expect(notice).to_contain_text("1 item quarantined")
-    expect(notice.locator('li[data-name="broken"]')).to_have_text("tool #3 broken: inputSchema: Field required")
+    expect(notice.locator('li[data-name="broken"]')).to_have_text(
+        "tool #3 broken: inputSchema: must be a JSON Schema object"
+    )
 
     prompts = catalog.locator('tr[data-category="prompts"]')
     expect(prompts.locator('td[data-label="Last refresh"]')).to_contain_text("failed: MCP_SERVER_ERROR (no list yet)")
@@ -116,5 +120,5 @@ def test_a_malformed_tool_is_shown_quarantined_with_its_reason_and_a_failed_cate
     open_server(page, "Raw", "Tools")
     expect(page.locator("li.tool")).to_have_count(2)
     expect(page.get_by_test_id("quarantined").locator('li[data-name="broken"]')).to_contain_text(
-        "inputSchema: Field required"
+        "inputSchema: must be a JSON Schema object"
     )

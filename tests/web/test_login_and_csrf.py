@@ -17,8 +17,8 @@ import httpx2
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.e2e.conftest import ADMIN_TOKEN, Host
-from tests.web.conftest import login, new_context
+from tests.support.browser import login, new_context
+from tests.support.serve import ADMIN_TOKEN, Host
 
 pytestmark = pytest.mark.browser
 

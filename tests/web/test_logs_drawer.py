@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Host
-from tests.web._flows import call_in_playground, open_server, raw_stdio_body, ready_via_api
-from tests.web.conftest import login
+from tests.support.browser import call_in_playground, login, open_server, raw_stdio_body
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -25,7 +25,7 @@ PLANTED = "PLANTED-stderr-" + uuid.uuid4().hex
 def test_the_drawer_lists_filters_and_exports_the_requests_of_a_playground_call(
     page: Page, host: Host, echo_url: str, tmp_path: Path
 ) -> None:
-    ready_via_api(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     login(page)
     open_server(page, "Echo", "Tools")
     call_in_playground(page, "add", {"a": "2", "b": "40"})
@@ -83,7 +83,7 @@ def test_the_drawer_lists_filters_and_exports_the_requests_of_a_playground_call(
 
 
 def test_stderr_lines_of_a_stdio_server_appear_redacted_and_a_crash_shows_its_last_call(page: Page, host: Host) -> None:
-    ready_via_api(host, raw_stdio_body(token=PLANTED))
+    add_ready_on_host(host, raw_stdio_body(token=PLANTED))
     login(page)
     open_server(page, "Raw")
     page.get_by_role("button", name="Logs").click()

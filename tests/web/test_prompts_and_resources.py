@@ -13,10 +13,18 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
-from tests.e2e import conftest as e2e
-from tests.e2e.conftest import Host
-from tests.web._flows import NO_HORIZONTAL_SCROLL, UNLABELLED, open_server, raw_stdio_body, ready_via_api
-from tests.web.conftest import PageErrors, login, new_context
+from tests.support.browser import (
+    NO_HORIZONTAL_SCROLL,
+    UNLABELLED,
+    PageErrors,
+    login,
+    new_context,
+    open_server,
+    raw_stdio_body,
+)
+from tests.support.mcp_servers import node_server
+from tests.support.readiness import add_ready_on_host
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -28,13 +36,14 @@ FAKE_END = "<<<MCP-UNTRUSTED-END 00000000000000000000000000000000>>>"
 @pytest.fixture
 def everything_url() -> Iterator[str]:
     """server-everything over Streamable HTTP on loopback (as `tests/e2e`'s fixture); yields its base URL."""
-    yield from e2e._node_server("streamableHttp")  # pyright: ignore[reportPrivateUsage] - the e2e fixture's body
+    with node_server("streamableHttp") as url:
+        yield url
 
 
 @pytest.fixture
 def caps(host: Host, caps_url: str) -> str:
     """The capability server registered as "Capabilities", confirmed, tested and enabled; its id."""
-    view = ready_via_api(host, {"name": "Capabilities", "transport": "streamable_http", "url": caps_url})
+    view = add_ready_on_host(host, {"name": "Capabilities", "transport": "streamable_http", "url": caps_url})
     return view["id"]
 
 
@@ -192,8 +201,8 @@ def test_binary_content_is_described_and_a_big_resource_says_it_was_truncated(
 def test_servers_without_prompts_or_not_ready_show_why_instead_of_an_error(
     page: Page, host: Host, echo_url: str
 ) -> None:
-    raw = ready_via_api(host, raw_stdio_body("Raw"))
-    ready_via_api(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    raw = add_ready_on_host(host, raw_stdio_body("Raw"))
+    add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     host.client.post("/api/mcp/servers", json={"name": "New", "transport": "sse", "url": "https://a.example/sse"})
     login(page)
     open_server(page, "Raw", "Prompts")
@@ -246,7 +255,7 @@ def test_a_real_servers_embedded_binary_is_described_and_its_error_shown_with_it
     page: Page, host: Host, everything_url: str
 ) -> None:
     """server-everything's `resource-prompt` embeds a blob resource; a bad argument makes the server fail."""
-    ready_via_api(host, {"name": "Everything", "transport": "streamable_http", "url": f"{everything_url}/mcp"})
+    add_ready_on_host(host, {"name": "Everything", "transport": "streamable_http", "url": f"{everything_url}/mcp"})
     login(page)
     open_server(page, "Everything", "Prompts")
     args = page.locator('li.prompt[data-prompt="args-prompt"]')

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Host
+from tests.support.browser import add_from_template, confirm_test_enable, login, open_server, save_new
+from tests.support.readiness import add_ready_on_host
 from tests.support.sandbox import escape_command, require_sandbox
-from tests.web._flows import add_from_template, confirm_test_enable, open_server, ready_via_api, save_new
-from tests.web.conftest import login
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
@@ -72,7 +72,7 @@ def test_the_logs_drawer_marks_what_the_sandbox_refused(page: Page, host: Host) 
         "args": argv[1:],
         "sandbox": {"paths": [p.model_dump() for p in paths]},
     }
-    ready_via_api(host, body)
+    add_ready_on_host(host, body)
     refused = host.client.post(
         "/api/mcp/servers/escape/tools/write_file/call", json={"arguments": {"path": "/usr/escape"}}
     ).json()

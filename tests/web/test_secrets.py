@@ -13,9 +13,8 @@ import uuid
 import pytest
 from playwright.sync_api import BrowserContext, Page, Response, expect
 
-from tests.e2e.conftest import ADMIN_TOKEN, Host
-from tests.web._flows import add_from_template, confirm_test_enable, open_server, save_new
-from tests.web.conftest import login
+from tests.support.browser import add_from_template, confirm_test_enable, login, open_server, save_new
+from tests.support.serve import ADMIN_TOKEN, Host
 
 pytestmark = pytest.mark.browser
 

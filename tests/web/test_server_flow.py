@@ -12,17 +12,18 @@ import sys
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import EVERYTHING, Host
-from tests.web._flows import (
+from tests.support.browser import (
     add_echo_server,
     add_from_template,
     call_in_playground,
     confirm_test_enable,
     go_to,
+    login,
     open_server,
     save_new,
 )
-from tests.web.conftest import login
+from tests.support.mcp_servers import EVERYTHING
+from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 

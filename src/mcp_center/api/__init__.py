@@ -15,6 +15,7 @@ from mcp_center.api import capabilities, debugging, gateway, imports, instances,
 from mcp_center.api.debugging import end_event_streams
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.instances import InstanceHeader
+from mcp_center.api.openapi import API_ERRORS, install_openapi
 from mcp_center.api.security import (
     AdminAuth,
     AdminAuthGuard,
@@ -52,7 +53,10 @@ def create_api(
     `/healthz`.
 
     No `/docs`: FastAPI's Swagger UI loads its script from a CDN, which would run third-party code
-    on the admin origin with the browser session (R-7.2). `/openapi.json` works in any OpenAPI tool.
+    on the admin origin with the browser session (R-7.2). `/openapi.json` works in any OpenAPI tool:
+    it lists every status each route answers with the error envelope, the typed request bodies and
+    the security schemes (`api.openapi`); schemathesis checks it against a live serve
+    (tests/api/test_openapi_live.py).
 
     `app.state.center` must hold an open `McpCenter` before requests arrive (the lifespan in
     `mcp_center.app` sets it; tests may set it directly). With `sessions`, `/api` also accepts the
@@ -70,16 +74,18 @@ def create_api(
     install_error_handlers(app)
     auth = AdminAuth(admin_token)
     app.state.admin_auth = auth
-    app.include_router(servers.router, dependencies=[Depends(auth)])
-    app.include_router(operations.router, dependencies=[Depends(auth)])
-    app.include_router(gateway.router, dependencies=[Depends(auth)])
-    app.include_router(debugging.router, dependencies=[Depends(auth)])
-    app.include_router(imports.router, dependencies=[Depends(auth)])
-    app.include_router(capabilities.router, dependencies=[Depends(auth)])
-    app.include_router(instances.router, dependencies=[Depends(auth)])
+    for router in (servers.router, operations.router, gateway.router, debugging.router, imports.router):
+        app.include_router(router, dependencies=[Depends(auth)], responses=API_ERRORS)
+    app.include_router(capabilities.router, dependencies=[Depends(auth)], responses=API_ERRORS)
+    app.include_router(instances.router, dependencies=[Depends(auth)], responses=API_ERRORS)
     app.state.import_previews = ImportPreviews()
-    app.include_router(oauth.router, dependencies=[Depends(auth)])
+    app.include_router(oauth.router, dependencies=[Depends(auth)], responses=API_ERRORS)
     app.include_router(oauth.callback_router)  # no admin token: the single-use OAuth state protects it
+    install_openapi(
+        app,
+        session_cookie=sessions.cookie_name if sessions is not None else None,
+        csrf_header=sessions.csrf_header if sessions is not None else None,
+    )
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:  # pyright: ignore[reportUnusedFunction]

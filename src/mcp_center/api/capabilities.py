@@ -22,40 +22,28 @@ from typing import Annotated, Any, TypeVar, cast
 import anyio
 from fastapi import APIRouter, Body, Query, Request
 
-from mcp_center.config import ToolPolicy
-from mcp_center.errors import FieldError, RequestInvalid
+from mcp_center.api.bodies import (
+    AgentToolCall,
+    ApprovalDecision,
+    InteractionAnswer,
+    PromptGet,
+    ResourceRead,
+    ToolPolicyChange,
+)
+from mcp_center.api.openapi import UPSTREAM, errors
 from mcp_center.registry import ExportFormat
-from mcp_center.service import Decision, McpCenter
+from mcp_center.service import McpCenter
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["agents"])
 
-JsonObject = Annotated[dict[str, Any], Body()]
 T = TypeVar("T")
 
 
 def _center(request: Request) -> McpCenter:
     center: McpCenter = request.app.state.center
     return center
-
-
-def _invalid(field: str, code: str, message: str) -> RequestInvalid:
-    return RequestInvalid(f"{field}: {message}", details={"errors": [FieldError(field, code, message).to_dict()]})
-
-
-def _only(body: dict[str, Any], allowed: set[str]) -> None:
-    extra = sorted(set(body) - allowed)
-    if extra:
-        known = ", ".join(f"'{k}'" for k in sorted(allowed))
-        raise _invalid(extra[0], "FIELD_UNKNOWN", f"is not a known field (send {known})")
-
-
-def _operation_id(body: dict[str, Any]) -> str | None:
-    operation_id = body.get("operation_id")
-    if operation_id is not None and (not isinstance(operation_id, str) or not 1 <= len(operation_id) <= 200):
-        raise _invalid("operation_id", "FIELD_INVALID", "must be a string of 1-200 characters")
-    return operation_id
 
 
 async def _cancel_on_disconnect(request: Request, on_disconnect: Callable[[], object], work: Awaitable[T]) -> T:
@@ -98,29 +86,35 @@ async def list_tools(
     return await _center(request).agent_tools(cast(ExportFormat, format))
 
 
-@router.post("/api/tools/{name}/call", summary="Call a tool as an agent (through the approval policy)")
-async def call_tool(request: Request, name: str, body: JsonObject) -> dict[str, Any]:
+@router.post(
+    "/api/tools/{name}/call",
+    summary="Call a tool as an agent (through the approval policy)",
+    responses=errors(404, *UPSTREAM),
+)
+async def call_tool(request: Request, name: str, body: Annotated[AgentToolCall, Body()]) -> dict[str, Any]:
     """Body `{"arguments": {...}, "operation_id": "..."?}`. Waits for approval unless the tool's policy is
     `allow` (403 MCP_TOOL_DENIED for `deny`, MCP_APPROVAL_DENIED, 409 MCP_APPROVAL_EXPIRED). Returns the
     MCP `CallToolResult`. A disconnect cancels the call."""
-    _only(body, {"arguments", "operation_id"})
     center = _center(request)
-    operation_id = _operation_id(body) or uuid.uuid4().hex
+    operation_id = body.operation_id or uuid.uuid4().hex
     return await _cancel_on_disconnect(
         request,
         lambda: center.cancel(operation_id),
-        center.call_agent_tool(name, body.get("arguments"), operation_id=operation_id, caller={"via": "rest_api"}),
+        center.call_agent_tool(name, body.arguments, operation_id=operation_id, caller={"via": "rest_api"}),
     )
 
 
-@router.put("/api/mcp/servers/{server_id}/tools/{tool}/policy", summary="Set a tool's approval policy")
-async def set_policy(request: Request, server_id: str, tool: str, body: JsonObject) -> dict[str, Any]:
+@router.put(
+    "/api/mcp/servers/{server_id}/tools/{tool}/policy",
+    summary="Set a tool's approval policy",
+    responses=errors(404, 409),
+)
+async def set_policy(
+    request: Request, server_id: str, tool: str, body: Annotated[ToolPolicyChange, Body()]
+) -> dict[str, Any]:
     """Body `{"policy": "ask"|"allow"|"deny", "version": N}`. The same versioned update as a PATCH of
     `tool_policies`, and a high-risk change (R-1.4): the server needs trust, test and enable again."""
-    _only(body, {"policy", "version"})
-    # The service checks both (RequestInvalid names the field): the body is untyped JSON here.
-    policy = cast(ToolPolicy, body.get("policy"))
-    view = await _center(request).set_tool_policy(server_id, tool, policy, version=body.get("version"))
+    view = await _center(request).set_tool_policy(server_id, tool, body.policy, version=body.version)
     return view.to_dict()
 
 
@@ -137,17 +131,15 @@ async def list_approvals(
     return {"approvals": await _center(request).list_approvals(include_closed=include_closed)}
 
 
-@router.get("/api/approvals/{approval_id}", summary="One approval")
+@router.get("/api/approvals/{approval_id}", summary="One approval", responses=errors(404))
 async def get_approval(request: Request, approval_id: str) -> dict[str, Any]:
     return await _center(request).get_approval(approval_id)
 
 
-@router.post("/api/approvals/{approval_id}", summary="Approve or deny a pending call")
-async def decide(request: Request, approval_id: str, body: JsonObject) -> dict[str, Any]:
+@router.post("/api/approvals/{approval_id}", summary="Approve or deny a pending call", responses=errors(404, 409))
+async def decide(request: Request, approval_id: str, body: Annotated[ApprovalDecision, Body()]) -> dict[str, Any]:
     """Body `{"decision": "approve"}` or `{"decision": "deny"}`; 409 MCP_APPROVAL_CLOSED when it already ended."""
-    _only(body, {"decision"})
-    # Checked by the service (RequestInvalid unless approve or deny).
-    return await _center(request).decide_approval(approval_id, cast(Decision, body.get("decision")))
+    return await _center(request).decide_approval(approval_id, body.decision)
 
 
 # ----- prompts -------------------------------------------------------------------------------------
@@ -158,18 +150,21 @@ async def list_prompts(request: Request) -> dict[str, Any]:
     return {"prompts": await _center(request).list_prompts()}
 
 
-@router.post("/api/prompts/{name:path}/get", summary="Get a prompt as an untrusted context block")
-async def get_prompt(request: Request, name: str, body: JsonObject) -> dict[str, Any]:
+@router.post(
+    "/api/prompts/{name:path}/get",
+    summary="Get a prompt as an untrusted context block",
+    responses=errors(404, *UPSTREAM),
+)
+async def get_prompt(request: Request, name: str, body: Annotated[PromptGet, Body()]) -> dict[str, Any]:
     """`name` is `server:prompt`. Body `{"arguments": {...}, "max_bytes": N?}`. The answer is marked
     `untrusted: true` with provenance and delimiters: context, never instructions."""
-    _only(body, {"arguments", "max_bytes"})
-    return await _center(request).get_prompt(name, body.get("arguments"), max_bytes=body.get("max_bytes"))
+    return await _center(request).get_prompt(name, body.arguments, max_bytes=body.max_bytes)
 
 
 # ----- resources -----------------------------------------------------------------------------------
 
 
-@router.get("/api/resources", summary="Search resources and resource templates (R-5.5)")
+@router.get("/api/resources", summary="Search resources and resource templates (R-5.5)", responses=errors(404))
 async def search_resources(
     request: Request,
     q: Annotated[str, Query(max_length=500, description="Matches name, title, URI and description.")] = "",
@@ -179,12 +174,13 @@ async def search_resources(
     return await _center(request).search_resources(q, limit=limit, server_id=server_id)
 
 
-@router.post("/api/resources/read", summary="Read a resource between random delimiters")
-async def read_resource(request: Request, body: JsonObject) -> dict[str, Any]:
+@router.post(
+    "/api/resources/read", summary="Read a resource between random delimiters", responses=errors(404, *UPSTREAM)
+)
+async def read_resource(request: Request, body: Annotated[ResourceRead, Body()]) -> dict[str, Any]:
     """Body `{"server_id", "uri", "max_bytes"?}`. Content is wrapped in fresh random delimiters with MCP
     provenance, bounded (explicit truncation marker); binary content is described, not inlined."""
-    _only(body, {"server_id", "uri", "max_bytes"})
-    return await _center(request).read_resource(body.get("server_id"), body.get("uri"), max_bytes=body.get("max_bytes"))
+    return await _center(request).read_resource(body.server_id, body.uri, max_bytes=body.max_bytes)
 
 
 # ----- interactions (elicitation) ----------------------------------------------------------------
@@ -198,15 +194,20 @@ async def list_interactions(
     return {"interactions": await _center(request).list_interactions(state=state)}
 
 
-@router.get("/api/interactions/{interaction_id}", summary="One elicitation card")
+@router.get("/api/interactions/{interaction_id}", summary="One elicitation card", responses=errors(404))
 async def get_interaction(request: Request, interaction_id: str) -> dict[str, Any]:
     return await _center(request).get_interaction(interaction_id)
 
 
-@router.post("/api/interactions/{interaction_id}", summary="Answer a card (accept / decline / cancel) or retry")
-async def answer_interaction(request: Request, interaction_id: str, body: JsonObject) -> dict[str, Any]:
+@router.post(
+    "/api/interactions/{interaction_id}",
+    summary="Answer a card (accept / decline / cancel) or retry",
+    responses=errors(404, *UPSTREAM),
+)
+async def answer_interaction(
+    request: Request, interaction_id: str, body: Annotated[InteractionAnswer, Body()]
+) -> dict[str, Any]:
     """Body `{"action": "accept", "content": {...}}` (fields left out get the schema defaults),
     `{"action": "decline"}`, `{"action": "cancel"}`, or `{"action": "retry"}` for a card interrupted by a
     restart (re-sends its call once; 409 MCP_INTERACTION_NOT_DELIVERED for an answer to such a card)."""
-    _only(body, {"action", "content"})
-    return await _center(request).answer_interaction(interaction_id, body.get("action"), body.get("content"))
+    return await _center(request).answer_interaction(interaction_id, body.action, body.content)

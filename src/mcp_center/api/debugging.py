@@ -16,6 +16,8 @@ import anyio
 from fastapi import APIRouter, Body, FastAPI, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from mcp_center.api.bodies import CompletionRequest, LogLevelRequest, RpcRequest
+from mcp_center.api.openapi import UPSTREAM, errors
 from mcp_center.service import McpCenter
 
 __all__ = ["HEARTBEAT_S", "end_event_streams", "router"]
@@ -47,7 +49,18 @@ def _center(request: Request) -> McpCenter:
     return center
 
 
-@router.get("/api/events", summary="Live event stream (server-sent events)")
+class EventStream(StreamingResponse):
+    """A `text/event-stream` response (so the OpenAPI description says so)."""
+
+    media_type = "text/event-stream"
+
+
+@router.get(
+    "/api/events",
+    summary="Live event stream (server-sent events)",
+    response_class=EventStream,
+    responses={200: {"description": "Server-sent events, until the host stops."}},
+)
 async def events(request: Request) -> StreamingResponse:
     """`text/event-stream` of JSON events: `server.status` (state changes, with the attributed
     error), `server.catalog` (a catalog refresh committed), `server.created/updated/deleted/...`
@@ -75,14 +88,16 @@ async def events(request: Request) -> StreamingResponse:
                 quiet_s = 0.0
                 yield f"event: {event['type']}\ndata: {json.dumps(event, default=str)}\n\n"
 
-    return StreamingResponse(
+    return EventStream(
         stream(),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
 
 
-@router.get("/api/mcp/servers/{server_id}/logs", summary="Last requests/responses and stderr of a server")
+@router.get(
+    "/api/mcp/servers/{server_id}/logs", summary="Last requests/responses and stderr of a server", responses=errors(404)
+)
 async def logs(
     request: Request,
     server_id: str,
@@ -95,7 +110,9 @@ async def logs(
     return JSONResponse(body, headers=headers)
 
 
-@router.get("/api/mcp/servers/{server_id}/catalog", summary="The live catalog of a server")
+@router.get(
+    "/api/mcp/servers/{server_id}/catalog", summary="The live catalog of a server", responses=errors(404, *UPSTREAM)
+)
 async def catalog(
     request: Request,
     server_id: str,
@@ -107,10 +124,11 @@ async def catalog(
     return await _center(request).catalog(server_id, refresh=refresh)
 
 
-JsonObject = Annotated[dict[str, Any], Body()]
-
-
-@router.get("/api/mcp/servers/{server_id}/info", summary="Server info: name, version, protocol, capabilities")
+@router.get(
+    "/api/mcp/servers/{server_id}/info",
+    summary="Server info: name, version, protocol, capabilities",
+    responses=errors(404, *UPSTREAM),
+)
 async def info(request: Request, server_id: str) -> dict[str, Any]:
     """What the server declared in `initialize` — `server_info` (name, version, title), the negotiated
     `protocol_version`, `capabilities` and `instructions` — plus the console `methods` those
@@ -118,7 +136,11 @@ async def info(request: Request, server_id: str) -> dict[str, Any]:
     return (await _center(request).debugger.info(server_id)).to_dict()
 
 
-@router.get("/api/mcp/servers/{server_id}/activity", summary="A server's log messages, notifications, progress")
+@router.get(
+    "/api/mcp/servers/{server_id}/activity",
+    summary="A server's log messages, notifications, progress",
+    responses=errors(404),
+)
 async def activity(
     request: Request,
     server_id: str,
@@ -131,40 +153,53 @@ async def activity(
     return {"server_id": server_id, "entries": entries}
 
 
-@router.delete("/api/mcp/servers/{server_id}/activity", status_code=204, summary="Clear a server's activity")
+@router.delete(
+    "/api/mcp/servers/{server_id}/activity",
+    status_code=204,
+    summary="Clear a server's activity",
+    responses=errors(404),
+)
 async def clear_activity(request: Request, server_id: str) -> Response:
     """Forget the kept activity entries of the server (nothing is sent to it)."""
     await _center(request).debugger.clear_activity(server_id)
     return Response(status_code=204)
 
 
-@router.put("/api/mcp/servers/{server_id}/logging/level", summary="Set the server's log level (logging/setLevel)")
-async def set_log_level(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+@router.put(
+    "/api/mcp/servers/{server_id}/logging/level",
+    summary="Set the server's log level (logging/setLevel)",
+    responses=errors(404, *UPSTREAM),
+)
+async def set_log_level(request: Request, server_id: str, body: Annotated[LogLevelRequest, Body()]) -> dict[str, Any]:
     """`{"level": "debug" | "info" | ... | "emergency"}`: sends `logging/setLevel` on the live session
     and again on each new session of the server (R-12.1). 409 `MCP_CAPABILITY_NOT_DECLARED` when the
     server declares no `logging` capability."""
-    level = await _center(request).debugger.set_log_level(server_id, body.get("level"))
+    level = await _center(request).debugger.set_log_level(server_id, body.level)
     return {"server_id": server_id, "level": level}
 
 
-@router.post("/api/mcp/servers/{server_id}/rpc", summary="JSON-RPC console: send one request")
-async def rpc(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+@router.post(
+    "/api/mcp/servers/{server_id}/rpc",
+    summary="JSON-RPC console: send one request",
+    responses=errors(404, *UPSTREAM),
+)
+async def rpc(request: Request, server_id: str, body: Annotated[RpcRequest, Body()]) -> dict[str, Any]:
     """`{"method", "params"?, "operation_id"?}`: sends any request but `initialize` on the live session
     and answers `{"request", "response": {"result"} | {"error"}, "elapsed_ms", "connection_id", "at",
     "truncated"}` (R-12.1). A JSON-RPC error from the server is an answer (200), not a failure;
     `{"method": "ping"}` measures the round trip. Recorded in the request log like any call."""
-    operation_id = body.get("operation_id")
-    if operation_id is not None and not isinstance(operation_id, str):
-        operation_id = None
-    exchange = await _center(request).debugger.send(
-        server_id, body.get("method"), body.get("params"), operation_id=operation_id
-    )
+    operation_id = body.operation_id if isinstance(body.operation_id, str) else None
+    exchange = await _center(request).debugger.send(server_id, body.method, body.params, operation_id=operation_id)
     return exchange.to_dict()
 
 
-@router.post("/api/mcp/servers/{server_id}/complete", summary="Argument completion (completion/complete)")
-async def complete(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+@router.post(
+    "/api/mcp/servers/{server_id}/complete",
+    summary="Argument completion (completion/complete)",
+    responses=errors(404, *UPSTREAM),
+)
+async def complete(request: Request, server_id: str, body: Annotated[CompletionRequest, Body()]) -> dict[str, Any]:
     """`{"ref": {"type": "ref/prompt", "name"} | {"type": "ref/resource", "uri"}, "argument": {"name",
     "value"}, "context": {"arguments"}?}` → `{"values", "total", "has_more"}` (R-12.1); 409
     `MCP_CAPABILITY_NOT_DECLARED` when the server declares no `completions` capability."""
-    return (await _center(request).debugger.complete(server_id, body)).to_dict()
+    return (await _center(request).debugger.complete(server_id, body.model_dump(exclude_unset=True))).to_dict()

@@ -1,7 +1,8 @@
 """Errors at the HTTP edge: one JSON envelope `{"error": {"code", "message", "details"}}` (R-7.3).
 
 Every `CenterError` answers with its own status and code. Framework errors get stable codes too
-(`REQUEST_INVALID` for a malformed body, `NOT_FOUND`, `METHOD_NOT_ALLOWED`), and anything
+(`REQUEST_INVALID` for a malformed body or parameter, each field in `details.errors` as
+`FIELD_REQUIRED`, `FIELD_UNKNOWN` or `FIELD_INVALID`; `NOT_FOUND`, `METHOD_NOT_ALLOWED`), and anything
 unexpected is `500 INTERNAL_ERROR` with no exception text (it could hold anything).
 """
 
@@ -108,9 +109,14 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
             errors.append({"field": "body", "code": "JSON_INVALID", "message": "is not valid JSON"})
             continue
         loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
-        errors.append(
-            {"field": ".".join(loc) or "body", "code": "FIELD_INVALID", "message": str(err.get("msg", "invalid"))}
-        )
+        field = ".".join(loc) or "body"
+        kind = err.get("type")
+        if kind == "extra_forbidden":
+            errors.append({"field": field, "code": "FIELD_UNKNOWN", "message": "is not a known field"})
+        elif kind == "missing" and loc:
+            errors.append({"field": field, "code": "FIELD_REQUIRED", "message": "is required"})
+        else:
+            errors.append({"field": field, "code": "FIELD_INVALID", "message": str(err.get("msg", "invalid"))})
     first = errors[0] if errors else {"field": "body", "message": "invalid"}
     return error_response(422, "REQUEST_INVALID", f"{first['field']}: {first['message']}", {"errors": errors})
 

@@ -6,8 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response
 
-from mcp_center.interchange.export import bridge_command
-from mcp_center.service import McpCenter
+from mcp_center.api.bodies import GatewayTokenRequest
+from mcp_center.api.openapi import errors
+from mcp_center.service import McpCenter, bridge_command
 
 __all__ = ["router"]
 
@@ -38,13 +39,13 @@ async def list_tokens(request: Request) -> dict[str, Any]:
 
 
 @router.post("/tokens", status_code=201, summary="Create a gateway token")
-async def create_token(request: Request, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+async def create_token(request: Request, body: Annotated[GatewayTokenRequest, Body()]) -> dict[str, Any]:
     """Body `{"name": "..."}`; the answer holds the token — the only time it is shown."""
-    record, token = _center(request).gateway_tokens.create(body.get("name"))
+    record, token = _center(request).gateway_tokens.create(body.name)
     return {**record.view(), "token": token}
 
 
-@router.delete("/tokens/{token_id}", status_code=204, summary="Revoke a gateway token")
+@router.delete("/tokens/{token_id}", status_code=204, summary="Revoke a gateway token", responses=errors(404))
 async def revoke_token(request: Request, token_id: str) -> Response:
     _center(request).gateway_tokens.revoke(token_id)
     return Response(status_code=204)

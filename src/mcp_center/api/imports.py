@@ -13,9 +13,12 @@ import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel
 
+from mcp_center.api.bodies import ImportApply, ImportPreview
+from mcp_center.api.openapi import errors
 from mcp_center.errors import FieldError, ImportTooLarge, RequestInvalid
-from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES
+from mcp_center.interchange import EXPORT_FORMATS, MAX_IMPORT_BYTES
 from mcp_center.service import Importer, ImportPreviews, parse_apply_request, parse_preview_request, templates
 
 __all__ = ["MAX_BODY_BYTES", "router"]
@@ -25,41 +28,15 @@ router = APIRouter(prefix="/api/mcp", tags=["import and export"])
 MAX_BODY_BYTES = 8 * MAX_IMPORT_BYTES
 """Largest request body of the import routes, in bytes."""
 
-_FORMAT_SCHEMA = {"type": "string", "enum": list(IMPORT_FORMATS), "default": "auto"}
-_PREVIEW_BODY = {
-    "required": True,
-    "content": {
-        "application/json": {
-            "schema": {
-                "type": "object",
-                "required": ["content"],
-                "properties": {
-                    "content": {"type": "string", "description": "The client file's text"},
-                    "format": _FORMAT_SCHEMA,
-                },
-            }
-        }
-    },
-}
-_APPLY_BODY = {
-    "required": True,
-    "content": {
-        "application/json": {
-            "schema": {
-                "type": "object",
-                "required": ["token", "digest", "content"],
-                "properties": {
-                    "token": {"type": "string"},
-                    "digest": {"type": "string"},
-                    "content": {"type": "string", "description": "The same text that was previewed"},
-                    "format": _FORMAT_SCHEMA,
-                    "values": {"type": "object", "additionalProperties": {"type": "string"}},
-                    "use_defaults": {"type": "array", "items": {"type": "string"}},
-                },
-            }
-        }
-    },
-}
+
+def _body(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI request body of a route that reads its JSON itself: `model`'s schema.
+
+    These two routes parse with `service.parse_preview_request`/`parse_apply_request` (the library's
+    own rules, which keep a lone surrogate in a token a string, R-1.8); tests/api/test_openapi_live.py
+    checks that the model and the parser accept and refuse the same bodies."""
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
 def _importer(request: Request) -> Importer:
@@ -102,7 +79,7 @@ async def _json_body(request: Request) -> object:
 @router.post(
     "/import/preview",
     summary="Preview an import of a client configuration",
-    openapi_extra={"requestBody": _PREVIEW_BODY},
+    openapi_extra=_body(ImportPreview),
 )
 async def preview_import(request: Request) -> dict[str, Any]:
     """Body `{"content": "<file text>", "format": "auto"}`. Nothing is changed.
@@ -119,7 +96,8 @@ async def preview_import(request: Request) -> dict[str, Any]:
     "/import/apply",
     status_code=201,
     summary="Apply a previewed import (all or nothing)",
-    openapi_extra={"requestBody": _APPLY_BODY},
+    openapi_extra=_body(ImportApply),
+    responses=errors(409),
 )
 async def apply_import(request: Request) -> dict[str, Any]:
     """Body `{"token", "digest", "content", "format", "values": {name: value}, "use_defaults": [name]}`.

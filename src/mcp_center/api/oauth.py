@@ -15,7 +15,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from mcp_center.api.bodies import OAuthCallbackUrl, OAuthStart
 from mcp_center.api.errors import error_response
+from mcp_center.api.openapi import ErrorEnvelope, errors
 from mcp_center.errors import CenterError
 from mcp_center.secrets import default_redactor
 from mcp_center.service import McpCenter
@@ -26,7 +28,6 @@ __all__ = ["callback_router", "router"]
 router = APIRouter(prefix="/api/mcp/servers", tags=["oauth"])
 callback_router = APIRouter(tags=["oauth"])
 
-OptionalObject = Annotated[dict[str, Any] | None, Body()]
 _CALLBACK_PARAMS = ("code", "state", "iss", "error")
 
 
@@ -35,24 +36,30 @@ def _center(request: Request) -> McpCenter:
     return center
 
 
-@router.post("/{server_id}/oauth/start", summary="Start an OAuth authorization (user action)")
-async def start(request: Request, server_id: str, body: OptionalObject = None) -> dict[str, Any]:
+@router.post(
+    "/{server_id}/oauth/start", summary="Start an OAuth authorization (user action)", responses=errors(404, 409, 502)
+)
+async def start(request: Request, server_id: str, body: Annotated[OAuthStart | None, Body()] = None) -> dict[str, Any]:
     """Body: nothing, or `{"issuer": "..."}` to choose among several authorization servers.
 
     Returns the `authorization_url` to open, with the `issuer` and `scopes` to show the user first
     (R-4.9). Machine grants (`client_credentials`, `cross_app_access`) answer `authorized: true` at once.
     Needs a trusted connection summary.
     """
-    return await _center(request).oauth.start(server_id, body)
+    return await _center(request).oauth.start(server_id, None if body is None else body.model_dump(exclude_unset=True))
 
 
-@router.post("/{server_id}/oauth/complete", summary="Complete an authorization from a pasted redirect URL")
-async def complete(request: Request, server_id: str, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+@router.post(
+    "/{server_id}/oauth/complete",
+    summary="Complete an authorization from a pasted redirect URL",
+    responses=errors(404, 409, 502),
+)
+async def complete(request: Request, server_id: str, body: Annotated[OAuthCallbackUrl, Body()]) -> dict[str, Any]:
     """Body `{"callback_url": "..."}`: the URL the browser was sent to, when it could not reach this host."""
-    return await _center(request).oauth.complete_from_url(server_id, body)
+    return await _center(request).oauth.complete_from_url(server_id, body.model_dump())
 
 
-@router.delete("/{server_id}/oauth", summary="Forget the OAuth authorization (log out)")
+@router.delete("/{server_id}/oauth", summary="Forget the OAuth authorization (log out)", responses=errors(404, 409))
 async def forget(request: Request, server_id: str) -> dict[str, Any]:
     """Deletes the stored refresh token, client registration and metadata, and the in-memory access token."""
     return await _center(request).oauth.forget(server_id)
@@ -85,7 +92,39 @@ def _page(title: str, text: str, status: int, *, server_id: str | None = None, c
     return HTMLResponse(body, status_code=status, headers=headers)
 
 
-@callback_router.get(CALLBACK_PATH, summary="OAuth redirect target (browser)", response_model=None)
+_CALLBACK_QUERY = [
+    {"name": name, "in": "query", "required": False, "schema": {"type": "string"}, "description": meaning}
+    for name, meaning in (
+        ("code", "The authorization code."),
+        ("state", "The single-use state `start` created."),
+        ("iss", "The issuer that answered (RFC 9207)."),
+        ("error", "The authorization server's refusal."),
+    )
+]
+_CALLBACK_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Authorized: a page that tells the settings page and closes, or the outcome as JSON "
+        "(`Accept: application/json`): `{server_id, issuer, scopes, ...}`.",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    },
+    400: {
+        "description": "The authorization failed: a page saying why (with JSON asked for, the error envelope "
+        "with the error's own status instead).",
+        "content": {"text/html": {"schema": {"type": "string"}}},
+    },
+    **errors(404, 409, 422, 500, 502, 504),
+    403: {"model": ErrorEnvelope, "description": "The Host is not this host's (HOST_NOT_ALLOWED)."},
+}
+
+
+@callback_router.get(
+    CALLBACK_PATH,
+    summary="OAuth redirect target (browser)",
+    response_model=None,
+    response_class=HTMLResponse,
+    responses=_CALLBACK_RESPONSES,
+    openapi_extra={"parameters": _CALLBACK_QUERY},
+)
 async def callback(request: Request) -> Response:
     """The authorization server redirects the browser here with `code`, `state` (and `iss`) or `error`."""
     # `code` and `state` are single-use; the access log drops this path's query string
@@ -116,7 +155,11 @@ async def callback(request: Request) -> Response:
     )
 
 
-@callback_router.get(CLIENT_METADATA_PATH, summary="This host's OAuth client ID metadata document")
+@callback_router.get(
+    CLIENT_METADATA_PATH,
+    summary="This host's OAuth client ID metadata document",
+    responses={403: {"model": ErrorEnvelope, "description": "The Host is not this host's (HOST_NOT_ALLOWED)."}},
+)
 async def client_metadata(request: Request) -> JSONResponse:
     """Served for CIMD (R-4.10); configure its URL as `auth.client_metadata_url` only behind public https."""
     return JSONResponse(client_metadata_document(_center(request).settings))

@@ -81,7 +81,11 @@ class HostGuard:
         if scope["type"] not in ("http", "websocket"):
             await self._app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        headers: dict[str, str] = {}
+        for key, value in scope.get("headers", []):  # only the two it reads (every gateway call passes here)
+            name = key.lower()
+            if (name == b"host" or name == b"origin") and name.decode() not in headers:
+                headers[name.decode()] = value.decode("latin-1")
         host = _host_only(headers.get("host", ""))
         if host not in self._allowed:
             response = error_response(
@@ -150,6 +154,11 @@ class AdminAuth:
 
 class CookieSessions(Protocol):
     """Browser sessions of the settings page, accepted by the API instead of the bearer token (R-7.1)."""
+
+    cookie_name: str
+    """The session cookie's name (the OpenAPI description names it)."""
+    csrf_header: str
+    """The request header that carries the session's CSRF token on unsafe methods (R-7.2)."""
 
     def verify(self, scope: Scope) -> CenterError | None:
         """None when the request's session cookie names a live session and the request passes the
@@ -237,14 +246,25 @@ class BodySizeLimit:
             await self._app(scope, receive, send)
             return
         limit, check_declared = self._limit_for(scope.get("path", ""))
+        declared: int | None = None
+        chunked = False
         for name, value in scope.get("headers", []):
-            if check_declared and name == b"content-length" and value.isdigit() and int(value) > limit:
-                too_large = RequestTooLarge(
-                    f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
-                )
-                response = error_response(413, too_large.code, too_large.message, too_large.details)
-                await response(scope, receive, send)
-                return
+            if check_declared and name == b"content-length" and value.isdigit():
+                declared = int(value)
+                if declared > limit:
+                    too_large = RequestTooLarge(
+                        f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
+                    )
+                    response = error_response(413, too_large.code, too_large.message, too_large.details)
+                    await response(scope, receive, send)
+                    return
+            elif name == b"transfer-encoding":
+                chunked = True
+        if declared is not None and not chunked:
+            # The HTTP parser delivers exactly the declared length, which is within the limit: nothing
+            # to count (the gateway's hot path, R-8.3).
+            await self._app(scope, receive, send)
+            return
         seen = 0
         exceeded = False
         refused = False

@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request, Response
 
+from mcp_center.api.bodies import SecretValue, ToolCall, TrustRequest
+from mcp_center.api.openapi import SERVER_BODY_REF, SERVER_PATCH_REF, UPSTREAM, errors
 from mcp_center.errors import FieldError, RequestInvalid
 from mcp_center.service import McpCenter
 
@@ -21,6 +23,13 @@ __all__ = ["router"]
 router = APIRouter(prefix="/api/mcp/servers", tags=["servers"])
 
 JsonObject = Annotated[dict[str, Any], Body()]
+"""A server body: the service validates it with the `config.servers` models (R-1.1), which the
+OpenAPI description shows (`api.openapi`)."""
+SecretKind = Annotated[str, Query(description="environment | header | bearer")]
+
+
+def _server_body(ref: str) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": ref}}}}}
 
 
 def _invalid(field: str, code: str, message: str) -> RequestInvalid:
@@ -39,7 +48,9 @@ async def list_servers(request: Request) -> dict[str, Any]:
     return {"servers": [view.to_dict() for view in await _center(request).list_servers()]}
 
 
-@router.post("", status_code=201, summary="Create a server")
+@router.post(
+    "", status_code=201, summary="Create a server", responses=errors(409), openapi_extra=_server_body(SERVER_BODY_REF)
+)
 async def create_server(request: Request, body: JsonObject) -> dict[str, Any]:
     """Register a server; it starts untrusted, untested and disabled (R-2).
 
@@ -49,24 +60,34 @@ async def create_server(request: Request, body: JsonObject) -> dict[str, Any]:
     return (await _center(request).create_server(body)).to_dict()
 
 
-@router.get("/{server_id}", summary="Read a server")
+@router.get("/{server_id}", summary="Read a server", responses=errors(404))
 async def get_server(request: Request, server_id: str) -> dict[str, Any]:
     return (await _center(request).get_server(server_id)).to_dict()
 
 
-@router.put("/{server_id}", summary="Replace a server's configuration")
+@router.put(
+    "/{server_id}",
+    summary="Replace a server's configuration",
+    responses=errors(404, 409),
+    openapi_extra=_server_body(SERVER_BODY_REF),
+)
 async def put_server(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
     """Full replacement of the editable fields; must carry the `version` read (409 when stale)."""
     return (await _center(request).update_server(server_id, body)).to_dict()
 
 
-@router.patch("/{server_id}", summary="Change some fields of a server")
+@router.patch(
+    "/{server_id}",
+    summary="Change some fields of a server",
+    responses=errors(404, 409),
+    openapi_extra=_server_body(SERVER_PATCH_REF),
+)
 async def patch_server(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
     """Merge the given top-level fields; must carry the `version` read (409 when stale)."""
     return (await _center(request).update_server(server_id, body, partial=True)).to_dict()
 
 
-@router.delete("/{server_id}", status_code=204, summary="Delete a server")
+@router.delete("/{server_id}", status_code=204, summary="Delete a server", responses=errors(404, 409))
 async def delete_server(
     request: Request, server_id: str, version: Annotated[int | None, Query(ge=1)] = None
 ) -> Response:
@@ -75,59 +96,54 @@ async def delete_server(
     return Response(status_code=204)
 
 
-@router.put("/{server_id}/secrets/{key}", summary="Set a secret value (write-only)")
+@router.put("/{server_id}/secrets/{key}", summary="Set a secret value (write-only)", responses=errors(404, 409))
 async def put_secret(
     request: Request,
     server_id: str,
     key: str,
-    kind: Annotated[str, Query(description="environment | header | bearer")],
-    body: JsonObject,
+    kind: SecretKind,
+    body: Annotated[SecretValue, Body()],
     version: Annotated[int | None, Query(ge=1)] = None,
 ) -> dict[str, Any]:
     """Body `{"value": "..."}`. The API only ever says whether a key is configured (R-1.5)."""
-    extra = sorted(set(body) - {"value", "version"})
-    if extra:
-        raise _invalid(extra[0], "FIELD_UNKNOWN", "is not a known field (send 'value' and optionally 'version')")
-    body_version = body.get("version")
-    if body_version is not None and (
-        not isinstance(body_version, int) or isinstance(body_version, bool) or body_version < 1
-    ):
-        # bool is an int subclass: `true` must not be read as version 1.
-        raise _invalid("version", "FIELD_INVALID", "must be the positive integer version you read")
-    if version is not None and body_version is not None and version != body_version:
+    if version is not None and body.version is not None and version != body.version:
         raise _invalid("version", "FIELD_INVALID", "the query and the body name different versions")
     view = await _center(request).set_secret(
-        server_id, kind, key, body.get("value"), version=version if version is not None else body_version
+        server_id, kind, key, body.value, version=version if version is not None else body.version
     )
     return view.to_dict()
 
 
-@router.delete("/{server_id}/secrets/{key}", summary="Delete a secret")
+@router.delete("/{server_id}/secrets/{key}", summary="Delete a secret", responses=errors(404, 409))
 async def delete_secret(
     request: Request,
     server_id: str,
     key: str,
-    kind: Annotated[str, Query(description="environment | header | bearer")],
+    kind: SecretKind,
     version: Annotated[int | None, Query(ge=1)] = None,
 ) -> dict[str, Any]:
     """Remove the value and its ciphertext (R-1.5)."""
     return (await _center(request).delete_secret(server_id, kind, key, version=version)).to_dict()
 
 
-@router.post("/{server_id}/trust", summary="Confirm the connection summary")
-async def trust(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
+@router.post("/{server_id}/trust", summary="Confirm the connection summary", responses=errors(404, 409))
+async def trust(request: Request, server_id: str, body: Annotated[TrustRequest, Body()]) -> dict[str, Any]:
     """Body `{"digest": "sha256:..."}`: the digest of the summary you reviewed (409 if it changed)."""
-    return (await _center(request).trust(server_id, body.get("digest"))).to_dict()
+    return (await _center(request).trust(server_id, body.digest)).to_dict()
 
 
-@router.post("/{server_id}/test", summary="Test with a temporary connection")
+@router.post("/{server_id}/test", summary="Test with a temporary connection", responses=errors(404, *UPSTREAM))
 async def test(request: Request, server_id: str) -> dict[str, Any]:
     """initialize + tools/list + close; the result is stored with its digest (R-2.2)."""
     result = await _center(request).test(server_id)
     return result.model_dump(mode="json")
 
 
-@router.post("/{server_id}/sandbox/warm-up", summary="Fill a sandboxed npx/uvx server's package caches")
+@router.post(
+    "/{server_id}/sandbox/warm-up",
+    summary="Fill a sandboxed npx/uvx server's package caches",
+    responses=errors(404, 409, 503),
+)
 async def warm_up_sandbox(request: Request, server_id: str) -> dict[str, Any]:
     """Runs only the package manager, inside the server's sandbox with egress for this run (R-11.1);
     returns `{ok, argv, exit_code, elapsed_ms, output_tail}`. Needs the current digest trusted."""
@@ -135,35 +151,31 @@ async def warm_up_sandbox(request: Request, server_id: str) -> dict[str, Any]:
     return asdict(result)
 
 
-@router.post("/{server_id}/enable", summary="Enable a trusted, tested server")
+@router.post("/{server_id}/enable", summary="Enable a trusted, tested server", responses=errors(404, 409))
 async def enable(request: Request, server_id: str) -> dict[str, Any]:
     return (await _center(request).enable(server_id)).to_dict()
 
 
-@router.post("/{server_id}/disable", summary="Disable a server")
+@router.post("/{server_id}/disable", summary="Disable a server", responses=errors(404, 409))
 async def disable(request: Request, server_id: str) -> dict[str, Any]:
     return (await _center(request).disable(server_id)).to_dict()
 
 
-@router.get("/{server_id}/tools", summary="List the server's tools")
+@router.get("/{server_id}/tools", summary="List the server's tools", responses=errors(404, *UPSTREAM))
 async def list_tools(request: Request, server_id: str) -> dict[str, Any]:
     """From the live session; connects lazily (R-3.2)."""
     return {"tools": await _center(request).list_tools(server_id)}
 
 
-@router.post("/{server_id}/tools/{tool}/call", summary="Call a tool (user-initiated)")
+@router.post(
+    "/{server_id}/tools/{tool}/call",
+    summary="Call a tool (user-initiated)",
+    responses=errors(404, *UPSTREAM),
+)
 async def call_tool(
-    request: Request, server_id: str, tool: str, body: Annotated[dict[str, Any] | None, Body()] = None
+    request: Request, server_id: str, tool: str, body: Annotated[ToolCall | None, Body()] = None
 ) -> dict[str, Any]:
     """Body `{"arguments": {...}, "operation_id": "..."?}` (optional: no body means no arguments);
     returns the MCP `CallToolResult`."""
-    body = body or {}
-    extra = sorted(set(body) - {"arguments", "operation_id"})
-    if extra:
-        raise _invalid(
-            extra[0], "FIELD_UNKNOWN", "is not a known field (send 'arguments' and optionally 'operation_id')"
-        )
-    operation_id = body.get("operation_id")
-    if operation_id is not None and (not isinstance(operation_id, str) or not 1 <= len(operation_id) <= 200):
-        raise _invalid("operation_id", "FIELD_INVALID", "must be a string of 1-200 characters")
-    return await _center(request).call_tool(server_id, tool, body.get("arguments"), operation_id=operation_id)
+    body = body or ToolCall()
+    return await _center(request).call_tool(server_id, tool, body.arguments, operation_id=body.operation_id)

@@ -316,6 +316,7 @@ class OAuthBroker:
             "invalid_client": "the authorization server no longer knows this client; authorize again",
             "issuer_changed": "the server now names another authorization server; authorize again to bind it",
             "renewal_failed": "the access token could not be renewed; authorize again or check the server",
+            "refresh_refused": "the authorization server refused the refresh token; authorize again",
         }
         details: dict[str, Any] = {
             "reason": ErrorReason.AUTH_REQUIRED.value,
@@ -525,8 +526,10 @@ class OAuthBroker:
         Raises:
             OAuthCallbackInvalid: unknown, used or expired state; `error` from the authorization server;
                 an `iss` that is not the issuer (or missing when the server announced it, RFC 9207); no code.
-            OAuthTokenFailed: the code exchange was refused (`invalid_client` drops a stored
-                registration, so the next start registers anew).
+            OAuthCallbackInvalid: also when the authorization server refused the code with a 4xx (reason
+                `code_rejected`, `details.oauth_error`); `invalid_client` drops a stored registration, so
+                the next start registers anew.
+            OAuthTokenFailed: the code exchange failed otherwise (5xx, network, unreadable answer).
         """
         self._expire_pending()
         pending = self._pending.pop(state, None) if state else None
@@ -572,7 +575,10 @@ class OAuthBroker:
                     await anyio.to_thread.run_sync(lambda: self.vault.save(pending.binding, clear=("client", "grant")))
                     exc.details["hint"] = "registration_dropped"
                     exc.message += "; the client registration was dropped, start the authorization again"
-                self._last_error[server_id] = exc.to_dict()
+                refused = _code_refused(exc, server_id)
+                self._last_error[server_id] = (refused or exc).to_dict()
+                if refused is not None:
+                    raise refused from None
                 raise
         scope = tokens.scope or pending.scope
         self._remember(pending.binding, tokens, scope)
@@ -791,9 +797,20 @@ class OAuthBroker:
         *,
         retried: bool,
     ) -> str | None:
+        # Issue 14 item 18: a 400 or 401 is the authorization server's answer about this refresh token,
+        # whatever its `error` says (`invalid_grant`, `invalid_request`, ...): the token ends here, since
+        # presenting it again at every call and restart would never work. A 5xx or a network failure
+        # says nothing about the token: it is kept, and the error is marked retryable so the runtime's
+        # reconnect backoff bounds the next attempts.
         oauth_error = exc.details.get("oauth_error")
-        logger.warning("oauth.refresh_failed", extra={"server_id": target.server_id, "oauth_error": oauth_error})
-        if oauth_error == "invalid_grant":
+        status = exc.details.get("status")
+        logger.warning(
+            "oauth.refresh_failed", extra={"server_id": target.server_id, "oauth_error": oauth_error, "status": status}
+        )
+        if oauth_error == "invalid_client" and identity.source == "registered":
+            await anyio.to_thread.run_sync(lambda: self.vault.save(binding, clear=("client", "grant")))
+            raise self.authorization_required(target, hint="invalid_client", cause=exc) from None
+        if oauth_error == "invalid_grant" or status in (400, 401):
             cleared = await anyio.to_thread.run_sync(lambda: self.vault.clear_grant_if(binding, presented))
             if not cleared and not retried:
                 # The grant was replaced while this refresh was out (a new authorization): use that one.
@@ -801,11 +818,11 @@ class OAuthBroker:
                 if self._adopt(binding, stored, unless=None):
                     return stored.access_token
                 return await self._renew(target, binding, stored, retried=True)
-            raise self.authorization_required(target, hint="invalid_grant", cause=exc) from None
-        if oauth_error == "invalid_client" and identity.source == "registered":
-            await anyio.to_thread.run_sync(lambda: self.vault.save(binding, clear=("client", "grant")))
-            raise self.authorization_required(target, hint="invalid_client", cause=exc) from None
-        raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
+            hint = oauth_error if oauth_error in ("invalid_grant", "invalid_client") else "refresh_refused"
+            raise self.authorization_required(target, hint=str(hint), cause=exc) from None
+        error = self.authorization_required(target, hint="renewal_failed", cause=exc)
+        error.details["retryable"] = True
+        raise error from None
 
     async def _renew_machine(self, target: OAuthTarget, binding: Binding, stored: StoredCredentials) -> str | None:
         """A machine grant in the background, only at the bound issuer (never a changed one)."""
@@ -853,6 +870,29 @@ class OAuthBroker:
         now = self._clock()
         for state in [s for s, p in self._pending.items() if p.expires <= now]:
             del self._pending[state]
+
+
+def _code_refused(exc: OAuthTokenFailed, server_id: str) -> OAuthCallbackInvalid | None:
+    """A code exchange the authorization server answered with a 4xx is a bad callback (issue 14 item 16):
+    the user must start again, nothing upstream is broken. A 5xx, a network failure or an unreadable
+    answer stays `OAuthTokenFailed` (502)."""
+    status = exc.details.get("status")
+    if not isinstance(status, int) or not 400 <= status < 500:
+        return None
+    oauth_error = exc.details.get("oauth_error")
+    said = f" ({oauth_error})" if isinstance(oauth_error, str) else ""
+    hint = exc.details.get("hint")
+    return OAuthCallbackInvalid(
+        f"the authorization server refused the authorization code for server '{server_id}'{said}, HTTP {status}; "
+        "start the authorization again",
+        details={
+            "reason": "code_rejected",
+            "server_id": server_id,
+            "oauth_error": oauth_error,
+            "status": status,
+            **({"hint": hint} if hint else {}),
+        },
+    )
 
 
 def _reusable(client: ClientIdentity | None, *, redirect_uri: str, scope: str | None) -> bool:

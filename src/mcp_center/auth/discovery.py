@@ -10,10 +10,10 @@ Threats this module stops (docs/sdk-notes.md#oauth-deviations, where the SDK's p
   refused for the authorization code grant (R-4.4).
 - dev. 4 and 7: no endpoint is ever guessed on the MCP origin. The 2025-03-26 fallback exists only as
   the per-server opt-in `auth.legacy_endpoint_fallback`.
-- dev. 5: the PRM `resource` must equal the resource its document describes (RFC 9728 §3.3). That
-  is the MCP URL for the `resource_metadata` document and the path-aware well-known document; the
-  root well-known document may describe the MCP URL or its origin. A parent path is never accepted.
-  The MCP URL, never the PRM's value, is what the broker sends as `resource` and binds to.
+- dev. 5: the PRM `resource` must be exactly the MCP URL (R-4.3), wherever the document was found —
+  also the root well-known document (issue 14, item 17): a document describing the origin or a
+  parent path describes another resource, and authorizing for it would give a token whose audience
+  is not this server. The MCP URL, never the PRM's value, is what the broker sends as `resource`.
 - dev. 6: no redirect is followed during discovery; a 3xx is an explicit error.
 
 Order: the `resource_metadata` of the 401, then `/.well-known/oauth-protected-resource{path}`, then
@@ -22,10 +22,15 @@ path insertion, OIDC path insertion, OIDC path append; without a path: RFC 8414,
 (`build_oauth_authorization_server_metadata_discovery_urls`). A 4xx moves to the next location; a 5xx,
 a 429 or a network failure stops with an error (it says nothing about where the metadata is).
 The metadata `issuer` must be the chosen issuer, compared as exact strings (RFC 8414 §3.3).
+
+Every refusal says where, what and what to do (issue 14, item 19): `details` carry the exact `url`
+(with its path), the `field` and the `value` at fault where there is one, and `rule`; the message
+ends with what the user or the server's operator can do about it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -47,6 +52,7 @@ from pydantic import ValidationError
 from mcp_center.auth.http import OAuthHttp, OAuthResponse
 from mcp_center.auth.urls import UrlPolicy, canonical_resource, origin_of, resource_key, same_origin
 from mcp_center.errors import OAuthDiscoveryFailed, OAuthIssuerChoiceRequired
+from mcp_center.interchange.display import display_url
 from mcp_center.models import is_array
 
 __all__ = ["AuthorizationServer", "Challenge", "Discovery", "discover", "select_issuer"]
@@ -127,7 +133,7 @@ class AuthorizationServer:
 
     def to_json(self) -> dict[str, Any]:
         """JSON shape of the snapshot (lists instead of tuples)."""
-        data: dict[str, Any] = asdict(self)
+        data = asdict(self)
         return {k: list(cast(tuple[Any, ...], v)) if isinstance(v, tuple) else v for k, v in data.items()}
 
     @classmethod
@@ -189,8 +195,9 @@ def select_issuer(issuers: Sequence[str], *, bound: str | None, chosen: str | No
             if issuers_match(issuer, chosen):
                 return issuer
         raise OAuthDiscoveryFailed(
-            "the chosen issuer is not one of the authorization servers the protected resource lists",
-            details={"rule": "issuer_not_listed", "issuers": list(issuers)},
+            f"the chosen issuer {chosen} is not one of the authorization servers the protected resource lists "
+            f"({', '.join(issuers)}); start again with one of them",
+            details={"rule": "issuer_not_listed", "issuers": list(issuers), "field": "issuer", "value": chosen},
         )
     if bound is not None:
         for issuer in issuers:
@@ -235,13 +242,18 @@ async def discover(
         OAuthIssuerChoiceRequired: several issuers and no choice.
     """
     resource = canonical_resource(mcp_url)
-    found = await _protected_resource_metadata(http, client, mcp_url=mcp_url, challenge=challenge, policy=policy)
+    tried: list[str] = []
+    found = await _protected_resource_metadata(
+        http, client, mcp_url=mcp_url, challenge=challenge, policy=policy, tried=tried
+    )
     if found is None:
         if not legacy_fallback:
             raise OAuthDiscoveryFailed(
-                f"{origin_of(mcp_url)} publishes no protected resource metadata (RFC 9728); endpoints are never "
-                "guessed (enable auth.legacy_endpoint_fallback only for a trusted 2025-03-26 server)",
-                details={"rule": "resource_metadata_not_found"},
+                f"{origin_of(mcp_url)} publishes no protected resource metadata (RFC 9728): "
+                f"{', '.join(display_url(u) for u in tried)} answered no document; endpoints are never guessed. "
+                "Ask the server's operator to publish it, or enable auth.legacy_endpoint_fallback only for a "
+                "trusted 2025-03-26 server",
+                details={"rule": "resource_metadata_not_found", "tried": [display_url(u) for u in tried]},
             )
         server = await _legacy_server(http, client, mcp_url=mcp_url, policy=policy)
         return Discovery(resource=resource, issuers=(server.issuer,), server=server)
@@ -249,9 +261,18 @@ async def discover(
     issuer = select_issuer(issuers, bound=bound_issuer, chosen=chosen_issuer)
     server = await _authorization_server(http, client, issuer=issuer, policy=policy)
     if require_s256 and "S256" not in (server.code_challenge_methods or ()):
+        announced = list(server.code_challenge_methods) if server.code_challenge_methods is not None else None
         raise OAuthDiscoveryFailed(
-            f"the authorization server {issuer} does not announce PKCE S256 (code_challenge_methods_supported)",
-            details={"rule": "pkce_s256_unsupported", "issuer": issuer},
+            f"the authorization server metadata at {display_url(server.metadata_url or issuer)} does not announce "
+            f"PKCE S256 (code_challenge_methods_supported: {announced}); mcp-center logs in with PKCE S256 only, "
+            "so the authorization server must support it",
+            details={
+                "rule": "pkce_s256_unsupported",
+                "issuer": issuer,
+                "url": display_url(server.metadata_url or issuer),
+                "field": "code_challenge_methods_supported",
+                "value": announced,
+            },
         )
     scopes = tuple(prm.scopes_supported) if prm.scopes_supported is not None else None
     return Discovery(resource=resource, issuers=issuers, server=server, prm_url=prm_url, prm_scopes=scopes)
@@ -260,33 +281,59 @@ async def discover(
 async def _fetch(
     http: OAuthHttp, client: httpx2.AsyncClient, url: str, policy: UrlPolicy, *, what: str
 ) -> OAuthResponse:
+    shown = display_url(url)
     try:
         response = await http.get(client, url, policy, what=what)
     except httpx2.HTTPError as exc:
         raise OAuthDiscoveryFailed(
-            f"cannot read the {what} at {origin_of(url)} ({type(exc).__name__})",
-            details={"rule": "network", "what": what, "origin": origin_of(url)},
+            f"cannot read the {what} at {shown} ({type(exc).__name__}); check that the server is reachable from "
+            "this host, then try again",
+            details={"rule": "network", "what": what, "origin": origin_of(url), "url": shown},
         ) from None
     if response.is_redirect:
+        location = response.headers.get("location")
+        target = f" to {display_url(location)}" if location else ""
         raise OAuthDiscoveryFailed(
-            f"the {what} at {origin_of(url)} answered a redirect (HTTP {response.status}); redirects are never "
-            "followed during discovery",
-            details={"rule": "redirect_refused", "what": what, "status": response.status, "origin": origin_of(url)},
+            f"the {what} at {shown} answered a redirect (HTTP {response.status}{target}); redirects are never "
+            "followed during discovery: the server must serve its metadata at the well-known location itself",
+            details={
+                "rule": "redirect_refused",
+                "what": what,
+                "status": response.status,
+                "origin": origin_of(url),
+                "url": shown,
+                **({"location": display_url(location)} if location else {}),
+            },
         )
     if response.status >= 500 or response.status == 429:
         raise OAuthDiscoveryFailed(
-            f"the {what} at {origin_of(url)} answered HTTP {response.status}",
-            details={"rule": "http_status", "what": what, "status": response.status, "origin": origin_of(url)},
+            f"the {what} at {shown} answered HTTP {response.status}; the server has a problem or is busy, "
+            "try again later",
+            details={
+                "rule": "http_status",
+                "what": what,
+                "status": response.status,
+                "origin": origin_of(url),
+                "url": shown,
+            },
         )
     return response
 
 
 async def _protected_resource_metadata(
-    http: OAuthHttp, client: httpx2.AsyncClient, *, mcp_url: str, challenge: Challenge | None, policy: UrlPolicy
+    http: OAuthHttp,
+    client: httpx2.AsyncClient,
+    *,
+    mcp_url: str,
+    challenge: Challenge | None,
+    policy: UrlPolicy,
+    tried: list[str],
 ) -> tuple[str, ProtectedResourceMetadata, tuple[str, ...]] | None:
-    """Return `(url, metadata, issuers as listed)` of the first PRM found, or None when none exists."""
+    """Return `(url, metadata, issuers as listed)` of the first PRM found, or None when none exists.
+
+    `tried` receives every location asked, in order.
+    """
     well_known = build_protected_resource_metadata_discovery_urls(None, mcp_url)
-    root = well_known[-1]
     candidates: list[str] = []
     announced = challenge.resource_metadata if challenge is not None else None
     if announced:
@@ -300,6 +347,7 @@ async def _protected_resource_metadata(
     candidates += [url for url in well_known if url not in candidates]
     mcp_resource = canonical_resource(mcp_url)
     for url in candidates:
+        tried.append(url)
         response = await _fetch(http, client, url, policy, what="protected resource metadata")
         if response.status != 200:
             continue
@@ -308,50 +356,74 @@ async def _protected_resource_metadata(
             raise _invalid_prm(url, "is not a JSON object")
         servers = raw.get("authorization_servers")
         if not is_array(servers) or not servers:
-            raise _invalid_prm(url, "must list at least one authorization server (authorization_servers)")
+            raise _invalid_prm(url, "must list at least one authorization server", "authorization_servers", servers)
         if len(servers) > MAX_ISSUERS or not all(isinstance(s, str) and s for s in servers):  # pyright: ignore[reportUnknownVariableType]
-            raise _invalid_prm(url, "authorization_servers must be issuer URLs")
+            raise _invalid_prm(url, f"must list at most {MAX_ISSUERS} issuer URLs", "authorization_servers", servers)
         try:
             prm = ProtectedResourceMetadata.model_validate(raw)
-        except ValidationError:
-            raise _invalid_prm(url, "does not follow RFC 9728") from None
+        except ValidationError as exc:
+            field, value = _first_problem(exc)
+            raise _invalid_prm(url, "does not follow RFC 9728", field, value) from None
         announced_resource = raw.get("resource")
-        described = [mcp_resource]
-        if url == root:
-            described.append(_origin_resource(mcp_url))
-        if not isinstance(announced_resource, str) or not any(
-            resource_key(announced_resource) == resource_key(d) for d in described
-        ):
+        if not isinstance(announced_resource, str) or resource_key(announced_resource) != resource_key(mcp_resource):
+            shown = announced_resource if isinstance(announced_resource, str) else None
             raise OAuthDiscoveryFailed(
-                f"the protected resource metadata at {origin_of(url)} describes another resource than {mcp_resource}; "
-                "refusing to authorize for it",
-                details={"rule": "resource_mismatch", "expected": mcp_resource},
+                f"the protected resource metadata at {display_url(url)} describes the resource {shown!r}, not "
+                f"this server's {mcp_resource!r}; refusing to authorize for it (R-4.3: the resource must be exactly "
+                "the configured MCP URL). Check the server's URL, or ask its operator to publish metadata for "
+                f"{mcp_resource} at {display_url(well_known[0])}",
+                details={
+                    "rule": "resource_mismatch",
+                    "url": display_url(url),
+                    "field": "resource",
+                    "value": _shown(shown),
+                    "expected": mcp_resource,
+                },
             )
         issuers = tuple(str(s) for s in servers)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
         for issuer in issuers:
-            _check_issuer_url(issuer, policy)
+            _check_issuer_url(issuer, policy, url)
         return url, prm, issuers
     return None
 
 
-def _origin_resource(mcp_url: str) -> str:
-    parts = urlsplit(canonical_resource(mcp_url))
-    return f"{parts.scheme}://{parts.netloc}/"
+_MAX_SHOWN_CHARS = 120
 
 
-def _invalid_prm(url: str, why: str) -> OAuthDiscoveryFailed:
+def _shown(value: object) -> object:
+    """A value at fault as it may appear in details: strings and lists cut, anything else by type."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= _MAX_SHOWN_CHARS else value[:_MAX_SHOWN_CHARS] + "…"
+    text = json.dumps(value, default=str)
+    return text if len(text) <= _MAX_SHOWN_CHARS else text[:_MAX_SHOWN_CHARS] + "…"
+
+
+def _first_problem(exc: ValidationError) -> tuple[str | None, object]:
+    """`(field, value)` of the first error pydantic found in a metadata document."""
+    first = exc.errors(include_url=False)[0]
+    field = ".".join(str(p) for p in first["loc"]) or None
+    return field, first.get("input")
+
+
+def _invalid_prm(url: str, why: str, field: str | None = None, value: object = None) -> OAuthDiscoveryFailed:
+    where = f" ({field}: {_shown(value)!r})" if field else ""
     return OAuthDiscoveryFailed(
-        f"the protected resource metadata at {origin_of(url)} {why}",
-        details={"rule": "resource_metadata_invalid"},
+        f"the protected resource metadata at {display_url(url)} {why}{where}; ask the server's operator to fix it "
+        "(RFC 9728)",
+        details={"rule": "resource_metadata_invalid", "url": display_url(url), "field": field, "value": _shown(value)},
     )
 
 
-def _check_issuer_url(issuer: str, policy: UrlPolicy) -> None:
+def _check_issuer_url(issuer: str, policy: UrlPolicy, prm_url: str) -> None:
     parts = urlsplit(issuer)
     if parts.query or parts.fragment:
-        raise OAuthDiscoveryFailed(
-            "an issuer identifier must not have a query or fragment (RFC 8414 §2)",
-            details={"rule": "resource_metadata_invalid"},
+        raise _invalid_prm(
+            prm_url,
+            "lists an issuer with a query or fragment (RFC 8414 §2 forbids both)",
+            "authorization_servers",
+            issuer,
         )
     policy.check(issuer, what="authorization server")
 
@@ -359,15 +431,17 @@ def _check_issuer_url(issuer: str, policy: UrlPolicy) -> None:
 async def _authorization_server(
     http: OAuthHttp, client: httpx2.AsyncClient, *, issuer: str, policy: UrlPolicy
 ) -> AuthorizationServer:
+    tried: list[str] = []
     for url in build_oauth_authorization_server_metadata_discovery_urls(issuer, issuer):
+        tried.append(display_url(url))
         response = await _fetch(http, client, url, policy, what="authorization server metadata")
         if response.status != 200:
             continue
         return _parse_server(response, url=url, issuer=issuer, policy=policy, legacy=False)
     raise OAuthDiscoveryFailed(
-        f"the authorization server {issuer} publishes no metadata (RFC 8414 or OpenID Connect discovery); "
-        "endpoints are never guessed",
-        details={"rule": "authorization_server_metadata_not_found", "issuer": issuer},
+        f"the authorization server {issuer} publishes no metadata (RFC 8414 or OpenID Connect discovery): "
+        f"{', '.join(tried)} answered no document; endpoints are never guessed. Ask its operator to publish it",
+        details={"rule": "authorization_server_metadata_not_found", "issuer": issuer, "tried": tried},
     )
 
 
@@ -375,25 +449,42 @@ def _parse_server(
     response: OAuthResponse, *, url: str, issuer: str, policy: UrlPolicy, legacy: bool
 ) -> AuthorizationServer:
     raw = response.json
+    shown = display_url(url)
     if raw is None:
         raise OAuthDiscoveryFailed(
-            f"the authorization server metadata of {issuer} is not a JSON object",
-            details={"rule": "authorization_server_metadata_invalid", "issuer": issuer},
+            f"the authorization server metadata at {shown} is not a JSON object; ask its operator to fix it (RFC 8414)",
+            details={"rule": "authorization_server_metadata_invalid", "issuer": issuer, "url": shown},
         )
     announced = raw.get("issuer")
     exact = announced == issuer or (legacy and isinstance(announced, str) and issuers_match(announced, issuer))
     if not exact:
         raise OAuthDiscoveryFailed(
-            f"the authorization server metadata read for {issuer} names another issuer "
-            f"({announced if isinstance(announced, str) else 'none'}); it must be identical (RFC 8414 §3.3)",
-            details={"rule": "issuer_mismatch", "issuer": issuer},
+            f"the authorization server metadata at {shown} names the issuer "
+            f"{announced if isinstance(announced, str) else 'none'!r} instead of {issuer!r}; it must be identical "
+            "(RFC 8414 §3.3), so the metadata is not trusted. Ask the operator to fix the issuer, or check which "
+            "authorization server the protected resource lists",
+            details={
+                "rule": "issuer_mismatch",
+                "issuer": issuer,
+                "url": shown,
+                "field": "issuer",
+                "value": _shown(announced),
+            },
         )
     try:
         metadata = OAuthMetadata.model_validate(raw)
-    except ValidationError:
+    except ValidationError as exc:
+        field, value = _first_problem(exc)
         raise OAuthDiscoveryFailed(
-            f"the authorization server metadata of {issuer} does not follow RFC 8414",
-            details={"rule": "authorization_server_metadata_invalid", "issuer": issuer},
+            f"the authorization server metadata at {shown} does not follow RFC 8414 ({field}: {_shown(value)!r}); "
+            "ask its operator to fix it",
+            details={
+                "rule": "authorization_server_metadata_invalid",
+                "issuer": issuer,
+                "url": shown,
+                "field": field,
+                "value": _shown(value),
+            },
         ) from None
     token_endpoint = str(raw["token_endpoint"])
     authorization_endpoint = str(raw["authorization_endpoint"])

@@ -23,8 +23,10 @@ from pydantic import AnyUrl, ValidationError
 from mcp_center.auth.discovery import AuthorizationServer
 from mcp_center.auth.http import OAuthHttp
 from mcp_center.auth.tokens import ClientIdentity
-from mcp_center.auth.urls import UrlPolicy, origin_of
+from mcp_center.auth.urls import UrlPolicy
 from mcp_center.errors import OAuthRegistrationFailed
+from mcp_center.interchange.display import display_url
+from mcp_center.secrets import default_redactor
 
 __all__ = ["CLIENT_NAME", "MAX_CLIENT_ID_CHARS", "choose_auth_method", "register_client", "valid_client_id"]
 
@@ -57,7 +59,29 @@ def choose_auth_method(server: AuthorizationServer) -> str:
 
 
 def _failed(message: str, rule: str, server: AuthorizationServer, **extra: object) -> OAuthRegistrationFailed:
+    """A registration error: `details` carry `rule`, `issuer` and, where known, the `url`, `field` and `value`."""
     return OAuthRegistrationFailed(message, details={"rule": rule, "issuer": server.issuer, **extra})
+
+
+def _shown(value: object) -> object:
+    """A value at fault as details may carry it: short strings as they are, anything else cut or by type."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 120 else text[:120] + "…"
+
+
+def _registration_error(body: dict[str, object] | None) -> str:
+    """`, invalid_client_metadata: <description>` from an RFC 7591 §3.2.2 error answer, cut; else empty."""
+    if not body:
+        return ""
+    error, description = body.get("error"), body.get("error_description")
+    if not isinstance(error, str) or not error.replace("_", "").isalnum() or len(error) > 64:
+        return ""
+    said = f", {error}"
+    if isinstance(description, str) and description:
+        said += f": {default_redactor.redact(description)[:200]}"
+    return said
 
 
 async def register_client(
@@ -83,12 +107,19 @@ async def register_client(
     """
     endpoint = server.registration_endpoint
     if endpoint is None:
+        where = display_url(server.metadata_url) if server.metadata_url else server.issuer
         raise _failed(
-            f"the authorization server {server.issuer} offers no dynamic client registration; configure a client_id",
+            f"the authorization server {server.issuer} offers no dynamic client registration (its metadata at "
+            f"{where} has no registration_endpoint); register mcp-center with it yourself and set auth.client_id "
+            "(and the client_secret secret, if it issues one)",
             "no_registration_endpoint",
             server,
+            url=where,
+            field="registration_endpoint",
+            value=None,
         )
     method = choose_auth_method(server)
+    shown = display_url(endpoint)
     metadata = OAuthClientMetadata(
         redirect_uris=[AnyUrl(redirect_uri)],
         token_endpoint_auth_method=method,  # pyright: ignore[reportArgumentType]
@@ -108,40 +139,80 @@ async def register_client(
         )
     except httpx2.HTTPError as exc:
         raise _failed(
-            f"cannot reach the registration endpoint at {origin_of(endpoint)} ({type(exc).__name__})", "network", server
+            f"cannot reach the registration endpoint at {shown} ({type(exc).__name__}); check that it is reachable "
+            "from this host, then try again",
+            "network",
+            server,
+            url=shown,
         ) from None
     if response.status not in (200, 201):
-        reason = "a redirect (never followed)" if response.is_redirect else f"HTTP {response.status}"
+        said = _registration_error(response.json)
+        reason = "a redirect (never followed)" if response.is_redirect else f"HTTP {response.status}{said}"
         raise _failed(
-            f"the registration endpoint at {origin_of(endpoint)} refused the registration ({reason})",
+            f"the registration endpoint at {shown} refused the registration ({reason}); if the authorization "
+            "server does not accept dynamic registration from this host, register mcp-center with it yourself and "
+            "set auth.client_id",
             "http_status",
             server,
             status=response.status,
+            url=shown,
         )
     body = dict(response.json or {})
     if not body:
-        raise _failed("the registration response is not a JSON object", "invalid_response", server)
+        raise _failed(
+            f"the registration response of {shown} is not a JSON object (RFC 7591 §3.2.1); configure auth.client_id "
+            "instead",
+            "invalid_response",
+            server,
+            url=shown,
+        )
     if valid_client_id(body.get("client_id")) is None:
         raise _failed(
-            f"the registration response carries no usable client_id (a non-empty printable string of at most "
-            f"{MAX_CLIENT_ID_CHARS} characters is required)",
+            f"the registration response of {shown} carries no usable client_id (a non-empty printable string of at "
+            f"most {MAX_CLIENT_ID_CHARS} characters is required, R-4.8); configure auth.client_id instead",
             "client_id_invalid",
             server,
+            url=shown,
+            field="client_id",
+            value=_shown(body.get("client_id")),
         )
     secret = body.get("client_secret")
     if secret is not None and (not isinstance(secret, str) or len(secret) > MAX_CLIENT_SECRET_CHARS):
-        raise _failed("the registration response carries a malformed client_secret", "invalid_response", server)
+        raise _failed(
+            f"the registration response of {shown} carries a malformed client_secret (the value is not shown); "
+            "configure auth.client_id and its secret instead",
+            "invalid_response",
+            server,
+            url=shown,
+            field="client_secret",
+        )
     body.pop("issuer", None)  # SEP-2352: an SDK-side stamp, never read from the wire
     try:
         info = OAuthClientInformationFull.model_validate(body)
         check_registration_usable(info)
-    except ValidationError:
-        raise _failed("the registration response does not follow RFC 7591", "invalid_response", server) from None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        value = None if field == "client_secret" else _shown(first.get("input"))
+        raise _failed(
+            f"the registration response of {shown} does not follow RFC 7591 ({field}: {value!r}); configure "
+            "auth.client_id instead",
+            "invalid_response",
+            server,
+            url=shown,
+            field=field,
+            value=value,
+        ) from None
     except OAuthRegistrationError:
         raise _failed(
-            "the authorization server registered the client with a token endpoint auth method this host cannot use",
+            f"the authorization server registered the client with a token endpoint auth method this host cannot use "
+            f"(token_endpoint_auth_method: {body.get('token_endpoint_auth_method')!r}); configure auth.client_id and "
+            "auth.token_endpoint_auth_method instead",
             "unusable_auth_method",
             server,
+            url=shown,
+            field="token_endpoint_auth_method",
+            value=_shown(body.get("token_endpoint_auth_method")),
         ) from None
     # RFC 7591 §3.2.1 echoes the registered method; when it does not, the requested one applies.
     assigned = info.token_endpoint_auth_method or (method if info.client_secret is not None else "none")

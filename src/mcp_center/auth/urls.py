@@ -21,6 +21,7 @@ from mcp.shared.auth_utils import resource_url_from_server_url
 
 from mcp_center.config import is_loopback_host
 from mcp_center.errors import OAuthDiscoveryFailed
+from mcp_center.interchange.display import display_url
 
 __all__ = ["UrlPolicy", "canonical_resource", "origin_of", "resource_key", "same_origin", "same_resource"]
 
@@ -114,12 +115,15 @@ class UrlPolicy:
         """Return `url` if allowed.
 
         Raises:
-            OAuthDiscoveryFailed: rule `url_refused`; the message names `what` and the URL's origin only.
+            OAuthDiscoveryFailed: rule `url_refused`; the message names `what` and the URL (path kept,
+                credentials and credential-looking query values never shown).
         """
         if not self.allows(url):
+            shown = display_url(url)
             raise OAuthDiscoveryFailed(
-                f"refusing to contact the {what} at {origin_of(url)}: OAuth URLs must be https "
-                "(plain http only for a loopback server during development) without credentials",
-                details={"rule": "url_refused", "what": what, "origin": origin_of(url)},
+                f"refusing to contact the {what} at {shown}: OAuth URLs must be https (plain http only for a "
+                "loopback server during development) without credentials or a fragment; the server's operator "
+                "must publish an https URL",
+                details={"rule": "url_refused", "what": what, "origin": origin_of(url), "url": shown},
             )
         return url

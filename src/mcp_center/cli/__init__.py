@@ -15,7 +15,7 @@ directory.
 from __future__ import annotations
 
 from mcp_center import __version__
-from mcp_center.cli._shared import app, out
+from mcp_center.cli._shared import app, err, out
 
 # Importing the command modules registers their commands on `app`, in this order: the order
 # `mcp-center --help` lists them (hence no import sorting here).
@@ -30,7 +30,7 @@ from mcp_center.cli import migrate as migrate
 from mcp_center.cli import sandbox as sandbox
 # isort: on
 
-__all__ = ["app", "main"]
+__all__ = ["app", "err", "main", "out"]  # out/err: the consoles the commands print to
 
 
 @app.command()

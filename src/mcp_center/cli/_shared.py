@@ -1,7 +1,7 @@
 """What every command group shares: the Typer app and its sub-apps, the consoles, the common
 options, and the helpers that open a center (`run_center`), report an error (`fail`, with the
 error's `exit_code`) and ask a running host (`host_request`, exiting with the code
-`errors.exit_code_for_status` gives its HTTP status).
+`host.exit_code_for_status` gives its HTTP status).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.config import Settings
 from mcp_center.errors import (
     CenterError,
-    HostError,
+    HostRequestFailed,
     NotFound,
     ServerNotFound,
 )
@@ -236,16 +236,16 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
     """Call the REST API of the running host that owns this data directory (`host.HostClient`).
 
     An error is printed (`error [CODE]: message`, and what to do) and becomes the exit to raise:
-    the host's errors exit by their HTTP status (`errors.exit_code_for_status`).
+    the host's errors exit by their HTTP status (`host.exit_code_for_status`).
     """
-    from mcp_center.cli.host import HostClient
+    from mcp_center.cli.host import HostClient, exit_code_for_status
 
     try:
         with HostClient(settings, url) as client:
             return client.call(method, path, body)
-    except HostError as exc:
+    except HostRequestFailed as exc:
         err.print(f"error [{exc.api_code}]: {exc.message}", markup=False, highlight=False)
-        raise typer.Exit(exc.exit_status) from None
+        raise typer.Exit(exit_code_for_status(exc.status)) from None
     except CenterError as exc:
         raise fail(exc) from None
 

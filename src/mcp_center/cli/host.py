@@ -4,7 +4,7 @@ Some commands must ask the running `mcp-center serve` instead of opening the dat
 OAuth authorization completes in the process that started it (R-4.9). They all go through
 `HostClient`: the admin token of the data directory (never created here), the host's URL (`--url`,
 else where its `serve` said it listens), and the API's error envelope (R-7.3) turned back into an
-exception, `HostError`, whose HTTP status gives the exit code (`errors.exit_code_for_status`).
+exception, `HostRequestFailed`, whose HTTP status gives the exit code (`exit_code_for_status`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import httpx2
 
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.config import Settings
-from mcp_center.errors import AdminAuthRequired, HostError, ServerUnreachable
+from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
 from mcp_center.models import is_object
 from mcp_center.secrets import read_admin_token
 from mcp_center.store.running import running_url
 
-__all__ = ["HostClient", "host_url"]
+__all__ = ["HostClient", "exit_code_for_status", "host_url"]
 
 
 def host_url(settings: Settings, url: str | None = None) -> str:
@@ -70,7 +70,7 @@ class HostClient:
 
         Raises:
             ServerUnreachable: nothing answers (the message says whether a serve owns the directory).
-            HostError: the host answered with an error envelope (or a non-JSON error).
+            HostRequestFailed: the host answered with an error envelope (or a non-JSON error).
         """
         try:
             response = self._client.request(method, path, json=body)
@@ -88,10 +88,26 @@ class HostClient:
         error: object = answer.get("error") if is_object(answer) else None
         if is_object(error) and isinstance(error.get("code"), str):
             details: object = error.get("details")
-            raise HostError(
+            raise HostRequestFailed(
                 error["code"],
                 str(error.get("message", "")),
                 dict(details) if is_object(details) else {},
                 response.status_code,
             )
-        raise HostError(f"HTTP_{response.status_code}", response.text[:200], {}, response.status_code)
+        raise HostRequestFailed(f"HTTP_{response.status_code}", response.text[:200], {}, response.status_code)
+
+
+def exit_code_for_status(status: int) -> int:
+    """The CLI exit code for an HTTP status of the REST API (a CLI command that asked a running host).
+
+    Read from the tree itself, most general class first (InvalidInput 422 → 2, NotFound 404 → 3,
+    Conflict 409 → 4, ..., RequestTooLarge 413 → 2), so a command exits the same whether it raised
+    the error in-process or got it from the API. 1 for a status no class answers with.
+    """
+    level: list[type[CenterError]] = [CenterError]
+    while level:
+        for family in level:
+            if family.http_status == status:
+                return family.exit_code
+        level = [sub for family in level for sub in family.__subclasses__()]
+    return CenterError.exit_code

@@ -17,13 +17,13 @@ from typing import Annotated, Any
 import typer
 
 from mcp_center.cli._shared import DataDir, ProfileOpt, app, err, fail, settings_for
-from mcp_center.cli.host import HostClient
+from mcp_center.cli.host import HostClient, exit_code_for_status
 from mcp_center.config import Settings
-from mcp_center.errors import CenterError, HostError
+from mcp_center.errors import CenterError, HostRequestFailed
 from mcp_center.models import is_array
 from mcp_center.secrets import install_log_redaction
 
-__all__ = ["AuthReport", "authorize"]
+__all__ = ["AuthReport", "HostRequestFailed", "authorize"]  # the error `authorize` raises, from errors.py
 
 POLL_INTERVAL_S = 1.0
 REQUEST_TIMEOUT_S = 60.0
@@ -60,7 +60,7 @@ def authorize(
     Returns:
         True when the server is authorized at the end (False: not waited for).
     Raises:
-        HostError: the host refused a step (its code, message and status are kept).
+        HostRequestFailed: the host refused a step (its code, message and status are kept).
         ServerUnreachable: no running host. AdminAuthRequired: no admin token.
         TimeoutError: no callback within `timeout_s` seconds.
     """
@@ -97,7 +97,7 @@ def authorize(
                 return True
             if not oauth.get("pending") and oauth.get("last_error"):
                 error: dict[str, Any] = oauth["last_error"]
-                raise HostError(
+                raise HostRequestFailed(
                     str(error.get("code")), str(error.get("message")), dict(error.get("details") or {}), 409
                 )
         raise TimeoutError(f"no login finished within {timeout_s:g} s; run the command again")
@@ -137,14 +137,14 @@ def auth_(
             paste=paste,
             timeout_s=timeout,
         )
-    except HostError as exc:
+    except HostRequestFailed as exc:
         err.print(f"[red]error[/red] [{exc.api_code}]: {exc.message}", highlight=False)
         issuers = exc.details.get("issuers")
         if is_array(issuers) and issuers:
             err.print("  choose one with --issuer:", highlight=False)
             for item in issuers:
                 err.print(f"    {item}", markup=False, highlight=False)
-        raise typer.Exit(exc.exit_status) from None
+        raise typer.Exit(exit_code_for_status(exc.status)) from None
     except CenterError as exc:
         raise fail(exc, settings=settings, serve=url is None) from None
     except TimeoutError as exc:

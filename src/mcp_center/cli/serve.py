@@ -41,7 +41,7 @@ def serve(
     """
     import uvicorn
 
-    from mcp_center.app import HostServer, Ownership, create_app, listen, own_data_dir
+    from mcp_center.app import HostServer, Ownership, create_app, gateway_first, listen, own_data_dir
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
@@ -105,7 +105,7 @@ def serve(
             highlight=False,
         )
     config = uvicorn.Config(
-        asgi_app,
+        gateway_first(asgi_app),
         host=settings.host,
         port=settings.port,
         log_level=log_level.lower(),

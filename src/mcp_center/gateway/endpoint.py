@@ -20,6 +20,7 @@ goes through this endpoint's table, so the table holds the sessions the SDK serv
 
 from __future__ import annotations
 
+import functools
 import hmac
 import logging
 from collections import Counter
@@ -70,14 +71,23 @@ twice `SESSION_IDLE_TIMEOUT_S`, still ends it)."""
 logger = logging.getLogger(__name__)
 
 
+@functools.lru_cache(maxsize=256)
 def _principal(token_id: str) -> AuthenticatedUser:
-    """The `scope["user"]` the SDK binds a session to (its `client_id`): the token's id, never the token."""
+    """The `scope["user"]` the SDK binds a session to (its `client_id`): the token's id, never the token.
+    One object per token id (read-only; built once instead of two pydantic models per request)."""
     return AuthenticatedUser(AccessToken(token="", client_id=token_id, scopes=[]))
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    """The first value of the (lower-case) header `name`, as the SDK reads it; None when absent."""
-    return next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == name), None)
+_READ_HEADERS = frozenset({b"authorization", b"mcp-session-id", b"mcp-protocol-version", b"mcp-method"})
+
+
+def _headers(scope: Scope) -> dict[bytes, str]:
+    """The (lower-case) headers this endpoint reads, first value of each, in one pass over the scope's."""
+    found: dict[bytes, str] = {}
+    for name, value in scope.get("headers", []):
+        if name in _READ_HEADERS and name not in found:
+            found[name] = value.decode("latin-1")
+    return found
 
 
 @dataclass(eq=False)
@@ -221,7 +231,8 @@ class GatewayEndpoint:
             return
         response_once = OneResponse(send)
         send = response_once
-        presented = presented_bearer(_header(scope, b"authorization"))
+        headers = _headers(scope)
+        presented = presented_bearer(headers.get(b"authorization"))
         try:
             token_id = self._tokens.identify(presented)
         except StorageError as exc:  # the shared database is away (R-10.1): say so, retryable
@@ -241,8 +252,8 @@ class GatewayEndpoint:
             return
         scope["user"] = _principal(token_id)
         server_id = scope_of_path(scope.get("path", GATEWAY_PATH))
-        session_id = _header(scope, b"mcp-session-id")
-        version = _header(scope, b"mcp-protocol-version")
+        session_id = headers.get(b"mcp-session-id")
+        version = headers.get(b"mcp-protocol-version")
         message: object = None
         if scope.get("method") == "POST":
             body = await _read_body(receive)
@@ -262,7 +273,7 @@ class GatewayEndpoint:
             return
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
-            if is_object(message) and is_modern(version) and self._modern_lean(scope, message):
+            if is_object(message) and is_modern(version) and self._modern_lean(headers, message):
                 link = AgentLink(server_id, _modern_capabilities(message), client=_modern_client(message))
                 lean = LeanRequest(
                     message,
@@ -284,9 +295,9 @@ class GatewayEndpoint:
         return lambda: tokens.is_current(token_id)
 
     @staticmethod
-    def _modern_lean(scope: Scope, message: dict[str, Any]) -> bool:
+    def _modern_lean(headers: dict[bytes, str], message: dict[str, Any]) -> bool:
         """A 2026-07-28 request the lean path may answer: well-formed, its `Mcp-Method` header agrees."""
-        return is_lean(message) and _header(scope, b"mcp-method") == message.get("method")
+        return is_lean(message) and headers.get(b"mcp-method") == message.get("method")
 
     async def _server_known(self, server_id: str) -> bool:
         return await self.gateway.center.capabilities.server_exists(server_id)
@@ -460,7 +471,7 @@ def _modern_capabilities(message: dict[str, Any]) -> dict[str, Any]:
     params = message.get("params")
     meta = params.get("_meta") if is_object(params) else None
     caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY) if is_object(meta) else None
-    return cast(dict[str, Any], caps) if isinstance(caps, dict) else {}
+    return cast(dict[str, Any], caps) if is_object(caps) else {}
 
 
 def _batch_refusal() -> JSONResponse:

@@ -29,6 +29,7 @@ SDK's session manager unchanged.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -81,6 +82,9 @@ _FORWARDED = frozenset(
 _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 """2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)
+WATCH_AFTER_S = 0.05
+"""Seconds a lean `tools/call` runs before its agent's disconnect is watched (a closed POST then
+cancels it, as an agent's `notifications/cancelled` does at once)."""
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -181,10 +185,13 @@ class _Reply:
         self._send = send
         self._streaming = False
         self._done = False
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None
+        """Made by the first `event` (most answers are one JSON body: no lock to build)."""
 
     async def event(self, message: Mapping[str, Any]) -> None:
         """Send `message` before the result (switches the answer to SSE)."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
         async with self._lock:
             if self._done:
                 return
@@ -201,21 +208,30 @@ class _Reply:
 
     async def finish(self, body: bytes | None) -> None:
         """Send the final JSON-RPC message (`body`), or end the answer without one (a cancelled request)."""
+        if self._lock is None:
+            if not self._done:
+                self._done = True
+                await self._last(body)
+            return
         async with self._lock:
             if self._done:
                 return
             self._done = True
-            if self._streaming:
-                chunk = b"event: message\ndata: " + body + b"\n\n" if body is not None else b""
-                await self._send({"type": "http.response.body", "body": chunk, "more_body": False})
-                return
-            if body is None:
-                await self._send({"type": "http.response.start", "status": 202, "headers": []})
-                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
-            headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
-            await self._send({"type": "http.response.start", "status": 200, "headers": headers})
-            await self._send({"type": "http.response.body", "body": body, "more_body": False})
+            await self._last(body)
+
+    async def _last(self, body: bytes | None) -> None:
+        """Write the last message of the answer (the lock, if any, is held)."""
+        if self._streaming:
+            chunk = b"event: message\ndata: " + body + b"\n\n" if body is not None else b""
+            await self._send({"type": "http.response.body", "body": chunk, "more_body": False})
+            return
+        if body is None:
+            await self._send({"type": "http.response.start", "status": 202, "headers": []})
+            await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+        await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def _response(request_id: object, result: Mapping[str, Any]) -> bytes:
@@ -331,42 +347,52 @@ class LeanPath:
             roots = ask_roots if isinstance(caps.get("roots"), dict) else None
         outcome: list[bytes] = []
         key = _key(request_id)
-        async with anyio.create_task_group() as tg:
-            link.calls[key] = tg.cancel_scope
-            tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
-            try:
-                result = await self._capabilities.forward_call(
-                    params["name"],
-                    params.get("arguments") or {},
-                    server_id=link.server_id,
-                    meta=meta,
-                    progress=progress,
-                    elicitor=elicitor,
-                    sampler=sampler,
-                    roots=roots,
-                    caller_allowed=request.caller_allowed,
-                    caller=request.caller,
-                )
-                outcome.append(_response(request_id, self._finish(result, request.modern, "tools/call")))
-            except ServerRequestFailed as exc:
-                if exc.rpc_error is not None:
-                    outcome.append(_error(request_id, exc.rpc_error))
-                else:
+        # One cancel scope; the agent's disconnect is watched by a plain asyncio task started only
+        # once the call has run `WATCH_AFTER_S` (most calls end sooner: anyio's task group per call
+        # cost a measurable share of the gateway's CPU, R-8.3).
+        call = link.calls[key] = anyio.CancelScope()
+        loop = asyncio.get_running_loop()
+        watchers: list[asyncio.Task[None]] = []
+        timer = loop.call_later(
+            WATCH_AFTER_S, lambda: watchers.append(loop.create_task(_cancel_on_disconnect(receive, call)))
+        )
+        try:
+            with call:
+                try:
+                    result = await self._capabilities.forward_call(
+                        params["name"],
+                        params.get("arguments") or {},
+                        server_id=link.server_id,
+                        meta=meta,
+                        progress=progress,
+                        elicitor=elicitor,
+                        sampler=sampler,
+                        roots=roots,
+                        caller_allowed=request.caller_allowed,
+                        caller=request.caller,
+                    )
+                    outcome.append(_response(request_id, self._finish(result, request.modern, "tools/call")))
+                except ServerRequestFailed as exc:
+                    if exc.rpc_error is not None:
+                        outcome.append(_error(request_id, exc.rpc_error))
+                    else:
+                        outcome.append(
+                            _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
+                        )
+                except NotFound as exc:
+                    outcome.append(_error(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True)))
+                except CenterError as exc:
                     outcome.append(
                         _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
                     )
-            except NotFound as exc:
-                outcome.append(_error(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True)))
-            except CenterError as exc:
-                outcome.append(
-                    _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
-                )
-            except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
-                logger.exception("gateway.lean_call_failed")
-                outcome.append(_error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"}))
-            finally:
-                link.calls.pop(key, None)
-                tg.cancel_scope.cancel()
+                except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
+                    logger.exception("gateway.lean_call_failed")
+                    outcome.append(_error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"}))
+        finally:
+            link.calls.pop(key, None)
+            timer.cancel()
+            for watcher in watchers:
+                watcher.cancel()
         return outcome[0] if outcome else None
 
     def _asker(self, link: AgentLink, reply: _Reply) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:

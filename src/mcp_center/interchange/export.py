@@ -27,12 +27,9 @@ its `env` — the same snippet as the Gateway page and README.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from mcp_center.config import AuthBearer, AuthOAuth, ServerConfig, StdioServerConfig
@@ -42,7 +39,6 @@ __all__ = [
     "GATEWAY_SERVER_NAME",
     "GATEWAY_TOKEN_VARIABLE",
     "ExportDocument",
-    "bridge_command",
     "export_servers",
     "gateway_snippet",
 ]
@@ -52,13 +48,6 @@ GATEWAY_SERVER_NAME = "mcp-center"
 GATEWAY_TOKEN_VARIABLE = "MCP_CENTER_GATEWAY_TOKEN"  # noqa: S105 - a variable name, not a token
 BRIDGE_DEFAULT_URL = "http://127.0.0.1:8765/mcp"
 """The gateway URL the stdio bridge uses without `--url` (`serve`'s default address)."""
-
-
-def bridge_command() -> str | None:
-    """The absolute path of this installation's `mcp-center` program (for the stdio bridge's
-    `command`), or None when it cannot be found beside the running Python."""
-    candidate = Path(sys.executable).parent / "mcp-center"
-    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
 _FILENAMES = {
@@ -119,13 +108,18 @@ class _Placeholders:
         return _reference(self.format, name)
 
 
-def export_servers(configs: Sequence[ServerConfig], format: str, gateway_url: str) -> ExportDocument:
+def export_servers(
+    configs: Sequence[ServerConfig], format: str, gateway_url: str, bridge_command: str | None = None
+) -> ExportDocument:
     """Render `configs` (sorted by the caller) as a `format` client file.
 
     Args:
         configs: Server configurations; they hold no secret values.
         format: One of `EXPORT_FORMATS` (the caller validated it).
         gateway_url: `<base URL>/mcp` of this host.
+        bridge_command: The absolute path of this installation's `mcp-center` program, for the
+            stdio bridge of clients that only start processes; None writes the bare `mcp-center`.
+            The caller finds it (`mcp_center.service.bridge_command`): this package does no I/O.
     Returns:
         The `ExportDocument`.
     """
@@ -157,7 +151,7 @@ def export_servers(configs: Sequence[ServerConfig], format: str, gateway_url: st
         format=format,
         filename=_FILENAMES[format],
         config=document,
-        gateway={"url": gateway_url, "config": gateway_snippet(format, gateway_url)},
+        gateway={"url": gateway_url, "config": gateway_snippet(format, gateway_url, bridge_command)},
         placeholders=placeholders.items,
         notes=notes,
     )
@@ -212,10 +206,11 @@ def _entry(
     return entry
 
 
-def gateway_snippet(format: str, gateway_url: str) -> dict[str, Any]:
+def gateway_snippet(format: str, gateway_url: str, bridge_command: str | None = None) -> dict[str, Any]:
     """A `format` client file with one server, `mcp-center`, that points at this host's gateway.
 
-    The token is the placeholder `MCP_CENTER_GATEWAY_TOKEN` in the client's syntax.
+    The token is the placeholder `MCP_CENTER_GATEWAY_TOKEN` in the client's syntax; `bridge_command`
+    is the program a process-only client starts (None: the bare `mcp-center`, found on its PATH).
     """
     header = "Bearer " + _reference(format, GATEWAY_TOKEN_VARIABLE)
     if format == "vscode":
@@ -237,7 +232,7 @@ def gateway_snippet(format: str, gateway_url: str) -> dict[str, Any]:
         return {
             "mcpServers": {
                 GATEWAY_SERVER_NAME: {
-                    "command": bridge_command() or "mcp-center",
+                    "command": bridge_command or "mcp-center",
                     "args": args,
                     "env": {GATEWAY_TOKEN_VARIABLE: "<the gateway token>"},
                 }

@@ -10,7 +10,8 @@ redacted before it is attached.
 
 from __future__ import annotations
 
-import errno
+import os
+import re
 import socket
 import ssl
 from collections.abc import Iterator
@@ -30,18 +31,22 @@ from mcp_center.errors import (
     ServerTimeout,
     ServerUnreachable,
 )
-from mcp_center.models import ErrorReason
+from mcp_center.models import ErrorReason, is_object
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import TransportProbe
 from mcp_center.transports.http import ResponseTooLarge
+from mcp_center.transports.streamable import ERROR_DATA_KEY
+from mcp_center.transports.wording import connect_reason, display_url, status_reason, unreachable_message
 
-__all__ = ["SessionEnded", "attribute", "leaves", "timeout_error"]
+__all__ = ["PACKAGE_RUNNERS", "SessionEnded", "attribute", "leaves", "startup_timeout_error", "timeout_error"]
 
 STDERR_TAIL_IN_ERROR = 5
 
 
 class SessionEnded(Exception):
-    """The server side of a session ended (EOF, stream closed); `attribute` finds out why."""
+    """The server side of a session ended (EOF, stream closed); `attribute` finds out why.
+
+    An internal signal of runtime/ (tests/test_contracts.py): `attribute` turns it into a `CenterError`."""
 
 
 def leaves(exc: BaseException) -> Iterator[BaseException]:
@@ -78,33 +83,91 @@ def timeout_error(what: str, seconds: float, probe: TransportProbe | None = None
     )
 
 
+PACKAGE_RUNNERS = frozenset({"npx", "uvx", "uv", "pipx", "bunx", "pnpm", "yarn", "npm", "deno", "bun"})
+"""Commands that may download and install the server before starting it (a cold start takes a while)."""
+_INSTALLING = re.compile(
+    r"\b(npm (warn|notice|http|info|verb)|will be installed|need to install|(added|installed|resolved|prepared|"
+    r"audited) \d+ packages?|downloading|downloaded|collecting|installing|building|fetching)\b",
+    re.IGNORECASE,
+)
+_OUTPUT_LINES_IN_MESSAGE = 3
+_OUTPUT_LINE_CHARS = 200
+
+
+def _output_note(probe: TransportProbe | None) -> tuple[str, dict[str, object]]:
+    """`("; its last output: '...'", {"output_tail": [...]})` for a stdio server that printed something."""
+    if probe is None or not probe.output_tail:
+        return "", {}
+    tail = [
+        default_redactor.redact(line)[:_OUTPUT_LINE_CHARS] for line in list(probe.output_tail)[-STDERR_TAIL_IN_ERROR:]
+    ]
+    shown = " | ".join(repr(line) for line in tail[-_OUTPUT_LINES_IN_MESSAGE:])
+    return f"; its last output: {shown}", {"output_tail": tail}
+
+
+def startup_timeout_error(what: str, seconds: float, probe: TransportProbe | None) -> ServerTimeout:
+    """The error for a handshake that did not finish within `startup_timeout_s` (issue 14, item 15).
+
+    It names the setting that raises the limit and, for a stdio server, says whether the process was
+    still installing packages (a package runner's output was seen) — a cold `npx` or `uvx` start can
+    take most of a minute — and quotes its last output.
+    """
+    error = timeout_error(what, seconds, probe)
+    error.message += " (startup_timeout_s; raise it for a server that needs longer to start)"
+    error.details["setting"] = "startup_timeout_s"
+    stdio = probe.stdio if probe is not None else None
+    if stdio is None:
+        return error
+    assert probe is not None
+    installing = [line for line in probe.output_tail if _INSTALLING.search(line)]
+    runner = os.path.basename(stdio.command)
+    if installing:
+        last = default_redactor.redact(installing[-1])[:_OUTPUT_LINE_CHARS]
+        error.message += f"; the process was still installing packages (its install output: {last!r})"
+        error.details["installing"] = True
+    elif runner in PACKAGE_RUNNERS:
+        error.message += f"; {runner} printed no install output"
+        error.details["installing"] = False
+    note, details = _output_note(probe)
+    if not installing:
+        error.message += note
+    error.details.update(details)
+    return error
+
+
+def _request_of(exc: BaseException) -> tuple[str | None, str | None]:
+    """`(method, url)` of the httpx2 request an error belongs to, if it carries one."""
+    if isinstance(exc, httpx2.RequestError):
+        try:
+            request = exc.request
+        except RuntimeError:
+            return None, None
+        return request.method, str(request.url)
+    return None, None
+
+
 def _network_error(exc: BaseException, target: str | None) -> CenterError | None:
-    where = f" ({target})" if target else ""
-
-    def unreachable(what: str, reason: ErrorReason) -> ServerUnreachable:
-        return ServerUnreachable(f"{what}{where}", details={"reason": reason.value})
-
-    for link in _chain(exc):
-        if isinstance(link, socket.gaierror):
-            return unreachable("the server's host name does not resolve", ErrorReason.DNS)
-        if isinstance(link, ssl.SSLError):
-            return unreachable("the TLS handshake with the server failed", ErrorReason.TLS)
-        if isinstance(link, ConnectionRefusedError) or (isinstance(link, OSError) and link.errno == errno.ECONNREFUSED):
-            return unreachable("the server refused the connection", ErrorReason.REFUSED)
-    text = str(exc).lower()
+    """The attributed error for a network failure, naming the request's method and URL (issue 14 item 14)."""
+    method, url = _request_of(exc)
+    url = url or target
     if isinstance(exc, httpx2.ConnectTimeout | httpx2.ReadTimeout | httpx2.WriteTimeout | httpx2.PoolTimeout):
-        return ServerTimeout(f"the server did not answer in time{where}", details={"reason": ErrorReason.TIMEOUT.value})
-    if isinstance(exc, httpx2.ConnectError):
-        if "name or service not known" in text or "nodename nor servname" in text or "name resolution" in text:
-            return unreachable("the server's host name does not resolve", ErrorReason.DNS)
-        if "certificate" in text or "ssl" in text or "tls" in text:
-            return unreachable("the TLS handshake with the server failed", ErrorReason.TLS)
-        if "refused" in text or "all connection attempts failed" in text:
-            return unreachable("the server refused the connection", ErrorReason.REFUSED)
-        return unreachable("cannot connect to the server", ErrorReason.NETWORK)
-    if isinstance(exc, httpx2.TransportError):
-        return unreachable("the network connection to the server failed", ErrorReason.NETWORK)
-    return None
+        return ServerTimeout(
+            unreachable_message(method, url, ErrorReason.TIMEOUT),
+            details={"reason": ErrorReason.TIMEOUT.value, **({"url": display_url(url)} if url else {})},
+        )
+    if isinstance(exc, httpx2.ConnectError) or (
+        not isinstance(exc, httpx2.TransportError)
+        and any(isinstance(link, socket.gaierror | ssl.SSLError | ConnectionRefusedError) for link in _chain(exc))
+    ):
+        reason = connect_reason(exc)
+    elif isinstance(exc, httpx2.TransportError):
+        reason = ErrorReason.NETWORK
+    else:
+        return None
+    details: dict[str, object] = {"reason": reason.value}
+    if url:
+        details["url"] = display_url(url)
+    return ServerUnreachable(unreachable_message(method, url, reason), details=details)
 
 
 def _http_status_error(probe: TransportProbe) -> CenterError | None:
@@ -112,22 +175,44 @@ def _http_status_error(probe: TransportProbe) -> CenterError | None:
     if diag is None or diag.last_status is None:
         return None
     status = diag.last_status
-    challenge = (diag.www_authenticate or "").lower()
-    if status == 401:
-        return ServerUnreachable(
-            "the server requires authorization (HTTP 401)",
-            details={"reason": ErrorReason.AUTH_REQUIRED.value, "status": status},
-        )
-    if status == 403 and "insufficient_scope" in challenge:
-        scopes = {"scopes": diag.challenge_scopes} if diag.challenge_scopes else {}
-        return ServerUnreachable(
-            "the server requires more scopes (HTTP 403 insufficient_scope)",
-            details={"reason": ErrorReason.STEP_UP_REQUIRED.value, "status": status, **scopes},
-        )
-    return ServerUnreachable(
-        f"the server answered HTTP {status}",
-        details={"reason": ErrorReason.HTTP_STATUS.value, "status": status},
-    )
+    reason = status_reason(status, diag.www_authenticate)
+    where = f"{diag.last_method or 'POST'} {display_url(diag.last_url or probe.target or '')}".rstrip()
+    details: dict[str, object] = {"reason": reason.value, "status": status}
+    if diag.last_url:
+        details["url"] = display_url(diag.last_url)
+    if reason is ErrorReason.AUTH_REQUIRED:
+        return ServerUnreachable(f"{where} requires authorization (HTTP {status})", details=details)
+    if reason is ErrorReason.STEP_UP_REQUIRED:
+        if diag.challenge_scopes:
+            details["scopes"] = diag.challenge_scopes
+        return ServerUnreachable(f"{where} requires more scopes (HTTP 403 insufficient_scope)", details=details)
+    return ServerUnreachable(f"{where} answered HTTP {status}", details=details)
+
+
+_TYPED: dict[str, type[CenterError]] = {
+    cls.code: cls
+    for cls in (ConnectionLost, ServerProtocolError, ServerTimeout, ServerUnreachable, ServerRequestFailed)
+}
+
+
+def _typed_from_rpc(exc: MCPError, during: str) -> CenterError | None:
+    """The typed error a transport of ours put in a JSON-RPC error's `data`, rebuilt (None if none).
+
+    `streamable.ERROR_DATA_KEY` carries `{"code", "message", "details"}`; the legacy SSE transport
+    puts `{"code", **details}` with the message in the error itself. Only our own codes are rebuilt.
+    """
+    data: object = exc.data
+    if not is_object(data):
+        return None
+    carried: object = data.get(ERROR_DATA_KEY)
+    if is_object(carried):
+        code, message, details = carried.get("code"), carried.get("message"), carried.get("details")
+    else:
+        code, message, details = data.get("code"), exc.message, {k: v for k, v in data.items() if k != "code"}
+    cls = _TYPED.get(code) if isinstance(code, str) else None
+    if cls is None or not isinstance(message, str) or not is_object(details) or "reason" not in details:
+        return None
+    return cls(f"{during}: {default_redactor.redact(message)[:800]}", details=dict(details))
 
 
 def _auth_failure(probe: TransportProbe | None) -> CenterError | None:
@@ -158,6 +243,10 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
         return auth_failure
     if probe is not None and probe.fatal is not None:
         return probe.fatal
+    if probe is not None and during == "initialize":
+        version_error = probe.collect_refusal().version_error()
+        if version_error is not None:
+            return version_error
     found = list(leaves(exc))
     for leaf in found:
         if isinstance(leaf, CenterError):
@@ -171,46 +260,23 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
     if probe is not None and probe.returncode is not None:
         code = probe.returncode
         shown = f"signal {-code}" if code < 0 else f"code {code}"
+        note, output = _output_note(probe)
         return ServerUnreachable(
-            f"the server process exited with {shown} during {during}",
-            details={"reason": ErrorReason.PROCESS_EXITED.value, "exit_code": code, **_stderr_details(probe)},
+            f"the server process exited with {shown} during {during}{note}",
+            details={
+                "reason": ErrorReason.PROCESS_EXITED.value,
+                "exit_code": code,
+                **_stderr_details(probe),
+                **output,
+            },
         )
     for leaf in found:
+        typed = _typed_from_rpc(leaf, during) if isinstance(leaf, MCPError) else None
+        if typed is not None:
+            return typed
+    for leaf in found:
         if isinstance(leaf, MCPError):
-            # The SDK turns an HTTP error status into a synthesized JSON-RPC error (-32603 or,
-            # before a session exists, -32601 "Not Found"); the diagnostics know the status.
-            if leaf.code in (mcp_types.INTERNAL_ERROR, mcp_types.METHOD_NOT_FOUND) and probe is not None:
-                status_error = _http_status_error(probe)
-                if status_error is not None:
-                    return status_error
-            if leaf.code == mcp_types.CONNECTION_CLOSED:
-                return ConnectionLost(
-                    f"the connection closed during {during}",
-                    details={"reason": ErrorReason.CLOSED.value, **_stderr_details(probe)},
-                )
-            if leaf.code == mcp_types.REQUEST_TIMEOUT:
-                return ServerTimeout(f"{during} timed out", details={"reason": ErrorReason.TIMEOUT.value})
-            if leaf.code == mcp_types.PARSE_ERROR and probe is not None and probe.http is not None:
-                limit = probe.http.response_too_large
-                if limit is not None:
-                    return ResponseTooLarge(
-                        f"the server answered {during} with more than {limit} bytes",
-                        details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": limit},
-                    )
-            if leaf.code == mcp_types.PARSE_ERROR:
-                return ServerProtocolError(
-                    f"the server sent a message that is not valid JSON-RPC during {during}",
-                    details={"reason": ErrorReason.PROTOCOL.value},
-                )
-            message = default_redactor.redact(leaf.message)
-            failed = ServerRequestFailed(
-                f"the server answered {during} with error {leaf.code}: {message[:500]}",
-                details={"reason": ErrorReason.PROTOCOL.value, "rpc_code": leaf.code},
-            )
-            failed.rpc_error = {"code": leaf.code, "message": message}
-            if leaf.error.data is not None:
-                failed.rpc_error["data"] = default_redactor.redact_values(leaf.error.data)
-            return failed
+            return _from_rpc_error(leaf, probe, during)
     if probe is not None:
         status_error = _http_status_error(probe)
         if status_error is not None:
@@ -225,3 +291,42 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
         f"the connection failed during {during}",
         details={"reason": ErrorReason.CLOSED.value, **_stderr_details(probe)},
     )
+
+
+def _from_rpc_error(leaf: MCPError, probe: TransportProbe | None, during: str) -> CenterError:
+    """The attributed error for a JSON-RPC error the SDK raised (a real one, or one it synthesized
+    from an HTTP status, a closed connection, a timeout or bytes that are not JSON-RPC)."""
+    # The SDK turns an HTTP error status into a synthesized JSON-RPC error (-32603 or,
+    # before a session exists, -32601 "Not Found"); the diagnostics know the status.
+    if leaf.code in (mcp_types.INTERNAL_ERROR, mcp_types.METHOD_NOT_FOUND) and probe is not None:
+        status_error = _http_status_error(probe)
+        if status_error is not None:
+            return status_error
+    if leaf.code == mcp_types.CONNECTION_CLOSED:
+        return ConnectionLost(
+            f"the connection closed during {during}",
+            details={"reason": ErrorReason.CLOSED.value, **_stderr_details(probe)},
+        )
+    if leaf.code == mcp_types.REQUEST_TIMEOUT:
+        return ServerTimeout(f"{during} timed out", details={"reason": ErrorReason.TIMEOUT.value})
+    if leaf.code == mcp_types.PARSE_ERROR and probe is not None and probe.http is not None:
+        limit = probe.http.response_too_large
+        if limit is not None:
+            return ResponseTooLarge(
+                f"the server answered {during} with more than {limit} bytes",
+                details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": limit},
+            )
+    if leaf.code == mcp_types.PARSE_ERROR:
+        return ServerProtocolError(
+            f"the server sent a message that is not valid JSON-RPC during {during}",
+            details={"reason": ErrorReason.PROTOCOL.value},
+        )
+    message = default_redactor.redact(leaf.message)
+    failed = ServerRequestFailed(
+        f"the server answered {during} with error {leaf.code}: {message[:500]}",
+        details={"reason": ErrorReason.PROTOCOL.value, "rpc_code": leaf.code},
+    )
+    failed.rpc_error = {"code": leaf.code, "message": message}
+    if leaf.error.data is not None:
+        failed.rpc_error["data"] = default_redactor.redact_values(leaf.error.data)
+    return failed

@@ -12,6 +12,10 @@ The elicitation request does not say which call it belongs to (the client SDK ex
 request id), so a pending card pauses every call on that connection: it can only delay a
 timeout, never cause one. Expiry cancels the awaiting task, which makes the SDK send
 `notifications/cancelled` to the server.
+
+Progress (issue 14, item 4): `extend()` restarts the clock — a server that reports progress is still
+working — but never beyond `max_total_s` seconds of running (not paused) time in total, so a server
+that reports progress forever still ends.
 """
 
 from __future__ import annotations
@@ -30,13 +34,23 @@ class PausableDeadline:
     """A cancel scope that expires after `timeout_s` seconds of not-paused time. Use as `with`.
 
     Attributes:
-        timeout_s: The budget in seconds.
+        timeout_s: The budget in seconds (restarted by `extend()`).
+        max_total_s: The most running time `extend()` may grant in total, in seconds; None: no bound.
         paused_s: Seconds spent paused so far.
     """
 
-    def __init__(self, timeout_s: float, board: CallDeadlines | None = None, key: str | None = None) -> None:
+    def __init__(
+        self,
+        timeout_s: float,
+        board: CallDeadlines | None = None,
+        key: str | None = None,
+        *,
+        max_total_s: float | None = None,
+    ) -> None:
         self.timeout_s = timeout_s
+        self.max_total_s = max_total_s
         self.paused_s = 0.0
+        self._entered_at = 0.0
         self._board = board
         self._key = key
         self._scope = anyio.CancelScope()
@@ -44,6 +58,9 @@ class PausableDeadline:
         self._paused_at: float | None = None
 
     def __enter__(self) -> PausableDeadline:
+        self._entered_at = anyio.current_time()
+        if self.max_total_s is not None:
+            self._remaining = min(self._remaining, self.max_total_s)
         self._scope.deadline = anyio.current_time() + self._remaining
         self._scope.__enter__()
         if self._board is not None and self._key is not None:
@@ -66,6 +83,28 @@ class PausableDeadline:
     def expired(self) -> bool:
         """True when the deadline (not an outer cancellation) ended the block."""
         return self._scope.cancelled_caught
+
+    @property
+    def running_s(self) -> float:
+        """Seconds of not-paused time since the block was entered."""
+        now = anyio.current_time()
+        paused_now = now - self._paused_at if self._paused_at is not None else 0.0
+        return max(now - self._entered_at - self.paused_s - paused_now, 0.0)
+
+    @property
+    def total_reached(self) -> bool:
+        """True when the block ended because `max_total_s` was used up (not for lack of progress)."""
+        return self.expired and self.max_total_s is not None and self.running_s >= self.max_total_s - 0.05
+
+    def extend(self) -> None:
+        """Restart the clock: `timeout_s` from now, but no further than `max_total_s` of running time."""
+        remaining = self.timeout_s
+        if self.max_total_s is not None:
+            remaining = min(remaining, max(self.max_total_s - self.running_s, 0.0))
+        if self._paused_at is not None:
+            self._remaining = remaining
+        else:
+            self._scope.deadline = anyio.current_time() + remaining
 
     def pause(self) -> None:
         """Stop the clock (idempotent)."""
@@ -93,9 +132,14 @@ class CallDeadlines:
         self._running: dict[str, set[PausableDeadline]] = {}
         self._holds: dict[str, int] = {}
 
-    def deadline(self, key: str, timeout_s: float) -> PausableDeadline:
-        """A deadline for a call on connection `key`; paused while `key` is held. Enter it with `with`."""
-        return PausableDeadline(timeout_s, self, key)
+    def deadline(self, key: str, timeout_s: float, *, max_total_s: float | None = None) -> PausableDeadline:
+        """A deadline for a call on connection `key`; paused while `key` is held. Enter it with `with`.
+
+        Args:
+            timeout_s: Seconds until expiry; `extend()` (progress) restarts them.
+            max_total_s: Running seconds `extend()` may never go beyond; None: no bound.
+        """
+        return PausableDeadline(timeout_s, self, key, max_total_s=max_total_s)
 
     @contextmanager
     def hold(self, key: str) -> Generator[None]:

@@ -10,14 +10,19 @@ What it keeps, as the SDK session would:
 - the session: `Mcp-Session-Id` and `MCP-Protocol-Version` of the live session; a 404 for it is
   "session expired" (`HttpDiagnostics`), which the manager answers by re-initializing once (R-3.10);
 - the answer as JSON or as an SSE stream; a stream that ends before the answer is resumed with
-  `Last-Event-ID` (after the server's `retry`), at most `RESUME_ATTEMPTS` times (R-3.10);
+  `Last-Event-ID`, as our SDK transport does (`transports/streamable.py`, issue 14 item 8): spaced by
+  `streamable.RESUME_BACKOFF` (the server's `retry` a minimum), given up with `MCP_CONNECTION_LOST`
+  after `streamable.RESUME_ATTEMPTS` resumptions in a row that brought no message (R-3.10);
 - what the server sends on that stream before the answer: progress for our request goes to the
   caller; `notifications/message` and list changes go where the SDK session sends them (`on_log`,
   `on_list_changed`); its requests (elicitation, sampling, roots, ping) are answered through the
   connection's own callbacks and POSTed back (R-6.1, R-8.5);
 - cancellation: a caller that gives up (the agent cancelled, the deadline expired) sends
   `notifications/cancelled` for the request (R-3.8);
-- the per-server log (R-3.11) and redaction of everything the server sends (R-1.5).
+- the per-server log (R-3.11) and redaction of everything the server sends (R-1.5);
+- the read cap of answers (issue 14, item 2): `httpx2`'s transport clips what it reads, and
+  `Http1Client` answers go through the same clipper (`transports.http.clip_body`); what was cut
+  is reported in the result's `_meta["mcp-center/clipped"]`, as the SDK session's tap does.
 
 A server's JSON-RPC error is raised as the SDK raises it (`MCPError`), so the manager's
 attribution applies unchanged.
@@ -29,6 +34,7 @@ import itertools
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 import anyio
@@ -45,9 +51,11 @@ from mcp_center.runtime.http1 import Http1Client, Http1Error, Http1Response
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.session import SessionHooks
 from mcp_center.secrets import default_redactor
-from mcp_center.transports import MAX_MESSAGE_BYTES, HttpDiagnostics
+from mcp_center.transports import MAX_MESSAGE_BYTES, HttpDiagnostics, streamable
+from mcp_center.transports.clip import CLIPPED_META_KEY, ClipReport, ReadLimits
+from mcp_center.transports.http import clip_body
 
-__all__ = ["RESUME_ATTEMPTS", "RawForwarder"]
+__all__ = ["RawForwarder"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,14 +64,14 @@ DRAIN_S = 0.5
 connection goes back to the pool instead of being closed; a stream still open then is closed."""
 MAX_SSE_STREAM_BYTES = 16 * MAX_MESSAGE_BYTES
 """Bytes one POST stream may carry in all (events before the answer included)."""
-RESUME_ATTEMPTS = 2
-"""Times a POST stream that ended before its answer is resumed with `Last-Event-ID`."""
 CANCEL_SEND_TIMEOUT_S = 2.0
 """Seconds to deliver `notifications/cancelled` for a request the caller gave up on."""
 _OUT = "client→server"
 _IN = "server→client"
 _ELICIT_PARAMS: TypeAdapter[types.ElicitRequestParams] = TypeAdapter(types.ElicitRequestParams)
 _IDS = itertools.count(1)
+_UNBOUNDED = 1 << 62
+"""Bytes of a clipped `Http1Client` answer read from the wire: the clipper bounds what is kept."""
 
 
 class RawForwarder:
@@ -81,6 +89,8 @@ class RawForwarder:
         hooks: The connection's elicitation, sampling and roots callbacks.
         on_log: Receives the server's `notifications/message` params.
         on_list_changed: Receives the method of a `notifications/*/list_changed`.
+        read_limits: The connection's read cap (`clip.read_limits`), applied to `Http1Client`
+            answers; None reads them whole (up to `MAX_MESSAGE_BYTES`).
     """
 
     def __init__(
@@ -98,7 +108,9 @@ class RawForwarder:
         on_list_changed: Callable[[str], None] | None = None,
         diagnostics: HttpDiagnostics | None = None,
         lite_headers: Mapping[str, str] | None = None,
+        read_limits: ReadLimits | None = None,
     ) -> None:
+        self._limits = read_limits
         self._client = client
         self._diagnostics = diagnostics
         self._lite = Http1Client(url, dict(lite_headers)) if lite_headers is not None else None
@@ -155,24 +167,96 @@ class RawForwarder:
 
     async def _exchange(self, request_id: str, body: bytes, progress: ProgressFnT | None) -> dict[str, Any]:
         """POST `body`, then (resuming if the stream ends early) return the JSON-RPC answer to `request_id`."""
-        last_event: list[str] = []
-        retry_ms: list[int] = []
-        async with self._send("POST", self._headers("application/json, text/event-stream"), body) as response:
-            answer = await self._read(response, request_id, progress, last_event, retry_ms)
-        for _attempt in range(RESUME_ATTEMPTS):
-            if answer is not None or not last_event:
-                break
-            await anyio.sleep((retry_ms[-1] if retry_ms else 1000) / 1000)
-            headers = {**self._headers("text/event-stream"), "last-event-id": last_event[-1]}
-            async with self._send("GET", headers) as response:
-                answer = await self._read(response, request_id, progress, last_event, retry_ms)
+        stream = _Position()
+        clipped: list[ClipReport] = []
+        accept = self._headers("application/json, text/event-stream")
+        answer = await self._round_trip("POST", accept, body, request_id, progress, stream, clipped.append)
+        empty = 0
+        while answer is None and stream.last_event_id is not None:
+            if empty >= streamable.RESUME_ATTEMPTS:
+                error = streamable.resumptions_exhausted(self._url, empty)
+                raise MCPError(code=error.code, message=error.message, data=error.data)
+            hint_s = stream.retry_ms / 1000 if stream.retry_ms is not None else None
+            await anyio.sleep(streamable.RESUME_BACKOFF.delay(empty + 1, hint_s=hint_s))
+            headers = {**self._headers("text/event-stream"), "last-event-id": stream.last_event_id}
+            messages = stream.messages
+            try:
+                answer = await self._round_trip("GET", headers, b"", request_id, progress, stream, clipped.append)
+            except httpx2.TransportError:
+                logger.debug("server.resumption_failed")
+            empty = 0 if stream.messages > messages else empty + 1
         if answer is None:
             raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
-        return answer
+        return self._marked(answer, request_id, clipped)
+
+    def _marked(self, answer: dict[str, Any], request_id: str, clipped: list[ClipReport]) -> dict[str, Any]:
+        """`answer` with what the read cap cut from it in its result's `_meta` (issue 14, item 2)."""
+        noted = self._diagnostics.clipped.pop(request_id, None) if self._diagnostics is not None else None
+        cut = [report for report in clipped if report.clipped]
+        report = cut[-1].to_dict() if cut else noted
+        result = answer.get("result")
+        if report is None or not isinstance(result, dict):
+            return answer
+        result = cast(dict[str, Any], result)
+        meta: object = result.get("_meta")
+        own = dict(cast(dict[str, Any], meta)) if isinstance(meta, dict) else {}
+        own[CLIPPED_META_KEY] = report
+        return {**answer, "result": {**result, "_meta": own}}
+
+    async def _round_trip(
+        self,
+        method: str,
+        headers: dict[str, str],
+        body: bytes,
+        request_id: str,
+        progress: ProgressFnT | None,
+        stream: _Position,
+        on_clip: Callable[[ClipReport], None],
+    ) -> dict[str, Any] | None:
+        """One exchange and its answer (`_read`); a resumption GET answered with a status of 300 or
+        more gives None (the caller counts it as a resumption that brought nothing).
+
+        Over `Http1Client` without a context manager: the rest of a POST stream after its answer is
+        read in the background (`Http1Client.done`, at most `DRAIN_S`, nothing kept); the answer
+        itself goes through the connection's read cap as with `_send` (issue 14 item 2, R-8.3).
+
+        Raises:
+            httpx2.TransportError: the exchange failed.
+        """
+        lite = self._lite
+        if lite is None:
+            async with self._send(method, headers, body, on_clip) as response:
+                if method == "GET" and response.status_code >= 300:
+                    return None
+                return await self._read(response, request_id, progress, stream)
+        try:
+            raw = await lite.send(method, headers, body)
+        except Http1Error as exc:
+            raise _transport_error(exc) from exc.__cause__
+        try:
+            if method == "POST" and self._diagnostics is not None:
+                await self._note(raw, headers)
+            if method == "GET" and raw.status_code >= 300:
+                return None
+            response: _Response = raw if self._limits is None else _ClippedResponse(raw, self._limits, on_clip)
+            return await self._read(response, request_id, progress, stream, drain=False)
+        except Http1Error as exc:
+            raise httpx2.ReadError(str(exc)) from exc
+        finally:
+            lite.done(raw)
 
     @asynccontextmanager
-    async def _send(self, method: str, headers: dict[str, str], body: bytes = b"") -> AsyncGenerator[_Response]:
+    async def _send(
+        self,
+        method: str,
+        headers: dict[str, str],
+        body: bytes = b"",
+        on_clip: Callable[[ClipReport], None] | None = None,
+    ) -> AsyncGenerator[_Response]:
         """One HTTP exchange, over `Http1Client` or the connection's `httpx2` client.
+
+        `on_clip` receives what the read cap cut from an `Http1Client` answer (the `httpx2` client's
+        transport notes it in the diagnostics instead).
 
         Raises:
             httpx2.TransportError: the exchange failed (`Http1Error` is raised as one, for attribution).
@@ -185,12 +269,12 @@ class RawForwarder:
             async with self._lite.request(method, headers, body) as response:
                 if method == "POST" and self._diagnostics is not None:
                     await self._note(response, headers)
-                yield response
+                if self._limits is None:
+                    yield response
+                else:
+                    yield _ClippedResponse(response, self._limits, on_clip or _ignore)
         except Http1Error as exc:
-            cause = exc.__cause__
-            if isinstance(cause, OSError | TimeoutError) and "connect" in str(exc):
-                raise httpx2.ConnectError(str(exc)) from cause
-            raise httpx2.ReadError(str(exc)) from exc
+            raise _transport_error(exc) from exc.__cause__
 
     async def _note(self, response: Http1Response, headers: dict[str, str]) -> None:
         """Tell the connection's diagnostics about a POST as `httpx2`'s response hook would (R-3.1, R-3.10)."""
@@ -207,11 +291,13 @@ class RawForwarder:
         response: _Response,
         request_id: str,
         progress: ProgressFnT | None,
-        last_event: list[str],
-        retry_ms: list[int],
+        stream: _Position,
+        *,
+        drain: bool = True,
     ) -> dict[str, Any] | None:
         """The answer to `request_id` in `response` (JSON or SSE), handling what comes before it; None
-        when an SSE stream ended without it."""
+        when an SSE stream ended without it (`stream` then says where to resume). With `drain`, the
+        rest of the stream is read here."""
         status = response.status_code
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if status == 404 and self._session_id() is not None:
@@ -222,14 +308,23 @@ class RawForwarder:
             async for chunk in chunks:
                 for event_id, retry, data in parser.feed(chunk):
                     if event_id:
-                        last_event.append(event_id)
+                        stream.last_event_id = event_id
                     if retry is not None:
-                        retry_ms.append(retry)
+                        stream.retry_ms = retry
                     if not data.strip():
                         continue  # a priming event
-                    message = self._incoming(orjson.loads(data), len(data))
+                    try:
+                        parsed: object = orjson.loads(data)
+                    except orjson.JSONDecodeError:
+                        logger.info("server.bad_sse_message")
+                        continue
+                    if not isinstance(parsed, dict):
+                        continue
+                    stream.messages += 1
+                    message = self._incoming(cast(dict[str, Any], parsed), len(data))
                     if message.get("id") == request_id and "method" not in message:
-                        await _drain(chunks)
+                        if drain:
+                            await _drain(chunks)
                         return message
                     await self._interim(message, request_id, progress)
             return None
@@ -358,6 +453,47 @@ class _Response(Protocol):
     async def aread(self, limit: int) -> bytes: ...
 
 
+@dataclass
+class _Position:
+    """Where a request's event stream is: what to resume from, and how many messages it brought."""
+
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    messages: int = 0
+
+
+class _ClippedResponse:
+    """An `Http1Client` response read through the connection's read cap (`transports.http.clip_body`).
+
+    The limits of `aiter_bytes` and `aread` then count the bytes handed on, as for `httpx2`, whose
+    transport clips: the clipper bounds what is kept of however many bytes the server sends.
+    """
+
+    def __init__(self, response: Http1Response, limits: ReadLimits, on_clip: Callable[[ClipReport], None]) -> None:
+        self._response = response
+        self._limits = limits
+        self._on_clip = on_clip
+        self.status_code = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+
+    async def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]:
+        content_type = self.headers.get("content-type", "")
+        raw = self._response.aiter_bytes(_UNBOUNDED)
+        seen = 0
+        async for chunk in clip_body(raw, content_type, self._limits, self._on_clip):
+            seen += len(chunk)
+            if seen > limit:
+                raise Http1Error(f"the response is larger than {limit} bytes")
+            yield chunk
+
+    async def aread(self, limit: int) -> bytes:
+        return b"".join([chunk async for chunk in self.aiter_bytes(limit)])
+
+
+def _ignore(report: ClipReport) -> None:
+    del report
+
+
 class _Httpx2Response:
     """An `httpx2` streamed response as a `_Response` (its transport bounds non-SSE bodies)."""
 
@@ -406,6 +542,14 @@ class _SseParser:
                     retry = int(value)
             events.append((event_id, retry, "\n".join(data)))
         return events
+
+
+def _transport_error(exc: Http1Error) -> httpx2.TransportError:
+    """`Http1Error` as the `httpx2` error the manager's attribution expects."""
+    cause = exc.__cause__
+    if isinstance(cause, OSError | TimeoutError) and "connect" in str(exc):
+        return httpx2.ConnectError(str(exc))
+    return httpx2.ReadError(str(exc))
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:

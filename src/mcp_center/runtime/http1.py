@@ -3,8 +3,22 @@
 Profiled, `httpx2` was half of the gateway's CPU per forwarded call: its connection pool checks
 every idle connection's socket on each request (with 64 connections in flight, 64 `select`
 calls), and its HTTP/1.1 layer is pure Python. This client does what forwarding needs and no
-more: keep-alive connections reused last-in first-out, only the connection about to be reused is
-checked, the response parsed by `httptools` (llhttp, already serve's HTTP parser).
+more: keep-alive connections reused last-in first-out, the response parsed by `httptools`
+(llhttp, already serve's HTTP parser).
+
+Each connection is an asyncio `Protocol` (round 2 of issue 12): the request is one
+`transport.write` (no await), the response is parsed as the event loop delivers it, and the
+connection keeps reading all the time. Over anyio's socket streams each receive resumed and
+paused the transport's reading (an epoll change, i.e. a system call, each time), each send was a
+task switch, and an idle connection had to be checked with `select` before reuse; here the
+protocol simply knows when its server closed it (`connection_lost`). The host runs on asyncio
+(uvloop), which is the only event loop this client supports.
+
+A response body is read through `Http1Response.aiter_bytes`; a response whose caller stopped
+reading before its end (a forwarded call's POST stream, which the server ends right after the
+answer) is finished in the background for at most `DRAIN_S` seconds and the connection then goes
+back to the pool, instead of being closed. At most `MAX_BUFFERED` bytes are buffered before the
+connection stops reading until they are consumed.
 
 Scope, on purpose: `http://` URLs only (R-1.6 allows them for loopback servers, which is where
 per-call overhead shows); `https://` servers and servers with OAuth keep the connection's
@@ -18,38 +32,99 @@ not reused at all, which keeps that case rare.
 
 from __future__ import annotations
 
-import select
+import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import anyio
-import anyio.abc
 import httptools
 
-__all__ = ["CONNECT_TIMEOUT_S", "IDLE_S", "MAX_CONNECTIONS", "Http1Client", "Http1Error", "Http1Response"]
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "DRAIN_S",
+    "IDLE_S",
+    "MAX_CONNECTIONS",
+    "Http1Client",
+    "Http1Error",
+    "Http1Response",
+]
 
 IDLE_S = 3.0
 """Seconds an idle connection may be reused (below the 5 s keep-alive timeout of uvicorn and Node)."""
 MAX_CONNECTIONS = 100
 """Connections kept idle at most; more requests at once open more connections (closed after use)."""
 CONNECT_TIMEOUT_S = 10.0
-_READ = 65536
+DRAIN_S = 0.5
+"""Seconds a response left unread may take to end in the background before its connection is closed."""
+MAX_BUFFERED = 1 << 20
+"""Bytes of body buffered unread before the connection pauses reading."""
 
 
 class Http1Error(Exception):
-    """The HTTP exchange failed (connection refused or reset, malformed response, body too large)."""
+    """The HTTP exchange failed (connection refused or reset, malformed response, body too large).
+
+    An internal signal of runtime/ (tests/test_contracts.py): `forward.py` re-raises it as an
+    `httpx2.TransportError`, which error attribution turns into a `CenterError`."""
 
 
-@dataclass(eq=False)
-class _Parsed:
-    status: int = 0
-    headers: dict[str, str] = field(default_factory=dict[str, str])
-    chunks: list[bytes] = field(default_factory=list[bytes])
-    headers_done: bool = False
-    complete: bool = False
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection; parses the response of the request in flight (httptools callbacks)."""
+
+    def __init__(self, client: Http1Client) -> None:
+        self._client = client
+        self.transport: asyncio.Transport | None = None
+        self.lost = False
+        self.idle_since = time.monotonic()
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused = False
+        self._parser: httptools.HttpResponseParser | None = None
+        self._drain_timer: asyncio.TimerHandle | None = None
+        # the response in flight
+        self.active = False
+        self.received = False
+        self.error: Http1Error | None = None
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        self.chunks: list[bytes] = []
+        self.buffered = 0
+        self.headers_done = False
+        self.complete = False
+        self.discarding = False
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # pyright: ignore[reportAttributeAccessIssue] - a stream transport
+        self.idle_since = time.monotonic()
+
+    def data_received(self, data: bytes) -> None:
+        if not self.active or self._parser is None or self.complete:  # nothing asked: the server misbehaves
+            self.error = Http1Error("the server sent data nobody asked for")
+            self.close()
+            return
+        self.received = True
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError:
+            self.error = Http1Error("the server sent a malformed HTTP response")
+            self.close()
+        if self.buffered > MAX_BUFFERED and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.lost = True
+        self._wake()
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        if self._drain_timer is not None:
+            self._drain_timer.cancel()
+            self._drain_timer = None
+        self._wake()
 
     # httptools callbacks
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -57,39 +132,90 @@ class _Parsed:
 
     def on_headers_complete(self) -> None:
         self.headers_done = True
+        if self._parser is not None:
+            self.status = self._parser.get_status_code()
 
     def on_body(self, body: bytes) -> None:
-        self.chunks.append(body)
+        if not self.discarding:
+            self.chunks.append(body)
+            self.buffered += len(body)
 
     def on_message_complete(self) -> None:
         self.complete = True
+        if self.discarding:
+            self._client.finished_in_background(self)
 
+    # used by the client and the response
+    def start(self, payload: bytes) -> None:
+        """Send one request (a single write) and expect its response."""
+        assert self.transport is not None
+        self.active = True
+        self.received = self.headers_done = self.complete = self.discarding = False
+        self.error = None
+        self.status = 0
+        self.headers = {}
+        self.chunks = []
+        self.buffered = 0
+        self._parser = httptools.HttpResponseParser(self)
+        self.transport.write(payload)
 
-class _Connection:
-    def __init__(self, stream: anyio.abc.SocketStream) -> None:
-        self.stream = stream
-        self.idle_since = time.monotonic()
+    def take(self) -> list[bytes]:
+        """The body chunks received so far (resumes reading if it was paused)."""
+        chunks, self.chunks, self.buffered = self.chunks, [], 0
+        if self._paused and self.transport is not None and not self.lost:
+            self._paused = False
+            self.transport.resume_reading()
+        return chunks
 
-    def looks_closed(self) -> bool:
-        """True when the server closed it (readable means EOF or junk on an idle connection)."""
-        sock = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)  # noqa: S610 - anyio's typed attribute, not Django
+    async def wait(self) -> None:
+        """Until the next event of this connection (data, end, loss)."""
+        if self.lost:
+            return
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
         try:
-            readable, _, _ = select.select([sock], [], [], 0)
-        except (OSError, ValueError):
-            return True
-        return bool(readable)
+            await waiter
+        finally:
+            self._waiter = None
+
+    def discard_rest(self) -> None:
+        """Read the rest of the response without keeping it; back to the pool when it ends (`DRAIN_S` at most)."""
+        self.discarding = True
+        self.take()
+        self._drain_timer = asyncio.get_running_loop().call_later(DRAIN_S, self.close)
+
+    def finished(self) -> None:
+        """The response ended; the connection is idle now."""
+        self.active = False
+        self.discarding = False
+        self.idle_since = time.monotonic()
+        if self._drain_timer is not None:
+            self._drain_timer.cancel()
+            self._drain_timer = None
+
+    def close(self) -> None:
+        self.lost = True
+        if self.transport is not None:
+            self.transport.close()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
 
 class Http1Response:
     """A response being read: `status_code`, `headers` (lower-case names), then its body."""
 
-    def __init__(self, parsed: _Parsed, parser: httptools.HttpResponseParser, connection: _Connection) -> None:
-        self._parsed = parsed
-        self._parser = parser
+    def __init__(self, connection: _Connection) -> None:
         self._connection = connection
-        self.status_code = parsed.status
-        self.headers: Mapping[str, str] = parsed.headers
-        self.complete = parsed.complete
+        self.status_code = connection.status
+        self.headers: Mapping[str, str] = connection.headers
+
+    @property
+    def complete(self) -> bool:
+        """The whole response has arrived."""
+        return self._connection.complete
 
     async def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]:
         """The body as it arrives, at most `limit` bytes in all.
@@ -97,25 +223,21 @@ class Http1Response:
         Raises:
             Http1Error: the connection ended before the body did, or the body exceeds `limit`.
         """
+        connection = self._connection
         seen = 0
         while True:
-            chunks, self._parsed.chunks = self._parsed.chunks, []
-            for chunk in chunks:
+            for chunk in connection.take():
                 seen += len(chunk)
                 if seen > limit:
                     raise Http1Error(f"the response is larger than {limit} bytes")
                 yield chunk
-            if self._parsed.complete:
-                self.complete = True
+            if connection.complete:
                 return
-            try:
-                data = await self._connection.stream.receive(_READ)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, OSError) as exc:
-                raise Http1Error("the connection ended before the response did") from exc
-            try:
-                self._parser.feed_data(data)
-            except httptools.HttpParserError as exc:
-                raise Http1Error("the server sent a malformed HTTP response") from exc
+            if connection.error is not None:
+                raise connection.error
+            if connection.lost:
+                raise Http1Error("the connection ended before the response did")
+            await connection.wait()
 
     async def aread(self, limit: int) -> bytes:
         """The whole body (at most `limit` bytes)."""
@@ -144,86 +266,99 @@ class Http1Client:
         self._closed = False
 
     async def _connect(self) -> _Connection:
+        loop = asyncio.get_running_loop()
         try:
             with anyio.fail_after(CONNECT_TIMEOUT_S):
-                return _Connection(await anyio.connect_tcp(self._host, self._port))
+                _transport, connection = await loop.create_connection(lambda: _Connection(self), self._host, self._port)
         except (OSError, TimeoutError) as exc:
             raise Http1Error(f"cannot connect to {self._host}:{self._port} ({type(exc).__name__})") from exc
+        return connection
 
-    async def _reusable(self) -> _Connection | None:
+    def _reusable(self) -> _Connection | None:
         now = time.monotonic()
         while self._idle:
             connection = self._idle.pop()
-            if now - connection.idle_since < IDLE_S and not connection.looks_closed():
+            if not connection.lost and now - connection.idle_since < IDLE_S:
                 return connection
-            await _close(connection)
+            connection.close()
         return None
 
-    async def _release(self, connection: _Connection) -> None:
-        if self._closed or len(self._idle) >= MAX_CONNECTIONS:
-            await _close(connection)
+    def _release(self, connection: _Connection) -> None:
+        connection.finished()
+        if self._closed or connection.lost or len(self._idle) >= MAX_CONNECTIONS:
+            connection.close()
             return
-        connection.idle_since = time.monotonic()
         self._idle.append(connection)
 
-    @asynccontextmanager
-    async def request(self, method: str, headers: dict[str, str], body: bytes = b"") -> AsyncGenerator[Http1Response]:
-        """Send one request and yield its response once its headers arrived.
+    def finished_in_background(self, connection: _Connection) -> None:
+        """A response left unread has ended (`_Connection.discard_rest`): the connection is idle again."""
+        if connection.headers.get("connection", "").lower() == "close":
+            connection.close()
+            return
+        self._release(connection)
 
-        The connection goes back to the pool when the body was read to its end and the server
-        keeps it alive; otherwise it is closed when the block ends.
+    async def send(self, method: str, headers: Mapping[str, str], body: bytes = b"") -> Http1Response:
+        """Send one request; its response once its headers arrived. Call `done(response)` afterwards.
 
         Raises:
-            Http1Error: the exchange failed.
+            Http1Error: the exchange failed (the connection is closed).
         """
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         head = f"{method} {self._target} HTTP/1.1\r\n{self._fixed}{extra}content-length: {len(body)}\r\n\r\n"
         payload = head.encode("latin-1") + body
-        connection = await self._reusable()
-        reused = connection is not None
-        if connection is None:
-            connection = await self._connect()
-        response: Http1Response | None = None
-        try:
+        connection = self._reusable()
+        if connection is not None:
             try:
-                response = await self._exchange(connection, payload)
+                return await self._exchange(connection, payload)
             except Http1Error:
-                if not reused:
+                if connection.received:
                     raise
-                await _close(connection)  # the server closed it while idle: it never read this request
-                connection = await self._connect()
-                response = await self._exchange(connection, payload)
+                # the server closed it while idle: it never read this request
+        return await self._exchange(await self._connect(), payload)
+
+    def done(self, response: Http1Response) -> None:
+        """The caller is done with `response`: its connection goes back to the pool when the response
+        ended (now, or within `DRAIN_S` in the background) and the server keeps it alive; else it is closed."""
+        connection = response._connection  # pyright: ignore[reportPrivateUsage] - same module
+        if connection.lost or connection.error is not None or response.headers.get("connection", "").lower() == "close":
+            connection.close()
+        elif connection.complete:
+            self._release(connection)
+        elif self._closed:
+            connection.close()
+        else:
+            connection.discard_rest()
+
+    @asynccontextmanager
+    async def request(self, method: str, headers: dict[str, str], body: bytes = b"") -> AsyncGenerator[Http1Response]:
+        """`send` as a context: yields the response once its headers arrived, then `done` with it.
+
+        Raises:
+            Http1Error: the exchange failed.
+        """
+        response = await self.send(method, headers, body)
+        try:
             yield response
         finally:
-            keep = response is not None and response.complete
-            if keep and response is not None and response.headers.get("connection", "").lower() != "close":
-                await self._release(connection)
-            else:
-                await _close(connection)
+            self.done(response)
 
     async def _exchange(self, connection: _Connection, payload: bytes) -> Http1Response:
-        parsed = _Parsed()
-        parser = httptools.HttpResponseParser(parsed)
         try:
-            await connection.stream.send(payload)
-            while not parsed.headers_done:
-                data = await connection.stream.receive(_READ)
-                parser.feed_data(data)
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise Http1Error("the connection ended before the response") from exc
-        except httptools.HttpParserError as exc:
-            raise Http1Error("the server sent a malformed HTTP response") from exc
-        parsed.status = parser.get_status_code()
-        return Http1Response(parsed, parser, connection)
+            connection.start(payload)
+            while not connection.headers_done:
+                if connection.error is not None:
+                    raise connection.error
+                if connection.lost:
+                    raise Http1Error("the connection ended before the response")
+                await connection.wait()
+        except BaseException:
+            connection.close()
+            raise
+        return Http1Response(connection)
 
     async def aclose(self) -> None:
         """Close every idle connection; connections in use close when their request ends."""
         self._closed = True
         idle, self._idle = self._idle, []
         for connection in idle:
-            await _close(connection)
-
-
-async def _close(connection: _Connection) -> None:
-    with anyio.CancelScope(shield=True):
-        await connection.stream.aclose()
+            connection.close()

@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from mcp_center.secrets import Redactor, default_redactor
+from mcp_center.transports.clip import approx_json_size
 from mcp_center.transports.violations import Violation, classify_violation
 
 __all__ = ["LOG_ENTRIES", "STDERR_LINES", "LogEntry", "ServerLogbook"]
@@ -39,12 +40,13 @@ class LogEntry:
     Attributes:
         at: When the exchange started (aware UTC, ISO 8601 in JSON).
         direction: "client→server" (we sent it) or "server→client".
-        kind: "request", "notification" or "error" (a transport-level error item).
+        kind: "request", "notification", "error" (a transport-level error item) or "check" (a
+            finding about an exchange, e.g. a result that breaks its tool's outputSchema).
         method: JSON-RPC method, e.g. "tools/call"; None for a bare error item.
         request_id: The JSON-RPC id as text, for requests.
         duration_ms: Time to the response, for requests that got one.
-        status: "ok", "error", "pending" or "sent".
-        request_bytes / response_bytes: JSON sizes in bytes.
+        status: "ok", "error", "pending", "sent", or a check's finding ("output_invalid").
+        request_bytes / response_bytes: About the JSON sizes in bytes (computed without serializing).
         error: `{"code", "message"}` of a JSON-RPC error (redacted), or None.
         connection_id: The client instance that carried it (R-3.5).
         violation: For a sandboxed server, `{"kind", "errno"}` when the error or `isError` result
@@ -79,7 +81,14 @@ class _Pending:
 
 
 def _size(message: SessionMessage) -> int:
-    return len(message.message.model_dump_json(by_alias=True, exclude_unset=True))
+    """About the JSON size of a message, without serializing it (a copy of a long result would
+    cost as much memory as the result itself, issue 14 item 2)."""
+    msg = message.message
+    if isinstance(msg, types.JSONRPCResponse):
+        return 36 + approx_json_size(msg.result)
+    if isinstance(msg, types.JSONRPCError):
+        return 60 + len(msg.error.message) + approx_json_size(msg.error.data)
+    return 40 + len(msg.method) + approx_json_size(msg.params)
 
 
 class ServerLogbook:
@@ -157,6 +166,25 @@ class ServerLogbook:
             )
             return
         self._record(item, connection_id, "server→client")
+
+    def note(self, connection_id: str, method: str, status: str, message: str) -> None:
+        """Record a finding about an exchange that succeeded on the wire (e.g. status "output_invalid":
+        a result that breaks its tool's outputSchema), as its own entry, redacted."""
+        self._entries.append(
+            LogEntry(
+                at=_now(),
+                direction="server→client",
+                kind="check",
+                method=method,
+                request_id=None,
+                duration_ms=None,
+                status=status,
+                request_bytes=None,
+                response_bytes=None,
+                error={"code": None, "message": self._redactor.redact(message)[:500]},
+                connection_id=connection_id,
+            )
+        )
 
     def connection_closed(self, connection_id: str) -> None:
         """Close the books of a connection that ended: its unanswered requests become errors.

@@ -8,8 +8,9 @@ DELETE only exist in that era, and our catalog generations must stay authoritati
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
 import mcp_types as types
@@ -22,6 +23,8 @@ from mcp_center.runtime.tap import MessageObserver, TappedTransport
 from mcp_center.transports import ConnectionSpec, TransportProbe, open_transport
 
 __all__ = ["CLIENT_INFO", "OpenSession", "SessionHooks", "open_session"]
+
+logger = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="mcp-center", version=__version__)
 
@@ -52,27 +55,26 @@ class OpenSession:
 
 
 @asynccontextmanager
-async def open_session(
+async def _open_once(
     spec: ConnectionSpec,
     probe: TransportProbe,
     hooks: SessionHooks,
-    *,
-    transport_factory: Callable[..., AbstractAsyncContextManager[Transport]] = open_transport,
+    transport_factory: Callable[..., AbstractAsyncContextManager[Transport]],
+    offer_version: str | None,
 ) -> AsyncGenerator[OpenSession]:
-    """Open the transport, run `initialize`, and yield the session; close everything on exit.
-
-    No deadline is applied here: callers wrap the handshake in their own cancel scope.
-
-    Raises:
-        BaseException: whatever the transport or handshake raised (often an ExceptionGroup);
-            callers map it with `runtime.attribution.attribute(exc, probe, ...)`.
-    """
     async with transport_factory(spec, probe, on_stderr=hooks.on_stderr, on_noise=hooks.on_noise) as transport:
 
         def fatal(error: CenterError) -> None:
             probe.fatal = error
 
-        tapped = TappedTransport(transport, hooks.observer, on_fatal=fatal)
+        tapped = TappedTransport(
+            transport,
+            hooks.observer,
+            on_fatal=fatal,
+            handshake=probe.handshake,
+            offer_version=offer_version,
+            clipped=probe.http.clipped if probe.http is not None else None,
+        )
         client = Client(
             tapped,
             mode="legacy",
@@ -86,3 +88,45 @@ async def open_session(
         )
         async with client:
             yield OpenSession(client=client, tapped=tapped, probe=probe)
+
+
+@asynccontextmanager
+async def open_session(
+    spec: ConnectionSpec,
+    probe: TransportProbe,
+    hooks: SessionHooks,
+    *,
+    transport_factory: Callable[..., AbstractAsyncContextManager[Transport]] = open_transport,
+) -> AsyncGenerator[OpenSession]:
+    """Open the transport, run `initialize`, and yield the session; close everything on exit.
+
+    A server that refuses the protocol version we offered but names versions it supports (an HTTP
+    400 "Unsupported protocol version (supported versions: ...)", or a JSON-RPC error to
+    `initialize`) gets one more handshake, on a new transport, offering the newest version both
+    speak (issue 14, item 10). No deadline is applied here: callers wrap the handshake in their own
+    cancel scope.
+
+    Raises:
+        BaseException: whatever the transport or handshake raised (often an ExceptionGroup);
+            callers map it with `runtime.attribution.attribute(exc, probe, ...)`.
+    """
+    offer: str | None = None
+    while True:
+        stack = AsyncExitStack()
+        try:
+            session = await stack.enter_async_context(_open_once(spec, probe, hooks, transport_factory, offer))
+        except Exception:
+            fallback = probe.collect_refusal().fallback()
+            if fallback is None:
+                raise
+            logger.info(
+                "server.protocol_version_retry",
+                extra={"server_id": spec.server_id, "refused": probe.handshake.offered, "offering": fallback},
+            )
+            probe.handshake.retried_from = probe.handshake.offered
+            probe.handshake.reset_refusal()
+            offer = fallback
+            continue
+        async with stack:
+            yield session
+        return

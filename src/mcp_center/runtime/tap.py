@@ -10,6 +10,11 @@ It also corrects one thing the SDK says on our behalf: its `initialize` advertis
 both modes whenever an elicitation callback is set (docs/sdk-notes.md#elicitation), but mcp-center answers form mode
 only (R-6.1) and would decline every URL-mode request. The tap removes `url` from the advertised
 elicitation capability, so a server that needs URL mode knows before it asks.
+
+And it watches the version negotiation (issue 14, item 10): it notes in `HandshakeNotes` which
+protocol version our `initialize` offered and what the server answered or refused, and when the
+runtime retries a refused handshake it offers the version the server said it supports instead of
+the SDK's latest (`offer_version`).
 """
 
 from __future__ import annotations
@@ -25,8 +30,20 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from mcp_center.errors import CenterError
+from mcp_center.transports.clip import CLIPPED_META_KEY
+from mcp_center.transports.handshake import HandshakeNotes
 
-__all__ = ["MessageObserver", "TappedTransport", "advertise_form_elicitation_only"]
+__all__ = ["MessageObserver", "TappedTransport", "advertise_form_elicitation_only", "offer_protocol_version"]
+
+
+def offer_protocol_version(message: SessionMessage, version: str) -> SessionMessage:
+    """`message`, or for an `initialize` request a copy offering protocol `version` (a retry, item 10)."""
+    msg = message.message
+    if not isinstance(msg, types.JSONRPCRequest) or msg.method != "initialize" or not isinstance(msg.params, dict):
+        return message
+    return SessionMessage(
+        msg.model_copy(update={"params": {**msg.params, "protocolVersion": version}}), message.metadata
+    )
 
 
 def advertise_form_elicitation_only(message: SessionMessage) -> SessionMessage:
@@ -72,10 +89,18 @@ class TappedTransport:
         inner: Transport,
         observer: MessageObserver | None = None,
         on_fatal: Callable[[CenterError], None] | None = None,
+        *,
+        handshake: HandshakeNotes | None = None,
+        offer_version: str | None = None,
+        clipped: dict[str, dict[str, object]] | None = None,
     ) -> None:
         self._inner = inner
         self._observer = observer
         self._on_fatal = on_fatal
+        self._handshake = handshake
+        self._offer_version = offer_version
+        self._clipped = clipped
+        self._initialize_id: str | None = None
         self._stack: AsyncExitStack | None = None
         self.closed = anyio.Event()
 
@@ -107,8 +132,10 @@ class TappedTransport:
         try:
             async with to_session:
                 async for item in read:
+                    item = self._mark_clipped(item)
                     if self._observer is not None:
                         item = self._observer.incoming(item)
+                    self._note_answer(item)
                     await to_session.send(item)
                     if isinstance(item, CenterError) and "limit_bytes" in item.details:
                         # A message over the size limit was discarded: its request can never be
@@ -122,11 +149,52 @@ class TappedTransport:
         finally:
             self.closed.set()
 
+    def _mark_clipped(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        """Move what the HTTP client cut from this answer into its result's `_meta` (issue 14, item 2)."""
+        if not self._clipped or not isinstance(item, SessionMessage):
+            return item
+        msg = item.message
+        if not isinstance(msg, types.JSONRPCResponse):
+            return item
+        report = self._clipped.pop(str(msg.id), None)
+        if report is None:
+            return item
+        meta: object = msg.result.get("_meta")
+        own = dict(cast("dict[str, Any]", meta)) if isinstance(meta, dict) else {}
+        own[CLIPPED_META_KEY] = report
+        return SessionMessage(msg.model_copy(update={"result": {**msg.result, "_meta": own}}), item.metadata)
+
+    def _note_offer(self, message: SessionMessage) -> SessionMessage:
+        msg = message.message
+        if not isinstance(msg, types.JSONRPCRequest) or msg.method != "initialize":
+            return message
+        if self._offer_version is not None:
+            message = offer_protocol_version(message, self._offer_version)
+            msg = message.message
+            assert isinstance(msg, types.JSONRPCRequest)
+        self._initialize_id = str(msg.id)
+        offered: object = msg.params.get("protocolVersion") if isinstance(msg.params, dict) else None
+        if self._handshake is not None and isinstance(offered, str):
+            self._handshake.offered = offered
+        return message
+
+    def _note_answer(self, item: SessionMessage | Exception) -> None:
+        if self._handshake is None or self._initialize_id is None or not isinstance(item, SessionMessage):
+            return
+        msg = item.message
+        if isinstance(msg, types.JSONRPCResponse) and str(msg.id) == self._initialize_id:
+            version: object = msg.result.get("protocolVersion")
+            self._handshake.answer_seen = True
+            self._handshake.answered = version if isinstance(version, str) else None
+        elif isinstance(msg, types.JSONRPCError) and str(msg.id) == self._initialize_id:
+            self._handshake.note_refusal(msg.error.message)
+
     async def _pump_out(self, from_session: anyio.abc.ObjectReceiveStream[SessionMessage], write: Any) -> None:
         try:
             async with from_session, write:
                 async for message in from_session:
                     message = advertise_form_elicitation_only(message)
+                    message = self._note_offer(message)
                     if self._observer is not None:
                         self._observer.outgoing(message)
                     await write.send(message)

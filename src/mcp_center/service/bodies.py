@@ -10,6 +10,7 @@ travel only in `secret_values` (or `auth.token` as a string for bearer auth, `au
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,46 +148,8 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
         raise ConfigInvalid([FieldError("body", "FIELD_INVALID", "must be a JSON object")])
     check_json_safe(body)
     data: dict[str, Any] = {str(k): v for k, v in body.items() if k not in READ_ONLY_FIELDS}
-    version_raw = data.pop("version", None)
-    version: int | None = None
-    if version_raw is not None:
-        if not isinstance(version_raw, int) or isinstance(version_raw, bool) or version_raw < 1:
-            raise ConfigInvalid(
-                [FieldError("version", "FIELD_INVALID", "must be the positive integer version you read")]
-            )
-        version = version_raw
-    elif require_version:
-        raise ConfigInvalid(
-            [FieldError("version", "FIELD_REQUIRED", "is required: send the version you read (optimistic locking)")]
-        )
-    secrets = SecretValues()
-    raw_values = data.pop("secret_values", None)
-    if raw_values is not None:
-        if not is_mapping(raw_values):
-            raise ConfigInvalid([FieldError("secret_values", "FIELD_INVALID", "must be an object")])
-        for key in raw_values:
-            if key not in {"env", "headers", "bearer_token", "oauth"}:
-                raise ConfigInvalid([FieldError(f"secret_values.{key}", "FIELD_UNKNOWN", "is not a known field")])
-        for kind in ("env", "headers"):
-            section: object = raw_values.get(kind) or {}
-            if not is_mapping(section):
-                raise ConfigInvalid([FieldError(f"secret_values.{kind}", "FIELD_INVALID", "must be an object")])
-            target = secrets.env if kind == "env" else secrets.headers
-            for name, value in section.items():
-                target[str(name)] = parse_secret_value(f"secret_values.{kind}.{name}", value, header=kind == "headers")
-        oauth_values: object = raw_values.get("oauth") or {}
-        if not is_mapping(oauth_values):
-            raise ConfigInvalid([FieldError("secret_values.oauth", "FIELD_INVALID", "must be an object")])
-        for name, value in oauth_values.items():
-            if name not in OAUTH_CLIENT_SECRET_KEYS:
-                raise ConfigInvalid(
-                    [FieldError(f"secret_values.oauth.{name}", "FIELD_UNKNOWN", "is not an OAuth secret key")]
-                )
-            secrets.oauth[str(name)] = parse_secret_value(f"secret_values.oauth.{name}", value, header=False)
-        if raw_values.get("bearer_token") is not None:
-            secrets.bearer_token = parse_secret_value(
-                "secret_values.bearer_token", raw_values["bearer_token"], header=True
-            )
+    version = _version(data.pop("version", None), require_version=require_version)
+    secrets = _secret_values(data.pop("secret_values", None))
     for list_field in ("secret_env", "secret_headers"):
         if list_field in data:
             data[list_field] = _names(list_field, data[list_field])
@@ -199,7 +162,62 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
         lowered = {d.lower() for d in declared}
         data["secret_headers"] = declared + [k for k in secrets.headers if k.lower() not in lowered]
     auth = data.get("auth")
-    if is_mapping(auth) and auth.get("kind") == "oauth":
+    if is_mapping(auth):
+        data["auth"] = _auth_without_secrets(auth, secrets)
+    return ServerBody(config=data, secrets=secrets, version=version)
+
+
+def _version(raw: object, *, require_version: bool) -> int | None:
+    """The `version` a body was based on (R-1.3): a positive integer, or None when absent and allowed."""
+    if raw is not None:
+        if not isinstance(raw, int) or isinstance(raw, bool) or raw < 1:
+            raise ConfigInvalid(
+                [FieldError("version", "FIELD_INVALID", "must be the positive integer version you read")]
+            )
+        return raw
+    if require_version:
+        raise ConfigInvalid(
+            [FieldError("version", "FIELD_REQUIRED", "is required: send the version you read (optimistic locking)")]
+        )
+    return None
+
+
+def _secret_values(raw_values: object) -> SecretValues:
+    """The write-only `secret_values` of a body (`{"env", "headers", "bearer_token", "oauth"}`), checked."""
+    secrets = SecretValues()
+    if raw_values is None:
+        return secrets
+    if not is_mapping(raw_values):
+        raise ConfigInvalid([FieldError("secret_values", "FIELD_INVALID", "must be an object")])
+    for key in raw_values:
+        if key not in {"env", "headers", "bearer_token", "oauth"}:
+            raise ConfigInvalid([FieldError(f"secret_values.{key}", "FIELD_UNKNOWN", "is not a known field")])
+    for kind in ("env", "headers"):
+        section: object = raw_values.get(kind) or {}
+        if not is_mapping(section):
+            raise ConfigInvalid([FieldError(f"secret_values.{kind}", "FIELD_INVALID", "must be an object")])
+        target = secrets.env if kind == "env" else secrets.headers
+        for name, value in section.items():
+            target[str(name)] = parse_secret_value(f"secret_values.{kind}.{name}", value, header=kind == "headers")
+    oauth_values: object = raw_values.get("oauth") or {}
+    if not is_mapping(oauth_values):
+        raise ConfigInvalid([FieldError("secret_values.oauth", "FIELD_INVALID", "must be an object")])
+    for name, value in oauth_values.items():
+        if name not in OAUTH_CLIENT_SECRET_KEYS:
+            raise ConfigInvalid(
+                [FieldError(f"secret_values.oauth.{name}", "FIELD_UNKNOWN", "is not an OAuth secret key")]
+            )
+        secrets.oauth[str(name)] = parse_secret_value(f"secret_values.oauth.{name}", value, header=False)
+    if raw_values.get("bearer_token") is not None:
+        secrets.bearer_token = parse_secret_value("secret_values.bearer_token", raw_values["bearer_token"], header=True)
+    return secrets
+
+
+def _auth_without_secrets(auth: Mapping[str, Any], secrets: SecretValues) -> Mapping[str, Any]:
+    """`auth` with the secret strings it may carry moved into `secrets` (`auth.token` for bearer
+    auth, `auth.client_secret`/`private_key`/`idp_id_token` for OAuth); the read shape
+    `{"configured": bool}` of those fields is dropped. Other shapes come back unchanged."""
+    if auth.get("kind") == "oauth":
         auth_copy = {str(k): v for k, v in auth.items() if k not in OAUTH_CLIENT_SECRET_KEYS}
         for name in OAUTH_CLIENT_SECRET_KEYS:
             value = auth.get(name)
@@ -207,13 +225,13 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
                 secrets.oauth[name] = parse_secret_value(f"auth.{name}", value, header=False)
             elif value is not None and not is_mapping(value):  # the read shape {"configured": bool}
                 raise ConfigInvalid([FieldError(f"auth.{name}", "FIELD_INVALID", "must be the secret string")])
-        data["auth"] = auth_copy
-    elif is_mapping(auth) and "token" in auth:
+        return auth_copy
+    if "token" in auth:
         auth_copy = {str(k): v for k, v in auth.items() if k != "token"}
         token = auth["token"]
         if isinstance(token, str):
             secrets.bearer_token = parse_secret_value("auth.token", token, header=True)
         elif not is_mapping(token):  # the read shape {"configured": bool} is ignored
             raise ConfigInvalid([FieldError("auth.token", "FIELD_INVALID", "must be the token string")])
-        data["auth"] = auth_copy
-    return ServerBody(config=data, secrets=secrets, version=version)
+        return auth_copy
+    return auth

@@ -33,13 +33,16 @@ from mcp_center.errors import (
     FieldError,
     PromptNotFound,
     RequestInvalid,
+    ResourceNotFound,
     ServerNotFound,
+    ServerRequestFailed,
+    ServerTimeout,
     ToolDenied,
     ToolDisabled,
     ToolNotFound,
     did_you_mean,
 )
-from mcp_center.models import ConnectionState
+from mcp_center.models import ConnectionState, ErrorReason
 from mcp_center.registry import (
     EXPORT_FORMATS,
     ExportFormat,
@@ -52,6 +55,7 @@ from mcp_center.registry import (
     search_resources,
     split_prompt_name,
     template_matches,
+    tool_prefix,
 )
 from mcp_center.runtime import Catalog, Category, ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
@@ -67,6 +71,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_RESOURCE_LIMIT = 50
 MAX_RESOURCE_LIMIT = 500
 MAX_URI_CHARS = 8192
+RESOURCE_NOT_FOUND_RPC_CODES = frozenset({-32002, -32602})
+"""JSON-RPC errors a server answers `resources/read` with for a resource it does not have: MCP's
+"resource not found", and "invalid params", which SDK servers send for an unknown URI (R-5.5)."""
 LAZY_CONNECT_WAIT_S = 10.0
 """Seconds a read waits for enabled servers that are not connected yet (R-3.2) before answering without them."""
 
@@ -104,6 +111,8 @@ class Capabilities:
         self._interactions = interactions
         self._registry = ToolRegistry.build([])
         self._key: object = None
+        self._servers: tuple[object, Mapping[str, ServerRecord]] | None = None
+        """`(servers stamp, servers)` of the last `_server_records` read."""
         self._signature: object = self._registry.signature()
         self._listed_for: ToolRegistry | None = None
         self._listed: dict[str | None, bytes] = {}
@@ -174,6 +183,17 @@ class Capabilities:
                 key.append((server_id, conn.connection_id, conn.catalog.generation["tools"]))
         return tuple(key)
 
+    async def _server_records(self) -> Mapping[str, ServerRecord]:
+        """The servers section as stored now: re-read when its change stamp moved (two `stat` calls
+        on a JSON store), so a tool disabled or denied a moment ago counts (R-5.2). Read-only."""
+        stamp = self._store.stamp("servers")  # taken first: a commit racing the read only causes a re-read
+        cached = self._servers
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        servers = (await self._read()).servers
+        self._servers = (stamp, servers)
+        return servers
+
     async def _read(self) -> StoreState:
         """The store's state: from its cache when nothing changed (no thread hop), else read in a thread."""
         return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
@@ -211,23 +231,16 @@ class Capabilities:
     # ----- tools ---------------------------------------------------------------------------------
 
     async def tools(self, fmt: object = "center") -> dict[str, Any]:
-        """The tools agents see, in one of `EXPORT_FORMATS`, with the alias table (R-5.1, R-5.6).
+        """The tools agents see (`EXPORT_FORMATS`), alias table, names needing approval (R-5.1, R-5.3, R-5.6).
 
-        Raises:
-            RequestInvalid: unknown format.
+        Raises: RequestInvalid (an unknown format).
         """
         if fmt not in EXPORT_FORMATS:
             raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
         export_format: ExportFormat = fmt
         registry = await self.registry()
-        return {
-            "format": export_format,
-            "tools": registry.export(export_format),
-            "aliases": registry.aliases_dict(),
-            # The OpenAI and Anthropic tool objects have no field for it (extra keys are refused by
-            # those APIs), so which calls wait for the user's approval (policy `ask`) is said here.
-            "approval_required": [t.name for t in registry.tools() if t.policy == "ask"],
-        }
+        tools, aliases, asks = registry.export(export_format), registry.aliases_dict(), registry.approval_required()
+        return {"format": export_format, "tools": tools, "aliases": aliases, "approval_required": asks}
 
     async def call_result(
         self,
@@ -362,20 +375,34 @@ class Capabilities:
         if not isinstance(arguments, dict):
             raise _invalid("arguments", "FIELD_INVALID", "must be a JSON object")
         args = cast(dict[str, Any], arguments)
+        op_id = operation_id or uuid.uuid4().hex
+        # Admitted before anything waits (a lazy or reconnecting server, the approval), so a cancel by
+        # operation id ends every wait of this call (R-3.8). The call itself is admitted again by the
+        # runtime inside `tracking`, which turns a cancel by a host shutdown into CallInterrupted; a
+        # cancel arriving between the two is remembered and refuses the call.
+        with self._manager.operations.admit(op_id):
+            entry, policy = await self._prepare_call(name, args, op_id, caller_allowed, server_id, caller)
+        return entry, args, op_id, policy
+
+    async def _prepare_call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        op_id: str,
+        caller_allowed: Callable[[], bool] | None,
+        server_id: str | None,
+        caller: Mapping[str, Any] | None,
+    ) -> tuple[RegisteredTool, str]:
+        """Resolve the name (waiting for a connecting server) and apply the user's policy.
+
+        Returns:
+            `(tool, policy)`.
+        """
         registry = await self.registry()
         entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
         if entry is None:
-            known = (
-                t.name if server_id is None else t.tool.name
-                for t in registry.tools()
-                if server_id in (None, t.server_id)
-            )
-            raise ToolNotFound(
-                f"no tool named '{name}' (see GET /api/tools)",
-                details={"tool": name, "did_you_mean": did_you_mean(name, known)},
-            )
-        state = await self._read()
-        record = state.servers.get(entry.server_id)
+            entry = await self._resolve_once_connected(name, server_id)
+        record = (await self._server_records()).get(entry.server_id)
         if record is None:
             raise ToolNotFound(f"no tool named '{name}' (its server was deleted)", details={"tool": name})
         config = record.config
@@ -385,7 +412,6 @@ class Capabilities:
         policy = config.tool_policies.get(entry.tool.name, "ask")
         if policy == "deny":
             raise ToolDenied(f"the user's policy for '{name}' is deny", details={**details, "policy": policy})
-        op_id = operation_id or uuid.uuid4().hex
         if policy == "ask":
             approved = await self._approvals.wait(
                 tool=entry.name,
@@ -397,7 +423,56 @@ class Capabilities:
                 caller=caller,
             )
             await self._still_as_approved(record, approved.id, details, caller_allowed)
-        return entry, args, op_id, policy
+        return entry, policy
+
+    async def _resolve_once_connected(self, name: str, server_id: str | None = None) -> RegisteredTool:
+        """Resolve `name` after its server finished connecting (issue 14, item 7).
+
+        A server that is connecting, reconnecting or not yet connected (lazy, R-3.2) lists no tools
+        yet; a call of one of its tools waits for the connection — at most the server's call timeout —
+        instead of failing at once with MCP_TOOL_NOT_FOUND. The exposed name's `mcp__{serverId}__`
+        prefix only says which server to wait for (server ids never contain `__`); the name is then
+        resolved through the alias table as always. With `server_id` (the gateway's `/mcp/{id}`,
+        R-8.4) `name` is that server's own tool name and that server is the one waited for.
+
+        Raises:
+            ToolNotFound: no configured server could offer it, or it still does not.
+            ServerTimeout: the server did not become ready within its call timeout.
+            CenterError: the server's connection failed (attributed).
+        """
+        state = await self._read()
+        waiting = [
+            sid
+            for sid in self._manager.configured()
+            if (name.startswith(tool_prefix(sid)) if server_id is None else sid == server_id)
+            and sid in state.servers
+            and self._manager.status(sid).state is not ConnectionState.READY
+        ]
+        for sid in waiting:
+            timeout_s = state.servers[sid].config.call_timeout_s
+            with anyio.move_on_after(timeout_s) as waited:
+                await self._manager.connect(sid)
+            if waited.cancelled_caught:
+                raise ServerTimeout(
+                    f"server '{sid}' did not finish connecting within {timeout_s:g} s (call_timeout_s); "
+                    f"'{name}' was not called",
+                    details={"reason": ErrorReason.TIMEOUT.value, "server_id": sid, "timeout_s": timeout_s},
+                )
+        registry = await self.registry(connect=False)
+        entry = None
+        if waiting:
+            entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
+        if entry is None:
+            known = (
+                t.name if server_id is None else t.tool.name
+                for t in registry.tools()
+                if server_id in (None, t.server_id)
+            )
+            raise ToolNotFound(
+                f"no tool named '{name}' (see GET /api/tools)",
+                details={"tool": name, "did_you_mean": did_you_mean(name, known)},
+            )
+        return entry
 
     async def _still_as_approved(
         self,
@@ -544,7 +619,18 @@ class Capabilities:
                 f"no server with id '{server_id}'",
                 details={"server_id": server_id, "did_you_mean": did_you_mean(server_id, state.servers)},
             )
-        result = await self._manager.read_resource(server_id, uri)
+        try:
+            result = await self._manager.read_resource(server_id, uri)
+        except ServerRequestFailed as exc:
+            # The server is fine and said the caller named a resource it does not have: a 404 of
+            # the caller's, not a 502 of the server's (found by schemathesis, issue 16).
+            rpc_code = exc.details.get("rpc_code")
+            if rpc_code not in RESOURCE_NOT_FOUND_RPC_CODES:
+                raise
+            raise ResourceNotFound(
+                f"server '{server_id}' has no resource '{uri}' ({exc.message})",
+                details={"server_id": server_id, "uri": uri, "rpc_code": rpc_code},
+            ) from None
         contents = list(result.contents)
         return resource_block(contents, server_id=server_id, server_name=record.config.name, uri=uri, max_bytes=bound)
 

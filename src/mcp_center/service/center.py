@@ -502,13 +502,16 @@ class McpCenter(AgentUseCases):
             raise ToolDenied(
                 f"the policy of tool '{tool}' of server '{server_id}' is deny", details={"tool": tool, "policy": "deny"}
             )
-        tools = await self._manager.list_tools(server_id)
+        op_id = operation_id or uuid.uuid4().hex
+        # Admitted before waiting for a lazy connection, so a cancel ends that wait too (R-3.8); the
+        # runtime admits the call itself again inside `tracking` (see `Capabilities.call_result`).
+        with self._manager.operations.admit(op_id):
+            tools = await self._manager.list_tools(server_id)
         if not any(t.name == tool for t in tools):
             raise ToolNotFound(
                 f"server '{server_id}' has no tool '{tool}'",
                 details={"tool": tool, "did_you_mean": did_you_mean(tool, (t.name for t in tools))},
             )
-        op_id = operation_id or uuid.uuid4().hex
         async with self._interactions.tracking(
             server_id=server_id, tool=tool, arguments=arguments, operation_id=op_id, caller="user"
         ):
@@ -578,8 +581,9 @@ class McpCenter(AgentUseCases):
 
     async def catalog(self, server_id: str, *, refresh: bool = False) -> dict[str, Any]:
         """The live catalog: tools, prompts, resources, resource templates, quarantined items,
-        generations, per-category refresh errors (R-3.6, R-3.7) and which of the categories the
-        server declared in its capabilities (`{"tools", "prompts", "resources"}`: booleans). Connects lazily.
+        normalized items (kept after a stated schema fix, `registry.schemas`), generations,
+        per-category refresh errors (R-3.6, R-3.7) and which of the categories the server declared in
+        its capabilities (`{"tools", "prompts", "resources"}`: booleans). Connects lazily.
 
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, connection errors.
@@ -602,6 +606,7 @@ class McpCenter(AgentUseCases):
                 for category, items in catalog.items.items()
             },
             "quarantined": [q.to_dict() for notes in catalog.quarantined.values() for q in notes],
+            "normalized": [n.to_dict() for notes in catalog.normalized.values() for n in notes],
             "generation": dict(catalog.generation),
             "errors": dict(catalog.errors),
         }

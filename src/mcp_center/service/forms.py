@@ -39,7 +39,9 @@ MAX_STRING_CHARS = 64 * 1024
 
 
 class UnsupportedSchema(ValueError):
-    """The requested schema is not a flat object of primitive properties; `reason` says why."""
+    """The requested schema is not a flat object of primitive properties; `reason` says why.
+
+    An internal signal of service/ (tests/test_contracts.py): the elicitation is declined with the reason."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

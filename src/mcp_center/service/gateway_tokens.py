@@ -23,7 +23,7 @@ from collections.abc import Hashable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mcp_center.errors import FieldError, NotFound, RequestInvalid
+from mcp_center.errors import FieldError, GatewayTokenNotFound, RequestInvalid
 from mcp_center.store import GatewayTokenRecord, JsonStore, Store
 
 __all__ = ["ENV_TOKEN_ID", "GatewayTokenNotFound", "GatewayTokens", "TokenRecord"]
@@ -36,12 +36,6 @@ ENV_TOKEN_ID = "env"  # noqa: S105 - an id, not a credential
 
 TokenRecord = GatewayTokenRecord
 """A gateway token as stored: never the token itself (`view()` is its API shape)."""
-
-
-class GatewayTokenNotFound(NotFound):
-    """No gateway token with that id."""
-
-    code = "GATEWAY_TOKEN_NOT_FOUND"
 
 
 def _hash(token: str) -> str:

@@ -28,11 +28,14 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 import secrets
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -352,7 +355,15 @@ class Importer:
         if format not in EXPORT_FORMATS:
             raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
         configs = await self._center.server_configs()
-        return export_servers(configs, format, f"{self._center.settings.base_url}/mcp").to_dict()
+        gateway_url = f"{self._center.settings.base_url}/mcp"
+        return export_servers(configs, format, gateway_url, bridge_command()).to_dict()
+
+
+def bridge_command() -> str | None:
+    """The absolute path of this installation's `mcp-center` program (for the stdio bridge's
+    `command`, R-8.1), or None when it cannot be found beside the running Python."""
+    candidate = Path(sys.executable).parent / "mcp-center"
+    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
 def templates() -> list[dict[str, Any]]:

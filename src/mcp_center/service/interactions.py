@@ -42,6 +42,7 @@ API key, ...) are registered with the redactor in both processes.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import uuid
@@ -108,11 +109,18 @@ _ACTIONS: tuple[str, ...] = ("accept", "decline", "cancel", "retry")
 
 @dataclass(eq=False)
 class _TrackedCall:
-    ref: CallRef
+    operation_id: str
+    make_ref: Callable[[], CallRef]
+    """Builds the call's `CallRef` for a card (only when a card is made: not on every call, R-8.3)."""
     interrupted: bool = False
     elicitor: Elicitor | None = None
     sampler: Sampler | None = None
     roots: RootsLister | None = None
+
+    @functools.cached_property
+    def ref(self) -> CallRef:
+        """The call as a card names it."""
+        return self.make_ref()
 
 
 @dataclass(eq=False)
@@ -344,15 +352,18 @@ class InteractionBroker:
             CallInterrupted: instead of CallCancelled, when the host stopped while the call waited
                 for a card (not delivered, R-6.3).
         """
-        ref = CallRef(
-            operation_id=operation_id,
-            server_id=server_id,
-            tool=tool,
-            caller=caller,
-            exposed_name=exposed_name,
-            arguments=_kept_arguments(arguments),
-        )
-        tracked = _TrackedCall(ref, elicitor=elicitor, sampler=sampler, roots=roots)
+
+        def make_ref() -> CallRef:
+            return CallRef(
+                operation_id=operation_id,
+                server_id=server_id,
+                tool=tool,
+                caller=caller,
+                exposed_name=exposed_name,
+                arguments=_kept_arguments(arguments),
+            )
+
+        tracked = _TrackedCall(operation_id, make_ref, elicitor=elicitor, sampler=sampler, roots=roots)
         calls = self._calls.setdefault(server_id, {})
         calls[operation_id] = tracked
         try:
@@ -369,8 +380,9 @@ class InteractionBroker:
             calls.pop(operation_id, None)
             if not calls:
                 self._calls.pop(server_id, None)
-            with anyio.CancelScope(shield=True):
-                await self._call_ended(operation_id)
+            if self._waiters:  # a card may wait on this call (most calls: none, no scope to build)
+                with anyio.CancelScope(shield=True):
+                    await self._call_ended(operation_id)
 
     # ----- reads ----------------------------------------------------------------------------------
 
@@ -566,7 +578,7 @@ class InteractionBroker:
             # A human answers there too: the call deadlines pause as they do for a card, and the
             # same elicitation timeout bounds the wait (R-6.1).
             logger.info("interaction.forwarded", extra={"server_id": server_id})
-            op_id = tracked_calls[0].ref.operation_id
+            op_id = tracked_calls[0].operation_id
             with anyio.CancelScope() as waiting:
                 self._forwarded[op_id] = waiting
                 try:

@@ -8,6 +8,8 @@ backend over `<data dir>/mcp`, `PgStore` the shared one on PostgreSQL for severa
 `serve` the owner of a data directory, whichever backend holds the shared state.
 """
 
+from typing import TYPE_CHECKING
+
 from mcp_center.store.approvals import MAX_CLOSED_APPROVALS, ApprovalRecord, ApprovalState
 from mcp_center.store.backends import store_for
 from mcp_center.store.coordination import (
@@ -29,7 +31,6 @@ from mcp_center.store.interactions import (
 )
 from mcp_center.store.json_store import JsonStore, Store
 from mcp_center.store.owner import FileOwnerLock, OwnerLock, ServeOwner
-from mcp_center.store.pg_store import PgStore
 from mcp_center.store.records import GatewayTokenRecord, ServerRecord, TestError, TestResult
 from mcp_center.store.sections import FILES, SCHEMA_VERSION, SECTIONS, Section, StoreState
 
@@ -70,3 +71,17 @@ __all__ = [
     "atomic_write",
     "store_for",
 ]
+
+
+if TYPE_CHECKING:
+    from mcp_center.store.pg_store import PgStore
+
+
+def __getattr__(name: str) -> object:
+    """`PgStore` is imported on first use: psycopg and libpq cost about 20 MB of resident memory,
+    which a host on the JSON store (the default) never needs (R-8.3, idle RSS)."""
+    if name == "PgStore":
+        from mcp_center.store.pg_store import PgStore
+
+        return PgStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

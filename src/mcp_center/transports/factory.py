@@ -6,26 +6,29 @@ from collections import deque
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client import Transport
-from mcp.client.streamable_http import streamable_http_client
 
 from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
 from mcp_center.secrets import default_redactor
+from mcp_center.transports.clip import LIST_LIMITS, ReadLimits, read_limits
+from mcp_center.transports.handshake import HandshakeNotes
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.sandbox import sandbox_environment
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import SseTransport
 from mcp_center.transports.stdio import StdioTransport, child_environment
+from mcp_center.transports.streamable import streamable_http_transport
+from mcp_center.transports.wording import display_url
 
 __all__ = ["MAX_MESSAGE_BYTES", "STDERR_TAIL_LINES", "TransportProbe", "open_transport", "stdio_environment"]
 
 STDERR_TAIL_LINES = 20
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-"""Largest single message accepted from a server, in bytes, on every transport (bounded memory, R-3.9)."""
+"""The SDK's own per-event bound, a backstop behind our read caps (`clip.read_limits`, `clip.LIST_LIMITS`),
+which keep far less of any one message (issue 14, item 2; R-3.9)."""
 
 
 @dataclass
@@ -45,16 +48,32 @@ class TransportProbe:
     http: HttpDiagnostics | None = None
     auth: httpx2.Auth | None = None
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    output_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    """The last lines a stdio server printed, stderr and non-protocol stdout (`[stdout] ...`) in
+    order, redacted by the transport before they were cut to size."""
     fatal: CenterError | None = None
     """An error that ended the session on our side (a message over the size limit), for attribution."""
     target: str | None = None
-    """Where the connection goes, for messages: the URL's origin (never its path, query or credentials)."""
+    """Where the connection goes, for messages: the URL with its path, credential-looking query values
+    redacted, never userinfo (`wording.display_url`)."""
     http_client: httpx2.AsyncClient | None = None
-    """A Streamable HTTP connection's client (its auth, pool and response hook), for the runtime's
-    lean forwarding of gateway requests (R-8.3); None for other transports."""
+    """A Streamable HTTP connection's client (its auth, pool, response hook and read caps), for the
+    runtime's lean forwarding of gateway requests (R-8.3); None for other transports."""
+    read_limits: ReadLimits | None = None
+    """The read cap of the connection's answers (`clip.read_limits`), for readers outside the
+    transport (the lean forwarder's own HTTP/1.1 client); None for stdio."""
     noise_count: int = 0
     """stdout lines of a stdio server that were not JSON-RPC."""
     first_noise: str | None = None
+    handshake: HandshakeNotes = field(default_factory=HandshakeNotes)
+    """The protocol versions of the `initialize` handshake (offered, answered, refused)."""
+
+    def collect_refusal(self) -> HandshakeNotes:
+        """The handshake notes, with the body of an HTTP error answer to `initialize` added."""
+        if self.http is not None and self.http.initialize_refusal is not None:
+            self.handshake.note_refusal(self.http.initialize_refusal, status=self.http.last_status)
+            self.http.initialize_refusal = None
+        return self.handshake
 
     @property
     def returncode(self) -> int | None:
@@ -91,16 +110,19 @@ async def open_transport(
 
     def stderr_line(line: str) -> None:
         probe.stderr_tail.append(line)
+        probe.output_tail.append(line)
         if on_stderr is not None:
             on_stderr(line)
 
     def noise_line(line: str) -> None:
         probe.noise_count += 1
+        probe.output_tail.append(f"[stdout] {line}")
         if probe.first_noise is None:
             probe.first_noise = line[:200]
         if on_noise is not None:
             on_noise(line)
 
+    limits = read_limits(spec.max_result_bytes)
     if spec.transport is TransportKind.STDIO:
         transport = StdioTransport(
             spec.argv,
@@ -109,22 +131,25 @@ async def open_transport(
             sandbox=spec.sandbox,
             on_stderr=stderr_line,
             on_noise=noise_line,
-            max_message_bytes=MAX_MESSAGE_BYTES,
+            max_message_bytes=limits.max_message_bytes,
             redactor=default_redactor,
+            read_limits=limits,
+            list_limits=LIST_LIMITS,
         )
         probe.stdio = transport
         yield transport
         return
     assert spec.url is not None, "remote specs carry a URL"
     probe.http = HttpDiagnostics()
-    probe.target = _origin(spec.url)
+    probe.target = display_url(spec.url)
     probe.auth = spec.auth
+    probe.read_limits = limits
     async with build_http_client(
-        spec.headers, probe.http, auth=spec.auth, max_response_bytes=MAX_MESSAGE_BYTES
+        spec.headers, probe.http, auth=spec.auth, read_limits=limits, list_limits=LIST_LIMITS
     ) as http_client:
         if spec.transport is TransportKind.STREAMABLE_HTTP:
             probe.http_client = http_client
-            yield streamable_http_client(spec.url, http_client=http_client, max_sse_event_size=MAX_MESSAGE_BYTES)
+            yield streamable_http_transport(spec.url, http_client=http_client, max_sse_event_size=MAX_MESSAGE_BYTES)
         else:
             yield SseTransport(
                 spec.url,
@@ -132,12 +157,3 @@ async def open_transport(
                 endpoint_timeout_s=spec.startup_timeout_s,
                 max_event_bytes=MAX_MESSAGE_BYTES,
             )
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}"

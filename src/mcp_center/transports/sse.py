@@ -27,12 +27,10 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
-import socket
-import ssl
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import anyio
 import httpx2
@@ -52,7 +50,9 @@ from mcp_center.errors import (
     ServerUnreachable,
     UpstreamError,
 )
+from mcp_center.models import ErrorReason
 from mcp_center.secrets import default_redactor
+from mcp_center.transports.wording import connect_reason, display_url, status_reason, unreachable_message
 
 __all__ = ["EndpointOriginMismatch", "SseTransport", "same_origin"]
 
@@ -347,7 +347,7 @@ class SseTransport:
         response = await self._http.send(request, stream=True, follow_redirects=False)
         try:
             if response.status_code != 200:
-                raise _status_error(response, what=f"GET {self._origin}")
+                raise _status_error(response, what=f"GET {display_url(str(self._url))}")
             content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
             if content_type != "text/event-stream":
                 raise ServerProtocolError(
@@ -437,23 +437,31 @@ class SseTransport:
         return endpoint
 
     def _map_stream_error(self, exc: httpx2.HTTPError, *, connected: bool) -> CenterError:
-        """Attribute an `httpx2` failure of the GET (R-3.1); the message names the origin only."""
+        """Attribute an `httpx2` failure of the GET (R-3.1); the message names the request (`wording`)."""
+        url = str(self._url)
+        where = f"GET {display_url(url)}"
+        shown = {"url": display_url(url)}
         if isinstance(exc, httpx2.SSEError | httpx2.DecodingError):
             # SSEError here means an over-long event or broken framing (content type is checked first).
             error: CenterError = ServerProtocolError(
-                f"{self._origin} sent an invalid event stream (events are limited to {self._max_event_bytes} bytes)",
-                details={"reason": "protocol"},
+                f"{where} sent an invalid event stream (events are limited to {self._max_event_bytes} bytes)",
+                details={"reason": "protocol", **shown},
             )
         elif isinstance(exc, httpx2.TimeoutException):
-            error = ServerTimeout(f"{self._origin} timed out on the event stream", details={"reason": "timeout"})
+            error = ServerTimeout(
+                unreachable_message("GET", url, ErrorReason.TIMEOUT), details={"reason": "timeout", **shown}
+            )
         elif isinstance(exc, httpx2.ConnectError):
+            reason = connect_reason(exc)
             error = ServerUnreachable(
-                f"cannot connect to {self._origin}", details={"reason": _connect_failure_reason(exc)}
+                unreachable_message("GET", url, reason), details={"reason": reason.value, **shown}
             )
         elif connected:
-            error = ConnectionLost(f"the event stream from {self._origin} broke", details={"reason": "network"})
+            error = ConnectionLost(f"the event stream of {where} broke", details={"reason": "network", **shown})
         else:
-            error = ServerUnreachable(f"the event stream from {self._origin} failed", details={"reason": "network"})
+            error = ServerUnreachable(
+                unreachable_message("GET", url, ErrorReason.NETWORK), details={"reason": "network", **shown}
+            )
         error.__cause__ = exc
         return error
 
@@ -498,7 +506,9 @@ class SseTransport:
 
     async def _post(self, endpoint: httpx2.URL, message: types.JSONRPCMessage) -> CenterError | None:
         """POST one message; return None on 2xx, else the attributed failure (never raises, but cancellation)."""
-        what = f"POST {self._origin} (message endpoint)"
+        url = str(endpoint)
+        what = f"POST {display_url(url)}"
+        shown = {"url": display_url(url)}
         try:
             payload = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
             async with self._http.stream("POST", endpoint, json=payload, follow_redirects=False) as response:
@@ -509,15 +519,20 @@ class SseTransport:
         except CenterError as exc:
             return exc
         except httpx2.TimeoutException as exc:
-            error: CenterError = ServerTimeout(f"{what} timed out", details={"reason": "timeout"})
+            error: CenterError = ServerTimeout(
+                unreachable_message("POST", url, ErrorReason.TIMEOUT), details={"reason": "timeout", **shown}
+            )
             error.__cause__ = exc
             return error
         except httpx2.ConnectError as exc:
-            error = ConnectionLost(f"{what} failed", details={"reason": _connect_failure_reason(exc)})
+            reason = connect_reason(exc)
+            error = ConnectionLost(unreachable_message("POST", url, reason), details={"reason": reason.value, **shown})
             error.__cause__ = exc
             return error
         except httpx2.HTTPError as exc:
-            error = ConnectionLost(f"{what} failed", details={"reason": "network"})
+            error = ConnectionLost(
+                unreachable_message("POST", url, ErrorReason.NETWORK), details={"reason": "network", **shown}
+            )
             error.__cause__ = exc
             return error
         except Exception as exc:  # logged; a failed POST must reach the session, never kill the writer
@@ -558,56 +573,22 @@ def _format_origin(url: httpx2.URL) -> str:
 
 
 def _status_error(response: httpx2.Response, *, what: str) -> UpstreamError:
-    """Attribute a non-success HTTP status (R-3.1); no header or body text enters the message."""
+    """Attribute a non-success HTTP status (R-3.1) by the rule every transport uses
+    (`wording.status_reason`); no header or body text enters the message."""
     status = response.status_code
-    details: dict[str, Any] = {"status": status}
-    if status == 401:
-        details["reason"] = "auth_required"
-        message = f"{what} requires authorization (HTTP 401)"
-    elif status == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope":
-        details["reason"] = "step_up_required"
+    reason = status_reason(status, response.headers.get("www-authenticate"))
+    details: dict[str, Any] = {"status": status, "reason": reason.value, "url": display_url(str(response.request.url))}
+    if reason is ErrorReason.AUTH_REQUIRED:
+        message = f"{what} requires authorization (HTTP {status})"
+    elif reason is ErrorReason.STEP_UP_REQUIRED:
         scope = extract_field_from_www_auth(response, "scope")
         if scope:
             details["scopes"] = scope.split()
         message = f"{what} requires more scopes (HTTP 403 insufficient_scope)"
-    elif status == 403:
-        details["reason"] = "auth_required"
-        message = f"{what} was refused (HTTP 403)"
     else:
-        details["reason"] = "http_status"
         note = "; redirects are not followed" if 300 <= status < 400 else ""
         message = f"{what} answered HTTP {status}{note}"
     return ServerUnreachable(message, details=details)
-
-
-def _connect_failure_reason(exc: BaseException) -> str:
-    """`refused`, `dns`, `tls` or `network`, from the OS error under an `httpx2.ConnectError`."""
-    for cause in _causes(exc):
-        if isinstance(cause, ConnectionRefusedError):
-            return "refused"
-        if isinstance(cause, socket.gaierror):
-            return "dns"
-        if isinstance(cause, ssl.SSLError):
-            return "tls"
-    return "network"
-
-
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """`exc`, its causes, contexts and exception-group members, each once."""
-    seen: set[int] = set()
-    pending: list[BaseException] = [exc]
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        if isinstance(current, BaseExceptionGroup):
-            pending.extend(cast(BaseExceptionGroup[BaseException], current).exceptions)
-        if current.__cause__ is not None:
-            pending.append(current.__cause__)
-        if current.__context__ is not None:
-            pending.append(current.__context__)
 
 
 async def _drain(response: httpx2.Response, limit_bytes: int) -> None:

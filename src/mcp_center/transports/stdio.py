@@ -17,8 +17,10 @@ Threats this module stops:
 - **Host environment leaking into servers.** The child gets exactly the `env` it is given.
   `child_environment` builds it from a small allow-list of the host's variables plus the server's
   configured env, so host secrets (API keys, database URLs, our own master key) never reach a server.
-- **Unbounded memory and blocked children.** stdout is read in chunks and a line longer than
-  `max_message_bytes` is discarded while it streams; stderr is drained continuously (a child never
+- **Unbounded memory and blocked children.** stdout is read in chunks and every line goes through a
+  `clip.JsonClipper` while it streams: strings over the read cap's string limit are cut, and what
+  exceeds the message's byte or token cap is discarded as it arrives (issue 14, item 2), so a
+  400 MiB answer costs no more memory than the cap; stderr is drained continuously (a child never
   blocks on a full pipe) and cut into lines of at most `max_stderr_line_bytes`.
 - **A secret leaking in pieces.** A redactor replaces secrets in stderr and stdout-noise text
   *before* it is cut to `max_stderr_line_bytes`, holding back a bounded carry-over between pieces,
@@ -44,7 +46,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Final
+from typing import Any, Final, cast
 
 import anyio
 import anyio.lowlevel
@@ -59,6 +61,7 @@ from pydantic import ValidationError
 from mcp_center.errors import ServerProtocolError, ServerUnreachable
 from mcp_center.models import ErrorReason, is_object
 from mcp_center.secrets import REDACTED, Redactor
+from mcp_center.transports.clip import ClipReport, JsonClipper, ReadLimits, mark_clipped
 from mcp_center.transports.guard import ProcessGuard, process_guard
 from mcp_center.transports.reaper import GroupRef
 from mcp_center.transports.sandbox import TLS_TRUST_ENV_VARS, SandboxLaunch, SandboxSpec, prepare_launch
@@ -91,6 +94,9 @@ Proxy variables are deliberately absent (their URLs may carry credentials): conf
 
 _READ_CHUNK_BYTES: Final = 64 * 1024
 """Bytes asked for per read of stdout or stderr."""
+
+LIST_METHODS: Final = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list"})
+"""Requests answered by catalog pages, which get the larger `list_limits` read cap."""
 
 _WRITER_FLUSH_S: Final = 0.5
 """At close, seconds the writer gets to hand already accepted messages to the child."""
@@ -184,12 +190,11 @@ class StdioTransport:
     It is single-use (one process per instance) and must be entered and exited by the same task
     (it owns an anyio task group; the connection task does both, docs/sdk-notes.md#manager-shape).
 
-    The read stream carries `SessionMessage`s and, for a stdout line over `max_message_bytes`,
-    one `ServerProtocolError` (reason `protocol`, `details.limit_bytes`); the rest of that line is
-    discarded as it streams, never buffered. The SDK hands such items to the session's
-    `message_handler`; it does **not** fail the pending request, which then ends by its own
-    deadline (our choice over closing the connection: one lost response should not kill the
-    other requests). The read
+    The read stream carries `SessionMessage`s. A line over the read cap is kept as a valid prefix
+    (`clip.JsonClipper`) and a response among them carries `_meta["mcp-center/clipped"]`; when
+    nothing readable is left of it, its request gets an error answer if its id could be read back,
+    else one `ServerProtocolError` (reason `protocol`, `details.limit_bytes`) is pushed, which the
+    runtime takes as the end of the session (every pending request fails at once). The read
     stream ends when the server closes stdout, when its stdin breaks, or at most about 1 s after
     the leader exited, so the session sees "connection closed" even if a grandchild still holds
     stdout.
@@ -211,7 +216,10 @@ class StdioTransport:
             piece holds part of one; None passes the text on unredacted.
         grace_s: At close, seconds to wait for the leader to exit after its stdin closed.
         kill_timeout_s: At close, seconds between SIGTERM and SIGKILL to the process group.
-        max_message_bytes: Largest stdout line (one JSON-RPC message) we buffer, in bytes.
+        max_message_bytes: Largest stdout line (one JSON-RPC message) we keep, in bytes, when
+            `read_limits` is not given.
+        read_limits: The read cap of answers (`clip.read_limits`); `list_limits` applies instead
+            while a catalog request (`tools/list`, ...) is pending.
         max_stderr_line_bytes: Longest stderr or noise line passed to a callback, in bytes.
         guard: Registers the server's process group so that it dies with this process even on
             SIGKILL (R-9.3); None means the process-wide `process_guard()`.
@@ -243,6 +251,8 @@ class StdioTransport:
         max_message_bytes: int = 64 * 1024 * 1024,
         max_stderr_line_bytes: int = 8192,
         redactor: Redactor | None = None,
+        read_limits: ReadLimits | None = None,
+        list_limits: ReadLimits | None = None,
         guard: ProcessGuard | None = None,
         sandbox: SandboxSpec | None = None,
     ) -> None:
@@ -262,6 +272,9 @@ class StdioTransport:
         self._grace_s = grace_s
         self._kill_timeout_s = kill_timeout_s
         self._max_message_bytes = max_message_bytes
+        self._read_limits = read_limits or ReadLimits(max_message_bytes, max_message_bytes, max_message_bytes, 1 << 62)
+        self._list_limits = list_limits or self._read_limits
+        self._pending_lists: set[str] = set()
         self._max_stderr_line_bytes = max_stderr_line_bytes
         self._redactor = redactor
         self._guard = guard if guard is not None else process_guard()
@@ -396,7 +409,7 @@ class StdioTransport:
         self, stdout: ByteReceiveStream, read_send: MemoryObjectSendStream[SessionMessage | Exception]
     ) -> None:
         """Frame stdout into JSON-RPC messages; after the session is gone, keep draining and discard."""
-        lines = _LineSplitter(self._max_message_bytes)
+        lines = _ClippedLines(self._current_limits)
         delivering = True
         try:
             with self._reader_scope:
@@ -406,44 +419,79 @@ class StdioTransport:
                     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                         break
                     if delivering:
-                        for line in lines.feed(chunk):
-                            delivering = await self._deliver(read_send, line)
+                        for line, report in lines.feed(chunk):
+                            delivering = await self._deliver(read_send, line, report)
                             if not delivering:
                                 break
                 if delivering:
-                    for line in lines.finish():
-                        await self._deliver(read_send, line)
+                    for line, report in lines.finish():
+                        await self._deliver(read_send, line, report)
         finally:
             read_send.close()
             self._stdout_done.set()
 
-    async def _deliver(self, read_send: MemoryObjectSendStream[SessionMessage | Exception], line: bytes | None) -> bool:
-        """Send one framed line to the session. Returns False once nobody reads any more."""
+    def _current_limits(self) -> ReadLimits:
+        """The read cap for the next line: a catalog page's while a catalog request is pending."""
+        return self._list_limits if self._pending_lists else self._read_limits
+
+    async def _deliver(
+        self, read_send: MemoryObjectSendStream[SessionMessage | Exception], line: bytearray, report: ClipReport
+    ) -> bool:
+        """Send one framed line to the session. Returns False once nobody reads any more.
+
+        The line is ours (the clipper handed it over): it is emptied once parsed, so a long answer
+        is not held twice while the session works on it.
+        """
         item: SessionMessage | Exception
-        if line is None:
-            item = ServerProtocolError(
-                f"message from server exceeds {self._max_message_bytes} bytes; discarded",
-                details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": self._max_message_bytes},
-            )
-        elif not line.strip():
-            return True
+        if not line or line.isspace():
+            if not report.truncated:
+                return True
+            item = self._over_limit()
         else:
             try:
                 message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                line.clear()
             except ValueError as exc:  # pydantic's ValidationError: not JSON, or not JSON-RPC
-                _notify(self._on_noise, self._noise_text(line), "on_noise")
-                answer = _unreadable_response(line, exc)
-                if answer is None:
-                    return True
-                message = answer
+                if report.truncated:
+                    answer = _unreadable_response(
+                        line, exc, why=f"it was larger than the read cap ({report.kept_bytes} bytes kept)"
+                    )
+                    item = SessionMessage(answer) if answer is not None else self._over_limit()
+                    return await self._send(read_send, item)
+                repaired = _decoded_with_replacement(line)
+                if repaired is not None:
+                    message = repaired
+                else:
+                    _notify(self._on_noise, self._noise_text(line), "on_noise")
+                    answer = _unreadable_response(line, exc)
+                    if answer is None:
+                        return True
+                    message = answer
+            if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+                self._pending_lists.discard(str(message.id))
+            if report.clipped and isinstance(message, mcp_types.JSONRPCResponse):
+                message = mark_clipped(message, report)
             item = SessionMessage(message)
+        return await self._send(read_send, item)
+
+    def _over_limit(self) -> ServerProtocolError:
+        limit = self._current_limits().max_message_bytes
+        return ServerProtocolError(
+            f"message from server exceeds {limit} bytes; discarded",
+            details={"reason": ErrorReason.PROTOCOL.value, "limit_bytes": limit},
+        )
+
+    @staticmethod
+    async def _send(
+        read_send: MemoryObjectSendStream[SessionMessage | Exception], item: SessionMessage | Exception
+    ) -> bool:
         try:
             await read_send.send(item)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return False
         return True
 
-    def _noise_text(self, line: bytes) -> str:
+    def _noise_text(self, line: bytes | bytearray) -> str:
         """A noise line as `on_noise` gets it: redacted, then cut to the limit and marked.
 
         Redaction runs on the pieces splitter, so only about one piece plus the carry-over of the
@@ -451,7 +499,7 @@ class StdioTransport:
         """
         pieces = _RedactingLines(self._max_stderr_line_bytes, self._redactor)
         for start in range(0, len(line), _READ_CHUNK_BYTES):
-            full = pieces.feed(line[start : start + _READ_CHUNK_BYTES])
+            full = pieces.feed(bytes(line[start : start + _READ_CHUNK_BYTES]))
             if full:  # a full first piece: more text follows it, the line is cut here
                 return full[0] + _TRUNCATED
         rest = pieces.finish()
@@ -469,7 +517,12 @@ class StdioTransport:
         try:
             async with write_recv:
                 async for session_message in write_recv:
-                    data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    outgoing = session_message.message
+                    if isinstance(outgoing, mcp_types.JSONRPCRequest) and outgoing.method in LIST_METHODS:
+                        if len(self._pending_lists) > 1000:
+                            self._pending_lists.pop()
+                        self._pending_lists.add(str(outgoing.id))
+                    data = outgoing.model_dump_json(by_alias=True, exclude_unset=True)
                     await stdin.send(data.encode() + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # The child closed its stdin (it is usually dying) or we closed it: what we just sent
@@ -578,7 +631,9 @@ class StdioTransport:
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-def _unreadable_response(line: bytes, exc: ValueError) -> mcp_types.JSONRPCError | None:
+def _unreadable_response(
+    line: bytes | bytearray, exc: ValueError, *, why: str | None = None
+) -> mcp_types.JSONRPCError | None:
     """An error answer for a response we cannot read but whose request we can name, else None.
 
     A server's response that pydantic refuses (e.g. a tool schema nested deeper than its parser's
@@ -595,8 +650,9 @@ def _unreadable_response(line: bytes, exc: ValueError) -> mcp_types.JSONRPCError
     request_id = doc.get("id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not ("result" in doc or "error" in doc):
         return None
-    errors = exc.errors() if isinstance(exc, ValidationError) else []
-    why = str(errors[0].get("msg", "")) if errors else type(exc).__name__
+    if why is None:
+        errors = exc.errors() if isinstance(exc, ValidationError) else []
+        why = str(errors[0].get("msg", "")) if errors else type(exc).__name__
     return mcp_types.JSONRPCError(
         jsonrpc="2.0",
         id=request_id,
@@ -607,46 +663,81 @@ def _unreadable_response(line: bytes, exc: ValueError) -> mcp_types.JSONRPCError
     )
 
 
-class _LineSplitter:
-    """Split stdout on b"\\n" holding at most about `limit` bytes (plus one read chunk).
+INVALID_UTF8_META_KEY: Final = "mcp-center/invalid_utf8"
+"""`_meta` key of a result whose line was not valid UTF-8 and was decoded with replacement characters."""
 
-    A line over `limit` bytes yields one `None` (the overflow marker) and its bytes are discarded
-    up to the next newline.
+
+def _decoded_with_replacement(line: bytes | bytearray) -> mcp_types.JSONRPCMessage | None:
+    """A line that is JSON-RPC once its invalid UTF-8 is replaced by U+FFFD, marked; else None.
+
+    MCP messages are UTF-8 (basic/transports, "stdio"). A server that writes a Latin-1 or cut
+    multi-byte character would otherwise have its answer dropped as stdout noise and its request
+    wait for the whole timeout (issue 14, item 11). The answer is delivered at once instead: a
+    result carries `_meta["mcp-center/invalid_utf8"] = {"first_offset", "replacements"}` (the byte
+    offset of the first invalid byte in the line), an error message gets a note; requests and
+    notifications are passed on with the replacement characters.
+    """
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+    else:
+        return None  # valid UTF-8: the line is broken for another reason
+    text = line.decode("utf-8", errors="replace")
+    try:
+        message = mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValueError:
+        return None
+    replacements = text.count("\ufffd")
+    logger.warning("stdio.invalid_utf8", extra={"offset": offset, "replacements": replacements})
+    note = {"first_offset": offset, "replacements": replacements}
+    if isinstance(message, mcp_types.JSONRPCResponse):
+        meta: object = message.result.get("_meta")
+        own = dict(cast(dict[str, Any], meta)) if isinstance(meta, dict) else {}
+        own[INVALID_UTF8_META_KEY] = note
+        return message.model_copy(update={"result": {**message.result, "_meta": own}})
+    if isinstance(message, mcp_types.JSONRPCError):
+        text_note = f" [mcp-center: invalid UTF-8 from byte {offset} of the line replaced with U+FFFD]"
+        error = message.error.model_copy(update={"message": message.error.message + text_note})
+        return message.model_copy(update={"error": error})
+    return message
+
+
+class _ClippedLines:
+    """Split stdout on b"\\n" and pass every line through a `JsonClipper` as it streams.
+
+    Memory: one line's kept bytes (at most the read cap), one read chunk and the clipper's small tail,
+    however long a line is. `limits()` is asked at the start of each line.
     """
 
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._pending = bytearray()
-        self._discarding = False
+    def __init__(self, limits: Callable[[], ReadLimits]) -> None:
+        self._limits = limits
+        self._clipper: JsonClipper | None = None
 
-    def feed(self, data: bytes) -> list[bytes | None]:
-        out: list[bytes | None] = []
+    def feed(self, data: bytes) -> list[tuple[bytearray, ClipReport]]:
+        out: list[tuple[bytearray, ClipReport]] = []
         start, size = 0, len(data)
         while start < size:
             newline = data.find(b"\n", start)
             end = size if newline < 0 else newline
-            if self._discarding:
-                if newline >= 0:
-                    self._discarding = False
-            elif len(self._pending) + (end - start) > self._limit:
-                self._pending.clear()
-                self._discarding = newline < 0
-                out.append(None)
-            else:
-                self._pending += data[start:end]
-                if newline >= 0:
-                    out.append(bytes(self._pending))
-                    self._pending.clear()
+            if self._clipper is None:
+                self._clipper = JsonClipper(self._limits())
+            if end > start:
+                self._clipper.feed(data[start:end])
             if newline < 0:
                 break
+            out.append((self._clipper.finish(), self._clipper.report))
+            self._clipper = None
             start = newline + 1
         return out
 
-    def finish(self) -> list[bytes | None]:
+    def finish(self) -> list[tuple[bytearray, ClipReport]]:
         """At EOF: the unterminated last line, if any."""
-        rest = bytes(self._pending)
-        self._pending.clear()
-        return [rest] if rest and not self._discarding else []
+        clipper, self._clipper = self._clipper, None
+        if clipper is None:
+            return []
+        line = clipper.finish()
+        return [(line, clipper.report)] if line or clipper.report.truncated else []
 
 
 _TRUNCATED: Final = " [truncated]"

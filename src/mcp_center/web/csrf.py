@@ -129,6 +129,7 @@ class BrowserSessions:
     """
 
     cookie_name = SESSION_COOKIE
+    csrf_header = CSRF_HEADER
 
     def __init__(self, public_url: str | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._public_url = public_url

@@ -52,7 +52,8 @@ function readyNote(view, noun, onConnected) {
     return h("p", { class: "alert alert-info", "data-testid": "not-ready" }, `${noun} needs the server's live session: confirm, test and enable the server first (Overview tab).`);
   }
   if (status.state === "ready") return null;
-  const why = status.state === "error" && status.error ? `error: ${errorText(status.error)}` : status.state || "disconnected";
+  const state = status.state || "disconnected";
+  const why = status.error ? `${state === "error" ? "error" : `${state} again after`}: ${errorText(status.error)}` : state;
   const connect = h("button", { type: "button" }, "Connect now");
   const said = h("span", { class: "hint", "aria-live": "polite" });
   connect.addEventListener("click", async () => {

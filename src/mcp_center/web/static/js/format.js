@@ -38,7 +38,8 @@ export function stateBadge(view) {
   const state = status.state || "disconnected";
   const badge = h("span", { class: `badge state-${state}` }, state);
   if (state === "error" && status.error) {
-    return h("span", { class: "state" }, badge, " ", h("span", { class: "state-error error-reason" }, errorText(status.error)));
+    const retry = status.next_attempt_at ? ` · retrying at ${new Date(status.next_attempt_at).toLocaleTimeString()}` : "";
+    return h("span", { class: "state" }, badge, " ", h("span", { class: "state-error error-reason" }, errorText(status.error) + retry));
   }
   return h("span", { class: "state" }, badge);
 }

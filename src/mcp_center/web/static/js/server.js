@@ -49,6 +49,12 @@ function statusCard(view) {
   }
   // A server the runtime never saw reads as "disconnected since now": only a real state has a since.
   if (status.since && status.state && status.state !== "disconnected") items.push(["Since", new Date(status.since).toLocaleString()]);
+  if (status.state === "error" && status.next_attempt_at) {
+    const when = new Date(status.next_attempt_at).toLocaleTimeString();
+    items.push(["Next attempt", `${when} (by itself, attempt ${status.attempt + 1}; "Refresh catalog" tries now)`]);
+  } else if (status.state === "error") {
+    items.push(["Next attempt", "none: this needs you (see the error)"]);
+  }
   // "authorization required" / "more scopes required": an Authorize call to action (R-4.9).
   return [authCallout(view), h("dl", { class: "status" }, items.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))];
 }

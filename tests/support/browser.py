@@ -1,30 +1,60 @@
-"""UI steps shared by the browser tests, each ending on a visible outcome (bounded `expect` waits)."""
+"""The browser tests' helpers: Debian's chromium as Playwright launches it, fresh browser profiles,
+logging in, and UI steps that each end on a visible outcome (bounded `expect` waits).
+
+Playwright's Python package never downloads a browser here: it launches `/usr/bin/chromium`
+(installed by `.ci/run`; `scripts/test` refuses to run without it) headless, with the flags this
+machine needs (no sandbox as root, no background networking on a closed network).
+"""
 
 from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.e2e.conftest import Host
+from tests.support.serve import ADMIN_TOKEN, Host
 
 __all__ = [
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
     "NO_HORIZONTAL_SCROLL",
     "RAW_STDIO",
     "UNLABELLED",
+    "WAIT_MS",
+    "PageErrors",
     "add_echo_server",
     "add_from_template",
     "call_in_playground",
     "confirm_test_enable",
     "go_to",
+    "login",
+    "new_context",
     "open_server",
     "raw_stdio_body",
-    "ready_via_api",
     "save_new",
 ]
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+
+WAIT_MS = 15_000
+"""Bound on one UI wait (a stdio test may start node; a call crosses two processes)."""
+
+
+expect.set_options(timeout=WAIT_MS)
 
 NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
 """A page script: true when the page does not scroll sideways (the narrow-window checks)."""
@@ -46,20 +76,6 @@ def raw_stdio_body(name: str = "Raw", *, token: str | None = None, broken_prompt
     if token is not None:
         body["secret_values"] = {"env": {"RAW_TOKEN": token}}
     return body
-
-
-def ready_via_api(host: Host, body: dict[str, Any]) -> dict[str, Any]:
-    """Create, confirm, test and enable a server through the REST API (not the page); return its view."""
-    created = host.client.post("/api/mcp/servers", json=body)
-    assert created.status_code == 201, created.text
-    view = created.json()
-    server_id = view["id"]
-    assert host.client.post(f"/api/mcp/servers/{server_id}/trust", json={"digest": view["digest"]}).status_code == 200
-    tested = host.client.post(f"/api/mcp/servers/{server_id}/test").json()
-    assert tested["ok"], tested
-    enabled = host.client.post(f"/api/mcp/servers/{server_id}/enable")
-    assert enabled.status_code == 200, enabled.text
-    return enabled.json()
 
 
 def go_to(page: Page, link: str) -> None:
@@ -120,3 +136,28 @@ def call_in_playground(page: Page, tool: str, arguments: dict[str, str]) -> None
     for name, value in arguments.items():
         playground.get_by_label(re.compile(rf"^{re.escape(name)}\b")).fill(value)
     playground.get_by_role("button", name=f"Call {tool}").click()
+
+
+@dataclass
+class PageErrors:
+    """Uncaught script errors of every page of a context (each test asserts there were none)."""
+
+    messages: list[str] = field(default_factory=list)
+
+    def watch(self, page: Page) -> None:
+        page.on("pageerror", lambda exc: self.messages.append(str(exc)))
+
+
+def new_context(browser: Browser, host: Host, *, width: int = 1280, height: int = 800) -> BrowserContext:
+    """A fresh browser profile (no cookies, no storage) pointed at `host`."""
+    context = browser.new_context(base_url=host.url, viewport={"width": width, "height": height})
+    context.set_default_timeout(WAIT_MS)
+    return context
+
+
+def login(page: Page, token: str = ADMIN_TOKEN) -> None:
+    """Log in through the login form and wait for the server list."""
+    page.goto("/")
+    page.get_by_label("Admin token").fill(token)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Servers", exact=True)).to_be_visible()

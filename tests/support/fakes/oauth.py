@@ -109,6 +109,8 @@ class FakeAuthorizationServer:
     """When set, every token grants this scope whatever was asked (a server that never grants more)."""
     refresh_error: str | None = None
     """When set, every refresh_token grant answers 400 with this `error`."""
+    refresh_status: int | None = None
+    """When set, every refresh_token grant answers this status (e.g. 503), error `temporarily_unavailable`."""
     rotate_refresh_tokens: bool = False
     """Single-use, rotating refresh tokens: a refresh consumes the one presented (a second use is
     `invalid_grant`) and answers a new one (OAuth 2.1 §4.3.1 for public clients)."""
@@ -284,6 +286,8 @@ class FakeAuthorizationServer:
                 return JSONResponse({"error": "invalid_grant"}, status_code=400)
             return JSONResponse(self._issue(code.scope))
         if grant == "refresh_token":
+            if self.refresh_status is not None:
+                return JSONResponse({"error": "temporarily_unavailable"}, status_code=self.refresh_status)
             if self.refresh_error is not None:
                 return JSONResponse({"error": self.refresh_error}, status_code=400)
             presented = form.get("refresh_token", "")

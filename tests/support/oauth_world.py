@@ -21,7 +21,7 @@ from mcp_center.config import AuthOAuth
 from mcp_center.models import TransportKind
 from mcp_center.secrets import Redactor, SecretCipher
 from mcp_center.store import JsonStore
-from tests.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, RoutingTransport, Seen
+from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, RoutingTransport, Seen
 
 MCP_URL = "https://mcp.example.com/mcp"
 REDIRECT_URI = "http://127.0.0.1:8765/oauth/callback"

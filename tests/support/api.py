@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import logging
 import re
-import socket
-from collections.abc import AsyncGenerator, Generator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import httpx2
 from fastapi import FastAPI
 from fastapi.routing import APIRoute, iter_route_contexts
@@ -21,7 +19,6 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.conftest import ADMIN_TOKEN
 
 __all__ = [
     "ADMIN_TOKEN",
@@ -31,20 +28,18 @@ __all__ = [
     "api_routes",
     "assert_envelope",
     "assert_error",
-    "closed_port_url",
     "create_remote",
     "declared_routes",
-    "make_ready",
     "open_api",
     "remote_body",
     "stdio_body",
 ]
 
+ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
+"""The admin token of the API the in-process tests build (`tests/conftest.py`)."""
+
 BASE_URL = "http://127.0.0.1:8765"
 """What the in-process client pretends to be (Host 127.0.0.1:8765)."""
-
-STEP_TIMEOUT_S = 15.0
-"""Bound on one API step that may connect to a loopback server."""
 
 
 def assert_envelope(response: httpx2.Response) -> dict[str, Any]:
@@ -99,35 +94,6 @@ async def create_remote(api: httpx2.AsyncClient, server_id: str, url: str, **ext
     response = await api.post("/api/mcp/servers", json=remote_body(server_id, url, **extra))
     assert response.status_code == 201, response.text
     return response.json()
-
-
-async def make_ready(api: httpx2.AsyncClient, server_id: str) -> dict[str, Any]:
-    """Trust the current digest, test, enable; assert each step and return the enabled read shape."""
-    with anyio.fail_after(STEP_TIMEOUT_S):
-        current = (await api.get(f"/api/mcp/servers/{server_id}")).json()
-        trusted = await api.post(f"/api/mcp/servers/{server_id}/trust", json={"digest": current["digest"]})
-        assert trusted.status_code == 200, trusted.text
-        assert trusted.json()["trusted"] is True
-        tested = await api.post(f"/api/mcp/servers/{server_id}/test")
-        assert tested.status_code == 200, tested.text
-        assert tested.json()["ok"] is True, tested.json()
-        enabled = await api.post(f"/api/mcp/servers/{server_id}/enable")
-        assert enabled.status_code == 200, enabled.text
-    view = enabled.json()
-    assert view["enabled"] is True
-    assert view["needs"] == []
-    return view
-
-
-@contextmanager
-def closed_port_url() -> Generator[str]:
-    """A loopback URL whose port is bound but not listening: connecting is refused (no race)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.bind(("127.0.0.1", 0))
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    finally:
-        sock.close()
 
 
 @asynccontextmanager

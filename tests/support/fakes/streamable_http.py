@@ -116,10 +116,10 @@ def sse_response(chunks: Iterable[str], *, headers: dict[str, str] | None = None
     return StreamingResponse(body(), media_type="text/event-stream", headers=headers)
 
 
-def _initialize_result(message: dict[str, Any]) -> dict[str, Any]:
+def _initialize_result(message: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:
     return {
         "protocolVersion": message["params"]["protocolVersion"],
-        "capabilities": {"tools": {"listChanged": True}},
+        "capabilities": capabilities,
         "serverInfo": {"name": "fake-http", "version": "0"},
     }
 
@@ -142,6 +142,11 @@ class FakeStreamableServer:
         not_found_error: `(code, message)` of the JSON-RPC error body sent with a 404 for an
             unknown session, as SDK servers do (Python: -32600, TypeScript: -32001); None sends
             a bare 404.
+        capabilities: What `initialize` declares (default: tools with listChanged).
+        get_body: When set, a standalone GET answers an SSE stream of this text that then ends at once
+            (a server that closes its GET stream right away).
+        empty_resumptions: A GET carrying a `Last-Event-ID` that no handler registered is answered
+            with an event stream that ends at once, without events.
 
     Attributes:
         requests: Every request received, in order.
@@ -157,6 +162,9 @@ class FakeStreamableServer:
     handlers: dict[str, Handler] = field(default_factory=dict[str, Handler])
     sessions_expire_at_once: bool = False
     not_found_error: tuple[int, str] | None = None
+    capabilities: dict[str, Any] = field(default_factory=lambda: {"tools": {"listChanged": True}})
+    get_body: str | None = None
+    empty_resumptions: bool = False
     requests: list[SeenRequest] = field(default_factory=list[SeenRequest])
     shutdown: anyio.Event = field(default_factory=anyio.Event)
 
@@ -276,10 +284,14 @@ class FakeStreamableServer:
             return await self.reply(message, {})
         return json_response(rpc_error(message["id"], -32601, f"no method {method}"))
 
+    async def accept_initialize(self, message: dict[str, Any]) -> Response:
+        """The default answer to `initialize`: a result and a fresh session (for handlers that wrap it)."""
+        return await self._initialize(message)
+
     async def _initialize(self, message: dict[str, Any]) -> Response:
         session_id = f"session-{next(self._ids)}"
         self._sessions.add(session_id)
-        answer = rpc_result(message["id"], _initialize_result(message))
+        answer = rpc_result(message["id"], _initialize_result(message, self.capabilities))
         headers = {"mcp-session-id": session_id}
         if self.response_mode == "sse":
             return sse_response([sse_event(json.dumps(answer))], headers=headers)
@@ -292,8 +304,12 @@ class FakeStreamableServer:
         last_event_id = seen.headers.get("last-event-id")
         if last_event_id is not None and last_event_id in self._resumptions:
             return sse_response(self._resumptions.pop(last_event_id))
+        if last_event_id is not None and self.empty_resumptions:
+            return sse_response([])
         if self.get_status != 200:
             return Response(status_code=self.get_status)
+        if self.get_body is not None:
+            return sse_response([self.get_body])
         send, receive = anyio.create_memory_object_stream[str](1000)
         self._streams.append(send)
         self._note()

@@ -13,6 +13,7 @@ from mcp_center.runtime import Subscription
 from mcp_center.service import McpCenter
 from tests.servers.capabilities import Upstream, make_capability_server
 from tests.support.loopback import serve_loopback
+from tests.support.readiness import ready_in_center
 
 __all__ = ["capability_server", "next_event", "ready", "remote", "while_waiting"]
 
@@ -32,12 +33,7 @@ def remote(server_id: str, url: str, **extra: Any) -> dict[str, Any]:
 
 async def ready(center: McpCenter, body: dict[str, Any]) -> dict[str, Any]:
     """Create → trust → test → enable (bounded); return the enabled view."""
-    with anyio.fail_after(15):
-        view = (await center.create_server(body)).to_dict()
-        await center.trust(view["id"], view["digest"])
-        result = await center.test(view["id"])
-        assert result.ok, result.error
-        enabled = (await center.enable(view["id"])).to_dict()
+    enabled = await ready_in_center(center, body)
     assert enabled["status"]["state"] == "ready", enabled["status"]
     return enabled
 

@@ -1,0 +1,268 @@
+"""Requests on a live session: cancellable operations and the attribution of a request's failure (R-3.8).
+
+`Operations` is the table of running operations by id. An operation is admitted *before* anything
+waits on its behalf — a lazy connection, a server that is still connecting, the catalog — so a
+cancel by operation id ends the wait at once and the caller gets `CallCancelled` (issue 14, item 7);
+a cancel that arrives before the operation is admitted is remembered (bounded in number and time)
+and refuses it when it arrives. The service may admit an operation around a whole use case and the
+runtime admits it again for the request itself: in the same task that is the same operation.
+
+`send_once` sends one request and turns what went wrong into an attributed error: the SDK's
+-32001/-32000 codes are also ordinary server error codes, so only our own deadline and a transport
+that really ended count as a timeout or a lost connection. `require_capability` refuses a request
+the server's declared capabilities rule out without sending it (issue 14 item 16); `total_timeout`
+is the error of a call whose progress kept it alive up to `PROGRESS_MAX_FACTOR` times its timeout.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+import anyio
+import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+
+from mcp_center.errors import (
+    CallCancelled,
+    CapabilityNotOffered,
+    CenterError,
+    ConnectionLost,
+    OperationInUse,
+    ServerRequestFailed,
+)
+from mcp_center.models import ErrorReason, is_object
+from mcp_center.runtime.attribution import attribute, timeout_error
+from mcp_center.runtime.connection import Connection, settle_exit
+from mcp_center.runtime.deadlines import PausableDeadline
+from mcp_center.runtime.events import EventBus
+from mcp_center.runtime.session import OpenSession
+from mcp_center.secrets import default_redactor
+from mcp_center.transports.streamable import ERROR_DATA_KEY
+
+__all__ = [
+    "CANCELLED_OPS_REMEMBERED",
+    "CANCELLED_OPS_TTL_S",
+    "PROGRESS_MAX_FACTOR",
+    "Operations",
+    "SessionExpired",
+    "progress_relay",
+    "require_capability",
+    "send_once",
+    "total_timeout",
+]
+
+T = TypeVar("T")
+
+PROGRESS_MAX_FACTOR = 10
+"""A tool call that keeps reporting progress may run at most this many times its timeout in total."""
+PROGRESS_MESSAGE_CHARS = 500
+"""Characters of a progress message shown in an `operation.progress` event."""
+
+CANCELLED_OPS_REMEMBERED = 1024
+"""Bound on remembered cancel-before-admission operation ids (R-3.8)."""
+CANCELLED_OPS_TTL_S = 300.0
+"""Seconds a cancel-before-admission record is kept."""
+_SDK_CLOSED_PREFIXES = ("Connection closed", "SSE stream")
+"""Messages of the CONNECTION_CLOSED errors the SDK (and our SSE transport) synthesize."""
+
+
+@dataclass
+class _Operation:
+    operation_id: str
+    scope: anyio.CancelScope
+    task_id: int
+
+
+class Operations:
+    """Running operations by id, and cancels that came first (R-3.8)."""
+
+    def __init__(self) -> None:
+        self._ops: dict[str, _Operation] = {}
+        self._cancelled_early: OrderedDict[str, float] = OrderedDict()
+
+    def is_running(self, operation_id: str) -> bool:
+        """True while an operation with this id is admitted and not finished."""
+        return operation_id in self._ops
+
+    def cancel(self, operation_id: str) -> bool:
+        """Cancel an operation by id. True if an admitted one was cancelled; else the cancel is remembered."""
+        op = self._ops.get(operation_id)
+        if op is not None:
+            op.scope.cancel()
+            return True
+        now = time.monotonic()
+        self._cancelled_early[operation_id] = now
+        self._cancelled_early.move_to_end(operation_id)
+        while self._cancelled_early and (
+            len(self._cancelled_early) > CANCELLED_OPS_REMEMBERED
+            or now - next(iter(self._cancelled_early.values())) > CANCELLED_OPS_TTL_S
+        ):
+            self._cancelled_early.popitem(last=False)
+        return False
+
+    @contextmanager
+    def admit(self, operation_id: str | None) -> Generator[str]:
+        """Run the block as operation `operation_id` (a fresh id when None); yield the id.
+
+        Raises:
+            CallCancelled: cancelled before it was admitted, or while the block ran.
+            OperationInUse: another task runs an operation with this id.
+        """
+        op_id = operation_id or uuid.uuid4().hex
+        task_id = anyio.get_current_task().id
+        existing = self._ops.get(op_id)
+        if existing is not None:
+            if existing.task_id != task_id:
+                raise OperationInUse(
+                    f"operation '{op_id}' is already running; use a new operation id per call",
+                    details={"operation_id": op_id},
+                )
+            yield op_id  # the same operation, admitted by an outer block of this task
+            return
+        if self._cancelled_early.pop(op_id, None) is not None:
+            raise CallCancelled(f"operation '{op_id}' was cancelled before it started", details={"operation_id": op_id})
+        op = _Operation(op_id, anyio.CancelScope(), task_id)
+        self._ops[op_id] = op
+        try:
+            with op.scope:
+                yield op_id
+        finally:
+            if self._ops.get(op_id) is op:
+                del self._ops[op_id]
+        if op.scope.cancelled_caught:
+            raise CallCancelled(f"operation '{op_id}' was cancelled", details={"operation_id": op_id})
+
+
+class SessionExpired(Exception):
+    """The server answered 404 for our session: it did not run the request (R-3.10)."""
+
+    def __init__(self, error: CenterError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _transport_ended(exc: MCPError, session: OpenSession) -> bool:
+    """True when a CONNECTION_CLOSED error came from our side of the wire, not from the server."""
+    if session.tapped.closed.is_set() or session.probe.returncode is not None or session.probe.fatal is not None:
+        return True
+    if exc.message.startswith(_SDK_CLOSED_PREFIXES):
+        return True
+    return is_object(exc.data) and ("reason" in exc.data or ERROR_DATA_KEY in exc.data)
+
+
+async def send_once(
+    conn: Connection, what: str, send: Callable[[Connection, float], Awaitable[T]], timeout_s: float
+) -> T:
+    """Send one request on `conn` and attribute its failure.
+
+    Raises:
+        ServerTimeout: our deadline (`timeout_s`) passed.
+        SessionExpired: HTTP 404 for our session; the caller re-initializes once and re-sends once.
+        CenterError: the attributed failure (the server's own error answer is `ServerRequestFailed`).
+    """
+    assert conn.session is not None
+    session = conn.session
+    probe = session.probe
+    conn.inflight += 1
+    started = anyio.current_time()
+    try:
+        return await send(conn, timeout_s)
+    except MCPError as exc:
+        if exc.code == types.REQUEST_TIMEOUT and anyio.current_time() - started >= timeout_s * 0.95:
+            raise timeout_error(what, timeout_s) from None
+        if exc.code == types.CONNECTION_CLOSED and _transport_ended(exc, session):
+            await settle_exit(probe)
+            if conn.stop_requested.is_set():
+                raise ConnectionLost(
+                    f"{what} was interrupted: the server was disconnected (disabled, reconfigured or "
+                    "deleted) while it ran",
+                    details={"reason": ErrorReason.CLOSED.value, "interrupted_by": "disconnect"},
+                ) from None
+            raise attribute(exc, probe, during=what) from None
+        if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
+            raise ServerRequestFailed(
+                f"the server answered {what} with error {exc.code}: {default_redactor.redact(exc.message)[:500]}",
+                details={"reason": ErrorReason.PROTOCOL.value, "rpc_code": exc.code},
+            ) from None
+        if exc.code == types.INVALID_REQUEST and probe.http is not None and probe.http.session_expired:
+            conn.expired = True
+            raise SessionExpired(
+                ConnectionLost(
+                    f"the server's session expired during {what} (HTTP 404) and re-initializing did not help",
+                    details={"reason": ErrorReason.SESSION_EXPIRED.value},
+                )
+            ) from None
+        raise attribute(exc, probe, during=what) from None
+    except (RuntimeError, ValueError) as exc:
+        raise attribute(exc, probe, during=what) from None
+    finally:
+        conn.inflight -= 1
+        changed, conn.inflight_changed = conn.inflight_changed, anyio.Event()
+        changed.set()
+
+
+def require_capability(conn: Connection, capability: str, what: str) -> None:
+    """Refuse, without asking the server, a request whose capability it did not declare (issue 14 item 16).
+
+    Raises:
+        CapabilityNotOffered: `details.capability` and `details.server_id` say which.
+    """
+    assert conn.session is not None
+    declared = conn.session.client.server_capabilities
+    offered = {"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}[capability]
+    if offered is None:
+        server_id = conn.spec.server_id
+        raise CapabilityNotOffered(
+            f"server '{server_id}' offers no {capability} (it declared none in initialize); {what} was not sent",
+            details={"server_id": server_id, "capability": capability},
+        )
+
+
+def total_timeout(what: str, max_total_s: float, factor: float) -> CenterError:
+    """The timeout of a call that kept reporting progress up to its maximum total, `factor` times its
+    timeout (issue 14 item 4)."""
+    error = timeout_error(what, max_total_s)
+    error.message = (
+        f"{what} ran for its maximum of {max_total_s:g} s ({factor:g} x call_timeout_s) although it reported progress"
+    )
+    return error
+
+
+def progress_relay(
+    deadline: PausableDeadline,
+    events: EventBus,
+    server_id: str,
+    operation_id: str,
+    tool: object,
+    forward: ProgressFnT | None,
+) -> ProgressFnT:
+    """The progress callback of a tool call (issue 14 item 4).
+
+    Each progress notification restarts the call's deadline (`deadline.extend()`, bounded by its
+    maximum total), is published as an `operation.progress` event (message redacted and cut to
+    `PROGRESS_MESSAGE_CHARS`) and is passed on to `forward` (the gateway's agent, R-8.1).
+    """
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        deadline.extend()
+        shown = default_redactor.redact(message)[:PROGRESS_MESSAGE_CHARS] if message else None
+        events.publish(
+            "operation.progress",
+            server_id=server_id,
+            operation_id=operation_id,
+            tool=tool,
+            progress=progress,
+            total=total,
+            message=shown,
+        )
+        if forward is not None:
+            await forward(progress, total, message)
+
+    return on_progress

@@ -1,0 +1,115 @@
+"""Tool schema checks and normalisation, structured output checks (issue 14 items 1 and 3; R-3.6, R-5.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_center.registry.schemas import MAX_SCHEMA_DEPTH, check_tool, output_problem
+
+
+def _tool(input_schema: object, **extra: Any) -> dict[str, Any]:
+    return {"name": "t", "inputSchema": input_schema, **extra}
+
+
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        ({"type": "string"}, "inputSchema.type:"),
+        ({"type": ["string", "null"]}, "inputSchema.type:"),
+        ({"oneOf": [{"type": "object"}, {"type": "array"}]}, "inputSchema.oneOf[1]:"),
+        ({"type": "object", "properties": {"x": {"type": 5}}}, "inputSchema.properties.x.type:"),
+        ({"type": "object", "properties": {"x": {"minimum": "low"}}}, "inputSchema.properties.x.minimum:"),
+        ({"type": "object", "required": ["a"], "additionalProperties": False}, "inputSchema.required:"),
+        ("not a schema", "inputSchema:"),
+        (None, "inputSchema:"),
+    ],
+)
+def test_a_tool_whose_input_schema_cannot_describe_object_arguments_is_quarantined(schema: object, where: str) -> None:
+    verdict = check_tool(_tool(schema))
+    assert verdict.tool is None
+    assert verdict.reason is not None and verdict.reason.startswith(where)
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        (
+            {"anyOf": [{"type": "object"}, {"properties": {"b": {}}}]},
+            {"anyOf": [{"type": "object"}, {"properties": {"b": {}}}], "type": "object"},
+        ),
+        ({}, {"type": "object"}),
+        ({"type": ["object", "null"]}, {"type": "object"}),
+        ({"type": "object", "required": ["x"]}, {"type": "object", "required": ["x"], "properties": {"x": {}}}),
+    ],
+)
+def test_a_schema_that_only_misses_what_object_arguments_imply_is_normalised_with_a_note(
+    schema: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    original = {**schema}
+    verdict = check_tool(_tool(schema))
+    assert verdict.tool is not None
+    assert verdict.tool["inputSchema"] == expected
+    assert verdict.changes
+    assert schema == original  # the server's object is not modified
+
+
+def test_a_valid_tool_is_kept_as_it_is() -> None:
+    item = _tool({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]})
+    verdict = check_tool(item)
+    assert verdict.tool == item
+    assert verdict.changes == ()
+
+
+@pytest.mark.parametrize(
+    "output_schema",
+    [{"type": "array"}, {"type": "object", "properties": {"n": {"type": "nonsense"}}}, "text", [1]],
+)
+def test_an_unusable_output_schema_is_removed_and_the_tool_kept(output_schema: object) -> None:
+    verdict = check_tool(_tool({"type": "object"}, outputSchema=output_schema))
+    assert verdict.tool is not None
+    assert "outputSchema" not in verdict.tool
+    assert any(change.startswith("outputSchema: removed") for change in verdict.changes)
+
+
+def test_a_deeply_nested_schema_is_quarantined_not_a_crash() -> None:
+    schema: dict[str, Any] = {"type": "object"}
+    for _ in range(5000):
+        schema = {"type": "object", "properties": {"x": schema}}
+    verdict = check_tool(_tool(schema))
+    assert verdict.tool is None
+    assert verdict.reason == f"inputSchema: nested more than {MAX_SCHEMA_DEPTH} levels deep"
+    output = check_tool(_tool({"type": "object"}, outputSchema=schema))
+    assert output.tool is not None and "outputSchema" not in output.tool
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}},
+    "required": ["n"],
+}
+
+
+@pytest.mark.parametrize(
+    ("structured", "problem"),
+    [
+        ({"n": 1, "tags": ["a"]}, None),
+        ({"n": "one"}, "structuredContent.n:"),
+        ({"n": 1, "tags": ["a", 2]}, "structuredContent.tags[1]:"),
+        ({}, "structuredContent:"),
+        (None, "no structuredContent"),
+    ],
+)
+def test_structured_output_is_checked_against_the_output_schema(structured: object, problem: str | None) -> None:
+    found = output_problem(SCHEMA, structured)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and problem in found
+
+
+def test_an_unresolvable_ref_in_an_output_schema_is_a_problem_not_a_fetch() -> None:
+    schema = {"type": "object", "properties": {"x": {"$ref": "https://example.invalid/schema.json"}}}
+    found = output_problem(schema, {"x": 1})
+    assert found is not None and "does not resolve" in found

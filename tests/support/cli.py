@@ -1,0 +1,96 @@
+"""The `mcp-center` CLI driven in process with typer's `CliRunner` (issue 16: one process per verb was
+38% of the non-browser suite's time).
+
+`run_cli` answers what a finished process would (`returncode`, `stdout`, `stderr`), so a test reads
+the same whichever way the verb ran. What a real process has of its own, and an in-process run must
+not leak or inherit, is handled here:
+
+- environment: `MCP_CENTER_*` of the test process are removed for the run, `COLUMNS` and the given
+  variables set; `CliRunner` puts `os.environ` back afterwards.
+- terminal width: the CLI's rich consoles are module globals that may have fixed their width at
+  import; each run sets the width it asks for and restores the previous one.
+- logging: a verb may call `logging.basicConfig` (the stdio bridge) with the runner's temporary
+  stderr; the root logger's handlers and level are restored so no later record goes to a closed stream.
+- crashes: an exception other than an exit is raised again (a process would print a traceback and
+  exit 1; a test must not mistake that for an intended exit code 1).
+- event loops: verbs call `anyio.run`, so `run_cli` must be called where no loop runs (a sync test,
+  or `anyio.to_thread.run_sync` from an async one).
+
+Tests about processes (signals, `serve`'s lifecycle, stdin bridges of a real process, the console
+script itself) spawn the real `mcp-center` instead: `CLI` is its path.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from typer.testing import CliRunner
+
+from mcp_center import cli
+from tests.support.serve import VENV_BIN
+
+__all__ = ["CLI", "CliResult", "run_cli"]
+
+CLI = str(VENV_BIN / "mcp-center")
+"""The console script installed in the venv, for the tests that need a real process."""
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What a finished `mcp-center` run gave: its exit code and its two output streams (text)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(
+    data_dir: Path | None,
+    *args: str,
+    input: str | None = None,
+    columns: int = 200,
+    env: Mapping[str, str] | None = None,
+) -> CliResult:
+    """Run `mcp-center ARGS` in this process with `MCP_CENTER_DATA_DIR=data_dir` (unless None).
+
+    Args:
+        data_dir: The data directory, passed as the environment variable a user would set.
+        input: What the verb reads on stdin (prompts, hidden ones too, and `secret set` values).
+        columns: The terminal width the CLI formats for (characters).
+        env: More environment variables (e.g. `MCP_CENTER_ADMIN_TOKEN`).
+    Returns:
+        The exit code (0 when the verb returned normally) and what it printed on stdout and stderr.
+    Raises:
+        Exception: whatever the verb raised other than an exit (a crash, not an exit code).
+    """
+    run_env: dict[str, str | None] = {name: None for name in os.environ if name.startswith("MCP_CENTER_")}
+    run_env["COLUMNS"] = str(columns)
+    if data_dir is not None:
+        run_env["MCP_CENTER_DATA_DIR"] = str(data_dir)
+    run_env.update(env or {})
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    consoles = (cli.out, cli.err)
+    widths = [_fixed_width(console) for console in consoles]
+    for console in consoles:
+        console.width = columns
+    try:
+        result = CliRunner().invoke(cli.app, list(args), input=input, env=run_env)
+    finally:
+        for console, width in zip(consoles, widths, strict=True):
+            console._width = width  # pyright: ignore[reportPrivateUsage] - rich has no public "unset"
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return CliResult(result.exit_code, result.stdout, result.stderr)
+
+
+def _fixed_width(console: Console) -> int | None:
+    """The width `console` was fixed to (None: it asks the terminal each time)."""
+    return console._width  # pyright: ignore[reportPrivateUsage] - see run_cli

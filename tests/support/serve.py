@@ -1,0 +1,114 @@
+"""A real `mcp-center serve` process for a test: start it on a free loopback port, wait until it
+has started, talk to it with an admin client, stop it gracefully and check its log.
+
+Every serve binds 127.0.0.1 and is stopped by the context that started it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from tests.support.ports import free_port
+from tests.support.processes import stop_process
+
+__all__ = [
+    "ADMIN_TOKEN",
+    "VENV_BIN",
+    "Host",
+    "running_host",
+    "serve_env",
+    "serve_record",
+    "spawn_serve",
+    "wait_until_serving",
+]
+
+VENV_BIN = Path(sys.executable).parent
+ADMIN_TOKEN = "e2e-admin-token-0123456789abcdef"
+"""The admin token every test serve runs with (MCP_CENTER_ADMIN_TOKEN)."""
+
+
+def serve_record(data_dir: Path) -> dict[str, Any]:
+    """`<data dir>/serve.json` as written by the serve that owns it, or {} when there is none."""
+    try:
+        record = json.loads((data_dir / "serve.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> None:
+    """Wait until `serve` has started: its record in `<data dir>/serve.json` names this process and
+    its URL (the URL is announced once startup is done; it listens earlier, so an open port alone
+    does not mean ready)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"serve exited with {proc.returncode} before it started")
+        record = serve_record(data_dir)
+        if record.get("pid") == proc.pid and record.get("url"):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"serve did not start within {timeout_s} s")
+
+
+@dataclass
+class Host:
+    """A running `mcp-center serve` and an API client for it."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    client: httpx2.Client
+    data_dir: Path
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def serve_env() -> dict[str, str]:
+    """The environment `serve` and the CLI run with in tests: no MCP_CENTER_* of ours, a known admin token."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    env.update(MCP_CENTER_ADMIN_TOKEN=ADMIN_TOKEN, PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}")
+    return env
+
+
+def spawn_serve(data_dir: Path, port: int, log_path: Path) -> subprocess.Popen[bytes]:
+    """Start `mcp-center serve --data-dir DATA --port PORT`, stdout and stderr into `log_path`; not waited for."""
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=serve_env(),
+        )
+
+
+@contextmanager
+def running_host(tmp_path: Path) -> Generator[Host]:
+    """Run `mcp-center serve` on a free loopback port with a known admin token; stop it on exit."""
+    port = free_port()
+    data_dir = tmp_path / "data"
+    log_path = tmp_path / "serve.log"
+    proc = spawn_serve(data_dir, port, log_path)
+    try:
+        wait_until_serving(data_dir, 60, proc)
+        url = f"http://127.0.0.1:{port}"
+        with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=180) as client:
+            yield Host(url, proc, client, data_dir, log_path)
+    finally:
+        stop_process(proc)
+    log_text = log_path.read_text(errors="replace")
+    assert "--- Logging error ---" not in log_text, log_text[-3000:]
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal (exit -15).
+    assert "Application shutdown complete" in log_text, log_text[-3000:]

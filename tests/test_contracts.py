@@ -1,0 +1,136 @@
+"""Contracts of the code base that no linter states (docs/architecture.md#contracts, issue 16).
+
+- Module size: no module under `src/` passes `MAX_MODULE_LINES`, except the ones over it today,
+  listed in `OVER_THE_LIMIT` with their size then. The list can only shrink: a listed module that
+  grew fails, and so does one that is now under the limit (take it off the list).
+- No I/O in `registry/` and `interchange/`: import-linter forbids the I/O modules (pyproject.toml);
+  the builtin `open` needs no import, so it is looked for here, in the syntax tree.
+- One error tree (R-7.3): an exception class that does not derive from the `errors.py` tree is an
+  internal signal of one package, listed in `INTERNAL_SIGNALS`, and no module outside that package
+  imports it (so it cannot reach a caller as anything but the `CenterError` it is turned into).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "mcp_center"
+MAX_MODULE_LINES = 800
+"""Split a module past this many lines (STYLE.md: one noun per module, mostly 150-400 lines)."""
+
+OVER_THE_LIMIT: dict[str, int] = {
+    # module (relative to src/mcp_center) -> its line count when it was listed; may only go down.
+    "runtime/manager.py": 928,  # issue 16: cancel bookkeeping, health pings, error classification out
+    "auth/broker.py": 905,  # issue 16: one state object per server
+    "service/interactions.py": 865,  # elicitation, sampling and roots brokers in one module
+    "transports/stdio.py": 913,  # the stdio transport with its sandbox (issue 17) and read caps (issue 14): reading out
+    "errors.py": 825,  # the one tree and its drawing: move the drawing to docs/ or split by family
+    "service/capabilities.py": 846,  # the MCP-shaped use cases: split the call path from the catalog views
+}
+
+
+def _line_counts() -> dict[str, int]:
+    return {
+        path.relative_to(SRC).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(SRC.rglob("*.py"))
+    }
+
+
+def test_no_module_passes_the_size_limit_unless_listed() -> None:
+    over = {name: lines for name, lines in _line_counts().items() if lines > MAX_MODULE_LINES}
+    unlisted = {name: lines for name, lines in over.items() if name not in OVER_THE_LIMIT}
+    assert not unlisted, f"split these modules (over {MAX_MODULE_LINES} lines): {unlisted}"
+
+
+@pytest.mark.parametrize("name", sorted(OVER_THE_LIMIT))
+def test_a_listed_module_only_shrinks(name: str) -> None:
+    counts = _line_counts()
+    assert name in counts, f"{name} no longer exists: take it off OVER_THE_LIMIT"
+    lines = counts[name]
+    assert lines > MAX_MODULE_LINES, f"{name} has {lines} lines now: take it off OVER_THE_LIMIT"
+    assert lines <= OVER_THE_LIMIT[name], (
+        f"{name} grew from {OVER_THE_LIMIT[name]} to {lines} lines: move code out instead of adding to it"
+    )
+
+
+def _opens(path: Path) -> list[int]:
+    """Lines of `path` that call the builtin `open` (or `io.open`, `os.open` by attribute)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[int] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == "open") or (
+                isinstance(func, ast.Attribute) and func.attr in {"open", "write_text", "write_bytes", "read_text"}
+            ):
+                found.append(node.lineno)
+    return sorted(found)
+
+
+@pytest.mark.parametrize("package", ["registry", "interchange"])
+def test_pure_packages_open_no_files(package: str) -> None:
+    calls = {
+        path.relative_to(SRC).as_posix(): lines
+        for path in sorted((SRC / package).rglob("*.py"))
+        if (lines := _opens(path))
+    }
+    assert not calls, f"{package}/ is free of I/O (R-1.8, R-5.1): the caller reads and writes files: {calls}"
+
+
+def test_the_open_check_finds_an_open(tmp_path: Path) -> None:
+    """The scan above would see a file opened for writing (so its silence means something)."""
+    sample = tmp_path / "sample.py"
+    sample.write_text("def f(p):\n    with open(p, 'w') as out:\n        out.write('x')\n    p.write_text('y')\n")
+    assert _opens(sample) == [2, 4]
+
+
+INTERNAL_SIGNALS: dict[str, str] = {
+    # class (module:name) -> the package it never leaves, and what turns it into a CenterError there.
+    "runtime/http1.py:Http1Error": "runtime",  # forward.py re-raises it as an httpx2 transport error, attributed
+    "runtime/attribution.py:SessionEnded": "runtime",  # attribute() makes it ServerUnreachable/ConnectionLost
+    "runtime/requests.py:SessionExpired": "runtime",  # re-initialize and re-send once, else its CenterError
+    "service/forms.py:UnsupportedSchema": "service",  # interactions.py declines the elicitation, with why
+    "service/forms.py:_Problem": "service",  # forms.py collects them into ElicitationAnswerInvalid
+}
+
+
+def _builtin_exception(name: str) -> bool:
+    value = getattr(builtins, name, None)
+    return isinstance(value, type) and issubclass(value, BaseException)
+
+
+def _stray_exceptions() -> set[str]:
+    """`module:Class` of every class under src/ whose direct base is a builtin exception."""
+    found: set[str] = set()
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and any(
+                isinstance(base, ast.Name) and _builtin_exception(base.id) for base in node.bases
+            ):
+                found.add(f"{path.relative_to(SRC).as_posix()}:{node.name}")
+    return found
+
+
+def test_every_exception_is_in_the_error_tree_or_a_listed_internal_signal() -> None:
+    assert _stray_exceptions() - {"errors.py:CenterError"} == set(INTERNAL_SIGNALS), (
+        "derive it from a class of mcp_center/errors.py (R-7.3), or list it as an internal signal"
+    )
+
+
+@pytest.mark.parametrize("signal", sorted(INTERNAL_SIGNALS))
+def test_an_internal_signal_is_imported_only_inside_its_package(signal: str) -> None:
+    module, name = signal.split(":")
+    package = INTERNAL_SIGNALS[signal]
+    importers = [
+        path.relative_to(SRC).as_posix()
+        for path in sorted(SRC.rglob("*.py"))
+        if not path.relative_to(SRC).as_posix().startswith(package + "/")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names)
+    ]
+    assert not importers, f"{name} ({module}) is imported outside {package}/: {importers}"
