@@ -10,38 +10,20 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-__all__ = ["free_port", "local_postgres", "page_server", "remote_server"]
+from tests.support.ports import wait_for_port
+
+__all__ = ["local_postgres", "page_server", "remote_server"]
 
 PAGE_TEXT = "compat page: served from loopback"
 PAGE_HTML = f"<html><head><title>Compat</title></head><body><h1>Compat</h1><p>{PAGE_TEXT}</p></body></html>"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen[bytes] | None = None) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"exited with {proc.returncode} before listening on port {port}")
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s} s")
 
 
 class _Page(BaseHTTPRequestHandler):

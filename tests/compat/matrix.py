@@ -41,8 +41,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_center import __version__
 from mcp_center.transports import sandbox_support
 from tests.compat.cases import CASES, CI_SUBSET, REPO, Context, Row, result_text, rows, short
-from tests.compat.fixtures import free_port, local_postgres, page_server, remote_server
+from tests.compat.fixtures import local_postgres, page_server, remote_server
 from tests.support.gateway import gateway_client
+from tests.support.ports import free_port
 from tests.support.serve import Host, running_host
 
 SERVERS = "/api/mcp/servers"

@@ -146,6 +146,26 @@ class Outcome:
         return bool(self.checks) and not self.failing
 
 
+def run_harness(name: str, argv: list[str], out_dir: Path, timeout_s: float) -> Outcome:
+    """Run one harness command (output to `out_dir/harness.log`, killed after `timeout_s` seconds) and
+    read the `checks.json` it wrote under `out_dir`; what went wrong on the way is in `notes`."""
+    outcome = Outcome(name)
+    with (out_dir / "harness.log").open("wb") as log:
+        try:
+            subprocess.run(argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            outcome.notes.append("harness timed out")
+    found = sorted(out_dir.rglob("checks.json"))
+    if found:
+        try:
+            outcome.checks = json.loads(found[0].read_text())
+        except ValueError:
+            outcome.notes.append("unreadable checks.json")
+    else:
+        outcome.notes.append("no checks.json")
+    return outcome
+
+
 def run_scenario(node: str, harness: Path, name: str, results: Path, timeout_s: int, command: str) -> Outcome:
     """Run one scenario with the harness and read back its checks."""
     out_dir = results / name.replace("/", "_")
@@ -165,22 +185,8 @@ def run_scenario(node: str, harness: Path, name: str, results: Path, timeout_s: 
         "-o",
         str(out_dir),
     ]
-    outcome = Outcome(name)
-    log = out_dir / "harness.log"
-    with log.open("wb") as handle:
-        try:
-            subprocess.run(argv, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, timeout=timeout_s + 60, check=False)
-        except subprocess.TimeoutExpired:
-            outcome.notes.append("harness timed out")
-    found = sorted(out_dir.rglob("checks.json"))
-    if found:
-        try:
-            outcome.checks = json.loads(found[0].read_text())
-        except ValueError:
-            outcome.notes.append("unreadable checks.json")
-    else:
-        outcome.notes.append("no checks.json")
-    text = log.read_text(errors="replace")
+    outcome = run_harness(name, argv, out_dir, timeout_s + 60)
+    text = (out_dir / "harness.log").read_text(errors="replace")
     exit_code = re.search(r"Client exited with code (-?\d+)", text)
     if (exit_code and exit_code.group(1) == "124") or "Client timed out" in text:
         outcome.notes.append("client timed out")

@@ -17,7 +17,6 @@ A scenario failing directly is the fixture's limit, reported and not counted.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conformance.runner import DEFAULT_HOME, REPO, Outcome, SetupError, install, load_expected_key
+from tests.conformance.runner import DEFAULT_HOME, REPO, Outcome, SetupError, install, load_expected_key, run_harness
 from tests.support.ports import free_port, wait_for_port
 
 FIXTURE_ID = "fixture"
@@ -44,22 +43,8 @@ def run_server_scenario(node: str, harness: Path, name: str, url: str, results: 
     out_dir = results / name
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
-    outcome = Outcome(name)
     argv = [node, str(harness), "server", "--url", url, "--scenario", name, "-o", str(out_dir)]
-    with (out_dir / "harness.log").open("wb") as log:
-        try:
-            subprocess.run(argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            outcome.notes.append("harness timed out")
-    found = sorted(out_dir.rglob("checks.json"))
-    if found:
-        try:
-            outcome.checks = json.loads(found[0].read_text())
-        except ValueError:
-            outcome.notes.append("unreadable checks.json")
-    else:
-        outcome.notes.append("no checks.json")
-    return outcome
+    return run_harness(name, argv, out_dir, timeout_s)
 
 
 def _said(outcome: Outcome) -> str:
