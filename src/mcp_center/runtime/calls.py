@@ -127,10 +127,7 @@ async def call_tool(
                 tool = next((t for t in conn.catalog.tools if t.name == name), None)
                 checked, problem = check_output(answer, tool)
                 if problem is not None:
-                    logger.warning("server.output_schema_mismatch", extra={"server_id": server_id, "tool": name})
-                    host.logbook(server_id).note(
-                        conn.connection_id, "tools/call", "output_invalid", f"'{name}': {problem}"
-                    )
+                    _note_mismatch(host, server_id, conn, name, problem)
                 return checked
             if deadline.total_reached:
                 raise total_timeout(what, max_total_s, factor)
@@ -263,9 +260,14 @@ def _checked_raw(host: RequestHost, server_id: str, name: str, result: dict[str,
     tool = next((t for t in conn.catalog.tools if t.name == name), None) if conn is not None else None
     checked, problem = check_raw_output(result, tool)
     if problem is not None and conn is not None:
-        logger.warning("server.output_schema_mismatch", extra={"server_id": server_id, "tool": name})
-        host.logbook(server_id).note(conn.connection_id, "tools/call", "output_invalid", f"'{name}': {problem}")
+        _note_mismatch(host, server_id, conn, name, problem)
     return checked
+
+
+def _note_mismatch(host: RequestHost, server_id: str, conn: Connection, name: str, problem: str) -> None:
+    """A tool result that breaks its outputSchema: a log line and a `check` entry in the server's logbook."""
+    logger.warning("server.output_schema_mismatch", extra={"server_id": server_id, "tool": name})
+    host.logbook(server_id).note(conn.connection_id, "tools/call", "output_invalid", f"'{name}': {problem}")
 
 
 def _recording_progress(
