@@ -19,10 +19,11 @@ Shape (see docs/sdk-notes.md#manager-shape and docs/architecture.md#connection-l
   are `runtime/reconnect.py`). Any connect — a call, a catalog refresh, "Refresh catalog" — tries at once.
 - Calls run in the caller's task on the shared session (each request is built in `runtime/calls.py`),
   inside an operation admitted before it waits for anything (`runtime/operations.py`), so a cancel
-  by operation id also ends a wait for a connection (R-3.8). Tool-call deadlines pause while a human answers (R-6.1) and restart on each
-  progress notification, up to `PROGRESS_MAX_FACTOR` times the timeout in total (issue 14, item 4).
-  Results are bounded (R-3.9) and checked against the tool's outputSchema. A Streamable HTTP 404
-  on our session id re-initializes once and re-sends the request once (R-3.10).
+  by operation id also ends a wait for a connection (R-3.8). Tool-call deadlines pause while a
+  human answers (R-6.1) and restart on each progress notification, up to `PROGRESS_MAX_FACTOR`
+  times the timeout in total (issue 14, item 4). Results are bounded (R-3.9) and checked against
+  the tool's outputSchema. A Streamable HTTP 404 on our session id re-initializes once and re-sends
+  the request once (R-3.10).
 - A connection's notifications (log messages, list_changed) are handled in `runtime/notifications.py`;
   health pings and the serving loop are the connection's own (`runtime/connection.py`).
 """
