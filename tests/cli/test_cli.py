@@ -158,9 +158,11 @@ async def test_auth_prints_issuer_scopes_and_url_then_waits_for_the_browser_logi
     ):
         app.state.center = center
         authorization.base_url, resource.base_url = as_base, rs_base
-        view = await center.create_server(
-            {"id": "o", "name": "O", "transport": "streamable_http", "url": resource.url, "auth": {"kind": "oauth"}}
-        )
+        view = (
+            await center.create_server(
+                {"id": "o", "name": "O", "transport": "streamable_http", "url": resource.url, "auth": {"kind": "oauth"}}
+            )
+        ).to_dict()
         await center.trust("o", view["digest"])
         with anyio.fail_after(30):
             async with await anyio.open_process(

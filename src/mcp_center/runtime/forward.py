@@ -46,6 +46,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
+from mcp_center.models import is_object
 from mcp_center.runtime.http1 import Http1Client, Http1Error, Http1Response
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.session import SessionHooks
@@ -412,10 +413,8 @@ class RawForwarder:
                 "error": outcome.model_dump(exclude_none=True),
             }
         else:
-            result = (
-                outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
-                if not isinstance(outcome, dict)
-                else outcome
+            result: dict[str, Any] = (
+                outcome.model_dump(mode="json", by_alias=True, exclude_none=True) if not is_object(outcome) else outcome
             )
             reply = {"jsonrpc": "2.0", "id": server_request_id, "result": result}
         body = orjson.dumps(reply)
