@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -122,8 +123,39 @@ def test_the_cli_finds_the_serve_of_its_data_directory_on_another_port_without_u
     assert not (host.data_dir / "serve.json").exists()
     gone = run(host.data_dir, "approvals", token=True)
     assert gone.returncode == 7
-    assert "cannot reach mcp-center at http://127.0.0.1:8765" in gone.stderr
+    assert f"no mcp-center serve runs on the data directory {host.data_dir}" in gone.stderr
     assert "--url" in gone.stderr
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_a_serve_of_another_data_directory_on_the_default_port_is_never_asked(tmp_path: Path) -> None:
+    """R-9.2: the CLI talks to the serve recorded for its data directory, never to whatever listens
+    on the default 127.0.0.1:8765 (another directory's serve, same admin token here, would answer)."""
+    if not _port_is_free(8765):
+        pytest.skip("127.0.0.1:8765 is already in use on this machine; this case needs to run a serve there")
+    for place in ("other", "own"):
+        (tmp_path / place).mkdir()
+    with running_host(tmp_path / "other", port=8765) as other:
+        assert other.url == "http://127.0.0.1:8765"
+        data = tmp_path / "mine"
+        assert run(data, "add", "Local", "--", sys.executable, "-c", "pass").returncode == 0
+        approvals = run(data, "approvals", "list", "--json", token=True)
+        assert approvals.returncode == 7, approvals.stdout
+        assert f"no mcp-center serve runs on the data directory {data}" in approvals.stderr
+        auth = run(data, "auth", "local", token=True)
+        assert auth.returncode == 7, auth.stdout
+        assert "8765" not in auth.stdout
+        # With its own serve on another port, the CLI finds that one, not the one on 8765.
+        with running_host(tmp_path / "own") as own:
+            listed = run(own.data_dir, "approvals", "--json", token=True)
+            assert listed.returncode == 0, listed.stderr
+        # An explicit --url (or MCP_CENTER_URL) is the user's choice and is used as given.
+        explicit = run(data, "approvals", "list", "--json", "--url", other.url, token=True)
+        assert explicit.returncode == 0, explicit.stderr
 
 
 def test_a_record_left_by_a_killed_serve_is_ignored(tmp_path: Path) -> None:

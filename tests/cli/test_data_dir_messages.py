@@ -90,8 +90,9 @@ def test_commands_that_need_a_running_serve_say_none_runs_on_the_data_directory(
     run(data, "add", "Local", "--", sys.executable, "-c", "pass")
     approvals = run(data, "approvals", token=True)
     assert approvals.returncode == 7
-    assert "cannot reach mcp-center at http://127.0.0.1:8765" in approvals.stderr
+    assert "MCP_SERVER_UNREACHABLE" in approvals.stderr
     assert f"no mcp-center serve runs on the data directory {data}" in approvals.stderr
+    assert "--url" in approvals.stderr
     no_token = run(data, "approvals")
     assert no_token.returncode == 6
     assert f"no admin token in {data} (data directory)" in no_token.stderr

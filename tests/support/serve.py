@@ -95,9 +95,10 @@ def spawn_serve(data_dir: Path, port: int, log_path: Path) -> subprocess.Popen[b
 
 
 @contextmanager
-def running_host(tmp_path: Path) -> Generator[Host]:
-    """Run `mcp-center serve` on a free loopback port with a known admin token; stop it on exit."""
-    port = free_port()
+def running_host(tmp_path: Path, port: int | None = None) -> Generator[Host]:
+    """Run `mcp-center serve` on `port` (default a free one) of 127.0.0.1 with a known admin token;
+    stop it on exit."""
+    port = free_port() if port is None else port
     data_dir = tmp_path / "data"
     log_path = tmp_path / "serve.log"
     proc = spawn_serve(data_dir, port, log_path)
