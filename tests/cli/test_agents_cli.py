@@ -249,3 +249,28 @@ def test_a_bridge_that_finds_no_gateway_names_the_cause_and_the_way_out(tmp_path
     assert "ExceptionGroup" not in said
     assert "pass --url" in said
     assert "mcpg_secret" not in done.stderr + done.stdout
+
+
+def test_approvals_say_who_asked_from_the_caller_the_api_returns() -> None:
+    """R-5.3: the table and the narrow blocks show the token name, the client and the way in."""
+    from rich.console import Console
+
+    from mcp_center.cli import agents
+
+    item: dict[str, Any] = {
+        "id": "0123456789abcdef0123456789abcdef",
+        "state": "pending",
+        "tool": "mcp__caps__record",
+        "arguments": {"note": "x"},
+        "hints": {},
+        "expires_at": "2026-11-30T17:00:00+00:00",
+        "caller": {"via": "gateway", "token_name": "ci-bot", "client": {"name": "claude-code", "version": "2.1"}},
+    }
+    for width in (80, 200):
+        console = Console(width=width, record=True)
+        console.print(agents._approvals_view([item], width))  # pyright: ignore[reportPrivateUsage]
+        text = " ".join(console.export_text().split())
+        assert "ci-bot, client claude-code 2.1, via gateway" in text, text
+    bare = Console(width=200, record=True)
+    bare.print(agents._approvals_view([item | {"caller": {"via": "script"}}], 200))  # pyright: ignore[reportPrivateUsage]
+    assert "via script" in bare.export_text()
