@@ -1,4 +1,4 @@
-"""A real `mcp-center serve` process for a test: start it on a free loopback port, wait until it
+"""A real `mcp-center serve` process for a test: start it on a loopback port the OS picks, wait until it
 has started, talk to it with an admin client, stop it gracefully and check its log.
 
 Every serve binds 127.0.0.1 and is stopped by the context that started it.
