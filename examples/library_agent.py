@@ -35,7 +35,7 @@ async def main(data_dir: Path, command: list[str]) -> None:
 
         async def approve() -> None:
             approval = await center.wait_for_approval(tool=name, timeout_s=30)
-            await center.decide_approval(approval["id"], "approve")
+            await center.decide_approval(approval.id, "approve")
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(approve)

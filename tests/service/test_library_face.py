@@ -42,10 +42,10 @@ async def test_wait_for_approval_returns_one_created_before_it_was_called(center
                 with pytest.raises(TimeoutError):
                     await center.wait_for_approval(server_id="other", timeout_s=0.2)
                 approval = await center.wait_for_approval(tool=name, timeout_s=5)
-                assert approval["state"] == "pending" and approval["operation_id"] == "op-a"
+                assert approval.state == "pending" and approval.operation_id == "op-a"
                 with pytest.raises(TimeoutError):
-                    await center.wait_for_approval(exclude=[approval["id"]], timeout_s=0.2)
-                await center.decide_approval(approval["id"], "approve")
+                    await center.wait_for_approval(exclude=[approval.id], timeout_s=0.2)
+                await center.decide_approval(approval.id, "approve")
         assert len(outcome) == 1 and not isinstance(outcome[0], CenterError), outcome
         result: Any = outcome[0]
         assert result["content"][0]["text"] == "hi"

@@ -50,6 +50,7 @@ from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.reconcile import Reconciler
 from mcp_center.service.records import collect_orphans
+from mcp_center.service.results import CatalogView, DeclaredCapabilities, InstancesView, ServerLogs, ServerTool
 from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
 from mcp_center.service.servers import Servers
 from mcp_center.service.summary import Summaries
@@ -300,11 +301,11 @@ class McpCenter(AgentUseCases):
         """
         return await self._servers.get(server_id)
 
-    async def instances(self) -> dict[str, Any]:
+    async def instances(self) -> InstancesView:
         """The live `serve` instances on this store and each one's connection states (R-10.2).
 
         Returns:
-            `instance_views` (`{"here", "instances": [...]}`).
+            The instances, oldest first, and which one is this process (`to_dict()` for JSON).
         Raises:
             StorageError: the database could not be read.
         """
@@ -436,8 +437,8 @@ class McpCenter(AgentUseCases):
 
     # ----- tools ---------------------------------------------------------------------------------
 
-    async def list_tools(self, server_id: str) -> list[dict[str, Any]]:
-        """The server's tools from its live session (lazy connect, R-3.2), each with `enabled`.
+    async def list_tools(self, server_id: str) -> list[ServerTool]:
+        """The server's tools from its live session (lazy connect, R-3.2), each with `enabled` and `policy`.
 
         Raises:
             ServerNotFound; ServerDisabled / ServerNotTrusted / ServerNotTested when it cannot
@@ -446,12 +447,9 @@ class McpCenter(AgentUseCases):
         record = await self._runnable(server_id)
         tools = await self._manager.list_tools(server_id)
         disabled = set(record.config.disabled_tools)
+        policies = record.config.tool_policies
         return [
-            {
-                **tool.model_dump(mode="json", by_alias=True, exclude_none=True),
-                "enabled": tool.name not in disabled,
-                "policy": record.config.tool_policies.get(tool.name, "ask"),
-            }
+            ServerTool(tool=tool, enabled=tool.name not in disabled, policy=policies.get(tool.name, "ask"))
             for tool in tools
         ]
 
@@ -564,7 +562,7 @@ class McpCenter(AgentUseCases):
         """The live event stream: `server.status`, `server.catalog` and configuration events."""
         return self._manager.events
 
-    async def logs(self, server_id: str) -> dict[str, Any]:
+    async def logs(self, server_id: str) -> ServerLogs:
         """The server's last requests/responses (summaries, redacted) and stderr lines (R-3.11).
 
         Raises:
@@ -572,18 +570,18 @@ class McpCenter(AgentUseCases):
         """
         await self.get_server(server_id)
         logbook = self._manager.logbook(server_id)
-        return {
-            "server_id": server_id,
-            "status": self._manager.status(server_id).to_dict(),
-            "requests": logbook.entries(),
-            "stderr": logbook.stderr(),
-        }
+        return ServerLogs(
+            server_id=server_id,
+            status=self._manager.status(server_id),
+            requests=tuple(logbook.entries()),
+            stderr=tuple(logbook.stderr()),
+        )
 
-    async def catalog(self, server_id: str, *, refresh: bool = False) -> dict[str, Any]:
+    async def catalog(self, server_id: str, *, refresh: bool = False) -> CatalogView:
         """The live catalog: tools, prompts, resources, resource templates, quarantined items,
         normalized items (kept after a stated schema fix, `registry.schemas`), generations,
         per-category refresh errors (R-3.6, R-3.7) and which of the categories the server declared in
-        its capabilities (`{"tools", "prompts", "resources"}`: booleans). Connects lazily.
+        its capabilities (`DeclaredCapabilities`). Connects lazily; `to_dict()` for JSON.
 
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, connection errors.
@@ -592,24 +590,14 @@ class McpCenter(AgentUseCases):
         catalog = await (self._manager.refresh(server_id) if refresh else self._manager.catalog(server_id))
         conn = self._manager.current(server_id)
         declared = conn.session.client.server_capabilities if conn is not None and conn.session is not None else None
-        return {
-            "server_id": server_id,
-            # What the server declared in `initialize`: a category it does not declare is empty
-            # without a request, which the settings page explains instead of showing an empty list.
-            "capabilities": {
-                "tools": declared is not None and declared.tools is not None,
-                "prompts": declared is not None and declared.prompts is not None,
-                "resources": declared is not None and declared.resources is not None,
-            },
-            **{
-                category: [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items]
-                for category, items in catalog.items.items()
-            },
-            "quarantined": [q.to_dict() for notes in catalog.quarantined.values() for q in notes],
-            "normalized": [n.to_dict() for notes in catalog.normalized.values() for n in notes],
-            "generation": dict(catalog.generation),
-            "errors": dict(catalog.errors),
-        }
+        # What the server declared in `initialize`: a category it does not declare is empty
+        # without a request, which the settings page explains instead of showing an empty list.
+        capabilities = DeclaredCapabilities(
+            tools=declared is not None and declared.tools is not None,
+            prompts=declared is not None and declared.prompts is not None,
+            resources=declared is not None and declared.resources is not None,
+        )
+        return CatalogView(server_id=server_id, capabilities=capabilities, catalog=catalog)
 
     @property
     def capabilities(self) -> Capabilities:
