@@ -359,7 +359,7 @@ async def _approve_after(
 
     outcome = await while_waiting(
         center,
-        lambda: center.capabilities.call_result("mcp__caps__record", {"note": "stale"}, caller_allowed=caller_allowed),
+        lambda: center.mcp_call_tool("mcp__caps__record", {"note": "stale"}, caller_allowed=caller_allowed),
         "approval",
         change_then_approve,
     )

@@ -10,8 +10,14 @@ rule of its own: each method hands over to the module that owns its noun.
 - `reconcile.py`: the store → connection manager loop (R-3.3, R-9.2).
 - `views.py` and `summary.py`: what a face shows, computed once per use case.
 - `agent_calls.py`: the agent-facing methods this class inherits (tool exports, agent calls,
-  approvals with `wait_for_approval`, prompts, resources, cards); the use cases behind them live
-  in `capabilities.py`, `approvals.py` and `interactions.py` (R-5, R-6).
+  approvals with `wait_for_approval`, prompts, resources, cards); `gateway_calls.py`: the same use
+  cases in MCP's shapes, which the gateway calls (`mcp_tools`, `mcp_call_tool`, ...). The use cases
+  behind them live in `capabilities.py`, `approvals.py` and `interactions.py` (R-5, R-6, R-8).
+
+One entrance per use case (docs/decisions.md): every face — REST, CLI, web, gateway, a script —
+calls `McpCenter`'s methods; the sub-services it builds are private, except three nouns with a
+protocol of their own, exposed as typed attributes the same for every face: `oauth` (R-4),
+`debugger` (R-12.1) and `gateway_tokens` (R-7.1).
 
 Threats handled in those modules: a stale page overwriting a newer configuration (R-1.3); a changed
 command, URL, header, env, auth, tool permission or sandbox policy running without a new
@@ -44,6 +50,7 @@ from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
+from mcp_center.service.gateway_calls import GatewayUseCases
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import InteractionBroker
@@ -67,7 +74,7 @@ KEY_CHECK_VALUE = "every instance on one store uses one key"
 """The keyed fingerprint of this constant tells whether two instances hold the same key (R-10.1)."""
 
 
-class McpCenter(AgentUseCases):
+class McpCenter(AgentUseCases, GatewayUseCases):
     """The host's use cases. Build with `async with McpCenter.open(settings) as center:`.
 
     Sync or async: a method that reads or writes the store, talks to a server or waits is a
@@ -598,11 +605,6 @@ class McpCenter(AgentUseCases):
             resources=declared is not None and declared.resources is not None,
         )
         return CatalogView(server_id=server_id, capabilities=capabilities, catalog=catalog)
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """Tools, prompts and resources as agents see them; the gateway's backend (R-5, R-8)."""
-        return self._capabilities
 
     def add_log_listener(self, listener: Callable[[str, Any], None]) -> Callable[[], None]:
         """Receive every server log message as `(server_id, LoggingMessageNotificationParams)`."""
