@@ -391,12 +391,18 @@ SMALL = ReadLimits(
 """A small read cap standing in for the real one (`clip.read_limits`), so the tests move little data."""
 
 
+def small_limits(max_result_bytes: int) -> ReadLimits:
+    """`clip.read_limits` returning `SMALL` whatever the server's `max_result_bytes`."""
+    del max_result_bytes
+    return SMALL
+
+
 @pytest.mark.parametrize("mode", ["json", "sse"])
 async def test_an_answer_over_the_read_cap_comes_back_cut_and_marked_and_the_session_goes_on(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 14 item 2: strings are cut while they stream, and the rest of the message is discarded."""
-    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
+    monkeypatch.setattr(transport_factory, "read_limits", small_limits)
 
     async def oversized(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
         content = [{"type": "text", "text": "x" * (2 * 1024 * 1024)}]
@@ -422,7 +428,7 @@ async def test_an_answer_over_the_read_cap_comes_back_cut_and_marked_and_the_ses
 
 
 async def test_a_body_over_the_read_cap_that_is_not_json_fails_only_that_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
+    monkeypatch.setattr(transport_factory, "read_limits", small_limits)
 
     async def garbage(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
         return Response("x" * (2 * 1024 * 1024), media_type="application/json")
