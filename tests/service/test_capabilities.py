@@ -59,34 +59,34 @@ async def test_tools_of_two_servers_that_collide_after_mapping_get_unique_names_
         await ready(center, remote("alpha", alpha, tool_policies=allow))
         await ready(center, remote("beta", beta, tool_policies=allow))
         exported = await center.agent_tools("openai")
-        names = [t["function"]["name"] for t in exported["tools"]]
+        names = [t["function"]["name"] for t in exported.tools]
         assert len(names) == len(set(names))
         assert all(TOOL_NAME_PATTERN.fullmatch(n) for n in names)
-        aliases = exported["aliases"]
-        odd = {(a["server_id"], a["tool"]): name for name, a in aliases.items() if a["tool"] in ODD_NAMES}
+        aliases = exported.aliases
+        odd = {(a.server_id, a.tool): name for name, a in aliases.items() if a.tool in ODD_NAMES}
         assert len(odd) == 2 * len(ODD_NAMES)
         for (server_id, tool), name in odd.items():
-            assert aliases[name]["verbatim"] is False
+            assert aliases[name].verbatim is False
             with anyio.fail_after(10):
                 result = await center.call_agent_tool(name, {})
             assert text_of(result) == f"{server_id}-server ran {tool}"
         again = await center.agent_tools("openai")
-        assert again["aliases"] == aliases
+        assert again.aliases == aliases
 
 
 async def test_every_export_format_passes_the_input_schema_unchanged(
     caps: tuple[str, Upstream], center: McpCenter
 ) -> None:
     await ready(center, remote("caps", caps[0]))
-    ours = {t["name"]: t for t in (await center.agent_tools())["tools"]}
+    ours = {t["name"]: t for t in (await center.agent_tools()).tools}
     record = ours["mcp__caps__record"]
     assert record["hints"] == {"readOnlyHint": True, "destructiveHint": False}
     assert record["effects"] == "write"
     assert record["approval_required"] is True
     schema = record["inputSchema"]
-    openai = {t["function"]["name"]: t for t in (await center.agent_tools("openai"))["tools"]}
-    anthropic = {t["name"]: t for t in (await center.agent_tools("anthropic"))["tools"]}
-    mcp = {t["name"]: t for t in (await center.agent_tools("mcp"))["tools"]}
+    openai = {t["function"]["name"]: t for t in (await center.agent_tools("openai")).tools}
+    anthropic = {t["name"]: t for t in (await center.agent_tools("anthropic")).tools}
+    mcp = {t["name"]: t for t in (await center.agent_tools("mcp")).tools}
     assert openai["mcp__caps__record"]["function"]["parameters"] == schema
     assert anthropic["mcp__caps__record"]["input_schema"] == schema
     assert mcp["mcp__caps__record"]["inputSchema"] == schema
@@ -205,7 +205,7 @@ async def test_disabled_tools_are_invisible_to_agents_and_refused(
     caps: tuple[str, Upstream], center: McpCenter
 ) -> None:
     await ready(center, remote("caps", caps[0], disabled_tools=["record"], tool_policies={"record": "allow"}))
-    names = {t["name"] for t in (await center.agent_tools())["tools"]}
+    names = {t["name"] for t in (await center.agent_tools()).tools}
     assert "mcp__caps__echo" in names
     assert "mcp__caps__record" not in names
     with pytest.raises(ToolDisabled):
@@ -235,7 +235,7 @@ async def test_changing_a_tool_policy_is_a_versioned_high_risk_change(
     changed = (await center.set_tool_policy("caps", "record", "allow", version=view["version"])).to_dict()
     assert changed["tool_policies"] == {"record": "allow"}
     assert changed["needs"] == ["trust", "test", "enable"]
-    assert "mcp__caps__record" not in {t["name"] for t in (await center.agent_tools())["tools"]}
+    assert "mcp__caps__record" not in {t["name"] for t in (await center.agent_tools()).tools}
     back = (await center.set_tool_policy("caps", "record", "ask", version=changed["version"])).to_dict()
     assert back["tool_policies"] == {}
     with pytest.raises(RequestInvalid):
@@ -251,9 +251,9 @@ async def test_the_registry_announces_tools_changed_when_a_server_becomes_ready(
         async with center.events.subscribe() as subscription:
             await ready(center, remote("caps", caps[0]))
             changed = await next_event(subscription, "tools.changed")
-    assert changed["count"] == len((await center.agent_tools())["tools"])
+    assert changed["count"] == len((await center.agent_tools()).tools)
     await center.disable("caps")
-    assert (await center.agent_tools())["tools"] == []
+    assert (await center.agent_tools()).tools == []
 
 
 async def test_prompts_are_commands_and_get_returns_an_untrusted_block_with_provenance(

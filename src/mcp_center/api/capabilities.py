@@ -83,7 +83,7 @@ async def list_tools(
     alias table that maps each exposed name back to (server id, original tool name). `openai` and
     `anthropic` are the function-calling formats of those APIs; input schemas pass unchanged."""
     # Checked by the service (RequestInvalid names the formats): the query is any string here.
-    return await _center(request).agent_tools(cast(ExportFormat, format))
+    return (await _center(request).agent_tools(cast(ExportFormat, format))).to_dict()
 
 
 @router.post(

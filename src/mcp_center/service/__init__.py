@@ -24,6 +24,7 @@ from mcp_center.service.results import (
     InstanceView,
     ServerLogs,
     ServerTool,
+    ToolExport,
 )
 from mcp_center.service.summary import connection_summary, digest_of
 from mcp_center.service.views import ServerView, ViewWarning
@@ -57,6 +58,7 @@ __all__ = [
     "ServerLogs",
     "ServerTool",
     "ServerView",
+    "ToolExport",
     "ViewWarning",
     "bridge_command",
     "connection_summary",

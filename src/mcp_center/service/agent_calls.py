@@ -20,7 +20,7 @@ from mcp_center.runtime import ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.interactions import Elicitor, InteractionBroker
-from mcp_center.service.results import ApprovalView
+from mcp_center.service.results import ApprovalView, ToolExport
 
 __all__ = ["AgentUseCases", "Decision"]
 
@@ -40,7 +40,7 @@ class AgentUseCases:
     # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
     # public entry points (the REST API, the CLI and library users call the same code).
 
-    async def agent_tools(self, format: ExportFormat = "center") -> dict[str, Any]:
+    async def agent_tools(self, format: ExportFormat = "center") -> ToolExport:
         """The tools agents may call, under their qualified names (R-5.1, R-5.2, R-5.6).
 
         Every enabled, non-disabled tool of every ready server appears as `mcp__{serverId}__{tool}`
@@ -53,9 +53,10 @@ class AgentUseCases:
                 `openai` (`{"type": "function", "function": {...}}`) or `anthropic`
                 (`{"name", "description", "input_schema"}`). Input schemas are passed unchanged.
         Returns:
-            `{"format", "tools": [...], "aliases": {exposed name: {"server_id", "tool", "verbatim"}},
-            "approval_required": [exposed name]}`: the tools whose calls wait for the user's approval
-            (policy `ask`), since the OpenAI and Anthropic tool objects have no field to say so.
+            A `ToolExport`: `format`, `tools` (the tool objects in that format), `aliases` (exposed
+            name -> server id and the server's tool name) and `approval_required` (the exposed names
+            whose calls wait for the user's approval, policy `ask`, since the OpenAI and Anthropic
+            tool objects have no field to say so); `to_dict()` is the REST JSON.
         Raises:
             RequestInvalid: unknown format.
         """

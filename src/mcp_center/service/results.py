@@ -5,6 +5,8 @@ JSON the REST API answers and the CLI prints, built at those edges, key for key 
 has always sent (the OpenAPI description and the API tests hold it). `ServerView` (`views.py`) is the
 result of the server methods; these are the others:
 
+- `ToolExport`: the tools agents may call in one export format, their alias table and the names
+  whose calls wait for approval (R-5.1, R-5.3, R-5.6): `agent_tools`.
 - `ApprovalView`: one approval of an agent's call (R-5.3): `list_approvals`, `get_approval`,
   `wait_for_approval`, `decide_approval`.
 - `ServerTool`: one tool of one server with the user's settings for it (R-5.2, R-5.3): `list_tools`.
@@ -27,6 +29,7 @@ from typing import Any, Literal
 import mcp_types as types
 
 from mcp_center.config import ToolPolicy
+from mcp_center.registry import ExportFormat, ToolAlias
 from mcp_center.runtime import Catalog, Category, Quarantined, ServerStatus
 from mcp_center.store import ApprovalRecord, ApprovalState
 from mcp_center.store.coordination import InstanceInfo, InstanceServerState
@@ -39,11 +42,39 @@ __all__ = [
     "InstancesView",
     "ServerLogs",
     "ServerTool",
+    "ToolExport",
 ]
 
 
 def _mcp_json(item: types.Tool | types.Prompt | types.Resource | types.ResourceTemplate) -> dict[str, Any]:
     return item.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExport:
+    """The tools agents may call, in one export format (R-5.1, R-5.2, R-5.6).
+
+    Attributes:
+        format: `center`, `mcp`, `openai` or `anthropic`.
+        tools: The tool objects in that format, ready to hand to the LLM API (input schemas unchanged).
+        aliases: `{exposed name: registry.ToolAlias}` (server id, the server's tool name, `verbatim`).
+        approval_required: Exposed names whose calls wait for the user's approval (policy `ask`,
+            R-5.3): the OpenAI and Anthropic tool objects have no field to say so.
+    """
+
+    format: ExportFormat
+    tools: list[dict[str, Any]]
+    aliases: Mapping[str, ToolAlias]
+    approval_required: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"format", "tools", "aliases": {name: {"server_id", "tool", "verbatim"}}, "approval_required"}`."""
+        return {
+            "format": self.format,
+            "tools": self.tools,
+            "aliases": {name: alias.to_dict() for name, alias in self.aliases.items()},
+            "approval_required": list(self.approval_required),
+        }
 
 
 @dataclass(frozen=True, slots=True)

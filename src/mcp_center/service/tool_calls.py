@@ -37,6 +37,7 @@ from mcp_center.registry import (
 from mcp_center.service.agent_registry import AgentCatalog, invalid_field
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
+from mcp_center.service.results import ToolExport
 from mcp_center.store import ServerRecord
 
 __all__ = ["ToolCalls"]
@@ -47,7 +48,7 @@ logger = logging.getLogger(__name__)
 class ToolCalls(AgentCatalog):
     """The tool half of `Capabilities`: exports, agent calls, the gateway's tool lists."""
 
-    async def tools(self, fmt: object = "center") -> dict[str, Any]:
+    async def tools(self, fmt: object = "center") -> ToolExport:
         """The tools agents see (`EXPORT_FORMATS`), alias table, names needing approval (R-5.1, R-5.3, R-5.6).
 
         Raises: RequestInvalid (an unknown format).
@@ -56,8 +57,12 @@ class ToolCalls(AgentCatalog):
             raise invalid_field("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
         export_format: ExportFormat = fmt
         registry = await self.registry()
-        tools, aliases, asks = registry.export(export_format), registry.aliases_dict(), registry.approval_required()
-        return {"format": export_format, "tools": tools, "aliases": aliases, "approval_required": asks}
+        return ToolExport(
+            format=export_format,
+            tools=registry.export(export_format),
+            aliases=registry.enabled_aliases(),
+            approval_required=tuple(registry.approval_required()),
+        )
 
     async def call_result(
         self,
