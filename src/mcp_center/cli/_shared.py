@@ -130,8 +130,16 @@ DatabaseUrl = Annotated[
 
 
 def settings_for(data_dir: Path | None, profile: str | None = None) -> Settings:
-    """The settings of a command (`--data-dir`, `--profile`, then the environment)."""
-    return Settings.load(data_dir=data_dir, profile=profile)
+    """The settings of a command (`--data-dir`, `--profile`, then the environment).
+
+    Raises:
+        typer.Exit: a bad option or `MCP_CENTER_*` setting, printed as `error [REQUEST_INVALID]`
+            with the field (exit 2), never a traceback (R-7.3).
+    """
+    try:
+        return Settings.load(data_dir=data_dir, profile=profile)
+    except CenterError as exc:
+        raise fail(exc) from None
 
 
 @contextmanager
