@@ -229,8 +229,8 @@ class RawForwarder:
             answers: dict[str, Any] = {}
             for key, request in cast(dict[str, Any], asked if isinstance(asked, dict) else {}).items():
                 answers[key] = await self._input(key, request)
-            if not answers:
-                await anyio.sleep(0.05 * (_round + 1))  # only `requestState`: the server is not ready yet
+            if not answers:  # only `requestState`: the server is not ready yet (spaced as the SDK client does)
+                await anyio.sleep(min(0.05 * 2**_round, 0.25))
             sent = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
             if answers:
                 sent["inputResponses"] = answers
