@@ -24,9 +24,7 @@ MAX_MODULE_LINES = 800
 
 OVER_THE_LIMIT: dict[str, int] = {
     # module (relative to src/mcp_center) -> its line count when it was listed; may only go down.
-    "service/center.py": 1535,  # issue 16: split by noun (readiness, records, secrets, reconcile, views)
     "runtime/manager.py": 928,  # issue 16: cancel bookkeeping, health pings, error classification out
-    "cli/__init__.py": 1291,  # issue 16: split by command group, one client
     "auth/broker.py": 905,  # issue 16: one state object per server
     "service/interactions.py": 865,  # elicitation, sampling and roots brokers in one module
     "transports/stdio.py": 913,  # the stdio transport with its sandbox (issue 17) and read caps (issue 14): reading out

@@ -33,3 +33,11 @@ def test_codes_are_unique_and_upper_snake_case() -> None:
 
 def test_every_class_is_exported() -> None:
     assert {cls.__name__ for cls in _subclasses(CenterError)} <= set(errors_module.__all__)
+
+
+def test_the_exit_code_of_an_http_status_comes_from_the_tree() -> None:
+    """The CLI exits the same for an error it raised itself and one a running host answered."""
+    from mcp_center.cli.host import exit_code_for_status
+
+    table = {401: 6, 403: 5, 404: 3, 409: 4, 413: 2, 422: 2, 502: 7, 503: 9, 504: 8, 500: 1, 418: 1}
+    assert {status: exit_code_for_status(status) for status in table} == table

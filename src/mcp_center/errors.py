@@ -86,7 +86,7 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
     │                                                              a human; nothing was delivered after that point
     ├── HostRequestFailed (500)      HOST_REQUEST_FAILED           the running host refused a CLI request (its own
-    │                                                              code in `api_code`, status in `status`)
+    │                                                              code in `api_code`, exit by its `status`)
     ├── SandboxUnavailable (503)     MCP_SANDBOX_UNAVAILABLE       R-11.1: this host cannot run sandboxed servers
     │                                                              (exit 12; `details.missing`: bubblewrap,
     │                                                              util-linux, user_namespaces, ...)
@@ -750,7 +750,7 @@ class CallInterrupted(CenterError):
 class HostRequestFailed(CenterError):
     """The running host answered a CLI request with an error envelope (`mcp-center auth` drives the
     host through its REST API): `api_code`, `message` and `details` are the host's, `status` its
-    HTTP status. The CLI prints the host's code and exits 4 for a 409, 1 otherwise.
+    HTTP status. The CLI prints the host's code; the status sets the exit (`cli.host.exit_code_for_status`).
 
     Args:
         api_code: The envelope's `code` (`HTTP_<status>` when the answer had no envelope).

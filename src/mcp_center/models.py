@@ -8,9 +8,30 @@ runtime, the service and the edges all speak. Validation rules for server config
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any, TypeGuard
 
-__all__ = ["ConnectionState", "ErrorReason", "TransportKind"]
+__all__ = ["ConnectionState", "ErrorReason", "TransportKind", "is_array", "is_mapping", "is_object"]
+
+
+def is_object(value: object) -> TypeGuard[dict[Any, Any]]:
+    """True for a `dict`: narrows parsed JSON (or any untyped value) to a dict whose members are `Any`.
+
+    `isinstance(value, dict)` narrows an `object` to `dict[Unknown, Unknown]`, which strict pyright
+    (`reportUnknown*`) then reports at every use; this guard says "members not checked yet" instead.
+    """
+    return isinstance(value, dict)
+
+
+def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
+    """True for any `Mapping` (a library caller's body need not be a dict); see `is_object`."""
+    return isinstance(value, Mapping)
+
+
+def is_array(value: object) -> TypeGuard[list[Any]]:
+    """True for a `list`: narrows parsed JSON to a list whose items are `Any` (see `is_object`)."""
+    return isinstance(value, list)
 
 
 class TransportKind(StrEnum):

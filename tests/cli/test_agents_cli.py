@@ -30,7 +30,7 @@ def run(data_dir: Path, *args: str, token: bool = False) -> CliResult:
 def _enable_in_process(data: Path, url: str) -> None:
     async def setup() -> None:
         async with McpCenter.open(Settings.load(data_dir=data, environ={}), connect=False) as center:
-            view = await center.create_server({"name": "Caps", "transport": "streamable_http", "url": url})
+            view = (await center.create_server({"name": "Caps", "transport": "streamable_http", "url": url})).to_dict()
             await center.trust(view["id"], view["digest"])
             assert (await center.test(view["id"])).ok
             await center.enable(view["id"])
@@ -141,7 +141,7 @@ def test_a_record_left_by_a_killed_serve_is_ignored(tmp_path: Path) -> None:
 def test_approvals_at_80_columns_show_whole_ids_states_tools_and_hints() -> None:
     from rich.console import Console
 
-    from mcp_center import cli
+    from mcp_center.cli import agents
 
     approval_id = "157d2c35e3a94f0c8a7b6d5e4f3a2b1c"
     item: dict[str, Any] = {
@@ -153,14 +153,14 @@ def test_approvals_at_80_columns_show_whole_ids_states_tools_and_hints() -> None
         "expires_at": "2026-11-30T17:00:00+00:00",
     }
     narrow = Console(width=80, record=True)
-    narrow.print(cli._approvals_view([item], 80))  # pyright: ignore[reportPrivateUsage]
+    narrow.print(agents._approvals_view([item], 80))  # pyright: ignore[reportPrivateUsage]
     text = narrow.export_text()
     assert f"{approval_id}  pending" in text
     assert "mcp__capabilities__record_something_long" in text
     assert "readOnlyHint=True, destructiveHint=False" in text
     assert max(len(line) for line in text.splitlines()) <= 80
     wide = Console(width=160, record=True)
-    wide.print(cli._approvals_view([item], 160))  # pyright: ignore[reportPrivateUsage]
+    wide.print(agents._approvals_view([item], 160))  # pyright: ignore[reportPrivateUsage]
     table = wide.export_text()
     assert approval_id in table
     assert "┃ id" in table  # a table there

@@ -158,9 +158,11 @@ async def test_auth_prints_issuer_scopes_and_url_then_waits_for_the_browser_logi
     ):
         app.state.center = center
         authorization.base_url, resource.base_url = as_base, rs_base
-        view = await center.create_server(
-            {"id": "o", "name": "O", "transport": "streamable_http", "url": resource.url, "auth": {"kind": "oauth"}}
-        )
+        view = (
+            await center.create_server(
+                {"id": "o", "name": "O", "transport": "streamable_http", "url": resource.url, "auth": {"kind": "oauth"}}
+            )
+        ).to_dict()
         await center.trust("o", view["digest"])
         with anyio.fail_after(30):
             async with await anyio.open_process(
@@ -264,3 +266,41 @@ async def test_auth_raises_the_hosts_refusal_with_its_code_and_status(tmp_path: 
     assert (raised.value.api_code, raised.value.status) == ("MCP_SERVER_NOT_FOUND", 404)
     assert raised.value.code == "HOST_REQUEST_FAILED"
     assert "nope" in raised.value.message
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "field"),
+    [
+        ("MCP_CENTER_PORT", "eighty", "port"),
+        ("MCP_CENTER_PROFILE", "staging", "profile"),
+        ("MCP_CENTER_APPROVAL_TIMEOUT_S", "-5", "approval_timeout_s"),
+        ("MCP_CENTER_DATABASE_URL", "mysql://u:hunter2-secret@db/x", "database_url"),
+    ],
+)
+@pytest.mark.parametrize("verb", [["list"], ["show", "nope"], ["gateway", "token", "list"]])
+def test_a_bad_setting_in_the_environment_is_one_error_line_naming_it_not_a_traceback(
+    tmp_path: Path, variable: str, value: str, field: str, verb: list[str]
+) -> None:
+    """R-7.3: every verb reads its settings through one door that prints the error and its field.
+
+    The value of a setting that may hold a secret (a database password) is never printed."""
+    result = run_cli(tmp_path / "data", *verb, env={variable: value})
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert "[REQUEST_INVALID]" in result.stderr
+    assert field in result.stderr
+    assert "hunter2" not in result.stderr + result.stdout
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_bad_secret_key_is_named_when_a_secret_is_stored_and_its_value_is_never_printed(tmp_path: Path) -> None:
+    """R-1.5: the key is checked where it is used (storing a secret), as one error line."""
+    result = run_cli(
+        tmp_path / "data",
+        *["add", "x", "http://127.0.0.1:9/mcp", "-H", "Authorization: Bearer abc"],
+        env={"MCP_CENTER_SECRET_KEY": "hunter2-secret-not-a-key"},
+    )
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert "[SECRET_STORE_ERROR]" in result.stderr
+    assert "hunter2" not in result.stderr + result.stdout

@@ -45,7 +45,9 @@ async def run(url: str) -> dict[str, Any]:
         settings = Settings.load(data_dir=data_dir, environ={})
         async with McpCenter.open(settings) as center:
             with anyio.fail_after(STEP_TIMEOUT_S):
-                view = await center.create_server({"name": "Conformance", "transport": "streamable_http", "url": url})
+                view = (
+                    await center.create_server({"name": "Conformance", "transport": "streamable_http", "url": url})
+                ).to_dict()
                 server_id = view["id"]
                 await center.trust(server_id, view["digest"])
                 tested = await center.test(server_id)

@@ -85,10 +85,10 @@ async def _prepare(settings: Settings, echo_url: str) -> tuple[str, str]:
             "tool_policies": {"whoami": "allow"},
         }
         view = await center.create_server(body)
-        view = await center.set_secret(view["id"], "header", "X-Api-Key", "migrated-secret-value")
-        await center.trust(view["id"], view["digest"])
-        assert (await center.test(view["id"])).ok
-        await center.enable(view["id"])
+        view = await center.set_secret(view.id, "header", "X-Api-Key", "migrated-secret-value")
+        await center.trust(view.id, view.digest)
+        assert (await center.test(view.id)).ok
+        await center.enable(view.id)
         _, token = center.gateway_tokens.create("agent")
     cipher = SecretCipher(load_or_create_key(settings.data_dir, None))
     oauth_id = secret_id(SecretKind.OAUTH, "echo", "grant-of-a-binding")

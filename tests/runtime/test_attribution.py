@@ -46,7 +46,7 @@ async def fake_base() -> AsyncGenerator[str]:
 
 
 async def _test(center: McpCenter, body: dict[str, object]) -> TestResult:
-    view = await center.create_server({"name": "Target", **body})
+    view = (await center.create_server({"name": "Target", **body})).to_dict()
     await center.trust(view["id"], view["digest"])
     return await center.test(view["id"])
 

@@ -22,13 +22,15 @@ ECHO = str(Path(__file__).parent.parent / "servers" / "echo_stdio.py")
 
 
 async def _enable(center: McpCenter, args: list[str], **extra: Any) -> str:
-    view = await center.create_server(
-        {"name": "Echo", "transport": "stdio", "command": sys.executable, "args": [ECHO, *args], **extra}
-    )
+    view = (
+        await center.create_server(
+            {"name": "Echo", "transport": "stdio", "command": sys.executable, "args": [ECHO, *args], **extra}
+        )
+    ).to_dict()
     await center.trust(view["id"], view["digest"])
     result = await center.test(view["id"])
     assert result.ok, result.error
-    enabled = await center.enable(view["id"])
+    enabled = (await center.enable(view["id"])).to_dict()
     assert enabled["status"]["state"] == "ready"
     return str(view["id"])
 
@@ -67,15 +69,17 @@ async def test_a_banner_on_stdout_is_tolerated_and_recorded(center: McpCenter) -
 
 async def test_a_server_that_only_prints_noise_times_out_with_a_clear_hint(center: McpCenter) -> None:
     script = "import sys, time\nprint('Listening on port 3000', flush=True)\nfor _ in sys.stdin:\n    pass\n"
-    view = await center.create_server(
-        {
-            "name": "Noisy",
-            "transport": "stdio",
-            "command": sys.executable,
-            "args": ["-c", script],
-            "startup_timeout_s": 1,
-        }
-    )
+    view = (
+        await center.create_server(
+            {
+                "name": "Noisy",
+                "transport": "stdio",
+                "command": sys.executable,
+                "args": ["-c", script],
+                "startup_timeout_s": 1,
+            }
+        )
+    ).to_dict()
     await center.trust(view["id"], view["digest"])
     result = await center.test(view["id"])
     assert result.error is not None

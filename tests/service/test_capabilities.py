@@ -91,7 +91,7 @@ async def test_every_export_format_passes_the_input_schema_unchanged(
     assert anthropic["mcp__caps__record"]["input_schema"] == schema
     assert mcp["mcp__caps__record"]["inputSchema"] == schema
     with pytest.raises(RequestInvalid):
-        await center.agent_tools("gemini")
+        await center.agent_tools("gemini")  # pyright: ignore[reportArgumentType] - an untyped caller's value
 
 
 async def test_an_approved_agent_call_reaches_the_server_once(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -232,14 +232,14 @@ async def test_changing_a_tool_policy_is_a_versioned_high_risk_change(
     view = await ready(center, remote("caps", caps[0]))
     with pytest.raises(ServerVersionConflict):
         await center.set_tool_policy("caps", "record", "allow", version=view["version"] + 5)
-    changed = await center.set_tool_policy("caps", "record", "allow", version=view["version"])
+    changed = (await center.set_tool_policy("caps", "record", "allow", version=view["version"])).to_dict()
     assert changed["tool_policies"] == {"record": "allow"}
     assert changed["needs"] == ["trust", "test", "enable"]
     assert "mcp__caps__record" not in {t["name"] for t in (await center.agent_tools())["tools"]}
-    back = await center.set_tool_policy("caps", "record", "ask", version=changed["version"])
+    back = (await center.set_tool_policy("caps", "record", "ask", version=changed["version"])).to_dict()
     assert back["tool_policies"] == {}
     with pytest.raises(RequestInvalid):
-        await center.set_tool_policy("caps", "record", "sometimes", version=back["version"])
+        await center.set_tool_policy("caps", "record", "sometimes", version=back["version"])  # pyright: ignore[reportArgumentType]
     with pytest.raises(RequestInvalid):
         await center.set_tool_policy("caps", "record", "allow", version=None)
 
@@ -375,7 +375,7 @@ async def test_an_approval_pending_when_its_tool_policy_changes_ends_and_the_cal
     view = await ready(center, remote("caps", url))
 
     async def deny_and_set_up_again() -> None:
-        changed = await center.set_tool_policy("caps", "record", "deny", version=view["version"])
+        changed = (await center.set_tool_policy("caps", "record", "deny", version=view["version"])).to_dict()
         await center.trust("caps", changed["digest"])
         assert (await center.test("caps")).ok
         await center.enable("caps")

@@ -57,7 +57,7 @@ async def test_a_restart_keeps_configuration_secrets_trust_and_test_and_reconnec
         )
     async with McpCenter.open(settings) as center:
         await center.wait_for_state("echo", "ready", timeout_s=10)
-        after = await center.get_server("echo")
+        after = (await center.get_server("echo")).to_dict()
         assert after["digest"] == before["digest"]
         assert after["trusted"] and after["tested"] and after["enabled"]
         assert after["secret_headers"] == {"X-Api-Key": {"configured": True}}
@@ -101,9 +101,9 @@ async def test_a_high_risk_change_disconnects_and_requires_trust_test_and_enable
 ) -> None:
     """R-1.4: changing a header invalidates trust and test at once and closes the session."""
     view = await ready_in_center(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
-    changed = await center.update_server(
-        "echo", {"version": view["version"], "headers": {"X-Team": "blue"}}, partial=True
-    )
+    changed = (
+        await center.update_server("echo", {"version": view["version"], "headers": {"X-Team": "blue"}}, partial=True)
+    ).to_dict()
     assert changed["trusted"] is False and changed["tested"] is False and changed["enabled"] is False
     assert changed["needs"] == ["trust", "test", "enable"]
     assert center.status("echo").state.value == "disconnected"
@@ -117,7 +117,9 @@ async def test_a_high_risk_change_disconnects_and_requires_trust_test_and_enable
 async def test_a_low_risk_change_keeps_the_session(center: McpCenter, echo_url: str) -> None:
     view = await ready_in_center(center, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     connection_id = center.status("echo").connection_id
-    renamed = await center.update_server("echo", {"version": view["version"], "name": "Echo 2"}, partial=True)
+    renamed = (
+        await center.update_server("echo", {"version": view["version"], "name": "Echo 2"}, partial=True)
+    ).to_dict()
     assert renamed["enabled"] and renamed["trusted"] and renamed["tested"]
     assert renamed["version"] == view["version"] + 1
     assert center.status("echo").connection_id == connection_id
@@ -125,18 +127,18 @@ async def test_a_low_risk_change_keeps_the_session(center: McpCenter, echo_url: 
 
 async def test_a_stale_version_changes_nothing(center: McpCenter, echo_url: str) -> None:
     """R-1.3: two pages never overwrite each other."""
-    view = await center.create_server({"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    view = (await center.create_server({"name": "Echo", "transport": "streamable_http", "url": echo_url})).to_dict()
     await center.update_server("echo", {"version": view["version"], "name": "First"}, partial=True)
     with pytest.raises(ServerVersionConflict) as caught:
         await center.update_server("echo", {**view, "name": "Second"})
     assert caught.value.details["current_version"] == view["version"] + 1
-    assert (await center.get_server("echo"))["name"] == "First"
+    assert ((await center.get_server("echo")).to_dict())["name"] == "First"
 
 
 async def test_a_test_result_of_a_configuration_that_changed_meanwhile_is_not_stored(
     center: McpCenter, echo_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    view = await center.create_server({"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    view = (await center.create_server({"name": "Echo", "transport": "streamable_http", "url": echo_url})).to_dict()
     await center.trust("echo", view["digest"])
     original_probe = center._manager.probe  # pyright: ignore[reportPrivateUsage]
 
@@ -149,7 +151,7 @@ async def test_a_test_result_of_a_configuration_that_changed_meanwhile_is_not_st
     monkeypatch.setattr(center._manager, "probe", probe_then_edit)  # pyright: ignore[reportPrivateUsage]
     result = await center.test("echo")
     assert result.ok
-    after = await center.get_server("echo")
+    after = (await center.get_server("echo")).to_dict()
     assert after["last_test"] is None
     assert after["tested"] is False
 
@@ -218,15 +220,17 @@ async def test_the_stderr_tail_of_a_failed_stdio_server_is_redacted(center: McpC
     script = tmp_path / "leak.py"
     script.write_text("import os, sys\nprint('token is', os.environ['API_TOKEN'], file=sys.stderr)\nsys.exit(4)\n")
 
-    view = await center.create_server(
-        {
-            "name": "Leaky",
-            "transport": "stdio",
-            "command": sys.executable,
-            "args": [str(script)],
-            "secret_values": {"env": {"API_TOKEN": "very-secret-token-42"}},
-        }
-    )
+    view = (
+        await center.create_server(
+            {
+                "name": "Leaky",
+                "transport": "stdio",
+                "command": sys.executable,
+                "args": [str(script)],
+                "secret_values": {"env": {"API_TOKEN": "very-secret-token-42"}},
+            }
+        )
+    ).to_dict()
     await center.trust(view["id"], view["digest"])
     result = await center.test(view["id"])
     assert not result.ok

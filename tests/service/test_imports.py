@@ -34,6 +34,7 @@ from mcp_center.errors import (
 from mcp_center.interchange import EXPORT_FORMATS
 from mcp_center.secrets import SecretCipher, SecretKind, load_or_create_key, secret_id
 from mcp_center.service import ApplyRequest, Importer, ImportPreviews, McpCenter
+from mcp_center.service.servers import Servers
 from mcp_center.store import JsonStore, StoreState
 
 pytestmark = pytest.mark.anyio
@@ -266,16 +267,16 @@ async def test_a_failure_midway_through_apply_leaves_the_store_unchanged(
     await center.create_server({"name": "kept", "transport": "stdio", "command": "mcp-kept"})
     preview = await importer.preview(PROJECT)
     before = files(settings)
-    original = McpCenter._add_server  # pyright: ignore[reportPrivateUsage]
+    original = Servers._add  # pyright: ignore[reportPrivateUsage]
     calls: list[str] = []
 
-    def failing(self: McpCenter, state: StoreState, parsed: Any) -> str:
+    def failing(self: Servers, state: StoreState, parsed: Any) -> str:
         calls.append(parsed.config["id"])
         if len(calls) == 3:
             raise StorageError("injected failure on the third server")
         return original(self, state, parsed)
 
-    monkeypatch.setattr(McpCenter, "_add_server", failing)
+    monkeypatch.setattr(Servers, "_add", failing)
     with pytest.raises(StorageError):
         await importer.apply(request(preview, PROJECT))
     assert calls == ["github", "orbit-tasks", "legacy-wiki"]
@@ -399,16 +400,16 @@ def test_apply_is_all_or_nothing_wherever_it_fails(names: list[str], fail_at: in
             importer = Importer(center, ImportPreviews())
             preview = await importer.preview(content)
             before = files(settings_)
-            original = McpCenter._add_server  # pyright: ignore[reportPrivateUsage]
+            original = Servers._add  # pyright: ignore[reportPrivateUsage]
             calls: list[int] = []
 
-            def failing(self: McpCenter, state: StoreState, parsed: Any) -> str:
+            def failing(self: Servers, state: StoreState, parsed: Any) -> str:
                 calls.append(1)
                 if len(calls) == fail_at + 1:
                     raise StorageError("injected")
                 return original(self, state, parsed)
 
-            with mock.patch.object(McpCenter, "_add_server", failing):
+            with mock.patch.object(Servers, "_add", failing):
                 try:
                     await importer.apply(ApplyRequest(preview["token"], preview["digest"], content))
                 except CenterError as exc:

@@ -27,12 +27,12 @@ def body(**auth: Any) -> dict[str, Any]:
 
 
 async def test_a_client_secret_given_in_auth_is_stored_as_a_secret_and_never_shown(center: McpCenter) -> None:
-    view = await center.create_server(body(client_id="pre", client_secret=SECRET))
+    view = (await center.create_server(body(client_id="pre", client_secret=SECRET))).to_dict()
     assert view["auth"]["client_secret"] == {"configured": True}
     assert view["auth"]["private_key"] == {"configured": False}
     assert view["summary"]["auth"]["client_secret"]["configured"] is True
     assert SECRET not in repr(view)
-    again = await center.update_server("o", view)  # the read shape round-trips without losing the secret
+    again = (await center.update_server("o", view)).to_dict()  # the read shape round-trips without losing the secret
     assert again["auth"]["client_secret"] == {"configured": True}
     assert again["digest"] == view["digest"]
 
@@ -51,10 +51,10 @@ async def test_every_oauth_setting_is_part_of_the_digest_so_changing_it_needs_a_
     center: McpCenter, change: dict[str, Any]
 ) -> None:
     """R-1.4: auth changes are high-risk."""
-    view = await center.create_server(body(client_id="pre"))
+    view = (await center.create_server(body(client_id="pre"))).to_dict()
     await center.trust("o", view["digest"])
     auth = {**view["auth"], **change}
-    changed = await center.update_server("o", {"version": view["version"], "auth": auth}, partial=True)
+    changed = (await center.update_server("o", {"version": view["version"], "auth": auth}, partial=True)).to_dict()
     assert changed["digest"] != view["digest"]
     assert changed["trusted"] is False
 
@@ -62,9 +62,9 @@ async def test_every_oauth_setting_is_part_of_the_digest_so_changing_it_needs_a_
 async def test_changing_the_client_secret_value_changes_the_digest_through_its_keyed_fingerprint(
     center: McpCenter,
 ) -> None:
-    view = await center.create_server(body(client_id="pre", client_secret=SECRET))
+    view = (await center.create_server(body(client_id="pre", client_secret=SECRET))).to_dict()
     first = view["summary"]["auth"]["client_secret"]["fingerprint"]
-    changed = await center.set_secret("o", "oauth", "client_secret", SECRET + "-rotated")
+    changed = (await center.set_secret("o", "oauth", "client_secret", SECRET + "-rotated")).to_dict()
     assert changed["summary"]["auth"]["client_secret"]["fingerprint"] != first
     assert changed["digest"] != view["digest"]
 
@@ -92,13 +92,15 @@ async def test_a_private_key_must_be_a_usable_pem_key(center: McpCenter) -> None
         .private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
         .decode()
     )
-    view = await center.create_server({**body(**auth), "secret_values": {"oauth": {"private_key": pem}}})
+    view = (await center.create_server({**body(**auth), "secret_values": {"oauth": {"private_key": pem}}})).to_dict()
     assert view["auth"]["private_key"] == {"configured": True}
 
 
 async def test_switching_away_from_oauth_deletes_the_oauth_secrets(center: McpCenter) -> None:
-    view = await center.create_server(body(client_id="pre", client_secret=SECRET))
-    switched = await center.update_server("o", {"version": view["version"], "auth": {"kind": "none"}}, partial=True)
+    view = (await center.create_server(body(client_id="pre", client_secret=SECRET))).to_dict()
+    switched = (
+        await center.update_server("o", {"version": view["version"], "auth": {"kind": "none"}}, partial=True)
+    ).to_dict()
     assert "client_secret" not in switched["auth"]
     state = center._store.read()  # pyright: ignore[reportPrivateUsage]
     assert state.secret_ids_of("o") == []

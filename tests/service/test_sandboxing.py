@@ -40,11 +40,11 @@ def escape_body(server_id: str = "escape", *, sandboxed: bool = True, **policy: 
 
 
 async def ready(center: McpCenter, body: dict[str, Any]) -> dict[str, Any]:
-    view = await center.create_server(body)
+    view = (await center.create_server(body)).to_dict()
     await center.trust(view["id"], view["digest"])
     result = await center.test(view["id"])
     assert result.ok, result.error
-    return await center.enable(view["id"])
+    return (await center.enable(view["id"])).to_dict()
 
 
 async def text_of(center: McpCenter, server_id: str, tool: str, **arguments: Any) -> tuple[bool, str]:
@@ -55,7 +55,7 @@ async def text_of(center: McpCenter, server_id: str, tool: str, **arguments: Any
 async def test_production_runs_a_sandboxed_stdio_server_and_refuses_an_unconfined_one(tmp_path: Path) -> None:
     settings = Settings.load(data_dir=tmp_path / "prod", profile="production", environ={})
     async with McpCenter.open(settings) as center:
-        plain = await center.create_server(escape_body("plain", sandboxed=False))
+        plain = (await center.create_server(escape_body("plain", sandboxed=False))).to_dict()
         assert "sandbox" in plain["needs"]
         await center.trust("plain", plain["digest"])
         with pytest.raises(SandboxRequired) as refused:
@@ -73,22 +73,26 @@ async def test_the_policy_is_in_the_summary_and_loosening_it_needs_a_new_confirm
     assert view["summary"]["sandbox"]["network"] == "none"
     assert view["summary"]["sandbox"]["max_processes"] == 256
     for change in ({"network": "egress"}, {"memory_mb": None}, {"max_processes": 4096}):
-        current = await center.get_server("escape")
+        current = (await center.get_server("escape")).to_dict()
         policy = {**current["sandbox"], **change}
-        changed = await center.update_server("escape", {"sandbox": policy, "version": current["version"]}, partial=True)
+        changed = (
+            await center.update_server("escape", {"sandbox": policy, "version": current["version"]}, partial=True)
+        ).to_dict()
         assert changed["digest"] != current["digest"], change
         assert (changed["trusted"], changed["tested"], changed["enabled"]) == (False, False, False), change
         await center.trust("escape", changed["digest"])
         assert (await center.test("escape")).ok
         await center.enable("escape")
-    unconfined = await center.get_server("escape")
-    dropped = await center.update_server("escape", {"sandbox": None, "version": unconfined["version"]}, partial=True)
+    unconfined = (await center.get_server("escape")).to_dict()
+    dropped = (
+        await center.update_server("escape", {"sandbox": None, "version": unconfined["version"]}, partial=True)
+    ).to_dict()
     assert "sandbox" not in dropped["summary"] and dropped["trusted"] is False
 
 
 async def test_an_unconfined_servers_summary_has_no_sandbox_key(center: McpCenter) -> None:
     """Digests confirmed before sandboxes existed stay valid: no `"sandbox": null` appears."""
-    view = await center.create_server(escape_body(sandboxed=False))
+    view = (await center.create_server(escape_body(sandboxed=False))).to_dict()
     assert "sandbox" not in view["summary"]
     assert view["sandbox_host"] is None
 
@@ -144,15 +148,17 @@ async def test_the_view_shows_the_hosts_sandbox_and_warns_about_what_will_fail(
     hidden.parent.mkdir()
     hidden.write_text("#!/bin/sh\n")
     hidden.chmod(0o755)
-    view = await center.create_server(
-        {
-            "id": "warned",
-            "name": "Warned",
-            "transport": "stdio",
-            "command": str(hidden),
-            "sandbox": {"paths": [{"path": str(tmp_path / "absent")}]},
-        }
-    )
+    view = (
+        await center.create_server(
+            {
+                "id": "warned",
+                "name": "Warned",
+                "transport": "stdio",
+                "command": str(hidden),
+                "sandbox": {"paths": [{"path": str(tmp_path / "absent")}]},
+            }
+        )
+    ).to_dict()
     host = view["sandbox_host"]
     assert host["available"] is True and host["home"] == "/home/mcp"
     if host["mode"] == "setuid":
@@ -162,7 +168,7 @@ async def test_the_view_shows_the_hosts_sandbox_and_warns_about_what_will_fail(
 
 
 async def test_warm_up_needs_trust_and_an_npx_or_uvx_command(center: McpCenter) -> None:
-    view = await center.create_server(escape_body())
+    view = (await center.create_server(escape_body())).to_dict()
     with pytest.raises(ServerNotTrusted):
         await center.warm_up_sandbox("escape")
     await center.trust("escape", view["digest"])

@@ -41,9 +41,11 @@ async def run(cycles: int, max_seconds: float, max_growth_mib: float) -> int:
     with tempfile.TemporaryDirectory() as data_dir:
         settings = Settings.load(data_dir=data_dir, environ={})
         async with McpCenter.open(settings, connect=False) as center:
-            view = await center.create_server(
-                {"name": "Tiny", "transport": "stdio", "command": sys.executable, "args": [TINY]}
-            )
+            view = (
+                await center.create_server(
+                    {"name": "Tiny", "transport": "stdio", "command": sys.executable, "args": [TINY]}
+                )
+            ).to_dict()
             server_id = view["id"]
             await center.trust(server_id, view["digest"])
             assert (await center.test(server_id)).ok
@@ -51,7 +53,7 @@ async def run(cycles: int, max_seconds: float, max_growth_mib: float) -> int:
             warm_rss = 0.0
             done = 0
             for n in range(1, cycles + 1):
-                enabled = await center.enable(server_id)
+                enabled = (await center.enable(server_id)).to_dict()
                 assert enabled["status"]["state"] == "ready", enabled["status"]
                 await center.disable(server_id)
                 done = n

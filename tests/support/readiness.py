@@ -31,14 +31,14 @@ STEP_TIMEOUT_S = 60.0
 
 
 async def ready_in_center(center: McpCenter, body: dict[str, Any]) -> dict[str, Any]:
-    """Create `body`, trust it, test it (asserting success), enable it; return the enabled view."""
+    """Create `body`, trust it, test it (asserting success), enable it; return the enabled view as JSON."""
     view = await center.create_server(body)
-    await center.trust(view["id"], view["digest"])
+    await center.trust(view.id, view.digest)
     with anyio.fail_after(STEP_TIMEOUT_S):
-        result = await center.test(view["id"])
+        result = await center.test(view.id)
     assert result.ok, result.error
     with anyio.fail_after(STEP_TIMEOUT_S):
-        enabled = await center.enable(view["id"])
+        enabled = (await center.enable(view.id)).to_dict()
     assert enabled["enabled"] is True, enabled
     assert enabled["needs"] == [], enabled
     return enabled

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 from fastapi import APIRouter, Body, Query, Request
@@ -31,6 +31,7 @@ from mcp_center.api.bodies import (
     ToolPolicyChange,
 )
 from mcp_center.api.openapi import UPSTREAM, errors
+from mcp_center.registry import ExportFormat
 from mcp_center.service import McpCenter
 
 __all__ = ["router"]
@@ -81,7 +82,8 @@ async def list_tools(
     """Every enabled, non-disabled tool of every ready server as `mcp__{serverId}__{tool}`, with the
     alias table that maps each exposed name back to (server id, original tool name). `openai` and
     `anthropic` are the function-calling formats of those APIs; input schemas pass unchanged."""
-    return await _center(request).agent_tools(format)
+    # Checked by the service (RequestInvalid names the formats): the query is any string here.
+    return await _center(request).agent_tools(cast(ExportFormat, format))
 
 
 @router.post(
@@ -112,7 +114,8 @@ async def set_policy(
 ) -> dict[str, Any]:
     """Body `{"policy": "ask"|"allow"|"deny", "version": N}`. The same versioned update as a PATCH of
     `tool_policies`, and a high-risk change (R-1.4): the server needs trust, test and enable again."""
-    return await _center(request).set_tool_policy(server_id, tool, body.policy, version=body.version)
+    view = await _center(request).set_tool_policy(server_id, tool, body.policy, version=body.version)
+    return view.to_dict()
 
 
 # ----- approvals -----------------------------------------------------------------------------------

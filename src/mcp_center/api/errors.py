@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mcp_center.config.jsonsafe import scrub_text
 from mcp_center.errors import CenterError
+from mcp_center.models import is_array, is_object
 from mcp_center.secrets import default_redactor
 
 __all__ = ["error_response", "install_error_handlers"]
@@ -40,9 +41,9 @@ def _scrub(value: Any) -> Any:
     """Make an error body encodable even when it quotes invalid input (a lone surrogate)."""
     if isinstance(value, str):
         return scrub_text(value)
-    if isinstance(value, dict):
+    if is_object(value):
         return {scrub_text(str(k)): _scrub(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if is_array(value):
         return [_scrub(v) for v in value]
     return value
 
@@ -95,7 +96,7 @@ async def _center_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = []
+    errors: list[dict[str, str]] = []
     content_type = request.headers.get("content-type", "")
     if request.method in {"POST", "PUT", "PATCH"} and content_type and "json" not in content_type.lower():
         # `curl -d '{...}'` sends form encoding: say what is wrong instead of "not a valid dictionary".

@@ -95,7 +95,7 @@ class HostGuard:
             )
             await response(scope, receive, send)
             return
-        origin = headers.get("origin")
+        origin: str | None = headers.get("origin")
         if origin and scope.get("method", "GET") not in _SAFE_METHODS and origin != "null":
             origin_host = urlsplit(origin).hostname or ""
             if origin_host.lower() not in self._allowed:

@@ -45,7 +45,7 @@ def _center(request: Request) -> McpCenter:
 @router.get("", summary="List servers")
 async def list_servers(request: Request) -> dict[str, Any]:
     """Every registered server with its summary, digest and status."""
-    return {"servers": await _center(request).list_servers()}
+    return {"servers": [view.to_dict() for view in await _center(request).list_servers()]}
 
 
 @router.post(
@@ -57,12 +57,12 @@ async def create_server(request: Request, body: JsonObject) -> dict[str, Any]:
     Secret values go in `secret_values` (`{"env": {...}, "headers": {...}, "bearer_token": "..."}`)
     and are never returned.
     """
-    return await _center(request).create_server(body)
+    return (await _center(request).create_server(body)).to_dict()
 
 
 @router.get("/{server_id}", summary="Read a server", responses=errors(404))
 async def get_server(request: Request, server_id: str) -> dict[str, Any]:
-    return await _center(request).get_server(server_id)
+    return (await _center(request).get_server(server_id)).to_dict()
 
 
 @router.put(
@@ -73,7 +73,7 @@ async def get_server(request: Request, server_id: str) -> dict[str, Any]:
 )
 async def put_server(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
     """Full replacement of the editable fields; must carry the `version` read (409 when stale)."""
-    return await _center(request).update_server(server_id, body)
+    return (await _center(request).update_server(server_id, body)).to_dict()
 
 
 @router.patch(
@@ -84,7 +84,7 @@ async def put_server(request: Request, server_id: str, body: JsonObject) -> dict
 )
 async def patch_server(request: Request, server_id: str, body: JsonObject) -> dict[str, Any]:
     """Merge the given top-level fields; must carry the `version` read (409 when stale)."""
-    return await _center(request).update_server(server_id, body, partial=True)
+    return (await _center(request).update_server(server_id, body, partial=True)).to_dict()
 
 
 @router.delete("/{server_id}", status_code=204, summary="Delete a server", responses=errors(404, 409))
@@ -108,9 +108,10 @@ async def put_secret(
     """Body `{"value": "..."}`. The API only ever says whether a key is configured (R-1.5)."""
     if version is not None and body.version is not None and version != body.version:
         raise _invalid("version", "FIELD_INVALID", "the query and the body name different versions")
-    return await _center(request).set_secret(
+    view = await _center(request).set_secret(
         server_id, kind, key, body.value, version=version if version is not None else body.version
     )
+    return view.to_dict()
 
 
 @router.delete("/{server_id}/secrets/{key}", summary="Delete a secret", responses=errors(404, 409))
@@ -122,13 +123,13 @@ async def delete_secret(
     version: Annotated[int | None, Query(ge=1)] = None,
 ) -> dict[str, Any]:
     """Remove the value and its ciphertext (R-1.5)."""
-    return await _center(request).delete_secret(server_id, kind, key, version=version)
+    return (await _center(request).delete_secret(server_id, kind, key, version=version)).to_dict()
 
 
 @router.post("/{server_id}/trust", summary="Confirm the connection summary", responses=errors(404, 409))
 async def trust(request: Request, server_id: str, body: Annotated[TrustRequest, Body()]) -> dict[str, Any]:
     """Body `{"digest": "sha256:..."}`: the digest of the summary you reviewed (409 if it changed)."""
-    return await _center(request).trust(server_id, body.digest)
+    return (await _center(request).trust(server_id, body.digest)).to_dict()
 
 
 @router.post("/{server_id}/test", summary="Test with a temporary connection", responses=errors(404, *UPSTREAM))
@@ -152,12 +153,12 @@ async def warm_up_sandbox(request: Request, server_id: str) -> dict[str, Any]:
 
 @router.post("/{server_id}/enable", summary="Enable a trusted, tested server", responses=errors(404, 409))
 async def enable(request: Request, server_id: str) -> dict[str, Any]:
-    return await _center(request).enable(server_id)
+    return (await _center(request).enable(server_id)).to_dict()
 
 
 @router.post("/{server_id}/disable", summary="Disable a server", responses=errors(404, 409))
 async def disable(request: Request, server_id: str) -> dict[str, Any]:
-    return await _center(request).disable(server_id)
+    return (await _center(request).disable(server_id)).to_dict()
 
 
 @router.get("/{server_id}/tools", summary="List the server's tools", responses=errors(404, *UPSTREAM))

@@ -21,6 +21,7 @@ import httpx2
 
 from mcp_center.auth.discovery import Challenge
 from mcp_center.errors import CenterError
+from mcp_center.models import is_object
 
 if TYPE_CHECKING:
     from mcp_center.auth.broker import OAuthBroker
@@ -48,11 +49,11 @@ def operation_of(request: httpx2.Request) -> str:
         message = json.loads(body)
     except ValueError:
         return "POST"
-    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+    if not is_object(message) or not isinstance(message.get("method"), str):
         return "POST"
     method: str = message["method"]
     params = message.get("params")
-    name = params.get("name") if isinstance(params, dict) else None
+    name = params.get("name") if is_object(params) else None
     return f"{method}:{name}" if isinstance(name, str) else method
 
 

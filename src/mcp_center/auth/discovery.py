@@ -34,7 +34,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import httpx2
@@ -53,6 +53,7 @@ from mcp_center.auth.http import OAuthHttp, OAuthResponse
 from mcp_center.auth.urls import UrlPolicy, canonical_resource, origin_of, resource_key, same_origin
 from mcp_center.errors import OAuthDiscoveryFailed, OAuthIssuerChoiceRequired
 from mcp_center.interchange.display import display_url
+from mcp_center.models import is_array
 
 __all__ = ["AuthorizationServer", "Challenge", "Discovery", "discover", "select_issuer"]
 
@@ -133,7 +134,7 @@ class AuthorizationServer:
     def to_json(self) -> dict[str, Any]:
         """JSON shape of the snapshot (lists instead of tuples)."""
         data = asdict(self)
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
+        return {k: list(cast(tuple[Any, ...], v)) if isinstance(v, tuple) else v for k, v in data.items()}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AuthorizationServer:
@@ -354,7 +355,7 @@ async def _protected_resource_metadata(
         if raw is None:
             raise _invalid_prm(url, "is not a JSON object")
         servers = raw.get("authorization_servers")
-        if not isinstance(servers, list) or not servers:
+        if not is_array(servers) or not servers:
             raise _invalid_prm(url, "must list at least one authorization server", "authorization_servers", servers)
         if len(servers) > MAX_ISSUERS or not all(isinstance(s, str) and s for s in servers):  # pyright: ignore[reportUnknownVariableType]
             raise _invalid_prm(url, f"must list at most {MAX_ISSUERS} issuer URLs", "authorization_servers", servers)

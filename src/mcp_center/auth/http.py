@@ -22,6 +22,7 @@ import httpx2
 from mcp_types import LATEST_PROTOCOL_VERSION
 
 from mcp_center.auth.urls import UrlPolicy
+from mcp_center.models import is_object
 
 __all__ = ["MAX_BODY_BYTES", "OAuthHttp", "OAuthResponse"]
 
@@ -154,6 +155,6 @@ class OAuthHttp:
             value = json.loads(body) if body else None
         except ValueError:
             value = None
-        if isinstance(value, dict):
+        if is_object(value):
             parsed = {str(k): v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
         return OAuthResponse(status=response.status_code, headers=response.headers, body=body, json=parsed)

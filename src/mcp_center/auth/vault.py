@@ -36,6 +36,7 @@ from mcp_center.auth.tokens import ClientIdentity, TokenSet
 from mcp_center.auth.urls import canonical_resource
 from mcp_center.config import AuthOAuth, RemoteServerConfig
 from mcp_center.errors import SecretStoreError
+from mcp_center.models import is_object
 from mcp_center.secrets import Redactor, SecretCipher, SecretKind, secret_id
 from mcp_center.store import Store, StoreState
 
@@ -304,6 +305,6 @@ class CredentialVault:
             value = json.loads(plain)
         except ValueError:
             raise SecretStoreError("a stored OAuth credential is malformed; authorize the server again") from None
-        if not isinstance(value, dict):
+        if not is_object(value):
             raise SecretStoreError("a stored OAuth credential is malformed; authorize the server again")
         return {str(k): v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]

@@ -45,7 +45,7 @@ def policy_line(view: dict[str, Any]) -> str:
     policy = view.get("sandbox")
     if not policy:
         return "unconfined"
-    host = view.get("sandbox_host") or {}
+    host: dict[str, Any] = view.get("sandbox_host") or {}
     suffix = "" if host.get("available", True) else ", cannot run here"
     return f"sandboxed (network {policy['network']}{suffix})"
 
@@ -83,7 +83,7 @@ def log_lines(logs: dict[str, Any]) -> list[str]:
     lines = ["requests:"] if logs.get("requests") else ["requests: none yet"]
     for entry in logs.get("requests", []):
         took = f" {entry['duration_ms']} ms" if entry.get("duration_ms") is not None else ""
-        error = entry.get("error") or {}
+        error: dict[str, Any] = entry.get("error") or {}
         said = f" {error.get('message')}" if error else ""
         lines.append(
             f"  {entry['at']} {entry.get('method') or entry['kind']} {entry['status']}{took}{said}{mark(entry)}"

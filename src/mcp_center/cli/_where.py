@@ -33,7 +33,10 @@ def serve_state(settings: Settings) -> str:
 def unreachable_why(settings: Settings, url: str | None) -> str:
     """Why the running host was not reached, naming the data directory and whether a serve owns it (R-9.2)."""
     if url:
-        return f"nothing answers at the --url given (the data directory is {settings.data_dir})"
+        return (
+            f"nothing answers at the --url given: is an mcp-center serve running there? "
+            f"(the data directory is {settings.data_dir})"
+        )
     owner = running_owner(settings.data_dir)
     if owner is None:
         return (

@@ -44,7 +44,7 @@ class AddPlan:
     """
 
     body: dict[str, Any]
-    secrets: list[str] = field(default_factory=list)
+    secrets: list[str] = field(default_factory=list[str])
 
 
 def _invalid(where: str, message: str) -> RequestInvalid:

@@ -69,8 +69,9 @@ def _state(status: dict[str, Any] | None, enabled: bool) -> Text:
         return Text("?", style="dim")
     state = str(status.get("state") or "disconnected")
     if state == "error":
-        error = status.get("error") or {}
-        reason = (error.get("details") or {}).get("reason") or error.get("code") or ""
+        error: dict[str, Any] = status.get("error") or {}
+        details: dict[str, Any] = error.get("details") or {}
+        reason = details.get("reason") or error.get("code") or ""
         return Text(f"error\n{reason}" if reason else "error", style="red")
     style = {"ready": "green", "connecting": "cyan"}.get(state, "dim" if not enabled else "")
     return Text(state, style=style)
@@ -109,7 +110,8 @@ def servers_table(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
             table.columns[index].overflow = "fold"
     for view in servers:
         enabled = bool(view.get("enabled"))
-        needs = [n for n in view.get("needs") or [] if n != "enable"]
+        listed: list[str] = view.get("needs") or []
+        needs = [n for n in listed if n != "enable"]
         step = needs[0] if needs else ("-" if enabled else "enable")
         row = [
             Text(view["id"]),

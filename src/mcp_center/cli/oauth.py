@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-import httpx2
+import typer
 
+from mcp_center.cli._shared import DataDir, ProfileOpt, app, err, fail, settings_for
+from mcp_center.cli.host import HostClient, exit_code_for_status
 from mcp_center.config import Settings
-from mcp_center.errors import HostRequestFailed, ServerUnreachable
-from mcp_center.secrets import load_or_create_admin_token
-from mcp_center.secrets.keyfiles import ADMIN_TOKEN_FILE
+from mcp_center.errors import CenterError, HostRequestFailed
+from mcp_center.models import is_array
+from mcp_center.secrets import install_log_redaction
 
 __all__ = ["AuthReport", "HostRequestFailed", "authorize"]  # the error `authorize` raises, from errors.py
 
@@ -34,37 +36,6 @@ class AuthReport:
     def __init__(self, say: Callable[[str], None], ask: Callable[[str], str]) -> None:
         self.say = say
         self.ask = ask
-
-
-def _admin_token(settings: Settings) -> str:
-    if settings.admin_token is None and not (settings.data_dir / ADMIN_TOKEN_FILE).exists():
-        raise ServerUnreachable(
-            f"no admin token in {settings.data_dir} (data directory): start 'mcp-center serve' with this data "
-            "directory first",
-            details={"reason": "refused"},
-        )
-    token, _ = load_or_create_admin_token(settings.data_dir, settings.admin_token)
-    return token
-
-
-def _call(client: httpx2.Client, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-    try:
-        response = client.request(method, path, **kwargs)
-    except httpx2.TransportError:
-        raise ServerUnreachable(
-            f"cannot reach mcp-center at {client.base_url}: is 'mcp-center serve' running (or pass --url)?",
-            details={"reason": "refused"},
-        ) from None
-    body: Any = response.json() if response.content else {}
-    if response.status_code >= 400:
-        error = body.get("error", {}) if isinstance(body, dict) else {}
-        raise HostRequestFailed(
-            str(error.get("code", f"HTTP_{response.status_code}")),
-            str(error.get("message", response.reason_phrase)),
-            dict(error.get("details") or {}),
-            response.status_code,
-        )
-    return dict(body)
 
 
 def authorize(
@@ -82,27 +53,22 @@ def authorize(
 
     Args:
         settings: Locates the admin token (and the default base URL).
-        base_url: The running host's URL (default `settings.base_url`).
+        base_url: The running host's URL (default: where the serve of the data directory listens).
         issuer: The issuer to use when the server lists several.
         wait: Poll until the callback arrived (at most `timeout_s` seconds).
         paste: Ask for the redirected URL instead of waiting (the browser cannot reach the host).
     Returns:
         True when the server is authorized at the end (False: not waited for).
     Raises:
-        HostRequestFailed: the host refused a step (its code and message are kept).
-        ServerUnreachable: no running host or no admin token.
+        HostRequestFailed: the host refused a step (its code, message and status are kept).
+        ServerUnreachable: no running host. AdminAuthRequired: no admin token.
         TimeoutError: no callback within `timeout_s` seconds.
     """
-    token = _admin_token(settings)
-    with httpx2.Client(
-        base_url=base_url or settings.base_url,
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=REQUEST_TIMEOUT_S,
-        trust_env=False,
-    ) as client:
+    with HostClient(settings, base_url, timeout_s=REQUEST_TIMEOUT_S) as client:
         path = f"/api/mcp/servers/{server_id}"
-        before = (_call(client, "GET", path).get("oauth") or {}).get("authorized_at")
-        started = _call(client, "POST", f"{path}/oauth/start", json={"issuer": issuer} if issuer else None)
+        shown: dict[str, Any] = client.call("GET", path).get("oauth") or {}
+        before = shown.get("authorized_at")
+        started = client.call("POST", f"{path}/oauth/start", {"issuer": issuer} if issuer else None)
         scopes = " ".join(started["scopes"]) or "(none requested)"
         if started.get("previous_issuer"):
             report.say(f"note: the authorization server changed from {started['previous_issuer']}")
@@ -115,26 +81,72 @@ def authorize(
         report.say(f"  {started['authorization_url']}")
         if paste:
             pasted = report.ask("paste the URL the browser was sent to after the login").strip()
-            done = _call(client, "POST", f"{path}/oauth/complete", json={"callback_url": pasted})
+            done = client.call("POST", f"{path}/oauth/complete", {"callback_url": pasted})
             report.say(f"authorized by {done['issuer']}")
             return True
         if not wait:
-            report.say(
-                f"the browser returns to {(base_url or settings.base_url).rstrip('/')}/oauth/callback, "
-                "which completes the authorization"
-            )
+            report.say(f"the browser returns to {client.base_url}/oauth/callback, which completes the authorization")
             return False
         report.say("waiting for the login to finish (Ctrl+C to stop waiting) ...")
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             time.sleep(POLL_INTERVAL_S)
-            oauth = _call(client, "GET", path).get("oauth") or {}
+            oauth: dict[str, Any] = client.call("GET", path).get("oauth") or {}
             if oauth.get("authorized") and oauth.get("authorized_at") != before:
                 report.say(f"authorized by {oauth.get('issuer')} (scopes: {' '.join(oauth.get('scopes') or [])})")
                 return True
             if not oauth.get("pending") and oauth.get("last_error"):
-                error = oauth["last_error"]
+                error: dict[str, Any] = oauth["last_error"]
                 raise HostRequestFailed(
                     str(error.get("code")), str(error.get("message")), dict(error.get("details") or {}), 409
                 )
         raise TimeoutError(f"no login finished within {timeout_s:g} s; run the command again")
+
+
+@app.command("auth")
+def auth_(
+    server_id: str,
+    issuer: Annotated[str | None, typer.Option(help="The issuer to log in with when the server lists several.")] = None,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until the browser login completes.")] = True,
+    paste: Annotated[
+        bool, typer.Option("--paste", help="Paste the redirected URL (when the browser cannot reach this host).")
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the login.")] = 300.0,
+    url: Annotated[str | None, typer.Option("--url", help="URL of the running host (default: its base URL).")] = None,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Authorize an OAuth server: shows the issuer and scopes, prints the URL to open, waits.
+
+    Talks to the running `mcp-center serve` (the browser returns to its /oauth/callback).
+    """
+    install_log_redaction()
+    report = AuthReport(
+        say=lambda line: print(line, flush=True),  # plain print: a long URL must not be wrapped
+        ask=lambda question: typer.prompt(question),
+    )
+    settings = settings_for(data_dir, profile)
+    try:
+        authorize(
+            settings,
+            server_id,
+            report,
+            base_url=url,
+            issuer=issuer,
+            wait=wait,
+            paste=paste,
+            timeout_s=timeout,
+        )
+    except HostRequestFailed as exc:
+        err.print(f"[red]error[/red] [{exc.api_code}]: {exc.message}", highlight=False)
+        issuers = exc.details.get("issuers")
+        if is_array(issuers) and issuers:
+            err.print("  choose one with --issuer:", highlight=False)
+            for item in issuers:
+                err.print(f"    {item}", markup=False, highlight=False)
+        raise typer.Exit(exit_code_for_status(exc.status)) from None
+    except CenterError as exc:
+        raise fail(exc, settings=settings, serve=url is None) from None
+    except TimeoutError as exc:
+        err.print(f"[red]error[/red]: {exc}")
+        raise typer.Exit(8) from None

@@ -9,7 +9,10 @@ tool call is serialized for a stdio server (the session dies for every caller), 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
+
+from mcp_center.models import is_object
 
 __all__ = ["first_unsafe_value", "scrub_text"]
 
@@ -36,7 +39,7 @@ def first_unsafe_value(value: Any, path: str = "body", depth: int = 0) -> tuple[
         return (path, "contains an unpaired surrogate (not valid Unicode)") if _bad_text(value) else None
     if isinstance(value, float):
         return None if math.isfinite(value) else (path, "is NaN or infinite, which JSON cannot carry")
-    if isinstance(value, dict):
+    if is_object(value):
         for key, item in value.items():
             key_text = str(key)
             if _bad_text(key_text):
@@ -46,7 +49,8 @@ def first_unsafe_value(value: Any, path: str = "body", depth: int = 0) -> tuple[
                 return found
         return None
     if isinstance(value, list | tuple):
-        for index, item in enumerate(value):
+        items: Sequence[Any] = cast(Sequence[Any], value)
+        for index, item in enumerate(items):
             found = first_unsafe_value(item, f"{path}.{index}", depth + 1)
             if found:
                 return found

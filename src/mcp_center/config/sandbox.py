@@ -95,7 +95,7 @@ class SandboxPolicy(_Model):
     memory_mb: int | None = Field(default=DEFAULT_MEMORY_MB, ge=64, le=1024 * 1024)
     max_processes: int = Field(default=DEFAULT_MAX_PROCESSES, ge=8, le=65536)
     max_open_files: int = Field(default=DEFAULT_MAX_OPEN_FILES, ge=32, le=1024 * 1024)
-    paths: list[SandboxPath] = Field(default_factory=list)
+    paths: list[SandboxPath] = Field(default_factory=list[SandboxPath])
 
 
 def check_sandbox(policy: SandboxPolicy, prefix: str = "sandbox") -> Iterable[FieldError]:

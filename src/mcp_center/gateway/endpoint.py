@@ -43,6 +43,7 @@ from mcp_center.errors import StorageError
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern
 from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_of, scope_of_path
+from mcp_center.models import is_object
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
 
@@ -272,7 +273,7 @@ class GatewayEndpoint:
             return
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
-            if isinstance(message, dict) and is_modern(version) and self._modern_lean(headers, message):
+            if is_object(message) and is_modern(version) and self._modern_lean(headers, message):
                 link = AgentLink(server_id, _modern_capabilities(message), client=_modern_client(message))
                 lean = LeanRequest(
                     message,
@@ -313,7 +314,7 @@ class GatewayEndpoint:
             # A session belongs to the endpoint that opened it (R-8.4): elsewhere it does not exist.
             await _session_elsewhere()(scope, receive, send)
             return
-        if isinstance(message, dict):
+        if is_object(message):
             link = session.link
             if ("method" not in message and link.answer(message)) or (
                 message.get("method") == "notifications/cancelled" and link.cancel(message)
@@ -442,35 +443,35 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 def _declared_capabilities(message: object) -> dict[str, Any]:
     """The `capabilities` an `initialize` request declares (empty when it is not one)."""
-    if not isinstance(message, dict) or message.get("method") != "initialize":
+    if not is_object(message) or message.get("method") != "initialize":
         return {}
     params = message.get("params")
-    caps = params.get("capabilities") if isinstance(params, dict) else None
-    return cast(dict[str, Any], caps) if isinstance(caps, dict) else {}
+    caps = params.get("capabilities") if is_object(params) else None
+    return cast(dict[str, Any], caps) if is_object(caps) else {}
 
 
 def _declared_client(message: object) -> dict[str, Any] | None:
     """The `clientInfo` an `initialize` request declares (None when it is not one or has none)."""
-    if not isinstance(message, dict) or message.get("method") != "initialize":
+    if not is_object(message) or message.get("method") != "initialize":
         return None
     params = message.get("params")
-    info = params.get("clientInfo") if isinstance(params, dict) else None
-    return cast(dict[str, Any], info) if isinstance(info, dict) else None
+    info = params.get("clientInfo") if is_object(params) else None
+    return cast(dict[str, Any], info) if is_object(info) else None
 
 
 def _modern_client(message: dict[str, Any]) -> dict[str, Any] | None:
     """The `clientInfo` a 2026-07-28 request carries in its `_meta` (None without one)."""
     params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    info = meta.get(types.CLIENT_INFO_META_KEY) if isinstance(meta, dict) else None
-    return cast(dict[str, Any], info) if isinstance(info, dict) else None
+    meta = params.get("_meta") if is_object(params) else None
+    info = meta.get(types.CLIENT_INFO_META_KEY) if is_object(meta) else None
+    return cast(dict[str, Any], info) if is_object(info) else None
 
 
 def _modern_capabilities(message: dict[str, Any]) -> dict[str, Any]:
     params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY) if isinstance(meta, dict) else None
-    return cast(dict[str, Any], caps) if isinstance(caps, dict) else {}
+    meta = params.get("_meta") if is_object(params) else None
+    caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY) if is_object(meta) else None
+    return cast(dict[str, Any], caps) if is_object(caps) else {}
 
 
 def _batch_refusal() -> JSONResponse:

@@ -45,6 +45,7 @@ from starlette.types import Message, Receive, Send
 
 from mcp_center.errors import AgentRequestFailed, CenterError, NotFound, ServerRequestFailed
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
+from mcp_center.models import is_object
 from mcp_center.runtime import Category
 from mcp_center.service import Elicitor, RootsLister, Sampler
 
@@ -168,7 +169,7 @@ def is_lean(message: Mapping[str, Any]) -> bool:
     method = message.get("method")
     request_id = message.get("id")
     params = message.get("params", {})
-    if method not in LEAN_METHODS or message.get("jsonrpc") != "2.0" or not isinstance(params, dict):
+    if method not in LEAN_METHODS or message.get("jsonrpc") != "2.0" or not is_object(params):
         return False
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
         return False

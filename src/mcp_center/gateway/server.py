@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_center import __version__
 from mcp_center.errors import CenterError, InvalidInput, NotFound, ServerRequestFailed
+from mcp_center.models import is_object
 from mcp_center.service import GatewayTokens, McpCenter
 
 __all__ = ["GATEWAY_PATH", "Gateway", "caller_of", "error_result_json", "scope_of_path", "to_mcp_error"]
@@ -91,7 +92,7 @@ def _token_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
     `user`), or None when the request came another way (an in-process test client)."""
     request: object = ctx.request
     scope: object = getattr(request, "scope", None)
-    user: object = scope.get("user") if isinstance(scope, dict) else None
+    user: object = scope.get("user") if is_object(scope) else None
     token: object = getattr(user, "access_token", None)
     client_id: object = getattr(token, "client_id", None)
     return client_id if isinstance(client_id, str) and client_id else None
@@ -132,7 +133,7 @@ def scope_of_path(path: str) -> str | None:
 def _scope_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
     request: object = ctx.request
     scope: object = getattr(request, "scope", None)
-    path: object = scope.get("path") if isinstance(scope, dict) else None
+    path: object = scope.get("path") if is_object(scope) else None
     return scope_of_path(path) if isinstance(path, str) else None
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_center.errors import FieldError, ImportFormatMismatch, ImportFormatUnknown
+from mcp_center.models import is_array, is_object
 
 __all__ = [
     "IMPORT_FORMATS",
@@ -117,7 +118,7 @@ def read_document(data: Any, format: str = "auto") -> ClientDocument:
         ImportFormatUnknown: `auto` and no known shape (or the top level is not an object).
         ImportFormatMismatch: an explicit format whose servers key is missing or not an object.
     """
-    if not isinstance(data, dict):
+    if not is_object(data):
         raise ImportFormatUnknown(
             "the file is not a client configuration: its top level is not a JSON object",
             details={"expected": ["mcpServers", "servers", "a map of servers"]},
@@ -139,8 +140,8 @@ def _detect(doc: dict[str, Any]) -> str:
     servers = doc.get("mcpServers")
     if _has_project_servers(doc):
         return "claude-code"
-    if isinstance(servers, dict):
-        entries = [v for v in servers.values() if isinstance(v, dict)]
+    if is_object(servers):
+        entries = [v for v in servers.values() if is_object(v)]
         if any("serverUrl" in e for e in entries):
             return "windsurf"
         if any("type" in e for e in entries):
@@ -150,9 +151,9 @@ def _detect(doc: dict[str, Any]) -> str:
         return "claude-desktop"
     if servers is not None:
         raise ImportFormatUnknown("mcpServers is not an object of servers", details={"field": "mcpServers"})
-    if isinstance(doc.get("servers"), dict) or isinstance(_vscode_section(doc).get("servers"), dict):
+    if is_object(doc.get("servers")) or is_object(_vscode_section(doc).get("servers")):
         return "vscode"
-    if doc and all(isinstance(v, dict) and not _ENTRY_HINTS.isdisjoint(v) for v in doc.values()):
+    if doc and all(is_object(v) and not _ENTRY_HINTS.isdisjoint(v) for v in doc.values()):
         return "bare"
     raise ImportFormatUnknown(
         "no MCP servers found: expected 'mcpServers' (Claude Code, Claude Desktop, Cursor, Windsurf), "
@@ -163,27 +164,25 @@ def _detect(doc: dict[str, Any]) -> str:
 
 def _has_project_servers(doc: dict[str, Any]) -> bool:
     projects = doc.get("projects")
-    return isinstance(projects, dict) and any(
-        isinstance(p, dict) and isinstance(p.get("mcpServers"), dict) for p in projects.values()
-    )
+    return is_object(projects) and any(is_object(p) and is_object(p.get("mcpServers")) for p in projects.values())
 
 
 def _mcp_servers_entries(doc: dict[str, Any], format: str, *, explicit: bool) -> list[RawEntry]:
     entries: list[RawEntry] = []
-    servers = doc.get("mcpServers")
+    servers: object = doc.get("mcpServers")
     has_projects = format == "claude-code" and _has_project_servers(doc)
-    if not isinstance(servers, dict) and not has_projects:
+    if not is_object(servers) and not has_projects:
         if explicit:
             raise ImportFormatMismatch(
                 f"this is not a {format} file: it has no 'mcpServers' object",
                 details={"format": format, "expected": ["mcpServers"]},
             )
         raise ImportFormatUnknown("mcpServers is not an object of servers", details={"field": "mcpServers"})
-    if isinstance(servers, dict):
+    if is_object(servers):
         entries += [RawEntry(k, _path("mcpServers", k), v) for k, v in servers.items()]
     if has_projects:
         for project, settings in doc["projects"].items():
-            if isinstance(settings, dict) and isinstance(settings.get("mcpServers"), dict):
+            if is_object(settings) and is_object(settings.get("mcpServers")):
                 entries += [
                     RawEntry(k, _path("projects", project, "mcpServers", k), v)
                     for k, v in settings["mcpServers"].items()
@@ -193,16 +192,16 @@ def _mcp_servers_entries(doc: dict[str, Any], format: str, *, explicit: bool) ->
 
 def _vscode_section(doc: dict[str, Any]) -> dict[str, Any]:
     """`doc` itself for `.vscode/mcp.json`, or its `mcp` object for a settings.json."""
-    if isinstance(doc.get("servers"), dict):
+    if is_object(doc.get("servers")):
         return doc
     mcp = doc.get("mcp")
-    return mcp if isinstance(mcp, dict) else {}
+    return mcp if is_object(mcp) else {}
 
 
 def _vscode(doc: dict[str, Any]) -> ClientDocument:
     section = _vscode_section(doc)
     servers = section.get("servers")
-    if not isinstance(servers, dict):
+    if not is_object(servers):
         raise ImportFormatMismatch(
             "this is not a vscode file: it has no 'servers' object",
             details={"format": "vscode", "expected": ["servers", "mcp.servers"]},
@@ -211,8 +210,8 @@ def _vscode(doc: dict[str, Any]) -> ClientDocument:
     entries = tuple(RawEntry(k, _path(*prefix, "servers", k), v) for k, v in servers.items())
     inputs: dict[str, InputDeclaration] = {}
     raw_inputs = section.get("inputs")
-    for item in raw_inputs if isinstance(raw_inputs, list) else []:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+    for item in raw_inputs if is_array(raw_inputs) else []:
+        if not is_object(item) or not isinstance(item.get("id"), str):
             continue
         description = item.get("description")
         default = item.get("default")
@@ -244,7 +243,7 @@ def normalize_entry(raw: RawEntry) -> ClientEntry | list[FieldError]:
         TRANSPORT_UNKNOWN, TRANSPORT_MISMATCH, FIELD_INVALID.
     """
     value = raw.value
-    if not isinstance(value, dict):
+    if not is_object(value):
         return [FieldError("", "ENTRY_INVALID", "is not an object")]
     entry: dict[str, Any] = value
     transport, type_error = _transport(entry)
@@ -347,7 +346,7 @@ def _string_list(entry: dict[str, Any], key: str, errors: list[FieldError]) -> t
     value = entry.get(key)
     if value is None:
         return ()
-    if not isinstance(value, list):
+    if not is_array(value):
         errors.append(FieldError(key, "FIELD_INVALID", "must be a list of strings"))
         return ()
     items: list[str] = []
@@ -365,7 +364,7 @@ def _string_map(
     value = entry.get(key)
     if value is None:
         return {}
-    if not isinstance(value, dict):
+    if not is_object(value):
         errors.append(FieldError(key, "FIELD_INVALID", "must be an object of strings"))
         return {}
     items: dict[str, str] = {}

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp_center.errors import FieldError, RequestInvalid
+from mcp_center.models import is_array, is_object
 
 __all__ = ["TEMPLATES", "list_templates", "render_template"]
 
@@ -170,8 +171,8 @@ def render_template(template_id: str, parameters: Mapping[str, object]) -> dict[
 def _fill(value: Any, values: Mapping[str, str]) -> Any:
     if isinstance(value, str):
         return _MARKER.sub(lambda m: values[m.group(1)], value)
-    if isinstance(value, list):
+    if is_array(value):
         return [_fill(v, values) for v in value]
-    if isinstance(value, dict):
+    if is_object(value):
         return {k: _fill(v, values) for k, v in value.items()}
     return value

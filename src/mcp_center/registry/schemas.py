@@ -36,11 +36,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import ValidationError, best_match  # pyright: ignore[reportUnknownVariableType]
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from referencing import Registry
 from referencing.exceptions import Unresolvable
+
+from mcp_center.models import is_object
 
 __all__ = ["MAX_REASON_CHARS", "MAX_SCHEMA_DEPTH", "ToolCheck", "check_tool", "output_problem"]
 
@@ -165,7 +167,7 @@ def _too_deep(value: object, limit: int = MAX_SCHEMA_DEPTH) -> bool:
 
 
 def _input_schema(raw: object, changes: list[str]) -> tuple[dict[str, Any] | None, str | None]:
-    if not isinstance(raw, dict):
+    if not is_object(raw):
         return None, "inputSchema: must be a JSON Schema object"
     if _too_deep(raw):
         return None, f"inputSchema: nested more than {MAX_SCHEMA_DEPTH} levels deep"
@@ -194,7 +196,7 @@ def _input_schema(raw: object, changes: list[str]) -> tuple[dict[str, Any] | Non
 
 def _output_schema(raw: object, changes: list[str]) -> dict[str, Any] | None:
     """The output schema to keep, or None (removed, with the reason in `changes`)."""
-    if not isinstance(raw, dict):
+    if not is_object(raw):
         changes.append("outputSchema: removed, it is not a JSON Schema object")
         return None
     if _too_deep(raw):
@@ -274,7 +276,7 @@ def output_problem(schema: Mapping[str, Any], structured: object) -> str | None:
         return "the tool declares an outputSchema but returned no structuredContent"
     try:
         validator = _validator(dict(schema))
-        error = best_match(validator.iter_errors(cast(Any, structured)))
+        error = cast("ValidationError | None", best_match(validator.iter_errors(cast(Any, structured))))
     except Unresolvable as exc:
         return _cut(f"the outputSchema has a $ref that does not resolve ({exc})")
     except SchemaError as exc:

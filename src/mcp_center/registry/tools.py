@@ -193,6 +193,14 @@ class ToolRegistry:
         enabled = {t.name for t in self.tools()}
         return {name: entry for name, entry in self.aliases.to_dict().items() if name in enabled}
 
+    def approval_required(self) -> list[str]:
+        """Exposed names of the enabled tools whose agent calls wait for the user (policy `ask`, R-5.3).
+
+        The OpenAI and Anthropic tool objects have no field for it (those APIs refuse extra keys), so
+        an export states it next to the tools (`Capabilities.tools`).
+        """
+        return [t.name for t in self.tools() if t.policy == "ask"]
+
     def signature(self) -> bytes:
         """What agents would notice changing: names, origins, definitions, enabled flags, policies,
         as a SHA-256 digest (32 bytes; equal registries give equal digests).

@@ -15,6 +15,7 @@ import re
 import socket
 import ssl
 from collections.abc import Iterator
+from typing import cast
 
 import httpx2
 import mcp_types
@@ -30,7 +31,7 @@ from mcp_center.errors import (
     ServerTimeout,
     ServerUnreachable,
 )
-from mcp_center.models import ErrorReason
+from mcp_center.models import ErrorReason, is_object
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import TransportProbe
 from mcp_center.transports.http import ResponseTooLarge
@@ -51,7 +52,8 @@ class SessionEnded(Exception):
 def leaves(exc: BaseException) -> Iterator[BaseException]:
     """Yield the non-group exceptions inside `exc` (depth-first), or `exc` itself."""
     if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
+        group = cast(BaseExceptionGroup[BaseException], exc)
+        for inner in group.exceptions:
             yield from leaves(inner)
     else:
         yield exc
@@ -200,15 +202,15 @@ def _typed_from_rpc(exc: MCPError, during: str) -> CenterError | None:
     puts `{"code", **details}` with the message in the error itself. Only our own codes are rebuilt.
     """
     data: object = exc.data
-    if not isinstance(data, dict):
+    if not is_object(data):
         return None
     carried: object = data.get(ERROR_DATA_KEY)
-    if isinstance(carried, dict):
+    if is_object(carried):
         code, message, details = carried.get("code"), carried.get("message"), carried.get("details")
     else:
         code, message, details = data.get("code"), exc.message, {k: v for k, v in data.items() if k != "code"}
     cls = _TYPED.get(code) if isinstance(code, str) else None
-    if cls is None or not isinstance(message, str) or not isinstance(details, dict) or "reason" not in details:
+    if cls is None or not isinstance(message, str) or not is_object(details) or "reason" not in details:
         return None
     return cls(f"{during}: {default_redactor.redact(message)[:800]}", details=dict(details))
 

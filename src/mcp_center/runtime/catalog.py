@@ -35,6 +35,7 @@ from mcp_types.methods import validate_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from mcp_center.models import is_object
 from mcp_center.registry.schemas import check_tool
 
 __all__ = [
@@ -429,9 +430,7 @@ def _page_notes(meta: Mapping[str, Any] | None) -> dict[str, list[dict[str, Any]
         for kind in notes:
             value: object = cast(dict[str, Any], raw).get(kind)
             if isinstance(value, list):
-                notes[kind] = [
-                    n for n in cast(list[Any], value) if isinstance(n, dict) and isinstance(n.get("index"), int)
-                ]
+                notes[kind] = [n for n in cast(list[Any], value) if is_object(n) and isinstance(n.get("index"), int)]
     return notes
 
 

@@ -53,6 +53,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
+from mcp_center.models import is_object
 from mcp_center.runtime import eras
 from mcp_center.runtime.http1 import Http1Client, Http1Error, Http1Response
 from mcp_center.runtime.logbook import ServerLogbook
@@ -559,8 +560,8 @@ class RawForwarder:
                 outcome = types.ErrorData(code=types.METHOD_NOT_FOUND, message=f"{method} is not supported")
         except ValidationError:
             outcome = types.ErrorData(code=types.INVALID_PARAMS, message=f"invalid {method} params")
-        if isinstance(outcome, types.ErrorData | dict):
-            return cast(Any, outcome)
+        if isinstance(outcome, types.ErrorData) or is_object(outcome):
+            return outcome
         return outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     async def _cancelled(self, request_id: str) -> None:

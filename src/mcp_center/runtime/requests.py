@@ -37,7 +37,7 @@ from mcp_center.errors import (
     OperationInUse,
     ServerRequestFailed,
 )
-from mcp_center.models import ErrorReason
+from mcp_center.models import ErrorReason, is_object
 from mcp_center.runtime.attribution import attribute, timeout_error
 from mcp_center.runtime.connection import Connection, settle_exit
 from mcp_center.runtime.deadlines import PausableDeadline
@@ -154,7 +154,7 @@ def _transport_ended(exc: MCPError, session: OpenSession) -> bool:
         return True
     if exc.message.startswith(_SDK_CLOSED_PREFIXES):
         return True
-    return isinstance(exc.data, dict) and ("reason" in exc.data or ERROR_DATA_KEY in exc.data)
+    return is_object(exc.data) and ("reason" in exc.data or ERROR_DATA_KEY in exc.data)
 
 
 async def send_once(

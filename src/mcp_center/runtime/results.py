@@ -21,6 +21,7 @@ from typing import Any, cast
 import mcp_types as types
 import orjson
 
+from mcp_center.models import is_object
 from mcp_center.registry.schemas import output_problem
 from mcp_center.transports.clip import CLIPPED_META_KEY, approx_json_size
 
@@ -73,7 +74,7 @@ def bound_result(result: types.CallToolResult, max_bytes: int = DEFAULT_MAX_RESU
     """
     original = _json_size(result)
     clipped: object = (result.meta or {}).get(CLIPPED_META_KEY)
-    not_read = clipped.get("bytes_not_read", 0) if isinstance(clipped, dict) else 0
+    not_read = clipped.get("bytes_not_read", 0) if is_object(clipped) else 0
     if isinstance(not_read, int) and not_read > 0:
         original += not_read  # cut while it was read (transports/clip.py): it was at least this large
     if original <= max_bytes and not not_read:

@@ -15,7 +15,10 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
+
+from mcp_center.models import is_array, is_object
 
 __all__ = ["MIN_LENGTH", "REDACTED", "Redactor", "default_redactor", "install_log_redaction"]
 
@@ -114,7 +117,7 @@ class Redactor:
         """
         if isinstance(value, str):
             return self.redact(value)
-        if isinstance(value, dict):
+        if is_object(value):
             changed = False
             out: dict[Any, Any] = {}
             for k, v in value.items():
@@ -123,7 +126,7 @@ class Redactor:
                 changed = changed or new_k is not k or new_v is not v
                 out[new_k] = new_v
             return out if changed else value
-        if isinstance(value, list):
+        if is_array(value):
             items = [self.redact_values(v) for v in value]
             return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
         return value
@@ -132,13 +135,13 @@ class Redactor:
         """Redact strings inside JSON-like data (dicts, lists); values under sensitive keys are masked."""
         if isinstance(value, str):
             return self.redact(value)
-        if isinstance(value, dict):
+        if is_object(value):
             return {
                 k: (REDACTED if isinstance(k, str) and k.lower() in _SENSITIVE_KEYS else self.redact_obj(v))
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):
-            return [self.redact_obj(v) for v in value]
+            return [self.redact_obj(v) for v in cast(Sequence[Any], value)]
         return value
 
 

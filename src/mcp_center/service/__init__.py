@@ -2,7 +2,7 @@
 
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
-from mcp_center.service.center import SECRET_KINDS, McpCenter
+from mcp_center.service.center import SECRET_KINDS, Decision, McpCenter
 from mcp_center.service.debugger import Completion, ConsoleExchange, Debugger, ServerInfo, console_methods
 from mcp_center.service.gateway_tokens import GatewayTokenNotFound, GatewayTokens
 from mcp_center.service.imports import (
@@ -15,7 +15,9 @@ from mcp_center.service.imports import (
     templates,
 )
 from mcp_center.service.interactions import Elicitor, InteractionBroker, RootsLister, Sampler
+from mcp_center.service.readiness import Need, Readiness
 from mcp_center.service.summary import connection_summary, digest_of
+from mcp_center.service.views import ServerView, ViewWarning
 
 __all__ = [
     "SECRET_KINDS",
@@ -25,6 +27,7 @@ __all__ = [
     "Completion",
     "ConsoleExchange",
     "Debugger",
+    "Decision",
     "Elicitor",
     "GatewayTokenNotFound",
     "GatewayTokens",
@@ -32,9 +35,13 @@ __all__ = [
     "Importer",
     "InteractionBroker",
     "McpCenter",
+    "Need",
+    "Readiness",
     "RootsLister",
     "Sampler",
     "ServerInfo",
+    "ServerView",
+    "ViewWarning",
     "bridge_command",
     "connection_summary",
     "console_methods",

@@ -17,6 +17,7 @@ from typing import Any
 from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS
 from mcp_center.config.jsonsafe import first_unsafe_value, scrub_text
 from mcp_center.errors import ConfigInvalid, FieldError
+from mcp_center.models import is_array, is_mapping, is_object
 from mcp_center.secrets.redact import MIN_LENGTH
 
 __all__ = [
@@ -54,10 +55,10 @@ _HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 class SecretValues:
     """Write-only secret values from a body: env name → value, header name → value, bearer token."""
 
-    env: dict[str, str] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict[str, str])
+    headers: dict[str, str] = field(default_factory=dict[str, str])
     bearer_token: str | None = None
-    oauth: dict[str, str] = field(default_factory=dict)
+    oauth: dict[str, str] = field(default_factory=dict[str, str])
     """OAuth client credentials by key (`OAUTH_CLIENT_SECRET_KEYS`)."""
 
     def __repr__(self) -> str:
@@ -127,11 +128,11 @@ def parse_secret_value(path: str, value: object, *, header: bool) -> str:
 
 
 def _names(path: str, value: object) -> list[str]:
-    if isinstance(value, list):
+    if is_array(value):
         if not all(isinstance(v, str) for v in value):
             raise ConfigInvalid([FieldError(path, "FIELD_INVALID", "must be a list of names")])
         return list(value)  # type: ignore[arg-type]
-    if isinstance(value, dict):
+    if is_object(value):
         return [str(k) for k in value]  # read shape {"NAME": {"configured": true}}
     raise ConfigInvalid([FieldError(path, "FIELD_INVALID", "must be a list of names")])
 
@@ -143,7 +144,7 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
         ConfigInvalid: the body is not an object, a secret value is malformed, or `version` is
             missing/invalid when required (R-1.3).
     """
-    if not isinstance(body, Mapping):
+    if not is_mapping(body):
         raise ConfigInvalid([FieldError("body", "FIELD_INVALID", "must be a JSON object")])
     check_json_safe(body)
     data: dict[str, Any] = {str(k): v for k, v in body.items() if k not in READ_ONLY_FIELDS}
@@ -161,7 +162,7 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
         lowered = {d.lower() for d in declared}
         data["secret_headers"] = declared + [k for k in secrets.headers if k.lower() not in lowered]
     auth = data.get("auth")
-    if isinstance(auth, Mapping):
+    if is_mapping(auth):
         data["auth"] = _auth_without_secrets(auth, secrets)
     return ServerBody(config=data, secrets=secrets, version=version)
 
@@ -186,20 +187,20 @@ def _secret_values(raw_values: object) -> SecretValues:
     secrets = SecretValues()
     if raw_values is None:
         return secrets
-    if not isinstance(raw_values, Mapping):
+    if not is_mapping(raw_values):
         raise ConfigInvalid([FieldError("secret_values", "FIELD_INVALID", "must be an object")])
     for key in raw_values:
         if key not in {"env", "headers", "bearer_token", "oauth"}:
             raise ConfigInvalid([FieldError(f"secret_values.{key}", "FIELD_UNKNOWN", "is not a known field")])
     for kind in ("env", "headers"):
-        section = raw_values.get(kind) or {}
-        if not isinstance(section, Mapping):
+        section: object = raw_values.get(kind) or {}
+        if not is_mapping(section):
             raise ConfigInvalid([FieldError(f"secret_values.{kind}", "FIELD_INVALID", "must be an object")])
         target = secrets.env if kind == "env" else secrets.headers
         for name, value in section.items():
             target[str(name)] = parse_secret_value(f"secret_values.{kind}.{name}", value, header=kind == "headers")
-    oauth_values = raw_values.get("oauth") or {}
-    if not isinstance(oauth_values, Mapping):
+    oauth_values: object = raw_values.get("oauth") or {}
+    if not is_mapping(oauth_values):
         raise ConfigInvalid([FieldError("secret_values.oauth", "FIELD_INVALID", "must be an object")])
     for name, value in oauth_values.items():
         if name not in OAUTH_CLIENT_SECRET_KEYS:
@@ -222,7 +223,7 @@ def _auth_without_secrets(auth: Mapping[str, Any], secrets: SecretValues) -> Map
             value = auth.get(name)
             if isinstance(value, str):
                 secrets.oauth[name] = parse_secret_value(f"auth.{name}", value, header=False)
-            elif value is not None and not isinstance(value, Mapping):  # the read shape {"configured": bool}
+            elif value is not None and not is_mapping(value):  # the read shape {"configured": bool}
                 raise ConfigInvalid([FieldError(f"auth.{name}", "FIELD_INVALID", "must be the secret string")])
         return auth_copy
     if "token" in auth:
@@ -230,7 +231,7 @@ def _auth_without_secrets(auth: Mapping[str, Any], secrets: SecretValues) -> Map
         token = auth["token"]
         if isinstance(token, str):
             secrets.bearer_token = parse_secret_value("auth.token", token, header=True)
-        elif not isinstance(token, Mapping):  # the read shape {"configured": bool} is ignored
+        elif not is_mapping(token):  # the read shape {"configured": bool} is ignored
             raise ConfigInvalid([FieldError("auth.token", "FIELD_INVALID", "must be the token string")])
         return auth_copy
     return auth

@@ -231,16 +231,16 @@ class Capabilities:
     # ----- tools ---------------------------------------------------------------------------------
 
     async def tools(self, fmt: object = "center") -> dict[str, Any]:
-        """The tools agents see, in one of `EXPORT_FORMATS`, with the alias table (R-5.1, R-5.6).
+        """The tools agents see (`EXPORT_FORMATS`), alias table, names needing approval (R-5.1, R-5.3, R-5.6).
 
-        Raises:
-            RequestInvalid: unknown format.
+        Raises: RequestInvalid (an unknown format).
         """
         if fmt not in EXPORT_FORMATS:
             raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
         export_format: ExportFormat = fmt
         registry = await self.registry()
-        return {"format": export_format, "tools": registry.export(export_format), "aliases": registry.aliases_dict()}
+        tools, aliases, asks = registry.export(export_format), registry.aliases_dict(), registry.approval_required()
+        return {"format": export_format, "tools": tools, "aliases": aliases, "approval_required": asks}
 
     async def call_result(
         self,

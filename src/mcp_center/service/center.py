@@ -1,125 +1,78 @@
-"""`McpCenter`: the library API and use cases every face shares (REST, CLI, web, gateway).
+"""`McpCenter`: the library's facade; every face (REST, CLI, web, gateway, a Python script) enters here.
 
-Configuration (R-1), trust → test → enable (R-2) and calls go through here. The store is the
-source of truth; after every committed change the affected server is reconciled into the
-connection manager (R-3.3): a server runs only when it is enabled, its current connection
-summary digest is trusted and was tested successfully, and the profile allows its transport.
+Configuration (R-1), trust → test → enable (R-2) and calls go through this class. It holds no
+rule of its own: each method hands over to the module that owns its noun.
 
-Threats handled here: a stale page overwriting a newer configuration (version check, R-1.3); a
-changed command, URL, header, env, auth, tool permission or sandbox policy running without a new
-confirmation (high-risk invalidation, R-1.4, R-11.1); a secret value reaching a response, log or
-error (secret values are write-only, registered with the redactor, and never part of a view,
-R-1.5); an unconfined local process started under the production profile (R-2.5, R-11.2).
+- `servers.py`: server configuration use cases (create, update, delete, secrets, trust, test,
+  enable, disable) and the views they return; `records.py` the record-level helpers they share.
+- `readiness.py`: the trust → test → enable rule, once.
+- `secret_values.py`: write-only secret values (declare, seal, open, drop; R-1.5).
+- `reconcile.py`: the store → connection manager loop (R-3.3, R-9.2).
+- `views.py` and `summary.py`: what a face shows, computed once per use case.
+- `agent_calls.py`: the agent-facing methods this class inherits (tool exports, agent calls,
+  approvals with `wait_for_approval`, prompts, resources, cards); the use cases behind them live
+  in `capabilities.py`, `approvals.py` and `interactions.py` (R-5, R-6).
+
+Threats handled in those modules: a stale page overwriting a newer configuration (R-1.3); a changed
+command, URL, header, env, auth, tool permission or sandbox policy running without a new
+confirmation (R-1.4, R-11.1); a secret value reaching a response, log or error (R-1.5); an
+unconfined local process under the production profile (R-2.5, R-11.2).
+
+The store is the source of truth; after every committed change the affected server is reconciled
+into the connection manager: a server runs only when `Readiness.runnable` holds (R-3.3).
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Literal
 
 import anyio
-import anyio.abc
 import anyio.to_thread
-from mcp.shared.dispatcher import ProgressFnT
 
-from mcp_center.auth import OAuthBroker, check_private_key
-from mcp_center.config import (
-    OAUTH_CLIENT_SECRET_KEYS,
-    AuthBearer,
-    AuthOAuth,
-    ServerConfig,
-    Settings,
-    StdioServerConfig,
-    check_header_name,
-    parse_server_config,
-    slugify,
-)
-from mcp_center.config.servers import ENV_NAME_PATTERN
-from mcp_center.config.settings import Profile
-from mcp_center.errors import (
-    CenterError,
-    ConfigInvalid,
-    FieldError,
-    RequestInvalid,
-    SandboxRequired,
-    SecretKeyInvalid,
-    SecretNotFound,
-    ServerDisabled,
-    ServerExists,
-    ServerNotFound,
-    ServerNotTested,
-    ServerNotTrusted,
-    ServerVersionConflict,
-    ToolDenied,
-    ToolDisabled,
-    ToolNotFound,
-    TrustDigestMismatch,
-    did_you_mean,
-)
-from mcp_center.interchange.credentials import (
-    CREDENTIAL_IN_ARGS_MESSAGE,
-    credential_query_params,
-    is_credential_name,
-    is_credential_value,
-)
-from mcp_center.models import ConnectionState, ErrorReason, TransportKind
+from mcp_center.auth import OAuthBroker
+from mcp_center.config import ServerConfig, Settings, ToolPolicy
+from mcp_center.errors import FieldError, RequestInvalid, ToolDenied, ToolDisabled, ToolNotFound, did_you_mean
+from mcp_center.models import is_object
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
-from mcp_center.secrets import (
-    Redactor,
-    SecretCipher,
-    SecretKind,
-    default_redactor,
-    load_or_create_key,
-    secret_id,
-)
+from mcp_center.secrets import Redactor, SecretCipher, default_redactor, load_or_create_key
+from mcp_center.service.agent_calls import AgentUseCases, Decision
 from mcp_center.service.approvals import ApprovalBroker
-from mcp_center.service.bodies import (
-    SecretValues,
-    ServerBody,
-    check_json_safe,
-    parse_secret_value,
-    parse_server_body,
-)
+from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.service.instances import StatePublisher, instance_views
-from mcp_center.service.interactions import Elicitor, InteractionBroker
+from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
-from mcp_center.service.sandboxing import host_facts, remove_home, sandbox_spec, sandbox_warnings, warm_up
-from mcp_center.service.summary import BEARER_KEY, connection_summary, digest_of, secret_slots
-from mcp_center.store import ServerRecord, Store, StoreState, TestError, TestResult, store_for
+from mcp_center.service.reconcile import Reconciler
+from mcp_center.service.records import collect_orphans
+from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
+from mcp_center.service.servers import Servers
+from mcp_center.service.summary import Summaries
+from mcp_center.service.views import ServerView
+from mcp_center.store import ServerRecord, Store, StoreState, TestResult, store_for
 from mcp_center.transports import ConnectionSpec, WarmUpResult
 
-__all__ = ["SECRET_KINDS", "McpCenter"]
+__all__ = ["SECRET_KINDS", "Decision", "McpCenter"]
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 KEY_CHECK_PURPOSE = "mcp-center/key-check"
 KEY_CHECK_VALUE = "every instance on one store uses one key"
 """The keyed fingerprint of this constant tells whether two instances hold the same key (R-10.1)."""
 
-SECRET_KINDS: Mapping[str, SecretKind] = {
-    "environment": SecretKind.ENV,
-    "header": SecretKind.HEADER,
-    "bearer": SecretKind.BEARER,
-    "oauth": SecretKind.OAUTH_CLIENT,
-}
-"""API names of the secret kinds (`?kind=environment|header|bearer|oauth`)."""
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-class McpCenter:
+class McpCenter(AgentUseCases):
     """The host's use cases. Build with `async with McpCenter.open(settings) as center:`.
+
+    Sync or async: a method that reads or writes the store, talks to a server or waits is a
+    coroutine (`await center.get_server(...)`); one that answers from this process's memory at
+    once is a plain method (`status`, `is_running`, `cancel`, `add_log_listener`) or a property
+    (`events`). Results of the server methods are typed (`ServerView`; `to_dict()` for JSON).
 
     Args:
         settings: Host settings (data dir, profile, ...).
@@ -151,8 +104,7 @@ class McpCenter:
         self._manager = manager
         self._redactor = redactor
         self.instance = instance
-        self._reconcile_locks: dict[str, anyio.Lock] = {}
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._accepted_calls: dict[str, int] = {}
         self._approvals = ApprovalBroker(
             store, manager.events, instance=instance, timeout_s=settings.approval_timeout_s
         )
@@ -173,11 +125,33 @@ class McpCenter:
             cipher=cipher,
             redactor=redactor,
             broker=broker,
-            digest=self._digest,
+            digest=lambda config, state: self._summaries().digest(config, state.secrets),
             after_authorization=self._after_authorization,
         )
         """OAuth use cases (R-4): start, complete, forget, status."""
-        self.debugger = Debugger(manager, self._runnable, self.get_server)
+        keeper = SecretValuesKeeper(cipher, redactor)
+        self._reconciler = Reconciler(
+            settings=settings,
+            store=store,
+            manager=manager,
+            approvals=self._approvals,
+            interactions=self._interactions,
+            keeper=keeper,
+            summaries=self._summaries,
+            oauth_auth=self.oauth.runtime_auth,
+        )
+        self._servers = Servers(
+            settings=settings,
+            store=store,
+            manager=manager,
+            keeper=keeper,
+            reconciler=self._reconciler,
+            oauth=self.oauth,
+            summaries=self._summaries,
+            announce=self._announce,
+            redactor=redactor,
+        )
+        self.debugger = Debugger(manager, self._servers.runnable, self.get_server)
         """Server info, live activity, log level, JSON-RPC console and completion (R-12.1)."""
 
     @classmethod
@@ -240,7 +214,7 @@ class McpCenter:
         key = await anyio.to_thread.run_sync(load_or_create_key, settings.data_dir, settings.secret_key)
         cipher = SecretCipher(key)
         await anyio.to_thread.run_sync(store.check_key, cipher.fingerprint(KEY_CHECK_PURPOSE, KEY_CHECK_VALUE))
-        await anyio.to_thread.run_sync(_collect_orphans, store)
+        await anyio.to_thread.run_sync(collect_orphans, store)
         instance = uuid.uuid4().hex
         await anyio.to_thread.run_sync(store.join_instance, instance)
         publisher: StatePublisher | None = None
@@ -282,16 +256,13 @@ class McpCenter:
                 anyio.create_task_group() as tg,
             ):
                 center = cls(settings, store, cipher, manager, instance=instance, interactions=interactions)
-                center._tg = tg
+                center._reconciler.tg = tg
                 try:
                     await center._approvals.start()
-                    await center._reconcile_all()
+                    await center._reconciler.reconcile_all()
                     if connect:
-                        state = await center._read()
-                        for record in state.servers.values():
-                            if record.config.connect_on_startup and record.id in center._manager.configured():
-                                tg.start_soon(center._connect_quietly, record.id)
-                        tg.start_soon(center._watch_store)
+                        await center._reconciler.connect_on_startup()
+                        tg.start_soon(center._reconciler.watch_store)
                         tg.start_soon(center._capabilities.watch)
                     if publisher is not None:
                         tg.start_soon(publisher.run)
@@ -312,31 +283,22 @@ class McpCenter:
 
     # ----- reads ---------------------------------------------------------------------------
 
-    async def list_servers(self) -> list[dict[str, Any]]:
+    async def list_servers(self) -> list[ServerView]:
         """Every server as its API view (R-1.1 fields, version, summary, digest, status), sorted by id."""
-        return await self._in_thread(
-            lambda: [
-                self._view(r, s) for s in [self._store.read()] for r in sorted(s.servers.values(), key=lambda r: r.id)
-            ]
-        )
+        return await self._servers.list()
 
     async def server_configs(self) -> list[ServerConfig]:
         """Every server's configuration (no secret values: those live only in the store), sorted by id."""
         state = await self._read()
         return [state.servers[server_id].config for server_id in sorted(state.servers)]
 
-    async def get_server(self, server_id: str) -> dict[str, Any]:
+    async def get_server(self, server_id: str) -> ServerView:
         """One server's API view (every instance's state of it: `instances()`, R-10.2).
 
         Raises:
             ServerNotFound: no such id.
         """
-
-        def run() -> dict[str, Any]:
-            state = self._store.read()
-            return self._view(_get(state, server_id), state)
-
-        return await self._in_thread(run)
+        return await self._servers.get(server_id)
 
     async def instances(self) -> dict[str, Any]:
         """The live `serve` instances on this store and each one's connection states (R-10.2).
@@ -346,11 +308,11 @@ class McpCenter:
         Raises:
             StorageError: the database could not be read.
         """
-        return await self._in_thread(lambda: instance_views(self._store, self.instance))
+        return await anyio.to_thread.run_sync(lambda: instance_views(self._store, self.instance))
 
     # ----- configuration writes ------------------------------------------------------------------
 
-    async def create_server(self, body: object) -> dict[str, Any]:
+    async def create_server(self, body: object) -> ServerView:
         """Register a server (R-1.1). Starts untrusted, untested and disabled (R-2).
 
         `id` is optional: derived from `name` (made unique with a suffix) when absent.
@@ -359,12 +321,9 @@ class McpCenter:
             ConfigInvalid: a rule of R-1 is broken (every violation listed).
             ServerExists: the id is taken.
         """
-        parsed = parse_server_body(body, require_version=False)
-        server_id = await self._txn(lambda state: self._add_server(state, parsed))
-        self._announce("server.created", {"server_id": server_id})
-        return await self.get_server(server_id)
+        return await self._servers.create(body)
 
-    async def create_servers(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[dict[str, Any]]:
+    async def create_servers(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[ServerView]:
         """Register several servers in ONE store transaction: all of them or none (R-1.8, R-7.3).
 
         Args:
@@ -376,17 +335,9 @@ class McpCenter:
         Raises:
             Whatever `plan` raises; ConfigInvalid / ServerExists for a body, as `create_server`.
         """
+        return await self._servers.create_many(plan)
 
-        def run(state: StoreState) -> list[str]:
-            bodies = plan(frozenset(state.servers))
-            return [self._add_server(state, parse_server_body(body, require_version=False)) for body in bodies]
-
-        server_ids = await self._txn(run)
-        for server_id in server_ids:
-            self._announce("server.created", {"server_id": server_id})
-        return [await self.get_server(server_id) for server_id in server_ids]
-
-    async def update_server(self, server_id: str, body: object, *, partial: bool = False) -> dict[str, Any]:
+    async def update_server(self, server_id: str, body: object, *, partial: bool = False) -> ServerView:
         """Replace (PUT) or merge (PATCH, `partial=True`) a server's configuration (R-1.3, R-1.4).
 
         The body must carry the `version` it read. A change to any security-relevant field (the
@@ -396,30 +347,7 @@ class McpCenter:
         Raises:
             ServerNotFound, ServerVersionConflict (409, nothing changed), ConfigInvalid.
         """
-        parsed = parse_server_body(body, require_version=True)
-        if "id" in parsed.config and parsed.config["id"] != server_id:
-            raise ConfigInvalid([FieldError("id", "ID_IMMUTABLE", "cannot be changed; create a new server instead")])
-        parsed.config.pop("enabled", None)
-
-        def run(state: StoreState) -> bool:
-            record = _get(state, server_id)
-            _check_version(record, parsed.version)
-            data = _editable(record.config) if partial else {}
-            data.update(parsed.config)
-            data["id"] = server_id
-            config = parse_server_config(data)
-            old_digest = self._digest(record.config, state)
-            self._write_secret_values(state, config, parsed.secrets)
-            self._drop_undeclared_secrets(state, config)
-            new_digest = self._digest(config, state)
-            high_risk = old_digest != new_digest
-            state.servers[server_id] = self._changed(record, config, high_risk=high_risk)
-            return high_risk
-
-        high_risk = await self._txn(run)
-        self._announce("server.updated", {"server_id": server_id, "high_risk": high_risk})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.update(server_id, body, partial=partial)
 
     async def delete_server(self, server_id: str, *, version: int | None = None) -> None:
         """Delete a server, its ciphertexts, and its connection (R-1.5, R-2.4).
@@ -427,120 +355,40 @@ class McpCenter:
         Raises:
             ServerNotFound; ServerVersionConflict when `version` is given and stale.
         """
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            _check_version(record, version)
-            del state.servers[server_id]
-            for sid in state.secret_ids_of(server_id):
-                del state.secrets[sid]
-
-        await self._txn(run)
-        self._announce("server.deleted", {"server_id": server_id})
-        self.oauth.drop_server(server_id)
-        await self._reconcile(server_id)
-        self._manager.forget(server_id)
-        # After the connection closed: its sandbox home and /tmp go with the server (R-11.1).
-        await self._in_thread(lambda: remove_home(self.settings, server_id))
+        await self._servers.delete(server_id, version=version)
 
     async def set_secret(
         self, server_id: str, kind: str, key: str, value: object, *, version: int | None = None
-    ) -> dict[str, Any]:
+    ) -> ServerView:
         """Set one secret value (write-only, R-1.5); declares the key if needed. A high-risk change (R-1.4).
 
         Args:
-            kind: `environment` (stdio), `header` (remote) or `bearer` (key `token`).
+            kind: `environment` (stdio), `header` (remote), `bearer` (key `token`) or `oauth`
+                (`client_secret`, `private_key`).
         Raises:
             ServerNotFound, ServerVersionConflict, RequestInvalid (unknown kind),
             SecretKeyInvalid (key not allowed for the kind/transport), ConfigInvalid (bad value).
         """
-        secret_kind = _secret_kind(kind)
-        plain = parse_secret_value("value", value, header=secret_kind in (SecretKind.HEADER, SecretKind.BEARER))
+        return await self._servers.set_secret(server_id, kind, key, value, version=version)
 
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            _check_version(record, version)
-            config = _declare_secret(record.config, secret_kind, key)
-            values = SecretValues()
-            if secret_kind is SecretKind.ENV:
-                values.env[key] = plain
-            elif secret_kind is SecretKind.HEADER:
-                values.headers[key] = plain
-            elif secret_kind is SecretKind.OAUTH_CLIENT:
-                values.oauth[key] = plain
-            else:
-                values.bearer_token = plain
-            old_digest = self._digest(record.config, state)
-            self._write_secret_values(state, config, values)
-            high_risk = old_digest != self._digest(config, state)
-            state.servers[server_id] = self._changed(record, config, high_risk=high_risk)
-
-        await self._txn(run)
-        self._announce("server.secret_set", {"server_id": server_id, "kind": kind})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
-
-    async def delete_secret(self, server_id: str, kind: str, key: str, *, version: int | None = None) -> dict[str, Any]:
+    async def delete_secret(self, server_id: str, kind: str, key: str, *, version: int | None = None) -> ServerView:
         """Delete one secret: its ciphertext and its declaration (R-1.5). A high-risk change.
 
         Raises:
             ServerNotFound, ServerVersionConflict, RequestInvalid, SecretNotFound.
         """
-        secret_kind = _secret_kind(kind)
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            _check_version(record, version)
-            config = record.config
-            internal = secret_id(secret_kind, server_id, key)
-            declared = {(k, n.lower() if k is SecretKind.HEADER else n) for k, n in secret_slots(config)}
-            wanted = (secret_kind, key.lower() if secret_kind is SecretKind.HEADER else key)
-            if wanted not in declared and internal not in state.secrets:
-                raise SecretNotFound(f"no {kind} secret named '{key}'", details={"kind": kind, "key": key})
-            if isinstance(config, StdioServerConfig) and secret_kind is SecretKind.ENV:
-                config = config.model_copy(update={"secret_env": [k for k in config.secret_env if k != key]})
-            elif not isinstance(config, StdioServerConfig) and secret_kind is SecretKind.HEADER:
-                config = config.model_copy(
-                    update={"secret_headers": [h for h in config.secret_headers if h.lower() != key.lower()]}
-                )
-            state.secrets.pop(internal, None)
-            state.servers[server_id] = self._changed(record, config, high_risk=True)
-
-        await self._txn(run)
-        self._announce("server.secret_deleted", {"server_id": server_id, "kind": kind})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.delete_secret(server_id, kind, key, version=version)
 
     # ----- trust, test, enable ------------------------------------------------------------------
 
-    async def trust(self, server_id: str, digest: object) -> dict[str, Any]:
+    async def trust(self, server_id: str, digest: object) -> ServerView:
         """Confirm the connection summary the user saw (R-2.1).
 
         Raises:
             ServerNotFound; RequestInvalid (no digest); TrustDigestMismatch (409) when `digest`
             is not the current one — the caller must re-read the summary.
         """
-        if not isinstance(digest, str) or not digest:
-            raise RequestInvalid(
-                "digest: send the digest of the summary you confirmed",
-                details={"errors": [FieldError("digest", "FIELD_REQUIRED", "is required").to_dict()]},
-            )
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            current = self._digest(record.config, state)
-            if digest != current:
-                raise TrustDigestMismatch(
-                    "the connection summary changed since you read it; review the current summary and confirm "
-                    "its digest",
-                    details={"current_digest": current},
-                )
-            state.servers[server_id] = record.model_copy(update={"trusted_digest": current, "updated_at": _now()})
-
-        await self._txn(run)
-        self._announce("server.trusted", {"server_id": server_id})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.trust(server_id, digest)
 
     async def test(self, server_id: str) -> TestResult:
         """Run a temporary connection (initialize + tools/list + close) and store the result (R-2.2).
@@ -552,53 +400,7 @@ class McpCenter:
             ServerNotFound; ServerNotTrusted (the current digest is not confirmed: testing runs
             the command / sends the credentials); SandboxRequired under the production profile.
         """
-
-        def prepare() -> tuple[ConnectionSpec, str]:
-            state = self._store.read()
-            record = _get(state, server_id)
-            self._check_profile(record.config)
-            digest = self._digest(record.config, state)
-            if record.trusted_digest != digest:
-                raise ServerNotTrusted(
-                    "confirm the current connection summary (POST .../trust) before testing",
-                    details={"current_digest": digest},
-                )
-            return self._spec(record.config, state, digest), digest
-
-        spec, digest = await self._in_thread(prepare)
-        started = _now()
-        try:
-            probe = await self._manager.probe(spec)
-            result = TestResult(
-                ok=True,
-                digest=digest,
-                tested_at=_now(),
-                elapsed_ms=probe.elapsed_ms,
-                tool_count=len(probe.tools),
-                server_name=probe.server_name,
-                server_version=probe.server_version,
-                protocol_version=probe.protocol_version,
-            )
-        except CenterError as exc:
-            elapsed = int((_now() - started).total_seconds() * 1000)
-            error = TestError(
-                code=exc.code,
-                reason=exc.details.get("reason"),
-                message=self._redactor.redact(exc.message),
-                details=self._redactor.redact_obj(exc.details),
-            )
-            result = TestResult(ok=False, digest=digest, tested_at=_now(), elapsed_ms=elapsed, error=error)
-
-        def store(state: StoreState) -> None:
-            record = state.servers.get(server_id)
-            if record is None or self._digest(record.config, state) != digest:
-                return
-            state.servers[server_id] = record.model_copy(update={"last_test": result, "updated_at": _now()})
-
-        await self._txn(store)
-        self._announce("server.tested", {"server_id": server_id, "ok": result.ok})
-        await self._reconcile(server_id)
-        return result
+        return await self._servers.test(server_id)
 
     async def warm_up_sandbox(self, server_id: str) -> WarmUpResult:
         """Fill a sandboxed npx/uvx server's package caches inside its sandbox, with egress (R-11.1).
@@ -611,23 +413,9 @@ class McpCenter:
             the confirmed package spec); SandboxRequired (production, no policy);
             SandboxWarmUpUnsupported (no policy, or not npx/uvx); SandboxUnavailable.
         """
+        return await self._servers.warm_up(server_id)
 
-        def prepare() -> ConnectionSpec:
-            state = self._store.read()
-            record = _get(state, server_id)
-            self._check_profile(record.config)
-            digest = self._digest(record.config, state)
-            if record.trusted_digest != digest:
-                raise ServerNotTrusted(
-                    "confirm the current connection summary (POST .../trust) before warming up its sandbox",
-                    details={"current_digest": digest},
-                )
-            return self._spec(record.config, state, digest)
-
-        spec = await self._in_thread(prepare)
-        return await warm_up(spec, self._redactor)
-
-    async def enable(self, server_id: str) -> dict[str, Any]:
+    async def enable(self, server_id: str) -> ServerView:
         """Enable a trusted, tested server and start its long-lived connection (R-2.3).
 
         Returns the view after the first connection attempt (its `status` shows the outcome).
@@ -636,47 +424,15 @@ class McpCenter:
             ServerNotFound; SandboxRequired (403, production + stdio); ServerNotTrusted /
             ServerNotTested (409) when the current digest is not confirmed / not tested OK.
         """
+        return await self._servers.enable(server_id)
 
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            self._check_profile(record.config)
-            digest = self._digest(record.config, state)
-            if record.trusted_digest != digest:
-                raise ServerNotTrusted(
-                    "confirm the current connection summary (POST .../trust) before enabling",
-                    details={"current_digest": digest},
-                )
-            test = record.last_test
-            if test is None or not test.ok or test.digest != digest:
-                raise ServerNotTested(
-                    "run a successful test of the current configuration (POST .../test) before enabling",
-                    details={"current_digest": digest},
-                )
-            if not record.enabled:
-                state.servers[server_id] = record.model_copy(update={"enabled": True, "updated_at": _now()})
-
-        await self._txn(run)
-        self._announce("server.enabled", {"server_id": server_id})
-        await self._reconcile(server_id)
-        await self._connect_quietly(server_id)
-        return await self.get_server(server_id)
-
-    async def disable(self, server_id: str) -> dict[str, Any]:
+    async def disable(self, server_id: str) -> ServerView:
         """Disable a server: close its connection and unregister its tools (R-2.4).
 
         Raises:
             ServerNotFound.
         """
-
-        def run(state: StoreState) -> None:
-            record = _get(state, server_id)
-            if record.enabled:
-                state.servers[server_id] = record.model_copy(update={"enabled": False, "updated_at": _now()})
-
-        await self._txn(run)
-        self._announce("server.disabled", {"server_id": server_id})
-        await self._reconcile(server_id)
-        return await self.get_server(server_id)
+        return await self._servers.disable(server_id)
 
     # ----- tools ---------------------------------------------------------------------------------
 
@@ -723,10 +479,16 @@ class McpCenter:
         This is the human acting: no approval is asked (R-5.3); agents use `call_agent_tool`.
         The timeout clock stops while the server waits for an answer to an elicitation card.
         """
+        with self._accepted(operation_id):
+            return await self._call_tool(server_id, tool, arguments, operation_id)
+
+    async def _call_tool(
+        self, server_id: str, tool: str, arguments: object, operation_id: str | None
+    ) -> dict[str, Any]:
         if arguments is None:
             arguments = {}
         check_json_safe(arguments, "arguments")
-        if not isinstance(arguments, dict):
+        if not is_object(arguments):
             raise RequestInvalid(
                 "arguments: must be a JSON object",
                 details={"errors": [FieldError("arguments", "FIELD_INVALID", "must be a JSON object").to_dict()]},
@@ -757,20 +519,32 @@ class McpCenter:
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def cancel(self, operation_id: str) -> bool:
-        """Cancel a call by operation id (R-3.8): while it waits for approval, or runs. True if one was found.
+        """Cancel a call by operation id (R-3.8): while it waits for approval, connects, or runs.
 
         A call waiting for approval ends without reaching the server; a running call is cancelled
-        up to the server (`notifications/cancelled`); a cancel before the call arrives is remembered.
+        up to the server (`notifications/cancelled`); a call this object accepted that has not
+        reached the server yet is refused when it gets there. A cancel of an id no call uses yet is
+        remembered for a while (the call is refused if it arrives).
+
+        Returns:
+            True when a call of this process with that id was waiting, connecting or running (it
+            ends with CallCancelled); False when none was (the cancel is only remembered).
         """
         if self._approvals.cancel_operation(operation_id):
             return True
-        return self._manager.cancel(operation_id)
+        if self._manager.cancel(operation_id):
+            return True
+        # Accepted here but not yet at the server (between approval and sending, or waiting for a
+        # lazy connection): the manager remembered the cancel and refuses the call when it arrives.
+        return operation_id in self._accepted_calls
 
     def is_running(self, operation_id: str) -> bool:
         """True while a call with this operation id runs."""
         return self._manager.is_running(operation_id)
 
-    async def wait_for_state(self, server_id: str, state: str, *, timeout_s: float = 30.0) -> ServerStatus:
+    async def wait_for_state(
+        self, server_id: str, state: Literal["disconnected", "connecting", "ready", "error"], *, timeout_s: float = 30.0
+    ) -> ServerStatus:
         """Wait until the server's connection state is `state` (disconnected/connecting/ready/error).
 
         Raises:
@@ -846,100 +620,7 @@ class McpCenter:
         """Receive every server log message as `(server_id, LoggingMessageNotificationParams)`."""
         return self._manager.add_log_listener(listener)
 
-    # ----- capabilities for agents (R-5, R-6) -------------------------------------------------------
-    # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
-    # public entry points (the REST API, the CLI and library users call the same code).
-
-    async def agent_tools(self, format: str = "center") -> dict[str, Any]:
-        """The tools agents may call, under their qualified names (R-5.1, R-5.2, R-5.6).
-
-        Every enabled, non-disabled tool of every ready server appears as `mcp__{serverId}__{tool}`
-        (mapped and shortened with a hash where needed, always unique). Enabled servers that are
-        not connected yet connect first (R-3.2).
-
-        Args:
-            format: `center` (our view: provenance, `hints` from annotations, `effects: "write"`,
-                `retry: "never"`, `policy`), `mcp` (MCP `Tool` objects under the exposed names),
-                `openai` (`{"type": "function", "function": {...}}`) or `anthropic`
-                (`{"name", "description", "input_schema"}`). Input schemas are passed unchanged.
-        Returns:
-            `{"format", "tools": [...], "aliases": {exposed name: {"server_id", "tool", "verbatim"}}}`.
-        Raises:
-            RequestInvalid: unknown format.
-        """
-        return await self._capabilities.tools(format)
-
-    async def call_agent_tool(
-        self,
-        name: str,
-        arguments: object = None,
-        *,
-        operation_id: str | None = None,
-        progress: ProgressFnT | None = None,
-        elicitor: Elicitor | None = None,
-        caller: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
-
-        Policy `ask` (default): a pending approval is created (`list_approvals`) and the call waits
-        until the user approves (then it is sent), denies, or `settings.approval_timeout_s` seconds
-        pass. `allow` sends at once; `deny` refuses. The server never sees a call that was not
-        allowed or approved. Never retried automatically (R-5.1).
-
-        Args:
-            name: The exposed name (`mcp__{serverId}__...`) from `agent_tools()`.
-            arguments: A JSON object; passed through unchanged, the server validates.
-            operation_id: `cancel(operation_id)` ends the call while it waits for approval or runs.
-            progress: Receives the server's progress for this call `(progress, total, message)`.
-            elicitor: Answers the server's form elicitations for this call (the caller's own client
-                asks its user) instead of a UI card; used by the gateway (R-8.1).
-            caller: Who asks, shown on the approval card (e.g. `{"via": "rest_api"}`).
-        Returns:
-            The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
-        Raises:
-            ToolNotFound (unknown name), ToolDisabled, ToolDenied (policy deny), ApprovalDenied,
-            ApprovalExpired, CallCancelled, CallInterrupted (the host stopped while it waited for a
-            human), RequestInvalid (arguments not an object), ServerTimeout, connection errors.
-        """
-        return await self._capabilities.call(
-            name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor, caller=caller
-        )
-
-    async def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
-        """Pending approvals of every process on the data directory, oldest first (R-5.3, R-9.2);
-        with `include_closed`, recent decided ones too.
-
-        Each: `{"id", "state", "tool", "server_id", "server_tool", "arguments", "hints",
-        "effects": "write", "operation_id", "created_at", "expires_at", "decided_at"}`; `hints` are the
-        server's annotations, shown and never trusted. A pending approval whose process is gone is
-        closed as `interrupted` first.
-
-        Raises:
-            StorageError.
-        """
-        return await self._approvals.views(include_closed=include_closed)
-
-    async def get_approval(self, approval_id: str) -> dict[str, Any]:
-        """One approval (pending or recently closed).
-
-        Raises:
-            ApprovalNotFound, StorageError.
-        """
-        return await self._approvals.get(approval_id)
-
-    async def decide_approval(self, approval_id: str, decision: object) -> dict[str, Any]:
-        """The user's decision on a pending approval: `"approve"` sends the call, `"deny"` refuses it.
-
-        The call may wait in any process on the data directory (a library script, the CLI): the
-        decision reaches it there.
-
-        Raises:
-            RequestInvalid (not approve/deny), ApprovalNotFound, ApprovalClosed (already decided,
-            expired, cancelled or interrupted; `details.state`), StorageError (nothing decided).
-        """
-        return await self._approvals.decide(approval_id, decision)
-
-    async def set_tool_policy(self, server_id: str, tool: str, policy: object, *, version: object) -> dict[str, Any]:
+    async def set_tool_policy(self, server_id: str, tool: str, policy: ToolPolicy, *, version: object) -> ServerView:
         """Set the approval policy of one tool: `ask` (default), `allow` or `deny` (R-5.3).
 
         Only the user changes a policy, through the server configuration (`tool_policies`): this is
@@ -969,107 +650,12 @@ class McpCenter:
                 "tool: must be a tool name of 1-256 characters",
                 details={"errors": [FieldError("tool", "FIELD_INVALID", "1-256 characters").to_dict()]},
             )
-        policies: dict[str, Any] = dict(current["tool_policies"])
+        policies: dict[str, str] = dict(current.config.tool_policies)
         if policy == "ask":
             policies.pop(tool, None)
         else:
             policies[tool] = policy
         return await self.update_server(server_id, {"version": version, "tool_policies": policies}, partial=True)
-
-    async def list_prompts(self) -> list[dict[str, Any]]:
-        """Prompts of every ready server as `/server:prompt` commands with argument definitions (R-5.4).
-
-        Each: `{"name": "srv:prompt", "command": "/srv:prompt", "server_id", "server_name", "prompt",
-        "title", "description", "arguments": [{"name", "title", "description", "required"}]}`.
-        """
-        return await self._capabilities.prompts()
-
-    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> dict[str, Any]:
-        """`prompts/get` as an untrusted context block (R-5.4): never merge it into instructions.
-
-        Args:
-            name: `srv:prompt` (a leading `/` is accepted).
-            arguments: `{argument: string}`; required ones must be present, unknown ones are refused.
-            max_bytes: Bound on the text in bytes (default 256 KiB, at most 4 MiB).
-        Returns:
-            `{"name", "untrusted": true, "provenance": {"source": "mcp", "kind": "prompt", "server_id",
-            "server_name", "prompt", "arguments"}, "description", "messages": [{"role", "kind"}], "text",
-            "delimiters": {"begin", "end"}, "truncated", "original_bytes", "included_bytes"}`.
-        Raises:
-            PromptNotFound, RequestInvalid (arguments), CallCancelled, ServerTimeout, connection errors.
-        """
-        return await self._capabilities.get_prompt(name, arguments, max_bytes=max_bytes)
-
-    async def search_resources(
-        self, query: str = "", *, limit: object = None, server_id: str | None = None
-    ) -> dict[str, Any]:
-        """`@` search over the resources and resource templates of every ready server (R-5.5).
-
-        Matches name, title, URI (template) and description, case-insensitively; name matches rank
-        first. Templates carry their URI template `variables`. `server_id` searches one server only
-        (the settings page's Resources tab), so other servers' entries cannot crowd it out of `limit`.
-
-        Returns:
-            `{"query", "resources": [{"kind": "resource"|"template", "server_id", "server_name",
-            "uri" | "uri_template", "variables"?, "name", "title", "description", "mime_type",
-            "mention"}]}`, at most `limit` (default 50, at most 500).
-        Raises:
-            RequestInvalid: bad limit.
-        """
-        return await self._capabilities.resources(query, limit=limit, server_id=server_id)
-
-    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> dict[str, Any]:
-        """`resources/read`, wrapped in fresh random delimiters with MCP provenance (R-5.5).
-
-        The content is untrusted: it sits between `delimiters.begin` and `delimiters.end`, whose
-        nonce is drawn per read and never occurs in the content. Text is bounded to `max_bytes`
-        (default 256 KiB) with an explicit truncation marker; binary content is described.
-
-        Returns:
-            `{"untrusted": true, "provenance": {"source": "mcp", "kind": "resource", "server_id",
-            "server_name", "uri", "mime_type"}, "contents": [{"uri", "mime_type", "kind", "bytes"}],
-            "text", "delimiters", "truncated", "original_bytes", "included_bytes"}`.
-        Raises:
-            RequestInvalid, ServerNotFound, ServerDisabled, CallCancelled, ServerTimeout, connection
-            errors (a server's JSON-RPC error is MCP_SERVER_ERROR).
-        """
-        return await self._capabilities.read_resource(server_id, uri, max_bytes=max_bytes)
-
-    async def list_interactions(self, *, state: str | None = None) -> list[dict[str, Any]]:
-        """Interaction cards (elicitations), newest first, durable across restarts (R-6.1).
-
-        Each: `{"id", "mode", "state", "server_id", "message", "requested_schema", "fields",
-        "defaults", "calls", "created_at", "expires_at", "closed_at", "reason", "answer_fields",
-        "delivered", "retry": {"offered", "done", "at", "outcome"}, "actions"}`.
-
-        Raises:
-            RequestInvalid: unknown state.
-        """
-        return await self._interactions.views(state=state)
-
-    async def get_interaction(self, interaction_id: str) -> dict[str, Any]:
-        """One interaction card.
-
-        Raises:
-            InteractionNotFound.
-        """
-        return await self._interactions.get(interaction_id)
-
-    async def answer_interaction(self, interaction_id: str, action: object, content: object = None) -> dict[str, Any]:
-        """Answer a card and resume the server's request (R-6.1), or retry an interrupted call (R-6.3).
-
-        Args:
-            action: `accept` (with `content`; fields left out get the schema defaults, SEP-1034),
-                `decline`, `cancel`; or `retry` on an interrupted card (re-sends its call once, as
-                a user-initiated call).
-            content: `{field: value}`, validated against the requested schema.
-        Returns:
-            `{"interaction": card}`; for retry also `"result"` (the call's `CallToolResult`).
-        Raises:
-            RequestInvalid, InteractionNotFound, ElicitationAnswerInvalid (card stays pending),
-            InteractionNotDelivered (interrupted by a restart), InteractionClosed.
-        """
-        return await self._interactions.answer(interaction_id, action, content)
 
     async def interrupt_pending(self) -> None:
         """The host is stopping: every call waiting for a human fails now with CallInterrupted.
@@ -1087,223 +673,18 @@ class McpCenter:
 
     # ----- internals -----------------------------------------------------------------------------
 
+    def _summaries(self) -> Summaries:
+        return Summaries(self._cipher)
+
     def _announce(self, event: str, fields: dict[str, Any]) -> None:
         logger.info(event, extra=fields)
         self._manager.events.publish(event, **fields)
 
-    async def _in_thread(self, fn: Callable[[], T]) -> T:
-        return await anyio.to_thread.run_sync(fn)
-
     async def _read(self) -> StoreState:
         return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
 
-    async def _txn(self, fn: Callable[[StoreState], T]) -> T:
-        def run() -> T:
-            with self._store.transaction() as state:
-                return fn(state)
-
-        return await anyio.to_thread.run_sync(run)
-
-    def _digest(self, config: ServerConfig, state: StoreState) -> str:
-        return digest_of(connection_summary(config, state.secrets, self._cipher))
-
-    def _check_profile(self, config: ServerConfig) -> None:
-        if self._unconfined_in_production(config):
-            raise SandboxRequired(
-                "the production profile runs stdio servers only sandboxed: give this server a sandbox policy "
-                '(for example "sandbox": {"network": "none"}) and confirm the new summary (R-11.2)',
-                details={
-                    "server_id": config.id,
-                    "profile": self.settings.profile.value,
-                    "reason": ErrorReason.SANDBOX_REQUIRED.value,
-                },
-            )
-
-    def _unconfined_in_production(self, config: ServerConfig) -> bool:
-        """R-2.5, R-11.2: `production` starts a stdio server only with a sandbox policy."""
-        return (
-            isinstance(config, StdioServerConfig)
-            and config.sandbox is None
-            and self.settings.profile is Profile.PRODUCTION
-        )
-
-    def _needs(self, record: ServerRecord, digest: str) -> list[str]:
-        needs: list[str] = []
-        if self._unconfined_in_production(record.config):
-            needs.append("sandbox")
-        if record.trusted_digest != digest:
-            needs.append("trust")
-        test = record.last_test
-        if test is None or not test.ok or test.digest != digest:
-            needs.append("test")
-        if not record.enabled:
-            needs.append("enable")
-        return needs
-
-    def _add_server(self, state: StoreState, parsed: ServerBody) -> str:
-        """Add one new server record and its secrets to `state` (inside a transaction); return its id."""
-        config_data = dict(parsed.config)
-        config_data.pop("enabled", None)
-        if "id" not in config_data or config_data["id"] in (None, ""):
-            base = slugify(str(config_data.get("name") or "server"))
-            candidate, n = base, 2
-            while candidate in state.servers:
-                suffix = f"-{n}"
-                candidate, n = base[: 32 - len(suffix)].rstrip("-") + suffix, n + 1
-            config_data["id"] = candidate
-        config = parse_server_config(config_data)
-        if config.id in state.servers:
-            raise ServerExists(f"a server with id '{config.id}' already exists", details={"server_id": config.id})
-        self._write_secret_values(state, config, parsed.secrets)
-        now = _now()
-        state.servers[config.id] = ServerRecord(config=config, version=1, created_at=now, updated_at=now)
-        return config.id
-
-    def _changed(self, record: ServerRecord, config: ServerConfig, *, high_risk: bool) -> ServerRecord:
-        update: dict[str, Any] = {"config": config, "version": record.version + 1, "updated_at": _now()}
-        if high_risk:
-            update.update(trusted_digest=None, last_test=None, enabled=False)
-        return record.model_copy(update=update)
-
-    def _write_secret_values(self, state: StoreState, config: ServerConfig, values: SecretValues) -> None:
-        errors: list[FieldError] = []
-        writes: list[tuple[SecretKind, str, str]] = []
-        if values.env:
-            if not isinstance(config, StdioServerConfig):
-                errors.append(
-                    FieldError("secret_values.env", "SECRET_KIND_INVALID", "env secrets are for stdio servers")
-                )
-            writes += [(SecretKind.ENV, k, v) for k, v in values.env.items()]
-        if values.headers:
-            if isinstance(config, StdioServerConfig):
-                errors.append(
-                    FieldError("secret_values.headers", "SECRET_KIND_INVALID", "header secrets are for remote servers")
-                )
-            writes += [(SecretKind.HEADER, k, v) for k, v in values.headers.items()]
-        if values.bearer_token is not None:
-            if isinstance(config, StdioServerConfig) or not isinstance(config.auth, AuthBearer):
-                errors.append(
-                    FieldError(
-                        "secret_values.bearer_token",
-                        "SECRET_KIND_INVALID",
-                        "needs a remote server with auth.kind 'bearer'",
-                    )
-                )
-            writes.append((SecretKind.BEARER, BEARER_KEY, values.bearer_token))
-        if values.oauth:
-            if isinstance(config, StdioServerConfig) or not isinstance(config.auth, AuthOAuth):
-                errors.append(
-                    FieldError(
-                        "secret_values.oauth", "SECRET_KIND_INVALID", "needs a remote server with auth.kind 'oauth'"
-                    )
-                )
-            elif "private_key" in values.oauth:
-                check_private_key(values.oauth["private_key"], config.auth.jwt_signing_algorithm)
-            writes += [(SecretKind.OAUTH_CLIENT, k, v) for k, v in values.oauth.items()]
-        if errors:
-            raise ConfigInvalid(errors)
-        for kind, key, value in writes:
-            internal = secret_id(kind, config.id, key)
-            self._redactor.add(value)
-            state.secrets[internal] = self._cipher.seal(value, associated_data=internal)
-
-    def _drop_undeclared_secrets(self, state: StoreState, config: ServerConfig) -> None:
-        keep = {secret_id(kind, config.id, key) for kind, key in secret_slots(config)}
-        for internal in state.secret_ids_of(config.id):
-            if internal not in keep and not internal.startswith(f"mcp.{SecretKind.OAUTH.value}."):
-                del state.secrets[internal]
-        OAuthService.purge_stale(state, config)  # OAuth credentials live only with the current binding (R-4.6)
-
-    def _decrypt(self, state: StoreState, kind: SecretKind, server_id: str, key: str) -> str | None:
-        internal = secret_id(kind, server_id, key)
-        token = state.secrets.get(internal)
-        if token is None:
-            return None
-        value = self._cipher.open(token, associated_data=internal)
-        self._redactor.add(value)
-        return value
-
-    def _spec(self, config: ServerConfig, state: StoreState, digest: str) -> ConnectionSpec:
-        summary_timeout = config.effective_startup_timeout_s
-        if isinstance(config, StdioServerConfig):
-            summary = connection_summary(config, state.secrets, self._cipher)
-            env = dict(config.env)
-            for key in config.secret_env:
-                value = self._decrypt(state, SecretKind.ENV, config.id, key)
-                if value is not None:
-                    env[key] = value
-            program = summary.get("command_path") or config.command
-            return ConnectionSpec(
-                server_id=config.id,
-                transport=TransportKind.STDIO,
-                digest=digest,
-                argv=(program, *config.args),
-                env=env,
-                cwd=config.cwd,
-                sandbox=sandbox_spec(config, self.settings),
-                startup_timeout_s=summary_timeout,
-                call_timeout_s=config.call_timeout_s,
-                max_result_bytes=config.max_result_bytes,
-            )
-        headers = dict(config.headers)
-        for key in config.secret_headers:
-            value = self._decrypt(state, SecretKind.HEADER, config.id, key)
-            if value is not None:
-                headers[key] = value
-        if isinstance(config.auth, AuthBearer):
-            token = self._decrypt(state, SecretKind.BEARER, config.id, BEARER_KEY)
-            if token is not None:
-                headers["Authorization"] = f"Bearer {token}"
-        auth = self.oauth.runtime_auth(config, state) if isinstance(config.auth, AuthOAuth) else None
-        return ConnectionSpec(
-            server_id=config.id,
-            transport=TransportKind(config.transport),
-            digest=digest,
-            url=config.url,
-            headers=headers,
-            auth=auth,
-            startup_timeout_s=summary_timeout,
-            call_timeout_s=config.call_timeout_s,
-            max_result_bytes=config.max_result_bytes,
-        )
-
-    def _desired_spec(self, state: StoreState, server_id: str) -> ConnectionSpec | None:
-        record = state.servers.get(server_id)
-        if record is None or not record.enabled:
-            return None
-        digest = self._digest(record.config, state)
-        needs = self._needs(record, digest)
-        if needs:
-            return None
-        return self._spec(record.config, state, digest)
-
-    async def _reconcile(self, server_id: str) -> None:
-        lock = self._reconcile_locks.setdefault(server_id, anyio.Lock())
-        async with lock:
-
-            def desired() -> ConnectionSpec | None:
-                return self._desired_spec(self._store.read(), server_id)
-
-            try:
-                spec = await self._in_thread(desired)
-            except CenterError:
-                logger.exception("server.reconcile_failed", extra={"server_id": server_id})
-                spec = None
-            if spec is None and await self._approvals.cancel_server(server_id):
-                # Approving them could only fail now: their cards go instead of waiting (R-5.3).
-                logger.info("approvals.cancelled_for_server", extra={"server_id": server_id})
-            await self._manager.configure(server_id, spec)
-
-    async def _reconcile_all(self) -> None:
-        state = await self._read()
-        for server_id in sorted(set(state.servers) | set(self._manager.configured())):
-            await self._reconcile(server_id)
-
-    async def _connect_quietly(self, server_id: str) -> None:
-        try:
-            await self._manager.connect(server_id)
-        except CenterError as exc:
-            logger.info("server.connect_failed", extra={"server_id": server_id, "code": exc.code})
+    async def _runnable(self, server_id: str) -> ServerRecord:
+        return await self._servers.runnable(server_id)
 
     async def _after_authorization(self, server_id: str) -> None:
         """An authorization was committed or forgotten: announce `server.oauth`, reconcile, reconnect.
@@ -1312,224 +693,4 @@ class McpCenter:
         view's `oauth` block changed, so an open Authorization tab shows the result at once (R-4.9, R-3.11).
         """
         self._announce("server.oauth", {"server_id": server_id})
-        await self._reconcile(server_id)
-        if server_id in self._manager.configured():
-            await self._manager.disconnect(server_id)
-            if self._tg is not None:
-                self._tg.start_soon(self._connect_quietly, server_id)
-
-    async def _watch_store(self) -> None:
-        """Follow what other processes commit (R-9.2): configuration (reconcile, and connect what
-        became runnable), approvals and cards (announce them on this host's event bus)."""
-        async with self._store.changes(["servers", "approvals", "interactions"]) as changes:
-            while True:
-                changed = await changes.next()
-                try:
-                    if "approvals" in changed:
-                        await self._approvals.sync()
-                    if "interactions" in changed:
-                        await self._interactions.sync()
-                    if "servers" in changed:
-                        await self._servers_changed()
-                except CenterError:
-                    logger.exception("store.change_failed", extra={"sections": sorted(changed)})
-
-    async def _servers_changed(self) -> None:
-        await self._reconcile_all()
-        # R-3.2 for changes made by another process (the CLI enabled a server): a runnable
-        # connect_on_startup server that is not connected connects now, as at start-up.
-        state = await self._read()
-        for server_id in self._manager.configured():
-            record = state.servers.get(server_id)
-            if (
-                record is not None
-                and record.config.connect_on_startup
-                and self._manager.status(server_id).state is ConnectionState.DISCONNECTED
-                and self._tg is not None
-            ):
-                self._tg.start_soon(self._connect_quietly, server_id)
-
-    async def _runnable(self, server_id: str) -> ServerRecord:
-        def run() -> ServerRecord:
-            state = self._store.read()
-            record = _get(state, server_id)
-            self._check_profile(record.config)
-            if not record.enabled:
-                raise ServerDisabled(f"server '{server_id}' is not enabled", details={"server_id": server_id})
-            digest = self._digest(record.config, state)
-            needs = self._needs(record, digest)
-            if "trust" in needs:
-                raise ServerNotTrusted(
-                    f"server '{server_id}' changed since it was trusted; confirm the new summary",
-                    details={"needs": needs},
-                )
-            if "test" in needs:
-                raise ServerNotTested(f"server '{server_id}' needs a successful test", details={"needs": needs})
-            return record
-
-        return await self._in_thread(run)
-
-    def _view(self, record: ServerRecord, state: StoreState) -> dict[str, Any]:
-        config = record.config
-        summary = connection_summary(config, state.secrets, self._cipher)
-        digest = digest_of(summary)
-        view: dict[str, Any] = _editable(config)
-        if isinstance(config, StdioServerConfig):
-            view["secret_env"] = {k: {"configured": v["configured"]} for k, v in summary["secret_env"].items()}
-        else:
-            view["secret_headers"] = {k: {"configured": v["configured"]} for k, v in summary["secret_headers"].items()}
-            if isinstance(config.auth, AuthBearer):
-                view["auth"] = {"kind": "bearer", "token": {"configured": summary["auth"]["token"]["configured"]}}
-            elif isinstance(config.auth, AuthOAuth):
-                configured = summary["auth"]
-                view["auth"].update({k: {"configured": configured[k]["configured"]} for k in OAUTH_CLIENT_SECRET_KEYS})
-                view["oauth"] = self.oauth.status(config, state)
-        last_test = record.last_test.model_dump(mode="json") if record.last_test else None
-        view.update(
-            enabled=record.enabled,
-            version=record.version,
-            created_at=record.created_at.isoformat(),
-            updated_at=record.updated_at.isoformat(),
-            trusted_digest=record.trusted_digest,
-            trusted=record.trusted_digest == digest,
-            last_test=last_test,
-            tested=bool(record.last_test and record.last_test.ok and record.last_test.digest == digest),
-            summary=summary,
-            digest=digest,
-            needs=self._needs(record, digest),
-            warnings=_warnings(summary) + sandbox_warnings(config, summary, self.settings),
-            status=self._manager.status(config.id).to_dict(),
-        )
-        if isinstance(config, StdioServerConfig):
-            view["sandbox_host"] = host_facts(config)
-        return view
-
-
-def _warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Problems the user should see before trusting: they do not block, but the test will fail."""
-    warnings: list[dict[str, str]] = []
-    if summary.get("transport") == "stdio" and summary.get("command_path") is None:
-        warnings.append(
-            {
-                "code": "COMMAND_NOT_FOUND",
-                "message": f"'{summary.get('command')}' was not found on the host's PATH; "
-                "install it (or use an absolute path) before testing",
-            }
-        )
-    url = summary.get("url")
-    if isinstance(url, str) and not url.isascii():
-        warnings.append(
-            {
-                "code": "URL_NOT_ASCII",
-                "message": f"the URL has non-ASCII characters; it connects to {summary.get('origin')} "
-                "(check that this is the site you expect)",
-            }
-        )
-    if isinstance(url, str):
-        warnings += [
-            {
-                "code": "URL_QUERY_CREDENTIAL",
-                "message": f"query parameter '{name}' looks like a credential; it is stored in plain text with "
-                "the URL and shown in summaries and exports (prefer a secret header if the server accepts one)",
-            }
-            for name in credential_query_params(url)
-        ]
-    for kind, label in (("env", "environment variable"), ("headers", "header")):
-        for name, value in (summary.get(kind) or {}).items():
-            if is_credential_name(name) or (isinstance(value, str) and is_credential_value(value)):
-                warnings.append(
-                    {
-                        "code": "CREDENTIAL_IN_PLAIN_FIELD",
-                        "message": f"the {label} '{name}' looks like a credential but is stored in plain text "
-                        "and shown in summaries and exports: make it a secret (write-only, encrypted)",
-                    }
-                )
-    for i, arg in enumerate(summary.get("args") or []):
-        if isinstance(arg, str) and is_credential_value(arg):
-            warnings.append({"code": "CREDENTIAL_IN_ARGS", "message": f"argument {i + 1} {CREDENTIAL_IN_ARGS_MESSAGE}"})
-    for kind in ("secret_env", "secret_headers"):
-        for name, entry in (summary.get(kind) or {}).items():
-            if not entry.get("configured"):
-                warnings.append({"code": "SECRET_NOT_SET", "message": f"the secret '{name}' has no value yet"})
-    return warnings
-
-
-def _collect_orphans(store: Store) -> None:
-    """Delete ciphertexts whose server no longer exists (R-1.5: deleting a server deletes its secrets)."""
-    with store.transaction() as state:
-        for sid in state.orphaned_secrets():
-            del state.secrets[sid]
-
-
-def _get(state: StoreState, server_id: str) -> ServerRecord:
-    record = state.servers.get(server_id)
-    if record is None:
-        raise ServerNotFound(
-            f"no server with id '{server_id}'",
-            details={"server_id": server_id, "did_you_mean": did_you_mean(server_id, state.servers)},
-        )
-    return record
-
-
-def _check_version(record: ServerRecord, version: int | None) -> None:
-    if version is not None and version != record.version:
-        raise ServerVersionConflict(
-            f"server '{record.id}' was changed by someone else (you read version {version}, it is now "
-            f"{record.version}); reload and apply your change again",
-            details={"server_id": record.id, "your_version": version, "current_version": record.version},
-        )
-
-
-def _editable(config: ServerConfig) -> dict[str, Any]:
-    return config.model_dump(mode="json")
-
-
-def _secret_kind(kind: str) -> SecretKind:
-    try:
-        return SECRET_KINDS[kind]
-    except KeyError:
-        raise RequestInvalid(
-            "kind: must be 'environment', 'header', 'bearer' or 'oauth'",
-            details={
-                "errors": [
-                    FieldError("kind", "FIELD_INVALID", "must be environment, header, bearer or oauth").to_dict()
-                ]
-            },
-        ) from None
-
-
-def _declare_secret(config: ServerConfig, kind: SecretKind, key: str) -> ServerConfig:
-    """Return `config` with `key` declared as a secret of `kind` (a plain env var of that name becomes secret)."""
-    if kind is SecretKind.ENV:
-        if not isinstance(config, StdioServerConfig):
-            raise SecretKeyInvalid("environment secrets are for stdio servers", details={"kind": "environment"})
-        if not ENV_NAME_PATTERN.fullmatch(key):
-            raise SecretKeyInvalid(f"'{key}' is not a valid env var name", details={"key": key})
-        env = {k: v for k, v in config.env.items() if k != key}
-        declared = config.secret_env if key in config.secret_env else [*config.secret_env, key]
-        return config.model_copy(update={"env": env, "secret_env": declared})
-    if isinstance(config, StdioServerConfig):
-        raise SecretKeyInvalid(f"{kind.value} secrets are for remote servers", details={"kind": kind.value})
-    if kind is SecretKind.BEARER:
-        if key != BEARER_KEY or not isinstance(config.auth, AuthBearer):
-            raise SecretKeyInvalid(
-                "the bearer secret is named 'token' and needs auth.kind 'bearer'", details={"key": key}
-            )
-        return config
-    if kind is SecretKind.OAUTH_CLIENT:
-        if key not in OAUTH_CLIENT_SECRET_KEYS or not isinstance(config.auth, AuthOAuth):
-            raise SecretKeyInvalid(
-                f"OAuth secrets are {', '.join(OAUTH_CLIENT_SECRET_KEYS)} and need auth.kind 'oauth'",
-                details={"key": key},
-            )
-        return config
-    error = check_header_name(f"headers.{key}", key, managed_auth=config.auth.kind in {"bearer", "oauth"})
-    if error is not None:
-        raise SecretKeyInvalid(f"{error.field}: {error.message}", details={"key": key, "code": error.code})
-    headers = {k: v for k, v in config.headers.items() if k.lower() != key.lower()}
-    declared = (
-        config.secret_headers
-        if any(h.lower() == key.lower() for h in config.secret_headers)
-        else [*config.secret_headers, key]
-    )
-    return config.model_copy(update={"headers": headers, "secret_headers": declared})
+        await self._reconciler.reconnect(server_id)

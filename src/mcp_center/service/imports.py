@@ -60,6 +60,7 @@ from mcp_center.interchange import (
     plan_document,
     read_document,
 )
+from mcp_center.models import is_array, is_object
 from mcp_center.service.bodies import parse_secret_value
 from mcp_center.service.center import McpCenter
 
@@ -189,7 +190,7 @@ def _invalid(field_path: str, code: str, message: str) -> RequestInvalid:
 
 
 def _object(body: object, allowed: set[str]) -> dict[str, Any]:
-    if not isinstance(body, dict):
+    if not is_object(body):
         raise _invalid("body", "FIELD_INVALID", "must be a JSON object")
     data: dict[str, Any] = body
     extra = sorted(k for k in data if k not in allowed)
@@ -236,18 +237,18 @@ def parse_apply_request(body: object) -> ApplyRequest:
     token = _string(data, "token", max_chars=MAX_TOKEN_CHARS)
     digest = _string(data, "digest", max_chars=MAX_TOKEN_CHARS)
     content = _string(data, "content")
-    raw_values = data.get("values")
+    raw_values: object = data.get("values")
     raw_values = {} if raw_values is None else raw_values
-    if not isinstance(raw_values, dict):
+    if not is_object(raw_values):
         raise _invalid("values", "FIELD_INVALID", "must be an object of name → string")
     values: dict[str, str] = {}
     for name, value in raw_values.items():
         if not isinstance(value, str):
             raise _invalid(f"values.{name}", "FIELD_INVALID", "must be a string")
         values[str(name)] = value
-    raw_defaults = data.get("use_defaults")
+    raw_defaults: object = data.get("use_defaults")
     raw_defaults = [] if raw_defaults is None else raw_defaults
-    if not isinstance(raw_defaults, list) or not all(isinstance(n, str) for n in raw_defaults):
+    if not is_array(raw_defaults) or not all(isinstance(n, str) for n in raw_defaults):
         raise _invalid("use_defaults", "FIELD_INVALID", "must be a list of variable names")
     return ApplyRequest(token, digest, content, _format(data), values, tuple(raw_defaults))
 
@@ -341,7 +342,7 @@ class Importer:
         created = await self._center.create_servers(plan)
         self._previews.discard(request.token)
         logger.info("import.applied", extra={"servers": len(created)})
-        return created
+        return [view.to_dict() for view in created]
 
     async def export(self, format: str) -> dict[str, Any]:
         """Every server in a client's format, secrets as placeholders, plus the gateway snippet (R-1.9).

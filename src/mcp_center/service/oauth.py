@@ -41,11 +41,11 @@ from mcp_center.errors import (
     OAuthNotConfigured,
     RequestInvalid,
     ServerNotFound,
-    ServerNotTrusted,
     did_you_mean,
 )
-from mcp_center.models import TransportKind
+from mcp_center.models import TransportKind, is_mapping
 from mcp_center.secrets import Redactor, SecretCipher, SecretKind, secret_id
+from mcp_center.service.readiness import Readiness
 from mcp_center.store import ServerRecord, Store, StoreState
 
 __all__ = ["CALLBACK_PATH", "CLIENT_METADATA_PATH", "OAuthService", "client_metadata_document"]
@@ -219,7 +219,7 @@ class OAuthService:
         await self._require_oauth(server_id)
         if body is None:
             body = {}
-        if not isinstance(body, Mapping):
+        if not is_mapping(body):
             raise _invalid("body", "must be a JSON object")
         extra = sorted(str(k) for k in body if k != "issuer")
         if extra:
@@ -233,13 +233,10 @@ class OAuthService:
             state = self._store.read()
             record = _record(state, server_id)
             config, _ = _oauth_config(record)
-            digest = self._digest(config, state)
-            if record.trusted_digest != digest:
-                raise ServerNotTrusted(
-                    "confirm the current connection summary (POST .../trust) before authorizing: authorization "
-                    "contacts the server and its authorization server with the configured client",
-                    details={"current_digest": digest},
-                )
+            Readiness(record, self._digest(config, state), self.settings.profile).require_trusted(
+                "authorizing (authorization contacts the server and its authorization server with the "
+                "configured client)"
+            )
             return self.target(config, state)
 
         target = await anyio.to_thread.run_sync(prepare)
@@ -280,7 +277,7 @@ class OAuthService:
             what `complete` raises.
         """
         await self._require_oauth(server_id)
-        if not isinstance(body, Mapping) or set(body) - {"callback_url"}:
+        if not is_mapping(body) or set(body) - {"callback_url"}:
             raise _invalid("body", "send {'callback_url': '<the redirected URL>'}")
         url = _optional_text(body, "callback_url")
         if url is None:

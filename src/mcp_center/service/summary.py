@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,7 +37,7 @@ from mcp_center.config import (
 from mcp_center.secrets import SecretCipher, SecretKind, secret_id
 from mcp_center.transports import host_path, resolve_command
 
-__all__ = ["BEARER_KEY", "connection_summary", "digest_of", "origin_of", "secret_slots"]
+__all__ = ["BEARER_KEY", "Summaries", "Summary", "connection_summary", "digest_of", "origin_of", "secret_slots"]
 
 BEARER_KEY = "token"
 """The key name of the bearer token slot (`PUT .../secrets/token?kind=bearer`)."""
@@ -138,3 +139,54 @@ def digest_of(summary: Mapping[str, Any]) -> str:
     """`sha256:<hex>` over the canonical JSON of a summary."""
     canonical = json.dumps(summary, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One computed connection summary and its digest (R-2.1)."""
+
+    data: dict[str, Any]
+    """The JSON summary (no secret values)."""
+    digest: str
+    """`sha256:<hex>` of `data`."""
+
+
+class Summaries:
+    """Summaries computed at most once per configuration within one use case (R-2.1, R-1.4).
+
+    Building a summary opens every secret of the server (for its keyed fingerprint) and resolves
+    a stdio command on the PATH; an update used to do that four or five times (old digest, new
+    digest, reconcile, connection spec, view). One `Summaries` lives for one use case (a write and
+    what follows it: reconcile and the returned view) and answers repeats from memory. It is not
+    kept longer: the command's resolution on the PATH is part of the summary and may change.
+
+    The memo key is the configuration's JSON and the ciphertexts of its declared secret slots, so
+    a changed config or secret inside the same use case is summarized afresh.
+    """
+
+    def __init__(self, cipher: SecretCipher) -> None:
+        self._cipher = cipher
+        self._memo: dict[tuple[str, tuple[str | None, ...]], Summary] = {}
+        self.computed = 0
+        """How many summaries were built (not answered from memory): for tests."""
+
+    def of(self, config: ServerConfig, ciphertexts: Mapping[str, str]) -> Summary:
+        """The summary of `config` with the secrets in `ciphertexts`.
+
+        Raises:
+            SecretStoreError: a stored ciphertext does not open (the key changed).
+        """
+        key = (
+            config.model_dump_json(),
+            tuple(ciphertexts.get(secret_id(kind, config.id, name)) for kind, name in secret_slots(config)),
+        )
+        found = self._memo.get(key)
+        if found is None:
+            data = connection_summary(config, ciphertexts, self._cipher)
+            found = self._memo[key] = Summary(data, digest_of(data))
+            self.computed += 1
+        return found
+
+    def digest(self, config: ServerConfig, ciphertexts: Mapping[str, str]) -> str:
+        """The digest of `of(config, ciphertexts)`."""
+        return self.of(config, ciphertexts).digest

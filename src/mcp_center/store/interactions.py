@@ -84,7 +84,7 @@ class InteractionRecord(_Model):
     requested_schema: dict[str, Any] | None = None
     defaults: dict[str, Any] = Field(default_factory=dict)
     url_origin: str | None = None
-    calls: list[CallRef] = Field(default_factory=list)
+    calls: list[CallRef] = Field(default_factory=list[CallRef])
     created_at: datetime
     expires_at: datetime
     closed_at: datetime | None = None

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_center.errors import StorageError
+from mcp_center.models import is_object
 from mcp_center.store.files import Disk, file_stamp
 
 __all__ = ["JOURNAL_FILE", "JOURNAL_SCHEMA_VERSION", "Journal", "storage_error"]
@@ -226,7 +227,7 @@ class Journal:
             raise storage_error(exc, doing="read") from None
         except (ValueError, UnicodeDecodeError):
             raise damaged("not valid JSON") from None
-        if not isinstance(doc, dict):
+        if not is_object(doc):
             raise damaged("not a JSON object")
         version = doc.get("schema_version")  # pyright: ignore[reportUnknownMemberType]
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Protocol, TypeGuard
 
 from mcp_center.errors import DataDirInUse, StorageError
+from mcp_center.models import is_object
 from mcp_center.store.files import atomic_write
 
 __all__ = [
@@ -144,7 +145,7 @@ class ServeOwner:
             doc = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return None
-        if not isinstance(doc, dict):
+        if not is_object(doc):
             return None
         pid, url, ticks = doc.get("pid"), doc.get("url"), doc.get("start_ticks")
         if not _is_int(pid) or pid <= 0:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from mcp_center.models import is_array, is_object
 from mcp_center.store.files import atomic_write
 from mcp_center.transports.reaper import DEFAULT_GRACE_S, GroupRef, Stopped, boot_id, read_stat, stamp, terminate
 
@@ -316,7 +317,7 @@ def _read_record(path: Path) -> tuple[int | None, list[GroupRef]]:
     except (OSError, ValueError, UnicodeDecodeError):
         logger.warning("guard.record_unreadable", extra={"path": str(path)})
         return None, []
-    if not isinstance(doc, dict):
+    if not is_object(doc):
         return None, []
     pid = doc.get("pid")
     writer = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
@@ -324,8 +325,8 @@ def _read_record(path: Path) -> tuple[int | None, list[GroupRef]]:
         return writer, []  # start ticks only compare within one boot; a reboot ended those groups
     refs: list[GroupRef] = []
     entries = doc.get("groups")
-    for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict):
+    for entry in entries if is_array(entries) else []:
+        if not is_object(entry):
             continue
         pgid, ticks = entry.get("pgid"), entry.get("start_ticks")
         if isinstance(pgid, int) and isinstance(ticks, int) and not isinstance(pgid, bool) and pgid > 1 and ticks >= 0:

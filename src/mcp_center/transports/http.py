@@ -25,7 +25,7 @@ import httpx2
 from mcp.client.auth.utils import extract_field_from_www_auth
 
 from mcp_center.errors import ServerProtocolError
-from mcp_center.models import ErrorReason
+from mcp_center.models import ErrorReason, is_object
 from mcp_center.transports.clip import ClipReport, JsonClipper, ReadLimits
 
 __all__ = ["HttpDiagnostics", "ResponseTooLarge", "build_http_client", "clip_body"]
@@ -513,7 +513,7 @@ def _rpc_of(request: httpx2.Request) -> tuple[str | None, str | None]:
         message = json.loads(body)
     except ValueError:
         return None, None
-    if not isinstance(message, dict):
+    if not is_object(message):
         return None, None
     method, request_id = message.get("method"), message.get("id")
     return (
@@ -539,4 +539,4 @@ def _is_initialize(request: httpx2.Request) -> bool:
         message = json.loads(body)
     except ValueError:
         return False
-    return isinstance(message, dict) and message.get("method") == "initialize"
+    return is_object(message) and message.get("method") == "initialize"

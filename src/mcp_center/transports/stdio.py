@@ -59,7 +59,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from mcp_center.errors import ServerProtocolError, ServerUnreachable
-from mcp_center.models import ErrorReason
+from mcp_center.models import ErrorReason, is_object
 from mcp_center.secrets import REDACTED, Redactor
 from mcp_center.transports.clip import ClipReport, JsonClipper, ReadLimits, mark_clipped
 from mcp_center.transports.guard import ProcessGuard, process_guard
@@ -645,7 +645,7 @@ def _unreadable_response(
         doc = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(doc, dict) or doc.get("jsonrpc") != "2.0" or "method" in doc:
+    if not is_object(doc) or doc.get("jsonrpc") != "2.0" or "method" in doc:
         return None
     request_id = doc.get("id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not ("result" in doc or "error" in doc):

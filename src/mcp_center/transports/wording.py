@@ -15,7 +15,7 @@ import errno
 import socket
 import ssl
 from collections.abc import Iterator
-from typing import Final
+from typing import Final, cast
 
 from mcp_center.interchange.display import REDACTED_VALUE, display_url
 from mcp_center.models import ErrorReason
@@ -34,7 +34,7 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
+            pending.extend(cast(BaseExceptionGroup[BaseException], current).exceptions)
         if current.__cause__ is not None:
             pending.append(current.__cause__)
         if current.__context__ is not None:

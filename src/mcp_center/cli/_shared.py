@@ -1,0 +1,263 @@
+"""What every command group shares: the Typer app and its sub-apps, the consoles, the common
+options, and the helpers that open a center (`run_center`), report an error (`fail`, with the
+error's `exit_code`) and ask a running host (`host_request`, exiting with the code
+`host.exit_code_for_status` gives its HTTP status).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from mcp_center import __version__
+from mcp_center.cli._where import data_dir_phrase, serve_state
+from mcp_center.config import Settings
+from mcp_center.errors import (
+    CenterError,
+    HostRequestFailed,
+    NotFound,
+    ServerNotFound,
+)
+from mcp_center.models import is_array, is_object
+from mcp_center.secrets import install_log_redaction
+from mcp_center.service import McpCenter
+from mcp_center.store import Store, store_for
+
+__all__ = [
+    "NEXT_STEP",
+    "DataDir",
+    "DatabaseUrl",
+    "HostUrl",
+    "JsonOut",
+    "ProfileOpt",
+    "app",
+    "approvals_app",
+    "cells",
+    "clip",
+    "err",
+    "fail",
+    "gateway_app",
+    "gateway_token_app",
+    "host_request",
+    "opened_store",
+    "out",
+    "print_json",
+    "require_data_dir",
+    "run_center",
+    "sandbox_app",
+    "secret_app",
+    "settings_for",
+    "yes",
+]
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="mcp-center",
+    help="A self-hosted MCP host: register, trust, test, enable and call MCP servers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True)
+    ] = False,
+) -> None:
+    """A self-hosted MCP host: register, trust, test, enable and call MCP servers."""
+    del show_version
+
+
+secret_app = typer.Typer(help="Set or delete secret values (write-only).", no_args_is_help=True)
+app.add_typer(secret_app, name="secret")
+approvals_app = typer.Typer(help="Agent calls waiting for your decision in a running host: list, approve ID, deny ID.")
+app.add_typer(approvals_app, name="approvals")
+gateway_app = typer.Typer(
+    help="The MCP gateway agents connect to: run it over stdio, manage its tokens.",
+    invoke_without_command=True,
+)
+app.add_typer(gateway_app, name="gateway")
+gateway_token_app = typer.Typer(help="Gateway tokens (what MCP clients present at /mcp).", no_args_is_help=True)
+gateway_app.add_typer(gateway_token_app, name="token")
+sandbox_app = typer.Typer(
+    help="Sandboxed stdio servers: check this host, warm up a server's caches.", no_args_is_help=True
+)
+app.add_typer(sandbox_app, name="sandbox")
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+"""soft_wrap: long lines are not broken at 80 columns when the output is piped."""
+
+NEXT_STEP = {
+    "MCP_SERVER_NOT_TRUSTED": "mcp-center trust {server}",
+    "MCP_SERVER_NOT_TESTED": "mcp-center test {server}",
+    "MCP_SERVER_DISABLED": "mcp-center enable {server}",
+    "OAUTH_AUTHORIZATION_REQUIRED": "mcp-center auth {server}",
+    "MCP_SERVER_VERSION_CONFLICT": "mcp-center show {server}  (then apply your change again)",
+}
+"""What to run next after a refused step, by error code."""
+
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Data directory (default: $MCP_CENTER_DATA_DIR or the user data dir).")
+]
+ProfileOpt = Annotated[str | None, typer.Option("--profile", help="local (default) or production.")]
+JsonOut = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="postgresql://user:password@host:port/db: keep the shared state there (default: "
+        "$MCP_CENTER_DATABASE_URL, else the data directory's files).",
+    ),
+]
+
+
+def settings_for(data_dir: Path | None, profile: str | None = None) -> Settings:
+    """The settings of a command (`--data-dir`, `--profile`, then the environment).
+
+    Raises:
+        typer.Exit: a bad option or `MCP_CENTER_*` setting, printed as `error [REQUEST_INVALID]`
+            with the field (exit 2), never a traceback (R-7.3).
+    """
+    try:
+        return Settings.load(data_dir=data_dir, profile=profile)
+    except CenterError as exc:
+        raise fail(exc) from None
+
+
+@contextmanager
+def opened_store(settings: Settings) -> Generator[Store]:
+    """The store of `settings` (files, or the database of `MCP_CENTER_DATABASE_URL`), open for the block."""
+    store = store_for(settings)
+    store.open()
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def require_data_dir(settings: Settings, server_id: str) -> None:
+    """Refuse a command about an existing server when the data directory does not exist (never create it)."""
+    if not settings.database_url and not settings.data_dir.exists():
+        raise fail(
+            ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id}), settings=settings
+        )
+
+
+def fail(
+    exc: CenterError, server_id: str | None = None, *, settings: Settings | None = None, serve: bool = False
+) -> typer.Exit:
+    """Print `exc` (code, message, field errors, stderr tail, next step) and return the exit to raise.
+
+    With `settings`, a not-found error also names the data directory it looked in; with `serve`,
+    say whether a serve owns that directory (for errors about reaching the running host)."""
+    line = Text("error", style="red")
+    line.append(f" [{exc.code}]: {exc.message}", style="")
+    err.print(line, highlight=False)
+    listed: object = exc.details.get("errors")
+    for item in listed if is_array(listed) else []:
+        if is_object(item) and "field" in item:
+            err.print(
+                f"  - {item['field']}: {item.get('message', '')} [{item.get('code', '')}]",
+                highlight=False,
+                markup=False,
+            )
+    tail = exc.details.get("stderr_tail")
+    if is_array(tail) and tail:
+        err.print("  server stderr (last lines):", highlight=False)
+        for stderr_line in tail:
+            err.print(f"    {stderr_line}", highlight=False, markup=False)
+    close = exc.details.get("did_you_mean")
+    if is_array(close) and close:
+        err.print(f"  did you mean: {', '.join(str(c) for c in close)}?", highlight=False, markup=False)
+    server = server_id or exc.details.get("server_id")
+    hint = NEXT_STEP.get(exc.code)
+    if hint and isinstance(server, str):
+        err.print(f"  next: {hint.format(server=server)}", highlight=False, markup=False)
+    if settings is not None and isinstance(exc, NotFound):
+        err.print(
+            f"  looked in {data_dir_phrase(settings)}; use --data-dir or MCP_CENTER_DATA_DIR for another",
+            highlight=False,
+            markup=False,
+        )
+    if settings is not None and serve:
+        err.print(f"  {serve_state(settings)}", highlight=False, markup=False)
+    return typer.Exit(exc.exit_code)
+
+
+def run_center(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) -> T:
+    """Open the center (no start-up connections), run `action`, close everything.
+
+    Opening creates the data directory (and its key) if it is missing: commands about existing
+    servers call `require_data_dir` first."""
+    install_log_redaction()
+
+    async def main() -> T:
+        # A one-shot command cannot show a form: it advertises no elicitation (R-6; a server that
+        # needs an answer gets "not supported" — use the API or settings page of a running host).
+        async with McpCenter.open(settings, connect=False, elicitation=False) as center:
+            return await action(center)
+
+    try:
+        return anyio.run(main)
+    except CenterError as exc:
+        raise fail(exc, settings=settings) from None
+
+
+def print_json(value: Any) -> None:
+    out.print_json(json.dumps(value, default=str))
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, the cut marked with "…" (a cut never looks whole)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def cells(*values: str) -> list[Text]:
+    """Table cells as plain text: names and values from an imported file are never rich markup."""
+    return [Text(value) for value in values]
+
+
+HostUrl = Annotated[
+    str | None, typer.Option("--url", help="The running host (default: its base URL from the settings).")
+]
+
+
+def host_request(settings: Settings, url: str | None, method: str, path: str, body: object = None) -> Any:
+    """Call the REST API of the running host that owns this data directory (`host.HostClient`).
+
+    An error is printed (`error [CODE]: message`, and what to do) and becomes the exit to raise:
+    the host's errors exit by their HTTP status (`host.exit_code_for_status`).
+    """
+    from mcp_center.cli.host import HostClient, exit_code_for_status
+
+    try:
+        with HostClient(settings, url) as client:
+            return client.call(method, path, body)
+    except HostRequestFailed as exc:
+        err.print(f"error [{exc.api_code}]: {exc.message}", markup=False, highlight=False)
+        raise typer.Exit(exit_code_for_status(exc.status)) from None
+    except CenterError as exc:
+        raise fail(exc) from None
+
+
+def yes(value: object) -> str:
+    """`yes` or `no` for a table cell."""
+    return "yes" if value else "no"

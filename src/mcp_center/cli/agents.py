@@ -1,0 +1,185 @@
+"""What agents see, from a terminal: prompts, resources, and approvals of a running host (R-5.3 to R-5.5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from mcp_center.cli._shared import (
+    DataDir,
+    HostUrl,
+    JsonOut,
+    ProfileOpt,
+    app,
+    approvals_app,
+    cells,
+    clip,
+    err,
+    host_request,
+    out,
+    print_json,
+    run_center,
+    settings_for,
+)
+from mcp_center.cli._where import data_dir_phrase
+from mcp_center.cli.host import host_url
+
+
+@app.command()
+def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
+    """List the prompts of enabled servers as /server:prompt commands.
+
+    \f
+    R-5.4 (the help text ends at the form feed above).
+    """
+    settings = settings_for(data_dir, profile)
+    items: list[dict[str, Any]] = []
+    if settings.data_dir.exists():
+        with err.status("connecting to enabled servers..."):
+            items = run_center(settings, lambda c: c.list_prompts())
+    if as_json:
+        print_json(items)
+        return
+    if not items:
+        out.print(f"no prompts from enabled servers in {data_dir_phrase(settings)}", highlight=False, markup=False)
+        return
+    table = Table("command", "arguments", "description")
+    for prompt in items:
+        arguments = ", ".join(a["name"] + ("" if a["required"] else "?") for a in prompt["arguments"])
+        table.add_row(*cells(prompt["command"], arguments, (prompt.get("description") or "")[:80]))
+    out.print(table)
+
+
+@app.command()
+def resources(
+    query: Annotated[str, typer.Argument(help="Matches name, title, URI and description (blank: all).")] = "",
+    limit: Annotated[int, typer.Option(help="At most this many results (1-500).")] = 50,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+    as_json: JsonOut = False,
+) -> None:
+    """Search the resources and resource templates of enabled servers, like an @ mention.
+
+    \f
+    R-5.5 (the help text ends at the form feed above).
+    """
+    settings = settings_for(data_dir, profile)
+    found: dict[str, Any] = {"resources": []}
+    if settings.data_dir.exists():
+        with err.status("connecting to enabled servers..."):
+            found = run_center(settings, lambda c: c.search_resources(query, limit=limit))
+    if as_json:
+        print_json(found["resources"])
+        return
+    if not found["resources"]:
+        what = f"matching {query!r}" if query else "at all"
+        out.print(
+            f"no resources {what} in enabled servers of {data_dir_phrase(settings)}", highlight=False, markup=False
+        )
+        return
+    table = Table("kind", "mention", "name", "description")
+    for item in found["resources"]:
+        table.add_row(*cells(item["kind"], item["mention"], item["name"], clip(item.get("description") or "", 60)))
+    out.print(table)
+
+
+WIDE_TABLE_COLUMNS = 110
+"""Terminal width from which approvals are a table; narrower ones get one block per approval."""
+
+
+def _approvals_view(items: list[dict[str, Any]], width: int) -> Table | Group:
+    """Approvals for a terminal `width` characters wide: a table, or (narrower than
+    `WIDE_TABLE_COLUMNS`) one block per approval, so ids, states and hints are never cut or folded
+    word by word. The id is what `approve ID` takes."""
+    rows = [
+        (
+            item["id"],
+            item["state"],
+            item["tool"],
+            clip(json.dumps(item["arguments"], ensure_ascii=False), 60),
+            ", ".join(f"{k}={v}" for k, v in item["hints"].items()),
+            item["expires_at"],
+        )
+        for item in items
+    ]
+    if width < WIDE_TABLE_COLUMNS:
+        blocks: list[Text] = []
+        for approval_id, state, tool, arguments, hints, expires in rows:
+            block = Text(f"{approval_id}  {state}\n", style="bold")
+            block.append(f"  tool:      {tool}\n  arguments: {arguments}\n", style="")
+            block.append(f"  hints:     {hints or '-'}\n  expires:   {expires}\n", style="")
+            blocks.append(block)
+        return Group(*blocks)
+    table = Table("id", "state", "tool", "arguments", "hints", "expires")
+    table.columns[0].no_wrap = table.columns[1].no_wrap = True  # the id is what `approve ID` takes
+    for column in table.columns[2:]:
+        column.overflow = "fold"
+    for row in rows:
+        table.add_row(*cells(*row))
+    return table
+
+
+def _show_approvals(include_closed: bool, url: str | None, data_dir: Path | None, as_json: bool) -> None:
+    query = "?include_closed=true" if include_closed else ""
+    items: list[dict[str, Any]] = host_request(settings_for(data_dir), url, "GET", f"/api/approvals{query}")[
+        "approvals"
+    ]
+    if as_json:
+        print_json(items)
+        return
+    if not items:
+        settings = settings_for(data_dir)
+        out.print(
+            f"no pending approvals at {host_url(settings, url)} (data directory {settings.data_dir})",
+            markup=False,
+            highlight=False,
+        )
+        return
+    out.print(_approvals_view(items, out.width))
+
+
+IncludeClosed = Annotated[bool, typer.Option("--all", help="Also recently decided, expired and cancelled ones.")]
+
+
+@approvals_app.callback(invoke_without_command=True)
+def approvals_default(
+    ctx: typer.Context,
+    include_closed: IncludeClosed = False,
+    url: HostUrl = None,
+    data_dir: DataDir = None,
+    as_json: JsonOut = False,
+) -> None:
+    """Without a subcommand: list pending approvals."""
+    if ctx.invoked_subcommand is None:
+        _show_approvals(include_closed, url, data_dir, as_json)
+
+
+@approvals_app.command("list")
+def approvals_list(
+    include_closed: IncludeClosed = False, url: HostUrl = None, data_dir: DataDir = None, as_json: JsonOut = False
+) -> None:
+    """List pending approvals (with --all, recent decisions too)."""
+    _show_approvals(include_closed, url, data_dir, as_json)
+
+
+def _decide(approval_id: str, decision: str, url: str | None, data_dir: Path | None) -> None:
+    decided = host_request(settings_for(data_dir), url, "POST", f"/api/approvals/{approval_id}", {"decision": decision})
+    out.print(f"{decided['state']}: {decided['tool']} ({decided['id']})", markup=False, highlight=False)
+
+
+@approvals_app.command("approve")
+def approvals_approve(approval_id: str, url: HostUrl = None, data_dir: DataDir = None) -> None:
+    """Approve a pending call: it is sent to the server."""
+    _decide(approval_id, "approve", url, data_dir)
+
+
+@approvals_app.command("deny")
+def approvals_deny(approval_id: str, url: HostUrl = None, data_dir: DataDir = None) -> None:
+    """Deny a pending call: the server never sees it."""
+    _decide(approval_id, "deny", url, data_dir)

@@ -1,0 +1,161 @@
+"""`mcp-center gateway`: the stdio bridge to a running gateway, and gateway tokens (R-7.1, R-8)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import anyio
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from mcp_center.cli._shared import (
+    DataDir,
+    JsonOut,
+    err,
+    fail,
+    gateway_app,
+    gateway_token_app,
+    opened_store,
+    out,
+    print_json,
+    settings_for,
+)
+from mcp_center.cli._where import data_dir_phrase, unreachable_why
+from mcp_center.cli.host import host_url
+from mcp_center.errors import (
+    CenterError,
+)
+from mcp_center.runtime.attribution import leaves
+from mcp_center.secrets import install_log_redaction
+from mcp_center.service import GatewayTokens
+from mcp_center.store.running import running_owner
+
+
+@gateway_app.callback()
+def gateway(
+    ctx: typer.Context,
+    stdio: Annotated[bool, typer.Option("--stdio", help="Bridge stdin/stdout to the running host's gateway.")] = False,
+    url: Annotated[str | None, typer.Option(help="Gateway URL (default: <base URL>/mcp of the settings).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Run the gateway over stdio for clients that only spawn processes (`--stdio`).
+
+    Needs a running `mcp-center serve` and a gateway token in MCP_CENTER_GATEWAY_TOKEN (create one
+    with `mcp-center gateway token create NAME`). Approvals and cards appear in the settings page.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not stdio:
+        err.print(ctx.get_help(), markup=False, highlight=False)
+        raise typer.Exit(2)
+    import os
+
+    from mcp_center.gateway import bridge_stdio
+
+    token = os.environ.get("MCP_CENTER_GATEWAY_TOKEN")
+    if not token:
+        err.print("set MCP_CENTER_GATEWAY_TOKEN to a gateway token (mcp-center gateway token create NAME)")
+        raise typer.Exit(2)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    install_log_redaction()
+    settings = settings_for(data_dir)
+    target = url or f"{host_url(settings)}/mcp"
+    parts = urlsplit(target)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        err.print(
+            f"error: --url must be an http(s) URL of the gateway, e.g. http://127.0.0.1:8765/mcp (got {target!r})"
+        )
+        raise typer.Exit(2)
+    if parts.scheme == "http" and parts.hostname not in {"127.0.0.1", "localhost", "::1"}:
+        err.print(
+            f"error: refusing to send the gateway token over plain http to {parts.hostname}: "
+            "use https, or a loopback address"
+        )
+        raise typer.Exit(2)
+    try:
+        anyio.run(bridge_stdio, target, token)
+    except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
+        cause = next(leaves(exc))  # the SDK's task groups wrap a connect error twice
+        detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+        err.print(
+            f"error: the gateway at {target} is not reachable ({detail}): {unreachable_why(settings, url)}. "
+            "If serve runs with another --port or --data-dir, pass --url <its gateway URL> "
+            "(the settings page's Gateway section shows it) or the same --data-dir.",
+            highlight=False,
+            markup=False,
+        )
+        raise typer.Exit(7) from None
+
+
+@gateway_token_app.command("create")
+def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
+    """Create a gateway token and print it (shown once; only its hash is stored).
+
+    The token goes to stdout alone (`GW=$(mcp-center gateway token create NAME)`); which data
+    directory holds it, and whether a serve on that directory accepts it now, go to stderr.
+    """
+    settings = settings_for(data_dir)
+    try:
+        with opened_store(settings) as store:
+            record, token = GatewayTokens(store).create(name)
+    except CenterError as exc:
+        raise fail(exc, settings=settings) from None
+    err.print(
+        f"gateway token '{record.name}' (id {record.id}) in {data_dir_phrase(settings)}; it is shown once:",
+        markup=False,
+        highlight=False,
+    )
+    print(token, flush=True)
+    owner = running_owner(settings.data_dir)
+    if owner is None:
+        err.print(
+            f"no mcp-center serve runs on {settings.data_dir}: the token works once "
+            f"'mcp-center serve --data-dir {settings.data_dir}' runs",
+            markup=False,
+            highlight=False,
+        )
+    else:
+        err.print(
+            f"the serve of this data directory (pid {owner.pid}, {owner.url or 'still starting'}) accepts it now",
+            markup=False,
+            highlight=False,
+        )
+
+
+@gateway_token_app.command("list")
+def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> None:
+    """List gateway tokens (names and ids; never the tokens)."""
+    settings = settings_for(data_dir)
+    try:
+        records: list[dict[str, Any]] = []
+        if settings.database_url or settings.mcp_dir.exists():
+            with opened_store(settings) as store:
+                records = [r.view() for r in GatewayTokens(store).list()]
+    except CenterError as exc:
+        raise fail(exc, settings=settings) from None
+    if as_json:
+        print_json(records)
+        return
+    if not records:
+        out.print(f"no gateway tokens in {data_dir_phrase(settings)}", markup=False, highlight=False)
+        return
+    table = Table("id", "name", "created", caption=Text(data_dir_phrase(settings)))
+    for record in records:
+        table.add_row(record["id"], Text(record["name"]), record["created_at"])
+    out.print(table)
+
+
+@gateway_token_app.command("revoke")
+def gateway_token_revoke(token_id: str, data_dir: DataDir = None) -> None:
+    """Revoke a gateway token: clients using it are refused from their next request."""
+    settings = settings_for(data_dir)
+    try:
+        with opened_store(settings) as store:
+            GatewayTokens(store).revoke(token_id)
+    except CenterError as exc:
+        raise fail(exc, settings=settings) from None
+    out.print(f"revoked {token_id} in {data_dir_phrase(settings)}", markup=False, highlight=False)

@@ -1,0 +1,113 @@
+"""The CLI's one client for a running host's REST API (approvals, `auth`, live states).
+
+Some commands must ask the running `mcp-center serve` instead of opening the data directory: an
+OAuth authorization completes in the process that started it (R-4.9). They all go through
+`HostClient`: the admin token of the data directory (never created here), the host's URL (`--url`,
+else where its `serve` said it listens), and the API's error envelope (R-7.3) turned back into an
+exception, `HostRequestFailed`, whose HTTP status gives the exit code (`exit_code_for_status`).
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import httpx2
+
+from mcp_center.cli._where import data_dir_phrase, unreachable_why
+from mcp_center.config import Settings
+from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
+from mcp_center.models import is_object
+from mcp_center.secrets import read_admin_token
+from mcp_center.store.running import running_url
+
+__all__ = ["HostClient", "exit_code_for_status", "host_url"]
+
+
+def host_url(settings: Settings, url: str | None = None) -> str:
+    """The running host to talk to: `--url`, else where the `serve` of this data directory said it
+    listens (`<data dir>/serve.json`), else the settings' base URL (no trailing slash)."""
+    return (url or running_url(settings.data_dir) or settings.base_url).rstrip("/")
+
+
+class HostClient:
+    """A client for the REST API of the host running on `settings`' data directory.
+
+    Args:
+        settings: The data directory (its admin token) and the default base URL.
+        url: `--url`, or None for the data directory's own `serve`.
+        timeout_s: Seconds for one request.
+    Raises:
+        AdminAuthRequired: no admin token: no serve has run on this data directory (exit 6).
+        SecretStoreError: the token file is readable by others.
+    """
+
+    def __init__(self, settings: Settings, url: str | None = None, *, timeout_s: float = 30.0) -> None:
+        token = read_admin_token(settings.data_dir, settings.admin_token)
+        if token is None:
+            raise AdminAuthRequired(
+                f"no admin token in {data_dir_phrase(settings)}: no serve has run on it; "
+                f"start one with 'mcp-center serve --data-dir {settings.data_dir}'",
+                details={"data_dir": str(settings.data_dir)},
+            )
+        self._settings = settings
+        self._url = url
+        self.base_url = host_url(settings, url)
+        self._client = httpx2.Client(
+            base_url=self.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout_s, trust_env=False
+        )
+
+    def __enter__(self) -> HostClient:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._client.close()
+
+    def call(self, method: str, path: str, body: object = None) -> Any:
+        """One request; the answer's JSON (`{}` for an empty body).
+
+        Raises:
+            ServerUnreachable: nothing answers (the message says whether a serve owns the directory).
+            HostRequestFailed: the host answered with an error envelope (or a non-JSON error).
+        """
+        try:
+            response = self._client.request(method, path, json=body)
+        except httpx2.TransportError:
+            raise ServerUnreachable(
+                f"cannot reach mcp-center at {self.base_url}: {unreachable_why(self._settings, self._url)}",
+                details={"reason": "refused"},
+            ) from None
+        try:
+            answer: Any = response.json() if response.content else {}
+        except ValueError:
+            answer = None
+        if response.is_success and answer is not None:
+            return answer
+        error: object = answer.get("error") if is_object(answer) else None
+        if is_object(error) and isinstance(error.get("code"), str):
+            details: object = error.get("details")
+            raise HostRequestFailed(
+                error["code"],
+                str(error.get("message", "")),
+                dict(details) if is_object(details) else {},
+                response.status_code,
+            )
+        raise HostRequestFailed(f"HTTP_{response.status_code}", response.text[:200], {}, response.status_code)
+
+
+def exit_code_for_status(status: int) -> int:
+    """The CLI exit code for an HTTP status of the REST API (a CLI command that asked a running host).
+
+    Read from the tree itself, most general class first (InvalidInput 422 → 2, NotFound 404 → 3,
+    Conflict 409 → 4, ..., RequestTooLarge 413 → 2), so a command exits the same whether it raised
+    the error in-process or got it from the API. 1 for a status no class answers with.
+    """
+    level: list[type[CenterError]] = [CenterError]
+    while level:
+        for family in level:
+            if family.http_status == status:
+                return family.exit_code
+        level = [sub for family in level for sub in family.__subclasses__()]
+    return CenterError.exit_code

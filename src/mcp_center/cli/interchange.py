@@ -1,0 +1,229 @@
+"""`mcp-center import` and `export`: client configuration files in and out (R-1.8 to R-1.10)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from mcp_center.cli._shared import (
+    DataDir,
+    JsonOut,
+    ProfileOpt,
+    app,
+    cells,
+    clip,
+    err,
+    fail,
+    out,
+    print_json,
+    run_center,
+    settings_for,
+    yes,
+)
+from mcp_center.cli._where import serve_state
+from mcp_center.errors import (
+    CenterError,
+    FieldError,
+    ImportNothingToApply,
+    ImportTooLarge,
+    ImportValuesInvalid,
+)
+from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
+from mcp_center.service import ApplyRequest, Importer, ImportPreviews
+from mcp_center.store.running import running_owner, running_url
+
+
+@app.command("import")
+def import_(
+    file: Annotated[
+        str, typer.Argument(help="A client configuration file (.mcp.json, mcp.json, ...), or - for stdin.")
+    ],
+    format: Annotated[str, typer.Option("--format", help=", ".join(IMPORT_FORMATS) + ".")] = "auto",
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Apply without asking; refused when a variable needs a value.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the preview and stop.")] = False,
+    as_json: JsonOut = False,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Import the servers of a Claude Code, Claude Desktop, Cursor, VS Code or Windsurf file.
+
+    Shows the preview (ids, transports, secrets, variables, rejected entries), asks for each
+    variable's value (hidden for secrets; a file default is used only if you accept it), asks
+    before applying, and creates every server or none. Imported servers start untrusted and
+    disabled: trust, test and enable each one.
+    """
+    if format not in IMPORT_FORMATS:
+        err.print(f"--format must be one of: {', '.join(IMPORT_FORMATS)}")
+        raise typer.Exit(2)
+    settings = settings_for(data_dir, profile)
+    text = _read_import(file)
+    previews = ImportPreviews()
+    preview = run_center(settings, lambda c: Importer(c, previews).preview(text, format))
+    if as_json:
+        print_json({k: v for k, v in preview.items() if k != "token"})
+    else:
+        _print_preview(preview)
+    if dry_run:
+        return
+    if not preview["servers"]:
+        raise fail(ImportNothingToApply("nothing to import: every entry was rejected"))
+    variables: list[dict[str, Any]] = preview["variables"]
+    if yes and variables:
+        errors = [FieldError(f"values.{v['name']}", "VALUE_REQUIRED", "needs a value") for v in variables]
+        raise fail(
+            ImportValuesInvalid(
+                "--yes applies only when no variable needs a value; run without --yes to be asked",
+                details={"errors": [e.to_dict() for e in errors]},
+            )
+        )
+    values, use_defaults = _ask_values(variables)
+    count = len(preview["servers"])
+    if not yes and not typer.confirm(f"Import {count} server{'s' if count != 1 else ''}?"):
+        raise typer.Exit(1)
+    request = ApplyRequest(preview["token"], preview["digest"], text, format, values, tuple(use_defaults))
+    created = run_center(settings, lambda c: Importer(c, previews).apply(request))
+    ids = [view["id"] for view in created]
+    out.print(f"imported {len(ids)} (untrusted, disabled): {', '.join(ids)}; next: mcp-center trust {ids[0]}")
+
+
+def _read_import(file: str) -> str:
+    """The text of an import file (or stdin), refused above `MAX_IMPORT_BYTES` before it is read whole."""
+    try:
+        if file == "-":
+            data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+        else:
+            path = Path(file)
+            size = path.stat().st_size
+            if size > MAX_IMPORT_BYTES:
+                raise fail(
+                    ImportTooLarge(
+                        f"{file} is {size} bytes; the limit is {MAX_IMPORT_BYTES} bytes (1 MiB)",
+                        details={"limit_bytes": MAX_IMPORT_BYTES, "size_bytes": size},
+                    )
+                )
+            data = path.read_bytes()
+        return decode_text(data)
+    except OSError as exc:
+        err.print(f"cannot read {file}: {exc.strerror}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    except CenterError as exc:
+        raise fail(exc) from None
+
+
+def _print_preview(preview: dict[str, Any]) -> None:
+    out.print(f"format: {preview['format']}", markup=False, highlight=False)
+    if preview["servers"]:
+        table = Table("id", "name", "transport", "target", "secrets", "notes", title="will be created")
+        table.columns[0].no_wrap = True  # a renamed id ("x-2") must be read whole
+        for column in table.columns[1:]:
+            column.overflow = "fold"
+        for s in preview["servers"]:
+            config = s["config"]
+            target = config.get("url") or " ".join([config.get("command", ""), *config.get("args", [])])
+            notes = [f"id taken ({s['clash']['with']}): renamed from {s['clash']['slug']}"] if s["clash"] else []
+            notes += [f"{w['field']}: {w['code']}" for w in s["warnings"]]
+            secrets = [f"{x['kind']} {x['key']} ({x['value']})" for x in s["secrets"]]
+            table.add_row(
+                *cells(s["id"], s["name"], s["transport"], clip(target, 70), "\n".join(secrets), "\n".join(notes))
+            )
+        out.print(table)
+    if preview["variables"]:
+        table = Table("variable", "kind", "secret", "default", "used in", title="values you will be asked for")
+        for v in preview["variables"]:
+            default = "(hidden)" if v["secret"] and v["has_default"] else (v["default"] if v["has_default"] else "-")
+            used = ", ".join(f"{u['server']}.{u['field']}" for u in v["used_in"])
+            table.add_row(*cells(v["name"], v["kind"], yes(v["secret"]), str(default), used))
+        out.print(table)
+    if preview["rejected"]:
+        table = Table("name", "source", "why", title="rejected")
+        for r in preview["rejected"]:
+            why = "\n".join(f"{e['code']}: {e['field'] or 'entry'} {e['message']}" for e in r["errors"])
+            table.add_row(*cells(r["name"], r["source"], why))
+        out.print(table)
+
+
+def _ask_values(variables: list[dict[str, Any]]) -> tuple[dict[str, str], list[str]]:
+    """Ask for every variable: hidden input for secrets; a default only when the user accepts it."""
+    values: dict[str, str] = {}
+    use_defaults: list[str] = []
+    for v in variables:
+        name = v["name"]
+        label = f"{name}" + (f" ({v['description']})" if v["description"] else "")
+        if v["secret"]:
+            if v["has_default"]:
+                value = typer.prompt(
+                    f"{label} [secret; Enter for the file's default]", default="", hide_input=True, show_default=False
+                )
+                if value:
+                    values[name] = value
+                elif typer.confirm(f"Use the default for {name} from the file?"):
+                    use_defaults.append(name)
+                else:
+                    values[name] = typer.prompt(f"{label} [secret]", hide_input=True)
+            else:
+                values[name] = typer.prompt(f"{label} [secret]", hide_input=True)
+        elif v["has_default"]:
+            value = typer.prompt(label, default=v["default"])
+            if value == v["default"]:
+                use_defaults.append(name)
+            else:
+                values[name] = value
+        else:
+            values[name] = typer.prompt(label)
+    return values, use_defaults
+
+
+@app.command()
+def export(
+    format: Annotated[str, typer.Option("--format", help=", ".join(EXPORT_FORMATS) + ".")],
+    gateway: Annotated[
+        bool, typer.Option("--gateway", help="Print the snippet that points the client at this host's gateway instead.")
+    ] = False,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Print the servers as a client configuration, secrets as placeholders.
+
+    The JSON goes to stdout (redirect it into the client's file); the placeholders to set and
+    what could not be expressed go to stderr.
+    """
+    settings = settings_for(data_dir, profile)
+    if settings.public_url is None and (running := running_url(settings.data_dir)):
+        settings = replace(settings, public_url=running)  # the gateway URL of the serve that runs
+    document = run_center(settings, lambda c: Importer(c, ImportPreviews()).export(format))
+    print(json.dumps(document["gateway"]["config"] if gateway else document["config"], indent=2))
+    if gateway:
+        err.print(
+            f"gateway: {document['gateway']['url']}; set MCP_CENTER_GATEWAY_TOKEN to a gateway token",
+            markup=False,
+            highlight=False,
+        )
+        if running_owner(settings.data_dir) is None and settings.public_url is None:
+            err.print(
+                f"  {serve_state(settings)}: this is the default address; the serve you start "
+                "with this data directory may listen elsewhere",
+                markup=False,
+                highlight=False,
+            )
+        return
+    err.print(f"for {document['filename']}", highlight=False)
+    for item in document["placeholders"]:
+        err.print(
+            f"  set {item['name']}: {item['server_id']} secret {item['kind']} {item['key']}",
+            markup=False,
+            highlight=False,
+        )
+    for note in document["notes"]:
+        err.print(
+            f"  not exported: {note['server_id']}.{note['field']} [{note['code']}] {note['message']}",
+            markup=False,
+            highlight=False,
+        )

@@ -1,0 +1,42 @@
+"""`mcp-center migrate --to`: copy a data directory's state into PostgreSQL, all or nothing (R-10.1)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from mcp_center.cli._shared import DataDir, app, err, fail, out
+from mcp_center.config import Settings
+from mcp_center.errors import CenterError
+
+
+@app.command()
+def migrate(
+    to: Annotated[str, typer.Option("--to", help="The target database: postgresql://user:password@host:port/db.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Copy a data directory's state into PostgreSQL, all or nothing (for several instances).
+
+    Servers (trusted, tested, enabled as they are), secrets and OAuth credentials (still sealed with
+    this data directory's key: start every instance with that key), gateway tokens, cards and
+    approvals go over in one transaction. The data directory is left as it was. Stop its serve first.
+
+    \f
+    R-10.1 (the help text ends at the form feed above).
+    """
+    from mcp_center.service.migration import migrate_to_database
+
+    try:
+        settings = Settings.load(data_dir=data_dir, database_url=to)
+        report = migrate_to_database(settings, to, display=settings.database_display or "postgresql")
+    except CenterError as exc:
+        raise fail(exc) from None
+    copied = ", ".join(f"{count} {section.replace('_', ' ')}" for section, count in report.counts.items())
+    out.print(f"migrated {settings.data_dir} into {report.database}: {copied}", highlight=False, markup=False)
+    err.print(
+        "start every instance with this data directory's key (MCP_CENTER_SECRET_KEY, or a copy of "
+        f"{settings.data_dir / 'secret.key'}) and --database-url",
+        highlight=False,
+        markup=False,
+    )

@@ -1,0 +1,123 @@
+"""`mcp-center serve`: run the host (REST API, settings page, gateway) on one data directory (R-9)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+from dataclasses import replace
+from typing import Annotated
+
+import typer
+
+from mcp_center import __version__
+from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail
+from mcp_center.config import Settings
+from mcp_center.errors import (
+    CenterError,
+)
+from mcp_center.secrets import install_log_redaction
+
+
+@app.command()
+def serve(
+    data_dir: DataDir = None,
+    host: Annotated[str | None, typer.Option(help="Bind address (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default 8765).")] = None,
+    profile: ProfileOpt = None,
+    public_url: Annotated[str | None, typer.Option(help="URL users reach this host at (OAuth redirects).")] = None,
+    allowed_host: Annotated[list[str] | None, typer.Option(help="Extra Host header values to accept.")] = None,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    database_url: DatabaseUrl = None,
+    instance_name: Annotated[
+        str | None,
+        typer.Option(help="This instance's name on pages and in X-MCP-Center-Instance (default host:port)."),
+    ] = None,
+) -> None:
+    """Run the web UI, the REST API and the gateway in one process.
+
+    With --database-url (or MCP_CENTER_DATABASE_URL) the shared state lives in PostgreSQL and
+    several serve instances, each with its own --data-dir and port, run behind a load balancer.
+    """
+    import uvicorn
+
+    from mcp_center.app import HostServer, Ownership, create_app, gateway_first, listen, own_data_dir
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
+    if log_level.lower() != "debug":
+        logging.getLogger("httpx2").setLevel(logging.WARNING)
+    install_log_redaction()
+    sockets: list[socket.socket] = []
+    ownership: Ownership | None = None
+    try:
+        settings = Settings.load(
+            data_dir=data_dir,
+            host=host,
+            port=port,
+            profile=profile,
+            public_url=public_url,
+            allowed_hosts=tuple(allowed_host or ()),
+            database_url=database_url,
+            instance_name=instance_name,
+        )
+        # Listen first: a busy port fails here, before the banner, the data directory or the
+        # runtime (R-7.3) — a second `serve` never touches the running one's data.
+        sockets = listen(settings.host, settings.port)
+        if settings.port == 0:
+            settings = replace(settings, port=sockets[0].getsockname()[1])
+        # Then own the data directory (R-9.2): a second `serve` on it (on another port) stops
+        # here, before it touches its key, token, serve.json or any server; then what a crashed
+        # owner left running is stopped before this one starts its own copies (R-9.3).
+        ownership = own_data_dir(settings)
+        asgi_app, token, created = create_app(settings)
+    except BaseException as exc:
+        for sock in sockets:
+            sock.close()
+        if ownership is not None:
+            ownership.release()
+        if isinstance(exc, CenterError):
+            raise fail(exc) from None
+        raise
+    if settings.host not in {"127.0.0.1", "localhost", "::1"}:
+        err.print(
+            f"[yellow]warning[/yellow]: binding {settings.host} exposes mcp-center beyond this machine. "
+            "Put it behind TLS (a reverse proxy) and pass --allowed-host for the names it is reached by.",
+        )
+    shared = f", shared state: {settings.database_display}" if settings.database_url else ""
+    err.print(
+        f"mcp-center {__version__} on {settings.base_url}  (data: {settings.data_dir}{shared}, "
+        f"profile: {settings.profile}, instance: {settings.instance_label})"
+    )
+    err.print(f"gateway for MCP clients: {settings.base_url}/mcp  (token: mcp-center gateway token create NAME)")
+    if created:
+        err.print(f"admin token (shown once, stored in {settings.data_dir / 'admin-token'}):")
+        print(token, file=sys.stderr, flush=True)
+    elif settings.admin_token:
+        err.print("admin token: from MCP_CENTER_ADMIN_TOKEN")
+    else:
+        err.print(f"admin token: in {settings.data_dir / 'admin-token'}")
+    reaped = ownership.reaped
+    if reaped.stopped.found:
+        err.print(
+            f"stopped {reaped.stopped.found} server process(es) that a serve which did not stop cleanly "
+            f"(pid {reaped.previous_pid}) left running",
+            highlight=False,
+        )
+    config = uvicorn.Config(
+        gateway_first(asgi_app),
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level.lower(),
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        server_header=False,
+        # uvloop and httptools (pinned dependencies): the event loop and HTTP parser every gateway
+        # request goes through; asyncio's loop and h11 cost several times more CPU per request (R-8.3).
+        loop="uvloop",
+        http="httptools",
+    )
+    try:
+        HostServer(config, asgi_app, settings, ownership).run(sockets=sockets)
+    finally:
+        ownership.release()  # HostServer released it already, unless it never started

@@ -1,0 +1,362 @@
+"""Server commands: list, show, add, trust, test, enable, disable, delete, tools, call, secret (R-1, R-2).
+
+They open the data directory in-process (`run_center`); a running `serve` notices the change
+within a second and reconciles (R-3.3).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from mcp_center.cli._sandbox import WRITABLE_PREFIX, log_lines, sandbox_body
+from mcp_center.cli._shared import (
+    DataDir,
+    HostUrl,
+    JsonOut,
+    ProfileOpt,
+    app,
+    cells,
+    err,
+    fail,
+    host_request,
+    out,
+    print_json,
+    require_data_dir,
+    run_center,
+    secret_app,
+    settings_for,
+    yes,
+)
+from mcp_center.cli._where import data_dir_phrase, serve_state
+from mcp_center.errors import CenterError, FieldError, RequestInvalid
+from mcp_center.service import McpCenter, ServerView
+from mcp_center.store.running import running_owner
+
+
+@app.command("list")
+def list_(
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+    as_json: JsonOut = False,
+    url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
+) -> None:
+    """List servers: enabled, live state and tool count (when serve runs), stdio sandbox policy, next step."""
+    from mcp_center.cli.listing import live_servers, servers_table
+
+    settings = settings_for(data_dir, profile)
+    has_data = settings.database_url is not None or settings.data_dir.exists()
+    views = run_center(settings, lambda c: c.list_servers()) if has_data else []
+    servers = [view.to_dict() for view in views]
+    live = live_servers(settings, url) if servers else None
+    if as_json:
+        print_json([{**s, "status": live[s["id"]]} if live and s["id"] in live else s for s in servers])
+        return
+    if not servers:
+        out.print(
+            f"no servers yet in {data_dir_phrase(settings)}: add one with 'mcp-center add' or the REST API",
+            highlight=False,
+            markup=False,
+        )
+        if running_owner(settings.data_dir) is None:
+            out.print(f"({serve_state(settings)})", highlight=False, markup=False)
+        return
+    out.print(servers_table(servers, live))
+    # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
+    out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
+    if live is None:
+        err.print(
+            f"live state and tool counts come from a running 'mcp-center serve' for {settings.data_dir}; none answered",
+            markup=False,
+            highlight=False,
+        )
+
+
+@app.command()
+def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
+    """Show one server: configuration (no secret values), summary, digest, last test."""
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    print_json(run_center(settings, lambda c: c.get_server(server_id)).to_dict())
+
+
+@app.command()
+def add(
+    name: Annotated[str, typer.Argument(help="Display name.")],
+    target: Annotated[
+        list[str] | None,
+        typer.Argument(help="A remote server's URL, or (stdio) the program and its arguments after '--'."),
+    ] = None,
+    url: Annotated[str | None, typer.Option(help="Remote server URL (or give it after the name).")] = None,
+    transport: Annotated[
+        str | None, typer.Option("--transport", "-t", help="stdio, http (Streamable HTTP, default for a URL) or sse.")
+    ] = None,
+    server_id: Annotated[str | None, typer.Option("--id", help="Server id (default: derived from the name).")] = None,
+    env: Annotated[
+        list[str] | None,
+        typer.Option("--env", "-e", help="Env var KEY=value (stdio); credential-looking ones become secrets."),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option("--header", "-H", help="Header 'Name: value' (remote); credential-looking ones become secrets."),
+    ] = None,
+    plain: Annotated[
+        list[str] | None,
+        typer.Option("--plain", help="Keep this env var or header in plain text even if it looks like a credential."),
+    ] = None,
+    sandbox: Annotated[bool, typer.Option("--sandbox", help="stdio: run it in a bubblewrap sandbox.")] = False,
+    network: Annotated[
+        str | None, typer.Option(help="stdio, sandboxed: none (default) or egress. Implies --sandbox.")
+    ] = None,
+    sandbox_path: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sandbox-path",
+            help=f"stdio, sandboxed: a host path it may see, read-only ({WRITABLE_PREFIX}PATH: writable). "
+            "Implies --sandbox.",
+        ),
+    ] = None,
+    memory_mb: Annotated[
+        int | None, typer.Option(help="stdio, sandboxed: memory limit per process in MiB (0: none). Implies --sandbox.")
+    ] = None,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Add a server, e.g. `mcp-center add time -- uvx mcp-server-time` or `mcp-center add docs https://...`.
+
+    Like `claude mcp add`: `-e KEY=value` and `-H "Name: value"`; values that look like credentials
+    (`*_TOKEN`, `*_KEY`, `Authorization`, `Bearer ...`) are stored as write-only secrets.
+    """
+    from mcp_center.cli.adding import plan_add
+
+    try:
+        plan = plan_add(
+            name,
+            list(target or []),
+            url=url,
+            transport=transport,
+            server_id=server_id,
+            env=env,
+            headers=header,
+            plain=plain,
+        )
+        policy = sandbox_body(sandbox=sandbox, network=network, paths=sandbox_path, memory_mb=memory_mb)
+        if policy is not None:
+            if plan.body.get("transport") != "stdio":
+                raise RequestInvalid(
+                    "--sandbox: only a stdio server runs in a sandbox",
+                    details={"errors": [FieldError("sandbox", "FIELD_INVALID", "only for stdio servers").to_dict()]},
+                )
+            plan.body["sandbox"] = policy
+    except CenterError as exc:
+        raise fail(exc) from None
+
+    async def create(center: McpCenter) -> tuple[ServerView, list[ServerView]]:
+        view = await center.create_server(plan.body)
+        return view, await center.list_servers()
+
+    settings = settings_for(data_dir, profile)
+    view, everyone = run_center(settings, create)
+    line = Text("added ")
+    line.append(view.id, style="bold")
+    line.append(f" to {data_dir_phrase(settings)}; next: mcp-center trust {view.id}")
+    out.print(line, highlight=False)
+    if plan.secrets:
+        out.print(
+            f"stored as write-only secrets (encrypted, never shown again): {', '.join(plan.secrets)}",
+            markup=False,
+            highlight=False,
+        )
+    same = [s.id for s in everyone if s.id != view.id and s.config.name.strip().lower() == name.strip().lower()]
+    if same:
+        err.print(
+            f"note: another server is already named '{name}' ({', '.join(same)}); both show that name",
+            markup=False,
+            highlight=False,
+        )
+
+
+@app.command()
+def trust(
+    server_id: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm without asking.")] = False,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Show the connection summary and confirm it."""
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    view = run_center(settings, lambda c: c.get_server(server_id))
+    out.print(f"connection summary of [bold]{server_id}[/bold]:")
+    print_json(view.summary)
+    out.print(f"digest: {view.digest}")
+    for warning in view.warnings:
+        err.print(f"warning: {warning.message}", markup=False, highlight=False)
+    if not yes and not typer.confirm("Trust this configuration?"):
+        err.print("not trusted; nothing changed")
+        raise typer.Exit(1)
+    run_center(settings, lambda c: c.trust(server_id, view.digest))
+    out.print(f"trusted; next: mcp-center test {server_id}")
+
+
+@app.command()
+def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
+    """Test with a temporary connection: initialize + tools/list + close."""
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
+        result = run_center(settings, lambda c: c.test(server_id))
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+    elif result.ok:
+        out.print(
+            f"[green]ok[/green]: {result.server_name or '?'} {result.server_version or ''} "
+            f"(protocol {result.protocol_version}), {result.tool_count} tools, {result.elapsed_ms} ms"
+        )
+    else:
+        assert result.error is not None
+        err.print(f"[red]failed[/red] [{result.error.code}]: {result.error.message}")
+        tail: list[Any] = result.error.details.get("stderr_tail", []) or []
+        for line in tail:
+            err.print(f"    {line}", markup=False, highlight=False)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
+    """Enable a trusted, tested server."""
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    view = run_center(settings, lambda c: c.enable(server_id))
+    out.print(f"enabled {server_id} (state: {view.status.state.value})")
+
+
+@app.command()
+def disable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
+    """Disable a server."""
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    run_center(settings, lambda c: c.disable(server_id))
+    out.print(f"disabled {server_id}")
+
+
+@app.command()
+def delete(
+    server_id: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Delete a server and its secrets."""
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    if not yes and not typer.confirm(f"Delete {server_id} and its secrets?"):
+        raise typer.Exit(1)
+    run_center(settings, lambda c: c.delete_server(server_id))
+    out.print(f"deleted {server_id}")
+
+
+@app.command()
+def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
+    """List an enabled server's tools."""
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    with err.status(f"connecting to {server_id}..."):
+        items = run_center(settings, lambda c: c.list_tools(server_id))
+    if as_json:
+        print_json(items)
+        return
+    table = Table("tool", "enabled", "policy", "description")
+    for tool in items:
+        table.add_row(*cells(tool["name"], yes(tool["enabled"]), tool["policy"], (tool.get("description") or "")[:80]))
+    out.print(table)
+
+
+@app.command()
+def call(
+    server_id: str,
+    tool: str,
+    args: Annotated[str, typer.Option("--args", help="Arguments as a JSON object.")] = "{}",
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Call a tool of an enabled server and print the result."""
+    try:
+        arguments = json.loads(args)
+    except json.JSONDecodeError as exc:
+        err.print(f"error [REQUEST_INVALID]: --args is not valid JSON ({exc.msg} at column {exc.colno})")
+        raise typer.Exit(2) from None
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    with err.status(f"calling {tool} on {server_id}..."):
+        result = run_center(settings, lambda c: c.call_tool(server_id, tool, arguments))
+    texts = 0
+    for block in result.get("content", []):
+        kind = block.get("type")
+        if kind == "text":
+            texts += 1
+            out.print(block.get("text", ""), markup=False, highlight=False)
+        elif kind in {"image", "audio"}:
+            size = len(block.get("data", "")) * 3 // 4
+            out.print(f"[{kind} {block.get('mimeType', '?')}, about {size} bytes]", markup=False, highlight=False)
+        elif kind == "resource_link":
+            out.print(f"[resource link {block.get('uri', '')}]", markup=False, highlight=False)
+        elif kind == "resource":
+            resource = block.get("resource", {})
+            shown = resource.get("text") if "text" in resource else f"[binary {resource.get('mimeType', '?')}]"
+            out.print(f"[resource {resource.get('uri', '')}]\n{shown}", markup=False, highlight=False)
+        else:
+            print_json(block)
+    if "structuredContent" in result and not texts:
+        print_json(result["structuredContent"])
+    if result.get("isError"):
+        raise typer.Exit(1)
+
+
+@secret_app.command("set")
+def secret_set(
+    server_id: str,
+    key: str,
+    kind: Annotated[str, typer.Option(help="environment, header or bearer.")],
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Set a secret value, read from a hidden prompt (or stdin when piped)."""
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    value = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else typer.prompt("value", hide_input=True)
+    run_center(settings, lambda c: c.set_secret(server_id, kind, key, value))
+    out.print(f"secret {key} set; the server needs trust and test again")
+
+
+@secret_app.command("delete")
+def secret_delete(
+    server_id: str,
+    key: str,
+    kind: Annotated[str, typer.Option(help="environment, header or bearer.")],
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Delete a secret value and its ciphertext."""
+    settings = settings_for(data_dir, profile)
+    require_data_dir(settings, server_id)
+    run_center(settings, lambda c: c.delete_secret(server_id, kind, key))
+    out.print(f"secret {key} deleted")
+
+
+@app.command()
+def logs(server_id: str, url: HostUrl = None, data_dir: DataDir = None, as_json: JsonOut = False) -> None:
+    """Show a server's last requests and stderr lines from the running host; sandbox refusals are marked."""
+    settings = settings_for(data_dir)
+    found = host_request(settings, url, "GET", f"/api/mcp/servers/{server_id}/logs")
+    if as_json:
+        print_json(found)
+        return
+    for line in log_lines(found):
+        out.print(line, markup=False, highlight=False)
