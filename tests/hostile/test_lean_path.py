@@ -22,7 +22,7 @@ from starlette.responses import Response, StreamingResponse
 
 from mcp_center.errors import CapabilityNotOffered, ConnectionLost, ServerRequestFailed, ServerTimeout
 from mcp_center.models import TransportKind
-from mcp_center.runtime import ConnectionManager
+from mcp_center.runtime import ConnectionManager, eras
 from mcp_center.runtime import manager as manager_module
 from mcp_center.transports import ConnectionSpec, streamable
 from mcp_center.transports import factory as transport_factory
@@ -255,3 +255,22 @@ async def test_a_2026_call_refused_before_it_ran_is_sent_again_over_the_session(
     assert results == ["over the session"] * 3
     eras = ["2026" if _sessionless(seen.body) else "session" for seen in fake.posts("tools/call")]
     assert eras == ["session", "2026", "session", "session"]
+
+
+async def test_a_server_silent_on_discover_keeps_every_call_on_the_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The `server/discover` probe is bounded (`eras.DISCOVER_TIMEOUT_S`, shortened here): a server
+    that never answers it costs the first call that bound once, and every call stays on the session."""
+    monkeypatch.setattr(eras, "DISCOVER_TIMEOUT_S", 0.5)
+
+    async def silent(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        await fake.shutdown.wait()
+        return await fake.reply(message, {})
+
+    fake = FakeStreamableServer(sessionless=True, handlers={"server/discover": silent})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        results = [(await _forward(manager))["content"][0]["text"] for _ in range(3)]
+    assert results == ["x"] * 3
+    assert len(fake.posts("server/discover")) == 1
+    assert not [seen for seen in fake.posts("tools/call") if _sessionless(seen.body)]

@@ -39,6 +39,7 @@ import mcp_types as types
 from mcp.shared.inbound import encode_header_value
 
 __all__ = [
+    "DISCOVER_TIMEOUT_S",
     "INPUT_ROUNDS",
     "MODERN_VERSION",
     "EraChoice",
@@ -53,6 +54,8 @@ __all__ = [
 
 MODERN_VERSION = "2026-07-28"
 """The sessionless protocol version the lean path may use upstream."""
+DISCOVER_TIMEOUT_S = 5.0
+"""Seconds the `server/discover` probe may take (inside the first call's own deadline)."""
 INPUT_ROUNDS = 10
 """`input_required` rounds of one call before it fails (the SDK's own default)."""
 _NO_BACK_CHANNEL = "no back-channel for server-initiated requests"

@@ -197,8 +197,9 @@ class RawForwarder:
         self.era.probing = True
         speaks = False
         try:
-            result = await self._modern_once("server/discover", {}, None)
-            speaks = eras.discovered(result)
+            with anyio.move_on_after(eras.DISCOVER_TIMEOUT_S):  # a server silent on it keeps the session
+                result = await self._modern_once("server/discover", {}, None)
+                speaks = eras.discovered(result)
         except (MCPError, httpx2.HTTPError):
             logger.debug("server.discover_refused")
         finally:
