@@ -133,6 +133,8 @@ class AgentLink:
         """Apply an agent's `notifications/cancelled` to a lean request; False if it names none."""
         params = message.get("params")
         request_id = cast(Mapping[str, Any], params).get("requestId") if isinstance(params, Mapping) else None
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return False  # names no request of ours (a dict or list is not even hashable): the SDK answers it
         scope = self.calls.get(_key(request_id))
         if scope is None:
             return False

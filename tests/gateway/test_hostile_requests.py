@@ -1,0 +1,115 @@
+"""Hostile JSON-RPC at the gateway `/mcp` (R-8.1, R-7.3): malformed ids and cancellations get a
+JSON-RPC answer, never a 500 or silence, and the session stays usable afterwards.
+
+Findings of an adversarial review, each pinned here. A real host (the composed app on loopback)
+with no servers: the messages under test need none; the wire itself is the point, so raw HTTP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import orjson
+import pytest
+
+from mcp_center.app import create_app
+from mcp_center.config import Settings
+from tests.support.loopback import serve_loopback
+
+pytestmark = pytest.mark.anyio
+
+ADMIN_TOKEN = "gateway-hostile-admin-token-0123456789"
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+BAD_CANCEL_IDS: list[Any] = [{"x": 1}, [1], None, 2.5, True]
+
+
+@dataclass
+class Host:
+    http: httpx2.AsyncClient
+    token: str
+
+    def headers(self, session_id: str | None = None, version: str = "2025-11-25") -> dict[str, str]:
+        headers = {**ACCEPT, "Authorization": f"Bearer {self.token}", "Mcp-Protocol-Version": version}
+        if session_id is not None:
+            headers["Mcp-Session-Id"] = session_id
+        return headers
+
+    async def post(self, message: Any, headers: dict[str, str]) -> httpx2.Response:
+        return await self.http.post(
+            "/mcp", content=orjson.dumps(message), headers={**headers, "Content-Type": "application/json"}
+        )
+
+    async def session(self) -> str:
+        opened = await self.http.post(
+            "/mcp", json=INITIALIZE, headers={**ACCEPT, "Authorization": f"Bearer {self.token}"}
+        )
+        assert opened.status_code == 200, opened.text
+        session_id = opened.headers["mcp-session-id"]
+        initialized = await self.post(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"}, self.headers(session_id)
+        )
+        assert initialized.status_code == 202, initialized.text
+        return session_id
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncGenerator[Host]:
+    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
+    app, _token, _created = create_app(settings)
+    async with (
+        serve_loopback(app) as base,
+        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
+        httpx2.AsyncClient(base_url=base, timeout=30) as http,
+    ):
+        created = await admin.post("/api/gateway/tokens", json={"name": "hostile"})
+        assert created.status_code == 201, created.text
+        yield Host(http, created.json()["token"])
+
+
+def _rpc_body(response: httpx2.Response) -> dict[str, Any]:
+    """The one JSON-RPC message of a response, JSON or a single SSE event."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        data = [line for line in data if line]
+        assert len(data) == 1, response.text
+        return orjson.loads(data[0])
+    return orjson.loads(response.content)
+
+
+async def _still_serves(host: Host, session_id: str) -> None:
+    listed = await host.post({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}, host.headers(session_id))
+    assert listed.status_code == 200, listed.text
+    assert _rpc_body(listed) == {"jsonrpc": "2.0", "id": 99, "result": {"tools": []}}
+
+
+@pytest.mark.parametrize("request_id", BAD_CANCEL_IDS, ids=repr)
+async def test_a_cancellation_naming_a_request_id_of_no_valid_type_is_not_a_server_error(
+    host: Host, request_id: Any
+) -> None:
+    session_id = await host.session()
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+    response = await host.post(cancel, host.headers(session_id))
+    assert response.status_code in (202, 400), response.text
+    if response.status_code == 400:
+        assert _rpc_body(response)["error"]["code"] in (-32600, -32602)
+    await _still_serves(host, session_id)
+
+
+async def test_a_cancellation_of_unknown_and_finished_requests_is_accepted_and_harmless(host: Host) -> None:
+    session_id = await host.session()
+    await _still_serves(host, session_id)  # request 99 is finished now
+    for request_id in (99, "99", 12345, "never-sent"):
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+        response = await host.post(cancel, host.headers(session_id))
+        assert response.status_code == 202, response.text
+    await _still_serves(host, session_id)
