@@ -30,6 +30,12 @@ INITIALIZE = {
     "method": "initialize",
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
 }
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+# Not a JSON-RPC id in MCP: "a string or integer", never null (MCP 2025-11-25 basic/index).
+BAD_IDS: list[Any] = [None, 1.5, True, [1], {"a": 1}]
 BAD_CANCEL_IDS: list[Any] = [{"x": 1}, [1], None, 2.5, True]
 
 
@@ -113,3 +119,38 @@ async def test_a_cancellation_of_unknown_and_finished_requests_is_accepted_and_h
         response = await host.post(cancel, host.headers(session_id))
         assert response.status_code == 202, response.text
     await _still_serves(host, session_id)
+
+
+@pytest.mark.parametrize("request_id", BAD_IDS, ids=repr)
+async def test_a_request_whose_id_is_not_a_string_or_integer_is_answered_invalid_request_in_a_session(
+    host: Host, request_id: Any
+) -> None:
+    session_id = await host.session()
+    response = await host.post({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}, host.headers(session_id))
+    assert response.status_code == 400, response.text
+    body = _rpc_body(response)
+    assert body["id"] is None
+    assert body["error"]["code"] == -32600
+    assert "id" in body["error"]["message"]
+    await _still_serves(host, session_id)
+
+
+@pytest.mark.parametrize("request_id", BAD_IDS, ids=repr)
+async def test_an_initialize_whose_id_is_not_a_string_or_integer_opens_no_session(host: Host, request_id: Any) -> None:
+    response = await host.post({**INITIALIZE, "id": request_id}, host.headers(version="2025-11-25"))
+    assert response.status_code == 400, response.text
+    assert "mcp-session-id" not in response.headers
+    assert _rpc_body(response)["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("request_id", BAD_IDS, ids=repr)
+async def test_a_sessionless_request_whose_id_is_not_a_string_or_integer_is_answered_invalid_request(
+    host: Host, request_id: Any
+) -> None:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": {"_meta": MODERN_META}}
+    headers = {**host.headers(version="2026-07-28"), "Mcp-Method": "tools/list"}
+    response = await host.post(message, headers)
+    assert response.status_code == 400, response.text
+    body = _rpc_body(response)
+    assert body["id"] is None
+    assert body["error"]["code"] == -32600
