@@ -154,3 +154,46 @@ async def test_a_sessionless_request_whose_id_is_not_a_string_or_integer_is_answ
     body = _rpc_body(response)
     assert body["id"] is None
     assert body["error"]["code"] == -32600
+
+
+# Params the SDK's models refuse; the lean path forwarded them as they came (or failed inside).
+BAD_PARAMS: list[tuple[str, dict[str, Any]]] = [
+    ("completion/complete", {"ref": "x", "argument": {"name": "a", "value": "b"}}),
+    ("completion/complete", {"ref": {"type": "ref/prompt", "name": "a:b"}}),
+    ("prompts/get", {"name": 5}),
+    ("prompts/get", {"name": "a:b", "arguments": [1]}),
+    ("resources/read", {"uri": 5}),
+    ("resources/read", {}),
+    ("resources/subscribe", {"uri": [1]}),
+    ("resources/unsubscribe", {}),
+    ("logging/setLevel", {"level": "nope"}),
+    ("logging/setLevel", {}),
+]
+
+
+@pytest.mark.parametrize(("method", "params"), BAD_PARAMS, ids=lambda value: repr(value))
+async def test_params_the_protocol_forbids_are_answered_invalid_params_in_a_session(
+    host: Host, method: str, params: dict[str, Any]
+) -> None:
+    session_id = await host.session()
+    response = await host.post(
+        {"jsonrpc": "2.0", "id": 5, "method": method, "params": params}, host.headers(session_id)
+    )
+    assert response.status_code in (200, 400), response.text
+    body = _rpc_body(response)
+    assert body["id"] == 5
+    assert body["error"]["code"] == -32602, body
+    assert body["error"]["message"].startswith("Invalid params"), body
+    await _still_serves(host, session_id)
+
+
+@pytest.mark.parametrize(("method", "params"), BAD_PARAMS, ids=lambda value: repr(value))
+async def test_params_the_protocol_forbids_are_answered_invalid_params_sessionless(
+    host: Host, method: str, params: dict[str, Any]
+) -> None:
+    message = {"jsonrpc": "2.0", "id": 6, "method": method, "params": {**params, "_meta": MODERN_META}}
+    headers = {**host.headers(version="2026-07-28"), "Mcp-Method": method}
+    response = await host.post(message, headers)
+    body = _rpc_body(response)
+    assert body["id"] == 6
+    assert body["error"]["code"] in (-32602, -32020), body  # -32020: a header the SDK checks first
