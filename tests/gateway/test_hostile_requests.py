@@ -197,3 +197,22 @@ async def test_params_the_protocol_forbids_are_answered_invalid_params_sessionle
     body = _rpc_body(response)
     assert body["id"] == 6
     assert body["error"]["code"] in (-32602, -32020), body  # -32020: a header the SDK checks first
+
+
+@pytest.mark.parametrize("meta", ["str", [1], {"progressToken": {"a": 1}}, {"progressToken": 1.5}], ids=repr)
+async def test_a_call_whose_meta_or_progress_token_has_no_valid_type_is_answered_invalid_params(
+    host: Host, meta: Any
+) -> None:
+    session_id = await host.session()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "any", "arguments": {}, "_meta": meta},
+    }
+    response = await host.post(call, host.headers(session_id))
+    body = _rpc_body(response)
+    assert body["id"] == 7
+    assert body["error"]["code"] == -32602, body
+    assert "MCP_TOOL_NOT_FOUND" not in body["error"]["message"], body  # refused for its params, not routed
+    await _still_serves(host, session_id)

@@ -195,6 +195,14 @@ def _invalid_params(method: str, params: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _meta_well_formed(meta: object) -> bool:
+    """`params._meta` is an object, and its `progressToken`, when present, a string or an integer."""
+    if not is_object(meta):
+        return False
+    token = meta.get("progressToken")
+    return token is None or (isinstance(token, int | str) and not isinstance(token, bool))
+
+
 def is_lean(message: Mapping[str, Any]) -> bool:
     """A well-formed request the lean path serves (anything doubtful is left to the SDK)."""
     method = message.get("method")
@@ -204,6 +212,8 @@ def is_lean(message: Mapping[str, Any]) -> bool:
         return False
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
         return False
+    if not _meta_well_formed(params.get("_meta", {})):
+        return False  # the SDK refuses it with -32602 (a progressToken of no id type would be echoed)
     if method == "tools/call":
         return isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict | None)
     return True
