@@ -30,12 +30,12 @@ async def main(data_dir: Path, command: list[str]) -> None:
         await center.enable(view.id)
 
         tools = await center.agent_tools("anthropic")
-        name = next(t["name"] for t in tools["tools"] if t["name"].endswith("__echo"))
-        print(f"{name} needs approval: {name in tools['approval_required']}")
+        name = next(t["name"] for t in tools.tools if t["name"].endswith("__echo"))
+        print(f"{name} needs approval: {name in tools.approval_required}")
 
         async def approve() -> None:
             approval = await center.wait_for_approval(tool=name, timeout_s=30)
-            await center.decide_approval(approval["id"], "approve")
+            await center.decide_approval(approval.id, "approve")
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(approve)

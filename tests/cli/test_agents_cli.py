@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -120,9 +121,13 @@ def test_the_cli_finds_the_serve_of_its_data_directory_on_another_port_without_u
         assert json.loads(exported.stdout)["mcpServers"]["mcp-center"]["url"] == f"{host.url}/mcp"
     # Stopped: the record is gone, and the CLI says where it looked and how to point it elsewhere.
     assert not (host.data_dir / "serve.json").exists()
-    gone = run(host.data_dir, "approvals", token=True)
-    assert gone.returncode == 7
-    assert "cannot reach mcp-center at http://127.0.0.1:8765" in gone.stderr
+    # The configured port (MCP_CENTER_PORT) is one bound here and never listened on: the default 8765
+    # may be taken by any serve on the machine, and then the CLI would reach that one instead.
+    with closed_port_url() as refused:
+        port = str(urlsplit(refused).port)
+        gone = run_cli(host.data_dir, "approvals", env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN, "MCP_CENTER_PORT": port})
+    assert gone.returncode == 7, gone.stderr
+    assert f"cannot reach mcp-center at http://127.0.0.1:{port}" in gone.stderr
     assert "--url" in gone.stderr
 
 

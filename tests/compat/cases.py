@@ -13,7 +13,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -182,37 +182,31 @@ def git_safe_directory(ctx: Context) -> dict[str, str]:
     return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": str(ctx.repo)}
 
 
+_EVERYTHING = Case(
+    key="everything",
+    server="server-everything",
+    package=EVERYTHING,
+    transport="stdio",
+    command=npx(EVERYTHING, "stdio"),
+    tool="echo",
+    arguments=lambda ctx: {"message": "compat matrix"},
+    check=contains("compat matrix"),
+)
+_FASTMCP = Case(
+    key="fastmcp",
+    server="FastMCP server of our own",
+    package=f"ours ({FASTMCP})",
+    transport="streamable_http",
+    remote=fastmcp_remote("http"),
+    tool="add",
+    arguments=lambda ctx: {"a": 2, "b": 40},
+    check=contains("42"),
+)
+
 CASES: list[Case] = [
-    Case(
-        key="everything",
-        server="server-everything",
-        package=EVERYTHING,
-        transport="stdio",
-        command=npx(EVERYTHING, "stdio"),
-        tool="echo",
-        arguments=lambda ctx: {"message": "compat matrix"},
-        check=contains("compat matrix"),
-    ),
-    Case(
-        key="everything",
-        server="server-everything",
-        package=EVERYTHING,
-        transport="streamable_http",
-        remote=everything_remote("streamableHttp"),
-        tool="echo",
-        arguments=lambda ctx: {"message": "compat matrix"},
-        check=contains("compat matrix"),
-    ),
-    Case(
-        key="everything",
-        server="server-everything",
-        package=EVERYTHING,
-        transport="sse",
-        remote=everything_remote("sse"),
-        tool="echo",
-        arguments=lambda ctx: {"message": "compat matrix"},
-        check=contains("compat matrix"),
-    ),
+    _EVERYTHING,
+    replace(_EVERYTHING, transport="streamable_http", command=None, remote=everything_remote("streamableHttp")),
+    replace(_EVERYTHING, transport="sse", command=None, remote=everything_remote("sse")),
     Case(
         key="filesystem",
         server="server-filesystem",
@@ -344,26 +338,8 @@ CASES: list[Case] = [
         needs_change=True,
         fixtures=("files",),
     ),
-    Case(
-        key="fastmcp",
-        server="FastMCP server of our own",
-        package=f"ours ({FASTMCP})",
-        transport="streamable_http",
-        remote=fastmcp_remote("http"),
-        tool="add",
-        arguments=lambda ctx: {"a": 2, "b": 40},
-        check=contains("42"),
-    ),
-    Case(
-        key="fastmcp",
-        server="FastMCP server of our own",
-        package=f"ours ({FASTMCP})",
-        transport="sse",
-        remote=fastmcp_remote("sse"),
-        tool="add",
-        arguments=lambda ctx: {"a": 2, "b": 40},
-        check=contains("42"),
-    ),
+    _FASTMCP,
+    replace(_FASTMCP, transport="sse", remote=fastmcp_remote("sse")),
     Case(
         key="github",
         server="server-github (needs a GitHub account)",

@@ -36,6 +36,14 @@ SMALL = ReadLimits(
     read_cap_bytes=1024 * 1024, max_message_bytes=256 * 1024, max_string_bytes=64 * 1024, max_tokens=5000
 )
 """A small read cap standing in for the real one (`clip.read_limits`), so the tests move little data."""
+
+
+def small_limits(max_result_bytes: int) -> ReadLimits:
+    """`clip.read_limits` returning `SMALL` whatever the server's `max_result_bytes`."""
+    del max_result_bytes
+    return SMALL
+
+
 TYPED = {
     "name": "typed",
     "inputSchema": {"type": "object"},
@@ -74,7 +82,7 @@ async def test_a_forwarded_answer_over_the_read_cap_is_cut_while_it_streams_and_
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Item 2: the lean path's own HTTP/1.1 client reads through the same clipper as `httpx2`."""
-    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
+    monkeypatch.setattr(transport_factory, "read_limits", small_limits)
 
     async def oversized(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
         content = [{"type": "text", "text": "x" * (2 * 1024 * 1024)}]

@@ -15,19 +15,50 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import httpx2
 
 from mcp_center.auth.discovery import Challenge
+from mcp_center.auth.target import OAuthTarget
 from mcp_center.errors import CenterError
 from mcp_center.models import is_object
 
-if TYPE_CHECKING:
-    from mcp_center.auth.broker import OAuthBroker
-    from mcp_center.auth.target import OAuthTarget
+__all__ = ["BoundBearerAuth", "TokenBroker", "operation_of"]
 
-__all__ = ["BoundBearerAuth", "operation_of"]
+
+class TokenBroker(Protocol):
+    """What a `BoundBearerAuth` needs of the OAuth broker (`auth.broker.OAuthBroker` is one).
+
+    A Protocol, so that this module does not import the broker (which builds `BoundBearerAuth`s).
+    """
+
+    async def token_for_request(self, target: OAuthTarget) -> tuple[str | None, bool]:
+        """`(token or None, renewed for this request)`; raises `OAuthAuthorizationRequired`."""
+        ...
+
+    async def after_unauthorized(self, target: OAuthTarget, sent_token: str) -> str | None:
+        """A new token after a 401 answered `sent_token`, or None; raises `OAuthAuthorizationRequired`."""
+        ...
+
+    def note_challenge(self, target: OAuthTarget, challenge: Challenge) -> None:
+        """Remember a 401/403 challenge of the server."""
+        ...
+
+    def note_success(self, target: OAuthTarget, operation: str) -> None:
+        """An authorized request for `operation` succeeded."""
+        ...
+
+    def authorization_required(
+        self, target: OAuthTarget, *, hint: str, cause: CenterError | None = None
+    ) -> CenterError:
+        """The error for a request only a user can help (R-4.9)."""
+        ...
+
+    def step_up_error(self, target: OAuthTarget, challenge: Challenge, operation: str) -> CenterError:
+        """The error for a `403 insufficient_scope` (R-4.5)."""
+        ...
+
 
 MAX_INSPECTED_BODY = 64 * 1024
 
@@ -71,7 +102,7 @@ class BoundBearerAuth(httpx2.Auth):
 
     requires_request_body = True
 
-    def __init__(self, broker: OAuthBroker, target: OAuthTarget) -> None:
+    def __init__(self, broker: TokenBroker, target: OAuthTarget) -> None:
         self._broker = broker
         self._target = target
         self.failure: CenterError | None = None

@@ -11,29 +11,22 @@ parsing, discovery URL lists, registration checks, scope union):
   (`client_credentials`, `cross_app_access`) have no browser step; `start()` obtains the token at once.
 - `complete()` is the callback: single-use `state`, RFC 9207 `iss`, the code exchange with the RFC 8707
   `resource`. It returns a `Completion`; the service persists it and records the binding.
-- `token_for_request()` / `after_unauthorized()` serve the runtime (`BoundBearerAuth`). They renew at
-  most once per request, only against the bound token endpoint from the encrypted metadata snapshot,
-  and never start an interactive login: a background connection can only fail with
-  `OAuthAuthorizationRequired` (R-4.9).
-- Renewal is single-flight per binding across processes (R-9.2): inside a process an `anyio.Lock`,
-  across processes the store's lock for the binding (`Store.lock`). Whoever holds both re-reads the
-  stored grant first: when another process already renewed (a fresh access token it did not send,
-  stored with the rotated refresh token), that token is used and no refresh is sent — a single-use
-  refresh token is presented once. A renewal stores the new refresh and access tokens together only
-  if the refresh token it presented is still the stored one, and `invalid_grant` clears the grant
-  only under the same condition (compare-and-clear), so a late loser never deletes a winner's grant.
+- `token_for_request()` / `after_unauthorized()` serve the runtime (`BoundBearerAuth`): at most one
+  renewal per request, single-flight per binding across processes (R-9.2), never an interactive
+  login (R-4.9). That is `auth/renewal.py`.
 - `step_up_error()` turns `403 insufficient_scope` into `OAuthStepUpRequired` with the union of the
   granted and challenged scopes, or `OAuthStepUpLimitReached` once `MAX_STEP_UP_AUTHORIZATIONS`
   step-ups were completed while the same operation kept being refused (no loops; the bookkeeping is
-  reset when a refused operation succeeds).
+  reset when a refused operation succeeds). The errors are built in `auth/refusals.py`.
 
-Access tokens are kept in this object's memory and, encrypted under the binding, in the grant the
-`CredentialVault` stores (so other processes can use them, see `auth/vault.py`).
+What the broker remembers of a server (access tokens, renewal locks, step-up bookkeeping, the last
+challenge, issuer choices, the last error) is one `ServerAuth` per server (`auth/state.py`). Access
+tokens are also kept, encrypted under the binding, in the grant the `CredentialVault` stores (so
+other processes can use them, see `auth/vault.py`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import secrets
 import time
@@ -46,25 +39,24 @@ import anyio
 import anyio.to_thread
 import httpx2
 from mcp.client.auth import PKCEParameters
-from mcp.client.auth.utils import union_scopes
 
 from mcp_center.auth.bearer import BoundBearerAuth
 from mcp_center.auth.discovery import AuthorizationServer, Challenge, discover
 from mcp_center.auth.grants import OFFLINE_ACCESS, machine_grant, missing_secret, probe_challenge, select_scope
 from mcp_center.auth.http import OAuthHttp
+from mcp_center.auth.refusals import MAX_STEP_UP_AUTHORIZATIONS, authorization_required, code_refused, step_up_error
 from mcp_center.auth.registration import register_client
+from mcp_center.auth.renewal import TokenRenewal
+from mcp_center.auth.state import AccessToken, AuthStates, StepUp
 from mcp_center.auth.target import OAuthTarget
-from mcp_center.auth.tokens import ClientIdentity, TokenSet, request_token
+from mcp_center.auth.tokens import ClientIdentity, request_token
 from mcp_center.auth.vault import Binding, CredentialVault, StoredCredentials
 from mcp_center.errors import (
     CenterError,
-    ConfigInvalid,
     OAuthAuthorizationRequired,
     OAuthCallbackInvalid,
-    OAuthDiscoveryFailed,
     OAuthIssuerChoiceRequired,
     OAuthStepUpLimitReached,
-    OAuthStepUpRequired,
     OAuthTokenFailed,
 )
 from mcp_center.models import ErrorReason
@@ -85,11 +77,6 @@ PENDING_TTL_S: Final = 600.0
 """Seconds a started authorization waits for its callback (the user logs in meanwhile)."""
 MAX_PENDING: Final = 64
 """Started authorizations kept at once; the oldest is dropped beyond this."""
-MAX_STEP_UP_AUTHORIZATIONS: Final = 2
-"""Step-up authorizations in a row that may fail to satisfy the server before the broker stops (R-4.5).
-With the first authorization that makes at most three authorizations, as SEP-835's retry limit asks."""
-EXPIRY_SKEW_S: Final = 60.0
-"""An access token this close (seconds) to its expiry is renewed before use."""
 
 
 @dataclass(frozen=True)
@@ -170,23 +157,6 @@ class _Pending:
     expires: float
 
 
-@dataclass
-class _Access:
-    token: str = field(repr=False)
-    expires_at: float | None
-    scope: str | None
-
-
-@dataclass
-class _StepUp:
-    """Step-up bookkeeping of one binding: the scopes to ask for, the refused operations, and how many
-    step-up authorizations were completed while one of those operations kept being refused."""
-
-    scopes: str
-    operations: set[str] = field(default_factory=set[str])
-    authorizations: int = 0
-
-
 class OAuthBroker:
     """The host's OAuth client for every remote server (see the module docstring).
 
@@ -210,18 +180,17 @@ class OAuthBroker:
         clock: Any = time.time,
     ) -> None:
         self.vault = CredentialVault(store, cipher, redactor)
-        self._store = store
         self.redirect_uri = redirect_uri
         self._redactor = redactor
         self._http = http or OAuthHttp()
         self._clock = clock
-        self._tokens: dict[Binding, _Access] = {}
-        self._locks: dict[Binding, anyio.Lock] = {}
+        self._states = AuthStates()
+        """One `ServerAuth` per server: tokens, locks, step-ups, challenge, issuer choices, last error."""
         self._pending: OrderedDict[str, _Pending] = OrderedDict()
-        self._challenges: dict[str, tuple[str, Challenge]] = {}
-        self._step_up: dict[Binding, _StepUp] = {}
-        self._issuer_choices: dict[str, tuple[str, ...]] = {}
-        self._last_error: dict[str, dict[str, Any]] = {}
+        """Started authorizations by their one-time `state` (bounded by `MAX_PENDING`, `PENDING_TTL_S`)."""
+        self._renewal = TokenRenewal(
+            store=store, vault=self.vault, http=self._http, redactor=redactor, clock=clock, states=self._states
+        )
 
     # ----- runtime (background; never interactive) -------------------------------------------------
 
@@ -233,30 +202,12 @@ class OAuthBroker:
         """The access token to attach, renewing it first when it is missing or about to expire.
 
         Returns:
-            `(token, renewed)`: None when the server was never authorized (the request goes without
-            one and its 401 becomes `OAuthAuthorizationRequired`); `renewed` when a refresh or a machine
-            grant ran for this request (then a 401 is not retried).
+            `(token, renewed)`: None when the server was never authorized; `renewed` when a refresh or
+            a machine grant ran for this request (then a 401 is not retried).
         Raises:
             OAuthAuthorizationRequired: renewing failed (`details.hint`: `invalid_grant`, ...).
         """
-        binding = target.binding
-        if binding is None:
-            return None, False
-        access = self._valid(binding)
-        if access is not None:
-            return access.token, False
-        async with self._lock(binding):
-            access = self._valid(binding)
-            if access is not None:
-                return access.token, False
-            if self._adopt(binding, await self._load(target, binding), unless=None):
-                return self._tokens[binding].token, False  # stored by this or another process
-            async with self._shared_lock(binding):
-                stored = await self._load(target, binding)  # again: another process may just have renewed
-                if self._adopt(binding, stored, unless=None):
-                    return stored.access_token, False
-                token = await self._renew(target, binding, stored)
-                return token, token is not None
+        return await self._renewal.token_for_request(target)
 
     async def after_unauthorized(self, target: OAuthTarget, sent_token: str) -> str | None:
         """A 401 answered `sent_token`: renew once against the bound token endpoint (R-4.7).
@@ -266,70 +217,33 @@ class OAuthBroker:
         Raises:
             OAuthAuthorizationRequired: renewing failed.
         """
-        binding = target.binding
-        if binding is None:
-            return None
-        async with self._lock(binding):
-            current = self._tokens.get(binding)
-            if current is not None and current.token != sent_token and self._fresh(current):
-                return current.token  # another request renewed meanwhile
-            self._tokens.pop(binding, None)
-            if self._adopt(binding, await self._load(target, binding), unless=sent_token):
-                return self._tokens[binding].token  # another process renewed already
-            async with self._shared_lock(binding):
-                stored = await self._load(target, binding)
-                if self._adopt(binding, stored, unless=sent_token):
-                    return stored.access_token  # another process renewed meanwhile
-                token: str | None = None
-                try:
-                    token = await self._renew(target, binding, stored)
-                finally:
-                    if token is None and stored.access_token == sent_token:
-                        # Refused and not replaced: no process may adopt it any more (a successful
-                        # renewal replaced it already, in the same commit as the rotated refresh token).
-                        await anyio.to_thread.run_sync(lambda: self.vault.drop_access_if(binding, sent_token))
-                return token
+        return await self._renewal.after_unauthorized(target, sent_token)
 
     def note_challenge(self, target: OAuthTarget, challenge: Challenge) -> None:
         """Remember the last 401/403 challenge of a server (its scope and metadata URL guide `start()`)."""
-        self._challenges[target.server_id] = (target.resource, challenge)
+        self._states.of(target.server_id).challenge = (target.resource, challenge)
 
     def note_success(self, target: OAuthTarget, operation: str) -> None:
         """An authorized request succeeded. When it is an operation a 403 refused, the step-up worked:
         its bookkeeping and the last error are reset (other operations prove nothing about the scopes)."""
-        binding = target.binding
-        step = self._step_up.get(binding) if binding is not None else None
+        known = self._states.of(target.server_id)
+        step = known.step_up(target.binding)
         if step is None:
-            self._last_error.pop(target.server_id, None)
-        elif binding is not None and operation in step.operations:
-            del self._step_up[binding]
-            self._last_error.pop(target.server_id, None)
+            known.last_error = None
+        elif target.binding is not None and operation in step.operations:
+            known.binding(target.binding).step_up = None
+            known.last_error = None
 
     def authorization_required(
         self, target: OAuthTarget, *, hint: str, cause: CenterError | None = None
     ) -> OAuthAuthorizationRequired:
-        """The error a request gets when only a user can help (R-4.9); it is remembered for the view."""
-        messages = {
-            "not_authorized": "the server requires authorization; a user must authorize it (POST .../oauth/start)",
-            "rejected": "the server rejected the access token and it could not be renewed; authorize again",
-            "invalid_grant": "the authorization server revoked the refresh token; authorize again",
-            "invalid_client": "the authorization server no longer knows this client; authorize again",
-            "issuer_changed": "the server now names another authorization server; authorize again to bind it",
-            "renewal_failed": "the access token could not be renewed; authorize again or check the server",
-            "refresh_refused": "the authorization server refused the refresh token; authorize again",
-        }
-        details: dict[str, Any] = {
-            "reason": ErrorReason.AUTH_REQUIRED.value,
-            "hint": hint,
-            "server_id": target.server_id,
-        }
-        if cause is not None:
-            details["cause"] = cause.code
-        error = OAuthAuthorizationRequired(
-            f"server '{target.server_id}': {messages.get(hint, messages['not_authorized'])}", details=details
-        )
-        self._last_error[target.server_id] = error.to_dict()
-        return error
+        """The error a request gets when only a user can help (R-4.9); it is remembered for the view.
+
+        Args:
+            hint: Why (`not_authorized`, `rejected`, ...; see `refusals.authorization_required`).
+            cause: The error behind it (only its code is shown).
+        """
+        return authorization_required(self._states.of(target.server_id), target, hint=hint, cause=cause)
 
     def step_up_error(self, target: OAuthTarget, challenge: Challenge, operation: str) -> CenterError:
         """The error for a `403 insufficient_scope` (R-4.5): step-up needed, or the loop limit reached.
@@ -338,35 +252,7 @@ class OAuthBroker:
             operation: What was refused (`tools/call:<name>`, `tools/list`, ...): the loop limit counts
                 step-up authorizations after which the same operation is still refused.
         """
-        binding = target.binding
-        granted = self._granted_scope(binding)
-        wanted = union_scopes(granted, challenge.scope) or ""
-        if binding is None:
-            return self.authorization_required(target, hint="not_authorized")
-        step = self._step_up.setdefault(binding, _StepUp(wanted))
-        step.scopes = union_scopes(step.scopes, wanted) or wanted
-        step.operations.add(operation)
-        scopes = step.scopes.split()
-        if step.authorizations >= MAX_STEP_UP_AUTHORIZATIONS:
-            error: CenterError = OAuthStepUpLimitReached(
-                f"server '{target.server_id}' still answers insufficient_scope after {step.authorizations} step-up "
-                "authorizations; not asking again",
-                details={
-                    "reason": ErrorReason.STEP_UP_REQUIRED.value,
-                    "scopes": scopes,
-                    "attempts": step.authorizations + 1,
-                    "server_id": target.server_id,
-                },
-            )
-        else:
-            error = OAuthStepUpRequired(
-                f"server '{target.server_id}' needs more scopes ({' '.join(scopes)}); a user must authorize them "
-                "(POST .../oauth/start)",
-                details={"reason": ErrorReason.STEP_UP_REQUIRED.value, "scopes": scopes, "server_id": target.server_id},
-            )
-        logger.info("oauth.step_up_required", extra={"server_id": target.server_id, "code": error.code})
-        self._last_error[target.server_id] = error.to_dict()
-        return error
+        return step_up_error(self._states.of(target.server_id), target, challenge, operation)
 
     # ----- user actions -----------------------------------------------------------------------------
 
@@ -386,14 +272,16 @@ class OAuthBroker:
         try:
             return await self._start(target, issuer=issuer)
         except CenterError as exc:
+            known = self._states.of(target.server_id)
             if isinstance(exc, OAuthIssuerChoiceRequired):
-                self._issuer_choices[target.server_id] = tuple(exc.details.get("issuers", ()))
-            self._last_error[target.server_id] = exc.to_dict()
+                known.issuer_choices = tuple(exc.details.get("issuers", ()))
+            known.last_error = exc.to_dict()
             logger.info("oauth.start_failed", extra={"server_id": target.server_id, "code": exc.code})
             raise
 
     async def _start(self, target: OAuthTarget, *, issuer: str | None) -> AuthorizationStart:
-        step = self._step_up.get(target.binding) if target.binding is not None else None
+        known = self._states.of(target.server_id)
+        step = known.step_up(target.binding)
         if step is not None and step.authorizations >= MAX_STEP_UP_AUTHORIZATIONS:
             raise OAuthStepUpLimitReached(
                 f"server '{target.server_id}' did not accept the last {step.authorizations} step-up authorizations; "
@@ -405,7 +293,7 @@ class OAuthBroker:
                 },
             )
         async with self._http.client() as client:
-            challenge = self._challenge(target)
+            challenge = known.challenge_for(target.resource)
             if challenge is None:
                 challenge = await probe_challenge(self._http, client, target)
                 if challenge is not None:
@@ -421,7 +309,7 @@ class OAuthBroker:
                 legacy_fallback=target.auth.legacy_endpoint_fallback,
                 require_s256=target.interactive,
             )
-            self._issuer_choices.pop(target.server_id, None)
+            known.issuer_choices = None
             server = discovery.server
             binding = Binding(target.server_id, discovery.resource, server.issuer)
             previous = target.bound_issuer if target.bound_issuer not in (None, server.issuer) else None
@@ -439,7 +327,7 @@ class OAuthBroker:
             if not target.interactive:
                 tokens = await machine_grant(self._http, client, target, server, scope, self._redactor)
                 granted = tokens.scope or scope
-                self._remember(binding, tokens, granted)
+                self._renewal.remember(binding, tokens, granted)
                 completion = Completion(
                     server_id=target.server_id,
                     url=target.url,
@@ -575,17 +463,20 @@ class OAuthBroker:
                     await anyio.to_thread.run_sync(lambda: self.vault.save(pending.binding, clear=("client", "grant")))
                     exc.details["hint"] = "registration_dropped"
                     exc.message += "; the client registration was dropped, start the authorization again"
-                refused = _code_refused(exc, server_id)
-                self._last_error[server_id] = (refused or exc).to_dict()
+                refused = code_refused(exc, server_id)
+                self._states.of(server_id).last_error = (refused or exc).to_dict()
                 if refused is not None:
                     raise refused from None
                 raise
         scope = tokens.scope or pending.scope
-        self._remember(pending.binding, tokens, scope)
+        self._renewal.remember(pending.binding, tokens, scope)
+        known = self._states.of(server_id)
         if pending.step_up:
-            step = self._step_up.setdefault(pending.binding, _StepUp(pending.scope or ""))
-            step.authorizations += 1
-        self._last_error.pop(server_id, None)
+            bound = known.binding(pending.binding)
+            if bound.step_up is None:
+                bound.step_up = StepUp(pending.scope or "")
+            bound.step_up.authorizations += 1
+        known.last_error = None
         logger.info("oauth.authorized", extra={"server_id": server_id, "issuer": pending.server.issuer})
         return Completion(
             server_id=server_id,
@@ -612,15 +503,9 @@ class OAuthBroker:
 
     def drop_server(self, server_id: str) -> None:
         """Forget everything kept in memory for `server_id` (tokens, pending authorizations, counters)."""
-        for binding in [b for b in self._tokens if b.server_id == server_id]:
-            del self._tokens[binding]
-        for binding in [b for b in self._step_up if b.server_id == server_id]:
-            del self._step_up[binding]
+        self._states.drop(server_id)
         for state in [s for s, p in self._pending.items() if p.target.server_id == server_id]:
             del self._pending[state]
-        self._challenges.pop(server_id, None)
-        self._issuer_choices.pop(server_id, None)
-        self._last_error.pop(server_id, None)
 
     def status(self, target: OAuthTarget, state: StoreState) -> dict[str, Any]:
         """The OAuth part of a server view: never a token, a secret or a code.
@@ -637,12 +522,14 @@ class OAuthBroker:
                 stored = self.vault.read(state, binding)
             except CenterError:
                 logger.warning("oauth.status_unreadable", extra={"server_id": target.server_id})
-        access = self._tokens.get(binding) if binding is not None else None
-        shared = _Access(stored.access_token, stored.expires_at, stored.scope) if stored.access_token else None
-        usable = stored.refresh_token is not None or any(a is not None and self._fresh(a) for a in (access, shared))
+        known = self._states.peek(target.server_id)
+        access = known.access(binding)
+        shared = AccessToken(stored.access_token, stored.expires_at, stored.scope) if stored.access_token else None
+        fresh = self._renewal.fresh
+        usable = stored.refresh_token is not None or any(a is not None and fresh(a) for a in (access, shared))
         authorized = stored.authorized and (not target.interactive or usable)
-        step = self._step_up.get(binding) if binding is not None else None
-        choices = self._issuer_choices.get(target.server_id)
+        step = known.step_up(binding)
+        choices = known.issuer_choices
         pending = tuple(self._pending.values())  # status() runs in a worker thread: iterate a snapshot
         needs: str | None = None
         if choices:
@@ -662,7 +549,7 @@ class OAuthBroker:
             "authorized_at": stored.authorized_at.isoformat() if stored.authorized_at else None,
             "scopes": (access.scope if access and access.scope else stored.scope or "").split(),
             "client_id_source": client_source,
-            "access_token_in_memory": access is not None and self._fresh(access),
+            "access_token_in_memory": access is not None and fresh(access),
             "access_token_expires_at": (
                 datetime.fromtimestamp(access.expires_at, UTC).isoformat() if access and access.expires_at else None
             ),
@@ -670,64 +557,10 @@ class OAuthBroker:
             "needs": needs,
             "step_up_scopes": step.scopes.split() if step else [],
             "issuers": list(choices) if choices else [],
-            "last_error": self._last_error.get(target.server_id),
+            "last_error": known.last_error,
         }
 
     # ----- internals ---------------------------------------------------------------------------------
-
-    def _lock(self, binding: Binding) -> anyio.Lock:
-        return self._locks.setdefault(binding, anyio.Lock())
-
-    def _shared_lock(self, binding: Binding) -> contextlib.AbstractAsyncContextManager[None]:
-        """The binding's renewal lock across every process on the store (R-9.2)."""
-        return self._store.lock("oauth-renewal:" + binding.secret_id("grant"))
-
-    async def _load(self, target: OAuthTarget, binding: Binding) -> StoredCredentials:
-        try:
-            return await anyio.to_thread.run_sync(self.vault.load, binding)
-        except CenterError as exc:
-            raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
-
-    def _adopt(self, binding: Binding, stored: StoredCredentials, *, unless: str | None) -> bool:
-        """Use the stored access token when it is fresh and is not `unless` (the one a 401 refused):
-        another process obtained it. True when adopted."""
-        token = stored.access_token
-        if token is None or token == unless:
-            return False
-        access = _Access(token, stored.expires_at, stored.scope)
-        if not self._fresh(access):
-            return False
-        self._redactor.add(token)
-        self._tokens[binding] = access
-        logger.info("oauth.token_adopted", extra={"server_id": binding.server_id})
-        return True
-
-    def _fresh(self, access: _Access) -> bool:
-        return access.expires_at is None or access.expires_at - EXPIRY_SKEW_S > self._clock()
-
-    def _valid(self, binding: Binding) -> _Access | None:
-        access = self._tokens.get(binding)
-        return access if access is not None and self._fresh(access) else None
-
-    def _granted_scope(self, binding: Binding | None) -> str | None:
-        if binding is None:
-            return None
-        access = self._tokens.get(binding)
-        return access.scope if access is not None else None
-
-    def _remember(self, binding: Binding, tokens: TokenSet, scope: str | None) -> None:
-        self._redactor.add(tokens.access_token)
-        if tokens.refresh_token:
-            self._redactor.add(tokens.refresh_token)
-        for other in [b for b in self._tokens if b.server_id == binding.server_id and b != binding]:
-            del self._tokens[other]
-        self._tokens[binding] = _Access(tokens.access_token, tokens.expires_at, tokens.scope or scope)
-
-    def _challenge(self, target: OAuthTarget) -> Challenge | None:
-        remembered = self._challenges.get(target.server_id)
-        if remembered is None or remembered[0] != target.resource:
-            return None
-        return remembered[1]
 
     async def _identity(
         self,
@@ -756,110 +589,6 @@ class OAuthBroker:
         logger.info("oauth.client_registered", extra={"server_id": target.server_id, "issuer": server.issuer})
         return registered, registered
 
-    async def _renew(
-        self, target: OAuthTarget, binding: Binding, stored: StoredCredentials, *, retried: bool = False
-    ) -> str | None:
-        """One renewal against the bound authorization server (caller holds both of the binding's locks)."""
-        if not target.interactive:
-            return await self._renew_machine(target, binding, stored)
-        offered = stored.server.token_endpoint_auth_methods if stored.server else None
-        identity = target.configured_identity(offered) or stored.client
-        if stored.refresh_token is None or stored.server is None or identity is None:
-            return None
-        if identity.source == "cimd" and not target.auth.client_metadata_url:
-            return None
-        presented = stored.refresh_token
-        form = {"grant_type": "refresh_token", "refresh_token": presented, "resource": binding.resource}
-        try:
-            async with self._http.client() as client:
-                tokens = await request_token(self._http, client, stored.server, target.policy, identity, form)
-        except OAuthTokenFailed as exc:
-            return await self._refresh_failed(target, binding, identity, exc, presented, retried=retried)
-        except OAuthDiscoveryFailed as exc:
-            raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
-        scope = tokens.scope or stored.scope
-        rotated = await anyio.to_thread.run_sync(
-            lambda: self.vault.rotate(binding, presented=presented, tokens=tokens, scope=scope)
-        )
-        if rotated is None:
-            logger.warning("oauth.rotation_not_stored", extra={"server_id": target.server_id})
-        self._remember(binding, tokens, stored.scope)
-        logger.info("oauth.refreshed", extra={"server_id": target.server_id})
-        return tokens.access_token
-
-    async def _refresh_failed(
-        self,
-        target: OAuthTarget,
-        binding: Binding,
-        identity: ClientIdentity,
-        exc: OAuthTokenFailed,
-        presented: str,
-        *,
-        retried: bool,
-    ) -> str | None:
-        # Issue 14 item 18: a 400 or 401 is the authorization server's answer about this refresh token,
-        # whatever its `error` says (`invalid_grant`, `invalid_request`, ...): the token ends here, since
-        # presenting it again at every call and restart would never work. A 5xx or a network failure
-        # says nothing about the token: it is kept, and the error is marked retryable so the runtime's
-        # reconnect backoff bounds the next attempts.
-        oauth_error = exc.details.get("oauth_error")
-        status = exc.details.get("status")
-        logger.warning(
-            "oauth.refresh_failed", extra={"server_id": target.server_id, "oauth_error": oauth_error, "status": status}
-        )
-        if oauth_error == "invalid_client" and identity.source == "registered":
-            await anyio.to_thread.run_sync(lambda: self.vault.save(binding, clear=("client", "grant")))
-            raise self.authorization_required(target, hint="invalid_client", cause=exc) from None
-        if oauth_error == "invalid_grant" or status in (400, 401):
-            cleared = await anyio.to_thread.run_sync(lambda: self.vault.clear_grant_if(binding, presented))
-            if not cleared and not retried:
-                # The grant was replaced while this refresh was out (a new authorization): use that one.
-                stored = await self._load(target, binding)
-                if self._adopt(binding, stored, unless=None):
-                    return stored.access_token
-                return await self._renew(target, binding, stored, retried=True)
-            hint = oauth_error if oauth_error in ("invalid_grant", "invalid_client") else "refresh_refused"
-            raise self.authorization_required(target, hint=str(hint), cause=exc) from None
-        error = self.authorization_required(target, hint="renewal_failed", cause=exc)
-        error.details["retryable"] = True
-        raise error from None
-
-    async def _renew_machine(self, target: OAuthTarget, binding: Binding, stored: StoredCredentials) -> str | None:
-        """A machine grant in the background, only at the bound issuer (never a changed one)."""
-        try:
-            async with self._http.client() as client:
-                server = stored.server
-                if server is None:
-                    remembered = self._challenge(target)
-                    discovery = await discover(
-                        self._http,
-                        client,
-                        mcp_url=target.url,
-                        challenge=remembered,
-                        policy=target.policy,
-                        bound_issuer=binding.issuer,
-                        require_s256=False,
-                    )
-                    if discovery.server.issuer != binding.issuer:
-                        raise self.authorization_required(target, hint="issuer_changed")
-                    server = discovery.server
-                scope = stored.scope or (" ".join(target.auth.scopes) if target.auth.scopes else None)
-                tokens = await machine_grant(self._http, client, target, server, scope, self._redactor)
-        except (OAuthTokenFailed, OAuthDiscoveryFailed, OAuthIssuerChoiceRequired, ConfigInvalid) as exc:
-            raise self.authorization_required(target, hint="renewal_failed", cause=exc) from None
-        access = (tokens.access_token, tokens.expires_at)
-        if stored.server is None:
-            snapshot = server
-            await anyio.to_thread.run_sync(
-                lambda: self.vault.save(binding, server=snapshot, grant=(None, tokens.scope), access=access)
-            )
-        else:
-            await anyio.to_thread.run_sync(
-                lambda: self.vault.rotate(binding, presented=None, tokens=tokens, scope=tokens.scope or stored.scope)
-            )
-        self._remember(binding, tokens, stored.scope)
-        return tokens.access_token
-
     def _add_pending(self, pending: _Pending) -> None:
         self._expire_pending()
         self._pending[pending.state] = pending
@@ -870,29 +599,6 @@ class OAuthBroker:
         now = self._clock()
         for state in [s for s, p in self._pending.items() if p.expires <= now]:
             del self._pending[state]
-
-
-def _code_refused(exc: OAuthTokenFailed, server_id: str) -> OAuthCallbackInvalid | None:
-    """A code exchange the authorization server answered with a 4xx is a bad callback (issue 14 item 16):
-    the user must start again, nothing upstream is broken. A 5xx, a network failure or an unreadable
-    answer stays `OAuthTokenFailed` (502)."""
-    status = exc.details.get("status")
-    if not isinstance(status, int) or not 400 <= status < 500:
-        return None
-    oauth_error = exc.details.get("oauth_error")
-    said = f" ({oauth_error})" if isinstance(oauth_error, str) else ""
-    hint = exc.details.get("hint")
-    return OAuthCallbackInvalid(
-        f"the authorization server refused the authorization code for server '{server_id}'{said}, HTTP {status}; "
-        "start the authorization again",
-        details={
-            "reason": "code_rejected",
-            "server_id": server_id,
-            "oauth_error": oauth_error,
-            "status": status,
-            **({"hint": hint} if hint else {}),
-        },
-    )
 
 
 def _reusable(client: ClientIdentity | None, *, redirect_uri: str, scope: str | None) -> bool:

@@ -303,7 +303,7 @@ class GatewayEndpoint:
         return is_lean(message) and headers.get(b"mcp-method") == message.get("method")
 
     async def _server_known(self, server_id: str) -> bool:
-        return await self.gateway.center.capabilities.server_exists(server_id)
+        return await self.gateway.center.server_exists(server_id)
 
     async def _serve(
         self, session_id: str, token_id: str, message: object, scope: Scope, receive: Receive, send: OneResponse

@@ -2,8 +2,8 @@
 
 `endpoint.py` reads each POST body once and parses it once (orjson). A well-formed request for one
 of `LEAN_METHODS`, in a session this endpoint opened (2025-11-25 and earlier) or as a 2026-07-28
-sessionless request, is answered here: the policy and routing come from `Capabilities` (the same
-code the SDK path uses), the request goes to the server over the live session
+sessionless request, is answered here: the policy and routing come from `McpCenter.mcp_forward_call`
+and its siblings (the same code the SDK path uses), the request goes to the server over the live session
 (`ConnectionManager.forward`: one POST on a Streamable HTTP session, the session's dispatcher
 otherwise; no typed model on either side), and the answer is written as one
 JSON body — or, as soon as something must be said before it (progress, a log line for the call, a
@@ -11,7 +11,7 @@ question for the agent), as an SSE stream on the same POST response.
 
 What each guarantee relies on:
 - gateway token and session ownership: checked by the endpoint before anything here runs;
-- disabled and `deny` tools, `ask` approvals, revoked tokens: `Capabilities.forward_call`;
+- disabled and `deny` tools, `ask` approvals, revoked tokens: `McpCenter.mcp_forward_call`;
 - progress: the server's progress for our request id is re-sent under the agent's `progressToken`;
 - cancellation: an agent's `notifications/cancelled` for a lean request, or its closing the
   response stream, cancels the call; the SDK dispatcher then sends `notifications/cancelled` on;
@@ -287,12 +287,12 @@ class LeanPath:
     """Serves `LEAN_METHODS` for the endpoint (see the module docstring).
 
     Args:
-        gateway: The gateway (its host's `Capabilities`, and its SDK server's identity for 2026-07-28).
+        gateway: The gateway (its host's `McpCenter`, and its SDK server's identity for 2026-07-28).
     """
 
     def __init__(self, gateway: Gateway) -> None:
         self._gateway = gateway
-        self._capabilities = gateway.center.capabilities
+        self._center = gateway.center
         self._server_info: dict[str, Any] = gateway.server.server_info_stamp
 
     async def serve(self, request: LeanRequest, receive: Receive, send: Send) -> None:
@@ -307,7 +307,7 @@ class LeanPath:
             if method == "tools/call":
                 body = await self._call(request, params, reply, receive)
             elif method == "tools/list":
-                tools = await self._capabilities.gateway_tools_json(link.server_id)
+                tools = await self._center.mcp_tools_json(link.server_id)
                 if request.modern:
                     body = _response(request_id, self._stamp({"tools": orjson.Fragment(tools)}, method))
                 else:
@@ -316,12 +316,12 @@ class LeanPath:
                 body = _response(request_id, self._stamp({}, method) if request.modern else {})
             elif method in _LISTS:
                 category, key = _LISTS[method]
-                items = await self._capabilities.gateway_listing(category, link.server_id)
+                items = await self._center.mcp_listing(category, link.server_id)
                 body = _response(request_id, self._finish({key: items}, request.modern, method))
             elif (invalid := _invalid_params(method, params)) is not None:
                 body = _error(request_id, {"code": types.INVALID_PARAMS, "message": invalid})
             else:
-                result = await self._capabilities.forward_request(method, params, server_id=link.server_id)
+                result = await self._center.mcp_forward_request(method, params, server_id=link.server_id)
                 body = _response(request_id, self._finish(result, request.modern, method))
         except ServerRequestFailed as exc:
             body = _error(request_id, exc.rpc_error or to_mcp_error(exc).error.model_dump(exclude_none=True))
@@ -402,7 +402,7 @@ class LeanPath:
         try:
             with call:
                 try:
-                    result = await self._capabilities.forward_call(
+                    result = await self._center.mcp_forward_call(
                         params["name"],
                         params.get("arguments") or {},
                         server_id=link.server_id,

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import mcp_types as types
 
 from mcp_center.config import ToolPolicy
-from mcp_center.registry.naming import AliasTable
+from mcp_center.registry.naming import AliasTable, ToolAlias
 
 __all__ = ["EXPORT_FORMATS", "ExportFormat", "RegisteredTool", "ServerTools", "ToolRegistry"]
 
@@ -186,10 +186,14 @@ class ToolRegistry:
         """The enabled tools in one of `EXPORT_FORMATS` (R-5.6)."""
         return [t.export(fmt) for t in self.tools()]
 
+    def enabled_aliases(self) -> dict[str, ToolAlias]:
+        """The alias table of the enabled tools, `{exposed name: ToolAlias}`, sorted by name."""
+        enabled = {t.name for t in self.tools()}
+        return {alias.name: alias for alias in sorted(self.aliases, key=lambda a: a.name) if alias.name in enabled}
+
     def aliases_dict(self) -> dict[str, dict[str, str | bool]]:
         """The alias table of the enabled tools: `{exposed name: {"server_id", "tool", "verbatim"}}`."""
-        enabled = {t.name for t in self.tools()}
-        return {name: entry for name, entry in self.aliases.to_dict().items() if name in enabled}
+        return {name: alias.to_dict() for name, alias in self.enabled_aliases().items()}
 
     def approval_required(self) -> list[str]:
         """Exposed names of the enabled tools whose agent calls wait for the user (policy `ask`, R-5.3).

@@ -33,7 +33,7 @@ STDERR_LINES = 200
 _PENDING_LIMIT = 1000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LogEntry:
     """One request/response (or notification) summary.
 
@@ -51,19 +51,21 @@ class LogEntry:
         connection_id: The client instance that carried it (R-3.5).
         violation: For a sandboxed server, `{"kind", "errno"}` when the error or `isError` result
             reports something the sandbox refused (R-11.1), else None.
+
+    Keyword-only; what an entry does not know stays None (the JSON keeps every key, in this order).
     """
 
     at: str
     direction: str
     kind: str
-    method: str | None
-    request_id: str | None
-    duration_ms: float | None
+    method: str | None = None
+    request_id: str | None = None
+    duration_ms: float | None = None
     status: str
-    request_bytes: int | None
-    response_bytes: int | None
-    error: dict[str, Any] | None
-    connection_id: str | None
+    request_bytes: int | None = None
+    response_bytes: int | None = None
+    error: dict[str, Any] | None = None
+    connection_id: str | None = None
     violation: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +80,33 @@ class _Pending:
     method: str
     size: int
     direction: str
+
+    def entry(
+        self,
+        connection_id: str,
+        request_id: str,
+        *,
+        status: str,
+        ended: bool = False,
+        error: dict[str, Any] | None = None,
+        response_bytes: int | None = None,
+        violation: dict[str, str] | None = None,
+    ) -> LogEntry:
+        """The entry of this request: still `pending`, or `ended` now (its duration measured)."""
+        return LogEntry(
+            at=self.at,
+            direction=self.direction,
+            kind="request",
+            method=self.method,
+            request_id=request_id,
+            duration_ms=round((time.monotonic() - self.started) * 1000, 2) if ended else None,
+            status=status,
+            request_bytes=self.size,
+            response_bytes=response_bytes,
+            error=error,
+            connection_id=connection_id,
+            violation=violation,
+        )
 
 
 def _size(message: SessionMessage) -> int:
@@ -106,23 +135,7 @@ class ServerLogbook:
     def entries(self) -> list[dict[str, Any]]:
         """The last `LOG_ENTRIES` summaries, oldest first, plus still-pending requests."""
         done = [e.to_dict() for e in self._entries]
-        pending = [
-            {
-                "at": p.at,
-                "direction": p.direction,
-                "kind": "request",
-                "method": p.method,
-                "request_id": key[2],
-                "duration_ms": None,
-                "status": "pending",
-                "request_bytes": p.size,
-                "response_bytes": None,
-                "error": None,
-                "connection_id": key[0],
-                "violation": None,
-            }
-            for key, p in self._pending.items()
-        ]
+        pending = [p.entry(key[0], key[2], status="pending").to_dict() for key, p in self._pending.items()]
         return done + pending
 
     def stderr(self) -> list[dict[str, Any]]:
@@ -149,18 +162,14 @@ class ServerLogbook:
     def received(self, item: SessionMessage | Exception, connection_id: str) -> None:
         """Record a message (or transport error item) the server sent us."""
         if isinstance(item, Exception):
+            error = self._error(None, str(item))
             self._entries.append(
                 LogEntry(
                     at=_now(),
                     direction="server→client",
                     kind="error",
-                    method=None,
-                    request_id=None,
-                    duration_ms=None,
                     status="error",
-                    request_bytes=None,
-                    response_bytes=None,
-                    error={"code": None, "message": self._redactor.redact(str(item))[:500]},
+                    error=error,
                     connection_id=connection_id,
                 )
             )
@@ -170,18 +179,15 @@ class ServerLogbook:
     def note(self, connection_id: str, method: str, status: str, message: str) -> None:
         """Record a finding about an exchange that succeeded on the wire (e.g. status "output_invalid":
         a result that breaks its tool's outputSchema), as its own entry, redacted."""
+        error = self._error(None, message)
         self._entries.append(
             LogEntry(
                 at=_now(),
                 direction="server→client",
                 kind="check",
                 method=method,
-                request_id=None,
-                duration_ms=None,
                 status=status,
-                request_bytes=None,
-                response_bytes=None,
-                error={"code": None, "message": self._redactor.redact(message)[:500]},
+                error=error,
                 connection_id=connection_id,
             )
         )
@@ -193,21 +199,8 @@ class ServerLogbook:
         """
         for key in [k for k in self._pending if k[0] == connection_id]:
             pending = self._pending.pop(key)
-            self._entries.append(
-                LogEntry(
-                    at=pending.at,
-                    direction=pending.direction,
-                    kind="request",
-                    method=pending.method,
-                    request_id=key[2],
-                    duration_ms=round((time.monotonic() - pending.started) * 1000, 2),
-                    status="error",
-                    request_bytes=pending.size,
-                    response_bytes=None,
-                    error={"code": None, "message": "no answer: the connection closed"},
-                    connection_id=connection_id,
-                )
-            )
+            error = {"code": None, "message": "no answer: the connection closed"}
+            self._entries.append(pending.entry(connection_id, key[2], status="error", ended=True, error=error))
 
     def _record(self, message: SessionMessage, connection_id: str, direction: str) -> None:
         msg = message.message
@@ -269,25 +262,37 @@ class ServerLogbook:
         violation: dict[str, str] | None = None
         if error is not None:
             violation = self._violation(str(error.get("message")))
-            error = {"code": error.get("code"), "message": self._redactor.redact(str(error.get("message")))[:500]}
+            error = self._error(error.get("code"), str(error.get("message")))
         elif self.sandbox_network is not None and result is not None and result.get("isError") is True:
             violation = self._violation(_result_text(result))
-        self._entries.append(
-            LogEntry(
-                at=pending.at if pending else _now(),
+        status = "error" if error else "ok"
+        if pending is not None:
+            entry = pending.entry(
+                connection_id,
+                request_id,
+                status=status,
+                ended=True,
+                error=error,
+                response_bytes=size,
+                violation=violation,
+            )
+        else:
+            entry = LogEntry(
+                at=_now(),
                 direction=request_direction,
                 kind="request",
-                method=pending.method if pending else None,
                 request_id=request_id,
-                duration_ms=round((time.monotonic() - pending.started) * 1000, 2) if pending else None,
-                status="error" if error else "ok",
-                request_bytes=pending.size if pending else None,
+                status=status,
                 response_bytes=size,
                 error=error,
                 connection_id=connection_id,
                 violation=violation,
             )
-        )
+        self._entries.append(entry)
+
+    def _error(self, code: Any, message: str) -> dict[str, Any]:
+        """An entry's `{"code", "message"}`: the message redacted and cut to 500 characters."""
+        return {"code": code, "message": self._redactor.redact(message)[:500]}
 
     def _classify(self, text: str) -> Violation | None:
         if self.sandbox_network is None:

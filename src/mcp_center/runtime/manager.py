@@ -15,14 +15,17 @@ Shape (see docs/sdk-notes.md#manager-shape and docs/architecture.md#connection-l
 - A connection that failed is tried again by itself (issue 14, item 12): after
   `RECONNECT.delay(n)` seconds (exponential with a floor, a cap and jitter; stdio servers that keep
   exiting slow down to `STDIO_RECONNECT`), shown in the status as `next_attempt_at`, unless only a
-  user can help (authorization, a command that cannot start). Any connect — a call, a catalog
-  refresh, "Refresh catalog" — tries at once.
-- Calls run in the caller's task on the shared session, inside an operation admitted before it
-  waits for anything (`runtime/requests.py`), so a cancel by operation id also ends a wait for a
-  connection (R-3.8). Tool-call deadlines pause while a human answers (R-6.1) and restart on each
-  progress notification, up to `PROGRESS_MAX_FACTOR` times the timeout in total (issue 14, item 4).
-  Results are bounded (R-3.9) and checked against the tool's outputSchema. A Streamable HTTP 404
-  on our session id re-initializes once and re-sends the request once (R-3.10).
+  user can help (authorization, a command that cannot start; the classification and the policies
+  are `runtime/reconnect.py`). Any connect — a call, a catalog refresh, "Refresh catalog" — tries at once.
+- Calls run in the caller's task on the shared session (each request is built in `runtime/calls.py`),
+  inside an operation admitted before it waits for anything (`runtime/operations.py`), so a cancel
+  by operation id also ends a wait for a connection (R-3.8). Tool-call deadlines pause while a
+  human answers (R-6.1) and restart on each progress notification, up to `PROGRESS_MAX_FACTOR`
+  times the timeout in total (issue 14, item 4). Results are bounded (R-3.9) and checked against
+  the tool's outputSchema. A Streamable HTTP 404 on our session id re-initializes once and re-sends
+  the request once (R-3.10).
+- A connection's notifications (log messages, list_changed) are handled in `runtime/notifications.py`;
+  health pings and the serving loop are the connection's own (`runtime/connection.py`).
 """
 
 from __future__ import annotations
@@ -38,16 +41,14 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
-import httpx2
 import mcp_types as types
 from mcp.client import Transport
-from mcp.client.session import IncomingMessage, LoggingFnT, MessageHandlerFnT
-from mcp.shared.dispatcher import CallOptions, ProgressFnT
+from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_center.errors import CenterError, ConnectionLost, RequestInvalid, ServerDisabled
 from mcp_center.models import ConnectionState, ErrorReason
+from mcp_center.runtime import calls
 from mcp_center.runtime.activity import LOG_LEVELS, ActivityRecorder
-from mcp_center.runtime.attribution import attribute, timeout_error
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category
 from mcp_center.runtime.connection import (
     CLOSE_TIMEOUT_S,
@@ -59,31 +60,19 @@ from mcp_center.runtime.connection import (
     ready_status,
     wait_any,
 )
-from mcp_center.runtime.console import RawAnswer, send_level, send_raw
+from mcp_center.runtime.console import RawAnswer, send_level
 from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
 from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
+from mcp_center.runtime.notifications import LogListener, Notifications
+from mcp_center.runtime.operations import Operations
 from mcp_center.runtime.probing import probe_connection
-from mcp_center.runtime.requests import (
-    PROGRESS_MAX_FACTOR,
-    Operations,
-    SessionExpired,
-    progress_relay,
-    require_capability,
-    send_once,
-    total_timeout,
-)
-from mcp_center.runtime.results import (
-    DEFAULT_MAX_RESULT_BYTES,
-    bound_raw_result,
-    bound_result,
-    check_output,
-    check_raw_output,
-)
+from mcp_center.runtime.reconnect import RECONNECT, STDIO_RECONNECT, retried
+from mcp_center.runtime.requests import PROGRESS_MAX_FACTOR, SessionExpired, send_once
+from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES
 from mcp_center.runtime.session import SessionHooks
 from mcp_center.transports import ConnectionSpec, open_transport
-from mcp_center.transports.backoff import Backoff
 
 __all__ = [
     "PROGRESS_MAX_FACTOR",
@@ -101,36 +90,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-RECONNECT = Backoff(floor_s=1.0, cap_s=60.0)
-"""Delays before reconnecting a server whose connection failed (issue 14, item 12)."""
-STDIO_RECONNECT = Backoff(floor_s=10.0, cap_s=300.0)
-"""The same for a stdio server whose process exited: the first restart after about 10 s (time to read
-why it went down), and a crash loop slows down to one start per 5 minutes."""
-_NOT_RETRIED = frozenset(
-    {
-        ErrorReason.AUTH_REQUIRED.value,
-        ErrorReason.STEP_UP_REQUIRED.value,
-        ErrorReason.SPAWN_FAILED.value,
-        ErrorReason.SANDBOX_REQUIRED.value,
-    }
-)
-"""Failures only a user can fix: no automatic reconnect (the status says what is needed), unless the
-error says `details.retryable` (an OAuth refresh that failed for a 5xx or a network error)."""
-
-LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
-"""`(server_id, params)` for every `notifications/message` a current connection receives."""
-
 TransportFactory = Callable[..., AbstractAsyncContextManager[Transport]]
 """`open_transport`-compatible factory `(spec, probe, *, on_stderr, on_noise)`; injectable for tests."""
-
-_SEEN_ELSEWHERE = frozenset({"notifications/message", "notifications/progress"})
-"""Notifications the activity feed records through their own callbacks (log level, call's operation id)."""
-
-_CHANGED_CATEGORIES: Mapping[str, tuple[Category, ...]] = {
-    "notifications/tools/list_changed": ("tools",),
-    "notifications/prompts/list_changed": ("prompts",),
-    "notifications/resources/list_changed": ("resources", "resource_templates"),
-}
 
 
 @dataclass
@@ -207,11 +168,11 @@ class ConnectionManager:
         """Running operations by id (`cancel`, `is_running`); the service admits its use cases here."""
         self._tg: anyio.abc.TaskGroup | None = None
         self._status_changed = anyio.Event()
-        self._log_listeners: list[LogListener] = []
         self._log_levels: dict[str, str] = {}
         """server id → the `logging/setLevel` level the user chose; sent again on each new session."""
         self.activity = ActivityRecorder(self.events)
         """Log messages, notifications and call progress of every server, for the page (R-12.1)."""
+        self._notifications = Notifications(self.activity)
         self.handshakes = 0
         """Handshakes started since the manager opened (a cheap counter for tests and metrics)."""
 
@@ -391,7 +352,7 @@ class ConnectionManager:
         max_result_bytes: int | None = None,
         progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
-        """Call a tool on the server's live session (connecting lazily).
+        """Call a tool on the server's live session (connecting lazily; `runtime/calls.py` sends it).
 
         Every call asks the server for progress (a `progressToken`); each progress notification is
         published as an `operation.progress` event, passed to `progress`, and restarts the call's
@@ -415,43 +376,16 @@ class ConnectionManager:
             ServerTimeout: no answer within the timeout (the SDK sends notifications/cancelled).
             CenterError: connection or protocol failure, attributed.
         """
-        arguments_dict = dict(arguments or {})
-        what = f"tools/call '{name}'"
-        forward = progress
-        with self.operations.admit(operation_id) as op_id:
-
-            async def send(conn: Connection, timeout_s: float) -> types.CallToolResult:
-                assert conn.session is not None
-                require_capability(conn, "tools", what)
-                max_total_s = timeout_s * PROGRESS_MAX_FACTOR
-                # `send_request`, not `ClientSession.call_tool`: the latter throws a whole result away
-                # when its structured output breaks the outputSchema (and may list tools behind our
-                # back); we check it ourselves and keep the content (`check_output`).
-                request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments_dict))
-                with self.deadlines.deadline(conn.connection_id, timeout_s, max_total_s=max_total_s) as deadline:
-                    recorded = self._recording_progress(server_id, conn, op_id, forward)
-                    on_progress = progress_relay(deadline, self.events, server_id, op_id, name, recorded)
-                    answer = await conn.session.client.session.send_request(
-                        request, types.CallToolResult, request_read_timeout_seconds=None, progress_callback=on_progress
-                    )
-                    tool = next((t for t in conn.catalog.tools if t.name == name), None)
-                    checked, problem = check_output(answer, tool)
-                    if problem is not None:
-                        logger.warning("server.output_schema_mismatch", extra={"server_id": server_id, "tool": name})
-                        self.logbook(server_id).note(
-                            conn.connection_id, "tools/call", "output_invalid", f"'{name}': {problem}"
-                        )
-                    return checked
-                if deadline.total_reached:
-                    raise total_timeout(what, max_total_s, PROGRESS_MAX_FACTOR)
-                raise timeout_error(f"{what} (no answer or progress; call_timeout_s)", timeout_s)
-
-            result = await self._request(server_id, what, send, op_id, timeout_s)
-        limit = max_result_bytes
-        if limit is None:
-            slot = self._slots.get(server_id)
-            limit = slot.spec.max_result_bytes if slot and slot.spec else DEFAULT_MAX_RESULT_BYTES
-        return bound_result(result, limit)
+        return await calls.call_tool(
+            self,
+            server_id,
+            name,
+            arguments,
+            operation_id=operation_id,
+            timeout_s=timeout_s,
+            max_result_bytes=max_result_bytes,
+            progress=progress,
+        )
 
     async def get_prompt(
         self, server_id: str, name: str, arguments: Mapping[str, str] | None = None, *, operation_id: str | None = None
@@ -461,18 +395,7 @@ class ConnectionManager:
         Raises:
             CallCancelled, ServerTimeout, CenterError as for `call_tool`.
         """
-
-        async def send(conn: Connection, timeout_s: float) -> types.GetPromptResult:
-            assert conn.session is not None
-            require_capability(conn, "prompts", f"prompts/get '{name}'")
-            result = await conn.session.client.session.send_request(
-                types.GetPromptRequest(params=types.GetPromptRequestParams(name=name, arguments=dict(arguments or {}))),
-                types.GetPromptResult,
-                request_read_timeout_seconds=timeout_s,
-            )
-            return result
-
-        return await self._request(server_id, f"prompts/get '{name}'", send, operation_id, None)
+        return await calls.get_prompt(self, server_id, name, arguments, operation_id=operation_id)
 
     async def read_resource(
         self, server_id: str, uri: str, *, operation_id: str | None = None
@@ -482,18 +405,7 @@ class ConnectionManager:
         Raises:
             CallCancelled, ServerTimeout, CenterError as for `call_tool`.
         """
-
-        async def send(conn: Connection, timeout_s: float) -> types.ReadResourceResult:
-            assert conn.session is not None
-            require_capability(conn, "resources", "resources/read")
-            result = await conn.session.client.session.send_request(
-                types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)),
-                types.ReadResourceResult,
-                request_read_timeout_seconds=timeout_s,
-            )
-            return result
-
-        return await self._request(server_id, "resources/read", send, operation_id, None)
+        return await calls.read_resource(self, server_id, uri, operation_id=operation_id)
 
     async def forward(
         self,
@@ -527,70 +439,9 @@ class ConnectionManager:
             ServerRequestFailed: the server answered a JSON-RPC error (`rpc_error` holds it, redacted).
             CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
         """
-        is_call = method == "tools/call"
-        tool_name = (params or {}).get("name") if is_call else None
-        what = f"tools/call '{tool_name}'" if is_call else method
-        forward = progress
-        with self.operations.admit(operation_id) as op_id:
-
-            async def send(conn: Connection, timeout_s: float) -> dict[str, Any]:
-                assert conn.session is not None
-                if is_call:
-                    require_capability(conn, "tools", what)
-                raw = self._raw_forwarder(server_id, conn)
-                max_total_s = timeout_s * PROGRESS_MAX_FACTOR if is_call else None
-                with self.deadlines.deadline(conn.connection_id, timeout_s, max_total_s=max_total_s) as deadline:
-                    watched = None
-                    if is_call or forward is not None:
-                        # Every forwarded call asks for progress (it keeps the call alive, item 4); the
-                        # activity feed records it (R-12.1) and the agent gets it if it asked.
-                        recorded = self._recording_progress(server_id, conn, op_id, forward)
-                        watched = progress_relay(deadline, self.events, server_id, op_id, tool_name, recorded)
-                    if raw is not None:
-                        try:
-                            return await raw.request(method, params, progress=watched)
-                        except httpx2.HTTPError as exc:
-                            raise attribute(exc, conn.session.probe, during=what) from None
-                    # stdio and legacy SSE: the session's own dispatcher, still without typed models.
-                    dispatcher = conn.session.client.session._dispatcher  # pyright: ignore[reportPrivateUsage]
-                    opts: CallOptions = {}
-                    if watched is not None:
-                        opts["on_progress"] = watched
-                    return await dispatcher.send_raw_request(method, params, opts)
-                if max_total_s is not None and deadline.total_reached:
-                    raise total_timeout(what, max_total_s, PROGRESS_MAX_FACTOR)
-                raise timeout_error(f"{method}", timeout_s)
-
-            result = await self._request(server_id, what, send, op_id, timeout_s)
-        if is_call:
-            result = self._checked_raw(server_id, str(tool_name), result)
-            slot = self._slots.get(server_id)
-            limit = slot.spec.max_result_bytes if slot and slot.spec else DEFAULT_MAX_RESULT_BYTES
-            result = bound_raw_result(result, limit)
-        return result
-
-    def _checked_raw(self, server_id: str, name: str, result: dict[str, Any]) -> dict[str, Any]:
-        """A raw `tools/call` result checked against the tool's outputSchema (`results.check_raw_output`)."""
-        conn = self.current(server_id)
-        tool = next((t for t in conn.catalog.tools if t.name == name), None) if conn is not None else None
-        checked, problem = check_raw_output(result, tool)
-        if problem is not None and conn is not None:
-            logger.warning("server.output_schema_mismatch", extra={"server_id": server_id, "tool": name})
-            self.logbook(server_id).note(conn.connection_id, "tools/call", "output_invalid", f"'{name}': {problem}")
-        return checked
-
-    def _raw_forwarder(self, server_id: str, conn: Connection) -> RawForwarder | None:
-        """The connection's lean forwarder (Streamable HTTP only), built on first use."""
-        slot = self._slots.get(server_id)
-        if conn.raw is not None or slot is None:
-            return conn.raw
-
-        def list_changed(method: str) -> None:
-            categories = _CHANGED_CATEGORIES.get(method)
-            if categories is not None and conn.is_live and self._is_current(slot, conn):
-                conn.request_refresh(categories)
-
-        return conn.raw_forwarder(self._logging_handler(slot, conn), list_changed)
+        return await calls.forward(
+            self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
+        )
 
     # ----- debugging (R-12.1) -------------------------------------------------------------------
 
@@ -619,12 +470,7 @@ class ConnectionManager:
         Raises:
             CallCancelled, ServerTimeout, and attributed connection errors (as `call_tool`).
         """
-
-        async def send(conn: Connection, timeout_s: float) -> RawAnswer:
-            assert conn.session is not None
-            return await send_raw(conn.session, conn.connection_id, method, params, timeout_s)
-
-        return await self._request(server_id, method, send, operation_id, timeout_s)
+        return await calls.request_raw(self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s)
 
     async def set_logging_level(self, server_id: str, level: str) -> None:
         """Send `logging/setLevel` on the live session and keep the level for the server's next sessions.
@@ -641,30 +487,12 @@ class ConnectionManager:
                     "errors": [{"field": "level", "code": "FIELD_INVALID", "message": "not an MCP logging level"}]
                 },
             )
-
-        async def send(conn: Connection, timeout_s: float) -> bool:
-            assert conn.session is not None
-            await send_level(conn.session, level, timeout_s)
-            return True
-
-        await self._request(server_id, "logging/setLevel", send, None, None)
+        await calls.set_level(self, server_id, level)
         self._log_levels[server_id] = level
 
     def logging_level(self, server_id: str) -> str | None:
         """The `logging/setLevel` level chosen for the server (None: never set; the server's default)."""
         return self._log_levels.get(server_id)
-
-    def _recording_progress(
-        self, server_id: str, conn: Connection, operation_id: str, forward: ProgressFnT | None
-    ) -> ProgressFnT:
-        """A progress callback that records the call's progress in the activity feed, then calls `forward`."""
-
-        async def report(progress: float, total: float | None, message: str | None) -> None:
-            self.activity.progress(server_id, conn.connection_id, operation_id, progress, total, message)
-            if forward is not None:
-                await forward(progress, total, message)
-
-        return report
 
     async def _reapply_level(self, conn: Connection, level: str) -> None:
         """A new session starts at the server's default level: send the one the user chose (R-12.1)."""
@@ -713,7 +541,28 @@ class ConnectionManager:
         slot = self._slots.get(server_id)
         return slot.spec.call_timeout_s if slot is not None and slot.spec is not None else conn.spec.call_timeout_s
 
-    async def _request(
+    @property
+    def progress_max_factor(self) -> float:
+        """`PROGRESS_MAX_FACTOR`, read when a call starts (`runtime/calls.py`; tests lower it here)."""
+        return PROGRESS_MAX_FACTOR
+
+    def max_result_bytes(self, server_id: str) -> int:
+        """The server's current result size bound in bytes (R-3.9; the default when it has no spec)."""
+        slot = self._slots.get(server_id)
+        return slot.spec.max_result_bytes if slot and slot.spec else DEFAULT_MAX_RESULT_BYTES
+
+    def raw_forwarder(self, server_id: str, conn: Connection) -> RawForwarder | None:
+        """The connection's lean forwarder (Streamable HTTP only), built on first use (`runtime/calls.py`)."""
+        slot = self._slots.get(server_id)
+        if conn.raw is not None or slot is None:
+            return conn.raw
+        is_current = self._is_current_of(slot, conn)
+        return conn.raw_forwarder(
+            self._notifications.logging_handler(server_id, conn, is_current),
+            self._notifications.list_changed_handler(conn, is_current),
+        )
+
+    async def run_request(
         self,
         server_id: str,
         what: str,
@@ -721,6 +570,15 @@ class ConnectionManager:
         operation_id: str | None,
         timeout_s: float | None,
     ) -> T:
+        """Admit `operation_id`, connect, and `send(conn, timeout_s)` once (`runtime/calls.py` builds `send`).
+
+        `timeout_s` defaults to the server's current `call_timeout_s` (seconds). A Streamable HTTP 404
+        on our session re-initializes once and re-sends once (R-3.10).
+
+        Raises:
+            CallCancelled: cancelled by operation id (R-3.8).
+            CenterError: what `send` or the connection raised, attributed (`requests.send_once`).
+        """
         with self.operations.admit(operation_id):
             conn = await self.connect(server_id)
             timeout = timeout_s if timeout_s is not None else self._call_timeout_s(server_id, conn)
@@ -788,6 +646,10 @@ class ConnectionManager:
     def _is_current(self, slot: _Slot, conn: Connection) -> bool:
         return slot.conn is conn and slot.spec is not None and slot.spec.digest == conn.spec.digest
 
+    def _is_current_of(self, slot: _Slot, conn: Connection) -> Callable[[], bool]:
+        """`_is_current(slot, conn)` as a question a notification handler asks when it runs."""
+        return lambda: self._is_current(slot, conn)
+
     def _set_status(self, slot: _Slot, status: ServerStatus) -> None:
         slot.status = status
         changed, self._status_changed = self._status_changed, anyio.Event()
@@ -805,44 +667,7 @@ class ConnectionManager:
         The listener is called synchronously and must not block (the gateway forwards them, R-8.1).
         Returns a function that removes the listener.
         """
-        self._log_listeners.append(listener)
-
-        def remove() -> None:
-            if listener in self._log_listeners:
-                self._log_listeners.remove(listener)
-
-        return remove
-
-    def _logging_handler(self, slot: _Slot, conn: Connection) -> LoggingFnT:
-        async def handle(params: types.LoggingMessageNotificationParams) -> None:
-            if not self._is_current(slot, conn):
-                return
-            self.activity.log(
-                slot.server_id, conn.connection_id, level=params.level, logger=params.logger, data=params.data
-            )
-            for listener in list(self._log_listeners):
-                try:
-                    listener(slot.server_id, params)
-                except Exception:
-                    logger.exception("runtime.log_listener_failed")
-
-        return handle
-
-    def _message_handler(self, slot: _Slot, conn: Connection) -> MessageHandlerFnT:
-        async def handle(message: IncomingMessage) -> None:
-            # R-3.5: an old instance's notifications never touch the current session's catalog.
-            if not isinstance(message, types.ServerNotification) or not self._is_current(slot, conn):
-                return
-            if message.method not in _SEEN_ELSEWHERE:
-                params = (
-                    message.params.model_dump(mode="json", by_alias=True, exclude_none=True) if message.params else None
-                )
-                self.activity.notification(slot.server_id, conn.connection_id, message.method, params)
-            categories = _CHANGED_CATEGORIES.get(message.method)
-            if categories is not None and conn.is_live:
-                conn.request_refresh(categories)
-
-        return handle
+        return self._notifications.add_log_listener(listener)
 
     def _publish_catalog(self, slot: _Slot, conn: Connection, categories: tuple[Category, ...]) -> None:
         self.events.publish(
@@ -859,8 +684,12 @@ class ConnectionManager:
         logbook = self.logbook(slot.server_id)
         logbook.sandbox_network = conn.spec.sandbox.policy.network if conn.spec.sandbox is not None else None
         hooks = self._hooks_for(conn.spec, conn.connection_id) if self._hooks_for else SessionHooks()
-        hooks.message_handler = self._message_handler(slot, conn)
-        hooks.logging_callback = self._logging_handler(slot, conn)
+        hooks.message_handler = self._notifications.message_handler(
+            slot.server_id, conn, self._is_current_of(slot, conn)
+        )
+        hooks.logging_callback = self._notifications.logging_handler(
+            slot.server_id, conn, self._is_current_of(slot, conn)
+        )
         hooks.observer = conn.filter
         hooks.on_stderr = logbook.add_stderr
         hooks.on_noise = logbook.add_noise
@@ -890,8 +719,7 @@ class ConnectionManager:
             extra={"server_id": slot.server_id, "code": error.code, "reason": reason, "attempt": slot.failures},
         )
         next_at: datetime | None = None
-        retried = reason not in _NOT_RETRIED or error.details.get("retryable") is True
-        if retried and slot.spec is not None and self._tg is not None:
+        if retried(error) and slot.spec is not None and self._tg is not None:
             policy = STDIO_RECONNECT if conn.spec.argv else RECONNECT
             delay = policy.delay(slot.failures, rng=self._rng)
             next_at = datetime.now(UTC) + timedelta(seconds=delay)

@@ -1,11 +1,6 @@
-"""Requests on a live session: cancellable operations and the attribution of a request's failure (R-3.8).
+"""Requests on a live session: the attribution of a request's failure (R-3.8).
 
-`Operations` is the table of running operations by id. An operation is admitted *before* anything
-waits on its behalf — a lazy connection, a server that is still connecting, the catalog — so a
-cancel by operation id ends the wait at once and the caller gets `CallCancelled` (issue 14, item 7);
-a cancel that arrives before the operation is admitted is remembered (bounded in number and time)
-and refuses it when it arrives. The service may admit an operation around a whole use case and the
-runtime admits it again for the request itself: in the same task that is the same operation.
+The table of running operations (cancel by operation id) is `runtime/operations.py`.
 
 `send_once` sends one request and turns what went wrong into an attributed error: the SDK's
 -32001/-32000 codes are also ordinary server error codes, so only our own deadline and a transport
@@ -16,12 +11,7 @@ is the error of a call whose progress kept it alive up to `PROGRESS_MAX_FACTOR` 
 
 from __future__ import annotations
 
-import time
-import uuid
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Generator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import anyio
@@ -30,11 +20,9 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from mcp_center.errors import (
-    CallCancelled,
     CapabilityNotOffered,
     CenterError,
     ConnectionLost,
-    OperationInUse,
     ServerRequestFailed,
 )
 from mcp_center.models import ErrorReason, is_object
@@ -47,10 +35,7 @@ from mcp_center.secrets import default_redactor
 from mcp_center.transports.streamable import ERROR_DATA_KEY
 
 __all__ = [
-    "CANCELLED_OPS_REMEMBERED",
-    "CANCELLED_OPS_TTL_S",
     "PROGRESS_MAX_FACTOR",
-    "Operations",
     "SessionExpired",
     "progress_relay",
     "require_capability",
@@ -64,80 +49,8 @@ PROGRESS_MAX_FACTOR = 10
 """A tool call that keeps reporting progress may run at most this many times its timeout in total."""
 PROGRESS_MESSAGE_CHARS = 500
 """Characters of a progress message shown in an `operation.progress` event."""
-
-CANCELLED_OPS_REMEMBERED = 1024
-"""Bound on remembered cancel-before-admission operation ids (R-3.8)."""
-CANCELLED_OPS_TTL_S = 300.0
-"""Seconds a cancel-before-admission record is kept."""
 _SDK_CLOSED_PREFIXES = ("Connection closed", "SSE stream")
 """Messages of the CONNECTION_CLOSED errors the SDK (and our SSE transport) synthesize."""
-
-
-@dataclass
-class _Operation:
-    operation_id: str
-    scope: anyio.CancelScope
-    task_id: int
-
-
-class Operations:
-    """Running operations by id, and cancels that came first (R-3.8)."""
-
-    def __init__(self) -> None:
-        self._ops: dict[str, _Operation] = {}
-        self._cancelled_early: OrderedDict[str, float] = OrderedDict()
-
-    def is_running(self, operation_id: str) -> bool:
-        """True while an operation with this id is admitted and not finished."""
-        return operation_id in self._ops
-
-    def cancel(self, operation_id: str) -> bool:
-        """Cancel an operation by id. True if an admitted one was cancelled; else the cancel is remembered."""
-        op = self._ops.get(operation_id)
-        if op is not None:
-            op.scope.cancel()
-            return True
-        now = time.monotonic()
-        self._cancelled_early[operation_id] = now
-        self._cancelled_early.move_to_end(operation_id)
-        while self._cancelled_early and (
-            len(self._cancelled_early) > CANCELLED_OPS_REMEMBERED
-            or now - next(iter(self._cancelled_early.values())) > CANCELLED_OPS_TTL_S
-        ):
-            self._cancelled_early.popitem(last=False)
-        return False
-
-    @contextmanager
-    def admit(self, operation_id: str | None) -> Generator[str]:
-        """Run the block as operation `operation_id` (a fresh id when None); yield the id.
-
-        Raises:
-            CallCancelled: cancelled before it was admitted, or while the block ran.
-            OperationInUse: another task runs an operation with this id.
-        """
-        op_id = operation_id or uuid.uuid4().hex
-        task_id = anyio.get_current_task().id
-        existing = self._ops.get(op_id)
-        if existing is not None:
-            if existing.task_id != task_id:
-                raise OperationInUse(
-                    f"operation '{op_id}' is already running; use a new operation id per call",
-                    details={"operation_id": op_id},
-                )
-            yield op_id  # the same operation, admitted by an outer block of this task
-            return
-        if self._cancelled_early.pop(op_id, None) is not None:
-            raise CallCancelled(f"operation '{op_id}' was cancelled before it started", details={"operation_id": op_id})
-        op = _Operation(op_id, anyio.CancelScope(), task_id)
-        self._ops[op_id] = op
-        try:
-            with op.scope:
-                yield op_id
-        finally:
-            if self._ops.get(op_id) is op:
-                del self._ops[op_id]
-        if op.scope.cancelled_caught:
-            raise CallCancelled(f"operation '{op_id}' was cancelled", details={"operation_id": op_id})
 
 
 class SessionExpired(Exception):

@@ -275,15 +275,7 @@ class Servers:
     async def test(self, server_id: str) -> TestResult:
         """Probe the server with a temporary connection and store the result with its digest (R-2.2)."""
         memo = self._summaries()
-
-        def prepare() -> ConnectionSpec:
-            state = self._store.read()
-            record = get_record(state, server_id)
-            summary = memo.of(record.config, state.secrets)
-            Readiness(record, summary.digest, self._settings.profile).require_trusted("testing")
-            return self._reconciler.spec(record.config, state, summary)
-
-        spec = await anyio.to_thread.run_sync(prepare)
+        spec = await anyio.to_thread.run_sync(self._trusted_spec, server_id, memo, "testing")
         digest = spec.digest
         started = now()
         try:
@@ -321,16 +313,25 @@ class Servers:
 
     async def warm_up(self, server_id: str) -> WarmUpResult:
         """Fill a sandboxed npx/uvx server's package caches inside its sandbox (R-11.1); needs trust."""
-        memo = self._summaries()
+        spec = await anyio.to_thread.run_sync(
+            self._trusted_spec, server_id, self._summaries(), "warming up its sandbox"
+        )
+        return await warm_up(spec, self._redactor)
 
-        def prepare() -> ConnectionSpec:
-            state = self._store.read()
-            record = get_record(state, server_id)
-            summary = memo.of(record.config, state.secrets)
-            Readiness(record, summary.digest, self._settings.profile).require_trusted("warming up its sandbox")
-            return self._reconciler.spec(record.config, state, summary)
+    def _trusted_spec(self, server_id: str, memo: Summaries, doing: str) -> ConnectionSpec:
+        """The server's connection spec, read now (blocking: run it in a worker thread).
 
-        return await warm_up(await anyio.to_thread.run_sync(prepare), self._redactor)
+        Raises:
+            ServerNotFound: no such server.
+            SandboxRequired: the profile runs only sandboxed servers (R-2.5).
+            ServerNotTrusted: its current digest is not the trusted one (`doing` says what needed
+                the trust, R-2.1, R-2.3).
+        """
+        state = self._store.read()
+        record = get_record(state, server_id)
+        summary = memo.of(record.config, state.secrets)
+        Readiness(record, summary.digest, self._settings.profile).require_trusted(doing)
+        return self._reconciler.spec(record.config, state, summary)
 
     async def enable(self, server_id: str) -> ServerView:
         """Enable a trusted, tested server and connect it (R-2.3)."""

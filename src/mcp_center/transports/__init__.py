@@ -7,6 +7,7 @@ sure no stdio server outlives the process that started it (R-9.3). `sandbox` con
 server with bubblewrap and `warmup` fills its package caches (R-11.1).
 """
 
+from mcp_center.transports.environment import child_environment, host_path, resolve_command
 from mcp_center.transports.factory import (
     MAX_MESSAGE_BYTES,
     STDERR_TAIL_LINES,
@@ -19,7 +20,7 @@ from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.sandbox import SandboxSpec, SandboxSupport, sandbox_support
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same_origin
-from mcp_center.transports.stdio import StdioTransport, child_environment, host_path, resolve_command
+from mcp_center.transports.stdio import StdioTransport
 from mcp_center.transports.warmup import WarmUpResult
 
 __all__ = [

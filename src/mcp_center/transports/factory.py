@@ -14,12 +14,13 @@ from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
 from mcp_center.secrets import default_redactor
 from mcp_center.transports.clip import LIST_LIMITS, ReadLimits, read_limits
+from mcp_center.transports.environment import child_environment
 from mcp_center.transports.handshake import HandshakeNotes
 from mcp_center.transports.http import HttpDiagnostics, build_http_client
 from mcp_center.transports.sandbox import sandbox_environment
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import SseTransport
-from mcp_center.transports.stdio import StdioTransport, child_environment
+from mcp_center.transports.stdio import StdioTransport
 from mcp_center.transports.streamable import streamable_http_transport
 from mcp_center.transports.wording import display_url
 

@@ -7,6 +7,7 @@ Threats this module stops:
   (SIGTERM, then SIGKILL), even when the leader already exited on stdin EOF, so a grandchild such
   as `sleep 300` that the server forked cannot outlive the connection. The SDK's `stdio_client`
   signals the group only when the leader hangs, and leaks such grandchildren (docs/sdk-notes.md#stdio).
+  Signalling and watching the group is `transports/_process_group.py`.
 - **Orphans of a dead host.** Every group is registered with this process's `ProcessGuard`
   (`transports.guard`): its watchdog stops the group if this process dies without closing the
   transport (SIGKILL, a crash), and `serve` records the group so that the next serve reaps it
@@ -16,7 +17,8 @@ Threats this module stops:
   does not exist (spawn fails with `ServerUnreachable`, reason `spawn_failed`).
 - **Host environment leaking into servers.** The child gets exactly the `env` it is given.
   `child_environment` builds it from a small allow-list of the host's variables plus the server's
-  configured env, so host secrets (API keys, database URLs, our own master key) never reach a server.
+  configured env, so host secrets (API keys, database URLs, our own master key) never reach a server
+  (`transports/environment.py`).
 - **Unbounded memory and blocked children.** stdout is read in chunks and every line goes through a
   `clip.JsonClipper` while it streams: strings over the read cap's string limit are cut, and what
   exceeds the message's byte or token cap is discarded as it arrives (issue 14, item 2), so a
@@ -24,7 +26,8 @@ Threats this module stops:
   blocks on a full pipe) and cut into lines of at most `max_stderr_line_bytes`.
 - **A secret leaking in pieces.** A redactor replaces secrets in stderr and stdout-noise text
   *before* it is cut to `max_stderr_line_bytes`, holding back a bounded carry-over between pieces,
-  so a cut never falls inside a secret and no record holds part of one (R-1.5).
+  so a cut never falls inside a secret and no record holds part of one (R-1.5). The line readers
+  for both are `transports/_stdio_lines.py`.
 
 Framing is newline-delimited JSON-RPC (MCP 2025-11-25, basic/transports "stdio"). Shutdown follows
 the spec's order (close stdin, wait, SIGTERM, SIGKILL); making the signals group-wide and
@@ -34,19 +37,14 @@ which R-3.1 ("process exited with code N") and R-2.6 (stderr into the server's l
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import errno
-import json
 import logging
-import os
-import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, cast
+from typing import Final
 
 import anyio
 import anyio.lowlevel
@@ -56,12 +54,20 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 
 from mcp_center.errors import ServerProtocolError, ServerUnreachable
-from mcp_center.models import ErrorReason, is_object
-from mcp_center.secrets import REDACTED, Redactor
-from mcp_center.transports.clip import ClipReport, JsonClipper, ReadLimits, mark_clipped
+from mcp_center.models import ErrorReason
+from mcp_center.secrets import Redactor
+from mcp_center.transports._process_group import group_alive, signal_group, wait_group_gone
+from mcp_center.transports._stdio_lines import (
+    TRUNCATED,
+    ClippedLines,
+    RedactingLines,
+    decoded_with_replacement,
+    unreadable_response,
+)
+from mcp_center.transports.clip import ClipReport, ReadLimits, mark_clipped
+from mcp_center.transports.environment import INHERITED_ENV_VARS, child_environment, host_path, resolve_command
 from mcp_center.transports.guard import ProcessGuard, process_guard
 from mcp_center.transports.reaper import GroupRef
 from mcp_center.transports.sandbox import TLS_TRUST_ENV_VARS, SandboxLaunch, SandboxSpec, prepare_launch
@@ -76,21 +82,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-INHERITED_ENV_VARS: Final = (
-    "HOME",
-    "LOGNAME",
-    "PATH",
-    "SHELL",
-    "TERM",
-    "USER",
-    "LANG",
-    "LC_ALL",
-    "TMPDIR",
-    *TLS_TRUST_ENV_VARS,
-)
-"""The only host variables a server inherits (`child_environment`); everything else stays ours.
-Proxy variables are deliberately absent (their URLs may carry credentials): configure them per server."""
 
 _READ_CHUNK_BYTES: Final = 64 * 1024
 """Bytes asked for per read of stdout or stderr."""
@@ -110,76 +101,6 @@ _PIPE_DRAIN_S: Final = 0.5
 
 _REAP_TIMEOUT_S: Final = 2.0
 """After SIGKILL, seconds to wait for the group to vanish and the leader to be reaped."""
-
-_PROBE_FIRST_S: Final = 0.01
-_PROBE_MAX_S: Final = 0.1
-"""Group liveness is polled (no OS event exists for "process group empty"), backing off from the
-first to the max interval, in seconds."""
-
-
-def child_environment(configured: Mapping[str, str]) -> dict[str, str]:
-    """Return the environment a stdio server runs with.
-
-    The host's values of `INHERITED_ENV_VARS` (HOME, LOGNAME, PATH, SHELL, TERM, USER, LANG, LC_ALL,
-    TMPDIR, and the CA-bundle locations of `TLS_TRUST_ENV_VARS`) overlaid with the server's
-    `configured` env. Host values starting with `()` are skipped (exported shell functions, the
-    Shellshock vector). Nothing else of the host's environment is passed on, so secrets of the host
-    never reach a server (R-2.6; threat model in the module doc).
-
-    Args:
-        configured: The server's own env (already decrypted); wins over inherited values.
-    Returns:
-        A new dict; neither `os.environ` nor `configured` is modified.
-    """
-    env: dict[str, str] = {}
-    for name in INHERITED_ENV_VARS:
-        value = os.environ.get(name)
-        if value is not None and not value.startswith("()"):
-            env[name] = value
-    env["PATH"] = host_path()
-    env.update(configured)
-    return env
-
-
-def host_path() -> str:
-    """The PATH stdio commands are looked up on: the host's PATH, then mcp-center's own bin directory.
-
-    The bin directory of the running interpreter (the venv with `uvx`, which the stdio template uses)
-    is appended, not prepended, so a server's `python` or `node` is still the host's. The CLI and
-    `serve` resolve a command the same way whichever shell started them, so the trusted
-    `command_path` (R-2.1) does not depend on how a process was launched.
-    """
-    own_bin = os.path.dirname(sys.executable)
-    entries = [e for e in os.environ.get("PATH", os.defpath).split(os.pathsep) if e]
-    if own_bin and own_bin not in entries:
-        entries.append(own_bin)
-    return os.pathsep.join(entries)
-
-
-def resolve_command(command: str, env_path: str | None, *, cwd: str | None = None) -> str | None:
-    """Return the absolute path of `command` as the child would run it, or None when not found.
-
-    Mirrors what exec does for a stdio server, so the trust digest can name the real binary:
-    a command containing `/` is a path (relative ones are taken from `cwd`, as exec does after the
-    child changes directory) and must be an existing regular file with an exec bit; a bare name is
-    looked up on `env_path`, the child's PATH (`os.defpath` when the child has no PATH, as exec
-    does). No shell rules apply: `"echo hi | cat"` is a file name and is not found. It touches the
-    file system: from async code call it through `anyio.to_thread.run_sync`.
-
-    Args:
-        command: argv[0] of the server.
-        env_path: The PATH of the child's environment (see `child_environment`), or None.
-        cwd: The child's working directory; None means ours.
-    Returns:
-        An absolute path, or None.
-    """
-    if not command or "\0" in command:
-        return None
-    if "/" in command:
-        path = os.path.abspath(os.path.join(cwd, command) if cwd is not None else command)
-        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-    found = shutil.which(command, path=os.defpath if env_path is None else env_path)
-    return os.path.abspath(found) if found is not None else None
 
 
 class StdioTransport:
@@ -409,7 +330,7 @@ class StdioTransport:
         self, stdout: ByteReceiveStream, read_send: MemoryObjectSendStream[SessionMessage | Exception]
     ) -> None:
         """Frame stdout into JSON-RPC messages; after the session is gone, keep draining and discard."""
-        lines = _ClippedLines(self._current_limits)
+        lines = ClippedLines(self._current_limits)
         delivering = True
         try:
             with self._reader_scope:
@@ -453,17 +374,17 @@ class StdioTransport:
                 line.clear()
             except ValueError as exc:  # pydantic's ValidationError: not JSON, or not JSON-RPC
                 if report.truncated:
-                    answer = _unreadable_response(
+                    answer = unreadable_response(
                         line, exc, why=f"it was larger than the read cap ({report.kept_bytes} bytes kept)"
                     )
                     item = SessionMessage(answer) if answer is not None else self._over_limit()
                     return await self._send(read_send, item)
-                repaired = _decoded_with_replacement(line)
+                repaired = decoded_with_replacement(line)
                 if repaired is not None:
                     message = repaired
                 else:
                     _notify(self._on_noise, self._noise_text(line), "on_noise")
-                    answer = _unreadable_response(line, exc)
+                    answer = unreadable_response(line, exc)
                     if answer is None:
                         return True
                     message = answer
@@ -497,14 +418,14 @@ class StdioTransport:
         Redaction runs on the pieces splitter, so only about one piece plus the carry-over of the
         line is decoded and redacted however long the line is (at most `max_message_bytes`).
         """
-        pieces = _RedactingLines(self._max_stderr_line_bytes, self._redactor)
+        pieces = RedactingLines(self._max_stderr_line_bytes, self._redactor)
         for start in range(0, len(line), _READ_CHUNK_BYTES):
             full = pieces.feed(bytes(line[start : start + _READ_CHUNK_BYTES]))
             if full:  # a full first piece: more text follows it, the line is cut here
-                return full[0] + _TRUNCATED
+                return full[0] + TRUNCATED
         rest = pieces.finish()
         if len(rest) > 1:  # the redacted end of the line filled the first piece
-            return rest[0] + _TRUNCATED
+            return rest[0] + TRUNCATED
         return rest[0] if rest else ""
 
     async def _pump_stdin(
@@ -533,7 +454,7 @@ class StdioTransport:
 
     async def _pump_stderr(self, stderr: ByteReceiveStream) -> None:
         """Drain stderr continuously into `on_stderr`, line by line, in bounded pieces."""
-        lines = _RedactingLines(self._max_stderr_line_bytes, self._redactor)
+        lines = RedactingLines(self._max_stderr_line_bytes, self._redactor)
         try:
             while True:
                 try:
@@ -617,204 +538,18 @@ class StdioTransport:
         Returns:
             True when the group has no live member any more.
         """
-        if not _signal_group(pgid, signal.SIGTERM):
-            return not await _group_alive(pgid)
-        if await _wait_group_gone(pgid, self._kill_timeout_s):
+        if not signal_group(pgid, signal.SIGTERM):
+            return not await group_alive(pgid)
+        if await wait_group_gone(pgid, self._kill_timeout_s):
             return True
         logger.warning("stdio.kill_escalated", extra={"pgid": pgid, "kill_timeout_s": self._kill_timeout_s})
-        if _signal_group(pgid, signal.SIGKILL) and not await _wait_group_gone(pgid, _REAP_TIMEOUT_S):
+        if signal_group(pgid, signal.SIGKILL) and not await wait_group_gone(pgid, _REAP_TIMEOUT_S):
             logger.error("stdio.group_survived", extra={"pgid": pgid})
             return False
-        return not await _group_alive(pgid)
+        return not await group_alive(pgid)
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-
-
-def _unreadable_response(
-    line: bytes | bytearray, exc: ValueError, *, why: str | None = None
-) -> mcp_types.JSONRPCError | None:
-    """An error answer for a response we cannot read but whose request we can name, else None.
-
-    A server's response that pydantic refuses (e.g. a tool schema nested deeper than its parser's
-    recursion limit) would otherwise be dropped as noise and its request would wait for the whole
-    call timeout. When the line is still a JSON-RPC response object with an id, its request fails at
-    once with INTERNAL_ERROR saying why (R-3.6, R-3.11: an attributed error, not a timeout).
-    """
-    try:
-        doc = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not is_object(doc) or doc.get("jsonrpc") != "2.0" or "method" in doc:
-        return None
-    request_id = doc.get("id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not ("result" in doc or "error" in doc):
-        return None
-    if why is None:
-        errors = exc.errors() if isinstance(exc, ValidationError) else []
-        why = str(errors[0].get("msg", "")) if errors else type(exc).__name__
-    return mcp_types.JSONRPCError(
-        jsonrpc="2.0",
-        id=request_id,
-        error=mcp_types.ErrorData(
-            code=mcp_types.INTERNAL_ERROR,
-            message=f"mcp-center could not read the server's response: {why[:200]}",
-        ),
-    )
-
-
-INVALID_UTF8_META_KEY: Final = "mcp-center/invalid_utf8"
-"""`_meta` key of a result whose line was not valid UTF-8 and was decoded with replacement characters."""
-
-
-def _decoded_with_replacement(line: bytes | bytearray) -> mcp_types.JSONRPCMessage | None:
-    """A line that is JSON-RPC once its invalid UTF-8 is replaced by U+FFFD, marked; else None.
-
-    MCP messages are UTF-8 (basic/transports, "stdio"). A server that writes a Latin-1 or cut
-    multi-byte character would otherwise have its answer dropped as stdout noise and its request
-    wait for the whole timeout (issue 14, item 11). The answer is delivered at once instead: a
-    result carries `_meta["mcp-center/invalid_utf8"] = {"first_offset", "replacements"}` (the byte
-    offset of the first invalid byte in the line), an error message gets a note; requests and
-    notifications are passed on with the replacement characters.
-    """
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        offset = exc.start
-    else:
-        return None  # valid UTF-8: the line is broken for another reason
-    text = line.decode("utf-8", errors="replace")
-    try:
-        message = mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False)
-    except ValueError:
-        return None
-    replacements = text.count("\ufffd")
-    logger.warning("stdio.invalid_utf8", extra={"offset": offset, "replacements": replacements})
-    note = {"first_offset": offset, "replacements": replacements}
-    if isinstance(message, mcp_types.JSONRPCResponse):
-        meta: object = message.result.get("_meta")
-        own = dict(cast(dict[str, Any], meta)) if isinstance(meta, dict) else {}
-        own[INVALID_UTF8_META_KEY] = note
-        return message.model_copy(update={"result": {**message.result, "_meta": own}})
-    if isinstance(message, mcp_types.JSONRPCError):
-        text_note = f" [mcp-center: invalid UTF-8 from byte {offset} of the line replaced with U+FFFD]"
-        error = message.error.model_copy(update={"message": message.error.message + text_note})
-        return message.model_copy(update={"error": error})
-    return message
-
-
-class _ClippedLines:
-    """Split stdout on b"\\n" and pass every line through a `JsonClipper` as it streams.
-
-    Memory: one line's kept bytes (at most the read cap), one read chunk and the clipper's small tail,
-    however long a line is. `limits()` is asked at the start of each line.
-    """
-
-    def __init__(self, limits: Callable[[], ReadLimits]) -> None:
-        self._limits = limits
-        self._clipper: JsonClipper | None = None
-
-    def feed(self, data: bytes) -> list[tuple[bytearray, ClipReport]]:
-        out: list[tuple[bytearray, ClipReport]] = []
-        start, size = 0, len(data)
-        while start < size:
-            newline = data.find(b"\n", start)
-            end = size if newline < 0 else newline
-            if self._clipper is None:
-                self._clipper = JsonClipper(self._limits())
-            if end > start:
-                self._clipper.feed(data[start:end])
-            if newline < 0:
-                break
-            out.append((self._clipper.finish(), self._clipper.report))
-            self._clipper = None
-            start = newline + 1
-        return out
-
-    def finish(self) -> list[tuple[bytearray, ClipReport]]:
-        """At EOF: the unterminated last line, if any."""
-        clipper, self._clipper = self._clipper, None
-        if clipper is None:
-            return []
-        line = clipper.finish()
-        return [(line, clipper.report)] if line or clipper.report.truncated else []
-
-
-_TRUNCATED: Final = " [truncated]"
-"""Marks a noise line cut to the limit."""
-_REDACTED_BYTES: Final = REDACTED.encode()
-
-
-class _RedactingLines:
-    """Cut a byte stream into redacted text lines of at most `limit` UTF-8 bytes (stderr, noise).
-
-    A longer line is yielded in pieces of at most `limit` bytes as soon as they are full. The
-    bytes are decoded incrementally (invalid ones replaced) and redacted *before* they are cut:
-    `Redactor.redact_prefix` holds back the text a secret could still be completing, so a cut
-    never falls inside a secret and no piece holds part of one (R-1.5). A cut avoids splitting a
-    UTF-8 sequence or a `[redacted]` marker. Memory: one piece, the redactor's carry-over (shorter
-    than twice the longest secret) and one read chunk. Only non-empty lines are yielded, without
-    their line ending.
-    """
-
-    def __init__(self, limit: int, redactor: Redactor | None) -> None:
-        self._limit = limit
-        self._redactor = redactor
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._carry = ""
-        """Decoded text the redactor held back (not redacted yet)."""
-        self._pending = bytearray()
-        """Redacted text of the current line not yielded yet, UTF-8 encoded."""
-
-    def feed(self, data: bytes) -> list[str]:
-        out: list[str] = []
-        start = 0
-        while True:
-            newline = data.find(b"\n", start)
-            self._take(data[start : len(data) if newline < 0 else newline], newline >= 0, out)
-            if newline < 0:
-                return out
-            start = newline + 1
-
-    def finish(self) -> list[str]:
-        """At EOF: the unterminated last line, if any."""
-        out: list[str] = []
-        self._take(b"", True, out)
-        return out
-
-    def _take(self, data: bytes, line_end: bool, out: list[str]) -> None:
-        text = self._carry + self._decoder.decode(data, final=line_end)
-        if self._redactor is not None:
-            safe, self._carry = self._redactor.redact_prefix(text, final=line_end)
-        else:
-            safe, self._carry = text, ""
-        self._pending += safe.encode()
-        while len(self._pending) > self._limit:
-            cut = _piece_cut(self._pending, self._limit)
-            out.append(self._pending[:cut].decode(errors="replace"))
-            del self._pending[:cut]
-        if line_end:
-            last = self._pending.decode(errors="replace").rstrip("\r")
-            self._pending.clear()
-            self._decoder.reset()
-            if last:
-                out.append(last)
-
-
-def _piece_cut(buffer: bytearray, limit: int) -> int:
-    """Where to cut a piece of at most `limit` bytes: not inside a UTF-8 sequence or a marker."""
-    cut = _utf8_cut(buffer, limit)
-    size = len(_REDACTED_BYTES)
-    marker = buffer.rfind(_REDACTED_BYTES, max(cut - size + 1, 0), cut + size - 1)
-    return marker if 0 < marker < cut else cut
-
-
-def _utf8_cut(buffer: bytearray, limit: int) -> int:
-    """Largest index <= limit that does not split a UTF-8 sequence (limit if none is found)."""
-    for cut in range(limit, max(limit - 4, 0), -1):
-        if buffer[cut] & 0xC0 != 0x80:
-            return cut
-    return limit
 
 
 def _notify(callback: Callable[[str], None] | None, text: str, name: str) -> None:
@@ -829,69 +564,6 @@ def _notify(callback: Callable[[str], None] | None, text: str, name: str) -> Non
 async def _aclose_quietly(stream: ByteSendStream | ByteReceiveStream) -> None:
     with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await stream.aclose()
-
-
-def _signal_group(pgid: int, signum: signal.Signals) -> bool:
-    """Send `signum` to process group `pgid`. Returns False when the group is already gone."""
-    if pgid <= 1:  # never 0 (our own group) or 1 (everything)
-        return False
-    try:
-        os.killpg(pgid, signum)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        logger.error("stdio.signal_refused", extra={"pgid": pgid, "signal": signum.name})
-        return False
-    return True
-
-
-async def _wait_group_gone(pgid: int, timeout_s: float) -> bool:
-    """Wait up to `timeout_s` seconds until group `pgid` has no live member. True when it has none."""
-    interval = _PROBE_FIRST_S
-    with anyio.move_on_after(timeout_s):
-        while await _group_alive(pgid):
-            await anyio.sleep(interval)
-            interval = min(interval * 2, _PROBE_MAX_S)
-        return True
-    return not await _group_alive(pgid)
-
-
-async def _group_alive(pgid: int) -> bool:
-    """Whether process group `pgid` still has a member that is not a zombie.
-
-    `killpg(pgid, 0)` failing with ESRCH means the group is empty. Success may only mean zombies
-    remain: dead members that init has not reaped yet (some container inits reap late). Zombies
-    hold no resources, so on Linux a /proc scan decides; elsewhere we must assume the worst.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    if not sys.platform.startswith("linux"):
-        return True
-    return await anyio.to_thread.run_sync(_linux_group_has_live_member, pgid)
-
-
-def _linux_group_has_live_member(pgid: int) -> bool:
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return True
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as stat_file:
-                stat = stat_file.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so cut at the last ")".
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
 
 
 def _spawn_failure(command: str, cwd: str | None, exc: OSError) -> ServerUnreachable:

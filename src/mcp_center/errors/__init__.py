@@ -1,0 +1,309 @@
+"""One exception tree with stable codes (SPEC R-7.3).
+
+Every error mcp-center raises on purpose is a `CenterError`. Its `code` is API: clients, tests and
+docs match on it, so a code is never renamed. `http_status` is what the REST API answers,
+`exit_code` what the CLI exits with. The message is for humans, names the offending field where
+there is one, and never contains a secret, a token or an env value; `details` carries
+machine-readable context (field paths, reasons) under the same rule.
+
+    CenterError (500 INTERNAL_ERROR)
+    ├── InvalidInput (422)
+    │   ├── ConfigInvalid            CONFIG_INVALID            a server configuration breaks R-1 rules
+    │   ├── RequestInvalid           REQUEST_INVALID           a request body or parameter is malformed
+    │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
+    │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
+    │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
+    │   ├── ImportJsonInvalid        IMPORT_JSON_INVALID       R-1.8: not JSON even leniently (line, column)
+    │   ├── ImportFormatUnknown      IMPORT_FORMAT_UNKNOWN     R-1.8: no client configuration shape found
+    │   ├── ImportFormatMismatch     IMPORT_FORMAT_MISMATCH    R-1.8: the file is not of the format asked for
+    │   ├── ImportValuesInvalid      IMPORT_VALUES_INVALID     R-1.8: supplied variable values missing/invalid
+    │   ├── ImportNothingToApply     IMPORT_NOTHING_TO_APPLY   R-1.8: the preview creates no server
+    │   ├── SandboxWarmUpUnsupported MCP_SANDBOX_WARM_UP_UNSUPPORTED R-11.1: not sandboxed, or not npx/uvx
+    │   ├── ElicitationAnswerInvalid ELICITATION_ANSWER_INVALID R-6.1: an answer breaks the requested schema
+    │   ├── AddressUnavailable       SERVE_ADDRESS_UNAVAILABLE `serve` cannot listen on --host/--port (no such
+    │   │                                                      local address, a privileged port, ...)
+    │   └── OAuthCallbackInvalid     OAUTH_CALLBACK_INVALID    R-4.9: unknown/used/expired state, iss mismatch,
+    │                                                          or the authorization server said no
+    ├── NotFound (404)
+    │   ├── ServerNotFound           MCP_SERVER_NOT_FOUND
+    │   ├── ToolNotFound             MCP_TOOL_NOT_FOUND
+    │   ├── SecretNotFound           MCP_SECRET_NOT_FOUND
+    │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
+    │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
+    │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
+    │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id
+    │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
+    │   │                                                          initialize (resources, prompts, tools); not asked
+    │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
+    ├── Conflict (409)
+    │   ├── ServerExists             MCP_SERVER_EXISTS
+    │   ├── AddressInUse             SERVE_ADDRESS_IN_USE          another process (often another `serve`) listens
+    │   │                                                          on --host:--port; found before anything starts
+    │   ├── DataDirInUse             SERVE_DATA_DIR_IN_USE         R-9.2: a live `serve` owns the data directory
+    │   │                                                          (exit 4; `details`: data_dir, pid, url)
+    │   ├── ServerVersionConflict    MCP_SERVER_VERSION_CONFLICT   R-1.3
+    │   ├── TrustDigestMismatch      MCP_TRUST_DIGEST_MISMATCH     R-2.1
+    │   ├── ServerNotTrusted         MCP_SERVER_NOT_TRUSTED        R-2.3
+    │   ├── ServerNotTested          MCP_SERVER_NOT_TESTED         R-2.3
+    │   ├── ServerDisabled           MCP_SERVER_DISABLED           R-2.4
+    │   ├── CallCancelled            MCP_CALL_CANCELLED            R-3.8 (cancelled by operation id)
+    │   ├── OperationInUse           MCP_OPERATION_IN_USE          the operation id belongs to a running call
+    │   ├── ImportPreviewUnknown     IMPORT_PREVIEW_UNKNOWN        R-1.8: no such preview token
+    │   ├── ImportPreviewExpired     IMPORT_PREVIEW_EXPIRED        R-1.8: the preview token expired
+    │   ├── ImportInputChanged       IMPORT_INPUT_CHANGED          R-1.8: apply sent other input than previewed
+    │   ├── ImportPreviewStale       IMPORT_PREVIEW_STALE          R-1.8: the preview would now be different
+    │   ├── ApprovalExpired          MCP_APPROVAL_EXPIRED          R-5.3: nobody decided before the approval timed out
+    │   ├── ApprovalStale            MCP_APPROVAL_STALE            R-5.3: approved, but the server or caller changed
+    │   ├── ApprovalClosed           MCP_APPROVAL_CLOSED           R-5.3: the approval was already decided or ended
+    │   ├── InteractionClosed        MCP_INTERACTION_CLOSED        R-6.1: the card was already answered or ended
+    │   ├── InteractionNotDelivered  MCP_INTERACTION_NOT_DELIVERED R-6.3: the server's request did not survive a restart
+    │   ├── OAuthNotConfigured       OAUTH_NOT_CONFIGURED          the server's auth is not OAuth
+    │   ├── OAuthAuthorizationRequired  OAUTH_AUTHORIZATION_REQUIRED  R-4.7, R-4.9: a user must authorize
+    │   ├── OAuthStepUpRequired      OAUTH_STEP_UP_REQUIRED        R-4.5: more scopes (`details.scopes`)
+    │   ├── OAuthStepUpLimitReached  OAUTH_STEP_UP_LIMIT_REACHED   R-4.5: step-ups that never satisfy the server
+    │   ├── OAuthIssuerChoiceRequired  OAUTH_ISSUER_CHOICE_REQUIRED  R-4.3: several issuers (`details.issuers`)
+    │   └── CapabilityNotDeclared    MCP_CAPABILITY_NOT_DECLARED   R-12.1: the server did not declare what this needs
+    ├── Forbidden (403)
+    │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
+    │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
+    │   ├── ToolDenied               MCP_TOOL_DENIED               R-5.3: the user's policy for this tool is deny
+    │   ├── ApprovalDenied           MCP_APPROVAL_DENIED           R-5.3: the user denied this call
+    │   ├── HostNotAllowed           HOST_NOT_ALLOWED              R-7.2
+    │   ├── OriginNotAllowed         ORIGIN_NOT_ALLOWED            R-7.2
+    │   └── CsrfTokenInvalid         CSRF_TOKEN_INVALID            R-7.2 (browser session without its CSRF token)
+    ├── Unauthorized (401)
+    │   └── AdminAuthRequired        ADMIN_AUTH_REQUIRED           R-7.1
+    ├── UpstreamError (502)
+    │   ├── ServerUnreachable        MCP_SERVER_UNREACHABLE        connect failed (reason attributed, R-3.1)
+    │   ├── ServerProtocolError      MCP_PROTOCOL_ERROR            the server broke the protocol
+    │   ├── ServerRequestFailed      MCP_SERVER_ERROR              the server answered a JSON-RPC error
+    │   ├── AgentRequestFailed       GATEWAY_AGENT_ERROR           the agent's client refused a forwarded request
+    │   ├── ConnectionLost           MCP_CONNECTION_LOST           the session ended while a request was open
+    │   ├── OAuthDiscoveryFailed     OAUTH_DISCOVERY_FAILED        R-4.2-R-4.4 refused or failed (`details.rule`)
+    │   ├── OAuthRegistrationFailed  OAUTH_REGISTRATION_FAILED     R-4.8: dynamic client registration failed
+    │   └── OAuthTokenFailed         OAUTH_TOKEN_FAILED            the token endpoint refused (`details.oauth_error`)
+    ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
+    ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
+    │                                                              a human; nothing was delivered after that point
+    ├── HostRequestFailed (500)      HOST_REQUEST_FAILED           the running host refused a CLI request (its own
+    │                                                              code in `api_code`, exit by its `status`)
+    ├── SandboxUnavailable (503)     MCP_SANDBOX_UNAVAILABLE       R-11.1: this host cannot run sandboxed servers
+    │                                                              (exit 12; `details.missing`: bubblewrap,
+    │                                                              util-linux, user_namespaces, ...)
+    ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
+    │   ├── StorageUnavailable (503) STORAGE_UNAVAILABLE           R-10.1: the database cannot be reached now (exit 10;
+    │   │                                                          `details.database`: the URL without its password)
+    │   └── StorageSchemaTooNew      STORAGE_SCHEMA_TOO_NEW        R-10.1: the database's schema is newer than this
+    │                                                              mcp-center (exit 11; `details`: both versions)
+    └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
+        └── SecretKeyMismatch        SECRET_KEY_MISMATCH           R-10.1: this instance's key is not the key the
+                                                                   shared database's ciphertexts were sealed with
+
+A name that is not found (a server id, a tool) carries `details.did_you_mean`: the closest
+existing names (`did_you_mean()`), so the CLI and the page can offer them.
+
+Spec: R-7.3, docs/requirements.md#R-7.3 ("every bad input gets a clear error with a stable code, HTTP status and
+message; nothing is half-applied or lost").
+
+The tree lives in the package's modules by family (`_base`: the roots and the families; `_input`,
+`_not_found`, `_conflict`, `_refused`, `_upstream`, `_storage`), and this package is its one public
+path: import every name from `mcp_center.errors`. Each class says `mcp_center.errors` as its
+`__module__` (tracebacks, pickling and the tree test name the public path, not a private module).
+"""
+
+from __future__ import annotations
+
+from mcp_center.errors._base import (
+    DID_YOU_MEAN,
+    CenterError,
+    Conflict,
+    FieldError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    Unauthorized,
+    UpstreamError,
+    did_you_mean,
+)
+from mcp_center.errors._conflict import (
+    AddressInUse,
+    ApprovalClosed,
+    ApprovalExpired,
+    ApprovalStale,
+    CallCancelled,
+    CapabilityNotDeclared,
+    DataDirInUse,
+    ImportInputChanged,
+    ImportPreviewExpired,
+    ImportPreviewStale,
+    ImportPreviewUnknown,
+    InteractionClosed,
+    InteractionNotDelivered,
+    OAuthAuthorizationRequired,
+    OAuthIssuerChoiceRequired,
+    OAuthNotConfigured,
+    OAuthStepUpLimitReached,
+    OAuthStepUpRequired,
+    OperationInUse,
+    ServerDisabled,
+    ServerExists,
+    ServerNotTested,
+    ServerNotTrusted,
+    ServerVersionConflict,
+    TrustDigestMismatch,
+)
+from mcp_center.errors._input import (
+    AddressUnavailable,
+    ConfigInvalid,
+    ElicitationAnswerInvalid,
+    ImportFormatMismatch,
+    ImportFormatUnknown,
+    ImportJsonInvalid,
+    ImportNothingToApply,
+    ImportTooLarge,
+    ImportValuesInvalid,
+    OAuthCallbackInvalid,
+    RequestInvalid,
+    RequestTooLarge,
+    SandboxWarmUpUnsupported,
+    SecretKeyInvalid,
+)
+from mcp_center.errors._not_found import (
+    ApprovalNotFound,
+    CapabilityNotOffered,
+    GatewayTokenNotFound,
+    InteractionNotFound,
+    PromptNotFound,
+    ResourceNotFound,
+    SecretNotFound,
+    ServerNotFound,
+    ToolNotFound,
+)
+from mcp_center.errors._refused import (
+    AdminAuthRequired,
+    ApprovalDenied,
+    CsrfTokenInvalid,
+    HostNotAllowed,
+    OriginNotAllowed,
+    SandboxRequired,
+    ToolDenied,
+    ToolDisabled,
+)
+from mcp_center.errors._storage import (
+    SecretKeyMismatch,
+    SecretStoreError,
+    StorageError,
+    StorageSchemaTooNew,
+    StorageUnavailable,
+)
+from mcp_center.errors._upstream import (
+    AgentRequestFailed,
+    CallInterrupted,
+    ConnectionLost,
+    HostRequestFailed,
+    OAuthDiscoveryFailed,
+    OAuthRegistrationFailed,
+    OAuthTokenFailed,
+    SandboxUnavailable,
+    ServerProtocolError,
+    ServerRequestFailed,
+    ServerTimeout,
+    ServerUnreachable,
+)
+
+__all__ = [
+    "DID_YOU_MEAN",
+    "AddressInUse",
+    "AddressUnavailable",
+    "AdminAuthRequired",
+    "AgentRequestFailed",
+    "ApprovalClosed",
+    "ApprovalDenied",
+    "ApprovalExpired",
+    "ApprovalNotFound",
+    "ApprovalStale",
+    "CallCancelled",
+    "CallInterrupted",
+    "CapabilityNotDeclared",
+    "CapabilityNotOffered",
+    "CenterError",
+    "ConfigInvalid",
+    "Conflict",
+    "ConnectionLost",
+    "CsrfTokenInvalid",
+    "DataDirInUse",
+    "ElicitationAnswerInvalid",
+    "FieldError",
+    "Forbidden",
+    "GatewayTokenNotFound",
+    "HostNotAllowed",
+    "HostRequestFailed",
+    "ImportFormatMismatch",
+    "ImportFormatUnknown",
+    "ImportInputChanged",
+    "ImportJsonInvalid",
+    "ImportNothingToApply",
+    "ImportPreviewExpired",
+    "ImportPreviewStale",
+    "ImportPreviewUnknown",
+    "ImportTooLarge",
+    "ImportValuesInvalid",
+    "InteractionClosed",
+    "InteractionNotDelivered",
+    "InteractionNotFound",
+    "InvalidInput",
+    "NotFound",
+    "OAuthAuthorizationRequired",
+    "OAuthCallbackInvalid",
+    "OAuthDiscoveryFailed",
+    "OAuthIssuerChoiceRequired",
+    "OAuthNotConfigured",
+    "OAuthRegistrationFailed",
+    "OAuthStepUpLimitReached",
+    "OAuthStepUpRequired",
+    "OAuthTokenFailed",
+    "OperationInUse",
+    "OriginNotAllowed",
+    "PromptNotFound",
+    "RequestInvalid",
+    "RequestTooLarge",
+    "ResourceNotFound",
+    "SandboxRequired",
+    "SandboxUnavailable",
+    "SandboxWarmUpUnsupported",
+    "SecretKeyInvalid",
+    "SecretKeyMismatch",
+    "SecretNotFound",
+    "SecretStoreError",
+    "ServerDisabled",
+    "ServerExists",
+    "ServerNotFound",
+    "ServerNotTested",
+    "ServerNotTrusted",
+    "ServerProtocolError",
+    "ServerRequestFailed",
+    "ServerTimeout",
+    "ServerUnreachable",
+    "ServerVersionConflict",
+    "StorageError",
+    "StorageSchemaTooNew",
+    "StorageUnavailable",
+    "ToolDenied",
+    "ToolDisabled",
+    "ToolNotFound",
+    "TrustDigestMismatch",
+    "Unauthorized",
+    "UpstreamError",
+    "did_you_mean",
+]
+
+
+def _claim_public_path() -> None:
+    """Name `mcp_center.errors` as the module of every class it exports (see the module docstring)."""
+    for name in __all__:
+        value = globals()[name]
+        if isinstance(value, type):
+            value.__module__ = __name__
+
+
+_claim_public_path()

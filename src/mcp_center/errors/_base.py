@@ -1,0 +1,116 @@
+"""The roots of the error tree: `CenterError`, `FieldError`, the families by HTTP status, `did_you_mean` (R-7.3).
+
+Private to `mcp_center.errors`: import every name from there (`from mcp_center.errors import X`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "DID_YOU_MEAN",
+    "CenterError",
+    "Conflict",
+    "FieldError",
+    "Forbidden",
+    "InvalidInput",
+    "NotFound",
+    "Unauthorized",
+    "UpstreamError",
+    "did_you_mean",
+]
+
+DID_YOU_MEAN = 3
+"""At most this many suggestions in `details.did_you_mean`."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> list[str]:
+    """The existing names closest to a `name` that was not found, best first (at most `DID_YOU_MEAN`).
+
+    Case is ignored; a known name that starts with or contains `name` counts as close even when
+    it is much longer (`time` → `time-2`). Returns [] when nothing is close.
+    """
+    names = sorted(set(known))
+    if not name or not names:
+        return []
+    lowered = {n.lower(): n for n in names}
+    wanted = name.lower()
+    close = [lowered[m] for m in difflib.get_close_matches(wanted, list(lowered), n=DID_YOU_MEAN, cutoff=0.6)]
+    close += [n for n in names if wanted in n.lower() and n not in close and n != name]
+    return close[:DID_YOU_MEAN]
+
+
+class CenterError(Exception):
+    """Base of every error we raise on purpose. `code` is API: never rename it.
+
+    Args:
+        message: Human-readable text; names the field when there is one. Never a secret.
+        details: JSON-serializable context (field paths, reasons, ids). Never a secret.
+    """
+
+    code: ClassVar[str] = "INTERNAL_ERROR"
+    http_status: ClassVar[int] = 500
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, message: str, *, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the error envelope body `{"code", "message", "details"}` (R-7.3)."""
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class FieldError:
+    """One violated rule on one field: `field` is a dotted path (`headers.Host`), `code` stable."""
+
+    __slots__ = ("code", "field", "message")
+
+    def __init__(self, field: str, code: str, message: str) -> None:
+        self.field = field
+        self.code = code
+        self.message = message
+
+    def to_dict(self) -> dict[str, str]:
+        """Return `{"field", "code", "message"}`."""
+        return {"field": self.field, "code": self.code, "message": self.message}
+
+    def __repr__(self) -> str:
+        return f"FieldError({self.field!r}, {self.code!r})"
+
+
+class InvalidInput(CenterError):
+    """The caller sent something we refuse; nothing was changed."""
+
+    http_status = 422
+    exit_code = 2
+
+
+class NotFound(CenterError):
+    http_status = 404
+    exit_code = 3
+
+
+class Conflict(CenterError):
+    http_status = 409
+    exit_code = 4
+
+
+class Forbidden(CenterError):
+    http_status = 403
+    exit_code = 5
+
+
+class Unauthorized(CenterError):
+    http_status = 401
+    exit_code = 6
+
+
+class UpstreamError(CenterError):
+    """An MCP server failed us. `details.reason` attributes the failure (R-3.1)."""
+
+    http_status = 502
+    exit_code = 7

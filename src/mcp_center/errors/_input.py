@@ -1,0 +1,135 @@
+"""Invalid input (422, 413): the caller sent something we refuse and nothing was changed (R-7.3, R-1.8).
+
+Private to `mcp_center.errors`: import every name from there.
+"""
+
+from __future__ import annotations
+
+from mcp_center.errors._base import FieldError, InvalidInput
+
+__all__ = [
+    "AddressUnavailable",
+    "ConfigInvalid",
+    "ElicitationAnswerInvalid",
+    "ImportFormatMismatch",
+    "ImportFormatUnknown",
+    "ImportJsonInvalid",
+    "ImportNothingToApply",
+    "ImportTooLarge",
+    "ImportValuesInvalid",
+    "OAuthCallbackInvalid",
+    "RequestInvalid",
+    "RequestTooLarge",
+    "SandboxWarmUpUnsupported",
+    "SecretKeyInvalid",
+]
+
+
+class ConfigInvalid(InvalidInput):
+    """A server configuration breaks an R-1 rule. `details.errors` lists every `FieldError`."""
+
+    code = "CONFIG_INVALID"
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(f"{first.field}: {first.message}{more}", details={"errors": [e.to_dict() for e in errors]})
+        self.errors = errors
+
+
+class RequestInvalid(InvalidInput):
+    """A request body or query parameter is malformed (wrong JSON shape, unknown enum value)."""
+
+    code = "REQUEST_INVALID"
+
+
+class RequestTooLarge(InvalidInput):
+    """A request body is larger than the limit (`details.limit_bytes`); refused before it is parsed."""
+
+    code = "REQUEST_TOO_LARGE"
+    http_status = 413
+
+
+class SecretKeyInvalid(InvalidInput):
+    """A secret key (env name or header name) is not acceptable for its kind."""
+
+    code = "SECRET_KEY_INVALID"
+
+
+class ImportTooLarge(InvalidInput):
+    """An import file is bigger than the limit; refused before parsing (R-1.8).
+
+    `details`: `limit_bytes`, and `size_bytes` when known.
+    """
+
+    code = "IMPORT_TOO_LARGE"
+    http_status = 413
+
+
+class ImportJsonInvalid(InvalidInput):
+    """An import file is not JSON, even allowing comments, trailing commas and a BOM (R-1.8).
+
+    `details`: `line` and `column` (1-based, characters; absent when unknown) and `reason`.
+    """
+
+    code = "IMPORT_JSON_INVALID"
+
+
+class ImportFormatUnknown(InvalidInput):
+    """An import file has no `mcpServers`, `servers` or bare map of servers (R-1.8)."""
+
+    code = "IMPORT_FORMAT_UNKNOWN"
+
+
+class ImportFormatMismatch(InvalidInput):
+    """An import file is not in the format the caller named (`details.format`, `details.expected`)."""
+
+    code = "IMPORT_FORMAT_MISMATCH"
+
+
+class ImportValuesInvalid(InvalidInput):
+    """The values supplied for an import's variables are missing, unknown or make a server invalid.
+
+    `details.errors` lists `{field, code, message}`: `values.<name>` with VALUE_REQUIRED,
+    VALUE_UNKNOWN, DEFAULT_MISSING or VALUE_INVALID, or `servers.<id>.<field>` with an R-1 code.
+    """
+
+    code = "IMPORT_VALUES_INVALID"
+
+
+class ImportNothingToApply(InvalidInput):
+    """The confirmed import preview creates no server (every entry was rejected)."""
+
+    code = "IMPORT_NOTHING_TO_APPLY"
+
+
+class ElicitationAnswerInvalid(InvalidInput):
+    """An answer to an elicitation card breaks the schema the server requested (R-6.1).
+
+    `details.errors` lists `{field, code, message}` per property (`content.<name>`); the card stays
+    pending so the user can correct the answer.
+    """
+
+    code = "ELICITATION_ANSWER_INVALID"
+
+
+class AddressUnavailable(InvalidInput):
+    """`serve` cannot listen on its host and port for another reason than "in use": the host is not
+    an address of this machine, the port is privileged, ... `details`: `host`, `port`, `reason`."""
+
+    code = "SERVE_ADDRESS_UNAVAILABLE"
+
+
+class OAuthCallbackInvalid(InvalidInput):
+    """An OAuth callback was refused (R-4.9): `details.reason` is `state_unknown` (unknown, used or
+    expired state), `iss_mismatch` (RFC 9207), `code_missing`, or `authorization_denied` (the
+    authorization server redirected with `error`, in `details.oauth_error`)."""
+
+    code = "OAUTH_CALLBACK_INVALID"
+
+
+class SandboxWarmUpUnsupported(InvalidInput):
+    """A warm-up was asked for a server that has no sandbox policy, or whose command is neither
+    `npx` nor `uvx` (the package managers whose caches a warm-up fills, R-11.1)."""
+
+    code = "MCP_SANDBOX_WARM_UP_UNSUPPORTED"
