@@ -12,6 +12,8 @@ passed through unchanged (the server validates arguments); the exports only rena
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -203,12 +205,19 @@ class ToolRegistry:
         """
         return [t.name for t in self.tools() if t.policy == "ask"]
 
-    def signature(self) -> tuple[tuple[str, str, bool, str, str], ...]:
-        """What agents would notice changing: names, origins, definitions, enabled flags, policies."""
-        return tuple(
-            (t.name, t.server_id, t.enabled, t.policy, t.tool.model_dump_json(by_alias=True, exclude_none=True))
-            for t in self._tools
-        )
+    def signature(self) -> bytes:
+        """What agents would notice changing: names, origins, definitions, enabled flags, policies,
+        as a SHA-256 digest (32 bytes; equal registries give equal digests).
+
+        A digest, not the tuple of definitions it is computed from: the host keeps the last one to
+        compare, and for a 1,000-tool catalog that tuple held about 1 MB of JSON (R-8.3: idle RSS).
+        """
+        digest = hashlib.sha256()
+        for t in self._tools:
+            head = json.dumps([t.name, t.server_id, t.enabled, t.policy])
+            body = t.tool.model_dump_json(by_alias=True, exclude_none=True)
+            digest.update(f"{len(head)}:{head}{len(body)}:{body}".encode())
+        return digest.digest()
 
     def __len__(self) -> int:
         return len(self._tools)
