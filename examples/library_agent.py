@@ -48,18 +48,16 @@ async def main(data_dir: Path, command: list[str]) -> None:
         tools = await center.agent_tools("anthropic")
         # The exposed name of *this* server's `echo` (an earlier run's server has its own).
         name = next(
-            exposed
-            for exposed, alias in tools["aliases"].items()
-            if alias["server_id"] == view.id and alias["tool"] == "echo"
+            exposed for exposed, alias in tools.aliases.items() if alias.server_id == view.id and alias.tool == "echo"
         )
-        schema = next(t["input_schema"] for t in tools["tools"] if t["name"] == name)
+        schema = next(t["input_schema"] for t in tools.tools if t["name"] == name)
         argument = first_string_argument(schema)
-        needs_approval = name in tools["approval_required"]
+        needs_approval = name in tools.approval_required
         print(f"{name} needs approval: {needs_approval}")
 
         async def approve() -> None:
             approval = await center.wait_for_approval(tool=name, timeout_s=30)
-            await center.decide_approval(approval["id"], "approve")
+            await center.decide_approval(approval.id, "approve")
 
         answer: dict[str, Any] = {}
         async with anyio.create_task_group() as tg:

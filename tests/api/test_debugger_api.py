@@ -5,6 +5,7 @@ notifications, call progress), `logging/setLevel`, the JSON-RPC console and comp
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -40,7 +41,9 @@ async def _activity(api: httpx2.AsyncClient, server_id: str) -> list[dict[str, A
     return response.json()["entries"]
 
 
-async def _wait_for_entry(api: httpx2.AsyncClient, center: McpCenter, server_id: str, wanted: Any) -> dict[str, Any]:
+async def _wait_for_entry(
+    api: httpx2.AsyncClient, center: McpCenter, server_id: str, wanted: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
     """The first activity entry `wanted(entry)` accepts, waiting on the event bus (bounded)."""
     with anyio.fail_after(WAIT_S):
         async with center.events.subscribe() as subscription:

@@ -81,7 +81,12 @@ async def test_a_message_over_the_size_limit_fails_the_call_at_once_instead_of_t
     small = ReadLimits(
         read_cap_bytes=4 * 1024 * 1024, max_message_bytes=1024 * 1024, max_string_bytes=256 * 1024, max_tokens=10_000
     )
-    monkeypatch.setattr(factory, "read_limits", lambda max_result_bytes: small)
+
+    def small_limits(max_result_bytes: int) -> ReadLimits:
+        del max_result_bytes
+        return small
+
+    monkeypatch.setattr(factory, "read_limits", small_limits)
     await _hostile(api, call_timeout_s=60)
     with anyio.fail_after(15):  # a line of 3 MB that is not JSON: nothing readable is left of it
         response = await api.post(f"{SERVERS}/hostile/tools/huge/call", json={"arguments": {"size": 3_000_000}})

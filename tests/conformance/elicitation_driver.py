@@ -54,7 +54,7 @@ async def run(url: str) -> dict[str, Any]:
                 if not tested.ok:
                     raise RuntimeError(f"test failed: {tested.error}")
                 await center.enable(server_id)
-                tools = [t["name"] for t in await center.list_tools(server_id)]
+                tools = [t.name for t in await center.list_tools(server_id)]
                 log.info("tools: %s", tools)
             result: dict[str, Any] = {}
             with anyio.fail_after(STEP_TIMEOUT_S):

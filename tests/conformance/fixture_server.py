@@ -191,8 +191,12 @@ def _add_tools(server: MCPServer) -> None:
         await anyio.sleep(0.3)
         return "Reconnection test completed"
 
+    def json_schema_2020_12_tool(name: Any = "", address: Any = None) -> str:
+        del name, address
+        return "ok"
+
     server.add_tool(
-        lambda name="", address=None: "ok",
+        json_schema_2020_12_tool,
         name="json_schema_2020_12_tool",
         description="Tool with JSON Schema 2020-12 features",
     )

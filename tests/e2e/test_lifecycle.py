@@ -37,11 +37,10 @@ SERVERS = "/api/mcp/servers"
 @contextmanager
 def serve(data_dir: Path, log_path: Path, port: int | None = None) -> Generator[tuple[subprocess.Popen[bytes], str]]:
     """A started `serve` (yields it and its URL); SIGTERMed at the end unless the test killed it."""
-    port = port or free_port()
-    proc = spawn_serve(data_dir, port, log_path)
+    proc = spawn_serve(data_dir, port or 0, log_path)  # 0: the OS picks, serve records it in serve.json
     try:
-        wait_until_serving(data_dir, 60, proc)
-        yield proc, f"http://127.0.0.1:{port}"
+        url = wait_until_serving(data_dir, 60, proc)
+        yield proc, url
     finally:
         stop_process(proc)
 

@@ -16,18 +16,27 @@ from itertools import pairwise
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 from starlette.responses import Response, StreamingResponse
 
-from mcp_center.errors import CapabilityNotOffered, ConnectionLost, ServerTimeout
+from mcp_center.errors import CapabilityNotOffered, ConnectionLost, ServerRequestFailed, ServerTimeout
 from mcp_center.models import TransportKind
-from mcp_center.runtime import ConnectionManager
+from mcp_center.runtime import ConnectionManager, eras
 from mcp_center.runtime import manager as manager_module
 from mcp_center.transports import ConnectionSpec, streamable
 from mcp_center.transports import factory as transport_factory
 from mcp_center.transports.backoff import Backoff
 from mcp_center.transports.clip import ReadLimits
-from tests.support.fakes.streamable_http import ECHO_TOOL, FakeStreamableServer, rpc_result, serve_fake, sse_event
+from tests.support.fakes.streamable_http import (
+    ECHO_TOOL,
+    FakeStreamableServer,
+    json_response,
+    rpc_error,
+    rpc_result,
+    serve_fake,
+    sse_event,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -36,6 +45,14 @@ SMALL = ReadLimits(
     read_cap_bytes=1024 * 1024, max_message_bytes=256 * 1024, max_string_bytes=64 * 1024, max_tokens=5000
 )
 """A small read cap standing in for the real one (`clip.read_limits`), so the tests move little data."""
+
+
+def small_limits(max_result_bytes: int) -> ReadLimits:
+    """`clip.read_limits` returning `SMALL` whatever the server's `max_result_bytes`."""
+    del max_result_bytes
+    return SMALL
+
+
 TYPED = {
     "name": "typed",
     "inputSchema": {"type": "object"},
@@ -74,7 +91,7 @@ async def test_a_forwarded_answer_over_the_read_cap_is_cut_while_it_streams_and_
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Item 2: the lean path's own HTTP/1.1 client reads through the same clipper as `httpx2`."""
-    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
+    monkeypatch.setattr(transport_factory, "read_limits", small_limits)
 
     async def oversized(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
         content = [{"type": "text", "text": "x" * (2 * 1024 * 1024)}]
@@ -199,3 +216,69 @@ async def test_a_forwarded_call_to_a_server_that_offers_no_tools_is_refused_with
             await _forward(manager)
         assert caught.value.details == {"server_id": SERVER, "capability": "tools"}
         assert not fake.posts("tools/call")
+
+
+def _sessionless(message: dict[str, Any]) -> bool:
+    return "io.modelcontextprotocol/protocolVersion" in (message["params"].get("_meta") or {})
+
+
+async def _discover(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+    return await fake.reply(message, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
+
+
+async def test_a_server_that_asks_for_input_without_end_is_given_up_after_bounded_rounds() -> None:
+    """issue 12 round 3 (`runtime/eras.py`): a tool gone the 2026-07-28 way whose server answers
+    `input_required` every time is sent at most `INPUT_ROUNDS` + 1 times, then fails clearly."""
+
+    async def call(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        if not _sessionless(message):
+            return await fake.reply(message, {"content": [{"type": "text", "text": "over the session"}]})
+        return await fake.reply(message, {"resultType": "input_required", "requestState": "again"})
+
+    fake = FakeStreamableServer(sessionless=True, handlers={"server/discover": _discover, "tools/call": call})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        assert (await _forward(manager))["content"][0]["text"] == "over the session"
+        with pytest.raises(ServerRequestFailed) as caught:
+            await _forward(manager)
+    assert "asked for input more than 10 times" in caught.value.message
+    sessionless = [seen for seen in fake.posts("tools/call") if _sessionless(seen.body)]
+    assert len(sessionless) == 11
+    assert all(seen.body["params"].get("requestState") == "again" for seen in sessionless[1:])
+    assert all("mcp-session-id" not in seen.headers for seen in sessionless)
+
+
+async def test_a_2026_call_refused_before_it_ran_is_sent_again_over_the_session() -> None:
+    """A server that refuses the sessionless request at its headers (HEADER_MISMATCH: e.g. a tool
+    that wants `Mcp-Param-*` headers) never ran the tool, so the call is re-sent over the session;
+    the tool stays there."""
+
+    async def call(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        if _sessionless(message):
+            return json_response(rpc_error(message["id"], types.HEADER_MISMATCH, "Mcp-Param-Text header missing"))
+        return await fake.reply(message, {"content": [{"type": "text", "text": "over the session"}]})
+
+    fake = FakeStreamableServer(sessionless=True, handlers={"server/discover": _discover, "tools/call": call})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        results = [(await _forward(manager))["content"][0]["text"] for _ in range(3)]
+    assert results == ["over the session"] * 3
+    eras = ["2026" if _sessionless(seen.body) else "session" for seen in fake.posts("tools/call")]
+    assert eras == ["session", "2026", "session", "session"]
+
+
+async def test_a_server_silent_on_discover_keeps_every_call_on_the_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The `server/discover` probe is bounded (`eras.DISCOVER_TIMEOUT_S`, shortened here): a server
+    that never answers it costs the first call that bound once, and every call stays on the session."""
+    monkeypatch.setattr(eras, "DISCOVER_TIMEOUT_S", 0.5)
+
+    async def silent(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        await fake.shutdown.wait()
+        return await fake.reply(message, {})
+
+    fake = FakeStreamableServer(sessionless=True, handlers={"server/discover": silent})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        results = [(await _forward(manager))["content"][0]["text"] for _ in range(3)]
+    assert results == ["x"] * 3
+    assert len(fake.posts("server/discover")) == 1
+    assert not [seen for seen in fake.posts("tools/call") if _sessionless(seen.body)]

@@ -78,11 +78,29 @@ ENTRY = st.dictionaries(
     max_size=6,
 )
 SERVERS = st.dictionaries(INTERESTING | st.text(max_size=10), ENTRY | JSON, max_size=6)
+
+
+def _claude_desktop(s: Any) -> dict[str, Any]:
+    return {"mcpServers": s}
+
+
+def _vscode(s: Any, i: Any) -> dict[str, Any]:
+    return {"servers": s, "inputs": i}
+
+
+def _claude_code(s: Any, p: Any) -> dict[str, Any]:
+    return {"mcpServers": s, "projects": {"/p": {"mcpServers": p}, "/q": p}}
+
+
+def _nested(s: Any) -> dict[str, Any]:
+    return {"mcp": {"servers": s}}
+
+
 DOCUMENT = st.one_of(
-    st.builds(lambda s: {"mcpServers": s}, SERVERS),
-    st.builds(lambda s, i: {"servers": s, "inputs": i}, SERVERS, JSON),
-    st.builds(lambda s, p: {"mcpServers": s, "projects": {"/p": {"mcpServers": p}, "/q": p}}, SERVERS, SERVERS | JSON),
-    st.builds(lambda s: {"mcp": {"servers": s}}, SERVERS),
+    st.builds(_claude_desktop, SERVERS),
+    st.builds(_vscode, SERVERS, JSON),
+    st.builds(_claude_code, SERVERS, SERVERS | JSON),
+    st.builds(_nested, SERVERS),
     SERVERS,
     JSON,
 )

@@ -274,8 +274,8 @@ async def test_a_malformed_tool_is_quarantined_with_a_reason_and_the_others_stay
     async with serve_fake(fake) as url:
         server_id = await _ready(center, url)
         catalog = await center.catalog(server_id)
-        assert [tool["name"] for tool in catalog["tools"]] == ["echo", "add"]
-        quarantined = {(q["index"], q["name"]): q["reason"] for q in catalog["quarantined"]}
+        assert [tool.name for tool in catalog.tools] == ["echo", "add"]
+        quarantined = {(q.index, q.name): q.reason for q in catalog.quarantined}
         assert set(quarantined) == {(1, "broken"), (2, None)}
         assert all(reason and ("inputSchema" in reason or "name" in reason) for reason in quarantined.values())
         result = await center.call_tool(server_id, "echo", {"text": "usable"})
@@ -289,10 +289,10 @@ async def test_a_tools_page_that_is_not_a_list_keeps_the_last_valid_catalog_on_r
         before = await center.catalog(server_id)
         fake.tools_result = {"tools": {"echo": ECHO_TOOL}}
         after = await center.catalog(server_id, refresh=True)
-        assert [tool["name"] for tool in after["tools"]] == ["echo"]
-        assert after["generation"]["tools"] == before["generation"]["tools"]
-        assert after["errors"]["tools"] is not None
-        assert "not a list" in after["errors"]["tools"]["message"]
+        assert [tool.name for tool in after.tools] == ["echo"]
+        assert after.generation["tools"] == before.generation["tools"]
+        assert after.error("tools") is not None
+        assert "not a list" in (after.error("tools") or {})["message"]
         assert center.status(server_id).state.value == "ready"
 
 
@@ -309,8 +309,8 @@ async def test_a_list_changed_answered_by_a_malformed_page_keeps_the_last_valid_
                 while (event := await events.next())["type"] != "server.status":
                     pass  # the refresh worker reports the tools status after every tools refresh
         catalog = await center.catalog(server_id)
-        assert [tool["name"] for tool in catalog["tools"]] == ["echo"]
-        assert catalog["errors"]["tools"] is not None
+        assert [tool.name for tool in catalog.tools] == ["echo"]
+        assert catalog.error("tools") is not None
         assert event["status"]["state"] == "ready"
 
 
@@ -336,7 +336,7 @@ async def test_malformed_notifications_on_the_get_stream_neither_erase_the_catal
                 ):
                     pass
         catalog = await center.catalog(server_id)
-        assert [tool["name"] for tool in catalog["tools"]] == ["echo", "add"]
+        assert [tool.name for tool in catalog.tools] == ["echo", "add"]
         assert center.status(server_id).state.value == "ready"
         assert center.status(server_id).connection_id == connection_id
 
@@ -391,12 +391,18 @@ SMALL = ReadLimits(
 """A small read cap standing in for the real one (`clip.read_limits`), so the tests move little data."""
 
 
+def small_limits(max_result_bytes: int) -> ReadLimits:
+    """`clip.read_limits` returning `SMALL` whatever the server's `max_result_bytes`."""
+    del max_result_bytes
+    return SMALL
+
+
 @pytest.mark.parametrize("mode", ["json", "sse"])
 async def test_an_answer_over_the_read_cap_comes_back_cut_and_marked_and_the_session_goes_on(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 14 item 2: strings are cut while they stream, and the rest of the message is discarded."""
-    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
+    monkeypatch.setattr(transport_factory, "read_limits", small_limits)
 
     async def oversized(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
         content = [{"type": "text", "text": "x" * (2 * 1024 * 1024)}]
@@ -422,7 +428,7 @@ async def test_an_answer_over_the_read_cap_comes_back_cut_and_marked_and_the_ses
 
 
 async def test_a_body_over_the_read_cap_that_is_not_json_fails_only_that_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transport_factory, "read_limits", lambda max_result_bytes: SMALL)
+    monkeypatch.setattr(transport_factory, "read_limits", small_limits)
 
     async def garbage(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
         return Response("x" * (2 * 1024 * 1024), media_type="application/json")

@@ -64,7 +64,7 @@ async def test_a_banner_on_stdout_is_tolerated_and_recorded(center: McpCenter) -
     server_id = await _enable(center, ["--banner"])
     assert (await center.call_tool(server_id, "echo", {"text": "hi"}))["content"][0]["text"] == "hi"
     logs = await center.logs(server_id)
-    assert any(line["line"].startswith("[stdout, not JSON-RPC] echo server 1.0") for line in logs["stderr"])
+    assert any(line["line"].startswith("[stdout, not JSON-RPC] echo server 1.0") for line in logs.stderr)
 
 
 async def test_a_server_that_only_prints_noise_times_out_with_a_clear_hint(center: McpCenter) -> None:

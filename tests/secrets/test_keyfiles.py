@@ -146,13 +146,25 @@ def test_a_key_from_the_environment_wins_over_the_key_file(tmp_path: Path) -> No
     assert load_or_create_key(tmp_path, encoded(raw)) == raw
 
 
+def _unpadded(raw: bytes) -> str:
+    return encoded(raw).rstrip("=")
+
+
+def _surrounded(raw: bytes) -> str:
+    return f"  {encoded(raw)}\n"
+
+
+def _standard_alphabet(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
 @pytest.mark.parametrize(
     "text",
     [
-        pytest.param(lambda raw: encoded(raw), id="padded"),
-        pytest.param(lambda raw: encoded(raw).rstrip("="), id="unpadded"),
-        pytest.param(lambda raw: f"  {encoded(raw)}\n", id="surrounding-whitespace"),
-        pytest.param(lambda raw: base64.b64encode(raw).decode(), id="standard-alphabet"),
+        pytest.param(encoded, id="padded"),
+        pytest.param(_unpadded, id="unpadded"),
+        pytest.param(_surrounded, id="surrounding-whitespace"),
+        pytest.param(_standard_alphabet, id="standard-alphabet"),
     ],
 )
 def test_decode_key_accepts_urlsafe_base64_of_32_bytes(text: Callable[[bytes], str]) -> None:

@@ -80,10 +80,10 @@ async def test_an_approved_call_proceeds_and_the_approval_is_kept_as_approved(st
             assert pending["effects"] == "write"
             assert pending["state"] == "pending"
             decided = await broker.decide(pending["id"], "approve")
-            assert decided["state"] == "approved"
+            assert decided.state == "approved"
     assert isinstance(outcome[0], ApprovalRecord)
     assert await broker.views() == []
-    assert (await broker.views(include_closed=True))[0]["state"] == "approved"
+    assert (await broker.views(include_closed=True))[0].state == "approved"
 
 
 async def test_a_denied_call_fails_with_a_stable_code(store: Store) -> None:
@@ -104,9 +104,9 @@ async def test_an_undecided_approval_expires_after_the_timeout(store: Store) -> 
         await broker.wait(**REQUEST, operation_id="op-1")
     assert caught.value.details["timeout_s"] == 0.2
     [closed] = await broker.views(include_closed=True)
-    assert closed["state"] == "expired"
+    assert closed.state == "expired"
     with pytest.raises(ApprovalClosed) as late:
-        await broker.decide(closed["id"], "approve")
+        await broker.decide(closed.id, "approve")
     assert late.value.details["state"] == "expired"
 
 
@@ -121,7 +121,7 @@ async def test_cancelling_the_operation_ends_the_pending_approval(store: Store) 
             assert broker.cancel_operation("op-other") is False
             assert broker.cancel_operation("op-9") is True
     assert isinstance(outcome[0], CallCancelled)
-    assert (await broker.views(include_closed=True))[0]["state"] == "cancelled"
+    assert (await broker.views(include_closed=True))[0].state == "cancelled"
 
 
 async def test_a_caller_that_goes_away_cancels_its_approval(store: Store) -> None:
@@ -133,7 +133,7 @@ async def test_a_caller_that_goes_away_cancels_its_approval(store: Store) -> Non
             await _pending(subscription)
             tg.cancel_scope.cancel()
     assert await broker.views() == []
-    assert (await broker.views(include_closed=True))[0]["state"] == "cancelled"
+    assert (await broker.views(include_closed=True))[0].state == "cancelled"
 
 
 async def test_stopping_the_host_interrupts_waiting_calls_explicitly(store: Store) -> None:
@@ -147,7 +147,7 @@ async def test_stopping_the_host_interrupts_waiting_calls_explicitly(store: Stor
             assert await broker.interrupt_all() == 1
     assert isinstance(outcome[0], CallInterrupted)
     assert outcome[0].details["reached_server"] is False
-    assert (await broker.views(include_closed=True))[0]["state"] == "interrupted"
+    assert (await broker.views(include_closed=True))[0].state == "interrupted"
 
 
 async def test_a_decision_must_be_approve_or_deny_and_name_a_known_approval(store: Store) -> None:
@@ -199,9 +199,9 @@ async def test_an_approval_waiting_in_one_process_is_listed_and_decided_in_anoth
                 listed = await eventually(deciding.views)
                 await deciding.sync()
                 announced = await seen.next()
-                assert (announced["type"], announced["approval"]["id"]) == ("approval.created", listed[0]["id"])
-                assert listed[0]["arguments"] == REQUEST["arguments"]
-                assert (await deciding.decide(listed[0]["id"], "approve"))["state"] == "approved"
+                assert (announced["type"], announced["approval"]["id"]) == ("approval.created", listed[0].id)
+                assert listed[0].arguments == REQUEST["arguments"]
+                assert (await deciding.decide(listed[0].id, "approve")).state == "approved"
         assert isinstance(outcome[0], ApprovalRecord)
         assert outcome[0].state == "approved"
         with pytest.raises(ApprovalClosed):
@@ -255,7 +255,7 @@ async def test_deciding_an_approval_whose_process_just_died_says_interrupted(
             expires_at=now + timedelta(minutes=10),
         )
     broker = _broker(store)
-    assert [a["id"] for a in await broker.views()] == ["a1"]
+    assert [a.id for a in await broker.views()] == ["a1"]
     other.leave_instance("short-lived")
     await until(lambda: not store.instance_alive("short-lived"))  # another instance learns it (PostgreSQL: ms)
     with pytest.raises(ApprovalClosed) as caught:

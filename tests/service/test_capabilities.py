@@ -26,7 +26,7 @@ from mcp_center.errors import (
     ToolNotFound,
 )
 from mcp_center.registry import TOOL_NAME_PATTERN
-from mcp_center.service import ApprovalBroker, McpCenter
+from mcp_center.service import ApprovalBroker, ApprovalView, McpCenter
 from tests.servers.capabilities import ODD_NAMES, Upstream
 from tests.support.capabilities import capability_server, next_event, ready, remote, while_waiting
 from tests.support.hang import assert_returns
@@ -59,34 +59,34 @@ async def test_tools_of_two_servers_that_collide_after_mapping_get_unique_names_
         await ready(center, remote("alpha", alpha, tool_policies=allow))
         await ready(center, remote("beta", beta, tool_policies=allow))
         exported = await center.agent_tools("openai")
-        names = [t["function"]["name"] for t in exported["tools"]]
+        names = [t["function"]["name"] for t in exported.tools]
         assert len(names) == len(set(names))
         assert all(TOOL_NAME_PATTERN.fullmatch(n) for n in names)
-        aliases = exported["aliases"]
-        odd = {(a["server_id"], a["tool"]): name for name, a in aliases.items() if a["tool"] in ODD_NAMES}
+        aliases = exported.aliases
+        odd = {(a.server_id, a.tool): name for name, a in aliases.items() if a.tool in ODD_NAMES}
         assert len(odd) == 2 * len(ODD_NAMES)
         for (server_id, tool), name in odd.items():
-            assert aliases[name]["verbatim"] is False
+            assert aliases[name].verbatim is False
             with anyio.fail_after(10):
                 result = await center.call_agent_tool(name, {})
             assert text_of(result) == f"{server_id}-server ran {tool}"
         again = await center.agent_tools("openai")
-        assert again["aliases"] == aliases
+        assert again.aliases == aliases
 
 
 async def test_every_export_format_passes_the_input_schema_unchanged(
     caps: tuple[str, Upstream], center: McpCenter
 ) -> None:
     await ready(center, remote("caps", caps[0]))
-    ours = {t["name"]: t for t in (await center.agent_tools())["tools"]}
+    ours = {t["name"]: t for t in (await center.agent_tools()).tools}
     record = ours["mcp__caps__record"]
     assert record["hints"] == {"readOnlyHint": True, "destructiveHint": False}
     assert record["effects"] == "write"
     assert record["approval_required"] is True
     schema = record["inputSchema"]
-    openai = {t["function"]["name"]: t for t in (await center.agent_tools("openai"))["tools"]}
-    anthropic = {t["name"]: t for t in (await center.agent_tools("anthropic"))["tools"]}
-    mcp = {t["name"]: t for t in (await center.agent_tools("mcp"))["tools"]}
+    openai = {t["function"]["name"]: t for t in (await center.agent_tools("openai")).tools}
+    anthropic = {t["name"]: t for t in (await center.agent_tools("anthropic")).tools}
+    mcp = {t["name"]: t for t in (await center.agent_tools("mcp")).tools}
     assert openai["mcp__caps__record"]["function"]["parameters"] == schema
     assert anthropic["mcp__caps__record"]["input_schema"] == schema
     assert mcp["mcp__caps__record"]["inputSchema"] == schema
@@ -111,13 +111,13 @@ async def test_an_approved_agent_call_reaches_the_server_once(caps: tuple[str, U
             assert created["server_tool"] == "record"
             assert created["arguments"] == {"note": "go"}
             assert created["hints"]["readOnlyHint"] is True
-            assert [a["id"] for a in (await center.list_approvals())] == [created["id"]]
+            assert [a.id for a in (await center.list_approvals())] == [created["id"]]
             assert upstream.calls == []
             await center.decide_approval(created["id"], "approve")
     assert text_of(outcome[0]) == "recorded go"
     assert upstream.calls == ["go"]
     assert (await center.list_approvals()) == []
-    assert (await center.get_approval(created["id"]))["state"] == "approved"
+    assert (await center.get_approval(created["id"])).state == "approved"
 
 
 async def test_a_denied_agent_call_never_reaches_the_server(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -148,7 +148,7 @@ async def test_an_approval_nobody_decides_expires_and_the_call_never_reaches_the
         await ready(center, remote("caps", url))
         with anyio.fail_after(10), pytest.raises(ApprovalExpired):
             await center.call_agent_tool("mcp__caps__record", {"note": "late"})
-        assert (await center.list_approvals(include_closed=True))[0]["state"] == "expired"
+        assert (await center.list_approvals(include_closed=True))[0].state == "expired"
     assert upstream.calls == []
 
 
@@ -171,7 +171,7 @@ async def test_cancelling_a_call_while_it_waits_for_approval_never_reaches_the_s
             await next_event(subscription, "approval.created")
             assert center.cancel("op-approval") is True
     assert outcome[0].code == "MCP_CALL_CANCELLED"
-    assert (await center.list_approvals(include_closed=True))[0]["state"] == "cancelled"
+    assert (await center.list_approvals(include_closed=True))[0].state == "cancelled"
     assert upstream.calls == []
     assert text_of(await center.call_tool("caps", "echo", {"text": "still usable"})) == "still usable"
 
@@ -185,7 +185,7 @@ async def test_a_caller_that_goes_away_cancels_its_approval(caps: tuple[str, Ups
             await next_event(subscription, "approval.created")
             tg.cancel_scope.cancel()
     assert (await center.list_approvals()) == []
-    assert (await center.list_approvals(include_closed=True))[0]["state"] == "cancelled"
+    assert (await center.list_approvals(include_closed=True))[0].state == "cancelled"
     assert upstream.calls == []
 
 
@@ -205,7 +205,7 @@ async def test_disabled_tools_are_invisible_to_agents_and_refused(
     caps: tuple[str, Upstream], center: McpCenter
 ) -> None:
     await ready(center, remote("caps", caps[0], disabled_tools=["record"], tool_policies={"record": "allow"}))
-    names = {t["name"] for t in (await center.agent_tools())["tools"]}
+    names = {t["name"] for t in (await center.agent_tools()).tools}
     assert "mcp__caps__echo" in names
     assert "mcp__caps__record" not in names
     with pytest.raises(ToolDisabled):
@@ -235,7 +235,7 @@ async def test_changing_a_tool_policy_is_a_versioned_high_risk_change(
     changed = (await center.set_tool_policy("caps", "record", "allow", version=view["version"])).to_dict()
     assert changed["tool_policies"] == {"record": "allow"}
     assert changed["needs"] == ["trust", "test", "enable"]
-    assert "mcp__caps__record" not in {t["name"] for t in (await center.agent_tools())["tools"]}
+    assert "mcp__caps__record" not in {t["name"] for t in (await center.agent_tools()).tools}
     back = (await center.set_tool_policy("caps", "record", "ask", version=changed["version"])).to_dict()
     assert back["tool_policies"] == {}
     with pytest.raises(RequestInvalid):
@@ -251,9 +251,9 @@ async def test_the_registry_announces_tools_changed_when_a_server_becomes_ready(
         async with center.events.subscribe() as subscription:
             await ready(center, remote("caps", caps[0]))
             changed = await next_event(subscription, "tools.changed")
-    assert changed["count"] == len((await center.agent_tools())["tools"])
+    assert changed["count"] == len((await center.agent_tools()).tools)
     await center.disable("caps")
-    assert (await center.agent_tools())["tools"] == []
+    assert (await center.agent_tools()).tools == []
 
 
 async def test_prompts_are_commands_and_get_returns_an_untrusted_block_with_provenance(
@@ -346,7 +346,7 @@ async def test_a_large_resource_is_truncated_and_binary_content_is_described(
 
 async def _approve_after(
     center: McpCenter, change: Any, *, caller_allowed: Any = None
-) -> tuple[dict[str, Any], list[object]]:
+) -> tuple[ApprovalView, list[object]]:
     """Start an agent call of `record`, wait for its approval, run `change()`, approve; return
     the approval's final view and what the call returned or raised."""
     asked: list[str] = []
@@ -359,7 +359,7 @@ async def _approve_after(
 
     outcome = await while_waiting(
         center,
-        lambda: center.capabilities.call_result("mcp__caps__record", {"note": "stale"}, caller_allowed=caller_allowed),
+        lambda: center.mcp_call_tool("mcp__caps__record", {"note": "stale"}, caller_allowed=caller_allowed),
         "approval",
         change_then_approve,
     )
@@ -381,7 +381,7 @@ async def test_an_approval_pending_when_its_tool_policy_changes_ends_and_the_cal
         await center.enable("caps")
 
     approval, outcome = await _approve_after(center, deny_and_set_up_again)
-    assert approval["state"] == "cancelled"
+    assert approval.state == "cancelled"
     assert isinstance(outcome[0], CallCancelled)
     assert upstream.calls == []
 
@@ -397,7 +397,7 @@ async def test_an_approval_pending_when_its_server_is_deleted_and_recreated_neve
         await ready(center, remote("caps", url))
 
     approval, outcome = await _approve_after(center, recreate)
-    assert approval["state"] == "cancelled"
+    assert approval.state == "cancelled"
     assert isinstance(outcome[0], CallCancelled)
     assert upstream.calls == []
 
@@ -420,7 +420,7 @@ async def test_an_approval_granted_after_another_process_changed_the_server_is_s
             await other.set_tool_policy("caps", "record", "deny", version=view["version"])
 
     approval, outcome = await _approve_after(center, change_elsewhere)
-    assert approval["state"] == "approved"
+    assert approval.state == "approved"
     assert isinstance(outcome[0], ApprovalStale)
     assert outcome[0].code == "MCP_APPROVAL_STALE"
     assert upstream.calls == []
@@ -438,7 +438,7 @@ async def test_an_approval_granted_after_the_caller_lost_its_right_to_call_is_st
         allowed[0] = False
 
     approval, outcome = await _approve_after(center, revoke, caller_allowed=lambda: allowed[0])
-    assert approval["state"] == "approved"
+    assert approval.state == "approved"
     assert isinstance(outcome[0], ApprovalStale)
     assert "gateway token was revoked" in outcome[0].message
     assert upstream.calls == []

@@ -78,7 +78,7 @@ async def test_a_server_without_connect_on_startup_connects_lazily_on_first_use(
         await anyio.sleep(0.3)
         assert center.status("lazy").state.value == "disconnected"
         tools = await center.list_tools("lazy")
-        assert {t["name"] for t in tools} == {"echo", "add", "sleep", "whoami"}
+        assert {t.name for t in tools} == {"echo", "add", "sleep", "whoami"}
         assert center.status("lazy").state.value == "ready"
 
 
@@ -267,10 +267,10 @@ async def test_a_stdio_server_that_exits_puts_its_exit_code_in_the_status_and_cl
     assert (status.error["code"], status.error["details"]["reason"]) == ("MCP_SERVER_UNREACHABLE", "process_exited")
     assert status.error["details"]["exit_code"] == 7
     logs = await center.logs(view["id"])
-    call = [e for e in logs["requests"] if e["method"] == "tools/call"]
+    call = [e for e in logs.requests if e["method"] == "tools/call"]
     assert [(e["status"], e["error"]["message"]) for e in call] == [("error", "no answer: the connection closed")]
-    assert "raw-stdio starting; RAW_TOKEN=[redacted]" in [line["line"] for line in logs["stderr"]]
-    assert "raw-secret-token-42" not in str(logs)
+    assert "raw-stdio starting; RAW_TOKEN=[redacted]" in [line["line"] for line in logs.stderr]
+    assert "raw-secret-token-42" not in str(logs.to_dict())
 
 
 async def test_the_host_advertises_form_mode_elicitation_only(center: McpCenter) -> None:

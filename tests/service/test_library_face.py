@@ -25,8 +25,8 @@ async def test_wait_for_approval_returns_one_created_before_it_was_called(center
     async with capability_server() as (url, _upstream):
         await ready(center, remote("caps", url))
         tools = await center.agent_tools("openai")
-        name = next(t["function"]["name"] for t in tools["tools"] if t["function"]["name"].endswith("__echo"))
-        assert name in tools["approval_required"]  # policy ask: the export says the call waits
+        name = next(t["function"]["name"] for t in tools.tools if t["function"]["name"].endswith("__echo"))
+        assert name in tools.approval_required  # policy ask: the export says the call waits
         outcome: list[object] = []
 
         async def call() -> None:
@@ -42,10 +42,10 @@ async def test_wait_for_approval_returns_one_created_before_it_was_called(center
                 with pytest.raises(TimeoutError):
                     await center.wait_for_approval(server_id="other", timeout_s=0.2)
                 approval = await center.wait_for_approval(tool=name, timeout_s=5)
-                assert approval["state"] == "pending" and approval["operation_id"] == "op-a"
+                assert approval.state == "pending" and approval.operation_id == "op-a"
                 with pytest.raises(TimeoutError):
-                    await center.wait_for_approval(exclude=[approval["id"]], timeout_s=0.2)
-                await center.decide_approval(approval["id"], "approve")
+                    await center.wait_for_approval(exclude=[approval.id], timeout_s=0.2)
+                await center.decide_approval(approval.id, "approve")
         assert len(outcome) == 1 and not isinstance(outcome[0], CenterError), outcome
         result: Any = outcome[0]
         assert result["content"][0]["text"] == "hi"
@@ -57,9 +57,9 @@ async def test_an_allowed_tool_is_not_listed_as_needing_approval(center: McpCent
         await center.set_tool_policy("caps", "echo", "allow", version=view["version"])
         await ready_again(center, "caps")
         tools = await center.agent_tools("anthropic")
-        names = {t["name"] for t in tools["tools"]}
-        assert "mcp__caps__echo" in names and "mcp__caps__echo" not in tools["approval_required"]
-        assert set(tools["approval_required"]) == names - {"mcp__caps__echo"}
+        names = {t["name"] for t in tools.tools}
+        assert "mcp__caps__echo" in names and "mcp__caps__echo" not in tools.approval_required
+        assert set(tools.approval_required) == names - {"mcp__caps__echo"}
 
 
 async def ready_again(center: McpCenter, server_id: str) -> None:

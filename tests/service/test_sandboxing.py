@@ -120,13 +120,13 @@ async def test_what_the_sandbox_refused_is_marked_in_the_request_log_and_stderr(
         "said",
     )
     logs = await center.logs("escape")
-    calls = [e for e in logs["requests"] if e["method"] == "tools/call"]
+    calls = [e for e in logs.requests if e["method"] == "tools/call"]
     assert [e["violation"] for e in calls] == [
         {"kind": "filesystem", "errno": "EROFS"},
         {"kind": "network", "errno": "ENETUNREACH"},
         None,
     ]
-    marked = [line for line in logs["stderr"] if "violation" in line]
+    marked = [line for line in logs.stderr if "violation" in line]
     assert marked and marked[-1]["violation"] == {"kind": "filesystem", "errno": "EACCES"}
     assert "EROFS" not in str(calls[0]["error"]), "the result's text itself is never kept"
 
@@ -137,8 +137,8 @@ async def test_an_unconfined_servers_errors_are_not_called_violations(center: Mc
     assert not ok
     await text_of(center, "escape", "say", text="EACCES: permission denied")
     logs = await center.logs("escape")
-    assert all(entry["violation"] is None for entry in logs["requests"])
-    assert all("violation" not in line for line in logs["stderr"])
+    assert all(entry["violation"] is None for entry in logs.requests)
+    assert all("violation" not in line for line in logs.stderr)
 
 
 async def test_the_view_shows_the_hosts_sandbox_and_warns_about_what_will_fail(

@@ -14,6 +14,13 @@
 - `waiting`, `hang`, `results`, `faulty_disk`, `interchange`: bounded waits, hang checks, result
   text, disk fault injection, the secret-value rule for the planner.
 
+Side by side (issue 16): `scripts/test` runs pytest on pytest-xdist workers, so every helper keeps a
+test to itself: a fresh temp directory per test, servers on ports the OS picks (`serve --port 0` and
+its serve.json, the test servers print theirs, server-everything writes its own), never a fixed port
+such as the default 8765 (another serve on the machine may hold it: `ports.closed_port_url` gives one
+that refuses), one PostgreSQL cluster (`postgres`, a Unix socket in its temp dir) and one chromium
+per worker process. Process checks look only at a test's own children or process groups.
+
 Where the helpers lived before issue 16 (for a branch that still imports them): `tests.e2e.conftest`
 → `serve` / `mcp_servers` / `ports` / `processes`; `tests.api._support` → `api` (`make_ready`,
 `STEP_TIMEOUT_S` → `readiness`, `closed_port_url` → `ports`); `tests.auth._support` → `oauth_world`;

@@ -8,17 +8,20 @@ loopback) and is stopped by the context that started it. PyPI servers run throug
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.support.ports import free_port, wait_for_port
+from tests.support.ports import wait_for_port
 from tests.support.processes import stop_process
+from tests.support.waiting import eventually_sync
 
 __all__ = ["EVERYTHING", "MCP_SERVER_TIME", "NODE_DIR", "node_server", "running_echo_http"]
 
@@ -33,44 +36,81 @@ MCP_SERVER_TIME = "mcp-server-time==2026.10.19"
 def running_echo_http(module: str = "tests.servers.run_http_echo") -> Generator[str]:
     """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP on loopback; yields its /mcp URL.
 
-    `module` runs another server the same way (`tests.servers.run_capabilities`).
+    `module` runs another server the same way (`tests.servers.run_capabilities`). The server binds a
+    port the OS picks and prints it first thing (`tests/servers/loopback_run.py`), so servers started
+    by tests running side by side never race for a port.
     """
-    port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", module, str(port)],
+        [sys.executable, "-m", module],
         cwd=REPO,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
     try:
+        port = _announced_port(proc, timeout_s=30)
         wait_for_port(port, 30, proc)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         stop_process(proc, timeout_s=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _announced_port(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
+    """The port a `tests/servers/run_*` process prints as its first line of stdout.
+
+    Raises:
+        RuntimeError: it exited, or printed something else, or nothing within `timeout_s` seconds.
+    """
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
+    line = proc.stdout.readline() if ready else b""
+    if not line.strip().isdigit():
+        raise RuntimeError(f"{proc.args!r} announced no port within {timeout_s} s (exit code {proc.poll()}): {line!r}")
+    return int(line)
 
 
 @contextmanager
 def node_server(mode: str) -> Generator[str]:
-    """server-everything in `mode` (`streamableHttp`, `sse`) on a free loopback port; yields its base URL."""
+    """server-everything in `mode` (`streamableHttp`, `sse`) on a loopback port; yields its base URL.
+
+    It starts with PORT=0 (the OS picks) and the loopback preload writes the port it bound to a file
+    (`tests/e2e/node/loopback-only.cjs`), so servers started side by side never race for a port.
+    """
     if not EVERYTHING.exists():
         pytest.fail("the npm test servers are missing: run scripts/bootstrap --dev")
-    port = free_port()
-    env = {**os.environ, "PORT": str(port)}
-    proc = subprocess.Popen(
-        ["node", "--require", str(LOOPBACK_PRELOAD), str(EVERYTHING), mode],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        wait_for_port(port, 30, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
+    with tempfile.TemporaryDirectory(prefix="mcp-center-node-") as scratch:
+        port_file = Path(scratch) / "port"
+        env = {**os.environ, "PORT": "0", "MCP_CENTER_TEST_PORT_FILE": str(port_file)}
+        proc = subprocess.Popen(
+            ["node", "--require", str(LOOPBACK_PRELOAD), str(EVERYTHING), mode],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            port = int(eventually_sync(lambda: _port_in(port_file, proc), timeout_s=30))
+            wait_for_port(port, 30, proc)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=5)
+
+
+def _port_in(port_file: Path, proc: subprocess.Popen[bytes]) -> str:
+    """The port written to `port_file` ("" while there is none yet).
+
+    Raises:
+        RuntimeError: the process exited before writing it.
+    """
+    if port_file.exists():
+        return port_file.read_text().strip()
+    if proc.poll() is not None:
+        raise RuntimeError(f"{proc.args!r} exited with {proc.returncode} before it listened")
+    return ""

@@ -1,4 +1,4 @@
-"""A real `mcp-center serve` process for a test: start it on a free loopback port, wait until it
+"""A real `mcp-center serve` process for a test: start it on a loopback port the OS picks, wait until it
 has started, talk to it with an admin client, stop it gracefully and check its log.
 
 Every serve binds 127.0.0.1 and is stopped by the context that started it.
@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx2
 
-from tests.support.ports import free_port
 from tests.support.processes import stop_process
 
 __all__ = [
@@ -47,17 +46,22 @@ def serve_record(data_dir: Path) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> None:
+def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> str:
     """Wait until `serve` has started: its record in `<data dir>/serve.json` names this process and
     its URL (the URL is announced once startup is done; it listens earlier, so an open port alone
-    does not mean ready)."""
+    does not mean ready). Returns that URL (no trailing slash): the real port when serve was started
+    with `--port 0`.
+
+    Raises:
+        RuntimeError: serve exited first. TimeoutError: no record within `timeout_s` seconds.
+    """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"serve exited with {proc.returncode} before it started")
         record = serve_record(data_dir)
         if record.get("pid") == proc.pid and record.get("url"):
-            return
+            return str(record["url"]).rstrip("/")
         time.sleep(0.05)
     raise TimeoutError(f"serve did not start within {timeout_s} s")
 
@@ -96,15 +100,15 @@ def spawn_serve(data_dir: Path, port: int, log_path: Path) -> subprocess.Popen[b
 
 @contextmanager
 def running_host(tmp_path: Path, port: int | None = None) -> Generator[Host]:
-    """Run `mcp-center serve` on `port` (default a free one) of 127.0.0.1 with a known admin token;
-    stop it on exit."""
-    port = free_port() if port is None else port
+    """Run `mcp-center serve` on a loopback port the OS picks (`--port 0`: serve binds first and records
+    its URL in serve.json), or on `port` when given, with a known admin token; stop it on exit. No port
+    is picked here and bound later, so serves started by tests side by side (pytest-xdist workers)
+    never race for one."""
     data_dir = tmp_path / "data"
     log_path = tmp_path / "serve.log"
-    proc = spawn_serve(data_dir, port, log_path)
+    proc = spawn_serve(data_dir, 0 if port is None else port, log_path)
     try:
-        wait_until_serving(data_dir, 60, proc)
-        url = f"http://127.0.0.1:{port}"
+        url = wait_until_serving(data_dir, 60, proc)
         with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=180) as client:
             yield Host(url, proc, client, data_dir, log_path)
     finally:

@@ -218,14 +218,27 @@ async def test_foreign_endpoint_fails_at_once_and_nothing_is_posted(case: str) -
     assert transport.endpoint_url is None
 
 
+def _absolute_path(base: str) -> str:
+    del base
+    return "/messages?session_id=abc"
+
+
+def _relative_path(base: str) -> str:
+    del base
+    return "messages?session_id=abc"
+
+
+def _same_origin_url(base: str) -> str:
+    return base + "/messages?session_id=abc"
+
+
+def _upper_case_scheme(base: str) -> str:
+    return base.replace("http://", "HTTP://") + "/messages"
+
+
 @pytest.mark.parametrize(
     "endpoint",
-    [
-        lambda base: "/messages?session_id=abc",
-        lambda base: "messages?session_id=abc",
-        lambda base: base + "/messages?session_id=abc",
-        lambda base: base.replace("http://", "HTTP://") + "/messages",
-    ],
+    [_absolute_path, _relative_path, _same_origin_url, _upper_case_scheme],
     ids=["absolute path", "relative path", "absolute same-origin URL", "upper-case scheme"],
 )
 async def test_same_origin_endpoint_connects_and_calls(endpoint: Callable[[str], str]) -> None:

@@ -83,7 +83,7 @@ async def list_tools(
     alias table that maps each exposed name back to (server id, original tool name). `openai` and
     `anthropic` are the function-calling formats of those APIs; input schemas pass unchanged."""
     # Checked by the service (RequestInvalid names the formats): the query is any string here.
-    return await _center(request).agent_tools(cast(ExportFormat, format))
+    return (await _center(request).agent_tools(cast(ExportFormat, format))).to_dict()
 
 
 @router.post(
@@ -128,18 +128,19 @@ async def list_approvals(
 ) -> dict[str, Any]:
     """Each approval: tool, server, arguments, the server's annotations as `hints` (never trusted),
     `created_at`, `expires_at`, `state`."""
-    return {"approvals": await _center(request).list_approvals(include_closed=include_closed)}
+    approvals = await _center(request).list_approvals(include_closed=include_closed)
+    return {"approvals": [approval.to_dict() for approval in approvals]}
 
 
 @router.get("/api/approvals/{approval_id}", summary="One approval", responses=errors(404))
 async def get_approval(request: Request, approval_id: str) -> dict[str, Any]:
-    return await _center(request).get_approval(approval_id)
+    return (await _center(request).get_approval(approval_id)).to_dict()
 
 
 @router.post("/api/approvals/{approval_id}", summary="Approve or deny a pending call", responses=errors(404, 409))
 async def decide(request: Request, approval_id: str, body: Annotated[ApprovalDecision, Body()]) -> dict[str, Any]:
     """Body `{"decision": "approve"}` or `{"decision": "deny"}`; 409 MCP_APPROVAL_CLOSED when it already ended."""
-    return await _center(request).decide_approval(approval_id, body.decision)
+    return (await _center(request).decide_approval(approval_id, body.decision)).to_dict()
 
 
 # ----- prompts -------------------------------------------------------------------------------------

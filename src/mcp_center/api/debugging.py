@@ -105,7 +105,7 @@ async def logs(
 ) -> JSONResponse:
     """The last 50 request/response summaries (method, id, duration, status, sizes, error;
     never params, results or headers) and the last stderr lines, all redacted."""
-    body = await _center(request).logs(server_id)
+    body = (await _center(request).logs(server_id)).to_dict()
     headers = {"Content-Disposition": f'attachment; filename="mcp-center-{server_id}-logs.json"'} if download else None
     return JSONResponse(body, headers=headers)
 
@@ -121,7 +121,7 @@ async def catalog(
     """Tools, prompts, resources and resource templates, quarantined items with reasons,
     generation numbers and per-category refresh errors (R-3.6, R-3.7), and `capabilities`: whether
     the server declared tools, prompts and resources when it connected."""
-    return await _center(request).catalog(server_id, refresh=refresh)
+    return (await _center(request).catalog(server_id, refresh=refresh)).to_dict()
 
 
 @router.get(

@@ -26,7 +26,7 @@ async def list_instances(request: Request) -> dict[str, Any]:
     """`{"here": id, "instances": [{id, name, url, hostname, pid, started_at, here, servers: {server_id:
     {state, reason, updated_at}}}]}`: every live `serve` on the shared store, oldest first."""
     center: McpCenter = request.app.state.center
-    return await center.instances()
+    return (await center.instances()).to_dict()
 
 
 class InstanceHeader:

@@ -164,7 +164,7 @@ async def disable(request: Request, server_id: str) -> dict[str, Any]:
 @router.get("/{server_id}/tools", summary="List the server's tools", responses=errors(404, *UPSTREAM))
 async def list_tools(request: Request, server_id: str) -> dict[str, Any]:
     """From the live session; connects lazily (R-3.2)."""
-    return {"tools": await _center(request).list_tools(server_id)}
+    return {"tools": [tool.to_dict() for tool in await _center(request).list_tools(server_id)]}
 
 
 @router.post(

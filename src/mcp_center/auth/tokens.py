@@ -22,7 +22,6 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import httpx2
-import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
@@ -132,6 +131,10 @@ def _client_assertion(identity: ClientIdentity, audience: str) -> str:
         "exp": now + ASSERTION_LIFETIME_S,
         "jti": uuid.uuid4().hex,
     }
+    # PyJWT (with cryptography's serialization stack, about 2 MB resident) is loaded by the first
+    # `private_key_jwt` client only (R-8.3: idle RSS).
+    import jwt
+
     return jwt.encode(claims, identity.private_key, algorithm=algorithm)
 
 

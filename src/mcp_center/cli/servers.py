@@ -270,11 +270,11 @@ def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, 
     with err.status(f"connecting to {server_id}..."):
         items = run_center(settings, lambda c: c.list_tools(server_id))
     if as_json:
-        print_json(items)
+        print_json([item.to_dict() for item in items])
         return
     table = Table("tool", "enabled", "policy", "description")
-    for tool in items:
-        table.add_row(*cells(tool["name"], yes(tool["enabled"]), tool["policy"], (tool.get("description") or "")[:80]))
+    for item in items:
+        table.add_row(*cells(item.name, yes(item.enabled), item.policy, (item.tool.description or "")[:80]))
     out.print(table)
 
 

@@ -268,6 +268,9 @@ class GatewayEndpoint:
             if isinstance(message, list):
                 await _batch_refusal()(scope, receive, send)
                 return
+            if _bad_request_id(message):
+                await _bad_id_refusal()(scope, receive, send)
+                return
         if server_id is not None and session_id is None and not await self._server_known(server_id):
             await _unknown_server(server_id)(scope, receive, send)
             return
@@ -300,7 +303,7 @@ class GatewayEndpoint:
         return is_lean(message) and headers.get(b"mcp-method") == message.get("method")
 
     async def _server_known(self, server_id: str) -> bool:
-        return await self.gateway.center.capabilities.server_exists(server_id)
+        return await self.gateway.center.server_exists(server_id)
 
     async def _serve(
         self, session_id: str, token_id: str, message: object, scope: Scope, receive: Receive, send: OneResponse
@@ -479,6 +482,26 @@ def _batch_refusal() -> JSONResponse:
     message = (
         "Invalid Request: JSON-RPC batches are not supported by this gateway "
         "(MCP 2025-06-18 and later forbid them); send one JSON-RPC message per POST"
+    )
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status_code=400
+    )
+
+
+def _bad_request_id(message: object) -> bool:
+    """A request (it has a `method`) carrying an `id` that is not a string or an integer: MCP forbids
+    null and JSON-RPC any other type. The SDK would take it for a notification and never answer, or
+    open a session for an `initialize` it then refuses."""
+    if not is_object(message) or "method" not in message or "id" not in message:
+        return False
+    request_id = message["id"]
+    return isinstance(request_id, bool) or not isinstance(request_id, int | str)
+
+
+def _bad_id_refusal() -> JSONResponse:
+    message = (
+        "Invalid Request: a request's id must be a string or an integer "
+        "(not null, a number with a fraction, a boolean, an array or an object)"
     )
     return JSONResponse(
         {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status_code=400

@@ -2,8 +2,8 @@
 
 `endpoint.py` reads each POST body once and parses it once (orjson). A well-formed request for one
 of `LEAN_METHODS`, in a session this endpoint opened (2025-11-25 and earlier) or as a 2026-07-28
-sessionless request, is answered here: the policy and routing come from `Capabilities` (the same
-code the SDK path uses), the request goes to the server over the live session
+sessionless request, is answered here: the policy and routing come from `McpCenter.mcp_forward_call`
+and its siblings (the same code the SDK path uses), the request goes to the server over the live session
 (`ConnectionManager.forward`: one POST on a Streamable HTTP session, the session's dispatcher
 otherwise; no typed model on either side), and the answer is written as one
 JSON body — or, as soon as something must be said before it (progress, a log line for the call, a
@@ -11,7 +11,7 @@ question for the agent), as an SSE stream on the same POST response.
 
 What each guarantee relies on:
 - gateway token and session ownership: checked by the endpoint before anything here runs;
-- disabled and `deny` tools, `ask` approvals, revoked tokens: `Capabilities.forward_call`;
+- disabled and `deny` tools, `ask` approvals, revoked tokens: `McpCenter.mcp_forward_call`;
 - progress: the server's progress for our request id is re-sent under the agent's `progressToken`;
 - cancellation: an agent's `notifications/cancelled` for a lean request, or its closing the
   response stream, cancels the call; the SDK dispatcher then sends `notifications/cancelled` on;
@@ -39,6 +39,7 @@ from typing import Any, cast
 import anyio
 import mcp_types as types
 import orjson
+import pydantic
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Send
@@ -76,6 +77,18 @@ _LISTS: dict[str, tuple[Category, str]] = {
     "resources/list": ("resources", "resources"),
     "resources/templates/list": ("resource_templates", "resourceTemplates"),
 }
+_PARAMS: dict[str, type[pydantic.BaseModel]] = {
+    "prompts/get": types.GetPromptRequestParams,
+    "resources/read": types.ReadResourceRequestParams,
+    "resources/subscribe": types.SubscribeRequestParams,
+    "resources/unsubscribe": types.UnsubscribeRequestParams,
+    "completion/complete": types.CompleteRequestParams,
+    "logging/setLevel": types.SetLevelRequestParams,
+}
+"""The SDK's params model of each forwarded method: the lean path checks params as the SDK's
+handler would before routing them (a `ref` that is a string, a level no spec names, a `uri` that
+is a number are the agent's error, -32602, not ours nor the server's)."""
+
 _FORWARDED = frozenset(
     {"prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete"}
 )
@@ -133,6 +146,8 @@ class AgentLink:
         """Apply an agent's `notifications/cancelled` to a lean request; False if it names none."""
         params = message.get("params")
         request_id = cast(Mapping[str, Any], params).get("requestId") if isinstance(params, Mapping) else None
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return False  # names no request of ours (a dict or list is not even hashable): the SDK answers it
         scope = self.calls.get(_key(request_id))
         if scope is None:
             return False
@@ -164,6 +179,30 @@ def _key(request_id: object) -> object:
     return str(request_id) if isinstance(request_id, int | str) and not isinstance(request_id, bool) else request_id
 
 
+def _invalid_params(method: str, params: Mapping[str, Any]) -> str | None:
+    """Why `params` break the SDK's model of `method` ("Invalid params: field: reason"), or None.
+
+    Names fields and reasons only, never the values (an agent's argument may be a secret)."""
+    model = _PARAMS.get(method)
+    if model is None:
+        return None
+    try:
+        model.model_validate(params)
+    except pydantic.ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "params"
+        return f"Invalid params: {where}: {first['msg']}"
+    return None
+
+
+def _meta_well_formed(meta: object) -> bool:
+    """`params._meta` is an object, and its `progressToken`, when present, a string or an integer."""
+    if not is_object(meta):
+        return False
+    token = meta.get("progressToken")
+    return token is None or (isinstance(token, int | str) and not isinstance(token, bool))
+
+
 def is_lean(message: Mapping[str, Any]) -> bool:
     """A well-formed request the lean path serves (anything doubtful is left to the SDK)."""
     method = message.get("method")
@@ -173,6 +212,8 @@ def is_lean(message: Mapping[str, Any]) -> bool:
         return False
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
         return False
+    if not _meta_well_formed(params.get("_meta", {})):
+        return False  # the SDK refuses it with -32602 (a progressToken of no id type would be echoed)
     if method == "tools/call":
         return isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict | None)
     return True
@@ -246,12 +287,12 @@ class LeanPath:
     """Serves `LEAN_METHODS` for the endpoint (see the module docstring).
 
     Args:
-        gateway: The gateway (its host's `Capabilities`, and its SDK server's identity for 2026-07-28).
+        gateway: The gateway (its host's `McpCenter`, and its SDK server's identity for 2026-07-28).
     """
 
     def __init__(self, gateway: Gateway) -> None:
         self._gateway = gateway
-        self._capabilities = gateway.center.capabilities
+        self._center = gateway.center
         self._server_info: dict[str, Any] = gateway.server.server_info_stamp
 
     async def serve(self, request: LeanRequest, receive: Receive, send: Send) -> None:
@@ -266,7 +307,7 @@ class LeanPath:
             if method == "tools/call":
                 body = await self._call(request, params, reply, receive)
             elif method == "tools/list":
-                tools = await self._capabilities.gateway_tools_json(link.server_id)
+                tools = await self._center.mcp_tools_json(link.server_id)
                 if request.modern:
                     body = _response(request_id, self._stamp({"tools": orjson.Fragment(tools)}, method))
                 else:
@@ -275,10 +316,12 @@ class LeanPath:
                 body = _response(request_id, self._stamp({}, method) if request.modern else {})
             elif method in _LISTS:
                 category, key = _LISTS[method]
-                items = await self._capabilities.gateway_listing(category, link.server_id)
+                items = await self._center.mcp_listing(category, link.server_id)
                 body = _response(request_id, self._finish({key: items}, request.modern, method))
+            elif (invalid := _invalid_params(method, params)) is not None:
+                body = _error(request_id, {"code": types.INVALID_PARAMS, "message": invalid})
             else:
-                result = await self._capabilities.forward_request(method, params, server_id=link.server_id)
+                result = await self._center.mcp_forward_request(method, params, server_id=link.server_id)
                 body = _response(request_id, self._finish(result, request.modern, method))
         except ServerRequestFailed as exc:
             body = _error(request_id, exc.rpc_error or to_mcp_error(exc).error.model_dump(exclude_none=True))
@@ -359,7 +402,7 @@ class LeanPath:
         try:
             with call:
                 try:
-                    result = await self._capabilities.forward_call(
+                    result = await self._center.mcp_forward_call(
                         params["name"],
                         params.get("arguments") or {},
                         server_id=link.server_id,

@@ -269,7 +269,7 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self._remember(ctx)
-        return types.ListToolsResult(tools=await self.center.capabilities.mcp_tools())
+        return types.ListToolsResult(tools=await self.center.mcp_tools())
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -292,7 +292,7 @@ class Gateway:
         token_id = _token_id(ctx)
         tokens = self.center.gateway_tokens
         try:
-            return await self.center.capabilities.call_result(
+            return await self.center.mcp_call_tool(
                 params.name,
                 params.arguments or {},
                 progress=report,
@@ -321,14 +321,14 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         self._remember(ctx)
-        return types.ListPromptsResult(prompts=await self.center.capabilities.mcp_prompts())
+        return types.ListPromptsResult(prompts=await self.center.mcp_prompts())
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         self._remember(ctx)
         try:
-            return await self.center.capabilities.mcp_get_prompt(params.name, params.arguments)
+            return await self.center.mcp_get_prompt(params.name, params.arguments)
         except CenterError as exc:
             raise to_mcp_error(exc) from None
 
@@ -336,14 +336,14 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         self._remember(ctx)
-        resources, _templates = await self.center.capabilities.mcp_resources()
+        resources, _templates = await self.center.mcp_resources()
         return types.ListResourcesResult(resources=resources)
 
     async def _list_resource_templates(
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         self._remember(ctx)
-        _resources, templates = await self.center.capabilities.mcp_resources()
+        _resources, templates = await self.center.mcp_resources()
         return types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def _read_resource(
@@ -351,7 +351,7 @@ class Gateway:
     ) -> types.ReadResourceResult:
         self._remember(ctx)
         try:
-            return await self.center.capabilities.mcp_read_resource(str(params.uri))
+            return await self.center.mcp_read_resource(str(params.uri))
         except CenterError as exc:
             raise to_mcp_error(exc) from None
 
@@ -386,6 +386,6 @@ class Gateway:
         self._remember(ctx)
         raw = params.model_dump(mode="json", by_alias=True, exclude_none=True)
         try:
-            return await self.center.capabilities.forward_request(method, raw, server_id=_scope_of(ctx))
+            return await self.center.mcp_forward_request(method, raw, server_id=_scope_of(ctx))
         except CenterError as exc:
             raise to_mcp_error(exc) from None

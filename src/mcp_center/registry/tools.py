@@ -12,6 +12,8 @@ passed through unchanged (the server validates arguments); the exports only rena
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -20,7 +22,7 @@ from typing import Any, Literal
 import mcp_types as types
 
 from mcp_center.config import ToolPolicy
-from mcp_center.registry.naming import AliasTable
+from mcp_center.registry.naming import AliasTable, ToolAlias
 
 __all__ = ["EXPORT_FORMATS", "ExportFormat", "RegisteredTool", "ServerTools", "ToolRegistry"]
 
@@ -186,10 +188,14 @@ class ToolRegistry:
         """The enabled tools in one of `EXPORT_FORMATS` (R-5.6)."""
         return [t.export(fmt) for t in self.tools()]
 
+    def enabled_aliases(self) -> dict[str, ToolAlias]:
+        """The alias table of the enabled tools, `{exposed name: ToolAlias}`, sorted by name."""
+        enabled = {t.name for t in self.tools()}
+        return {alias.name: alias for alias in sorted(self.aliases, key=lambda a: a.name) if alias.name in enabled}
+
     def aliases_dict(self) -> dict[str, dict[str, str | bool]]:
         """The alias table of the enabled tools: `{exposed name: {"server_id", "tool", "verbatim"}}`."""
-        enabled = {t.name for t in self.tools()}
-        return {name: entry for name, entry in self.aliases.to_dict().items() if name in enabled}
+        return {name: alias.to_dict() for name, alias in self.enabled_aliases().items()}
 
     def approval_required(self) -> list[str]:
         """Exposed names of the enabled tools whose agent calls wait for the user (policy `ask`, R-5.3).
@@ -199,12 +205,19 @@ class ToolRegistry:
         """
         return [t.name for t in self.tools() if t.policy == "ask"]
 
-    def signature(self) -> tuple[tuple[str, str, bool, str, str], ...]:
-        """What agents would notice changing: names, origins, definitions, enabled flags, policies."""
-        return tuple(
-            (t.name, t.server_id, t.enabled, t.policy, t.tool.model_dump_json(by_alias=True, exclude_none=True))
-            for t in self._tools
-        )
+    def signature(self) -> bytes:
+        """What agents would notice changing: names, origins, definitions, enabled flags, policies,
+        as a SHA-256 digest (32 bytes; equal registries give equal digests).
+
+        A digest, not the tuple of definitions it is computed from: the host keeps the last one to
+        compare, and for a 1,000-tool catalog that tuple held about 1 MB of JSON (R-8.3: idle RSS).
+        """
+        digest = hashlib.sha256()
+        for t in self._tools:
+            head = json.dumps([t.name, t.server_id, t.enabled, t.policy])
+            body = t.tool.model_dump_json(by_alias=True, exclude_none=True)
+            digest.update(f"{len(head)}:{head}{len(body)}:{body}".encode())
+        return digest.digest()
 
     def __len__(self) -> int:
         return len(self._tools)

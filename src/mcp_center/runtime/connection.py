@@ -42,6 +42,7 @@ from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Ca
 from mcp_center.runtime.console import RAW_REQUEST_ID_PREFIX
 from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
+from mcp_center.runtime.memory import release_freed_memory
 from mcp_center.runtime.session import OpenSession, SessionHooks, open_session
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import ConnectionSpec, TransportProbe
@@ -401,7 +402,10 @@ class Connection:
             categories = await self.next_refresh()
             for category in CATEGORIES:
                 if category in categories and owner.is_current(self):
-                    owner.refreshed(self, category, await self.refresh(category))
+                    outcome = await self.refresh(category)
+                    owner.refreshed(self, category, outcome)
+                    if outcome == "committed" and category == "tools":
+                        release_freed_memory()
 
     async def _retry_worker(self) -> None:
         """List failed categories again, with backoff, until they succeed (issue 14, item 7)."""
@@ -442,6 +446,7 @@ class Connection:
                             return None
                         self.ready.set()
                         owner.became_ready(self)
+                        release_freed_memory()  # the listing's garbage, once the registry is rebuilt
                         ended = await self._serve(owner, session)
                         error = await self._ending_error(ended, probe)
                 if handshake.cancelled_caught and not self.ready.is_set():

@@ -26,6 +26,13 @@ What it keeps, as the SDK session would:
 
 A server's JSON-RPC error is raised as the SDK raises it (`MCPError`), so the manager's
 attribution applies unchanged.
+
+A `tools/call` may instead go as a 2026-07-28 sessionless request when the server speaks that
+version and the tool has shown it needs nothing only the session carries (`runtime/eras.py` says
+when and why): no session headers, the version, our client info and capabilities in `_meta`,
+`Mcp-Method`/`Mcp-Name` headers; an `input_required` answer is resolved through the same callbacks
+and re-sent; giving up aborts the POST (the 2026-07-28 cancellation) instead of a notification;
+the result is answered in the session era's shape.
 """
 
 from __future__ import annotations
@@ -47,9 +54,10 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from mcp_center.models import is_object
+from mcp_center.runtime import eras
 from mcp_center.runtime.http1 import Http1Client, Http1Error, Http1Response
 from mcp_center.runtime.logbook import ServerLogbook
-from mcp_center.runtime.session import SessionHooks
+from mcp_center.runtime.session import CLIENT_INFO, SessionHooks
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import MAX_MESSAGE_BYTES, HttpDiagnostics, streamable
 from mcp_center.transports.clip import CLIPPED_META_KEY, ClipReport, ReadLimits
@@ -123,6 +131,9 @@ class RawForwarder:
         self._connection_id = connection_id
         self._on_log = on_log
         self._on_list_changed = on_list_changed
+        self.era = eras.EraChoice()
+        """Which of this connection's tools go as 2026-07-28 requests (`runtime/eras.py`)."""
+        self._client_info = CLIENT_INFO.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def _headers(self, accept: str) -> dict[str, str]:
         headers = {"accept": accept, "content-type": "application/json", "mcp-protocol-version": self._version}
@@ -136,38 +147,154 @@ class RawForwarder:
     ) -> dict[str, Any]:
         """Send `method` with `params` and return the server's `result` object.
 
+        A `tools/call` goes as a 2026-07-28 request when `era` says so (`_modern_call`); the first
+        `tools/call` of a connection asks the server which versions it speaks (`server/discover`).
+
         Raises:
             MCPError: the server's JSON-RPC error (redacted); INVALID_REQUEST for a 404 of our
                 session (the diagnostics say it expired); CONNECTION_CLOSED when the stream ended
                 without an answer and could not be resumed.
             httpx2.HTTPError: the HTTP exchange failed.
         """
+        name = (params or {}).get("name") if method == "tools/call" else None
+        if method == "tools/call":
+            if self.era.wants_probe():
+                await self._discover()
+            if self.era.modern_for(name):
+                try:
+                    return await self._modern_call(dict(params or {}), progress)
+                except MCPError as exc:
+                    if not eras.refused_before_running(exc.error.code):
+                        raise
+                    self._refused(str(name), exc)
         request_id = f"mcpc-{next(_IDS)}"
         out = dict(params or {})
         if progress is not None:
             out["_meta"] = {**cast(dict[str, Any], out.get("_meta") or {}), "progressToken": request_id}
         body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": out})
         self._logbook.request(self._connection_id, _OUT, request_id, method, len(body))
+        stream = _Position()
         try:
-            message = await self._exchange(request_id, body, progress)
+            message = await self._exchange(request_id, body, progress, stream)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_SEND_TIMEOUT_S):
                 await self._cancelled(request_id)
             raise
-        error = message.get("error")
-        if isinstance(error, dict):
-            error = cast(dict[str, Any], error)
-            raise MCPError(
-                code=int(error.get("code", types.INTERNAL_ERROR)),
-                message=str(error.get("message", "")),
-                data=error.get("data"),
-            )
-        result = message.get("result")
-        return cast(dict[str, Any], result) if isinstance(result, dict) else {}
+        if name is not None:
+            self.era.learned(name, stream.needs_session)
+        return _result(message)
 
-    async def _exchange(self, request_id: str, body: bytes, progress: ProgressFnT | None) -> dict[str, Any]:
+    def _refused(self, name: str, exc: MCPError) -> None:
+        """A 2026-07-28 call refused before it ran: `name` goes over the session (the caller re-sends)."""
+        self.era.pin(name)
+        if exc.error.code == types.UNSUPPORTED_PROTOCOL_VERSION:
+            self.era.speaks_modern = False
+        detail = f"'{name}' refused as a 2026-07-28 request ({exc.error.message}); sent over the session"
+        self._logbook.note(self._connection_id, "tools/call", "era_fallback", detail)
+
+    async def _discover(self) -> None:
+        """Ask the server (once) whether it speaks 2026-07-28; any failure keeps the session."""
+        self.era.probing = True
+        speaks = False
+        try:
+            with anyio.move_on_after(eras.DISCOVER_TIMEOUT_S):  # a server silent on it keeps the session
+                result = await self._modern_once("server/discover", {}, None)
+                speaks = eras.discovered(result)
+        except (MCPError, httpx2.HTTPError):
+            logger.debug("server.discover_refused")
+        finally:
+            self.era.probing = False
+        self.era.speaks_modern = speaks
+
+    async def _modern_call(self, params: dict[str, Any], progress: ProgressFnT | None) -> dict[str, Any]:
+        """A `tools/call` as 2026-07-28 requests: re-sent with the answers while the server answers
+        `input_required` (at most `eras.INPUT_ROUNDS` times), the final result in the session's shape.
+
+        Raises:
+            MCPError: the server's JSON-RPC error; a callback's refusal of an input request; too
+                many rounds (INTERNAL_ERROR).
+        """
+        name = params.get("name")
+        sent = params
+        for _round in range(eras.INPUT_ROUNDS + 1):
+            try:
+                result = await self._modern_once("tools/call", sent, progress)
+            except MCPError as exc:
+                if eras.is_no_back_channel(exc.error.code, exc.error.message):
+                    self.era.pin(name)
+                    detail = f"'{name}' asked the client without a back-channel; its calls now use the session"
+                    self._logbook.note(self._connection_id, "tools/call", "era_fallback", detail)
+                raise
+            if result.get("resultType") != "input_required":
+                return eras.session_shaped(result)
+            asked: object = result.get("inputRequests")
+            answers: dict[str, Any] = {}
+            for key, request in cast(dict[str, Any], asked if isinstance(asked, dict) else {}).items():
+                answers[key] = await self._input(key, request)
+            if not answers:  # only `requestState`: the server is not ready yet (spaced as the SDK client does)
+                await anyio.sleep(min(0.05 * 2**_round, 0.25))
+            sent = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+            if answers:
+                sent["inputResponses"] = answers
+            if isinstance(result.get("requestState"), str):
+                sent["requestState"] = result["requestState"]
+        raise MCPError(
+            code=types.INTERNAL_ERROR,
+            message=f"the server asked for input more than {eras.INPUT_ROUNDS} times for one call",
+        )
+
+    async def _input(self, key: str, request: object) -> dict[str, Any]:
+        """One input request of an `input_required` answer, answered through the connection's callbacks.
+
+        Raises:
+            MCPError: the callback refused it (its error).
+        """
+        asked = cast(dict[str, Any], request) if isinstance(request, dict) else {}
+        method = asked.get("method")
+        params = asked.get("params")
+        outcome = await self._outcome(
+            key,
+            method if isinstance(method, str) else "",
+            cast(dict[str, Any], params) if isinstance(params, dict) else {},
+        )
+        if isinstance(outcome, types.ErrorData):
+            raise MCPError(code=outcome.code, message=outcome.message, data=outcome.data)
+        return outcome
+
+    async def _modern_once(self, method: str, params: dict[str, Any], progress: ProgressFnT | None) -> dict[str, Any]:
+        """One 2026-07-28 request and its `result` (no session, no resumption: a stream that ends
+        without the answer is CONNECTION_CLOSED).
+
+        Raises:
+            MCPError: the server's JSON-RPC error; CONNECTION_CLOSED.
+            httpx2.HTTPError: the HTTP exchange failed.
+        """
+        request_id = f"mcpc-{next(_IDS)}"
+        out = dict(params)
+        if progress is not None:
+            out["_meta"] = {**cast(dict[str, Any], out.get("_meta") or {}), "progressToken": request_id}
+        hooks = self._hooks
+        caps = eras.capabilities_of(
+            hooks.elicitation_callback is not None,
+            hooks.sampling_callback is not None,
+            hooks.list_roots_callback is not None,
+        )
+        out = eras.modern_envelope(out, self._client_info, caps)
+        body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": out})
+        self._logbook.request(self._connection_id, _OUT, request_id, method, len(body))
+        name = params.get("name")
+        headers = eras.modern_headers(method, name if isinstance(name, str) else None)
+        stream = _Position(modern=True)
+        clipped: list[ClipReport] = []
+        answer = await self._round_trip("POST", headers, body, request_id, progress, stream, clipped.append)
+        if answer is None:
+            raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
+        return _result(self._marked(answer, request_id, clipped))
+
+    async def _exchange(
+        self, request_id: str, body: bytes, progress: ProgressFnT | None, stream: _Position
+    ) -> dict[str, Any]:
         """POST `body`, then (resuming if the stream ends early) return the JSON-RPC answer to `request_id`."""
-        stream = _Position()
         clipped: list[ClipReport] = []
         accept = self._headers("application/json, text/event-stream")
         answer = await self._round_trip("POST", accept, body, request_id, progress, stream, clipped.append)
@@ -233,6 +360,7 @@ class RawForwarder:
             raw = await lite.send(method, headers, body)
         except Http1Error as exc:
             raise _transport_error(exc) from exc.__cause__
+        aborted = False
         try:
             if method == "POST" and self._diagnostics is not None:
                 await self._note(raw, headers)
@@ -242,8 +370,14 @@ class RawForwarder:
             return await self._read(response, request_id, progress, stream, drain=False)
         except Http1Error as exc:
             raise httpx2.ReadError(str(exc)) from exc
+        except anyio.get_cancelled_exc_class():
+            if stream.modern:  # 2026-07-28: closing the request's connection is the cancellation
+                aborted = True
+                lite.abort(raw)
+            raise
         finally:
-            lite.done(raw)
+            if not aborted:
+                lite.done(raw)
 
     @asynccontextmanager
     async def _send(
@@ -300,7 +434,7 @@ class RawForwarder:
         rest of the stream is read here."""
         status = response.status_code
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-        if status == 404 and self._session_id() is not None:
+        if status == 404 and not stream.modern and self._session_id() is not None:
             raise MCPError(code=types.INVALID_REQUEST, message="Session terminated")
         if content_type == "text/event-stream" and status < 300:
             parser = _SseParser()
@@ -326,7 +460,7 @@ class RawForwarder:
                         if drain:
                             await _drain(chunks)
                         return message
-                    await self._interim(message, request_id, progress)
+                    await self._interim(message, request_id, progress, stream)
             return None
         data = await response.aread(MAX_MESSAGE_BYTES)
         try:
@@ -361,13 +495,17 @@ class RawForwarder:
             )
         return message
 
-    async def _interim(self, message: dict[str, Any], request_id: str, progress: ProgressFnT | None) -> None:
+    async def _interim(
+        self, message: dict[str, Any], request_id: str, progress: ProgressFnT | None, stream: _Position
+    ) -> None:
         """A notification or request the server sent on our stream before its answer."""
         method = message.get("method")
         params = message.get("params")
         params = cast(dict[str, Any], params) if isinstance(params, dict) else {}
         if not isinstance(method, str):
             return
+        if method != "notifications/progress" and method != "ping":
+            stream.needs_session = True
         if "id" in message:
             await self._answer(message["id"], method, params)
         elif method == "notifications/progress":
@@ -390,6 +528,23 @@ class RawForwarder:
 
     async def _answer(self, server_request_id: object, method: str, params: dict[str, Any]) -> None:
         """Answer a server's request through the connection's callbacks and POST the answer back."""
+        outcome = await self._outcome(server_request_id, method, params)
+        if isinstance(outcome, types.ErrorData):
+            reply: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": server_request_id,
+                "error": outcome.model_dump(exclude_none=True),
+            }
+        else:
+            reply = {"jsonrpc": "2.0", "id": server_request_id, "result": outcome}
+        body = orjson.dumps(reply)
+        error = reply.get("error")
+        self._logbook.answer(self._connection_id, _OUT, str(server_request_id), len(body), error)
+        await self._post_notice(body)
+
+    async def _outcome(self, server_request_id: object, method: str, params: dict[str, Any]) -> Any:
+        """A server's request (elicitation, sampling, roots, ping) answered through the connection's
+        callbacks: the result as JSON values, or the `ErrorData` to answer instead."""
         context = ClientRequestContext(session=self._session, request_id=cast(types.RequestId, server_request_id))
         outcome: Any
         try:
@@ -406,21 +561,9 @@ class RawForwarder:
                 outcome = types.ErrorData(code=types.METHOD_NOT_FOUND, message=f"{method} is not supported")
         except ValidationError:
             outcome = types.ErrorData(code=types.INVALID_PARAMS, message=f"invalid {method} params")
-        if isinstance(outcome, types.ErrorData):
-            reply: dict[str, Any] = {
-                "jsonrpc": "2.0",
-                "id": server_request_id,
-                "error": outcome.model_dump(exclude_none=True),
-            }
-        else:
-            result: dict[str, Any] = (
-                outcome.model_dump(mode="json", by_alias=True, exclude_none=True) if not is_object(outcome) else outcome
-            )
-            reply = {"jsonrpc": "2.0", "id": server_request_id, "result": result}
-        body = orjson.dumps(reply)
-        error = reply.get("error")
-        self._logbook.answer(self._connection_id, _OUT, str(server_request_id), len(body), error)
-        await self._post_notice(body)
+        if isinstance(outcome, types.ErrorData) or is_object(outcome):
+            return outcome
+        return outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     async def _cancelled(self, request_id: str) -> None:
         notice = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
@@ -455,11 +598,15 @@ class _Response(Protocol):
 
 @dataclass
 class _Position:
-    """Where a request's event stream is: what to resume from, and how many messages it brought."""
+    """Where a request's event stream is: what to resume from, how many messages it brought, whether
+    it is a 2026-07-28 request (`modern`: no session), and whether the server used it for more than
+    progress (`needs_session`: a request of its own, a log message, a list change; `runtime/eras.py`)."""
 
     last_event_id: str | None = None
     retry_ms: int | None = None
     messages: int = 0
+    modern: bool = False
+    needs_session: bool = False
 
 
 class _ClippedResponse:
@@ -542,6 +689,24 @@ class _SseParser:
                     retry = int(value)
             events.append((event_id, retry, "\n".join(data)))
         return events
+
+
+def _result(message: dict[str, Any]) -> dict[str, Any]:
+    """The `result` of a JSON-RPC answer.
+
+    Raises:
+        MCPError: the answer is an error (as the SDK raises it).
+    """
+    error = message.get("error")
+    if isinstance(error, dict):
+        error = cast(dict[str, Any], error)
+        raise MCPError(
+            code=int(error.get("code", types.INTERNAL_ERROR)),
+            message=str(error.get("message", "")),
+            data=error.get("data"),
+        )
+    result = message.get("result")
+    return cast(dict[str, Any], result) if isinstance(result, dict) else {}
 
 
 def _transport_error(exc: Http1Error) -> httpx2.TransportError:

@@ -329,6 +329,11 @@ class Http1Client:
         else:
             connection.discard_rest()
 
+    def abort(self, response: Http1Response) -> None:
+        """Close `response`'s connection now, whatever is left of it (a 2026-07-28 request the
+        caller gave up on: the server sees its request end, R-3.8)."""
+        response._connection.close()  # pyright: ignore[reportPrivateUsage] - same module
+
     @asynccontextmanager
     async def request(self, method: str, headers: dict[str, str], body: bytes = b"") -> AsyncGenerator[Http1Response]:
         """`send` as a context: yields the response once its headers arrived, then `done` with it.

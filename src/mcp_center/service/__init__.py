@@ -16,6 +16,16 @@ from mcp_center.service.imports import (
 )
 from mcp_center.service.interactions import Elicitor, InteractionBroker, RootsLister, Sampler
 from mcp_center.service.readiness import Need, Readiness
+from mcp_center.service.results import (
+    ApprovalView,
+    CatalogView,
+    DeclaredCapabilities,
+    InstancesView,
+    InstanceView,
+    ServerLogs,
+    ServerTool,
+    ToolExport,
+)
 from mcp_center.service.summary import connection_summary, digest_of
 from mcp_center.service.views import ServerView, ViewWarning
 
@@ -23,16 +33,21 @@ __all__ = [
     "SECRET_KINDS",
     "ApplyRequest",
     "ApprovalBroker",
+    "ApprovalView",
     "Capabilities",
+    "CatalogView",
     "Completion",
     "ConsoleExchange",
     "Debugger",
     "Decision",
+    "DeclaredCapabilities",
     "Elicitor",
     "GatewayTokenNotFound",
     "GatewayTokens",
     "ImportPreviews",
     "Importer",
+    "InstanceView",
+    "InstancesView",
     "InteractionBroker",
     "McpCenter",
     "Need",
@@ -40,7 +55,10 @@ __all__ = [
     "RootsLister",
     "Sampler",
     "ServerInfo",
+    "ServerLogs",
+    "ServerTool",
     "ServerView",
+    "ToolExport",
     "ViewWarning",
     "bridge_command",
     "connection_summary",

@@ -20,6 +20,7 @@ from mcp_center.runtime import ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.interactions import Elicitor, InteractionBroker
+from mcp_center.service.results import ApprovalView, ToolExport
 
 __all__ = ["AgentUseCases", "Decision"]
 
@@ -39,7 +40,7 @@ class AgentUseCases:
     # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
     # public entry points (the REST API, the CLI and library users call the same code).
 
-    async def agent_tools(self, format: ExportFormat = "center") -> dict[str, Any]:
+    async def agent_tools(self, format: ExportFormat = "center") -> ToolExport:
         """The tools agents may call, under their qualified names (R-5.1, R-5.2, R-5.6).
 
         Every enabled, non-disabled tool of every ready server appears as `mcp__{serverId}__{tool}`
@@ -52,9 +53,10 @@ class AgentUseCases:
                 `openai` (`{"type": "function", "function": {...}}`) or `anthropic`
                 (`{"name", "description", "input_schema"}`). Input schemas are passed unchanged.
         Returns:
-            `{"format", "tools": [...], "aliases": {exposed name: {"server_id", "tool", "verbatim"}},
-            "approval_required": [exposed name]}`: the tools whose calls wait for the user's approval
-            (policy `ask`), since the OpenAI and Anthropic tool objects have no field to say so.
+            A `ToolExport`: `format`, `tools` (the tool objects in that format), `aliases` (exposed
+            name -> server id and the server's tool name) and `approval_required` (the exposed names
+            whose calls wait for the user's approval, policy `ask`, since the OpenAI and Anthropic
+            tool objects have no field to say so); `to_dict()` is the REST JSON.
         Raises:
             RequestInvalid: unknown format.
         """
@@ -97,21 +99,21 @@ class AgentUseCases:
                 name, arguments, operation_id=operation_id, progress=progress, elicitor=elicitor, caller=caller
             )
 
-    async def list_approvals(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
+    async def list_approvals(self, *, include_closed: bool = False) -> list[ApprovalView]:
         """Pending approvals of every process on the data directory, oldest first (R-5.3, R-9.2);
         with `include_closed`, recent decided ones too.
 
-        Each: `{"id", "state", "tool", "server_id", "server_tool", "arguments", "hints",
-        "effects": "write", "operation_id", "created_at", "expires_at", "decided_at"}`; `hints` are the
-        server's annotations, shown and never trusted. A pending approval whose process is gone is
-        closed as `interrupted` first.
+        Each an `ApprovalView` (`id`, `state`, `tool`, `server_id`, `server_tool`, `arguments`, `hints`,
+        `effects`, `operation_id`, `created_at`, `expires_at`, `decided_at`, `caller`; `to_dict()` for
+        JSON); `hints` are the server's annotations, shown and never trusted. A pending approval whose
+        process is gone is closed as `interrupted` first.
 
         Raises:
             StorageError.
         """
         return await self._approvals.views(include_closed=include_closed)
 
-    async def get_approval(self, approval_id: str) -> dict[str, Any]:
+    async def get_approval(self, approval_id: str) -> ApprovalView:
         """One approval (pending or recently closed).
 
         Raises:
@@ -126,7 +128,7 @@ class AgentUseCases:
         tool: str | None = None,
         exclude: Collection[str] = (),
         timeout_s: float = 30.0,
-    ) -> dict[str, Any]:
+    ) -> ApprovalView:
         """Wait for a pending approval and return it, oldest first (R-5.3): how a script answers its agent's calls.
 
         Approvals created before this call count too: it subscribes to `approval.created` first,
@@ -140,18 +142,18 @@ class AgentUseCases:
             exclude: Approval ids to skip (ones the caller has seen and not decided yet).
             timeout_s: How long to wait, in seconds.
         Returns:
-            The approval, as `list_approvals` shows it (`"state": "pending"`); decide it with
-            `decide_approval(approval["id"], "approve" | "deny")`.
+            The approval, as `list_approvals` shows it (`state == "pending"`); decide it with
+            `decide_approval(approval.id, "approve" | "deny")`.
         Raises:
             TimeoutError: none within `timeout_s`. StorageError.
         """
 
-        def matches(approval: Mapping[str, Any]) -> bool:
+        def matches(approval: ApprovalView) -> bool:
             return (
-                approval["state"] == "pending"
-                and approval["id"] not in exclude
-                and (server_id is None or approval["server_id"] == server_id)
-                and (tool is None or tool in (approval["tool"], approval["server_tool"]))
+                approval.state == "pending"
+                and approval.id not in exclude
+                and (server_id is None or approval.server_id == server_id)
+                and (tool is None or tool in (approval.tool, approval.server_tool))
             )
 
         with anyio.fail_after(timeout_s):
@@ -164,7 +166,7 @@ class AgentUseCases:
                     while event["type"] not in ("approval.created", "events.dropped"):
                         event = await events.next()
 
-    async def decide_approval(self, approval_id: str, decision: Decision) -> dict[str, Any]:
+    async def decide_approval(self, approval_id: str, decision: Decision) -> ApprovalView:
         """The user's decision on a pending approval: `"approve"` sends the call, `"deny"` refuses it.
 
         The call may wait in any process on the data directory (a library script, the CLI): the

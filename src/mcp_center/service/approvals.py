@@ -43,6 +43,7 @@ from mcp_center.errors import (
     RequestInvalid,
 )
 from mcp_center.runtime import EventBus
+from mcp_center.service.results import ApprovalView
 from mcp_center.store import MAX_CLOSED_APPROVALS, ApprovalRecord, ApprovalState, Store, StoreState
 
 __all__ = ["DEFAULT_APPROVAL_TIMEOUT_S", "MAX_CLOSED_APPROVALS", "ApprovalBroker", "ApprovalState"]
@@ -221,7 +222,7 @@ class ApprovalBroker:
 
     # ----- the human's side ------------------------------------------------------------------------
 
-    async def decide(self, approval_id: str, decision: object) -> dict[str, Any]:
+    async def decide(self, approval_id: str, decision: object) -> ApprovalView:
         """Approve or deny a pending approval (the human's decision), whichever process waits for it.
 
         Args:
@@ -261,9 +262,9 @@ class ApprovalBroker:
                 f"approval '{approval_id}' is already {final.state}",
                 details={"approval_id": approval_id, "state": final.state},
             )
-        return final.view()
+        return ApprovalView.of(final)
 
-    async def get(self, approval_id: str) -> dict[str, Any]:
+    async def get(self, approval_id: str) -> ApprovalView:
         """One approval's view (pending or recently closed).
 
         Raises:
@@ -273,9 +274,9 @@ class ApprovalBroker:
         record = (await self._read()).approvals.get(approval_id)
         if record is None:
             raise ApprovalNotFound(f"no approval with id '{approval_id}'", details={"approval_id": approval_id})
-        return record.view()
+        return ApprovalView.of(record)
 
-    async def views(self, *, include_closed: bool = False) -> list[dict[str, Any]]:
+    async def views(self, *, include_closed: bool = False) -> list[ApprovalView]:
         """Pending approvals of every process, oldest first (then recently closed ones, newest first, if asked).
 
         Raises:
@@ -283,11 +284,13 @@ class ApprovalBroker:
         """
         await self._close_orphans()
         records = list((await self._read()).approvals.values())
-        views = [r.view() for r in sorted((r for r in records if r.state == "pending"), key=lambda r: r.created_at)]
+        views = [
+            ApprovalView.of(r) for r in sorted((r for r in records if r.state == "pending"), key=lambda r: r.created_at)
+        ]
         if include_closed:
             closed = [r for r in records if r.state != "pending"]
             closed.sort(key=lambda r: r.decided_at or r.created_at, reverse=True)
-            views += [r.view() for r in closed]
+            views += [ApprovalView.of(r) for r in closed]
         return views
 
     # ----- ends decided by the host ----------------------------------------------------------------
@@ -402,7 +405,7 @@ class ApprovalBroker:
         if self._seen.get(record.id) == record.state:
             return
         self._seen[record.id] = record.state
-        self._events.publish(event, approval=record.view())
+        self._events.publish(event, approval=ApprovalView.of(record).to_dict())
         extra: dict[str, Any] = {"approval_id": record.id, "tool": record.tool, "state": record.state}
         if event == "approval.created":
             extra.update(server_id=record.server_id, operation_id=record.operation_id)

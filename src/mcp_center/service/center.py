@@ -10,8 +10,14 @@ rule of its own: each method hands over to the module that owns its noun.
 - `reconcile.py`: the store → connection manager loop (R-3.3, R-9.2).
 - `views.py` and `summary.py`: what a face shows, computed once per use case.
 - `agent_calls.py`: the agent-facing methods this class inherits (tool exports, agent calls,
-  approvals with `wait_for_approval`, prompts, resources, cards); the use cases behind them live
-  in `capabilities.py`, `approvals.py` and `interactions.py` (R-5, R-6).
+  approvals with `wait_for_approval`, prompts, resources, cards); `gateway_calls.py`: the same use
+  cases in MCP's shapes, which the gateway calls (`mcp_tools`, `mcp_call_tool`, ...). The use cases
+  behind them live in `capabilities.py`, `approvals.py` and `interactions.py` (R-5, R-6, R-8).
+
+One entrance per use case (docs/decisions.md): every face — REST, CLI, web, gateway, a script —
+calls `McpCenter`'s methods; the sub-services it builds are private, except three nouns with a
+protocol of their own, exposed as typed attributes the same for every face: `oauth` (R-4),
+`debugger` (R-12.1) and `gateway_tokens` (R-7.1).
 
 Threats handled in those modules: a stale page overwriting a newer configuration (R-1.3); a changed
 command, URL, header, env, auth, tool permission or sandbox policy running without a new
@@ -44,12 +50,14 @@ from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
+from mcp_center.service.gateway_calls import GatewayUseCases
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.reconcile import Reconciler
 from mcp_center.service.records import collect_orphans
+from mcp_center.service.results import CatalogView, DeclaredCapabilities, InstancesView, ServerLogs, ServerTool
 from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
 from mcp_center.service.servers import Servers
 from mcp_center.service.summary import Summaries
@@ -66,7 +74,7 @@ KEY_CHECK_VALUE = "every instance on one store uses one key"
 """The keyed fingerprint of this constant tells whether two instances hold the same key (R-10.1)."""
 
 
-class McpCenter(AgentUseCases):
+class McpCenter(AgentUseCases, GatewayUseCases):
     """The host's use cases. Build with `async with McpCenter.open(settings) as center:`.
 
     Sync or async: a method that reads or writes the store, talks to a server or waits is a
@@ -300,11 +308,11 @@ class McpCenter(AgentUseCases):
         """
         return await self._servers.get(server_id)
 
-    async def instances(self) -> dict[str, Any]:
+    async def instances(self) -> InstancesView:
         """The live `serve` instances on this store and each one's connection states (R-10.2).
 
         Returns:
-            `instance_views` (`{"here", "instances": [...]}`).
+            The instances, oldest first, and which one is this process (`to_dict()` for JSON).
         Raises:
             StorageError: the database could not be read.
         """
@@ -436,8 +444,8 @@ class McpCenter(AgentUseCases):
 
     # ----- tools ---------------------------------------------------------------------------------
 
-    async def list_tools(self, server_id: str) -> list[dict[str, Any]]:
-        """The server's tools from its live session (lazy connect, R-3.2), each with `enabled`.
+    async def list_tools(self, server_id: str) -> list[ServerTool]:
+        """The server's tools from its live session (lazy connect, R-3.2), each with `enabled` and `policy`.
 
         Raises:
             ServerNotFound; ServerDisabled / ServerNotTrusted / ServerNotTested when it cannot
@@ -446,12 +454,9 @@ class McpCenter(AgentUseCases):
         record = await self._runnable(server_id)
         tools = await self._manager.list_tools(server_id)
         disabled = set(record.config.disabled_tools)
+        policies = record.config.tool_policies
         return [
-            {
-                **tool.model_dump(mode="json", by_alias=True, exclude_none=True),
-                "enabled": tool.name not in disabled,
-                "policy": record.config.tool_policies.get(tool.name, "ask"),
-            }
+            ServerTool(tool=tool, enabled=tool.name not in disabled, policy=policies.get(tool.name, "ask"))
             for tool in tools
         ]
 
@@ -564,7 +569,7 @@ class McpCenter(AgentUseCases):
         """The live event stream: `server.status`, `server.catalog` and configuration events."""
         return self._manager.events
 
-    async def logs(self, server_id: str) -> dict[str, Any]:
+    async def logs(self, server_id: str) -> ServerLogs:
         """The server's last requests/responses (summaries, redacted) and stderr lines (R-3.11).
 
         Raises:
@@ -572,18 +577,18 @@ class McpCenter(AgentUseCases):
         """
         await self.get_server(server_id)
         logbook = self._manager.logbook(server_id)
-        return {
-            "server_id": server_id,
-            "status": self._manager.status(server_id).to_dict(),
-            "requests": logbook.entries(),
-            "stderr": logbook.stderr(),
-        }
+        return ServerLogs(
+            server_id=server_id,
+            status=self._manager.status(server_id),
+            requests=tuple(logbook.entries()),
+            stderr=tuple(logbook.stderr()),
+        )
 
-    async def catalog(self, server_id: str, *, refresh: bool = False) -> dict[str, Any]:
+    async def catalog(self, server_id: str, *, refresh: bool = False) -> CatalogView:
         """The live catalog: tools, prompts, resources, resource templates, quarantined items,
         normalized items (kept after a stated schema fix, `registry.schemas`), generations,
         per-category refresh errors (R-3.6, R-3.7) and which of the categories the server declared in
-        its capabilities (`{"tools", "prompts", "resources"}`: booleans). Connects lazily.
+        its capabilities (`DeclaredCapabilities`). Connects lazily; `to_dict()` for JSON.
 
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, connection errors.
@@ -592,29 +597,14 @@ class McpCenter(AgentUseCases):
         catalog = await (self._manager.refresh(server_id) if refresh else self._manager.catalog(server_id))
         conn = self._manager.current(server_id)
         declared = conn.session.client.server_capabilities if conn is not None and conn.session is not None else None
-        return {
-            "server_id": server_id,
-            # What the server declared in `initialize`: a category it does not declare is empty
-            # without a request, which the settings page explains instead of showing an empty list.
-            "capabilities": {
-                "tools": declared is not None and declared.tools is not None,
-                "prompts": declared is not None and declared.prompts is not None,
-                "resources": declared is not None and declared.resources is not None,
-            },
-            **{
-                category: [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items]
-                for category, items in catalog.items.items()
-            },
-            "quarantined": [q.to_dict() for notes in catalog.quarantined.values() for q in notes],
-            "normalized": [n.to_dict() for notes in catalog.normalized.values() for n in notes],
-            "generation": dict(catalog.generation),
-            "errors": dict(catalog.errors),
-        }
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """Tools, prompts and resources as agents see them; the gateway's backend (R-5, R-8)."""
-        return self._capabilities
+        # What the server declared in `initialize`: a category it does not declare is empty
+        # without a request, which the settings page explains instead of showing an empty list.
+        capabilities = DeclaredCapabilities(
+            tools=declared is not None and declared.tools is not None,
+            prompts=declared is not None and declared.prompts is not None,
+            resources=declared is not None and declared.resources is not None,
+        )
+        return CatalogView(server_id=server_id, capabilities=capabilities, catalog=catalog)
 
     def add_log_listener(self, listener: Callable[[str, Any], None]) -> Callable[[], None]:
         """Receive every server log message as `(server_id, LoggingMessageNotificationParams)`."""

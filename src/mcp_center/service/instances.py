@@ -14,14 +14,15 @@ logged and retried at the next change; the board is a view, never a source of tr
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from mcp_center.errors import CenterError
 from mcp_center.runtime import ServerStatus
+from mcp_center.service.results import InstancesView, InstanceView
 from mcp_center.store import Store
+from mcp_center.store.coordination import InstanceServerState
 
 __all__ = ["INSTANCE_HEADER", "StatePublisher", "instance_views"]
 
@@ -69,25 +70,21 @@ class StatePublisher:
             self._store.publish_server_state(self._instance, server_id, state, reason)
 
 
-def instance_views(store: Store, here: str) -> dict[str, Any]:
+def instance_views(store: Store, here: str) -> InstancesView:
     """The live instances and their connection states, for `GET /api/instances` (blocking: call it in a thread).
 
     Returns:
-        `{"here": id, "instances": [{id, name, url, hostname, pid, started_at, here, servers: {server_id:
-        {state, reason, updated_at}}}]}`, oldest instance first.
+        The instances, oldest first (`InstancesView.to_dict()` is `{"here": id, "instances": [{id, name,
+        url, hostname, pid, started_at, here, servers: {server_id: {state, reason, updated_at}}}]}`).
     Raises:
         StorageError: the board could not be read.
     """
-    states: dict[str, dict[str, Any]] = {}
+    states: dict[str, dict[str, InstanceServerState]] = {}
     for line in store.server_states():
-        states.setdefault(line.instance, {})[line.server_id] = {
-            "state": line.state,
-            "reason": line.reason,
-            "updated_at": line.updated_at.isoformat(),
-        }
-    return {
-        "here": here,
-        "instances": [
-            {**info.view(), "here": info.id == here, "servers": states.get(info.id, {})} for info in store.instances()
-        ],
-    }
+        states.setdefault(line.instance, {})[line.server_id] = line
+    return InstancesView(
+        here=here,
+        instances=tuple(
+            InstanceView(info=info, here=info.id == here, servers=states.get(info.id, {})) for info in store.instances()
+        ),
+    )

@@ -59,24 +59,6 @@ class ApprovalRecord(BaseModel):
     decided_at: datetime | None = None
     caller: dict[str, Any] | None = None
 
-    def view(self) -> dict[str, Any]:
-        """JSON shape for the API and the UI card."""
-        return {
-            "id": self.id,
-            "state": self.state,
-            "tool": self.tool,
-            "server_id": self.server_id,
-            "server_tool": self.server_tool,
-            "arguments": self.arguments,
-            "hints": self.hints,
-            "effects": "write",
-            "operation_id": self.operation_id,
-            "created_at": self.created_at.isoformat(),
-            "expires_at": self.expires_at.isoformat(),
-            "decided_at": self.decided_at.isoformat() if self.decided_at else None,
-            "caller": self.caller or {"via": "library"},
-        }
-
 
 def prune_approvals(records: dict[str, ApprovalRecord]) -> dict[str, ApprovalRecord]:
     """Every pending approval and the newest `MAX_CLOSED_APPROVALS` closed ones, oldest first."""

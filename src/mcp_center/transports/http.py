@@ -12,8 +12,10 @@ cross-origin redirects for MCP requests (docs/sdk-notes.md#streamable-http).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import ssl
 import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -366,7 +368,7 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         # Keep as many idle connections as may be open: with httpx2's default (20 kept of 100), a
         # burst of concurrent calls through the gateway closed and reopened a TCP connection for
         # most requests (R-8.3).
-        self._inner = httpx2.AsyncHTTPTransport(trust_env=False, limits=POOL_LIMITS)
+        self._inner = httpx2.AsyncHTTPTransport(verify=shared_tls_context(), trust_env=False, limits=POOL_LIMITS)
         self._limits = limits
         self._list_limits = list_limits or limits
         self._diagnostics = diagnostics
@@ -441,6 +443,18 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+@functools.cache
+def shared_tls_context() -> ssl.SSLContext:
+    """The one TLS context of every server connection (system trust store as `httpx2` loads it,
+    environment ignored), built on first use.
+
+    An `httpx2` transport otherwise builds its own and loads the CA bundle into it: about 0.8 MB
+    resident per connection, and a test connection, a reconnect or a probe builds one more each
+    time (R-8.3: idle RSS). An `ssl.SSLContext` is meant to be shared; nothing here changes it.
+    """
+    return httpx2.create_ssl_context(trust_env=False)
 
 
 def build_http_client(

@@ -11,20 +11,24 @@ no inline script, no framing) and `Cache-Control: no-store`.
 
 from __future__ import annotations
 
+import functools
 import hmac
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 from mcp_center import __version__
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, OriginNotAllowed
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
 from mcp_center.web.csrf import (
     CSRF_FIELD,
     SESSION_COOKIE,
@@ -52,12 +56,19 @@ _PAGE_HEADERS = {
     "Cache-Control": "no-store",
 }
 
-_templates = Environment(
-    loader=FileSystemLoader(WEB_DIR / "templates"),
-    autoescape=select_autoescape(default=True),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+
+@functools.cache
+def _templates() -> Environment:
+    """The page templates, loaded with jinja2 on the first page served: a host serving only the
+    gateway and the API never imports it (about 1.5 MB resident, R-8.3: idle RSS)."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    return Environment(
+        loader=FileSystemLoader(WEB_DIR / "templates"),
+        autoescape=select_autoescape(default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 class _StaticFiles(StaticFiles):
@@ -71,7 +82,7 @@ class _StaticFiles(StaticFiles):
 
 
 def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    html = _templates.get_template(name).render(version=__version__, **context)
+    html = _templates().get_template(name).render(version=__version__, **context)
     return HTMLResponse(html, status_code=status, headers=_PAGE_HEADERS)
 
 

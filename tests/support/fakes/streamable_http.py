@@ -147,6 +147,8 @@ class FakeStreamableServer:
             (a server that closes its GET stream right away).
         empty_resumptions: A GET carrying a `Last-Event-ID` that no handler registered is answered
             with an event stream that ends at once, without events.
+        sessionless: A POST whose `MCP-Protocol-Version` is 2026-07-28 needs no session (a server
+            that speaks that era; its handlers tell the eras apart by the `_meta` they get).
 
     Attributes:
         requests: Every request received, in order.
@@ -165,6 +167,7 @@ class FakeStreamableServer:
     capabilities: dict[str, Any] = field(default_factory=lambda: {"tools": {"listChanged": True}})
     get_body: str | None = None
     empty_resumptions: bool = False
+    sessionless: bool = False
     requests: list[SeenRequest] = field(default_factory=list[SeenRequest])
     shutdown: anyio.Event = field(default_factory=anyio.Event)
 
@@ -265,7 +268,8 @@ class FakeStreamableServer:
         if method == "initialize":
             handler = self.handlers.get("initialize", FakeStreamableServer._initialize)
             return await handler(self, message)
-        problem = self._session_problem(seen)
+        modern = self.sessionless and seen.headers.get("mcp-protocol-version") == "2026-07-28"
+        problem = None if modern else self._session_problem(seen)
         if problem is not None:
             return problem
         if "id" not in message or method is None:
@@ -298,7 +302,8 @@ class FakeStreamableServer:
         return json_response(answer, headers=headers)
 
     def _get(self, seen: SeenRequest) -> Response:
-        problem = self._session_problem(seen)
+        modern = self.sessionless and seen.headers.get("mcp-protocol-version") == "2026-07-28"
+        problem = None if modern else self._session_problem(seen)
         if problem is not None:
             return problem
         last_event_id = seen.headers.get("last-event-id")

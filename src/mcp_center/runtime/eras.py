@@ -1,0 +1,165 @@
+"""Which protocol era a forwarded `tools/call` travels in (R-8.3, R-8.5, issue 12 round 3).
+
+A Streamable HTTP server built on a current SDK speaks two eras: the 2025-11-25 session our
+connection opened (`initialize`, `Mcp-Session-Id`, answers often framed as SSE, the server's
+own requests on the call's stream) and the 2026-07-28 sessionless request (`_meta` carries the
+protocol version, our client info and capabilities; `Mcp-Method`/`Mcp-Name` headers; a plain
+JSON answer). The SDK server spends markedly less CPU on the second (measured: about 1.2 ms per
+`echo` against about 2 ms), so the gateway's lean path sends a tool's calls that way when it is
+safe. This module holds the decision; `runtime/forward.py` does the sending.
+
+What decides, per connection (`EraChoice`):
+- the server says it speaks 2026-07-28: one `server/discover` probe, answered with
+  `supportedVersions` naming it; any failure or refusal keeps the session for good;
+- the tool has shown on a session call that it needs nothing the 2026-07-28 request cannot carry.
+  A tool's first call goes over the session. If the server, during it, asked the client
+  something (elicitation, sampling, roots) or sent a log message or a list change on the call's
+  stream, the tool stays on the session: written against the session era's back-channel
+  (`ctx.elicit`, `ctx.session.create_message`, `send_log_message`), it would fail or lose the
+  message on a sessionless request. Otherwise its later calls go the 2026-07-28 way.
+
+Elicitation, sampling and roots asked the 2026-07-28 way (an `input_required` result: the
+"multi round-trip" flow) are answered through the connection's own callbacks, exactly the ones the
+session era uses, so the gateway's forwarding, cards, approvals and refusals apply unchanged, and
+the call is re-sent with `inputResponses` and the echoed `requestState` (at most `INPUT_ROUNDS`).
+
+Why a tool is not simply re-sent over the session when it fails the 2026-07-28 way: a call is not
+known to be idempotent. The only failures re-sent are the ones the server refuses before running
+the tool: `HEADER_MISMATCH` (e.g. a tool whose schema wants `Mcp-Param-*` headers) and
+`UNSUPPORTED_PROTOCOL_VERSION`. A tool that ran and then found no back-channel (a tool that asks
+only sometimes, and did not ask on its first call) answers the server's own JSON-RPC error to
+the agent once and stays on the session from then on (noted in the server's log, R-3.11).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import mcp_types as types
+from mcp.shared.inbound import encode_header_value
+
+__all__ = [
+    "DISCOVER_TIMEOUT_S",
+    "INPUT_ROUNDS",
+    "MODERN_VERSION",
+    "EraChoice",
+    "capabilities_of",
+    "discovered",
+    "is_no_back_channel",
+    "modern_envelope",
+    "modern_headers",
+    "refused_before_running",
+    "session_shaped",
+]
+
+MODERN_VERSION = "2026-07-28"
+"""The sessionless protocol version the lean path may use upstream."""
+DISCOVER_TIMEOUT_S = 5.0
+"""Seconds the `server/discover` probe may take (inside the first call's own deadline)."""
+INPUT_ROUNDS = 10
+"""`input_required` rounds of one call before it fails (the SDK's own default)."""
+_NO_BACK_CHANNEL = "no back-channel for server-initiated requests"
+
+
+class EraChoice:
+    """What one connection knows about sending a tool's calls the 2026-07-28 way.
+
+    `speaks_modern` is None until the `server/discover` probe answered (`probing` while it runs:
+    calls meanwhile go over the session rather than wait).
+    """
+
+    def __init__(self) -> None:
+        self.speaks_modern: bool | None = None
+        self.probing = False
+        self._lean: set[str] = set()
+        self._session: set[str] = set()
+
+    def modern_for(self, name: object) -> bool:
+        """True when a `tools/call` of `name` goes the 2026-07-28 way."""
+        return self.speaks_modern is True and isinstance(name, str) and name in self._lean
+
+    def wants_probe(self) -> bool:
+        """True when nobody has asked the server yet which versions it speaks."""
+        return self.speaks_modern is None and not self.probing
+
+    def learned(self, name: object, needs_session: bool) -> None:
+        """A session call of `name` ended; `needs_session` when the server used the call's stream
+        for anything but progress (a request of its own, a log message, a list change)."""
+        if not isinstance(name, str) or name in self._session:
+            return
+        if needs_session:
+            self._session.add(name)
+            self._lean.discard(name)
+        else:
+            self._lean.add(name)
+
+    def pin(self, name: object) -> None:
+        """`name` goes over the session from now on."""
+        self.learned(name, True)
+
+
+def discovered(result: dict[str, Any]) -> bool:
+    """True when a `server/discover` result names `MODERN_VERSION` among its supported versions."""
+    versions = result.get("supportedVersions")
+    return isinstance(versions, list) and MODERN_VERSION in cast(list[object], versions)
+
+
+def capabilities_of(elicitation: bool, sampling: bool, roots: bool) -> dict[str, Any]:
+    """The client capabilities a 2026-07-28 request declares, as the session's `initialize` did
+    (the SDK client declares what it has a callback for)."""
+    caps: dict[str, Any] = {}
+    if elicitation:
+        caps["elicitation"] = {"form": {}, "url": {}}
+    if sampling:
+        caps["sampling"] = {}
+    if roots:
+        caps["roots"] = {"listChanged": True}
+    return caps
+
+
+def modern_envelope(params: dict[str, Any], client_info: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
+    """`params` with the 2026-07-28 `_meta` keys (version, client info, capabilities) added."""
+    meta = dict(cast(dict[str, Any], params.get("_meta") or {}))
+    meta[types.PROTOCOL_VERSION_META_KEY] = MODERN_VERSION
+    meta[types.CLIENT_INFO_META_KEY] = client_info
+    meta[types.CLIENT_CAPABILITIES_META_KEY] = caps
+    return {**params, "_meta": meta}
+
+
+def modern_headers(method: str, name: str | None) -> dict[str, str]:
+    """The headers of a 2026-07-28 POST (`Mcp-Name` for a named method)."""
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": MODERN_VERSION,
+        "mcp-method": method,
+    }
+    if name is not None:
+        headers["mcp-name"] = encode_header_value(name)
+    return headers
+
+
+def session_shaped(result: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 result as the session would have answered it: without `resultType` and the
+    server's identity in `_meta` (the gateway speaks for itself to the agent)."""
+    meta: object = result.get("_meta")
+    if "resultType" not in result and not (isinstance(meta, dict) and types.SERVER_INFO_META_KEY in meta):
+        return result
+    shaped = {key: value for key, value in result.items() if key != "resultType"}
+    if isinstance(meta, dict):
+        rest = {k: v for k, v in cast(dict[str, Any], meta).items() if k != types.SERVER_INFO_META_KEY}
+        if rest:
+            shaped["_meta"] = rest
+        else:
+            shaped.pop("_meta", None)
+    return shaped
+
+
+def refused_before_running(code: int) -> bool:
+    """A JSON-RPC error a server gives a 2026-07-28 request before running it (safe to re-send)."""
+    return code in (types.HEADER_MISMATCH, types.UNSUPPORTED_PROTOCOL_VERSION)
+
+
+def is_no_back_channel(code: int, message: str) -> bool:
+    """The SDK server's error for a tool that asked the client something on a sessionless request."""
+    return code == types.INVALID_REQUEST and _NO_BACK_CHANNEL in message

@@ -1,0 +1,208 @@
+"""The agents' tool registry and what every agent-facing use case reads (R-5, R-3.6, R-3.7).
+
+`AgentCatalog` is the base of `Capabilities` (`capabilities.py`): the registry (`registry/`, pure)
+rebuilt from what the connection manager and the store know (every ready server's validated
+catalog, R-3.6, and its tool settings) whenever those inputs changed, the watcher that announces
+`tools.changed`, the store reads that let a setting changed a moment ago count, and the lazy
+connection of enabled servers (R-3.2). The calls (`tool_calls.py`) and the prompts and resources
+(`context_items.py`) build on it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+import anyio
+import anyio.to_thread
+
+from mcp_center.config import ServerConfig
+from mcp_center.errors import (
+    CenterError,
+    FieldError,
+    RequestInvalid,
+)
+from mcp_center.models import ConnectionState
+from mcp_center.registry import (
+    ServerTools,
+    ToolRegistry,
+)
+from mcp_center.runtime import Catalog, ConnectionManager
+from mcp_center.service.approvals import ApprovalBroker
+from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.untrusted import DEFAULT_MAX_CONTEXT_BYTES, MAX_CONTEXT_BYTES
+from mcp_center.store import ServerRecord, Store, StoreState
+
+__all__ = [
+    "DEFAULT_RESOURCE_LIMIT",
+    "LAZY_CONNECT_WAIT_S",
+    "MAX_RESOURCE_LIMIT",
+    "AgentCatalog",
+    "check_max_bytes",
+    "invalid_field",
+]
+
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_RESOURCE_LIMIT = 50
+MAX_RESOURCE_LIMIT = 500
+MAX_URI_CHARS = 8192
+RESOURCE_NOT_FOUND_RPC_CODES = frozenset({-32002, -32602})
+"""JSON-RPC errors a server answers `resources/read` with for a resource it does not have: MCP's
+"resource not found", and "invalid params", which SDK servers send for an unknown URI (R-5.5)."""
+LAZY_CONNECT_WAIT_S = 10.0
+"""Seconds a read waits for enabled servers that are not connected yet (R-3.2) before answering without them."""
+
+
+def invalid_field(field: str, code: str, message: str) -> RequestInvalid:
+    return RequestInvalid(f"{field}: {message}", details={"errors": [FieldError(field, code, message).to_dict()]})
+
+
+def check_max_bytes(max_bytes: object) -> int:
+    """The size bound a caller asked for, or the default.
+
+    Raises:
+        RequestInvalid: not an integer between 1 and `MAX_CONTEXT_BYTES`.
+    """
+    if max_bytes is None:
+        return DEFAULT_MAX_CONTEXT_BYTES
+    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or not 1 <= max_bytes <= MAX_CONTEXT_BYTES:
+        raise invalid_field("max_bytes", "FIELD_INVALID", f"must be an integer from 1 to {MAX_CONTEXT_BYTES}")
+    return max_bytes
+
+
+class AgentCatalog:
+    """Registry upkeep and the reads the agent-facing use cases share (base of `Capabilities`)."""
+
+    def __init__(
+        self,
+        store: Store,
+        manager: ConnectionManager,
+        approvals: ApprovalBroker,
+        interactions: InteractionBroker,
+    ) -> None:
+        self._store = store
+        self._manager = manager
+        self._approvals = approvals
+        self._interactions = interactions
+        self._registry = ToolRegistry.build([])
+        self._key: object = None
+        self._servers: tuple[object, Mapping[str, ServerRecord]] | None = None
+        """`(servers stamp, servers)` of the last `_server_records` read."""
+        self._signature: object = self._registry.signature()
+        self._listed_for: ToolRegistry | None = None
+        self._listed: dict[str | None, bytes] = {}
+        """Serialized tool lists of `_listed_for`, per scope (None: every server)."""
+
+    # ----- registry upkeep -----------------------------------------------------------------------
+
+    async def watch(self) -> None:
+        """Rebuild after `server.*` events and announce `tools.changed` when agents would see a change.
+
+        Runs until cancelled. Reads never depend on this task having run: `registry()` rebuilds
+        whenever its inputs changed.
+        """
+        events = self._manager.events
+        async with events.subscribe() as subscription:
+            while True:
+                event = await subscription.next()
+                kind = str(event.get("type", ""))
+                if not (kind.startswith("server.") or kind == "events.dropped"):
+                    continue
+                try:
+                    registry = await self.registry(connect=False)
+                except CenterError:
+                    logger.exception("registry.rebuild_failed")
+                    continue
+                signature = registry.signature()
+                if signature != self._signature:
+                    self._signature = signature
+                    events.publish("tools.changed", count=len(registry.tools()))
+
+    async def registry(self, *, connect: bool = True) -> ToolRegistry:
+        """The current registry, rebuilt if its inputs changed since it was built.
+
+        The inputs are the servers section (its change stamp) and, per running server, the connection
+        and the generation of its tool catalog (R-3.7): any catalog refresh, reconnect, enable,
+        disable or configuration change gives a new key, whatever order events arrive in.
+
+        Args:
+            connect: Connect enabled servers that are still disconnected first (lazy servers,
+                R-3.2); servers in an error state are not retried here.
+        """
+        if connect:
+            await self._connect_lazy()
+        stamp = self._store.stamp("servers")  # two stats: cheaper than a thread hop on every call
+        key = (stamp, self._catalog_key())
+        if key != self._key:
+            state = await self._read()
+            self._registry = ToolRegistry.build(
+                ServerTools(
+                    server_id=config.id,
+                    server_name=config.name,
+                    tools=catalog.tools,
+                    disabled_tools=frozenset(config.disabled_tools),
+                    tool_policies=config.tool_policies,
+                )
+                for config, catalog in self._ready(state)
+            )
+            self._key = key
+        return self._registry
+
+    def _catalog_key(self) -> tuple[tuple[str, str | None, int], ...]:
+        key: list[tuple[str, str | None, int]] = []
+        for server_id in sorted(self._manager.configured()):
+            conn = self._manager.current(server_id)
+            if conn is None:
+                key.append((server_id, None, -1))
+            else:
+                key.append((server_id, conn.connection_id, conn.catalog.generation["tools"]))
+        return tuple(key)
+
+    async def _server_records(self) -> Mapping[str, ServerRecord]:
+        """The servers section as stored now: re-read when its change stamp moved (two `stat` calls
+        on a JSON store), so a tool disabled or denied a moment ago counts (R-5.2). Read-only."""
+        stamp = self._store.stamp("servers")  # taken first: a commit racing the read only causes a re-read
+        cached = self._servers
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        servers = (await self._read()).servers
+        self._servers = (stamp, servers)
+        return servers
+
+    async def _read(self) -> StoreState:
+        """The store's state: from its cache when nothing changed (no thread hop), else read in a thread."""
+        return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
+
+    def _ready(self, state: StoreState) -> list[tuple[ServerConfig, Catalog]]:
+        ready: list[tuple[ServerConfig, Catalog]] = []
+        for server_id in sorted(self._manager.configured()):
+            conn = self._manager.current(server_id)
+            record = state.servers.get(server_id)
+            if conn is not None and record is not None and record.enabled:
+                ready.append((record.config, conn.catalog))
+        return ready
+
+    async def _connect_lazy(self) -> bool:
+        waiting = [
+            sid for sid in self._manager.configured() if self._manager.status(sid).state is ConnectionState.DISCONNECTED
+        ]
+        if not waiting:
+            return False
+
+        async def connect(server_id: str) -> None:
+            try:
+                await self._manager.connect(server_id)
+            except CenterError as exc:
+                logger.info("server.connect_failed", extra={"server_id": server_id, "code": exc.code})
+
+        # Connection attempts run in the manager's tasks: giving up waiting does not stop them, and
+        # a slow server's tools appear on a later read (and with a `tools.changed` event).
+        with anyio.move_on_after(LAZY_CONNECT_WAIT_S):
+            async with anyio.create_task_group() as tg:
+                for server_id in waiting:
+                    tg.start_soon(connect, server_id)
+        return True
+
+    # ----- tools ---------------------------------------------------------------------------------

@@ -1,0 +1,156 @@
+"""The gateway's half of `McpCenter`: agent use cases in MCP's own shapes (R-5, R-8).
+
+`McpCenter` inherits these methods, as it inherits the JSON-shaped agent methods of
+`agent_calls.py`: every face (REST, CLI, web, library, gateway) enters through `McpCenter`, and the
+gateway is no exception (docs/decisions.md, "One entrance per use case"). They run the same policy,
+approval and routing code as the JSON-shaped ones (`capabilities.py`); they differ only in what they
+return: SDK models (`mcp_types`) for the SDK's server, raw JSON (bytes or dicts) for the gateway's
+lean path (R-8.3), where a server's answer goes back to the agent as it came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
+
+from mcp_center.runtime import Category
+from mcp_center.service.capabilities import Capabilities
+from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
+
+__all__ = ["GatewayUseCases"]
+
+
+class GatewayUseCases:
+    """Mixin of `McpCenter`: the MCP-shaped agent methods the gateway calls (set up by `McpCenter.__init__`)."""
+
+    _capabilities: Capabilities
+
+    async def mcp_tools(self) -> list[types.Tool]:
+        """The tools agents may call, as MCP `Tool`s under their exposed names; `deny` ones left out (R-5.1, R-5.2)."""
+        return await self._capabilities.mcp_tools()
+
+    async def mcp_tools_json(self, server_id: str | None = None) -> bytes:
+        """`mcp_tools` as a JSON array (bytes), or with `server_id` that server's tools under their own
+        names (`/mcp/{id}`, R-8.4); built once per registry snapshot and scope."""
+        return await self._capabilities.gateway_tools_json(server_id)
+
+    async def mcp_call_tool(
+        self,
+        name: str,
+        arguments: object = None,
+        *,
+        operation_id: str | None = None,
+        progress: ProgressFnT | None = None,
+        elicitor: Elicitor | None = None,
+        caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
+    ) -> types.CallToolResult:
+        """`call_agent_tool` returning the SDK's `CallToolResult` (R-5.3, R-8.1).
+
+        Args:
+            caller_allowed: Asked again once an approval was granted: False (the gateway token was
+                revoked meanwhile) and the call is not sent (ApprovalStale).
+            caller: Who asks, for the approval card (the gateway token's id and name, the agent's
+                `clientInfo`; never the token).
+        Raises:
+            As `call_agent_tool`; ApprovalStale (approved, but the server or the caller changed meanwhile).
+        """
+        return await self._capabilities.call_result(
+            name,
+            arguments,
+            operation_id=operation_id,
+            progress=progress,
+            elicitor=elicitor,
+            caller_allowed=caller_allowed,
+            caller=caller,
+        )
+
+    async def mcp_forward_call(
+        self,
+        name: str,
+        arguments: object = None,
+        *,
+        server_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        operation_id: str | None = None,
+        progress: ProgressFnT | None = None,
+        elicitor: Elicitor | None = None,
+        sampler: Sampler | None = None,
+        roots: RootsLister | None = None,
+        caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`mcp_call_tool` for the lean path: the same policy, the server's `CallToolResult` JSON as it
+        came (bounded, R-3.9; R-8.1, R-8.3).
+
+        Args:
+            server_id: `name` is that server's own tool name (`/mcp/{id}`, R-8.4).
+            meta: The agent's `_meta` (its `progressToken` is replaced by ours when `progress` is given).
+            sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
+                call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
+        Raises:
+            As `mcp_call_tool`; ServerRequestFailed with `rpc_error` when the server answered a JSON-RPC error.
+        """
+        return await self._capabilities.forward_call(
+            name,
+            arguments,
+            server_id=server_id,
+            meta=meta,
+            operation_id=operation_id,
+            progress=progress,
+            elicitor=elicitor,
+            sampler=sampler,
+            roots=roots,
+            caller_allowed=caller_allowed,
+            caller=caller,
+        )
+
+    async def mcp_prompts(self) -> list[types.Prompt]:
+        """Every ready server's prompts as MCP `Prompt`s named `{serverId}:{prompt}` (R-5.4)."""
+        return await self._capabilities.mcp_prompts()
+
+    async def mcp_get_prompt(self, name: str, arguments: Mapping[str, str] | None) -> types.GetPromptResult:
+        """`prompts/get` of `{serverId}:{prompt}`: the server's messages unchanged, provenance in `_meta`.
+
+        Raises:
+            PromptNotFound: no ready server offers it.
+        """
+        return await self._capabilities.mcp_get_prompt(name, arguments)
+
+    async def mcp_resources(self) -> tuple[list[types.Resource], list[types.ResourceTemplate]]:
+        """Every ready server's resources and resource templates; a URI two servers offer is exposed
+        once per server as `mcp-center+{serverId}:{uri}` (R-5.5)."""
+        return await self._capabilities.mcp_resources()
+
+    async def mcp_read_resource(self, uri: str) -> types.ReadResourceResult:
+        """`resources/read` routed to the server that offers `uri` (listed, scoped, or matching a template).
+
+        Raises:
+            RequestInvalid: no ready server (or more than one) offers that URI.
+        """
+        return await self._capabilities.mcp_read_resource(uri)
+
+    async def mcp_listing(self, category: Category, server_id: str | None = None) -> list[dict[str, Any]]:
+        """Prompts, resources or resource templates as JSON: the aggregate view, or with `server_id`
+        one server's items under their own names (R-8.4)."""
+        return await self._capabilities.gateway_listing(category, server_id)
+
+    async def mcp_forward_request(
+        self, method: str, params: Mapping[str, Any], *, server_id: str | None = None
+    ) -> dict[str, Any]:
+        """A request other than `tools/call` (`prompts/get`, `resources/read`, `resources/subscribe`,
+        `completion/complete`, `logging/setLevel`, ...) routed to the server it names and sent as it
+        came (R-8.1, R-8.4).
+
+        Raises:
+            RequestInvalid, PromptNotFound, ServerNotFound (`server_id` not enabled and ready),
+            ServerRequestFailed (the server's JSON-RPC error, `rpc_error`).
+        """
+        return await self._capabilities.forward_request(method, params, server_id=server_id)
+
+    async def server_exists(self, server_id: str) -> bool:
+        """True when a server with this id is registered (enabled or not): `/mcp/{id}` answers 404 otherwise."""
+        return await self._capabilities.server_exists(server_id)

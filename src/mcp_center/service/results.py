@@ -1,0 +1,300 @@
+"""Typed results of `McpCenter`'s reads and approvals: what a library caller gets back (issue 16).
+
+Each result is a frozen dataclass whose closed sets of strings are `Literal`s; `to_dict()` is the
+JSON the REST API answers and the CLI prints, built at those edges, key for key the shape the API
+has always sent (the OpenAPI description and the API tests hold it). `ServerView` (`views.py`) is the
+result of the server methods; these are the others:
+
+- `ToolExport`: the tools agents may call in one export format, their alias table and the names
+  whose calls wait for approval (R-5.1, R-5.3, R-5.6): `agent_tools`.
+- `ApprovalView`: one approval of an agent's call (R-5.3): `list_approvals`, `get_approval`,
+  `wait_for_approval`, `decide_approval`.
+- `ServerTool`: one tool of one server with the user's settings for it (R-5.2, R-5.3): `list_tools`.
+- `ServerLogs`: a server's last exchanges and stderr lines (R-3.11): `logs`.
+- `CatalogView`: a server's live catalog (R-3.6, R-3.7): `catalog`.
+- `InstancesView`: the live `serve` instances on the store and their connection states (R-10.2):
+  `instances`.
+
+Entries that are themselves a log's free-form JSON (a logbook exchange, a stderr line, a category's
+refresh error) stay JSON mappings inside the typed result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+import mcp_types as types
+
+from mcp_center.config import ToolPolicy
+from mcp_center.registry import ExportFormat, ToolAlias
+from mcp_center.runtime import Catalog, Category, Quarantined, ServerStatus
+from mcp_center.store import ApprovalRecord, ApprovalState
+from mcp_center.store.coordination import InstanceInfo, InstanceServerState
+
+__all__ = [
+    "ApprovalView",
+    "CatalogView",
+    "DeclaredCapabilities",
+    "InstanceView",
+    "InstancesView",
+    "ServerLogs",
+    "ServerTool",
+    "ToolExport",
+]
+
+
+def _mcp_json(item: types.Tool | types.Prompt | types.Resource | types.ResourceTemplate) -> dict[str, Any]:
+    return item.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExport:
+    """The tools agents may call, in one export format (R-5.1, R-5.2, R-5.6).
+
+    Attributes:
+        format: `center`, `mcp`, `openai` or `anthropic`.
+        tools: The tool objects in that format, ready to hand to the LLM API (input schemas unchanged).
+        aliases: `{exposed name: registry.ToolAlias}` (server id, the server's tool name, `verbatim`).
+        approval_required: Exposed names whose calls wait for the user's approval (policy `ask`,
+            R-5.3): the OpenAI and Anthropic tool objects have no field to say so.
+    """
+
+    format: ExportFormat
+    tools: list[dict[str, Any]]
+    aliases: Mapping[str, ToolAlias]
+    approval_required: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"format", "tools", "aliases": {name: {"server_id", "tool", "verbatim"}}, "approval_required"}`."""
+        return {
+            "format": self.format,
+            "tools": self.tools,
+            "aliases": {name: alias.to_dict() for name, alias in self.aliases.items()},
+            "approval_required": list(self.approval_required),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalView:
+    """One approval of an agent's call, pending or closed (R-5.3).
+
+    Attributes:
+        id: Decide it with `decide_approval(id, "approve" | "deny")`.
+        state: `pending`, then `approved` / `denied` (the user), `expired`, `cancelled` or
+            `interrupted` (`store.ApprovalState`).
+        tool: The exposed name the agent called (`mcp__{serverId}__...`).
+        server_id, server_tool: Where the call goes, and the tool's own name.
+        arguments: What the agent sent (shown as is).
+        hints: The server's tool annotations: self-reported, shown, never trusted (R-5.1).
+        effects: Always `write`: every call is treated as one that may change something.
+        operation_id: `cancel(operation_id)` ends the approval and its call.
+        created_at, expires_at, decided_at: Aware UTC datetimes (`decided_at` None while pending).
+        caller: Who asked (`{"via": "gateway" | "rest_api" | "library", ...}`; never a token).
+    """
+
+    id: str
+    state: ApprovalState
+    tool: str
+    server_id: str
+    server_tool: str
+    arguments: Mapping[str, Any]
+    hints: Mapping[str, Any]
+    operation_id: str
+    created_at: datetime
+    expires_at: datetime
+    decided_at: datetime | None
+    caller: Mapping[str, Any]
+    effects: Literal["write"] = "write"
+
+    @classmethod
+    def of(cls, record: ApprovalRecord) -> ApprovalView:
+        """The view of a stored approval."""
+        return cls(
+            id=record.id,
+            state=record.state,
+            tool=record.tool,
+            server_id=record.server_id,
+            server_tool=record.server_tool,
+            arguments=record.arguments,
+            hints=record.hints,
+            operation_id=record.operation_id,
+            created_at=record.created_at,
+            expires_at=record.expires_at,
+            decided_at=record.decided_at,
+            caller=record.caller or {"via": "library"},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"id", "state", "tool", "server_id", "server_tool", "arguments", "hints", "effects",
+        "operation_id", "created_at", "expires_at", "decided_at", "caller"}` (ISO 8601 times)."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "tool": self.tool,
+            "server_id": self.server_id,
+            "server_tool": self.server_tool,
+            "arguments": dict(self.arguments),
+            "hints": dict(self.hints),
+            "effects": self.effects,
+            "operation_id": self.operation_id,
+            "created_at": self.created_at.isoformat(),
+            "expires_at": self.expires_at.isoformat(),
+            "decided_at": self.decided_at.isoformat() if self.decided_at else None,
+            "caller": dict(self.caller),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTool:
+    """One tool of one server as its live session lists it, with the user's settings (R-5.2, R-5.3).
+
+    Attributes:
+        tool: The MCP `Tool` as the server described it (self-reported, R-5.1).
+        enabled: False when the user disabled it (`disabled_tools`).
+        policy: The approval policy of agent calls of it (`ask` when none is set).
+    """
+
+    tool: types.Tool
+    enabled: bool
+    policy: ToolPolicy
+
+    @property
+    def name(self) -> str:
+        """The server's name for the tool."""
+        return self.tool.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """The MCP `Tool` as JSON, plus `"enabled"` and `"policy"`."""
+        return {**_mcp_json(self.tool), "enabled": self.enabled, "policy": self.policy}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLogs:
+    """A server's recent traffic as this process saw it (R-3.11); redacted, summaries only.
+
+    Attributes:
+        server_id: The server.
+        status: Its runtime status in this process.
+        requests: The last exchanges, oldest first (`runtime.logbook`: `{"at", "direction", "method",
+            "status", ...}`), still-pending requests included.
+        stderr: The last stderr lines `{"at", "line"}` (a stdio server), with `"violation"` on a line
+            reporting a sandbox refusal (R-11.1).
+    """
+
+    server_id: str
+    status: ServerStatus
+    requests: tuple[Mapping[str, Any], ...]
+    stderr: tuple[Mapping[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"server_id", "status", "requests", "stderr"}`."""
+        return {
+            "server_id": self.server_id,
+            "status": self.status.to_dict(),
+            "requests": [dict(entry) for entry in self.requests],
+            "stderr": [dict(line) for line in self.stderr],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredCapabilities:
+    """Which catalog categories the server declared in `initialize` (an undeclared one is empty)."""
+
+    tools: bool
+    prompts: bool
+    resources: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogView:
+    """A server's live catalog (R-3.6, R-3.7).
+
+    Attributes:
+        server_id: The server.
+        capabilities: The categories it declared.
+        catalog: The validated items per category, quarantined and normalized items (kept after a
+            stated schema fix, `registry.schemas`), generations and per-category refresh errors
+            (`runtime.Catalog`).
+    """
+
+    server_id: str
+    capabilities: DeclaredCapabilities
+    catalog: Catalog
+
+    @property
+    def tools(self) -> tuple[types.Tool, ...]:
+        """The validated tools."""
+        return tuple(self.catalog.tools)
+
+    @property
+    def quarantined(self) -> tuple[Quarantined, ...]:
+        """Items dropped from every category, with the reason (R-3.6)."""
+        return tuple(q for notes in self.catalog.quarantined.values() for q in notes)
+
+    @property
+    def generation(self) -> Mapping[Category, int]:
+        """Per category, how many times it was refreshed successfully in this connection (R-3.7)."""
+        return self.catalog.generation
+
+    def error(self, category: Category) -> Mapping[str, Any] | None:
+        """The last refresh error of `category` (`{"code", "message", ...}`), or None when it refreshed."""
+        return self.catalog.errors[category]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"server_id", "capabilities": {"tools", "prompts", "resources"}, "tools", "prompts",
+        "resources", "resource_templates", "quarantined", "normalized", "generation", "errors"}`."""
+        catalog = self.catalog
+        return {
+            "server_id": self.server_id,
+            "capabilities": {
+                "tools": self.capabilities.tools,
+                "prompts": self.capabilities.prompts,
+                "resources": self.capabilities.resources,
+            },
+            **{category: [_mcp_json(item) for item in items] for category, items in catalog.items.items()},
+            "quarantined": [q.to_dict() for notes in catalog.quarantined.values() for q in notes],
+            "normalized": [n.to_dict() for notes in catalog.normalized.values() for n in notes],
+            "generation": dict(catalog.generation),
+            "errors": dict(catalog.errors),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceView:
+    """One live `serve` instance and its connection state of each server (R-10.2).
+
+    Attributes:
+        info: Its id, label, URL, host name, pid and start time.
+        here: True for the instance that answers.
+        servers: `{server_id: state line}` as that instance published it.
+    """
+
+    info: InstanceInfo
+    here: bool
+    servers: Mapping[str, InstanceServerState]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{id, name, url, hostname, pid, started_at, here, servers: {server_id: {state, reason, updated_at}}}`."""
+        return {
+            **self.info.view(),
+            "here": self.here,
+            "servers": {
+                server_id: {"state": line.state, "reason": line.reason, "updated_at": line.updated_at.isoformat()}
+                for server_id, line in self.servers.items()
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class InstancesView:
+    """The live instances on one store, oldest first, and which one answers (R-10.2)."""
+
+    here: str
+    instances: tuple[InstanceView, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"here": id, "instances": [InstanceView.to_dict()]}`."""
+        return {"here": self.here, "instances": [instance.to_dict() for instance in self.instances]}

@@ -1,0 +1,386 @@
+"""Agent-initiated tool calls through the user's policy, and the tool lists agents see (R-5.1-R-5.3, R-8).
+
+Agent-initiated calls (`call`, `call_result`, the gateway's `forward_call`) go through the user's
+policy (R-5.3): `deny` refuses, `allow` calls, `ask` (the default) waits for an approval first.
+Settings are re-read from the store at call time, so a policy or a disabled tool the user changed a
+moment ago counts; an approval covers the call as the user saw it (`_still_as_approved`).
+User-initiated calls do not come through here (`McpCenter.call_tool`).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import anyio
+import mcp_types as types
+import orjson
+from mcp.shared.dispatcher import ProgressFnT
+
+from mcp_center.errors import (
+    ApprovalStale,
+    ServerTimeout,
+    ToolDenied,
+    ToolDisabled,
+    ToolNotFound,
+    did_you_mean,
+)
+from mcp_center.models import ConnectionState, ErrorReason
+from mcp_center.registry import (
+    EXPORT_FORMATS,
+    ExportFormat,
+    RegisteredTool,
+    tool_prefix,
+)
+from mcp_center.service.agent_registry import AgentCatalog, invalid_field
+from mcp_center.service.bodies import check_json_safe
+from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
+from mcp_center.service.results import ToolExport
+from mcp_center.store import ServerRecord
+
+__all__ = ["ToolCalls"]
+
+logger = logging.getLogger(__name__)
+
+
+class ToolCalls(AgentCatalog):
+    """The tool half of `Capabilities`: exports, agent calls, the gateway's tool lists."""
+
+    async def tools(self, fmt: object = "center") -> ToolExport:
+        """The tools agents see (`EXPORT_FORMATS`), alias table, names needing approval (R-5.1, R-5.3, R-5.6).
+
+        Raises: RequestInvalid (an unknown format).
+        """
+        if fmt not in EXPORT_FORMATS:
+            raise invalid_field("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
+        export_format: ExportFormat = fmt
+        registry = await self.registry()
+        return ToolExport(
+            format=export_format,
+            tools=registry.export(export_format),
+            aliases=registry.enabled_aliases(),
+            approval_required=tuple(registry.approval_required()),
+        )
+
+    async def call_result(
+        self,
+        name: str,
+        arguments: object = None,
+        *,
+        operation_id: str | None = None,
+        progress: ProgressFnT | None = None,
+        elicitor: Elicitor | None = None,
+        caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
+    ) -> types.CallToolResult:
+        """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
+
+        `progress` receives the server's progress notifications; `elicitor` answers the server's
+        form elicitations for this call instead of a card (both for the gateway, R-8.1).
+        `caller_allowed()` says whether the caller may still call (the gateway: its token is not
+        revoked); it is asked again once an approval was granted. `caller` says who asks, for the
+        approval card (`ApprovalRecord.caller`: the gateway token and the agent's clientInfo).
+
+        An approval covers the call as the user saw it: once granted, the server record is read
+        again, and if it was deleted or re-created, or its confirmed digest (which covers tool
+        permissions, R-1.4) changed, or the caller is no longer allowed, the call is not sent.
+
+        Raises:
+            ToolNotFound, ToolDisabled, ToolDenied, RequestInvalid; ApprovalDenied,
+            ApprovalExpired, CallCancelled, CallInterrupted (while waiting); ApprovalStale (approved,
+            but the server or the caller changed meanwhile); and the call's own errors.
+        """
+        entry, args, op_id, _policy = await self._admit(name, arguments, operation_id, caller_allowed, caller=caller)
+        async with self._interactions.tracking(
+            server_id=entry.server_id,
+            tool=entry.tool.name,
+            arguments=args,
+            operation_id=op_id,
+            caller="agent",
+            exposed_name=entry.name,
+            elicitor=elicitor,
+        ):
+            result = await self._manager.call_tool(
+                entry.server_id, entry.tool.name, args, operation_id=op_id, progress=progress
+            )
+        return result
+
+    async def forward_call(
+        self,
+        name: str,
+        arguments: object = None,
+        *,
+        server_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        operation_id: str | None = None,
+        progress: ProgressFnT | None = None,
+        elicitor: Elicitor | None = None,
+        sampler: Sampler | None = None,
+        roots: RootsLister | None = None,
+        caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`call_result` for the gateway's lean path: the same policy, the raw result (R-8.1, R-8.3).
+
+        Args:
+            name: The exposed name, or with `server_id` the server's own tool name (`/mcp/{id}`, R-8.4).
+            meta: The agent's `_meta` (its `progressToken` is replaced by ours when `progress` is given).
+            sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
+                call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
+            caller: Who asks, for the approval card (the gateway token and the agent's clientInfo).
+        Returns:
+            The server's `CallToolResult` as JSON (bounded, R-3.9).
+        Raises:
+            As `call_result`; `ServerRequestFailed` with `rpc_error` when the server answered a
+            JSON-RPC error.
+        """
+        entry, args, op_id, policy = await self._admit(
+            name, arguments, operation_id, caller_allowed, server_id, caller=caller
+        )
+        if sampler is not None and policy == "ask":
+            sampler = self._approved_sampler(sampler, entry, op_id)
+        params: dict[str, Any] = {"name": entry.tool.name, "arguments": args}
+        if meta:
+            kept = {k: v for k, v in meta.items() if k != "progressToken"}
+            if kept:
+                params["_meta"] = kept
+        async with self._interactions.tracking(
+            server_id=entry.server_id,
+            tool=entry.tool.name,
+            arguments=args,
+            operation_id=op_id,
+            caller="agent",
+            exposed_name=entry.name,
+            elicitor=elicitor,
+            sampler=sampler,
+            roots=roots,
+        ):
+            return await self._manager.forward(
+                entry.server_id, "tools/call", params, operation_id=op_id, progress=progress
+            )
+
+    def _approved_sampler(self, sampler: Sampler, entry: RegisteredTool, op_id: str) -> Sampler:
+        """`sampler` behind a human approval, as the tool's `ask` policy asks for its calls (R-8.5)."""
+
+        async def ask_first(params: dict[str, Any]) -> dict[str, Any]:
+            await self._approvals.wait(
+                tool=entry.name,
+                server_id=entry.server_id,
+                server_tool="sampling/createMessage",
+                arguments=params,
+                hints={"during_call_of": entry.tool.name},
+                operation_id=f"{op_id}-sampling-{uuid.uuid4().hex[:8]}",
+            )
+            return await sampler(params)
+
+        return ask_first
+
+    async def _admit(
+        self,
+        name: str,
+        arguments: object,
+        operation_id: str | None,
+        caller_allowed: Callable[[], bool] | None,
+        server_id: str | None = None,
+        caller: Mapping[str, Any] | None = None,
+    ) -> tuple[RegisteredTool, dict[str, Any], str, str]:
+        """Check a call against the user's settings and wait for its approval (R-5.2, R-5.3).
+
+        Returns:
+            `(tool, arguments, operation id, policy)`.
+        """
+        if arguments is None:
+            arguments = {}
+        check_json_safe(arguments, "arguments")
+        if not isinstance(arguments, dict):
+            raise invalid_field("arguments", "FIELD_INVALID", "must be a JSON object")
+        args = cast(dict[str, Any], arguments)
+        op_id = operation_id or uuid.uuid4().hex
+        # Admitted before anything waits (a lazy or reconnecting server, the approval), so a cancel by
+        # operation id ends every wait of this call (R-3.8). The call itself is admitted again by the
+        # runtime inside `tracking`, which turns a cancel by a host shutdown into CallInterrupted; a
+        # cancel arriving between the two is remembered and refuses the call.
+        with self._manager.operations.admit(op_id):
+            entry, policy = await self._prepare_call(name, args, op_id, caller_allowed, server_id, caller)
+        return entry, args, op_id, policy
+
+    async def _prepare_call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        op_id: str,
+        caller_allowed: Callable[[], bool] | None,
+        server_id: str | None,
+        caller: Mapping[str, Any] | None,
+    ) -> tuple[RegisteredTool, str]:
+        """Resolve the name (waiting for a connecting server) and apply the user's policy.
+
+        Returns:
+            `(tool, policy)`.
+        """
+        registry = await self.registry()
+        entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
+        if entry is None:
+            entry = await self._resolve_once_connected(name, server_id)
+        record = (await self._server_records()).get(entry.server_id)
+        if record is None:
+            raise ToolNotFound(f"no tool named '{name}' (its server was deleted)", details={"tool": name})
+        config = record.config
+        details = {"tool": entry.name, "server_id": entry.server_id, "server_tool": entry.tool.name}
+        if entry.tool.name in config.disabled_tools:
+            raise ToolDisabled(f"tool '{name}' is disabled", details=details)
+        policy = config.tool_policies.get(entry.tool.name, "ask")
+        if policy == "deny":
+            raise ToolDenied(f"the user's policy for '{name}' is deny", details={**details, "policy": policy})
+        if policy == "ask":
+            approved = await self._approvals.wait(
+                tool=entry.name,
+                server_id=entry.server_id,
+                server_tool=entry.tool.name,
+                arguments=args,
+                hints=entry.hints,
+                operation_id=op_id,
+                caller=caller,
+            )
+            await self._still_as_approved(record, approved.id, details, caller_allowed)
+        return entry, policy
+
+    async def _resolve_once_connected(self, name: str, server_id: str | None = None) -> RegisteredTool:
+        """Resolve `name` after its server finished connecting (issue 14, item 7).
+
+        A server that is connecting, reconnecting or not yet connected (lazy, R-3.2) lists no tools
+        yet; a call of one of its tools waits for the connection — at most the server's call timeout —
+        instead of failing at once with MCP_TOOL_NOT_FOUND. The exposed name's `mcp__{serverId}__`
+        prefix only says which server to wait for (server ids never contain `__`); the name is then
+        resolved through the alias table as always. With `server_id` (the gateway's `/mcp/{id}`,
+        R-8.4) `name` is that server's own tool name and that server is the one waited for.
+
+        Raises:
+            ToolNotFound: no configured server could offer it, or it still does not.
+            ServerTimeout: the server did not become ready within its call timeout.
+            CenterError: the server's connection failed (attributed).
+        """
+        state = await self._read()
+        waiting = [
+            sid
+            for sid in self._manager.configured()
+            if (name.startswith(tool_prefix(sid)) if server_id is None else sid == server_id)
+            and sid in state.servers
+            and self._manager.status(sid).state is not ConnectionState.READY
+        ]
+        for sid in waiting:
+            timeout_s = state.servers[sid].config.call_timeout_s
+            with anyio.move_on_after(timeout_s) as waited:
+                await self._manager.connect(sid)
+            if waited.cancelled_caught:
+                raise ServerTimeout(
+                    f"server '{sid}' did not finish connecting within {timeout_s:g} s (call_timeout_s); "
+                    f"'{name}' was not called",
+                    details={"reason": ErrorReason.TIMEOUT.value, "server_id": sid, "timeout_s": timeout_s},
+                )
+        registry = await self.registry(connect=False)
+        entry = None
+        if waiting:
+            entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
+        if entry is None:
+            known = (
+                t.name if server_id is None else t.tool.name
+                for t in registry.tools()
+                if server_id in (None, t.server_id)
+            )
+            raise ToolNotFound(
+                f"no tool named '{name}' (see GET /api/tools)",
+                details={"tool": name, "did_you_mean": did_you_mean(name, known)},
+            )
+        return entry
+
+    async def _still_as_approved(
+        self,
+        asked: ServerRecord,
+        approval_id: str,
+        details: dict[str, Any],
+        caller_allowed: Callable[[], bool] | None,
+    ) -> None:
+        """Raise ApprovalStale unless the server is the one (same record, same confirmed digest)
+        the approval was asked for, and the caller is still allowed (R-5.3, R-1.4)."""
+        now = (await self._read()).servers.get(asked.id)
+        why = None
+        if now is None or now.created_at != asked.created_at:
+            why = "its server was deleted or re-created"
+        elif now.trusted_digest != asked.trusted_digest or now.config.disabled_tools != asked.config.disabled_tools:
+            why = "its server's confirmed configuration (tool permissions included) changed"
+        elif now.config.tool_policies != asked.config.tool_policies:
+            why = "its tool policies changed"
+        elif caller_allowed is not None and not caller_allowed():
+            why = "the caller's gateway token was revoked"
+        if why is not None:
+            tool = details["tool"]
+            logger.info("approval.stale", extra={"approval_id": approval_id, "tool": tool})
+            raise ApprovalStale(
+                f"the call of '{tool}' was approved, but {why} while it waited; it was not sent",
+                details={**details, "approval_id": approval_id},
+            )
+
+    async def call(
+        self,
+        name: str,
+        arguments: object = None,
+        *,
+        operation_id: str | None = None,
+        progress: ProgressFnT | None = None,
+        elicitor: Elicitor | None = None,
+        caller_allowed: Callable[[], bool] | None = None,
+        caller: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`call_result` as JSON (`content`, `structuredContent`, `isError`)."""
+        result = await self.call_result(
+            name,
+            arguments,
+            operation_id=operation_id,
+            progress=progress,
+            elicitor=elicitor,
+            caller_allowed=caller_allowed,
+            caller=caller,
+        )
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    # ----- prompts -------------------------------------------------------------------------------
+
+    # ----- the gateway's tools (R-8.1, R-8.3, R-8.4) ---------------------------------------------
+
+    async def mcp_tools(self) -> list[types.Tool]:
+        """The tools agents may call, as MCP `Tool`s under their exposed names (R-5.1, R-5.2)."""
+        registry = await self.registry()
+        return [
+            types.Tool.model_validate(tool.to_mcp(), by_name=False)
+            for tool in registry.tools()
+            if tool.policy != "deny"
+        ]
+
+    async def gateway_tools_json(self, server_id: str | None = None) -> bytes:
+        """The tools agents may list as a JSON array (bytes), exposed names or, with `server_id`, that
+        server's own names (`/mcp/{id}`, R-8.4).
+
+        Disabled tools (R-5.2) and tools whose policy is `deny` are not listed (calls stay refused).
+        Built once per registry snapshot and scope: a list is a lookup, not a rebuild.
+        """
+        registry = await self.registry()
+        if registry is not self._listed_for:
+            self._listed_for = registry
+            self._listed.clear()
+        cached = self._listed.get(server_id)
+        if cached is None:
+            tools: list[dict[str, Any]] = []
+            for tool in registry.tools():
+                if tool.policy == "deny" or (server_id is not None and tool.server_id != server_id):
+                    continue
+                tools.append(
+                    tool.to_mcp()
+                    if server_id is None
+                    else tool.tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+                )
+            cached = orjson.dumps(tools)
+            self._listed[server_id] = cached
+        return cached

@@ -1,0 +1,218 @@
+"""Hostile JSON-RPC at the gateway `/mcp` (R-8.1, R-7.3): malformed ids and cancellations get a
+JSON-RPC answer, never a 500 or silence, and the session stays usable afterwards.
+
+Findings of an adversarial review, each pinned here. A real host (the composed app on loopback)
+with no servers: the messages under test need none; the wire itself is the point, so raw HTTP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import orjson
+import pytest
+
+from mcp_center.app import create_app
+from mcp_center.config import Settings
+from tests.support.loopback import serve_loopback
+
+pytestmark = pytest.mark.anyio
+
+ADMIN_TOKEN = "gateway-hostile-admin-token-0123456789"
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+# Not a JSON-RPC id in MCP: "a string or integer", never null (MCP 2025-11-25 basic/index).
+BAD_IDS: list[Any] = [None, 1.5, True, [1], {"a": 1}]
+BAD_CANCEL_IDS: list[Any] = [{"x": 1}, [1], None, 2.5, True]
+
+
+@dataclass
+class Host:
+    http: httpx2.AsyncClient
+    token: str
+
+    def headers(self, session_id: str | None = None, version: str = "2025-11-25") -> dict[str, str]:
+        headers = {**ACCEPT, "Authorization": f"Bearer {self.token}", "Mcp-Protocol-Version": version}
+        if session_id is not None:
+            headers["Mcp-Session-Id"] = session_id
+        return headers
+
+    async def post(self, message: Any, headers: dict[str, str]) -> httpx2.Response:
+        return await self.http.post(
+            "/mcp", content=orjson.dumps(message), headers={**headers, "Content-Type": "application/json"}
+        )
+
+    async def session(self) -> str:
+        opened = await self.http.post(
+            "/mcp", json=INITIALIZE, headers={**ACCEPT, "Authorization": f"Bearer {self.token}"}
+        )
+        assert opened.status_code == 200, opened.text
+        session_id = opened.headers["mcp-session-id"]
+        initialized = await self.post(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"}, self.headers(session_id)
+        )
+        assert initialized.status_code == 202, initialized.text
+        return session_id
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncGenerator[Host]:
+    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
+    app, _token, _created = create_app(settings)
+    async with (
+        serve_loopback(app) as base,
+        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
+        httpx2.AsyncClient(base_url=base, timeout=30) as http,
+    ):
+        created = await admin.post("/api/gateway/tokens", json={"name": "hostile"})
+        assert created.status_code == 201, created.text
+        yield Host(http, created.json()["token"])
+
+
+def _rpc_body(response: httpx2.Response) -> dict[str, Any]:
+    """The one JSON-RPC message of a response, JSON or a single SSE event."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        data = [line for line in data if line]
+        assert len(data) == 1, response.text
+        return orjson.loads(data[0])
+    return orjson.loads(response.content)
+
+
+async def _still_serves(host: Host, session_id: str) -> None:
+    listed = await host.post({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}, host.headers(session_id))
+    assert listed.status_code == 200, listed.text
+    assert _rpc_body(listed) == {"jsonrpc": "2.0", "id": 99, "result": {"tools": []}}
+
+
+@pytest.mark.parametrize("request_id", BAD_CANCEL_IDS, ids=repr)
+async def test_a_cancellation_naming_a_request_id_of_no_valid_type_is_not_a_server_error(
+    host: Host, request_id: Any
+) -> None:
+    session_id = await host.session()
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+    response = await host.post(cancel, host.headers(session_id))
+    assert response.status_code in (202, 400), response.text
+    if response.status_code == 400:
+        assert _rpc_body(response)["error"]["code"] in (-32600, -32602)
+    await _still_serves(host, session_id)
+
+
+async def test_a_cancellation_of_unknown_and_finished_requests_is_accepted_and_harmless(host: Host) -> None:
+    session_id = await host.session()
+    await _still_serves(host, session_id)  # request 99 is finished now
+    for request_id in (99, "99", 12345, "never-sent"):
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+        response = await host.post(cancel, host.headers(session_id))
+        assert response.status_code == 202, response.text
+    await _still_serves(host, session_id)
+
+
+@pytest.mark.parametrize("request_id", BAD_IDS, ids=repr)
+async def test_a_request_whose_id_is_not_a_string_or_integer_is_answered_invalid_request_in_a_session(
+    host: Host, request_id: Any
+) -> None:
+    session_id = await host.session()
+    response = await host.post({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}, host.headers(session_id))
+    assert response.status_code == 400, response.text
+    body = _rpc_body(response)
+    assert body["id"] is None
+    assert body["error"]["code"] == -32600
+    assert "id" in body["error"]["message"]
+    await _still_serves(host, session_id)
+
+
+@pytest.mark.parametrize("request_id", BAD_IDS, ids=repr)
+async def test_an_initialize_whose_id_is_not_a_string_or_integer_opens_no_session(host: Host, request_id: Any) -> None:
+    response = await host.post({**INITIALIZE, "id": request_id}, host.headers(version="2025-11-25"))
+    assert response.status_code == 400, response.text
+    assert "mcp-session-id" not in response.headers
+    assert _rpc_body(response)["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("request_id", BAD_IDS, ids=repr)
+async def test_a_sessionless_request_whose_id_is_not_a_string_or_integer_is_answered_invalid_request(
+    host: Host, request_id: Any
+) -> None:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": {"_meta": MODERN_META}}
+    headers = {**host.headers(version="2026-07-28"), "Mcp-Method": "tools/list"}
+    response = await host.post(message, headers)
+    assert response.status_code == 400, response.text
+    body = _rpc_body(response)
+    assert body["id"] is None
+    assert body["error"]["code"] == -32600
+
+
+# Params the SDK's models refuse; the lean path forwarded them as they came (or failed inside).
+BAD_PARAMS: list[tuple[str, dict[str, Any]]] = [
+    ("completion/complete", {"ref": "x", "argument": {"name": "a", "value": "b"}}),
+    ("completion/complete", {"ref": {"type": "ref/prompt", "name": "a:b"}}),
+    ("prompts/get", {"name": 5}),
+    ("prompts/get", {"name": "a:b", "arguments": [1]}),
+    ("resources/read", {"uri": 5}),
+    ("resources/read", {}),
+    ("resources/subscribe", {"uri": [1]}),
+    ("resources/unsubscribe", {}),
+    ("logging/setLevel", {"level": "nope"}),
+    ("logging/setLevel", {}),
+]
+
+
+@pytest.mark.parametrize(("method", "params"), BAD_PARAMS, ids=lambda value: repr(value))
+async def test_params_the_protocol_forbids_are_answered_invalid_params_in_a_session(
+    host: Host, method: str, params: dict[str, Any]
+) -> None:
+    session_id = await host.session()
+    response = await host.post(
+        {"jsonrpc": "2.0", "id": 5, "method": method, "params": params}, host.headers(session_id)
+    )
+    assert response.status_code in (200, 400), response.text
+    body = _rpc_body(response)
+    assert body["id"] == 5
+    assert body["error"]["code"] == -32602, body
+    assert body["error"]["message"].startswith("Invalid params"), body
+    await _still_serves(host, session_id)
+
+
+@pytest.mark.parametrize(("method", "params"), BAD_PARAMS, ids=lambda value: repr(value))
+async def test_params_the_protocol_forbids_are_answered_invalid_params_sessionless(
+    host: Host, method: str, params: dict[str, Any]
+) -> None:
+    message = {"jsonrpc": "2.0", "id": 6, "method": method, "params": {**params, "_meta": MODERN_META}}
+    headers = {**host.headers(version="2026-07-28"), "Mcp-Method": method}
+    response = await host.post(message, headers)
+    body = _rpc_body(response)
+    assert body["id"] == 6
+    assert body["error"]["code"] in (-32602, -32020), body  # -32020: a header the SDK checks first
+
+
+@pytest.mark.parametrize("meta", ["str", [1], {"progressToken": {"a": 1}}, {"progressToken": 1.5}], ids=repr)
+async def test_a_call_whose_meta_or_progress_token_has_no_valid_type_is_answered_invalid_params(
+    host: Host, meta: Any
+) -> None:
+    session_id = await host.session()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "any", "arguments": {}, "_meta": meta},
+    }
+    response = await host.post(call, host.headers(session_id))
+    body = _rpc_body(response)
+    assert body["id"] == 7
+    assert body["error"]["code"] == -32602, body
+    assert "MCP_TOOL_NOT_FOUND" not in body["error"]["message"], body  # refused for its params, not routed
+    await _still_serves(host, session_id)
