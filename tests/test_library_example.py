@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.mcp_servers import EVERYTHING
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "library_agent.py"
 
@@ -35,6 +37,47 @@ def test_the_example_registers_calls_and_approves_through_the_library(tmp_path: 
     assert lines[2] == "answer: hello"
     # Library logging etiquette: nothing on stderr from a script that did not configure logging.
     assert done.stderr == ""
+
+
+def _run_example(data: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(EXAMPLE), str(data), *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
+
+
+def test_the_readme_says_how_to_run_the_example_with_a_real_server() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert (
+        "python examples/library_agent.py ./agent-data npx -y @modelcontextprotocol/server-everything stdio" in readme
+    )
+
+
+def test_a_second_run_calls_its_own_server_with_the_argument_its_schema_names(tmp_path: Path) -> None:
+    """Run 1 registers our echo (`text`); run 2 registers the real server-everything as `echo-2`
+    and must call *its* echo with `message` (calling run 1's would fail: no `text` given)."""
+    data = tmp_path / "data"
+    first = _run_example(data, sys.executable, str(ROOT / "tests" / "servers" / "echo_stdio.py"))
+    assert first.returncode == 0, first.stderr
+    second = _run_example(data, "node", str(EVERYTHING), "stdio")
+    assert second.returncode == 0, second.stderr
+    lines = second.stdout.splitlines()
+    assert lines[0] == "registered echo-2; needs trust, test, enable"
+    assert lines[1].startswith("mcp__echo-2__echo needs approval: ")
+    assert lines[-1] == "answer: Echo: hello"
+
+
+def test_a_tool_error_ends_the_example_with_a_non_zero_status_and_the_error(tmp_path: Path) -> None:
+    failed = _run_example(
+        tmp_path / "data", sys.executable, str(ROOT / "tests" / "servers" / "echo_stdio.py"), "--echo-fails"
+    )
+    assert failed.returncode == 1, failed.stdout
+    assert "mcp__echo__echo failed: " in failed.stderr
+    assert "answer:" not in failed.stdout
 
 
 def test_a_script_that_configures_no_logging_sees_no_bare_event_names() -> None:

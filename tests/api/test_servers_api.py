@@ -287,6 +287,13 @@ BAD_REMOTE_FIELDS: list[tuple[dict[str, Any], str, str]] = [
         "headers.Authorization",
         "HEADER_RESERVED",
     ),
+    # `Bearer $TOKEN` with TOKEN unset: a scheme with no credential is refused, plain or secret.
+    ({"headers": {"Authorization": "Bearer "}}, "headers.Authorization", "CREDENTIAL_EMPTY"),
+    (
+        {"secret_values": {"headers": {"Authorization": "Bearer"}}},
+        "secret_values.headers.Authorization",
+        "CREDENTIAL_EMPTY",
+    ),
 ]
 BAD_STDIO_FIELDS: list[tuple[dict[str, Any], str, str]] = [
     ({"command": ""}, "command", "COMMAND_EMPTY"),

@@ -155,3 +155,28 @@ def test_the_cli_test_counts_the_tools_serve_sees(tmp_path: Path) -> None:
         status = wait_for_state(host, "everything", "ready")
         assert status["tool_count"] == int(match.group(1))
         assert host.client.get("/api/mcp/servers/everything").json()["last_test"]["tool_count"] == int(match.group(1))
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["docs", "https://mcp.example.com/mcp", "-H", "Authorization: Bearer "], "--header Authorization"),
+        (["docs", "https://mcp.example.com/mcp", "-H", "X-Api-Key:"], "--header X-Api-Key"),
+        (["gh", "-e", "GITHUB_TOKEN=", "--", "npx", "-y", "server-github"], "--env GITHUB_TOKEN"),
+    ],
+)
+def test_a_credential_left_empty_by_an_unset_shell_variable_is_refused_and_nothing_is_stored(
+    tmp_path: Path, args: list[str], field: str
+) -> None:
+    """`-H "Authorization: Bearer $DOCS_TOKEN"` with DOCS_TOKEN unset used to store `Bearer` as the
+    secret header (R-1.5): now exit 2, field code CREDENTIAL_EMPTY naming it, and nothing added."""
+    data = tmp_path / "data"
+    refused = run(data, "add", *args)
+    assert refused.returncode == 2, refused.stdout
+    assert f"{field}: " in refused.stderr
+    assert "[CREDENTIAL_EMPTY]" in refused.stderr
+    assert "probably unset" in refused.stderr
+    listed = run(data, "list", "--json")
+    assert json.loads(listed.stdout) == []
+    # A plain, non-credential variable may be empty.
+    assert run(data, "add", "quiet", "-e", "DEBUG=", "--", "npx", "-y", "x").returncode == 0

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -121,14 +121,41 @@ def test_the_cli_finds_the_serve_of_its_data_directory_on_another_port_without_u
         assert json.loads(exported.stdout)["mcpServers"]["mcp-center"]["url"] == f"{host.url}/mcp"
     # Stopped: the record is gone, and the CLI says where it looked and how to point it elsewhere.
     assert not (host.data_dir / "serve.json").exists()
-    # The configured port (MCP_CENTER_PORT) is one bound here and never listened on: the default 8765
-    # may be taken by any serve on the machine, and then the CLI would reach that one instead.
-    with closed_port_url() as refused:
-        port = str(urlsplit(refused).port)
-        gone = run_cli(host.data_dir, "approvals", env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN, "MCP_CENTER_PORT": port})
-    assert gone.returncode == 7, gone.stderr
-    assert f"cannot reach mcp-center at http://127.0.0.1:{port}" in gone.stderr
+    gone = run(host.data_dir, "approvals", token=True)
+    assert gone.returncode == 7
+    assert f"no mcp-center serve runs on the data directory {host.data_dir}" in gone.stderr
     assert "--url" in gone.stderr
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_a_serve_of_another_data_directory_on_the_default_port_is_never_asked(tmp_path: Path) -> None:
+    """R-9.2: the CLI talks to the serve recorded for its data directory, never to whatever listens
+    on the default 127.0.0.1:8765 (another directory's serve, same admin token here, would answer)."""
+    if not _port_is_free(8765):
+        pytest.skip("127.0.0.1:8765 is already in use on this machine; this case needs to run a serve there")
+    for place in ("other", "own"):
+        (tmp_path / place).mkdir()
+    with running_host(tmp_path / "other", port=8765) as other:
+        assert other.url == "http://127.0.0.1:8765"
+        data = tmp_path / "mine"
+        assert run(data, "add", "Local", "--", sys.executable, "-c", "pass").returncode == 0
+        approvals = run(data, "approvals", "list", "--json", token=True)
+        assert approvals.returncode == 7, approvals.stdout
+        assert f"no mcp-center serve runs on the data directory {data}" in approvals.stderr
+        auth = run(data, "auth", "local", token=True)
+        assert auth.returncode == 7, auth.stdout
+        assert "8765" not in auth.stdout
+        # With its own serve on another port, the CLI finds that one, not the one on 8765.
+        with running_host(tmp_path / "own") as own:
+            listed = run(own.data_dir, "approvals", "--json", token=True)
+            assert listed.returncode == 0, listed.stderr
+        # An explicit --url (or MCP_CENTER_URL) is the user's choice and is used as given.
+        explicit = run(data, "approvals", "list", "--json", "--url", other.url, token=True)
+        assert explicit.returncode == 0, explicit.stderr
 
 
 def test_a_record_left_by_a_killed_serve_is_ignored(tmp_path: Path) -> None:
@@ -222,3 +249,28 @@ def test_a_bridge_that_finds_no_gateway_names_the_cause_and_the_way_out(tmp_path
     assert "ExceptionGroup" not in said
     assert "pass --url" in said
     assert "mcpg_secret" not in done.stderr + done.stdout
+
+
+def test_approvals_say_who_asked_from_the_caller_the_api_returns() -> None:
+    """R-5.3: the table and the narrow blocks show the token name, the client and the way in."""
+    from rich.console import Console
+
+    from mcp_center.cli import agents
+
+    item: dict[str, Any] = {
+        "id": "0123456789abcdef0123456789abcdef",
+        "state": "pending",
+        "tool": "mcp__caps__record",
+        "arguments": {"note": "x"},
+        "hints": {},
+        "expires_at": "2026-11-30T17:00:00+00:00",
+        "caller": {"via": "gateway", "token_name": "ci-bot", "client": {"name": "claude-code", "version": "2.1"}},
+    }
+    for width in (80, 200):
+        console = Console(width=width, record=True)
+        console.print(agents._approvals_view([item], width))  # pyright: ignore[reportPrivateUsage]
+        text = " ".join(console.export_text().split())
+        assert "ci-bot, client claude-code 2.1, via gateway" in text, text
+    bare = Console(width=200, record=True)
+    bare.print(agents._approvals_view([item | {"caller": {"via": "script"}}], 200))  # pyright: ignore[reportPrivateUsage]
+    assert "via script" in bare.export_text()

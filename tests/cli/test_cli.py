@@ -304,3 +304,16 @@ def test_a_bad_secret_key_is_named_when_a_secret_is_stored_and_its_value_is_neve
     assert "Traceback" not in result.stderr
     assert "[SECRET_STORE_ERROR]" in result.stderr
     assert "hunter2" not in result.stderr + result.stdout
+
+
+def test_help_paragraphs_are_wrapped_by_the_terminal_not_by_the_docstring() -> None:
+    """`import --help` printed the docstring's 100-column line breaks inside a wider terminal."""
+    from mcp_center.cli import reflow_help
+
+    shown = run_cli(None, "import", "--help", columns=200)
+    assert shown.returncode == 0, shown.stderr
+    assert "asks for each variable's value (hidden for secrets; a file default is used only if you accept it)" in (
+        shown.stdout
+    )
+    doc = "First line.\n\n    Two\n    lines.\n\n    Example:\n        keep  this\n    \f\n    hidden\n    part"
+    assert reflow_help(doc) == "First line.\n\nTwo lines.\n\nExample:\n    keep  this\n\f\nhidden\npart"

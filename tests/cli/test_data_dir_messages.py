@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import anyio
 
 from tests.support.cli import CliResult, run_cli
 from tests.support.gateway import gateway_client
-from tests.support.ports import closed_port_url
 from tests.support.serve import ADMIN_TOKEN, running_host
 
 
@@ -89,26 +87,18 @@ def test_a_token_created_beside_a_running_serve_is_accepted_by_its_gateway(tmp_p
 
 def test_commands_that_need_a_running_serve_say_none_runs_on_the_data_directory(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    # The configured port (MCP_CENTER_PORT) is one bound here and never listened on: the default 8765
-    # may be taken by any serve on the machine, and then the CLI would reach that one instead.
-    with closed_port_url() as refused:
-        port = str(urlsplit(refused).port)
-
-        def run_here(*args: str, token: bool = False) -> CliResult:
-            env = {"MCP_CENTER_PORT": port} | ({"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN} if token else {})
-            return run_cli(data, *args, columns=250, env=env)
-
-        run_here("add", "Local", "--", sys.executable, "-c", "pass")
-        approvals = run_here("approvals", token=True)
-        assert approvals.returncode == 7, approvals.stderr
-        assert f"cannot reach mcp-center at http://127.0.0.1:{port}" in approvals.stderr
-        assert f"no mcp-center serve runs on the data directory {data}" in approvals.stderr
-        no_token = run_here("approvals")
-        assert no_token.returncode == 6
-        assert f"no admin token in {data} (data directory)" in no_token.stderr
-        exported = run_here("export", "--format", "cursor", "--gateway")
-        assert exported.returncode == 0, exported.stderr
-        assert f"no mcp-center serve runs on {data}: this is the default address" in exported.stderr
-        auth = run_here("auth", "local", token=True)
-        assert auth.returncode == 7, auth.stderr
-        assert f"no mcp-center serve runs on {data}" in auth.stderr
+    run(data, "add", "Local", "--", sys.executable, "-c", "pass")
+    approvals = run(data, "approvals", token=True)
+    assert approvals.returncode == 7
+    assert "MCP_SERVER_UNREACHABLE" in approvals.stderr
+    assert f"no mcp-center serve runs on the data directory {data}" in approvals.stderr
+    assert "--url" in approvals.stderr
+    no_token = run(data, "approvals")
+    assert no_token.returncode == 6
+    assert f"no admin token in {data} (data directory)" in no_token.stderr
+    exported = run(data, "export", "--format", "cursor", "--gateway")
+    assert exported.returncode == 0, exported.stderr
+    assert f"no mcp-center serve runs on {data}: this is the default address" in exported.stderr
+    auth = run(data, "auth", "local", token=True)
+    assert auth.returncode == 7
+    assert f"no mcp-center serve runs on {data}" in auth.stderr

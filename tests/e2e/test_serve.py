@@ -165,6 +165,9 @@ def test_a_second_serve_on_a_busy_port_fails_before_starting_anything(tmp_path: 
         assert f"[{AddressInUse.code}]" in second.stderr
         assert f"127.0.0.1:{port}" in second.stderr
         assert "--port" in second.stderr
+        # The holder is named when it is the serve of the data directory given (its serve.json).
+        named = f"mcp-center serve (pid {host.proc.pid}) of the data directory {host.data_dir}"
+        assert (named in " ".join(second.stderr.split())) == same_data_dir, second.stderr
         assert len(output.strip().splitlines()) == 1, output  # one message: no banner, no runtime, no traceback
         # The running instance is untouched: same files, same record, still serving.
         assert _files(host.data_dir) == before

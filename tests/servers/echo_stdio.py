@@ -7,6 +7,7 @@ the process in the middle of the call; `big(kib)` returns `kib` KiB of text.
 Flags:
     --banner: print a non-protocol line on stdout before speaking MCP.
     --stderr-bytes N: write N bytes to stderr (lines of 1023 "e" plus a newline) before serving.
+    --echo-fails: `echo` answers a tool error (`isError: true`, "echo refused: TEXT") instead.
     --hold-later-starts DIR: the first start serves at once (and leaves DIR/started); every later
         start waits, before it reads stdin, until DIR/release exists — a test holds the long-lived
         session in `connecting` as long as it likes (bounded by the host's start-up timeout).
@@ -28,11 +29,14 @@ BANNER = "echo server 1.0 starting (this line is not JSON-RPC)"
 
 mcp = MCPServer("echo")
 _grandchildren: list[subprocess.Popen[bytes]] = []
+_echo_fails = False
 
 
 @mcp.tool()
 def echo(text: str) -> str:
-    """Return `text` unchanged."""
+    """Return `text` unchanged (or fail with a tool error under `--echo-fails`)."""
+    if _echo_fails:
+        raise ValueError(f"echo refused: {text}")
     return text
 
 
@@ -64,7 +68,10 @@ def main() -> None:
     parser.add_argument("--banner", action="store_true")
     parser.add_argument("--stderr-bytes", type=int, default=0)
     parser.add_argument("--hold-later-starts", type=Path, default=None)
+    parser.add_argument("--echo-fails", action="store_true")
     args = parser.parse_args()
+    global _echo_fails
+    _echo_fails = args.echo_fails
     if args.hold_later_starts is not None:
         started = args.hold_later_starts / "started"
         if started.exists():

@@ -99,13 +99,14 @@ def spawn_serve(data_dir: Path, port: int, log_path: Path) -> subprocess.Popen[b
 
 
 @contextmanager
-def running_host(tmp_path: Path) -> Generator[Host]:
+def running_host(tmp_path: Path, port: int | None = None) -> Generator[Host]:
     """Run `mcp-center serve` on a loopback port the OS picks (`--port 0`: serve binds first and records
-    its URL in serve.json) with a known admin token; stop it on exit. No port is picked here and bound
-    later, so serves started by tests side by side (pytest-xdist workers) never race for one."""
+    its URL in serve.json), or on `port` when given, with a known admin token; stop it on exit. No port
+    is picked here and bound later, so serves started by tests side by side (pytest-xdist workers)
+    never race for one."""
     data_dir = tmp_path / "data"
     log_path = tmp_path / "serve.log"
-    proc = spawn_serve(data_dir, 0, log_path)
+    proc = spawn_serve(data_dir, 0 if port is None else port, log_path)
     try:
         url = wait_until_serving(data_dir, 60, proc)
         with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=180) as client:

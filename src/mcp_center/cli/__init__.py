@@ -14,6 +14,10 @@ directory.
 
 from __future__ import annotations
 
+import inspect
+
+import typer
+
 from mcp_center import __version__
 from mcp_center.cli._shared import app, err, out
 
@@ -37,6 +41,34 @@ __all__ = ["app", "err", "main", "out"]  # out/err: the consoles the commands pr
 def version() -> None:
     """Print the version."""
     out.print(__version__)
+
+
+def reflow_help(doc: str) -> str:
+    """A command's docstring as help text whose paragraphs the terminal wraps (issue: newcomer fixes).
+
+    typer keeps the single line breaks of every paragraph after the first, so a docstring wrapped
+    at 100 columns printed with hard breaks in `mcp-center import --help`. Paragraphs become one
+    line each; a paragraph with an indented line (an example) or starting with `\b` stays as
+    written, and everything from a form feed on (the part help never shows) is kept unchanged.
+    """
+    shown, feed, hidden = inspect.cleandoc(doc).partition("\f")
+    paragraphs = [
+        p if p.startswith("\b") or any(line.startswith(" ") for line in p.splitlines()) else " ".join(p.split("\n"))
+        for p in shown.split("\n\n")
+    ]
+    return "\n\n".join(paragraphs) + feed + hidden
+
+
+def _reflow_commands(group: typer.Typer) -> None:
+    for command in group.registered_commands:
+        if command.help is None and command.callback is not None and command.callback.__doc__:
+            command.help = reflow_help(command.callback.__doc__)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _reflow_commands(sub.typer_instance)
+
+
+_reflow_commands(app)
 
 
 def main() -> None:

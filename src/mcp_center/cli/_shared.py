@@ -236,7 +236,12 @@ def cells(*values: str) -> list[Text]:
 
 
 HostUrl = Annotated[
-    str | None, typer.Option("--url", help="The running host (default: its base URL from the settings).")
+    str | None,
+    typer.Option(
+        "--url",
+        envvar="MCP_CENTER_URL",
+        help="The running host (default: the serve of the data directory, from its serve.json).",
+    ),
 ]
 
 

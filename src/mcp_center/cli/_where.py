@@ -7,10 +7,14 @@ owns it (`store.running`).
 
 from __future__ import annotations
 
+from pathlib import Path
+from urllib.parse import urlsplit
+
 from mcp_center.config import Settings
+from mcp_center.store.owner import ServeOwner
 from mcp_center.store.running import running_owner
 
-__all__ = ["data_dir_phrase", "serve_state", "unreachable_why"]
+__all__ = ["data_dir_phrase", "serve_on_port", "serve_state", "unreachable_why"]
 
 
 def data_dir_phrase(settings: Settings) -> str:
@@ -44,3 +48,20 @@ def unreachable_why(settings: Settings, url: str | None) -> str:
             f"start one with 'mcp-center serve --data-dir {settings.data_dir}', or pass --url"
         )
     return f"the serve of the data directory {settings.data_dir} (pid {owner.pid}) does not answer; pass --url"
+
+
+def serve_on_port(port: int, data_dirs: list[Path]) -> tuple[Path, ServeOwner] | None:
+    """The live `serve` among those of `data_dirs` whose recorded URL has `port`, with its data
+    directory, or None (R-9.2). Cheap: reads only those directories' `serve.json`; a serve of any
+    other directory is not found (the caller says "another program")."""
+    for data_dir in dict.fromkeys(data_dirs):
+        owner = running_owner(data_dir)
+        if owner is None or not owner.url:
+            continue
+        try:
+            owner_port = urlsplit(owner.url).port
+        except ValueError:
+            continue
+        if owner_port == port:
+            return data_dir, owner
+    return None

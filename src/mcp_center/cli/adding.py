@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_center.errors import FieldError, RequestInvalid
-from mcp_center.interchange.credentials import bearer_token_of, is_credential_name, is_credential_value
+from mcp_center.interchange.credentials import (
+    bearer_token_of,
+    is_credential_name,
+    is_credential_value,
+    missing_credential,
+)
 
 __all__ = ["TRANSPORT_ALIASES", "AddPlan", "plan_add"]
 
@@ -75,6 +80,30 @@ def _header_pairs(items: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
+CREDENTIAL_EMPTY = "CREDENTIAL_EMPTY"
+"""The field code of an `-e`/`-H` credential with no value (an unset shell variable; R-1.5)."""
+
+
+def _refuse_missing_credentials(option: str, pairs: list[tuple[str, str]], plain: set[str]) -> None:
+    """Refuse `-H "Authorization: Bearer $UNSET"` and `-e GITHUB_TOKEN=` before anything is stored.
+
+    Raises:
+        RequestInvalid: details.errors[0] has code CREDENTIAL_EMPTY and names the header/variable.
+    """
+    for name, value in pairs:
+        why = None if name in plain else missing_credential(name, value)
+        if why is not None:
+            what = f"header {name}" if option == "--header" else f"variable {name}"
+            message = (
+                f"the value of {what} {why}: the shell variable meant to hold it was probably unset "
+                "(set it, or check its name, and run the command again)"
+            )
+            raise RequestInvalid(
+                f"{option} {name}: {message}",
+                details={"errors": [FieldError(f"{option} {name}", CREDENTIAL_EMPTY, message).to_dict()]},
+            )
+
+
 def _secret(name: str, value: str, plain: set[str]) -> bool:
     return name not in plain and (is_credential_name(name) or is_credential_value(value))
 
@@ -99,12 +128,15 @@ def plan_add(
         env / headers: `-e KEY=value` (stdio) / `-H "Name: value"` (remote).
         plain: Names whose values stay plain text even if they look like credentials.
     Raises:
-        RequestInvalid: a malformed `-e`/`-H`, an unknown transport, env on a remote server or
-            headers on a stdio one, or neither a URL nor a command.
+        RequestInvalid: a malformed `-e`/`-H`, a credential with no value (field code
+            CREDENTIAL_EMPTY: `-H "Authorization: Bearer "`, `-e GITHUB_TOKEN=`), an unknown
+            transport, env on a remote server or headers on a stdio one, or neither a URL nor a command.
     """
     kept_plain = set(plain or [])
     env_pairs = _env_pairs(env or [])
     header_pairs = _header_pairs(headers or [])
+    _refuse_missing_credentials("--header", header_pairs, kept_plain)
+    _refuse_missing_credentials("--env", env_pairs, kept_plain)
     kind = TRANSPORT_ALIASES.get(transport) if transport is not None else None
     if transport is not None and kind is None:
         raise _invalid("--transport", "must be stdio, http (Streamable HTTP) or sse")

@@ -29,6 +29,7 @@ from mcp_center.cli._shared import (
 )
 from mcp_center.cli._where import data_dir_phrase
 from mcp_center.cli.host import host_url
+from mcp_center.models import is_object
 
 
 @app.command()
@@ -93,15 +94,36 @@ WIDE_TABLE_COLUMNS = 110
 """Terminal width from which approvals are a table; narrower ones get one block per approval."""
 
 
+def _who(caller: object) -> str:
+    """Who asked, from an approval's `caller` (`GET /api/approvals`): the token's name, the MCP
+    client (`clientInfo` name and version) and the way in, e.g. `ci-bot, client claude-code 2.1,
+    via gateway`; `-` when unknown (R-5.3)."""
+    if not is_object(caller):
+        return "-"
+    words: list[str] = []
+    token = caller.get("token_name")
+    if isinstance(token, str) and token:
+        words.append(token)
+    client = caller.get("client")
+    if is_object(client) and isinstance(client.get("name"), str):
+        version = client.get("version")
+        words.append(f"client {client['name']}" + (f" {version}" if isinstance(version, str) and version else ""))
+    via = caller.get("via")
+    if isinstance(via, str) and via:
+        words.append(f"via {via}")
+    return ", ".join(words) or "-"
+
+
 def _approvals_view(items: list[dict[str, Any]], width: int) -> Table | Group:
     """Approvals for a terminal `width` characters wide: a table, or (narrower than
     `WIDE_TABLE_COLUMNS`) one block per approval, so ids, states and hints are never cut or folded
-    word by word. The id is what `approve ID` takes."""
+    word by word. The id is what `approve ID` takes; "asked by" is the `caller` (token, client, way in)."""
     rows = [
         (
             item["id"],
             item["state"],
             item["tool"],
+            _who(item.get("caller")),
             clip(json.dumps(item["arguments"], ensure_ascii=False), 60),
             ", ".join(f"{k}={v}" for k, v in item["hints"].items()),
             item["expires_at"],
@@ -110,13 +132,13 @@ def _approvals_view(items: list[dict[str, Any]], width: int) -> Table | Group:
     ]
     if width < WIDE_TABLE_COLUMNS:
         blocks: list[Text] = []
-        for approval_id, state, tool, arguments, hints, expires in rows:
+        for approval_id, state, tool, who, arguments, hints, expires in rows:
             block = Text(f"{approval_id}  {state}\n", style="bold")
-            block.append(f"  tool:      {tool}\n  arguments: {arguments}\n", style="")
+            block.append(f"  tool:      {tool}\n  asked by:  {who}\n  arguments: {arguments}\n", style="")
             block.append(f"  hints:     {hints or '-'}\n  expires:   {expires}\n", style="")
             blocks.append(block)
         return Group(*blocks)
-    table = Table("id", "state", "tool", "arguments", "hints", "expires")
+    table = Table("id", "state", "tool", "asked by", "arguments", "hints", "expires")
     table.columns[0].no_wrap = table.columns[1].no_wrap = True  # the id is what `approve ID` takes
     for column in table.columns[2:]:
         column.overflow = "fold"

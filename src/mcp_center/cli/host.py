@@ -2,8 +2,9 @@
 
 Some commands must ask the running `mcp-center serve` instead of opening the data directory: an
 OAuth authorization completes in the process that started it (R-4.9). They all go through
-`HostClient`: the admin token of the data directory (never created here), the host's URL (`--url`,
-else where its `serve` said it listens), and the API's error envelope (R-7.3) turned back into an
+`HostClient`: the admin token of the data directory (never created here), the host's URL (`--url`
+or `MCP_CENTER_URL`, else where its `serve` said it listens; never a default address, which may be
+another directory's serve), and the API's error envelope (R-7.3) turned back into an
 exception, `HostRequestFailed`, whose HTTP status gives the exit code (`exit_code_for_status`).
 """
 
@@ -21,13 +22,41 @@ from mcp_center.models import is_object
 from mcp_center.secrets import read_admin_token
 from mcp_center.store.running import running_url
 
-__all__ = ["HostClient", "exit_code_for_status", "host_url"]
+__all__ = ["HostClient", "exit_code_for_status", "host_url", "serve_url"]
 
 
 def host_url(settings: Settings, url: str | None = None) -> str:
     """The running host to talk to: `--url`, else where the `serve` of this data directory said it
-    listens (`<data dir>/serve.json`), else the settings' base URL (no trailing slash)."""
+    listens (`<data dir>/serve.json`), else the settings' base URL (no trailing slash).
+
+    For words only (where a command looked); `HostClient` never sends to the settings' default
+    address unless the user named it (R-9.2).
+    """
     return (url or running_url(settings.data_dir) or settings.base_url).rstrip("/")
+
+
+def serve_url(settings: Settings, url: str | None = None) -> str:
+    """The host a command may send the admin token to (no trailing slash): the URL the user gave
+    (`--url` or `MCP_CENTER_URL`), else where the `serve` of this data directory said it listens.
+
+    Never a default address: whatever listens on 127.0.0.1:8765 may be another data directory's
+    serve, and asking it only confuses (its answer is "not this host's admin token") (R-9.2).
+
+    Raises:
+        ServerUnreachable: no URL given and no serve owns the data directory (exit 7); the message
+            names the directory and how to start its serve or point elsewhere.
+    """
+    if url:
+        return url.rstrip("/")
+    recorded = running_url(settings.data_dir)
+    if recorded is None:
+        raise ServerUnreachable(
+            f"no mcp-center serve runs on the data directory {settings.data_dir}; start one with "
+            f"'mcp-center serve --data-dir {settings.data_dir}', or pass --url (or set MCP_CENTER_URL) "
+            "to talk to a host elsewhere",
+            details={"reason": "no_serve", "data_dir": str(settings.data_dir)},
+        )
+    return recorded.rstrip("/")
 
 
 class HostClient:
@@ -39,6 +68,7 @@ class HostClient:
         timeout_s: Seconds for one request.
     Raises:
         AdminAuthRequired: no admin token: no serve has run on this data directory (exit 6).
+        ServerUnreachable: no `url` and no serve owns the data directory (exit 7; `serve_url`).
         SecretStoreError: the token file is readable by others.
     """
 
@@ -52,7 +82,7 @@ class HostClient:
             )
         self._settings = settings
         self._url = url
-        self.base_url = host_url(settings, url)
+        self.base_url = serve_url(settings, url)
         self._client = httpx2.Client(
             base_url=self.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout_s, trust_env=False
         )

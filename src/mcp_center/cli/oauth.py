@@ -112,7 +112,14 @@ def auth_(
         bool, typer.Option("--paste", help="Paste the redirected URL (when the browser cannot reach this host).")
     ] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the login.")] = 300.0,
-    url: Annotated[str | None, typer.Option("--url", help="URL of the running host (default: its base URL).")] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            envvar="MCP_CENTER_URL",
+            help="URL of the running host (default: the serve of the data directory, from its serve.json).",
+        ),
+    ] = None,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:

@@ -14,9 +14,31 @@ from mcp_center import __version__
 from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail
 from mcp_center.config import Settings
 from mcp_center.errors import (
+    AddressInUse,
     CenterError,
 )
 from mcp_center.secrets import install_log_redaction
+
+
+def _name_the_holder(exc: AddressInUse, settings: Settings | None) -> AddressInUse:
+    """`exc`, naming the mcp-center serve that holds the port when it is the serve of this data
+    directory or of the default one (their `serve.json`; nothing else is searched) (R-7.3, R-9.2).
+
+    `details` gains `pid` and `data_dir` when found."""
+    if settings is None:
+        return exc
+    from mcp_center.cli._where import serve_on_port
+
+    default_dir = Settings.load(environ={}).data_dir
+    found = serve_on_port(settings.port, [settings.data_dir, default_dir])
+    if found is None:
+        return exc
+    data_dir, owner = found
+    return AddressInUse(
+        f"{settings.host}:{settings.port} is already in use by mcp-center serve (pid {owner.pid}) of the data "
+        f"directory {data_dir}; stop it, use it (--data-dir {data_dir}), or choose another port with --port",
+        details={**exc.details, "pid": owner.pid, "data_dir": str(data_dir)},
+    )
 
 
 @app.command()
@@ -50,6 +72,7 @@ def serve(
     install_log_redaction()
     sockets: list[socket.socket] = []
     ownership: Ownership | None = None
+    settings: Settings | None = None  # for the error of a busy port (`_name_the_holder`)
     try:
         settings = Settings.load(
             data_dir=data_dir,
@@ -76,6 +99,8 @@ def serve(
             sock.close()
         if ownership is not None:
             ownership.release()
+        if isinstance(exc, AddressInUse):
+            raise fail(_name_the_holder(exc, settings)) from None
         if isinstance(exc, CenterError):
             raise fail(exc) from None
         raise

@@ -22,6 +22,7 @@ __all__ = [
     "credential_query_params",
     "is_credential_name",
     "is_credential_value",
+    "missing_credential",
 ]
 
 CREDENTIAL_WORDS = frozenset(
@@ -83,6 +84,28 @@ def is_credential_value(value: str) -> bool:
     """True for values that are credentials whatever their name: an HTTP auth scheme followed by a
     credential (`Bearer x`, `Basic x`, `Token x`) or a URL with a password (`postgres://u:p@h/db`)."""
     return bool(_AUTH_SCHEME.match(value) or _URL_WITH_PASSWORD.search(value))
+
+
+_SCHEME_ONLY = re.compile(r"(?i)(bearer|basic|token|digest)")
+
+
+def missing_credential(name: str, value: str) -> str | None:
+    """Why `value` holds no credential where one is expected, or None when it is fine (R-1.5).
+
+    The shape of `-H "Authorization: Bearer $TOKEN"` with `TOKEN` unset: an auth scheme word with
+    nothing after it (`Bearer`, `Basic`, `Token`, `Digest`, any case), or an empty value under a
+    credential-looking name (`GITHUB_TOKEN=`, `X-Api-Key:`). Storing that would send an empty
+    credential to the server and fail later with a confusing 401.
+
+    Returns:
+        A phrase for an error message (`"is 'Bearer' with no token after it"`), never the value.
+    """
+    stripped = value.strip()
+    if _SCHEME_ONLY.fullmatch(stripped):
+        return f"is '{stripped.capitalize()}' with no credential after it"
+    if not stripped and is_credential_name(name):
+        return "is empty"
+    return None
 
 
 def bearer_token_of(authorization: str) -> str | None:

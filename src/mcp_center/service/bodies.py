@@ -17,6 +17,7 @@ from typing import Any
 from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS
 from mcp_center.config.jsonsafe import first_unsafe_value, scrub_text
 from mcp_center.errors import ConfigInvalid, FieldError
+from mcp_center.interchange.credentials import missing_credential
 from mcp_center.models import is_array, is_mapping, is_object
 from mcp_center.secrets.redact import MIN_LENGTH
 
@@ -150,6 +151,7 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
     data: dict[str, Any] = {str(k): v for k, v in body.items() if k not in READ_ONLY_FIELDS}
     version = _version(data.pop("version", None), require_version=require_version)
     secrets = _secret_values(data.pop("secret_values", None))
+    _refuse_scheme_only_headers(data.get("headers"))
     for list_field in ("secret_env", "secret_headers"):
         if list_field in data:
             data[list_field] = _names(list_field, data[list_field])
@@ -165,6 +167,24 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
     if is_mapping(auth):
         data["auth"] = _auth_without_secrets(auth, secrets)
     return ServerBody(config=data, secrets=secrets, version=version)
+
+
+def _refuse_scheme_only_headers(headers: object) -> None:
+    """A plain `headers` entry that is an auth scheme with no credential (`Authorization: Bearer `:
+    an unset variable) is refused, as in `secret_values.headers` (R-1.5)."""
+    if not is_mapping(headers):
+        return
+    for name, value in headers.items():
+        if isinstance(value, str) and value.strip() and (why := missing_credential(str(name), value)):
+            raise ConfigInvalid(
+                [
+                    FieldError(
+                        f"headers.{name}",
+                        "CREDENTIAL_EMPTY",
+                        f"{why}: the variable meant to hold it was probably unset",
+                    )
+                ]
+            )
 
 
 def _version(raw: object, *, require_version: bool) -> int | None:
@@ -198,7 +218,13 @@ def _secret_values(raw_values: object) -> SecretValues:
             raise ConfigInvalid([FieldError(f"secret_values.{kind}", "FIELD_INVALID", "must be an object")])
         target = secrets.env if kind == "env" else secrets.headers
         for name, value in section.items():
-            target[str(name)] = parse_secret_value(f"secret_values.{kind}.{name}", value, header=kind == "headers")
+            path = f"secret_values.{kind}.{name}"
+            why = missing_credential(str(name), value) if isinstance(value, str) and value.strip() else None
+            if why is not None:
+                raise ConfigInvalid(
+                    [FieldError(path, "CREDENTIAL_EMPTY", f"{why}: the variable meant to hold it was probably unset")]
+                )
+            target[str(name)] = parse_secret_value(path, value, header=kind == "headers")
     oauth_values: object = raw_values.get("oauth") or {}
     if not is_mapping(oauth_values):
         raise ConfigInvalid([FieldError("secret_values.oauth", "FIELD_INVALID", "must be an object")])
