@@ -284,3 +284,49 @@ async def test_a_session_is_only_known_on_the_endpoint_that_opened_it(host: Host
     assert elsewhere.status_code == 404
     assert own.status_code == 200
     assert {tool["name"] for tool in own.json()["result"]["tools"]} == {"add", "fail", "sample", "hold"}
+
+
+async def test_a_request_id_reused_in_a_session_does_not_leave_the_later_call_uncancellable(host: Host) -> None:
+    """MCP forbids reusing a request id in a session, but a client that does must not break the
+    gateway's bookkeeping (R-8.1): when the earlier call with that id ends, the later one can still be
+    cancelled by `notifications/cancelled` naming the id."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    auth = {**ACCEPT, "Authorization": f"Bearer {host.token}"}
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "mcp__proto__hold"}}
+    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+        opened = await http.post("/mcp", json=init, headers=auth)
+        assert opened.status_code == 200, opened.text
+        session = {**auth, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post("/mcp", json=initialized, headers=session)).status_code == 202
+
+        async def post_call() -> None:
+            await http.post("/mcp", json=call, headers=session)
+
+        # The hold tool reports on the last `Hold` in HOLD, when it starts and when it is cancelled.
+        first, second, first_end, second_end = Hold(), Hold(), Hold(), Hold()
+        async with anyio.create_task_group() as outer:
+            async with anyio.create_task_group() as earlier:
+                HOLD[:] = [first]
+                earlier.start_soon(post_call)
+                with anyio.fail_after(10):
+                    await first.started.wait()
+                HOLD[:] = [second]
+                outer.start_soon(post_call)
+                with anyio.fail_after(10):
+                    await second.started.wait()
+                HOLD[:] = [first_end]
+                earlier.cancel_scope.cancel()  # the earlier call's agent goes away: that call ends
+            with anyio.fail_after(10):
+                await first_end.cancelled.wait()
+            HOLD[:] = [second_end]
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+            assert (await http.post("/mcp", json=cancel, headers=session)).status_code == 202
+            with anyio.fail_after(10):
+                await second_end.cancelled.wait()  # the later call was found and cancelled
+    HOLD.clear()

@@ -432,7 +432,10 @@ class LeanPath:
                     logger.exception("gateway.lean_call_failed")
                     outcome.append(_error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"}))
         finally:
-            link.calls.pop(key, None)
+            # Only this call's entry: a client that reused the id (MCP forbids it) has a later call
+            # under the same key, which must stay cancellable after this one ends.
+            if link.calls.get(key) is call:
+                del link.calls[key]
             timer.cancel()
             for watcher in watchers:
                 watcher.cancel()
