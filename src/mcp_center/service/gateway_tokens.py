@@ -72,15 +72,13 @@ class GatewayTokens:
         """
         clean = name.strip() if isinstance(name, str) else ""
         if not clean or len(clean) > MAX_NAME_CHARS or not clean.isprintable():
-            code, why = (
-                ("FIELD_REQUIRED", "is required")
-                if not clean
-                else ("FIELD_INVALID", f"must be at most {MAX_NAME_CHARS} printable characters")
-            )
-            raise RequestInvalid(
-                f"name: must be 1-{MAX_NAME_CHARS} printable characters",
-                details={"errors": [FieldError("name", code, why).to_dict()]},
-            )
+            if not clean:
+                code, why = "FIELD_REQUIRED", "is required"
+            elif not clean.isprintable():
+                code, why = "FIELD_INVALID", "must hold printable characters only (no control characters)"
+            else:
+                code, why = "FIELD_INVALID", f"must be at most {MAX_NAME_CHARS} characters (got {len(clean)})"
+            raise RequestInvalid(f"name: {why}", details={"errors": [FieldError("name", code, why).to_dict()]})
         token = TOKEN_PREFIX + _random.token_urlsafe(32)
         record = TokenRecord(
             id=uuid.uuid4().hex[:12], name=clean, sha256=_hash(token), created_at=datetime.now(UTC).isoformat()
