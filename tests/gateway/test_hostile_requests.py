@@ -216,3 +216,25 @@ async def test_a_call_whose_meta_or_progress_token_has_no_valid_type_is_answered
     assert body["error"]["code"] == -32602, body
     assert "MCP_TOOL_NOT_FOUND" not in body["error"]["message"], body  # refused for its params, not routed
     await _still_serves(host, session_id)
+
+
+@pytest.mark.parametrize("jsonrpc", ["1.0", 2.0, None, "2.0 "], ids=repr)
+@pytest.mark.parametrize("method", ["tools/list", "tools/call", "initialize"])
+async def test_a_message_whose_jsonrpc_is_not_2_0_is_answered_invalid_request_not_a_validation_dump(
+    host: Host, jsonrpc: Any, method: str
+) -> None:
+    """JSON-RPC 2.0 §4: `jsonrpc` MUST be exactly "2.0"; anything else is -32600 naming the member, before
+    any session is opened or any tool is called (R-8.1, R-7.3)."""
+    session_id = await host.session()
+    params: object = {"name": "mcp__none__tool"} if method == "tools/call" else {}
+    if method == "initialize":
+        params = INITIALIZE["params"]
+    message = {"jsonrpc": jsonrpc, "id": 3, "method": method, "params": params}
+    headers = host.headers(None if method == "initialize" else session_id)
+    response = await host.post(message, headers)
+    assert response.status_code == 400, response.text
+    body = _rpc_body(response)
+    assert body["error"]["code"] == -32600
+    assert "jsonrpc" in body["error"]["message"] and '"2.0"' in body["error"]["message"]
+    assert "mcp-session-id" not in response.headers
+    await _still_serves(host, session_id)

@@ -268,6 +268,9 @@ class GatewayEndpoint:
             if isinstance(message, list):
                 await _batch_refusal()(scope, receive, send)
                 return
+            if _bad_version(message):
+                await _bad_version_refusal(message)(scope, receive, send)
+                return
             if _bad_request_id(message):
                 await _bad_id_refusal()(scope, receive, send)
                 return
@@ -496,6 +499,26 @@ def _bad_request_id(message: object) -> bool:
         return False
     request_id = message["id"]
     return isinstance(request_id, bool) or not isinstance(request_id, int | str)
+
+
+def _bad_version(message: object) -> bool:
+    """A JSON-RPC message whose `jsonrpc` member is not exactly "2.0" (JSON-RPC 2.0 §4): the SDK would
+    answer its pydantic validation dump instead of -32600."""
+    return is_object(message) and message.get("jsonrpc") != "2.0"
+
+
+def _bad_version_refusal(message: object) -> JSONResponse:
+    request_id = message.get("id") if is_object(message) else None
+    valid_id = isinstance(request_id, int | str) and not isinstance(request_id, bool)
+    text = 'Invalid Request: "jsonrpc" must be "2.0" (JSON-RPC 2.0 is the only version MCP speaks)'
+    return JSONResponse(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id if valid_id else None,
+            "error": {"code": types.INVALID_REQUEST, "message": text},
+        },
+        status_code=400,
+    )
 
 
 def _bad_id_refusal() -> JSONResponse:
