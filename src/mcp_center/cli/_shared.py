@@ -50,11 +50,11 @@ __all__ = [
     "opened_store",
     "out",
     "print_json",
-    "require_data_dir",
     "run_center",
     "sandbox_app",
     "secret_app",
     "settings_for",
+    "settings_for_server",
     "yes",
 ]
 
@@ -153,12 +153,19 @@ def opened_store(settings: Settings) -> Generator[Store]:
         store.close()
 
 
-def require_data_dir(settings: Settings, server_id: str) -> None:
-    """Refuse a command about an existing server when the data directory does not exist (never create it)."""
+def settings_for_server(server_id: str, data_dir: Path | None, profile: str | None = None) -> Settings:
+    """`settings_for` of a command about an existing server (R-9.2).
+
+    Raises:
+        typer.Exit: a bad setting (exit 2), or the data directory does not exist (exit 3, the server's
+            not-found error naming where it looked): such a command never creates the directory.
+    """
+    settings = settings_for(data_dir, profile)
     if not settings.database_url and not settings.data_dir.exists():
         raise fail(
             ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id}), settings=settings
         )
+    return settings
 
 
 def fail(
@@ -206,7 +213,7 @@ def run_center(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) 
     """Open the center (no start-up connections), run `action`, close everything.
 
     Opening creates the data directory (and its key) if it is missing: commands about existing
-    servers call `require_data_dir` first."""
+    servers get their settings from `settings_for_server`."""
     install_log_redaction()
 
     async def main() -> T:

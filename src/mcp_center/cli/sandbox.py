@@ -10,10 +10,9 @@ from mcp_center.cli._shared import (
     ProfileOpt,
     err,
     out,
-    require_data_dir,
     run_center,
     sandbox_app,
-    settings_for,
+    settings_for_server,
 )
 
 
@@ -36,8 +35,7 @@ def sandbox_warm_up(server_id: str, data_dir: DataDir = None, profile: ProfileOp
     Only the package manager runs (the server does not start), so a server with network none can
     start offline afterwards. Needs the current summary confirmed.
     """
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     with err.status(f"warming up {server_id} (downloads its package into the sandbox's home)..."):
         result = run_center(settings, lambda c: c.warm_up_sandbox(server_id))
     for line in warm_up_lines(server_id, result):

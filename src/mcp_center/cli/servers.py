@@ -27,10 +27,10 @@ from mcp_center.cli._shared import (
     host_request,
     out,
     print_json,
-    require_data_dir,
     run_center,
     secret_app,
     settings_for,
+    settings_for_server,
     yes,
 )
 from mcp_center.cli._where import data_dir_phrase, serve_state
@@ -80,8 +80,7 @@ def list_(
 @app.command()
 def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Show one server: configuration (no secret values), summary, digest, last test."""
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     print_json(run_center(settings, lambda c: c.get_server(server_id)).to_dict())
 
 
@@ -189,8 +188,7 @@ def trust(
     profile: ProfileOpt = None,
 ) -> None:
     """Show the connection summary and confirm it."""
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     view = run_center(settings, lambda c: c.get_server(server_id))
     out.print(f"connection summary of [bold]{server_id}[/bold]:")
     print_json(view.summary)
@@ -207,8 +205,7 @@ def trust(
 @app.command()
 def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
     """Test with a temporary connection: initialize + tools/list + close."""
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
         result = run_center(settings, lambda c: c.test(server_id))
     if as_json:
@@ -231,8 +228,7 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
 @app.command()
 def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Enable a trusted, tested server."""
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     view = run_center(settings, lambda c: c.enable(server_id))
     out.print(f"enabled {server_id} (state: {view.status.state.value})")
 
@@ -240,8 +236,7 @@ def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None)
 @app.command()
 def disable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Disable a server."""
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     run_center(settings, lambda c: c.disable(server_id))
     out.print(f"disabled {server_id}")
 
@@ -254,8 +249,7 @@ def delete(
     profile: ProfileOpt = None,
 ) -> None:
     """Delete a server and its secrets."""
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     if not yes and not typer.confirm(f"Delete {server_id} and its secrets?"):
         raise typer.Exit(1)
     run_center(settings, lambda c: c.delete_server(server_id))
@@ -265,8 +259,7 @@ def delete(
 @app.command()
 def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
     """List an enabled server's tools."""
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     with err.status(f"connecting to {server_id}..."):
         items = run_center(settings, lambda c: c.list_tools(server_id))
     if as_json:
@@ -292,8 +285,7 @@ def call(
     except json.JSONDecodeError as exc:
         err.print(f"error [REQUEST_INVALID]: --args is not valid JSON ({exc.msg} at column {exc.colno})")
         raise typer.Exit(2) from None
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     with err.status(f"calling {tool} on {server_id}..."):
         result = run_center(settings, lambda c: c.call_tool(server_id, tool, arguments))
     texts = 0
@@ -328,8 +320,7 @@ def secret_set(
     profile: ProfileOpt = None,
 ) -> None:
     """Set a secret value, read from a hidden prompt (or stdin when piped)."""
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     value = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else typer.prompt("value", hide_input=True)
     run_center(settings, lambda c: c.set_secret(server_id, kind, key, value))
     out.print(f"secret {key} set; the server needs trust and test again")
@@ -344,8 +335,7 @@ def secret_delete(
     profile: ProfileOpt = None,
 ) -> None:
     """Delete a secret value and its ciphertext."""
-    settings = settings_for(data_dir, profile)
-    require_data_dir(settings, server_id)
+    settings = settings_for_server(server_id, data_dir, profile)
     run_center(settings, lambda c: c.delete_secret(server_id, kind, key))
     out.print(f"secret {key} deleted")
 
