@@ -34,6 +34,12 @@ def is_array(value: object) -> TypeGuard[list[Any]]:
     return isinstance(value, list)
 
 
+def is_request_id(value: object) -> TypeGuard[int | str]:
+    """True for a JSON-RPC request id MCP allows: a string or an integer (never null, a boolean, a
+    number with a fraction, an array or an object; R-8.1)."""
+    return isinstance(value, int | str) and not isinstance(value, bool)
+
+
 class TransportKind(StrEnum):
     """The three MCP transports a server can use (R-1.1)."""
 

@@ -21,6 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from mcp_center.models import is_object, is_request_id
+
 __all__ = ["bridge_stdio"]
 
 logger = logging.getLogger(__name__)
@@ -43,10 +45,10 @@ def _refusal(line: str) -> str | None:
         doc = json.loads(line)
     except (ValueError, RecursionError):
         return _error_line(None, types.PARSE_ERROR, "Parse error: the line is not JSON")
-    if not isinstance(doc, dict):
+    if not is_object(doc):
         return _error_line(None, types.INVALID_REQUEST, "Invalid Request: a message is a JSON object")
-    request_id = doc.get("id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or "method" not in doc:
+    request_id = doc.get("id")
+    if not is_request_id(request_id) or "method" not in doc:
         return None
     return _error_line(request_id, types.INVALID_REQUEST, "Invalid Request: not a valid MCP JSON-RPC request")
 

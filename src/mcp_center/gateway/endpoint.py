@@ -43,7 +43,7 @@ from mcp_center.errors import StorageError
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern
 from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_of, scope_of_path
-from mcp_center.models import is_object
+from mcp_center.models import is_object, is_request_id
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
 
@@ -497,8 +497,7 @@ def _bad_request_id(message: object) -> bool:
     open a session for an `initialize` it then refuses."""
     if not is_object(message) or "method" not in message or "id" not in message:
         return False
-    request_id = message["id"]
-    return isinstance(request_id, bool) or not isinstance(request_id, int | str)
+    return not is_request_id(message["id"])
 
 
 def _bad_version(message: object) -> bool:
@@ -509,12 +508,11 @@ def _bad_version(message: object) -> bool:
 
 def _bad_version_refusal(message: object) -> JSONResponse:
     request_id = message.get("id") if is_object(message) else None
-    valid_id = isinstance(request_id, int | str) and not isinstance(request_id, bool)
     text = 'Invalid Request: "jsonrpc" must be "2.0" (JSON-RPC 2.0 is the only version MCP speaks)'
     return JSONResponse(
         {
             "jsonrpc": "2.0",
-            "id": request_id if valid_id else None,
+            "id": request_id if is_request_id(request_id) else None,
             "error": {"code": types.INVALID_REQUEST, "message": text},
         },
         status_code=400,

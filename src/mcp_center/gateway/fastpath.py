@@ -46,7 +46,7 @@ from starlette.types import Message, Receive, Send
 
 from mcp_center.errors import AgentRequestFailed, CenterError, NotFound, ServerRequestFailed
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
-from mcp_center.models import is_object
+from mcp_center.models import is_object, is_request_id
 from mcp_center.runtime import Category
 from mcp_center.service import Elicitor, RootsLister, Sampler
 
@@ -146,7 +146,7 @@ class AgentLink:
         """Apply an agent's `notifications/cancelled` to a lean request; False if it names none."""
         params = message.get("params")
         request_id = cast(Mapping[str, Any], params).get("requestId") if isinstance(params, Mapping) else None
-        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        if not is_request_id(request_id):
             return False  # names no request of ours (a dict or list is not even hashable): the SDK answers it
         scope = self.calls.get(_key(request_id))
         if scope is None:
@@ -210,7 +210,7 @@ def is_lean(message: Mapping[str, Any]) -> bool:
     params = message.get("params", {})
     if method not in LEAN_METHODS or message.get("jsonrpc") != "2.0" or not is_object(params):
         return False
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+    if not is_request_id(request_id):
         return False
     if not _meta_well_formed(params.get("_meta", {})):
         return False  # the SDK refuses it with -32602 (a progressToken of no id type would be echoed)

@@ -22,7 +22,7 @@ from typing import Any, Final, cast
 import mcp_types
 from pydantic import ValidationError
 
-from mcp_center.models import is_object
+from mcp_center.models import is_object, is_request_id
 from mcp_center.secrets import REDACTED, Redactor
 from mcp_center.transports.clip import ClipReport, JsonClipper, ReadLimits
 
@@ -55,8 +55,8 @@ def unreadable_response(
         return None
     if not is_object(doc) or doc.get("jsonrpc") != "2.0" or "method" in doc:
         return None
-    request_id = doc.get("id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not ("result" in doc or "error" in doc):
+    request_id = doc.get("id")
+    if not is_request_id(request_id) or not ("result" in doc or "error" in doc):
         return None
     if why is None:
         errors = exc.errors() if isinstance(exc, ValidationError) else []
