@@ -486,9 +486,18 @@ def _batch_refusal() -> JSONResponse:
         "Invalid Request: JSON-RPC batches are not supported by this gateway "
         "(MCP 2025-06-18 and later forbid them); send one JSON-RPC message per POST"
     )
-    return JSONResponse(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status_code=400
-    )
+    return _invalid_request(message)
+
+
+def _invalid_request(
+    message: str, request_id: object = None, *, status: int = 400, data: dict[str, str] | None = None
+) -> JSONResponse:
+    """An HTTP `status` answer carrying a JSON-RPC -32600 error (its id when `request_id` is a valid one)."""
+    error: dict[str, object] = {"code": types.INVALID_REQUEST, "message": message}
+    if data is not None:
+        error["data"] = data
+    answered_id = request_id if is_request_id(request_id) else None
+    return JSONResponse({"jsonrpc": "2.0", "id": answered_id, "error": error}, status_code=status)
 
 
 def _bad_request_id(message: object) -> bool:
@@ -509,14 +518,7 @@ def _bad_version(message: object) -> bool:
 def _bad_version_refusal(message: object) -> JSONResponse:
     request_id = message.get("id") if is_object(message) else None
     text = 'Invalid Request: "jsonrpc" must be "2.0" (JSON-RPC 2.0 is the only version MCP speaks)'
-    return JSONResponse(
-        {
-            "jsonrpc": "2.0",
-            "id": request_id if is_request_id(request_id) else None,
-            "error": {"code": types.INVALID_REQUEST, "message": text},
-        },
-        status_code=400,
-    )
+    return _invalid_request(text, request_id)
 
 
 def _bad_id_refusal() -> JSONResponse:
@@ -524,22 +526,17 @@ def _bad_id_refusal() -> JSONResponse:
         "Invalid Request: a request's id must be a string or an integer "
         "(not null, a number with a fraction, a boolean, an array or an object)"
     )
-    return JSONResponse(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status_code=400
-    )
+    return _invalid_request(message)
 
 
 def _unknown_server(server_id: str) -> JSONResponse:
     message = f"MCP_SERVER_NOT_FOUND: no server with id '{server_id}' (its endpoint is /mcp/<server id>)"
-    error = {"code": types.INVALID_REQUEST, "message": message, "data": {"code": "MCP_SERVER_NOT_FOUND"}}
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=404)
+    return _invalid_request(message, status=404, data={"code": "MCP_SERVER_NOT_FOUND"})
 
 
 def _session_elsewhere() -> JSONResponse:
     message = "Session not found: this session was opened on another gateway endpoint (/mcp or /mcp/<server id>)"
-    return JSONResponse(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status_code=404
-    )
+    return _invalid_request(message, status=404)
 
 
 def _accepted() -> Response:
