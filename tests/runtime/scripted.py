@@ -52,7 +52,7 @@ class ScriptedConnection:
     server: ScriptedServer
     number: int
     to_client: MemoryObjectSendStream[SessionMessage | Exception]
-    received: list[types.JSONRPCMessage] = field(default_factory=list)
+    received: list[types.JSONRPCMessage] = field(default_factory=list[types.JSONRPCMessage])
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification to this client."""
