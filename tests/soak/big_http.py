@@ -35,7 +35,7 @@ async def big(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "json"
     assert mode in ("json", "sse")
-    fake = FakeStreamableServer(tools=[BIG_TOOL], response_mode=mode, handlers={"tools/call": big})  # type: ignore[arg-type]
+    fake = FakeStreamableServer(tools=[BIG_TOOL], response_mode=mode, handlers={"tools/call": big})
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     print(sock.getsockname()[1], flush=True)
