@@ -25,11 +25,6 @@ def _is_object(value: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict)
 
 
-def _object(value: object) -> dict[str, Any]:
-    """`value` when it is a JSON object, else an empty one: a missing or null member reads as `{}`."""
-    return value if _is_object(value) else {}
-
-
 def send(message: dict[str, object]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
@@ -52,7 +47,8 @@ def answer(request_id: object, method: str, params: dict[str, object]) -> None:
         send({"jsonrpc": "2.0", "method": f"notifications/x-{SECRET}"})
     elif method == "tools/call":
         name = params.get("name")
-        arguments = _object(params.get("arguments"))
+        arguments: object = params.get("arguments") or {}
+        assert _is_object(arguments), "arguments is a JSON object"
         if name == "rpc_error":
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": "quota exceeded"}})
             return

@@ -283,7 +283,7 @@ class FakeStreamableServer:
                 message, self.tools_result if self.tools_result is not None else {"tools": self.tools}
             )
         if method == "tools/call":
-            arguments = object_or_empty(object_or_empty(message.get("params")).get("arguments"))
+            arguments = object_or_empty(message["params"].get("arguments"))
             return await self.reply(message, {"content": [{"type": "text", "text": str(arguments.get("text"))}]})
         if method == "ping":
             return await self.reply(message, {})
