@@ -7,13 +7,17 @@
 - One error tree (R-7.3): an exception class that does not derive from the `mcp_center.errors` tree is an
   internal signal of one package, listed in `INTERNAL_SIGNALS`, and no module outside that package
   imports it (so it cannot reach a caller as anything but the `CenterError` it is turned into).
+- Strict pyright everywhere: no `[[tool.pyright.executionEnvironments]]` (tests/, src/) turns off a
+  rule the top level turns on (issue 16: the `reportUnknown*` rules hold for tests/ too).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,3 +117,30 @@ def test_an_internal_signal_is_imported_only_inside_its_package(signal: str) -> 
         if isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names)
     ]
     assert not importers, f"{name} ({module}) is imported outside {package}/: {importers}"
+
+
+def _rules_turned_off(pyright: dict[str, Any]) -> dict[str, list[str]]:
+    """{environment root: rules the top level turns on and that environment turns off}."""
+    on = {key for key, value in pyright.items() if key.startswith("report") and value is True}
+    environments: list[dict[str, Any]] = pyright.get("executionEnvironments", [])
+    return {
+        str(env.get("root")): sorted(rule for rule in on if env.get(rule, True) is not True)
+        for env in environments
+        if any(env.get(rule, True) is not True for rule in on)
+    }
+
+
+def test_no_pyright_environment_turns_off_a_strict_rule() -> None:
+    project = tomllib.loads((SRC.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    pyright: dict[str, Any] = project["tool"]["pyright"]
+    assert "reportUnknownMemberType" in pyright, "the scan reads the top-level rules"
+    assert not _rules_turned_off(pyright), "these rules are on for src/; fix the findings instead"
+
+
+def test_the_pyright_check_finds_a_rule_turned_off() -> None:
+    """The scan above would see an environment turning a rule off (so its silence means something)."""
+    pyright = {
+        "reportUnknownMemberType": True,
+        "executionEnvironments": [{"root": "tests", "reportUnknownMemberType": False}],
+    }
+    assert _rules_turned_off(pyright) == {"tests": ["reportUnknownMemberType"]}

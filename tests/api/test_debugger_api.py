@@ -147,12 +147,13 @@ async def test_the_console_sends_a_request_and_shows_the_answer_and_its_timing(
 async def test_the_console_refuses_initialize_notifications_and_non_object_params(
     api: httpx2.AsyncClient, everything: str
 ) -> None:
-    for body, field in (
+    bodies: list[tuple[dict[str, Any], str]] = [
         ({"method": "initialize", "params": {}}, "method"),
         ({"method": "notifications/initialized"}, "method"),
         ({"method": "has space"}, "method"),
         ({"method": "tools/list", "params": [1, 2]}, "params"),
-    ):
+    ]
+    for body, field in bodies:
         error = assert_error(await api.post(f"/api/mcp/servers/{everything}/rpc", json=body), 422, "REQUEST_INVALID")
         assert error["details"]["errors"][0]["field"] == field, body
 

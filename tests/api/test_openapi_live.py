@@ -160,7 +160,9 @@ def test_the_security_schemes_are_the_admin_token_or_the_session_cookie_with_csr
     assert (schemes["csrfToken"]["in"], schemes["csrfToken"]["name"]) == ("header", CSRF_HEADER)
     for path, method, op in _operations(doc):
         if path.startswith("/api/"):
-            cookie = {"settingsSession": []} if method == "get" else {"settingsSession": [], "csrfToken": []}
+            cookie: dict[str, list[str]] = (
+                {"settingsSession": []} if method == "get" else {"settingsSession": [], "csrfToken": []}
+            )
             assert op["security"] == [{"adminToken": []}, cookie], (method, path)
         else:
             assert "security" not in op, (method, path)

@@ -259,7 +259,8 @@ async def test_the_status_says_what_is_needed_and_never_holds_a_token(tmp_path: 
     completion = await authorize(world, broker)
     assert completion.refresh_token is not None
     access = next(iter(world.authorization.access_tokens))
-    bound = target(AuthOAuth(binding={"resource": MCP_URL, "issuer": completion.binding.issuer}))  # type: ignore[arg-type]
+    # A config's binding as JSON gives it; pydantic validates the dict into an OAuthBinding.
+    bound = target(AuthOAuth(binding={"resource": MCP_URL, "issuer": completion.binding.issuer}))  # pyright: ignore[reportArgumentType]
     with JsonStore(tmp_path).transaction() as state:
         broker.vault.write(state, completion.binding, server=completion.server, grant=(completion.refresh_token, None))
     after = broker.status(bound, JsonStore(tmp_path).read())

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tests.support.wire import is_object
+
 __all__ = ["CASES", "CI_SUBSET", "Case", "Context", "Row", "rows"]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -385,7 +387,7 @@ def rows(cases: list[Case] | None = None) -> list[Row]:
 
 def result_text(result: Json) -> str:
     """The text of a CallToolResult (text items joined; structured content as JSON)."""
-    parts = [item.get("text", "") for item in result.get("content", []) if isinstance(item, dict)]
+    parts: list[str] = [item.get("text", "") for item in result.get("content", []) if is_object(item)]
     if result.get("structuredContent") is not None:
         parts.append(json.dumps(result["structuredContent"]))
     return "\n".join(parts)

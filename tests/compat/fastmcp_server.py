@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from fastmcp import FastMCP  # pyright: ignore[reportMissingImports]  # run by uvx with fastmcp, not in our venv
+# fastmcp is not installed in our venv (uvx brings it), so pyright knows neither the module nor FastMCP.
+from fastmcp import FastMCP  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
 
 mcp = FastMCP("compat-fastmcp")  # pyright: ignore[reportUnknownVariableType]
 

@@ -42,9 +42,11 @@ from mcp_center import __version__
 from mcp_center.transports import sandbox_support
 from tests.compat.cases import CASES, CI_SUBSET, REPO, Context, Row, result_text, rows, short
 from tests.compat.fixtures import local_postgres, page_server, remote_server
+from tests.support.exceptions import leaves
 from tests.support.gateway import gateway_client
 from tests.support.ports import free_port
 from tests.support.serve import Host, running_host
+from tests.support.wire import object_or_empty
 
 SERVERS = "/api/mcp/servers"
 STEPS = ("add", "trust", "warm-up", "test", "enable", "list", "call", "prompts", "resources", "gateway", "≡ SDK")
@@ -86,8 +88,8 @@ def api_error(response: httpx2.Response) -> str:
         error = response.json()["error"]
     except (ValueError, KeyError, TypeError):
         return f"HTTP {response.status_code}"
-    detail = error.get("details") or {}
-    tail = detail.get("stderr_tail") or []
+    detail = object_or_empty(error.get("details"))
+    tail: list[Any] = detail.get("stderr_tail") or []
     last = f" — stderr: {tail[-1]}" if tail else ""
     return f"{error['code']}: {error['message']}{last}"
 
@@ -174,7 +176,7 @@ def run_row(host: Host, token: str, row: Row, ctx: Context) -> RowResult:
             step = "test"
             tested = expect(client.post(f"{SERVERS}/{rid}/test"), 200)
             if not tested["ok"]:
-                error = tested["error"] or {}
+                error = object_or_empty(tested["error"])
                 said = stderr_errors(client, rid)
                 raise StepFailed(
                     f"{error.get('code')}: {error.get('message')}" + (f" — stderr: {said}" if said else "")
@@ -220,9 +222,7 @@ def run_row(host: Host, token: str, row: Row, ctx: Context) -> RowResult:
             result.notes.append(f"{step}: {exc}")
         except Exception as exc:  # noqa: BLE001 - any failure is this row's, never the whole run's
             result.steps[step] = "fail"
-            leaf = exc
-            while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-                leaf = leaf.exceptions[0]
+            leaf = leaves(exc)[0]
             result.notes.append(f"{step}: {type(leaf).__name__}: {short(str(leaf))}")
         finally:
             deleted = client.delete(f"{SERVERS}/{rid}")

@@ -695,7 +695,7 @@ def test_defaults_are_filled_in_for_a_minimal_config() -> None:
 def test_a_parsed_config_is_frozen() -> None:
     config = parse_server_config(stdio())
     with pytest.raises(ValidationError):
-        config.command = "sh"  # type: ignore[misc]
+        config.command = "sh"  # pyright: ignore[reportAttributeAccessIssue]  # on purpose: frozen, and a union member lacks it
 
 
 # ----- slugify ----------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from mcp_center.runtime import SessionHooks
 from mcp_center.secrets import install_log_redaction
 from mcp_center.service import McpCenter
 from mcp_center.transports import ConnectionSpec
+from tests.support.wire import is_object, object_or_empty
 
 ADMIN_TOKEN = "conformance-driver-admin-token-0123456789"
 SERVER_ID = "conformance"
@@ -47,7 +48,7 @@ MAX_AUTHORIZATIONS = 6
 """A bound on this driver's own loop; the broker refuses looping step-ups before this."""
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 """The exact client metadata document URL `auth/basic-cimd` expects as client_id."""
-TOOLS = {
+TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     "tools_call": ("add_numbers", {"a": 2, "b": 3}),
     "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {}),
     "sse-retry": ("test_reconnection", {}),
@@ -107,11 +108,11 @@ async def accept_with_defaults(
     del context
     if not isinstance(params, types.ElicitRequestFormParams):
         return types.ElicitResult(action="decline")
-    properties = params.requested_schema.get("properties") or {}
+    properties = object_or_empty(params.requested_schema.get("properties"))
     content: dict[str, Any] = {}
     for name, schema in properties.items():
-        if isinstance(schema, dict) and "default" in schema:
-            content[str(name)] = schema["default"]
+        if is_object(schema) and "default" in schema:
+            content[name] = schema["default"]
     return types.ElicitResult(action="accept", content=content)
 
 
@@ -179,7 +180,7 @@ class Driver:
             result = await _expect(await self.api.post(f"/api/mcp/servers/{SERVER_ID}/test"), "test")
             if result["ok"]:
                 return result
-            error = result.get("error") or {}
+            error = object_or_empty(result.get("error"))
             if error.get("code") not in AUTH_CODES:
                 raise DriverError(f"test failed: {error.get('code')}: {error.get('message')}")
             log.info("test needs authorization (%s)", error.get("code"))

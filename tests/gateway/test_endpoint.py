@@ -185,11 +185,11 @@ async def test_requests_of_the_sessionless_protocol_are_not_counted_as_sessions(
     """2026-07-28 clients send no `initialize` and hold no session: the limit does not apply to them."""
     _limit(monkeypatch, 1)
     assert (await host.initialize()).status_code == 200
-    envelope = {
+    envelope: dict[str, Any] = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
     }
-    listing = {**LIST_TOOLS, "params": {"_meta": envelope}}
+    listing: dict[str, Any] = {**LIST_TOOLS, "params": {"_meta": envelope}}
     headers = {
         **ACCEPT,
         "Authorization": f"Bearer {host.token}",

@@ -52,9 +52,13 @@ class Host:
 
 @dataclass
 class Seen:
-    progress: list[tuple[float, float | None, str | None]] = field(default_factory=list)
-    logs: list[types.LoggingMessageNotificationParams] = field(default_factory=list)
-    notifications: list[str] = field(default_factory=list)
+    progress: list[tuple[float, float | None, str | None]] = field(
+        default_factory=list[tuple[float, float | None, str | None]]
+    )
+    logs: list[types.LoggingMessageNotificationParams] = field(
+        default_factory=list[types.LoggingMessageNotificationParams]
+    )
+    notifications: list[str] = field(default_factory=list[str])
     list_changed: anyio.Event = field(default_factory=anyio.Event)
     elicited: anyio.Event = field(default_factory=anyio.Event)
 
@@ -132,7 +136,7 @@ def text(result: types.CallToolResult) -> str:
 
 
 async def test_the_gateway_refuses_requests_without_a_gateway_token(host: Host) -> None:
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    initialize: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     async with httpx2.AsyncClient() as http:
         for headers, says in (
             ({}, "send 'Authorization: Bearer <gateway token>'"),
@@ -276,7 +280,7 @@ async def test_a_revoked_token_is_refused_from_the_next_request(host: Host) -> N
     assert {t["name"] for t in listed} == {"tests", "short-lived"}
     assert all("token" not in t for t in listed)
     assert (await host.admin.delete(f"/api/gateway/tokens/{created['id']}")).status_code == 204
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    initialize: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     async with httpx2.AsyncClient() as http:
         refused = await http.post(
             f"{host.base}/mcp", json=initialize, headers={"Authorization": f"Bearer {created['token']}"}

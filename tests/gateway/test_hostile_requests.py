@@ -30,7 +30,7 @@ INITIALIZE = {
     "method": "initialize",
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
 }
-MODERN_META = {
+MODERN_META: dict[str, Any] = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
@@ -204,7 +204,7 @@ async def test_a_call_whose_meta_or_progress_token_has_no_valid_type_is_answered
     host: Host, meta: Any
 ) -> None:
     session_id = await host.session()
-    call = {
+    call: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": 7,
         "method": "tools/call",

@@ -83,7 +83,7 @@ async def test_a_server_endpoint_offers_its_tools_and_templates_under_their_own_
 
 
 async def test_a_server_endpoint_needs_a_gateway_token_and_an_existing_server(host: Host) -> None:
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    initialize: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
         anonymous = await http.post("/mcp/proto", json=initialize, headers=ACCEPT)
         unknown = await http.post(

@@ -205,7 +205,7 @@ def test_a_2026_result_is_answered_in_the_session_eras_shape() -> None:
     }
     assert eras.session_shaped(result) == {"content": [], "_meta": {"other": 1}}
     assert eras.session_shaped({"content": [], "_meta": {types.SERVER_INFO_META_KEY: {}}}) == {"content": []}
-    plain = {"content": []}
+    plain: dict[str, Any] = {"content": []}
     assert eras.session_shaped(plain) is plain
 
 

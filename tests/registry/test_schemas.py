@@ -32,18 +32,19 @@ def test_a_tool_whose_input_schema_cannot_describe_object_arguments_is_quarantin
     assert verdict.reason is not None and verdict.reason.startswith(where)
 
 
-@pytest.mark.parametrize(
-    ("schema", "expected"),
-    [
-        (
-            {"anyOf": [{"type": "object"}, {"properties": {"b": {}}}]},
-            {"anyOf": [{"type": "object"}, {"properties": {"b": {}}}], "type": "object"},
-        ),
-        ({}, {"type": "object"}),
-        ({"type": ["object", "null"]}, {"type": "object"}),
-        ({"type": "object", "required": ["x"]}, {"type": "object", "required": ["x"], "properties": {"x": {}}}),
-    ],
-)
+NORMALISED: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    (
+        {"anyOf": [{"type": "object"}, {"properties": {"b": {}}}]},
+        {"anyOf": [{"type": "object"}, {"properties": {"b": {}}}], "type": "object"},
+    ),
+    ({}, {"type": "object"}),
+    ({"type": ["object", "null"]}, {"type": "object"}),
+    ({"type": "object", "required": ["x"]}, {"type": "object", "required": ["x"], "properties": {"x": {}}}),
+]
+"""(a schema missing only what object arguments imply, the schema the catalogue keeps)."""
+
+
+@pytest.mark.parametrize(("schema", "expected"), NORMALISED)
 def test_a_schema_that_only_misses_what_object_arguments_imply_is_normalised_with_a_note(
     schema: dict[str, Any], expected: dict[str, Any]
 ) -> None:

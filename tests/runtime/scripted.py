@@ -22,6 +22,7 @@ from mcp.shared.message import SessionMessage
 
 from mcp_center.models import TransportKind
 from mcp_center.transports import ConnectionSpec, TransportProbe
+from tests.support.wire import is_object
 
 Handler = Callable[["ScriptedConnection", types.JSONRPCRequest], Awaitable[dict[str, Any] | types.ErrorData]]
 
@@ -52,7 +53,7 @@ class ScriptedConnection:
     server: ScriptedServer
     number: int
     to_client: MemoryObjectSendStream[SessionMessage | Exception]
-    received: list[types.JSONRPCMessage] = field(default_factory=list)
+    received: list[types.JSONRPCMessage] = field(default_factory=list[types.JSONRPCMessage])
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification to this client."""
@@ -166,9 +167,9 @@ async def _tools_list(conn: ScriptedConnection, request: types.JSONRPCRequest) -
     page = server.tool_pages[index]
     if isinstance(page, types.ErrorData):
         return page
-    if isinstance(page, dict) and index + 1 < len(server.tool_pages):
+    if is_object(page) and index + 1 < len(server.tool_pages):
         return {**page, "nextCursor": str(index + 1)}
-    return page  # type: ignore[no-any-return]
+    return page
 
 
 async def _tools_call(_conn: ScriptedConnection, request: types.JSONRPCRequest) -> dict[str, Any]:

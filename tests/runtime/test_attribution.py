@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 
 async def _status(request: Request) -> Response:
     status = int(request.path_params["status"])
-    headers = {}
+    headers: dict[str, str] = {}
     if status == 401:
         headers["WWW-Authenticate"] = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'
     if status == 403:

@@ -26,6 +26,7 @@ from tests.support.fakes.streamable_http import (
     sse_event,
     sse_response,
 )
+from tests.support.wire import is_object
 
 pytestmark = pytest.mark.anyio
 
@@ -148,9 +149,7 @@ async def test_a_server_request_on_the_call_stream_is_answered_and_posted_back()
     async with serve_fake(fake) as url, _managed(url) as manager:
         result = await _call(manager, "x")
         with anyio.fail_after(10):
-            await fake.wait_until(
-                lambda: any(isinstance(r.body, dict) and r.body.get("id") == "srv-1" for r in fake.requests)
-            )
-        [reply] = [r for r in fake.requests if isinstance(r.body, dict) and r.body.get("id") == "srv-1"]
+            await fake.wait_until(lambda: any(is_object(r.body) and r.body.get("id") == "srv-1" for r in fake.requests))
+        [reply] = [r for r in fake.requests if is_object(r.body) and r.body.get("id") == "srv-1"]
     assert result["content"][0]["text"] == "after ping"
     assert reply.body == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}

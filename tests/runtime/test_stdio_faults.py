@@ -101,7 +101,7 @@ async def test_host_shutdown_leaves_no_process_behind(settings: Settings) -> Non
     async with McpCenter.open(settings) as center:
         server_id = await _enable(center, [])
         grandchild = (await center.call_tool(server_id, "spawn_grandchild", {}))["structuredContent"]["result"]
-        leader = center._manager.current(server_id).session.probe.stdio.pid  # type: ignore[union-attr]  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+        leader = center._manager.current(server_id).session.probe.stdio.pid  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
         assert leader is not None and alive(leader)
     assert not alive(grandchild)
     assert not alive(leader)

@@ -103,7 +103,7 @@ def make_capability_server(upstream: Upstream, name: str = "capabilities") -> MC
     @server.tool()
     async def ask_nested(ctx: Context) -> str:  # pyright: ignore[reportUnusedFunction]
         """Ask with a schema a form cannot show (a nested object)."""
-        schema = {"type": "object", "properties": {"address": {"type": "object", "properties": {}}}}
+        schema: dict[str, Any] = {"type": "object", "properties": {"address": {"type": "object", "properties": {}}}}
         result = await ctx.request_context.session.elicit_form("Where?", schema, ctx.request_context.request_id)
         return f"nested: {result.action}"
 

@@ -27,6 +27,8 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from tests.support.wire import is_object, object_or_empty
+
 __all__ = ["HOLD", "Hold", "Post", "make_era_server", "recorded"]
 
 _OBJECT = {"type": "object"}
@@ -113,7 +115,7 @@ def _confirm(params: types.CallToolRequestParams) -> types.CallToolResult | type
     arguments = params.arguments or {}
     answered = (params.input_responses or {}).get("ok")
     if answered is not None:
-        content = getattr(answered, "content", None) or {}
+        content: dict[str, Any] = getattr(answered, "content", None) or {}
         return _text(f"confirmed: {content.get('answer')} (state {params.request_state})")
     if not arguments.get("ask"):
         return _text("nothing asked")
@@ -158,9 +160,8 @@ def recorded(app: _App, posts: list[Post]) -> _App:
             parsed: Any = orjson.loads(body)
         except orjson.JSONDecodeError:
             parsed = None
-        if isinstance(parsed, dict) and "method" in parsed and "id" in parsed:
-            params = parsed.get("params") or {}
-            name = params.get("name") if isinstance(params, dict) else None
+        if is_object(parsed) and "method" in parsed and "id" in parsed:
+            name = object_or_empty(parsed.get("params")).get("name")
             posts.append(
                 Post(
                     method=str(parsed["method"]),

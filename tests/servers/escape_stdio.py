@@ -107,7 +107,7 @@ def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
                 file.write(args.get("text", "x"))
             return ok("written")
         if name == "list_dir":
-            return ok(sorted(os.listdir(args["path"])))
+            return ok(sorted(os.listdir(str(args["path"]))))
         if name == "connect":
             with socket.create_connection((args["host"], int(args["port"])), timeout=5):
                 return ok("connected")

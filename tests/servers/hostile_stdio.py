@@ -15,8 +15,14 @@ import json
 import os
 import sys
 import time
+from typing import Any, TypeGuard
 
 SECRET = os.environ.get("API_KEY", "no-secret")
+
+
+def _is_object(value: object) -> TypeGuard[dict[str, Any]]:
+    """True for a parsed JSON object (its keys are strings; its members are not checked)."""
+    return isinstance(value, dict)
 
 
 def send(message: dict[str, object]) -> None:
@@ -41,8 +47,8 @@ def answer(request_id: object, method: str, params: dict[str, object]) -> None:
         send({"jsonrpc": "2.0", "method": f"notifications/x-{SECRET}"})
     elif method == "tools/call":
         name = params.get("name")
-        arguments = params.get("arguments") or {}
-        assert isinstance(arguments, dict)
+        arguments: object = params.get("arguments") or {}
+        assert _is_object(arguments), "arguments is a JSON object"
         if name == "rpc_error":
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": "quota exceeded"}})
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from starlette.applications import Starlette
+from starlette.requests import Request
 
 
 def make_echo_server(name: str = "echo-http", *, sleep_started: anyio.Event | None = None) -> MCPServer:
@@ -38,8 +39,9 @@ def make_echo_server(name: str = "echo-http", *, sleep_started: anyio.Event | No
     def whoami(ctx: Context) -> dict[str, str]:
         """The HTTP headers of this request (lower-cased names)."""
         request = ctx.request_context.request
-        headers = getattr(request, "headers", None)
-        return {k.lower(): v for k, v in (headers.items() if headers is not None else [])}
+        if not isinstance(request, Request):
+            return {}
+        return {k.lower(): v for k, v in request.headers.items()}
 
     return server
 

@@ -30,10 +30,21 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, TypeGuard
 
 _LOCK = threading.Lock()
 ECHO = {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+
+
+def _is_object(value: object) -> TypeGuard[dict[str, Any]]:
+    """True for a parsed JSON object (its keys are strings; its members are not checked)."""
+    return isinstance(value, dict)
+
+
+def _object(value: object) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one: a missing or null member of a message or
+    of the scenario reads as `{}`."""
+    return value if _is_object(value) else {}
 
 
 def _scenario() -> dict[str, Any]:
@@ -41,8 +52,8 @@ def _scenario() -> dict[str, Any]:
     if os.path.isfile(raw):
         with open(raw, encoding="utf-8") as handle:
             raw = handle.read()
-    value = json.loads(raw)
-    assert isinstance(value, dict)
+    value: object = json.loads(raw)
+    assert _is_object(value), "the scenario is a JSON object"
     return value
 
 
@@ -69,7 +80,7 @@ def _initialize(request_id: object, params: dict[str, Any]) -> None:
         "capabilities": {"tools": {"listChanged": True}},
         "serverInfo": {"name": "quirky", "version": "1"},
     }
-    for key, value in (SCENARIO.get("initialize") or {}).items():
+    for key, value in _object(SCENARIO.get("initialize")).items():
         if value is None:
             result.pop(key, None)
         else:
@@ -79,10 +90,10 @@ def _initialize(request_id: object, params: dict[str, Any]) -> None:
 
 def _call(request_id: object, params: dict[str, Any]) -> None:
     name = params.get("name")
-    arguments = params.get("arguments") or {}
-    plan: dict[str, Any] = (SCENARIO.get("calls") or {}).get(name, {})
-    progress = plan.get("progress")
-    token = (params.get("_meta") or {}).get("progressToken")
+    arguments = _object(params.get("arguments"))
+    plan = _object(_object(SCENARIO.get("calls")).get(name)) if isinstance(name, str) else {}
+    progress = _object(plan.get("progress"))
+    token: object = _object(params.get("_meta")).get("progressToken")
     if progress:
         for step in range(int(progress["count"])):
             time.sleep(float(progress["interval_s"]))
@@ -107,14 +118,14 @@ def _call(request_id: object, params: dict[str, Any]) -> None:
     if "raw_hex" in plan:
         _write(bytes.fromhex(plan["raw_hex"]).replace(b"{id}", json.dumps(request_id).encode()))
         return
-    result = plan.get("result") or {"content": [{"type": "text", "text": str(arguments.get("text", ""))}]}
+    result: object = plan.get("result") or {"content": [{"type": "text", "text": str(arguments.get("text", ""))}]}
     _send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def _answer(message: dict[str, Any]) -> None:
     method = message["method"]
     request_id = message["id"]
-    params = message.get("params") or {}
+    params = _object(message.get("params"))
     if method == "initialize":
         _initialize(request_id, params)
     elif method == "tools/list":
@@ -131,7 +142,7 @@ def main() -> None:
     for line in SCENARIO.get("stderr_on_start", []):
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
-    early = SCENARIO.get("before_initialize")
+    early = _object(SCENARIO.get("before_initialize"))
     if early:
         if early.get("stdout"):
             sys.stdout.write(os.path.expandvars(early["stdout"]) + "\n")
@@ -142,10 +153,10 @@ def main() -> None:
         sys.exit(int(early.get("exit", 1)))
     for line in sys.stdin:
         try:
-            message = json.loads(line)
+            message: object = json.loads(line)
         except ValueError:
             continue
-        if isinstance(message, dict) and "id" in message and "method" in message:
+        if _is_object(message) and "id" in message and "method" in message:
             threading.Thread(target=_answer, args=(message,), daemon=True).start()
 
 

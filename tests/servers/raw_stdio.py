@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, TypeGuard
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -64,6 +64,16 @@ REPORT_TOOL = {
 }
 
 
+def _is_object(value: object) -> TypeGuard[dict[str, Any]]:
+    """True for a parsed JSON object (its keys are strings; its members are not checked)."""
+    return isinstance(value, dict)
+
+
+def _object(value: object) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one: a missing or null member reads as `{}`."""
+    return value if _is_object(value) else {}
+
+
 def _deep(depth: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object"}
     for _ in range(depth):
@@ -76,9 +86,9 @@ PROMPTS_ERROR = {"code": -32603, "message": "prompts are broken on purpose"}
 
 def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
     method = request.get("method")
-    params = request.get("params") or {}
+    params = _object(request.get("params"))
     if method == "initialize":
-        CLIENT_CAPABILITIES.update(params.get("capabilities") or {})
+        CLIENT_CAPABILITIES.update(_object(params.get("capabilities")))
         capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
         if BROKEN_PROMPTS:
             capabilities["prompts"] = {"listChanged": False}
@@ -94,7 +104,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
         return {"tools": [*listed, REPORT_TOOL] if REPORT_CAPABILITIES else listed}
     if method == "tools/call":
         name = params.get("name")
-        arguments = params.get("arguments") or {}
+        arguments = _object(params.get("arguments"))
         if name == "echo":
             return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}], "isError": False}
         if name == "client_capabilities" and REPORT_CAPABILITIES:

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -41,13 +41,23 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
+def _is_object(value: object) -> TypeGuard[dict[str, Any]]:
+    """True for a parsed JSON object (its keys are strings; its members are not checked)."""
+    return isinstance(value, dict)
+
+
+def _object(value: object) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one: a missing or null member reads as `{}`."""
+    return value if _is_object(value) else {}
+
+
 def _send(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 
 
 def _answer(request: dict[str, Any], pids: str) -> dict[str, Any] | None:
-    method, params = request.get("method"), request.get("params") or {}
+    method, params = request.get("method"), _object(request.get("params"))
     if "id" not in request:
         return None
     if method == "initialize":
@@ -61,7 +71,7 @@ def _answer(request: dict[str, Any], pids: str) -> dict[str, Any] | None:
     elif method == "tools/call" and params.get("name") == "pids":
         result = {"content": [{"type": "text", "text": pids}]}
     elif method == "tools/call" and params.get("name") == "wait":
-        time.sleep(float((params.get("arguments") or {}).get("seconds", 0)))
+        time.sleep(float(_object(params.get("arguments")).get("seconds", 0)))
         result = {"content": [{"type": "text", "text": "waited"}]}
     elif method == "ping":
         result = {}
@@ -89,10 +99,10 @@ def main() -> None:
         pidfile.write(pids + "\n")
     for line in sys.stdin:
         try:
-            request = json.loads(line)
+            request: object = json.loads(line)
         except ValueError:
             continue
-        if isinstance(request, dict):
+        if _is_object(request):
             answer = _answer(request, pids)
             if answer is not None:
                 _send(answer)

@@ -129,7 +129,7 @@ async def test_a_caller_that_goes_away_cancels_its_approval(store: Store) -> Non
     broker = _broker(store, events)
     with anyio.fail_after(5):
         async with events.subscribe() as subscription, anyio.create_task_group() as tg:
-            tg.start_soon(_run, broker, "op-1", [])
+            tg.start_soon(_run, broker, "op-1", list[object]())
             await _pending(subscription)
             tg.cancel_scope.cancel()
     assert await broker.views() == []
@@ -165,7 +165,7 @@ async def test_approvals_are_announced_on_the_event_bus(store: Store) -> None:
     broker = _broker(store, events)
     with anyio.fail_after(5):
         async with events.subscribe() as subscription, anyio.create_task_group() as tg:
-            tg.start_soon(_run, broker, "op-1", [])
+            tg.start_soon(_run, broker, "op-1", list[object]())
             created = await subscription.next()
             assert created["type"] == "approval.created"
             await broker.decide(created["approval"]["id"], "deny")

@@ -28,6 +28,7 @@ from tests.support.backends import stored_text
 from tests.support.capabilities import capability_server, ready, remote, while_waiting
 from tests.support.results import text_of
 from tests.support.waiting import eventually, until
+from tests.support.wire import as_object
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +82,7 @@ async def test_a_card_answered_with_the_defaults_resumes_the_call(
     assert seen["calls"][0]["caller"] == "agent"
     assert {f["name"]: f["secret"] for f in seen["fields"]}["password"] is True
     assert upstream.elicited == [{"action": "accept", "content": DEFAULTS}]
-    assert isinstance(result, dict)
+    result = as_object(result, "the call's result")
     assert text_of(result).startswith("accept: ")
     [card] = await center.list_interactions()
     assert card["state"] == "accepted"
@@ -101,7 +102,7 @@ async def test_a_declined_or_cancelled_card_tells_the_server(
 
     [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
     assert upstream.elicited == [{"action": action, "content": None}]
-    assert isinstance(result, dict)
+    result = as_object(result, "the call's result")
     assert text_of(result) == f"{action}: None"
     [card] = await center.list_interactions()
     assert card["state"] == ("declined" if action == "decline" else "cancelled")
@@ -146,7 +147,7 @@ async def test_the_call_deadline_pauses_while_a_card_is_pending(caps: tuple[str,
         await center.answer_interaction(card["id"], "accept", {"name": "Grace"})
 
     [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
-    assert isinstance(result, dict)
+    result = as_object(result, "the call's result")
     assert "'name': 'Grace'" in text_of(result)
 
 
@@ -208,7 +209,7 @@ async def test_a_card_pending_when_the_host_stops_fails_its_call_and_survives_th
             await center.answer_interaction(new_card["id"], "decline")
 
         [retried] = await _with_card(center, lambda: center.answer_interaction(card["id"], "retry"), answer)
-        assert isinstance(retried, dict)
+        retried = as_object(retried, "the call's result")
         assert text_of(retried["result"]) == "decline: None"
         assert retried["interaction"]["retry"]["done"] is True
         assert retried["interaction"]["retry"]["outcome"] == "ok"
@@ -271,8 +272,7 @@ async def test_a_card_of_another_process_is_listed_and_answered_here_and_the_ans
                     tg.start_soon(call)
                     await answer_in_host()
         [card] = await host.list_interactions()
-    assert isinstance(outcome[0], dict)
-    assert text_of(outcome[0]).startswith("accept: ")
+    assert text_of(as_object(outcome[0], "the call's result")).startswith("accept: ")
     assert upstream.elicited[0]["content"]["name"] == "Grace"
     assert card["state"] == "accepted"
     assert card["delivered"] is True

@@ -15,12 +15,13 @@ import uvicorn
 from starlette.responses import Response
 
 from tests.support.fakes.streamable_http import FakeStreamableServer
+from tests.support.wire import object_or_empty
 
 BIG_TOOL = {"name": "big", "inputSchema": {"type": "object"}}
 
 
 async def big(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
-    arguments = message["params"].get("arguments") or {}
+    arguments = object_or_empty(message["params"].get("arguments"))
     size, blocks = int(arguments.get("text_bytes", 0)), int(arguments.get("blocks", 0))
     content = [{"type": "text", "text": "x" * size}] if size else []
     content += [{"type": "text", "text": f"item {n}"} for n in range(blocks)]
@@ -34,7 +35,7 @@ async def big(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "json"
     assert mode in ("json", "sse")
-    fake = FakeStreamableServer(tools=[BIG_TOOL], response_mode=mode, handlers={"tools/call": big})  # type: ignore[arg-type]
+    fake = FakeStreamableServer(tools=[BIG_TOOL], response_mode=mode, handlers={"tools/call": big})
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     print(sock.getsockname()[1], flush=True)

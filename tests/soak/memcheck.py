@@ -29,6 +29,7 @@ from mcp_center.models import TransportKind
 from mcp_center.runtime import ConnectionManager
 from mcp_center.transports import ConnectionSpec
 from mcp_center.transports.clip import read_limits
+from tests.support.wire import is_object
 
 QUIRKY = str(Path(__file__).parents[1] / "servers" / "quirky_stdio.py")
 MIB = 1024 * 1024
@@ -83,7 +84,7 @@ async def _call(manager: ConnectionManager, path: str, arguments: dict[str, int]
     if path == "lean":
         result = await manager.forward("big", "tools/call", {"name": "big", "arguments": arguments})
         meta = result.get("_meta")
-        return dict(meta) if isinstance(meta, dict) else {}
+        return dict(meta) if is_object(meta) else {}
     return dict((await manager.call_tool("big", "big", arguments)).meta or {})
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 
 def main() -> None:
@@ -17,7 +18,7 @@ def main() -> None:
             continue
         method = message.get("method")
         if method == "initialize":
-            result = {
+            result: dict[str, Any] = {
                 "protocolVersion": message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "tiny", "version": "1"},

@@ -32,7 +32,7 @@ def _files(directory: Path) -> dict[str, bytes]:
 
 def _plant_journal(directory: Path, temps: dict[str, bytes], *, renamed: tuple[str, ...] = ()) -> None:
     """What a writer killed after its commit point leaves: temps (some already renamed) and the journal."""
-    entries = []
+    entries: list[dict[str, str | int]] = []
     for target, data in temps.items():
         temp = f".{target}.deadbeef.tmp"
         (directory / (target if target in renamed else temp)).write_bytes(data)

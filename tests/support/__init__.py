@@ -13,6 +13,8 @@
   in-process OAuth world; `capabilities`: the capability server on loopback and event waits.
 - `waiting`, `hang`, `results`, `faulty_disk`, `interchange`: bounded waits, hang checks, result
   text, disk fault injection, the secret-value rule for the planner.
+- `wire`, `exceptions`: narrowing parsed JSON (`is_object`, `as_object`, `object_or_empty`) and the
+  leaves of exception groups, typed for strict pyright (issue 16: `reportUnknown*` on for tests/).
 
 Side by side (issue 16): `scripts/test` runs pytest on pytest-xdist workers, so every helper keeps a
 test to itself: a fresh temp directory per test, servers on ports the OS picks (`serve --port 0` and

@@ -19,6 +19,7 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
+from tests.support.wire import is_object
 
 __all__ = [
     "ADMIN_TOKEN",
@@ -45,11 +46,11 @@ BASE_URL = "http://127.0.0.1:8765"
 def assert_envelope(response: httpx2.Response) -> dict[str, Any]:
     """Assert `response` is the R-7.3 error envelope and return its `error` object."""
     assert response.headers.get("content-type", "").startswith("application/json"), response.headers
-    body = response.json()
-    assert isinstance(body, dict), body
+    body: object = response.json()
+    assert is_object(body), body
     assert set(body) == {"error"}, body
-    error = body["error"]
-    assert isinstance(error, dict), body
+    error: object = body["error"]
+    assert is_object(error), body
     assert set(error) == {"code", "message", "details"}, body
     assert isinstance(error["code"], str), body
     assert error["code"], body

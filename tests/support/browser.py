@@ -142,7 +142,7 @@ def call_in_playground(page: Page, tool: str, arguments: dict[str, str]) -> None
 class PageErrors:
     """Uncaught script errors of every page of a context (each test asserts there were none)."""
 
-    messages: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list[str])
 
     def watch(self, page: Page) -> None:
         page.on("pageerror", lambda exc: self.messages.append(str(exc)))

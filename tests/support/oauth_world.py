@@ -31,8 +31,8 @@ REDIRECT_URI = "http://127.0.0.1:8765/oauth/callback"
 class Recorder:
     """A host that answers every request with `answer` and records it (the "evil" site)."""
 
-    answer: Mapping[str, Any] = field(default_factory=dict)
-    seen: list[Seen] = field(default_factory=list)
+    answer: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    seen: list[Seen] = field(default_factory=list[Seen])
 
     @property
     def app(self) -> Starlette:

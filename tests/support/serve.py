@@ -20,6 +20,7 @@ from typing import Any
 import httpx2
 
 from tests.support.processes import stop_process
+from tests.support.wire import object_or_empty
 
 __all__ = [
     "ADMIN_TOKEN",
@@ -40,10 +41,10 @@ ADMIN_TOKEN = "e2e-admin-token-0123456789abcdef"
 def serve_record(data_dir: Path) -> dict[str, Any]:
     """`<data dir>/serve.json` as written by the serve that owns it, or {} when there is none."""
     try:
-        record = json.loads((data_dir / "serve.json").read_text())
+        record: object = json.loads((data_dir / "serve.json").read_text())
     except (OSError, ValueError):
         return {}
-    return record if isinstance(record, dict) else {}
+    return object_or_empty(record)
 
 
 def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> str:

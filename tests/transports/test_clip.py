@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_center.transports.clip import STRING_CUT_MARK, JsonClipper, ReadLimits, approx_json_size, read_limits
+from tests.support.wire import is_array, is_object
 
 PROPERTY_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ROOMY = ReadLimits(read_cap_bytes=1 << 40, max_message_bytes=1 << 40, max_string_bytes=1 << 40, max_tokens=1 << 40)
@@ -55,9 +56,9 @@ def test_under_roomy_limits_the_clipper_changes_nothing(value: Any, chunks: list
 def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
-    if isinstance(value, list):
+    if is_array(value):
         return [s for item in value for s in _strings(item)]
-    if isinstance(value, dict):
+    if is_object(value):
         return [s for key, item in value.items() for s in [key, *_strings(item)]]
     return []
 

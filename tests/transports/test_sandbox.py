@@ -102,7 +102,7 @@ async def sandboxed(
     sandbox_policy = SandboxPolicy(paths=[*needed, *(paths or [])], **policy)
     spec = SandboxSpec(SERVER_ID, sandbox_policy, data / "sandbox" / SERVER_ID, hidden=(str(data),))
     configured = env or {}
-    run = Sandboxed(None, None, spec)  # type: ignore[arg-type]  # filled in below
+    run = Sandboxed(None, None, spec)  # pyright: ignore[reportArgumentType]  # client and transport filled in below
     transport = StdioTransport(
         argv,
         env=sandbox_environment(child_environment(configured), configured, sandbox_policy),

@@ -104,7 +104,7 @@ def userns_sandbox(data: Path, policy: SandboxPolicy) -> Generator[Peer]:
     real = sandbox_support()
     support = SandboxSupport("userns", real.bwrap, real.prlimit, None)
     spec = SandboxSpec("srv", policy, data / "sandbox" / "srv", hidden=(str(data),))
-    fds = []
+    fds: list[int] = []
     for text in (f"mcp:x:{USER}:{USER}::/home/mcp:/bin/sh\n", f"mcp:x:{USER}:\n"):
         fd = os.memfd_create("userns-test")
         os.write(fd, text.encode())

@@ -29,6 +29,7 @@ from mcp_center.secrets import default_redactor
 from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same_origin
 from tests.servers.sse_fakes import FakeSseServer, echo_sse_app, mcp_replies
 from tests.support.loopback import serve_loopback
+from tests.support.wire import as_object
 
 pytestmark = pytest.mark.anyio
 
@@ -468,8 +469,7 @@ async def test_failed_post_of_a_request_becomes_its_json_rpc_error() -> None:
         with anyio.fail_after(2), pytest.raises(MCPError) as caught:
             await mcp.call_tool("echo", {"text": "x"})
         assert caught.value.error.code == types.INTERNAL_ERROR
-        data = caught.value.error.data
-        assert isinstance(data, dict)
+        data = as_object(caught.value.error.data, "the error's data")
         assert {k: data[k] for k in ("code", "reason", "status")} == {
             "code": "MCP_SERVER_UNREACHABLE",
             "reason": "http_status",

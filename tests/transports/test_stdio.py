@@ -27,6 +27,7 @@ from mcp_center.errors import ServerProtocolError, ServerUnreachable
 from mcp_center.models import ErrorReason
 from mcp_center.secrets import REDACTED, Redactor
 from mcp_center.transports.stdio import INHERITED_ENV_VARS, StdioTransport, child_environment, resolve_command
+from tests.support.exceptions import leaves
 
 SERVERS = Path(__file__).resolve().parent.parent / "servers"
 
@@ -121,13 +122,6 @@ def live_children() -> set[int]:
         if int(fields[1]) == os.getpid() and fields[0] not in (b"Z", b"X"):
             children.add(int(name))
     return children
-
-
-def leaves(exc: BaseException) -> list[BaseException]:
-    """The non-group exceptions inside (nested) exception groups."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in leaves(inner)]
-    return [exc]
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -125,16 +125,16 @@ class FakeAuthorizationServer:
     cimd_supported: bool = False
     metadata_redirect: str | None = None
     """When set, the metadata URL answers 307 to this location."""
-    preregistered: dict[str, str] = field(default_factory=dict)
+    preregistered: dict[str, str] = field(default_factory=dict[str, str])
     """client_id -> client_secret of pre-registered confidential clients (client_secret_basic)."""
-    seen: list[Seen] = field(default_factory=list)
-    clients: dict[str, _Client] = field(default_factory=dict)
-    codes: dict[str, _Code] = field(default_factory=dict)
-    access_tokens: dict[str, str] = field(default_factory=dict)
+    seen: list[Seen] = field(default_factory=list[Seen])
+    clients: dict[str, _Client] = field(default_factory=dict[str, _Client])
+    codes: dict[str, _Code] = field(default_factory=dict[str, _Code])
+    access_tokens: dict[str, str] = field(default_factory=dict[str, str])
     """access token -> granted scope."""
-    refresh_tokens: dict[str, str] = field(default_factory=dict)
+    refresh_tokens: dict[str, str] = field(default_factory=dict[str, str])
     """refresh token -> granted scope."""
-    issued: list[str] = field(default_factory=list)
+    issued: list[str] = field(default_factory=list[str])
     """Every credential this server ever issued: codes, access and refresh tokens, client secrets."""
 
     @property
@@ -342,7 +342,7 @@ class FakeProtectedResource:
     """When set, the PRM location answers this status instead."""
     scopes_supported: list[str] | None = None
     """The PRM `scopes_supported`."""
-    seen: list[Seen] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list[Seen])
     refused: int = 0
     """401 answers given (a missing or unknown bearer token)."""
     _inner: ASGIApp | None = None

@@ -34,6 +34,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.support.loopback import serve_loopback
+from tests.support.wire import is_object, object_or_empty
 
 __all__ = [
     "ECHO_TOOL",
@@ -72,7 +73,7 @@ class SeenRequest:
     @property
     def rpc_method(self) -> str | None:
         """The JSON-RPC method of a POST, else None."""
-        return self.body.get("method") if isinstance(self.body, dict) else None
+        return self.body.get("method") if is_object(self.body) else None
 
     @property
     def session_id(self) -> str | None:
@@ -91,7 +92,7 @@ def rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
 
 def sse_event(data: str, *, event_id: str | None = None, retry_ms: int | None = None) -> str:
     """One SSE `message` event as wire text (single-line `data`; empty data is a priming event)."""
-    lines = []
+    lines: list[str] = []
     if event_id is not None:
         lines.append(f"id: {event_id}")
     if retry_ms is not None:
@@ -282,7 +283,7 @@ class FakeStreamableServer:
                 message, self.tools_result if self.tools_result is not None else {"tools": self.tools}
             )
         if method == "tools/call":
-            arguments = message["params"].get("arguments") or {}
+            arguments = object_or_empty(message["params"].get("arguments"))
             return await self.reply(message, {"content": [{"type": "text", "text": str(arguments.get("text"))}]})
         if method == "ping":
             return await self.reply(message, {})
