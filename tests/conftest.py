@@ -19,9 +19,17 @@ from mcp_center.service import McpCenter
 from mcp_center.store import JsonStore, Store, store_for
 from tests.support.api import ADMIN_TOKEN
 from tests.support.mcp_servers import running_echo_http
+from tests.support.ordering import long_first_rank
 from tests.support.postgres import PgCluster
 
 install_log_redaction()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long tests first (`tests/support/ordering.py`), so that none starts last and ends the run
+    alone on one xdist worker (issue 16); every other test keeps its order (a stable sort). The
+    browser tests are moved after all the others afterwards (tests/web/conftest.py, trylast)."""
+    items.sort(key=lambda item: long_first_rank(item.nodeid))
 
 
 @pytest.fixture
