@@ -24,9 +24,6 @@ from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
 from tests.support.waiting import eventually_sync
 
-# One cluster per module: its tests stay on one xdist worker (scripts/test runs --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("instances")
-
 ECHO = "mcp__echo__echo"
 ADD = "mcp__echo__add"
 ERAS = ("2025-11-25", "2026-07-28")

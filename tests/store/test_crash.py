@@ -48,9 +48,6 @@ from tests.store import crash_writer
 from tests.store.crash_writer import BINDING, SECRET_ID, STREAMS
 from tests.support.faulty_disk import FaultyDisk, Op
 
-# One forkserver per module: its tests stay on one xdist worker (scripts/test runs --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("crash")
-
 KILLS = int(os.environ.get("MCP_CENTER_CRASH_KILLS", "30"))
 SEED = int(os.environ.get("MCP_CENTER_CRASH_SEED", "20260301"))
 MESSAGE_TIMEOUT_S = 30.0

@@ -1,8 +1,11 @@
 """The order the suite's tests are handed to pytest-xdist workers: the longest first (issue 16).
 
-`scripts/test` hands tests out one at a time in collection order (`--dist loadgroup
---no-loadscope-reorder`), so a test that takes 20 s should start at the beginning of the run, beside
-the short ones, not be picked up last and finish the run alone. `LONG_FIRST` names those tests,
+`LongFirstScheduling` (chosen by tests/conftest.py for xdist's default `--dist load`) hands tests out
+one at a time in collection order, so a test that takes 20 s starts at the beginning of the run,
+beside the short ones, instead of being picked up last and finishing the run alone; the modules of
+`ONE_WORKER` go to one worker whole, so their module fixture is built once. (xdist's own
+`xdist_group` cannot do that here: it renames node ids through an attribute pytest 9 no longer
+reads.) `LONG_FIRST` names those tests,
 longest first, by node-id prefix (a whole module, or one test with all its parameters); the
 measured times are those of `pytest --durations` on the 2-core machine (call plus setup, seconds).
 The browser tests keep their place after every other test (tests/web/conftest.py) and are ordered
@@ -13,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["LONG_FIRST", "long_first_rank"]
+from xdist.scheduler import LoadScopeScheduling
+
+__all__ = ["LONG_FIRST", "ONE_WORKER", "LongFirstScheduling", "long_first_rank", "work_unit"]
 
 LONG_FIRST: tuple[str, ...] = (
     # 26 s, 19 s, 13 s: refresh races, approvals and cards decided across processes
@@ -26,7 +31,7 @@ LONG_FIRST: tuple[str, ...] = (
     "tests/e2e/test_lifecycle.py::test_a_restart_reaps_what_serve_and_its_watchdog_left",
     "tests/test_library_example.py::test_a_second_run_calls_its_own_server",
     "tests/e2e/test_capabilities_e2e.py::test_a_card_left_pending_across_a_restart_of_serve",
-    "tests/e2e/test_instances.py",  # one two-instance cluster for the module (8 s to start), one worker
+    "tests/e2e/test_instances.py",  # one two-instance cluster for the module (8 s to start)
     "tests/e2e/test_database_cli.py::test_a_data_directory_migrates_whole",
     "tests/cli/test_sandbox_cli.py::test_logs_mark_what_the_sandbox_refused",
     "tests/e2e/test_instances_oauth.py::test_two_instances_refresh_a_rotating_refresh_token_once",
@@ -34,7 +39,7 @@ LONG_FIRST: tuple[str, ...] = (
     "tests/hostile/test_connections.py::test_a_cancel_while_a_call_waits_for_a_lazy_connection",
     "tests/e2e/test_readme_clients.py",
     "tests/test_library_example.py::test_a_tool_error_ends_the_example",
-    "tests/store/test_crash.py",  # one forkserver for the module, one worker
+    "tests/store/test_crash.py",  # one forkserver for the module
     "tests/cli/test_add_and_list.py::test_the_cli_test_counts_the_tools_serve_sees",
     "tests/e2e/test_shared_state.py::test_serve_does_not_start_on_a_damaged_data_file",
     # browser tests (they run after all the others): 24 s, 14 s, 13 s, 10 s, 16 s...
@@ -61,3 +66,22 @@ def long_first_rank(nodeid: str, prefixes: Sequence[str] = LONG_FIRST) -> int:
         if nodeid.startswith(prefix):
             return rank
     return len(prefixes)
+
+
+ONE_WORKER: tuple[str, ...] = ("tests/e2e/test_instances.py::", "tests/store/test_crash.py::")
+"""Modules whose tests share one costly module fixture (a two-instance cluster, a forkserver): each
+runs whole on one worker."""
+
+
+class LongFirstScheduling(LoadScopeScheduling):
+    """xdist's scope scheduling where every test is its own unit, except the modules of `ONE_WORKER`
+    (one unit each). Units go out in collection order (with `--no-loadscope-reorder`; without it
+    xdist puts the bigger units first), a worker holding at most a few at a time."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return work_unit(nodeid)
+
+
+def work_unit(nodeid: str, one_worker: Sequence[str] = ONE_WORKER) -> str:
+    """The unit of work a test belongs to: its module's prefix in `one_worker`, else its own node id."""
+    return next((module for module in one_worker if nodeid.startswith(module)), nodeid)
