@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -19,9 +20,26 @@ from mcp_center.service import McpCenter
 from mcp_center.store import JsonStore, Store, store_for
 from tests.support.api import ADMIN_TOKEN
 from tests.support.mcp_servers import running_echo_http
+from tests.support.ordering import LongFirstScheduling, long_first_rank
 from tests.support.postgres import PgCluster
 
 install_log_redaction()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long tests first (`tests/support/ordering.py`), so that none starts last and ends the run
+    alone on one xdist worker (issue 16); every other test keeps its order (a stable sort). The
+    browser tests are moved after all the others afterwards (tests/web/conftest.py, trylast)."""
+    items.sort(key=lambda item: long_first_rank(item.nodeid))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LongFirstScheduling | None:
+    """With xdist's default `--dist load`: tests one at a time in this order, `ONE_WORKER` modules
+    whole (`tests/support/ordering.py`, issue 16); any other `--dist` keeps xdist's scheduler."""
+    if config.getvalue("dist") != "load":
+        return None
+    return LongFirstScheduling(config, log)
 
 
 @pytest.fixture

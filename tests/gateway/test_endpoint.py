@@ -18,12 +18,10 @@ import pytest
 from fastapi import FastAPI
 from mcp.shared.exceptions import MCPError
 
-from mcp_center.app import create_app
-from mcp_center.config import Settings
 from mcp_center.gateway import GatewayEndpoint
 from mcp_center.gateway import endpoint as endpoint_module
+from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
-from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
 
@@ -79,16 +77,8 @@ def _limit(monkeypatch: pytest.MonkeyPatch, sessions: int, *, idle_s: float = 36
 
 @pytest.fixture
 async def host(tmp_path: Path) -> AsyncGenerator[Host]:
-    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
-    app, _token, _created = create_app(settings)
-    async with (
-        serve_loopback(app) as base,
-        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
-        httpx2.AsyncClient(base_url=base, timeout=30) as http,
-    ):
-        created = await admin.post("/api/gateway/tokens", json={"name": "tests"})
-        assert created.status_code == 201, created.text
-        yield Host(app, base, http, admin, created.json()["token"], created.json()["id"])
+    async with composed_host(tmp_path / "data", ADMIN_TOKEN) as c:
+        yield Host(c.app, c.base, c.http, c.admin, c.token, c.token_id)
 
 
 def _assert_limit_refusal(response: httpx2.Response, limit: int) -> None:

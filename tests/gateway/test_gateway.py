@@ -26,10 +26,10 @@ from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from mcp_center.app import create_app, interrupt_waiting_calls
-from mcp_center.config import Settings
+from mcp_center.app import interrupt_waiting_calls
 from mcp_center.gateway import endpoint as endpoint_module
 from tests.servers.rich_upstream import make_rich_server
+from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
 from tests.support.loopback import serve_loopback
 from tests.support.readiness import add_ready
@@ -69,15 +69,12 @@ async def _ready(admin: httpx2.AsyncClient, body: dict[str, Any]) -> None:
 
 @pytest.fixture
 async def host(tmp_path: Path) -> AsyncGenerator[Host]:
-    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
-    app, _token, _created = create_app(settings)
     async with (
         serve_loopback(make_rich_server().streamable_http_app()) as upstream,
-        serve_loopback(app) as base,
-        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
+        composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
     ):
         await _ready(
-            admin,
+            composed.admin,
             {
                 "id": "rich",
                 "name": "Rich",
@@ -86,9 +83,7 @@ async def host(tmp_path: Path) -> AsyncGenerator[Host]:
                 "tool_policies": ALLOW_ALL,
             },
         )
-        created = await admin.post("/api/gateway/tokens", json={"name": "tests"})
-        assert created.status_code == 201, created.text
-        yield Host(app, base, admin, created.json()["token"], f"{upstream}/mcp")
+        yield Host(composed.app, composed.base, composed.admin, composed.token, f"{upstream}/mcp")
 
 
 @asynccontextmanager

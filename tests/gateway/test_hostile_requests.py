@@ -16,9 +16,7 @@ import httpx2
 import orjson
 import pytest
 
-from mcp_center.app import create_app
-from mcp_center.config import Settings
-from tests.support.loopback import serve_loopback
+from tests.support.composed import composed_host
 
 pytestmark = pytest.mark.anyio
 
@@ -70,16 +68,8 @@ class Host:
 
 @pytest.fixture
 async def host(tmp_path: Path) -> AsyncGenerator[Host]:
-    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
-    app, _token, _created = create_app(settings)
-    async with (
-        serve_loopback(app) as base,
-        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
-        httpx2.AsyncClient(base_url=base, timeout=30) as http,
-    ):
-        created = await admin.post("/api/gateway/tokens", json={"name": "hostile"})
-        assert created.status_code == 201, created.text
-        yield Host(http, created.json()["token"])
+    async with composed_host(tmp_path / "data", ADMIN_TOKEN, token_name="hostile") as composed:
+        yield Host(composed.http, composed.token)
 
 
 def _rpc_body(response: httpx2.Response) -> dict[str, Any]:

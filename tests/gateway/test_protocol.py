@@ -22,9 +22,8 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_center.app import create_app
-from mcp_center.config import Settings
 from tests.servers.protocol_upstream import FAIL_CODE, HOLD, Hold, make_protocol_server
+from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
 from tests.support.loopback import serve_loopback
 from tests.support.readiness import add_ready
@@ -50,18 +49,14 @@ async def _ready(admin: httpx2.AsyncClient, body: dict[str, Any]) -> None:
 
 @pytest.fixture
 async def host(tmp_path: Path) -> AsyncGenerator[Host]:
-    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
-    app, _token, _created = create_app(settings)
     async with (
         serve_loopback(make_protocol_server().streamable_http_app()) as upstream,
-        serve_loopback(app) as base,
-        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
+        composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
     ):
         policies = {"add": "allow", "fail": "allow", "sample": "allow", "roots": "deny", "hold": "allow"}
         body = {"id": "proto", "name": "Proto", "transport": "streamable_http", "url": f"{upstream}/mcp"}
-        await _ready(admin, {**body, "tool_policies": policies})
-        created = await admin.post("/api/gateway/tokens", json={"name": "tests"})
-        yield Host(base, admin, created.json()["token"], f"{upstream}/mcp")
+        await _ready(composed.admin, {**body, "tool_policies": policies})
+        yield Host(composed.base, composed.admin, composed.token, f"{upstream}/mcp")
 
 
 def text(result: types.CallToolResult) -> str:

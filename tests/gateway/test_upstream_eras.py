@@ -19,10 +19,9 @@ import pytest
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from mcp_center.app import create_app
-from mcp_center.config import Settings
 from mcp_center.runtime import eras
 from tests.servers.era_upstream import HOLD, STATE, Hold, Post, make_era_server, recorded
+from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
 from tests.support.loopback import serve_loopback
 from tests.support.readiness import add_ready
@@ -46,19 +45,15 @@ class Host:
 
 @pytest.fixture
 async def host(tmp_path: Path) -> AsyncGenerator[Host]:
-    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
-    app, _token, _created = create_app(settings)
     posts: list[Post] = []
     async with (
         serve_loopback(recorded(make_era_server().streamable_http_app(), posts)) as upstream,
-        serve_loopback(app) as base,
-        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin,
+        composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
     ):
         policies = {"add": "allow", "hold": "allow", "maybe": "allow", "confirm": "allow"}
         body = {"id": "eras", "name": "Eras", "transport": "streamable_http", "url": f"{upstream}/mcp"}
-        assert (await add_ready(admin, {**body, "tool_policies": policies}))["status"]["state"] == "ready"
-        created = await admin.post("/api/gateway/tokens", json={"name": "tests"})
-        yield Host(base, admin, created.json()["token"], posts)
+        assert (await add_ready(composed.admin, {**body, "tool_policies": policies}))["status"]["state"] == "ready"
+        yield Host(composed.base, composed.admin, composed.token, posts)
 
 
 def text(result: types.CallToolResult) -> str:

@@ -3,7 +3,8 @@
 - `serve`: a real `mcp-center serve` process (`running_host`, `Host`, its `ADMIN_TOKEN`, `VENV_BIN`).
 - `mcp_servers`: MCP servers in their own processes (`running_echo_http`, npm `node_server`, `EVERYTHING`).
 - `ports`, `processes`, `groups`: loopback ports, process facts and endings, process groups.
-- `loopback`: an ASGI app on 127.0.0.1 in the test's task group; `gateway`: an agent's MCP client.
+- `loopback`: an ASGI app on 127.0.0.1 in the test's task group; `gateway`: an agent's MCP client;
+  `composed`: the composed app on loopback with an admin client and a gateway token.
 - `readiness`: create → trust → test → enable, through the library, the API, or a running serve.
 - `api`: the in-process REST API (its `ADMIN_TOKEN`, envelope assertions, bodies, route walk).
 - `http`: a sync client's status checks, a request running in a thread, polling a serve.
@@ -21,7 +22,9 @@ test to itself: a fresh temp directory per test, servers on ports the OS picks (
 its serve.json, the test servers print theirs, server-everything writes its own), never a fixed port
 such as the default 8765 (another serve on the machine may hold it: `ports.closed_port_url` gives one
 that refuses), one PostgreSQL cluster (`postgres`, a Unix socket in its temp dir) and one chromium
-per worker process. Process checks look only at a test's own children or process groups.
+per worker process. Process checks look only at a test's own children or process groups. Tests go
+to the workers one at a time, the long ones first (`ordering`: its list, and the scheduler
+tests/conftest.py gives xdist), so no long test starts last and ends the run alone.
 
 Where the helpers lived before issue 16 (for a branch that still imports them): `tests.e2e.conftest`
 → `serve` / `mcp_servers` / `ports` / `processes`; `tests.api._support` → `api` (`make_ready`,

@@ -33,16 +33,16 @@ import json
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
-
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.exceptions import ValidationError, best_match  # pyright: ignore[reportUnknownVariableType]
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
-from referencing import Registry
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from mcp_center.models import is_object
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
+# jsonschema and referencing are imported by the functions that check a schema: a serve or CLI
+# process that never lists a tool does not load them (~65 ms CPU of every process, issue 16).
 
 __all__ = ["MAX_REASON_CHARS", "MAX_SCHEMA_DEPTH", "ToolCheck", "check_tool", "output_problem"]
 
@@ -139,6 +139,9 @@ def _metaschema_problem(schema: dict[str, Any], where: str) -> str | None:
 
 
 def _check_metaschema(schema: dict[str, Any], where: str) -> str | None:
+    from jsonschema import Draft202012Validator, SchemaError  # lazily: see the imports
+    from jsonschema.validators import validator_for
+
     try:
         validator_cls = validator_for(schema, default=Draft202012Validator)
         validator_cls.check_schema(schema)
@@ -245,6 +248,10 @@ _compiled: OrderedDict[str, Validator] = OrderedDict()
 
 
 def _validator(schema: dict[str, Any]) -> Validator:
+    from jsonschema import Draft202012Validator  # lazily: see the imports
+    from jsonschema.validators import validator_for
+    from referencing import Registry
+
     key = hashlib.sha256(json.dumps(schema, sort_keys=True, default=str).encode()).hexdigest()
     found = _compiled.get(key)
     if found is not None:
@@ -272,6 +279,10 @@ def output_problem(schema: Mapping[str, Any], structured: object) -> str | None:
     Spec: MCP 2025-11-25 server/tools "Output Schema": servers MUST return conforming structured results,
         clients SHOULD validate them.
     """
+    from jsonschema import SchemaError  # lazily: see the imports
+    from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
+    from referencing.exceptions import Unresolvable
+
     if structured is None:
         return "the tool declares an outputSchema but returned no structuredContent"
     try:
