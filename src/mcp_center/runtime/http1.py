@@ -243,6 +243,18 @@ class Http1Response:
         """The whole body (at most `limit` bytes)."""
         return b"".join([chunk async for chunk in self.aiter_bytes(limit)])
 
+    def arrived_body(self, at_most: int) -> bytes | None:
+        """The rest of the body at once, when the response has ended and that rest is at most
+        `at_most` bytes (then `aiter_bytes` has nothing more to give); None otherwise, nothing taken.
+
+        A forwarded call's answer usually arrives whole with its headers: this reads it without
+        the async iteration (R-8.3)."""
+        connection = self._connection
+        if not connection.complete or connection.buffered > at_most:
+            return None
+        chunks = connection.take()
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
 
 class Http1Client:
     """Keep-alive HTTP/1.1 connections to one `http://host:port`.
