@@ -11,6 +11,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from mcp_center.gateway.wire import MAX_HELD_BYTES, CoalescingHttpToolsProtocol, CoalescingTransport
 from tests.support.loopback import serve_loopback
@@ -131,3 +132,42 @@ async def test_uvicorn_with_the_protocol_answers_keep_alive_requests_and_streams
                 assert b"data: one" in await _read_until(stream, b"data: one\n\n", seen)
                 proceed.set()
                 assert b"data: two" in await _read_until(stream, b"data: two\n\n", seen)
+
+
+_WRITTEN: list[bytes] = []
+"""What reached the real transport of `_RecordingProtocol`'s connections."""
+
+
+class _RecordingProtocol(CoalescingHttpToolsProtocol):
+    """The host's protocol, recording what reaches the connection's real transport (asyncio's, in tests)."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        real_write = transport.write
+
+        def write(data: bytes | bytearray | memoryview) -> None:
+            _WRITTEN.append(bytes(data))
+            real_write(data)
+
+        transport.write = write  # pyright: ignore[reportAttributeAccessIssue] - a Python transport
+        super().connection_made(transport)
+
+
+async def test_a_complete_answer_leaves_as_one_write_before_the_app_has_returned() -> None:
+    seen_by_app: list[list[bytes]] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok", "more_body": False})
+        seen_by_app.append(list(_WRITTEN))  # same step: nothing has yielded since
+
+    _WRITTEN.clear()
+    async with serve_loopback(app, http=_RecordingProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+                await _read_until(stream, b"\r\n\r\nok", bytearray())
+    (writes,) = seen_by_app
+    assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200") and writes[0].endswith(b"\r\n\r\nok")

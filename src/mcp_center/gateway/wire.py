@@ -7,11 +7,12 @@ load the first wake-up also took the CPU from the gateway before it had written 
 in issue 12 round 4: the head's write was the largest single Python frame of a forwarded call).
 
 `CoalescingHttpToolsProtocol` hands each request's cycle a `CoalescingTransport`: what is written
-during one step of the event loop is kept and written in one call at the end of that step
-(`loop.call_soon`), so a head and a body sent back to back leave together, and an SSE event sent
-on its own still leaves at once (one step later). Order is kept (one buffer per connection, flushed
-before anything else touches the connection: `close`, a later write in another step). Everything
-else of the transport (reading, flow control, the protocol's own error answers) is uvicorn's own.
+during one step of the event loop is kept and written in one call when the response is complete
+or at the end of that step (`loop.call_soon`), whichever comes first, so a head and a body sent
+back to back leave together, and an SSE event sent on its own still leaves at once (one step
+later). Order is kept (one buffer per connection, flushed before anything else touches the
+connection: `close`, a later write in another step). Everything else of the transport (reading,
+flow control, the protocol's own error answers) is uvicorn's own.
 """
 
 from __future__ import annotations
@@ -131,6 +132,13 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         # starts on a later step), so its writes all go through the connection's coalescing buffer.
         if cycle is not before and self._coalescing is not None:
             cycle.transport = self._coalescing
+
+    def on_response_complete(self) -> None:
+        """A response is complete (uvicorn calls this right after its last `write`): it leaves now,
+        not at the end of the step, which still unwinds the app first."""
+        if self._coalescing is not None:
+            self._coalescing.flush()
+        super().on_response_complete()
 
     def shutdown(self) -> None:
         """The server stops: what a finished response still holds is written before uvicorn closes the connection."""
