@@ -627,8 +627,8 @@ class _ClippedResponse:
             if self.headers.get("content-type", "").lower().startswith("text/event-stream")
             else min(limits.max_message_bytes, limits.max_string_bytes, limits.max_tokens)
         )
-        """Bytes of a JSON body the clipper cannot cut (no string, message or token count over the
-        limits); 0 for an event stream, which always goes through the clipper."""
+        """Bytes of a JSON body the clipper cannot cut (no string, message or token count can be over
+        the limits); 0 for an event stream, which always goes through the clipper."""
 
     async def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]:
         content_type = self.headers.get("content-type", "")
@@ -642,9 +642,9 @@ class _ClippedResponse:
 
     async def aread(self, limit: int) -> bytes:
         if self._unclipped:
-            # A JSON answer that arrived whole and is smaller than every limit comes out of the
-            # clipper as it went in, with nothing to report: skip it (most answers, R-8.3).
-            whole = self._response.arrived_body(min(self._unclipped, limit))
+            # A JSON answer whose declared length is below every limit comes out of the clipper as
+            # it went in, with nothing to report: read it without (most answers, R-8.3).
+            whole = await self._response.read_declared(min(self._unclipped, limit))
             if whole is not None:
                 return whole
         return b"".join([chunk async for chunk in self.aiter_bytes(limit)])

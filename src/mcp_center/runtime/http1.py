@@ -243,15 +243,26 @@ class Http1Response:
         """The whole body (at most `limit` bytes)."""
         return b"".join([chunk async for chunk in self.aiter_bytes(limit)])
 
-    def arrived_body(self, at_most: int) -> bytes | None:
-        """The rest of the body at once, when the response has ended and that rest is at most
-        `at_most` bytes (then `aiter_bytes` has nothing more to give); None otherwise, nothing taken.
+    async def read_declared(self, at_most: int) -> bytes | None:
+        """The whole body, when the response declares a `content-length` of at most `at_most` bytes
+        (waiting for the rest of it); None otherwise, and nothing is read.
 
-        A forwarded call's answer usually arrives whole with its headers: this reads it without
-        the async iteration (R-8.3)."""
-        connection = self._connection
-        if not connection.complete or connection.buffered > at_most:
+        A forwarded call's answer is usually such a body: this reads it without the async
+        iteration of `aiter_bytes` (R-8.3).
+
+        Raises:
+            Http1Error: the connection ended before the body did.
+        """
+        declared = self.headers.get("content-length")
+        if declared is None or not declared.isdigit() or int(declared) > at_most:
             return None
+        connection = self._connection
+        while not connection.complete:
+            if connection.error is not None:
+                raise connection.error
+            if connection.lost:
+                raise Http1Error("the connection ended before the response did")
+            await connection.wait()
         chunks = connection.take()
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
