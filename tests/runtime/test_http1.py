@@ -72,6 +72,29 @@ async def test_a_streamed_body_arrives_in_pieces_and_is_bounded() -> None:
     assert body == b"data: 0\n\ndata: 1\n\ndata: 2\n\n"
 
 
+async def test_a_body_of_a_declared_length_within_the_bound_is_read_at_once() -> None:
+    async with serve_loopback(_app([])) as base:
+        client = Http1Client(f"{base}/echo", {})
+        with anyio.fail_after(10):
+            async with client.request("POST", {}, b"0123456789") as response:
+                assert response.headers["content-length"] == "10"
+                assert await response.read_declared(9) is None  # over the bound: nothing read
+                assert await response.read_declared(10) == b"0123456789"
+                assert await response.aread(1024) == b""  # nothing left
+        await client.aclose()
+
+
+async def test_a_body_of_no_declared_length_is_left_to_the_reader() -> None:
+    async with serve_loopback(_app([])) as base:
+        client = Http1Client(f"{base}/stream", {})
+        with anyio.fail_after(10):
+            async with client.request("GET", {}) as response:
+                assert "content-length" not in response.headers  # streamed (chunked)
+                assert await response.read_declared(1024) is None
+                assert await response.aread(1024) == b"data: 0\n\ndata: 1\n\ndata: 2\n\n"
+        await client.aclose()
+
+
 async def test_a_connection_the_server_closes_is_not_reused() -> None:
     ports: list[int] = []
     async with serve_loopback(_app(ports)) as base:

@@ -6,6 +6,7 @@ as a task in the caller's task group; leaving the context asks uvicorn to exit a
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -16,12 +17,15 @@ from starlette.types import ASGIApp
 
 
 @asynccontextmanager
-async def serve_loopback(app: ASGIApp, *, port: int = 0, startup_timeout_s: float = 10.0) -> AsyncGenerator[str]:
+async def serve_loopback(
+    app: ASGIApp, *, port: int = 0, startup_timeout_s: float = 10.0, http: type[asyncio.Protocol] | None = None
+) -> AsyncGenerator[str]:
     """Serve `app` on `http://127.0.0.1:<port>` and yield that base URL (no trailing slash).
 
     Args:
         port: 0 picks a free port; a fixed port serves a "restarted" server where an earlier
             one ran (the socket reuses the address, so a just-stopped server's port is free).
+        http: uvicorn's HTTP protocol class (None: its default), e.g. the host's own (`gateway.wire`).
     Raises:
         TimeoutError: uvicorn did not start within `startup_timeout_s` seconds.
     """
@@ -29,7 +33,7 @@ async def serve_loopback(app: ASGIApp, *, port: int = 0, startup_timeout_s: floa
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1, http=http or "auto")
     server = uvicorn.Server(config)
     stopped = anyio.Event()
 

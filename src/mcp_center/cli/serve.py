@@ -64,6 +64,7 @@ def serve(
     import uvicorn
 
     from mcp_center.app import HostServer, Ownership, create_app, gateway_first, listen, own_data_dir
+    from mcp_center.gateway.wire import CoalescingHttpToolsProtocol
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
@@ -139,8 +140,9 @@ def serve(
         server_header=False,
         # uvloop and httptools (pinned dependencies): the event loop and HTTP parser every gateway
         # request goes through; asyncio's loop and h11 cost several times more CPU per request.
+        # The httptools protocol writes a response's head and body in one call (`gateway.wire`).
         loop="uvloop",
-        http="httptools",
+        http=CoalescingHttpToolsProtocol,
     )
     try:
         HostServer(config, asgi_app, settings, ownership).run(sockets=sockets)

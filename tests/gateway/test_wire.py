@@ -1,0 +1,173 @@
+"""The host's HTTP/1.1 protocol: a response's writes coalesced per event-loop step (`gateway/wire.py`, R-8.3)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from mcp_center.gateway.wire import MAX_HELD_BYTES, CoalescingHttpToolsProtocol, CoalescingTransport
+from tests.support.loopback import serve_loopback
+
+pytestmark = pytest.mark.anyio
+
+
+class _Recorder(asyncio.Transport):
+    """A transport that records what reaches it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.writes.append(bytes(data))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+async def _next_step() -> None:
+    """Until the loop has run what was scheduled with `call_soon` before now (its ready queue is FIFO)."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    loop.call_soon(done.set_result, None)
+    await done
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_writes_of_one_step_leave_in_one_write_at_its_end() -> None:
+    real = _Recorder()
+    transport = CoalescingTransport(real, asyncio.get_running_loop())
+    transport.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    transport.write(b"")
+    transport.write(b'{"ok":true}')
+    assert real.writes == []
+    assert transport.get_write_buffer_size() == len(b'HTTP/1.1 200 OK\r\n\r\n{"ok":true}')
+    await _next_step()
+    assert real.writes == [b'HTTP/1.1 200 OK\r\n\r\n{"ok":true}']
+    transport.write(b"event: message\n\n")  # a later step: its own write
+    await _next_step()
+    assert real.writes[1:] == [b"event: message\n\n"]
+
+
+async def test_close_writes_what_is_held_first_and_a_closing_connection_gets_nothing() -> None:
+    real = _Recorder()
+    transport = CoalescingTransport(real, asyncio.get_running_loop())
+    transport.write(b"last words")
+    transport.close()
+    assert real.writes == [b"last words"] and real.closed
+    transport.write(b"too late")
+    await _next_step()
+    assert real.writes == [b"last words"]
+
+
+async def test_a_large_body_is_handed_on_at_once_for_flow_control() -> None:
+    real = _Recorder()
+    transport = CoalescingTransport(real, asyncio.get_running_loop())
+    transport.write(b"h")
+    transport.write(b"x" * MAX_HELD_BYTES)
+    assert real.writes == [b"h" + b"x" * MAX_HELD_BYTES]
+    await _next_step()
+    assert len(real.writes) == 1
+
+
+def _app(proceed: anyio.Event) -> Starlette:
+    async def json(request: Request) -> Response:
+        return JSONResponse({"echo": (await request.body()).decode()})
+
+    async def stream(request: Request) -> StreamingResponse:
+        async def events() -> AsyncIterator[bytes]:
+            yield b"data: one\n\n"
+            await proceed.wait()  # the client saw the first event while the response is still open
+            yield b"data: two\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/json", json, methods=["POST"]), Route("/stream", stream)])
+
+
+async def _read_until(stream: anyio.abc.ByteStream, marker: bytes, seen: bytearray) -> bytes:
+    while marker not in seen:
+        seen += await stream.receive()
+    end = seen.index(marker) + len(marker)
+    taken = bytes(seen[:end])
+    del seen[:end]
+    return taken
+
+
+async def test_uvicorn_with_the_protocol_answers_keep_alive_requests_and_streams_events_as_sent() -> None:
+    proceed = anyio.Event()
+    async with serve_loopback(_app(proceed), http=CoalescingHttpToolsProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                seen = bytearray()
+                for text in ("first", "second"):  # one connection, two requests
+                    await stream.send(
+                        b"POST /json HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(text), text.encode())
+                    )
+                    head = await _read_until(stream, b"\r\n\r\n", seen)
+                    assert head.startswith(b"HTTP/1.1 200")
+                    body = b'{"echo":"' + text.encode() + b'"}'
+                    assert await _read_until(stream, body, seen) == body
+                await stream.send(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n")
+                assert b"data: one" in await _read_until(stream, b"data: one\n\n", seen)
+                proceed.set()
+                assert b"data: two" in await _read_until(stream, b"data: two\n\n", seen)
+
+
+_WRITTEN: list[bytes] = []
+"""What reached the real transport of `_RecordingProtocol`'s connections."""
+
+
+class _RecordingProtocol(CoalescingHttpToolsProtocol):
+    """The host's protocol, recording what reaches the connection's real transport (asyncio's, in tests)."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        real_write = transport.write
+
+        def write(data: bytes | bytearray | memoryview) -> None:
+            _WRITTEN.append(bytes(data))
+            real_write(data)
+
+        transport.write = write  # pyright: ignore[reportAttributeAccessIssue] - a Python transport
+        super().connection_made(transport)
+
+
+async def test_a_complete_answer_leaves_as_one_write_before_the_app_has_returned() -> None:
+    seen_by_app: list[list[bytes]] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok", "more_body": False})
+        seen_by_app.append(list(_WRITTEN))  # same step: nothing has yielded since
+
+    _WRITTEN.clear()
+    async with serve_loopback(app, http=_RecordingProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+                await _read_until(stream, b"\r\n\r\nok", bytearray())
+    (writes,) = seen_by_app
+    assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200") and writes[0].endswith(b"\r\n\r\nok")
