@@ -150,6 +150,19 @@ def test_a_url_with_a_password_in_args_warns_that_it_stays_plain_text() -> None:
     assert all("hunter2" not in w.message for w in server.warnings)
 
 
+def test_a_token_given_as_an_option_value_in_args_warns_that_it_stays_plain_text() -> None:
+    """`--token ghp_...` and `--api-key=...`: found by the option's name; a variable already warned
+    about (SECRET_IN_PLAIN_FIELD) is not warned twice (R-1.5)."""
+    args = ["--token", "ghp_invented0004", "--api-key=sk-invented-0005", "--secret", "${API_TOKEN}"]
+    result = plan({"mcpServers": {"a": {"command": "x", "args": args}}})
+    (server,) = result.servers
+    assert [(w.field, w.code) for w in server.warnings] == [
+        ("args.1", "CREDENTIAL_IN_ARGS"),
+        ("args.2", "CREDENTIAL_IN_ARGS"),
+        ("args.4", "SECRET_IN_PLAIN_FIELD"),
+    ]
+
+
 def test_a_non_bearer_authorization_becomes_a_secret_header_and_two_authorizations_are_rejected() -> None:
     result = plan(
         {
