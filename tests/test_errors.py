@@ -41,3 +41,24 @@ def test_the_exit_code_of_an_http_status_comes_from_the_tree() -> None:
 
     table = {401: 6, 403: 5, 404: 3, 409: 4, 413: 2, 422: 2, 502: 7, 503: 9, 504: 8, 500: 1, 418: 1}
     assert {status: exit_code_for_status(status) for status in table} == table
+
+
+def test_a_not_found_error_clips_the_identifier_it_echoes() -> None:
+    """An agent asking for a 1 MB tool name gets a short error, not its input back (R-7.3)."""
+    from mcp_center.errors import MAX_ECHOED_CHARS, ToolNotFound
+
+    name = "cap:" + "z" * 1_000_000
+    error = ToolNotFound(f"no tool named '{name}'", details={"tool": name, "did_you_mean": ["cap:a"]})
+    body = error.to_dict()
+    assert len(body["message"]) < 3 * MAX_ECHOED_CHARS
+    assert body["message"].startswith("no tool named 'cap:zzz")
+    message = "no tool named '" + name + "'"
+    assert f"({len(message)} characters)" in body["message"]
+    assert len(body["details"]["tool"]) < 2 * MAX_ECHOED_CHARS
+    assert body["details"]["did_you_mean"] == ["cap:a"]
+    short = ToolNotFound("no tool named 'cap:a'", details={"tool": "cap:a"})
+    assert short.to_dict() == {
+        "code": "MCP_TOOL_NOT_FOUND",
+        "message": "no tool named 'cap:a'",
+        "details": {"tool": "cap:a"},
+    }

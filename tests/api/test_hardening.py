@@ -230,6 +230,17 @@ async def test_a_credential_looking_argument_is_warned_without_repeating_it(api:
     assert all("hunter2" not in w["message"] and "abc.def" not in w["message"] for w in found)
 
 
+async def test_a_token_given_as_an_option_value_is_warned_on_the_server_without_repeating_it(
+    api: httpx2.AsyncClient,
+) -> None:
+    args = ["run", "-e", "GITHUB_TOKEN=ghp_invented0006", "--api-key", "sk-invented-0007", "image"]
+    body = {"name": "Opt", "transport": "stdio", "command": "no-such-mcp-x", "args": args}
+    view = (await api.post(SERVERS, json=body)).json()
+    found = [w for w in view["warnings"] if w["code"] == "CREDENTIAL_IN_ARGS"]
+    assert [w["message"].split(" looks")[0] for w in found] == ["argument 3", "argument 5"]
+    assert all("invented" not in w["message"] for w in found)
+
+
 async def test_a_credential_in_a_plain_header_or_env_var_is_warned_not_repeated(
     api: httpx2.AsyncClient,
 ) -> None:

@@ -130,6 +130,15 @@ def test_import_errors_print_their_code(data: Path, tmp_path: Path) -> None:
     assert unknown_format.exit_code == 2
 
 
+def test_a_file_whose_size_stat_does_not_tell_is_still_read_at_most_once_past_the_limit(data: Path) -> None:
+    """/dev/zero (or a /proc file, or a file still growing) has no size to trust: the CLI reads at
+    most MAX_IMPORT_BYTES + 1 bytes and refuses, instead of reading until memory runs out (R-1.8)."""
+    result = invoke(data, "import", "/dev/zero", "--dry-run")
+    assert result.exit_code == 2, result.output
+    assert "IMPORT_TOO_LARGE" in result.stderr
+    assert "1048576" in result.stderr
+
+
 def test_import_reads_stdin_for_a_dash(data: Path) -> None:
     result = invoke(data, "import", "-", "--yes", input=(FIXTURES / "vscode_settings.json").read_text())
     assert result.exit_code == 0, result.output

@@ -8,6 +8,7 @@ import pytest
 
 from mcp_center.interchange.credentials import (
     bearer_token_of,
+    credential_args,
     credential_query_params,
     is_credential_name,
     is_credential_value,
@@ -133,3 +134,37 @@ def test_a_url_with_a_password_is_found_wherever_its_scheme_starts(value: str) -
 @pytest.mark.parametrize("value", ["1://u:p@h", "+1-://u:p@h", "a://u@h", "a://u:@h", "a://:p/@h"])
 def test_no_scheme_letter_no_password_or_a_slash_is_not_a_url_with_a_password(value: str) -> None:
     assert not is_credential_value(value)
+
+
+@pytest.mark.parametrize(
+    ("args", "found"),
+    [
+        (["--token", "ghp_invented0001"], [1]),
+        (["--api-key=sk-invented-0002"], [0]),
+        (["-e", "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_invented0003", "ghcr.io/github/github-mcp-server"], [1]),
+        (["--password", "hunter2", "--port", "5432"], [1]),
+        (["postgres://bob:hunter2@localhost/db"], [0]),
+        (["--header", "Bearer abc.def"], [1]),
+    ],
+)
+def test_a_credential_given_as_an_option_value_or_an_assignment_is_found(args: list[str], found: list[int]) -> None:
+    """`--token VALUE`, `--api-key=VALUE`, `NAME_TOKEN=VALUE` (docker -e): the value is a credential by
+    its option's name, as an env var is by its own (R-1.5)."""
+    assert credential_args(args) == found
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--token"],
+        ["--token", "--verbose"],
+        ["--token="],
+        ["--token-file", "/run/secrets/token"],
+        ["--api-key-env", "OPENAI_API_KEY"],
+        ["-y", "@modelcontextprotocol/server-github"],
+        ["--keyspace", "main"],
+        ["-e", "GITHUB_PERSONAL_ACCESS_TOKEN"],
+    ],
+)
+def test_options_that_only_name_where_a_credential_is_are_not_credentials(args: list[str]) -> None:
+    assert credential_args(args) == []

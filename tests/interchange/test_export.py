@@ -219,3 +219,46 @@ def test_an_export_reimports_in_its_own_format_with_the_same_secrets_declared(fo
         assert exported["wiki"].config["transport"] == "sse"
     assert all(v.secret for v in result.variables)
     assert result.rejected == ()
+
+
+@pytest.mark.parametrize("format", ["claude-code", "cursor", "vscode"])
+def test_a_literal_dollar_brace_in_a_plain_field_is_noted_because_the_client_would_expand_it(format: str) -> None:
+    """mcp-center runs `${HOME}` in an argument as those seven characters; Claude Code, Cursor and VS Code
+    expand it in their files, so the exported server would run something else: the export says where (R-1.9)."""
+    literal = [
+        parse_server_config(
+            {
+                "id": "lit",
+                "name": "lit",
+                "transport": "stdio",
+                "command": "run",
+                "args": ["--root", "${HOME}"],
+                "env": {"PLAIN": "a${PATH}"},
+                "secret_env": ["API_TOKEN"],
+            }
+        ),
+        parse_server_config(
+            {
+                "id": "web",
+                "name": "web",
+                "transport": "streamable_http",
+                "url": "https://example.com/mcp?v=${V}",
+                "headers": {"X-Trace": "${T}"},
+            }
+        ),
+    ]
+    doc = export_servers(literal, format, GATEWAY)
+    noted = [(n["server_id"], n["field"]) for n in doc.notes if n["code"] == "VALUE_EXPANDED_BY_CLIENT"]
+    assert noted == [
+        ("lit", "args.1"),
+        ("lit", "env.PLAIN"),
+        ("web", "url"),
+        ("web", "headers.X-Trace"),
+    ]
+
+
+def test_claude_desktop_expands_nothing_so_a_literal_dollar_brace_is_not_noted() -> None:
+    literal = parse_server_config(
+        {"id": "lit", "name": "lit", "transport": "stdio", "command": "x", "args": ["${HOME}"]}
+    )
+    assert export_servers([literal], "claude-desktop", GATEWAY).notes == []

@@ -150,6 +150,19 @@ def test_a_url_with_a_password_in_args_warns_that_it_stays_plain_text() -> None:
     assert all("hunter2" not in w.message for w in server.warnings)
 
 
+def test_a_token_given_as_an_option_value_in_args_warns_that_it_stays_plain_text() -> None:
+    """`--token ghp_...` and `--api-key=...`: found by the option's name; a variable already warned
+    about (SECRET_IN_PLAIN_FIELD) is not warned twice (R-1.5)."""
+    args = ["--token", "ghp_invented0004", "--api-key=sk-invented-0005", "--secret", "${API_TOKEN}"]
+    result = plan({"mcpServers": {"a": {"command": "x", "args": args}}})
+    (server,) = result.servers
+    assert [(w.field, w.code) for w in server.warnings] == [
+        ("args.1", "CREDENTIAL_IN_ARGS"),
+        ("args.2", "CREDENTIAL_IN_ARGS"),
+        ("args.4", "SECRET_IN_PLAIN_FIELD"),
+    ]
+
+
 def test_a_non_bearer_authorization_becomes_a_secret_header_and_two_authorizations_are_rejected() -> None:
     result = plan(
         {
@@ -357,3 +370,30 @@ def test_an_import_with_a_900_kb_argument_is_planned_without_hanging() -> None:
     before the length checks and took over 5 minutes on `"a" * 900_000`, freezing `serve`. Fails
     only if the plan has not returned after `HANG_BOUND_S` seconds."""
     assert_returns(_an_import_of_long_plain_values_is_planned)
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        [{"id": "k", "type": "promptString", "password": "yes"}],
+        [{"id": "k", "type": "promptString", "password": 1}],
+        [{"id": "k", "type": "promptString"}, {"id": "k", "type": "promptString", "password": True}],
+        [{"id": "k", "type": "promptString", "password": True}, {"id": "k", "type": "promptString"}],
+    ],
+)
+def test_an_input_that_may_be_a_password_is_asked_for_hidden_and_stored_as_a_secret(inputs: list[object]) -> None:
+    """A malformed `password` ("yes", 1) or an id declared twice, once as a password: we err towards
+    secret (R-1.5), as for names; only an input that never says password is plain."""
+    doc = {"servers": {"a": {"type": "stdio", "command": "x", "env": {"K": "${input:k}"}}}, "inputs": inputs}
+    result = plan(doc)
+    assert [(v.name, v.secret) for v in result.variables] == [("input:k", True)]
+    (server,) = result.servers
+    assert [s.key for s in server.secrets] == ["K"]
+
+
+def test_an_input_declared_plain_stays_plain() -> None:
+    doc = {
+        "servers": {"a": {"type": "stdio", "command": "x", "env": {"K": "${input:k}"}}},
+        "inputs": [{"id": "k", "type": "promptString", "password": False}],
+    }
+    assert [(v.name, v.secret) for v in plan(doc).variables] == [("input:k", False)]

@@ -6,30 +6,35 @@ forbids (`UrlPolicy`); a hostile endpoint answering with an endless body. The MC
 is never used for OAuth requests: it carries the server's configured headers (API keys), which must
 not reach an authorization server.
 
-Every response is read completely up to `MAX_BODY_BYTES`; a 3xx is returned as it is (never
-followed) and the caller decides which error it is.
+Every response is read completely up to `MAX_BODY_BYTES`, within `DEFAULT_TOTAL_S` for the whole
+request (httpx2's timeouts are per read: an endpoint that drips a byte before each read timeout would
+otherwise hold the request, and the user's OAuth start or the background refresh, forever); a 3xx
+is returned as it is (never followed) and the caller decides which error it is.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Generator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import httpx2
 from mcp_types import LATEST_PROTOCOL_VERSION
 
 from mcp_center.auth.urls import UrlPolicy
 from mcp_center.models import is_object
 
-__all__ = ["MAX_BODY_BYTES", "OAuthHttp", "OAuthResponse"]
+__all__ = ["DEFAULT_TOTAL_S", "MAX_BODY_BYTES", "OAuthHttp", "OAuthResponse"]
 
 MAX_BODY_BYTES = 1024 * 1024
 """Largest metadata, registration or token response read, in bytes; a longer body is cut and fails to parse."""
 DEFAULT_TIMEOUT = httpx2.Timeout(15.0)
 """Seconds for each OAuth request (connect, read, write, pool)."""
+DEFAULT_TOTAL_S = 30.0
+"""Seconds for one OAuth request as a whole: sending it and reading its whole answer."""
 
 
 @dataclass(frozen=True)
@@ -55,14 +60,20 @@ class OAuthHttp:
 
     Args:
         transport: An httpx2 transport for tests (`httpx2.ASGITransport`, `MockTransport`); None is the network.
-        timeout: httpx2 timeouts, seconds.
+        timeout: httpx2 timeouts, seconds (each one bounds one step: connect, one read, ...).
+        total_s: Seconds for a request as a whole; past it the request raises `httpx2.ReadTimeout`.
     """
 
     def __init__(
-        self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout: httpx2.Timeout = DEFAULT_TIMEOUT
+        self,
+        *,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        timeout: httpx2.Timeout = DEFAULT_TIMEOUT,
+        total_s: float = DEFAULT_TOTAL_S,
     ):
         self._transport = transport
         self._timeout = timeout
+        self._total_s = total_s
 
     @asynccontextmanager
     async def client(self) -> AsyncGenerator[httpx2.AsyncClient]:
@@ -133,23 +144,36 @@ class OAuthHttp:
         request = client.build_request(
             method, url, headers=dict(headers or {}), json=dict(json_body) if json_body is not None else None
         )
-        response = await client.send(request, stream=True, follow_redirects=False)
-        await response.aclose()
+        with self._deadline(request):
+            response = await client.send(request, stream=True, follow_redirects=False)
+            await response.aclose()
         return response
 
-    async def _send(self, client: httpx2.AsyncClient, request: httpx2.Request) -> OAuthResponse:
-        response = await client.send(request, stream=True, follow_redirects=False)
+    @contextmanager
+    def _deadline(self, request: httpx2.Request) -> Generator[None]:
+        """Bound a request as a whole by `total_s`; past it, `httpx2.ReadTimeout` naming the limit."""
         try:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    break
-            body = b"".join(chunks)[:MAX_BODY_BYTES]
-        finally:
-            await response.aclose()
+            with anyio.fail_after(self._total_s):
+                yield
+        except TimeoutError:
+            raise httpx2.ReadTimeout(
+                f"no complete answer within {self._total_s} s (the whole request)", request=request
+            ) from None
+
+    async def _send(self, client: httpx2.AsyncClient, request: httpx2.Request) -> OAuthResponse:
+        with self._deadline(request):
+            response = await client.send(request, stream=True, follow_redirects=False)
+            try:
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        break
+                body = b"".join(chunks)[:MAX_BODY_BYTES]
+            finally:
+                await response.aclose()
         parsed: dict[str, Any] | None = None
         try:
             value = json.loads(body) if body else None

@@ -95,7 +95,9 @@ def import_(
 
 
 def _read_import(file: str) -> str:
-    """The text of an import file (or stdin), refused above `MAX_IMPORT_BYTES` before it is read whole."""
+    """The text of an import file (or stdin): at most `MAX_IMPORT_BYTES` + 1 bytes are ever read, so
+    a file whose size cannot be trusted (/dev/zero, a /proc file, a pipe, a file still growing) is
+    refused with IMPORT_TOO_LARGE instead of being read until memory runs out (R-1.8)."""
     try:
         if file == "-":
             data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
@@ -103,19 +105,25 @@ def _read_import(file: str) -> str:
             path = Path(file)
             size = path.stat().st_size
             if size > MAX_IMPORT_BYTES:
-                raise fail(
-                    ImportTooLarge(
-                        f"{file} is {size} bytes; the limit is {MAX_IMPORT_BYTES} bytes (1 MiB)",
-                        details={"limit_bytes": MAX_IMPORT_BYTES, "size_bytes": size},
-                    )
-                )
-            data = path.read_bytes()
+                raise fail(_too_large(file, size))
+            with path.open("rb") as handle:
+                data = handle.read(MAX_IMPORT_BYTES + 1)
+            if len(data) > MAX_IMPORT_BYTES:
+                raise fail(_too_large(file, None))
         return decode_text(data)
     except OSError as exc:
         err.print(f"cannot read {file}: {exc.strerror}", markup=False, highlight=False)
         raise typer.Exit(2) from None
     except CenterError as exc:
         raise fail(exc) from None
+
+
+def _too_large(file: str, size: int | None) -> ImportTooLarge:
+    measured = f"is {size} bytes" if size is not None else f"has more than {MAX_IMPORT_BYTES} bytes"
+    return ImportTooLarge(
+        f"{file} {measured}; the limit is {MAX_IMPORT_BYTES} bytes (1 MiB)",
+        details={"limit_bytes": MAX_IMPORT_BYTES, "size_bytes": size},
+    )
 
 
 def _print_preview(preview: dict[str, Any]) -> None:

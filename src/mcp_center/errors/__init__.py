@@ -115,6 +115,7 @@ from __future__ import annotations
 
 from mcp_center.errors._base import (
     DID_YOU_MEAN,
+    MAX_ECHOED_CHARS,
     CenterError,
     Conflict,
     FieldError,
@@ -213,6 +214,7 @@ from mcp_center.errors._upstream import (
 
 __all__ = [
     "DID_YOU_MEAN",
+    "MAX_ECHOED_CHARS",
     "AddressInUse",
     "AddressUnavailable",
     "AdminAuthRequired",

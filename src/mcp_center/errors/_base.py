@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "DID_YOU_MEAN",
+    "MAX_ECHOED_CHARS",
     "CenterError",
     "Conflict",
     "FieldError",
@@ -89,9 +90,25 @@ class InvalidInput(CenterError):
     exit_code = 2
 
 
+MAX_ECHOED_CHARS = 500
+"""A not-found error keeps at most this many characters of each string it echoes (then says how long it was)."""
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 class NotFound(CenterError):
+    """Something the caller named does not exist. Its message and details echo the caller's name (a tool,
+    prompt, server id, URI) of any length: each string is clipped to `MAX_ECHOED_CHARS` (the message to
+    twice that), so a 1 MB name gets a short error rather than its input back (R-7.3)."""
+
     http_status = 404
     exit_code = 3
+
+    def __init__(self, message: str, *, details: Mapping[str, Any] | None = None) -> None:
+        clipped = {k: _clip(v, MAX_ECHOED_CHARS) if isinstance(v, str) else v for k, v in (details or {}).items()}
+        super().__init__(_clip(message, 2 * MAX_ECHOED_CHARS), details=clipped)
 
 
 class Conflict(CenterError):

@@ -13,12 +13,14 @@ compared with `CREDENTIAL_WORDS`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from urllib.parse import parse_qsl, urlsplit
 
 __all__ = [
     "CREDENTIAL_IN_ARGS_MESSAGE",
     "CREDENTIAL_WORDS",
     "bearer_token_of",
+    "credential_args",
     "credential_query_params",
     "is_credential_name",
     "is_credential_value",
@@ -84,6 +86,38 @@ def is_credential_value(value: str) -> bool:
     """True for values that are credentials whatever their name: an HTTP auth scheme followed by a
     credential (`Bearer x`, `Basic x`, `Token x`) or a URL with a password (`postgres://u:p@h/db`)."""
     return bool(_AUTH_SCHEME.match(value) or _URL_WITH_PASSWORD.search(value))
+
+
+_ARG_ASSIGNMENT = re.compile(r"-{0,2}+([A-Za-z_][A-Za-z0-9_.-]*+)=(.*)", re.DOTALL)
+_ARG_OPTION = re.compile(r"-{1,2}+([A-Za-z][A-Za-z0-9_.-]*+)")
+_WHERE_WORDS = frozenset({"DIR", "ENV", "FILE", "HEADER", "NAME", "PATH", "TYPE", "URI", "URL", "VAR"})
+"""Words of an option that names where a credential is (`--token-file`, `--api-key-env`), not the credential."""
+
+
+def _credential_option(name: str) -> bool:
+    words = _words(name)
+    return not words.isdisjoint(CREDENTIAL_WORDS) and words.isdisjoint(_WHERE_WORDS)
+
+
+def credential_args(args: Sequence[str]) -> list[int]:
+    """Indexes of the command arguments that hold a credential (R-1.5): a credential value
+    (`is_credential_value`), the value of a credential-named option (`--token VALUE`,
+    `--api-key=VALUE`), or a credential-named assignment (`GITHUB_TOKEN=VALUE`, as `docker -e` takes).
+
+    Arguments are never made secrets (a program reads them in order); these get a CREDENTIAL_IN_ARGS
+    warning. An option naming where a credential is (`--token-file`, `--api-key-env`) is not one.
+    """
+    found: list[int] = []
+    for i, arg in enumerate(args):
+        assignment = _ARG_ASSIGNMENT.fullmatch(arg)
+        option = _ARG_OPTION.fullmatch(args[i - 1]) if i > 0 else None
+        if (
+            is_credential_value(arg)
+            or (assignment is not None and assignment.group(2).strip() and _credential_option(assignment.group(1)))
+            or (option is not None and arg.strip() and not arg.startswith("-") and _credential_option(option.group(1)))
+        ):
+            found.append(i)
+    return found
 
 
 _SCHEME_ONLY = re.compile(r"(?i)(bearer|basic|token|digest)")

@@ -215,9 +215,17 @@ def _vscode(doc: dict[str, Any]) -> ClientDocument:
             continue
         description = item.get("description")
         default = item.get("default")
-        inputs[f"input:{item['id']}"] = InputDeclaration(
+        name = f"input:{item['id']}"
+        earlier = inputs.get(name)
+        # We err towards secret: a `password` that is not plainly false ("yes", 1), or an id
+        # declared twice with a password either time, is a password; the first declaration's text wins.
+        password = item.get("password", False) is not False or (earlier is not None and earlier.password)
+        if earlier is not None:
+            inputs[name] = InputDeclaration(earlier.description, password, earlier.default)
+            continue
+        inputs[name] = InputDeclaration(
             description=description if isinstance(description, str) else None,
-            password=item.get("password") is True,
+            password=password,
             default=default if isinstance(default, str) else None,
         )
     return ClientDocument("vscode", entries, inputs)

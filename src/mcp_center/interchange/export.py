@@ -15,6 +15,10 @@ Per format (our choices, where clients differ):
 - `claude-desktop` (`claude_desktop_config.json`): stdio servers only (its file has no remote
   servers; those are listed in `notes` as REMOTE_NOT_SUPPORTED). Claude Desktop does not expand
   variables: replace the placeholders by hand.
+A plain value holding `${` as text (an argument `${HOME}`, which mcp-center passes as it is) is
+exported as it is, but Claude Code, Cursor and VS Code expand `${...}` in their files and have no
+escape for it: each such field is listed in `notes` as VALUE_EXPANDED_BY_CLIENT, so the user checks
+it instead of running something other than what they confirmed.
 Not exported (each listed in `notes` as FIELD_NOT_EXPORTED): `cwd`, OAuth settings (the client
 authorizes on its own), disabled tools and tool policies. Keys of the map are display names
 (the id when two servers share a name).
@@ -168,6 +172,17 @@ def _entry(
         _note(notes, config, "disabled_tools", "FIELD_NOT_EXPORTED", "client files have no disabled tools")
     if config.tool_policies:
         _note(notes, config, "tool_policies", "FIELD_NOT_EXPORTED", "client files have no tool policies")
+    if format in _EXPANDING_FORMATS:
+        for field, value in _plain_fields(config):
+            if "${" in value:
+                _note(
+                    notes,
+                    config,
+                    field,
+                    "VALUE_EXPANDED_BY_CLIENT",
+                    "holds '${' as text, which the client expands as a variable (mcp-center does not): "
+                    "the client would use another value; check this field",
+                )
     if isinstance(config, StdioServerConfig):
         env = dict(config.env)
         for key in config.secret_env:
@@ -204,6 +219,21 @@ def _entry(
     if headers:
         entry["headers"] = headers
     return entry
+
+
+_EXPANDING_FORMATS = frozenset({"claude-code", "cursor", "vscode"})
+"""Clients that expand `${...}` in every string of their file."""
+
+
+def _plain_fields(config: ServerConfig) -> list[tuple[str, str]]:
+    """(field path, value) of the values written as they are (no placeholders), in export order."""
+    if isinstance(config, StdioServerConfig):
+        return [
+            ("command", config.command),
+            *((f"args.{i}", arg) for i, arg in enumerate(config.args)),
+            *((f"env.{key}", value) for key, value in config.env.items()),
+        ]
+    return [("url", config.url), *((f"headers.{key}", value) for key, value in config.headers.items())]
 
 
 def gateway_snippet(format: str, gateway_url: str, bridge_command: str | None = None) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
 from mcp_center.interchange.credentials import (
     CREDENTIAL_IN_ARGS_MESSAGE,
     bearer_token_of,
+    credential_args,
     credential_query_params,
     is_credential_name,
     is_credential_value,
@@ -417,8 +418,11 @@ def _draft(
         scan("command", entry.command)
         for i, arg in enumerate(entry.args):
             scan(f"args.{i}", arg)
-            if is_credential_value(arg):
-                warnings.append(FieldError(f"args.{i}", "CREDENTIAL_IN_ARGS", CREDENTIAL_IN_ARGS_MESSAGE))
+        warnings += [  # a credential variable there is warned as SECRET_IN_PLAIN_FIELD below instead
+            FieldError(f"args.{i}", "CREDENTIAL_IN_ARGS", CREDENTIAL_IN_ARGS_MESSAGE)
+            for i in credential_args(entry.args)
+            if not any(credential_ref(r) for r in refs.get(f"args.{i}", []))
+        ]
         if entry.cwd is not None:
             scan("cwd", entry.cwd)
         env: dict[str, str] = {}

@@ -17,6 +17,7 @@ from typing import Any
 from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS, AuthBearer, AuthOAuth, ServerConfig, Settings, StdioServerConfig
 from mcp_center.interchange.credentials import (
     CREDENTIAL_IN_ARGS_MESSAGE,
+    credential_args,
     credential_query_params,
     is_credential_name,
     is_credential_value,
@@ -208,9 +209,8 @@ def summary_warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
                     }
                 )
     args: list[Any] = summary.get("args") or []
-    for i, arg in enumerate(args):
-        if isinstance(arg, str) and is_credential_value(arg):
-            warnings.append({"code": "CREDENTIAL_IN_ARGS", "message": f"argument {i + 1} {CREDENTIAL_IN_ARGS_MESSAGE}"})
+    for i in credential_args([arg if isinstance(arg, str) else "" for arg in args]):
+        warnings.append({"code": "CREDENTIAL_IN_ARGS", "message": f"argument {i + 1} {CREDENTIAL_IN_ARGS_MESSAGE}"})
     secrets: Mapping[str, Mapping[str, Any]]
     for kind in ("secret_env", "secret_headers"):
         secrets = summary.get(kind) or {}
