@@ -270,6 +270,28 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
         raise fail(exc) from None
 
 
+def confirm(question: str) -> bool:
+    """Ask a yes/no `question` on the terminal (default no).
+
+    Returns:
+        True for yes, False for no.
+    Raises:
+        typer.Exit: code 1 when no answer comes (standard input closed, as in a script or CI,
+            or Ctrl-C), after one line saying nothing changed and that `--yes` confirms without
+            asking; click's bare "Aborted." named neither (faces: the CLI).
+    """
+    try:
+        return typer.confirm(question)
+    except typer.Abort:
+        err.print(
+            "\nno answer (standard input is closed or was interrupted): nothing changed; "
+            "pass --yes to confirm without asking",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(1) from None
+
+
 def yes(value: object) -> str:
     """`yes` or `no` for a table cell."""
     return "yes" if value else "no"
