@@ -175,12 +175,16 @@ def fail(
 
     With `settings`, a not-found error also names the data directory it looked in; with `serve`,
     say whether a serve owns that directory (for errors about reaching the running host)."""
+    listed: object = exc.details.get("errors")
+    fields = [item for item in (listed if is_array(listed) else []) if is_object(item) and "field" in item]
     line = Text("error", style="red")
     line.append(f" [{exc.code}]: {exc.message}", style="")
+    for item in fields:  # a field error the message already states adds only its code to that line
+        if f"{item['field']}: {item.get('message', '')}" == exc.message:
+            line.append(f" [{item.get('code', '')}]", style="")
     err.print(line, highlight=False)
-    listed: object = exc.details.get("errors")
-    for item in listed if is_array(listed) else []:
-        if is_object(item) and "field" in item:
+    for item in fields:
+        if f"{item['field']}: {item.get('message', '')}" != exc.message:
             err.print(
                 f"  - {item['field']}: {item.get('message', '')} [{item.get('code', '')}]",
                 highlight=False,
