@@ -3,6 +3,7 @@ README shows exactly that file (issue 16: the library is a first-class face)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -51,10 +52,16 @@ def _run_example(data: Path, *command: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_readme_says_how_to_run_the_example_with_a_real_server() -> None:
+    """With the project's Python (a bare `python` lacks mcp-center) and the server-everything
+    version the suite pins (newcomer pass: the README asks for exact versions everywhere else)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert (
-        "python examples/library_agent.py ./agent-data npx -y @modelcontextprotocol/server-everything stdio" in readme
+    pinned = json.loads((ROOT / "tests" / "e2e" / "node" / "package.json").read_text(encoding="utf-8"))
+    version = pinned["dependencies"]["@modelcontextprotocol/server-everything"]
+    command = (
+        ".venv/bin/python examples/library_agent.py ./agent-data"
+        f" npx -y @modelcontextprotocol/server-everything@{version} stdio"
     )
+    assert command in readme
 
 
 def test_a_second_run_calls_its_own_server_with_the_argument_its_schema_names(tmp_path: Path) -> None:

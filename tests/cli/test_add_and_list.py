@@ -176,6 +176,7 @@ def test_a_credential_left_empty_by_an_unset_shell_variable_is_refused_and_nothi
     assert f"{field}: " in refused.stderr
     assert "[CREDENTIAL_EMPTY]" in refused.stderr
     assert "probably unset" in refused.stderr
+    assert refused.stderr.count("probably unset") == 1  # said once, not again as a field line
     listed = run(data, "list", "--json")
     assert json.loads(listed.stdout) == []
     # A plain, non-credential variable may be empty.

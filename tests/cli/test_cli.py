@@ -106,6 +106,23 @@ def test_production_profile_refuses_stdio_servers(tmp_path: Path) -> None:
     assert "MCP_SANDBOX_REQUIRED" in refused.stderr
 
 
+def test_a_prompt_without_an_answer_says_nothing_changed_and_names_yes(tmp_path: Path) -> None:
+    """A script or CI (stdin closed) got click's bare "Aborted."; now one line says nothing
+    changed and that --yes confirms without asking (found by the newcomer pass)."""
+    data = tmp_path / "data"
+    assert run(data, "add", "Local", "--", sys.executable, "-c", "pass").returncode == 0
+    for verb in ("trust", "delete"):
+        unanswered = run(data, verb, "local", stdin="")
+        assert unanswered.returncode == 1, unanswered.stdout
+        assert "Aborted" not in unanswered.stderr
+        assert "nothing changed; pass --yes to confirm without asking" in unanswered.stderr
+    [server] = json.loads(run(data, "list", "--json").stdout)
+    assert server["trusted"] is False  # neither the trust nor the delete happened
+    answered = run(data, "trust", "local", stdin="y\n")
+    assert answered.returncode == 0, answered.stderr
+    assert json.loads(run(data, "list", "--json").stdout)[0]["trusted"] is True
+
+
 def test_list_prints_names_with_brackets_as_text_not_markup(tmp_path: Path) -> None:
     """A display name may hold '[/]' (R-1.1 allows printable text); rich must not parse it as markup."""
     data = tmp_path / "data"

@@ -175,12 +175,16 @@ def fail(
 
     With `settings`, a not-found error also names the data directory it looked in; with `serve`,
     say whether a serve owns that directory (for errors about reaching the running host)."""
+    listed: object = exc.details.get("errors")
+    fields = [item for item in (listed if is_array(listed) else []) if is_object(item) and "field" in item]
     line = Text("error", style="red")
     line.append(f" [{exc.code}]: {exc.message}", style="")
+    for item in fields:  # a field error the message already states adds only its code to that line
+        if f"{item['field']}: {item.get('message', '')}" == exc.message:
+            line.append(f" [{item.get('code', '')}]", style="")
     err.print(line, highlight=False)
-    listed: object = exc.details.get("errors")
-    for item in listed if is_array(listed) else []:
-        if is_object(item) and "field" in item:
+    for item in fields:
+        if f"{item['field']}: {item.get('message', '')}" != exc.message:
             err.print(
                 f"  - {item['field']}: {item.get('message', '')} [{item.get('code', '')}]",
                 highlight=False,
@@ -268,6 +272,28 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
         raise typer.Exit(exit_code_for_status(exc.status)) from None
     except CenterError as exc:
         raise fail(exc) from None
+
+
+def confirm(question: str) -> bool:
+    """Ask a yes/no `question` on the terminal (default no).
+
+    Returns:
+        True for yes, False for no.
+    Raises:
+        typer.Exit: code 1 when no answer comes (standard input closed, as in a script or CI,
+            or Ctrl-C), after one line saying nothing changed and that `--yes` confirms without
+            asking; click's bare "Aborted." named neither (faces: the CLI).
+    """
+    try:
+        return typer.confirm(question)
+    except typer.Abort:
+        err.print(
+            "\nno answer (standard input is closed or was interrupted): nothing changed; "
+            "pass --yes to confirm without asking",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(1) from None
 
 
 def yes(value: object) -> str:

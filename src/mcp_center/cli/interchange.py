@@ -18,6 +18,7 @@ from mcp_center.cli._shared import (
     app,
     cells,
     clip,
+    confirm,
     err,
     fail,
     out,
@@ -86,7 +87,7 @@ def import_(
         )
     values, use_defaults = _ask_values(variables)
     count = len(preview["servers"])
-    if not yes and not typer.confirm(f"Import {count} server{'s' if count != 1 else ''}?"):
+    if not yes and not confirm(f"Import {count} server{'s' if count != 1 else ''}?"):
         raise typer.Exit(1)
     request = ApplyRequest(preview["token"], preview["digest"], text, format, values, tuple(use_defaults))
     created = run_center(settings, lambda c: Importer(c, previews).apply(request))

@@ -22,6 +22,7 @@ from mcp_center.cli._shared import (
     ProfileOpt,
     app,
     cells,
+    confirm,
     err,
     fail,
     host_request,
@@ -195,7 +196,7 @@ def trust(
     out.print(f"digest: {view.digest}")
     for warning in view.warnings:
         err.print(f"warning: {warning.message}", markup=False, highlight=False)
-    if not yes and not typer.confirm("Trust this configuration?"):
+    if not yes and not confirm("Trust this configuration?"):
         err.print("not trusted; nothing changed")
         raise typer.Exit(1)
     run_center(settings, lambda c: c.trust(server_id, view.digest))
@@ -250,7 +251,7 @@ def delete(
 ) -> None:
     """Delete a server and its secrets."""
     settings = settings_for_server(server_id, data_dir, profile)
-    if not yes and not typer.confirm(f"Delete {server_id} and its secrets?"):
+    if not yes and not confirm(f"Delete {server_id} and its secrets?"):
         raise typer.Exit(1)
     run_center(settings, lambda c: c.delete_server(server_id))
     out.print(f"deleted {server_id}")
