@@ -61,7 +61,7 @@ async def run(url: str) -> dict[str, Any]:
                 async with center.events.subscribe() as events, anyio.create_task_group() as tg:
 
                     async def call() -> None:
-                        result.update(await center.call_tool(server_id, TOOL, {}))
+                        result.update((await center.call_tool(server_id, TOOL, {})).to_dict())
 
                     tg.start_soon(call)
                     while True:

@@ -26,11 +26,10 @@ from mcp_center.errors import (
     ToolNotFound,
 )
 from mcp_center.registry import TOOL_NAME_PATTERN
-from mcp_center.service import ApprovalBroker, ApprovalView, McpCenter
+from mcp_center.service import ApprovalBroker, ApprovalView, McpCenter, ToolCallResult
 from tests.servers.capabilities import ODD_NAMES, Upstream
 from tests.support.capabilities import capability_server, next_event, ready, remote, while_waiting
 from tests.support.hang import assert_returns
-from tests.support.results import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -69,7 +68,7 @@ async def test_tools_of_two_servers_that_collide_after_mapping_get_unique_names_
             assert aliases[name].verbatim is False
             with anyio.fail_after(10):
                 result = await center.call_agent_tool(name, {})
-            assert text_of(result) == f"{server_id}-server ran {tool}"
+            assert result.text == f"{server_id}-server ran {tool}"
         again = await center.agent_tools("openai")
         assert again.aliases == aliases
 
@@ -97,7 +96,7 @@ async def test_every_export_format_passes_the_input_schema_unchanged(
 async def test_an_approved_agent_call_reaches_the_server_once(caps: tuple[str, Upstream], center: McpCenter) -> None:
     url, upstream = caps
     await ready(center, remote("caps", url))
-    outcome: list[dict[str, Any]] = []
+    outcome: list[ToolCallResult] = []
     created: dict[str, Any] = {}
 
     async def call() -> None:
@@ -114,7 +113,7 @@ async def test_an_approved_agent_call_reaches_the_server_once(caps: tuple[str, U
             assert [a.id for a in (await center.list_approvals())] == [created["id"]]
             assert upstream.calls == []
             await center.decide_approval(created["id"], "approve")
-    assert text_of(outcome[0]) == "recorded go"
+    assert outcome[0].text == "recorded go"
     assert upstream.calls == ["go"]
     assert (await center.list_approvals()) == []
     assert (await center.get_approval(created["id"])).state == "approved"
@@ -173,7 +172,7 @@ async def test_cancelling_a_call_while_it_waits_for_approval_never_reaches_the_s
     assert outcome[0].code == "MCP_CALL_CANCELLED"
     assert (await center.list_approvals(include_closed=True))[0].state == "cancelled"
     assert upstream.calls == []
-    assert text_of(await center.call_tool("caps", "echo", {"text": "still usable"})) == "still usable"
+    assert (await center.call_tool("caps", "echo", {"text": "still usable"})).text == "still usable"
 
 
 async def test_a_caller_that_goes_away_cancels_its_approval(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -193,7 +192,7 @@ async def test_policies_allow_and_deny_skip_the_approval(caps: tuple[str, Upstre
     url, upstream = caps
     await ready(center, remote("caps", url, tool_policies={"record": "deny", "echo": "allow"}))
     with anyio.fail_after(10):
-        assert text_of(await center.call_agent_tool("mcp__caps__echo", {"text": "hi"})) == "hi"
+        assert (await center.call_agent_tool("mcp__caps__echo", {"text": "hi"})).text == "hi"
         with pytest.raises(ToolDenied) as denied:
             await center.call_agent_tool("mcp__caps__record", {"note": "x"})
     assert denied.value.details["policy"] == "deny"
@@ -221,7 +220,7 @@ async def test_a_user_initiated_call_needs_no_approval(caps: tuple[str, Upstream
     url, upstream = caps
     await ready(center, remote("caps", url))
     with anyio.fail_after(10):
-        assert text_of(await center.call_tool("caps", "record", {"note": "me"})) == "recorded me"
+        assert (await center.call_tool("caps", "record", {"note": "me"})).text == "recorded me"
     assert (await center.list_approvals(include_closed=True)) == []
     assert upstream.calls == ["me"]
 

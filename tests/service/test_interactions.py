@@ -21,7 +21,7 @@ from mcp_center.errors import (
     InteractionNotFound,
     ServerTimeout,
 )
-from mcp_center.service import McpCenter
+from mcp_center.service import McpCenter, ToolCallResult
 from mcp_center.store import CallRef, InteractionRecord, store_for
 from tests.servers.capabilities import Upstream
 from tests.support.backends import stored_text
@@ -81,8 +81,8 @@ async def test_a_card_answered_with_the_defaults_resumes_the_call(
     assert seen["calls"][0]["caller"] == "agent"
     assert {f["name"]: f["secret"] for f in seen["fields"]}["password"] is True
     assert upstream.elicited == [{"action": "accept", "content": DEFAULTS}]
-    assert isinstance(result, dict)
-    assert text_of(result).startswith("accept: ")
+    assert isinstance(result, ToolCallResult)
+    assert result.text.startswith("accept: ")
     [card] = await center.list_interactions()
     assert card["state"] == "accepted"
     assert card["delivered"] is True
@@ -101,8 +101,8 @@ async def test_a_declined_or_cancelled_card_tells_the_server(
 
     [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
     assert upstream.elicited == [{"action": action, "content": None}]
-    assert isinstance(result, dict)
-    assert text_of(result) == f"{action}: None"
+    assert isinstance(result, ToolCallResult)
+    assert result.text == f"{action}: None"
     [card] = await center.list_interactions()
     assert card["state"] == ("declined" if action == "decline" else "cancelled")
     assert card["calls"][0]["caller"] == "user"
@@ -117,7 +117,7 @@ async def test_url_mode_is_declined_explicitly_and_leaves_a_closed_card(
     await ready(center, remote("caps", url))
     with anyio.fail_after(10):
         result = await center.call_tool("caps", "ask_url", {})
-    assert text_of(result) == "url: decline"
+    assert result.text == "url: decline"
     assert upstream.elicited == [{"action": "decline", "mode": "url"}]
     [card] = await center.list_interactions()
     assert (card["mode"], card["state"], card["url_origin"]) == ("url", "declined", "https://example.com")
@@ -130,7 +130,7 @@ async def test_a_schema_that_is_not_a_flat_form_is_declined_with_the_reason(
     await ready(center, remote("caps", caps[0]))
     with anyio.fail_after(10):
         result = await center.call_tool("caps", "ask_nested", {})
-    assert text_of(result) == "nested: decline"
+    assert result.text == "nested: decline"
     [card] = await center.list_interactions()
     assert card["state"] == "declined"
     assert "property 'address'" in card["reason"]
@@ -146,8 +146,8 @@ async def test_the_call_deadline_pauses_while_a_card_is_pending(caps: tuple[str,
         await center.answer_interaction(card["id"], "accept", {"name": "Grace"})
 
     [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
-    assert isinstance(result, dict)
-    assert "'name': 'Grace'" in text_of(result)
+    assert isinstance(result, ToolCallResult)
+    assert "'name': 'Grace'" in result.text
 
 
 async def test_the_deadline_runs_again_after_the_answer(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -271,8 +271,8 @@ async def test_a_card_of_another_process_is_listed_and_answered_here_and_the_ans
                     tg.start_soon(call)
                     await answer_in_host()
         [card] = await host.list_interactions()
-    assert isinstance(outcome[0], dict)
-    assert text_of(outcome[0]).startswith("accept: ")
+    assert isinstance(outcome[0], ToolCallResult)
+    assert outcome[0].text.startswith("accept: ")
     assert upstream.elicited[0]["content"]["name"] == "Grace"
     assert card["state"] == "accepted"
     assert card["delivered"] is True
@@ -316,7 +316,7 @@ async def test_an_unanswered_card_expires_and_the_server_gets_cancel(
         await ready(center, remote("caps", url))
         with anyio.fail_after(10):
             result = await center.call_tool("caps", "ask", {"question": "Q"})
-        assert text_of(result) == "cancel: None"
+        assert result.text == "cancel: None"
         [card] = await center.list_interactions()
         assert card["state"] == "expired"
     assert upstream.elicited == [{"action": "cancel", "content": None}]

@@ -97,11 +97,12 @@ async def call_tool(request: Request, name: str, body: Annotated[AgentToolCall, 
     MCP `CallToolResult`. A disconnect cancels the call."""
     center = _center(request)
     operation_id = body.operation_id or uuid.uuid4().hex
-    return await _cancel_on_disconnect(
+    result = await _cancel_on_disconnect(
         request,
         lambda: center.cancel(operation_id),
         center.call_agent_tool(name, body.arguments, operation_id=operation_id, caller={"via": "rest_api"}),
     )
+    return result.to_dict()
 
 
 @router.put(

@@ -24,6 +24,7 @@ from mcp_center.service.results import (
     InstanceView,
     ServerLogs,
     ServerTool,
+    ToolCallResult,
     ToolExport,
 )
 from mcp_center.service.summary import connection_summary, digest_of
@@ -58,6 +59,7 @@ __all__ = [
     "ServerLogs",
     "ServerTool",
     "ServerView",
+    "ToolCallResult",
     "ToolExport",
     "ViewWarning",
     "bridge_command",

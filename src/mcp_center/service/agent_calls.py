@@ -20,7 +20,7 @@ from mcp_center.runtime import ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.interactions import Elicitor, InteractionBroker
-from mcp_center.service.results import ApprovalView, ToolExport
+from mcp_center.service.results import ApprovalView, ToolCallResult, ToolExport
 
 __all__ = ["AgentUseCases", "Decision"]
 
@@ -71,7 +71,7 @@ class AgentUseCases:
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
         caller: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> ToolCallResult:
         """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
 
         Policy `ask` (default): a pending approval is created (`list_approvals`) and the call waits
@@ -88,7 +88,8 @@ class AgentUseCases:
                 asks its user) instead of a UI card; used by the gateway (R-8.1).
             caller: Who asks, shown on the approval card (e.g. `{"via": "rest_api"}`).
         Returns:
-            The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
+            A `ToolCallResult`: the server's MCP `CallToolResult` (`content` as the SDK's typed blocks,
+            `structured_content`, `is_error`, `text`); `to_dict()` is its JSON.
         Raises:
             ToolNotFound (unknown name), ToolDisabled, ToolDenied (policy deny), ApprovalDenied,
             ApprovalExpired, CallCancelled, CallInterrupted (the host stopped while it waited for a

@@ -169,7 +169,7 @@ class CardAnswers(CardStore):
             if updated is not None:
                 self._publish("interaction.closed", updated)
         assert updated is not None
-        return {"interaction": self._view(updated), "result": result}
+        return {"interaction": self._view(updated), "result": result.to_dict()}
 
     async def _collect(self, interaction_id: str, waiter: Waiter) -> bool:
         """Take an answer another process stored for this card (open it, clear it). True when there was

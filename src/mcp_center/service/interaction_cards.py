@@ -28,6 +28,7 @@ from mcp_center.errors import (
 from mcp_center.runtime import EventBus
 from mcp_center.secrets import Redactor, SecretCipher
 from mcp_center.service.forms import FormSchema, UnsupportedSchema
+from mcp_center.service.results import ToolCallResult
 from mcp_center.store import CallRef, InteractionRecord, RetryState, Store, StoreState
 
 Elicitor = Callable[[types.ElicitRequestFormParams], Awaitable[types.ElicitResult]]
@@ -69,8 +70,8 @@ DEFAULT_ELICITATION_TIMEOUT_S = 600.0
 MAX_KEPT_ARGUMENT_BYTES = 64 * 1024
 """Arguments larger than this (JSON) are not kept with a card, so no retry is offered for its call."""
 
-RetryCall = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""`(server_id, tool, arguments) -> CallToolResult JSON`: a user-initiated call (the user confirmed the retry)."""
+RetryCall = Callable[[str, str, dict[str, Any]], Awaitable[ToolCallResult]]
+"""`(server_id, tool, arguments) -> ToolCallResult`: a user-initiated call (the user confirmed the retry)."""
 
 Action = Literal["accept", "decline", "cancel", "retry"]
 ACTIONS: tuple[str, ...] = ("accept", "decline", "cancel", "retry")

@@ -14,6 +14,7 @@ result of the server methods; these are the others:
 - `CatalogView`: a server's live catalog (R-3.6, R-3.7): `catalog`.
 - `InstancesView`: the live `serve` instances on the store and their connection states (R-10.2):
   `instances`.
+- `ToolCallResult`: what a tool call answered (R-3.8, R-5.3): `call_tool`, `call_agent_tool`.
 
 Entries that are themselves a log's free-form JSON (a logbook exchange, a stderr line, a category's
 refresh error) stay JSON mappings inside the typed result.
@@ -42,6 +43,7 @@ __all__ = [
     "InstancesView",
     "ServerLogs",
     "ServerTool",
+    "ToolCallResult",
     "ToolExport",
 ]
 
@@ -298,3 +300,44 @@ class InstancesView:
     def to_dict(self) -> dict[str, Any]:
         """`{"here": id, "instances": [InstanceView.to_dict()]}`."""
         return {"here": self.here, "instances": [instance.to_dict() for instance in self.instances]}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallResult:
+    """What a tool call answered: the server's MCP `CallToolResult`, bounded and checked (R-3.8, R-5.1).
+
+    The content stays the SDK's typed blocks (`TextContent`, `ImageContent`, `AudioContent`,
+    `ResourceLink`, `EmbeddedResource`): a library caller branches on the block's class or `type`
+    and reads its fields, and `to_dict()` is the JSON the server sent (as the REST API answers it).
+    The content is the server's word: untrusted, never instructions (R-5.1).
+
+    Attributes:
+        result: The SDK's `CallToolResult` (`content`, `structured_content`, `is_error`, `meta`).
+    """
+
+    result: types.CallToolResult
+
+    @property
+    def content(self) -> tuple[types.ContentBlock, ...]:
+        """The content blocks, in the server's order."""
+        return tuple(self.result.content)
+
+    @property
+    def structured_content(self) -> Any:
+        """The server's `structuredContent` as parsed JSON (an object when the server follows MCP;
+        checked against the tool's `outputSchema` when it has one), or None."""
+        return self.result.structured_content
+
+    @property
+    def is_error(self) -> bool:
+        """True when the tool reported an error (`isError`): the call reached the server and failed there."""
+        return bool(self.result.is_error)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined with newlines (`""` when there are none); other blocks are left out."""
+        return "\n".join(block.text for block in self.result.content if isinstance(block, types.TextContent))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `CallToolResult` as JSON, MCP's names (`content`, `structuredContent`, `isError`, `_meta`)."""
+        return self.result.model_dump(mode="json", by_alias=True, exclude_none=True)
