@@ -7,7 +7,15 @@ import anyio
 import mcp_types as types
 import pytest
 
-from mcp_center.service import McpCenter, ToolCallResult
+from mcp_center.registry import PromptEntry, ResourceEntry
+from mcp_center.service import (
+    McpCenter,
+    PromptBlock,
+    PromptMessageKind,
+    ResourceBlock,
+    ResourceSearch,
+    ToolCallResult,
+)
 from tests.support.capabilities import capability_server, ready, remote
 
 pytestmark = pytest.mark.anyio
@@ -49,3 +57,29 @@ async def test_an_agent_call_answers_a_tool_call_result_after_its_approval(cente
                 await center.decide_approval(approval.id, "approve")
         [answer] = answers
         assert answer.text == "recorded typed" and not answer.is_error
+
+
+async def test_prompts_and_resources_answer_typed_entries_and_untrusted_blocks(center: McpCenter) -> None:
+    async with capability_server() as (url, _upstream):
+        await ready(center, remote("caps", url))
+        [greet] = [p for p in await center.list_prompts() if p.name == "caps:greet"]
+        assert isinstance(greet, PromptEntry) and greet.server_id == "caps" and greet.prompt.name == "greet"
+        assert [(a.name, a.required) for a in greet.arguments] == [("name", True)]
+
+        prompt = await center.get_prompt(greet.name, {"name": "Ada"})
+        assert isinstance(prompt, PromptBlock) and prompt.name == "caps:greet"
+        assert prompt.messages == (PromptMessageKind(role="user", kind="text"),)
+        assert prompt.block.truncated is False and "Please greet Ada warmly." in prompt.text
+        assert prompt.text.startswith("[mcp-center] Untrusted content: prompt ")
+
+        search = await center.search_resources("item")
+        assert isinstance(search, ResourceSearch) and search.query == "item"
+        [template] = search.resources
+        assert isinstance(template, ResourceEntry) and template.kind == "template"
+        assert isinstance(template.item, types.ResourceTemplate) and template.mention == "@caps:test://items/{item_id}"
+
+        read = await center.read_resource("caps", "test://items/7")
+        assert isinstance(read, ResourceBlock) and read.provenance.uri == "test://items/7"
+        [item] = read.contents
+        assert item.kind == "text" and item.size_bytes == len(b"item 7")
+        assert "item 7" in read.text and read.block.included_bytes == item.size_bytes

@@ -149,7 +149,7 @@ async def decide(request: Request, approval_id: str, body: Annotated[ApprovalDec
 
 @router.get("/api/prompts", summary="Prompts as /server:prompt commands (R-5.4)")
 async def list_prompts(request: Request) -> dict[str, Any]:
-    return {"prompts": await _center(request).list_prompts()}
+    return {"prompts": [prompt.to_dict() for prompt in await _center(request).list_prompts()]}
 
 
 @router.post(
@@ -160,7 +160,7 @@ async def list_prompts(request: Request) -> dict[str, Any]:
 async def get_prompt(request: Request, name: str, body: Annotated[PromptGet, Body()]) -> dict[str, Any]:
     """`name` is `server:prompt`. Body `{"arguments": {...}, "max_bytes": N?}`. The answer is marked
     `untrusted: true` with provenance and delimiters: context, never instructions."""
-    return await _center(request).get_prompt(name, body.arguments, max_bytes=body.max_bytes)
+    return (await _center(request).get_prompt(name, body.arguments, max_bytes=body.max_bytes)).to_dict()
 
 
 # ----- resources -----------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ async def search_resources(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     server_id: Annotated[str | None, Query(max_length=200, description="Only this server's entries.")] = None,
 ) -> dict[str, Any]:
-    return await _center(request).search_resources(q, limit=limit, server_id=server_id)
+    return (await _center(request).search_resources(q, limit=limit, server_id=server_id)).to_dict()
 
 
 @router.post(
@@ -182,7 +182,7 @@ async def search_resources(
 async def read_resource(request: Request, body: Annotated[ResourceRead, Body()]) -> dict[str, Any]:
     """Body `{"server_id", "uri", "max_bytes"?}`. Content is wrapped in fresh random delimiters with MCP
     provenance, bounded (explicit truncation marker); binary content is described, not inlined."""
-    return await _center(request).read_resource(body.server_id, body.uri, max_bytes=body.max_bytes)
+    return (await _center(request).read_resource(body.server_id, body.uri, max_bytes=body.max_bytes)).to_dict()
 
 
 # ----- interactions (elicitation) ----------------------------------------------------------------

@@ -22,12 +22,22 @@ from mcp_center.service.results import (
     DeclaredCapabilities,
     InstancesView,
     InstanceView,
+    ResourceSearch,
     ServerLogs,
     ServerTool,
     ToolCallResult,
     ToolExport,
 )
 from mcp_center.service.summary import connection_summary, digest_of
+from mcp_center.service.untrusted import (
+    PromptBlock,
+    PromptMessageKind,
+    PromptProvenance,
+    ResourceBlock,
+    ResourceContentInfo,
+    ResourceProvenance,
+    UntrustedBlock,
+)
 from mcp_center.service.views import ServerView, ViewWarning
 
 __all__ = [
@@ -52,7 +62,14 @@ __all__ = [
     "InteractionBroker",
     "McpCenter",
     "Need",
+    "PromptBlock",
+    "PromptMessageKind",
+    "PromptProvenance",
     "Readiness",
+    "ResourceBlock",
+    "ResourceContentInfo",
+    "ResourceProvenance",
+    "ResourceSearch",
     "RootsLister",
     "Sampler",
     "ServerInfo",
@@ -61,6 +78,7 @@ __all__ = [
     "ServerView",
     "ToolCallResult",
     "ToolExport",
+    "UntrustedBlock",
     "ViewWarning",
     "bridge_command",
     "connection_summary",

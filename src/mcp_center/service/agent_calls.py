@@ -15,12 +15,13 @@ from typing import Any, Literal
 import anyio
 from mcp.shared.dispatcher import ProgressFnT
 
-from mcp_center.registry import ExportFormat
+from mcp_center.registry import ExportFormat, PromptEntry
 from mcp_center.runtime import ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.interactions import Elicitor, InteractionBroker
-from mcp_center.service.results import ApprovalView, ToolCallResult, ToolExport
+from mcp_center.service.results import ApprovalView, ResourceSearch, ToolCallResult, ToolExport
+from mcp_center.service.untrusted import PromptBlock, ResourceBlock
 
 __all__ = ["AgentUseCases", "Decision"]
 
@@ -179,15 +180,18 @@ class AgentUseCases:
         """
         return await self._approvals.decide(approval_id, decision)
 
-    async def list_prompts(self) -> list[dict[str, Any]]:
+    async def list_prompts(self) -> list[PromptEntry]:
         """Prompts of every ready server as `/server:prompt` commands with argument definitions (R-5.4).
 
-        Each: `{"name": "srv:prompt", "command": "/srv:prompt", "server_id", "server_name", "prompt",
-        "title", "description", "arguments": [{"name", "title", "description", "required"}]}`.
+        Each a `registry.PromptEntry`: `name` (`srv:prompt`, what `get_prompt` takes), `command`
+        (`/srv:prompt`), `server_id`, `server_name`, `prompt` (the MCP `Prompt`) and `arguments` (its
+        `PromptArgument`s); `to_dict()` is the REST JSON (`{"name", "command", "server_id",
+        "server_name", "prompt", "title", "description", "arguments": [{"name", "title",
+        "description", "required"}]}`).
         """
         return await self._capabilities.prompts()
 
-    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> dict[str, Any]:
+    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> PromptBlock:
         """`prompts/get` as an untrusted context block (R-5.4): never merge it into instructions.
 
         Args:
@@ -195,9 +199,11 @@ class AgentUseCases:
             arguments: `{argument: string}`; required ones must be present, unknown ones are refused.
             max_bytes: Bound on the text in bytes (default 256 KiB, at most 4 MiB).
         Returns:
-            `{"name", "untrusted": true, "provenance": {"source": "mcp", "kind": "prompt", "server_id",
-            "server_name", "prompt", "arguments"}, "description", "messages": [{"role", "kind"}], "text",
-            "delimiters": {"begin", "end"}, "truncated", "original_bytes", "included_bytes"}`.
+            A `PromptBlock`: `name`, `provenance` (`server_id`, `server_name`, `prompt`, `arguments`),
+            `description`, `messages` (each message's `role` and content `kind`) and `block` (the
+            `UntrustedBlock`: `text` between fresh `begin`/`end` delimiters, `truncated`,
+            `original_bytes`, `included_bytes`); `text` is what goes into a context window and
+            `to_dict()` the REST JSON (with `"untrusted": true`).
         Raises:
             PromptNotFound, RequestInvalid (arguments), CallCancelled, ServerTimeout, connection errors.
         """
@@ -205,7 +211,7 @@ class AgentUseCases:
 
     async def search_resources(
         self, query: str = "", *, limit: object = None, server_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> ResourceSearch:
         """`@` search over the resources and resource templates of every ready server (R-5.5).
 
         Matches name, title, URI (template) and description, case-insensitively; name matches rank
@@ -213,15 +219,16 @@ class AgentUseCases:
         (the settings page's Resources tab), so other servers' entries cannot crowd it out of `limit`.
 
         Returns:
-            `{"query", "resources": [{"kind": "resource"|"template", "server_id", "server_name",
-            "uri" | "uri_template", "variables"?, "name", "title", "description", "mime_type",
-            "mention"}]}`, at most `limit` (default 50, at most 500).
+            A `ResourceSearch`: `query` and `resources`, at most `limit` (default 50, at most 500)
+            `registry.ResourceEntry`s (`kind` `resource` | `template`, `server_id`, `server_name`,
+            `uri` (the URI template of a template), `mention`, and the MCP `Resource` or
+            `ResourceTemplate` as `item`); `to_dict()` is the REST JSON.
         Raises:
             RequestInvalid: bad limit.
         """
         return await self._capabilities.resources(query, limit=limit, server_id=server_id)
 
-    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> dict[str, Any]:
+    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> ResourceBlock:
         """`resources/read`, wrapped in fresh random delimiters with MCP provenance (R-5.5).
 
         The content is untrusted: it sits between `delimiters.begin` and `delimiters.end`, whose
@@ -229,9 +236,10 @@ class AgentUseCases:
         (default 256 KiB) with an explicit truncation marker; binary content is described.
 
         Returns:
-            `{"untrusted": true, "provenance": {"source": "mcp", "kind": "resource", "server_id",
-            "server_name", "uri", "mime_type"}, "contents": [{"uri", "mime_type", "kind", "bytes"}],
-            "text", "delimiters", "truncated", "original_bytes", "included_bytes"}`.
+            A `ResourceBlock`: `provenance` (`server_id`, `server_name`, `uri`, `mime_type`),
+            `contents` (each item's `uri`, `mime_type`, `kind` `text` | `binary`, `size_bytes`) and
+            `block` (the `UntrustedBlock`); `text` is what goes into a context window and `to_dict()`
+            the REST JSON (with `"untrusted": true`).
         Raises:
             RequestInvalid, ServerNotFound, ServerDisabled, CallCancelled, ServerTimeout, connection
             errors (a server's JSON-RPC error is MCP_SERVER_ERROR).

@@ -15,6 +15,9 @@ result of the server methods; these are the others:
 - `InstancesView`: the live `serve` instances on the store and their connection states (R-10.2):
   `instances`.
 - `ToolCallResult`: what a tool call answered (R-3.8, R-5.3): `call_tool`, `call_agent_tool`.
+- `ResourceSearch`: the resources and resource templates an `@` search found (R-5.5):
+  `search_resources`. (`list_prompts` answers `registry.PromptEntry`s, and `get_prompt` and
+  `read_resource` the untrusted blocks of `untrusted.py`: `PromptBlock`, `ResourceBlock`.)
 
 Entries that are themselves a log's free-form JSON (a logbook exchange, a stderr line, a category's
 refresh error) stay JSON mappings inside the typed result.
@@ -30,7 +33,7 @@ from typing import Any, Literal
 import mcp_types as types
 
 from mcp_center.config import ToolPolicy
-from mcp_center.registry import ExportFormat, ToolAlias
+from mcp_center.registry import ExportFormat, ResourceEntry, ToolAlias
 from mcp_center.runtime import Catalog, Category, Quarantined, ServerStatus
 from mcp_center.store import ApprovalRecord, ApprovalState
 from mcp_center.store.coordination import InstanceInfo, InstanceServerState
@@ -41,6 +44,7 @@ __all__ = [
     "DeclaredCapabilities",
     "InstanceView",
     "InstancesView",
+    "ResourceSearch",
     "ServerLogs",
     "ServerTool",
     "ToolCallResult",
@@ -341,3 +345,22 @@ class ToolCallResult:
     def to_dict(self) -> dict[str, Any]:
         """The `CallToolResult` as JSON, MCP's names (`content`, `structuredContent`, `isError`, `_meta`)."""
         return self.result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSearch:
+    """What an `@` search over the ready servers' resources and resource templates found (R-5.5).
+
+    Attributes:
+        query: The search text as given (blank: everything).
+        resources: The matches, best first (name matches rank first), at most the limit asked for:
+            `registry.ResourceEntry`s (`kind` `resource` or `template`, `server_id`, `uri`, `mention`,
+            and the MCP `Resource` / `ResourceTemplate` as `item`).
+    """
+
+    query: str
+    resources: tuple[ResourceEntry, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"query", "resources": [ResourceEntry.to_dict()]}`."""
+        return {"query": self.query, "resources": [entry.to_dict() for entry in self.resources]}
