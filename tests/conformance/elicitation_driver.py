@@ -72,7 +72,7 @@ async def run(url: str) -> dict[str, Any]:
                     log.info("card %s defaults %s", card["id"], json.dumps(card["defaults"]))
                     # The user accepts the pre-filled form: no content, so every default is used.
                     answered = await center.answer_interaction(card["id"], "accept")
-                    log.info("answered: %s", answered["interaction"]["answer_fields"])
+                    log.info("answered: %s", list(answered.interaction.answer_fields))
             return result
 
 

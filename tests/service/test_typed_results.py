@@ -3,12 +3,16 @@ attributes and `Literal` values, whose `to_dict()` is the JSON the REST API send
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import mcp_types as types
 import pytest
 
 from mcp_center.registry import PromptEntry, ResourceEntry
 from mcp_center.service import (
+    InteractionAnswer,
+    InteractionCard,
     McpCenter,
     PromptBlock,
     PromptMessageKind,
@@ -16,7 +20,9 @@ from mcp_center.service import (
     ResourceSearch,
     ToolCallResult,
 )
-from tests.support.capabilities import capability_server, ready, remote
+from mcp_center.service.forms import FormField
+from mcp_center.store import CallRef
+from tests.support.capabilities import capability_server, ready, remote, while_waiting
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +89,33 @@ async def test_prompts_and_resources_answer_typed_entries_and_untrusted_blocks(c
         [item] = read.contents
         assert item.kind == "text" and item.size_bytes == len(b"item 7")
         assert "item 7" in read.text and read.block.included_bytes == item.size_bytes
+
+
+async def test_a_card_is_an_interaction_card_with_literal_states_and_typed_fields(center: McpCenter) -> None:
+    async with capability_server() as (url, _upstream):
+        await ready(center, remote("caps", url))
+        seen: list[InteractionCard] = []
+
+        async def answer(event: dict[str, Any]) -> None:
+            card = await center.get_interaction(event["id"])
+            seen.append(card)
+            answered = await center.answer_interaction(card.id, "decline")
+            assert isinstance(answered, InteractionAnswer) and answered.result is None
+            assert answered.interaction.state == "declined" and answered.interaction.actions == ()
+            assert answered.to_dict() == {"interaction": answered.interaction.to_dict()}
+
+        [result] = await while_waiting(
+            center, lambda: center.call_tool("caps", "ask", {"question": "Who?"}), "interaction", answer
+        )
+        assert isinstance(result, ToolCallResult) and result.text == "decline: None"
+        [pending] = seen
+        assert isinstance(pending, InteractionCard)
+        assert (pending.kind, pending.mode, pending.state) == ("elicitation", "form", "pending")
+        assert pending.actions == ("accept", "decline", "cancel") and pending.message == "Who?"
+        assert all(isinstance(f, FormField) for f in pending.fields)
+        assert {f.name for f in pending.fields} >= {"name", "password"}
+        assert isinstance(pending.calls[0], CallRef) and pending.calls[0].caller == "user"
+        assert pending.created_at.tzinfo is not None and pending.closed_at is None
+        [closed] = await center.list_interactions(state="declined")
+        assert closed.id == pending.id and closed.closed_at is not None
+        assert closed.to_dict()["closed_at"] == closed.closed_at.isoformat()

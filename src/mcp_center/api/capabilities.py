@@ -193,12 +193,12 @@ async def list_interactions(
     request: Request,
     state: Annotated[str | None, Query(description="pending, accepted, declined, ..., interrupted")] = None,
 ) -> dict[str, Any]:
-    return {"interactions": await _center(request).list_interactions(state=state)}
+    return {"interactions": [card.to_dict() for card in await _center(request).list_interactions(state=state)]}
 
 
 @router.get("/api/interactions/{interaction_id}", summary="One elicitation card", responses=errors(404))
 async def get_interaction(request: Request, interaction_id: str) -> dict[str, Any]:
-    return await _center(request).get_interaction(interaction_id)
+    return (await _center(request).get_interaction(interaction_id)).to_dict()
 
 
 @router.post(
@@ -212,4 +212,4 @@ async def answer_interaction(
     """Body `{"action": "accept", "content": {...}}` (fields left out get the schema defaults),
     `{"action": "decline"}`, `{"action": "cancel"}`, or `{"action": "retry"}` for a card interrupted by a
     restart (re-sends its call once; 409 MCP_INTERACTION_NOT_DELIVERED for an answer to such a card)."""
-    return await _center(request).answer_interaction(interaction_id, body.action, body.content)
+    return (await _center(request).answer_interaction(interaction_id, body.action, body.content)).to_dict()

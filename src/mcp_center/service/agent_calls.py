@@ -20,7 +20,14 @@ from mcp_center.runtime import ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.interactions import Elicitor, InteractionBroker
-from mcp_center.service.results import ApprovalView, ResourceSearch, ToolCallResult, ToolExport
+from mcp_center.service.results import (
+    ApprovalView,
+    InteractionAnswer,
+    InteractionCard,
+    ResourceSearch,
+    ToolCallResult,
+    ToolExport,
+)
 from mcp_center.service.untrusted import PromptBlock, ResourceBlock
 
 __all__ = ["AgentUseCases", "Decision"]
@@ -246,19 +253,20 @@ class AgentUseCases:
         """
         return await self._capabilities.read_resource(server_id, uri, max_bytes=max_bytes)
 
-    async def list_interactions(self, *, state: str | None = None) -> list[dict[str, Any]]:
+    async def list_interactions(self, *, state: str | None = None) -> list[InteractionCard]:
         """Interaction cards (elicitations), newest first, durable across restarts (R-6.1).
 
-        Each: `{"id", "mode", "state", "server_id", "message", "requested_schema", "fields",
-        "defaults", "calls", "created_at", "expires_at", "closed_at", "reason", "answer_fields",
-        "delivered", "retry": {"offered", "done", "at", "outcome"}, "actions"}`.
+        Each an `InteractionCard` (`id`, `mode`, `state`, `server_id`, `message`, `requested_schema`,
+        `fields`, `defaults`, `calls`, `created_at`, `expires_at`, `closed_at`, `reason`,
+        `answer_fields`, `delivered`, `retry`, `actions`; `to_dict()` for JSON). `state` filters:
+        `pending`, `accepted`, `declined`, `cancelled`, `expired`, `withdrawn` or `interrupted`.
 
         Raises:
             RequestInvalid: unknown state.
         """
         return await self._interactions.views(state=state)
 
-    async def get_interaction(self, interaction_id: str) -> dict[str, Any]:
+    async def get_interaction(self, interaction_id: str) -> InteractionCard:
         """One interaction card.
 
         Raises:
@@ -266,7 +274,9 @@ class AgentUseCases:
         """
         return await self._interactions.get(interaction_id)
 
-    async def answer_interaction(self, interaction_id: str, action: object, content: object = None) -> dict[str, Any]:
+    async def answer_interaction(
+        self, interaction_id: str, action: object, content: object = None
+    ) -> InteractionAnswer:
         """Answer a card and resume the server's request (R-6.1), or retry an interrupted call (R-6.3).
 
         Args:
@@ -275,7 +285,8 @@ class AgentUseCases:
                 a user-initiated call).
             content: `{field: value}`, validated against the requested schema.
         Returns:
-            `{"interaction": card}`; for retry also `"result"` (the call's `CallToolResult`).
+            An `InteractionAnswer`: `interaction` (the card after the answer) and, for retry,
+            `result` (the re-sent call's `ToolCallResult`); `to_dict()` is the REST JSON.
         Raises:
             RequestInvalid, InteractionNotFound, ElicitationAnswerInvalid (card stays pending),
             InteractionNotDelivered (interrupted by a restart), InteractionClosed.
