@@ -15,6 +15,7 @@ from mcp_center.service.imports import (
     templates,
 )
 from mcp_center.service.interactions import Elicitor, InteractionBroker, RootsLister, Sampler
+from mcp_center.service.oauth import OAuthAuthorized, OAuthForgotten, OAuthService, OAuthStarted
 from mcp_center.service.readiness import Need, Readiness
 from mcp_center.service.results import (
     ApprovalView,
@@ -66,6 +67,10 @@ __all__ = [
     "InteractionCard",
     "McpCenter",
     "Need",
+    "OAuthAuthorized",
+    "OAuthForgotten",
+    "OAuthService",
+    "OAuthStarted",
     "PromptBlock",
     "PromptMessageKind",
     "PromptProvenance",
