@@ -10,6 +10,7 @@ import mcp_types as types
 import pytest
 
 from mcp_center.registry import PromptEntry, ResourceEntry
+from mcp_center.runtime import ActivityEntry
 from mcp_center.service import (
     InteractionAnswer,
     InteractionCard,
@@ -22,7 +23,9 @@ from mcp_center.service import (
 )
 from mcp_center.service.forms import FormField
 from mcp_center.store import CallRef
+from tests.servers.rich_upstream import make_rich_server
 from tests.support.capabilities import capability_server, ready, remote, while_waiting
+from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
 
@@ -119,3 +122,21 @@ async def test_a_card_is_an_interaction_card_with_literal_states_and_typed_field
         [closed] = await center.list_interactions(state="declined")
         assert closed.id == pending.id and closed.closed_at is not None
         assert closed.to_dict()["closed_at"] == closed.closed_at.isoformat()
+
+
+async def test_the_debuggers_activity_is_typed_entries(center: McpCenter) -> None:
+    async with serve_loopback(make_rich_server().streamable_http_app()) as base:
+        await ready(center, remote("rich", f"{base}/mcp"))
+        with anyio.fail_after(15):
+            await center.call_tool("rich", "count", {"n": 2}, operation_id="op-count")
+        entries = await center.debugger.activity("rich")
+        progress = [e for e in entries if e.kind == "progress"]
+        assert all(isinstance(e, ActivityEntry) for e in entries)
+        assert [(e.operation_id, e.progress, e.total, e.message) for e in progress] == [
+            ("op-count", 1, 2, "step 1"),
+            ("op-count", 2, 2, "step 2"),
+        ]
+        assert (
+            await center.debugger.activity("rich", after=progress[0].seq) == entries[entries.index(progress[0]) + 1 :]
+        )
+        assert progress[0].to_dict()["kind"] == "progress"
