@@ -8,6 +8,7 @@ from mcp_center.service.gateway_tokens import GatewayTokenNotFound, GatewayToken
 from mcp_center.service.imports import (
     ApplyRequest,
     Importer,
+    ImportPreview,
     ImportPreviews,
     bridge_command,
     parse_apply_request,
@@ -58,6 +59,7 @@ __all__ = [
     "Elicitor",
     "GatewayTokenNotFound",
     "GatewayTokens",
+    "ImportPreview",
     "ImportPreviews",
     "Importer",
     "InstanceView",
