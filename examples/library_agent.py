@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 
 from mcp_center.config import Settings
-from mcp_center.service import McpCenter, ServerView
+from mcp_center.service import McpCenter, ServerView, ToolCallResult
 
 
 def first_string_argument(schema: dict[str, Any]) -> str:
@@ -59,16 +59,17 @@ async def main(data_dir: Path, command: list[str]) -> None:
             approval = await center.wait_for_approval(tool=name, timeout_s=30)
             await center.decide_approval(approval.id, "approve")
 
-        answer: dict[str, Any] = {}
+        # The task group's exit may end its body early (a cancel it absorbs): the answer may be missing.
+        answer: ToolCallResult | None = None
         async with anyio.create_task_group() as tg:
             if needs_approval:
                 tg.start_soon(approve)
             answer = await center.call_agent_tool(name, {argument: "hello"}, caller={"via": "script"})
-        content: list[dict[str, Any]] = answer["content"]
-        text = " ".join(str(part.get("text", "")) for part in content)
-        if answer.get("isError"):
-            raise SystemExit(f"{name} failed: {text}")
-        print(f"answer: {text}")
+        if answer is None:
+            raise SystemExit(f"{name} was not answered")
+        if answer.is_error:
+            raise SystemExit(f"{name} failed: {answer.text}")
+        print(f"answer: {answer.text}")
 
 
 if __name__ == "__main__":

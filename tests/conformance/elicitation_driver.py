@@ -61,7 +61,7 @@ async def run(url: str) -> dict[str, Any]:
                 async with center.events.subscribe() as events, anyio.create_task_group() as tg:
 
                     async def call() -> None:
-                        result.update(await center.call_tool(server_id, TOOL, {}))
+                        result.update((await center.call_tool(server_id, TOOL, {})).to_dict())
 
                     tg.start_soon(call)
                     while True:
@@ -72,7 +72,7 @@ async def run(url: str) -> dict[str, Any]:
                     log.info("card %s defaults %s", card["id"], json.dumps(card["defaults"]))
                     # The user accepts the pre-filled form: no content, so every default is used.
                     answered = await center.answer_interaction(card["id"], "accept")
-                    log.info("answered: %s", answered["interaction"]["answer_fields"])
+                    log.info("answered: %s", list(answered.interaction.answer_fields))
             return result
 
 

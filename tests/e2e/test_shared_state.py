@@ -186,7 +186,7 @@ async def main() -> None:
         except CenterError as exc:
             print(json.dumps({"error": exc.code}), flush=True)
             return
-        print(json.dumps({"result": result}), flush=True)
+        print(json.dumps({"result": result.to_dict()}), flush=True)
 
 anyio.run(main)
 """

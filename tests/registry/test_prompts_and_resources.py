@@ -19,7 +19,7 @@ def test_a_prompt_is_offered_as_a_server_colon_prompt_command_with_its_arguments
         ],
     )
     [entry] = build_prompts([("everything", "Everything", [prompt])])
-    view = entry.view()
+    view = entry.to_dict()
     assert view["name"] == "everything:args-prompt"
     assert view["command"] == "/everything:args-prompt"
     assert view["arguments"] == [
@@ -73,7 +73,7 @@ def test_the_search_matches_name_uri_and_description_with_name_matches_first() -
             ("docs", "Docs", [types.Resource(uri="docs://resource-guide", name="guide")], []),
         ]
     )
-    found = [e.view() for e in search_resources(entries, "resource", limit=10)]
+    found = [e.to_dict() for e in search_resources(entries, "resource", limit=10)]
     assert [(f["server_id"], f["name"]) for f in found] == [
         ("everything", "Resource 1"),
         ("everything", "Static Resource"),

@@ -43,7 +43,7 @@ async def test_a_streamable_http_server_that_dies_is_seen_when_its_get_stream_en
     monkeypatch.setattr(manager_module, "HEALTH_TIMEOUT_S", 5.0)
     async with serve_loopback(streamable_app()) as base:
         await ready_echo(center, base)
-        assert (await center.call_tool("echo", "add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+        assert (await center.call_tool("echo", "add", {"a": 1, "b": 2})).structured_content == {"result": 3}
     status = await center.wait_for_state("echo", "error", timeout_s=30)
     assert status.error is not None
     assert status.error["details"]["reason"] in {"refused", "closed", "network"}
@@ -81,4 +81,4 @@ async def test_a_get_stream_that_keeps_ending_on_a_live_server_costs_pings_not_t
             await third.wait()  # the stream was cut and reopened twice: early pings were made
         assert center.status("echo").state.value == "ready"
         assert center.status("echo").connection_id == connection_id
-        assert (await center.call_tool("echo", "add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+        assert (await center.call_tool("echo", "add", {"a": 1, "b": 2})).structured_content == {"result": 3}

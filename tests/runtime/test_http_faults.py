@@ -279,7 +279,7 @@ async def test_a_malformed_tool_is_quarantined_with_a_reason_and_the_others_stay
         assert set(quarantined) == {(1, "broken"), (2, None)}
         assert all(reason and ("inputSchema" in reason or "name" in reason) for reason in quarantined.values())
         result = await center.call_tool(server_id, "echo", {"text": "usable"})
-        assert result["content"] == [{"type": "text", "text": "usable"}]
+        assert result.to_dict()["content"] == [{"type": "text", "text": "usable"}]
 
 
 async def test_a_tools_page_that_is_not_a_list_keeps_the_last_valid_catalog_on_refresh(center: McpCenter) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 
 from mcp_center.config import Settings
@@ -46,23 +47,26 @@ async def test_a_server_dying_mid_call_fails_the_call_promptly_and_the_next_call
     assert caught.value.details["reason"] in {"process_exited", "closed"}
     with anyio.fail_after(30):
         answer = await center.call_tool(server_id, "echo", {"text": "back"})
-    assert answer["content"][0]["text"] == "back"
+    assert answer.text == "back"
 
 
 async def test_a_ten_megabyte_result_is_truncated_and_marked(center: McpCenter) -> None:
     server_id = await _enable(center, [])
     with anyio.fail_after(30):
         result = await center.call_tool(server_id, "big", {"kib": 10 * 1024})
-    marker = result["_meta"][TRUNCATION_META_KEY]
+    assert result.result.meta is not None
+    marker = result.result.meta[TRUNCATION_META_KEY]
     assert marker["original_bytes"] > 10 * 1024 * 1024
     assert marker["limit_bytes"] == 1024 * 1024
-    assert "truncated by mcp-center" in result["content"][-1]["text"]
-    assert len(result["content"][0]["text"]) < 1024 * 1024
+    first, *_, last = result.content
+    assert isinstance(first, types.TextContent) and isinstance(last, types.TextContent)
+    assert "truncated by mcp-center" in last.text
+    assert len(first.text) < 1024 * 1024
 
 
 async def test_a_banner_on_stdout_is_tolerated_and_recorded(center: McpCenter) -> None:
     server_id = await _enable(center, ["--banner"])
-    assert (await center.call_tool(server_id, "echo", {"text": "hi"}))["content"][0]["text"] == "hi"
+    assert (await center.call_tool(server_id, "echo", {"text": "hi"})).text == "hi"
     logs = await center.logs(server_id)
     assert any(line["line"].startswith("[stdout, not JSON-RPC] echo server 1.0") for line in logs.stderr)
 
@@ -91,7 +95,7 @@ async def test_a_server_that_only_prints_noise_times_out_with_a_clear_hint(cente
 
 async def test_disable_during_a_call_fails_it_and_kills_the_process_tree(center: McpCenter) -> None:
     server_id = await _enable(center, [])
-    grandchild = (await center.call_tool(server_id, "spawn_grandchild", {}))["structuredContent"]["result"]
+    grandchild = (await center.call_tool(server_id, "spawn_grandchild", {})).structured_content["result"]
     assert alive(grandchild)
     await center.disable(server_id)
     assert not alive(grandchild)
@@ -100,7 +104,7 @@ async def test_disable_during_a_call_fails_it_and_kills_the_process_tree(center:
 async def test_host_shutdown_leaves_no_process_behind(settings: Settings) -> None:
     async with McpCenter.open(settings) as center:
         server_id = await _enable(center, [])
-        grandchild = (await center.call_tool(server_id, "spawn_grandchild", {}))["structuredContent"]["result"]
+        grandchild = (await center.call_tool(server_id, "spawn_grandchild", {})).structured_content["result"]
         leader = center._manager.current(server_id).session.probe.stdio.pid  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
         assert leader is not None and alive(leader)
     assert not alive(grandchild)

@@ -63,7 +63,7 @@ async def test_a_restart_keeps_configuration_secrets_trust_and_test_and_reconnec
         assert after["secret_headers"] == {"X-Api-Key": {"configured": True}}
         headers = await center.call_tool("echo", "whoami", {})
         # The secret reached the server (it echoes the header) and was redacted on the way back.
-        assert headers["structuredContent"]["x-api-key"] == "[redacted]"
+        assert headers.structured_content["x-api-key"] == "[redacted]"
 
 
 async def test_a_server_without_connect_on_startup_connects_lazily_on_first_use(
@@ -164,7 +164,7 @@ async def test_a_call_is_bounded_by_the_server_call_timeout(center: McpCenter, e
     with anyio.fail_after(10), pytest.raises(ServerTimeout) as caught:
         await center.call_tool("echo", "sleep", {"seconds": 30})
     assert caught.value.details["reason"] == "timeout"
-    assert (await center.call_tool("echo", "add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
+    assert (await center.call_tool("echo", "add", {"a": 1, "b": 1})).structured_content == {"result": 2}
 
 
 async def test_a_changed_call_timeout_applies_to_the_next_call_on_the_same_session(
@@ -212,7 +212,7 @@ async def test_a_cancel_that_arrives_before_the_call_refuses_it(center: McpCente
     assert center.cancel("op-early") is False
     with pytest.raises(CallCancelled):
         await center.call_tool("echo", "sleep", {"seconds": 30}, operation_id="op-early")
-    assert (await center.call_tool("echo", "add", {"a": 2, "b": 2}, operation_id="op-early"))["isError"] is False
+    assert (await center.call_tool("echo", "add", {"a": 2, "b": 2}, operation_id="op-early")).is_error is False
 
 
 async def test_the_stderr_tail_of_a_failed_stdio_server_is_redacted(center: McpCenter, tmp_path: Path) -> None:
@@ -285,5 +285,5 @@ async def test_the_host_advertises_form_mode_elicitation_only(center: McpCenter)
         },
     )
     result = await center.call_tool("raw", "client_capabilities", {})
-    advertised = json.loads(result["content"][0]["text"])
+    advertised = json.loads(result.text)
     assert advertised["elicitation"] == {"form": {}}

@@ -33,7 +33,7 @@ from mcp_center.errors import (
 )
 from mcp_center.interchange import EXPORT_FORMATS
 from mcp_center.secrets import SecretCipher, SecretKind, load_or_create_key, secret_id
-from mcp_center.service import ApplyRequest, Importer, ImportPreviews, McpCenter
+from mcp_center.service import ApplyRequest, Importer, ImportPreview, ImportPreviews, McpCenter, ServerView
 from mcp_center.service.servers import Servers
 from mcp_center.store import JsonStore, StoreState
 
@@ -86,10 +86,10 @@ def stored_secret(settings: Settings, kind: SecretKind, server_id: str, key: str
     return cipher.open(token, associated_data=internal)
 
 
-def request(preview: dict[str, Any], content: str = PROJECT, **overrides: Any) -> ApplyRequest:
+def request(preview: ImportPreview, content: str = PROJECT, **overrides: Any) -> ApplyRequest:
     fields: dict[str, Any] = {
-        "token": preview["token"],
-        "digest": preview["digest"],
+        "token": preview.token,
+        "digest": preview.digest,
         "content": content,
         "format": "auto",
         "values": PROJECT_VALUES,
@@ -103,14 +103,16 @@ async def test_apply_creates_every_server_untrusted_and_disabled_with_its_secret
     importer: Importer, center: McpCenter, settings: Settings
 ) -> None:
     preview = await importer.preview(PROJECT)
-    assert preview["digest"].startswith("sha256:")
-    assert [s["id"] for s in preview["servers"]] == ["github", "orbit-tasks", "legacy-wiki", "local-notes"]
-    created = await importer.apply(request(preview, PROJECT))
-    assert [v["id"] for v in created] == ["github", "orbit-tasks", "legacy-wiki", "local-notes"]
-    for view in created:
-        assert (view["enabled"], view["trusted"], view["tested"]) == (False, False, False)
-        assert view["needs"] == ["trust", "test", "enable"]
-    github, orbit, wiki, notes = created
+    assert preview.digest.startswith("sha256:") and preview.expires_at.tzinfo is not None
+    assert [s.id for s in preview.plan.servers] == ["github", "orbit-tasks", "legacy-wiki", "local-notes"]
+    assert [s["id"] for s in preview.to_dict()["servers"]] == [s.id for s in preview.plan.servers]
+    views = await importer.apply(request(preview, PROJECT))
+    assert all(isinstance(view, ServerView) for view in views)
+    assert [v.id for v in views] == ["github", "orbit-tasks", "legacy-wiki", "local-notes"]
+    for view in views:
+        assert (view.enabled, view.trusted, view.tested) == (False, False, False)
+        assert list(view.needs) == ["trust", "test", "enable"]
+    github, orbit, wiki, notes = [view.to_dict() for view in views]
     assert github["env"] == {"GITHUB_API_URL": "https://api.github.com"}
     assert github["secret_env"] == {"GITHUB_PERSONAL_ACCESS_TOKEN": {"configured": True}}
     assert orbit["auth"] == {"kind": "bearer", "token": {"configured": True}}
@@ -137,10 +139,11 @@ async def test_a_literal_secret_from_the_file_is_stored_encrypted(importer: Impo
 async def test_proposed_ids_avoid_the_servers_registered_at_preview_time(importer: Importer, center: McpCenter) -> None:
     await center.create_server({"name": "github", "transport": "stdio", "command": "mcp-github"})
     preview = await importer.preview(PROJECT)
-    github = preview["servers"][0]
-    assert (github["id"], github["clash"]) == ("github-2", {"with": "existing", "slug": "github"})
+    github = preview.plan.servers[0]
+    assert (github.id, github.clash, github.slug) == ("github-2", "existing", "github")
+    assert preview.to_dict()["servers"][0]["clash"] == {"with": "existing", "slug": "github"}
     created = await importer.apply(request(preview, PROJECT))
-    assert created[0]["id"] == "github-2"
+    assert created[0].id == "github-2"
 
 
 async def test_a_token_is_single_use(importer: Importer) -> None:
@@ -255,7 +258,7 @@ async def test_a_value_that_breaks_a_rule_in_the_last_server_creates_none_of_the
 async def test_a_preview_whose_entries_were_all_rejected_has_nothing_to_apply(importer: Importer) -> None:
     content = json.dumps({"mcpServers": {"bad": {"command": "x", "url": "https://a.example.com/mcp"}}})
     preview = await importer.preview(content)
-    assert preview["servers"] == []
+    assert preview.plan.servers == ()
     with pytest.raises(ImportNothingToApply) as caught:
         await importer.apply(request(preview, content, values={}, use_defaults=()))
     assert caught.value.code == "IMPORT_NOTHING_TO_APPLY"
@@ -314,15 +317,15 @@ async def test_a_host_env_var_referenced_by_the_file_never_reaches_preview_or_se
         }
     )
     preview = await importer.preview(content)
-    assert planted not in json.dumps(preview)
-    (variable,) = preview["variables"]
-    assert (variable["name"], variable["secret"], variable["has_default"]) == ("PLANTED_HOST_VAR", True, False)
+    assert planted not in json.dumps(preview.to_dict())
+    (variable,) = preview.plan.variables
+    assert (variable.name, variable.secret, variable.has_default) == ("PLANTED_HOST_VAR", True, False)
     created = await importer.apply(
         request(preview, content, values={"PLANTED_HOST_VAR": "user-supplied"}, use_defaults=())
     )
-    assert planted not in json.dumps(created)
-    assert created[0]["args"] == ["--a", "user-supplied", "--b", "user-supplied"]
-    assert created[0]["env"] == {"PLAIN": "user-supplied"}
+    assert planted not in json.dumps([view.to_dict() for view in created])
+    assert created[0].to_dict()["args"] == ["--a", "user-supplied", "--b", "user-supplied"]
+    assert created[0].to_dict()["env"] == {"PLAIN": "user-supplied"}
     assert stored_secret(settings, SecretKind.HEADER, "leaky-remote", "X-Leak") == "user-supplied"
     assert planted.encode() not in (settings.mcp_dir / "servers.json").read_bytes()
 
@@ -337,10 +340,10 @@ async def test_export_holds_no_secret_value_and_points_at_this_hosts_gateway(
     await importer.apply(request(preview, PROJECT))
     for format in EXPORT_FORMATS:
         exported = await importer.export(format)
-        text = json.dumps(exported)
+        text = json.dumps(exported.to_dict())
         assert [s for s in PROJECT_VALUES.values() if s in text] == []
-        assert exported["gateway"]["url"] == f"{settings.base_url}/mcp"
-        assert "MCP_CENTER_GATEWAY_TOKEN" in json.dumps(exported["gateway"]["config"])
+        assert exported.to_dict()["gateway"]["url"] == f"{settings.base_url}/mcp"
+        assert "MCP_CENTER_GATEWAY_TOKEN" in json.dumps(exported.to_dict()["gateway"]["config"])
 
 
 @contextmanager
@@ -349,11 +352,11 @@ def other_data_dir() -> Generator[Settings]:
         yield Settings.load(data_dir=Path(tmp) / "data", environ={})
 
 
-async def import_everything(importer: Importer, content: str, format: str = "auto") -> list[dict[str, Any]]:
+async def import_everything(importer: Importer, content: str, format: str = "auto") -> list[ServerView]:
     """Preview and apply, supplying a value for every variable."""
     preview = await importer.preview(content, format)
-    values = {v["name"]: f"value-of-{v['name']}" for v in preview["variables"]}
-    return await importer.apply(ApplyRequest(preview["token"], preview["digest"], content, format, values, ()))
+    values = {v.name: f"value-of-{v.name}" for v in preview.plan.variables}
+    return await importer.apply(ApplyRequest(preview.token, preview.digest, content, format, values, ()))
 
 
 @pytest.fixture
@@ -371,11 +374,11 @@ async def test_import_export_import_yields_the_same_servers(
     await importer.apply(request(first, PROJECT))
     exported = await importer.export(format)
     again = Importer(second_center, ImportPreviews())
-    await import_everything(again, json.dumps(exported["config"], indent=2), format)
+    await import_everything(again, json.dumps(exported.config, indent=2), format)
     original = [c.model_dump() for c in await center.server_configs()]
     if format == "claude-desktop":  # its file has only local servers (listed in the notes)
         original = [c for c in original if c["transport"] == "stdio"]
-        assert [n["code"] for n in exported["notes"]] == ["REMOTE_NOT_SUPPORTED"] * 2
+        assert [n["code"] for n in exported.to_dict()["notes"]] == ["REMOTE_NOT_SUPPORTED"] * 2
     assert [c.model_dump() for c in await second_center.server_configs()] == original
 
 
@@ -411,14 +414,14 @@ def test_apply_is_all_or_nothing_wherever_it_fails(names: list[str], fail_at: in
 
             with mock.patch.object(Servers, "_add", failing):
                 try:
-                    await importer.apply(ApplyRequest(preview["token"], preview["digest"], content))
+                    await importer.apply(ApplyRequest(preview.token, preview.digest, content))
                 except CenterError as exc:
                     assert exc.code == "STORAGE_ERROR"
                     assert files(settings_) == before
                     return
             ids = {c.id for c in await center.server_configs()}
-            assert ids == set(dict.fromkeys(existing)) | {s["id"] for s in preview["servers"]}
-            assert fail_at >= len(preview["servers"])
+            assert ids == set(dict.fromkeys(existing)) | {s.id for s in preview.plan.servers}
+            assert fail_at >= len(preview.plan.servers)
 
     with other_data_dir() as settings_:
         anyio.run(scenario, settings_)

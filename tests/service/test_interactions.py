@@ -21,14 +21,12 @@ from mcp_center.errors import (
     InteractionNotFound,
     ServerTimeout,
 )
-from mcp_center.service import McpCenter
+from mcp_center.service import InteractionAnswer, InteractionCard, McpCenter, ToolCallResult
 from mcp_center.store import CallRef, InteractionRecord, store_for
 from tests.servers.capabilities import Upstream
 from tests.support.backends import stored_text
 from tests.support.capabilities import capability_server, ready, remote, while_waiting
-from tests.support.results import text_of
 from tests.support.waiting import eventually, until
-from tests.support.wire import as_object
 
 pytestmark = pytest.mark.anyio
 
@@ -66,13 +64,14 @@ async def test_a_card_answered_with_the_defaults_resumes_the_call(
 
     async def answer(card: dict[str, Any]) -> None:
         seen.update(card)
-        assert [c["id"] for c in await center.list_interactions(state="pending")] == [card["id"]]
+        assert [c.id for c in await center.list_interactions(state="pending")] == [card["id"]]
         with pytest.raises(ElicitationAnswerInvalid) as invalid:
             await center.answer_interaction(card["id"], "accept", {"age": "old"})
         assert invalid.value.details["errors"][0]["field"] == "content.age"
-        assert (await center.get_interaction(card["id"]))["state"] == "pending"
+        assert (await center.get_interaction(card["id"])).state == "pending"
         answered = await center.answer_interaction(card["id"], "accept")
-        assert answered["interaction"]["state"] == "accepted"
+        assert isinstance(answered, InteractionAnswer) and answered.result is None
+        assert answered.interaction.state == "accepted"
 
     [result] = await _with_card(center, lambda: center.call_agent_tool("mcp__caps__ask", {"question": "Who?"}), answer)
     assert seen["message"] == "Who?"
@@ -82,12 +81,13 @@ async def test_a_card_answered_with_the_defaults_resumes_the_call(
     assert seen["calls"][0]["caller"] == "agent"
     assert {f["name"]: f["secret"] for f in seen["fields"]}["password"] is True
     assert upstream.elicited == [{"action": "accept", "content": DEFAULTS}]
-    result = as_object(result, "the call's result")
-    assert text_of(result).startswith("accept: ")
+    assert isinstance(result, ToolCallResult)
+    assert result.text.startswith("accept: ")
     [card] = await center.list_interactions()
-    assert card["state"] == "accepted"
-    assert card["delivered"] is True
-    assert card["answer_fields"] == sorted(DEFAULTS)
+    assert isinstance(card, InteractionCard)
+    assert card.state == "accepted"
+    assert card.delivered is True
+    assert card.answer_fields == tuple(sorted(DEFAULTS))
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
@@ -102,13 +102,13 @@ async def test_a_declined_or_cancelled_card_tells_the_server(
 
     [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
     assert upstream.elicited == [{"action": action, "content": None}]
-    result = as_object(result, "the call's result")
-    assert text_of(result) == f"{action}: None"
+    assert isinstance(result, ToolCallResult)
+    assert result.text == f"{action}: None"
     [card] = await center.list_interactions()
-    assert card["state"] == ("declined" if action == "decline" else "cancelled")
-    assert card["calls"][0]["caller"] == "user"
+    assert card.state == ("declined" if action == "decline" else "cancelled")
+    assert card.calls[0].caller == "user"
     with pytest.raises(InteractionClosed):
-        await center.answer_interaction(card["id"], "accept")
+        await center.answer_interaction(card.id, "accept")
 
 
 async def test_url_mode_is_declined_explicitly_and_leaves_a_closed_card(
@@ -118,11 +118,11 @@ async def test_url_mode_is_declined_explicitly_and_leaves_a_closed_card(
     await ready(center, remote("caps", url))
     with anyio.fail_after(10):
         result = await center.call_tool("caps", "ask_url", {})
-    assert text_of(result) == "url: decline"
+    assert result.text == "url: decline"
     assert upstream.elicited == [{"action": "decline", "mode": "url"}]
     [card] = await center.list_interactions()
-    assert (card["mode"], card["state"], card["url_origin"]) == ("url", "declined", "https://example.com")
-    assert "URL-mode" in card["reason"]
+    assert (card.mode, card.state, card.url_origin) == ("url", "declined", "https://example.com")
+    assert card.reason is not None and "URL-mode" in card.reason
 
 
 async def test_a_schema_that_is_not_a_flat_form_is_declined_with_the_reason(
@@ -131,10 +131,10 @@ async def test_a_schema_that_is_not_a_flat_form_is_declined_with_the_reason(
     await ready(center, remote("caps", caps[0]))
     with anyio.fail_after(10):
         result = await center.call_tool("caps", "ask_nested", {})
-    assert text_of(result) == "nested: decline"
+    assert result.text == "nested: decline"
     [card] = await center.list_interactions()
-    assert card["state"] == "declined"
-    assert "property 'address'" in card["reason"]
+    assert card.state == "declined"
+    assert card.reason is not None and "property 'address'" in card.reason
 
 
 async def test_the_call_deadline_pauses_while_a_card_is_pending(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -147,8 +147,8 @@ async def test_the_call_deadline_pauses_while_a_card_is_pending(caps: tuple[str,
         await center.answer_interaction(card["id"], "accept", {"name": "Grace"})
 
     [result] = await _with_card(center, lambda: center.call_tool("caps", "ask", {"question": "Q"}), answer)
-    result = as_object(result, "the call's result")
-    assert "'name': 'Grace'" in text_of(result)
+    assert isinstance(result, ToolCallResult)
+    assert "'name': 'Grace'" in result.text
 
 
 async def test_the_deadline_runs_again_after_the_answer(caps: tuple[str, Upstream], center: McpCenter) -> None:
@@ -174,8 +174,8 @@ async def test_cancelling_the_call_withdraws_its_pending_card(caps: tuple[str, U
     )
     assert isinstance(result, CallCancelled)
     [card] = await center.list_interactions()
-    assert card["state"] == "withdrawn"
-    assert card["actions"] == []
+    assert card.state == "withdrawn"
+    assert card.actions == ()
 
 
 async def test_a_card_pending_when_the_host_stops_fails_its_call_and_survives_the_restart(
@@ -196,26 +196,27 @@ async def test_a_card_pending_when_the_host_stops_fails_its_call_and_survives_th
 
     async with McpCenter.open(settings) as center:
         [card] = await center.list_interactions()
-        assert card["state"] == "interrupted"
-        assert card["delivered"] is False
-        assert card["retry"] == {"offered": True, "done": False, "at": None, "outcome": None}
-        assert card["actions"] == ["retry"]
+        assert card.state == "interrupted"
+        assert card.delivered is False
+        assert card.to_dict()["retry"] == {"offered": True, "done": False, "at": None, "outcome": None}
+        assert card.actions == ("retry",)
         with pytest.raises(InteractionNotDelivered) as not_delivered:
-            await center.answer_interaction(card["id"], "accept")
+            await center.answer_interaction(card.id, "accept")
         assert not_delivered.value.details["retry"]["offered"] is True
         assert upstream.calls == ["ask:Q"]
 
         async def answer(new_card: dict[str, Any]) -> None:
             await center.answer_interaction(new_card["id"], "decline")
 
-        [retried] = await _with_card(center, lambda: center.answer_interaction(card["id"], "retry"), answer)
-        retried = as_object(retried, "the call's result")
-        assert text_of(retried["result"]) == "decline: None"
-        assert retried["interaction"]["retry"]["done"] is True
-        assert retried["interaction"]["retry"]["outcome"] == "ok"
+        [retried] = await _with_card(center, lambda: center.answer_interaction(card.id, "retry"), answer)
+        assert isinstance(retried, InteractionAnswer) and retried.result is not None
+        assert retried.result.text == "decline: None"
+        assert retried.interaction.retry.done is True
+        assert retried.interaction.retry.outcome == "ok"
+        assert retried.to_dict()["result"] == retried.result.to_dict()
         assert upstream.calls == ["ask:Q", "ask:Q"]
         with pytest.raises(InteractionClosed):
-            await center.answer_interaction(card["id"], "retry")
+            await center.answer_interaction(card.id, "retry")
 
 
 async def test_a_card_left_pending_by_a_crash_is_marked_interrupted_at_the_next_start(settings: Settings) -> None:
@@ -236,8 +237,8 @@ async def test_a_card_left_pending_by_a_crash_is_marked_interrupted_at_the_next_
     store.close()
     async with McpCenter.open(settings) as center:
         card = await center.get_interaction("crashed")
-        assert card["state"] == "interrupted"
-        assert card["retry"]["offered"] is True
+        assert card.state == "interrupted"
+        assert card.retry.offered is True
         with pytest.raises(InteractionNotFound):
             await center.get_interaction("nope")
 
@@ -255,12 +256,12 @@ async def test_a_card_of_another_process_is_listed_and_answered_here_and_the_ans
 
             async def answer_in_host() -> None:
                 cards = await eventually(lambda: host.list_interactions(state="pending"))
-                assert cards[0]["actions"] == ["accept", "decline", "cancel"]
+                assert cards[0].actions == ("accept", "decline", "cancel")
                 with pytest.raises(ElicitationAnswerInvalid):
-                    await host.answer_interaction(cards[0]["id"], "accept", {"age": "old"})
-                answered = await host.answer_interaction(cards[0]["id"], "accept", {"name": "Grace"})
-                assert answered["interaction"]["state"] == "accepted"
-                assert answered["interaction"]["delivered"] is False  # on its way to the script
+                    await host.answer_interaction(cards[0].id, "accept", {"age": "old"})
+                answered = await host.answer_interaction(cards[0].id, "accept", {"name": "Grace"})
+                assert answered.interaction.state == "accepted"
+                assert answered.interaction.delivered is False  # on its way to the script
 
             outcome: list[object] = []
 
@@ -272,10 +273,11 @@ async def test_a_card_of_another_process_is_listed_and_answered_here_and_the_ans
                     tg.start_soon(call)
                     await answer_in_host()
         [card] = await host.list_interactions()
-    assert text_of(as_object(outcome[0], "the call's result")).startswith("accept: ")
+    assert isinstance(outcome[0], ToolCallResult)
+    assert outcome[0].text.startswith("accept: ")
     assert upstream.elicited[0]["content"]["name"] == "Grace"
-    assert card["state"] == "accepted"
-    assert card["delivered"] is True
+    assert card.state == "accepted"
+    assert card.delivered is True
     raw = stored_text(settings, "interactions")
     assert "Grace" not in raw  # only the names of answered fields are kept
 
@@ -296,7 +298,7 @@ async def test_a_card_whose_process_died_is_interrupted_when_found(settings: Set
             expires_at=now + timedelta(minutes=10),
         )
     async with McpCenter.open(settings) as host:
-        assert (await host.get_interaction("asked"))["actions"] == ["accept", "decline", "cancel"]
+        assert (await host.get_interaction("asked")).actions == ("accept", "decline", "cancel")
         other.leave_instance("script-run")  # the script's process ends without closing its card
         other.close()
         # Another instance learns it from the database's presence (at once for files, ms for PostgreSQL).
@@ -304,8 +306,8 @@ async def test_a_card_whose_process_died_is_interrupted_when_found(settings: Set
         with pytest.raises(InteractionNotDelivered):
             await host.answer_interaction("asked", "accept", {"name": "Ada"})
         card = await host.get_interaction("asked")
-    assert card["state"] == "interrupted"
-    assert card["delivered"] is False
+    assert card.state == "interrupted"
+    assert card.delivered is False
 
 
 async def test_an_unanswered_card_expires_and_the_server_gets_cancel(
@@ -316,9 +318,9 @@ async def test_an_unanswered_card_expires_and_the_server_gets_cancel(
         await ready(center, remote("caps", url))
         with anyio.fail_after(10):
             result = await center.call_tool("caps", "ask", {"question": "Q"})
-        assert text_of(result) == "cancel: None"
+        assert result.text == "cancel: None"
         [card] = await center.list_interactions()
-        assert card["state"] == "expired"
+        assert card.state == "expired"
     assert upstream.elicited == [{"action": "cancel", "content": None}]
 
 
@@ -338,4 +340,4 @@ async def test_secret_looking_answers_are_neither_logged_nor_stored(
     stored = stored_text(center.settings, "interactions")
     assert secret not in stored
     [card] = await center.list_interactions()
-    assert card["answer_fields"][-1] == "verified"
+    assert card.answer_fields[-1] == "verified"

@@ -3,15 +3,13 @@ not at the server yet, and the tool exports saying which calls need approval (R-
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 from starlette.types import Receive, Scope, Send
 
 from mcp_center.config import Settings
 from mcp_center.errors import CallCancelled, CenterError
-from mcp_center.service import McpCenter
+from mcp_center.service import McpCenter, ToolCallResult
 from tests.servers.http_echo import streamable_app
 from tests.support.capabilities import capability_server, ready, remote
 from tests.support.loopback import serve_loopback
@@ -46,9 +44,8 @@ async def test_wait_for_approval_returns_one_created_before_it_was_called(center
                 with pytest.raises(TimeoutError):
                     await center.wait_for_approval(exclude=[approval.id], timeout_s=0.2)
                 await center.decide_approval(approval.id, "approve")
-        assert len(outcome) == 1 and not isinstance(outcome[0], CenterError), outcome
-        result: Any = outcome[0]
-        assert result["content"][0]["text"] == "hi"
+        assert len(outcome) == 1 and isinstance(outcome[0], ToolCallResult), outcome
+        assert outcome[0].text == "hi"
 
 
 async def test_an_allowed_tool_is_not_listed_as_needing_approval(center: McpCenter) -> None:

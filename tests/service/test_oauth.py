@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from mcp_center.config import Settings
-from mcp_center.service import McpCenter
+from mcp_center.service import McpCenter, OAuthAuthorized, OAuthForgotten, OAuthStarted
 from tests.support.api import assert_error, open_api
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
@@ -526,3 +526,30 @@ async def test_a_machine_client_secret_goes_to_a_changed_issuer_only_after_an_ex
         assert chosen.status_code == 200, chosen.text
     assert chosen.json()["previous_issuer"] == first.issuer
     assert len(second.saw("/token")) == 1
+
+
+async def test_the_library_gets_typed_oauth_results_without_a_token(api: httpx2.AsyncClient, center: McpCenter) -> None:
+    """issue 16: `center.oauth` answers OAuthStarted / OAuthAuthorized / OAuthForgotten, never a token."""
+    async with fakes(challenge_scope="mcp:read") as (authorization, _, resource):
+        await create(api, resource.url)
+        with anyio.fail_after(STEP_TIMEOUT_S):
+            started = await center.oauth.start("o")
+            assert isinstance(started, OAuthStarted)
+            assert (started.server_id, started.issuer, started.authorized) == ("o", authorization.issuer, False)
+            assert started.authorization_url is not None and started.expires_at is not None
+            assert started.expires_at.tzinfo is not None and started.client_id_source == "registered"
+            async with httpx2.AsyncClient(trust_env=False) as browser:
+                redirect = await browser.get(started.authorization_url)
+            assert redirect.status_code == 302, redirect.text
+            callback_url = redirect.headers["location"]
+            done = await center.oauth.complete_from_url("o", {"callback_url": callback_url})
+        assert done == OAuthAuthorized(server_id="o", issuer=authorization.issuer, scopes=("mcp:read",))
+        assert done.to_dict() == {
+            "server_id": "o",
+            "issuer": authorization.issuer,
+            "scopes": ["mcp:read"],
+            "authorized": True,
+        }
+        forgotten = await center.oauth.forget("o")
+        assert forgotten == OAuthForgotten("o") and forgotten.authorized is False
+        assert started.to_dict()["authorization_url"] == started.authorization_url

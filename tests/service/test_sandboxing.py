@@ -49,7 +49,7 @@ async def ready(center: McpCenter, body: dict[str, Any]) -> dict[str, Any]:
 
 async def text_of(center: McpCenter, server_id: str, tool: str, **arguments: Any) -> tuple[bool, str]:
     result = await center.call_tool(server_id, tool, arguments)
-    return not result.get("isError", False), result["content"][0]["text"]
+    return not result.is_error, result.text
 
 
 async def test_production_runs_a_sandboxed_stdio_server_and_refuses_an_unconfined_one(tmp_path: Path) -> None:

@@ -97,11 +97,12 @@ async def call_tool(request: Request, name: str, body: Annotated[AgentToolCall, 
     MCP `CallToolResult`. A disconnect cancels the call."""
     center = _center(request)
     operation_id = body.operation_id or uuid.uuid4().hex
-    return await _cancel_on_disconnect(
+    result = await _cancel_on_disconnect(
         request,
         lambda: center.cancel(operation_id),
         center.call_agent_tool(name, body.arguments, operation_id=operation_id, caller={"via": "rest_api"}),
     )
+    return result.to_dict()
 
 
 @router.put(
@@ -148,7 +149,7 @@ async def decide(request: Request, approval_id: str, body: Annotated[ApprovalDec
 
 @router.get("/api/prompts", summary="Prompts as /server:prompt commands (R-5.4)")
 async def list_prompts(request: Request) -> dict[str, Any]:
-    return {"prompts": await _center(request).list_prompts()}
+    return {"prompts": [prompt.to_dict() for prompt in await _center(request).list_prompts()]}
 
 
 @router.post(
@@ -159,7 +160,7 @@ async def list_prompts(request: Request) -> dict[str, Any]:
 async def get_prompt(request: Request, name: str, body: Annotated[PromptGet, Body()]) -> dict[str, Any]:
     """`name` is `server:prompt`. Body `{"arguments": {...}, "max_bytes": N?}`. The answer is marked
     `untrusted: true` with provenance and delimiters: context, never instructions."""
-    return await _center(request).get_prompt(name, body.arguments, max_bytes=body.max_bytes)
+    return (await _center(request).get_prompt(name, body.arguments, max_bytes=body.max_bytes)).to_dict()
 
 
 # ----- resources -----------------------------------------------------------------------------------
@@ -172,7 +173,7 @@ async def search_resources(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     server_id: Annotated[str | None, Query(max_length=200, description="Only this server's entries.")] = None,
 ) -> dict[str, Any]:
-    return await _center(request).search_resources(q, limit=limit, server_id=server_id)
+    return (await _center(request).search_resources(q, limit=limit, server_id=server_id)).to_dict()
 
 
 @router.post(
@@ -181,7 +182,7 @@ async def search_resources(
 async def read_resource(request: Request, body: Annotated[ResourceRead, Body()]) -> dict[str, Any]:
     """Body `{"server_id", "uri", "max_bytes"?}`. Content is wrapped in fresh random delimiters with MCP
     provenance, bounded (explicit truncation marker); binary content is described, not inlined."""
-    return await _center(request).read_resource(body.server_id, body.uri, max_bytes=body.max_bytes)
+    return (await _center(request).read_resource(body.server_id, body.uri, max_bytes=body.max_bytes)).to_dict()
 
 
 # ----- interactions (elicitation) ----------------------------------------------------------------
@@ -192,12 +193,12 @@ async def list_interactions(
     request: Request,
     state: Annotated[str | None, Query(description="pending, accepted, declined, ..., interrupted")] = None,
 ) -> dict[str, Any]:
-    return {"interactions": await _center(request).list_interactions(state=state)}
+    return {"interactions": [card.to_dict() for card in await _center(request).list_interactions(state=state)]}
 
 
 @router.get("/api/interactions/{interaction_id}", summary="One elicitation card", responses=errors(404))
 async def get_interaction(request: Request, interaction_id: str) -> dict[str, Any]:
-    return await _center(request).get_interaction(interaction_id)
+    return (await _center(request).get_interaction(interaction_id)).to_dict()
 
 
 @router.post(
@@ -211,4 +212,4 @@ async def answer_interaction(
     """Body `{"action": "accept", "content": {...}}` (fields left out get the schema defaults),
     `{"action": "decline"}`, `{"action": "cancel"}`, or `{"action": "retry"}` for a card interrupted by a
     restart (re-sends its call once; 409 MCP_INTERACTION_NOT_DELIVERED for an answer to such a card)."""
-    return await _center(request).answer_interaction(interaction_id, body.action, body.content)
+    return (await _center(request).answer_interaction(interaction_id, body.action, body.content)).to_dict()

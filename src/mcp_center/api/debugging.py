@@ -150,7 +150,7 @@ async def activity(
     data), `notification` (method, params) and `progress` (operation id, progress, total, message),
     redacted and bounded (R-12.1). Never connects; `server.activity` events bring new ones live."""
     entries = await _center(request).debugger.activity(server_id, after=after)
-    return {"server_id": server_id, "entries": entries}
+    return {"server_id": server_id, "entries": [entry.to_dict() for entry in entries]}
 
 
 @router.delete(

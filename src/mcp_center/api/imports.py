@@ -89,7 +89,7 @@ async def preview_import(request: Request) -> dict[str, Any]:
     apply it before `expires_at`. Secret values never appear.
     """
     content, format = parse_preview_request(await _json_body(request))
-    return await _importer(request).preview(content, format)
+    return (await _importer(request).preview(content, format)).to_dict()
 
 
 @router.post(
@@ -106,7 +106,7 @@ async def apply_import(request: Request) -> dict[str, Any]:
     changed input, a stale or expired preview answers 409 and changes nothing.
     """
     apply_request = parse_apply_request(await _json_body(request))
-    return {"servers": await _importer(request).apply(apply_request)}
+    return {"servers": [view.to_dict() for view in await _importer(request).apply(apply_request)]}
 
 
 @router.get("/export", summary="Export servers as a client configuration")
@@ -116,7 +116,7 @@ async def export(
 ) -> dict[str, Any]:
     """The servers in the client's format with placeholders instead of secret values, plus a
     snippet that points the client at this host's gateway (`<base URL>/mcp`)."""
-    return await _importer(request).export(format)
+    return (await _importer(request).export(format)).to_dict()
 
 
 @router.get("/templates", summary="Server templates")

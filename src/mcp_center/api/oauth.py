@@ -46,7 +46,10 @@ async def start(request: Request, server_id: str, body: Annotated[OAuthStart | N
     (R-4.9). Machine grants (`client_credentials`, `cross_app_access`) answer `authorized: true` at once.
     Needs a trusted connection summary.
     """
-    return await _center(request).oauth.start(server_id, None if body is None else body.model_dump(exclude_unset=True))
+    started = await _center(request).oauth.start(
+        server_id, None if body is None else body.model_dump(exclude_unset=True)
+    )
+    return started.to_dict()
 
 
 @router.post(
@@ -56,13 +59,13 @@ async def start(request: Request, server_id: str, body: Annotated[OAuthStart | N
 )
 async def complete(request: Request, server_id: str, body: Annotated[OAuthCallbackUrl, Body()]) -> dict[str, Any]:
     """Body `{"callback_url": "..."}`: the URL the browser was sent to, when it could not reach this host."""
-    return await _center(request).oauth.complete_from_url(server_id, body.model_dump())
+    return (await _center(request).oauth.complete_from_url(server_id, body.model_dump())).to_dict()
 
 
 @router.delete("/{server_id}/oauth", summary="Forget the OAuth authorization (log out)", responses=errors(404, 409))
 async def forget(request: Request, server_id: str) -> dict[str, Any]:
     """Deletes the stored refresh token, client registration and metadata, and the in-memory access token."""
-    return await _center(request).oauth.forget(server_id)
+    return (await _center(request).oauth.forget(server_id)).to_dict()
 
 
 def _wants_json(request: Request) -> bool:
@@ -145,13 +148,13 @@ async def callback(request: Request) -> Response:
             code=exc.code,
         )
     if _wants_json(request):
-        return JSONResponse(result, headers={"Cache-Control": "no-store"})
-    scopes = " ".join(result["scopes"]) or "(none)"
+        return JSONResponse(result.to_dict(), headers={"Cache-Control": "no-store"})
+    scopes = " ".join(result.scopes) or "(none)"
     return _page(
         "Authorized",
-        f"mcp-center is now authorized for server '{result['server_id']}' by {result['issuer']} (scopes: {scopes}).",
+        f"mcp-center is now authorized for server '{result.server_id}' by {result.issuer} (scopes: {scopes}).",
         200,
-        server_id=result["server_id"],
+        server_id=result.server_id,
     )
 
 

@@ -178,4 +178,5 @@ async def call_tool(
     """Body `{"arguments": {...}, "operation_id": "..."?}` (optional: no body means no arguments);
     returns the MCP `CallToolResult`."""
     body = body or ToolCall()
-    return await _center(request).call_tool(server_id, tool, body.arguments, operation_id=body.operation_id)
+    result = await _center(request).call_tool(server_id, tool, body.arguments, operation_id=body.operation_id)
+    return result.to_dict()

@@ -30,6 +30,7 @@ from mcp_center.cli._shared import (
 from mcp_center.cli._where import data_dir_phrase
 from mcp_center.cli.host import host_url
 from mcp_center.models import is_object
+from mcp_center.registry import PromptEntry, ResourceEntry
 
 
 @app.command()
@@ -40,20 +41,20 @@ def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonO
     R-5.4 (the help text ends at the form feed above).
     """
     settings = settings_for(data_dir, profile)
-    items: list[dict[str, Any]] = []
+    items: list[PromptEntry] = []
     if settings.data_dir.exists():
         with err.status("connecting to enabled servers..."):
             items = run_center(settings, lambda c: c.list_prompts())
     if as_json:
-        print_json(items)
+        print_json([prompt.to_dict() for prompt in items])
         return
     if not items:
         out.print(f"no prompts from enabled servers in {data_dir_phrase(settings)}", highlight=False, markup=False)
         return
     table = Table("command", "arguments", "description")
     for prompt in items:
-        arguments = ", ".join(a["name"] + ("" if a["required"] else "?") for a in prompt["arguments"])
-        table.add_row(*cells(prompt["command"], arguments, (prompt.get("description") or "")[:80]))
+        arguments = ", ".join(a.name + ("" if a.required else "?") for a in prompt.arguments)
+        table.add_row(*cells(prompt.command, arguments, (prompt.prompt.description or "")[:80]))
     out.print(table)
 
 
@@ -71,22 +72,22 @@ def resources(
     R-5.5 (the help text ends at the form feed above).
     """
     settings = settings_for(data_dir, profile)
-    found: dict[str, Any] = {"resources": []}
+    found: tuple[ResourceEntry, ...] = ()
     if settings.data_dir.exists():
         with err.status("connecting to enabled servers..."):
-            found = run_center(settings, lambda c: c.search_resources(query, limit=limit))
+            found = run_center(settings, lambda c: c.search_resources(query, limit=limit)).resources
     if as_json:
-        print_json(found["resources"])
+        print_json([entry.to_dict() for entry in found])
         return
-    if not found["resources"]:
+    if not found:
         what = f"matching {query!r}" if query else "at all"
         out.print(
             f"no resources {what} in enabled servers of {data_dir_phrase(settings)}", highlight=False, markup=False
         )
         return
     table = Table("kind", "mention", "name", "description")
-    for item in found["resources"]:
-        table.add_row(*cells(item["kind"], item["mention"], item["name"], clip(item.get("description") or "", 60)))
+    for entry in found:
+        table.add_row(*cells(entry.kind, entry.mention, entry.item.name, clip(entry.item.description or "", 60)))
     out.print(table)
 
 

@@ -67,7 +67,7 @@ def import_(
     settings = settings_for(data_dir, profile)
     text = _read_import(file)
     previews = ImportPreviews()
-    preview = run_center(settings, lambda c: Importer(c, previews).preview(text, format))
+    preview = run_center(settings, lambda c: Importer(c, previews).preview(text, format)).to_dict()
     if as_json:
         print_json({k: v for k, v in preview.items() if k != "token"})
     else:
@@ -91,7 +91,7 @@ def import_(
         raise typer.Exit(1)
     request = ApplyRequest(preview["token"], preview["digest"], text, format, values, tuple(use_defaults))
     created = run_center(settings, lambda c: Importer(c, previews).apply(request))
-    ids = [view["id"] for view in created]
+    ids = [view.id for view in created]
     out.print(f"imported {len(ids)} (untrusted, disabled): {', '.join(ids)}; next: mcp-center trust {ids[0]}")
 
 
@@ -207,7 +207,7 @@ def export(
     settings = settings_for(data_dir, profile)
     if settings.public_url is None and (running := running_url(settings.data_dir)):
         settings = replace(settings, public_url=running)  # the gateway URL of the serve that runs
-    document = run_center(settings, lambda c: Importer(c, ImportPreviews()).export(format))
+    document = run_center(settings, lambda c: Importer(c, ImportPreviews()).export(format)).to_dict()
     print(json.dumps(document["gateway"]["config"] if gateway else document["config"], indent=2))
     if gateway:
         err.print(

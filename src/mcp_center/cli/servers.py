@@ -10,6 +10,7 @@ import json
 import sys
 from typing import Annotated, Any
 
+import mcp_types as types
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -290,25 +291,23 @@ def call(
     with err.status(f"calling {tool} on {server_id}..."):
         result = run_center(settings, lambda c: c.call_tool(server_id, tool, arguments))
     texts = 0
-    for block in result.get("content", []):
-        kind = block.get("type")
-        if kind == "text":
+    for block in result.content:
+        if isinstance(block, types.TextContent):
             texts += 1
-            out.print(block.get("text", ""), markup=False, highlight=False)
-        elif kind in {"image", "audio"}:
-            size = len(block.get("data", "")) * 3 // 4
-            out.print(f"[{kind} {block.get('mimeType', '?')}, about {size} bytes]", markup=False, highlight=False)
-        elif kind == "resource_link":
-            out.print(f"[resource link {block.get('uri', '')}]", markup=False, highlight=False)
-        elif kind == "resource":
-            resource = block.get("resource", {})
-            shown = resource.get("text") if "text" in resource else f"[binary {resource.get('mimeType', '?')}]"
-            out.print(f"[resource {resource.get('uri', '')}]\n{shown}", markup=False, highlight=False)
+            out.print(block.text, markup=False, highlight=False)
+        elif isinstance(block, types.ImageContent | types.AudioContent):
+            size = len(block.data) * 3 // 4
+            out.print(f"[{block.type} {block.mime_type}, about {size} bytes]", markup=False, highlight=False)
+        elif isinstance(block, types.ResourceLink):
+            out.print(f"[resource link {block.uri}]", markup=False, highlight=False)
         else:
-            print_json(block)
-    if "structuredContent" in result and not texts:
-        print_json(result["structuredContent"])
-    if result.get("isError"):
+            resource = block.resource
+            binary = f"[binary {resource.mime_type or '?'}]"
+            shown = resource.text if isinstance(resource, types.TextResourceContents) else binary
+            out.print(f"[resource {resource.uri}]\n{shown}", markup=False, highlight=False)
+    if result.structured_content is not None and not texts:
+        print_json(result.structured_content)
+    if result.is_error:
         raise typer.Exit(1)
 
 

@@ -38,8 +38,9 @@ class PromptEntry:
         """The argument definitions (possibly empty)."""
         return list(self.prompt.arguments or [])
 
-    def view(self) -> dict[str, Any]:
-        """JSON shape: name, command, provenance, description and the argument form."""
+    def to_dict(self) -> dict[str, Any]:
+        """`{"name", "command", "server_id", "server_name", "prompt", "title", "description",
+        "arguments": [{"name", "title", "description", "required"}]}`: the REST API's JSON."""
         return {
             "name": self.name,
             "command": self.command,

@@ -55,8 +55,14 @@ class ResourceEntry:
         """The URI, or the URI template of a template."""
         return self.item.uri if isinstance(self.item, types.Resource) else self.item.uri_template
 
-    def view(self) -> dict[str, Any]:
-        """JSON shape: provenance, identity, description, and the template's variables."""
+    @property
+    def mention(self) -> str:
+        """`@{serverId}:{uri}`: how a chat UI inserts it."""
+        return f"@{self.server_id}:{self.uri}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"kind", "server_id", "server_name", "name", "title", "description", "mime_type", "mention"}`
+        plus `"uri"` and `"size"` (a resource) or `"uri_template"` and `"variables"` (a template)."""
         view: dict[str, Any] = {
             "kind": self.kind,
             "server_id": self.server_id,
@@ -65,7 +71,7 @@ class ResourceEntry:
             "title": self.item.title,
             "description": self.item.description,
             "mime_type": self.item.mime_type,
-            "mention": f"@{self.server_id}:{self.uri}",
+            "mention": self.mention,
         }
         if isinstance(self.item, types.Resource):
             view["uri"] = self.item.uri

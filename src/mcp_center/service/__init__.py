@@ -8,6 +8,7 @@ from mcp_center.service.gateway_tokens import GatewayTokenNotFound, GatewayToken
 from mcp_center.service.imports import (
     ApplyRequest,
     Importer,
+    ImportPreview,
     ImportPreviews,
     bridge_command,
     parse_apply_request,
@@ -15,6 +16,7 @@ from mcp_center.service.imports import (
     templates,
 )
 from mcp_center.service.interactions import Elicitor, InteractionBroker, RootsLister, Sampler
+from mcp_center.service.oauth import OAuthAuthorized, OAuthForgotten, OAuthService, OAuthStarted
 from mcp_center.service.readiness import Need, Readiness
 from mcp_center.service.results import (
     ApprovalView,
@@ -22,11 +24,24 @@ from mcp_center.service.results import (
     DeclaredCapabilities,
     InstancesView,
     InstanceView,
+    InteractionAnswer,
+    InteractionCard,
+    ResourceSearch,
     ServerLogs,
     ServerTool,
+    ToolCallResult,
     ToolExport,
 )
 from mcp_center.service.summary import connection_summary, digest_of
+from mcp_center.service.untrusted import (
+    PromptBlock,
+    PromptMessageKind,
+    PromptProvenance,
+    ResourceBlock,
+    ResourceContentInfo,
+    ResourceProvenance,
+    UntrustedBlock,
+)
 from mcp_center.service.views import ServerView, ViewWarning
 
 __all__ = [
@@ -44,21 +59,37 @@ __all__ = [
     "Elicitor",
     "GatewayTokenNotFound",
     "GatewayTokens",
+    "ImportPreview",
     "ImportPreviews",
     "Importer",
     "InstanceView",
     "InstancesView",
+    "InteractionAnswer",
     "InteractionBroker",
+    "InteractionCard",
     "McpCenter",
     "Need",
+    "OAuthAuthorized",
+    "OAuthForgotten",
+    "OAuthService",
+    "OAuthStarted",
+    "PromptBlock",
+    "PromptMessageKind",
+    "PromptProvenance",
     "Readiness",
+    "ResourceBlock",
+    "ResourceContentInfo",
+    "ResourceProvenance",
+    "ResourceSearch",
     "RootsLister",
     "Sampler",
     "ServerInfo",
     "ServerLogs",
     "ServerTool",
     "ServerView",
+    "ToolCallResult",
     "ToolExport",
+    "UntrustedBlock",
     "ViewWarning",
     "bridge_command",
     "connection_summary",

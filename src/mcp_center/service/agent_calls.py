@@ -15,12 +15,20 @@ from typing import Any, Literal
 import anyio
 from mcp.shared.dispatcher import ProgressFnT
 
-from mcp_center.registry import ExportFormat
+from mcp_center.registry import ExportFormat, PromptEntry
 from mcp_center.runtime import ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.interactions import Elicitor, InteractionBroker
-from mcp_center.service.results import ApprovalView, ToolExport
+from mcp_center.service.results import (
+    ApprovalView,
+    InteractionAnswer,
+    InteractionCard,
+    ResourceSearch,
+    ToolCallResult,
+    ToolExport,
+)
+from mcp_center.service.untrusted import PromptBlock, ResourceBlock
 
 __all__ = ["AgentUseCases", "Decision"]
 
@@ -71,7 +79,7 @@ class AgentUseCases:
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
         caller: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> ToolCallResult:
         """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
 
         Policy `ask` (default): a pending approval is created (`list_approvals`) and the call waits
@@ -88,7 +96,8 @@ class AgentUseCases:
                 asks its user) instead of a UI card; used by the gateway (R-8.1).
             caller: Who asks, shown on the approval card (e.g. `{"via": "rest_api"}`).
         Returns:
-            The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
+            A `ToolCallResult`: the server's MCP `CallToolResult` (`content` as the SDK's typed blocks,
+            `structured_content`, `is_error`, `text`); `to_dict()` is its JSON.
         Raises:
             ToolNotFound (unknown name), ToolDisabled, ToolDenied (policy deny), ApprovalDenied,
             ApprovalExpired, CallCancelled, CallInterrupted (the host stopped while it waited for a
@@ -178,15 +187,18 @@ class AgentUseCases:
         """
         return await self._approvals.decide(approval_id, decision)
 
-    async def list_prompts(self) -> list[dict[str, Any]]:
+    async def list_prompts(self) -> list[PromptEntry]:
         """Prompts of every ready server as `/server:prompt` commands with argument definitions (R-5.4).
 
-        Each: `{"name": "srv:prompt", "command": "/srv:prompt", "server_id", "server_name", "prompt",
-        "title", "description", "arguments": [{"name", "title", "description", "required"}]}`.
+        Each a `registry.PromptEntry`: `name` (`srv:prompt`, what `get_prompt` takes), `command`
+        (`/srv:prompt`), `server_id`, `server_name`, `prompt` (the MCP `Prompt`) and `arguments` (its
+        `PromptArgument`s); `to_dict()` is the REST JSON (`{"name", "command", "server_id",
+        "server_name", "prompt", "title", "description", "arguments": [{"name", "title",
+        "description", "required"}]}`).
         """
         return await self._capabilities.prompts()
 
-    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> dict[str, Any]:
+    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> PromptBlock:
         """`prompts/get` as an untrusted context block (R-5.4): never merge it into instructions.
 
         Args:
@@ -194,9 +206,11 @@ class AgentUseCases:
             arguments: `{argument: string}`; required ones must be present, unknown ones are refused.
             max_bytes: Bound on the text in bytes (default 256 KiB, at most 4 MiB).
         Returns:
-            `{"name", "untrusted": true, "provenance": {"source": "mcp", "kind": "prompt", "server_id",
-            "server_name", "prompt", "arguments"}, "description", "messages": [{"role", "kind"}], "text",
-            "delimiters": {"begin", "end"}, "truncated", "original_bytes", "included_bytes"}`.
+            A `PromptBlock`: `name`, `provenance` (`server_id`, `server_name`, `prompt`, `arguments`),
+            `description`, `messages` (each message's `role` and content `kind`) and `block` (the
+            `UntrustedBlock`: `text` between fresh `begin`/`end` delimiters, `truncated`,
+            `original_bytes`, `included_bytes`); `text` is what goes into a context window and
+            `to_dict()` the REST JSON (with `"untrusted": true`).
         Raises:
             PromptNotFound, RequestInvalid (arguments), CallCancelled, ServerTimeout, connection errors.
         """
@@ -204,7 +218,7 @@ class AgentUseCases:
 
     async def search_resources(
         self, query: str = "", *, limit: object = None, server_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> ResourceSearch:
         """`@` search over the resources and resource templates of every ready server (R-5.5).
 
         Matches name, title, URI (template) and description, case-insensitively; name matches rank
@@ -212,15 +226,16 @@ class AgentUseCases:
         (the settings page's Resources tab), so other servers' entries cannot crowd it out of `limit`.
 
         Returns:
-            `{"query", "resources": [{"kind": "resource"|"template", "server_id", "server_name",
-            "uri" | "uri_template", "variables"?, "name", "title", "description", "mime_type",
-            "mention"}]}`, at most `limit` (default 50, at most 500).
+            A `ResourceSearch`: `query` and `resources`, at most `limit` (default 50, at most 500)
+            `registry.ResourceEntry`s (`kind` `resource` | `template`, `server_id`, `server_name`,
+            `uri` (the URI template of a template), `mention`, and the MCP `Resource` or
+            `ResourceTemplate` as `item`); `to_dict()` is the REST JSON.
         Raises:
             RequestInvalid: bad limit.
         """
         return await self._capabilities.resources(query, limit=limit, server_id=server_id)
 
-    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> dict[str, Any]:
+    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> ResourceBlock:
         """`resources/read`, wrapped in fresh random delimiters with MCP provenance (R-5.5).
 
         The content is untrusted: it sits between `delimiters.begin` and `delimiters.end`, whose
@@ -228,28 +243,30 @@ class AgentUseCases:
         (default 256 KiB) with an explicit truncation marker; binary content is described.
 
         Returns:
-            `{"untrusted": true, "provenance": {"source": "mcp", "kind": "resource", "server_id",
-            "server_name", "uri", "mime_type"}, "contents": [{"uri", "mime_type", "kind", "bytes"}],
-            "text", "delimiters", "truncated", "original_bytes", "included_bytes"}`.
+            A `ResourceBlock`: `provenance` (`server_id`, `server_name`, `uri`, `mime_type`),
+            `contents` (each item's `uri`, `mime_type`, `kind` `text` | `binary`, `size_bytes`) and
+            `block` (the `UntrustedBlock`); `text` is what goes into a context window and `to_dict()`
+            the REST JSON (with `"untrusted": true`).
         Raises:
             RequestInvalid, ServerNotFound, ServerDisabled, CallCancelled, ServerTimeout, connection
             errors (a server's JSON-RPC error is MCP_SERVER_ERROR).
         """
         return await self._capabilities.read_resource(server_id, uri, max_bytes=max_bytes)
 
-    async def list_interactions(self, *, state: str | None = None) -> list[dict[str, Any]]:
+    async def list_interactions(self, *, state: str | None = None) -> list[InteractionCard]:
         """Interaction cards (elicitations), newest first, durable across restarts (R-6.1).
 
-        Each: `{"id", "mode", "state", "server_id", "message", "requested_schema", "fields",
-        "defaults", "calls", "created_at", "expires_at", "closed_at", "reason", "answer_fields",
-        "delivered", "retry": {"offered", "done", "at", "outcome"}, "actions"}`.
+        Each an `InteractionCard` (`id`, `mode`, `state`, `server_id`, `message`, `requested_schema`,
+        `fields`, `defaults`, `calls`, `created_at`, `expires_at`, `closed_at`, `reason`,
+        `answer_fields`, `delivered`, `retry`, `actions`; `to_dict()` for JSON). `state` filters:
+        `pending`, `accepted`, `declined`, `cancelled`, `expired`, `withdrawn` or `interrupted`.
 
         Raises:
             RequestInvalid: unknown state.
         """
         return await self._interactions.views(state=state)
 
-    async def get_interaction(self, interaction_id: str) -> dict[str, Any]:
+    async def get_interaction(self, interaction_id: str) -> InteractionCard:
         """One interaction card.
 
         Raises:
@@ -257,7 +274,9 @@ class AgentUseCases:
         """
         return await self._interactions.get(interaction_id)
 
-    async def answer_interaction(self, interaction_id: str, action: object, content: object = None) -> dict[str, Any]:
+    async def answer_interaction(
+        self, interaction_id: str, action: object, content: object = None
+    ) -> InteractionAnswer:
         """Answer a card and resume the server's request (R-6.1), or retry an interrupted call (R-6.3).
 
         Args:
@@ -266,7 +285,8 @@ class AgentUseCases:
                 a user-initiated call).
             content: `{field: value}`, validated against the requested schema.
         Returns:
-            `{"interaction": card}`; for retry also `"result"` (the call's `CallToolResult`).
+            An `InteractionAnswer`: `interaction` (the card after the answer) and, for retry,
+            `result` (the re-sent call's `ToolCallResult`); `to_dict()` is the REST JSON.
         Raises:
             RequestInvalid, InteractionNotFound, ElicitationAnswerInvalid (card stays pending),
             InteractionNotDelivered (interrupted by a restart), InteractionClosed.

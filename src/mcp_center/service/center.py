@@ -57,7 +57,14 @@ from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.reconcile import Reconciler
 from mcp_center.service.records import collect_orphans
-from mcp_center.service.results import CatalogView, DeclaredCapabilities, InstancesView, ServerLogs, ServerTool
+from mcp_center.service.results import (
+    CatalogView,
+    DeclaredCapabilities,
+    InstancesView,
+    ServerLogs,
+    ServerTool,
+    ToolCallResult,
+)
 from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
 from mcp_center.service.servers import Servers
 from mcp_center.service.summary import Summaries
@@ -467,14 +474,15 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         arguments: object = None,
         *,
         operation_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ToolCallResult:
         """A user-initiated tool call (the settings page, the CLI, the REST API).
 
         Args:
             arguments: A JSON object (or None); passed through, the server validates (R-5.1).
             operation_id: Lets `cancel(operation_id)` abort the call (R-3.8).
         Returns:
-            The MCP `CallToolResult` as JSON (`content`, `structuredContent`, `isError`).
+            A `ToolCallResult`: the server's MCP `CallToolResult` (`content` as the SDK's typed blocks,
+            `structured_content`, `is_error`, `text`); `to_dict()` is its JSON.
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, ToolDisabled,
             ToolNotFound, RequestInvalid (arguments not an object), CallCancelled,
@@ -489,7 +497,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
 
     async def _call_tool(
         self, server_id: str, tool: str, arguments: object, operation_id: str | None
-    ) -> dict[str, Any]:
+    ) -> ToolCallResult:
         if arguments is None:
             arguments = {}
         check_json_safe(arguments, "arguments")
@@ -521,7 +529,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             server_id=server_id, tool=tool, arguments=arguments, operation_id=op_id, caller="user"
         ):
             result = await self._manager.call_tool(server_id, tool, arguments, operation_id=op_id)
-        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return ToolCallResult(result)
 
     def cancel(self, operation_id: str) -> bool:
         """Cancel a call by operation id (R-3.8): while it waits for approval, connects, or runs.
@@ -658,7 +666,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         await self._approvals.interrupt_all()
         await self._interactions.interrupt_all()
 
-    async def _retry_interrupted_call(self, server_id: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _retry_interrupted_call(self, server_id: str, tool: str, arguments: dict[str, Any]) -> ToolCallResult:
         return await self.call_tool(server_id, tool, arguments)
 
     # ----- internals -----------------------------------------------------------------------------

@@ -39,7 +39,8 @@ from mcp_center.service.agent_registry import (
     check_max_bytes,
     invalid_field,
 )
-from mcp_center.service.untrusted import prompt_block, resource_block
+from mcp_center.service.results import ResourceSearch
+from mcp_center.service.untrusted import PromptBlock, ResourceBlock, prompt_block, resource_block
 
 __all__ = ["ContextItems"]
 
@@ -57,11 +58,11 @@ class ContextItems(AgentCatalog):
         state = await self._read()
         return build_prompts((c.id, c.name, cat.items["prompts"]) for c, cat in self._ready(state))
 
-    async def prompts(self) -> list[dict[str, Any]]:
+    async def prompts(self) -> list[PromptEntry]:
         """`/server:prompt` commands of every ready server, with their argument definitions (R-5.4)."""
-        return [entry.view() for entry in await self._prompt_entries()]
+        return await self._prompt_entries()
 
-    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> dict[str, Any]:
+    async def get_prompt(self, name: str, arguments: object = None, *, max_bytes: object = None) -> PromptBlock:
         """`prompts/get` as an untrusted context block with provenance (R-5.4)."""
         bound = check_max_bytes(max_bytes)
         if arguments is None:
@@ -98,21 +99,19 @@ class ContextItems(AgentCatalog):
                 f"{errors[0].field}: {errors[0].message}", details={"errors": [e.to_dict() for e in errors]}
             )
         result = await self._manager.get_prompt(entry.server_id, entry.prompt.name, args)
-        return {
-            "name": entry.name,
-            **prompt_block(
-                result,
-                server_id=entry.server_id,
-                server_name=entry.server_name,
-                prompt=entry.prompt.name,
-                arguments=args,
-                max_bytes=bound,
-            ),
-        }
+        return prompt_block(
+            result,
+            name=entry.name,
+            server_id=entry.server_id,
+            server_name=entry.server_name,
+            prompt=entry.prompt.name,
+            arguments=args,
+            max_bytes=bound,
+        )
 
     # ----- resources -----------------------------------------------------------------------------
 
-    async def resources(self, query: str = "", *, limit: object = None, server_id: str | None = None) -> dict[str, Any]:
+    async def resources(self, query: str = "", *, limit: object = None, server_id: str | None = None) -> ResourceSearch:
         """Resources and resource templates of every ready server matching `query` (R-5.5).
 
         `server_id` keeps only that server's entries (before `limit` applies); an unknown id finds nothing.
@@ -129,9 +128,9 @@ class ContextItems(AgentCatalog):
             if server_id is None or c.id == server_id
         )
         found = search_resources(entries, query, limit=limit)
-        return {"query": query, "resources": [e.view() for e in found]}
+        return ResourceSearch(query=query, resources=tuple(found))
 
-    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> dict[str, Any]:
+    async def read_resource(self, server_id: object, uri: object, *, max_bytes: object = None) -> ResourceBlock:
         """`resources/read`, wrapped in fresh random delimiters with provenance, size-bounded (R-5.5)."""
         bound = check_max_bytes(max_bytes)
         if not isinstance(server_id, str) or not server_id:

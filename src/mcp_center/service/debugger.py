@@ -34,7 +34,7 @@ from mcp_center.errors import (
     ServerRequestFailed,
 )
 from mcp_center.models import ErrorReason
-from mcp_center.runtime import LOG_LEVELS, ConnectionManager
+from mcp_center.runtime import LOG_LEVELS, ActivityEntry, ConnectionManager
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.store import ServerRecord
 
@@ -232,14 +232,19 @@ class Debugger:
             log_level=self._manager.logging_level(server_id),
         )
 
-    async def activity(self, server_id: str, *, after: int | None = None) -> list[dict[str, Any]]:
+    async def activity(self, server_id: str, *, after: int | None = None) -> list[ActivityEntry]:
         """The server's kept activity entries, oldest first (`seq > after` when given); never connects.
 
+        Returns:
+            `runtime.ActivityEntry`s (frozen): `seq`, `at`, `kind` (`log`, `notification` or
+            `progress`, a Literal), `method`, and the kind's fields (`level`, `logger`, `data`;
+            `params`; `operation_id`, `progress`, `total`, `message`), redacted and bounded;
+            `to_dict()` is the REST JSON (R-12.1).
         Raises:
             ServerNotFound.
         """
         await self._exists(server_id)
-        return [entry.to_dict() for entry in self._manager.activity.entries(server_id, after=after)]
+        return self._manager.activity.entries(server_id, after=after)
 
     async def clear_activity(self, server_id: str) -> None:
         """Forget the server's kept activity (the page's "Clear").

@@ -53,6 +53,8 @@ from mcp_center.interchange import (
     EXPORT_FORMATS,
     IMPORT_FORMATS,
     ClientDocument,
+    ExportDocument,
+    ImportPlan,
     decode_text,
     export_servers,
     list_templates,
@@ -63,11 +65,13 @@ from mcp_center.interchange import (
 from mcp_center.models import is_array, is_object
 from mcp_center.service.bodies import parse_secret_value
 from mcp_center.service.center import McpCenter
+from mcp_center.service.views import ServerView
 
 __all__ = [
     "IMPORT_PREVIEW_TTL_S",
     "MAX_PENDING_PREVIEWS",
     "ApplyRequest",
+    "ImportPreview",
     "ImportPreviews",
     "Importer",
     "check_secret_value",
@@ -253,6 +257,35 @@ def parse_apply_request(body: object) -> ApplyRequest:
     return ApplyRequest(token, digest, content, _format(data), values, tuple(raw_defaults))
 
 
+@dataclass(frozen=True, slots=True)
+class ImportPreview:
+    """A planned import, nothing changed yet (R-1.8): confirm it with `Importer.apply`.
+
+    Attributes:
+        token: Names this preview in `ApplyRequest` (single use, expires at `expires_at`).
+        digest: The preview's digest: `apply` refuses when the plan would now differ from it.
+        expires_at: Aware UTC datetime.
+        plan: What would be created (`interchange.ImportPlan`: `format`, `servers` (each a
+            `PlannedServer`: `id`, `name`, `transport`, `config`, `secrets`, `warnings`),
+            `variables` the user must supply (`VariableInfo`) and `rejected` entries with their
+            errors). No secret value appears in it.
+    """
+
+    token: str
+    digest: str
+    expires_at: datetime
+    plan: ImportPlan
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"token", "digest", "expires_at", "format", "servers", "variables", "rejected"}` (`ImportPlan.preview`)."""
+        return {
+            "token": self.token,
+            "digest": self.digest,
+            "expires_at": self.expires_at.isoformat(),
+            **self.plan.preview(),
+        }
+
+
 class Importer:
     """Import, export and templates for one open `McpCenter` (R-1.8 to R-1.10).
 
@@ -265,15 +298,15 @@ class Importer:
         self._center = center
         self._previews = previews
 
-    async def preview(self, content: str | bytes, format: str = "auto") -> dict[str, Any]:
+    async def preview(self, content: str | bytes, format: str = "auto") -> ImportPreview:
         """Plan an import against the servers registered now; nothing is changed.
 
         Args:
             content: The client file (text, or bytes in UTF-8 / UTF-16 with BOM), at most 1 MiB.
             format: One of `IMPORT_FORMATS`.
         Returns:
-            `{"token", "digest", "expires_at", "format", "servers", "variables", "rejected"}` (see
-            `ImportPlan.preview`); no secret value appears in it.
+            An `ImportPreview` (token, digest, expiry and the `ImportPlan`); no secret value appears
+            in it. `to_dict()` is the REST JSON.
         Raises:
             ImportTooLarge (413), ImportJsonInvalid (line, column), ImportFormatUnknown,
             ImportFormatMismatch, RequestInvalid (unknown format).
@@ -283,30 +316,26 @@ class Importer:
         text = decode_text(content)
         existing = frozenset(c.id for c in await self._center.server_configs())
 
-        def run() -> dict[str, Any]:
+        def run() -> ImportPlan:
             document = read_document(loads_lenient(text), format)
-            return plan_document(document, existing_ids=existing, check_secret=check_secret_value).preview()
+            return plan_document(document, existing_ids=existing, check_secret=check_secret_value)
 
-        preview = await anyio.to_thread.run_sync(run)
+        plan = await anyio.to_thread.run_sync(run)
         input_digest = self._previews.input_digest(text, format)
-        digest = self._previews.preview_digest(input_digest, preview)
+        digest = self._previews.preview_digest(input_digest, plan.preview())
         token = self._previews.issue(input_digest, digest)
         expires_at = datetime.now(UTC) + timedelta(seconds=self._previews.ttl_s)
         logger.info(
             "import.previewed",
-            extra={
-                "format": preview["format"],
-                "servers": len(preview["servers"]),
-                "rejected": len(preview["rejected"]),
-            },
+            extra={"format": plan.format, "servers": len(plan.servers), "rejected": len(plan.rejected)},
         )
-        return {"token": token, "digest": digest, "expires_at": expires_at.isoformat(), **preview}
+        return ImportPreview(token=token, digest=digest, expires_at=expires_at, plan=plan)
 
-    async def apply(self, request: ApplyRequest) -> list[dict[str, Any]]:
+    async def apply(self, request: ApplyRequest) -> list[ServerView]:
         """Create every server of a confirmed preview, in one transaction (all or nothing).
 
         Returns:
-            The created servers' API views (untrusted, untested, disabled).
+            The created servers' views (untrusted, untested, disabled).
         Raises:
             ImportPreviewUnknown / ImportPreviewExpired (409): the token.
             ImportInputChanged (409): `content` or `format` is not what was previewed.
@@ -342,13 +371,14 @@ class Importer:
         created = await self._center.create_servers(plan)
         self._previews.discard(request.token)
         logger.info("import.applied", extra={"servers": len(created)})
-        return [view.to_dict() for view in created]
+        return created
 
-    async def export(self, format: str) -> dict[str, Any]:
+    async def export(self, format: str) -> ExportDocument:
         """Every server in a client's format, secrets as placeholders, plus the gateway snippet (R-1.9).
 
         Returns:
-            `ExportDocument.to_dict()`: `{"format", "filename", "config", "gateway", "placeholders", "notes"}`.
+            An `interchange.ExportDocument` (`format`, `filename`, `config`, `gateway`, `placeholders`,
+            `notes`); `to_dict()` is the REST JSON.
         Raises:
             RequestInvalid: `format` is not one of `EXPORT_FORMATS`.
         """
@@ -356,7 +386,7 @@ class Importer:
             raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
         configs = await self._center.server_configs()
         gateway_url = f"{self._center.settings.base_url}/mcp"
-        return export_servers(configs, format, gateway_url, bridge_command()).to_dict()
+        return export_servers(configs, format, gateway_url, bridge_command())
 
 
 def bridge_command() -> str | None:

@@ -23,6 +23,7 @@ from mcp_center.errors import (
 )
 from mcp_center.service.forms import FormSchema
 from mcp_center.service.interaction_cards import ACTIONS, CardStore, Waiter, answer_aad, form_of, utc_now
+from mcp_center.service.results import InteractionAnswer
 from mcp_center.store import InteractionRecord, InteractionState, RetryState
 
 __all__ = ["CardAnswers"]
@@ -35,7 +36,7 @@ class CardAnswers(CardStore):
 
     # ----- answers --------------------------------------------------------------------------------
 
-    async def answer(self, interaction_id: str, action: object, content: object = None) -> dict[str, Any]:
+    async def answer(self, interaction_id: str, action: object, content: object = None) -> InteractionAnswer:
         """Answer a card: accept (with content), decline, cancel — or retry an interrupted call.
 
         The card may belong to a call of any process on the data directory: the answer reaches it.
@@ -44,7 +45,8 @@ class CardAnswers(CardStore):
             action: `accept`, `decline`, `cancel` (pending cards) or `retry` (interrupted cards).
             content: For accept: `{field: value}`; fields left out get the schema's defaults.
         Returns:
-            `{"interaction": view}`; for retry also `"result"`: the re-sent call's CallToolResult.
+            An `InteractionAnswer`: the card after the answer, and for retry the re-sent call's
+            `ToolCallResult`.
         Raises:
             RequestInvalid: unknown action, or content with an action other than accept.
             InteractionNotFound: no such card.
@@ -110,7 +112,7 @@ class CardAnswers(CardStore):
             extra={"interaction_id": interaction_id, "action": action, "fields": fields, "relayed": not local},
         )
         self._publish("interaction.closed", closed)
-        return {"interaction": self._view(closed)}
+        return InteractionAnswer(self._view(closed))
 
     def _result(self, form: FormSchema, action: str, content: object) -> types.ElicitResult:
         if action != "accept":
@@ -132,7 +134,7 @@ class CardAnswers(CardStore):
             details={"interaction_id": record.id, "state": record.state, "retry": record.retry.model_dump()},
         )
 
-    async def _retry(self, record: InteractionRecord) -> dict[str, Any]:
+    async def _retry(self, record: InteractionRecord) -> InteractionAnswer:
         call = next((c for c in record.calls if c.arguments is not None), None)
         if record.state != "interrupted" or not record.retry.offered or call is None or self.retry_call is None:
             raise InteractionClosed(
@@ -169,7 +171,7 @@ class CardAnswers(CardStore):
             if updated is not None:
                 self._publish("interaction.closed", updated)
         assert updated is not None
-        return {"interaction": self._view(updated), "result": result}
+        return InteractionAnswer(self._view(updated), result)
 
     async def _collect(self, interaction_id: str, waiter: Waiter) -> bool:
         """Take an answer another process stored for this card (open it, clear it). True when there was

@@ -27,7 +27,8 @@ from mcp_center.errors import (
 )
 from mcp_center.runtime import EventBus
 from mcp_center.secrets import Redactor, SecretCipher
-from mcp_center.service.forms import FormSchema, UnsupportedSchema
+from mcp_center.service.forms import FormField, FormSchema, UnsupportedSchema
+from mcp_center.service.results import CardAction, InteractionCard, ToolCallResult
 from mcp_center.store import CallRef, InteractionRecord, RetryState, Store, StoreState
 
 Elicitor = Callable[[types.ElicitRequestFormParams], Awaitable[types.ElicitResult]]
@@ -69,8 +70,8 @@ DEFAULT_ELICITATION_TIMEOUT_S = 600.0
 MAX_KEPT_ARGUMENT_BYTES = 64 * 1024
 """Arguments larger than this (JSON) are not kept with a card, so no retry is offered for its call."""
 
-RetryCall = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""`(server_id, tool, arguments) -> CallToolResult JSON`: a user-initiated call (the user confirmed the retry)."""
+RetryCall = Callable[[str, str, dict[str, Any]], Awaitable[ToolCallResult]]
+"""`(server_id, tool, arguments) -> ToolCallResult`: a user-initiated call (the user confirmed the retry)."""
 
 Action = Literal["accept", "decline", "cancel", "retry"]
 ACTIONS: tuple[str, ...] = ("accept", "decline", "cancel", "retry")
@@ -129,7 +130,7 @@ class CardStore:
 
     # ----- reads ----------------------------------------------------------------------------------
 
-    async def views(self, *, state: str | None = None) -> list[dict[str, Any]]:
+    async def views(self, *, state: str | None = None) -> list[InteractionCard]:
         """Cards of every process, newest first; `state` filters (`pending`, `interrupted`, ...).
 
         Raises:
@@ -145,7 +146,7 @@ class CardStore:
         records.sort(key=lambda r: r.created_at, reverse=True)
         return [self._view(r) for r in records if state is None or r.state == state]
 
-    async def get(self, interaction_id: str) -> dict[str, Any]:
+    async def get(self, interaction_id: str) -> InteractionCard:
         """One card.
 
         Raises:
@@ -243,41 +244,41 @@ class CardStore:
         if self._seen.get(record.id) == signature:
             return
         self._seen[record.id] = signature
-        self._events.publish(event, interaction=self._view(record))
+        self._events.publish(event, interaction=self._view(record).to_dict())
 
-    def _view(self, record: InteractionRecord) -> dict[str, Any]:
-        fields: list[dict[str, Any]] = []
+    def _view(self, record: InteractionRecord) -> InteractionCard:
+        fields: tuple[FormField, ...] = ()
         if record.mode == "form" and record.requested_schema is not None:
             try:
-                fields = FormSchema.parse(record.requested_schema).view()
+                fields = FormSchema.parse(record.requested_schema).fields
             except UnsupportedSchema:
-                fields = []
-        actions: list[str] = []
+                fields = ()
+        actions: tuple[CardAction, ...] = ()
         if record.state == "pending" and (record.id in self._waiters or self._alive(record.host_instance)):
-            actions = ["accept", "decline", "cancel"]
+            actions = ("accept", "decline", "cancel")
         elif record.state == "interrupted" and record.retry.offered and not record.retry.done:
-            actions = ["retry"]
-        return {
-            "id": record.id,
-            "kind": record.kind,
-            "mode": record.mode,
-            "state": record.state,
-            "server_id": record.server_id,
-            "message": record.message,
-            "requested_schema": record.requested_schema,
-            "fields": fields,
-            "defaults": record.defaults,
-            "url_origin": record.url_origin,
-            "calls": [c.model_dump(mode="json") for c in record.calls],
-            "created_at": record.created_at.isoformat(),
-            "expires_at": record.expires_at.isoformat(),
-            "closed_at": record.closed_at.isoformat() if record.closed_at else None,
-            "reason": record.reason,
-            "answer_fields": record.answer_fields,
-            "delivered": record.state in {"accepted", "declined", "cancelled", "expired"} and record.answer is None,
-            "retry": record.retry.model_dump(mode="json"),
-            "actions": actions,
-        }
+            actions = ("retry",)
+        return InteractionCard(
+            id=record.id,
+            kind=record.kind,
+            mode=record.mode,
+            state=record.state,
+            server_id=record.server_id,
+            message=record.message,
+            requested_schema=record.requested_schema,
+            fields=fields,
+            defaults=record.defaults,
+            url_origin=record.url_origin,
+            calls=tuple(record.calls),
+            created_at=record.created_at,
+            expires_at=record.expires_at,
+            closed_at=record.closed_at,
+            reason=record.reason,
+            answer_fields=tuple(record.answer_fields),
+            delivered=record.state in {"accepted", "declined", "cancelled", "expired"} and record.answer is None,
+            retry=record.retry,
+            actions=actions,
+        )
 
 
 def as_dict(schema: object) -> dict[str, Any] | None:

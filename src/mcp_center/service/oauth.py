@@ -16,14 +16,23 @@ rules. Threats handled here:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 import anyio.to_thread
 import httpx2
 
-from mcp_center.auth import Binding, Completion, CredentialVault, OAuthBroker, OAuthTarget, canonical_resource
+from mcp_center.auth import (
+    AuthorizationStart,
+    Binding,
+    Completion,
+    CredentialVault,
+    OAuthBroker,
+    OAuthTarget,
+    canonical_resource,
+)
 from mcp_center.auth.registration import CLIENT_NAME
 from mcp_center.config import (
     OAUTH_CLIENT_SECRET_KEYS,
@@ -48,7 +57,15 @@ from mcp_center.secrets import Redactor, SecretCipher, SecretKind, secret_id
 from mcp_center.service.readiness import Readiness
 from mcp_center.store import ServerRecord, Store, StoreState
 
-__all__ = ["CALLBACK_PATH", "CLIENT_METADATA_PATH", "OAuthService", "client_metadata_document"]
+__all__ = [
+    "CALLBACK_PATH",
+    "CLIENT_METADATA_PATH",
+    "OAuthAuthorized",
+    "OAuthForgotten",
+    "OAuthService",
+    "OAuthStarted",
+    "client_metadata_document",
+]
 
 CALLBACK_PATH = "/oauth/callback"
 """Where the authorization server sends the browser back (R-4.9): `<public base URL>/oauth/callback`."""
@@ -74,6 +91,96 @@ def client_metadata_document(settings: Settings) -> dict[str, Any]:
 
 
 RemoteConfig = StreamableHttpServerConfig | SseServerConfig
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthStarted:
+    """An authorization begun (R-4.9): show `issuer` and `scopes` to the user, then open `authorization_url`.
+
+    Never holds a token: a machine grant's tokens were stored already (`authorized` is then True).
+
+    Attributes:
+        server_id: The server.
+        issuer: The authorization server's issuer (R-4.3).
+        scopes: The scopes asked for.
+        resource: The canonical MCP resource the tokens are bound to (RFC 8707).
+        authorization_url: The URL to open in a browser; None for a machine grant (done at once).
+        expires_at: When the pending authorization lapses (aware UTC), or None.
+        step_up: True when it asks for more scopes than the last grant (R-4.7).
+        client_id_source: `configured`, `registered` (RFC 7591) or `cimd` (R-4.10); a plain string,
+            as the auth layer's `ClientIdentity.source` is (stored registrations carry it).
+        previous_issuer: The issuer of the binding this one would replace, or None.
+        authorized: True when it completed already (a machine grant).
+    """
+
+    server_id: str
+    issuer: str
+    scopes: tuple[str, ...]
+    resource: str
+    authorization_url: str | None
+    expires_at: datetime | None
+    step_up: bool
+    client_id_source: str
+    previous_issuer: str | None
+    authorized: bool
+
+    @classmethod
+    def of(cls, start: AuthorizationStart) -> OAuthStarted:
+        """The result of the broker's start, without the completion it may hold."""
+        return cls(
+            server_id=start.server_id,
+            issuer=start.issuer,
+            scopes=start.scopes,
+            resource=start.resource,
+            authorization_url=start.authorization_url,
+            expires_at=start.expires_at,
+            step_up=start.step_up,
+            client_id_source=start.client_id_source,
+            previous_issuer=start.previous_issuer,
+            authorized=start.completion is not None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"server_id", "issuer", "scopes", "resource", "authorization_url", "expires_at", "step_up",
+        "client_id_source", "previous_issuer", "authorized"}` (ISO 8601 time)."""
+        return {
+            "server_id": self.server_id,
+            "issuer": self.issuer,
+            "scopes": list(self.scopes),
+            "resource": self.resource,
+            "authorization_url": self.authorization_url,
+            "expires_at": self.expires_at.isoformat() if self.expires_at else None,
+            "step_up": self.step_up,
+            "client_id_source": self.client_id_source,
+            "previous_issuer": self.previous_issuer,
+            "authorized": self.authorized,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthAuthorized:
+    """An authorization completed and stored (R-4.9): the issuer and the granted scopes, never a token."""
+
+    server_id: str
+    issuer: str
+    scopes: tuple[str, ...]
+    authorized: Literal[True] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"server_id", "issuer", "scopes", "authorized": true}`."""
+        return {"server_id": self.server_id, "issuer": self.issuer, "scopes": list(self.scopes), "authorized": True}
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthForgotten:
+    """An authorization forgotten (log out): the stored credentials and in-memory tokens are gone."""
+
+    server_id: str
+    authorized: Literal[False] = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"server_id", "authorized": false}`."""
+        return {"server_id": self.server_id, "authorized": False}
 
 
 def _now() -> datetime:
@@ -202,15 +309,14 @@ class OAuthService:
 
     # ----- use cases ------------------------------------------------------------------------------
 
-    async def start(self, server_id: str, body: object = None) -> dict[str, Any]:
+    async def start(self, server_id: str, body: object = None) -> OAuthStarted:
         """`POST /api/mcp/servers/{id}/oauth/start`: begin an authorization (a user action, R-4.9).
 
         Args:
             body: None or `{"issuer": "..."}` (the issuer chosen among several, R-4.3).
         Returns:
-            `{"server_id", "issuer", "scopes", "resource", "authorization_url", "expires_at", "step_up",
-            "client_id_source", "previous_issuer", "authorized"}`: show the issuer and scopes, then open
-            the URL. Machine grants return `authorized: true` and no URL.
+            An `OAuthStarted`: show its `issuer` and `scopes`, then open `authorization_url`. Machine
+            grants return `authorized` True and no URL. `to_dict()` is the REST JSON.
         Raises:
             ServerNotFound, OAuthNotConfigured, RequestInvalid (bad body), ServerNotTrusted (confirm the
             summary first), OAuthDiscoveryFailed, OAuthIssuerChoiceRequired, OAuthRegistrationFailed,
@@ -243,15 +349,15 @@ class OAuthService:
         started = await self.broker.start(target, issuer=issuer)
         if started.completion is not None:
             await self._commit(started.completion)
-        return started.to_dict()
+        return OAuthStarted.of(started)
 
-    async def complete(self, params: Mapping[str, str | None]) -> dict[str, Any]:
+    async def complete(self, params: Mapping[str, str | None]) -> OAuthAuthorized:
         """`GET /oauth/callback`: finish an authorization from its query parameters (R-4.9).
 
         Protected by the single-use, unguessable `state` (no admin token: the browser arrives here).
 
         Returns:
-            `{"server_id", "issuer", "scopes", "authorized": true}`.
+            An `OAuthAuthorized`: the server, the issuer and the granted scopes.
         Raises:
             OAuthCallbackInvalid, OAuthTokenFailed, OAuthAuthorizationRequired (the server changed meanwhile).
         """
@@ -259,19 +365,20 @@ class OAuthService:
             state=params.get("state"), code=params.get("code"), iss=params.get("iss"), error=params.get("error")
         )
         await self._commit(completion)
-        return {
-            "server_id": completion.server_id,
-            "issuer": completion.binding.issuer,
-            "scopes": (completion.scope or "").split(),
-            "authorized": True,
-        }
+        return OAuthAuthorized(
+            server_id=completion.server_id,
+            issuer=completion.binding.issuer,
+            scopes=tuple((completion.scope or "").split()),
+        )
 
-    async def complete_from_url(self, server_id: str, body: object) -> dict[str, Any]:
+    async def complete_from_url(self, server_id: str, body: object) -> OAuthAuthorized:
         """`POST /api/mcp/servers/{id}/oauth/complete`: the headless variant of the callback.
 
         Args:
             body: `{"callback_url": "<the URL the browser was redirected to>"}`, for a browser that could
                 not reach this host (the CLI pastes it).
+        Returns:
+            An `OAuthAuthorized`, as `complete`.
         Raises:
             RequestInvalid, OAuthCallbackInvalid (also when the state belongs to another server), and
             what `complete` raises.
@@ -288,7 +395,7 @@ class OAuthService:
             params["state"] = ""  # a state of another server is treated as unknown (and not consumed)
         return await self.complete(params)
 
-    async def forget(self, server_id: str) -> dict[str, Any]:
+    async def forget(self, server_id: str) -> OAuthForgotten:
         """`DELETE /api/mcp/servers/{id}/oauth`: delete stored credentials and in-memory tokens (log out).
 
         The binding (issuer pin) in the configuration stays. Raises ServerNotFound, OAuthNotConfigured.
@@ -302,7 +409,7 @@ class OAuthService:
         target = await anyio.to_thread.run_sync(prepare)
         await self.broker.forget(target)
         await self._after_authorization(server_id)
-        return {"server_id": server_id, "authorized": False}
+        return OAuthForgotten(server_id)
 
     def drop_server(self, server_id: str) -> None:
         """Forget in-memory OAuth state of a deleted server."""

@@ -14,6 +14,12 @@ result of the server methods; these are the others:
 - `CatalogView`: a server's live catalog (R-3.6, R-3.7): `catalog`.
 - `InstancesView`: the live `serve` instances on the store and their connection states (R-10.2):
   `instances`.
+- `ToolCallResult`: what a tool call answered (R-3.8, R-5.3): `call_tool`, `call_agent_tool`.
+- `InteractionCard`: one elicitation card (R-6.1, R-6.3): `list_interactions`, `get_interaction`;
+  `InteractionAnswer`: the card after an answer, and a retried call's result: `answer_interaction`.
+- `ResourceSearch`: the resources and resource templates an `@` search found (R-5.5):
+  `search_resources`. (`list_prompts` answers `registry.PromptEntry`s, and `get_prompt` and
+  `read_resource` the untrusted blocks of `untrusted.py`: `PromptBlock`, `ResourceBlock`.)
 
 Entries that are themselves a log's free-form JSON (a logbook exchange, a stderr line, a category's
 refresh error) stay JSON mappings inside the typed result.
@@ -29,9 +35,10 @@ from typing import Any, Literal
 import mcp_types as types
 
 from mcp_center.config import ToolPolicy
-from mcp_center.registry import ExportFormat, ToolAlias
+from mcp_center.registry import ExportFormat, ResourceEntry, ToolAlias
 from mcp_center.runtime import Catalog, Category, Quarantined, ServerStatus
-from mcp_center.store import ApprovalRecord, ApprovalState
+from mcp_center.service.forms import FormField
+from mcp_center.store import ApprovalRecord, ApprovalState, CallRef, InteractionState, RetryState
 from mcp_center.store.coordination import InstanceInfo, InstanceServerState
 
 __all__ = [
@@ -40,8 +47,12 @@ __all__ = [
     "DeclaredCapabilities",
     "InstanceView",
     "InstancesView",
+    "InteractionAnswer",
+    "InteractionCard",
+    "ResourceSearch",
     "ServerLogs",
     "ServerTool",
+    "ToolCallResult",
     "ToolExport",
 ]
 
@@ -298,3 +309,162 @@ class InstancesView:
     def to_dict(self) -> dict[str, Any]:
         """`{"here": id, "instances": [InstanceView.to_dict()]}`."""
         return {"here": self.here, "instances": [instance.to_dict() for instance in self.instances]}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallResult:
+    """What a tool call answered: the server's MCP `CallToolResult`, bounded and checked (R-3.8, R-5.1).
+
+    The content stays the SDK's typed blocks (`TextContent`, `ImageContent`, `AudioContent`,
+    `ResourceLink`, `EmbeddedResource`): a library caller branches on the block's class or `type`
+    and reads its fields, and `to_dict()` is the JSON the server sent (as the REST API answers it).
+    The content is the server's word: untrusted, never instructions (R-5.1).
+
+    Attributes:
+        result: The SDK's `CallToolResult` (`content`, `structured_content`, `is_error`, `meta`).
+    """
+
+    result: types.CallToolResult
+
+    @property
+    def content(self) -> tuple[types.ContentBlock, ...]:
+        """The content blocks, in the server's order."""
+        return tuple(self.result.content)
+
+    @property
+    def structured_content(self) -> Any:
+        """The server's `structuredContent` as parsed JSON (an object when the server follows MCP;
+        checked against the tool's `outputSchema` when it has one), or None."""
+        return self.result.structured_content
+
+    @property
+    def is_error(self) -> bool:
+        """True when the tool reported an error (`isError`): the call reached the server and failed there."""
+        return bool(self.result.is_error)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined with newlines (`""` when there are none); other blocks are left out."""
+        return "\n".join(block.text for block in self.result.content if isinstance(block, types.TextContent))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `CallToolResult` as JSON, MCP's names (`content`, `structuredContent`, `isError`, `_meta`)."""
+        return self.result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSearch:
+    """What an `@` search over the ready servers' resources and resource templates found (R-5.5).
+
+    Attributes:
+        query: The search text as given (blank: everything).
+        resources: The matches, best first (name matches rank first), at most the limit asked for:
+            `registry.ResourceEntry`s (`kind` `resource` or `template`, `server_id`, `uri`, `mention`,
+            and the MCP `Resource` / `ResourceTemplate` as `item`).
+    """
+
+    query: str
+    resources: tuple[ResourceEntry, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"query", "resources": [ResourceEntry.to_dict()]}`."""
+        return {"query": self.query, "resources": [entry.to_dict() for entry in self.resources]}
+
+
+CardAction = Literal["accept", "decline", "cancel", "retry"]
+"""What the user may do with a card now: answer a pending one, or re-send an interrupted call."""
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionCard:
+    """One interaction card: a server's elicitation waiting for the user, or its outcome (R-6.1, R-6.3).
+
+    The message, schema, defaults and field titles are the server's words: untrusted, shown as data.
+
+    Attributes:
+        id: Answer it with `answer_interaction(id, action, content)`.
+        kind: Always `elicitation`.
+        mode: `form` (fields to fill in) or `url` (a page to visit; only its origin is shown).
+        state: `pending`, then `accepted` / `declined` / `cancelled` (the user), `expired`,
+            `withdrawn` (the call ended) or `interrupted` (the host stopped, R-6.3).
+        server_id: The server that asked.
+        message: The server's question.
+        requested_schema: The form's JSON Schema as the server sent it (None for `url`).
+        fields: The parsed form fields, in the schema's order (empty when the schema is unsupported).
+        defaults: `{field: value}` the schema declares (SEP-1034); an accepted answer that leaves a
+            field out gets its default.
+        url_origin: The origin of a `url` card's page, or None.
+        calls: The tool calls the server asked during (`store.CallRef`: server id, tool, caller, ...).
+        created_at, expires_at, closed_at: Aware UTC datetimes (`closed_at` None while pending).
+        reason: Why it closed, when the user did not close it, or None.
+        answer_fields: The names of the fields an accepted answer filled in (never their values).
+        delivered: True when the answer reached the server.
+        retry: Whether re-sending an interrupted call is offered and was done (`store.RetryState`).
+        actions: What the user may do now (`accept`, `decline`, `cancel` or `retry`; empty when none).
+    """
+
+    id: str
+    kind: Literal["elicitation"]
+    mode: Literal["form", "url"]
+    state: InteractionState
+    server_id: str
+    message: str
+    requested_schema: Mapping[str, Any] | None
+    fields: tuple[FormField, ...]
+    defaults: Mapping[str, Any]
+    url_origin: str | None
+    calls: tuple[CallRef, ...]
+    created_at: datetime
+    expires_at: datetime
+    closed_at: datetime | None
+    reason: str | None
+    answer_fields: tuple[str, ...]
+    delivered: bool
+    retry: RetryState
+    actions: tuple[CardAction, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"id", "kind", "mode", "state", "server_id", "message", "requested_schema", "fields", "defaults",
+        "url_origin", "calls", "created_at", "expires_at", "closed_at", "reason", "answer_fields",
+        "delivered", "retry": {"offered", "done", "at", "outcome"}, "actions"}` (ISO 8601 times)."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "mode": self.mode,
+            "state": self.state,
+            "server_id": self.server_id,
+            "message": self.message,
+            "requested_schema": dict(self.requested_schema) if self.requested_schema is not None else None,
+            "fields": [f.view() for f in self.fields],
+            "defaults": dict(self.defaults),
+            "url_origin": self.url_origin,
+            "calls": [c.model_dump(mode="json") for c in self.calls],
+            "created_at": self.created_at.isoformat(),
+            "expires_at": self.expires_at.isoformat(),
+            "closed_at": self.closed_at.isoformat() if self.closed_at else None,
+            "reason": self.reason,
+            "answer_fields": list(self.answer_fields),
+            "delivered": self.delivered,
+            "retry": self.retry.model_dump(mode="json"),
+            "actions": list(self.actions),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionAnswer:
+    """What answering a card did (R-6.1, R-6.3).
+
+    Attributes:
+        interaction: The card after the answer (closed), or after the retry (`retry.outcome` set).
+        result: For `retry`, the re-sent call's result; None for accept, decline and cancel.
+    """
+
+    interaction: InteractionCard
+    result: ToolCallResult | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"interaction": card}`, and `"result"` (the call's `CallToolResult`) after a retry."""
+        answer: dict[str, Any] = {"interaction": self.interaction.to_dict()}
+        if self.result is not None:
+            answer["result"] = self.result.to_dict()
+        return answer

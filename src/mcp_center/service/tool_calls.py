@@ -37,7 +37,7 @@ from mcp_center.registry import (
 from mcp_center.service.agent_registry import AgentCatalog, invalid_field
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
-from mcp_center.service.results import ToolExport
+from mcp_center.service.results import ToolCallResult, ToolExport
 from mcp_center.store import ServerRecord
 
 __all__ = ["ToolCalls"]
@@ -333,8 +333,8 @@ class ToolCalls(AgentCatalog):
         elicitor: Elicitor | None = None,
         caller_allowed: Callable[[], bool] | None = None,
         caller: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """`call_result` as JSON (`content`, `structuredContent`, `isError`)."""
+    ) -> ToolCallResult:
+        """`call_result` as the library's typed result (`ToolCallResult`; `to_dict()` for JSON)."""
         result = await self.call_result(
             name,
             arguments,
@@ -344,7 +344,7 @@ class ToolCalls(AgentCatalog):
             caller_allowed=caller_allowed,
             caller=caller,
         )
-        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return ToolCallResult(result)
 
     # ----- prompts -------------------------------------------------------------------------------
 
