@@ -317,3 +317,33 @@ def test_help_paragraphs_are_wrapped_by_the_terminal_not_by_the_docstring() -> N
     )
     doc = "First line.\n\n    Two\n    lines.\n\n    Example:\n        keep  this\n    \f\n    hidden\n    part"
     assert reflow_help(doc) == "First line.\n\nTwo lines.\n\nExample:\n    keep  this\n\f\nhidden\npart"
+
+
+def test_every_help_shows_flags_without_a_value_placeholder() -> None:
+    """typer's help printed `--yes <bool>`, `--help <bool>` as if a flag took a value; every command's
+    `--help` shows a flag alone (`--yes`, `--wait  --no-wait`) and a valued option with its type."""
+    import typer.main
+
+    from mcp_center.cli import app
+
+    pending: list[tuple[list[str], Any]] = [([], typer.main.get_command(app))]
+    flags_seen = 0
+    while pending:
+        path, command = pending.pop()
+        shown = run_cli(None, *path, "--help", columns=200)
+        assert shown.returncode == 0, (path, shown.stderr)
+        assert "<bool>" not in shown.stdout, (path, shown.stdout)
+        # An option's row: `│ [*] --name [-n] [--no-name] [<type>]  help` (`*`: required).
+        lines = [line.removeprefix("│").lstrip(" *") for line in shown.stdout.splitlines()]
+        rows = {line.split()[0]: line for line in lines if line.startswith("--")}
+        for param in command.params:
+            if param.param_type_name != "option" or param.hidden:
+                continue
+            row = rows[param.opts[0]]
+            has_type = re.match(r"--\S+(?:\s+-\w)?(?:\s+--no-\S+)?\s+<", row) is not None
+            assert has_type == (not param.is_flag), (path, row)
+            flags_seen += param.is_flag
+        assert not re.match(r"--help\s+<", rows["--help"]), (path, rows["--help"])
+        for name, sub in getattr(command, "commands", {}).items():
+            pending.append(([*path, name], sub))
+    assert flags_seen >= 10

@@ -16,6 +16,7 @@ import anyio
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from mcp_center import __version__
 from mcp_center.cli._where import data_dir_phrase, serve_state
@@ -33,6 +34,8 @@ from mcp_center.store import Store, store_for
 
 __all__ = [
     "NEXT_STEP",
+    "CenterCommand",
+    "CenterGroup",
     "DataDir",
     "DatabaseUrl",
     "HostUrl",
@@ -60,7 +63,37 @@ __all__ = [
 
 T = TypeVar("T")
 
+
+def _untyped_flags(params: list[Any]) -> list[Any]:
+    # typer's rich help prints an option's type beside it, and for a flag that type is `<bool>`
+    # (`--yes <bool>`) although a flag takes no value. An empty metavar is what it shows instead.
+    # (Any: typer's parameter and context classes come from its private copy of click.)
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class CenterCommand(TyperCommand):
+    """Every `mcp-center` command: its `--help` shows a flag as `--yes` or `--wait / --no-wait`,
+    never with typer's `<bool>` value placeholder (a flag takes no value). Set on each command by
+    `cli.__init__`."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """The command's parameters with `--help` last, flags without a value placeholder."""
+        return _untyped_flags(super().get_params(ctx))
+
+
+class CenterGroup(TyperGroup):
+    """`mcp-center` and its command groups (`gateway`, `secret`, ...): flags shown as in `CenterCommand`."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """The group's parameters with `--help` last, flags without a value placeholder."""
+        return _untyped_flags(super().get_params(ctx))
+
+
 app = typer.Typer(
+    cls=CenterGroup,
     name="mcp-center",
     help="A self-hosted MCP host: register, trust, test, enable and call MCP servers.",
     no_args_is_help=True,
@@ -85,19 +118,24 @@ def _root(
     del show_version
 
 
-secret_app = typer.Typer(help="Set or delete secret values (write-only).", no_args_is_help=True)
+secret_app = typer.Typer(cls=CenterGroup, help="Set or delete secret values (write-only).", no_args_is_help=True)
 app.add_typer(secret_app, name="secret")
-approvals_app = typer.Typer(help="Agent calls waiting for your decision in a running host: list, approve ID, deny ID.")
+approvals_app = typer.Typer(
+    cls=CenterGroup, help="Agent calls waiting for your decision in a running host: list, approve ID, deny ID."
+)
 app.add_typer(approvals_app, name="approvals")
 gateway_app = typer.Typer(
+    cls=CenterGroup,
     help="The MCP gateway agents connect to: run it over stdio, manage its tokens.",
     invoke_without_command=True,
 )
 app.add_typer(gateway_app, name="gateway")
-gateway_token_app = typer.Typer(help="Gateway tokens (what MCP clients present at /mcp).", no_args_is_help=True)
+gateway_token_app = typer.Typer(
+    cls=CenterGroup, help="Gateway tokens (what MCP clients present at /mcp).", no_args_is_help=True
+)
 gateway_app.add_typer(gateway_token_app, name="token")
 sandbox_app = typer.Typer(
-    help="Sandboxed stdio servers: check this host, warm up a server's caches.", no_args_is_help=True
+    cls=CenterGroup, help="Sandboxed stdio servers: check this host, warm up a server's caches.", no_args_is_help=True
 )
 app.add_typer(sandbox_app, name="sandbox")
 
