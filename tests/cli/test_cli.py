@@ -347,3 +347,35 @@ def test_every_help_shows_flags_without_a_value_placeholder() -> None:
         for name, sub in getattr(command, "commands", {}).items():
             pending.append(([*path, name], sub))
     assert flags_seen >= 10
+
+
+def test_an_error_echoing_a_bad_id_shows_control_characters_escaped_and_a_huge_one_clipped(tmp_path: Path) -> None:
+    """`mcp-center show $'x\\x1b[31m'` wrote the ESC sequence to the terminal inside the error line."""
+    hostile = run(tmp_path, "show", "ab\x01c\x1b[31mX\nfake line")
+    assert hostile.returncode == 3
+    first = hostile.stderr.splitlines()[0]
+    assert first == "error [MCP_SERVER_NOT_FOUND]: no server with id 'ab\\x01c\\x1b[31mX\\x0afake line'"
+    assert not any(ch in hostile.stderr for ch in "\x01\x1b")
+    huge = run(tmp_path, "show", "a" * 5000)
+    assert huge.returncode == 3
+    line = huge.stderr.splitlines()[0]
+    assert len(line) < 600 and line.endswith("more characters)")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["import", ""], "error [REQUEST_INVALID]: file: give the path of a client configuration file, or - to read"),
+        (["import", "/nonexistent/mcp.json"], "error [REQUEST_INVALID]: cannot read /nonexistent/mcp.json: No such"),
+        (["import", "x.json", "--format", "nope"], "error [REQUEST_INVALID]: --format must be one of: auto,"),
+        (["migrate", "--to", ""], "error [REQUEST_INVALID]: --to: give the target: postgresql://"),
+    ],
+)
+def test_bad_file_format_and_target_arguments_are_refused_with_a_code(
+    tmp_path: Path, args: list[str], says: str
+) -> None:
+    """`import ''` said "cannot read : Is a directory", and `migrate --to ''` tried libpq's default
+    database; each is one `error [CODE]` line first, exit 2."""
+    result = run(tmp_path, *args)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(says), result.stderr

@@ -7,6 +7,7 @@ error's `exit_code`) and ask a running host (`host_request`, exiting with the co
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,6 +59,7 @@ __all__ = [
     "secret_app",
     "settings_for",
     "settings_for_server",
+    "shown",
     "yes",
 ]
 
@@ -206,6 +208,21 @@ def settings_for_server(server_id: str, data_dir: Path | None, profile: str | No
     return settings
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_SHOWN_CHARS = 500
+"""Longest message part an error line shows whole (characters); past it, the count of the rest."""
+
+
+def shown(text: str) -> str:
+    """`text` safe to print on a terminal in one line: control characters (ESC sequences that would
+    recolour or rewrite the terminal, line breaks) as `\\xNN`, and clipped past `MAX_SHOWN_CHARS`
+    with the count of what was left out. For echoed user input: a bad id, name or path (R-7.3)."""
+    visible = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    if len(visible) <= MAX_SHOWN_CHARS:
+        return visible
+    return f"{visible[:MAX_SHOWN_CHARS]}... ({len(visible) - MAX_SHOWN_CHARS} more characters)"
+
+
 def fail(
     exc: CenterError, server_id: str | None = None, *, settings: Settings | None = None, serve: bool = False
 ) -> typer.Exit:
@@ -214,13 +231,13 @@ def fail(
     With `settings`, a not-found error also names the data directory it looked in; with `serve`,
     say whether a serve owns that directory (for errors about reaching the running host)."""
     line = Text("error", style="red")
-    line.append(f" [{exc.code}]: {exc.message}", style="")
+    line.append(f" [{exc.code}]: {shown(exc.message)}", style="")
     err.print(line, highlight=False)
     listed: object = exc.details.get("errors")
     for item in listed if is_array(listed) else []:
         if is_object(item) and "field" in item:
             err.print(
-                f"  - {item['field']}: {item.get('message', '')} [{item.get('code', '')}]",
+                shown(f"  - {item['field']}: {item.get('message', '')} [{item.get('code', '')}]"),
                 highlight=False,
                 markup=False,
             )
@@ -231,7 +248,7 @@ def fail(
             err.print(f"    {stderr_line}", highlight=False, markup=False)
     close = exc.details.get("did_you_mean")
     if is_array(close) and close:
-        err.print(f"  did you mean: {', '.join(str(c) for c in close)}?", highlight=False, markup=False)
+        err.print(shown(f"  did you mean: {', '.join(str(c) for c in close)}?"), highlight=False, markup=False)
     server = server_id or exc.details.get("server_id")
     hint = NEXT_STEP.get(exc.code)
     if hint and isinstance(server, str):

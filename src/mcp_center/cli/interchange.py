@@ -33,6 +33,7 @@ from mcp_center.errors import (
     ImportNothingToApply,
     ImportTooLarge,
     ImportValuesInvalid,
+    RequestInvalid,
 )
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
 from mcp_center.service import ApplyRequest, Importer, ImportPreviews
@@ -61,8 +62,8 @@ def import_(
     disabled: trust, test and enable each one.
     """
     if format not in IMPORT_FORMATS:
-        err.print(f"--format must be one of: {', '.join(IMPORT_FORMATS)}")
-        raise typer.Exit(2)
+        error = FieldError("format", "FIELD_INVALID", f"must be one of: {', '.join(IMPORT_FORMATS)}")
+        raise fail(RequestInvalid(f"--format {error.message}", details={"errors": [error.to_dict()]}))
     settings = settings_for(data_dir, profile)
     text = _read_import(file)
     previews = ImportPreviews()
@@ -96,6 +97,13 @@ def import_(
 
 def _read_import(file: str) -> str:
     """The text of an import file (or stdin), refused above `MAX_IMPORT_BYTES` before it is read whole."""
+    if not file.strip():
+        raise fail(
+            RequestInvalid(
+                "file: give the path of a client configuration file, or - to read it from stdin",
+                details={"errors": [FieldError("file", "FIELD_REQUIRED", "is empty").to_dict()]},
+            )
+        )
     try:
         if file == "-":
             data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
@@ -112,8 +120,7 @@ def _read_import(file: str) -> str:
             data = path.read_bytes()
         return decode_text(data)
     except OSError as exc:
-        err.print(f"cannot read {file}: {exc.strerror}", markup=False, highlight=False)
-        raise typer.Exit(2) from None
+        raise fail(RequestInvalid(f"cannot read {file}: {exc.strerror}", details={"file": file})) from None
     except CenterError as exc:
         raise fail(exc) from None
 
