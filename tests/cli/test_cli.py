@@ -379,3 +379,25 @@ def test_bad_file_format_and_target_arguments_are_refused_with_a_code(
     result = run(tmp_path, *args)
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(says), result.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [["list"], ["show", "x"], ["gateway", "token", "list"], ["serve", "--port", "0"], ["import", "-"]]
+)
+def test_a_data_directory_that_is_a_file_is_refused_with_a_code_not_a_traceback(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """`--data-dir` (or MCP_CENTER_DATA_DIR) naming a file failed in a mkdir with a traceback."""
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    result = run_cli(a_file, *args, input="{}")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"error [REQUEST_INVALID]: data_dir: {a_file} is not a directory"), result.stderr
+
+
+def test_an_unknown_log_level_is_refused_before_serve_starts(tmp_path: Path) -> None:
+    """`serve --log-level loud` ended in logging's ValueError traceback."""
+    result = run(tmp_path, "serve", "--port", "0", "--log-level", "loud")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error [REQUEST_INVALID]: --log-level must be one of: debug, info, warning, error")
+    assert not (tmp_path / "serve.json").exists()
