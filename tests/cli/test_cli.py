@@ -401,3 +401,11 @@ def test_an_unknown_log_level_is_refused_before_serve_starts(tmp_path: Path) -> 
     assert result.returncode == 2
     assert result.stderr.startswith("error [REQUEST_INVALID]: --log-level must be one of: debug, info, warning, error")
     assert not (tmp_path / "serve.json").exists()
+
+
+def test_a_negative_memory_limit_is_refused_not_taken_as_no_limit(tmp_path: Path) -> None:
+    """`add --memory-mb -5` stored a sandbox without a memory limit; only 0 means none (R-11.1)."""
+    refused = run(tmp_path, "add", "Local", "--memory-mb", "-5", "--", sys.executable, "-c", "pass")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("error [CONFIG_INVALID]: sandbox.memory_mb:"), refused.stderr
+    assert run(tmp_path, "show", "local").returncode == 3  # nothing was added
