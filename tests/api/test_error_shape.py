@@ -208,3 +208,39 @@ async def test_revoking_an_unknown_gateway_token_is_the_trees_not_found(client: 
     assert issubclass(GatewayTokenNotFound, NotFound)
     error = assert_error(await client.delete("/api/gateway/tokens/0123456789ab"), 404, "GATEWAY_TOKEN_NOT_FOUND")
     assert error["details"]["id"] == "0123456789ab"
+
+
+TRAVERSALS = ["..%2f", "..%2F", "x%2fy", "%2e%2e%2f", "..%2f..%2fhealthz", "..%5c"]
+"""Path-parameter values that look like a path: an encoded `/` or `\\`, a `..` segment."""
+
+
+async def test_every_route_with_a_path_parameter_answers_traversal_looking_values_in_the_envelope_never_a_redirect(
+    app: FastAPI, client: httpx2.AsyncClient
+) -> None:
+    """`DELETE /api/gateway/tokens/..%2f` answered 307 to `/api/gateway/..` (routing redirected the
+    decoded `/../` without its trailing slash); every `{name}` of every route answers 4xx instead."""
+    templates = sorted((m, p) for m, p in declared_routes(app) if p.startswith("/api") and "{" in p)
+    assert len(templates) >= 20
+    checked = 0
+    for method, template in templates:
+        for value in TRAVERSALS:
+            path = re.sub(r"\{\w+(?::\w+)?\}", value, template, count=1)
+            path = re.sub(r"\{(\w+)(?::\w+)?\}", "x", path)
+            for candidate in (path, path + "/"):
+                response = await client.request(method, candidate, json={})
+                assert "location" not in response.headers, (method, candidate)
+                if response.is_success and template == "/api/operations/{operation_id}/cancel" and candidate == path:
+                    continue  # cancelling an unknown operation is idempotent (MAY_SUCCEED)
+                assert 400 <= response.status_code < 500, (method, candidate, response.status_code, response.text)
+                error = assert_envelope(response)
+                assert error["code"].isupper(), error
+                checked += 1
+    assert checked >= 20 * len(TRAVERSALS) * 2
+
+
+async def test_a_path_matching_no_route_says_which_and_why(client: httpx2.AsyncClient) -> None:
+    trailing = assert_error(await client.delete("/api/gateway/tokens/..%2f"), 404, "NOT_FOUND")
+    assert trailing["message"] == "no route for DELETE /api/gateway/tokens/../: paths end without '/'"
+    slash = assert_error(await client.delete("/api/gateway/tokens/a%2fb"), 404, "NOT_FOUND")
+    assert "never holds '/', not even encoded as %2F" in slash["message"]
+    assert_error(await client.get("/api/mcp/servers/"), 404, "NOT_FOUND")

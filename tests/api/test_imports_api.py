@@ -336,3 +336,32 @@ async def test_secret_values_never_appear_in_responses_logs_or_servers_json(
     for secret in PLANTED:
         assert [i for i, text in enumerate(seen) if secret in text] == [], secret
         assert [f for f in data_files if secret.encode() in f] == [], secret
+
+
+async def test_the_preview_offers_only_the_defaults_that_apply_accepts(api: httpx2.AsyncClient) -> None:
+    """`X-Team: ${TEAM:-core}` is a plain header with its default shown; a secret's default too short
+    for a secret is flagged in the preview, not refused only at apply (R-1.8)."""
+    content = json.dumps(
+        {
+            "mcpServers": {
+                "docs": {"type": "http", "url": "https://docs.example.com/mcp", "headers": {"X-Team": "${TEAM:-core}"}},
+                "local": {"command": "mcp-local", "env": {"API_KEY": "${API_KEY:-dev}"}},
+            }
+        }
+    )
+    previewed = await preview(api, content)
+    variables = {v["name"]: (v["secret"], v["has_default"], v["default"]) for v in previewed["variables"]}
+    assert variables == {"TEAM": (False, True, "core"), "API_KEY": (True, False, None)}
+    docs, local = previewed["servers"]
+    assert (docs["config"]["headers"], docs["secrets"]) == ({"X-Team": "${TEAM:-core}"}, [])
+    assert [(w["field"], w["code"]) for w in local["warnings"]] == [("env.API_KEY", "DEFAULT_UNUSABLE")]
+    refused = await api.post(APPLY, json=apply_body(previewed, content, use_defaults=["TEAM", "API_KEY"]))
+    error = assert_error(refused, 422, "IMPORT_VALUES_INVALID")
+    assert field_codes(error) == [("use_defaults.API_KEY", "DEFAULT_UNUSABLE")]
+    applied = await api.post(
+        APPLY, json=apply_body(previewed, content, values={"API_KEY": "key-invented-1"}, use_defaults=["TEAM"])
+    )
+    assert applied.status_code == 201, applied.text
+    docs_view, local_view = applied.json()["servers"]
+    assert (docs_view["headers"], docs_view["secret_headers"]) == ({"X-Team": "core"}, {})
+    assert local_view["secret_env"] == {"API_KEY": {"configured": True}}

@@ -127,6 +127,51 @@ def test_the_cli_finds_the_serve_of_its_data_directory_on_another_port_without_u
     assert "--url" in gone.stderr
 
 
+def test_the_stdio_bridge_finds_the_serve_of_its_data_directory_or_says_in_one_line_that_there_is_none(
+    tmp_path: Path,
+) -> None:
+    """`gateway --stdio` as Claude Desktop starts it (no --url) talked to 127.0.0.1:8765 whatever its
+    data directory; it finds that directory's serve like the other verbs, or exits 7 at once (R-9.2, R-8.1).
+
+    A real bridge process driven by the SDK's stdio client, as a process-only client would."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def tools_through_the_bridge(env: dict[str, str]) -> list[str]:
+        params = StdioServerParameters(command=CLI, args=["gateway", "--stdio"], env=env)
+        with anyio.fail_after(60):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return [tool.name for tool in (await session.list_tools()).tools]
+
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    with running_host(tmp_path) as host:
+        created = run(host.data_dir, "gateway", "token", "create", "desktop")
+        assert created.returncode == 0, created.stderr
+        env = {
+            **base_env,
+            "MCP_CENTER_DATA_DIR": str(host.data_dir),
+            "MCP_CENTER_GATEWAY_TOKEN": created.stdout.strip(),
+        }
+        assert anyio.run(tools_through_the_bridge, env) == []
+        # MCP_CENTER_URL names the host (as for the other verbs); the bridge adds /mcp.
+        elsewhere = {**env, "MCP_CENTER_DATA_DIR": str(tmp_path / "elsewhere"), "MCP_CENTER_URL": host.url}
+        assert anyio.run(tools_through_the_bridge, elsewhere) == []
+        snippet = run(host.data_dir, "export", "--format", "claude-desktop", "--gateway")
+        bridge = json.loads(snippet.stdout)["mcpServers"]["mcp-center"]
+        assert bridge["args"] == ["gateway", "--stdio", "--url", f"{host.url}/mcp"]
+    gone = run_cli(host.data_dir, "gateway", "--stdio", input="", env={"MCP_CENTER_GATEWAY_TOKEN": "mcpg_unused-0123"})
+    assert gone.returncode == 7
+    assert gone.stderr.strip().splitlines() == [
+        f"error [MCP_SERVER_UNREACHABLE]: no mcp-center serve runs on the data directory {host.data_dir}; start "
+        f"one with 'mcp-center serve --data-dir {host.data_dir}', or pass --url (or set MCP_CENTER_URL) to talk "
+        "to a host elsewhere"
+    ]
+    no_token = run_cli(host.data_dir, "gateway", "--stdio", input="")
+    assert (no_token.returncode, no_token.stderr.count("\n")) == (2, 1)
+    assert no_token.stderr.startswith("error [REQUEST_INVALID]: set MCP_CENTER_GATEWAY_TOKEN")
+
+
 def _port_is_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         return sock.connect_ex(("127.0.0.1", port)) != 0

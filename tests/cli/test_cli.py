@@ -334,3 +334,95 @@ def test_help_paragraphs_are_wrapped_by_the_terminal_not_by_the_docstring() -> N
     )
     doc = "First line.\n\n    Two\n    lines.\n\n    Example:\n        keep  this\n    \f\n    hidden\n    part"
     assert reflow_help(doc) == "First line.\n\nTwo lines.\n\nExample:\n    keep  this\n\f\nhidden\npart"
+
+
+def test_every_help_shows_flags_without_a_value_placeholder() -> None:
+    """typer's help printed `--yes <bool>`, `--help <bool>` as if a flag took a value; every command's
+    `--help` shows a flag alone (`--yes`, `--wait  --no-wait`) and a valued option with its type."""
+    import typer.main
+
+    from mcp_center.cli import app
+
+    pending: list[tuple[list[str], Any]] = [([], typer.main.get_command(app))]
+    flags_seen = 0
+    while pending:
+        path, command = pending.pop()
+        shown = run_cli(None, *path, "--help", columns=200)
+        assert shown.returncode == 0, (path, shown.stderr)
+        assert "<bool>" not in shown.stdout, (path, shown.stdout)
+        # An option's row: `│ [*] --name [-n] [--no-name] [<type>]  help` (`*`: required).
+        lines = [line.removeprefix("│").lstrip(" *") for line in shown.stdout.splitlines()]
+        rows = {line.split()[0]: line for line in lines if line.startswith("--")}
+        for param in command.params:
+            if param.param_type_name != "option" or param.hidden:
+                continue
+            row = rows[param.opts[0]]
+            has_type = re.match(r"--\S+(?:\s+-\w)?(?:\s+--no-\S+)?\s+<", row) is not None
+            assert has_type == (not param.is_flag), (path, row)
+            flags_seen += param.is_flag
+        assert not re.match(r"--help\s+<", rows["--help"]), (path, rows["--help"])
+        for name, sub in getattr(command, "commands", {}).items():
+            pending.append(([*path, name], sub))
+    assert flags_seen >= 10
+
+
+def test_an_error_echoing_a_bad_id_shows_control_characters_escaped_and_a_huge_one_clipped(tmp_path: Path) -> None:
+    """`mcp-center show $'x\\x1b[31m'` wrote the ESC sequence to the terminal inside the error line."""
+    hostile = run(tmp_path, "show", "ab\x01c\x1b[31mX\nfake line")
+    assert hostile.returncode == 3
+    first = hostile.stderr.splitlines()[0]
+    assert first == "error [MCP_SERVER_NOT_FOUND]: no server with id 'ab\\x01c\\x1b[31mX\\x0afake line'"
+    assert not any(ch in hostile.stderr for ch in "\x01\x1b")
+    huge = run(tmp_path, "show", "a" * 5000)
+    assert huge.returncode == 3
+    line = huge.stderr.splitlines()[0]
+    assert len(line) < 600 and line.endswith("more characters)")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["import", ""], "error [REQUEST_INVALID]: file: give the path of a client configuration file, or - to read"),
+        (["import", "/nonexistent/mcp.json"], "error [REQUEST_INVALID]: cannot read /nonexistent/mcp.json: No such"),
+        (["import", "x.json", "--format", "nope"], "error [REQUEST_INVALID]: --format must be one of: auto,"),
+        (["migrate", "--to", ""], "error [REQUEST_INVALID]: --to: give the target: postgresql://"),
+    ],
+)
+def test_bad_file_format_and_target_arguments_are_refused_with_a_code(
+    tmp_path: Path, args: list[str], says: str
+) -> None:
+    """`import ''` said "cannot read : Is a directory", and `migrate --to ''` tried libpq's default
+    database; each is one `error [CODE]` line first, exit 2."""
+    result = run(tmp_path, *args)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(says), result.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [["list"], ["show", "x"], ["gateway", "token", "list"], ["serve", "--port", "0"], ["import", "-"]]
+)
+def test_a_data_directory_that_is_a_file_is_refused_with_a_code_not_a_traceback(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """`--data-dir` (or MCP_CENTER_DATA_DIR) naming a file failed in a mkdir with a traceback."""
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    result = run_cli(a_file, *args, input="{}")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"error [REQUEST_INVALID]: data_dir: {a_file} is not a directory"), result.stderr
+
+
+def test_an_unknown_log_level_is_refused_before_serve_starts(tmp_path: Path) -> None:
+    """`serve --log-level loud` ended in logging's ValueError traceback."""
+    result = run(tmp_path, "serve", "--port", "0", "--log-level", "loud")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error [REQUEST_INVALID]: --log-level must be one of: debug, info, warning, error")
+    assert not (tmp_path / "serve.json").exists()
+
+
+def test_a_negative_memory_limit_is_refused_not_taken_as_no_limit(tmp_path: Path) -> None:
+    """`add --memory-mb -5` stored a sandbox without a memory limit; only 0 means none (R-11.1)."""
+    refused = run(tmp_path, "add", "Local", "--memory-mb", "-5", "--", sys.executable, "-c", "pass")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("error [CONFIG_INVALID]: sandbox.memory_mb:"), refused.stderr
+    assert run(tmp_path, "show", "local").returncode == 3  # nothing was added

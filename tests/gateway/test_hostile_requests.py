@@ -16,6 +16,7 @@ import httpx2
 import orjson
 import pytest
 
+from mcp_center.models import is_object
 from tests.support.composed import composed_host
 
 pytestmark = pytest.mark.anyio
@@ -189,10 +190,21 @@ async def test_params_the_protocol_forbids_are_answered_invalid_params_sessionle
     assert body["error"]["code"] in (-32602, -32020), body  # -32020: a header the SDK checks first
 
 
-@pytest.mark.parametrize("meta", ["str", [1], {"progressToken": {"a": 1}}, {"progressToken": 1.5}], ids=repr)
+BAD_META: list[Any] = [
+    "str",
+    [1],
+    {"progressToken": {"a": 1}},
+    {"progressToken": 1.5},
+    {"progressToken": True},  # the SDK's model took it as 1 and sent 1 upstream
+    {"progressToken": False},
+]
+
+
+@pytest.mark.parametrize("meta", BAD_META, ids=repr)
 async def test_a_call_whose_meta_or_progress_token_has_no_valid_type_is_answered_invalid_params(
     host: Host, meta: Any
 ) -> None:
+    """MCP: a progress token is a string or an integer, never a boolean; the answer names the field."""
     session_id = await host.session()
     call: dict[str, Any] = {
         "jsonrpc": "2.0",
@@ -205,7 +217,21 @@ async def test_a_call_whose_meta_or_progress_token_has_no_valid_type_is_answered
     assert body["id"] == 7
     assert body["error"]["code"] == -32602, body
     assert "MCP_TOOL_NOT_FOUND" not in body["error"]["message"], body  # refused for its params, not routed
+    assert ("progressToken" if is_object(meta) else "_meta") in body["error"]["message"], body
     await _still_serves(host, session_id)
+
+
+@pytest.mark.parametrize("token", [True, 2.5, [1]], ids=repr)
+async def test_a_sessionless_call_whose_progress_token_has_no_valid_type_is_answered_invalid_params(
+    host: Host, token: Any
+) -> None:
+    """The same -32602 naming the field for a 2026-07-28 request (no session), before any routing."""
+    meta = {**MODERN_META, "progressToken": token}
+    message = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "any", "_meta": meta}}
+    response = await host.post(message, {**host.headers(version="2026-07-28"), "Mcp-Method": "tools/call"})
+    body = _rpc_body(response)
+    assert (body["id"], body["error"]["code"]) == (8, -32602), body
+    assert body["error"]["message"].startswith("Invalid params: _meta.progressToken must be"), body
 
 
 @pytest.mark.parametrize("jsonrpc", ["1.0", 2.0, None, "2.0 "], ids=repr)

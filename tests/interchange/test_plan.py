@@ -118,12 +118,62 @@ def test_null_env_values_are_dropped_with_a_warning_and_scalars_become_strings()
     assert [(w.field, w.code) for w in server.warnings] == [("env.U", "FIELD_IGNORED")]
 
 
-def test_a_header_with_any_variable_becomes_a_secret_with_a_secret_input() -> None:
+def test_a_header_with_a_variable_without_a_default_becomes_a_secret_with_a_secret_input() -> None:
     result = plan({"mcpServers": {"a": {"url": "https://a.example.com/mcp", "headers": {"X-Tenant": "${TENANT}"}}}})
     (server,) = result.servers
     assert server.config["secret_headers"] == ["X-Tenant"]
     assert server.config["headers"] == {}
     assert [(v.name, v.secret) for v in result.variables] == [("TENANT", True)]
+
+
+@pytest.mark.parametrize(
+    ("value", "secret"),
+    [
+        ("${TEAM:-core}", False),  # the file shows the value; no name looks like a credential
+        ("team-${TEAM:-core}-${env:REGION}", True),  # one reference without a default
+        ("${TEAM_TOKEN:-abcdefgh}", True),  # the variable's name looks like a credential
+        ("${TEAM:-Bearer abcdefgh}", True),  # the default looks like a credential
+    ],
+)
+def test_a_header_variable_with_a_plain_default_is_a_plain_header(value: str, secret: bool) -> None:
+    """`X-Team: ${TEAM:-core}` was made a secret, its default hidden, then refused as too short."""
+    doc = {"mcpServers": {"a": {"url": "https://a.example.com/mcp", "headers": {"X-Team": value}}}}
+    result = plan(doc)
+    (server,) = result.servers
+    assert (server.config["secret_headers"] == ["X-Team"]) is secret
+    assert all(v.secret is secret for v in result.variables if v.name.startswith("TEAM"))
+    if not secret:
+        assert server.config["headers"] == {"X-Team": value}
+        (variable,) = result.preview()["variables"]
+        assert (variable["has_default"], variable["default"]) == (True, "core")
+        (body,) = result.resolve({}, use_defaults=["TEAM"], check_secret=check_secret_value)
+        assert body["headers"] == {"X-Team": "core"}
+
+
+def test_a_secret_default_too_short_for_a_secret_is_not_offered_and_the_preview_says_why() -> None:
+    """`${API_KEY:-dev}` in a secret was offered as a default and refused only at apply (R-1.8)."""
+    doc = {
+        "mcpServers": {
+            "a": {"command": "x", "env": {"API_KEY": "${API_KEY:-dev}", "B_KEY": "${B_KEY:-long-enough}"}},
+            "b": {"url": "https://b.example.com/mcp", "headers": {"Authorization": "Bearer ${TOK:-abc}"}},
+        }
+    }
+    result = plan(doc)
+    a, b = result.servers
+    assert [(w.field, w.code) for w in a.warnings] == [("env.API_KEY", "DEFAULT_UNUSABLE")]
+    assert [(w.field, w.code) for w in b.warnings] == [("headers.Authorization", "DEFAULT_UNUSABLE")]
+    assert "at least 6 characters" in a.warnings[0].message and "dev" not in a.warnings[0].message
+    offered = {v["name"]: v["has_default"] for v in result.preview()["variables"]}
+    assert offered == {"API_KEY": False, "B_KEY": True, "TOK": False}
+    with pytest.raises(ImportValuesInvalid) as caught:
+        result.resolve({"TOK": "t" * 8}, use_defaults=["API_KEY", "B_KEY"], check_secret=check_secret_value)
+    assert [(e["field"], e["code"]) for e in caught.value.details["errors"]] == [
+        ("use_defaults.API_KEY", "DEFAULT_UNUSABLE")
+    ]
+    bodies = result.resolve(
+        {"API_KEY": "k" * 8, "TOK": "t" * 8}, use_defaults=["B_KEY"], check_secret=check_secret_value
+    )
+    assert bodies[0]["secret_values"]["env"] == {"API_KEY": "k" * 8, "B_KEY": "long-enough"}
 
 
 def test_an_env_var_referencing_a_credential_variable_is_secret_whatever_its_name() -> None:

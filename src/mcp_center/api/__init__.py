@@ -70,6 +70,11 @@ def create_api(
         docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json",
+        # Never answer a path with a redirect to another one: `DELETE /api/gateway/tokens/..%2f`
+        # (decoded `.../../`) was redirected 307 to `/api/gateway/..`. A path that matches no
+        # route (a trailing slash, a `/` in a path parameter, even encoded) is 404 NOT_FOUND in
+        # the envelope, saying so.
+        redirect_slashes=False,
     )
     install_error_handlers(app)
     auth = AdminAuth(admin_token)

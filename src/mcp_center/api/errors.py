@@ -121,8 +121,25 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(422, "REQUEST_INVALID", f"{first['field']}: {first['message']}", {"errors": errors})
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+_ROUTING_NOT_FOUND = "Not Found"
+"""Starlette's detail for a path that matches no route (ours always name what was not found)."""
+
+
+def _no_route_message(request: Request) -> str:
+    path = request.url.path
+    shown = path if len(path) <= 200 else path[:200] + "..."
+    hint = ""
+    if path.endswith("/") and path != "/":
+        hint = ": paths end without '/'"
+    elif path.startswith("/api/"):
+        hint = ": check the path; an id or name in it never holds '/', not even encoded as %2F"
+    return f"no route for {request.method} {shown}{hint}"
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404 and exc.detail == _ROUTING_NOT_FOUND:
+        return error_response(404, "NOT_FOUND", _no_route_message(request))
     if exc.status_code == 400:
         # Starlette's "There was an error parsing the body" (e.g. JSON nested too deep to parse).
         error = {"field": "body", "code": "JSON_INVALID", "message": "cannot be parsed as JSON"}

@@ -17,9 +17,10 @@ from __future__ import annotations
 import inspect
 
 import typer
+from typer.core import TyperCommand
 
 from mcp_center import __version__
-from mcp_center.cli._shared import app, err, out
+from mcp_center.cli._shared import CenterCommand, CenterGroup, app, err, out
 
 # Importing the command modules registers their commands on `app`, in this order: the order
 # `mcp-center --help` lists them (hence no import sorting here).
@@ -59,16 +60,21 @@ def reflow_help(doc: str) -> str:
     return "\n\n".join(paragraphs) + feed + hidden
 
 
-def _reflow_commands(group: typer.Typer) -> None:
+def _polish_commands(group: typer.Typer) -> None:
+    # Every command: its docstring reflowed as help, and CenterCommand's help without `<bool>`
+    # (a command registered without cls= has typer's TyperCommand; a group has cls=CenterGroup).
     for command in group.registered_commands:
         if command.help is None and command.callback is not None and command.callback.__doc__:
             command.help = reflow_help(command.callback.__doc__)
+        if command.cls is None or command.cls is TyperCommand:
+            command.cls = CenterCommand
     for sub in group.registered_groups:
         if sub.typer_instance is not None:
-            _reflow_commands(sub.typer_instance)
+            _polish_commands(sub.typer_instance)
 
 
-_reflow_commands(app)
+_polish_commands(app)
+assert app.info.cls is CenterGroup
 
 
 def main() -> None:

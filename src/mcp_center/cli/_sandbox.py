@@ -30,7 +30,7 @@ def sandbox_body(
     if network:
         policy["network"] = network
     if memory_mb is not None:
-        policy["memory_mb"] = memory_mb if memory_mb > 0 else None
+        policy["memory_mb"] = None if memory_mb == 0 else memory_mb  # only 0 means none: -5 is refused
     if paths:
         policy["paths"] = [
             {"path": p.removeprefix(WRITABLE_PREFIX), "writable": p.startswith(WRITABLE_PREFIX)} for p in paths

@@ -7,6 +7,7 @@ error's `exit_code`) and ask a running host (`host_request`, exiting with the co
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +17,7 @@ import anyio
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from mcp_center import __version__
 from mcp_center.cli._where import data_dir_phrase, serve_state
@@ -33,6 +35,8 @@ from mcp_center.store import Store, store_for
 
 __all__ = [
     "NEXT_STEP",
+    "CenterCommand",
+    "CenterGroup",
     "DataDir",
     "DatabaseUrl",
     "HostUrl",
@@ -55,12 +59,43 @@ __all__ = [
     "secret_app",
     "settings_for",
     "settings_for_server",
+    "shown",
     "yes",
 ]
 
 T = TypeVar("T")
 
+
+def _untyped_flags(params: list[Any]) -> list[Any]:
+    # typer's rich help prints an option's type beside it, and for a flag that type is `<bool>`
+    # (`--yes <bool>`) although a flag takes no value. An empty metavar is what it shows instead.
+    # (Any: typer's parameter and context classes come from its private copy of click.)
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class CenterCommand(TyperCommand):
+    """Every `mcp-center` command: its `--help` shows a flag as `--yes` or `--wait / --no-wait`,
+    never with typer's `<bool>` value placeholder (a flag takes no value). Set on each command by
+    `cli.__init__`."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """The command's parameters with `--help` last, flags without a value placeholder."""
+        return _untyped_flags(super().get_params(ctx))
+
+
+class CenterGroup(TyperGroup):
+    """`mcp-center` and its command groups (`gateway`, `secret`, ...): flags shown as in `CenterCommand`."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """The group's parameters with `--help` last, flags without a value placeholder."""
+        return _untyped_flags(super().get_params(ctx))
+
+
 app = typer.Typer(
+    cls=CenterGroup,
     name="mcp-center",
     help="A self-hosted MCP host: register, trust, test, enable and call MCP servers.",
     no_args_is_help=True,
@@ -85,19 +120,24 @@ def _root(
     del show_version
 
 
-secret_app = typer.Typer(help="Set or delete secret values (write-only).", no_args_is_help=True)
+secret_app = typer.Typer(cls=CenterGroup, help="Set or delete secret values (write-only).", no_args_is_help=True)
 app.add_typer(secret_app, name="secret")
-approvals_app = typer.Typer(help="Agent calls waiting for your decision in a running host: list, approve ID, deny ID.")
+approvals_app = typer.Typer(
+    cls=CenterGroup, help="Agent calls waiting for your decision in a running host: list, approve ID, deny ID."
+)
 app.add_typer(approvals_app, name="approvals")
 gateway_app = typer.Typer(
+    cls=CenterGroup,
     help="The MCP gateway agents connect to: run it over stdio, manage its tokens.",
     invoke_without_command=True,
 )
 app.add_typer(gateway_app, name="gateway")
-gateway_token_app = typer.Typer(help="Gateway tokens (what MCP clients present at /mcp).", no_args_is_help=True)
+gateway_token_app = typer.Typer(
+    cls=CenterGroup, help="Gateway tokens (what MCP clients present at /mcp).", no_args_is_help=True
+)
 gateway_app.add_typer(gateway_token_app, name="token")
 sandbox_app = typer.Typer(
-    help="Sandboxed stdio servers: check this host, warm up a server's caches.", no_args_is_help=True
+    cls=CenterGroup, help="Sandboxed stdio servers: check this host, warm up a server's caches.", no_args_is_help=True
 )
 app.add_typer(sandbox_app, name="sandbox")
 
@@ -168,6 +208,21 @@ def settings_for_server(server_id: str, data_dir: Path | None, profile: str | No
     return settings
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_SHOWN_CHARS = 500
+"""Longest message part an error line shows whole (characters); past it, the count of the rest."""
+
+
+def shown(text: str) -> str:
+    """`text` safe to print on a terminal in one line: control characters (ESC sequences that would
+    recolour or rewrite the terminal, line breaks) as `\\xNN`, and clipped past `MAX_SHOWN_CHARS`
+    with the count of what was left out. For echoed user input: a bad id, name or path (R-7.3)."""
+    visible = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    if len(visible) <= MAX_SHOWN_CHARS:
+        return visible
+    return f"{visible[:MAX_SHOWN_CHARS]}... ({len(visible) - MAX_SHOWN_CHARS} more characters)"
+
+
 def fail(
     exc: CenterError, server_id: str | None = None, *, settings: Settings | None = None, serve: bool = False
 ) -> typer.Exit:
@@ -178,7 +233,7 @@ def fail(
     listed: object = exc.details.get("errors")
     fields = [item for item in (listed if is_array(listed) else []) if is_object(item) and "field" in item]
     line = Text("error", style="red")
-    line.append(f" [{exc.code}]: {exc.message}", style="")
+    line.append(f" [{exc.code}]: {shown(exc.message)}", style="")
     for item in fields:  # a field error the message already states adds only its code to that line
         if f"{item['field']}: {item.get('message', '')}" == exc.message:
             line.append(f" [{item.get('code', '')}]", style="")
@@ -186,7 +241,7 @@ def fail(
     for item in fields:
         if f"{item['field']}: {item.get('message', '')}" != exc.message:
             err.print(
-                f"  - {item['field']}: {item.get('message', '')} [{item.get('code', '')}]",
+                shown(f"  - {item['field']}: {item.get('message', '')} [{item.get('code', '')}]"),
                 highlight=False,
                 markup=False,
             )
@@ -197,7 +252,7 @@ def fail(
             err.print(f"    {stderr_line}", highlight=False, markup=False)
     close = exc.details.get("did_you_mean")
     if is_array(close) and close:
-        err.print(f"  did you mean: {', '.join(str(c) for c in close)}?", highlight=False, markup=False)
+        err.print(shown(f"  did you mean: {', '.join(str(c) for c in close)}?"), highlight=False, markup=False)
     server = server_id or exc.details.get("server_id")
     hint = NEXT_STEP.get(exc.code)
     if hint and isinstance(server, str):

@@ -25,10 +25,9 @@ from mcp_center.cli._shared import (
     settings_for,
 )
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
-from mcp_center.cli.host import host_url
-from mcp_center.errors import (
-    CenterError,
-)
+from mcp_center.cli.host import serve_url
+from mcp_center.config import Settings
+from mcp_center.errors import CenterError, RequestInvalid, ServerUnreachable
 from mcp_center.runtime.attribution import leaves
 from mcp_center.secrets import install_log_redaction
 from mcp_center.service import GatewayTokens
@@ -39,13 +38,28 @@ from mcp_center.store.running import running_owner
 def gateway(
     ctx: typer.Context,
     stdio: Annotated[bool, typer.Option("--stdio", help="Bridge stdin/stdout to the running host's gateway.")] = False,
-    url: Annotated[str | None, typer.Option(help="Gateway URL (default: <base URL>/mcp of the settings).")] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            envvar="MCP_CENTER_URL",
+            help="The gateway URL, or the running host's (then /mcp is added) (default: the serve of the data "
+            "directory, from its serve.json).",
+        ),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Run the gateway over stdio for clients that only spawn processes (`--stdio`).
 
     Needs a running `mcp-center serve` and a gateway token in MCP_CENTER_GATEWAY_TOKEN (create one
     with `mcp-center gateway token create NAME`). Approvals and cards appear in the settings page.
+
+    \f
+    The bridge talks to the serve it finds the way the other verbs do (R-9.2): `--url` or
+    `MCP_CENTER_URL`, else the serve recorded for the data directory; never a default address,
+    which may be another directory's serve (whose answer would be "not this host's token"). Every
+    refusal is one `error [CODE]: ...` line: REQUEST_INVALID (exit 2) for a missing token or a
+    bad URL, MCP_SERVER_UNREACHABLE (exit 7) when there is no serve to talk to (R-7.3, R-8.1).
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -58,37 +72,62 @@ def gateway(
 
     token = os.environ.get("MCP_CENTER_GATEWAY_TOKEN")
     if not token:
-        err.print("set MCP_CENTER_GATEWAY_TOKEN to a gateway token (mcp-center gateway token create NAME)")
-        raise typer.Exit(2)
+        raise fail(
+            RequestInvalid(
+                "set MCP_CENTER_GATEWAY_TOKEN to a gateway token (mcp-center gateway token create NAME)",
+                details={"field": "MCP_CENTER_GATEWAY_TOKEN"},
+            )
+        )
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     install_log_redaction()
     settings = settings_for(data_dir)
-    target = url or f"{host_url(settings)}/mcp"
-    parts = urlsplit(target)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        err.print(
-            f"error: --url must be an http(s) URL of the gateway, e.g. http://127.0.0.1:8765/mcp (got {target!r})"
-        )
-        raise typer.Exit(2)
-    if parts.scheme == "http" and parts.hostname not in {"127.0.0.1", "localhost", "::1"}:
-        err.print(
-            f"error: refusing to send the gateway token over plain http to {parts.hostname}: "
-            "use https, or a loopback address"
-        )
-        raise typer.Exit(2)
+    try:
+        target = bridge_url(settings, url)
+    except CenterError as exc:
+        raise fail(exc) from None
     try:
         anyio.run(bridge_stdio, target, token)
     except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
         cause = next(leaves(exc))  # the SDK's task groups wrap a connect error twice
         detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
-        err.print(
-            f"error: the gateway at {target} is not reachable ({detail}): {unreachable_why(settings, url)}. "
-            "If serve runs with another --port or --data-dir, pass --url <its gateway URL> "
-            "(the settings page's Gateway section shows it) or the same --data-dir.",
-            highlight=False,
-            markup=False,
+        raise fail(
+            ServerUnreachable(
+                f"the gateway at {target} is not reachable ({detail}): {unreachable_why(settings, url)}. "
+                "If serve runs with another --port or --data-dir, pass --url <its gateway URL> "
+                "(the settings page's Gateway section shows it) or the same --data-dir.",
+                details={"reason": "unreachable", "url": target},
+            )
+        ) from None
+
+
+def bridge_url(settings: Settings, url: str | None) -> str:
+    """The gateway URL the stdio bridge connects to (R-8.1, R-9.2).
+
+    Args:
+        settings: The data directory whose serve is meant when `url` is None.
+        url: `--url` or `MCP_CENTER_URL`: a gateway URL (`http://127.0.0.1:8765/mcp`, or a server's
+            `/mcp/<id>`) used as given, or a host URL (no path) to which `/mcp` is added.
+    Returns:
+        An http(s) URL without a trailing slash; plain http only to a loopback address.
+    Raises:
+        ServerUnreachable: no `url` and no serve owns the data directory (never the default address).
+        RequestInvalid: `url` is not an http(s) URL, or is plain http beyond this machine (the
+            gateway token would travel in clear).
+    """
+    base = serve_url(settings, url)
+    parts = urlsplit(base)
+    target = f"{base}/mcp" if parts.scheme in {"http", "https"} and parts.path in {"", "/"} else base
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise RequestInvalid(
+            f"--url must be an http(s) URL of the gateway, e.g. http://127.0.0.1:8765/mcp (got {target!r})",
+            details={"field": "url"},
         )
-        raise typer.Exit(7) from None
+    if parts.scheme == "http" and parts.hostname not in {"127.0.0.1", "localhost", "::1"}:
+        raise RequestInvalid(
+            f"refusing to send the gateway token over plain http to {parts.hostname}: use https, or a loopback address",
+            details={"field": "url"},
+        )
+    return target
 
 
 @gateway_token_app.command("create")

@@ -34,6 +34,7 @@ from mcp_center.errors import (
     ImportNothingToApply,
     ImportTooLarge,
     ImportValuesInvalid,
+    RequestInvalid,
 )
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
 from mcp_center.service import ApplyRequest, Importer, ImportPreviews
@@ -62,8 +63,8 @@ def import_(
     disabled: trust, test and enable each one.
     """
     if format not in IMPORT_FORMATS:
-        err.print(f"--format must be one of: {', '.join(IMPORT_FORMATS)}")
-        raise typer.Exit(2)
+        error = FieldError("format", "FIELD_INVALID", f"must be one of: {', '.join(IMPORT_FORMATS)}")
+        raise fail(RequestInvalid(f"--format {error.message}", details={"errors": [error.to_dict()]}))
     settings = settings_for(data_dir, profile)
     text = _read_import(file)
     previews = ImportPreviews()
@@ -99,6 +100,13 @@ def _read_import(file: str) -> str:
     """The text of an import file (or stdin): at most `MAX_IMPORT_BYTES` + 1 bytes are ever read, so
     a file whose size cannot be trusted (/dev/zero, a /proc file, a pipe, a file still growing) is
     refused with IMPORT_TOO_LARGE instead of being read until memory runs out (R-1.8)."""
+    if not file.strip():
+        raise fail(
+            RequestInvalid(
+                "file: give the path of a client configuration file, or - to read it from stdin",
+                details={"errors": [FieldError("file", "FIELD_REQUIRED", "is empty").to_dict()]},
+            )
+        )
     try:
         if file == "-":
             data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
@@ -113,8 +121,7 @@ def _read_import(file: str) -> str:
                 raise fail(_too_large(file, None))
         return decode_text(data)
     except OSError as exc:
-        err.print(f"cannot read {file}: {exc.strerror}", markup=False, highlight=False)
-        raise typer.Exit(2) from None
+        raise fail(RequestInvalid(f"cannot read {file}: {exc.strerror}", details={"file": file})) from None
     except CenterError as exc:
         raise fail(exc) from None
 

@@ -8,7 +8,7 @@ import typer
 
 from mcp_center.cli._shared import DataDir, app, err, fail, out
 from mcp_center.config import Settings
-from mcp_center.errors import CenterError
+from mcp_center.errors import CenterError, FieldError, RequestInvalid
 
 
 @app.command()
@@ -27,6 +27,9 @@ def migrate(
     """
     from mcp_center.service.migration import migrate_to_database
 
+    if not to.strip():  # "" would mean "no database" to the settings, and libpq's defaults to a connect
+        error = FieldError("to", "FIELD_REQUIRED", "give the target: postgresql://user:password@host:port/db")
+        raise fail(RequestInvalid(f"--to: {error.message}", details={"errors": [error.to_dict()]}))
     try:
         settings = Settings.load(data_dir=data_dir, database_url=to)
         report = migrate_to_database(settings, to, display=settings.database_display or "postgresql")

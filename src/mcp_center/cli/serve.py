@@ -13,10 +13,7 @@ import typer
 from mcp_center import __version__
 from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail
 from mcp_center.config import Settings
-from mcp_center.errors import (
-    AddressInUse,
-    CenterError,
-)
+from mcp_center.errors import AddressInUse, CenterError, FieldError, RequestInvalid
 from mcp_center.secrets import install_log_redaction
 
 
@@ -39,6 +36,9 @@ def _name_the_holder(exc: AddressInUse, settings: Settings | None) -> AddressInU
         f"directory {data_dir}; stop it, use it (--data-dir {data_dir}), or choose another port with --port",
         details={**exc.details, "pid": owner.pid, "data_dir": str(data_dir)},
     )
+
+
+_LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 @app.command()
@@ -66,6 +66,9 @@ def serve(
     from mcp_center.app import HostServer, Ownership, create_app, gateway_first, listen, own_data_dir
     from mcp_center.gateway.wire import CoalescingHttpToolsProtocol
 
+    if log_level.lower() not in _LOG_LEVELS:
+        error = FieldError("log_level", "FIELD_INVALID", f"must be one of: {', '.join(_LOG_LEVELS)}")
+        raise fail(RequestInvalid(f"--log-level {error.message}", details={"errors": [error.to_dict()]}))
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
     if log_level.lower() != "debug":

@@ -106,13 +106,16 @@ class Settings:
         """Merge explicit values over the environment over defaults, and validate.
 
         Raises:
-            RequestInvalid: a value is malformed (port out of range, unknown profile, bad URL, a
-                database URL that is not `postgresql://`, an instance name that is not 1-64 of
-                `[A-Za-z0-9._:-]`).
+            RequestInvalid: a value is malformed (a data directory that is a file, port out of
+                range, unknown profile, bad URL, a database URL that is not `postgresql://`, an
+                instance name that is not 1-64 of `[A-Za-z0-9._:-]`).
         """
         env = os.environ if environ is None else environ
         raw_dir = data_dir if data_dir is not None else env.get("MCP_CENTER_DATA_DIR")
         resolved_dir = Path(raw_dir).expanduser() if raw_dir else Path(platformdirs.user_data_dir("mcp-center"))
+        if resolved_dir.exists() and not resolved_dir.is_dir():
+            # Every command would fail later in a mkdir or an open with a traceback.
+            raise _invalid("data_dir", f"{resolved_dir} is not a directory (MCP_CENTER_DATA_DIR, --data-dir)")
         host_value = host or env.get("MCP_CENTER_HOST") or "127.0.0.1"
         port_value: int
         if port is not None:

@@ -91,7 +91,9 @@ class ImportValuesInvalid(InvalidInput):
     """The values supplied for an import's variables are missing, unknown or make a server invalid.
 
     `details.errors` lists `{field, code, message}`: `values.<name>` with VALUE_REQUIRED,
-    VALUE_UNKNOWN, DEFAULT_MISSING or VALUE_INVALID, or `servers.<id>.<field>` with an R-1 code.
+    VALUE_UNKNOWN or VALUE_INVALID, `use_defaults.<name>` with VALUE_UNKNOWN, DEFAULT_MISSING or
+    DEFAULT_UNUSABLE (a secret's file default the preview already flagged), or
+    `servers.<id>.<field>` with an R-1 code.
     """
 
     code = "IMPORT_VALUES_INVALID"

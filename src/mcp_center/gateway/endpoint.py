@@ -41,7 +41,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcp_center.errors import StorageError
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
-from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern
+from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern, meta_problem
 from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_of, scope_of_path
 from mcp_center.models import is_object, is_request_id
 from mcp_center.secrets import presented_bearer
@@ -273,6 +273,9 @@ class GatewayEndpoint:
                 return
             if _bad_request_id(message):
                 await _bad_id_refusal()(scope, receive, send)
+                return
+            if (refusal := _bad_meta_refusal(message)) is not None:
+                await refusal(scope, receive, send)
                 return
         if server_id is not None and session_id is None and not await self._server_known(server_id):
             await _unknown_server(server_id)(scope, receive, send)
@@ -527,6 +530,18 @@ def _bad_id_refusal() -> JSONResponse:
         "(not null, a number with a fraction, a boolean, an array or an object)"
     )
     return _invalid_request(message)
+
+
+def _bad_meta_refusal(message: object) -> JSONResponse | None:
+    """A request whose `params._meta` breaks MCP (`fastpath.meta_problem`, e.g. a boolean
+    progressToken): -32602 for its id, before any session opens or anything goes upstream."""
+    if not is_object(message) or "method" not in message or not is_request_id(message.get("id")):
+        return None
+    problem = meta_problem(message.get("params"))
+    if problem is None:
+        return None
+    error = {"code": types.INVALID_PARAMS, "message": problem}
+    return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error})
 
 
 def _unknown_server(server_id: str) -> JSONResponse:

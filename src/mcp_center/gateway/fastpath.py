@@ -50,7 +50,7 @@ from mcp_center.models import is_object, is_request_id
 from mcp_center.runtime import Category
 from mcp_center.service import Elicitor, RootsLister, Sampler
 
-__all__ = ["LEAN_METHODS", "AgentLink", "LeanPath", "LeanRequest"]
+__all__ = ["LEAN_METHODS", "AgentLink", "LeanPath", "LeanRequest", "meta_problem"]
 
 logger = logging.getLogger(__name__)
 
@@ -195,12 +195,26 @@ def _invalid_params(method: str, params: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _meta_well_formed(meta: object) -> bool:
-    """`params._meta` is an object, and its `progressToken`, when present, a string or an integer."""
+def meta_problem(params: object) -> str | None:
+    """Why a request's `params._meta` breaks MCP ("Invalid params: <field> ..."), or None (R-8.1).
+
+    `_meta`, when present and not null, is an object; its `progressToken`, when present and not
+    null, a string or an integer ("ProgressToken = string | number", never a boolean). The SDK's
+    model took `true` as 1 and sent 1 upstream; the endpoint answers -32602 with this text instead,
+    on every path (lean, SDK, sessionless). Names the field, never the value.
+    """
+    if not is_object(params) or params.get("_meta") is None:
+        return None
+    meta = params["_meta"]
     if not is_object(meta):
-        return False
+        return "Invalid params: _meta must be an object"
     token = meta.get("progressToken")
-    return token is None or (isinstance(token, int | str) and not isinstance(token, bool))
+    if token is None or is_request_id(token):
+        return None
+    return (
+        "Invalid params: _meta.progressToken must be a string or an integer "
+        "(not a boolean, a number with a fraction, an array or an object)"
+    )
 
 
 def is_lean(message: Mapping[str, Any]) -> bool:
@@ -212,8 +226,8 @@ def is_lean(message: Mapping[str, Any]) -> bool:
         return False
     if not is_request_id(request_id):
         return False
-    if not _meta_well_formed(params.get("_meta", {})):
-        return False  # the SDK refuses it with -32602 (a progressToken of no id type would be echoed)
+    if meta_problem(params) is not None:
+        return False  # the endpoint answers it -32602 before it gets here
     if method == "tools/call":
         return isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict | None)
     return True

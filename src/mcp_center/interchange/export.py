@@ -50,8 +50,6 @@ __all__ = [
 EXPORT_FORMATS: tuple[str, ...] = ("claude-code", "cursor", "vscode", "claude-desktop")
 GATEWAY_SERVER_NAME = "mcp-center"
 GATEWAY_TOKEN_VARIABLE = "MCP_CENTER_GATEWAY_TOKEN"  # noqa: S105 - a variable name, not a token
-BRIDGE_DEFAULT_URL = "http://127.0.0.1:8765/mcp"
-"""The gateway URL the stdio bridge uses without `--url` (`serve`'s default address)."""
 
 
 _FILENAMES = {
@@ -258,7 +256,9 @@ def gateway_snippet(format: str, gateway_url: str, bridge_command: str | None = 
             },
         }
     if format == "claude-desktop":
-        args = ["gateway", "--stdio", *([] if gateway_url == BRIDGE_DEFAULT_URL else ["--url", gateway_url])]
+        # Always --url: without it the bridge talks to the serve of *its* data directory (the
+        # default one, for Claude Desktop), which need not be the serve this snippet came from.
+        args = ["gateway", "--stdio", "--url", gateway_url]
         return {
             "mcpServers": {
                 GATEWAY_SERVER_NAME: {

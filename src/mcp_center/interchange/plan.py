@@ -11,7 +11,12 @@ Decisions (our policy, documented in the README):
 - Secrets (R-1.5): an env var is secret when its name looks like a credential (`*_TOKEN`,
   `*_KEY`, `*_SECRET`, `*_PASSWORD`, ...), when its value is one (`postgres://u:p@h`), or when its
   value references a credential-looking variable or a VS Code `password` input. A header is
-  secret when its name or value looks like a credential, or when its value holds any `${...}`.
+  secret when its name or value looks like a credential, or when its value holds a `${...}`
+  other than a plain variable with a default in the file (`X-Team: ${TEAM:-core}` stays a plain
+  header: the file shows its value, and neither name looks like a credential).
+- A secret whose file default could not be stored as a secret (`API_KEY: ${API_KEY:-dev}`: shorter
+  than the secret minimum) is offered without a default, with a DEFAULT_UNUSABLE warning: the
+  preview says what apply would refuse.
 - `Authorization: Bearer <token>` (exactly one token, literal or `${VAR}`) becomes
   `auth: {"kind": "bearer"}` with the token as the bearer secret: Authorization is then managed by
   auth (R-1.7), the token can be rotated as `secrets/token?kind=bearer`, and export writes the
@@ -128,6 +133,8 @@ class PlannedServer:
     secrets: tuple[SecretSlot, ...]
     occurrences: tuple[Occurrence, ...]
     warnings: tuple[FieldError, ...]
+    unusable_defaults: frozenset[str] = frozenset()
+    """Variables whose file default would make one of this server's secrets invalid (DEFAULT_UNUSABLE)."""
 
     def preview(self) -> dict[str, Any]:
         """JSON shape of this server in the preview (no secret value)."""
@@ -167,7 +174,8 @@ class VariableInfo:
 
     `secret` asks for hidden input: the variable sits in a header or a secret env var, its name
     looks like a credential, or it is a VS Code `password` input. `default` is offered only when
-    every occurrence carries the same one, and shown only for non-secret variables.
+    every occurrence carries the same one and it makes a valid secret wherever it fills one
+    (`default_unusable` otherwise), and shown only for non-secret variables.
     """
 
     name: str
@@ -177,6 +185,7 @@ class VariableInfo:
     default: str | None
     description: str | None
     used_in: tuple[tuple[str, str], ...]
+    default_unusable: bool = False
 
     def preview(self) -> dict[str, Any]:
         """JSON shape of this variable in the preview."""
@@ -287,6 +296,14 @@ class ImportPlan:
         for name in use_defaults:
             if name not in known:
                 errors.append(FieldError(f"use_defaults.{name}", "VALUE_UNKNOWN", "is not a variable of this preview"))
+            elif known[name].default_unusable and name not in values:
+                errors.append(
+                    FieldError(
+                        f"use_defaults.{name}",
+                        "DEFAULT_UNUSABLE",
+                        "the file's default cannot be a secret value here (see the preview's warnings); supply a value",
+                    )
+                )
             elif not known[name].has_default and name not in values:
                 errors.append(FieldError(f"use_defaults.{name}", "DEFAULT_MISSING", "has no default to accept"))
         errors += [
@@ -358,6 +375,7 @@ def plan_document(
                 secrets=draft.secrets,
                 occurrences=draft.occurrences,
                 warnings=draft.warnings,
+                unusable_defaults=draft.unusable_defaults,
             )
         )
     defaults = {name: d.default for name, d in document.inputs.items() if d.default is not None}
@@ -389,6 +407,54 @@ class _Draft:
     secrets: tuple[SecretSlot, ...]
     occurrences: tuple[Occurrence, ...]
     warnings: tuple[FieldError, ...]
+    unusable_defaults: frozenset[str]
+
+
+def _file_default(ref: Reference, inputs: Mapping[str, InputDeclaration]) -> str | None:
+    """The value the file gives `ref` when the user accepts its default, or None (none given)."""
+    if ref.kind == "input":
+        declared = inputs.get(ref.name)
+        return declared.default if declared is not None else None
+    return ref.default if ref.kind == "env" else None
+
+
+def _with_defaults(text: str, found: list[Reference], inputs: Mapping[str, InputDeclaration]) -> str | None:
+    """`text` with every reference replaced by its file default; None when one has none."""
+    if any(_file_default(r, inputs) is None for r in found):
+        return None
+    return substitute(text, lambda r: _file_default(r, inputs) or "")
+
+
+def _unusable_defaults(
+    secrets: Iterable[SecretSlot],
+    refs: Mapping[str, list[Reference]],
+    inputs: Mapping[str, InputDeclaration],
+    check_secret: SecretCheck,
+) -> tuple[list[FieldError], set[str]]:
+    """What apply would refuse with the defaults accepted, said at preview: DEFAULT_UNUSABLE
+    warnings and the variables whose default is therefore not offered."""
+    warnings: list[FieldError] = []
+    unusable: set[str] = set()
+    for slot in secrets:
+        found = refs.get(slot.field, [])
+        filled = _with_defaults(slot.template, found, inputs) if slot.has_references and slot.template else None
+        if filled is None:
+            continue
+        try:
+            check_secret(slot.field, filled, slot.kind != "env")
+        except ConfigInvalid as exc:
+            unusable.update(r.name for r in found)
+            names = ", ".join(dict.fromkeys(r.name for r in found))
+            warnings += [
+                FieldError(
+                    slot.field,
+                    "DEFAULT_UNUSABLE",
+                    f"the file's default for {names} cannot be this secret's value ({e.message}); "
+                    "you will be asked for a value",
+                )
+                for e in exc.errors
+            ]
+    return warnings, unusable
 
 
 def _draft(
@@ -409,6 +475,11 @@ def _draft(
     def credential_ref(ref: Reference) -> bool:
         declared = inputs.get(ref.name)
         return is_credential_name(ref.name) or (declared is not None and declared.password)
+
+    def plain_with_default(value: str, found: list[Reference]) -> bool:
+        # `${TEAM:-core}`: the file shows the value, no name looks like a credential, nor does the value.
+        shown = _with_defaults(value, found, inputs)
+        return shown is not None and not any(credential_ref(r) for r in found) and not is_credential_value(shown)
 
     secrets: list[SecretSlot] = []
     warnings = list(entry.warnings)
@@ -452,7 +523,11 @@ def _draft(
             if token is not None:
                 auth_kind = "bearer"
                 secrets.append(SecretSlot("bearer", "token", path, token, bool(found)))
-            elif found or is_credential_name(key) or is_credential_value(value):
+            elif (
+                is_credential_name(key)
+                or is_credential_value(value)
+                or (found and not plain_with_default(value, found))
+            ):
                 secrets.append(SecretSlot("header", key, path, value, bool(found)))
             else:
                 headers[key] = value
@@ -492,6 +567,8 @@ def _draft(
                 check_secret(slot.field, slot.template, slot.kind != "env")
             except ConfigInvalid as exc:
                 errors += exc.errors
+    default_warnings, unusable = _unusable_defaults(secrets, refs, inputs, check_secret)
+    warnings += default_warnings
     trial = _map_strings({"id": slugify(entry.name), **config}, lambda text: substitute(text, _stand_in))
     try:
         parse_server_config(trial)
@@ -499,7 +576,7 @@ def _draft(
         errors += [e for e in exc.errors if e.code in _ROBUST_CODES or not _has_references(e.field, refs)]
     if errors:
         return errors
-    return _Draft(config, tuple(secrets), occurrences, tuple(warnings))
+    return _Draft(config, tuple(secrets), occurrences, tuple(warnings), frozenset(unusable))
 
 
 def _stand_in(_ref: Reference) -> str:
@@ -538,6 +615,9 @@ def _variables(servers: Iterable[PlannedServer], inputs: Mapping[str, InputDecla
         else:
             defaults = {o.reference.default for _, o in uses}
         default = defaults.pop() if len(defaults) == 1 else None
+        default_unusable = default is not None and any(name in server.unusable_defaults for server, _ in uses)
+        if default_unusable:
+            default = None
         secret = (
             is_credential_name(name)
             or (declared is not None and declared.password)
@@ -556,6 +636,7 @@ def _variables(servers: Iterable[PlannedServer], inputs: Mapping[str, InputDecla
                 default=default,
                 description=declared.description if declared else None,
                 used_in=tuple(used_in),
+                default_unusable=default_unusable,
             )
         )
     return variables

@@ -14,8 +14,6 @@ import { copy } from "./exporter.js";
 
 export const TOKEN_VARIABLE = "MCP_CENTER_GATEWAY_TOKEN";
 export const SERVER_NAME = "mcp-center";
-/** The URL the stdio bridge uses without `--url` (`mcp-center serve`'s defaults). */
-const BRIDGE_DEFAULT_URL = "http://127.0.0.1:8765/mcp";
 const BRIDGE_COMMAND = "/path/to/mcp-center/.venv/bin/mcp-center";
 
 /**
@@ -35,10 +33,11 @@ export function gatewayUrl(info) {
 /**
  * The three client snippets for `url`, with `token` or, when null, the placeholder in each
  * client's syntax. Forms as in README.md: Claude Code's `claude mcp add`, Cursor's mcp.json, the
- * stdio bridge for clients that only spawn (its `--url` only when the host is not at the default).
+ * stdio bridge for clients that only spawn (always with `--url`: without it the bridge looks for the
+ * serve of its own data directory, which need not be this one).
  */
 export function snippets(url, token = null, command = null) {
-  const bridgeArgs = ["gateway", "--stdio", ...(url === BRIDGE_DEFAULT_URL ? [] : ["--url", url])];
+  const bridgeArgs = ["gateway", "--stdio", "--url", url];
   const json = (entry) => JSON.stringify({ mcpServers: { [SERVER_NAME]: entry } }, null, 2);
   return [
     {
