@@ -125,21 +125,6 @@ class AuthorizationStart:
     previous_issuer: str | None = None
     completion: Completion | None = field(default=None, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The API shape (no secret: the URL holds only public parameters and the one-time state)."""
-        return {
-            "server_id": self.server_id,
-            "issuer": self.issuer,
-            "scopes": list(self.scopes),
-            "resource": self.resource,
-            "authorization_url": self.authorization_url,
-            "expires_at": self.expires_at.isoformat() if self.expires_at else None,
-            "step_up": self.step_up,
-            "client_id_source": self.client_id_source,
-            "previous_issuer": self.previous_issuer,
-            "authorized": self.completion is not None,
-        }
-
 
 @dataclass
 class _Pending:
