@@ -37,7 +37,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LongFirstScheduling | None:
     """With xdist's default `--dist load`: tests one at a time in this order, `ONE_WORKER` modules
     whole (`tests/support/ordering.py`, issue 16); any other `--dist` keeps xdist's scheduler."""
-    if config.getvalue("dist") != "load":
+    if config.getoption("dist", None) != "load":
         return None
     return LongFirstScheduling(config, log)
 
