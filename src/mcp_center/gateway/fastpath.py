@@ -218,16 +218,15 @@ def meta_problem(params: object) -> str | None:
 
 
 def is_lean(message: Mapping[str, Any]) -> bool:
-    """A well-formed request the lean path serves (anything doubtful is left to the SDK)."""
+    """A well-formed request the lean path serves (anything doubtful is left to the SDK).
+
+    Called only on a POST body the endpoint has already checked: a `jsonrpc` other than "2.0", a
+    malformed id and a malformed `params._meta` (`meta_problem`) were answered there, so they are not
+    checked again on this per-call path; a notification (no id) is not lean."""
     method = message.get("method")
-    request_id = message.get("id")
     params = message.get("params", {})
-    if method not in LEAN_METHODS or message.get("jsonrpc") != "2.0" or not is_object(params):
+    if method not in LEAN_METHODS or not is_object(params) or not is_request_id(message.get("id")):
         return False
-    if not is_request_id(request_id):
-        return False
-    if meta_problem(params) is not None:
-        return False  # the endpoint answers it -32602 before it gets here
     if method == "tools/call":
         return isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict | None)
     return True
