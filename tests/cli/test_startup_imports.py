@@ -20,6 +20,7 @@ from types import ModuleType
 import pytest
 
 import mcp_center.config
+import mcp_center.gateway
 import mcp_center.interchange
 import mcp_center.store
 
@@ -134,7 +135,7 @@ def test_a_verb_that_asks_the_running_host_over_rest_imports_no_sdk_web_stack_or
     assert heavy == []
 
 
-@pytest.mark.parametrize("package", [mcp_center.config, mcp_center.store, mcp_center.interchange])
+@pytest.mark.parametrize("package", [mcp_center.config, mcp_center.store, mcp_center.interchange, mcp_center.gateway])
 def test_every_name_a_lazy_package_exports_resolves(package: ModuleType) -> None:
     # The packages import their heavier modules on first use (`_LAZY`): every name of `__all__`
     # must resolve, from the module that `_LAZY` names.

@@ -68,7 +68,6 @@ def gateway(
     import anyio
 
     from mcp_center.gateway import bridge_stdio
-    from mcp_center.runtime.attribution import leaves
 
     token = os.environ.get("MCP_CENTER_GATEWAY_TOKEN")
     if not token:
@@ -88,6 +87,8 @@ def gateway(
     try:
         anyio.run(bridge_stdio, target, token)
     except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
+        from mcp_center.runtime.attribution import leaves  # the runtime loads only on this error path
+
         cause = next(leaves(exc))  # the SDK's task groups wrap a connect error twice
         detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         raise fail(
