@@ -144,6 +144,9 @@ def test_a_low_risk_edit_keeps_trust_and_a_high_risk_edit_asks_for_a_new_confirm
     page.get_by_label("Name", exact=True).fill("Docs renamed")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_text("Saved.")).to_be_visible()
+    # The page redraws the tab from the saved record (its heading is the new name): edit that form,
+    # not the one it replaces (filled before the redraw, the edit was lost and "Saved." shown again).
+    expect(page.get_by_role("heading", name="Docs renamed", exact=True)).to_be_visible()
     assert host.client.get("/api/mcp/servers/docs").json()["trusted"] is True
 
     page.get_by_label("URL").fill("https://b.example/mcp")

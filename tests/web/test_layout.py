@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.support.browser import (
     NO_HORIZONTAL_SCROLL,
@@ -194,6 +194,46 @@ def test_the_list_refreshes_by_itself_and_shows_a_failed_test_with_its_reason(pa
     expect(row.locator('td[data-label="Last test"]')).to_contain_text("refused")
     expect(row.get_by_role("switch", name="Enabled: Gone")).to_have_attribute("aria-disabled", "true")
     expect(row.get_by_role("link", name="Set up")).to_be_visible()
+
+
+HEADINGS_SEEN = """(() => {
+  window.headingsSeen = [];
+  new MutationObserver(() => {
+    const text = document.querySelector("#main h1")?.textContent;
+    if (text && text !== window.headingsSeen.at(-1)) window.headingsSeen.push(text);
+  }).observe(document, { childList: true, subtree: true });
+})()"""
+"""An init script: every main heading the page shows, in order, in `window.headingsSeen`."""
+
+
+def test_a_server_page_answered_after_the_user_moved_on_never_replaces_the_newer_page(page: Page, host: Host) -> None:
+    """A server page waits for the server's record before drawing; when another route was drawn
+    meanwhile, that late answer must not write the page (app.js's route generations; once a late
+    Tools tab replaced the one the user had paged, issue 16)."""
+    for name in ("Slow", "Quick"):
+        body = {"name": name, "transport": "streamable_http", "url": "https://a.example/mcp"}
+        assert host.client.post("/api/mcp/servers", json=body).status_code == 201
+    page.add_init_script(HEADINGS_SEEN)
+    login(page)
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/api/mcp/servers/slow", hold)  # the record of Slow waits until released
+    page.goto("/#/servers/slow/tools")
+    page.goto("/#/servers/quick/tools")
+    expect(page.get_by_role("heading", name="Quick", exact=True)).to_be_visible()
+    assert len(held) == 1  # Slow's render is still waiting for its record
+    with page.expect_response("**/api/mcp/servers/slow") as late:
+        held[0].continue_()
+    assert late.value.ok
+    late.value.finished()
+    # One more answer through the same page: the late one was handled before it (a barrier, no sleep).
+    assert page.evaluate("() => fetch('/api/mcp/servers/quick').then((r) => r.json()).then((v) => v.name)") == "Quick"
+    expect(page.locator("#main h1")).to_have_text("Quick")
+    assert page.evaluate("() => window.headingsSeen") == ["Servers", "Quick"]
+    expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
 
 
 def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(page: Page, host: Host) -> None:
