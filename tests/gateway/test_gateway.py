@@ -296,7 +296,11 @@ async def test_the_stdio_bridge_gives_spawning_clients_the_same_gateway(host: Ho
 
 
 async def test_a_forwarded_elicitation_pauses_the_call_deadline_like_a_card(host: Host) -> None:
-    """The agent's user may take longer than `call_timeout_s` to answer: the call must not time out meanwhile."""
+    """The agent's user may take longer than `call_timeout_s` to answer: the call must not time out meanwhile.
+
+    The answer comes 4 s after the question, past the 3 s deadline; the 3 s leave room for the call to
+    reach the upstream and its question to come back on a loaded machine (with 1 s it timed out
+    there before the question was asked)."""
     await _ready(
         host.admin,
         {
@@ -305,11 +309,11 @@ async def test_a_forwarded_elicitation_pauses_the_call_deadline_like_a_card(host
             "transport": "streamable_http",
             "url": host.upstream,
             "tool_policies": ALLOW_ALL,
-            "call_timeout_s": 1,
+            "call_timeout_s": 3,
         },
     )
     seen = Seen()
-    async with agent(host, seen, answer={"answer": "slow"}, answer_delay_s=2.5) as client:
+    async with agent(host, seen, answer={"answer": "slow"}, answer_delay_s=4) as client:
         with anyio.fail_after(20):
             result = await client.call_tool("mcp__quick__ask", {"question": "Take your time?"})
     assert result.is_error is False, text(result)

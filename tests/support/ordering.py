@@ -42,19 +42,20 @@ LONG_FIRST: tuple[str, ...] = (
     "tests/store/test_crash.py",  # one forkserver for the module
     "tests/cli/test_add_and_list.py::test_the_cli_test_counts_the_tools_serve_sees",
     "tests/e2e/test_shared_state.py::test_serve_does_not_start_on_a_damaged_data_file",
-    # browser tests (they run after all the others): 24 s, 14 s, 13 s, 10 s, 16 s...
+    # browser tests (they run after all the others; measured with -n 2 and one shared serve per worker,
+    # tests/support/shared_host.py): 36 s, 21 s, 18 s, 18 s, 17 s, 15 s, 14 s, 10-13 s each...
     "tests/web/test_layout.py::test_screenshots_of_the_main_screens",
-    "tests/web/test_editor.py::test_two_pages_editing_one_server_get_a_conflict",
     "tests/web/test_approvals_and_cards.py::test_a_question_interrupted_by_a_restart",
-    "tests/web/test_approvals_and_cards.py::test_a_tool_policy_is_set_from_the_tools_tab",
-    "tests/web/test_hostile_server_ui.py",
-    "tests/web/test_layout.py::test_the_main_screens_fit_a_400_px_window",
     "tests/web/test_server_flow.py::test_a_stdio_server_from_the_uvx_template",
-    "tests/web/test_authorization.py::test_authorize_opens_a_window_at_the_shown_issuer",
-    "tests/web/test_approvals_and_cards.py::test_an_agent_call_waits_for_approval_in_the_inbox",
+    "tests/web/test_hostile_server_ui.py",
+    "tests/web/test_editor.py::test_two_pages_editing_one_server_get_a_conflict",
+    "tests/web/test_approvals_and_cards.py::test_a_tool_policy_is_set_from_the_tools_tab",
     "tests/web/test_debugger.py",
-    "tests/web/test_approvals_and_cards.py",
+    "tests/web/test_layout.py::test_the_main_screens_fit_a_400_px_window",
+    "tests/web/test_authorization.py::test_authorize_opens_a_window_at_the_shown_issuer",
+    "tests/web/test_prompts_and_resources.py::test_a_real_servers_embedded_binary",
     "tests/web/test_live_updates.py::test_the_page_polls_while_the_stream_fails",
+    "tests/web/test_approvals_and_cards.py",
 )
 """Node-id prefixes of the long tests, longest first; a test matches its first prefix."""
 

@@ -8,14 +8,14 @@ script error. The helpers behind them (chromium's flags, profiles, login, UI ste
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, PageErrors, new_context
 from tests.support.mcp_servers import running_echo_http
-from tests.support.serve import Host, running_host
+from tests.support.serve import Host
+from tests.support.shared_host import SharedHost
 
 
 @pytest.hookimpl(trylast=True)  # after any reordering plugin (pytest-randomly) has shuffled the items
@@ -46,17 +46,37 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     launched.close()
 
 
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[Host]:
-    """A real `mcp-center serve` on a free loopback port (admin token `ADMIN_TOKEN`)."""
-    with running_host(tmp_path) as running:
-        yield running
+@pytest.fixture(scope="session")
+def shared_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedHost]:
+    """The worker's `mcp-center serve`, lent to one test at a time (`tests/support/shared_host.py`)."""
+    pool = SharedHost(tmp_path_factory.mktemp("shared-serve"))
+    yield pool
+    pool.close()
 
 
 @pytest.fixture
+def host(shared_host: SharedHost) -> Iterator[Host]:
+    """A real `mcp-center serve` on a loopback port (admin token `ADMIN_TOKEN`) that looks just started
+    through the REST API: no server, gateway token, card or approval. It is the worker's shared serve
+    when the last test left it clean (its servers and tokens are removed afterwards), else a new one.
+    A test that stops, restarts or reads the files of its serve starts its own with `running_host`."""
+    yield shared_host.lend()
+    shared_host.take_back()
+
+
+@pytest.fixture(scope="session")
 def echo_url() -> Iterator[str]:
-    """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP; yields its /mcp URL."""
+    """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP, one per worker (it keeps
+    no state between MCP sessions); yields its /mcp URL."""
     with running_echo_http() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def caps_url() -> Iterator[str]:
+    """The capability server (`tests/servers/capabilities.py`) over Streamable HTTP, one per worker: the
+    browser tests read only what it answers, never what it recorded; yields its /mcp URL."""
+    with running_echo_http("tests.servers.run_capabilities") as url:
         yield url
 
 

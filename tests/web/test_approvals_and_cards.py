@@ -23,9 +23,9 @@ from tests.support.browser import (
     PageErrors,
     confirm_test_enable,
     go_to,
-    login,
     new_context,
     open_server,
+    sign_in,
 )
 from tests.support.http import Background, wait_for
 from tests.support.mcp_servers import EVERYTHING
@@ -71,7 +71,7 @@ def test_a_tool_policy_is_set_from_the_tools_tab_after_a_warning_and_needs_a_new
     page: Page, host: Host, echo_url: str
 ) -> None:
     add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
-    login(page)
+    sign_in(page)
     open_server(page, "Echo", "Tools")
     policy = page.get_by_role("group", name="Approval policy for echo")
     expect(policy.get_by_role("radio", name=re.compile("^Ask"))).to_be_checked()
@@ -128,7 +128,7 @@ def test_an_agent_call_waits_for_approval_in_the_inbox_and_on_the_servers_tab(
     page: Page, host: Host, caps_url: str
 ) -> None:
     ready_capabilities(host, caps_url)
-    login(page)
+    sign_in(page)
     badge = page.locator("#inbox-count")
     expect(badge).to_be_hidden()
     open_inbox(page)
@@ -203,7 +203,7 @@ def test_an_elicitation_form_is_generated_from_the_schema_with_defaults_and_send
     page: Page, host: Host, caps_url: str
 ) -> None:
     ready_capabilities(host, caps_url)
-    login(page)
+    sign_in(page)
     open_inbox(page)
     call = ask(host, "Who are you?")
     card = page.locator("article.interaction-card")
@@ -275,7 +275,7 @@ def test_a_question_survives_a_reload_and_an_answer_to_a_closed_card_says_so(
     page: Page, host: Host, caps_url: str
 ) -> None:
     ready_capabilities(host, caps_url)
-    login(page)
+    sign_in(page)
     open_inbox(page)
     call = ask(host, "Still there?")
     card = page.locator("article.interaction-card")
@@ -306,7 +306,7 @@ def test_server_everything_s_form_shows_titled_enums_multi_selects_formats_and_a
     add_ready_on_host(
         host, {"name": "Everything", "transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}
     )
-    login(page)
+    sign_in(page)
     open_server(page, "Everything", "Approvals")
     call = Background(
         lambda: host.client.post(
@@ -384,7 +384,7 @@ def test_the_inbox_with_cards_fits_a_narrow_window_and_labels_every_control(
     try:
         page = context.new_page()
         page_errors.watch(page)
-        login(page)
+        sign_in(page)
         open_inbox(page)
         waiting = Background(lambda: host.client.post(RECORD, json={"arguments": {"note": "x" * 300}}))
         asked = ask(host, "Narrow?")
@@ -427,7 +427,7 @@ def test_a_question_interrupted_by_a_restart_is_counted_and_its_call_can_be_retr
         try:
             page = context.new_page()
             page_errors.watch(page)
-            login(page)
+            sign_in(page)
             expect(page.locator("#inbox-count")).to_have_text("1 card waiting")
             open_inbox(page)
             expect(page.get_by_test_id("inbox-summary")).to_have_text("1 interrupted call can be retried.")

@@ -22,7 +22,7 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from playwright.sync_api import BrowserContext, Page, Response, Route, expect
 
-from tests.support.browser import NO_HORIZONTAL_SCROLL, go_to, login, open_server
+from tests.support.browser import NO_HORIZONTAL_SCROLL, go_to, open_server, sign_in
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
 from tests.support.serve import ADMIN_TOKEN, Host
@@ -118,7 +118,7 @@ def test_authorize_opens_a_window_at_the_shown_issuer_and_the_tab_shows_the_resu
 ) -> None:
     recorder = Recorder(context, fakes.authorization.base_url, fakes.second.base_url)
     create(host, oauth_server(fakes), trust=False)
-    login(page)
+    sign_in(page)
     # Authorization needs the confirmed summary first: a next step, not a raw error.
     open_server(page, "Guarded", "Authorization")
     section = page.get_by_role("region", name="Authorization")
@@ -191,7 +191,7 @@ def test_a_redirect_the_browser_could_not_deliver_is_pasted_and_completes_the_au
         route.fulfill(status=502, body="this host cannot be reached from here")
 
     context.route(re.compile(re.escape(fakes.authorization.base_url) + r"/authorize\?.*"), unreachable)
-    login(page)
+    sign_in(page)
     open_server(page, "Guarded", "Authorization")
     page.get_by_role("button", name="Authorize", exact=True).click()
     with context.expect_page() as opened:
@@ -223,7 +223,7 @@ def test_a_machine_grant_is_authorized_at_once_without_a_window(
     recorder = Recorder(context, fakes.authorization.base_url, fakes.second.base_url)
     body = oauth_server(fakes, "Machine", grant="client_credentials", client_id="machine")
     create(host, {**body, "secret_values": {"oauth": {"client_secret": MACHINE_SECRET}}})
-    login(page)
+    sign_in(page)
     open_server(page, "Machine", "Authorization")
     expect(page.get_by_test_id("oauth-state")).to_contain_text("client credentials")
     expect(page.get_by_test_id("oauth-state")).to_contain_text("client secret configured")
@@ -243,7 +243,7 @@ def test_several_authorization_servers_need_a_choice_and_the_chosen_one_is_shown
 ) -> None:
     fakes.resource.listed_issuers = [fakes.authorization.issuer, fakes.second.issuer]
     create(host, oauth_server(fakes))
-    login(page)
+    sign_in(page)
     open_server(page, "Guarded", "Authorization")
     page.get_by_role("button", name="Authorize", exact=True).click()
     expect(page.locator('.auth-result [data-result="error"]')).to_contain_text("choose the one to sign in at")
@@ -272,7 +272,7 @@ def test_more_scopes_required_names_the_scopes_and_asks_for_them(page: Page, hos
     fakes.resource.step_up_scope = "mcp:write"
     called = host.client.post(f"{SERVERS}/guarded/tools/echo/call", json={"arguments": {"text": "hi"}})
     assert called.status_code == 409, called.text
-    login(page)
+    sign_in(page)
     cta = page.locator('tr[data-server="guarded"]').get_by_role("link", name="Authorize")
     expect(cta).to_have_attribute("data-need", "step_up_required")
     expect(cta).to_have_attribute("title", "more scopes required: mcp:read mcp:write")
@@ -291,7 +291,7 @@ def test_a_server_without_oauth_says_what_is_configured_and_never_the_token(
     body = {"name": "Tokened", "transport": "streamable_http", "url": fakes.resource.url, "auth": {"kind": "bearer"}}
     create(host, {**body, "secret_values": {"bearer_token": BEARER_SECRET}}, trust=False)
     create(host, {"name": "Open", "transport": "streamable_http", "url": fakes.resource.url}, trust=False)
-    login(page)
+    sign_in(page)
     open_server(page, "Tokened", "Authorization")
     section = page.get_by_role("region", name="Authorization")
     expect(section).to_contain_text("bearer token · configured")
@@ -307,7 +307,7 @@ def test_the_authorization_tab_fits_a_narrow_window_and_works_from_the_keyboard(
 ) -> None:
     create(host, oauth_server(fakes))
     page.set_viewport_size({"width": 400, "height": 800})
-    login(page)
+    sign_in(page)
     open_server(page, "Guarded", "Authorization")
     authorize = page.get_by_role("button", name="Authorize", exact=True)
     authorize.focus()
@@ -326,7 +326,7 @@ def test_screenshot_of_the_authorization_tab(context: BrowserContext, page: Page
     (`scripts/screenshots`). It also checks what the picture shows: issuer, scopes and registration."""
     create(host, oauth_server(fakes, name="Docs"))
     page.set_viewport_size({"width": 1100, "height": 760})
-    login(page)
+    sign_in(page)
     page.evaluate("() => { document.getElementById('toast').hidden = true; }")
     open_server(page, "Docs", "Authorization")
     page.get_by_role("button", name="Authorize", exact=True).click()

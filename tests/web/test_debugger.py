@@ -19,7 +19,7 @@ import anyio
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import call_in_playground, go_to, login, open_server, raw_stdio_body
+from tests.support.browser import call_in_playground, go_to, open_server, raw_stdio_body, sign_in
 from tests.support.gateway import gateway_client
 from tests.support.mcp_servers import EVERYTHING
 from tests.support.readiness import add_ready_on_host
@@ -50,7 +50,7 @@ def everything(host: Host) -> dict[str, Any]:
 def test_the_overview_shows_what_the_server_says_about_itself(
     page: Page, host: Host, everything: dict[str, Any]
 ) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Everything")
     info = page.get_by_test_id("server-info")
     expect(info).to_contain_text("mcp-servers/everything")
@@ -64,7 +64,7 @@ def test_the_overview_shows_what_the_server_says_about_itself(
 def test_log_messages_arrive_live_at_the_level_set_on_the_activity_tab(
     page: Page, host: Host, everything: dict[str, Any]
 ) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Everything", "Activity")
     expect(page.get_by_test_id("log-level")).to_have_text("Level: the server's default")
     page.get_by_label("Minimum log level").select_option("debug")
@@ -90,7 +90,7 @@ def test_log_messages_arrive_live_at_the_level_set_on_the_activity_tab(
 
 
 def test_the_playground_draws_the_progress_of_its_call(page: Page, everything: dict[str, Any]) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Everything", "Tools")
     tool = "trigger-long-running-operation"
     call_in_playground(page, tool, {"duration": "3", "steps": "3"})
@@ -106,7 +106,7 @@ def test_the_playground_draws_the_progress_of_its_call(page: Page, everything: d
 
 
 def test_the_console_sends_a_request_shows_the_pair_and_pings(page: Page, everything: dict[str, Any]) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Everything", "Console")
     method = page.get_by_label("Method")
     expect(page.locator("datalist option[value='completion/complete']")).to_have_count(1)
@@ -135,7 +135,7 @@ def test_the_console_sends_a_request_shows_the_pair_and_pings(page: Page, everyt
 
 
 def test_prompt_and_template_forms_offer_the_server_s_completions(page: Page, everything: dict[str, Any]) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Everything", "Prompts")
     prompt = page.locator('li.prompt[data-prompt="completable-prompt"]')
     department = prompt.get_by_label(re.compile(r"department"))
@@ -162,7 +162,7 @@ def test_prompt_and_template_forms_offer_the_server_s_completions(page: Page, ev
 def test_a_playground_call_waiting_on_a_question_links_to_its_inbox_card(
     page: Page, everything: dict[str, Any]
 ) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Everything", "Tools")
     tool = "trigger-elicitation-request"
     call_in_playground(page, tool, {})
@@ -194,7 +194,7 @@ def test_after_enable_the_step_card_follows_the_live_state_at_once(page: Page, h
     digest = created.json()["digest"]
     assert host.client.post("/api/mcp/servers/slow/trust", json={"digest": digest}).status_code == 200
     assert host.client.post("/api/mcp/servers/slow/test").json()["ok"]
-    login(page)
+    sign_in(page)
     open_server(page, "Slow")
     expect(page.get_by_test_id("enable-state")).to_have_text("Ready to enable.")
     page.get_by_role("button", name="Enable", exact=True).click()
@@ -226,7 +226,7 @@ def test_an_approval_card_names_the_gateway_token_and_the_client_that_asked(
             result = await client.call_tool("mcp__everything__get-sum", {"a": 2, "b": 3})
             return str(result.content[0].model_dump().get("text"))
 
-    login(page)
+    sign_in(page)
     go_to(page, "Inbox")
     with ThreadPoolExecutor(1) as pool:  # the agent waits in another thread while the page answers
         call = pool.submit(anyio.run, agent_call)
@@ -244,7 +244,7 @@ def test_screenshots_of_the_debugger(page: Page, host: Host, everything: dict[st
     shots = tmp_path / "screenshots"
     shots.mkdir()
     page.set_viewport_size({"width": 1280, "height": 900})
-    login(page)
+    sign_in(page)
     open_server(page, "Everything", "Activity")
     page.get_by_label("Minimum log level").select_option("debug")
     page.get_by_role("button", name="Set level").click()
@@ -288,7 +288,7 @@ def test_a_server_that_went_down_is_connected_again_from_the_console(page: Page,
     to connect again; the Activity tab keeps what the server sent before it went down."""
     add_ready_on_host(host, raw_stdio_body("Crashing"))
     host.client.post("/api/mcp/servers/crashing/tools/exit/call", json={"arguments": {"code": 3}})
-    login(page)
+    sign_in(page)
     open_server(page, "Crashing", "Console")
     note = page.get_by_test_id("not-ready")
     expect(note).to_contain_text("process_exited")

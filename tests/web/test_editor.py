@@ -9,14 +9,14 @@ import json
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.support.browser import add_from_template, login, open_server
+from tests.support.browser import add_from_template, open_server, sign_in
 from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
 
 
 def test_switching_between_form_and_json_keeps_every_edit(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     add_from_template(page, "Remote server (Streamable HTTP)", "Docs")
     page.get_by_label("URL").fill("https://mcp.example.com/mcp")
     page.get_by_role("button", name="Add header", exact=True).click()
@@ -48,7 +48,7 @@ def test_switching_between_form_and_json_keeps_every_edit(page: Page, host: Host
 
 
 def test_server_side_validation_errors_appear_next_to_the_fields_they_name(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     add_from_template(page, "Remote server (Streamable HTTP)", "Broken")
     page.get_by_label("URL").fill("http://user:pw@127.0.0.1/mcp")
     page.get_by_role("button", name="Add header", exact=True).click()
@@ -66,7 +66,7 @@ def test_server_side_validation_errors_appear_next_to_the_fields_they_name(page:
 
 
 def test_a_too_short_secret_value_marks_the_value_input_not_the_name(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     add_from_template(page, "Remote server (Streamable HTTP)", "Short")
     page.get_by_label("URL").fill("https://a.example/mcp")
     page.get_by_role("button", name="Add secret header").click()
@@ -90,7 +90,7 @@ def test_editing_an_oauth_server_in_the_form_keeps_the_settings_the_form_does_no
         "auth": {"kind": "oauth", "grant": "client_credentials", "client_id": "machine-1", "scopes": ["read"]},
     }
     assert host.client.post("/api/mcp/servers", json=body).status_code == 201
-    login(page)
+    sign_in(page)
     open_server(page, "Machine", "Configuration")
     expect(page.get_by_label("Client id (optional)")).to_have_value("machine-1")
     page.get_by_label("Scopes (optional)").fill("read write")
@@ -108,7 +108,7 @@ def test_two_pages_editing_one_server_get_a_conflict_with_a_reload_option_not_an
     )
     assert created.status_code == 201, created.text
     first, second = context.new_page(), context.new_page()
-    login(first)
+    sign_in(first)
     second.goto("/")
     for page in (first, second):
         open_server(page, "Shared", "Configuration")
@@ -139,11 +139,14 @@ def test_a_low_risk_edit_keeps_trust_and_a_high_risk_edit_asks_for_a_new_confirm
         "/api/mcp/servers", json={"name": "Docs", "transport": "streamable_http", "url": "https://a.example/mcp"}
     ).json()
     assert host.client.post("/api/mcp/servers/docs/trust", json={"digest": created["digest"]}).status_code == 200
-    login(page)
+    sign_in(page)
     open_server(page, "Docs", "Configuration")
     page.get_by_label("Name", exact=True).fill("Docs renamed")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_text("Saved.")).to_be_visible()
+    # The page redraws the tab from the saved record (its heading is the new name): edit that form,
+    # not the one it replaces (filled before the redraw, the edit was lost and "Saved." shown again).
+    expect(page.get_by_role("heading", name="Docs renamed", exact=True)).to_be_visible()
     assert host.client.get("/api/mcp/servers/docs").json()["trusted"] is True
 
     page.get_by_label("URL").fill("https://b.example/mcp")

@@ -20,7 +20,7 @@ import httpx2
 import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, Response, expect
 
-from tests.support.browser import go_to, login
+from tests.support.browser import go_to, sign_in
 from tests.support.gateway import gateway_client
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
@@ -111,7 +111,7 @@ def test_a_token_created_in_the_page_opens_the_gateway_and_is_shown_only_once(
 ) -> None:
     add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     bodies = record_bodies(context)
-    login(page)
+    sign_in(page)
     open_gateway(page)
     expect(page.get_by_test_id("gateway-url")).to_have_text(f"{host.url}/mcp")
     expect(page.get_by_test_id("gateway-tool-count")).to_have_text("4")
@@ -164,7 +164,7 @@ def test_a_token_created_in_the_page_opens_the_gateway_and_is_shown_only_once(
 
 def test_the_page_works_with_the_keyboard_alone(page: Page, host: Host, echo_url: str) -> None:
     add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
-    login(page)
+    sign_in(page)
     page.keyboard.press("Shift+Tab")  # from the Servers heading: "Log out", then the last nav link
     page.keyboard.press("Shift+Tab")
     expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Gateway")).to_be_focused()
@@ -191,7 +191,7 @@ def test_the_page_works_with_the_keyboard_alone(page: Page, host: Host, echo_url
 
 
 def test_leaving_the_page_removes_the_one_time_view(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     open_gateway(page)
     token = create_token(page, "laptop")
     go_to(page, "Servers")
@@ -204,7 +204,7 @@ def test_leaving_the_page_removes_the_one_time_view(page: Page, host: Host) -> N
 
 
 def test_revoking_asks_first_and_the_token_is_refused_afterwards(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     open_gateway(page)
     token = create_token(page, "cursor")
     keep = create_token(page, "keep")
@@ -230,7 +230,7 @@ def test_revoking_asks_first_and_the_token_is_refused_afterwards(page: Page, hos
 
 
 def test_revoking_the_token_in_the_one_time_view_closes_that_view(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     open_gateway(page)
     token = create_token(page, "oops")
     page.get_by_role("button", name="Revoke oops").click()
@@ -242,7 +242,7 @@ def test_revoking_the_token_in_the_one_time_view_closes_that_view(page: Page, ho
 
 
 def test_a_refused_name_and_the_token_limit_show_their_code_next_to_the_field(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     open_gateway(page)
     name = page.get_by_label("Name", exact=True)
     error = page.locator(".token-form .field-error")
@@ -288,7 +288,7 @@ def test_the_snippets_are_the_readmes_forms_with_this_hosts_url(page: Page, host
     (claude_line,) = [line for line in section.splitlines() if line.startswith("claude mcp add")]
     readme_cursor, readme_stdio = _readme_json_blocks(section)
 
-    login(page)
+    sign_in(page)
     open_gateway(page)
     connect = page.get_by_role("region", name="Connect a client")
     expect(connect.locator("textarea[data-snippet]")).to_have_count(3)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, Response, expect
 
-from tests.support.browser import NO_HORIZONTAL_SCROLL, login
+from tests.support.browser import NO_HORIZONTAL_SCROLL, sign_in
 from tests.support.http import Background, pending_card
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
@@ -88,7 +88,7 @@ def watch(page: Page) -> list[tuple[str, str]]:
 def test_hostile_strings_stay_text_and_the_secret_never_reaches_the_page(page: Page, host: Host) -> None:
     bodies = watch(page)
     sid = add_ready_on_host(host, hostile_body())["id"]
-    login(page)
+    sign_in(page)
     assert_clean(page, "server list")
     for section in ("", "/config", "/tools", "/prompts", "/resources", "/approvals", "/auth"):
         page.goto(f"/#/servers/{sid}{section}")
@@ -150,7 +150,7 @@ def test_hostile_strings_stay_text_and_the_secret_never_reaches_the_page(page: P
 def test_thousands_of_tools_a_1_mb_description_and_a_deep_schema_keep_the_page_usable(page: Page, host: Host) -> None:
     page.add_init_script(WATCH)
     sid = add_ready_on_host(host, hostile_body("--big"))["id"]
-    login(page)
+    sign_in(page)
     page.goto(f"/#/servers/{sid}/tools")
     expect(page.get_by_text("2007 tools.")).to_be_visible()
     tools = page.locator("li.tool")
@@ -192,7 +192,7 @@ def test_a_card_answered_in_another_tab_and_a_question_of_a_deleted_server_are_t
     page: Page, host: Host, context: BrowserContext
 ) -> None:
     sid = add_ready_on_host(host, hostile_body())["id"]
-    login(page)
+    sign_in(page)
     stale = context.new_page()
     stale.route("**/api/events*", lambda route: route.abort())  # this tab never hears of the answer
     call = Background(lambda: host.client.post(f"/api/tools/mcp__{sid}__result/call", json={"arguments": {"a": "1"}}))

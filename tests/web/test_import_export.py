@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, Response, expect
 
-from tests.support.browser import go_to, login
+from tests.support.browser import go_to, sign_in
 from tests.support.serve import ADMIN_TOKEN, Host
 
 pytestmark = pytest.mark.browser
@@ -79,7 +79,7 @@ def test_a_claude_code_file_is_previewed_completed_and_applied_without_leaking_i
         bodies.append(json.dumps(response.headers))
 
     context.on("response", record)
-    login(page)
+    sign_in(page)
     page.evaluate(LISTEN_TO_EVENTS)  # the event stream's messages, which no response body shows
     go_to(page, "Import")
     expect(page.get_by_role("heading", name="Import", exact=True)).to_be_visible()
@@ -168,7 +168,7 @@ def test_a_claude_code_file_is_previewed_completed_and_applied_without_leaking_i
 def test_broken_json_points_at_its_line_and_missing_values_are_shown_next_to_their_field(
     page: Page, host: Host
 ) -> None:
-    login(page)
+    sign_in(page)
     go_to(page, "Import")
     content = page.get_by_label("Configuration (JSON)")
     content.fill('{\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n  }\n}')

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import login, open_server, raw_stdio_body
+from tests.support.browser import open_server, raw_stdio_body, sign_in
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
 
@@ -22,7 +22,7 @@ def test_the_footer_names_the_answering_instance_and_a_server_page_lists_each_in
     add_ready_on_host(host, raw_stdio_body())
     answered = host.client.get("/api/instances")
     name = answered.headers["X-MCP-Center-Instance"]
-    login(page)
+    sign_in(page)
     expect(page.locator("#instance-name")).to_have_text(name)
     open_server(page, "Raw")
     card = page.locator("section.instances")

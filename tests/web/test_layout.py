@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.support.browser import (
     NO_HORIZONTAL_SCROLL,
@@ -21,11 +21,11 @@ from tests.support.browser import (
     call_in_playground,
     confirm_test_enable,
     go_to,
-    login,
     new_context,
     open_server,
     raw_stdio_body,
     save_new,
+    sign_in,
 )
 from tests.support.http import Background
 from tests.support.mcp_servers import running_echo_http
@@ -64,7 +64,7 @@ SCREENSHOT_IMPORT = """{
 
 
 def test_every_visible_control_has_a_label_or_a_name(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     for template in ("Local program (uvx)", "Remote server (Streamable HTTP)", "Legacy HTTP+SSE"):
         add_from_template(page, template, "Labelled")
         for add in page.get_by_role("button", name="Add ").all():
@@ -103,7 +103,7 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
     try:
         page = context.new_page()
         page_errors.watch(page)
-        login(page)
+        sign_in(page)
         expect(page.locator('tr[data-server="echo"]')).to_be_visible()
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         # The navigation folds behind "Menu" (one row of top bar, not four), and opens on demand.
@@ -167,7 +167,7 @@ def test_sections_of_a_server_not_set_up_say_what_to_do_first(page: Page, host: 
         "/api/mcp/servers", json={"name": "Echo", "transport": "sse", "url": "https://a.example/sse"}
     )
     assert created.status_code == 201, created.text
-    login(page)
+    sign_in(page)
     for section in ("Prompts", "Resources"):  # R-5.4, R-5.5
         open_server(page, "Echo", section)
         expect(page.get_by_test_id("empty-state")).to_contain_text("confirm, test and enable the server first")
@@ -182,7 +182,7 @@ def test_sections_of_a_server_not_set_up_say_what_to_do_first(page: Page, host: 
 
 
 def test_the_list_refreshes_by_itself_and_shows_a_failed_test_with_its_reason(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     expect(page.get_by_text("No servers yet.")).to_be_visible()
     created = host.client.post(
         "/api/mcp/servers", json={"name": "Gone", "transport": "streamable_http", "url": "http://127.0.0.1:9/mcp"}
@@ -196,10 +196,50 @@ def test_the_list_refreshes_by_itself_and_shows_a_failed_test_with_its_reason(pa
     expect(row.get_by_role("link", name="Set up")).to_be_visible()
 
 
+HEADINGS_SEEN = """(() => {
+  window.headingsSeen = [];
+  new MutationObserver(() => {
+    const text = document.querySelector("#main h1")?.textContent;
+    if (text && text !== window.headingsSeen.at(-1)) window.headingsSeen.push(text);
+  }).observe(document, { childList: true, subtree: true });
+})()"""
+"""An init script: every main heading the page shows, in order, in `window.headingsSeen`."""
+
+
+def test_a_server_page_answered_after_the_user_moved_on_never_replaces_the_newer_page(page: Page, host: Host) -> None:
+    """A server page waits for the server's record before drawing; when another route was drawn
+    meanwhile, that late answer must not write the page (app.js's route generations; once a late
+    Tools tab replaced the one the user had paged, issue 16)."""
+    for name in ("Slow", "Quick"):
+        body = {"name": name, "transport": "streamable_http", "url": "https://a.example/mcp"}
+        assert host.client.post("/api/mcp/servers", json=body).status_code == 201
+    page.add_init_script(HEADINGS_SEEN)
+    sign_in(page)
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/api/mcp/servers/slow", hold)  # the record of Slow waits until released
+    page.goto("/#/servers/slow/tools")
+    page.goto("/#/servers/quick/tools")
+    expect(page.get_by_role("heading", name="Quick", exact=True)).to_be_visible()
+    assert len(held) == 1  # Slow's render is still waiting for its record
+    with page.expect_response("**/api/mcp/servers/slow") as late:
+        held[0].continue_()
+    assert late.value.ok
+    late.value.finished()
+    # One more answer through the same page: the late one was handled before it (a barrier, no sleep).
+    assert page.evaluate("() => fetch('/api/mcp/servers/quick').then((r) => r.json()).then((v) => v.name)") == "Quick"
+    expect(page.locator("#main h1")).to_have_text("Quick")
+    assert page.evaluate("() => window.headingsSeen") == ["Servers", "Quick"]
+    expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
+
+
 def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(page: Page, host: Host) -> None:
     """A message about the previous page would cover the next one; one that reports the navigation
     itself ("Deleted.") is shown on the page it leads to."""
-    login(page)
+    sign_in(page)
     toast = page.locator("#toast")
     page.evaluate("() => import('/static/js/dom.js').then((dom) => dom.toast('About the list'))")
     expect(toast).to_have_class("toast visible")
@@ -224,7 +264,7 @@ def test_screenshots_of_the_main_screens(
     try:
         page = context.new_page()
         page_errors.watch(page)
-        login(page)
+        sign_in(page)
         page.evaluate("() => { document.getElementById('toast').hidden = true; }")  # it would cover the pictures
         add_from_template(page, "Remote server (Streamable HTTP)", "Echo")
         page.get_by_label("URL").fill(echo_url)

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, Request, Route, expect
 
-from tests.support.browser import login, open_server, raw_stdio_body
+from tests.support.browser import open_server, raw_stdio_body, sign_in
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
 
@@ -31,7 +31,7 @@ def test_a_state_badge_turns_to_error_with_its_reason_from_the_event_stream_with
     add_ready_on_host(host, raw_stdio_body())
     streams: list[str] = []
     page.on("request", lambda r: streams.append(r.url) if urlsplit(r.url).path == "/api/events" else None)
-    login(page)
+    sign_in(page)
     row = page.locator('tr[data-server="raw"]')
     expect(page.locator('.feed-state[data-feed-mode="live"]')).to_contain_text("Live")
     expect(row.locator(".badge")).to_have_text("ready")
@@ -72,7 +72,7 @@ def test_the_page_polls_while_the_stream_fails_and_goes_live_again(page: Page, h
             route.continue_()
 
     page.route("**/api/events", refuse_once)
-    login(page)
+    sign_in(page)
     indicator = page.locator(".feed-state")
     expect(indicator).to_have_attribute("data-feed-mode", "polling")
     expect(indicator).to_contain_text("refreshing every 3 s")
@@ -94,7 +94,7 @@ def test_a_malformed_tool_is_shown_quarantined_with_its_reason_and_a_failed_cate
     page: Page, host: Host
 ) -> None:
     add_ready_on_host(host, raw_stdio_body(broken_prompts=True))
-    login(page)
+    sign_in(page)
     open_server(page, "Raw")
     catalog = page.get_by_role("region", name="Catalog")
     tools = catalog.locator('tr[data-category="tools"]')

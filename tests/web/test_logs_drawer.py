@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import call_in_playground, login, open_server, raw_stdio_body
+from tests.support.browser import call_in_playground, open_server, raw_stdio_body, sign_in
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
 
@@ -26,7 +26,7 @@ def test_the_drawer_lists_filters_and_exports_the_requests_of_a_playground_call(
     page: Page, host: Host, echo_url: str, tmp_path: Path
 ) -> None:
     add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
-    login(page)
+    sign_in(page)
     open_server(page, "Echo", "Tools")
     call_in_playground(page, "add", {"a": "2", "b": "40"})
     expect(page.locator('li.tool[data-tool="add"] .result')).to_contain_text("42")
@@ -84,7 +84,7 @@ def test_the_drawer_lists_filters_and_exports_the_requests_of_a_playground_call(
 
 def test_stderr_lines_of_a_stdio_server_appear_redacted_and_a_crash_shows_its_last_call(page: Page, host: Host) -> None:
     add_ready_on_host(host, raw_stdio_body(token=PLANTED))
-    login(page)
+    sign_in(page)
     open_server(page, "Raw")
     page.get_by_role("button", name="Logs").click()
     drawer = page.get_by_role("dialog", name="Logs · Raw")
@@ -112,7 +112,7 @@ def test_a_logs_link_opens_the_drawer_over_the_overview(page: Page, host: Host, 
         "/api/mcp/servers", json={"name": "Echo", "transport": "streamable_http", "url": echo_url}
     )
     assert created.status_code == 201, created.text
-    login(page)
+    sign_in(page)
     page.goto("/#/servers/echo/logs")
     drawer = page.get_by_role("dialog", name="Logs · Echo")
     expect(drawer).to_be_visible()

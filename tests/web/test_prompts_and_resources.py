@@ -17,10 +17,10 @@ from tests.support.browser import (
     NO_HORIZONTAL_SCROLL,
     UNLABELLED,
     PageErrors,
-    login,
     new_context,
     open_server,
     raw_stdio_body,
+    sign_in,
 )
 from tests.support.mcp_servers import node_server
 from tests.support.readiness import add_ready_on_host
@@ -33,9 +33,10 @@ END = re.compile(r"^<<<MCP-UNTRUSTED-END ([0-9a-f]{32})>>>$")
 FAKE_END = "<<<MCP-UNTRUSTED-END 00000000000000000000000000000000>>>"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def everything_url() -> Iterator[str]:
-    """server-everything over Streamable HTTP on loopback (as `tests/e2e`'s fixture); yields its base URL."""
+    """server-everything over Streamable HTTP on loopback (as `tests/e2e`'s fixture), one per worker (the
+    tests read what it answers, each in its own MCP session); yields its base URL."""
     with node_server("streamableHttp") as url:
         yield url
 
@@ -70,7 +71,7 @@ def test_a_prompt_with_arguments_comes_back_as_an_untrusted_block_with_provenanc
     page: Page, context: BrowserContext, host: Host, caps: str
 ) -> None:
     context.grant_permissions(["clipboard-read", "clipboard-write"])
-    login(page)
+    sign_in(page)
     open_server(page, "Capabilities", "Prompts")
     item = page.locator('li.prompt[data-prompt="greet"]')
     expect(item.get_by_role("heading")).to_contain_text(f"/{caps}:greet")
@@ -106,7 +107,7 @@ def test_a_prompt_with_arguments_comes_back_as_an_untrusted_block_with_provenanc
 def test_a_missing_required_argument_is_shown_next_to_its_field_with_its_code(
     page: Page, host: Host, caps: str
 ) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Capabilities", "Prompts")
     item = get_prompt(page, "greet", {})
     field = item.locator('[data-argument="name"]')
@@ -124,7 +125,7 @@ def test_a_missing_required_argument_is_shown_next_to_its_field_with_its_code(
 def test_resources_are_searched_with_at_and_read_with_provenance_from_the_keyboard(
     page: Page, host: Host, caps: str
 ) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Capabilities", "Resources")
     results = page.locator("li.resource")
     expect(results).to_have_count(4)
@@ -159,7 +160,7 @@ def test_resources_are_searched_with_at_and_read_with_provenance_from_the_keyboa
 
 
 def test_a_resource_template_builds_its_uri_from_the_form_and_reads_it(page: Page, host: Host, caps: str) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Capabilities", "Resources")
     item = page.locator('li.resource[data-uri="test://items/{item_id}"]')
     item.get_by_text("Fill the template").click()
@@ -179,7 +180,7 @@ def test_a_resource_template_builds_its_uri_from_the_form_and_reads_it(page: Pag
 def test_binary_content_is_described_and_a_big_resource_says_it_was_truncated(
     page: Page, host: Host, caps: str
 ) -> None:
-    login(page)
+    sign_in(page)
     open_server(page, "Capabilities", "Resources")
     page.get_by_role("button", name="Read test://blob").click()
     block = page.get_by_role("region", name="Untrusted context: test://blob")
@@ -204,7 +205,7 @@ def test_servers_without_prompts_or_not_ready_show_why_instead_of_an_error(
     raw = add_ready_on_host(host, raw_stdio_body("Raw"))
     add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
     host.client.post("/api/mcp/servers", json={"name": "New", "transport": "sse", "url": "https://a.example/sse"})
-    login(page)
+    sign_in(page)
     open_server(page, "Raw", "Prompts")
     expect(page.get_by_test_id("empty-state")).to_have_text(
         "This server offers no prompts: it did not declare the prompts capability when it connected."
@@ -234,7 +235,7 @@ def test_the_tabs_fit_a_400_px_window_and_label_every_control(
     try:
         page = context.new_page()
         page_errors.watch(page)
-        login(page)
+        sign_in(page)
         open_server(page, "Capabilities", "Prompts")
         get_prompt(page, "greet", {"name": "Ada"})
         expect(page.get_by_test_id("untrusted-block")).to_be_visible()
@@ -256,7 +257,7 @@ def test_a_real_servers_embedded_binary_is_described_and_its_error_shown_with_it
 ) -> None:
     """server-everything's `resource-prompt` embeds a blob resource; a bad argument makes the server fail."""
     add_ready_on_host(host, {"name": "Everything", "transport": "streamable_http", "url": f"{everything_url}/mcp"})
-    login(page)
+    sign_in(page)
     open_server(page, "Everything", "Prompts")
     args = page.locator('li.prompt[data-prompt="args-prompt"]')
     expect(args.get_by_role("heading")).to_contain_text("Arguments Prompt")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import add_from_template, confirm_test_enable, login, open_server, save_new
+from tests.support.browser import add_from_template, confirm_test_enable, open_server, save_new, sign_in
 from tests.support.readiness import add_ready_on_host
 from tests.support.sandbox import escape_command, require_sandbox
 from tests.support.serve import Host
@@ -28,7 +28,7 @@ def test_the_editor_sandboxes_a_server_and_the_summary_shows_the_policy(page: Pa
     argv, paths = escape_command()
     shared = tmp_path / "shared"
     shared.mkdir()
-    login(page)
+    sign_in(page)
     add_from_template(page, "Local program (uvx)", "Escape")
     page.get_by_label("Command").fill(argv[0])
     page.get_by_label("Arguments").fill("\n".join(argv[1:]))
@@ -58,7 +58,7 @@ def test_an_unconfined_stdio_server_says_so_on_its_summary(page: Page, host: Hos
         "/api/mcp/servers", json={"name": "Plain", "transport": "stdio", "command": argv[0], "args": argv[1:]}
     )
     assert created.status_code == 201, created.text
-    login(page)
+    sign_in(page)
     open_server(page, "Plain")
     expect(page.get_by_test_id("sandbox-off").first).to_contain_text("off — runs unconfined")
 
@@ -82,7 +82,7 @@ def test_the_logs_drawer_marks_what_the_sandbox_refused(page: Page, host: Host) 
         json={"arguments": {"text": "OSError: [Errno 101] Network is unreachable"}},
     )
     assert said.status_code == 200, said.text
-    login(page)
+    sign_in(page)
     open_server(page, "Escape")
     page.get_by_role("button", name="Logs").click()
     drawer = page.get_by_role("dialog", name="Logs · Escape")

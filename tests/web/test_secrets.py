@@ -13,7 +13,7 @@ import uuid
 import pytest
 from playwright.sync_api import BrowserContext, Page, Response, expect
 
-from tests.support.browser import add_from_template, confirm_test_enable, login, open_server, save_new
+from tests.support.browser import add_from_template, confirm_test_enable, open_server, save_new, sign_in
 from tests.support.serve import ADMIN_TOKEN, Host
 
 pytestmark = pytest.mark.browser
@@ -43,7 +43,7 @@ def test_a_planted_secret_never_reaches_the_page_storage_cookies_or_responses(
         bodies.append(json.dumps(response.headers))
 
     context.on("response", record)
-    login(page)
+    sign_in(page)
     add_from_template(page, "Remote server (Streamable HTTP)", "Vault")
     page.get_by_label("URL").fill(echo_url)
     page.get_by_role("button", name="Add secret header").click()
@@ -88,7 +88,7 @@ def test_a_planted_secret_never_reaches_the_page_storage_cookies_or_responses(
 
 
 def test_typed_secret_values_are_cleared_even_when_the_server_refuses_the_change(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     add_from_template(page, "Remote server (Streamable HTTP)", "Refused")
     page.get_by_label("URL").fill("ftp://example.com/mcp")
     page.get_by_role("button", name="Add secret header").click()

@@ -18,9 +18,9 @@ from tests.support.browser import (
     call_in_playground,
     confirm_test_enable,
     go_to,
-    login,
     open_server,
     save_new,
+    sign_in,
 )
 from tests.support.mcp_servers import EVERYTHING
 from tests.support.serve import Host
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.browser
 def test_a_remote_server_from_the_template_is_confirmed_tested_enabled_and_called(
     page: Page, host: Host, echo_url: str
 ) -> None:
-    login(page)
+    sign_in(page)
     add_echo_server(page, echo_url)
     summary = page.locator("dl.summary")
     expect(summary).to_contain_text(echo_url)
@@ -65,7 +65,7 @@ def test_a_remote_server_from_the_template_is_confirmed_tested_enabled_and_calle
 def test_a_stdio_server_from_the_uvx_template_can_be_edited_into_server_everything_and_called(
     page: Page, host: Host
 ) -> None:
-    login(page)
+    sign_in(page)
     add_from_template(page, "Local program (uvx)", "Everything")
     expect(page.get_by_label("Command")).to_have_value("uvx")
     expect(page.get_by_label("Arguments")).to_have_value(re.compile(r"--isolated\n--from\n\S+==\S+\n"))
@@ -84,7 +84,7 @@ def test_a_stdio_server_from_the_uvx_template_can_be_edited_into_server_everythi
 def test_switching_a_tool_off_asks_first_then_needs_a_new_confirmation_test_and_enable(
     page: Page, host: Host, echo_url: str
 ) -> None:
-    login(page)
+    sign_in(page)
     add_echo_server(page, echo_url)
     confirm_test_enable(page)
     open_server(page, "Echo", "Tools")
@@ -118,7 +118,7 @@ def test_deleting_a_server_asks_for_confirmation_and_removes_it(page: Page, host
         "/api/mcp/servers", json={"name": "Doomed", "transport": "streamable_http", "url": echo_url}
     )
     assert created.status_code == 201, created.text
-    login(page)
+    sign_in(page)
     open_server(page, "Doomed")
     page.get_by_role("button", name="Delete server").click()
     page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
@@ -143,7 +143,7 @@ def test_states_read_as_the_api_says_them_and_a_failed_test_shows_its_telling_st
 ) -> None:
     body = {"name": "Crashing", "transport": "stdio", "command": sys.executable, "args": CRASHING}
     assert host.client.post("/api/mcp/servers", json=body).status_code == 201
-    login(page)
+    sign_in(page)
     row = page.locator('tr[data-server="crashing"]')
     expect(row.locator(".badge")).to_have_text("disconnected")
     open_server(page, "Crashing")
@@ -166,7 +166,7 @@ def test_states_read_as_the_api_says_them_and_a_failed_test_shows_its_telling_st
 
 
 def test_the_hosts_warnings_show_on_the_summary_confirmation_and_the_server_page(page: Page, host: Host) -> None:
-    login(page)
+    sign_in(page)
     add_from_template(page, "Local program (uvx)", "Missing")
     page.get_by_label("Command").fill("no-such-program-7c")
     page.get_by_label("Arguments").fill("--serve")

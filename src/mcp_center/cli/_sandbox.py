@@ -6,9 +6,10 @@ Pure formatting and parsing; the commands that use it are in `cli/__init__.py`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_center.transports import SandboxSupport, WarmUpResult
+if TYPE_CHECKING:  # the transports package loads the SDK: only its types are used here
+    from mcp_center.transports import SandboxSupport, WarmUpResult
 
 __all__ = ["WRITABLE_PREFIX", "log_lines", "policy_line", "sandbox_body", "support_lines", "warm_up_lines"]
 

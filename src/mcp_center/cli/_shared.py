@@ -11,9 +11,8 @@ import re
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import anyio
 import typer
 from rich.console import Console
 from rich.text import Text
@@ -29,9 +28,13 @@ from mcp_center.errors import (
     ServerNotFound,
 )
 from mcp_center.models import is_array, is_object
-from mcp_center.secrets import install_log_redaction
-from mcp_center.service import McpCenter
-from mcp_center.store import Store, store_for
+
+if TYPE_CHECKING:
+    # Imported where used: the service pulls in the runtime, the MCP SDK and the web stack (about
+    # a second of CPU), which `--help`, `--version` and the verbs that ask a running host over REST
+    # never need (issue 16: start-up cost of every CLI process).
+    from mcp_center.service import McpCenter
+    from mcp_center.store import Store
 
 __all__ = [
     "NEXT_STEP",
@@ -185,6 +188,8 @@ def settings_for(data_dir: Path | None, profile: str | None = None) -> Settings:
 @contextmanager
 def opened_store(settings: Settings) -> Generator[Store]:
     """The store of `settings` (files, or the database of `MCP_CENTER_DATABASE_URL`), open for the block."""
+    from mcp_center.store import store_for
+
     store = store_for(settings)
     store.open()
     try:
@@ -272,7 +277,14 @@ def run_center(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) 
     """Open the center (no start-up connections), run `action`, close everything.
 
     Opening creates the data directory (and its key) if it is missing: commands about existing
-    servers get their settings from `settings_for_server`."""
+    servers get their settings from `settings_for_server`. The service (and with it the runtime and
+    the MCP SDK) is imported here, by the commands that run the host in-process, not by the CLI's
+    start-up."""
+    import anyio
+
+    from mcp_center.secrets import install_log_redaction
+    from mcp_center.service import McpCenter
+
     install_log_redaction()
 
     async def main() -> T:

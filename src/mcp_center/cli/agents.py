@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Group
@@ -30,7 +30,9 @@ from mcp_center.cli._shared import (
 from mcp_center.cli._where import data_dir_phrase
 from mcp_center.cli.host import host_url
 from mcp_center.models import is_object
-from mcp_center.registry import PromptEntry, ResourceEntry
+
+if TYPE_CHECKING:  # the registry needs the SDK's types: loaded by the commands that use it
+    from mcp_center.registry import PromptEntry, ResourceEntry
 
 
 @app.command()

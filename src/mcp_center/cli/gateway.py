@@ -7,7 +7,6 @@ import sys
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-import anyio
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -28,9 +27,7 @@ from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.cli.host import serve_url
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, RequestInvalid, ServerUnreachable
-from mcp_center.runtime.attribution import leaves
 from mcp_center.secrets import install_log_redaction
-from mcp_center.service import GatewayTokens
 from mcp_center.store.running import running_owner
 
 
@@ -68,6 +65,8 @@ def gateway(
         raise typer.Exit(2)
     import os
 
+    import anyio
+
     from mcp_center.gateway import bridge_stdio
 
     token = os.environ.get("MCP_CENTER_GATEWAY_TOKEN")
@@ -88,6 +87,8 @@ def gateway(
     try:
         anyio.run(bridge_stdio, target, token)
     except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
+        from mcp_center.runtime.attribution import leaves  # the runtime loads only on this error path
+
         cause = next(leaves(exc))  # the SDK's task groups wrap a connect error twice
         detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         raise fail(
@@ -137,6 +138,8 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
     The token goes to stdout alone (`GW=$(mcp-center gateway token create NAME)`); which data
     directory holds it, and whether a serve on that directory accepts it now, go to stderr.
     """
+    from mcp_center.service import GatewayTokens
+
     settings = settings_for(data_dir)
     try:
         with opened_store(settings) as store:
@@ -168,6 +171,8 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
 @gateway_token_app.command("list")
 def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> None:
     """List gateway tokens (names and ids; never the tokens)."""
+    from mcp_center.service import GatewayTokens
+
     settings = settings_for(data_dir)
     try:
         records: list[dict[str, Any]] = []
@@ -191,6 +196,8 @@ def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> No
 @gateway_token_app.command("revoke")
 def gateway_token_revoke(token_id: str, data_dir: DataDir = None) -> None:
     """Revoke a gateway token: clients using it are refused from their next request."""
+    from mcp_center.service import GatewayTokens
+
     settings = settings_for(data_dir)
     try:
         with opened_store(settings) as store:

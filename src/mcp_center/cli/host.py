@@ -11,9 +11,7 @@ exception, `HostRequestFailed`, whose HTTP status gives the exit code (`exit_cod
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
-
-import httpx2
+from typing import TYPE_CHECKING, Any
 
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.config import Settings
@@ -21,6 +19,9 @@ from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed,
 from mcp_center.models import is_object
 from mcp_center.secrets import read_admin_token
 from mcp_center.store.running import running_url
+
+if TYPE_CHECKING:  # the HTTP client loads when a command makes a request, not for `--help`
+    import httpx2
 
 __all__ = ["HostClient", "exit_code_for_status", "host_url", "serve_url"]
 
@@ -80,10 +81,12 @@ class HostClient:
                 f"start one with 'mcp-center serve --data-dir {settings.data_dir}'",
                 details={"data_dir": str(settings.data_dir)},
             )
+        import httpx2
+
         self._settings = settings
         self._url = url
         self.base_url = serve_url(settings, url)
-        self._client = httpx2.Client(
+        self._client: httpx2.Client = httpx2.Client(
             base_url=self.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout_s, trust_env=False
         )
 
@@ -102,6 +105,8 @@ class HostClient:
             ServerUnreachable: nothing answers (the message says whether a serve owns the directory).
             HostRequestFailed: the host answered with an error envelope (or a non-JSON error).
         """
+        import httpx2
+
         try:
             response = self._client.request(method, path, json=body)
         except httpx2.TransportError:

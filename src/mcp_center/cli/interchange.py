@@ -37,7 +37,6 @@ from mcp_center.errors import (
     RequestInvalid,
 )
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
-from mcp_center.service import ApplyRequest, Importer, ImportPreviews
 from mcp_center.store.running import running_owner, running_url
 
 
@@ -62,6 +61,8 @@ def import_(
     before applying, and creates every server or none. Imported servers start untrusted and
     disabled: trust, test and enable each one.
     """
+    from mcp_center.service import ApplyRequest, Importer, ImportPreviews
+
     if format not in IMPORT_FORMATS:
         error = FieldError("format", "FIELD_INVALID", f"must be one of: {', '.join(IMPORT_FORMATS)}")
         raise fail(RequestInvalid(f"--format {error.message}", details={"errors": [error.to_dict()]}))
@@ -211,6 +212,8 @@ def export(
     The JSON goes to stdout (redirect it into the client's file); the placeholders to set and
     what could not be expressed go to stderr.
     """
+    from mcp_center.service import Importer, ImportPreviews
+
     settings = settings_for(data_dir, profile)
     if settings.public_url is None and (running := running_url(settings.data_dir)):
         settings = replace(settings, public_url=running)  # the gateway URL of the serve that runs

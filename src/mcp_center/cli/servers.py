@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import mcp_types as types
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -37,8 +36,10 @@ from mcp_center.cli._shared import (
 )
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.errors import CenterError, FieldError, RequestInvalid
-from mcp_center.service import McpCenter, ServerView
 from mcp_center.store.running import running_owner
+
+if TYPE_CHECKING:  # the service and the SDK's types load when a command runs the host (`run_center`)
+    from mcp_center.service import McpCenter, ServerView
 
 
 @app.command("list")
@@ -282,6 +283,8 @@ def call(
     profile: ProfileOpt = None,
 ) -> None:
     """Call a tool of an enabled server and print the result."""
+    import mcp_types as types
+
     try:
         arguments = json.loads(args)
     except json.JSONDecodeError as exc:

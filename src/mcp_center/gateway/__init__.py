@@ -8,8 +8,34 @@ forwarded raw over the live session, the same policy code as everywhere) and eve
 (`server.py`). `/mcp/{server_id}` serves one server under its own names (R-8.4).
 """
 
-from mcp_center.gateway.bridge import bridge_stdio
-from mcp_center.gateway.endpoint import GATEWAY_PATH, GatewayEndpoint
-from mcp_center.gateway.server import Gateway, to_mcp_error
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp_center.gateway.bridge import bridge_stdio
+    from mcp_center.gateway.endpoint import GATEWAY_PATH, GatewayEndpoint
+    from mcp_center.gateway.server import Gateway, to_mcp_error
 
 __all__ = ["GATEWAY_PATH", "Gateway", "GatewayEndpoint", "bridge_stdio", "to_mcp_error"]
+
+_LAZY: dict[str, str] = {
+    "bridge_stdio": "mcp_center.gateway.bridge",
+    "GATEWAY_PATH": "mcp_center.gateway.endpoint",
+    "GatewayEndpoint": "mcp_center.gateway.endpoint",
+    "Gateway": "mcp_center.gateway.server",
+    "to_mcp_error": "mcp_center.gateway.server",
+}
+"""Name -> module, imported on first use: the stdio bridge (`mcp-center gateway --stdio`, a process
+an MCP client starts) needs only the SDK's client, not the endpoint and server, which load the
+service, the runtime and the web stack (about 0.5 s of CPU per bridge start, issue 16). `serve`
+imports them all as it starts."""
+
+
+def __getattr__(name: str) -> object:
+    """A name of `_LAZY`, imported from its module on first access (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain module attribute
+    return value

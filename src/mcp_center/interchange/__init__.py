@@ -7,25 +7,28 @@ writes the same formats without secret values (`export`); and lists the three se
 templates (`templates`). The store-backed two-step flow is `mcp_center.service.imports`.
 """
 
-from mcp_center.interchange.dialects import IMPORT_FORMATS, ClientDocument, read_document
-from mcp_center.interchange.export import (
-    EXPORT_FORMATS,
-    GATEWAY_TOKEN_VARIABLE,
-    ExportDocument,
-    export_servers,
-    gateway_snippet,
-)
-from mcp_center.interchange.lenient_json import MAX_IMPORT_BYTES, decode_text, loads_lenient
-from mcp_center.interchange.plan import (
-    ImportPlan,
-    PlannedServer,
-    RejectedEntry,
-    SecretCheck,
-    VariableInfo,
-    plan_document,
-    plan_import,
-)
-from mcp_center.interchange.templates import TEMPLATES, list_templates, render_template
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp_center.interchange.dialects import EXPORT_FORMATS, IMPORT_FORMATS, ClientDocument, read_document
+    from mcp_center.interchange.export import (
+        GATEWAY_TOKEN_VARIABLE,
+        ExportDocument,
+        export_servers,
+        gateway_snippet,
+    )
+    from mcp_center.interchange.lenient_json import MAX_IMPORT_BYTES, decode_text, loads_lenient
+    from mcp_center.interchange.plan import (
+        ImportPlan,
+        PlannedServer,
+        RejectedEntry,
+        SecretCheck,
+        VariableInfo,
+        plan_document,
+        plan_import,
+    )
+    from mcp_center.interchange.templates import TEMPLATES, list_templates, render_template
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -50,3 +53,39 @@ __all__ = [
     "read_document",
     "render_template",
 ]
+
+_LAZY: dict[str, str] = {
+    "IMPORT_FORMATS": "mcp_center.interchange.dialects",
+    "ClientDocument": "mcp_center.interchange.dialects",
+    "read_document": "mcp_center.interchange.dialects",
+    "EXPORT_FORMATS": "mcp_center.interchange.dialects",
+    "GATEWAY_TOKEN_VARIABLE": "mcp_center.interchange.export",
+    "ExportDocument": "mcp_center.interchange.export",
+    "export_servers": "mcp_center.interchange.export",
+    "gateway_snippet": "mcp_center.interchange.export",
+    "MAX_IMPORT_BYTES": "mcp_center.interchange.lenient_json",
+    "decode_text": "mcp_center.interchange.lenient_json",
+    "loads_lenient": "mcp_center.interchange.lenient_json",
+    "ImportPlan": "mcp_center.interchange.plan",
+    "PlannedServer": "mcp_center.interchange.plan",
+    "RejectedEntry": "mcp_center.interchange.plan",
+    "SecretCheck": "mcp_center.interchange.plan",
+    "VariableInfo": "mcp_center.interchange.plan",
+    "plan_document": "mcp_center.interchange.plan",
+    "plan_import": "mcp_center.interchange.plan",
+    "TEMPLATES": "mcp_center.interchange.templates",
+    "list_templates": "mcp_center.interchange.templates",
+    "render_template": "mcp_center.interchange.templates",
+}
+"""Name -> module, imported on first use: `mcp-center --help` needs only the format names, not the
+export's configuration models (issue 16)."""
+
+
+def __getattr__(name: str) -> object:
+    """A name of `_LAZY`, imported from its module on first access (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain module attribute
+    return value

@@ -31,6 +31,7 @@ from mcp_center.errors import FieldError, ImportFormatMismatch, ImportFormatUnkn
 from mcp_center.models import is_array, is_object
 
 __all__ = [
+    "EXPORT_FORMATS",
     "IMPORT_FORMATS",
     "ClientDocument",
     "ClientEntry",
@@ -42,6 +43,11 @@ __all__ = [
 
 IMPORT_FORMATS: tuple[str, ...] = ("auto", "claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "bare")
 """Accepted values of the `format` argument; `auto` detects the dialect from the file's shape."""
+
+EXPORT_FORMATS: tuple[str, ...] = ("claude-code", "cursor", "vscode", "claude-desktop")
+"""The dialects `export` writes (R-1.10). Here, beside the ones read, rather than in `export`: the
+CLI names both in its `--help`, which then loads neither the export's configuration models nor
+pydantic (issue 16)."""
 
 _TRANSPORTS = {
     "stdio": "stdio",

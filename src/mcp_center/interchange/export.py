@@ -39,7 +39,6 @@ from typing import Any
 from mcp_center.config import AuthBearer, AuthOAuth, ServerConfig, StdioServerConfig
 
 __all__ = [
-    "EXPORT_FORMATS",
     "GATEWAY_SERVER_NAME",
     "GATEWAY_TOKEN_VARIABLE",
     "ExportDocument",
@@ -47,7 +46,6 @@ __all__ = [
     "gateway_snippet",
 ]
 
-EXPORT_FORMATS: tuple[str, ...] = ("claude-code", "cursor", "vscode", "claude-desktop")
 GATEWAY_SERVER_NAME = "mcp-center"
 GATEWAY_TOKEN_VARIABLE = "MCP_CENTER_GATEWAY_TOKEN"  # noqa: S105 - a variable name, not a token
 
@@ -117,7 +115,7 @@ def export_servers(
 
     Args:
         configs: Server configurations; they hold no secret values.
-        format: One of `EXPORT_FORMATS` (the caller validated it).
+        format: One of `dialects.EXPORT_FORMATS` (the caller validated it).
         gateway_url: `<base URL>/mcp` of this host.
         bridge_command: The absolute path of this installation's `mcp-center` program, for the
             stdio bridge of clients that only start processes; None writes the bare `mcp-center`.

@@ -8,31 +8,34 @@ backend over `<data dir>/mcp`, `PgStore` the shared one on PostgreSQL for severa
 `serve` the owner of a data directory, whichever backend holds the shared state.
 """
 
+import importlib
 from typing import TYPE_CHECKING
 
-from mcp_center.store.approvals import MAX_CLOSED_APPROVALS, ApprovalRecord, ApprovalState
-from mcp_center.store.backends import store_for
-from mcp_center.store.coordination import (
-    ChangeFeed,
-    Changes,
-    InstanceBoard,
-    InstanceInfo,
-    InstanceServerState,
-    KeyedLocks,
-    Presence,
-)
-from mcp_center.store.files import OS_DISK, Disk, FileLock, atomic_write
-from mcp_center.store.interactions import (
-    MAX_CLOSED_INTERACTIONS,
-    CallRef,
-    InteractionRecord,
-    InteractionState,
-    RetryState,
-)
-from mcp_center.store.json_store import JsonStore, Store
-from mcp_center.store.owner import FileOwnerLock, OwnerLock, ServeOwner
-from mcp_center.store.records import GatewayTokenRecord, ServerRecord, TestError, TestResult
-from mcp_center.store.sections import FILES, SCHEMA_VERSION, SECTIONS, Section, StoreState
+if TYPE_CHECKING:
+    from mcp_center.store.approvals import MAX_CLOSED_APPROVALS, ApprovalRecord, ApprovalState
+    from mcp_center.store.backends import store_for
+    from mcp_center.store.coordination import (
+        ChangeFeed,
+        Changes,
+        InstanceBoard,
+        InstanceInfo,
+        InstanceServerState,
+        KeyedLocks,
+        Presence,
+    )
+    from mcp_center.store.files import OS_DISK, Disk, FileLock, atomic_write
+    from mcp_center.store.interactions import (
+        MAX_CLOSED_INTERACTIONS,
+        CallRef,
+        InteractionRecord,
+        InteractionState,
+        RetryState,
+    )
+    from mcp_center.store.json_store import JsonStore, Store
+    from mcp_center.store.owner import FileOwnerLock, OwnerLock, ServeOwner
+    from mcp_center.store.pg_store import PgStore
+    from mcp_center.store.records import GatewayTokenRecord, ServerRecord, TestError, TestResult
+    from mcp_center.store.sections import FILES, SCHEMA_VERSION, SECTIONS, Section, StoreState
 
 __all__ = [
     "FILES",
@@ -72,16 +75,54 @@ __all__ = [
     "store_for",
 ]
 
-
-if TYPE_CHECKING:
-    from mcp_center.store.pg_store import PgStore
+_LAZY: dict[str, str] = {
+    "MAX_CLOSED_APPROVALS": "mcp_center.store.approvals",
+    "ApprovalRecord": "mcp_center.store.approvals",
+    "ApprovalState": "mcp_center.store.approvals",
+    "store_for": "mcp_center.store.backends",
+    "ChangeFeed": "mcp_center.store.coordination",
+    "Changes": "mcp_center.store.coordination",
+    "InstanceBoard": "mcp_center.store.coordination",
+    "InstanceInfo": "mcp_center.store.coordination",
+    "InstanceServerState": "mcp_center.store.coordination",
+    "KeyedLocks": "mcp_center.store.coordination",
+    "Presence": "mcp_center.store.coordination",
+    "OS_DISK": "mcp_center.store.files",
+    "Disk": "mcp_center.store.files",
+    "FileLock": "mcp_center.store.files",
+    "atomic_write": "mcp_center.store.files",
+    "MAX_CLOSED_INTERACTIONS": "mcp_center.store.interactions",
+    "CallRef": "mcp_center.store.interactions",
+    "InteractionRecord": "mcp_center.store.interactions",
+    "InteractionState": "mcp_center.store.interactions",
+    "RetryState": "mcp_center.store.interactions",
+    "JsonStore": "mcp_center.store.json_store",
+    "Store": "mcp_center.store.json_store",
+    "FileOwnerLock": "mcp_center.store.owner",
+    "OwnerLock": "mcp_center.store.owner",
+    "ServeOwner": "mcp_center.store.owner",
+    "GatewayTokenRecord": "mcp_center.store.records",
+    "ServerRecord": "mcp_center.store.records",
+    "TestError": "mcp_center.store.records",
+    "TestResult": "mcp_center.store.records",
+    "FILES": "mcp_center.store.sections",
+    "SCHEMA_VERSION": "mcp_center.store.sections",
+    "SECTIONS": "mcp_center.store.sections",
+    "Section": "mcp_center.store.sections",
+    "StoreState": "mcp_center.store.sections",
+    "PgStore": "mcp_center.store.pg_store",
+}
+"""Name -> module, imported on first use: a CLI verb that only reads `serve.json` (`store.running`)
+loads neither the records' pydantic models nor the JSON store (issue 16), and `PgStore` is imported
+only by a host on PostgreSQL: psycopg and libpq cost about 20 MB of resident memory, which a host
+on the JSON store (the default) never needs (R-8.3, idle RSS)."""
 
 
 def __getattr__(name: str) -> object:
-    """`PgStore` is imported on first use: psycopg and libpq cost about 20 MB of resident memory,
-    which a host on the JSON store (the default) never needs (R-8.3, idle RSS)."""
-    if name == "PgStore":
-        from mcp_center.store.pg_store import PgStore
-
-        return PgStore
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """A name of `_LAZY`, imported from its module on first access (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain module attribute
+    return value

@@ -368,14 +368,19 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         # Keep as many idle connections as may be open: with httpx2's default (20 kept of 100), a
         # burst of concurrent calls through the gateway closed and reopened a TCP connection for
         # most requests (R-8.3).
-        self._inner = httpx2.AsyncHTTPTransport(verify=shared_tls_context(), trust_env=False, limits=POOL_LIMITS)
+        # Two pools, each made on first use: plain `http://` requests never need the trust store, whose
+        # TLS context costs 3.4 MB resident once loaded (R-8.3: idle RSS of a host with loopback
+        # servers only); an `https://` request (an https server, its OAuth endpoints) always goes to
+        # the verifying pool.
+        self._plain: httpx2.AsyncHTTPTransport | None = None
+        self._tls: httpx2.AsyncHTTPTransport | None = None
         self._limits = limits
         self._list_limits = list_limits or limits
         self._diagnostics = diagnostics
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
-            response = await self._inner.handle_async_request(request)
+            response = await self._pool_for(request.url).handle_async_request(request)
         except httpx2.TransportError:
             if request.method == "GET":
                 self._diagnostics.stream_lost.set()
@@ -441,8 +446,27 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         headers = [(k, v) for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS]
         return httpx2.Response(response.status_code, headers=headers, content=body, request=request)
 
+    def _pool_for(self, url: httpx2.URL) -> httpx2.AsyncHTTPTransport:
+        """The verifying pool for `https://`, the plain one for anything else (made on first use)."""
+        if url.scheme == "https":
+            if self._tls is None:
+                self._tls = httpx2.AsyncHTTPTransport(verify=shared_tls_context(), trust_env=False, limits=POOL_LIMITS)
+            return self._tls
+        if self._plain is None:
+            self._plain = httpx2.AsyncHTTPTransport(verify=_trust_nothing(), trust_env=False, limits=POOL_LIMITS)
+        return self._plain
+
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        for pool in (self._plain, self._tls):
+            if pool is not None:
+                await pool.aclose()
+
+
+@functools.cache
+def _trust_nothing() -> ssl.SSLContext:
+    """The TLS context of the plain pool, which only ever sends `http://` requests: it trusts no
+    certificate, so were it ever used for TLS it would fail closed, never connect unverified."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 @functools.cache

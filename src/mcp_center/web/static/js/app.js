@@ -88,7 +88,15 @@ function renderAdd() {
   return () => {};
 }
 
+// Each route() call is one generation. A server page waits for the server's record before drawing,
+// so two routes can overlap (two quick clicks, a redraw after saving while a link is followed): a
+// render whose generation is no longer the latest never writes the page, and its subscriptions end.
+let generation = 0;
+
 async function route() {
+  generation += 1;
+  const mine = generation;
+  const current = () => mine === generation;
   dismissStaleToast();
   cleanup();
   cleanup = () => {};
@@ -121,7 +129,12 @@ async function route() {
     cleanup = renderGateway(main);
   } else if (parts[0] === "servers" && parts[1]) {
     document.title = `${parts[1]} · mcp-center`;
-    cleanup = await renderServer(main, { id: parts[1], section: parts[2] || "", feed, navigate, flash: state });
+    const drawn = await renderServer(main, { id: parts[1], section: parts[2] || "", feed, navigate, flash: state, current });
+    if (!current()) {
+      drawn(); // a newer route owns the page now (and has already run the cleanup it found)
+      return;
+    }
+    cleanup = drawn;
   } else {
     replace(main, h("h1", { tabindex: "-1" }, "Not found"), h("a", { href: "#/" }, "Back to the servers"));
   }

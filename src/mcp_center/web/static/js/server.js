@@ -62,15 +62,19 @@ function statusCard(view) {
 /**
  * Draw the page of server `id`, section `section`, into `main`.
  * Returns a cleanup function. `flash` may carry a notice to show (why a confirmation is needed).
+ * `current()` says whether this render is still the page's latest route (app.js): once the server's
+ * record arrives, a render that is no longer current leaves `main` alone and returns a no-op cleanup.
  */
-export async function renderServer(main, { id, section, feed, navigate, flash }) {
+export async function renderServer(main, { id, section, feed, navigate, flash, current = () => true }) {
   let view;
   try {
     view = await servers.get(id);
   } catch (err) {
+    if (!current()) return () => {};
     replace(main, h("h1", { tabindex: "-1" }, "Server not found"), h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`), h("a", { href: "#/" }, "Back to the servers"));
     return () => {};
   }
+  if (!current()) return () => {};
   const base = `#/servers/${encodeURIComponent(id)}`;
   const headState = h("span", { class: "head-state" }, stateBadge(view));
   const content = h("div", { class: "section" });
@@ -174,7 +178,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash })
 
   if (section === "" || section === "logs") {
     await overview({ notice: flash && flash.notice });
-    if (section === "logs") showLogs();
+    if (section === "logs" && current()) showLogs();
     else if (!view.trusted) content.querySelector(".setup")?.scrollIntoView({ block: "start" });
   } else if (section === "config") {
     statusBox = null;

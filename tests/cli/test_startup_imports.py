@@ -1,0 +1,149 @@
+"""A CLI process that does not run the host starts without the host's heavy imports (issue 16).
+
+`mcp-center --help`, `--version`, an argument error and the verbs that ask a running host over REST
+(`approvals`) need typer, rich, the settings and an HTTP client; importing the MCP SDK, the web
+stack or the service (about a second of CPU per process before the change) is a regression. Each
+case runs in a fresh interpreter, the only place where `sys.modules` says what a start-up imported.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import mcp_center.config
+import mcp_center.gateway
+import mcp_center.interchange
+import mcp_center.store
+
+HEAVY = (
+    "mcp",
+    "mcp_types",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "mcp_center.service",
+    "mcp_center.runtime",
+    "mcp_center.config.servers",
+)
+"""Packages and modules a light CLI start must not import. (pydantic itself is allowed: typer
+converts a command's parameters with it; the configuration models built on it are not.)"""
+
+_RUN_AND_LIST_MODULES = """
+import json, sys
+argv, report = sys.argv[1:-1], sys.argv[-1]
+sys.argv = ["mcp-center", *argv]
+from mcp_center.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code if isinstance(exc.code, int) else 0
+else:
+    code = 0
+with open(report, "w") as f:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, f)
+"""
+
+
+def heavy_imports(tmp_path: Path, *argv: str, env: dict[str, str] | None = None) -> tuple[int, list[str], str]:
+    """Run `mcp-center *argv` in a fresh interpreter: its exit code, the `HEAVY` modules it
+    imported, and its stdout."""
+    report = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_LIST_MODULES, *argv, str(report)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "120", **(env or {})},
+        check=False,
+    )
+    assert report.exists(), done.stderr
+    found = json.loads(report.read_text())
+    return found["code"], [name for name in HEAVY if name in found["modules"]], done.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (("--help",), 0),
+        (("--version",), 0),
+        (("show",), 2),  # a missing argument: click's usage error
+        (("gateway", "token", "--help"), 0),
+    ],
+)
+def test_help_version_and_argument_errors_import_no_sdk_web_stack_or_service(
+    tmp_path: Path, argv: tuple[str, ...], code: int
+) -> None:
+    exit_code, heavy, _ = heavy_imports(tmp_path, *argv)
+    assert exit_code == code
+    assert heavy == []
+
+
+class _Approvals(BaseHTTPRequestHandler):
+    """A running host's `GET /api/approvals`, as far as the CLI reads it: no pending approvals."""
+
+    def do_GET(self) -> None:
+        ok = self.path == "/api/approvals" and self.headers.get("Authorization") == "Bearer startup-admin-token"
+        body = json.dumps({"approvals": []} if ok else {"error": {"code": "ADMIN_AUTH_REQUIRED", "message": "no"}})
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        del format, args
+
+
+@pytest.fixture
+def host_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Approvals)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_verb_that_asks_the_running_host_over_rest_imports_no_sdk_web_stack_or_service(
+    tmp_path: Path, host_url: str
+) -> None:
+    exit_code, heavy, stdout = heavy_imports(
+        tmp_path,
+        "approvals",
+        "list",
+        "--json",
+        "--url",
+        host_url,
+        "--data-dir",
+        str(tmp_path / "data"),
+        env={"MCP_CENTER_ADMIN_TOKEN": "startup-admin-token"},
+    )
+    assert exit_code == 0
+    assert json.loads(stdout) == []  # it did reach the host and print its answer
+    assert heavy == []
+
+
+@pytest.mark.parametrize("package", [mcp_center.config, mcp_center.store, mcp_center.interchange, mcp_center.gateway])
+def test_every_name_a_lazy_package_exports_resolves(package: ModuleType) -> None:
+    # The packages import their heavier modules on first use (`_LAZY`): every name of `__all__`
+    # must resolve, from the module that `_LAZY` names.
+    names: list[str] = vars(package)["__all__"]
+    lazy: dict[str, str] = vars(package)["_LAZY"]
+    for name in names:
+        value = getattr(package, name)
+        assert value is not None
+        if name in lazy:
+            assert getattr(sys.modules[lazy[name]], name) is value
+    assert set(lazy) <= set(names)
