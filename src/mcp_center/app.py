@@ -12,6 +12,7 @@ server process stopped, give the directory up (`Ownership.release`).
 from __future__ import annotations
 
 import errno
+import gc
 import logging
 import socket
 from collections.abc import AsyncGenerator
@@ -273,6 +274,21 @@ async def interrupt_waiting_calls(app: FastAPI) -> None:
         logger.exception("shutdown.interrupt_failed")
 
 
+def freeze_startup_heap() -> None:
+    """Move every object alive once `serve` has started (modules, SDK and pydantic models, the store's
+    parsed state: most of its heap) out of the garbage collector's generations (`gc.freeze`, R-8.3).
+
+    Those objects live as long as the process; left in the oldest generation, each full collection
+    walked all of them: a pause of tens to hundreds of milliseconds every few thousand gateway calls,
+    a measurable share of the gateway's CPU per call and of its p99. Reference counting still frees
+    them as before; only a cycle among them that becomes garbage later is never collected (the
+    startup's own garbage is collected first). `HostServer` (`serve`) only: a library or a test
+    process creating apps keeps its heap collectable.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 class HostServer(uvicorn.Server):
     """uvicorn's server, which first interrupts calls waiting for a human when it is asked to stop.
 
@@ -303,6 +319,7 @@ class HostServer(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started and self._settings is not None:
+            freeze_startup_heap()
             bound = [sock.getsockname() for server in self.servers for sock in server.sockets or ()]
             port = bound[0][1] if bound else self._settings.port
             if sockets:  # uvicorn logs where it listens only for sockets it bound itself

@@ -114,3 +114,18 @@ def test_an_unresolvable_ref_in_an_output_schema_is_a_problem_not_a_fetch() -> N
     schema = {"type": "object", "properties": {"x": {"$ref": "https://example.invalid/schema.json"}}}
     found = output_problem(schema, {"x": 1})
     assert found is not None and "does not resolve" in found
+
+
+def test_each_schema_object_keeps_its_own_verdict_when_results_are_checked_again_and_again() -> None:
+    """R-3.9, R-8.3: validators are remembered per schema object; a second object (another tool's
+    schema, equal keys or not) is checked against its own rules, on every call."""
+    wants_int = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    wants_str = {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+    for _ in range(3):
+        assert output_problem(wants_int, {"x": 1}) is None
+        assert output_problem(wants_str, {"x": "a"}) is None
+        assert "structuredContent.x" in (output_problem(wants_int, {"x": "a"}) or "")
+        assert "structuredContent.x" in (output_problem(wants_str, {"x": 1}) or "")
+    same_keys = dict(wants_int)
+    assert output_problem(same_keys, {"x": 2}) is None
+    assert output_problem(same_keys, {}) is not None

@@ -11,7 +11,7 @@ import mcp_types as types
 import pytest
 
 from mcp_center.runtime import ConnectionManager
-from mcp_center.runtime.catalog import MAX_CATALOG_PAGES
+from mcp_center.runtime.catalog import MAX_CATALOG_PAGES, Catalog, Fetched
 from mcp_center.runtime.connection import REFRESH_MIN_INTERVAL_S
 from tests.runtime.scripted import ScriptedConnection, ScriptedServer, spec, tool
 
@@ -232,3 +232,20 @@ async def test_overlapping_refreshes_each_validate_their_own_pages(
     catalog = await manager.catalog("fake")
     assert names(catalog.tools) == ["echo", "add"]
     assert [(q.index, q.name) for q in catalog.quarantined["tools"]] == [(2, "echo")]
+
+
+def test_a_catalog_finds_a_tool_by_name_as_a_scan_would_and_follows_a_refresh() -> None:
+    """R-3.9, R-8.3: the lookup the gateway's output check makes per call gives the first tool of that
+    name, None for an unknown one, and the new list's tool once a refresh committed."""
+    first = types.Tool(name="echo", input_schema={"type": "object"}, description="first")
+    second = types.Tool(name="echo", input_schema={"type": "object"}, description="second")
+    other = types.Tool(name="other", input_schema={"type": "object"})
+    catalog = Catalog()
+    assert catalog.tool("echo") is None
+    assert catalog.commit("tools", catalog.begin("tools"), Fetched([first, second, other]))
+    assert catalog.tool("echo") is first
+    assert catalog.tool("other") is other
+    assert catalog.tool("missing") is None
+    assert catalog.commit("tools", catalog.begin("tools"), Fetched([second]))
+    assert catalog.tool("echo") is second
+    assert catalog.tool("other") is None

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from mcp_center.errors import RequestInvalid
-from mcp_center.service.gateway_tokens import MAX_NAME_CHARS, GatewayTokens
+from mcp_center.service.gateway_tokens import ENV_TOKEN_ID, MAX_NAME_CHARS, GatewayTokens
 from mcp_center.store import Store
 from tests.support.waiting import eventually_sync
 
@@ -56,3 +56,19 @@ def test_a_token_revoked_by_another_instance_is_refused_here_without_reading_the
     assert here.stamp("gateway_tokens") == before  # nothing changed: the same cached answer
     revoking.revoke(record.id)
     assert eventually_sync(lambda: checking.identify(token) is None, timeout_s=1.0)
+
+
+def test_identify_named_gives_the_id_and_name_of_one_look_and_none_once_revoked(
+    make_store: Callable[[], Store],
+) -> None:
+    """R-8.3, R-5.3: the gateway's per-call check names the token for the approval card from the
+    same look at the store; the env token is named after its variable; a revoked token is None."""
+    tokens = GatewayTokens(make_store(), env_token="mcpg_from_the_environment_0123456789")
+    record, token = tokens.create("laptop")
+    assert tokens.identify_named(token) == (record.id, "laptop")
+    from_env = tokens.identify_named("mcpg_from_the_environment_0123456789")
+    assert from_env == (ENV_TOKEN_ID, "MCP_CENTER_SERVE_GATEWAY_TOKEN")
+    assert tokens.identify_named("mcpg_not_a_token") is None
+    assert tokens.identify_named(None) is None
+    tokens.revoke(record.id)
+    assert tokens.identify_named(token) is None

@@ -42,7 +42,7 @@ from starlette.types import Message, Receive, Scope, Send
 from mcp_center.errors import StorageError
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern, meta_problem
-from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_of, scope_of_path
+from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
 from mcp_center.models import is_object, is_request_id
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
@@ -234,7 +234,7 @@ class GatewayEndpoint:
         headers = _headers(scope)
         presented = presented_bearer(headers.get(b"authorization"))
         try:
-            token_id = self._tokens.identify(presented)
+            named = self._tokens.identify_named(presented)
         except StorageError as exc:  # the shared database is away (R-10.1): say so, retryable
             logger.warning("gateway.token_check_failed", extra={"code": exc.code})
             error = {"code": -32603, "message": f"{exc.code}: {exc.message}", "data": {"code": exc.code}}
@@ -242,7 +242,7 @@ class GatewayEndpoint:
                 scope, receive, send
             )
             return
-        if token_id is None:
+        if named is None:
             response = JSONResponse(
                 {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": self._refusal(presented)}},
                 status_code=401,
@@ -250,6 +250,7 @@ class GatewayEndpoint:
             )
             await response(scope, receive, send)
             return
+        token_id, token_name = named
         scope["user"] = _principal(token_id)
         server_id = scope_of_path(scope.get("path", GATEWAY_PATH))
         session_id = headers.get(b"mcp-session-id")
@@ -289,7 +290,7 @@ class GatewayEndpoint:
                     link,
                     modern=True,
                     caller_allowed=self._allowed(token_id),
-                    caller=caller_of(self._tokens, token_id, link.client),
+                    caller=caller_named(token_id, token_name, link.client),
                 )
                 await self._lean.serve(lean, receive, send)
                 return
@@ -297,7 +298,7 @@ class GatewayEndpoint:
         elif session_id is None:
             await self._open(token_id, server_id, message, scope, receive, response_once)
         else:
-            await self._serve(session_id, token_id, message, scope, receive, response_once)
+            await self._serve(session_id, (token_id, token_name), message, scope, receive, response_once)
 
     def _allowed(self, token_id: str) -> Callable[[], bool]:
         tokens = self._tokens
@@ -312,9 +313,17 @@ class GatewayEndpoint:
         return await self.gateway.center.server_exists(server_id)
 
     async def _serve(
-        self, session_id: str, token_id: str, message: object, scope: Scope, receive: Receive, send: OneResponse
+        self,
+        session_id: str,
+        token: tuple[str, str | None],
+        message: object,
+        scope: Scope,
+        receive: Receive,
+        send: OneResponse,
     ) -> None:
-        """A request for session `session_id`, keeping its idle clock; a DELETE that ended it forgets it."""
+        """A request for session `session_id` by the token `(id, name)`, keeping its idle clock; a
+        DELETE that ended it forgets it."""
+        token_id, token_name = token
         session = self._sessions.get(session_id)
         if session is None or session.token_id != token_id:  # unknown, or another token's: the SDK answers 404
             await self._hand_over(scope, receive, send, send)
@@ -338,7 +347,7 @@ class GatewayEndpoint:
                         link,
                         modern=False,
                         caller_allowed=self._allowed(token_id),
-                        caller=caller_of(self._tokens, token_id, link.client),
+                        caller=caller_named(token_id, token_name, link.client),
                     )
                     await self._lean.serve(request, receive, send)
                 finally:

@@ -35,7 +35,7 @@ from mcp_center.errors import CenterError, InvalidInput, NotFound, ServerRequest
 from mcp_center.models import is_object
 from mcp_center.service import GatewayTokens, McpCenter
 
-__all__ = ["GATEWAY_PATH", "Gateway", "caller_of", "error_result_json", "scope_of_path", "to_mcp_error"]
+__all__ = ["GATEWAY_PATH", "Gateway", "caller_named", "caller_of", "error_result_json", "scope_of_path", "to_mcp_error"]
 
 GATEWAY_PATH = "/mcp"
 """Where the gateway is served; `/mcp/{server_id}` serves one server under its own names (R-8.4)."""
@@ -112,7 +112,12 @@ def caller_of(tokens: GatewayTokens, token_id: str | None, client: Mapping[str, 
     """Who asks through the gateway, for an approval card (R-5.3): the gateway token (its id and name,
     never the token) and the agent's `clientInfo` (`{"name", "version"}`, self-reported, untrusted;
     cut to 200 / 100 characters), or None when the client did not name itself."""
-    token_name = tokens.name_of(token_id) if token_id is not None else None
+    return caller_named(token_id, tokens.name_of(token_id) if token_id is not None else None, client)
+
+
+def caller_named(token_id: str | None, token_name: str | None, client: Mapping[str, Any] | None) -> dict[str, Any]:
+    """`caller_of` with the token's name already known (`GatewayTokens.identify_named`: the gateway's
+    per-call token check gives it, so the store is not looked at twice per call)."""
     shown = None
     if client is not None and isinstance(client.get("name"), str):
         version = client.get("version")

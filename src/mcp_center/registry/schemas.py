@@ -266,6 +266,27 @@ def _validator(schema: dict[str, Any]) -> Validator:
     return validator
 
 
+_by_identity: OrderedDict[int, tuple[Mapping[str, Any], Validator]] = OrderedDict()
+"""The compiled validator of each recently checked schema object (id → the object, its validator)."""
+
+
+def _validator_of(schema: Mapping[str, Any]) -> Validator:
+    """`_validator` of `schema`, found by the object itself first: a tool's outputSchema is the same
+    object for every result of that tool, so a call costs a lookup instead of serialising and hashing
+    its schema (the gateway checks every forwarded result, R-3.9, R-8.3). The entry holds the
+    object, so its id cannot be reused while it is remembered."""
+    key = id(schema)
+    found = _by_identity.get(key)
+    if found is not None and found[0] is schema:
+        _by_identity.move_to_end(key)
+        return found[1]
+    validator = _validator(dict(schema))
+    _by_identity[key] = (schema, validator)
+    while len(_by_identity) > _COMPILED_LIMIT:
+        _by_identity.popitem(last=False)
+    return validator
+
+
 def output_problem(schema: Mapping[str, Any], structured: object) -> str | None:
     """Why `structured` (a result's `structuredContent`, None when absent) breaks `schema`, else None.
 
@@ -286,7 +307,7 @@ def output_problem(schema: Mapping[str, Any], structured: object) -> str | None:
     if structured is None:
         return "the tool declares an outputSchema but returned no structuredContent"
     try:
-        validator = _validator(dict(schema))
+        validator = _validator_of(schema)
         error = cast("ValidationError | None", best_match(validator.iter_errors(cast(Any, structured))))
     except Unresolvable as exc:
         return _cut(f"the outputSchema has a $ref that does not resolve ({exc})")

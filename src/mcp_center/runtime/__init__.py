@@ -8,6 +8,7 @@ from mcp_center.runtime.deadlines import CallDeadlines, PausableDeadline
 from mcp_center.runtime.events import EventBus, Subscription
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.manager import ConnectionManager, RawAnswer, TransportFactory
+from mcp_center.runtime.operations import new_operation_id
 from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES, TRUNCATION_META_KEY, bound_result
 from mcp_center.runtime.session import CLIENT_INFO, OpenSession, SessionHooks, open_session
 from mcp_center.runtime.tap import MessageObserver, TappedTransport
@@ -41,6 +42,7 @@ __all__ = [
     "TransportFactory",
     "attribute",
     "bound_result",
+    "new_operation_id",
     "open_session",
     "timeout_error",
 ]

@@ -124,7 +124,7 @@ async def call_tool(
                 answer = await conn.session.client.session.send_request(
                     request, types.CallToolResult, request_read_timeout_seconds=None, progress_callback=on_progress
                 )
-                tool = next((t for t in conn.catalog.tools if t.name == name), None)
+                tool = conn.catalog.tool(name)
                 checked, problem = check_output(answer, tool)
                 if problem is not None:
                     _note_mismatch(host, server_id, conn, name, problem)
@@ -257,7 +257,7 @@ async def set_level(host: RequestHost, server_id: str, level: str) -> None:
 def _checked_raw(host: RequestHost, server_id: str, name: str, result: dict[str, Any]) -> dict[str, Any]:
     """A raw `tools/call` result checked against the tool's outputSchema (`results.check_raw_output`)."""
     conn = host.current(server_id)
-    tool = next((t for t in conn.catalog.tools if t.name == name), None) if conn is not None else None
+    tool = conn.catalog.tool(name) if conn is not None else None
     checked, problem = check_raw_output(result, tool)
     if problem is not None and conn is not None:
         _note_mismatch(host, server_id, conn, name, problem)

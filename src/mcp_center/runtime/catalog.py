@@ -146,11 +146,25 @@ class Catalog:
     quarantined: dict[Category, list[Quarantined]] = field(default_factory=lambda: {c: [] for c in CATEGORIES})
     normalized: dict[Category, list[Normalized]] = field(default_factory=lambda: {c: [] for c in CATEGORIES})
     errors: dict[Category, dict[str, Any] | None] = field(default_factory=lambda: dict.fromkeys(CATEGORIES))
+    _by_name: tuple[list[types.Tool], int, dict[str, types.Tool]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """`tools` by name, with the list (and its length) it was built from."""
 
     @property
     def tools(self) -> list[types.Tool]:
         """The validated tools."""
         return self.items["tools"]
+
+    def tool(self, name: str) -> types.Tool | None:
+        """The tool named `name` (the first, as listed), or None: a lookup, not a scan of the catalog
+        (the gateway checks every forwarded result against its tool's outputSchema, R-3.9, R-8.3).
+        The index is rebuilt when the tool list was replaced (a refresh commits a new list)."""
+        tools = self.items["tools"]
+        index = self._by_name
+        if index is None or index[0] is not tools or index[1] != len(tools):
+            index = self._by_name = (tools, len(tools), {t.name: t for t in reversed(tools)})
+        return index[2].get(name)
 
     def counts(self) -> dict[str, int]:
         """Items per category."""

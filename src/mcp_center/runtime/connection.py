@@ -255,7 +255,7 @@ class Connection:
         """Why the health ping gave up on this connection, if it did."""
         self.inflight = 0
         """Requests sent on this connection and not yet answered."""
-        self.inflight_changed = anyio.Event()
+        self._inflight_changed: anyio.Event | None = None
         self.hooks = SessionHooks()
         """The session's callbacks (elicitation, sampling, roots), for the lean forwarder."""
         self.raw: RawForwarder | None = None
@@ -266,6 +266,19 @@ class Connection:
         self._refresh_times: deque[float] = deque()
         self._interval = REFRESH_MIN_INTERVAL_S
         self._refresh_done = anyio.Event()
+
+    def inflight_changed(self) -> anyio.Event:
+        """An event set the next time `inflight` changes (made when first asked for: most requests
+        end with nobody waiting, and building an event per request cost CPU on the gateway's path)."""
+        if self._inflight_changed is None:
+            self._inflight_changed = anyio.Event()
+        return self._inflight_changed
+
+    def note_inflight_changed(self) -> None:
+        """`inflight` changed: wake whoever waits on `inflight_changed()`."""
+        changed, self._inflight_changed = self._inflight_changed, None
+        if changed is not None:
+            changed.set()
 
     def raw_forwarder(
         self,
@@ -504,7 +517,7 @@ class Connection:
                 # see it (and re-send once on the new session) before this one closes (R-3.10).
                 with anyio.move_on_after(CLOSE_TIMEOUT_S):
                     while self.inflight and not self.stop_requested.is_set():
-                        await wait_any(self.inflight_changed, self.stop_requested)
+                        await wait_any(self.inflight_changed(), self.stop_requested)
             tg.cancel_scope.cancel()
         if self.stop_requested.is_set():
             return "stopped"

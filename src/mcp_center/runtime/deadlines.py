@@ -58,10 +58,10 @@ class PausableDeadline:
         self._paused_at: float | None = None
 
     def __enter__(self) -> PausableDeadline:
-        self._entered_at = anyio.current_time()
+        self._entered_at = now = anyio.current_time()
         if self.max_total_s is not None:
             self._remaining = min(self._remaining, self.max_total_s)
-        self._scope.deadline = anyio.current_time() + self._remaining
+        self._scope.deadline = now + self._remaining
         self._scope.__enter__()
         if self._board is not None and self._key is not None:
             self._board._attach(self._key, self)  # pyright: ignore[reportPrivateUsage]

@@ -11,8 +11,10 @@ runtime admits it again for the request itself: in the same task that is the sam
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
+import secrets
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -22,12 +24,38 @@ import anyio
 
 from mcp_center.errors import CallCancelled, OperationInUse
 
-__all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Operations"]
+__all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Operations", "new_operation_id"]
 
 CANCELLED_OPS_REMEMBERED = 1024
 """Bound on remembered cancel-before-admission operation ids (R-3.8)."""
 CANCELLED_OPS_TTL_S = 300.0
 """Seconds a cancel-before-admission record is kept."""
+
+
+class _OperationIds:
+    """Fresh operation ids: 16 random hex digits drawn once per process, then a 16-digit counter."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.prefix = secrets.token_hex(8)
+        self.counter = itertools.count(1)
+
+
+_IDS = _OperationIds()
+os.register_at_fork(after_in_child=_IDS.reset)  # a forked child draws its own prefix
+
+
+def new_operation_id() -> str:
+    """A fresh operation id: 32 hex digits, as `uuid4().hex` (R-3.8).
+
+    Unique across processes and instances (64 random bits per process, redrawn after a fork) and
+    within one (a counter): what an operation id must be. No system call and no `UUID` object per
+    call, as `uuid4()` has (the gateway made one per forwarded call, R-8.3). Not a secret: nothing
+    is granted by knowing an operation id (cancelling by id is the admin's API).
+    """
+    return f"{_IDS.prefix}{next(_IDS.counter):016x}"
 
 
 @dataclass
@@ -72,7 +100,7 @@ class Operations:
             CallCancelled: cancelled before it was admitted, or while the block ran.
             OperationInUse: another task runs an operation with this id.
         """
-        op_id = operation_id or uuid.uuid4().hex
+        op_id = operation_id or new_operation_id()
         task_id = _current_task_id()
         existing = self._ops.get(op_id)
         if existing is not None:

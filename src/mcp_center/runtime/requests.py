@@ -11,10 +11,10 @@ is the error of a call whose progress kept it alive up to `PROGRESS_MAX_FACTOR` 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-import anyio
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
@@ -84,11 +84,11 @@ async def send_once(
     session = conn.session
     probe = session.probe
     conn.inflight += 1
-    started = anyio.current_time()
+    started = time.monotonic()  # only compared with itself: no event-loop lookup per call
     try:
         return await send(conn, timeout_s)
     except MCPError as exc:
-        if exc.code == types.REQUEST_TIMEOUT and anyio.current_time() - started >= timeout_s * 0.95:
+        if exc.code == types.REQUEST_TIMEOUT and time.monotonic() - started >= timeout_s * 0.95:
             raise timeout_error(what, timeout_s) from None
         if exc.code == types.CONNECTION_CLOSED and _transport_ended(exc, session):
             await settle_exit(probe)
@@ -117,8 +117,7 @@ async def send_once(
         raise attribute(exc, probe, during=what) from None
     finally:
         conn.inflight -= 1
-        changed, conn.inflight_changed = conn.inflight_changed, anyio.Event()
-        changed.set()
+        conn.note_inflight_changed()
 
 
 def require_capability(conn: Connection, capability: str, what: str) -> None:

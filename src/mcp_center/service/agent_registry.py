@@ -11,7 +11,7 @@ connection of enabled servers (R-3.2). The calls (`tool_calls.py`) and the promp
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 import anyio
 import anyio.to_thread
@@ -131,6 +131,11 @@ class AgentCatalog:
             connect: Connect enabled servers that are still disconnected first (lazy servers,
                 R-3.2); servers in an error state are not retried here.
         """
+        return (await self._registry_stamped(connect=connect))[0]
+
+    async def _registry_stamped(self, *, connect: bool = True) -> tuple[ToolRegistry, Hashable]:
+        """`registry()` and the servers stamp it was checked against (taken after any lazy connect),
+        which `_server_records(stamp)` can reuse within the same call: one stamp per call, not two."""
         if connect:
             await self._connect_lazy()
         stamp = self._store.stamp("servers")  # two stats: cheaper than a thread hop on every call
@@ -148,7 +153,7 @@ class AgentCatalog:
                 for config, catalog in self._ready(state)
             )
             self._key = key
-        return self._registry
+        return self._registry, stamp
 
     def _catalog_key(self) -> tuple[tuple[str, str | None, int], ...]:
         key: list[tuple[str, str | None, int]] = []
@@ -160,10 +165,16 @@ class AgentCatalog:
                 key.append((server_id, conn.connection_id, conn.catalog.generation["tools"]))
         return tuple(key)
 
-    async def _server_records(self) -> Mapping[str, ServerRecord]:
+    async def _server_records(self, stamp: Hashable | None = None) -> Mapping[str, ServerRecord]:
         """The servers section as stored now: re-read when its change stamp moved (two `stat` calls
-        on a JSON store), so a tool disabled or denied a moment ago counts (R-5.2). Read-only."""
-        stamp = self._store.stamp("servers")  # taken first: a commit racing the read only causes a re-read
+        on a JSON store), so a tool disabled or denied a moment ago counts (R-5.2). Read-only.
+
+        Args:
+            stamp: The servers stamp this call took a moment ago (`_registry_stamped`, no await
+                between), instead of taking it again; None: take it now.
+        """
+        if stamp is None:
+            stamp = self._store.stamp("servers")  # taken first: a commit racing the read only causes a re-read
         cached = self._servers
         if cached is not None and cached[0] == stamp:
             return cached[1]

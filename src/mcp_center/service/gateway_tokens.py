@@ -108,15 +108,22 @@ class GatewayTokens:
 
     def identify(self, presented: str | None) -> str | None:
         """The id of the current gateway token `presented` is (`ENV_TOKEN_ID` for the env token), else None."""
+        named = self.identify_named(presented)
+        return named[0] if named is not None else None
+
+    def identify_named(self, presented: str | None) -> tuple[str, str | None] | None:
+        """`(id, name)` of the current gateway token `presented` is, from one look at the store (the
+        gateway's per-call check and its approval card's token name: one stamp, not two); None when
+        it is no current token. The env token is `(ENV_TOKEN_ID, "MCP_CENTER_SERVE_GATEWAY_TOKEN")`."""
         if not presented:
             return None
         digest = _hash(presented)
         if self._env_hash is not None and hmac.compare_digest(digest, self._env_hash):
-            return ENV_TOKEN_ID
+            return ENV_TOKEN_ID, "MCP_CENTER_SERVE_GATEWAY_TOKEN"
         found = None
         for record in self._current():
             if hmac.compare_digest(digest, record.sha256):
-                found = record.id
+                found = record.id, record.name
         return found
 
     def is_current(self, token_id: str) -> bool:

@@ -34,6 +34,7 @@ from mcp_center.registry import (
     RegisteredTool,
     tool_prefix,
 )
+from mcp_center.runtime import new_operation_id
 from mcp_center.service.agent_registry import AgentCatalog, invalid_field
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
@@ -197,7 +198,7 @@ class ToolCalls(AgentCatalog):
         if not isinstance(arguments, dict):
             raise invalid_field("arguments", "FIELD_INVALID", "must be a JSON object")
         args = cast(dict[str, Any], arguments)
-        op_id = operation_id or uuid.uuid4().hex
+        op_id = operation_id or new_operation_id()
         # Admitted before anything waits (a lazy or reconnecting server, the approval), so a cancel by
         # operation id ends every wait of this call (R-3.8). The call itself is admitted again by the
         # runtime inside `tracking`, which turns a cancel by a host shutdown into CallInterrupted; a
@@ -220,11 +221,11 @@ class ToolCalls(AgentCatalog):
         Returns:
             `(tool, policy)`.
         """
-        registry = await self.registry()
+        registry, stamp = await self._registry_stamped()
         entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
-        if entry is None:
-            entry = await self._resolve_once_connected(name, server_id)
-        record = (await self._server_records()).get(entry.server_id)
+        if entry is None:  # waits: the servers stamp is taken again afterwards
+            entry, stamp = await self._resolve_once_connected(name, server_id), None
+        record = (await self._server_records(stamp)).get(entry.server_id)
         if record is None:
             raise ToolNotFound(f"no tool named '{name}' (its server was deleted)", details={"tool": name})
         config = record.config
