@@ -102,3 +102,23 @@ def test_commands_that_need_a_running_serve_say_none_runs_on_the_data_directory(
     auth = run(data, "auth", "local", token=True)
     assert auth.returncode == 7
     assert f"no mcp-center serve runs on {data}" in auth.stderr
+
+
+def test_a_data_directory_that_cannot_be_created_is_one_storage_error_line(tmp_path: Path) -> None:
+    """A data directory under a regular file (or anywhere mkdir fails) is `STORAGE_ERROR` naming the
+    path, exit 1, no traceback: every command that creates the directory (R-9.2, R-10.1)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    data = blocker / "data"
+    for command in (
+        ["add", "Local", "--", sys.executable, "-c", "pass"],
+        ["export", "--format", "cursor"],
+        ["gateway", "token", "create", "agent"],
+        ["gateway", "token", "revoke", "nope"],
+    ):
+        failed = run(data, *command)
+        assert failed.returncode == 1, (command, failed.stderr)
+        assert "Traceback" not in failed.stderr, (command, failed.stderr)
+        first = failed.stderr.strip().splitlines()[0]
+        assert first.startswith("error [STORAGE_ERROR]: "), (command, failed.stderr)
+        assert str(data) in first, (command, first)

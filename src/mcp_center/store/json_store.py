@@ -165,7 +165,10 @@ class JsonStore:
     # ----- data ------------------------------------------------------------------------------------
 
     def open(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:  # under a file, read-only, no space: one STORAGE_ERROR naming the path
+            raise storage_error(exc, doing="create the data directory") from exc
         with self._lock.hold():
             self._journal.recover()
             self._parsed.clear()

@@ -313,7 +313,6 @@ class PgFeed:
             try:
                 with psycopg.connect(self._conninfo, autocommit=True, **self._kwargs) as conn:
                     self._serve(conn)
-                backoff = 0.05
             except psycopg.Error as exc:
                 self._failure = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 if self._live:
@@ -322,6 +321,8 @@ class PgFeed:
                 was_live, self._live, self._conn = self._live, False, None
                 if was_live:
                     self._wake()  # waiters re-read (and learn the database is gone)
+            if was_live:  # a new outage: retry at once, back off only while it lasts
+                backoff = 0.05
             self._stop.wait(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_S)
 
