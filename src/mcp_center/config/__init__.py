@@ -1,9 +1,9 @@
 """Configuration: host settings and server configuration models with their R-1 rules. No network."""
 
-import importlib
 from typing import TYPE_CHECKING
 
 from mcp_center.config.settings import Profile, Settings
+from mcp_center.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mcp_center.config.sandbox import SandboxNetwork, SandboxPath, SandboxPolicy
@@ -91,11 +91,4 @@ schemas (about 0.1 s of CPU), which the CLI's start-up, `--help` and its REST-cl
 (only `Settings`); the host imports them as it starts (issue 16)."""
 
 
-def __getattr__(name: str) -> object:
-    """A server configuration name of `_LAZY`, imported from its module on first access (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next lookup is a plain module attribute
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

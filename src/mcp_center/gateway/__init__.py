@@ -8,8 +8,9 @@ forwarded raw over the live session, the same policy code as everywhere) and eve
 (`server.py`). `/mcp/{server_id}` serves one server under its own names (R-8.4).
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from mcp_center.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mcp_center.gateway.bridge import bridge_stdio
@@ -31,11 +32,4 @@ service, the runtime and the web stack (about 0.5 s of CPU per bridge start, iss
 imports them all as it starts."""
 
 
-def __getattr__(name: str) -> object:
-    """A name of `_LAZY`, imported from its module on first access (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next lookup is a plain module attribute
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -7,8 +7,9 @@ writes the same formats without secret values (`export`); and lists the three se
 templates (`templates`). The store-backed two-step flow is `mcp_center.service.imports`.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from mcp_center.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mcp_center.interchange.dialects import EXPORT_FORMATS, IMPORT_FORMATS, ClientDocument, read_document
@@ -81,11 +82,4 @@ _LAZY: dict[str, str] = {
 export's configuration models (issue 16)."""
 
 
-def __getattr__(name: str) -> object:
-    """A name of `_LAZY`, imported from its module on first access (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next lookup is a plain module attribute
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -8,8 +8,9 @@ backend over `<data dir>/mcp`, `PgStore` the shared one on PostgreSQL for severa
 `serve` the owner of a data directory, whichever backend holds the shared state.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from mcp_center.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mcp_center.store.approvals import MAX_CLOSED_APPROVALS, ApprovalRecord, ApprovalState
@@ -118,11 +119,4 @@ only by a host on PostgreSQL: psycopg and libpq cost about 20 MB of resident mem
 on the JSON store (the default) never needs (R-8.3, idle RSS)."""
 
 
-def __getattr__(name: str) -> object:
-    """A name of `_LAZY`, imported from its module on first access (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next lookup is a plain module attribute
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
