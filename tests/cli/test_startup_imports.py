@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import ModuleType
 
@@ -23,6 +22,7 @@ import mcp_center.config
 import mcp_center.gateway
 import mcp_center.interchange
 import mcp_center.store
+from tests.support.loopback import serve_threaded
 
 HEAVY = (
     "mcp",
@@ -105,15 +105,8 @@ class _Approvals(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def host_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Approvals)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_threaded(_Approvals) as url:
+        yield url
 
 
 def test_a_verb_that_asks_the_running_host_over_rest_imports_no_sdk_web_stack_or_service(

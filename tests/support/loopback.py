@@ -1,4 +1,5 @@
-"""Run an ASGI app on 127.0.0.1 with uvicorn for the duration of a test.
+"""Run an ASGI app on 127.0.0.1 with uvicorn (or a plain `http.server` handler in a thread) for the
+duration of a test.
 
 Every network test binds loopback only and stops its server itself (AGENTS guide). The server runs
 as a task in the caller's task group; leaving the context asks uvicorn to exit and waits for it.
@@ -8,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncGenerator, Generator
+from contextlib import asynccontextmanager, contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import anyio
 import uvicorn
@@ -56,3 +59,19 @@ async def serve_loopback(
                 await stopped.wait()
             tg.cancel_scope.cancel()
     sock.close()
+
+
+@contextmanager
+def serve_threaded(handler: type[BaseHTTPRequestHandler]) -> Generator[str]:
+    """Serve `handler` (the standard library's `http.server`) on `http://127.0.0.1:<free port>` in a
+    thread, for a synchronous test; yields that base URL (no trailing slash) and stops the server on
+    exit (the thread is joined for at most 5 s)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -9,15 +9,15 @@ serves one there.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx2
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from tests.support.browser import login, new_context
+from tests.support.loopback import serve_threaded
 from tests.support.serve import ADMIN_TOKEN, Host
 
 pytestmark = pytest.mark.browser
@@ -107,15 +107,8 @@ def attacker_origin() -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_threaded(Handler) as url:
+        yield url
 
 
 def test_a_page_on_another_port_of_the_same_host_cannot_use_the_session_cookie(
