@@ -12,12 +12,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
+from tests.support.loopback import serve_threaded
 from tests.support.ports import wait_for_port
 
 __all__ = ["local_postgres", "page_server", "remote_server"]
@@ -45,15 +45,8 @@ class _Page(BaseHTTPRequestHandler):
 @contextmanager
 def page_server() -> Generator[str]:
     """A web page on loopback (and an allow-all robots.txt); yields its URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/page.html"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_threaded(_Page) as base:
+        yield f"{base}/page.html"
 
 
 def _stop(proc: subprocess.Popen[bytes], timeout_s: float = 15.0) -> None:
