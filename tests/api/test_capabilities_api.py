@@ -16,7 +16,7 @@ from mcp_center.service import McpCenter
 from tests.servers.capabilities import Upstream
 from tests.support.api import ADMIN_TOKEN, assert_error, remote_body
 from tests.support.capabilities import capability_server, next_event
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import make_ready
 from tests.support.results import text_of
 
@@ -101,7 +101,10 @@ async def test_a_caller_that_disconnects_cancels_its_pending_approval(
     app = create_api(settings, ADMIN_TOKEN)
     app.state.center = center
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-    async with serve_loopback(app) as base, httpx2.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
+    async with (
+        serve_loopback(app) as base,
+        httpx2.AsyncClient(verify=NO_TLS, base_url=base, headers=headers, timeout=30) as client,
+    ):
         created = await client.post("/api/mcp/servers", json=remote_body("caps", url))
         assert created.status_code == 201
         await make_ready(client, "caps")

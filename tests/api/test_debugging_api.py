@@ -17,7 +17,7 @@ from mcp_center.config import Settings
 from mcp_center.service import McpCenter
 from tests.servers.http_echo import streamable_app
 from tests.support.api import ADMIN_TOKEN, assert_error, create_remote, stdio_body
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import make_ready
 
 pytestmark = pytest.mark.anyio
@@ -38,7 +38,9 @@ async def host(center: McpCenter, settings: Settings) -> AsyncGenerator[httpx2.A
     app.state.center = center
     async with (
         serve_loopback(app) as base,
-        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=15) as client,
+        httpx2.AsyncClient(
+            verify=NO_TLS, base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=15
+        ) as client,
     ):
         yield client
 

@@ -24,7 +24,7 @@ from mcp_center.config import Settings
 from tests.api.test_no_secret_leak import forms
 from tests.support.api import Captured
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import STEP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
@@ -55,7 +55,7 @@ async def login(api: httpx2.AsyncClient, server_id: str) -> None:
     started = await api.post(f"{SERVERS}/{server_id}/oauth/start")
     assert started.status_code == 200, started.text
     with browser_logs_off():
-        async with httpx2.AsyncClient(trust_env=False) as browser:
+        async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
             location = httpx2.URL((await browser.get(started.json()["authorization_url"])).headers["location"])
     callback = await api.get(location.path, params=dict(location.params))
     assert callback.status_code == 200, callback.text

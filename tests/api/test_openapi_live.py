@@ -126,15 +126,13 @@ def test_every_error_status_is_the_envelope_never_fastapis_detail() -> None:
     checked = 0
     for path, method, op in _operations(doc):
         for status, response in op["responses"].items():
-            if int(status) < 400 or "application/json" not in response.get("content", {}):
+            if int(status) < 400 or (path, status) == ("/oauth/callback", "400"):  # the callback's page
                 continue
-            assert response["content"]["application/json"]["schema"] == {
-                "$ref": "#/components/schemas/ErrorEnvelope"
-            }, (
-                method,
-                path,
-                status,
-            )
+            # Errors are JSON whatever the route's own answer is (the event stream, the callback
+            # page): the envelope is documented under application/json only, as it is sent.
+            assert response["content"] == {
+                "application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}
+            }, (method, path, status)
             checked += 1
     assert checked > 200
 

@@ -31,7 +31,7 @@ from mcp_center.gateway import endpoint as endpoint_module
 from tests.servers.rich_upstream import make_rich_server
 from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import add_ready
 
 pytestmark = pytest.mark.anyio
@@ -132,7 +132,7 @@ def text(result: types.CallToolResult) -> str:
 
 async def test_the_gateway_refuses_requests_without_a_gateway_token(host: Host) -> None:
     initialize: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(verify=NO_TLS) as http:
         for headers, says in (
             ({}, "send 'Authorization: Bearer <gateway token>'"),
             ({"Authorization": f"Bearer {ADMIN_TOKEN}"}, "the admin token is not accepted by the gateway"),
@@ -276,7 +276,7 @@ async def test_a_revoked_token_is_refused_from_the_next_request(host: Host) -> N
     assert all("token" not in t for t in listed)
     assert (await host.admin.delete(f"/api/gateway/tokens/{created['id']}")).status_code == 204
     initialize: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(verify=NO_TLS) as http:
         refused = await http.post(
             f"{host.base}/mcp", json=initialize, headers={"Authorization": f"Bearer {created['token']}"}
         )
@@ -401,7 +401,7 @@ async def test_a_session_answers_only_the_token_that_opened_it(host: Host) -> No
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
     }
     accept = {"Accept": "application/json, text/event-stream"}
-    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
         opened = await http.post("/mcp", json=initialize, headers={**accept, "Authorization": f"Bearer {host.token}"})
         session_id = opened.headers["mcp-session-id"]
         listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}

@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from tests.servers.protocol_upstream import FAIL_CODE, HOLD, Hold, make_protocol_server
 from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import add_ready
 
 pytestmark = pytest.mark.anyio
@@ -66,7 +66,7 @@ def text(result: types.CallToolResult) -> str:
 async def test_a_server_endpoint_offers_its_tools_and_templates_under_their_own_names(host: Host) -> None:
     """R-8.4: `/mcp/{id}` is one server as itself, behind the same token and policy."""
     async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
         Client(streamable_http_client(f"{host.base}/mcp/proto", http_client=http), mode="legacy", cache=None) as client,
     ):
         names = {tool.name for tool in (await client.list_tools()).tools}
@@ -79,7 +79,7 @@ async def test_a_server_endpoint_offers_its_tools_and_templates_under_their_own_
 
 async def test_a_server_endpoint_needs_a_gateway_token_and_an_existing_server(host: Host) -> None:
     initialize: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
-    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
         anonymous = await http.post("/mcp/proto", json=initialize, headers=ACCEPT)
         unknown = await http.post(
             "/mcp/nope", json=initialize, headers={**ACCEPT, "Authorization": f"Bearer {host.token}"}
@@ -112,7 +112,7 @@ async def test_a_batch_is_answered_with_invalid_request_not_a_validation_dump(ho
     """JSON-RPC batches: -32600 with a clear message, for every protocol version (README)."""
     headers = {**ACCEPT, "Authorization": f"Bearer {host.token}"}
     batch = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
-    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
         for version in ("2025-03-26", "2025-11-25"):
             answered = await http.post("/mcp", json=batch, headers={**headers, "Mcp-Protocol-Version": version})
             assert answered.status_code == 400
@@ -194,7 +194,7 @@ async def test_a_sessionless_2026_request_is_served_with_its_result_type(host: H
         "Mcp-Method": "tools/call",
         "Mcp-Name": "mcp__proto__add",
     }
-    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
         answered = await http.post("/mcp", json=call, headers=headers)
     assert answered.status_code == 200, answered.text
     result = answered.json()["result"]
@@ -226,7 +226,10 @@ async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(ho
         "Mcp-Method": "tools/call",
         "Mcp-Name": "mcp__proto__hold",
     }
-    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http, anyio.create_task_group() as tg:
+    async with (
+        httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http,
+        anyio.create_task_group() as tg,
+    ):
 
         async def post() -> None:
             await http.post("/mcp", json=call, headers=headers)
@@ -271,7 +274,7 @@ async def test_a_session_is_only_known_on_the_endpoint_that_opened_it(host: Host
     }
     headers = {**ACCEPT, "Authorization": f"Bearer {host.token}"}
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
         opened = await http.post("/mcp/proto", json=initialize, headers=headers)
         session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
         elsewhere = await http.post("/mcp", json=listing, headers=session)
@@ -293,7 +296,7 @@ async def test_a_request_id_reused_in_a_session_does_not_leave_the_later_call_un
     }
     auth = {**ACCEPT, "Authorization": f"Bearer {host.token}"}
     call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "mcp__proto__hold"}}
-    async with httpx2.AsyncClient(base_url=host.base, timeout=30) as http:
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
         opened = await http.post("/mcp", json=init, headers=auth)
         assert opened.status_code == 200, opened.text
         session = {**auth, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}

@@ -27,7 +27,7 @@ from mcp_center.app import create_app
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
 from tests.support.gateway import gateway_client
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 
 __all__ = [
     "QUIRKY",
@@ -135,7 +135,9 @@ async def running_host(data_dir: Path, **environ: str) -> AsyncGenerator[Host]:
     app, _token, _created = create_app(settings)
     async with (
         serve_loopback(app) as base,
-        httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60) as admin,
+        httpx2.AsyncClient(
+            verify=NO_TLS, base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+        ) as admin,
     ):
         created = await admin.post("/api/gateway/tokens", json={"name": "hostile-tests"})
         assert created.status_code == 201, created.text

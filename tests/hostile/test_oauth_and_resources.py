@@ -19,6 +19,7 @@ from tests.service.test_oauth import SERVERS, call, create, fakes, oauth_ids, re
 from tests.support.api import assert_error, open_api
 from tests.support.fakes.oauth import FakeAuthorizationServer
 from tests.support.fakes.streamable_http import ECHO_TOOL
+from tests.support.loopback import NO_TLS
 
 pytestmark = pytest.mark.anyio
 
@@ -50,7 +51,7 @@ async def test_a_code_the_authorization_server_rejects_is_a_4xx_naming_the_reaso
         authorization.code_error = "invalid_grant"
         for accept in ("application/json", "text/html"):
             started = (await api.post(f"{SERVERS}/o/oauth/start")).json()
-            async with httpx2.AsyncClient(trust_env=False) as browser:
+            async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
                 location = httpx2.URL((await browser.get(started["authorization_url"])).headers["location"])
             answer = await api.get(location.path, params=dict(location.params), headers={"Accept": accept})
             if accept == "application/json":

@@ -108,6 +108,21 @@ def test_redact_prefix_holds_back_only_what_could_start_a_secret(redactor: Redac
     assert Redactor().redact_prefix("no secrets registered", final=False) == ("no secrets registered", "")
 
 
+def test_redact_prefix_follows_values_added_and_discarded_after_it_was_used(redactor: Redactor) -> None:
+    """The streaming pattern is compiled when first needed after a change (issue 16): a value
+    registered or forgotten after an earlier `redact_prefix` call counts from the next call on,
+    longest first, and the held-back length follows the longest value registered now."""
+    longer = SECRET + "-rotated-9b1e"
+    assert redactor.redact_prefix(f"a {SECRET} b", final=True) == (f"a {REDACTED} b", "")
+    redactor.add(longer)
+    assert redactor.redact_prefix(f"a {longer} b {SECRET}", final=True) == (f"a {REDACTED} b {REDACTED}", "")
+    assert redactor.redact_prefix("x" * 100, final=False)[1] == "x" * (len(longer) - 1)
+    redactor.discard(longer)
+    assert redactor.redact_prefix(f"a {longer} b", final=True) == (f"a {REDACTED}-rotated-9b1e b", "")
+    redactor.discard(SECRET)
+    assert redactor.redact_prefix(f"a {SECRET}", final=False) == (f"a {SECRET}", "")
+
+
 # ----- JSON-like data ---------------------------------------------------------------------------
 
 

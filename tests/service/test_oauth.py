@@ -20,7 +20,7 @@ from mcp_center.config import Settings
 from mcp_center.service import McpCenter, OAuthAuthorized, OAuthForgotten, OAuthStarted
 from tests.support.api import assert_error, open_api
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import STEP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
@@ -55,7 +55,7 @@ async def login(api: httpx2.AsyncClient, server_id: str = "o", **body: Any) -> d
         started = await api.post(f"{SERVERS}/{server_id}/oauth/start", json=body or None)
         assert started.status_code == 200, started.text
         answer = started.json()
-        async with httpx2.AsyncClient(trust_env=False) as browser:
+        async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
             redirect = await browser.get(answer["authorization_url"])
         assert redirect.status_code == 302, redirect.text
         location = httpx2.URL(redirect.headers["location"])
@@ -342,7 +342,7 @@ async def test_the_callback_refuses_a_replayed_or_forged_state(api: httpx2.Async
     async with fakes() as (authorization, _, resource):
         await create(api, resource.url)
         started = (await api.post(f"{SERVERS}/o/oauth/start")).json()
-        async with httpx2.AsyncClient(trust_env=False) as browser:
+        async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
             location = httpx2.URL((await browser.get(started["authorization_url"])).headers["location"])
         params = dict(location.params)
         first = await api.get("/oauth/callback", params=params)
@@ -361,7 +361,7 @@ async def test_a_pasted_redirect_url_completes_a_headless_authorization(api: htt
     async with fakes() as (_, _, resource):
         await create(api, resource.url)
         started = (await api.post(f"{SERVERS}/o/oauth/start")).json()
-        async with httpx2.AsyncClient(trust_env=False) as browser:
+        async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
             location = (await browser.get(started["authorization_url"])).headers["location"]
         done = await api.post(f"{SERVERS}/o/oauth/complete", json={"callback_url": location})
     assert done.status_code == 200, done.text
@@ -377,7 +377,7 @@ async def test_invalid_client_at_the_code_exchange_drops_the_registration_and_th
         authorization.code_error = "invalid_client"
         started = (await api.post(f"{SERVERS}/o/oauth/start")).json()
         assert len(authorization.saw("/register")) == 1  # the stored registration is reused
-        async with httpx2.AsyncClient(trust_env=False) as browser:
+        async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
             location = httpx2.URL((await browser.get(started["authorization_url"])).headers["location"])
         failed = await api.get(location.path, params=dict(location.params), headers={"Accept": "application/json"})
         error = assert_error(failed, 422, "OAUTH_CALLBACK_INVALID")  # the code was refused: a 4xx (issue 14)
@@ -538,7 +538,7 @@ async def test_the_library_gets_typed_oauth_results_without_a_token(api: httpx2.
             assert (started.server_id, started.issuer, started.authorized) == ("o", authorization.issuer, False)
             assert started.authorization_url is not None and started.expires_at is not None
             assert started.expires_at.tzinfo is not None and started.client_id_source == "registered"
-            async with httpx2.AsyncClient(trust_env=False) as browser:
+            async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
                 redirect = await browser.get(started.authorization_url)
             assert redirect.status_code == 302, redirect.text
             callback_url = redirect.headers["location"]

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from mcp_center.app import create_app
 from mcp_center.config import Settings
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 
 __all__ = ["ComposedHost", "composed_host"]
 
@@ -54,9 +54,9 @@ async def composed_host(
     async with (
         serve_loopback(app) as base,
         httpx2.AsyncClient(
-            base_url=base, headers={"Authorization": f"Bearer {admin_token}"}, timeout=timeout_s
+            verify=NO_TLS, base_url=base, headers={"Authorization": f"Bearer {admin_token}"}, timeout=timeout_s
         ) as admin,
-        httpx2.AsyncClient(base_url=base, timeout=timeout_s) as http,
+        httpx2.AsyncClient(verify=NO_TLS, base_url=base, timeout=timeout_s) as http,
     ):
         created = await admin.post("/api/gateway/tokens", json={"name": token_name})
         assert created.status_code == 201, created.text

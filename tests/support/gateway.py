@@ -10,6 +10,8 @@ import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.support.loopback import NO_TLS
+
 __all__ = ["gateway_client"]
 
 
@@ -26,7 +28,7 @@ async def gateway_client(
         callbacks: Passed to `Client` (`message_handler`, `logging_callback`, `elicitation_callback`).
     """
     async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=timeout_s) as http,
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {token}"}, timeout=timeout_s) as http,
         Client(
             streamable_http_client(f"{base_url}/mcp", http_client=http), mode="legacy", cache=None, **callbacks
         ) as client,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 import threading
 from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
@@ -17,6 +18,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import anyio
 import uvicorn
 from starlette.types import ASGIApp
+
+NO_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+"""`verify=` for a test's own httpx2 client of a loopback `http://` server. Such a client never
+does TLS, yet by default each one loads the CA bundle into a context of its own (~40 ms of CPU; a
+third of the gateway and hostile tests' CPU went there, issue 16). This context trusts no
+certificate and still requires one, so a TLS connection through it would fail, never go unverified.
+The host's own clients are not the tests' to change: they keep their contexts."""
 
 
 @asynccontextmanager

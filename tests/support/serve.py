@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx2
 
+from tests.support.loopback import NO_TLS
 from tests.support.processes import stop_process
 from tests.support.wire import object_or_empty
 
@@ -110,7 +111,9 @@ def running_host(tmp_path: Path, port: int | None = None) -> Generator[Host]:
     proc = spawn_serve(data_dir, 0 if port is None else port, log_path)
     try:
         url = wait_until_serving(data_dir, 60, proc)
-        with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=180) as client:
+        with httpx2.Client(
+            verify=NO_TLS, base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=180
+        ) as client:
             yield Host(url, proc, client, data_dir, log_path)
     finally:
         stop_process(proc)

@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from mcp_center.api.bodies import OAuthCallbackUrl, OAuthStart
 from mcp_center.api.errors import error_response
-from mcp_center.api.openapi import ErrorEnvelope, errors
+from mcp_center.api.openapi import envelope, errors
 from mcp_center.errors import CenterError
 from mcp_center.secrets import default_redactor
 from mcp_center.service import McpCenter
@@ -116,7 +116,7 @@ _CALLBACK_RESPONSES: dict[int | str, dict[str, Any]] = {
         "content": {"text/html": {"schema": {"type": "string"}}},
     },
     **errors(404, 409, 422, 500, 502, 504),
-    403: {"model": ErrorEnvelope, "description": "The Host is not this host's (HOST_NOT_ALLOWED)."},
+    403: envelope("The Host is not this host's (HOST_NOT_ALLOWED)."),
 }
 
 
@@ -161,7 +161,7 @@ async def callback(request: Request) -> Response:
 @callback_router.get(
     CLIENT_METADATA_PATH,
     summary="This host's OAuth client ID metadata document",
-    responses={403: {"model": ErrorEnvelope, "description": "The Host is not this host's (HOST_NOT_ALLOWED)."}},
+    responses={403: envelope("The Host is not this host's (HOST_NOT_ALLOWED).")},
 )
 async def client_metadata(request: Request) -> JSONResponse:
     """Served for CIMD (R-4.10); configure its URL as `auth.client_metadata_url` only behind public https."""

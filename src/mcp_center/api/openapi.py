@@ -30,10 +30,12 @@ from mcp_center.config import ServerConfig
 
 __all__ = [
     "API_ERRORS",
+    "ERROR_ENVELOPE_REF",
     "SERVER_BODY_REF",
     "SERVER_PATCH_REF",
     "ErrorEnvelope",
     "ErrorObject",
+    "envelope",
     "errors",
     "install_openapi",
 ]
@@ -79,9 +81,23 @@ _MEANINGS: dict[int, str] = {
 }
 
 
+ERROR_ENVELOPE_REF = "#/components/schemas/ErrorEnvelope"
+
+
+def envelope(description: str) -> dict[str, Any]:
+    """A FastAPI `responses` entry: `description` and the error envelope's schema, by reference.
+
+    By reference rather than `{"model": ErrorEnvelope}`: for each `model` FastAPI builds a pydantic
+    field (a `TypeAdapter`) per route, per status and per app, about 400 of them when an app's
+    routes are first matched (~55 ms of CPU in each app's first request) and as many again for
+    `/openapi.json`, all for the same two schemas; `install_openapi` adds those once (issue 16).
+    """
+    return {"description": description, "content": {"application/json": {"schema": {"$ref": ERROR_ENVELOPE_REF}}}}
+
+
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """FastAPI `responses` for `statuses`, each the error envelope with what the status means here."""
-    return {status: {"model": ErrorEnvelope, "description": _MEANINGS[status]} for status in statuses}
+    return {status: envelope(_MEANINGS[status]) for status in statuses}
 
 
 API_ERRORS = errors(401, 403, 413, 422, 500, 503)
@@ -97,6 +113,14 @@ _BEARER = "adminToken"
 _COOKIE = "settingsSession"
 _CSRF = "csrfToken"
 _SAFE_METHODS = frozenset({"get", "head", "options"})
+
+
+def _error_schemas() -> dict[str, Any]:
+    """Component schemas of `ErrorEnvelope` and `ErrorObject`, which `envelope` refers to."""
+    generated = ErrorEnvelope.model_json_schema(ref_template="#/components/schemas/{model}")
+    components: dict[str, Any] = dict(generated.pop("$defs", {}))
+    components[ErrorEnvelope.__name__] = generated
+    return components
 
 
 def _server_schemas() -> dict[str, Any]:
@@ -170,7 +194,9 @@ def install_openapi(app: FastAPI, *, session_cookie: str | None = None, csrf_hea
                 routes=app.routes,
             )
             _secure(schema, session_cookie, csrf_header)
-            schema.setdefault("components", {}).setdefault("schemas", {}).update(_server_schemas())
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            components.update(_error_schemas())
+            components.update(_server_schemas())
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -10,6 +10,7 @@ exception, `HostRequestFailed`, whose HTTP status gives the exit code (`exit_cod
 
 from __future__ import annotations
 
+import ssl
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,21 @@ from mcp_center.store.running import running_url
 if TYPE_CHECKING:  # the HTTP client loads when a command makes a request, not for `--help`
     import httpx2
 
-__all__ = ["HostClient", "exit_code_for_status", "host_url", "serve_url"]
+__all__ = ["HostClient", "client_tls", "exit_code_for_status", "host_url", "serve_url"]
+
+
+def client_tls(base_url: str) -> ssl.SSLContext | bool:
+    """`verify=` for a CLI client of the host at `base_url` (issue 16).
+
+    `https://`: True, the system trust store, certificates and host names verified. Plain
+    `http://` (a local serve): a context that trusts no certificate and still requires one. Such a
+    client never does TLS (it follows no redirect), so loading the CA bundle, ~40 ms of CPU in every
+    command that asks the host, is skipped; were TLS ever tried through it, it would fail, never
+    connect unverified.
+    """
+    if base_url.lower().startswith("https:"):
+        return True
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 def host_url(settings: Settings, url: str | None = None) -> str:
@@ -87,7 +102,11 @@ class HostClient:
         self._url = url
         self.base_url = serve_url(settings, url)
         self._client: httpx2.Client = httpx2.Client(
-            base_url=self.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout_s, trust_env=False
+            base_url=self.base_url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout_s,
+            trust_env=False,
+            verify=client_tls(self.base_url),
         )
 
     def __enter__(self) -> HostClient:

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcp_center.cli._sandbox import policy_line
+from mcp_center.cli.host import client_tls
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.secrets import read_admin_token
@@ -53,6 +54,7 @@ def live_servers(settings: Settings, url: str | None = None) -> dict[str, dict[s
             headers={"Authorization": f"Bearer {token}"},
             timeout=LIVE_TIMEOUT_S,
             trust_env=False,
+            verify=client_tls(base),
         ) as client:
             response = client.get("/api/mcp/servers")
         if not response.is_success:

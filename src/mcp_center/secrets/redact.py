@@ -37,13 +37,30 @@ class Redactor:
         self._lock = threading.Lock()
         self._ordered: tuple[str, ...] = ()
         self._matcher: tuple[int, re.Pattern[str]] | None = None
-        """(length of the longest value, a pattern matching any value longest first), or None."""
+        """(length of the longest value, a pattern matching any value longest first), or None while
+        none is registered or since the set changed: `redact_prefix` compiles it on its next call."""
 
     def _reorder(self) -> None:
-        """Rebuild the longest-first order and the matching pattern (caller holds the lock)."""
-        ordered = tuple(sorted(self._values, key=len, reverse=True))
-        self._matcher = (len(ordered[0]), re.compile("|".join(map(re.escape, ordered)))) if ordered else None
-        self._ordered = ordered
+        """Rebuild the longest-first order and drop the matching pattern (caller holds the lock).
+
+        The pattern is compiled when `redact_prefix` next needs it, not here: compiling an
+        alternation of every registered value costs time in their number, so compiling on each
+        `add` made registering n secrets cost n² (a host whose OAuth logins and secret writes each
+        register values; issue 16), while stderr lines, its only user, are rarer than secret writes.
+        """
+        self._ordered = tuple(sorted(self._values, key=len, reverse=True))
+        self._matcher = None
+
+    def _current_matcher(self) -> tuple[int, re.Pattern[str]] | None:
+        """The pattern for the values registered now (compiled here when the set changed), or None."""
+        matcher = self._matcher  # one read: the length and the pattern always belong together
+        if matcher is not None or not self._ordered:
+            return matcher
+        with self._lock:
+            ordered = self._ordered
+            if self._matcher is None and ordered:
+                self._matcher = (len(ordered[0]), re.compile("|".join(map(re.escape, ordered))))
+            return self._matcher
 
     def add(self, value: str) -> None:
         """Register a plaintext secret (ignored when shorter than `MIN_LENGTH`)."""
@@ -84,7 +101,7 @@ class Redactor:
         Returns:
             `(redacted, rest)`: the redacted safe part to pass on, and the raw text to carry.
         """
-        matcher = self._matcher  # one read: the length and the pattern always belong together
+        matcher = self._current_matcher()
         if matcher is None:
             return text, ""
         longest, pattern = matcher

@@ -39,7 +39,7 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from mcp_center.auth import OAuthBroker
+from mcp_center.auth import OAuthBroker, OAuthHttp
 from mcp_center.config import ServerConfig, Settings, ToolPolicy
 from mcp_center.errors import FieldError, RequestInvalid, ToolDenied, ToolDisabled, ToolNotFound, did_you_mean
 from mcp_center.models import is_object
@@ -70,7 +70,7 @@ from mcp_center.service.servers import Servers
 from mcp_center.service.summary import Summaries
 from mcp_center.service.views import ServerView
 from mcp_center.store import ServerRecord, Store, StoreState, TestResult, store_for
-from mcp_center.transports import ConnectionSpec, WarmUpResult
+from mcp_center.transports import ConnectionSpec, WarmUpResult, shared_tls_context
 
 __all__ = ["SECRET_KINDS", "Decision", "McpCenter"]
 
@@ -132,7 +132,11 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         self.gateway_tokens = GatewayTokens(store, settings.gateway_token)
         """Tokens accepted at the gateway endpoint `/mcp` (R-7.1)."""
         broker = OAuthBroker(
-            store=store, cipher=cipher, redactor=redactor, redirect_uri=settings.base_url + CALLBACK_PATH
+            store=store,
+            cipher=cipher,
+            redactor=redactor,
+            redirect_uri=settings.base_url + CALLBACK_PATH,
+            http=OAuthHttp(tls_context=shared_tls_context),
         )
         self.oauth = OAuthService(
             settings=settings,

@@ -16,7 +16,7 @@ from mcp_center.transports.factory import (
     stdio_environment,
 )
 from mcp_center.transports.guard import PROCESS_GROUPS_FILE, ProcessGuard, TakeOver, process_guard
-from mcp_center.transports.http import HttpDiagnostics, build_http_client
+from mcp_center.transports.http import HttpDiagnostics, build_http_client, shared_tls_context
 from mcp_center.transports.sandbox import SandboxSpec, SandboxSupport, sandbox_support
 from mcp_center.transports.spec import ConnectionSpec
 from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same_origin
@@ -46,5 +46,6 @@ __all__ = [
     "resolve_command",
     "same_origin",
     "sandbox_support",
+    "shared_tls_context",
     "stdio_environment",
 ]

@@ -28,7 +28,7 @@ from mcp_center.errors import ServerProtocolError
 from mcp_center.models import ErrorReason, is_object
 from mcp_center.transports.clip import ClipReport, JsonClipper, ReadLimits
 
-__all__ = ["HttpDiagnostics", "ResponseTooLarge", "build_http_client", "clip_body"]
+__all__ = ["HttpDiagnostics", "ResponseTooLarge", "build_http_client", "clip_body", "shared_tls_context"]
 
 DEFAULT_TIMEOUT = httpx2.Timeout(connect=10.0, read=900.0, write=30.0, pool=30.0)
 """Seconds. `read` bounds silence on a response or SSE stream; calls have their own deadline.
@@ -471,8 +471,8 @@ def _trust_nothing() -> ssl.SSLContext:
 
 @functools.cache
 def shared_tls_context() -> ssl.SSLContext:
-    """The one TLS context of every server connection (system trust store as `httpx2` loads it,
-    environment ignored), built on first use.
+    """The one TLS context of every server connection and of the OAuth broker's clients (system
+    trust store as `httpx2` loads it, environment ignored), built on first use.
 
     An `httpx2` transport otherwise builds its own and loads the CA bundle into it: about 0.8 MB
     resident per connection, and a test connection, a reconnect or a probe builds one more each
