@@ -22,7 +22,9 @@ from tests.support.mcp_servers import MCP_SERVER_TIME, running_echo_http
 from tests.support.sandbox import escape_command, require_sandbox
 from tests.support.serve import Host
 
-pytestmark = pytest.mark.e2e
+# A serve of each test's own: the hostile test reads its data directory, the warm-up test needs a
+# cold cache (not one a sandboxed server of an earlier test filled).
+pytestmark = [pytest.mark.e2e, pytest.mark.own_serve]
 
 SERVERS = "/api/mcp/servers"
 
