@@ -51,10 +51,20 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
+def echo_url() -> Iterator[str]:
+    """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP on loopback, one per
+    worker (it keeps no state between MCP sessions; issue 16); yields its /mcp URL. Modules that
+    need an in-process server of their own override it."""
+    with running_echo_http() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def caps_url() -> Iterator[str]:
     """The capability server (`tests/servers/capabilities.py`: prompts, resources, `record`, `ask`...)
-    over Streamable HTTP on loopback; yields its /mcp URL and stops it afterwards."""
+    over Streamable HTTP on loopback, one per worker: tests over HTTP read only what it answers (what
+    it records stays in its own process; issue 16); yields its /mcp URL."""
     with running_echo_http("tests.servers.run_capabilities") as url:
         yield url
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import CliResult, run_cli
-from tests.support.mcp_servers import EVERYTHING, running_echo_http
+from tests.support.mcp_servers import EVERYTHING
 from tests.support.serve import ADMIN_TOKEN, Host, running_host
 
 
@@ -33,12 +32,6 @@ def wait_for_state(host: Host, server_id: str, state: str, timeout_s: float = 60
             return status
         time.sleep(0.1)
     raise AssertionError(f"{server_id} never became {state}: {status}")
-
-
-@pytest.fixture
-def echo_url() -> Iterator[str]:
-    with running_echo_http() as url:
-        yield url
 
 
 def test_env_and_header_values_that_look_like_credentials_become_secrets_and_it_says_so(tmp_path: Path) -> None:

@@ -12,13 +12,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.mcp_servers import MCP_SERVER_TIME, running_echo_http
+from tests.support.mcp_servers import MCP_SERVER_TIME
 from tests.support.sandbox import escape_command, require_sandbox
 from tests.support.serve import Host
 
@@ -32,13 +31,6 @@ SERVERS = "/api/mcp/servers"
 @pytest.fixture(autouse=True)
 def _sandbox_available() -> None:
     require_sandbox()
-
-
-@pytest.fixture
-def echo_url() -> Iterator[str]:
-    """Another server (Streamable HTTP) that must keep working while the hostile one misbehaves."""
-    with running_echo_http() as url:
-        yield url
 
 
 def make_ready(host: Host, body: dict[str, Any]) -> dict[str, Any]:
