@@ -1,7 +1,9 @@
-"""Shared fixtures: anyio backend, an isolated data directory, an open `McpCenter`, an API client.
+"""Shared fixtures: anyio backend, an isolated data directory, an open `McpCenter`, an API client, the
+worker's shared `mcp-center serve`.
 
 Every fixture is hermetic: the data directory is a fresh temp dir, the admin token and secret key
-are generated per test, and the host environment's `MCP_CENTER_*` variables are ignored.
+are generated per test, and the host environment's `MCP_CENTER_*` variables are ignored. The shared
+serve is lent to one test at a time and looks just started at each turn (`tests/support/shared_host.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from tests.support.api import ADMIN_TOKEN
 from tests.support.mcp_servers import running_echo_http
 from tests.support.ordering import LongFirstScheduling, long_first_rank
 from tests.support.postgres import PgCluster
+from tests.support.serve import Host, running_host
+from tests.support.shared_host import SharedHost
 
 install_log_redaction()
 
@@ -47,12 +51,51 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
+def echo_url() -> Iterator[str]:
+    """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP on loopback, one per
+    worker (it keeps no state between MCP sessions; issue 16); yields its /mcp URL. Modules that
+    need an in-process server of their own override it."""
+    with running_echo_http() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def caps_url() -> Iterator[str]:
     """The capability server (`tests/servers/capabilities.py`: prompts, resources, `record`, `ask`...)
-    over Streamable HTTP on loopback; yields its /mcp URL and stops it afterwards."""
+    over Streamable HTTP on loopback, one per worker: tests over HTTP read only what it answers (what
+    it records stays in its own process; issue 16); yields its /mcp URL."""
     with running_echo_http("tests.servers.run_capabilities") as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def shared_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedHost]:
+    """The worker's `mcp-center serve`, lent to one test at a time (`tests/support/shared_host.py`):
+    one for the browser tests and the end-to-end tests of that worker together (issue 16)."""
+    pool = SharedHost(tmp_path_factory.mktemp("shared-serve"))
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def shared_serve(request: pytest.FixtureRequest) -> Iterator[Host]:
+    """A real `mcp-center serve` on a loopback port (admin token `ADMIN_TOKEN`) that looks just started
+    through the REST API and /proc: no server, gateway token, card, approval or child process. It is
+    the worker's shared serve when the last test left it clean (its servers and tokens are removed
+    afterwards), else a new one. A test marked `own_serve` (it leaves a card or an approval, which
+    stay as history the API does not delete) gets a serve of its own in `tmp_path/own-serve`
+    instead, so the shared one is not thrown away after it. A test that stops, restarts or reads the
+    files of its serve starts its own with `running_host`."""
+    if request.node.get_closest_marker("own_serve") is not None:
+        place: Path = request.getfixturevalue("tmp_path") / "own-serve"
+        place.mkdir()
+        with running_host(place) as own:
+            yield own
+        return
+    pool: SharedHost = request.getfixturevalue("shared_host")
+    yield pool.lend()
+    pool.take_back(request.node.nodeid)
 
 
 @pytest.fixture

@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import CliResult, run_cli
-from tests.support.mcp_servers import EVERYTHING, running_echo_http
+from tests.support.mcp_servers import EVERYTHING
 from tests.support.serve import ADMIN_TOKEN, Host, running_host
 
 
@@ -33,12 +32,6 @@ def wait_for_state(host: Host, server_id: str, state: str, timeout_s: float = 60
             return status
         time.sleep(0.1)
     raise AssertionError(f"{server_id} never became {state}: {status}")
-
-
-@pytest.fixture
-def echo_url() -> Iterator[str]:
-    with running_echo_http() as url:
-        yield url
 
 
 def test_env_and_header_values_that_look_like_credentials_become_secrets_and_it_says_so(tmp_path: Path) -> None:
@@ -138,23 +131,24 @@ def test_list_shows_live_state_and_tool_count_in_80_columns_without_cutting_ids(
     assert "ready" not in stopped.stdout
 
 
-def test_the_cli_test_counts_the_tools_serve_sees(tmp_path: Path) -> None:
+def test_the_cli_test_counts_the_tools_serve_sees(shared_serve: Host) -> None:
     """server-everything lists tools by the client's capabilities: the CLI's test connection must
-    advertise what serve's live session does, or the page shows two counts on one row."""
+    advertise what serve's live session does, or the page shows two counts on one row. (The
+    worker's shared serve: the CLI finds it through its data directory, as a user's would.)"""
     if not EVERYTHING.exists():
         pytest.fail("the npm test servers are missing: run scripts/bootstrap --dev")
-    with running_host(tmp_path) as host:
-        data = host.data_dir
-        assert run(data, "add", "Everything", "--", "node", str(EVERYTHING), "stdio").returncode == 0
-        assert run(data, "trust", "everything", "--yes").returncode == 0
-        tested = run(data, "test", "everything")
-        assert tested.returncode == 0, tested.stderr
-        match = re.search(r"(\d+) tools", tested.stdout)
-        assert match is not None, tested.stdout
-        assert run(data, "enable", "everything").returncode == 0
-        status = wait_for_state(host, "everything", "ready")
-        assert status["tool_count"] == int(match.group(1))
-        assert host.client.get("/api/mcp/servers/everything").json()["last_test"]["tool_count"] == int(match.group(1))
+    host = shared_serve
+    data = host.data_dir
+    assert run(data, "add", "Everything", "--", "node", str(EVERYTHING), "stdio").returncode == 0
+    assert run(data, "trust", "everything", "--yes").returncode == 0
+    tested = run(data, "test", "everything")
+    assert tested.returncode == 0, tested.stderr
+    match = re.search(r"(\d+) tools", tested.stdout)
+    assert match is not None, tested.stdout
+    assert run(data, "enable", "everything").returncode == 0
+    status = wait_for_state(host, "everything", "ready")
+    assert status["tool_count"] == int(match.group(1))
+    assert host.client.get("/api/mcp/servers/everything").json()["last_test"]["tool_count"] == int(match.group(1))
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +25,11 @@ from mcp_center.service import McpCenter
 from tests.support.cli import CLI, CliResult, run_cli
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
-from tests.support.mcp_servers import running_echo_http
 from tests.support.ports import closed_port_url, free_port
 
 
 def run(data_dir: Path, *args: str, stdin: str | None = None) -> CliResult:
     return run_cli(data_dir, *args, input=stdin)
-
-
-@pytest.fixture
-def echo_url() -> Iterator[str]:
-    with running_echo_http() as url:
-        yield url
 
 
 def test_add_trust_test_enable_call_list_show_delete(tmp_path: Path, echo_url: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli.test_cli import CLI, run
 from tests.support.sandbox import escape_command, require_sandbox
-from tests.support.serve import running_host, serve_env
+from tests.support.serve import Host, serve_env
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +85,8 @@ def test_sandbox_check_and_a_warm_up_that_does_not_apply(tmp_path: Path) -> None
     assert warmed.returncode == 2 and "MCP_SANDBOX_WARM_UP_UNSUPPORTED" in warmed.stderr
 
 
-def test_logs_mark_what_the_sandbox_refused(tmp_path: Path) -> None:
+def test_logs_mark_what_the_sandbox_refused(shared_serve: Host) -> None:
+    """`logs` against a running serve (the worker's shared one) marks the sandbox's refusal."""
     argv, paths = escape_command()
     body = {
         "name": "Escape",
@@ -94,20 +95,20 @@ def test_logs_mark_what_the_sandbox_refused(tmp_path: Path) -> None:
         "args": argv[1:],
         "sandbox": {"paths": [p.model_dump() for p in paths]},
     }
-    with running_host(tmp_path) as host:
-        view = host.client.post("/api/mcp/servers", json=body).json()
-        host.client.post("/api/mcp/servers/escape/trust", json={"digest": view["digest"]})
-        assert host.client.post("/api/mcp/servers/escape/test").json()["ok"]
-        host.client.post("/api/mcp/servers/escape/enable")
-        call = host.client.post("/api/mcp/servers/escape/tools/write_file/call", json={"arguments": {"path": "/etc/x"}})
-        assert call.json()["isError"] is True
-        shown = subprocess.run(
-            [CLI, "logs", "escape", "--url", host.url, "--data-dir", str(host.data_dir)],
-            capture_output=True,
-            text=True,
-            env={**serve_env(), "COLUMNS": "200"},  # the host's admin token, as serve has it
-            timeout=60,
-            check=False,
-        )
+    host = shared_serve
+    view = host.client.post("/api/mcp/servers", json=body).json()
+    host.client.post("/api/mcp/servers/escape/trust", json={"digest": view["digest"]})
+    assert host.client.post("/api/mcp/servers/escape/test").json()["ok"]
+    host.client.post("/api/mcp/servers/escape/enable")
+    call = host.client.post("/api/mcp/servers/escape/tools/write_file/call", json={"arguments": {"path": "/etc/x"}})
+    assert call.json()["isError"] is True
+    shown = subprocess.run(
+        [CLI, "logs", "escape", "--url", host.url, "--data-dir", str(host.data_dir)],
+        capture_output=True,
+        text=True,
+        env={**serve_env(), "COLUMNS": "200"},  # the host's admin token, as serve has it
+        timeout=60,
+        check=False,
+    )
     assert shown.returncode == 0, shown.stderr
     assert any("tools/call ok" in line and "[sandbox: filesystem EROFS]" in line for line in shown.stdout.splitlines())

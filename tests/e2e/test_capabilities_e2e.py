@@ -21,7 +21,7 @@ from tests.support.readiness import add_ready_on_host
 from tests.support.results import text_of
 from tests.support.serve import Host, running_host
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.own_serve]  # every test leaves approvals or cards
 
 EVERYTHING_STDIO = {"name": "Everything", "transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}
 ELICIT = "/api/mcp/servers/everything/tools/trigger-elicitation-request/call"

@@ -84,6 +84,7 @@ def _approve_when_asked(host: Host, proc: subprocess.Popen[str]) -> dict[str, An
     raise AssertionError("the snippet's call never asked for an approval")
 
 
+@pytest.mark.own_serve  # it leaves an approval
 def test_readme_python_snippet_lists_and_calls_through_the_gateway(host: Host) -> None:
     _ready_time_server(host)
     token = _gateway_token(host, "readme-python")

@@ -12,17 +12,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.mcp_servers import MCP_SERVER_TIME, running_echo_http
+from tests.support.mcp_servers import MCP_SERVER_TIME
 from tests.support.sandbox import escape_command, require_sandbox
 from tests.support.serve import Host
 
-pytestmark = pytest.mark.e2e
+# A serve of each test's own: the hostile test reads its data directory, the warm-up test needs a
+# cold cache (not one a sandboxed server of an earlier test filled).
+pytestmark = [pytest.mark.e2e, pytest.mark.own_serve]
 
 SERVERS = "/api/mcp/servers"
 
@@ -30,13 +31,6 @@ SERVERS = "/api/mcp/servers"
 @pytest.fixture(autouse=True)
 def _sandbox_available() -> None:
     require_sandbox()
-
-
-@pytest.fixture
-def echo_url() -> Iterator[str]:
-    """Another server (Streamable HTTP) that must keep working while the hostile one misbehaves."""
-    with running_echo_http() as url:
-        yield url
 
 
 def make_ready(host: Host, body: dict[str, Any]) -> dict[str, Any]:

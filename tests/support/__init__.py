@@ -1,8 +1,8 @@
 """Helpers shared by the tests, one module per subject; conftest files only define fixtures.
 
 - `serve`: a real `mcp-center serve` process (`running_host`, `Host`, its `ADMIN_TOKEN`, `VENV_BIN`).
-- `shared_host`: one serve a worker's browser tests take turns on, verified clean (or replaced) between
-  turns (`SharedHost`, `leftovers`).
+- `shared_host`: one serve a worker's browser, end-to-end and CLI tests take turns on, verified clean
+  (or replaced) between turns (`SharedHost`, `leftovers`; the `shared_serve` fixture of tests/conftest.py).
 - `mcp_servers`: MCP servers in their own processes (`running_echo_http`, npm `node_server`, `EVERYTHING`).
 - `ports`, `processes`, `groups`: loopback ports, process facts and endings, process groups.
 - `loopback`: an ASGI app on 127.0.0.1 in the test's task group; `gateway`: an agent's MCP client;
@@ -20,8 +20,9 @@
   leaves of exception groups, typed for strict pyright (issue 16: `reportUnknown*` on for tests/).
 
 Side by side (issue 16): `scripts/test` runs pytest on pytest-xdist workers, so every helper keeps a
-test to itself: a fresh temp directory per test (the browser tests share a worker's serve only
-while the REST API shows it clean, `shared_host`), servers on ports the OS picks (`serve --port 0` and
+test to itself: a fresh temp directory per test (tests share a worker's serve only while the REST
+API and /proc show it clean, `shared_host`, and the echo, capability and server-everything HTTP
+servers, which keep nothing between MCP sessions), servers on ports the OS picks (`serve --port 0` and
 its serve.json, the test servers print theirs, server-everything writes its own), never a fixed port
 such as the default 8765 (another serve on the machine may hold it: `ports.closed_port_url` gives one
 that refuses), one PostgreSQL cluster (`postgres`, a Unix socket in its temp dir) and one chromium

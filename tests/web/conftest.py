@@ -1,8 +1,9 @@
 """Browser-test fixtures: Debian's chromium driven by Playwright, a real `mcp-center serve`, real MCP servers.
 
 Every server binds 127.0.0.1 and is stopped by its fixture; every page fails its test on an uncaught
-script error. The helpers behind them (chromium's flags, profiles, login, UI steps) are in
-`tests/support/browser.py`.
+script error. The serve (`host`) and the echo and capability servers (`echo_url`, `caps_url`) are the
+worker's, from tests/conftest.py, shared with its other tests. The helpers behind them (chromium's
+flags, profiles, login, UI steps) are in `tests/support/browser.py`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, PageErrors, new_context
-from tests.support.mcp_servers import running_echo_http
 from tests.support.serve import Host
-from tests.support.shared_host import SharedHost
 
 
 @pytest.hookimpl(trylast=True)  # after any reordering plugin (pytest-randomly) has shuffled the items
@@ -46,38 +45,12 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     launched.close()
 
 
-@pytest.fixture(scope="session")
-def shared_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedHost]:
-    """The worker's `mcp-center serve`, lent to one test at a time (`tests/support/shared_host.py`)."""
-    pool = SharedHost(tmp_path_factory.mktemp("shared-serve"))
-    yield pool
-    pool.close()
-
-
 @pytest.fixture
-def host(shared_host: SharedHost) -> Iterator[Host]:
-    """A real `mcp-center serve` on a loopback port (admin token `ADMIN_TOKEN`) that looks just started
-    through the REST API: no server, gateway token, card or approval. It is the worker's shared serve
-    when the last test left it clean (its servers and tokens are removed afterwards), else a new one.
-    A test that stops, restarts or reads the files of its serve starts its own with `running_host`."""
-    yield shared_host.lend()
-    shared_host.take_back()
-
-
-@pytest.fixture(scope="session")
-def echo_url() -> Iterator[str]:
-    """The echo MCP server (`tests/servers/http_echo.py`) over Streamable HTTP, one per worker (it keeps
-    no state between MCP sessions); yields its /mcp URL."""
-    with running_echo_http() as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
-def caps_url() -> Iterator[str]:
-    """The capability server (`tests/servers/capabilities.py`) over Streamable HTTP, one per worker: the
-    browser tests read only what it answers, never what it recorded; yields its /mcp URL."""
-    with running_echo_http("tests.servers.run_capabilities") as url:
-        yield url
+def host(shared_serve: Host) -> Host:
+    """The worker's shared `mcp-center serve` (`shared_serve` in tests/conftest.py), shared with the
+    worker's other browser and end-to-end tests and looking just started through the REST API; a
+    serve of the test's own when it is marked `own_serve` (it leaves a card or an approval)."""
+    return shared_serve
 
 
 @pytest.fixture

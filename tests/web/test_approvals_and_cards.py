@@ -124,6 +124,7 @@ def test_a_tool_policy_is_set_from_the_tools_tab_after_a_warning_and_needs_a_new
     expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()  # deny disabled it
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_an_agent_call_waits_for_approval_in_the_inbox_and_on_the_servers_tab(
     page: Page, host: Host, caps_url: str
 ) -> None:
@@ -199,6 +200,7 @@ def test_an_agent_call_waits_for_approval_in_the_inbox_and_on_the_servers_tab(
     assert again.status_code == 409
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_an_elicitation_form_is_generated_from_the_schema_with_defaults_and_sends_the_edited_answer(
     page: Page, host: Host, caps_url: str
 ) -> None:
@@ -271,6 +273,7 @@ def test_an_elicitation_form_is_generated_from_the_schema_with_defaults_and_send
     assert states == ["cancelled", "declined", "accepted"]
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_a_question_survives_a_reload_and_an_answer_to_a_closed_card_says_so(
     page: Page, host: Host, caps_url: str
 ) -> None:
@@ -300,6 +303,7 @@ def test_a_question_survives_a_reload_and_an_answer_to_a_closed_card_says_so(
     assert text_of(call.result()) == "decline: None"
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_server_everything_s_form_shows_titled_enums_multi_selects_formats_and_a_required_field(
     page: Page, host: Host
 ) -> None:
@@ -376,6 +380,7 @@ def test_server_everything_s_form_shows_titled_enums_multi_selects_formats_and_a
     expect(card).to_have_count(0)
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_the_inbox_with_cards_fits_a_narrow_window_and_labels_every_control(
     browser: Browser, host: Host, caps_url: str, page_errors: PageErrors
 ) -> None:

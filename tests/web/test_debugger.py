@@ -159,6 +159,7 @@ def test_prompt_and_template_forms_offer_the_server_s_completions(page: Page, ev
     expect(template.locator('datalist[data-completions="resourceId"] option[value="7"]')).to_have_count(1)
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_a_playground_call_waiting_on_a_question_links_to_its_inbox_card(
     page: Page, everything: dict[str, Any]
 ) -> None:
@@ -216,6 +217,7 @@ def test_after_enable_the_step_card_follows_the_live_state_at_once(page: Page, h
     go_to(page, "Servers")
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_an_approval_card_names_the_gateway_token_and_the_client_that_asked(
     page: Page, host: Host, everything: dict[str, Any]
 ) -> None:

@@ -85,6 +85,7 @@ def watch(page: Page) -> list[tuple[str, str]]:
     return bodies
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_hostile_strings_stay_text_and_the_secret_never_reaches_the_page(page: Page, host: Host) -> None:
     bodies = watch(page)
     sid = add_ready_on_host(host, hostile_body())["id"]
@@ -188,6 +189,7 @@ def test_thousands_of_tools_a_1_mb_description_and_a_deep_schema_keep_the_page_u
     assert_clean(page, "big catalog")
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_a_card_answered_in_another_tab_and_a_question_of_a_deleted_server_are_told_not_sent(
     page: Page, host: Host, context: BrowserContext
 ) -> None:

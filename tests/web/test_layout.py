@@ -254,6 +254,7 @@ def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(page: Page, ho
     expect(toast).to_have_text("Deleted.")
 
 
+@pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_screenshots_of_the_main_screens(
     browser: Browser, host: Host, echo_url: str, tmp_path: Path, page_errors: PageErrors
 ) -> None:
