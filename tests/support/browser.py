@@ -22,6 +22,8 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "NO_HORIZONTAL_SCROLL",
+    "OMNIBOX_WEBUI_FEATURES",
+    "PLAYWRIGHT_DISABLED_FEATURES",
     "RAW_STDIO",
     "UNLABELLED",
     "WAIT_MS",
@@ -41,6 +43,34 @@ __all__ = [
 
 CHROMIUM = Path("/usr/bin/chromium")
 
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+)
+"""The features Playwright's own `--disable-features` switch turns off (its chromiumSwitches). Chromium
+keeps only the last `--disable-features` of its command line, so ours must repeat them; a test compares
+this copy with the installed Playwright (tests/web/test_browser_flags.py)."""
+
+OMNIBOX_WEBUI_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup")
+"""Chromium 156 draws the address bar's suggestion popup with WebUI: every window, so every browser
+context of a test, preloads chrome://omnibox-popup.top-chrome/ (and its AI-mode variant) in a
+`--type=renderer --top-chrome-webui` process of its own. No test has an address bar to type into;
+those renderers cost ~1 s of CPU per test, about half of chromium's CPU per context (issue 16)."""
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -49,6 +79,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-quic",
     "--no-first-run",
+    "--disable-features=" + ",".join((*PLAYWRIGHT_DISABLED_FEATURES, *OMNIBOX_WEBUI_FEATURES)),
 ]
 
 WAIT_MS = 15_000
