@@ -12,7 +12,7 @@ import playwright
 import pytest
 from playwright.sync_api import Browser
 
-from tests.support.browser import CHROMIUM_ARGS, OMNIBOX_WEBUI_FEATURES, PLAYWRIGHT_DISABLED_FEATURES
+from tests.support.browser import CHROMIUM_ARGS, PLAYWRIGHT_DISABLED_FEATURES, UNUSED_FEATURES
 
 
 def playwright_disabled_features() -> set[str]:
@@ -37,13 +37,13 @@ def test_our_disable_features_switch_repeats_every_feature_playwright_disables()
     theirs = playwright_disabled_features()
     assert len(theirs) >= 5, theirs  # the parse found the list, not an empty match
     assert theirs - set(PLAYWRIGHT_DISABLED_FEATURES) == set(), "update PLAYWRIGHT_DISABLED_FEATURES"
-    assert ours == set(PLAYWRIGHT_DISABLED_FEATURES) | set(OMNIBOX_WEBUI_FEATURES)
+    assert ours == set(PLAYWRIGHT_DISABLED_FEATURES) | set(UNUSED_FEATURES)
 
 
 @pytest.mark.browser
 def test_a_browser_context_opens_only_its_page_and_no_webui_of_chromium_s_own(browser: Browser) -> None:
     """A new context's window preloads no chrome:// WebUI (the omnibox popup, one renderer per
-    context) when OMNIBOX_WEBUI_FEATURES are off; a renamed feature in a newer chromium fails here."""
+    context) when its UNUSED_FEATURES are off; a renamed feature in a newer chromium fails here."""
     cdp = browser.new_browser_cdp_session()
     context = browser.new_context()
     try:
