@@ -22,8 +22,10 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "NO_HORIZONTAL_SCROLL",
+    "PLAYWRIGHT_DISABLED_FEATURES",
     "RAW_STDIO",
     "UNLABELLED",
+    "UNUSED_FEATURES",
     "WAIT_MS",
     "PageErrors",
     "add_echo_server",
@@ -41,6 +43,43 @@ __all__ = [
 
 CHROMIUM = Path("/usr/bin/chromium")
 
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+)
+"""The features Playwright's own `--disable-features` switch turns off (its chromiumSwitches). Chromium
+keeps only the last `--disable-features` of its command line, so ours must repeat them; a test compares
+this copy with the installed Playwright (tests/web/test_browser_flags.py)."""
+
+UNUSED_FEATURES = (
+    # Chromium 156 draws the address bar's suggestion popup with WebUI: every window, so every browser
+    # context of a test, preloads chrome://omnibox-popup.top-chrome/ (and its AI-mode page) in a
+    # `--type=renderer --top-chrome-webui` process of its own, ~1 s of CPU per test. No test types
+    # into an address bar.
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "WebUIOmniboxFullPopup",
+    # A warm renderer kept for the next navigation of the same browser context: each test's context
+    # opens one page, so its spare is started and thrown away with the context (~0.07 s per test).
+    "SpareRendererForSitePerProcess",
+)
+"""Chromium features the browser tests never use and pay for per browser context; turned off (issue 16).
+tests/web/test_browser_flags.py fails when the omnibox WebUI comes back (e.g. a feature renamed)."""
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -49,6 +88,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-quic",
     "--no-first-run",
+    "--disable-features=" + ",".join((*PLAYWRIGHT_DISABLED_FEATURES, *UNUSED_FEATURES)),
 ]
 
 WAIT_MS = 15_000
