@@ -207,6 +207,25 @@ async def test_policies_allow_and_deny_skip_the_approval(caps: tuple[str, Upstre
     assert upstream.calls == []
 
 
+async def test_a_policy_another_process_changed_counts_for_a_call_that_waits_for_nothing(
+    caps: tuple[str, Upstream], center: McpCenter, settings: Settings
+) -> None:
+    """Issue 12: an allowed call whose registry and servers section are current skips the admission
+    (nothing waits); it still compares the servers section's stamp, so a `deny` that another
+    process stored a moment ago refuses the very next call, before anything is sent."""
+    url, upstream = caps
+    view = await ready(center, remote("caps", url, tool_policies={"record": "allow"}))
+    with anyio.fail_after(10):
+        for note in ("one", "two"):  # the second call finds everything current: no wait, no admission
+            result = await center.mcp_forward_call("mcp__caps__record", {"note": note})
+            assert result["content"][0]["text"] == f"recorded {note}"
+        async with McpCenter.open(settings, connect=False) as other:
+            await other.set_tool_policy("caps", "record", "deny", version=view["version"])
+        with pytest.raises((ToolDenied, ToolNotFound)):
+            await center.mcp_forward_call("mcp__caps__record", {"note": "three"})
+    assert upstream.calls == ["one", "two"]
+
+
 async def test_disabled_tools_are_invisible_to_agents_and_refused(
     caps: tuple[str, Upstream], center: McpCenter
 ) -> None:

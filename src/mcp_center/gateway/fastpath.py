@@ -48,6 +48,7 @@ from mcp_center.errors import AgentRequestFailed, CenterError, NotFound, ServerR
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
 from mcp_center.models import is_object, is_request_id
 from mcp_center.runtime import Category
+from mcp_center.runtime.scopes import cancel_scope
 from mcp_center.service import Elicitor, RootsLister, Sampler
 
 __all__ = ["LEAN_METHODS", "AgentLink", "LeanPath", "LeanRequest", "meta_problem"]
@@ -406,7 +407,7 @@ class LeanPath:
         # One cancel scope; the agent's disconnect is watched by a plain asyncio task started only
         # once the call has run `WATCH_AFTER_S` (most calls end sooner: anyio's task group per call
         # cost a measurable share of the gateway's CPU, R-8.3).
-        call = link.calls[key] = anyio.CancelScope()
+        call = link.calls[key] = cancel_scope()
         loop = asyncio.get_running_loop()
         watchers: list[asyncio.Task[None]] = []
         timer = loop.call_later(

@@ -25,7 +25,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from types import TracebackType
 
-import anyio
+from mcp_center.runtime.scopes import cancel_scope, current_time
 
 __all__ = ["CallDeadlines", "PausableDeadline"]
 
@@ -53,12 +53,12 @@ class PausableDeadline:
         self._entered_at = 0.0
         self._board = board
         self._key = key
-        self._scope = anyio.CancelScope()
+        self._scope = cancel_scope()
         self._remaining = timeout_s
         self._paused_at: float | None = None
 
     def __enter__(self) -> PausableDeadline:
-        self._entered_at = now = anyio.current_time()
+        self._entered_at = now = current_time()
         if self.max_total_s is not None:
             self._remaining = min(self._remaining, self.max_total_s)
         self._scope.deadline = now + self._remaining
@@ -87,7 +87,7 @@ class PausableDeadline:
     @property
     def running_s(self) -> float:
         """Seconds of not-paused time since the block was entered."""
-        now = anyio.current_time()
+        now = current_time()
         paused_now = now - self._paused_at if self._paused_at is not None else 0.0
         return max(now - self._entered_at - self.paused_s - paused_now, 0.0)
 
@@ -104,13 +104,13 @@ class PausableDeadline:
         if self._paused_at is not None:
             self._remaining = remaining
         else:
-            self._scope.deadline = anyio.current_time() + remaining
+            self._scope.deadline = current_time() + remaining
 
     def pause(self) -> None:
         """Stop the clock (idempotent)."""
         if self._paused_at is not None:
             return
-        now = anyio.current_time()
+        now = current_time()
         self._remaining = max(self._scope.deadline - now, 0.0)
         self._paused_at = now
         self._scope.deadline = math.inf
@@ -119,7 +119,7 @@ class PausableDeadline:
         """Start the clock again with the time that was left (idempotent)."""
         if self._paused_at is None:
             return
-        now = anyio.current_time()
+        now = current_time()
         self.paused_s += now - self._paused_at
         self._paused_at = None
         self._scope.deadline = now + self._remaining

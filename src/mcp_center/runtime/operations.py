@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import anyio
 
 from mcp_center.errors import CallCancelled, OperationInUse
+from mcp_center.runtime.scopes import cancel_scope
 
 __all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Operations", "new_operation_id"]
 
@@ -113,7 +114,7 @@ class Operations:
             return
         if self._cancelled_early.pop(op_id, None) is not None:
             raise CallCancelled(f"operation '{op_id}' was cancelled before it started", details={"operation_id": op_id})
-        op = _Operation(op_id, anyio.CancelScope(), task_id)
+        op = _Operation(op_id, cancel_scope(), task_id)
         self._ops[op_id] = op
         try:
             with op.scope:

@@ -182,6 +182,24 @@ class AgentCatalog:
         self._servers = (stamp, servers)
         return servers
 
+    def _current_without_waiting(self) -> tuple[ToolRegistry, Mapping[str, ServerRecord]] | None:
+        """The registry and the servers section exactly as `_registry_stamped()` and
+        `_server_records(stamp)` would return them now, when neither has anything to wait for (no
+        lazy server to connect, no rebuild, no re-read: the steady state of a busy gateway); else
+        None, and the caller takes the awaiting path. Same stamp, same checks: nothing is cached
+        longer than there (issue 12: lets a call skip an admission that no wait needs)."""
+        manager = self._manager
+        configured = manager.configured()
+        if any(manager.status(sid).state is ConnectionState.DISCONNECTED for sid in configured):
+            return None
+        cached = self._servers
+        if cached is None:
+            return None
+        stamp = self._store.stamp("servers")
+        if cached[0] != stamp or (stamp, self._catalog_key()) != self._key:
+            return None
+        return self._registry, cached[1]
+
     async def _read(self) -> StoreState:
         """The store's state: from its cache when nothing changed (no thread hop), else read in a thread."""
         return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)

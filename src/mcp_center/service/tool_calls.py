@@ -198,6 +198,15 @@ class ToolCalls(AgentCatalog):
         if not isinstance(arguments, dict):
             raise invalid_field("arguments", "FIELD_INVALID", "must be a JSON object")
         args = cast(dict[str, Any], arguments)
+        if operation_id is None:
+            # A fresh id: nobody can have cancelled it yet, and when resolving the call waits for
+            # nothing (no lazy connect, no store read, no approval), there is no wait for a cancel
+            # by operation id to end, so the admission (a cancel scope) is skipped; the runtime
+            # admits the request itself as always (issue 12: one cancel scope less per call).
+            ready = self._prepared_at_once(name, server_id)
+            if ready is not None:
+                entry, policy = ready
+                return entry, args, new_operation_id(), policy
         op_id = operation_id or new_operation_id()
         # Admitted before anything waits (a lazy or reconnecting server, the approval), so a cancel by
         # operation id ends every wait of this call (R-3.8). The call itself is admitted again by the
@@ -206,6 +215,25 @@ class ToolCalls(AgentCatalog):
         with self._manager.operations.admit(op_id):
             entry, policy = await self._prepare_call(name, args, op_id, caller_allowed, server_id, caller)
         return entry, args, op_id, policy
+
+    def _prepared_at_once(self, name: str, server_id: str | None) -> tuple[RegisteredTool, str] | None:
+        """`_prepare_call` for a call whose resolution waits for nothing: `(tool, policy)` when the
+        registry and the servers section are current and the tool's policy is `allow`; None when
+        anything must wait or be asked (`ask`, a name not resolved yet, a stale registry).
+
+        Raises:
+            ToolDisabled, ToolDenied: as `_prepare_call` (the same check, `_policy_of`).
+        """
+        current = self._current_without_waiting()
+        if current is None:
+            return None
+        registry, servers = current
+        entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
+        record = servers.get(entry.server_id) if entry is not None else None
+        if entry is None or record is None:
+            return None
+        policy = _policy_of(entry, record, name)
+        return (entry, policy) if policy == "allow" else None
 
     async def _prepare_call(
         self,
@@ -228,14 +256,9 @@ class ToolCalls(AgentCatalog):
         record = (await self._server_records(stamp)).get(entry.server_id)
         if record is None:
             raise ToolNotFound(f"no tool named '{name}' (its server was deleted)", details={"tool": name})
-        config = record.config
-        details = {"tool": entry.name, "server_id": entry.server_id, "server_tool": entry.tool.name}
-        if entry.tool.name in config.disabled_tools:
-            raise ToolDisabled(f"tool '{name}' is disabled", details=details)
-        policy = config.tool_policies.get(entry.tool.name, "ask")
-        if policy == "deny":
-            raise ToolDenied(f"the user's policy for '{name}' is deny", details={**details, "policy": policy})
+        policy = _policy_of(entry, record, name)
         if policy == "ask":
+            details = {"tool": entry.name, "server_id": entry.server_id, "server_tool": entry.tool.name}
             approved = await self._approvals.wait(
                 tool=entry.name,
                 server_id=entry.server_id,
@@ -385,3 +408,20 @@ class ToolCalls(AgentCatalog):
             cached = orjson.dumps(tools)
             self._listed[server_id] = cached
         return cached
+
+
+def _policy_of(entry: RegisteredTool, record: ServerRecord, name: str) -> str:
+    """The user's policy for `entry` (`allow` or `ask`) as `record` stores it (R-5.2).
+
+    Raises:
+        ToolDisabled: the tool is disabled.
+        ToolDenied: its policy is `deny`.
+    """
+    config = record.config
+    details = {"tool": entry.name, "server_id": entry.server_id, "server_tool": entry.tool.name}
+    if entry.tool.name in config.disabled_tools:
+        raise ToolDisabled(f"tool '{name}' is disabled", details=details)
+    policy = config.tool_policies.get(entry.tool.name, "ask")
+    if policy == "deny":
+        raise ToolDenied(f"the user's policy for '{name}' is deny", details={**details, "policy": policy})
+    return policy
