@@ -14,7 +14,8 @@ falls on both alike, it starts `serve --port 0` on a fresh data directory and me
 - `rss_bench` (unless `--no-bench-rss`): VmRSS after the bench's two upstreams are registered,
   trusted, tested and enabled exactly as `scripts/bench` does (`up`, and `big` with 1,000 extra
   tools), i.e. the bench's `idle_rss_mb`;
-- `cli_ms`: CPU of `mcp-center version` and `mcp-center list` (one-shot verbs) as child processes;
+- `cli_*_ms`: CPU of `mcp-center version`, `mcp-center list` (one-shot verbs) and `mcp-center gateway
+  --stdio` with empty stdin (a bridge start) as child processes;
 - `import_ms`: cumulative `-X importtime` of the serve entry's top modules.
 
 Medians over the rounds are printed, one line per checkout and figure. Every process it starts is
@@ -114,7 +115,8 @@ def _serve_once(src: Path, ports: tuple[int, int] | None) -> dict[str, float]:
                 _register(base, "up", ports[0], 0)
                 _register(base, "big", ports[1], 1000)
                 figures["rss_bench"] = _rss_mb(proc.pid) or 0.0
-            for verb in (["version"], ["list", "--data-dir", str(data_dir)]):
+            bridge = ["gateway", "--stdio", "--url", f"{base}/mcp"]  # empty stdin: starts, sends nothing, ends
+            for verb in (["version"], ["list", "--data-dir", str(data_dir)], bridge):
                 figures[f"cli_{verb[0]}_ms"] = _child_cpu_ms(src, verb)
         finally:
             _stop(proc)
@@ -138,7 +140,12 @@ def _child_cpu_ms(src: Path, verb: list[str]) -> float:
     """CPU (user + system, ms) of one `mcp-center <verb>` run as a child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
-        [sys.executable, "-c", SERVE_ENTRY, *verb], env=_env(src), check=False, capture_output=True, timeout=120
+        [sys.executable, "-c", SERVE_ENTRY, *verb],
+        env={**_env(src), "MCP_CENTER_GATEWAY_TOKEN": GATEWAY},
+        stdin=subprocess.DEVNULL,
+        check=False,
+        capture_output=True,
+        timeout=120,
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
