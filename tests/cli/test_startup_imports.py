@@ -169,6 +169,50 @@ def test_the_stdio_bridge_starts_without_the_host_the_service_or_the_web_stack(t
     assert [name for name in host_side if name in found["modules"]] == []
 
 
+_BUILD_THE_HOST = """
+import json, sys
+from pathlib import Path
+import mcp_center.cli, mcp_center.gateway.wire
+from mcp_center.app import create_app
+from mcp_center.config import Settings
+create_app(Settings.load(data_dir=Path(sys.argv[1]), environ={}))
+with open(sys.argv[2], "w") as f:
+    json.dump(sorted(sys.modules), f)
+"""
+
+RARE_PATHS = (
+    "psycopg",  # no --database-url
+    "psycopg_pool",
+    "mcp_center.store.pg_store",
+    "jinja2",  # the settings page's templates load when a page is first asked for
+    "jwt",  # a private_key_jwt client assertion
+    "mcp_center.interchange.plan",  # an import preview
+    "mcp_center.interchange.export",  # an export
+    "mcp_center.interchange.templates",  # GET /api/mcp/templates
+    "mcp_center.gateway.bridge",  # `gateway --stdio`
+)
+"""Modules `serve` imports only on the path that needs them (issue 16: every serve start, ~50 per suite run)."""
+
+
+def test_serve_builds_the_host_without_the_rare_paths_modules(tmp_path: Path) -> None:
+    # What `serve` imports and builds before it answers (`create_app` on a files data directory),
+    # in a fresh interpreter: none of the rare paths' modules is among them.
+    report = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _BUILD_THE_HOST, str(tmp_path / "data"), str(report)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": SRC},
+        check=False,
+    )
+    assert report.exists(), done.stderr
+    modules = set(json.loads(report.read_text()))
+    assert "mcp_center.service.imports" in modules  # the module that uses the interchange was built
+    assert [name for name in RARE_PATHS if name in modules] == []
+
+
 @pytest.mark.parametrize("package", [mcp_center.config, mcp_center.store, mcp_center.interchange, mcp_center.gateway])
 def test_every_name_a_lazy_package_exports_resolves(package: ModuleType) -> None:
     # The packages import their heavier modules on first use (`_LAZY`): every name of `__all__`
