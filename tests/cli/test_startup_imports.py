@@ -37,6 +37,10 @@ HEAVY = (
 """Packages and modules a light CLI start must not import. (pydantic itself is allowed: typer
 converts a command's parameters with it; the configuration models built on it are not.)"""
 
+SRC = str(Path(mcp_center.config.__file__).resolve().parents[2])
+"""The `src/` this test process imports mcp_center from: the child interpreters import the same code
+(a worktree's, not necessarily the one the venv's editable install points at)."""
+
 _RUN_AND_LIST_MODULES = """
 import json, sys
 argv, report = sys.argv[1:-1], sys.argv[-1]
@@ -59,10 +63,11 @@ def heavy_imports(tmp_path: Path, *argv: str, env: dict[str, str] | None = None)
     report = tmp_path / "modules.json"
     done = subprocess.run(
         [sys.executable, "-c", _RUN_AND_LIST_MODULES, *argv, str(report)],
+        stdin=subprocess.DEVNULL,  # `gateway --stdio` reads it: ends at once
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "120", **(env or {})},
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "120", "PYTHONPATH": SRC, **(env or {})},
         check=False,
     )
     assert report.exists(), done.stderr
@@ -126,6 +131,86 @@ def test_a_verb_that_asks_the_running_host_over_rest_imports_no_sdk_web_stack_or
     assert exit_code == 0
     assert json.loads(stdout) == []  # it did reach the host and print its answer
     assert heavy == []
+
+
+def test_the_stdio_bridge_starts_without_the_host_the_service_or_the_web_stack(tmp_path: Path) -> None:
+    # `gateway --stdio` is a process an MCP client starts per session: it needs the SDK's client
+    # (which brings starlette and uvicorn), never the gateway's endpoint and server, the service,
+    # the runtime or fastapi (issue 16). Empty stdin: the bridge ends before it sends anything.
+    report = tmp_path / "modules.json"
+    argv = ["gateway", "--stdio", "--url", "http://127.0.0.1:9/mcp", "--data-dir", str(tmp_path / "data")]
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_LIST_MODULES, *argv, str(report)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "PYTHONPATH": SRC,
+            "MCP_CENTER_GATEWAY_TOKEN": "bridge-token",
+        },
+        check=False,
+    )
+    assert report.exists(), done.stderr
+    found = json.loads(report.read_text())
+    assert found["code"] == 0, done.stderr
+    assert "mcp_center.gateway.bridge" in found["modules"]  # the bridge did run
+    host_side = (
+        "fastapi",
+        "mcp_center.gateway.endpoint",
+        "mcp_center.gateway.server",
+        "mcp_center.service",
+        "mcp_center.runtime",
+        "mcp_center.config.servers",
+        "mcp_center.web",
+    )
+    assert [name for name in host_side if name in found["modules"]] == []
+
+
+_BUILD_THE_HOST = """
+import json, sys
+from pathlib import Path
+import mcp_center.cli, mcp_center.gateway.wire
+from mcp_center.app import create_app
+from mcp_center.config import Settings
+create_app(Settings.load(data_dir=Path(sys.argv[1]), environ={}))
+with open(sys.argv[2], "w") as f:
+    json.dump(sorted(sys.modules), f)
+"""
+
+RARE_PATHS = (
+    "psycopg",  # no --database-url
+    "psycopg_pool",
+    "mcp_center.store.pg_store",
+    "jinja2",  # the settings page's templates load when a page is first asked for
+    "jwt",  # a private_key_jwt client assertion
+    "mcp_center.interchange.plan",  # an import preview
+    "mcp_center.interchange.export",  # an export
+    "mcp_center.interchange.templates",  # GET /api/mcp/templates
+    "mcp_center.gateway.bridge",  # `gateway --stdio`
+)
+"""Modules `serve` imports only on the path that needs them (issue 16: every serve start, ~50 per suite run)."""
+
+
+def test_serve_builds_the_host_without_the_rare_paths_modules(tmp_path: Path) -> None:
+    # What `serve` imports and builds before it answers (`create_app` on a files data directory),
+    # in a fresh interpreter: none of the rare paths' modules is among them.
+    report = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _BUILD_THE_HOST, str(tmp_path / "data"), str(report)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": SRC},
+        check=False,
+    )
+    assert report.exists(), done.stderr
+    modules = set(json.loads(report.read_text()))
+    assert "mcp_center.service.imports" in modules  # the module that uses the interchange was built
+    assert [name for name in RARE_PATHS if name in modules] == []
 
 
 @pytest.mark.parametrize("package", [mcp_center.config, mcp_center.store, mcp_center.interchange, mcp_center.gateway])

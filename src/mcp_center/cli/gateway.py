@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from functools import partial
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -24,7 +25,7 @@ from mcp_center.cli._shared import (
     settings_for,
 )
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
-from mcp_center.cli.host import serve_url
+from mcp_center.cli.host import client_tls, serve_url
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, RequestInvalid, ServerUnreachable
 from mcp_center.secrets import install_log_redaction
@@ -85,7 +86,7 @@ def gateway(
     except CenterError as exc:
         raise fail(exc) from None
     try:
-        anyio.run(bridge_stdio, target, token)
+        anyio.run(partial(bridge_stdio, target, token, verify=client_tls(target)))
     except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
         from mcp_center.runtime.attribution import leaves  # the runtime loads only on this error path
 

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
@@ -53,19 +53,21 @@ from mcp_center.interchange import (
     EXPORT_FORMATS,
     IMPORT_FORMATS,
     ClientDocument,
-    ExportDocument,
-    ImportPlan,
     decode_text,
-    export_servers,
-    list_templates,
     loads_lenient,
-    plan_document,
     read_document,
 )
 from mcp_center.models import is_array, is_object
 from mcp_center.service.bodies import parse_secret_value
 from mcp_center.service.center import McpCenter
 from mcp_center.service.views import ServerView
+
+if TYPE_CHECKING:
+    from mcp_center.interchange import ExportDocument, ImportPlan
+
+# The planner, the exporter and the templates (`interchange.plan`, `.export`, `.templates`) are
+# imported by the functions that use them: `serve` and every one-shot verb import this module, and
+# only an import, an export or a template listing needs them (issue 16).
 
 __all__ = [
     "IMPORT_PREVIEW_TTL_S",
@@ -316,6 +318,8 @@ class Importer:
         text = decode_text(content)
         existing = frozenset(c.id for c in await self._center.server_configs())
 
+        from mcp_center.interchange import plan_document  # lazily: see the imports
+
         def run() -> ImportPlan:
             document = read_document(loads_lenient(text), format)
             return plan_document(document, existing_ids=existing, check_secret=check_secret_value)
@@ -353,6 +357,8 @@ class Importer:
             raise ImportPreviewStale(
                 "the digest you confirmed is not this preview's; preview again", details={"reason": "digest_mismatch"}
             )
+        from mcp_center.interchange import plan_document  # lazily: see the imports
+
         document: ClientDocument = await anyio.to_thread.run_sync(
             lambda: read_document(loads_lenient(text), request.format)
         )
@@ -382,6 +388,8 @@ class Importer:
         Raises:
             RequestInvalid: `format` is not one of `EXPORT_FORMATS`.
         """
+        from mcp_center.interchange import export_servers  # lazily: see the imports
+
         if format not in EXPORT_FORMATS:
             raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
         configs = await self._center.server_configs()
@@ -398,4 +406,6 @@ def bridge_command() -> str | None:
 
 def templates() -> list[dict[str, Any]]:
     """The three server templates (R-1.10), each with a ready-to-POST `example` body."""
+    from mcp_center.interchange import list_templates  # lazily: see the imports
+
     return list_templates()
