@@ -19,6 +19,7 @@ no FastAPI `{"detail"}` schema, the security schemes, the typed bodies.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -68,7 +69,22 @@ def _ready_echo_server(host: Host) -> None:
     assert enabled.status_code == 200, enabled.text
 
 
-def test_schemathesis_finds_no_server_error_and_no_undocumented_status(tmp_path: Path) -> None:
+@pytest.fixture(scope="session")
+def hypothesis_storage(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Hypothesis' storage directory for every schemathesis run of this test session (its workers').
+
+    With no example database it holds caches only: the Unicode and codec tables hypothesis builds by
+    walking all 1.1 million code points (~1.5 s of CPU per schemathesis process when each run has a
+    directory of its own) and the constants it collects from source files. Neither changes what is
+    generated. Under pytest-xdist the workers share the run's base directory (written atomically by
+    hypothesis: a temporary file renamed)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "hypothesis-storage"
+
+
+def test_schemathesis_finds_no_server_error_and_no_undocumented_status(
+    tmp_path: Path, hypothesis_storage: Path
+) -> None:
     config = tmp_path / "schemathesis.toml"
     config.write_text(CONFIG)
     with running_host(tmp_path) as host:
@@ -97,7 +113,8 @@ def test_schemathesis_finds_no_server_error_and_no_undocumented_status(tmp_path:
             "30",
             "--no-color",
         ]
-        run = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path, check=False)
+        env = {**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": str(hypothesis_storage)}
+        run = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path, env=env, check=False)
         report = run.stdout + run.stderr
         log = host.log()
     assert run.returncode == 0, report[-12000:]

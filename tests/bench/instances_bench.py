@@ -34,6 +34,7 @@ import anyio
 import httpx2
 
 from tests.e2e.cluster import cluster_env, running_cluster, spawn_instance
+from tests.support.loopback import NO_TLS
 from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
 from tests.support.processes import stop_process
@@ -65,7 +66,9 @@ def _cluster_pids(cluster: PgCluster) -> list[int]:
 
 def _register(api_url: str, echo_url: str) -> str:
     """Register, trust, test and enable the echo server; return a gateway token."""
-    with httpx2.Client(base_url=api_url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60) as api:
+    with httpx2.Client(
+        verify=NO_TLS, base_url=api_url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+    ) as api:
         body = {"name": "Echo", "transport": "streamable_http", "url": echo_url, "tool_policies": {"echo": "allow"}}
         view = api.post("/api/mcp/servers", json=body).json()
         api.post(f"/api/mcp/servers/{view['id']}/trust", json={"digest": view["digest"]}).raise_for_status()
@@ -93,7 +96,9 @@ async def _load(url: str, token: str, calls: int, concurrency: int) -> tuple[flo
     latencies: list[float] = []
     left = calls
     limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx2.AsyncClient(base_url=url, headers=headers, timeout=60, limits=limits, trust_env=False) as http:
+    async with httpx2.AsyncClient(
+        verify=NO_TLS, base_url=url, headers=headers, timeout=60, limits=limits, trust_env=False
+    ) as http:
 
         async def worker() -> None:
             nonlocal left
@@ -154,7 +159,9 @@ def _one(root: Path, echo_url: str, database_url: str | None) -> Generator[tuple
 
 
 def _wait_ready(url: str) -> None:
-    with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60) as api:
+    with httpx2.Client(
+        verify=NO_TLS, base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+    ) as api:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             board = api.get("/api/instances").json()["instances"]

@@ -32,6 +32,7 @@ from typing import Any
 
 import httpx2
 
+from tests.support.loopback import NO_TLS
 from tests.support.ports import free_port, wait_for_port
 
 ADMIN = "bench-admin-token-0123456789abcdef"
@@ -64,7 +65,9 @@ def _register(base: str, server_id: str, up_port: int, catalog: int) -> None:
     """Register, trust, test and enable the upstream at `up_port` as `server_id` (echo/sleep/blob allowed)."""
     policies = {"echo": "allow", "sleep": "allow", "blob": "allow"}
     del catalog  # its dummy tools stay `ask`: listed, never called
-    with httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=120) as admin:
+    with httpx2.Client(
+        verify=NO_TLS, base_url=base, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=120
+    ) as admin:
         body = {
             "id": server_id,
             "name": f"Bench upstream {server_id}",
@@ -163,7 +166,7 @@ def _wait_initializes(url: str, deadline_s: float = 60.0) -> None:
     }
     headers = {"Accept": "application/json, text/event-stream"}
     end = time.monotonic() + deadline_s
-    with httpx2.Client(timeout=10) as http:
+    with httpx2.Client(verify=NO_TLS, timeout=10) as http:
         while time.monotonic() < end:
             try:
                 if http.post(url, json=body, headers=headers).status_code == 200:

@@ -24,7 +24,7 @@ from mcp_center.config import Settings
 from mcp_center.service import McpCenter
 from tests.support.cli import CLI, CliResult, run_cli
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.ports import closed_port_url, free_port
 
 
@@ -188,7 +188,7 @@ async def test_auth_prints_issuer_scopes_and_url_then_waits_for_the_browser_logi
                     url = next((line.strip() for line in lines if line.strip().startswith("http")), "")
                     if url:
                         break
-                async with httpx2.AsyncClient(trust_env=False) as browser:
+                async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
                     redirect = await browser.get(url)
                     landed = await browser.get(redirect.headers["location"])
                 async for chunk in process.stdout:

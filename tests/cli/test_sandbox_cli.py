@@ -5,14 +5,14 @@ say what they did, and `logs` marks what the sandbox refused (through a running 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import CLI, run
+from tests.cli.test_cli import run
+from tests.support.cli import run_cli
 from tests.support.sandbox import escape_command, require_sandbox
-from tests.support.serve import Host, serve_env
+from tests.support.serve import ADMIN_TOKEN, Host
 
 
 @pytest.fixture(autouse=True)
@@ -102,13 +102,15 @@ def test_logs_mark_what_the_sandbox_refused(shared_serve: Host) -> None:
     host.client.post("/api/mcp/servers/escape/enable")
     call = host.client.post("/api/mcp/servers/escape/tools/write_file/call", json={"arguments": {"path": "/etc/x"}})
     assert call.json()["isError"] is True
-    shown = subprocess.run(
-        [CLI, "logs", "escape", "--url", host.url, "--data-dir", str(host.data_dir)],
-        capture_output=True,
-        text=True,
-        env={**serve_env(), "COLUMNS": "200"},  # the host's admin token, as serve has it
-        timeout=60,
-        check=False,
+    shown = run_cli(
+        None,
+        "logs",
+        "escape",
+        "--url",
+        host.url,
+        "--data-dir",
+        str(host.data_dir),
+        env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN},  # the host's admin token, as serve has it
     )
     assert shown.returncode == 0, shown.stderr
     assert any("tools/call ok" in line and "[sandbox: filesystem EROFS]" in line for line in shown.stdout.splitlines())

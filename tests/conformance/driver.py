@@ -39,6 +39,7 @@ from mcp_center.runtime import SessionHooks
 from mcp_center.secrets import install_log_redaction
 from mcp_center.service import McpCenter
 from mcp_center.transports import ConnectionSpec
+from tests.support.loopback import NO_TLS
 from tests.support.wire import is_object, object_or_empty
 
 ADMIN_TOKEN = "conformance-driver-admin-token-0123456789"
@@ -248,7 +249,9 @@ async def main(url: str) -> int:
                     headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
                     timeout=STEP_TIMEOUT_S,
                 ) as api,
-                httpx2.AsyncClient(follow_redirects=False, trust_env=False, timeout=STEP_TIMEOUT_S) as browser,
+                httpx2.AsyncClient(
+                    verify=NO_TLS, follow_redirects=False, trust_env=False, timeout=STEP_TIMEOUT_S
+                ) as browser,
             ):
                 driver = Driver(api, browser)
                 try:

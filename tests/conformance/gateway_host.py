@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_center.app import create_app
 from mcp_center.config import Settings
+from tests.support.loopback import NO_TLS
 
 ADMIN = "conformance-host-admin-token-0123456789"
 GATEWAY = "conformance-host-gateway-token-0123456789"
@@ -66,7 +67,7 @@ async def serve(port: int, upstream: str, ready: Path) -> None:
                 await anyio.sleep(0.05)
             base = f"http://127.0.0.1:{port}"
             async with httpx2.AsyncClient(
-                base_url=base, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60
+                verify=NO_TLS, base_url=base, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60
             ) as admin:
                 body = {
                     "id": "fixture",

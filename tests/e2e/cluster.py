@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx2
 
+from tests.support.loopback import NO_TLS
 from tests.support.ports import free_port, wait_for_port
 from tests.support.processes import stop_process
 from tests.support.serve import ADMIN_TOKEN, VENV_BIN, serve_env, wait_until_serving
@@ -64,6 +65,7 @@ class Cluster:
         """An admin API client that keeps no cookie (the balancer's instance cookie would pin it):
         every request through the balancer is balanced anew."""
         client = httpx2.Client(
+            verify=NO_TLS,
             base_url=base or self.lb_url,
             headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
             timeout=60,
@@ -182,7 +184,7 @@ class GatewayClient:
 
     def __init__(self, base: str, token: str, era: str) -> None:
         self.era = era
-        self.http = httpx2.Client(base_url=base, timeout=60, trust_env=False)
+        self.http = httpx2.Client(verify=NO_TLS, base_url=base, timeout=60, trust_env=False)
         self.token = token
         self.session_id: str | None = None
         self.answered_by: list[str] = []

@@ -1,4 +1,5 @@
-"""`serve --database-url` refusals and `mcp-center migrate --to` as real processes against PostgreSQL 15 (R-10.1).
+"""`serve --database-url` refusals as real processes, and `mcp-center migrate --to` (in process), against
+PostgreSQL 15 (R-10.1).
 
 - An unreachable database: `serve` stops with STORAGE_UNAVAILABLE (exit 10), names the database
   without its password, and leaves no key, token or record behind.
@@ -25,6 +26,8 @@ from mcp_center.service import GatewayTokens, McpCenter
 from mcp_center.store import SECTIONS, JsonStore, PgStore
 from mcp_center.store.pg_schema import code_version
 from tests.e2e.cluster import GatewayClient, spawn_instance
+from tests.support.cli import CliResult, run_cli
+from tests.support.loopback import NO_TLS
 from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
 from tests.support.processes import stop_process
@@ -97,9 +100,10 @@ async def _prepare(settings: Settings, echo_url: str) -> tuple[str, str]:
     return token, "refresh-token-planted"
 
 
-def _migrate(data_dir: Path, database_url: str) -> subprocess.CompletedProcess[str]:
-    argv = [str(VENV_BIN / "mcp-center"), "migrate", "--to", database_url, "--data-dir", str(data_dir)]
-    return subprocess.run(argv, capture_output=True, text=True, env=serve_env(), timeout=60, check=False)
+def _migrate(data_dir: Path, database_url: str) -> CliResult:
+    """`mcp-center migrate --to URL --data-dir DIR`, in process (issue 16: a set-up verb, not a process test)."""
+    argv = ["migrate", "--to", database_url, "--data-dir", str(data_dir)]
+    return run_cli(None, *argv, env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
 
 
 def test_a_data_directory_migrates_whole_and_its_servers_stay_trusted_and_callable(
@@ -131,7 +135,8 @@ def test_a_data_directory_migrates_whole_and_its_servers_stay_trusted_and_callab
             env = {**serve_env(), "MCP_CENTER_SECRET_KEY": (settings.data_dir / "secret.key").read_text().strip()}
             instance = spawn_instance("migrated", tmp_path, env, database_url)
             try:
-                with httpx2.Client(base_url=instance.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as api:
+                headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+                with httpx2.Client(verify=NO_TLS, base_url=instance.url, headers=headers) as api:
                     view = api.get("/api/mcp/servers/echo").json()
                     assert (view["trusted"], view["tested"], view["enabled"]) == (True, True, True), view
                     eventually_sync(lambda: api.get("/api/mcp/servers/echo").json()["status"]["state"] == "ready")

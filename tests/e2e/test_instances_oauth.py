@@ -15,7 +15,7 @@ import pytest
 
 from tests.e2e.cluster import cluster_env, spawn_instance
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.processes import stop_process
 from tests.support.serve import ADMIN_TOKEN
 from tests.support.waiting import eventually, until
@@ -35,7 +35,7 @@ def _ok(response: httpx2.Response, status: int = 200) -> dict[str, Any]:
 async def _authorize(api: httpx2.AsyncClient, server_id: str) -> None:
     """Start an authorization on the instance `api` talks to and play the browser up to its callback."""
     started = _ok(await api.post(f"{SERVERS}/{server_id}/oauth/start"))
-    async with httpx2.AsyncClient(trust_env=False) as browser:
+    async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
         redirect = await browser.get(started["authorization_url"])
         assert redirect.status_code == 302, redirect.text
         callback = await browser.get(redirect.headers["location"], headers={"Accept": "application/json"})
@@ -61,10 +61,10 @@ async def test_two_instances_refresh_a_rotating_refresh_token_once_and_both_stay
                 headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
                 async with (
                     httpx2.AsyncClient(
-                        base_url=a.url, headers=headers, timeout=STEP_TIMEOUT_S, trust_env=False
+                        verify=NO_TLS, base_url=a.url, headers=headers, timeout=STEP_TIMEOUT_S, trust_env=False
                     ) as on_a,
                     httpx2.AsyncClient(
-                        base_url=b.url, headers=headers, timeout=STEP_TIMEOUT_S, trust_env=False
+                        verify=NO_TLS, base_url=b.url, headers=headers, timeout=STEP_TIMEOUT_S, trust_env=False
                     ) as on_b,
                 ):
                     await _race(authorization, resource, on_a, on_b)

@@ -16,14 +16,15 @@ import sys
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
 
 from mcp_center.transports import PROCESS_GROUPS_FILE
 from mcp_center.transports.reaper import stamp
+from tests.support.cli import CLI, run_cli
 from tests.support.groups import pid_lines, started_group, wait_gone
+from tests.support.loopback import NO_TLS
 from tests.support.ports import free_port
 from tests.support.processes import alive, stop_process
 from tests.support.serve import ADMIN_TOKEN, VENV_BIN, serve_env, serve_record, spawn_serve, wait_until_serving
@@ -46,7 +47,7 @@ def serve(data_dir: Path, log_path: Path, port: int | None = None) -> Generator[
 
 
 def _api(url: str) -> httpx2.Client:
-    return httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=120)
+    return httpx2.Client(verify=NO_TLS, base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=120)
 
 
 def _enable_stubborn(url: str, pidfile: Path) -> None:
@@ -184,30 +185,28 @@ def _ticks(pid: int) -> int:
     return ref.start_ticks
 
 
-def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env: dict[str, Any] = {**serve_env(), "MCP_CENTER_DATA_DIR": str(data)}
-    return subprocess.run(
-        [str(VENV_BIN / "mcp-center"), *args], capture_output=True, text=True, env=env, timeout=120, check=False
-    )
+def _set_up(data: Path, *args: str) -> None:
+    """A set-up verb (`add`, `trust`, `test`, `enable`), in process (issue 16): only the command
+    that is killed needs to be a process of its own."""
+    done = run_cli(data, *args, env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
 
 
 @pytest.mark.parametrize("command", ["test", "call"])
 def test_a_killed_one_shot_cli_command_leaves_no_server_process(tmp_path: Path, command: str) -> None:
     data, pidfile = tmp_path / "data", tmp_path / "pids"
     server = [sys.executable, str(STUBBORN), "--pidfile", str(pidfile), "--ignore-term"]
-    assert _cli(data, "add", "stubborn", "--", *server).returncode == 0
-    assert _cli(data, "trust", "stubborn", "--yes").returncode == 0
+    _set_up(data, "add", "stubborn", "--", *server)
+    _set_up(data, "trust", "stubborn", "--yes")
     argv = ["test", "stubborn"]
     if command == "call":
-        assert _cli(data, "test", "stubborn").returncode == 0
-        assert _cli(data, "enable", "stubborn").returncode == 0
+        _set_up(data, "test", "stubborn")
+        _set_up(data, "enable", "stubborn")
         argv = ["call", "stubborn", "wait", "--args", '{"seconds": 120}']
     starts = len(pid_lines(pidfile, 0))
     assert _live_copies(pidfile) == []
     env = {**serve_env(), "MCP_CENTER_DATA_DIR": str(data)}
-    cli = subprocess.Popen(
-        [str(VENV_BIN / "mcp-center"), *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    cli = subprocess.Popen([CLI, *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         copy = pid_lines(pidfile, starts + 1)[starts]
         assert all(alive(pid) for pid in copy)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.mcp_servers import MCP_SERVER_TIME, NODE_DIR
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import VENV_BIN, Host
@@ -58,15 +59,9 @@ def _ready_time_server(host: Host) -> None:
 
 
 def _gateway_token(host: Host, name: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
-    created = subprocess.run(
-        [str(VENV_BIN / "mcp-center"), "gateway", "token", "create", name, "--data-dir", str(host.data_dir)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=True,
-    )
+    """`mcp-center gateway token create NAME` on the serve's data directory, in process (issue 16)."""
+    created = run_cli(None, "gateway", "token", "create", name, "--data-dir", str(host.data_dir))
+    assert created.returncode == 0, created.stderr
     return created.stdout.strip()
 
 

@@ -22,6 +22,7 @@ from mcp.client.session import ClientRequestContext
 from mcp_center.errors import AddressInUse
 from mcp_center.store.running import RUNNING_FILE
 from tests.support.gateway import gateway_client
+from tests.support.loopback import NO_TLS
 from tests.support.mcp_servers import running_echo_http
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import ADMIN_TOKEN, VENV_BIN, Host, running_host
@@ -43,7 +44,7 @@ def _gateway_token(host: Host) -> str:
 def _open_session(host: Host, token: str) -> str:
     """Initialize a gateway session over plain HTTP; return its `Mcp-Session-Id`."""
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
-    with httpx2.Client(base_url=host.url, headers=headers, timeout=30) as http:
+    with httpx2.Client(verify=NO_TLS, base_url=host.url, headers=headers, timeout=30) as http:
         init = {
             "jsonrpc": "2.0",
             "id": 1,

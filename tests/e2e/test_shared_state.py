@@ -25,7 +25,7 @@ import httpx2
 import pytest
 
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.mcp_servers import running_echo_http
 from tests.support.serve import ADMIN_TOKEN, VENV_BIN, running_host
 from tests.support.waiting import eventually, until
@@ -53,7 +53,9 @@ def _ok(response: httpx2.Response, status: int = 200) -> dict[str, Any]:
 async def admin(url: str) -> AsyncGenerator[httpx2.AsyncClient]:
     """An async client of the running serve (the test's event loop also runs the fake servers)."""
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-    async with httpx2.AsyncClient(base_url=url, headers=headers, timeout=STEP_TIMEOUT_S, trust_env=False) as client:
+    async with httpx2.AsyncClient(
+        verify=NO_TLS, base_url=url, headers=headers, timeout=STEP_TIMEOUT_S, trust_env=False
+    ) as client:
         yield client
 
 
@@ -69,7 +71,7 @@ async def _enable(api: httpx2.AsyncClient, server_id: str) -> dict[str, Any]:
 async def _authorize(api: httpx2.AsyncClient, server_id: str) -> None:
     """Start an authorization in serve and play the browser up to serve's own callback."""
     started = _ok(await api.post(f"{SERVERS}/{server_id}/oauth/start"))
-    async with httpx2.AsyncClient(trust_env=False) as browser:
+    async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
         redirect = await browser.get(started["authorization_url"])
         assert redirect.status_code == 302, redirect.text
         callback = await browser.get(redirect.headers["location"], headers={"Accept": "application/json"})

@@ -28,7 +28,7 @@ from mcp_center.errors import (
 from mcp_center.secrets import default_redactor
 from mcp_center.transports.sse import EndpointOriginMismatch, SseTransport, same_origin
 from tests.servers.sse_fakes import FakeSseServer, echo_sse_app, mcp_replies
-from tests.support.loopback import serve_loopback
+from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.wire import as_object
 
 pytestmark = pytest.mark.anyio
@@ -65,7 +65,7 @@ class RequestLog:
 @asynccontextmanager
 async def http_client(**kwargs: Any) -> AsyncGenerator[tuple[httpx2.AsyncClient, RequestLog]]:
     log = RequestLog()
-    async with httpx2.AsyncClient(event_hooks={"request": [log]}, **kwargs) as client:
+    async with httpx2.AsyncClient(verify=NO_TLS, event_hooks={"request": [log]}, **kwargs) as client:
         yield client, log
 
 
