@@ -3,7 +3,8 @@
 Every server binds 127.0.0.1 and is stopped by its fixture; every page fails its test on an uncaught
 script error. The serve (`host`) and the echo and capability servers (`echo_url`, `caps_url`) are the
 worker's, from tests/conftest.py, shared with its other tests. The helpers behind them (chromium's
-flags, profiles, login, UI steps) are in `tests/support/browser.py`.
+flags, profiles, login, UI steps) are in `tests/support/browser.py`. server-everything over Streamable
+HTTP (`everything_url`) is the worker's too, shared by the debugger and prompt tests.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, PageErrors, new_context
+from tests.support.mcp_servers import node_server
 from tests.support.serve import Host
 
 
@@ -43,6 +45,17 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
     yield launched
     launched.close()
+
+
+@pytest.fixture(scope="session")
+def everything_url() -> Iterator[str]:
+    """@modelcontextprotocol/server-everything over Streamable HTTP on loopback (as `tests/e2e`'s
+    `everything_http`), one per worker; yields its base URL (endpoint at /mcp). It serves each MCP
+    session from a server of its own (its logging, subscriptions and questions are per session), so
+    tests that each add it to their host share it without seeing each other (issue 16: a node start
+    per test saved, two for a server added ready over stdio)."""
+    with node_server("streamableHttp") as url:
+        yield url
 
 
 @pytest.fixture
