@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, PageErrors, new_context
 from tests.support.mcp_servers import node_server
 from tests.support.serve import Host
+from tests.support.spare_serves import SpareServes
 
 
 @pytest.hookimpl(trylast=True)  # after any reordering plugin (pytest-randomly) has shuffled the items
@@ -58,12 +59,27 @@ def everything_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def spare_serves(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpareServes]:
+    """The worker's serves of their own for the browser tests marked `own_serve`, each spawned while
+    the previous such test runs (`tests/support/spare_serves.py`, issue 16)."""
+    pool = SpareServes(tmp_path_factory.mktemp("own-serves"))
+    yield pool
+    pool.close()
+
+
 @pytest.fixture
-def host(shared_serve: Host) -> Host:
+def host(request: pytest.FixtureRequest) -> Iterator[Host]:
     """The worker's shared `mcp-center serve` (`shared_serve` in tests/conftest.py), shared with the
     worker's other browser and end-to-end tests and looking just started through the REST API; a
-    serve of the test's own when it is marked `own_serve` (it leaves a card or an approval)."""
-    return shared_serve
+    serve of the test's own when it is marked `own_serve` (it leaves a card or an approval), taken
+    from `spare_serves`: started ahead, stopped and checked after the test."""
+    if request.node.get_closest_marker("own_serve") is not None:
+        spares: SpareServes = request.getfixturevalue("spare_serves")
+        with spares.take() as own:
+            yield own
+        return
+    yield request.getfixturevalue("shared_serve")
 
 
 @pytest.fixture

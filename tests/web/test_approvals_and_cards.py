@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +29,7 @@ from tests.support.browser import (
 from tests.support.http import Background, wait_for
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host, running_host
+from tests.support.spare_serves import SpareServes
 
 pytestmark = pytest.mark.browser
 
@@ -416,17 +416,20 @@ def test_the_inbox_with_cards_fits_a_narrow_window_and_labels_every_control(
 
 
 def test_a_question_interrupted_by_a_restart_is_counted_and_its_call_can_be_retried(
-    browser: Browser, tmp_path: Path, caps_url: str, page_errors: PageErrors
+    browser: Browser, spare_serves: SpareServes, caps_url: str, page_errors: PageErrors
 ) -> None:
-    """R-6.3: after a restart the interrupted card waits for the user (badge, summary) until retried."""
-    with running_host(tmp_path) as host:
+    """R-6.3: after a restart the interrupted card waits for the user (badge, summary) until retried.
+    The first serve is the worker's spare (started ahead, tests/web/conftest.py); the restart runs
+    on its data directory."""
+    with spare_serves.take() as host:
+        place = host.data_dir.parent
         ready_capabilities(host, caps_url)
         caller = ask(host, "Before the restart?")
         wait_for(lambda: host.client.get("/api/interactions", params={"state": "pending"}).json()["interactions"])
         host.proc.send_signal(signal.SIGTERM)
         assert caller.result().status_code == 503
         host.proc.wait(timeout=30)
-    with running_host(tmp_path) as host:
+    with running_host(place) as host:
         context = new_context(browser, host)
         try:
             page = context.new_page()
