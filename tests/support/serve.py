@@ -30,6 +30,7 @@ __all__ = [
     "running_host",
     "serve_env",
     "serve_record",
+    "serving",
     "spawn_serve",
     "wait_until_serving",
 ]
@@ -109,6 +110,20 @@ def running_host(tmp_path: Path, port: int | None = None) -> Generator[Host]:
     data_dir = tmp_path / "data"
     log_path = tmp_path / "serve.log"
     proc = spawn_serve(data_dir, 0 if port is None else port, log_path)
+    with serving(proc, data_dir, log_path) as host:
+        yield host
+
+
+@contextmanager
+def serving(proc: subprocess.Popen[bytes], data_dir: Path, log_path: Path) -> Generator[Host]:
+    """The serve `proc` (from `spawn_serve` with `data_dir` and `log_path`) once it has started, with an
+    admin client; on exit it is stopped gracefully and its log checked, as `running_host` does (which
+    spawns and enters it at once; a serve can also be spawned ahead of the test that enters it).
+
+    Raises:
+        RuntimeError, TimeoutError: the serve did not start (`wait_until_serving`).
+        AssertionError: its log has a logging error, or no graceful shutdown.
+    """
     try:
         url = wait_until_serving(data_dir, 60, proc)
         with httpx2.Client(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,9 +27,9 @@ from tests.support.browser import (
     sign_in,
 )
 from tests.support.http import Background, wait_for
-from tests.support.mcp_servers import EVERYTHING
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host, running_host
+from tests.support.spare_serves import SpareServes
 
 pytestmark = pytest.mark.browser
 
@@ -305,11 +304,11 @@ def test_a_question_survives_a_reload_and_an_answer_to_a_closed_card_says_so(
 
 @pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_server_everything_s_form_shows_titled_enums_multi_selects_formats_and_a_required_field(
-    page: Page, host: Host
+    page: Page, host: Host, everything_url: str
 ) -> None:
-    add_ready_on_host(
-        host, {"name": "Everything", "transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}
-    )
+    # The worker's server-everything over Streamable HTTP (tests/web/conftest.py): over stdio, adding
+    # it ready started node twice (issue 16).
+    add_ready_on_host(host, {"name": "Everything", "transport": "streamable_http", "url": f"{everything_url}/mcp"})
     sign_in(page)
     open_server(page, "Everything", "Approvals")
     call = Background(
@@ -417,17 +416,20 @@ def test_the_inbox_with_cards_fits_a_narrow_window_and_labels_every_control(
 
 
 def test_a_question_interrupted_by_a_restart_is_counted_and_its_call_can_be_retried(
-    browser: Browser, tmp_path: Path, caps_url: str, page_errors: PageErrors
+    browser: Browser, spare_serves: SpareServes, caps_url: str, page_errors: PageErrors
 ) -> None:
-    """R-6.3: after a restart the interrupted card waits for the user (badge, summary) until retried."""
-    with running_host(tmp_path) as host:
+    """R-6.3: after a restart the interrupted card waits for the user (badge, summary) until retried.
+    The first serve is the worker's spare (started ahead, tests/web/conftest.py); the restart runs
+    on its data directory."""
+    with spare_serves.take() as host:
+        place = host.data_dir.parent
         ready_capabilities(host, caps_url)
         caller = ask(host, "Before the restart?")
         wait_for(lambda: host.client.get("/api/interactions", params={"state": "pending"}).json()["interactions"])
         host.proc.send_signal(signal.SIGTERM)
         assert caller.result().status_code == 503
         host.proc.wait(timeout=30)
-    with running_host(tmp_path) as host:
+    with running_host(place) as host:
         context = new_context(browser, host)
         try:
             page = context.new_page()

@@ -1,9 +1,14 @@
 """The settings page as an MCP debugger (issue 15, R-12.1), in a real browser against a real
-`mcp-center serve` and @modelcontextprotocol/server-everything over stdio (the Inspector's own
-test server: progress, logging, completion and elicitation tools): server info, live log messages
-with a `logging/setLevel` control, notifications, a call's progress bar, the JSON-RPC console with
-ping, completion in prompt and resource-template forms, and a playground call that waits on a
-question linking to its Inbox card."""
+`mcp-center serve` and @modelcontextprotocol/server-everything (the Inspector's own test server:
+progress, logging, completion and elicitation tools): server info, live log messages with a
+`logging/setLevel` control, notifications, a call's progress bar, the JSON-RPC console with ping,
+completion in prompt and resource-template forms, and a playground call that waits on a question
+linking to its Inbox card.
+
+server-everything runs over stdio for the server-info test (the host starts node for it) and, for
+the others, as the worker's one Streamable HTTP server (`everything_url`, tests/web/conftest.py),
+each test in an MCP session of its own: adding it over stdio started node twice per test (the test
+and the session), the larger part of these tests' time (issue 16)."""
 
 from __future__ import annotations
 
@@ -31,7 +36,15 @@ ECHO_STDIO = Path(__file__).parents[1] / "servers" / "echo_stdio.py"
 
 
 @pytest.fixture
-def everything(host: Host) -> dict[str, Any]:
+def everything(host: Host, everything_url: str) -> dict[str, Any]:
+    """The worker's server-everything over Streamable HTTP, ready on `host` (created, confirmed,
+    tested and enabled through the API) in an MCP session of its own."""
+    body = {"id": "everything", "name": "Everything", "transport": "streamable_http", "url": f"{everything_url}/mcp"}
+    return add_ready_on_host(host, body)
+
+
+@pytest.fixture
+def everything_stdio(host: Host) -> dict[str, Any]:
     """server-everything over stdio, ready (created, confirmed, tested and enabled through the API)."""
     if not EVERYTHING.exists():
         pytest.fail("the npm test servers are missing: run scripts/bootstrap --dev")
@@ -48,7 +61,7 @@ def everything(host: Host) -> dict[str, Any]:
 
 
 def test_the_overview_shows_what_the_server_says_about_itself(
-    page: Page, host: Host, everything: dict[str, Any]
+    page: Page, host: Host, everything_stdio: dict[str, Any]
 ) -> None:
     sign_in(page)
     open_server(page, "Everything")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,16 +86,38 @@ def watch(page: Page) -> list[tuple[str, str]]:
     return bodies
 
 
+def _overview_drawn(page: Page) -> None:
+    expect(page.get_by_test_id("server-info").get_by_test_id("protocol-version")).to_have_text("2025-11-25")
+    expect(page.get_by_role("region", name="Catalog").locator("table")).to_be_visible()
+    expect(page.locator("section.instances table")).to_be_visible()
+
+
+SECTIONS_DRAWN: dict[str, Callable[[Page], None]] = {
+    "": _overview_drawn,
+    "/config": lambda page: expect(page.get_by_label("Name", exact=True)).to_have_value("Hostile"),
+    "/tools": lambda page: expect(page.locator("li.tool")).to_have_count(5),
+    "/prompts": lambda page: expect(page.locator("li.prompt")).to_have_count(2),
+    "/resources": lambda page: expect(page.locator("li.resource")).to_have_count(3),
+    "/approvals": lambda page: expect(page.get_by_test_id("inbox-summary")).to_have_text("Nothing is waiting for you."),
+    "/auth": lambda page: expect(page.get_by_role("region", name="Authorization")).to_contain_text(
+        "A local program is not authorized here"
+    ),
+}
+"""Each section of the hostile server's page, with a wait for the last of what it loads (the server's
+info, lists, cards) to be drawn: the page is searched for injected markup after it, not after a fixed
+pause (issue 16: 0.5 s per section)."""
+
+
 @pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_hostile_strings_stay_text_and_the_secret_never_reaches_the_page(page: Page, host: Host) -> None:
     bodies = watch(page)
     sid = add_ready_on_host(host, hostile_body())["id"]
     sign_in(page)
     assert_clean(page, "server list")
-    for section in ("", "/config", "/tools", "/prompts", "/resources", "/approvals", "/auth"):
+    for section, drawn in SECTIONS_DRAWN.items():
         page.goto(f"/#/servers/{sid}{section}")
         expect(page.locator("main h1")).to_have_text("Hostile")
-        page.wait_for_timeout(500)
+        drawn(page)  # what the section loads after its heading: all of it is drawn, then looked at
         assert_clean(page, section or "overview")
 
     page.goto(f"/#/servers/{sid}/tools")

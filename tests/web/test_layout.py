@@ -29,7 +29,6 @@ from tests.support.browser import (
     sign_in,
 )
 from tests.support.http import Background
-from tests.support.mcp_servers import running_echo_http
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
 
@@ -260,7 +259,7 @@ def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(page: Page, ho
 
 @pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_screenshots_of_the_main_screens(
-    browser: Browser, host: Host, echo_url: str, tmp_path: Path, page_errors: PageErrors
+    browser: Browser, host: Host, echo_url: str, caps_url: str, tmp_path: Path, page_errors: PageErrors
 ) -> None:
     """Takes the README's screenshots; copies them to $MCP_CENTER_SCREENSHOT_DIR when it is set."""
     shots = tmp_path / "screenshots"
@@ -317,33 +316,33 @@ def test_screenshots_of_the_main_screens(
         preview.get_by_label("Use the file's default: https://api.github.com").check()
         page.get_by_label("Configuration (JSON)").evaluate("(el) => { el.scrollTop = 0; }")
         page.screenshot(path=shots / "import-preview.png", full_page=True)
-        with running_echo_http("tests.servers.run_capabilities") as caps_url:
-            add_ready_on_host(host, {"name": "Capabilities", "transport": "streamable_http", "url": caps_url})
-            open_server(page, "Capabilities", "Prompts")
-            prompt = page.locator('li.prompt[data-prompt="greet"]')
-            prompt.locator('[data-argument="name"] input').fill("Ada")
-            prompt.get_by_role("button", name="Get prompt").click()
-            expect(prompt.get_by_test_id("untrusted-body")).to_contain_text("Please greet Ada warmly.")
-            page.screenshot(path=shots / "prompt-block.png", full_page=True)
-            waiting = Background(lambda: host.client.post(RECORD_CALL, json={"arguments": {"note": "deploy v2"}}))
-            asked = Background(lambda: host.client.post(ASK_CALL, json={"arguments": {"question": "Who are you?"}}))
-            go_to(page, "Inbox")
-            expect(page.locator("article.approval-card")).to_have_count(1)
-            expect(page.locator("article.interaction-card")).to_have_count(1)
-            page.screenshot(path=shots / "inbox-cards.png", full_page=True)
-            page.locator("article.approval-card").get_by_role("button", name="Approve").click()
-            page.locator("article.interaction-card").get_by_role("button", name="Decline").click()
-            assert waiting.result().status_code == 200
-            assert asked.result().status_code == 200
-            go_to(page, "Gateway")
-            expect(page.get_by_test_id("gateway-tool-count")).not_to_have_text("0")
-            page.get_by_label("Name", exact=True).fill("laptop")
-            page.get_by_role("button", name="Create token").click()
-            expect(page.locator('tr[data-token-id] td[data-label="Name"]')).to_have_text("laptop")
-            # The one-time token panel is not pictured: the list, the endpoint and the snippets are.
-            page.get_by_role("button", name="Done, I saved it").click()
-            expect(page.get_by_role("button", name="Done, I saved it")).to_have_count(0)
-            page.screenshot(path=shots / "gateway.png", full_page=True)
+        # The worker's capability server (`caps_url`, tests/conftest.py), not one started for this test.
+        add_ready_on_host(host, {"name": "Capabilities", "transport": "streamable_http", "url": caps_url})
+        open_server(page, "Capabilities", "Prompts")
+        prompt = page.locator('li.prompt[data-prompt="greet"]')
+        prompt.locator('[data-argument="name"] input').fill("Ada")
+        prompt.get_by_role("button", name="Get prompt").click()
+        expect(prompt.get_by_test_id("untrusted-body")).to_contain_text("Please greet Ada warmly.")
+        page.screenshot(path=shots / "prompt-block.png", full_page=True)
+        waiting = Background(lambda: host.client.post(RECORD_CALL, json={"arguments": {"note": "deploy v2"}}))
+        asked = Background(lambda: host.client.post(ASK_CALL, json={"arguments": {"question": "Who are you?"}}))
+        go_to(page, "Inbox")
+        expect(page.locator("article.approval-card")).to_have_count(1)
+        expect(page.locator("article.interaction-card")).to_have_count(1)
+        page.screenshot(path=shots / "inbox-cards.png", full_page=True)
+        page.locator("article.approval-card").get_by_role("button", name="Approve").click()
+        page.locator("article.interaction-card").get_by_role("button", name="Decline").click()
+        assert waiting.result().status_code == 200
+        assert asked.result().status_code == 200
+        go_to(page, "Gateway")
+        expect(page.get_by_test_id("gateway-tool-count")).to_have_text(re.compile(r"^[1-9]\d*$"))  # drawn, not 0
+        page.get_by_label("Name", exact=True).fill("laptop")
+        page.get_by_role("button", name="Create token").click()
+        expect(page.locator('tr[data-token-id] td[data-label="Name"]')).to_have_text("laptop")
+        # The one-time token panel is not pictured: the list, the endpoint and the snippets are.
+        page.get_by_role("button", name="Done, I saved it").click()
+        expect(page.get_by_role("button", name="Done, I saved it")).to_have_count(0)
+        page.screenshot(path=shots / "gateway.png", full_page=True)
         page.set_viewport_size({"width": 400, "height": 800})
         go_to(page, "Servers")
         expect(page.locator("tbody tr")).to_have_count(5)

@@ -8,7 +8,6 @@ a prompt that fails on the server)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
@@ -22,7 +21,6 @@ from tests.support.browser import (
     raw_stdio_body,
     sign_in,
 )
-from tests.support.mcp_servers import node_server
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
 
@@ -31,14 +29,6 @@ pytestmark = pytest.mark.browser
 BEGIN = re.compile(r"^<<<MCP-UNTRUSTED-BEGIN ([0-9a-f]{32})>>>$")
 END = re.compile(r"^<<<MCP-UNTRUSTED-END ([0-9a-f]{32})>>>$")
 FAKE_END = "<<<MCP-UNTRUSTED-END 00000000000000000000000000000000>>>"
-
-
-@pytest.fixture(scope="session")
-def everything_url() -> Iterator[str]:
-    """server-everything over Streamable HTTP on loopback (as `tests/e2e`'s fixture), one per worker (the
-    tests read what it answers, each in its own MCP session); yields its base URL."""
-    with node_server("streamableHttp") as url:
-        yield url
 
 
 @pytest.fixture
