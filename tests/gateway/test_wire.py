@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 
 import anyio
@@ -171,3 +172,55 @@ async def test_a_complete_answer_leaves_as_one_write_before_the_app_has_returned
                 await _read_until(stream, b"\r\n\r\nok", bytearray())
     (writes,) = seen_by_app
     assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200") and writes[0].endswith(b"\r\n\r\nok")
+
+
+_PROTOCOLS: list[CoalescingHttpToolsProtocol] = []
+
+
+class _KeptProtocol(CoalescingHttpToolsProtocol):
+    """The host's protocol, each connection's instance kept for the test to look at."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        super().connection_made(transport)
+        _PROTOCOLS.append(self)
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+async def test_the_access_line_is_built_only_when_uvicorn_access_would_log_it() -> None:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok", "more_body": False})
+
+    async def one_request(port: int, path: bytes) -> None:
+        async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+            await stream.send(b"GET " + path + b" HTTP/1.1\r\nhost: x\r\n\r\n")
+            await _read_until(stream, b"\r\n\r\nok", bytearray())
+
+    access = logging.getLogger("uvicorn.access")
+    lines = _Lines()
+    _PROTOCOLS.clear()
+    async with serve_loopback(app, http=_KeptProtocol) as base:  # uvicorn at --log-level warning
+        port = int(base.rsplit(":", 1)[1])
+        level = access.level
+        access.addHandler(lines)
+        try:
+            with anyio.fail_after(10):
+                await one_request(port, b"/quiet")
+                access.setLevel(logging.INFO)  # counts from the next connection on
+                await one_request(port, b"/logged?x=1")
+        finally:
+            access.setLevel(level)
+            access.removeHandler(lines)
+    quiet, logged = _PROTOCOLS
+    assert quiet.access_log is False and logged.access_log is True
+    assert len(lines.lines) == 1 and "/logged?x=1" in lines.lines[0] and "200" in lines.lines[0]

@@ -18,6 +18,7 @@ flow control, the protocol's own error answers) is uvicorn's own.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -116,13 +117,20 @@ class CoalescingTransport(asyncio.Transport):
 
 
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol whose request cycles write through one `CoalescingTransport` per connection."""
+    """uvicorn's httptools protocol whose request cycles write through one `CoalescingTransport` per connection.
+
+    Its request cycles also skip the access log's line when `uvicorn.access` would drop it (`serve
+    --log-level warning` or above): uvicorn decides by the logger having handlers only, and so built
+    the line's client address and quoted path for every response before `logging` dropped it (issue 12).
+    """
 
     _coalescing: CoalescingTransport | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
         self._coalescing = CoalescingTransport(transport, self.loop)
+        # Per connection, as uvicorn's own `hasHandlers` check: a level lowered later counts from the next connection.
+        self.access_log = self.access_log and self.access_logger.isEnabledFor(logging.INFO)
 
     def on_headers_complete(self) -> None:
         before = self.cycle
