@@ -15,7 +15,7 @@ import errno
 import gc
 import logging
 import socket
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from types import FrameType
@@ -30,9 +30,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_center.api import create_api, end_event_streams, guard_gateway
 from mcp_center.api.instances import InstanceHeader
+from mcp_center.api.security import MAX_BODY_BYTES, allowed_host_names, host_refusal
 from mcp_center.config import Settings
 from mcp_center.errors import AddressInUse, AddressUnavailable, CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
+from mcp_center.gateway.wire import DirectHandler, DirectRoute
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
 from mcp_center.store import FileOwnerLock, OwnerLock, ServeOwner, store_for
@@ -212,6 +214,9 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     # `serve` puts `gateway_first(app)` in front of FastAPI itself (its own outer layers included).
     guarded = InstanceHeader(guard_gateway(gateway_route, settings), name=settings.instance_label)  # R-10.2
     app.state.guarded_gateway = guarded
+    app.state.direct_gateway = _DirectGateway(
+        app, allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url), guarded.header
+    )
     app.add_middleware(_GatewayFirst, gateway=guarded)
     app.router.routes.append(Route(GATEWAY_PATH, endpoint=gateway_route, methods=["GET", "POST", "DELETE"]))
     # One server under its own names (R-8.4), same tokens and policy.
@@ -224,16 +229,60 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
 def gateway_first(app: FastAPI) -> ASGIApp:
     """The ASGI app `serve` runs: `/mcp` and `/mcp/{server_id}` go to the guarded gateway endpoint
     before FastAPI's own layers (exception telemetry, body limit, error middleware), everything
-    else (lifespan included) to `app` (R-8.3). `app` comes from `create_app`."""
-    return _GatewayFirst(app, gateway=app.state.guarded_gateway)
+    else (lifespan included) to `app` (R-8.3). `app` comes from `create_app`.
+
+    It also offers `gateway.wire`'s protocol a `direct_route` (issue 12): a sessionless 2026-07-28
+    lean request to `/mcp` is answered without uvicorn's ASGI request cycle, after the same Host
+    and Origin check, body-size limit and instance header as the guarded endpoint (`_DirectGateway`)."""
+    return _GatewayFirst(app, gateway=app.state.guarded_gateway, direct=app.state.direct_gateway)
+
+
+class _DirectGateway:
+    """`gateway.wire.DirectRoute` for `/mcp`: what the guarded endpoint checks before the endpoint
+    (Host and Origin, R-7.2; a declared body within `MAX_BODY_BYTES`, R-7.3) decides what it wants;
+    the endpoint's `direct` decides what it takes (its sessionless lean requests), after the same
+    token and request checks as `GatewayEndpoint.__call__`. Everything else is left to uvicorn's
+    request cycle and so to the guarded endpoint, which answers it as before."""
+
+    def __init__(self, app: FastAPI, allowed: frozenset[str], instance_header: tuple[bytes, bytes]) -> None:
+        self._app = app
+        self._allowed = allowed
+        self.response_headers = (instance_header,)
+
+    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
+        """`/mcp` exactly (no query), a declared length within the limit and no other framing, no
+        session id, a passing Host and Origin."""
+        if url != _GATEWAY_URL:
+            return False
+        declared: int | None = None
+        for name, value in headers:
+            if name == b"content-length":
+                if declared is not None or not value.isdigit():
+                    return False
+                declared = int(value)
+            elif name == b"transfer-encoding" or name == b"mcp-session-id":
+                return False
+        return (
+            declared is not None and declared <= MAX_BODY_BYTES and host_refusal(self._allowed, headers, "POST") is None
+        )
+
+    def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+        """The endpoint's direct handler for this request, or None (also while the gateway is starting)."""
+        endpoint: GatewayEndpoint | None = getattr(self._app.state, "gateway_endpoint", None)
+        return None if endpoint is None else endpoint.direct(headers, body)
+
+
+_GATEWAY_URL = GATEWAY_PATH.encode("ascii")
 
 
 class _GatewayFirst:
-    """ASGI middleware: `/mcp` and `/mcp/{server_id}` go straight to the guarded gateway endpoint."""
+    """ASGI middleware: `/mcp` and `/mcp/{server_id}` go straight to the guarded gateway endpoint;
+    `direct_route` (when given) is what `gateway.wire`'s protocol may answer without ASGI."""
 
-    def __init__(self, app: ASGIApp, gateway: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, gateway: ASGIApp, direct: DirectRoute | None = None) -> None:
         self._app = app
         self._gateway = gateway
+        self.direct_route = direct
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")

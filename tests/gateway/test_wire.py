@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Sequence
 
 import anyio
 import pytest
@@ -13,7 +14,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from mcp_center.gateway.wire import MAX_HELD_BYTES, CoalescingHttpToolsProtocol, CoalescingTransport
+from mcp_center.gateway.wire import MAX_HELD_BYTES, CoalescingHttpToolsProtocol, CoalescingTransport, DirectHandler
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
@@ -171,3 +172,169 @@ async def test_a_complete_answer_leaves_as_one_write_before_the_app_has_returned
                 await _read_until(stream, b"\r\n\r\nok", bytearray())
     (writes,) = seen_by_app
     assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200") and writes[0].endswith(b"\r\n\r\nok")
+
+
+_PROTOCOLS: list[CoalescingHttpToolsProtocol] = []
+
+
+class _KeptProtocol(CoalescingHttpToolsProtocol):
+    """The host's protocol, each connection's instance kept for the test to look at."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        super().connection_made(transport)
+        _PROTOCOLS.append(self)
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+async def test_the_access_line_is_built_only_when_uvicorn_access_would_log_it() -> None:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok", "more_body": False})
+
+    async def one_request(port: int, path: bytes) -> None:
+        async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+            await stream.send(b"GET " + path + b" HTTP/1.1\r\nhost: x\r\n\r\n")
+            await _read_until(stream, b"\r\n\r\nok", bytearray())
+
+    access = logging.getLogger("uvicorn.access")
+    lines = _Lines()
+    _PROTOCOLS.clear()
+    async with serve_loopback(app, http=_KeptProtocol) as base:  # uvicorn at --log-level warning
+        port = int(base.rsplit(":", 1)[1])
+        level = access.level
+        access.addHandler(lines)
+        try:
+            with anyio.fail_after(10):
+                await one_request(port, b"/quiet")
+                access.setLevel(logging.INFO)  # counts from the next connection on
+                await one_request(port, b"/logged?x=1")
+        finally:
+            access.setLevel(level)
+            access.removeHandler(lines)
+    quiet, logged = _PROTOCOLS
+    assert quiet.access_log is False and logged.access_log is True
+    assert len(lines.lines) == 1 and "/logged?x=1" in lines.lines[0] and "200" in lines.lines[0]
+
+
+class _Route:
+    """A `DirectRoute` for the tests: POSTs to `/direct` are read whole; a body `decline` is left to
+    the ASGI app; `stream` is answered as SSE without a length, `wait` waits for the agent to go,
+    `fail` raises; anything else is echoed as JSON."""
+
+    response_headers = ((b"x-direct", b"yes"),)
+
+    def __init__(self) -> None:
+        self.taken: list[bytes] = []
+        self.gone = anyio.Event()
+
+    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
+        return url == b"/direct"
+
+    def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+        if body == b"decline":
+            return None
+        self.taken.append(body)
+
+        async def handler(receive: Receive, send: Send) -> None:
+            if body == b"fail":
+                raise RuntimeError("a bug in the handler")
+            if body == b"wait":
+                await send({"type": "http.response.start", "status": 200, "headers": []})
+                await send({"type": "http.response.body", "body": b"data: one\n\n", "more_body": True})
+                assert (await receive())["type"] == "http.disconnect"
+                self.gone.set()
+                return
+            if body == b"stream":
+                await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"x/y")]})
+                await send({"type": "http.response.body", "body": b"data: one\n\n", "more_body": True})
+                await send({"type": "http.response.body", "body": b"data: two\n\n", "more_body": False})
+                return
+            echoed = b'{"direct":"' + body + b'"}'
+            headers = [(b"content-length", str(len(echoed)).encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": echoed, "more_body": False})
+
+        return handler
+
+
+class _WithRoute:
+    """An ASGI app (echoing `asgi:<body>`) that offers `route` as its `direct_route`."""
+
+    def __init__(self, route: _Route) -> None:
+        self.direct_route = route
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        answer = b"asgi:" + body
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(answer))]}
+        )
+        await send({"type": "http.response.body", "body": answer, "more_body": False})
+
+
+def _post(path: bytes, body: bytes, *extra: bytes) -> bytes:
+    return (
+        b"POST "
+        + path
+        + b" HTTP/1.1\r\nhost: x\r\n"
+        + b"".join(extra)
+        + b"content-length: %d\r\n\r\n%s" % (len(body), body)
+    )
+
+
+async def test_direct_requests_and_asgi_ones_share_a_keep_alive_connection_in_order() -> None:
+    route = _Route()
+    async with serve_loopback(_WithRoute(route), http=CoalescingHttpToolsProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                seen = bytearray()
+                await stream.send(_post(b"/direct", b"hello"))
+                head = await _read_until(stream, b"\r\n\r\n", seen)
+                assert head.startswith(b"HTTP/1.1 200") and b"x-direct: yes\r\n" in head
+                assert await _read_until(stream, b'{"direct":"hello"}', seen) == b'{"direct":"hello"}'
+                await stream.send(_post(b"/direct", b"decline"))  # the route declines: uvicorn's cycle, body kept
+                assert (await _read_until(stream, b"asgi:decline", seen)).endswith(b"asgi:decline")
+                await stream.send(_post(b"/direct", b"stream"))  # no length: chunked, as uvicorn writes it
+                streamed = await _read_until(stream, b"0\r\n\r\n", seen)
+                assert b"transfer-encoding: chunked\r\n" in streamed
+                assert streamed.endswith(b"\r\n\r\nb\r\ndata: one\n\n\r\nb\r\ndata: two\n\n\r\n0\r\n\r\n")
+                # Pipelined behind a direct request: queued by uvicorn, answered after it.
+                await stream.send(_post(b"/direct", b"first") + _post(b"/other", b"second"))
+                both = await _read_until(stream, b"asgi:second", seen)
+                assert both.index(b'{"direct":"first"}') < both.index(b"asgi:second")
+                await stream.send(_post(b"/direct", b"expects", b"expect: 100-continue\r\n"))  # never direct
+                assert (await _read_until(stream, b"asgi:expects", seen)).endswith(b"asgi:expects")
+    assert route.taken == [b"hello", b"stream", b"first"]
+
+
+async def test_a_direct_handler_sees_its_agent_go_and_a_failing_one_is_answered_500() -> None:
+    route = _Route()
+    async with serve_loopback(_WithRoute(route), http=CoalescingHttpToolsProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(_post(b"/direct", b"wait"))
+                await _read_until(stream, b"data: one\n\n", bytearray())
+            await route.gone.wait()  # the handler's `receive` said http.disconnect
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(_post(b"/direct", b"fail"))
+                answer = await _read_until(stream, b"\r\n\r\nInternal Server Error", bytearray())
+    assert answer.startswith(b"HTTP/1.1 500") and b"connection: close\r\n" in answer

@@ -23,8 +23,9 @@ import mcp_types as types
 from fastapi import FastAPI
 from mcp.client import Client
 
-from mcp_center.app import create_app
+from mcp_center.app import create_app, gateway_first
 from mcp_center.config import Settings
+from mcp_center.gateway.wire import CoalescingHttpToolsProtocol
 from mcp_center.service import McpCenter
 from tests.support.gateway import gateway_client
 from tests.support.loopback import NO_TLS, serve_loopback
@@ -130,11 +131,12 @@ class Host:
 
 @asynccontextmanager
 async def running_host(data_dir: Path, **environ: str) -> AsyncGenerator[Host]:
-    """Run the composed app on loopback with a fresh data directory; yield a `Host`."""
+    """Run the composed app on loopback as `serve` does (`gateway_first`, the host's HTTP protocol) with a fresh
+    data directory; yield a `Host`."""
     settings = Settings.load(data_dir=data_dir, environ={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN, **environ})
     app, _token, _created = create_app(settings)
     async with (
-        serve_loopback(app) as base,
+        serve_loopback(gateway_first(app), http=CoalescingHttpToolsProtocol) as base,
         httpx2.AsyncClient(
             verify=NO_TLS, base_url=base, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
         ) as admin,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from mcp_center.errors import RequestInvalid
+from mcp_center.service import gateway_tokens
 from mcp_center.service.gateway_tokens import ENV_TOKEN_ID, MAX_NAME_CHARS, GatewayTokens
 from mcp_center.store import Store
 from tests.support.waiting import eventually_sync
@@ -72,3 +73,34 @@ def test_identify_named_gives_the_id_and_name_of_one_look_and_none_once_revoked(
     assert tokens.identify_named(None) is None
     tokens.revoke(record.id)
     assert tokens.identify_named(token) is None
+
+
+def test_a_current_token_is_hashed_once_and_its_revocation_still_counts_at_the_next_check(
+    make_store: Callable[[], Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-8.3, R-7.1: a client's later requests skip hashing its token again; a wrong token is hashed
+    on every try (never remembered); a revoked token is refused at once although its digest is kept."""
+    hashed: list[str] = []
+    real_hash = gateway_tokens._hash  # pyright: ignore[reportPrivateUsage]
+
+    def counting_hash(token: str) -> str:
+        hashed.append(token)
+        return real_hash(token)
+
+    monkeypatch.setattr(gateway_tokens, "_hash", counting_hash)
+    tokens = GatewayTokens(make_store(), env_token="mcpg_from_the_environment_0123456789")
+    record, token = tokens.create("laptop")
+    hashed.clear()
+    for _ in range(3):
+        assert tokens.identify_named(token) == (record.id, "laptop")
+        assert tokens.identify_named("mcpg_from_the_environment_0123456789") == (
+            ENV_TOKEN_ID,
+            "MCP_CENTER_SERVE_GATEWAY_TOKEN",
+        )
+        assert tokens.identify_named("mcpg_not_a_token") is None
+    assert hashed.count(token) == 1
+    assert hashed.count("mcpg_from_the_environment_0123456789") == 1
+    assert hashed.count("mcpg_not_a_token") == 3
+    tokens.revoke(record.id)
+    assert tokens.identify_named(token) is None
+    assert hashed.count(token) == 1

@@ -11,8 +11,9 @@ from pathlib import Path
 import httpx2
 from fastapi import FastAPI
 
-from mcp_center.app import create_app
+from mcp_center.app import create_app, gateway_first
 from mcp_center.config import Settings
+from mcp_center.gateway.wire import CoalescingHttpToolsProtocol
 from tests.support.loopback import NO_TLS, serve_loopback
 
 __all__ = ["ComposedHost", "composed_host"]
@@ -41,8 +42,9 @@ async def composed_host(
     token_name: str = "tests",  # noqa: S107 - the token's name, not a secret
     timeout_s: float = 30.0,
 ) -> AsyncGenerator[ComposedHost]:
-    """Serve `create_app` for a fresh `data_dir` on 127.0.0.1 (a port the OS picks) with `admin_token`,
-    create the gateway token `token_name`, and stop everything on exit.
+    """Serve `create_app` as `serve` does (`gateway_first`, the host's HTTP protocol) for a fresh
+    `data_dir` on 127.0.0.1 (a port the OS picks) with `admin_token`, create the gateway token
+    `token_name`, and stop everything on exit.
 
     Args:
         timeout_s: Both clients' timeout, in seconds.
@@ -52,7 +54,7 @@ async def composed_host(
     settings = Settings.load(data_dir=data_dir, environ={"MCP_CENTER_ADMIN_TOKEN": admin_token})
     app, _token, _created = create_app(settings)
     async with (
-        serve_loopback(app) as base,
+        serve_loopback(gateway_first(app), http=CoalescingHttpToolsProtocol) as base,
         httpx2.AsyncClient(
             verify=NO_TLS, base_url=base, headers={"Authorization": f"Bearer {admin_token}"}, timeout=timeout_s
         ) as admin,

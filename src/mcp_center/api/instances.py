@@ -41,6 +41,11 @@ class InstanceHeader:
         self.app = app
         self._header = (INSTANCE_HEADER.lower().encode("latin-1"), name.encode("latin-1", "replace"))
 
+    @property
+    def header(self) -> tuple[bytes, bytes]:
+        """The header it adds, `(name, value)` as ASGI sends them (also on the gateway's direct answers)."""
+        return self._header
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)

@@ -34,6 +34,7 @@ __all__ = [
     "CookieSessions",
     "HostGuard",
     "allowed_host_names",
+    "host_refusal",
 ]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -81,32 +82,36 @@ class HostGuard:
         if scope["type"] not in ("http", "websocket"):
             await self._app(scope, receive, send)
             return
-        headers: dict[str, str] = {}
-        for key, value in scope.get("headers", []):  # only the two it reads (every gateway call passes here)
-            name = key.lower()
-            if (name == b"host" or name == b"origin") and name.decode() not in headers:
-                headers[name.decode()] = value.decode("latin-1")
-        host = _host_only(headers.get("host", ""))
-        if host not in self._allowed:
-            response = error_response(
-                403,
-                "HOST_NOT_ALLOWED",
-                "this Host is not allowed (DNS rebinding protection); add it with --allowed-host",
-            )
-            await response(scope, receive, send)
-            return
-        origin: str | None = headers.get("origin")
-        if origin and scope.get("method", "GET") not in _SAFE_METHODS and origin != "null":
-            origin_host = urlsplit(origin).hostname or ""
-            if origin_host.lower() not in self._allowed:
-                response = error_response(403, "ORIGIN_NOT_ALLOWED", "cross-origin requests are not allowed")
-                await response(scope, receive, send)
-                return
-        elif origin == "null" and scope.get("method", "GET") not in _SAFE_METHODS:
-            response = error_response(403, "ORIGIN_NOT_ALLOWED", "cross-origin requests are not allowed")
-            await response(scope, receive, send)
+        refusal = host_refusal(self._allowed, scope.get("headers", []), scope.get("method", "GET"))
+        if refusal is not None:
+            await error_response(403, *refusal)(scope, receive, send)
             return
         await self._app(scope, receive, send)
+
+
+def host_refusal(
+    allowed: frozenset[str], headers: Iterable[tuple[bytes, bytes]], method: str
+) -> tuple[str, str] | None:
+    """`(code, message)` of `HostGuard`'s 403 for a request with these `headers` (names in any case)
+    and `method`, or None when it passes: its Host is an `allowed` name and, for an unsafe method,
+    its Origin (if any) too (R-7.2). Also checked by the gateway's direct requests (`app.py`)."""
+    host: str | None = None
+    origin: str | None = None
+    for key, value in headers:  # only the two it reads (every gateway call passes here)
+        name = key.lower()
+        if name == b"host" and host is None:
+            host = value.decode("latin-1")
+        elif name == b"origin" and origin is None:
+            origin = value.decode("latin-1")
+    if _host_only(host or "") not in allowed:
+        return "HOST_NOT_ALLOWED", "this Host is not allowed (DNS rebinding protection); add it with --allowed-host"
+    if origin and method not in _SAFE_METHODS and origin != "null":
+        origin_host = urlsplit(origin).hostname or ""
+        if origin_host.lower() not in allowed:
+            return "ORIGIN_NOT_ALLOWED", "cross-origin requests are not allowed"
+    elif origin == "null" and method not in _SAFE_METHODS:
+        return "ORIGIN_NOT_ALLOWED", "cross-origin requests are not allowed"
+    return None
 
 
 SESSION_AUTH_KEY = "mcp_center.session_auth"

@@ -24,7 +24,7 @@ import functools
 import hmac
 import logging
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -43,6 +43,7 @@ from mcp_center.errors import StorageError
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern, meta_problem
 from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
+from mcp_center.gateway.wire import DirectHandler
 from mcp_center.models import is_object, is_request_id
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
@@ -300,6 +301,49 @@ class GatewayEndpoint:
         else:
             await self._serve(session_id, (token_id, token_name), message, scope, receive, response_once)
 
+    def direct(self, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+        """The lean answer to a POST to `/mcp` (lower-case `headers`, the whole `body`) that `__call__`
+        would serve on its sessionless (2026-07-28) lean branch, as a handler of plain `receive` and
+        `send` (`gateway.wire`'s direct requests, issue 12); None for any other request, which then
+        goes through `__call__` as before (nothing is answered or kept here, so its refusals, the
+        SDK's answers and their order stay `__call__`'s). Same token check, same request checks."""
+        found = _direct_headers(headers)
+        if found is None:
+            return None
+        version, authorization, mcp_method = found
+        if version in HANDSHAKE_PROTOCOL_VERSIONS or not is_modern(version):
+            return None
+        try:
+            named = self._tokens.identify_named(presented_bearer(authorization))
+        except StorageError:
+            return None
+        if named is None:
+            return None
+        try:
+            message = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+        if (
+            not is_object(message)
+            or _bad_version(message)
+            or _bad_request_id(message)
+            or _bad_meta_refusal(message) is not None
+            or not is_lean(message)
+            or mcp_method != message.get("method")
+        ):
+            return None
+        token_id, token_name = named
+        link = AgentLink(None, _modern_capabilities(message), client=_modern_client(message))
+        lean = LeanRequest(
+            message,
+            link,
+            modern=True,
+            caller_allowed=self._allowed(token_id),
+            caller=caller_named(token_id, token_name, link.client),
+        )
+        serve = self._lean.serve
+        return lambda receive, send: serve(lean, receive, send)
+
     def _allowed(self, token_id: str) -> Callable[[], bool]:
         tokens = self._tokens
         return lambda: tokens.is_current(token_id)
@@ -430,6 +474,22 @@ class GatewayEndpoint:
         )
         error = {"code": types.INTERNAL_ERROR, "message": message, "data": {"code": SESSION_LIMIT_CODE, "limit": limit}}
         return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=429)
+
+
+def _direct_headers(headers: Sequence[tuple[bytes, bytes]]) -> tuple[str, str | None, str | None] | None:
+    """`(Mcp-Protocol-Version, Authorization, Mcp-Method)` of a request without a session id (first
+    value of each, as `_headers` reads them), or None when it has a session id or no version."""
+    version = authorization = mcp_method = None
+    for name, value in headers:
+        if name == b"mcp-protocol-version":
+            version = value.decode("latin-1") if version is None else version
+        elif name == b"authorization":
+            authorization = value.decode("latin-1") if authorization is None else authorization
+        elif name == b"mcp-method":
+            mcp_method = value.decode("latin-1") if mcp_method is None else mcp_method
+        elif name == b"mcp-session-id":
+            return None
+    return None if version is None else (version, authorization, mcp_method)
 
 
 async def _read_body(receive: Receive) -> bytes | None:

@@ -13,17 +13,65 @@ back to back leave together, and an SSE event sent on its own still leaves at on
 later). Order is kept (one buffer per connection, flushed before anything else touches the
 connection: `close`, a later write in another step). Everything else of the transport (reading,
 flow control, the protocol's own error answers) is uvicorn's own.
+
+**Direct requests** (issue 12). uvicorn's per-request machinery (the ASGI scope, its request cycle
+and `asyncio.Event`, the proxy-headers layer, `receive`, and `send` checking every header) cost
+about as much CPU as everything else a gateway `ping` does: measured on the bench machine, a bare
+httptools protocol answered a JSON POST for 0.17-0.18 ms of CPU, uvicorn with a trivial ASGI app
+for 0.32-0.34 ms. An ASGI app given to uvicorn may offer a `direct_route` (`DirectRoute`): a POST
+it claims from its URL and headers alone (`wants`) is read whole here (its declared length, which
+`wants` bounded), then offered to the route with its body (`take`). A route that takes it answers
+through plain `receive` and `send` callables this protocol provides (`_DirectExchange`: the same
+wire format as uvicorn's, chunked when no length is declared); one that declines gets uvicorn's
+own request cycle, built then, with the body already read: everything else is uvicorn's, as
+before. A pipelined request behind a direct one waits in uvicorn's queue, as behind any other.
+Requests with `Expect: 100-continue`, an upgrade, HTTP/1.0 or no declared length are never direct
+(nor any under uvicorn's `limit_concurrency`, which `serve` does not set). The access line of a
+direct request, when uvicorn logs them, names the connection's peer: uvicorn's proxy-headers layer
+(`X-Forwarded-For` from a trusted proxy) is not on this path.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import Any
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Protocol, cast
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from starlette.types import Message, Receive, Send
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
-__all__ = ["MAX_HELD_BYTES", "CoalescingHttpToolsProtocol", "CoalescingTransport"]
+__all__ = [
+    "MAX_HELD_BYTES",
+    "CoalescingHttpToolsProtocol",
+    "CoalescingTransport",
+    "DirectHandler",
+    "DirectRoute",
+]
+
+logger = logging.getLogger(__name__)
+
+DirectHandler = Callable[[Receive, Send], Awaitable[None]]
+"""Serves one direct request: `receive` gives only `http.disconnect` (the body was given to `take`)."""
+
+
+class DirectRoute(Protocol):
+    """What an ASGI app offers uvicorn's protocol as its `direct_route` attribute (see the module docstring)."""
+
+    @property
+    def response_headers(self) -> Sequence[tuple[bytes, bytes]]:
+        """Headers added to every direct response (after the app's own)."""
+        ...
+
+    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
+        """Whether to read this POST (`url` as sent, `headers` lower-case names) whole and offer it to
+        `take`; True only for a declared length the route accepts (the body is held in memory)."""
+        ...
+
+    def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+        """The handler of this request, or None: uvicorn's request cycle serves it (no side effects)."""
+        ...
+
 
 MAX_HELD_BYTES = 64 * 1024
 """Bytes kept before they are written at once, step or not: a body streamed without pausing between
@@ -115,16 +163,227 @@ class CoalescingTransport(asyncio.Transport):
         return self._transport.get_protocol()
 
 
+class _Disconnect:
+    """Stands in for a request cycle's `message_event` (uvicorn's `connection_lost` sets it)."""
+
+    __slots__ = ("_waiter", "is_set_")
+
+    def __init__(self) -> None:
+        self.is_set_ = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def set(self) -> None:
+        self.is_set_ = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def wait(self) -> None:
+        if not self.is_set_:
+            if self._waiter is None:
+                self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+
+
+class _DirectExchange:
+    """One direct request's answer, in uvicorn's place: `receive` and `send` of ASGI messages, and the
+    attributes uvicorn's protocol reads from its current cycle (`response_complete`, `disconnected`,
+    `keep_alive`, `message_event`)."""
+
+    def __init__(self, protocol: CoalescingHttpToolsProtocol, keep_alive: bool) -> None:
+        self._protocol = protocol
+        self._transport = protocol.transport_for_cycles
+        self.keep_alive = keep_alive
+        self.disconnected = False
+        self.response_started = False
+        self.response_complete = False
+        self.message_event = _Disconnect()
+        self._chunked = False
+        self._expected = 0
+
+    async def receive(self) -> Message:
+        """Waits until the agent has gone (or the answer is complete): `http.disconnect`."""
+        if not self.disconnected and not self.response_complete:
+            self._protocol.flow.resume_reading()
+            await self.message_event.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: Message) -> None:
+        """Write `http.response.start` and `http.response.body` messages as uvicorn's cycle does
+        (no content-length: chunked); nothing once the agent has gone.
+
+        Raises:
+            RuntimeError: messages out of order, or a body that does not match its declared length.
+        """
+        flow = self._protocol.flow
+        if flow.write_paused and not self.disconnected:
+            await flow.drain()
+        if self.disconnected:
+            return
+        if not self.response_started:
+            if message["type"] != "http.response.start":
+                raise RuntimeError(f"Expected ASGI message 'http.response.start', but got '{message['type']}'.")
+            self.response_started = True
+            status: int = message["status"]
+            protocol = self._protocol
+            if protocol.access_log:
+                client = "%s:%d" % protocol.client if protocol.client else ""  # noqa: UP031 - uvicorn's own format
+                protocol.access_logger.info(
+                    '%s - "%s %s HTTP/%s" %d', client, "POST", protocol.url.decode("latin-1"), "1.1", status
+                )
+            content = [STATUS_LINE[status]]
+            length: int | None = None
+            for name, value in (
+                *self._protocol.server_state.default_headers,
+                *message.get("headers", ()),
+                *self._protocol.direct_headers,
+            ):
+                if name == b"content-length":
+                    length = int(value)
+                content.extend((name, b": ", value, b"\r\n"))
+            if length is None:
+                if status not in (204, 304):
+                    self._chunked = True
+                    content.append(b"transfer-encoding: chunked\r\n")
+            else:
+                self._expected = length
+            if not self.keep_alive:
+                content.append(b"connection: close\r\n")
+            content.append(b"\r\n")
+            self._transport.write(b"".join(content))
+            return
+        if self.response_complete or message["type"] != "http.response.body":
+            raise RuntimeError(f"Unexpected ASGI message '{message['type']}' sent.")
+        body: bytes = message.get("body", b"")
+        more_body: bool = message.get("more_body", False)
+        if self._chunked:
+            chunk = b"%x\r\n%s\r\n" % (len(body), body) if body else b""
+            self._transport.write(chunk if more_body else chunk + b"0\r\n\r\n")
+        else:
+            self._expected -= len(body)
+            if self._expected < 0:
+                raise RuntimeError("Response content longer than Content-Length")
+            self._transport.write(body)
+        if not more_body:
+            if self._expected != 0:
+                raise RuntimeError("Response content shorter than Content-Length")
+            self.response_complete = True
+            self.message_event.set()
+            self._protocol.direct_done(self)
+
+    async def run(self, handler: DirectHandler) -> None:
+        """Serve the request with `handler`; a failure is answered as uvicorn answers a failing app."""
+        try:
+            await handler(self.receive, self.send)
+        except BaseException:  # as uvicorn's cycle: logged and answered, never re-raised into the loop
+            logger.exception("Exception in direct request handler")
+            if not self.response_started:
+                await self._server_error()
+            else:
+                self._protocol.transport_for_cycles.close()
+        else:
+            if not self.response_complete and not self.disconnected:
+                logger.error("direct request handler returned without completing its response")
+                if not self.response_started:
+                    await self._server_error()
+                else:
+                    self._protocol.transport_for_cycles.close()
+
+    async def _server_error(self) -> None:
+        self.keep_alive = False
+        await self.send(
+            {
+                "type": "http.response.start",
+                "status": 500,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"21")],
+            }
+        )
+        await self.send({"type": "http.response.body", "body": b"Internal Server Error", "more_body": False})
+
+
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol whose request cycles write through one `CoalescingTransport` per connection."""
+    """uvicorn's httptools protocol whose request cycles write through one `CoalescingTransport` per connection.
+
+    Its request cycles also skip the access log's line when `uvicorn.access` would drop it (`serve
+    --log-level warning` or above): uvicorn decides by the logger having handlers only, and so built
+    the line's client address and quoted path for every response before `logging` dropped it (issue 12).
+    """
 
     _coalescing: CoalescingTransport | None = None
+    _direct: DirectRoute | None = None
+    _direct_body: list[bytes] | None = None
+    """The body of a request offered to the direct route, while it is read."""
+    direct_headers: Sequence[tuple[bytes, bytes]] = ()
+    """The direct route's `response_headers`."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
         self._coalescing = CoalescingTransport(transport, self.loop)
+        # Per connection, as uvicorn's own `hasHandlers` check: a level lowered later counts from the next connection.
+        self.access_log = self.access_log and self.access_logger.isEnabledFor(logging.INFO)
+        route: DirectRoute | None = getattr(self.config.app, "direct_route", None)
+        if route is not None:
+            self._direct = route
+            self.direct_headers = tuple(route.response_headers)
+
+    @property
+    def transport_for_cycles(self) -> asyncio.Transport:
+        """The transport responses are written to (the coalescing one)."""
+        return self._coalescing or self.transport
 
     def on_headers_complete(self) -> None:
+        route = self._direct
+        parser = self.parser
+        cycle = cast("RequestResponseCycle | _DirectExchange | None", self.cycle)  # None before the first request
+        if (
+            route is not None
+            and parser is not None
+            and self.limit_concurrency is None
+            and not self.expect_100_continue
+            and (cycle is None or cycle.response_complete)
+            and parser.get_method() == b"POST"
+            and parser.get_http_version() == "1.1"
+            and not parser.should_upgrade()
+            and route.wants(self.url, self.headers)
+        ):
+            self._direct_body = []
+            return
+        self._direct_body = None
+        self._start_cycle()
+
+    def on_body(self, body: bytes) -> None:
+        if self._direct_body is not None:
+            self._direct_body.append(body)  # bounded: `wants` accepted its declared length
+            return
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if self._direct_body is None:
+            super().on_message_complete()
+            return
+        body = b"".join(self._direct_body)
+        self._direct_body = None
+        assert self._direct is not None
+        handler = self._direct.take(self.url, self.headers, body)
+        if handler is None:  # uvicorn's own cycle, with the body already read
+            self._start_cycle()
+            self.cycle.body = bytearray(body)
+            self.cycle.more_body = False
+            self.cycle.message_event.set()
+            return
+        parser = self.parser
+        exchange = _DirectExchange(self, keep_alive=parser is not None and parser.should_keep_alive())
+        self.cycle = exchange  # pyright: ignore[reportAttributeAccessIssue] - what uvicorn reads of a cycle
+        task = self.loop.create_task(exchange.run(handler))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
+
+    def direct_done(self, exchange: _DirectExchange) -> None:
+        """A direct response is complete (its last write is done): as uvicorn's cycle ends one."""
+        if not exchange.keep_alive:
+            self.transport_for_cycles.close()
+        self.on_response_complete()
+
+    def _start_cycle(self) -> None:
         before = self.cycle
         super().on_headers_complete()
         cycle = self.cycle

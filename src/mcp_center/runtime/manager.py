@@ -703,7 +703,7 @@ class ConnectionManager:
                     await conn.raw.aclose()
             logbook.connection_closed(conn.connection_id)
             conn.error = error
-            conn.closed.set()
+            conn.mark_closed()
             if slot.conn is conn:
                 if error is not None:
                     self._failed(slot, conn, error)

@@ -10,7 +10,10 @@ automation (never stored).
 
 Every gateway request checks its token: `identify` answers from a cache that is refreshed only
 when the section's stamp changed (`Store.stamp`, two `stat` calls), so a token revoked by another
-process (the CLI) is refused from its next request on.
+process (the CLI) is refused from its next request on. The SHA-256 of a token that was found
+current is remembered (`DIGESTS_REMEMBERED`, keyed by the exact token presented), so a client's
+next requests skip hashing it again; which tokens are current is still read per request, so a
+revocation counts exactly as soon as before.
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ MAX_NAME_CHARS = 64
 ENV_TOKEN_ID = "env"  # noqa: S105 - an id, not a credential
 """The id `identify` gives `MCP_CENTER_SERVE_GATEWAY_TOKEN` (stored ids are 12 hex digits)."""
 
+DIGESTS_REMEMBERED = 64
+"""Tokens whose digest the verifier keeps (those found current only; a wrong guess is never kept, so
+guessing cannot fill it); when full, it starts over. A digest is a pure function of its token, so a
+kept one never needs invalidating: a revoked token's digest simply no longer matches a record."""
+
 TokenRecord = GatewayTokenRecord
 """A gateway token as stored: never the token itself (`view()` is its API shape)."""
 
@@ -54,6 +62,8 @@ class GatewayTokens:
         self._store: Store = JsonStore(store) if isinstance(store, Path) else store
         self._env_hash = _hash(env_token) if env_token else None
         self._cache: tuple[Hashable, list[TokenRecord]] | None = None
+        self._digests: dict[str, str] = {}
+        """Presented token → its SHA-256, for tokens found current (`DIGESTS_REMEMBERED`)."""
 
     def list(self) -> list[TokenRecord]:
         """Stored tokens, oldest first.
@@ -117,13 +127,18 @@ class GatewayTokens:
         it is no current token. The env token is `(ENV_TOKEN_ID, "MCP_CENTER_SERVE_GATEWAY_TOKEN")`."""
         if not presented:
             return None
-        digest = _hash(presented)
+        digest = self._digests.get(presented) or _hash(presented)
         if self._env_hash is not None and hmac.compare_digest(digest, self._env_hash):
-            return ENV_TOKEN_ID, "MCP_CENTER_SERVE_GATEWAY_TOKEN"
-        found = None
-        for record in self._current():
-            if hmac.compare_digest(digest, record.sha256):
-                found = record.id, record.name
+            found: tuple[str, str | None] | None = ENV_TOKEN_ID, "MCP_CENTER_SERVE_GATEWAY_TOKEN"
+        else:
+            found = None
+            for record in self._current():
+                if hmac.compare_digest(digest, record.sha256):
+                    found = record.id, record.name
+        if found is not None and presented not in self._digests:
+            if len(self._digests) >= DIGESTS_REMEMBERED:
+                self._digests.clear()
+            self._digests[presented] = digest
         return found
 
     def is_current(self, token_id: str) -> bool:

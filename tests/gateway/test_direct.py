@@ -1,0 +1,120 @@
+"""The gateway's direct requests (issue 12, `gateway.wire`, `app._DirectGateway`): a sessionless
+2026-07-28 lean request to `/mcp` is answered without uvicorn's ASGI cycle, behind the same Host
+check, body-size limit, token check and instance header as every other gateway request; anything
+else is left to the guarded endpoint, which answers it as before.
+
+A real host (the composed app, served as `serve` serves it) fronts `tests/servers/protocol_upstream.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from mcp_center.api.security import MAX_BODY_BYTES
+from mcp_center.gateway.wire import DirectHandler
+from tests.servers.protocol_upstream import make_protocol_server
+from tests.support.composed import composed_host
+from tests.support.loopback import NO_TLS, serve_loopback
+from tests.support.readiness import add_ready
+
+pytestmark = pytest.mark.anyio
+
+ADMIN_TOKEN = "gateway-direct-admin-token-0123456789"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+}
+
+
+@dataclass
+class Host:
+    base: str
+    token: str
+    taken: list[bool]
+    """Per request the direct route was offered: whether it took it."""
+
+
+@pytest.fixture
+async def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncGenerator[Host]:
+    async with (
+        serve_loopback(make_protocol_server().streamable_http_app()) as upstream,
+        composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
+    ):
+        body = {"id": "proto", "name": "Proto", "transport": "streamable_http", "url": f"{upstream}/mcp"}
+        ready = await add_ready(composed.admin, {**body, "tool_policies": {"add": "allow"}})
+        assert ready["status"]["state"] == "ready"
+        route = composed.app.state.direct_gateway
+        taken: list[bool] = []
+        real_take = route.take
+
+        def take(url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+            handler = real_take(url, headers, body)
+            taken.append(handler is not None)
+            return handler
+
+        monkeypatch.setattr(route, "take", take)
+        yield Host(composed.base, composed.token, taken)
+
+
+def _call(request_id: int = 1) -> dict[str, Any]:
+    params = {"name": "mcp__proto__add", "arguments": {"a": 1, "b": 2}, "_meta": ENVELOPE}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def _headers(token: str, **extra: str) -> dict[str, str]:
+    return {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {token}",
+        "Mcp-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        **extra,
+    }
+
+
+async def test_a_sessionless_call_is_answered_directly_with_the_instance_header(host: Host) -> None:
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        answers = [await http.post("/mcp", json=_call(n), headers=_headers(host.token)) for n in (1, 2)]
+    for n, answered in enumerate(answers, start=1):
+        assert answered.status_code == 200, answered.text
+        assert answered.headers["content-type"] == "application/json"
+        assert answered.headers["x-mcp-center-instance"]
+        assert answered.json()["id"] == n
+        assert answered.json()["result"]["content"][0]["text"] == "3"
+        assert answered.json()["result"]["resultType"] == "complete"
+    assert host.taken == [True, True]
+
+
+async def test_what_the_direct_route_does_not_take_is_refused_as_before(host: Host) -> None:
+    """R-7.1, R-7.2, R-7.3: a wrong token, a foreign Host, a body over the limit and a malformed
+    request get the guarded endpoint's answers; a session's request is never offered."""
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        wrong_token = await http.post("/mcp", json=_call(), headers=_headers("mcpg_not_a_token"))
+        foreign_host = await http.post("/mcp", json=_call(), headers=_headers(host.token, Host="evil.example"))
+        too_large = await http.post(
+            "/mcp",
+            content=b" " * (MAX_BODY_BYTES + 1),
+            headers=_headers(host.token, **{"Content-Type": "application/json"}),
+        )
+        bad_meta = _call()
+        bad_meta["params"]["_meta"] = {**ENVELOPE, "progressToken": True}
+        refused_meta = await http.post("/mcp", json=bad_meta, headers=_headers(host.token))
+        other_method = await http.post(
+            "/mcp", json=_call(), headers=_headers(host.token, **{"Mcp-Method": "tools/list"})
+        )
+        in_session = await http.post("/mcp", json=_call(), headers=_headers(host.token, **{"Mcp-Session-Id": "nope"}))
+    assert wrong_token.status_code == 401 and "not recognised" in wrong_token.json()["error"]["message"]
+    assert foreign_host.status_code == 403 and foreign_host.json()["error"]["code"] == "HOST_NOT_ALLOWED"
+    assert too_large.status_code == 413
+    assert refused_meta.json()["error"]["code"] == -32602
+    assert other_method.status_code == 400  # the SDK's answer to a header that contradicts the body
+    # A 2026-07-28 request naming a session goes through the endpoint as before (its lean branch).
+    assert in_session.status_code == 200 and in_session.json()["result"]["content"][0]["text"] == "3"
+    # Offered and declined: the wrong token, the malformed _meta, the contradicting header.
+    assert host.taken == [False, False, False]
