@@ -285,15 +285,9 @@ class GatewayEndpoint:
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
             if is_object(message) and is_modern(version) and self._modern_lean(headers, message):
-                link = AgentLink(server_id, _modern_capabilities(message), client=_modern_client(message))
-                lean = LeanRequest(
-                    message,
-                    link,
-                    modern=True,
-                    caller_allowed=self._allowed(token_id),
-                    caller=caller_named(token_id, token_name, link.client),
+                await self._lean.serve(
+                    self._modern_lean_request(message, server_id, token_id, token_name), receive, send
                 )
-                await self._lean.serve(lean, receive, send)
                 return
             await self._hand_over(scope, receive, send, response_once)
         elif session_id is None:
@@ -332,17 +326,23 @@ class GatewayEndpoint:
             or mcp_method != message.get("method")
         ):
             return None
-        token_id, token_name = named
-        link = AgentLink(None, _modern_capabilities(message), client=_modern_client(message))
-        lean = LeanRequest(
+        lean = self._modern_lean_request(message, None, *named)
+        serve = self._lean.serve
+        return lambda receive, send: serve(lean, receive, send)
+
+    def _modern_lean_request(
+        self, message: dict[str, Any], server_id: str | None, token_id: str, token_name: str | None
+    ) -> LeanRequest:
+        """The lean request of a sessionless (2026-07-28) `message` from token `token_id` for
+        `/mcp` (`server_id` None) or `/mcp/{server_id}`: its capabilities and client from its `_meta`."""
+        link = AgentLink(server_id, _modern_capabilities(message), client=_modern_client(message))
+        return LeanRequest(
             message,
             link,
             modern=True,
             caller_allowed=self._allowed(token_id),
             caller=caller_named(token_id, token_name, link.client),
         )
-        serve = self._lean.serve
-        return lambda receive, send: serve(lean, receive, send)
 
     def _allowed(self, token_id: str) -> Callable[[], bool]:
         tokens = self._tokens
