@@ -24,7 +24,7 @@ import functools
 import hmac
 import logging
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -82,10 +82,11 @@ def _principal(token_id: str) -> AuthenticatedUser:
 _READ_HEADERS = frozenset({b"authorization", b"mcp-session-id", b"mcp-protocol-version", b"mcp-method"})
 
 
-def _headers(scope: Scope) -> dict[bytes, str]:
-    """The (lower-case) headers this endpoint reads, first value of each, in one pass over the scope's."""
+def _headers(headers: Iterable[tuple[bytes, bytes]]) -> dict[bytes, str]:
+    """The (lower-case) headers this endpoint reads, first value of each, in one pass over `headers`
+    (a request's, as ASGI gives them)."""
     found: dict[bytes, str] = {}
-    for name, value in scope.get("headers", []):
+    for name, value in headers:
         if name in _READ_HEADERS and name not in found:
             found[name] = value.decode("latin-1")
     return found
@@ -232,7 +233,7 @@ class GatewayEndpoint:
             return
         response_once = OneResponse(send)
         send = response_once
-        headers = _headers(scope)
+        headers = _headers(scope.get("headers", []))
         presented = presented_bearer(headers.get(b"authorization"))
         try:
             named = self._tokens.identify_named(presented)
@@ -301,14 +302,17 @@ class GatewayEndpoint:
         `send` (`gateway.wire`'s direct requests, issue 12); None for any other request, which then
         goes through `__call__` as before (nothing is answered or kept here, so its refusals, the
         SDK's answers and their order stay `__call__`'s). Same token check, same request checks."""
-        found = _direct_headers(headers)
-        if found is None:
-            return None
-        version, authorization, mcp_method = found
-        if version in HANDSHAKE_PROTOCOL_VERSIONS or not is_modern(version):
+        found = _headers(headers)
+        version = found.get(b"mcp-protocol-version")
+        if (
+            b"mcp-session-id" in found
+            or version is None
+            or version in HANDSHAKE_PROTOCOL_VERSIONS
+            or not is_modern(version)
+        ):
             return None
         try:
-            named = self._tokens.identify_named(presented_bearer(authorization))
+            named = self._tokens.identify_named(presented_bearer(found.get(b"authorization")))
         except StorageError:
             return None
         if named is None:
@@ -322,8 +326,7 @@ class GatewayEndpoint:
             or _bad_version(message)
             or _bad_request_id(message)
             or _bad_meta_refusal(message) is not None
-            or not is_lean(message)
-            or mcp_method != message.get("method")
+            or not self._modern_lean(found, message)
         ):
             return None
         lean = self._modern_lean_request(message, None, *named)
@@ -474,22 +477,6 @@ class GatewayEndpoint:
         )
         error = {"code": types.INTERNAL_ERROR, "message": message, "data": {"code": SESSION_LIMIT_CODE, "limit": limit}}
         return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=429)
-
-
-def _direct_headers(headers: Sequence[tuple[bytes, bytes]]) -> tuple[str, str | None, str | None] | None:
-    """`(Mcp-Protocol-Version, Authorization, Mcp-Method)` of a request without a session id (first
-    value of each, as `_headers` reads them), or None when it has a session id or no version."""
-    version = authorization = mcp_method = None
-    for name, value in headers:
-        if name == b"mcp-protocol-version":
-            version = value.decode("latin-1") if version is None else version
-        elif name == b"authorization":
-            authorization = value.decode("latin-1") if authorization is None else authorization
-        elif name == b"mcp-method":
-            mcp_method = value.decode("latin-1") if mcp_method is None else mcp_method
-        elif name == b"mcp-session-id":
-            return None
-    return None if version is None else (version, authorization, mcp_method)
 
 
 async def _read_body(receive: Receive) -> bytes | None:
