@@ -21,11 +21,12 @@ from mcp_center.secrets import install_log_redaction
 from mcp_center.service import McpCenter
 from mcp_center.store import JsonStore, Store, store_for
 from tests.support.api import ADMIN_TOKEN
-from tests.support.mcp_servers import running_echo_http
+from tests.support.mcp_servers import node_server, running_echo_http
 from tests.support.ordering import LongFirstScheduling, long_first_rank
 from tests.support.postgres import PgCluster
-from tests.support.serve import Host, running_host
+from tests.support.serve import Host
 from tests.support.shared_host import SharedHost
+from tests.support.spare_serves import SpareServes
 
 install_log_redaction()
 
@@ -78,19 +79,36 @@ def shared_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedHost
     pool.close()
 
 
+@pytest.fixture(scope="session")
+def spare_serves(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpareServes]:
+    """The worker's serves of their own for the tests marked `own_serve`, each spawned while the
+    previous such test runs (`tests/support/spare_serves.py`, issue 16)."""
+    pool = SpareServes(tmp_path_factory.mktemp("own-serves"))
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session")
+def everything_http() -> Iterator[str]:
+    """server-everything in Streamable HTTP mode, one per worker for its end-to-end and browser tests
+    (each talks to it in its own MCP session, and it serves each session from a server of its own;
+    issue 16); yields its base URL (endpoint at /mcp)."""
+    with node_server("streamableHttp") as url:
+        yield url
+
+
 @pytest.fixture
 def shared_serve(request: pytest.FixtureRequest) -> Iterator[Host]:
     """A real `mcp-center serve` on a loopback port (admin token `ADMIN_TOKEN`) that looks just started
     through the REST API and /proc: no server, gateway token, card, approval or child process. It is
     the worker's shared serve when the last test left it clean (its servers and tokens are removed
     afterwards), else a new one. A test marked `own_serve` (it leaves a card or an approval, which
-    stay as history the API does not delete) gets a serve of its own in `tmp_path/own-serve`
-    instead, so the shared one is not thrown away after it. A test that stops, restarts or reads the
-    files of its serve starts its own with `running_host`."""
+    stay as history the API does not delete) gets a serve of its own from `spare_serves` instead
+    (started ahead, stopped and checked after the test), so the shared one is not thrown away after
+    it. A test that stops, restarts or reads the files of its serve starts its own with `running_host`."""
     if request.node.get_closest_marker("own_serve") is not None:
-        place: Path = request.getfixturevalue("tmp_path") / "own-serve"
-        place.mkdir()
-        with running_host(place) as own:
+        spares: SpareServes = request.getfixturevalue("spare_serves")
+        with spares.take() as own:
             yield own
         return
     pool: SharedHost = request.getfixturevalue("shared_host")

@@ -27,16 +27,8 @@ def host(shared_serve: Host) -> Host:
 
 
 @pytest.fixture(scope="session")
-def everything_http() -> Iterator[str]:
-    """server-everything in Streamable HTTP mode, one per worker (tests talk to it over HTTP, each in
-    its own MCP session; issue 16); yields its base URL (endpoint at /mcp)."""
-    with node_server("streamableHttp") as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
 def everything_sse() -> Iterator[str]:
-    """server-everything in legacy SSE mode, one per worker (as `everything_http`); yields its base URL
-    (endpoint at /sse)."""
+    """server-everything in legacy SSE mode, one per worker (as `everything_http` in tests/conftest.py);
+    yields its base URL (endpoint at /sse)."""
     with node_server("sse") as url:
         yield url

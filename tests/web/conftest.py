@@ -4,7 +4,7 @@ Every server binds 127.0.0.1 and is stopped by its fixture; every page fails its
 script error. The serve (`host`) and the echo and capability servers (`echo_url`, `caps_url`) are the
 worker's, from tests/conftest.py, shared with its other tests. The helpers behind them (chromium's
 flags, profiles, login, UI steps) are in `tests/support/browser.py`. server-everything over Streamable
-HTTP (`everything_url`) is the worker's too, shared by the debugger and prompt tests.
+HTTP (`everything_http`) is the worker's too, shared with its end-to-end tests.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, PageErrors, new_context
-from tests.support.mcp_servers import node_server
 from tests.support.serve import Host
-from tests.support.spare_serves import SpareServes
 
 
 @pytest.hookimpl(trylast=True)  # after any reordering plugin (pytest-randomly) has shuffled the items
@@ -48,38 +46,13 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     launched.close()
 
 
-@pytest.fixture(scope="session")
-def everything_url() -> Iterator[str]:
-    """@modelcontextprotocol/server-everything over Streamable HTTP on loopback (as `tests/e2e`'s
-    `everything_http`), one per worker; yields its base URL (endpoint at /mcp). It serves each MCP
-    session from a server of its own (its logging, subscriptions and questions are per session), so
-    tests that each add it to their host share it without seeing each other (issue 16: a node start
-    per test saved, two for a server added ready over stdio)."""
-    with node_server("streamableHttp") as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
-def spare_serves(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpareServes]:
-    """The worker's serves of their own for the browser tests marked `own_serve`, each spawned while
-    the previous such test runs (`tests/support/spare_serves.py`, issue 16)."""
-    pool = SpareServes(tmp_path_factory.mktemp("own-serves"))
-    yield pool
-    pool.close()
-
-
 @pytest.fixture
-def host(request: pytest.FixtureRequest) -> Iterator[Host]:
+def host(shared_serve: Host) -> Host:
     """The worker's shared `mcp-center serve` (`shared_serve` in tests/conftest.py), shared with the
     worker's other browser and end-to-end tests and looking just started through the REST API; a
-    serve of the test's own when it is marked `own_serve` (it leaves a card or an approval), taken
-    from `spare_serves`: started ahead, stopped and checked after the test."""
-    if request.node.get_closest_marker("own_serve") is not None:
-        spares: SpareServes = request.getfixturevalue("spare_serves")
-        with spares.take() as own:
-            yield own
-        return
-    yield request.getfixturevalue("shared_serve")
+    serve of the test's own when it is marked `own_serve` (it leaves a card or an approval), started
+    ahead (`spare_serves`)."""
+    return shared_serve
 
 
 @pytest.fixture

@@ -304,11 +304,11 @@ def test_a_question_survives_a_reload_and_an_answer_to_a_closed_card_says_so(
 
 @pytest.mark.own_serve  # it leaves cards or approvals: a serve of its own
 def test_server_everything_s_form_shows_titled_enums_multi_selects_formats_and_a_required_field(
-    page: Page, host: Host, everything_url: str
+    page: Page, host: Host, everything_http: str
 ) -> None:
     # The worker's server-everything over Streamable HTTP (tests/web/conftest.py): over stdio, adding
     # it ready started node twice (issue 16).
-    add_ready_on_host(host, {"name": "Everything", "transport": "streamable_http", "url": f"{everything_url}/mcp"})
+    add_ready_on_host(host, {"name": "Everything", "transport": "streamable_http", "url": f"{everything_http}/mcp"})
     sign_in(page)
     open_server(page, "Everything", "Approvals")
     call = Background(

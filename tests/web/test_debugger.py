@@ -6,7 +6,7 @@ completion in prompt and resource-template forms, and a playground call that wai
 linking to its Inbox card.
 
 server-everything runs over stdio for the server-info test (the host starts node for it) and, for
-the others, as the worker's one Streamable HTTP server (`everything_url`, tests/web/conftest.py),
+the others, as the worker's one Streamable HTTP server (`everything_http`, tests/web/conftest.py),
 each test in an MCP session of its own: adding it over stdio started node twice per test (the test
 and the session), the larger part of these tests' time (issue 16)."""
 
@@ -36,10 +36,10 @@ ECHO_STDIO = Path(__file__).parents[1] / "servers" / "echo_stdio.py"
 
 
 @pytest.fixture
-def everything(host: Host, everything_url: str) -> dict[str, Any]:
+def everything(host: Host, everything_http: str) -> dict[str, Any]:
     """The worker's server-everything over Streamable HTTP, ready on `host` (created, confirmed,
     tested and enabled through the API) in an MCP session of its own."""
-    body = {"id": "everything", "name": "Everything", "transport": "streamable_http", "url": f"{everything_url}/mcp"}
+    body = {"id": "everything", "name": "Everything", "transport": "streamable_http", "url": f"{everything_http}/mcp"}
     return add_ready_on_host(host, body)
 
 

@@ -243,10 +243,10 @@ def test_the_tabs_fit_a_400_px_window_and_label_every_control(
 
 
 def test_a_real_servers_embedded_binary_is_described_and_its_error_shown_with_its_code(
-    page: Page, host: Host, everything_url: str
+    page: Page, host: Host, everything_http: str
 ) -> None:
     """server-everything's `resource-prompt` embeds a blob resource; a bad argument makes the server fail."""
-    add_ready_on_host(host, {"name": "Everything", "transport": "streamable_http", "url": f"{everything_url}/mcp"})
+    add_ready_on_host(host, {"name": "Everything", "transport": "streamable_http", "url": f"{everything_http}/mcp"})
     sign_in(page)
     open_server(page, "Everything", "Prompts")
     args = page.locator('li.prompt[data-prompt="args-prompt"]')
