@@ -10,15 +10,17 @@ an `mcp-session-id` header came with it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import orjson
 import pytest
 
+from mcp_center.gateway import wire
 from mcp_center.gateway.endpoint import GatewayEndpoint
 from mcp_center.gateway.wire import DirectHandler
 from tests.servers.protocol_upstream import make_protocol_server
@@ -270,3 +272,51 @@ async def test_a_refused_opening_request_carries_no_session_id(host: Host) -> No
     assert "mcp-session-id" not in refused.headers
     named = host.endpoint.gateway.center.gateway_tokens.identify_named(host.token)
     assert named is not None and host.endpoint.open_sessions(named[0]) == 0
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.clients: list[object] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        args = record.args
+        self.clients.append(args[0] if isinstance(args, tuple) and args else None)
+
+
+async def test_the_direct_access_line_names_the_client_uvicorns_would(host: Host) -> None:
+    """Item 5: behind a trusted proxy (uvicorn's `forwarded_allow_ips`, 127.0.0.1 by default) the
+    access line of a direct request names the `X-Forwarded-For` client, as uvicorn's cycle logs the
+    same request; an untrusted peer's header is ignored on both (`_proxy_layer`'s trusted set)."""
+    access = logging.getLogger("uvicorn.access")
+    lines = _Lines()
+    access.addHandler(lines)
+    level = access.level
+    access.setLevel(logging.INFO)
+    # tools/list: answered from the host's catalog, so the upstream's own access lines stay out.
+    body = orjson.dumps(_request("tools/list", {}))
+    headers = [*_modern("tools/list"), ("X-Forwarded-For", "203.0.113.9")]
+    try:
+        async with httpx2.AsyncClient(base_url=str(host.http.base_url), timeout=30) as fresh:  # a new connection
+            host.http = fresh  # the access log is enabled per connection
+            lean, sdk = await host.both("/mcp", body, headers)
+    finally:
+        access.removeHandler(lines)
+        access.setLevel(level)
+    assert lean[0] == sdk[0] == 200
+    assert host.taken == [True, False]  # the first went the direct way, the second through uvicorn's cycle
+    assert lines.clients == ["203.0.113.9:0", "203.0.113.9:0"]
+
+
+async def test_an_untrusted_peer_is_logged_as_itself() -> None:
+    """The other side of item 5: a peer not in `forwarded_allow_ips` is logged as the peer, whatever
+    `X-Forwarded-For` it sends (uvicorn's rule, the same layer)."""
+    scope: dict[str, Any] = {
+        "type": "http",
+        "client": ("198.51.100.4", 5000),
+        "headers": [(b"x-forwarded-for", b"203.0.113.9")],
+        "scheme": "http",
+    }
+    layer = wire._proxy_layer(("127.0.0.1",))  # pyright: ignore[reportPrivateUsage] - the layer the protocol uses
+    await layer(cast("Any", scope), wire._nothing, wire._nothing)  # pyright: ignore[reportPrivateUsage]
+    assert scope["client"] == ("198.51.100.4", 5000)
