@@ -277,9 +277,8 @@ class GatewayEndpoint:
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
             if self.lean and is_object(message) and is_modern(version) and self._modern_lean(headers, message):
-                await self._lean.serve(
-                    self._modern_lean_request(message, server_id, token_id, token_name), receive, send
-                )
+                lean = self._modern_lean_request(message, server_id, (token_id, token_name), scope.get("headers", ()))
+                await self._lean.serve(lean, receive, send)
                 return
             await self._hand_over(scope, receive, send, response_once)
         elif session_id is None:
@@ -321,15 +320,21 @@ class GatewayEndpoint:
             or not self._modern_lean(found, message)
         ):
             return None
-        lean = self._modern_lean_request(message, None, *named)
+        lean = self._modern_lean_request(message, None, named, headers)
         serve = self._lean.serve
         return lambda receive, send: serve(lean, receive, send)
 
     def _modern_lean_request(
-        self, message: dict[str, Any], server_id: str | None, token_id: str, token_name: str | None
+        self,
+        message: dict[str, Any],
+        server_id: str | None,
+        token: tuple[str, str | None],
+        headers: Sequence[tuple[bytes, bytes]],
     ) -> LeanRequest:
-        """The lean request of a sessionless (2026-07-28) `message` from token `token_id` for
-        `/mcp` (`server_id` None) or `/mcp/{server_id}`: its capabilities and client from its `_meta`."""
+        """The lean request of a sessionless (2026-07-28) `message` (with its ASGI `headers`) from the
+        token `(id, name)` for `/mcp` (`server_id` None) or `/mcp/{server_id}`: its capabilities and
+        client from its `_meta`."""
+        token_id, token_name = token
         link = AgentLink(server_id, _modern_capabilities(message), client=_modern_client(message))
         return LeanRequest(
             message,
@@ -337,6 +342,7 @@ class GatewayEndpoint:
             modern=True,
             caller_allowed=self._allowed(token_id),
             caller=caller_named(token_id, token_name, link.client),
+            headers=headers,
         )
 
     def _allowed(self, token_id: str) -> Callable[[], bool]:

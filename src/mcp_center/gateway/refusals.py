@@ -22,8 +22,9 @@ The rules, in the SDK's order (`mcp.server._streamable_http_modern.handle_modern
 - 2025-11-25 and earlier, in a session: `Accept` naming JSON and SSE (else 406); `Content-Type`
   `application/json` (else 415).
 
-Not mirrored: the SDK's `Mcp-Param-*` check of a 2026-07-28 `tools/call` against the tool's
-`x-mcp-header` schema annotations (it lists the tools for each call that has arguments).
+The SDK's `Mcp-Param-*` check of a 2026-07-28 `tools/call` against the tool's `x-mcp-header`
+annotations needs the tool's schema, so the lean path runs it itself, with the SDK's own function
+(`fastpath.LeanPath._param_rejection`, `validate_mcp_param_headers`), answering its -32020 as the SDK does.
 
 Cost: a few string operations and dictionary look-ups per request; the `Accept` and
 `Content-Type` verdicts are cached per header value (clients send the same ones every time).
