@@ -74,6 +74,7 @@ def _headers(token: str, **extra: str) -> dict[str, str]:
         "Authorization": f"Bearer {token}",
         "Mcp-Protocol-Version": "2026-07-28",
         "Mcp-Method": "tools/call",
+        "Mcp-Name": "mcp__proto__add",
         **extra,
     }
 

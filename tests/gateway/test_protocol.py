@@ -72,7 +72,7 @@ async def test_a_server_endpoint_offers_its_tools_and_templates_under_their_own_
         names = {tool.name for tool in (await client.list_tools()).tools}
         result = await client.call_tool("add", {"a": 40, "b": 2})
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
-    assert names == {"add", "fail", "sample", "hold"}  # `roots` is denied: not listed
+    assert names == {"add", "fail", "sample", "hold", "region"}  # `roots` is denied: not listed
     assert text(result) == "42"
     assert templates == {"events://list{?topic,limit}", "users://{id}/profile{#section}"}
 
@@ -281,7 +281,7 @@ async def test_a_session_is_only_known_on_the_endpoint_that_opened_it(host: Host
         own = await http.post("/mcp/proto", json=listing, headers=session)
     assert elsewhere.status_code == 404
     assert own.status_code == 200
-    assert {tool["name"] for tool in own.json()["result"]["tools"]} == {"add", "fail", "sample", "hold"}
+    assert {tool["name"] for tool in own.json()["result"]["tools"]} == {"add", "fail", "sample", "hold", "region"}
 
 
 async def test_a_request_id_reused_in_a_session_does_not_leave_the_later_call_uncancellable(host: Host) -> None:

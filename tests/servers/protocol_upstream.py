@@ -2,7 +2,8 @@
 
 Tools: `add(a, b)`; `fail()` answers a JSON-RPC error (-32042, with `data`); `sample(prompt)` asks
 the client for `sampling/createMessage`; `roots()` asks the client for `roots/list`; `hold()` runs
-until it is cancelled and says so on `HOLD` (in-process servers only). Resource
+until it is cancelled and says so on `HOLD` (in-process servers only); `region(region)` declares its
+argument as the `Mcp-Param-Region` header (`x-mcp-header`). Resource
 templates with optional parts (`events://list{?topic,limit}`, `users://{id}/profile{#section}`);
 reading any URI returns `read <uri>`.
 """
@@ -33,6 +34,11 @@ TOOLS = [
     ),
     types.Tool(name="roots", description="Ask the client's roots.", input_schema={"type": "object"}),
     types.Tool(name="hold", description="Run until cancelled.", input_schema={"type": "object"}),
+    types.Tool(
+        name="region",
+        description="Say the region (its argument is mirrored as the Mcp-Param-Region header, 2026-07-28).",
+        input_schema={"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}},
+    ),
 ]
 
 
@@ -78,6 +84,8 @@ async def _call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallTool
     if params.name == "roots":
         roots = await ctx.session.list_roots()  # pyright: ignore[reportDeprecated]
         return _text("roots: " + ",".join(str(root.uri) for root in roots.roots))
+    if params.name == "region":
+        return _text(f"region {arguments.get('region')}")
     if params.name == "hold" and HOLD:
         HOLD[-1].started.set()
         try:

@@ -24,7 +24,7 @@ import functools
 import hmac
 import logging
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -42,6 +42,7 @@ from starlette.types import Message, Receive, Scope, Send
 from mcp_center.errors import StorageError
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern, meta_problem
+from mcp_center.gateway.refusals import read_headers, sdk_refuses
 from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
 from mcp_center.gateway.wire import DirectHandler
 from mcp_center.models import is_object, is_request_id
@@ -77,19 +78,6 @@ def _principal(token_id: str) -> AuthenticatedUser:
     """The `scope["user"]` the SDK binds a session to (its `client_id`): the token's id, never the token.
     One object per token id (read-only; built once instead of two pydantic models per request)."""
     return AuthenticatedUser(AccessToken(token="", client_id=token_id, scopes=[]))
-
-
-_READ_HEADERS = frozenset({b"authorization", b"mcp-session-id", b"mcp-protocol-version", b"mcp-method"})
-
-
-def _headers(headers: Iterable[tuple[bytes, bytes]]) -> dict[bytes, str]:
-    """The (lower-case) headers this endpoint reads, first value of each, in one pass over `headers`
-    (a request's, as ASGI gives them)."""
-    found: dict[bytes, str] = {}
-    for name, value in headers:
-        if name in _READ_HEADERS and name not in found:
-            found[name] = value.decode("latin-1")
-    return found
 
 
 @dataclass(eq=False)
@@ -137,6 +125,9 @@ class GatewayEndpoint:
         self._opening: Counter[str] = Counter()
         """Token id → its requests without a session id being answered now (each may open one)."""
         self._lean = LeanPath(gateway)
+        self.lean = True
+        """False: every request goes to the SDK's stack, none to the lean or direct path (the reference
+        the lean paths' answers are compared with, issue 12; a way out should the lean path misbehave)."""
 
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[None]:
@@ -233,7 +224,7 @@ class GatewayEndpoint:
             return
         response_once = OneResponse(send)
         send = response_once
-        headers = _headers(scope.get("headers", []))
+        headers = read_headers(scope.get("headers", []))
         presented = presented_bearer(headers.get(b"authorization"))
         try:
             named = self._tokens.identify_named(presented)
@@ -277,7 +268,7 @@ class GatewayEndpoint:
             if _bad_request_id(message):
                 await _bad_id_refusal()(scope, receive, send)
                 return
-            if (refusal := _bad_meta_refusal(message)) is not None:
+            if (refusal := _bad_meta_refusal(message, modern=is_modern(version))) is not None:
                 await refusal(scope, receive, send)
                 return
         if server_id is not None and session_id is None and not await self._server_known(server_id):
@@ -285,16 +276,15 @@ class GatewayEndpoint:
             return
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
-            if is_object(message) and is_modern(version) and self._modern_lean(headers, message):
-                await self._lean.serve(
-                    self._modern_lean_request(message, server_id, token_id, token_name), receive, send
-                )
+            if self.lean and is_object(message) and is_modern(version) and self._modern_lean(headers, message):
+                lean = self._modern_lean_request(message, server_id, (token_id, token_name), scope.get("headers", ()))
+                await self._lean.serve(lean, receive, send)
                 return
             await self._hand_over(scope, receive, send, response_once)
         elif session_id is None:
             await self._open(token_id, server_id, message, scope, receive, response_once)
         else:
-            await self._serve(session_id, (token_id, token_name), message, scope, receive, response_once)
+            await self._serve(session_id, (token_id, token_name), message, headers, scope, receive, response_once)
 
     def direct(self, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
         """The lean answer to a POST to `/mcp` (lower-case `headers`, the whole `body`) that `__call__`
@@ -302,10 +292,11 @@ class GatewayEndpoint:
         `send` (`gateway.wire`'s direct requests, issue 12); None for any other request, which then
         goes through `__call__` as before (nothing is answered or kept here, so its refusals, the
         SDK's answers and their order stay `__call__`'s). Same token check, same request checks."""
-        found = _headers(headers)
+        found = read_headers(headers)
         version = found.get(b"mcp-protocol-version")
         if (
-            b"mcp-session-id" in found
+            not self.lean
+            or b"mcp-session-id" in found
             or version is None
             or version in HANDSHAKE_PROTOCOL_VERSIONS
             or not is_modern(version)
@@ -325,19 +316,25 @@ class GatewayEndpoint:
             not is_object(message)
             or _bad_version(message)
             or _bad_request_id(message)
-            or _bad_meta_refusal(message) is not None
+            or _bad_meta_refusal(message, modern=True) is not None
             or not self._modern_lean(found, message)
         ):
             return None
-        lean = self._modern_lean_request(message, None, *named)
+        lean = self._modern_lean_request(message, None, named, headers)
         serve = self._lean.serve
         return lambda receive, send: serve(lean, receive, send)
 
     def _modern_lean_request(
-        self, message: dict[str, Any], server_id: str | None, token_id: str, token_name: str | None
+        self,
+        message: dict[str, Any],
+        server_id: str | None,
+        token: tuple[str, str | None],
+        headers: Sequence[tuple[bytes, bytes]],
     ) -> LeanRequest:
-        """The lean request of a sessionless (2026-07-28) `message` from token `token_id` for
-        `/mcp` (`server_id` None) or `/mcp/{server_id}`: its capabilities and client from its `_meta`."""
+        """The lean request of a sessionless (2026-07-28) `message` (with its ASGI `headers`) from the
+        token `(id, name)` for `/mcp` (`server_id` None) or `/mcp/{server_id}`: its capabilities and
+        client from its `_meta`."""
+        token_id, token_name = token
         link = AgentLink(server_id, _modern_capabilities(message), client=_modern_client(message))
         return LeanRequest(
             message,
@@ -345,6 +342,7 @@ class GatewayEndpoint:
             modern=True,
             caller_allowed=self._allowed(token_id),
             caller=caller_named(token_id, token_name, link.client),
+            headers=headers,
         )
 
     def _allowed(self, token_id: str) -> Callable[[], bool]:
@@ -353,8 +351,9 @@ class GatewayEndpoint:
 
     @staticmethod
     def _modern_lean(headers: dict[bytes, str], message: dict[str, Any]) -> bool:
-        """A 2026-07-28 request the lean path may answer: well-formed, its `Mcp-Method` header agrees."""
-        return is_lean(message) and headers.get(b"mcp-method") == message.get("method")
+        """A 2026-07-28 request the lean path may answer: well-formed, and nothing the SDK's own entry
+        would refuse (`refusals.sdk_refuses`: headers, the `_meta` envelope); else the SDK answers it."""
+        return is_lean(message) and not sdk_refuses(headers, message, modern=True)
 
     async def _server_known(self, server_id: str) -> bool:
         return await self.gateway.center.server_exists(server_id)
@@ -364,12 +363,13 @@ class GatewayEndpoint:
         session_id: str,
         token: tuple[str, str | None],
         message: object,
+        headers: dict[bytes, str],
         scope: Scope,
         receive: Receive,
         send: OneResponse,
     ) -> None:
-        """A request for session `session_id` by the token `(id, name)`, keeping its idle clock; a
-        DELETE that ended it forgets it."""
+        """A request for session `session_id` by the token `(id, name)` (its `headers` as `read_headers`
+        read them), keeping its idle clock; a DELETE that ended it forgets it."""
         token_id, token_name = token
         session = self._sessions.get(session_id)
         if session is None or session.token_id != token_id:  # unknown, or another token's: the SDK answers 404
@@ -379,7 +379,7 @@ class GatewayEndpoint:
             # A session belongs to the endpoint that opened it (R-8.4): elsewhere it does not exist.
             await _session_elsewhere()(scope, receive, send)
             return
-        if is_object(message):
+        if self.lean and is_object(message) and not sdk_refuses(headers, message, modern=False):
             link = session.link
             if ("method" not in message and link.answer(message)) or (
                 message.get("method") == "notifications/cancelled" and link.cancel(message)
@@ -432,12 +432,18 @@ class GatewayEndpoint:
 
         async def send_noting_session(message: Message) -> None:
             nonlocal opened
-            if message["type"] == "http.response.start" and message["status"] < 400 and opened is None:
-                for name, value in message.get("headers", []):
-                    if name.lower() == b"mcp-session-id":
-                        opened = _Session(token_id, link, in_flight=1)
-                        self._sessions[value.decode("latin-1")] = opened
-                        self._release_opening(token_id)
+            if message["type"] == "http.response.start" and opened is None:
+                if message["status"] >= 400:
+                    # Refused (a request other than `initialize`, a malformed one): the SDK discards the
+                    # session it made for it, so its id is not sent (a client would keep a dead id).
+                    kept = [(n, v) for n, v in message.get("headers", []) if n.lower() != b"mcp-session-id"]
+                    message = {**message, "headers": kept}
+                else:
+                    for name, value in message.get("headers", []):
+                        if name.lower() == b"mcp-session-id":
+                            opened = _Session(token_id, link, in_flight=1)
+                            self._sessions[value.decode("latin-1")] = opened
+                            self._release_opening(token_id)
             await send(message)
 
         try:
@@ -588,16 +594,17 @@ def _bad_id_refusal() -> JSONResponse:
     return _invalid_request(message)
 
 
-def _bad_meta_refusal(message: object) -> JSONResponse | None:
+def _bad_meta_refusal(message: object, *, modern: bool) -> JSONResponse | None:
     """A request whose `params._meta` breaks MCP (`fastpath.meta_problem`, e.g. a boolean
-    progressToken): -32602 for its id, before any session opens or anything goes upstream."""
+    progressToken): -32602 for its id, before any session opens or anything goes upstream; with
+    HTTP 400 for a 2026-07-28 request (`modern`), as the SDK's entry answers -32602 there, else 200."""
     if not is_object(message) or "method" not in message or not is_request_id(message.get("id")):
         return None
     problem = meta_problem(message.get("params"))
     if problem is None:
         return None
     error = {"code": types.INVALID_PARAMS, "message": problem}
-    return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error})
+    return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error}, status_code=400 if modern else 200)
 
 
 def _unknown_server(server_id: str) -> JSONResponse:

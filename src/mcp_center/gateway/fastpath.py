@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -41,6 +41,7 @@ import mcp_types as types
 import orjson
 import pydantic
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, validate_mcp_param_headers
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Send
 
@@ -173,6 +174,9 @@ class LeanRequest:
     caller_allowed: Callable[[], bool] | None = None
     caller: Mapping[str, Any] | None = None
     """Who asks (the gateway token and the client), for an approval card (`server.caller_of`, R-5.3)."""
+    headers: Sequence[tuple[bytes, bytes]] = ()
+    """The request's headers as ASGI gives them (lower-case names): a 2026-07-28 `tools/call`'s
+    `Mcp-Param-*` headers are checked against the tool's schema (`_param_rejection`)."""
 
 
 def _key(request_id: object) -> object:
@@ -261,20 +265,21 @@ class _Reply:
                 }
             )
 
-    async def finish(self, body: bytes | None) -> None:
-        """Send the final JSON-RPC message (`body`), or end the answer without one (a cancelled request)."""
+    async def finish(self, body: bytes | None, *, status: int = 200) -> None:
+        """Send the final JSON-RPC message (`body`; with HTTP `status` when it is the only one), or end
+        the answer without one (a cancelled request)."""
         if self._lock is None:
             if not self._done:
                 self._done = True
-                await self._last(body)
+                await self._last(body, status)
             return
         async with self._lock:
             if self._done:
                 return
             self._done = True
-            await self._last(body)
+            await self._last(body, status)
 
-    async def _last(self, body: bytes | None) -> None:
+    async def _last(self, body: bytes | None, status: int) -> None:
         """Write the last message of the answer (the lock, if any, is held)."""
         if self._streaming:
             chunk = b"event: message\ndata: " + body + b"\n\n" if body is not None else b""
@@ -285,8 +290,32 @@ class _Reply:
             await self._send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
-        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+_PARAM_PREFIX = b"mcp-param-"
+
+
+class _Pairs(Mapping[str, str]):
+    """Header pairs as the mapping `validate_mcp_param_headers` reads: its `items()` keeps a header
+    given twice (the SDK refuses that), as Starlette's `Headers` does."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self._pairs = pairs
+        self._first = dict(reversed(pairs))
+
+    def __getitem__(self, key: str) -> str:
+        return self._first[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._first)
+
+    def __len__(self) -> int:
+        return len(self._first)
+
+    def items(self) -> ItemsView[str, str]:  # pyright: ignore[reportIncompatibleMethodOverride] - duplicates kept
+        return cast("ItemsView[str, str]", self._pairs)
 
 
 def _response(request_id: object, result: Mapping[str, Any]) -> bytes:
@@ -319,6 +348,9 @@ class LeanPath:
         link = request.link
         try:
             if method == "tools/call":
+                if request.modern and (rejected := await self._param_rejection(request, params)) is not None:
+                    await reply.finish(_error(request_id, rejected), status=ERROR_CODE_HTTP_STATUS[rejected["code"]])
+                    return
                 body = await self._call(request, params, reply, receive)
             elif method == "tools/list":
                 tools = await self._center.mcp_tools_json(link.server_id)
@@ -345,6 +377,25 @@ class LeanPath:
             logger.exception("gateway.lean_request_failed", extra={"method": method})
             body = _error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"})
         await reply.finish(body)
+
+    async def _param_rejection(self, request: LeanRequest, params: dict[str, Any]) -> dict[str, Any] | None:
+        """The SDK's refusal of a 2026-07-28 `tools/call` whose `Mcp-Param-*` headers disagree with the
+        tool's `x-mcp-header` annotations (`mcp.shared.inbound.validate_mcp_param_headers`, the SDK's
+        own check, on the schema `tools/list` showed this agent), as a JSON-RPC error; None when they
+        agree. Skipped, as the SDK skips it, for a call without arguments or such headers."""
+        arguments: dict[str, Any] = params.get("arguments") or {}
+        found = [
+            (name.decode("latin-1"), value.decode("latin-1"))
+            for name, value in request.headers
+            if name.startswith(_PARAM_PREFIX)
+        ]
+        if not arguments and not found:
+            return None
+        schema = await self._center.mcp_tool_input_schema(params["name"], request.link.server_id)
+        if schema is None:
+            return None
+        rejection = validate_mcp_param_headers(schema, arguments, _Pairs(found))
+        return None if rejection is None else {"code": rejection.code, "message": rejection.message}
 
     def _stamp(self, result: dict[str, Any], method: str) -> dict[str, Any]:
         """A 2026-07-28 result: `resultType`, the cache fields of a cacheable result, and the

@@ -27,18 +27,21 @@ own request cycle, built then, with the body already read: everything else is uv
 before. A pipelined request behind a direct one waits in uvicorn's queue, as behind any other.
 Requests with `Expect: 100-continue`, an upgrade, HTTP/1.0 or no declared length are never direct
 (nor any under uvicorn's `limit_concurrency`, which `serve` does not set). The access line of a
-direct request, when uvicorn logs them, names the connection's peer: uvicorn's proxy-headers layer
-(`X-Forwarded-For` from a trusted proxy) is not on this path.
+direct request, when uvicorn logs them, names the client uvicorn's would: the connection's peer, or
+the `X-Forwarded-For` address when the peer is a trusted proxy (`logged_client`, uvicorn's own
+proxy-headers layer; the app itself does not read the client address of a gateway request).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol, cast
 
 from starlette.types import Message, Receive, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
 __all__ = [
@@ -226,9 +229,13 @@ class _DirectExchange:
             status: int = message["status"]
             protocol = self._protocol
             if protocol.access_log:
-                client = "%s:%d" % protocol.client if protocol.client else ""  # noqa: UP031 - uvicorn's own format
                 protocol.access_logger.info(
-                    '%s - "%s %s HTTP/%s" %d', client, "POST", protocol.url.decode("latin-1"), "1.1", status
+                    '%s - "%s %s HTTP/%s" %d',
+                    await protocol.logged_client(),
+                    "POST",
+                    protocol.url.decode("latin-1"),
+                    "1.1",
+                    status,
                 )
             content = [STATUS_LINE[status]]
             length: int | None = None
@@ -300,6 +307,17 @@ class _DirectExchange:
         await self.send({"type": "http.response.body", "body": b"Internal Server Error", "more_body": False})
 
 
+async def _nothing(*_args: Any) -> Any:
+    """The app behind `_proxy_layer` (only the scope it is given matters), and its `receive`/`send`."""
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _proxy_layer(trusted: str | tuple[str, ...]) -> ProxyHeadersMiddleware:
+    """uvicorn's proxy-headers layer for the `trusted` hosts (`forwarded_allow_ips`), built once."""
+    return ProxyHeadersMiddleware(_nothing, trusted_hosts=list(trusted) if isinstance(trusted, tuple) else trusted)
+
+
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol whose request cycles write through one `CoalescingTransport` per connection.
 
@@ -324,6 +342,21 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         if route is not None:
             self._direct = route
             self.direct_headers = tuple(route.response_headers)
+
+    async def logged_client(self) -> str:
+        """The client address an access line names ("host:port", "" when unknown), as uvicorn's cycle
+        would log it: the connection's peer, or, when `serve` trusts proxy headers from that peer
+        (uvicorn's `proxy_headers` and `forwarded_allow_ips`), the address its `X-Forwarded-For`
+        names, found by uvicorn's own `ProxyHeadersMiddleware` on a scope of this request."""
+        client = self.client
+        config = self.config
+        if config.proxy_headers and client:
+            trusted = config.forwarded_allow_ips
+            scope: dict[str, Any] = {"type": "http", "client": client, "headers": self.headers, "scheme": "http"}
+            layer = _proxy_layer(tuple(trusted) if isinstance(trusted, list) else trusted)
+            await layer(cast("Any", scope), _nothing, _nothing)
+            client = scope["client"]
+        return "%s:%d" % client if client else ""  # noqa: UP031 - uvicorn's own format
 
     @property
     def transport_for_cycles(self) -> asyncio.Transport:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Hashable, Mapping
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -94,6 +95,8 @@ class AgentCatalog:
         self._listed_for: ToolRegistry | None = None
         self._listed: dict[str | None, bytes] = {}
         """Serialized tool lists of `_listed_for`, per scope (None: every server)."""
+        self._headed: dict[tuple[str | None, str], dict[str, Any] | None] = {}
+        """`listed_input_schema` of `_listed_for`'s listed tools, per `(scope, name)`."""
 
     # ----- registry upkeep -----------------------------------------------------------------------
 

@@ -37,6 +37,12 @@ class GatewayUseCases:
         names (`/mcp/{id}`, R-8.4); built once per registry snapshot and scope."""
         return await self._capabilities.gateway_tools_json(server_id)
 
+    async def mcp_tool_input_schema(self, name: str, server_id: str | None = None) -> dict[str, Any] | None:
+        """The `inputSchema` agents were shown for the tool `name` (`tools/list`; with `server_id`
+        that server's own name, `/mcp/{id}`), or None when it is not listed (unknown, disabled, `deny`).
+        The gateway checks a 2026-07-28 call's `Mcp-Param-*` headers against it (R-8.1)."""
+        return await self._capabilities.listed_input_schema(name, server_id)
+
     async def mcp_call_tool(
         self,
         name: str,

@@ -18,6 +18,7 @@ import anyio
 import mcp_types as types
 import orjson
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
 
 from mcp_center.errors import (
     ApprovalStale,
@@ -394,6 +395,7 @@ class ToolCalls(AgentCatalog):
         if registry is not self._listed_for:
             self._listed_for = registry
             self._listed.clear()
+            self._headed.clear()
         cached = self._listed.get(server_id)
         if cached is None:
             tools: list[dict[str, Any]] = []
@@ -408,6 +410,28 @@ class ToolCalls(AgentCatalog):
             cached = orjson.dumps(tools)
             self._listed[server_id] = cached
         return cached
+
+    async def listed_input_schema(self, name: str, server_id: str | None = None) -> dict[str, Any] | None:
+        """The `inputSchema` of the tool `name` as `gateway_tools_json` lists it to agents (exposed
+        name, or with `server_id` that server's own name) when it declares a valid `x-mcp-header`
+        (a 2026-07-28 `Mcp-Param-*` header, checked by the gateway); None when it declares none
+        (no header can then be refused) or the tool is not listed (unknown, disabled, `deny`).
+        Decided once per registry snapshot and listed tool (walking a schema costs tens of µs)."""
+        registry = await self.registry()
+        if registry is not self._listed_for:
+            self._listed_for = registry
+            self._listed.clear()
+            self._headed.clear()
+        key = (server_id, name)
+        if key in self._headed:
+            return self._headed[key]
+        tool = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
+        if tool is None or not tool.enabled or tool.policy == "deny":
+            return None  # not kept: names that are no tool must not grow the table
+        schema = tool.tool.input_schema
+        headed = find_invalid_x_mcp_header(schema) is None and bool(x_mcp_header_map(schema))
+        self._headed[key] = schema if headed else None
+        return self._headed[key]
 
 
 def _policy_of(entry: RegisteredTool, record: ServerRecord, name: str) -> str:

@@ -1,0 +1,117 @@
+"""What the SDK's transports refuse before they serve a request, as one check the lean paths share (issue 12).
+
+The gateway answers its hot methods on a lean path (`fastpath`) and, for sessionless 2026-07-28
+requests to `/mcp`, on a direct path (`wire`) that bypasses uvicorn's ASGI cycle. Neither may
+accept what the SDK's own stack (mcp 2.3.0, `StreamableHTTPSessionManager`) refuses. Rather than
+copying the SDK's refusals (their status, JSON-RPC code and words), the lean paths ask
+`sdk_refuses` first and, when the SDK would refuse, hand the request to the SDK, which then answers
+it with its own refusal: the answers are identical by construction, and a request that passes is
+one the SDK would have served.
+
+The rules, in the SDK's order (`mcp.server._streamable_http_modern.handle_modern_request`,
+`mcp.server.streamable_http.StreamableHTTPServerTransport._handle_post_request`):
+
+- 2026-07-28: `Content-Type` starting with `application/json` (else 400); `Accept` naming JSON
+  and SSE, or a wildcard (else 406); no routing header (`MCP-Protocol-Version`, `Mcp-Method`,
+  `Mcp-Name`) given twice; the SDK's own validation ladder (`mcp.shared.inbound.
+  classify_inbound_request`: the `params._meta` envelope carries the protocol version and the
+  client capabilities, `MCP-Protocol-Version` equals the envelope's, `Mcp-Method` equals the
+  method, `Mcp-Name` equals `params.name` / `params.uri`; -32602 or -32020 with HTTP 400); a
+  method that version has (`mcp_types.methods.CLIENT_REQUESTS`: no `ping`, `logging/setLevel`,
+  `resources/subscribe` or `resources/unsubscribe` in 2026-07-28; else -32601 with HTTP 404).
+- 2025-11-25 and earlier, in a session: `Accept` naming JSON and SSE (else 406); `Content-Type`
+  `application/json` (else 415).
+
+The SDK's `Mcp-Param-*` check of a 2026-07-28 `tools/call` against the tool's `x-mcp-header`
+annotations needs the tool's schema, so the lean path runs it itself, with the SDK's own function
+(`fastpath.LeanPath._param_rejection`, `validate_mcp_param_headers`), answering its -32020 as the SDK does.
+
+Cost: a few string operations and dictionary look-ups per request; the `Accept` and
+`Content-Type` verdicts are cached per header value (clients send the same ones every time).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mcp.shared.inbound import (
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundLadderRejection,
+    classify_inbound_request,
+)
+from mcp_types.methods import CLIENT_REQUESTS
+
+__all__ = ["DUPLICATED", "READ_HEADERS", "read_headers", "sdk_refuses"]
+
+_ROUTING = frozenset({b"mcp-protocol-version", b"mcp-method", b"mcp-name"})
+READ_HEADERS = frozenset({b"authorization", b"mcp-session-id", b"accept", b"content-type", *_ROUTING})
+"""The (lower-case) request headers the gateway endpoint reads."""
+DUPLICATED = b":duplicated"
+"""Key `read_headers` sets (to the header's name) when a routing header appears more than once."""
+
+
+def read_headers(headers: Iterable[tuple[bytes, bytes]]) -> dict[bytes, str]:
+    """The headers in `READ_HEADERS` (first value of each, as the SDK reads them) from a request's
+    ASGI `headers` (lower-case names), in one pass; plus `DUPLICATED` naming a routing header given twice."""
+    found: dict[bytes, str] = {}
+    for name, value in headers:
+        if name in READ_HEADERS:
+            if name not in found:
+                found[name] = value.decode("latin-1")
+            elif name in _ROUTING and DUPLICATED not in found:
+                found[DUPLICATED] = name.decode("latin-1")
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _accepts_json_and_sse(accept: str) -> bool:
+    """The SDK's `check_accept_headers` (RFC 7231 wildcards), both types required (SSE responses)."""
+    types = [media.strip().split(";")[0].strip().lower() for media in accept.split(",")]
+    if "*/*" in types:
+        return True
+    has_json = any(t in ("application/json", "application/*") for t in types)
+    return has_json and any(t in ("text/event-stream", "text/*") for t in types)
+
+
+@functools.lru_cache(maxsize=64)
+def _modern_content_type(content_type: str) -> bool:
+    """`TransportSecurityMiddleware._validate_content_type`: the 2026-07-28 entry's rule."""
+    return content_type.lower().startswith("application/json")
+
+
+@functools.lru_cache(maxsize=64)
+def _legacy_content_type(content_type: str) -> bool:
+    """`StreamableHTTPServerTransport._check_content_type`: the session transport's rule."""
+    return any(part.strip() == "application/json" for part in content_type.split(";")[0].split(","))
+
+
+def sdk_refuses(headers: Mapping[bytes, str], message: Mapping[str, Any], *, modern: bool) -> bool:
+    """Whether the SDK's transport would refuse this POST before serving it (see the module docstring).
+
+    Args:
+        headers: What `read_headers` read of the request.
+        message: The request's decoded JSON-RPC object (already checked to be a lean request).
+        modern: A sessionless 2026-07-28 request (else a request in a 2025-11-25-era session).
+    Returns:
+        True: hand the request to the SDK, which answers its own refusal (R-8.1, issue 12).
+    """
+    if not _accepts_json_and_sse(headers.get(b"accept", "")):
+        return True
+    content_type = headers.get(b"content-type")
+    if not modern:
+        return not _legacy_content_type(content_type or "")
+    if content_type is None or not _modern_content_type(content_type) or DUPLICATED in headers:
+        return True
+    version = headers.get(b"mcp-protocol-version", "")
+    if (message.get("method"), version) not in CLIENT_REQUESTS:  # e.g. `ping`, gone in 2026-07-28: -32601
+        return True
+    routing = {MCP_PROTOCOL_VERSION_HEADER: version}
+    if (method := headers.get(b"mcp-method")) is not None:
+        routing[MCP_METHOD_HEADER] = method
+    if (name := headers.get(b"mcp-name")) is not None:
+        routing[MCP_NAME_HEADER] = name
+    return isinstance(classify_inbound_request(message, headers=routing), InboundLadderRejection)

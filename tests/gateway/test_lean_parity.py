@@ -1,0 +1,361 @@
+"""The lean and direct paths refuse what the SDK's stack refuses, in the same words (issue 12, R-8.1).
+
+Each bad request is sent twice to one real host (the composed app as `serve` serves it, in front of
+`tests/servers/protocol_upstream.py`): once with the endpoint's lean paths on (a sessionless
+2026-07-28 request to `/mcp` is offered to the direct path, one to `/mcp/{id}` and a session's
+request go to the lean path), once with `GatewayEndpoint.lean` off, so the SDK's stack serves it.
+The two answers must be the same: HTTP status, JSON-RPC body (code, message, data, id), and whether
+an `mcp-session-id` header came with it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import httpx2
+import orjson
+import pytest
+
+from mcp_center.api.security import MAX_BODY_BYTES
+from mcp_center.gateway import wire
+from mcp_center.gateway.endpoint import GatewayEndpoint
+from mcp_center.gateway.wire import DirectHandler
+from tests.servers.protocol_upstream import make_protocol_server
+from tests.support.composed import composed_host
+from tests.support.loopback import serve_loopback
+from tests.support.readiness import add_ready
+
+pytestmark = pytest.mark.anyio
+
+ADMIN_TOKEN = "gateway-parity-admin-token-0123456789"
+MODERN = "2026-07-28"
+ENVELOPE: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+}
+ACCEPT = "application/json, text/event-stream"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+
+Headers = list[tuple[str, str]]
+
+
+@dataclass
+class Host:
+    http: httpx2.AsyncClient
+    token: str
+    endpoint: GatewayEndpoint
+    taken: list[bool]
+    """Per request offered to the direct route: whether it took it."""
+
+    async def both(self, path: str, body: bytes, headers: Headers) -> tuple[Any, Any]:
+        """The answer with the lean paths on, then the SDK stack's answer to the same request."""
+        lean = await self._answer(path, body, headers)
+        self.endpoint.lean = False
+        try:
+            sdk = await self._answer(path, body, headers)
+        finally:
+            self.endpoint.lean = True
+        return lean, sdk
+
+    async def _answer(self, path: str, body: bytes, headers: Headers) -> tuple[int, Any, bool]:
+        response = await self.http.post(
+            path, content=body, headers=[("Authorization", f"Bearer {self.token}"), *headers]
+        )
+        return response.status_code, _body(response), "mcp-session-id" in response.headers
+
+
+def _body(response: httpx2.Response) -> Any:
+    """The JSON-RPC message of a response (JSON or one SSE event), else its text."""
+    kind = response.headers.get("content-type", "")
+    if kind.startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        return orjson.loads([line for line in data if line][-1])
+    if kind.startswith("application/json") and response.content:
+        return orjson.loads(response.content)
+    return response.text
+
+
+@pytest.fixture
+async def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncGenerator[Host]:
+    async with (
+        serve_loopback(make_protocol_server().streamable_http_app()) as upstream,
+        composed_host(tmp_path / "data", ADMIN_TOKEN, token_name="parity") as composed,
+    ):
+        body = {"id": "proto", "name": "Proto", "transport": "streamable_http", "url": f"{upstream}/mcp"}
+        ready = await add_ready(composed.admin, {**body, "tool_policies": {"add": "allow", "region": "allow"}})
+        assert ready["status"]["state"] == "ready"
+        route = composed.app.state.direct_gateway
+        taken: list[bool] = []
+        real_take = route.take
+
+        def take(url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+            handler = real_take(url, headers, body)
+            taken.append(handler is not None)
+            return handler
+
+        monkeypatch.setattr(route, "take", take)
+        yield Host(composed.http, composed.token, composed.app.state.gateway_endpoint, taken)
+
+
+def _request(method: str, params: dict[str, Any], *, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": method,
+        "params": {**params, "_meta": ENVELOPE if meta is None else meta},
+    }
+
+
+def _modern(method: str, **extra: str) -> Headers:
+    headers = {"Accept": ACCEPT, "Content-Type": "application/json", "Mcp-Protocol-Version": MODERN}
+    headers["Mcp-Method"] = method
+    headers.update({key.replace("_", "-"): value for key, value in extra.items()})
+    return [(k, v) for k, v in headers.items() if v != "-"]
+
+
+ADD = {"name": "mcp__proto__add", "arguments": {"a": 1, "b": 2}}
+REGION = {"name": "mcp__proto__region", "arguments": {"region": "eu"}}
+READ = {"uri": "events://list"}
+PROMPT = {"name": "mcp__proto__greet"}
+NO_CAPS = {k: v for k, v in ENVELOPE.items() if not k.endswith("clientCapabilities")}
+NO_VERSION = {k: v for k, v in ENVELOPE.items() if not k.endswith("protocolVersion")}
+
+# (what, body, headers): each is refused by the SDK's stack; the lean/direct path must answer the same.
+MODERN_CASES: list[tuple[str, Any, Headers]] = [
+    ("Mcp-Name differs from tools/call name", _request("tools/call", ADD), _modern("tools/call", Mcp_Name="other")),
+    ("Mcp-Name missing on tools/call", _request("tools/call", ADD), _modern("tools/call")),
+    (
+        "Mcp-Name differs from resources/read uri",
+        _request("resources/read", READ),
+        _modern("resources/read", Mcp_Name="x://y"),
+    ),
+    (
+        "Mcp-Name differs from prompts/get name",
+        _request("prompts/get", PROMPT),
+        _modern("prompts/get", Mcp_Name="nope"),
+    ),
+    ("Mcp-Method missing", _request("tools/list", {}), _modern("-")),
+    ("Mcp-Method differs", _request("tools/list", {}), _modern("prompts/list")),
+    ("_meta missing", {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}, _modern("tools/list")),
+    ("params missing", {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, _modern("tools/list")),
+    ("_meta without capabilities", _request("tools/list", {}, meta=NO_CAPS), _modern("tools/list")),
+    ("_meta without version", _request("tools/list", {}, meta=NO_VERSION), _modern("tools/list")),
+    (
+        "_meta version differs",
+        _request("tools/list", {}, meta={**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "2025-11-25"}),
+        _modern("tools/list"),
+    ),
+    ("Accept missing", _request("tools/list", {}), _modern("tools/list", Accept="")),
+    ("Accept without SSE", _request("tools/list", {}), _modern("tools/list", Accept="application/json")),
+    ("Content-Type text", _request("tools/list", {}), _modern("tools/list", Content_Type="text/plain")),
+    ("Content-Type missing", _request("tools/list", {}), _modern("tools/list", Content_Type="-")),
+    ("Mcp-Method twice", _request("tools/list", {}), [*_modern("tools/list"), ("Mcp-Method", "ping")]),
+    ("params not an object", {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1]}, _modern("tools/list")),
+    ("unknown method", _request("tools/frobnicate", {}), _modern("tools/frobnicate")),
+    ("id a fraction", {**_request("tools/list", {}), "id": 1.5}, _modern("tools/list")),
+    ("id null", {**_request("tools/list", {}), "id": None}, _modern("tools/list")),
+    ("id a boolean", {**_request("tools/list", {}), "id": True}, _modern("tools/list")),
+    (
+        "notification",
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": ENVELOPE}},
+        _modern("notifications/cancelled"),
+    ),
+    ("batch", [_request("tools/list", {})], _modern("tools/list")),
+    ("jsonrpc 1.0", {**_request("tools/list", {}), "jsonrpc": "1.0"}, _modern("tools/list")),
+    (
+        "tools/call arguments a list",
+        _request("tools/call", {"name": "mcp__proto__add", "arguments": [1]}),
+        _modern("tools/call", Mcp_Name="mcp__proto__add"),
+    ),
+    ("oversized body", _request("tools/list", {"pad": "x" * MAX_BODY_BYTES}), _modern("tools/list")),
+    (
+        "Mcp-Param-Region differs from the argument",
+        _request("tools/call", REGION),
+        _modern("tools/call", Mcp_Name="mcp__proto__region", Mcp_Param_Region="us"),
+    ),
+    (
+        "Mcp-Param-Region missing",
+        _request("tools/call", REGION),
+        _modern("tools/call", Mcp_Name="mcp__proto__region"),
+    ),
+    (
+        "Mcp-Param-Region twice",
+        _request("tools/call", REGION),
+        [*_modern("tools/call", Mcp_Name="mcp__proto__region", Mcp_Param_Region="eu"), ("Mcp-Param-Region", "eu")],
+    ),
+    (
+        "Mcp-Param-Region without the argument",
+        _request("tools/call", {"name": "mcp__proto__region", "arguments": {}}),
+        _modern("tools/call", Mcp_Name="mcp__proto__region", Mcp_Param_Region="eu"),
+    ),
+    (
+        "progressToken a boolean",
+        _request("tools/list", {}, meta={**ENVELOPE, "progressToken": True}),
+        _modern("tools/list"),
+    ),
+    ("ping, gone in 2026-07-28", _request("ping", {}), _modern("ping")),
+    (
+        "logging/setLevel, gone in 2026-07-28",
+        _request("logging/setLevel", {"level": "info"}),
+        _modern("logging/setLevel"),
+    ),
+    ("resources/subscribe, gone in 2026-07-28", _request("resources/subscribe", READ), _modern("resources/subscribe")),
+]
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
+async def test_sessionless_refusals_are_the_sdks(host: Host, path: str) -> None:
+    """Items 1, 2 and 6 of the review: every bad 2026-07-28 request gets the SDK stack's answer."""
+    different: list[str] = []
+    for what, message, headers in MODERN_CASES:
+        if path != "/mcp" and what.startswith("Mcp-Param"):
+            # Not comparable there: the SDK path's tools/list and tools/call handlers (gateway/server.py)
+            # are not scoped to /mcp/{id}, so it finds no schema for `region` and no tool to call.
+            continue
+        body = orjson.dumps(message)
+        if path != "/mcp":  # the per-server endpoint names its tools without the prefix
+            body = body.replace(b"mcp__proto__", b"")
+            headers = [(k, v.replace("mcp__proto__", "")) for k, v in headers]
+        lean, sdk = await host.both(path, body, headers)
+        assert sdk[0] >= 400 or (what == "notification" and sdk[0] == 202), (what, sdk)  # a refusal
+        if lean != sdk:
+            different.append(f"{what}: lean {lean} != sdk {sdk}")
+    assert not different, "\n".join(different)
+
+
+async def test_a_good_sessionless_call_is_taken_directly_and_agrees_with_the_sdk(host: Host) -> None:
+    """The control: the comparison above really puts the lean/direct path against the SDK stack."""
+    body = orjson.dumps(_request("tools/call", ADD))
+    lean, sdk = await host.both("/mcp", body, _modern("tools/call", Mcp_Name="mcp__proto__add"))
+    assert lean[0] == sdk[0] == 200
+    assert lean[1]["result"]["content"] == sdk[1]["result"]["content"] == [{"type": "text", "text": "3"}]
+    assert host.taken == [True, False]  # lean: taken by the direct route; lean off: left to uvicorn
+    # A call whose Mcp-Param-* header agrees with its argument is served on both.
+    headers = _modern("tools/call", Mcp_Name="mcp__proto__region", Mcp_Param_Region="eu")
+    lean, sdk = await host.both("/mcp", orjson.dumps(_request("tools/call", REGION)), headers)
+    assert lean[0] == sdk[0] == 200
+    assert lean[1]["result"]["content"] == sdk[1]["result"]["content"] == [{"type": "text", "text": "region eu"}]
+
+
+async def _session(host: Host, path: str) -> str:
+    opened = await host.http.post(
+        path, json=INITIALIZE, headers={"Accept": ACCEPT, "Authorization": f"Bearer {host.token}"}
+    )
+    assert opened.status_code == 200, opened.text
+    session_id = opened.headers["mcp-session-id"]
+    headers = {"Accept": ACCEPT, "Authorization": f"Bearer {host.token}", "Mcp-Session-Id": session_id}
+    done = await host.http.post(path, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    assert done.status_code == 202, done.text
+    return session_id
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
+async def test_session_refusals_are_the_sdks(host: Host, path: str) -> None:
+    """A 2025-11-25 session's lean requests: the SDK's transport checks Accept and Content-Type."""
+    session_id = await _session(host, path)
+    base = [("Mcp-Session-Id", session_id), ("Mcp-Protocol-Version", "2025-11-25")]
+    good = [*base, ("Accept", ACCEPT), ("Content-Type", "application/json")]
+    ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+    cases: list[tuple[str, Any, Headers]] = [
+        ("Accept empty", ping, [*base, ("Accept", ""), ("Content-Type", "application/json")]),
+        ("Accept without SSE", ping, [*base, ("Accept", "application/json"), ("Content-Type", "application/json")]),
+        ("Content-Type text", ping, [*base, ("Accept", ACCEPT), ("Content-Type", "text/plain")]),
+        ("Content-Type missing", ping, [*base, ("Accept", ACCEPT)]),
+        ("params not an object", {**ping, "params": [1]}, good),
+        ("unknown method", {**ping, "method": "tools/frobnicate"}, good),
+        ("id a fraction", {**ping, "id": 1.5}, good),
+        ("id a boolean", {**ping, "id": True}, good),
+        ("batch", [ping], good),
+        ("jsonrpc 1.0", {**ping, "jsonrpc": "1.0"}, good),
+        (
+            "tools/call arguments a list",
+            {**ping, "method": "tools/call", "params": {"name": "x", "arguments": [1]}},
+            good,
+        ),
+        ("oversized body", {**ping, "params": {"pad": "x" * MAX_BODY_BYTES}}, good),
+        (
+            "cancel of no request",
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},
+            good,
+        ),
+    ]
+    different: list[str] = []
+    for what, message, headers in cases:
+        lean, sdk = await host.both(path, orjson.dumps(message), headers)
+        refused = sdk[0] >= 400 or (isinstance(sdk[1], dict) and "error" in sdk[1])
+        assert refused or (what.startswith("cancel") and sdk[0] == 202), (what, sdk)
+        if lean != sdk:
+            different.append(f"{what}: lean {lean} != sdk {sdk}")
+    assert not different, "\n".join(different)
+
+
+async def test_a_refused_opening_request_carries_no_session_id(host: Host) -> None:
+    """Item 4: a 2025-11-25 POST other than `initialize` without a session id is refused (400) by the
+    SDK, which discards the session it made for it: no `mcp-session-id` is sent for it."""
+    refused = await host.http.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Accept": ACCEPT, "Authorization": f"Bearer {host.token}", "Mcp-Protocol-Version": "2025-11-25"},
+    )
+    assert refused.status_code == 400, refused.text
+    assert "mcp-session-id" not in refused.headers
+    named = host.endpoint.gateway.center.gateway_tokens.identify_named(host.token)
+    assert named is not None and host.endpoint.open_sessions(named[0]) == 0
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.clients: list[object] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        args = record.args
+        self.clients.append(args[0] if isinstance(args, tuple) and args else None)
+
+
+async def test_the_direct_access_line_names_the_client_uvicorns_would(host: Host) -> None:
+    """Item 5: behind a trusted proxy (uvicorn's `forwarded_allow_ips`, 127.0.0.1 by default) the
+    access line of a direct request names the `X-Forwarded-For` client, as uvicorn's cycle logs the
+    same request; an untrusted peer's header is ignored on both (`_proxy_layer`'s trusted set)."""
+    access = logging.getLogger("uvicorn.access")
+    lines = _Lines()
+    access.addHandler(lines)
+    level = access.level
+    access.setLevel(logging.INFO)
+    # tools/list: answered from the host's catalog, so the upstream's own access lines stay out.
+    body = orjson.dumps(_request("tools/list", {}))
+    headers = [*_modern("tools/list"), ("X-Forwarded-For", "203.0.113.9")]
+    try:
+        async with httpx2.AsyncClient(base_url=str(host.http.base_url), timeout=30) as fresh:  # a new connection
+            host.http = fresh  # the access log is enabled per connection
+            lean, sdk = await host.both("/mcp", body, headers)
+    finally:
+        access.removeHandler(lines)
+        access.setLevel(level)
+    assert lean[0] == sdk[0] == 200
+    assert host.taken == [True, False]  # the first went the direct way, the second through uvicorn's cycle
+    assert lines.clients == ["203.0.113.9:0", "203.0.113.9:0"]
+
+
+async def test_an_untrusted_peer_is_logged_as_itself() -> None:
+    """The other side of item 5: a peer not in `forwarded_allow_ips` is logged as the peer, whatever
+    `X-Forwarded-For` it sends (uvicorn's rule, the same layer)."""
+    scope: dict[str, Any] = {
+        "type": "http",
+        "client": ("198.51.100.4", 5000),
+        "headers": [(b"x-forwarded-for", b"203.0.113.9")],
+        "scheme": "http",
+    }
+    layer = wire._proxy_layer(("127.0.0.1",))  # pyright: ignore[reportPrivateUsage] - the layer the protocol uses
+    await layer(cast("Any", scope), wire._nothing, wire._nothing)  # pyright: ignore[reportPrivateUsage]
+    assert scope["client"] == ("198.51.100.4", 5000)
