@@ -1,5 +1,7 @@
 """What one load of the settings page asks the host for (issue 16): the server list and each list of
-the inbox once, and the event stream once.
+the inbox once, the event stream once, and each script and style sheet once, the scripts announced
+up front by the page (`<link rel="modulepreload">`) so the browser fetches them side by side, not
+one level of imports after another.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ ONCE_PER_LOAD = [
     "/api/interactions?state=interrupted",
     "/api/events",
 ]
+PRELOADED = """() => [...document.querySelectorAll('link[rel="modulepreload"]')]
+  .map((link) => new URL(link.href).pathname)"""
+"""A page script: the paths of the modules the page announces with `<link rel="modulepreload">`."""
 
 
 def _where(request: Request) -> str:
@@ -45,4 +50,11 @@ def test_a_page_load_reads_the_server_list_and_the_inbox_once_and_each_static_fi
 
     counts = Counter(asked)
     assert {where: counts[where] for where in ONCE_PER_LOAD} == dict.fromkeys(ONCE_PER_LOAD, 1), asked
+    # Scripts and styles once; the favicon is chromium's own fetch (again on a change of route).
+    static = [where for where in asked if where.startswith("/static/") and where.endswith((".js", ".css"))]
+    assert len(static) == len(set(static)), sorted(static)
+    scripts = {where for where in static if where.endswith(".js")}
+    preloaded = page.evaluate(PRELOADED)
+    entry = {where for where in scripts if where.endswith("/js/app.js")}
+    assert len(entry) == 1 and set(preloaded) == scripts - entry, (sorted(preloaded), sorted(scripts))
     assert not [where for where in asked if re.match(r"^/api/", where) and where not in ONCE_PER_LOAD], asked
