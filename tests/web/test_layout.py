@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 
 from tests.support.browser import (
     NO_HORIZONTAL_SCROLL,
@@ -240,10 +240,13 @@ PAGE_DOM_JS = "new URL('dom.js', document.querySelector('script[type=module]').s
 """A page expression: the URL of the page's own dom.js (the same module instance its views use)."""
 
 
-def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(page: Page, host: Host) -> None:
+def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(
+    context: BrowserContext, page: Page, host: Host
+) -> None:
     """A message about the previous page would cover the next one; one that reports the navigation
     itself ("Deleted.") is shown on the page it leads to. The page's clock is Playwright's, paused once
-    the list is drawn: the toast ages by exactly the time the test moves it on, without waiting (issue 16)."""
+    the list is drawn: the toast ages by exactly the time the test moves it on, without waiting (issue 16).
+    The clock is the profile's: a fresh one (`context`), not the worker's reused profile."""
     page.clock.install()
     sign_in(page)
     page.clock.pause_at(datetime.now(UTC) + timedelta(seconds=1))
