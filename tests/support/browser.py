@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Generator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ __all__ = [
     "UNUSED_FEATURES",
     "WAIT_MS",
     "PageErrors",
+    "ReusedProfile",
     "add_echo_server",
     "add_from_template",
     "call_in_playground",
@@ -194,6 +197,48 @@ def new_context(browser: Browser, host: Host, *, width: int = 1280, height: int 
     context = browser.new_context(base_url=host.url, viewport={"width": width, "height": height})
     context.set_default_timeout(WAIT_MS)
     return context
+
+
+class ReusedProfile:
+    """The worker's browser profiles (contexts), one per host, each lent to one test at a time as a new page.
+
+    A new profile costs chromium about a third of what a test's page load costs (its window, its
+    first renderer), and its HTTP cache starts empty, so every test asked the serve again for each
+    of the page's files. A reused profile keeps its cache (the page's versioned files are
+    `immutable`: loaded once per worker and host) and nothing else a test could see: after each
+    test its pages are closed and its cookies (the session) cleared. The page does not use web
+    storage. A test that changes the profile itself (its clock, routes, permissions) or needs an
+    empty cache names the `context` fixture and gets a fresh one. The profiles of the two hosts used
+    last are kept (the shared serve's and an `own_serve` test's). Issue 16.
+    """
+
+    KEPT = 2
+
+    def __init__(self, browser: Browser) -> None:
+        self._browser = browser
+        self._contexts: dict[str, BrowserContext] = {}
+
+    @contextmanager
+    def lend(self, host: Host, errors: PageErrors) -> Generator[Page]:
+        """A new 1280x800 page of the profile for `host`; every page the test opens in that profile
+        reports to `errors`. Afterwards the profile's pages are closed and its cookies cleared."""
+        context = self._contexts.pop(host.url, None) or new_context(self._browser, host)
+        self._contexts[host.url] = context  # the most recently used last
+        while len(self._contexts) > self.KEPT:
+            self._contexts.pop(next(iter(self._contexts))).close()
+        context.on("page", errors.watch)
+        try:
+            yield context.new_page()
+        finally:
+            context.remove_listener("page", errors.watch)
+            for opened in context.pages:
+                opened.close()
+            context.clear_cookies()
+
+    def close(self) -> None:
+        """Close every profile."""
+        while self._contexts:
+            self._contexts.popitem()[1].close()
 
 
 def login(page: Page, token: str = ADMIN_TOKEN) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Generator, Iterator
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, PageErrors, new_context
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, PageErrors, ReusedProfile, new_context
 from tests.support.serve import Host
 
 
@@ -70,6 +70,25 @@ def context(browser: Browser, host: Host, page_errors: PageErrors) -> Generator[
     assert page_errors.messages == [], page_errors.messages
 
 
+@pytest.fixture(scope="session")
+def reused_profile(browser: Browser) -> Iterator[ReusedProfile]:
+    """The worker's one browser profile lent to the tests that do not name `context` (issue 16)."""
+    profile = ReusedProfile(browser)
+    yield profile
+    profile.close()
+
+
 @pytest.fixture
-def page(context: BrowserContext) -> Page:
-    return context.new_page()
+def page(
+    request: pytest.FixtureRequest, reused_profile: ReusedProfile, host: Host, page_errors: PageErrors
+) -> Iterator[Page]:
+    """A 1280x800 page for `host`; the test fails if any page it opened threw. A page of the test's own
+    fresh profile when it names `context` (it changes the profile: clock, routes, permissions), else a
+    new page of the worker's reused profile (`ReusedProfile`: cache kept, cookies cleared)."""
+    if "context" in request.fixturenames:
+        context: BrowserContext = request.getfixturevalue("context")
+        yield context.new_page()
+        return
+    with reused_profile.lend(host, page_errors) as page:
+        yield page
+    assert page_errors.messages == [], page_errors.messages

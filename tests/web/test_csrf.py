@@ -231,3 +231,29 @@ async def test_the_console_and_debugger_requests_need_the_csrf_token_too(browser
     # (FastAPI validates it before the handler runs: api/bodies.py).
     error = assert_error(await browser.post(path), 422, "REQUEST_INVALID")
     assert {e["code"] for e in error["details"]["errors"]} == {"FIELD_REQUIRED"}
+
+
+async def test_the_page_loads_its_files_under_a_versioned_path_kept_for_good_and_preloads_every_module(
+    browser: LoggedIn,
+) -> None:
+    """Versioned static paths are immutable, the plain and stale ones revalidated (issue 16)."""
+    shell = (await browser.client.get("/")).text
+    entry = re.search(r'<script type="module" src="(/static/v-[0-9a-f]{12})/js/app\.js"></script>', shell)
+    assert entry, shell
+    prefix = entry.group(1)
+    preloaded = re.findall(r'<link rel="modulepreload" href="([^"]+)">', shell)
+    assert f"{prefix}/js/dom.js" in preloaded and f"{prefix}/js/feed.js" in preloaded, preloaded
+    assert f"{prefix}/js/app.js" not in preloaded and len(preloaded) == len(set(preloaded)), preloaded
+    for path in (f"{prefix}/js/app.js", f"{prefix}/css/app.css", *preloaded):
+        answer = await browser.client.get(path)
+        assert answer.status_code == 200, path
+        assert answer.headers["cache-control"] == "public, max-age=31536000, immutable", path
+        assert answer.headers["x-content-type-options"] == "nosniff"
+    plain = await browser.client.get("/static/js/app.js")
+    stale = await browser.client.get("/static/v-000000000000/js/app.js")
+    current = await browser.client.get(f"{prefix}/js/app.js")
+    for answer in (plain, stale):
+        assert answer.status_code == 200
+        assert answer.headers["cache-control"] == "no-cache"
+        assert answer.content == current.content
+    assert (await browser.client.get(f"{prefix}/js/nothing-here.js")).status_code == 404

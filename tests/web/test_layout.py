@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 
 from tests.support.browser import (
     NO_HORIZONTAL_SCROLL,
@@ -236,22 +236,27 @@ def test_a_server_page_answered_after_the_user_moved_on_never_replaces_the_newer
     expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
 
 
-def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(page: Page, host: Host) -> None:
+PAGE_DOM_JS = "new URL('dom.js', document.querySelector('script[type=module]').src).href"
+"""A page expression: the URL of the page's own dom.js (the same module instance its views use)."""
+
+
+def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(
+    context: BrowserContext, page: Page, host: Host
+) -> None:
     """A message about the previous page would cover the next one; one that reports the navigation
     itself ("Deleted.") is shown on the page it leads to. The page's clock is Playwright's, paused once
-    the list is drawn: the toast ages by exactly the time the test moves it on, without waiting (issue 16)."""
+    the list is drawn: the toast ages by exactly the time the test moves it on, without waiting (issue 16).
+    The clock is the profile's: a fresh one (`context`), not the worker's reused profile."""
     page.clock.install()
     sign_in(page)
     page.clock.pause_at(datetime.now(UTC) + timedelta(seconds=1))
     toast = page.locator("#toast")
-    page.evaluate("() => import('/static/js/dom.js').then((dom) => dom.toast('About the list'))")
+    page.evaluate(f"() => import({PAGE_DOM_JS}).then((dom) => dom.toast('About the list'))")
     expect(toast).to_have_class("toast visible")
     page.clock.fast_forward(1_200)
     go_to(page, "Gateway")
     expect(toast).not_to_have_class("toast visible")
-    page.evaluate(
-        "() => import('/static/js/dom.js').then((dom) => { dom.toast('Deleted.'); location.hash = '#/inbox'; })"
-    )
+    page.evaluate(f"() => import({PAGE_DOM_JS}).then((dom) => {{ dom.toast('Deleted.'); location.hash = '#/inbox'; }})")
     expect(page.get_by_test_id("inbox-summary")).to_be_visible()
     expect(toast).to_have_class("toast visible")
     expect(toast).to_have_text("Deleted.")

@@ -7,10 +7,11 @@ reasons, a category whose refresh failed — are shown for a server that sent a 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Page, Request, Route, expect
+from playwright.sync_api import BrowserContext, Page, Request, Route, expect
 
 from tests.support.browser import open_server, raw_stdio_body, sign_in
 from tests.support.readiness import add_ready_on_host
@@ -61,7 +62,13 @@ def test_a_state_badge_turns_to_error_with_its_reason_from_the_event_stream_with
     expect(status.locator("pre.stderr-tail")).to_contain_text("exiting on request with code 7")
 
 
-def test_the_page_polls_while_the_stream_fails_and_goes_live_again(page: Page, host: Host) -> None:
+def test_the_page_polls_while_the_stream_fails_and_goes_live_again(
+    context: BrowserContext, page: Page, host: Host
+) -> None:
+    """The page's clock is Playwright's, paused before the page loads (a fresh profile: the clock is the
+    profile's), so its 3 s poll and its 5 s retry of the stream happen exactly when the test moves the
+    clock on (issue 16: the test waited for both). Each step waits for the list read it caused to be
+    answered before the next, so no earlier read can be counted, or answer, after the deletion."""
     refused: list[str] = []
 
     def refuse_once(route: Route) -> None:
@@ -72,22 +79,36 @@ def test_the_page_polls_while_the_stream_fails_and_goes_live_again(page: Page, h
             route.continue_()
 
     page.route("**/api/events", refuse_once)
+    page.clock.install()
+    page.clock.pause_at(datetime.now(UTC) + timedelta(seconds=1))
     sign_in(page)
     indicator = page.locator(".feed-state")
     expect(indicator).to_have_attribute("data-feed-mode", "polling")
     expect(indicator).to_contain_text("refreshing every 3 s")
+    expect(page.get_by_text("No servers yet.")).to_be_visible()  # the fallback's read, answered
     created = host.client.post("/api/mcp/servers", json=raw_stdio_body("Polled"))
     assert created.status_code == 201, created.text
-    expect(page.locator('tr[data-server="polled"]')).to_be_visible()  # found by polling: the stream is down
+    row = page.locator('tr[data-server="polled"]')
+    with page.expect_request(_is_list_request):
+        page.clock.run_for(3_000)
+    expect(row).to_be_visible()  # found by the poll 3 s after the stream failed: the stream is down
 
-    # The feed tries the stream again (after 5 s) and stops polling once it is open.
-    expect(indicator).to_have_attribute("data-feed-mode", "live", timeout=15_000)
+    # The feed tries the stream again 5 s after it failed, stops polling once it is open, and reads the
+    # list once (the resync of a new stream); the next poll would be due at 6 s.
+    with page.expect_response(lambda response: _is_list_request(response.request)) as resync:
+        page.clock.run_for(2_000)
+    expect(indicator).to_have_attribute("data-feed-mode", "live")
+    assert resync.value.ok
     assert len(refused) == 1
     list_requests: list[str] = []
     page.on("request", lambda r: list_requests.append(r.url) if _is_list_request(r) else None)
+    page.clock.resume()  # the deletion's resync is a 100 ms timer, due after the event arrives
     host.client.delete("/api/mcp/servers/polled")
-    expect(page.locator('tr[data-server="polled"]')).to_have_count(0)
-    assert len(list_requests) == 1  # one resync for the deletion event, no polling
+    expect(row).to_have_count(0)
+    assert len(list_requests) == 1  # one resync for the deletion event
+    page.clock.run_for(6_000)  # two poll periods: no poll while the stream is live
+    page.evaluate("() => document.title")  # request events of reads started before this have arrived
+    assert len(list_requests) == 1
 
 
 def test_a_malformed_tool_is_shown_quarantined_with_its_reason_and_a_failed_category_with_its_error(

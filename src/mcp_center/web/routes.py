@@ -6,7 +6,8 @@ The shell is rendered here (Jinja2) and carries the session's CSRF token; the Ja
 has exactly the API's powers and checks.
 
 Every page answers with a strict Content-Security-Policy (scripts and styles only from `/static`,
-no inline script, no framing) and `Cache-Control: no-store`.
+no inline script, no framing) and `Cache-Control: no-store`; the files under `/static` are cached
+by version (`mcp_center.web.assets`).
 """
 
 from __future__ import annotations
@@ -19,12 +20,11 @@ from urllib.parse import parse_qs
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from starlette.staticfiles import StaticFiles
-from starlette.types import Scope
 
 from mcp_center import __version__
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, OriginNotAllowed
+from mcp_center.web.assets import STATIC_DIR, VersionedStaticFiles, module_imports, static_prefix
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -71,18 +71,8 @@ def _templates() -> Environment:
     )
 
 
-class _StaticFiles(StaticFiles):
-    """Static files that browsers revalidate on every load (ETag), so an upgrade is picked up at once."""
-
-    async def get_response(self, path: str, scope: Scope) -> Response:
-        response = await super().get_response(path, scope)
-        response.headers["Cache-Control"] = "no-cache"
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
-
-
 def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    html = _templates().get_template(name).render(version=__version__, **context)
+    html = _templates().get_template(name).render(version=__version__, static=static_prefix(), **context)
     return HTMLResponse(html, status_code=status, headers=_PAGE_HEADERS)
 
 
@@ -123,7 +113,12 @@ def install_web(app: FastAPI, *, settings: Settings, admin_token: str, sessions:
         session = sessions.session_of(request.scope)
         if session is None:
             return RedirectResponse("/login", status_code=303, headers={"Cache-Control": "no-store"})
-        return _page("app.html", csrf_token=session.csrf_token, instance=settings.instance_label)
+        return _page(
+            "app.html",
+            csrf_token=session.csrf_token,
+            instance=settings.instance_label,
+            preload=module_imports("app.js"),
+        )
 
     @router.get("/login", response_class=HTMLResponse)
     async def login_form(request: Request) -> Response:  # pyright: ignore[reportUnusedFunction]
@@ -169,4 +164,4 @@ def install_web(app: FastAPI, *, settings: Settings, admin_token: str, sessions:
         return response
 
     app.include_router(router)
-    app.mount("/static", _StaticFiles(directory=WEB_DIR / "static"), name="static")
+    app.mount("/static", VersionedStaticFiles(directory=STATIC_DIR), name="static")

@@ -9,8 +9,13 @@
 // Activity tab and the playground, debug.js and tools.js; they never reload the list). A status event patches the one server it names; a
 // configuration event, a (re)connect and `events.dropped` reload the list once (a resync). Only
 // when the stream fails repeatedly does the feed fall back to polling the list, and it keeps
-// trying the stream again with a growing delay. The EventSource is same-origin, so the browser
-// sends the session cookie with it; nothing secret is ever put in its URL.
+// trying the stream again with a growing delay.
+//
+// A page load reads the list once: the first read waits for the stream to open (a read sent
+// earlier could miss a change made before the host had subscribed the stream, so the open would
+// read it again), or for the fallback to polling, or CONNECT_GRACE_MS when the stream neither opens
+// nor fails. `onSync` listeners (the inbox) reload at the same moments. The EventSource is
+// same-origin, so the browser sends the session cookie with it; nothing secret is ever put in its URL.
 
 import { coalesced, servers } from "./api.js";
 
@@ -21,6 +26,8 @@ export const STREAM_FAILURES_BEFORE_POLLING = 3;
 export const STREAM_RETRY_MS = [5000, 60000];
 /** Configuration events are coalesced for this long into one list reload, in ms. */
 const RESYNC_DELAY_MS = 100;
+/** How long the first read waits for the stream to open or fail before it reads the list anyway, in ms. */
+export const CONNECT_GRACE_MS = 1000;
 
 export const CONFIG_EVENTS = [
   "server.created",
@@ -46,6 +53,8 @@ const STREAM_EVENTS = ["server.status", "server.catalog", "events.dropped", ...C
  * - `subscribe(fn)`: fn(list) on every change; returns an unsubscribe function.
  * - `onEvent(fn)`: fn(event) for every event of the stream (parsed JSON); returns an unsubscribe function.
  * - `onMode(fn)`: fn(mode) now and on every change of "connecting" | "live" | "polling".
+ * - `onSync(fn)`: fn() whenever whatever the page shows should be read again: the stream opened,
+ *   the feed fell back to polling, or the first stream is still connecting after CONNECT_GRACE_MS.
  * - `refresh()`: reload the list now (after a change the page made itself).
  */
 export function createServerFeed({
@@ -57,6 +66,7 @@ export function createServerFeed({
   const listeners = new Set();
   const eventListeners = new Set();
   const modeListeners = new Set();
+  const syncListeners = new Set();
   /** server id → the newest status an event announced (a list answer may be older than it). */
   const announced = new Map();
   /** Ids deleted since the page loaded: their last status events must not bring them back. */
@@ -69,6 +79,7 @@ export function createServerFeed({
   let retryTimer = null;
   let pollTimer = null;
   let resyncTimer = null;
+  let graceTimer = null;
   let started = false;
 
   function setMode(next) {
@@ -86,7 +97,24 @@ export function createServerFeed({
   }
 
   /** Reload the list; a reload asked for while one runs runs once more afterwards (nothing is missed). */
-  const refresh = coalesced(() => servers.list().then(publish));
+  let reading = false;
+  const refresh = coalesced(() => {
+    reading = true;
+    return servers
+      .list()
+      .then(publish)
+      .finally(() => {
+        reading = false;
+      });
+  });
+
+  /** Read the list and tell `onSync` listeners to read theirs (a (re)connect, a fallback, the grace). */
+  function sync() {
+    clearTimeout(graceTimer);
+    graceTimer = null;
+    refresh();
+    for (const fn of syncListeners) fn();
+  }
 
   function resyncSoon() {
     clearTimeout(resyncTimer);
@@ -152,7 +180,7 @@ export function createServerFeed({
       retryDelay = retryMs[0];
       setMode("live");
       schedulePolling();
-      refresh(); // resync: whatever happened while we were not listening
+      sync(); // whatever happened while we were not listening
     });
     stream.addEventListener("error", () => {
       if (source !== stream) return;
@@ -172,7 +200,7 @@ export function createServerFeed({
   function fallBack() {
     setMode("polling");
     schedulePolling();
-    refresh();
+    sync();
     if (typeof EventSource === "undefined") return;
     retryTimer = setTimeout(openStream, retryDelay);
     retryDelay = Math.min(retryDelay * 2, retryMs[1]);
@@ -182,6 +210,9 @@ export function createServerFeed({
     if (started) return;
     started = true;
     openStream();
+    graceTimer = setTimeout(() => {
+      if (mode === "connecting") sync();
+    }, CONNECT_GRACE_MS);
   }
 
   return {
@@ -190,7 +221,8 @@ export function createServerFeed({
       start();
       if (last) fn(last);
       schedulePolling();
-      if (!last) refresh();
+      // Read now only when the first read is over and failed (a sync reads it otherwise).
+      if (!last && mode !== "connecting" && !reading) refresh();
       return () => {
         listeners.delete(fn);
         schedulePolling();
@@ -205,6 +237,11 @@ export function createServerFeed({
       modeListeners.add(fn);
       fn(mode);
       return () => modeListeners.delete(fn);
+    },
+    onSync(fn) {
+      syncListeners.add(fn);
+      start();
+      return () => syncListeners.delete(fn);
     },
     get mode() {
       return mode;

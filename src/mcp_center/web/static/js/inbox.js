@@ -5,7 +5,8 @@
 //
 // Cards come from the host (GET /api/approvals, GET /api/interactions), never from localStorage, so
 // they survive a page reload. The shared feed (feed.js) passes on the stream's `approval.*` and
-// `interaction.*` events: each one patches the list at once; a (re)connected stream reloads it;
+// `interaction.*` events: each one patches the list at once; a (re)connected stream reloads it
+// (the feed's `onSync`, which also says when to read it first: once per page load);
 // while the feed polls (the stream is down) the inbox polls too. A reload that was running while
 // an event arrived is thrown away and run again, so an older answer never hides a newer card.
 
@@ -79,9 +80,7 @@ export function createInbox(feed) {
   function onMode(mode) {
     clearInterval(pollTimer);
     pollTimer = null;
-    if (mode === "live") reload(); // (re)connected: whatever happened while we were not listening
     if (mode === "polling") {
-      reload();
       pollTimer = setInterval(() => {
         if (document.visibilityState === "visible") reload();
       }, POLL_MS);
@@ -90,7 +89,8 @@ export function createInbox(feed) {
 
   feed.onEvent(onEvent);
   feed.onMode(onMode);
-  reload();
+  // The first read and every read after a (re)connect or a fallback: whatever happened while we were not listening.
+  feed.onSync(reload);
 
   return {
     subscribe(fn) {
