@@ -12,6 +12,9 @@ exactly as `scripts/bench` does, then asks the host for a report. It prints:
 - `anon_mb` / `file_mb`: the private (heap) and file-backed parts of the bench RSS (smaps_rollup);
 - `heap_in_use_mb` / `heap_free_mb`: glibc's `mallinfo2` (blocks in use, free blocks kept in the heap);
 - `trim_gain_mb`: what `malloc_trim(0)` still hands back at that moment;
+- `pymalloc_arenas_mb` / `pymalloc_used_mb` / `pymalloc_free_mb`: CPython's small-object allocator
+  (objects up to 512 bytes; 1 MiB arenas outside glibc's heap): arenas held, bytes in live blocks,
+  bytes in free blocks of those arenas (an arena goes back to the system only when wholly free);
 - `gc_objects` / `gc_frozen`: objects the collector tracks, and those `gc.freeze` moved out of it;
 - the packages with the most modules loaded, and the most numerous object types.
 
@@ -59,11 +62,31 @@ def _report(*_):
         for line in open("/proc/self/status"):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
+    import tempfile
+    with tempfile.TemporaryFile("w+") as stats:
+        saved = os.dup(2)
+        os.dup2(stats.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        stats.seek(0)
+        pymalloc = {}
+        for line in stats:
+            name, _, value = line.partition("=")
+            name = name.strip("# \n")
+            if name in ("arenas allocated current", "bytes in allocated blocks", "bytes in available blocks"):
+                pymalloc[name] = int(value.strip().replace(",", ""))
     before = rss()
     libc.malloc_trim(0)
     report = {
         "heap_in_use_mb": info.uordblks / 2**20, "heap_free_mb": info.fordblks / 2**20,
-        "trim_gain_mb": before - rss(), "gc_objects": len(objs), "gc_frozen": gc.get_freeze_count(),
+        "trim_gain_mb": before - rss(),
+        "pymalloc_arenas_mb": pymalloc["arenas allocated current"],
+        "pymalloc_used_mb": pymalloc["bytes in allocated blocks"] / 2**20,
+        "pymalloc_free_mb": pymalloc["bytes in available blocks"] / 2**20,
+        "gc_objects": len(objs), "gc_frozen": gc.get_freeze_count(),
         "modules": len(sys.modules), "packages": packages.most_common(15), "types": types_.most_common(15),
     }
     path = os.environ["MEMORY_PROBE_OUT"]
@@ -145,6 +168,8 @@ def main() -> int:
     args = parser.parse_args()
     figures = probe(args.catalog)
     for key, value in figures.items():
+        if isinstance(value, bool):
+            continue
         if isinstance(value, float):
             print(f"{key:<16} {value:8.1f}")
         elif isinstance(value, int):
