@@ -35,10 +35,10 @@ from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
 from mcp_center.gateway.wire import DirectHandler, DirectRoute
-from mcp_center.launch import LISTEN_BACKLOG, Ownership, listen, own_data_dir
+from mcp_center.launch import LISTEN_BACKLOG, Ownership, listen, open_store, own_data_dir
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
-from mcp_center.store import store_for
+from mcp_center.store import Store
 from mcp_center.web import BrowserSessions, install_web
 
 __all__ = [
@@ -48,14 +48,16 @@ __all__ = [
     "create_app",
     "interrupt_waiting_calls",
     "listen",
+    "open_store",
     "own_data_dir",
 ]
 
 logger = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
-    """Build the app for `settings`.
+def create_app(settings: Settings, *, store: Store | None = None) -> tuple[FastAPI, str, bool]:
+    """Build the app for `settings`, on `store` (already opened by `open_store`, which `serve` calls
+    before it imports this module) or on the store `settings` ask for, opened here.
 
     Returns:
         `(app, admin_token, token_created_now)`; `serve` prints the token only when it was
@@ -72,10 +74,8 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     install_log_redaction()
     # First the store: files — complete an interrupted commit, remove temps, check every file;
     # a database — connect, migrate, check every row. A refusal here leaves no key or token behind.
-    store = store_for(settings)
-    if not settings.database_url:  # the files live in it: made private before the store makes mcp/
-        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    store.open()
+    if store is None:
+        store = open_store(settings)
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         token, created = load_or_create_admin_token(settings.data_dir, settings.admin_token)

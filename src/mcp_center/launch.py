@@ -1,11 +1,11 @@
-"""What `serve` does before it builds the host: bind the port (`listen`) and own the data directory
-(`own_data_dir`) (R-7.3, R-9.2, R-9.3).
+"""What `serve` does before it builds the host: bind the port (`listen`), own the data directory
+(`own_data_dir`) and open the store (`open_store`) (R-7.3, R-9.1, R-9.2, R-9.3, R-10.1).
 
-Both steps can refuse a start (a busy port, a data directory another serve owns), and a refused
-start must touch nothing. They need only the standard library, the store's owner lock and the
-transports' process guard, so `serve` runs them before it imports the host (`mcp_center.app`: the
-SDK, fastapi, the service; about 2 s of CPU): a refused start ends in a fraction of that (issue 16).
-`mcp_center.app` re-exports the three names.
+Each step can refuse a start (a busy port, a data directory another serve owns, a damaged data
+file, an unreachable or newer database), and a refused start must touch nothing. They need only
+the standard library, the store and the transports' process guard, so `serve` runs them before it
+imports the host (`mcp_center.app`: the SDK, fastapi, the service; about 2 s of CPU): a refused
+start ends in a fraction of that (issue 16). `mcp_center.app` re-exports these names.
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ from __future__ import annotations
 import errno
 import socket
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mcp_center.config import Settings
 from mcp_center.errors import AddressInUse, AddressUnavailable
 from mcp_center.store.owner import FileOwnerLock, OwnerLock, ServeOwner
 from mcp_center.transports.guard import PROCESS_GROUPS_FILE, TakeOver, process_guard
 
-__all__ = ["LISTEN_BACKLOG", "Ownership", "listen", "own_data_dir"]
+if TYPE_CHECKING:
+    from mcp_center.store.json_store import Store
+
+__all__ = ["LISTEN_BACKLOG", "Ownership", "listen", "open_store", "own_data_dir"]
 
 LISTEN_BACKLOG = 2048
 """Pending connections the listening sockets queue (uvicorn's default)."""
@@ -129,3 +133,25 @@ def own_data_dir(settings: Settings) -> Ownership:
         lock.release()
         raise
     return Ownership(lock=lock, reaped=reaped)
+
+
+def open_store(settings: Settings) -> Store:
+    """The store of `settings`, opened: the files' store completes an interrupted commit, removes
+    temps and checks every file; the database's connects, migrates and checks every row (R-9.1,
+    R-10.1). The data directory is created (mode 0700) before the files' store makes `mcp/` in it.
+
+    Returns:
+        The open store; the caller closes it (`create_app` hands it to the host's lifespan).
+    Raises:
+        StorageError: a data file is damaged, truncated or of a newer schema: the message names the
+            file and the fault; nothing was written.
+        StorageUnavailable: the database (`--database-url`) cannot be reached; nothing was created.
+        StorageSchemaTooNew: the database was migrated by a newer mcp-center.
+    """
+    from mcp_center.store.backends import store_for  # the records' models: not for a refused port
+
+    store = store_for(settings)
+    if not settings.database_url:  # the files live in it: made private before the store makes mcp/
+        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    store.open()
+    return store

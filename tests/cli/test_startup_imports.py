@@ -24,6 +24,7 @@ import mcp_center.gateway
 import mcp_center.interchange
 import mcp_center.store
 import mcp_center.transports
+from mcp_center.errors import StorageError
 from mcp_center.store.owner import FileOwnerLock, ServeOwner
 from tests.support.loopback import serve_threaded
 
@@ -95,6 +96,10 @@ def test_help_version_and_argument_errors_import_no_sdk_web_stack_or_service(
     assert heavy == []
 
 
+HOST = tuple(name for name in HEAVY if name != "mcp_center.config.servers")
+"""What a refused `serve` must not import: the host (the store it opens reads the configuration models)."""
+
+
 def test_a_serve_refused_on_a_busy_port_imports_no_sdk_web_stack_or_service(tmp_path: Path) -> None:
     # `serve` binds its port and claims its data directory before it imports the host
     # (`mcp_center.launch`): a refused start ends in well under a second of CPU, not ~2.5 s (issue 16).
@@ -123,6 +128,19 @@ def test_a_serve_refused_on_a_data_directory_another_serve_owns_imports_no_sdk_w
         owner.release()
     assert exit_code == 4  # SERVE_DATA_DIR_IN_USE
     assert heavy == []
+
+
+def test_a_serve_refused_on_a_damaged_data_file_imports_no_sdk_web_stack_or_service(tmp_path: Path) -> None:
+    # The store is opened (and a damaged file refused) before the host is imported, too.
+    data = tmp_path / "data"
+    (data / "mcp").mkdir(parents=True)
+    damaged = data / "mcp" / "servers.json"
+    damaged.write_text('{"schema_version": 1, "servers": [{"config": ')
+    exit_code, heavy, _ = heavy_imports(tmp_path, "serve", "--data-dir", str(data), "--port", "0")
+    assert exit_code == StorageError("").exit_code
+    assert [name for name in heavy if name in HOST] == []
+    assert damaged.read_text() == '{"schema_version": 1, "servers": [{"config": '  # never written
+    assert not (data / "admin-token").exists()  # refused before the token
 
 
 class _Approvals(BaseHTTPRequestHandler):

@@ -64,7 +64,7 @@ def serve(
     # Only what the refusals before the host need; the host itself (`mcp_center.app`:
     # the SDK, fastapi, the service, about 2 s of CPU) is imported once the port and the directory
     # are this process's, so a refused start ends without it (issue 16).
-    from mcp_center.launch import Ownership, listen, own_data_dir
+    from mcp_center.launch import Ownership, listen, open_store, own_data_dir
 
     if log_level.lower() not in _LOG_LEVELS:
         error = FieldError("log_level", "FIELD_INVALID", f"must be one of: {', '.join(_LOG_LEVELS)}")
@@ -97,9 +97,16 @@ def serve(
         # here, before it touches its key, token, serve.json or any server; then what a crashed
         # owner left running is stopped before this one starts its own copies.
         ownership = own_data_dir(settings)
-        from mcp_center.app import create_app
+        # Then the store: a damaged data file or an unreachable database refuses here, still
+        # without the host's imports.
+        store = open_store(settings)
+        try:
+            from mcp_center.app import create_app
 
-        asgi_app, token, created = create_app(settings)
+            asgi_app, token, created = create_app(settings, store=store)
+        except BaseException:
+            store.close()
+            raise
     except BaseException as exc:
         for sock in sockets:
             sock.close()
