@@ -6,18 +6,18 @@ a busy port stops here with SERVE_ADDRESS_IN_USE), claim the data directory (`ow
 second serve on it stops here with SERVE_DATA_DIR_IN_USE), stop what a crashed previous owner left
 running and start this process's watchdog, open the key, token and store (`create_app`), serve
 (`HostServer` announces its URL in `serve.json` once started), and at the very end, after every
-server process stopped, give the directory up (`Ownership.release`).
+server process stopped, give the directory up (`Ownership.release`). The first two steps live in
+`mcp_center.launch`, so that `serve` runs them before it imports this module (re-exported here).
 """
 
 from __future__ import annotations
 
-import errno
 import gc
 import logging
 import socket
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import FrameType
 
 import anyio
@@ -32,13 +32,13 @@ from mcp_center.api import create_api, end_event_streams, guard_gateway
 from mcp_center.api.instances import InstanceHeader
 from mcp_center.api.security import MAX_BODY_BYTES, allowed_host_names, host_refusal
 from mcp_center.config import Settings
-from mcp_center.errors import AddressInUse, AddressUnavailable, CenterError
+from mcp_center.errors import CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
 from mcp_center.gateway.wire import DirectHandler, DirectRoute
+from mcp_center.launch import LISTEN_BACKLOG, Ownership, listen, open_store, own_data_dir
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
 from mcp_center.service import McpCenter
-from mcp_center.store import FileOwnerLock, OwnerLock, ServeOwner, store_for
-from mcp_center.transports import PROCESS_GROUPS_FILE, TakeOver, process_guard
+from mcp_center.store import Store
 from mcp_center.web import BrowserSessions, install_web
 
 __all__ = [
@@ -48,123 +48,16 @@ __all__ = [
     "create_app",
     "interrupt_waiting_calls",
     "listen",
+    "open_store",
     "own_data_dir",
 ]
 
 logger = logging.getLogger(__name__)
 
-LISTEN_BACKLOG = 2048
-"""Pending connections the listening sockets queue (uvicorn's default)."""
 
-
-def listen(host: str, port: int) -> list[socket.socket]:
-    """Bind and listen on `host:port` now, before anything of the host starts (R-7.3).
-
-    `serve` calls this first and hands the sockets to uvicorn (`HostServer.run(sockets=...)`), so a
-    second `serve` on a busy port fails before it prints its banner, opens the data directory or
-    starts a server connection — the running instance's data is never touched. The sockets are
-    bound as uvicorn (asyncio's `create_server`) would bind them: every address `host` resolves to
-    (`localhost` is IPv4 and IPv6), `SO_REUSEADDR` (a just-stopped server's port is free at once;
-    a port another process *listens* on still fails), IPv6 sockets IPv6-only.
-
-    Args:
-        host: Bind address or name (`127.0.0.1`, `::1`, `localhost`, `0.0.0.0`).
-        port: TCP port; 0 picks a free one (then every address gets the port the first one got).
-    Returns:
-        Listening sockets, at least one; the caller closes them (uvicorn does when it stops).
-    Raises:
-        AddressInUse: another process listens on `host:port` (`details`: host, port).
-        AddressUnavailable: `host` does not resolve to a local address, the port is privileged,
-            or binding failed for another reason (`details`: host, port, reason).
-    """
-    host = host.strip("[]")  # "[::1]" and "::1" alike
-    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise AddressUnavailable(
-            f"cannot listen on {where}: the host name does not resolve ({exc.strerror}); pass an address with --host",
-            details={"host": host, "port": port, "reason": "unresolved"},
-        ) from None
-    sockets: list[socket.socket] = []
-    try:
-        for family, kind, proto, _name, address in dict.fromkeys(infos):
-            sock = socket.socket(family, kind, proto)
-            sockets.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            if port == 0 and len(sockets) > 1:
-                address = (address[0], sockets[0].getsockname()[1], *address[2:])
-            sock.bind(address)
-            sock.listen(LISTEN_BACKLOG)
-    except OSError as exc:
-        for sock in sockets:
-            sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise AddressInUse(
-                f"{where} is already in use (another mcp-center serve, or another program, listens there); "
-                "stop it, or choose another port with --port",
-                details={"host": host, "port": port},
-            ) from None
-        raise AddressUnavailable(
-            f"cannot listen on {where}: {exc.strerror or exc}; choose another --host or --port",
-            details={"host": host, "port": port, "reason": errno.errorcode.get(exc.errno or 0, "OSError")},
-        ) from None
-    return sockets
-
-
-@dataclass
-class Ownership:
-    """This process owns a data directory (R-9.2); see `own_data_dir`.
-
-    Attributes:
-        lock: The owner lock: `HostServer` announces the URL through it.
-        reaped: What the previous owner's record left running and this start stopped (R-9.3).
-    """
-
-    lock: OwnerLock
-    reaped: TakeOver
-
-    def release(self) -> None:
-        """Give the data directory up: end the record of process groups, then the lock. Never raises.
-
-        Call it last, after every server process stopped (the next owner would otherwise find
-        this serve's live groups in the record).
-        """
-        process_guard().stop_recording()
-        self.lock.release()
-
-
-def own_data_dir(settings: Settings) -> Ownership:
-    """Claim `settings.data_dir` for this process, right after `serve` bound its port (R-9.2, R-9.3).
-
-    Then stop what a previous owner that crashed left running (the groups its
-    `process-groups.json` names and that are provably still its own), start this process's
-    watchdog, and record the groups this process starts from now on. Blocking: a few ms, plus at
-    most about 4 s when leftovers resist SIGTERM.
-
-    Returns:
-        The ownership; `release()` it when the host has stopped.
-    Raises:
-        DataDirInUse: a live serve owns the directory (its pid and URL in the message and details);
-            nothing in the directory was touched.
-        StorageError: the directory cannot be created or written.
-    """
-    lock = FileOwnerLock(settings.data_dir)
-    lock.claim(ServeOwner.this_process())
-    try:
-        guard = process_guard()
-        reaped = guard.take_over(settings.data_dir / PROCESS_GROUPS_FILE)
-        guard.start()
-    except BaseException:
-        lock.release()
-        raise
-    return Ownership(lock=lock, reaped=reaped)
-
-
-def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
-    """Build the app for `settings`.
+def create_app(settings: Settings, *, store: Store | None = None) -> tuple[FastAPI, str, bool]:
+    """Build the app for `settings`, on `store` (already opened by `open_store`, which `serve` calls
+    before it imports this module) or on the store `settings` ask for, opened here.
 
     Returns:
         `(app, admin_token, token_created_now)`; `serve` prints the token only when it was
@@ -181,10 +74,8 @@ def create_app(settings: Settings) -> tuple[FastAPI, str, bool]:
     install_log_redaction()
     # First the store: files — complete an interrupted commit, remove temps, check every file;
     # a database — connect, migrate, check every row. A refusal here leaves no key or token behind.
-    store = store_for(settings)
-    if not settings.database_url:  # the files live in it: made private before the store makes mcp/
-        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    store.open()
+    if store is None:
+        store = open_store(settings)
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         token, created = load_or_create_admin_token(settings.data_dir, settings.admin_token)

@@ -9,6 +9,7 @@ case runs in a fresh interpreter, the only place where `sys.modules` says what a
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,9 @@ import mcp_center.config
 import mcp_center.gateway
 import mcp_center.interchange
 import mcp_center.store
+import mcp_center.transports
+from mcp_center.errors import StorageError
+from mcp_center.store.owner import FileOwnerLock, ServeOwner
 from tests.support.loopback import serve_threaded
 
 HEAVY = (
@@ -90,6 +94,53 @@ def test_help_version_and_argument_errors_import_no_sdk_web_stack_or_service(
     exit_code, heavy, _ = heavy_imports(tmp_path, *argv)
     assert exit_code == code
     assert heavy == []
+
+
+HOST = tuple(name for name in HEAVY if name != "mcp_center.config.servers")
+"""What a refused `serve` must not import: the host (the store it opens reads the configuration models)."""
+
+
+def test_a_serve_refused_on_a_busy_port_imports_no_sdk_web_stack_or_service(tmp_path: Path) -> None:
+    # `serve` binds its port and claims its data directory before it imports the host
+    # (`mcp_center.launch`): a refused start ends in well under a second of CPU, not ~2.5 s (issue 16).
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        exit_code, heavy, _ = heavy_imports(
+            tmp_path, "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port)
+        )
+    assert exit_code == 4  # SERVE_ADDRESS_IN_USE
+    assert heavy == []
+    assert not (tmp_path / "data").exists()  # refused before it touched the data directory
+
+
+def test_a_serve_refused_on_a_data_directory_another_serve_owns_imports_no_sdk_web_stack_or_service(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    owner = FileOwnerLock(data)
+    owner.claim(ServeOwner.this_process("http://127.0.0.1:9"))  # this live test process owns it
+    try:
+        exit_code, heavy, _ = heavy_imports(tmp_path, "serve", "--data-dir", str(data), "--port", "0")
+    finally:
+        owner.release()
+    assert exit_code == 4  # SERVE_DATA_DIR_IN_USE
+    assert heavy == []
+
+
+def test_a_serve_refused_on_a_damaged_data_file_imports_no_sdk_web_stack_or_service(tmp_path: Path) -> None:
+    # The store is opened (and a damaged file refused) before the host is imported, too.
+    data = tmp_path / "data"
+    (data / "mcp").mkdir(parents=True)
+    damaged = data / "mcp" / "servers.json"
+    damaged.write_text('{"schema_version": 1, "servers": [{"config": ')
+    exit_code, heavy, _ = heavy_imports(tmp_path, "serve", "--data-dir", str(data), "--port", "0")
+    assert exit_code == StorageError("").exit_code
+    assert [name for name in heavy if name in HOST] == []
+    assert damaged.read_text() == '{"schema_version": 1, "servers": [{"config": '  # never written
+    assert not (data / "admin-token").exists()  # refused before the token
 
 
 class _Approvals(BaseHTTPRequestHandler):
@@ -213,7 +264,9 @@ def test_serve_builds_the_host_without_the_rare_paths_modules(tmp_path: Path) ->
     assert [name for name in RARE_PATHS if name in modules] == []
 
 
-@pytest.mark.parametrize("package", [mcp_center.config, mcp_center.store, mcp_center.interchange, mcp_center.gateway])
+@pytest.mark.parametrize(
+    "package", [mcp_center.config, mcp_center.store, mcp_center.interchange, mcp_center.gateway, mcp_center.transports]
+)
 def test_every_name_a_lazy_package_exports_resolves(package: ModuleType) -> None:
     # The packages import their heavier modules on first use (`_LAZY`): every name of `__all__`
     # must resolve, from the module that `_LAZY` names.

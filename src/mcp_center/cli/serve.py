@@ -61,10 +61,10 @@ def serve(
     With --database-url (or MCP_CENTER_DATABASE_URL) the shared state lives in PostgreSQL and
     several serve instances, each with its own --data-dir and port, run behind a load balancer.
     """
-    import uvicorn
-
-    from mcp_center.app import HostServer, Ownership, create_app, gateway_first, listen, own_data_dir
-    from mcp_center.gateway.wire import CoalescingHttpToolsProtocol
+    # Only what the refusals before the host need (R-7.3, R-9.2); the host itself (`mcp_center.app`:
+    # the SDK, fastapi, the service, about 2 s of CPU) is imported once the port and the directory
+    # are this process's, so a refused start ends without it (issue 16).
+    from mcp_center.launch import Ownership, listen, open_store, own_data_dir
 
     if log_level.lower() not in _LOG_LEVELS:
         error = FieldError("log_level", "FIELD_INVALID", f"must be one of: {', '.join(_LOG_LEVELS)}")
@@ -97,7 +97,16 @@ def serve(
         # here, before it touches its key, token, serve.json or any server; then what a crashed
         # owner left running is stopped before this one starts its own copies (R-9.3).
         ownership = own_data_dir(settings)
-        asgi_app, token, created = create_app(settings)
+        # Then the store: a damaged data file or an unreachable database refuses here, still
+        # without the host's imports.
+        store = open_store(settings)
+        try:
+            from mcp_center.app import create_app
+
+            asgi_app, token, created = create_app(settings, store=store)
+        except BaseException:
+            store.close()
+            raise
     except BaseException as exc:
         for sock in sockets:
             sock.close()
@@ -133,6 +142,11 @@ def serve(
             f"(pid {reaped.previous_pid}) left running",
             highlight=False,
         )
+    import uvicorn
+
+    from mcp_center.app import HostServer, gateway_first
+    from mcp_center.gateway.wire import CoalescingHttpToolsProtocol
+
     config = uvicorn.Config(
         gateway_first(asgi_app),
         host=settings.host,
