@@ -152,7 +152,7 @@ def own_data_dir(settings: Settings) -> Ownership:
         StorageError: the directory cannot be created or written.
     """
     lock = FileOwnerLock(settings.data_dir)
-    lock.claim(ServeOwner.this_process())
+    lock.claim(ServeOwner.this_process(database=settings.database_display))
     try:
         guard = process_guard()
         reaped = guard.take_over(settings.data_dir / PROCESS_GROUPS_FILE)
@@ -377,10 +377,13 @@ class HostServer(uvicorn.Server):
                 logging.getLogger("uvicorn.error").info(
                     "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", shown, port
                 )
-            url = self._settings.public_url or replace(self._settings, port=port).base_url
+            # The public URL for users and remote clients; where it listens for this machine's CLI
+            # and stdio bridge (a public URL is often a proxy this machine cannot or need not reach).
+            local_url = replace(self._settings, port=port, public_url=None).base_url
+            url = self._settings.public_url or local_url
             if self._ownership is not None:
                 try:
-                    self._ownership.lock.announce(url)
+                    self._ownership.lock.announce(url, local_url=local_url)
                 except CenterError:
                     logger.warning("serve.record_failed", exc_info=True)
 
