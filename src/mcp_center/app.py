@@ -268,10 +268,13 @@ class HostServer(uvicorn.Server):
                 logging.getLogger("uvicorn.error").info(
                     "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", shown, port
                 )
-            url = self._settings.public_url or replace(self._settings, port=port).base_url
+            # The public URL for users and remote clients; where it listens for this machine's CLI
+            # and stdio bridge (a public URL is often a proxy this machine cannot or need not reach).
+            local_url = replace(self._settings, port=port, public_url=None).base_url
+            url = self._settings.public_url or local_url
             if self._ownership is not None:
                 try:
-                    self._ownership.lock.announce(url)
+                    self._ownership.lock.announce(url, local_url=local_url)
                 except CenterError:
                     logger.warning("serve.record_failed", exc_info=True)
 

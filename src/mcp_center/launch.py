@@ -124,7 +124,7 @@ def own_data_dir(settings: Settings) -> Ownership:
         StorageError: the directory cannot be created or written.
     """
     lock = FileOwnerLock(settings.data_dir)
-    lock.claim(ServeOwner.this_process())
+    lock.claim(ServeOwner.this_process(database=settings.database_display))
     try:
         guard = process_guard()
         reaped = guard.take_over(settings.data_dir / PROCESS_GROUPS_FILE)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -19,9 +18,9 @@ import pytest
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
 from tests.support.cli import CLI, CliResult, run_cli
-from tests.support.ports import closed_port_url
+from tests.support.ports import closed_port_url, free_port
 from tests.support.readiness import add_ready_on_host
-from tests.support.serve import ADMIN_TOKEN, running_host
+from tests.support.serve import ADMIN_TOKEN, running_host, serve_record
 
 
 def run(data_dir: Path, *args: str, token: bool = False) -> CliResult:
@@ -172,35 +171,56 @@ def test_the_stdio_bridge_finds_the_serve_of_its_data_directory_or_says_in_one_l
     assert no_token.stderr.startswith("error [REQUEST_INVALID]: set MCP_CENTER_GATEWAY_TOKEN")
 
 
-def _port_is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        return sock.connect_ex(("127.0.0.1", port)) != 0
-
-
 def test_a_serve_of_another_data_directory_on_the_default_port_is_never_asked(tmp_path: Path) -> None:
     """R-9.2: the CLI talks to the serve recorded for its data directory, never to whatever listens
-    on the default 127.0.0.1:8765 (another directory's serve, same admin token here, would answer)."""
-    if not _port_is_free(8765):
-        pytest.skip("127.0.0.1:8765 is already in use on this machine; this case needs to run a serve there")
+    on the default port (another directory's serve, same admin token here, would answer).
+
+    The default port is this test's own free port, through MCP_CENTER_PORT (read by `serve` and the
+    CLI's settings alike): the real 8765 may be a user's serve on a shared machine."""
+    port = free_port()
+    env = {"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN, "MCP_CENTER_PORT": str(port)}
     for place in ("other", "own"):
         (tmp_path / place).mkdir()
-    with running_host(tmp_path / "other", port=8765) as other:
-        assert other.url == "http://127.0.0.1:8765"
+    with running_host(tmp_path / "other", port=port) as other:
+        assert other.url == f"http://127.0.0.1:{port}"
         data = tmp_path / "mine"
+        assert Settings.load(data_dir=data, environ=env).base_url == other.url  # the default address, here
         assert run(data, "add", "Local", "--", sys.executable, "-c", "pass").returncode == 0
-        approvals = run(data, "approvals", "list", "--json", token=True)
+        approvals = run_cli(data, "approvals", "list", "--json", env=env)
         assert approvals.returncode == 7, approvals.stdout
         assert f"no mcp-center serve runs on the data directory {data}" in approvals.stderr
-        auth = run(data, "auth", "local", token=True)
+        auth = run_cli(data, "auth", "local", env=env)
         assert auth.returncode == 7, auth.stdout
-        assert "8765" not in auth.stdout
-        # With its own serve on another port, the CLI finds that one, not the one on 8765.
+        assert str(port) not in auth.stdout
+        # With its own serve on another port, the CLI finds that one, not the one on the default port.
         with running_host(tmp_path / "own") as own:
-            listed = run(own.data_dir, "approvals", "--json", token=True)
+            listed = run_cli(own.data_dir, "approvals", "--json", env=env)
             assert listed.returncode == 0, listed.stderr
         # An explicit --url (or MCP_CENTER_URL) is the user's choice and is used as given.
-        explicit = run(data, "approvals", "list", "--json", "--url", other.url, token=True)
+        explicit = run_cli(data, "approvals", "list", "--json", "--url", other.url, env=env)
         assert explicit.returncode == 0, explicit.stderr
+
+
+def test_the_cli_reaches_a_serve_with_a_public_url_at_its_listen_address(tmp_path: Path) -> None:
+    """`serve --public-url https://mcp.example.com` (a proxy this machine need not reach): serve.json
+    records the public URL and the listen address; the CLI's verbs and the stdio bridge use the
+    listen address, `export --gateway` gives clients the public URL (R-9.2, R-8.1)."""
+    from mcp_center.cli.gateway import bridge_url
+
+    public = "https://mcp.example.com"
+    with running_host(tmp_path, extra_args=("--public-url", public)) as host:
+        record = serve_record(host.data_dir)
+        assert (record["url"], record["local_url"]) == (public, host.url)
+        assert host.url.startswith("http://127.0.0.1:")
+        approvals = run(host.data_dir, "approvals", "list", "--json", token=True)
+        assert approvals.returncode == 0, approvals.stderr
+        assert json.loads(approvals.stdout) == []
+        settings = Settings.load(data_dir=host.data_dir, environ={})
+        assert bridge_url(settings, None) == f"{host.url}/mcp"
+        snippet = run(host.data_dir, "export", "--format", "claude-desktop", "--gateway")
+        assert snippet.returncode == 0, snippet.stderr
+        bridge = json.loads(snippet.stdout)["mcpServers"]["mcp-center"]
+        assert bridge["args"] == ["gateway", "--stdio", "--url", f"{public}/mcp"]
 
 
 def test_a_record_left_by_a_killed_serve_is_ignored(tmp_path: Path) -> None:

@@ -99,17 +99,46 @@ def test_production_profile_refuses_stdio_servers(tmp_path: Path) -> None:
 
 
 def test_a_prompt_without_an_answer_says_nothing_changed_and_names_yes(tmp_path: Path) -> None:
-    """A script or CI (stdin closed) got click's bare "Aborted."; now one line says nothing
-    changed and that --yes confirms without asking (found by the newcomer pass)."""
+    """A script or CI (stdin at its end) got click's bare "Aborted.", a closed stdin a traceback, and
+    an answer read from a pipe left the next line glued to the prompt. Now: one error line ending in
+    a newline, CONFIRMATION_REQUIRED, exit 2, naming --yes; the prompt's line always ends (faces: CLI)."""
     data = tmp_path / "data"
+    expected = (
+        "error [CONFIRMATION_REQUIRED]: no answer (standard input is closed or was interrupted): "
+        "nothing changed; pass --yes to confirm without asking\n"
+    )
     assert run(data, "add", "Local", "--", sys.executable, "-c", "pass").returncode == 0
     for verb in ("trust", "delete"):
         unanswered = run(data, verb, "local", stdin="")
-        assert unanswered.returncode == 1, unanswered.stdout
+        assert unanswered.returncode == 2, unanswered.stdout
+        assert unanswered.stderr.endswith(expected), unanswered.stderr
         assert "Aborted" not in unanswered.stderr
-        assert "nothing changed; pass --yes to confirm without asking" in unanswered.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    for redirect in ("</dev/null", "<&-"):  # a real process: standard input at its end, and closed
+        done = subprocess.run(
+            ["sh", "-c", f'exec "$0" trust local --data-dir "$1" {redirect}', CLI, str(data)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        assert (done.returncode, done.stderr) == (2, expected), (redirect, done.stderr)
+        assert done.stdout.endswith("\n"), done.stdout
     [server] = json.loads(run(data, "list", "--json").stdout)
     assert server["trusted"] is False  # neither the trust nor the delete happened
+    declined = subprocess.run(
+        [CLI, "trust", "local", "--data-dir", str(data)],
+        input="\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert declined.returncode == 1
+    assert declined.stdout.endswith("[y/N]: \n"), declined.stdout  # the prompt's line ends (not echoed)
+    assert declined.stderr == "not trusted; nothing changed\n"
     answered = run(data, "trust", "local", stdin="y\n")
     assert answered.returncode == 0, answered.stderr
     assert json.loads(run(data, "list", "--json").stdout)[0]["trusted"] is True

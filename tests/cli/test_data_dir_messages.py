@@ -6,6 +6,7 @@ default directory — a token the gateway rejected, "no servers yet", nothing sa
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -106,13 +107,13 @@ def test_commands_that_need_a_running_serve_say_none_runs_on_the_data_directory(
 
 def test_a_data_directory_that_cannot_be_created_is_one_storage_error_line(tmp_path: Path) -> None:
     """A data directory under a regular file (or anywhere mkdir fails) is `STORAGE_ERROR` naming the
-    path, exit 1, no traceback: every command that creates the directory (R-9.2, R-10.1)."""
+    path, exit 1, no traceback: every command that creates the directory (R-9.2, R-10.1). `export`
+    only reads, so it no longer creates one (`test_verbs_that_only_read_create_nothing_...`)."""
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     data = blocker / "data"
     for command in (
         ["add", "Local", "--", sys.executable, "-c", "pass"],
-        ["export", "--format", "cursor"],
         ["gateway", "token", "create", "agent"],
         ["gateway", "token", "revoke", "nope"],
     ):
@@ -122,3 +123,25 @@ def test_a_data_directory_that_cannot_be_created_is_one_storage_error_line(tmp_p
         first = failed.stderr.strip().splitlines()[0]
         assert first.startswith("error [STORAGE_ERROR]: "), (command, failed.stderr)
         assert str(data) in first, (command, first)
+
+
+def test_verbs_that_only_read_create_nothing_in_a_data_directory_without_servers(tmp_path: Path) -> None:
+    """A directory that exists but holds no servers (no mcp/: a serve's record, a new folder) got a
+    secret.key and mcp/ from `list` and the other verbs that only read (R-9.2)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for argv in (
+        ("list",),
+        ("list", "--json"),
+        ("show", "nope"),
+        ("tools", "nope"),
+        ("prompts",),
+        ("resources",),
+        ("gateway", "token", "list"),
+        ("export", "--format", "claude-desktop"),
+        ("export", "--format", "cursor", "--gateway"),
+    ):
+        done = run(data, *argv)
+        assert done.returncode in {0, 3}, (argv, done.stderr)
+        assert list(data.iterdir()) == [], argv
+    assert json.loads(run(data, "export", "--format", "claude-desktop").stdout) == {"mcpServers": {}}

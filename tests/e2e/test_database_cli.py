@@ -12,6 +12,7 @@ PostgreSQL 15 (R-10.1).
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from mcp_center.secrets import SecretCipher, SecretKind, load_or_create_key, sec
 from mcp_center.service import GatewayTokens, McpCenter
 from mcp_center.store import SECTIONS, JsonStore, PgStore
 from mcp_center.store.pg_schema import code_version
-from tests.e2e.cluster import GatewayClient, spawn_instance
+from tests.e2e.cluster import GatewayClient, cluster_env, spawn_instance
 from tests.support.cli import CliResult, run_cli
 from tests.support.loopback import NO_TLS
 from tests.support.mcp_servers import running_echo_http
@@ -164,3 +165,45 @@ def test_a_data_directory_migrates_whole_and_its_servers_stay_trusted_and_callab
                 after.close()
     finally:
         pg_cluster.drop(database_url)
+
+
+def test_the_cli_without_the_database_refuses_the_directory_of_a_database_backed_serve(
+    tmp_path: Path, database_url: str
+) -> None:
+    """A database-backed serve owns the data directory; the CLI run without MCP_CENTER_DATABASE_URL
+    said "no servers yet" and created secret.key and mcp/ there. Now every verb that would open the
+    directory's files refuses (STORAGE_DATABASE_REQUIRED, exit 4, the database without its password)
+    and writes nothing; verbs that ask the serve over REST still work; with the variables the CLI
+    reads the database (R-9.2, R-10.1)."""
+    env = cluster_env()
+    instance = spawn_instance("b", tmp_path, env, database_url)
+    try:
+        record: dict[str, Any] = json.loads((instance.data_dir / "serve.json").read_text())
+        display = Settings.load(data_dir=tmp_path, database_url=database_url, environ={}).database_display
+        assert display is not None
+        assert record["database"] == display
+        before = sorted(path.name for path in instance.data_dir.iterdir())
+        for argv in (
+            ("list",),
+            ("list", "--json"),
+            ("show", "time"),
+            ("call", "time", "get_current_time"),
+            ("add", "Local", "--", "true"),
+            ("prompts",),
+            ("gateway", "token", "list"),
+            ("export", "--format", "claude-desktop"),
+        ):
+            refused = run_cli(instance.data_dir, *argv)
+            assert refused.returncode == 4, (argv, refused.stdout, refused.stderr)
+            assert refused.stderr.startswith("error [STORAGE_DATABASE_REQUIRED]: "), (argv, refused.stderr)
+            assert f"mcp-center serve (pid {instance.proc.pid})" in refused.stderr
+            assert "MCP_CENTER_DATABASE_URL" in refused.stderr and display in refused.stderr
+            assert database_url not in refused.stderr  # the password stays out
+        assert sorted(path.name for path in instance.data_dir.iterdir()) == before
+        approvals = run_cli(instance.data_dir, "approvals", "--json", env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
+        assert approvals.returncode == 0, approvals.stderr
+        shared = {"MCP_CENTER_DATABASE_URL": database_url, "MCP_CENTER_SECRET_KEY": env["MCP_CENTER_SECRET_KEY"]}
+        listed = run_cli(instance.data_dir, "list", "--json", env=shared)
+        assert (listed.returncode, json.loads(listed.stdout)) == (0, []), listed.stderr
+    finally:
+        stop_process(instance.proc)

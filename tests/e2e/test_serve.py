@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 from mcp.client.session import ClientRequestContext
 
-from mcp_center.errors import AddressInUse
+from mcp_center.errors import AddressInUse, ServeAlreadyRunning
 from mcp_center.store.running import RUNNING_FILE
 from tests.support.gateway import gateway_client
 from tests.support.loopback import NO_TLS
@@ -151,6 +151,9 @@ def _serve(data_dir: Path, port: int) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("same_data_dir", [True, False], ids=["same-data-dir", "other-data-dir"])
 def test_a_second_serve_on_a_busy_port_fails_before_starting_anything(tmp_path: Path, same_data_dir: bool) -> None:
+    """Started again on its own data directory and port, `serve` says it already runs and where to
+    open it (SERVE_ALREADY_RUNNING); another directory's serve (or another program) on the port is
+    SERVE_ADDRESS_IN_USE with the way out. Both exit 4 in one line (R-7.3, R-9.2)."""
     with running_host(tmp_path) as host:
         port = int(host.url.rsplit(":", 1)[1])
         # `serve` listens before it starts (connections wait); a request is answered once it has started.
@@ -162,13 +165,17 @@ def test_a_second_serve_on_a_busy_port_fails_before_starting_anything(tmp_path: 
         second = _serve(data_dir, port)
 
         output = second.stdout + second.stderr
-        assert second.returncode == AddressInUse.exit_code, output
-        assert f"[{AddressInUse.code}]" in second.stderr
-        assert f"127.0.0.1:{port}" in second.stderr
-        assert "--port" in second.stderr
-        # The holder is named when it is the serve of the data directory given (its serve.json).
-        named = f"mcp-center serve (pid {host.proc.pid}) of the data directory {host.data_dir}"
-        assert (named in " ".join(second.stderr.split())) == same_data_dir, second.stderr
+        assert second.returncode == 4, output
+        if same_data_dir:
+            assert second.stderr == (
+                f"error [{ServeAlreadyRunning.code}]: mcp-center serve is already running on this data "
+                f"directory (pid {host.proc.pid}): open http://127.0.0.1:{port}\n"
+            )
+        else:
+            assert f"[{AddressInUse.code}]" in second.stderr
+            assert f"127.0.0.1:{port}" in second.stderr
+            assert "--port" in second.stderr
+            assert f"pid {host.proc.pid}" not in second.stderr  # only this or the default directory's serve is named
         assert len(output.strip().splitlines()) == 1, output  # one message: no banner, no runtime, no traceback
         # The running instance is untouched: same files, same record, still serving.
         assert _files(host.data_dir) == before

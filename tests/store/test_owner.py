@@ -189,3 +189,30 @@ def test_a_refused_claim_on_a_lock_held_without_a_record_says_another_process(tm
         assert "another process" in refused.value.message
     finally:
         os.close(fd)
+
+
+def test_the_record_keeps_the_public_url_the_listen_address_and_the_database(tmp_path: Path) -> None:
+    """`url` is for users and remote clients, `local_url` for this machine's CLI, `database` (no
+    password) says the state is not in the directory's files; a record of an older mcp-center
+    (no `local_url`) is reached at its `url` (R-9.2, R-10.1)."""
+    lock = FileOwnerLock(tmp_path)
+    lock.claim(ServeOwner.this_process(database="postgresql://mcp:***@db/center"))
+    try:
+        lock.announce("https://mcp.example.com/", local_url="http://127.0.0.1:8801/")
+        record = json.loads((tmp_path / OWNER_FILE).read_text())
+        assert (record["url"], record["local_url"], record["database"]) == (
+            "https://mcp.example.com",
+            "http://127.0.0.1:8801",
+            "postgresql://mcp:***@db/center",
+        )
+        read = FileOwnerLock(tmp_path).current()
+        assert read is not None
+        assert (read.address, read.database) == ("http://127.0.0.1:8801", "postgresql://mcp:***@db/center")
+    finally:
+        lock.release()
+    older = ServeOwner.from_json(json.dumps({"pid": os.getpid(), "url": "http://127.0.0.1:9999"}).encode())
+    assert older is not None
+    assert (older.address, older.local_url, older.database) == ("http://127.0.0.1:9999", None, None)
+    foreign = ServeOwner.from_json(json.dumps({"pid": 1, "local_url": "file:///etc", "database": 7}).encode())
+    assert foreign is not None
+    assert (foreign.address, foreign.database) == (None, None)

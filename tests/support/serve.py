@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,8 +52,8 @@ def serve_record(data_dir: Path) -> dict[str, Any]:
 def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> str:
     """Wait until `serve` has started: its record in `<data dir>/serve.json` names this process and
     its URL (the URL is announced once startup is done; it listens earlier, so an open port alone
-    does not mean ready). Returns that URL (no trailing slash): the real port when serve was started
-    with `--port 0`.
+    does not mean ready). Returns where this machine reaches it (no trailing slash): the listen
+    address (`local_url`, the real port when serve was started with `--port 0`), else `url`.
 
     Raises:
         RuntimeError: serve exited first. TimeoutError: no record within `timeout_s` seconds.
@@ -64,7 +64,7 @@ def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[
             raise RuntimeError(f"serve exited with {proc.returncode} before it started")
         record = serve_record(data_dir)
         if record.get("pid") == proc.pid and record.get("url"):
-            return str(record["url"]).rstrip("/")
+            return str(record.get("local_url") or record["url"]).rstrip("/")
         time.sleep(0.05)
     raise TimeoutError(f"serve did not start within {timeout_s} s")
 
@@ -90,26 +90,34 @@ def serve_env() -> dict[str, str]:
     return env
 
 
-def spawn_serve(data_dir: Path, port: int, log_path: Path) -> subprocess.Popen[bytes]:
-    """Start `mcp-center serve --data-dir DATA --port PORT`, stdout and stderr into `log_path`; not waited for."""
+def spawn_serve(
+    data_dir: Path, port: int, log_path: Path, extra_args: Sequence[str] = (), env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start `mcp-center serve --data-dir DATA --port PORT [EXTRA_ARGS]`, stdout and stderr into
+    `log_path`, with `serve_env()` plus `env`; not waited for."""
     with log_path.open("ab") as log:
         return subprocess.Popen(
-            [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", str(port)],
+            [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", str(port), *extra_args],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=serve_env(),
+            env={**serve_env(), **(env or {})},
         )
 
 
 @contextmanager
-def running_host(tmp_path: Path, port: int | None = None) -> Generator[Host]:
+def running_host(
+    tmp_path: Path, port: int | None = None, extra_args: Sequence[str] = (), env: Mapping[str, str] | None = None
+) -> Generator[Host]:
     """Run `mcp-center serve` on a loopback port the OS picks (`--port 0`: serve binds first and records
     its URL in serve.json), or on `port` when given, with a known admin token; stop it on exit. No port
     is picked here and bound later, so serves started by tests side by side (pytest-xdist workers)
-    never race for one."""
+    never race for one. `extra_args` are more `serve` options, `env` more variables.
+
+    `Host.url` is where this machine reaches it: the listen address (serve.json's `local_url`),
+    also when `--public-url` is among `extra_args`."""
     data_dir = tmp_path / "data"
     log_path = tmp_path / "serve.log"
-    proc = spawn_serve(data_dir, 0 if port is None else port, log_path)
+    proc = spawn_serve(data_dir, 0 if port is None else port, log_path, extra_args, env)
     with serving(proc, data_dir, log_path) as host:
         yield host
 

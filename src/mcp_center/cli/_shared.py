@@ -23,6 +23,8 @@ from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.config import Settings
 from mcp_center.errors import (
     CenterError,
+    ConfirmationRequired,
+    DatabaseRequired,
     HostRequestFailed,
     NotFound,
     ServerNotFound,
@@ -53,10 +55,12 @@ __all__ = [
     "fail",
     "gateway_app",
     "gateway_token_app",
+    "has_state",
     "host_request",
     "opened_store",
     "out",
     "print_json",
+    "refuse_files_of_a_database_serve",
     "run_center",
     "sandbox_app",
     "secret_app",
@@ -185,11 +189,59 @@ def settings_for(data_dir: Path | None, profile: str | None = None) -> Settings:
         raise fail(exc) from None
 
 
+def refuse_files_of_a_database_serve(settings: Settings) -> None:
+    """Refuse to open the data directory's files when the live serve that owns it keeps its state
+    in a shared database (its `serve.json` names one) and this command was given none (R-9.2, R-10.1).
+
+    Such a directory has no servers in its files: reading them would show an empty host, and
+    opening them would create a key and `mcp/` in a directory this command does not own.
+
+    Raises:
+        typer.Exit: code 4, `STORAGE_DATABASE_REQUIRED` naming the serve and the database (never
+            its password) and what to set; nothing was read or written.
+    """
+    if settings.database_url:
+        return
+    from mcp_center.store.running import running_owner
+
+    owner = running_owner(settings.data_dir)
+    if owner is None or owner.database is None:
+        return
+    raise fail(
+        DatabaseRequired(
+            f"the data directory {settings.data_dir} belongs to mcp-center serve (pid {owner.pid}), which keeps "
+            f"its state in the database {owner.database}; set MCP_CENTER_DATABASE_URL and MCP_CENTER_SECRET_KEY "
+            "as that serve has them (or pass --url where the command takes it)",
+            details={"data_dir": str(settings.data_dir), "pid": owner.pid, "database": owner.database},
+        )
+    )
+
+
+def has_state(settings: Settings) -> bool:
+    """True when there is state to read: a database, or the data directory's `mcp/` (R-9.2).
+
+    Read-only commands ask this first and show "nothing yet" otherwise: opening a store or the
+    center would create the directory, its key and `mcp/` (read-only commands never create state).
+
+    Raises:
+        typer.Exit: the directory's serve is database-backed and no database was given
+            (`refuse_files_of_a_database_serve`).
+    """
+    refuse_files_of_a_database_serve(settings)
+    return settings.database_url is not None or settings.mcp_dir.exists()
+
+
 @contextmanager
 def opened_store(settings: Settings) -> Generator[Store]:
-    """The store of `settings` (files, or the database of `MCP_CENTER_DATABASE_URL`), open for the block."""
+    """The store of `settings` (files, or the database of `MCP_CENTER_DATABASE_URL`), open for the block.
+
+    Raises:
+        typer.Exit: the directory's serve is database-backed and no database was given
+            (`refuse_files_of_a_database_serve`).
+    """
     from mcp_center.store import store_for
 
+    refuse_files_of_a_database_serve(settings)
     store = store_for(settings)
     store.open()
     try:
@@ -202,11 +254,12 @@ def settings_for_server(server_id: str, data_dir: Path | None, profile: str | No
     """`settings_for` of a command about an existing server (R-9.2).
 
     Raises:
-        typer.Exit: a bad setting (exit 2), or the data directory does not exist (exit 3, the server's
-            not-found error naming where it looked): such a command never creates the directory.
+        typer.Exit: a bad setting (exit 2), or the data directory holds no servers (no `mcp/`: exit 3,
+            the server's not-found error naming where it looked): such a command never creates the
+            directory or its key; or its serve is database-backed and no database was given (exit 4).
     """
     settings = settings_for(data_dir, profile)
-    if not settings.database_url and not settings.data_dir.exists():
+    if not has_state(settings):
         raise fail(
             ServerNotFound(f"no server with id '{server_id}'", details={"server_id": server_id}), settings=settings
         )
@@ -277,7 +330,9 @@ def run_center(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) 
     """Open the center (no start-up connections), run `action`, close everything.
 
     Opening creates the data directory (and its key) if it is missing: commands about existing
-    servers get their settings from `settings_for_server`. The service (and with it the runtime and
+    servers get their settings from `settings_for_server`, read-only ones ask `has_state` first. A
+    data directory whose live serve is database-backed is never opened without that database
+    (`refuse_files_of_a_database_serve`, exit 4). The service (and with it the runtime and
     the MCP SDK) is imported here, by the commands that run the host in-process, not by the CLI's
     start-up."""
     import anyio
@@ -285,6 +340,7 @@ def run_center(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) 
     from mcp_center.secrets import install_log_redaction
     from mcp_center.service import McpCenter
 
+    refuse_files_of_a_database_serve(settings)
     install_log_redaction()
 
     async def main() -> T:
@@ -344,23 +400,38 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
 def confirm(question: str) -> bool:
     """Ask a yes/no `question` on the terminal (default no).
 
+    The prompt line always ends with a newline: when standard input is not a terminal, the answer
+    read from it is not echoed, and what is printed next would otherwise continue the prompt's line.
+
     Returns:
-        True for yes, False for no.
+        True for yes, False for no (an empty answer is no).
     Raises:
-        typer.Exit: code 1 when no answer comes (standard input closed, as in a script or CI,
-            or Ctrl-C), after one line saying nothing changed and that `--yes` confirms without
-            asking; click's bare "Aborted." named neither (faces: the CLI).
+        typer.Exit: code 2 (`CONFIRMATION_REQUIRED`, printed as one line that names `--yes`) when no
+            answer can come: standard input closed or at its end (a script, CI), unreadable, or
+            Ctrl-C. Nothing changed (R-7.3; click's bare "Aborted." and a traceback for a closed
+            standard input named neither).
     """
+    import sys
+
+    unanswerable = ConfirmationRequired(
+        "no answer (standard input is closed or was interrupted): nothing changed; "
+        "pass --yes to confirm without asking",
+        details={"question": question},
+    )
+    stdin = sys.stdin
+    if stdin is None or stdin.closed:  # pyright: ignore[reportUnnecessaryComparison]
+        raise fail(unanswerable)
+    interactive = stdin.isatty()
     try:
-        return typer.confirm(question)
-    except typer.Abort:
-        err.print(
-            "\nno answer (standard input is closed or was interrupted): nothing changed; "
-            "pass --yes to confirm without asking",
-            markup=False,
-            highlight=False,
-        )
-        raise typer.Exit(1) from None
+        answer = typer.confirm(question)
+    except (typer.Abort, EOFError, RuntimeError, OSError, ValueError):
+        # Abort: click's EOF or Ctrl-C; RuntimeError: "input(): lost sys.stdin" (a closed descriptor);
+        # ValueError: I/O on a closed file.
+        out.print()  # end the prompt's line
+        raise fail(unanswerable) from None
+    if not interactive:
+        out.print()  # end the prompt's line: an answer read from a pipe or file is not echoed
+    return answer
 
 
 def yes(value: object) -> str:

@@ -31,7 +31,7 @@ def serve_state(settings: Settings) -> str:
     owner = running_owner(settings.data_dir)
     if owner is None:
         return f"no mcp-center serve runs on {settings.data_dir}"
-    return f"mcp-center serve (pid {owner.pid}) runs on it at {owner.url or '(still starting)'}"
+    return f"mcp-center serve (pid {owner.pid}) runs on it at {owner.address or '(still starting)'}"
 
 
 def unreachable_why(settings: Settings, url: str | None) -> str:
@@ -56,10 +56,10 @@ def serve_on_port(port: int, data_dirs: list[Path]) -> tuple[Path, ServeOwner] |
     other directory is not found (the caller says "another program")."""
     for data_dir in dict.fromkeys(data_dirs):
         owner = running_owner(data_dir)
-        if owner is None or not owner.url:
+        if owner is None or not owner.address:
             continue
         try:
-            owner_port = urlsplit(owner.url).port
+            owner_port = urlsplit(owner.address).port
         except ValueError:
             continue
         if owner_port == port:

@@ -21,6 +21,7 @@ from mcp_center.cli._shared import (
     cells,
     clip,
     err,
+    has_state,
     host_request,
     out,
     print_json,
@@ -44,7 +45,7 @@ def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonO
     """
     settings = settings_for(data_dir, profile)
     items: list[PromptEntry] = []
-    if settings.data_dir.exists():
+    if has_state(settings):
         with err.status("connecting to enabled servers..."):
             items = run_center(settings, lambda c: c.list_prompts())
     if as_json:
@@ -75,7 +76,7 @@ def resources(
     """
     settings = settings_for(data_dir, profile)
     found: tuple[ResourceEntry, ...] = ()
-    if settings.data_dir.exists():
+    if has_state(settings):
         with err.status("connecting to enabled servers..."):
             found = run_center(settings, lambda c: c.search_resources(query, limit=limit)).resources
     if as_json:

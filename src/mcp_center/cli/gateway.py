@@ -19,6 +19,7 @@ from mcp_center.cli._shared import (
     fail,
     gateway_app,
     gateway_token_app,
+    has_state,
     opened_store,
     out,
     print_json,
@@ -163,7 +164,7 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
         )
     else:
         err.print(
-            f"the serve of this data directory (pid {owner.pid}, {owner.url or 'still starting'}) accepts it now",
+            f"the serve of this data directory (pid {owner.pid}, {owner.address or 'still starting'}) accepts it now",
             markup=False,
             highlight=False,
         )
@@ -177,7 +178,7 @@ def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> No
     settings = settings_for(data_dir)
     try:
         records: list[dict[str, Any]] = []
-        if settings.database_url or settings.mcp_dir.exists():
+        if has_state(settings):
             with opened_store(settings) as store:
                 records = [r.view() for r in GatewayTokens(store).list()]
     except CenterError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,6 +22,7 @@ from mcp_center.cli._shared import (
     confirm,
     err,
     fail,
+    has_state,
     out,
     print_json,
     run_center,
@@ -37,7 +39,7 @@ from mcp_center.errors import (
     RequestInvalid,
 )
 from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
-from mcp_center.store.running import running_owner, running_url
+from mcp_center.store.running import running_owner
 
 
 @app.command("import")
@@ -90,6 +92,7 @@ def import_(
     values, use_defaults = _ask_values(variables)
     count = len(preview["servers"])
     if not yes and not confirm(f"Import {count} server{'s' if count != 1 else ''}?"):
+        err.print("not imported; nothing changed", markup=False, highlight=False)
         raise typer.Exit(1)
     request = ApplyRequest(preview["token"], preview["digest"], text, format, values, tuple(use_defaults))
     created = run_center(settings, lambda c: Importer(c, previews).apply(request))
@@ -215,9 +218,19 @@ def export(
     from mcp_center.service import Importer, ImportPreviews
 
     settings = settings_for(data_dir, profile)
-    if settings.public_url is None and (running := running_url(settings.data_dir)):
-        settings = replace(settings, public_url=running)  # the gateway URL of the serve that runs
-    document = run_center(settings, lambda c: Importer(c, ImportPreviews()).export(format)).to_dict()
+    owner = running_owner(settings.data_dir)
+    if settings.public_url is None and owner is not None and owner.url:
+        # The snippet is for MCP clients, possibly on other machines: the serve's public URL when it
+        # has one (`url` in serve.json), not the listen address the CLI itself uses.
+        settings = replace(settings, public_url=owner.url)
+    if has_state(settings):
+        document = run_center(settings, lambda c: Importer(c, ImportPreviews()).export(format)).to_dict()
+    else:
+        # Nothing registered yet: export an empty host from a throw-away directory, so a read-only
+        # command never creates the data directory, its key or mcp/ (R-9.2).
+        with tempfile.TemporaryDirectory(prefix="mcp-center-export-") as empty:
+            blank = replace(settings, data_dir=Path(empty))
+            document = run_center(blank, lambda c: Importer(c, ImportPreviews()).export(format)).to_dict()
     print(json.dumps(document["gateway"]["config"] if gateway else document["config"], indent=2))
     if gateway:
         err.print(

@@ -13,15 +13,18 @@ import typer
 from mcp_center import __version__
 from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail
 from mcp_center.config import Settings
-from mcp_center.errors import AddressInUse, CenterError, FieldError, RequestInvalid
+from mcp_center.errors import AddressInUse, CenterError, FieldError, RequestInvalid, ServeAlreadyRunning
 from mcp_center.secrets import install_log_redaction
 
 
-def _name_the_holder(exc: AddressInUse, settings: Settings | None) -> AddressInUse:
+def _name_the_holder(exc: AddressInUse, settings: Settings | None) -> CenterError:
     """`exc`, naming the mcp-center serve that holds the port when it is the serve of this data
     directory or of the default one (their `serve.json`; nothing else is searched) (R-7.3, R-9.2).
 
-    `details` gains `pid` and `data_dir` when found."""
+    Returns:
+        `ServeAlreadyRunning` (SERVE_ALREADY_RUNNING, with the URL to open) when it is this data
+        directory's own serve: the user started it twice; else `AddressInUse`, whose `details` gain
+        `pid` and `data_dir` when the holder is the default directory's serve."""
     if settings is None:
         return exc
     from mcp_center.cli._where import serve_on_port
@@ -31,6 +34,12 @@ def _name_the_holder(exc: AddressInUse, settings: Settings | None) -> AddressInU
     if found is None:
         return exc
     data_dir, owner = found
+    if data_dir == settings.data_dir:
+        where = owner.url or owner.address
+        return ServeAlreadyRunning(
+            f"mcp-center serve is already running on this data directory (pid {owner.pid}): open {where}",
+            details={**exc.details, "pid": owner.pid, "data_dir": str(data_dir), "url": where},
+        )
     return AddressInUse(
         f"{settings.host}:{settings.port} is already in use by mcp-center serve (pid {owner.pid}) of the data "
         f"directory {data_dir}; stop it, use it (--data-dir {data_dir}), or choose another port with --port",
@@ -45,7 +54,7 @@ _LOG_LEVELS = ("debug", "info", "warning", "error")
 def serve(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Bind address (default 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port (default 8765).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default $MCP_CENTER_PORT, else 8765).")] = None,
     profile: ProfileOpt = None,
     public_url: Annotated[str | None, typer.Option(help="URL users reach this host at (OAuth redirects).")] = None,
     allowed_host: Annotated[list[str] | None, typer.Option(help="Extra Host header values to accept.")] = None,

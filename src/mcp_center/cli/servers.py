@@ -25,6 +25,7 @@ from mcp_center.cli._shared import (
     confirm,
     err,
     fail,
+    has_state,
     host_request,
     out,
     print_json,
@@ -53,8 +54,7 @@ def list_(
     from mcp_center.cli.listing import live_servers, servers_table
 
     settings = settings_for(data_dir, profile)
-    has_data = settings.database_url is not None or settings.data_dir.exists()
-    views = run_center(settings, lambda c: c.list_servers()) if has_data else []
+    views = run_center(settings, lambda c: c.list_servers()) if has_state(settings) else []
     servers = [view.to_dict() for view in views]
     live = live_servers(settings, url) if servers else None
     if as_json:
@@ -199,7 +199,7 @@ def trust(
     for warning in view.warnings:
         err.print(f"warning: {warning.message}", markup=False, highlight=False)
     if not yes and not confirm("Trust this configuration?"):
-        err.print("not trusted; nothing changed")
+        err.print("not trusted; nothing changed", markup=False, highlight=False)
         raise typer.Exit(1)
     run_center(settings, lambda c: c.trust(server_id, view.digest))
     out.print(f"trusted; next: mcp-center test {server_id}")
@@ -254,6 +254,7 @@ def delete(
     """Delete a server and its secrets."""
     settings = settings_for_server(server_id, data_dir, profile)
     if not yes and not confirm(f"Delete {server_id} and its secrets?"):
+        err.print("not deleted; nothing changed", markup=False, highlight=False)
         raise typer.Exit(1)
     run_center(settings, lambda c: c.delete_server(server_id))
     out.print(f"deleted {server_id}")

@@ -10,6 +10,8 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── InvalidInput (422)
     │   ├── ConfigInvalid            CONFIG_INVALID            a server configuration breaks R-1 rules
     │   ├── RequestInvalid           REQUEST_INVALID           a request body or parameter is malformed
+    │   ├── ConfirmationRequired     CONFIRMATION_REQUIRED     a CLI question got no answer (stdin closed);
+    │   │                                                      nothing changed, `--yes` confirms (exit 2)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
@@ -40,7 +42,11 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── AddressInUse             SERVE_ADDRESS_IN_USE          another process (often another `serve`) listens
     │   │                                                          on --host:--port; found before anything starts
     │   ├── DataDirInUse             SERVE_DATA_DIR_IN_USE         R-9.2: a live `serve` owns the data directory
-    │   │                                                          (exit 4; `details`: data_dir, pid, url)
+    │   │   │                                                      (exit 4; `details`: data_dir, pid, url)
+    │   │   └── ServeAlreadyRunning  SERVE_ALREADY_RUNNING         `serve` again on the same directory and port:
+    │   │                                                          it runs already; open `details.url`
+    │   ├── DatabaseRequired         STORAGE_DATABASE_REQUIRED     R-10.1: the directory's serve keeps its state in a
+    │   │                                                          database; the CLI was given none (never opens files)
     │   ├── ServerVersionConflict    MCP_SERVER_VERSION_CONFLICT   R-1.3
     │   ├── TrustDigestMismatch      MCP_TRUST_DIGEST_MISMATCH     R-2.1
     │   ├── ServerNotTrusted         MCP_SERVER_NOT_TRUSTED        R-2.3
@@ -133,6 +139,7 @@ from mcp_center.errors._conflict import (
     ApprovalStale,
     CallCancelled,
     CapabilityNotDeclared,
+    DatabaseRequired,
     DataDirInUse,
     ImportInputChanged,
     ImportPreviewExpired,
@@ -146,6 +153,7 @@ from mcp_center.errors._conflict import (
     OAuthStepUpLimitReached,
     OAuthStepUpRequired,
     OperationInUse,
+    ServeAlreadyRunning,
     ServerDisabled,
     ServerExists,
     ServerNotTested,
@@ -156,6 +164,7 @@ from mcp_center.errors._conflict import (
 from mcp_center.errors._input import (
     AddressUnavailable,
     ConfigInvalid,
+    ConfirmationRequired,
     ElicitationAnswerInvalid,
     ImportFormatMismatch,
     ImportFormatUnknown,
@@ -230,10 +239,12 @@ __all__ = [
     "CapabilityNotOffered",
     "CenterError",
     "ConfigInvalid",
+    "ConfirmationRequired",
     "Conflict",
     "ConnectionLost",
     "CsrfTokenInvalid",
     "DataDirInUse",
+    "DatabaseRequired",
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
@@ -277,6 +288,7 @@ __all__ = [
     "SecretKeyMismatch",
     "SecretNotFound",
     "SecretStoreError",
+    "ServeAlreadyRunning",
     "ServerDisabled",
     "ServerExists",
     "ServerNotFound",

@@ -18,6 +18,7 @@ __all__ = [
     "CallCancelled",
     "CapabilityNotDeclared",
     "DataDirInUse",
+    "DatabaseRequired",
     "ImportInputChanged",
     "ImportPreviewExpired",
     "ImportPreviewStale",
@@ -30,6 +31,7 @@ __all__ = [
     "OAuthStepUpLimitReached",
     "OAuthStepUpRequired",
     "OperationInUse",
+    "ServeAlreadyRunning",
     "ServerDisabled",
     "ServerExists",
     "ServerNotTested",
@@ -61,6 +63,23 @@ class DataDirInUse(Conflict):
     """
 
     code = "SERVE_DATA_DIR_IN_USE"
+
+
+class ServeAlreadyRunning(DataDirInUse):
+    """`serve` was started again on a data directory whose live serve already listens on the same
+    port (R-9.2): the user's host is up, only its address is news. Told apart from another program
+    on the port (`AddressInUse`). `details`: `data_dir`, `pid`, `url` (where to open it)."""
+
+    code = "SERVE_ALREADY_RUNNING"
+
+
+class DatabaseRequired(Conflict):
+    """A CLI command would open the data directory's files, but the live serve that owns the
+    directory keeps its state in a shared database (R-10.1) and this command was given no
+    `MCP_CENTER_DATABASE_URL` (R-9.2). Refused before anything is read or written in the directory.
+    `details`: `data_dir`, `pid`, `database` (without its password)."""
+
+    code = "STORAGE_DATABASE_REQUIRED"
 
 
 class ServerVersionConflict(Conflict):

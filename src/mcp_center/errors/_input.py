@@ -10,6 +10,7 @@ from mcp_center.errors._base import FieldError, InvalidInput
 __all__ = [
     "AddressUnavailable",
     "ConfigInvalid",
+    "ConfirmationRequired",
     "ElicitationAnswerInvalid",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
@@ -35,6 +36,13 @@ class ConfigInvalid(InvalidInput):
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         super().__init__(f"{first.field}: {first.message}{more}", details={"errors": [e.to_dict() for e in errors]})
         self.errors = errors
+
+
+class ConfirmationRequired(InvalidInput):
+    """A CLI command asks for a yes/no confirmation and no answer can come (standard input closed
+    or not readable, or interrupted): nothing changed; `--yes` confirms without asking (R-7.3)."""
+
+    code = "CONFIRMATION_REQUIRED"
 
 
 class RequestInvalid(InvalidInput):

@@ -15,10 +15,14 @@ owner's facts, announce the URL once it listens, release it at the end, and ask 
 - `<data dir>/serve.lock` carries an exclusive `flock`, taken without waiting and held by the
   owning process for its whole life. The kernel drops it when that process ends in any way,
   SIGKILL included, so the lock of a dead serve is simply taken over: no stale-lock guessing.
-- `<data dir>/serve.json` is the owner's record `{"pid", "url", "instance", "started_at",
-  "start_ticks"}`, written atomically when the lock is claimed (`url` null until the socket is
-  bound) and again when the URL is announced. A crashed serve's record is replaced by the next
-  claim; otherwise only its writer removes it (`release` checks the `instance` it wrote).
+- `<data dir>/serve.json` is the owner's record `{"pid", "url", "local_url", "database",
+  "instance", "started_at", "start_ticks"}`, written atomically when the lock is claimed (`url`
+  and `local_url` null until the socket is bound) and again when the URLs are announced. `url` is
+  what users and remote clients reach (`--public-url` when given), `local_url` where it listens
+  (what a process on this machine, the CLI, connects to), `database` the shared database without
+  its password when the serve is database-backed (its state is not in the directory's files). A
+  crashed serve's record is replaced by the next claim; otherwise only its writer removes it
+  (`release` checks the `instance` it wrote).
 - Readers never take the lock (a reader holding it for an instant would make a starting serve
   fail its claim). They trust the record only while its pid is alive *and* started at the
   recorded time (`/proc/<pid>/stat`), so a pid reused by another program is never taken for a
@@ -94,7 +98,12 @@ class ServeOwner:
 
     Attributes:
         pid: The owning process.
-        url: Its base URL (no trailing slash) once it listens; None while it starts.
+        url: Its base URL for users and remote clients (no trailing slash; the public URL when it
+            has one) once it listens; None while it starts.
+        local_url: Where it listens (`http://127.0.0.1:PORT`), for processes on this machine; None
+            while it starts, or in a record of an older mcp-center (then `url` is both).
+        database: The shared database it keeps the state in, without its password (R-10.1); None
+            when the state is the data directory's files.
         instance: A random id per run: tells this run's record from an earlier one of the same pid.
         started_at: When it claimed the directory (aware UTC).
         start_ticks: Its start time from /proc (see `process_start_ticks`); None off Linux.
@@ -105,12 +114,19 @@ class ServeOwner:
     instance: str = field(default_factory=lambda: uuid.uuid4().hex)
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     start_ticks: int | None = None
+    local_url: str | None = None
+    database: str | None = None
 
     @classmethod
-    def this_process(cls, url: str | None = None) -> ServeOwner:
-        """The record of the calling process, with a fresh `instance`."""
+    def this_process(cls, url: str | None = None, *, database: str | None = None) -> ServeOwner:
+        """The record of the calling process, with a fresh `instance`; `database` as in the attributes."""
         pid = os.getpid()
-        return cls(pid=pid, url=_clean_url(url), start_ticks=process_start_ticks(pid))
+        return cls(pid=pid, url=_clean_url(url), start_ticks=process_start_ticks(pid), database=database)
+
+    @property
+    def address(self) -> str | None:
+        """Where a process on this machine reaches the serve: `local_url`, else `url` (R-9.2)."""
+        return self.local_url or self.url
 
     def is_alive(self) -> bool:
         """True while the recorded process runs (same pid *and* start time where /proc tells)."""
@@ -132,6 +148,8 @@ class ServeOwner:
         doc = {
             "pid": self.pid,
             "url": self.url,
+            "local_url": self.local_url,
+            "database": self.database,
             "instance": self.instance,
             "started_at": self.started_at.isoformat(),
             "start_ticks": self.start_ticks,
@@ -150,8 +168,10 @@ class ServeOwner:
         pid, url, ticks = doc.get("pid"), doc.get("url"), doc.get("start_ticks")
         if not _is_int(pid) or pid <= 0:
             return None
-        if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
-            url = None
+        url = url if _is_http_url(url) else None
+        local_url = doc.get("local_url")
+        local_url = local_url if _is_http_url(local_url) else None
+        database = doc.get("database")
         started_at = datetime.now(UTC)
         raw_started = doc.get("started_at")
         if isinstance(raw_started, str):
@@ -164,6 +184,8 @@ class ServeOwner:
             instance=instance if isinstance(instance, str) else "",
             started_at=started_at,
             start_ticks=ticks if _is_int(ticks) else None,
+            local_url=_clean_url(local_url),
+            database=database if isinstance(database, str) and database else None,
         )
 
 
@@ -184,8 +206,9 @@ class OwnerLock(Protocol):
         """
         ...
 
-    def announce(self, url: str) -> None:
-        """Record the URL the owner listens at (after its socket is bound: `--port 0` is resolved).
+    def announce(self, url: str, *, local_url: str | None = None) -> None:
+        """Record the URLs of the owner (after its socket is bound: `--port 0` is resolved): `url`
+        for users and remote clients, `local_url` where it listens (see `ServeOwner`).
 
         Raises:
             StorageError: the record cannot be written.
@@ -247,10 +270,10 @@ class FileOwnerLock:
             raise _storage_error(self.data_dir, exc) from None
         self._owner = owner
 
-    def announce(self, url: str) -> None:
+    def announce(self, url: str, *, local_url: str | None = None) -> None:
         if self._fd is None or self._owner is None:
             raise RuntimeError("announce() needs a claimed owner lock")
-        owner = replace(self._owner, url=_clean_url(url))
+        owner = replace(self._owner, url=_clean_url(url), local_url=_clean_url(local_url))
         try:
             atomic_write(self._record, owner.to_json(), mode=0o644)
         except OSError as exc:
@@ -312,6 +335,10 @@ def _read_record(path: Path) -> ServeOwner | None:
 
 def _clean_url(url: str | None) -> str | None:
     return url.rstrip("/") if url else None
+
+
+def _is_http_url(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and value.startswith(("http://", "https://"))
 
 
 def _is_int(value: object) -> TypeGuard[int]:
