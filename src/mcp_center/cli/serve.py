@@ -63,6 +63,7 @@ def serve(
     """
     import uvicorn
 
+    from mcp_center.api.health import quiet_passed_probes
     from mcp_center.app import HostServer, Ownership, create_app, gateway_first, listen, own_data_dir
     from mcp_center.gateway.wire import CoalescingHttpToolsProtocol
 
@@ -74,6 +75,7 @@ def serve(
     if log_level.lower() != "debug":
         logging.getLogger("httpx2").setLevel(logging.WARNING)
     install_log_redaction()
+    quiet_passed_probes()  # a balancer's passing health checks would be most of the log
     sockets: list[socket.socket] = []
     ownership: Ownership | None = None
     settings: Settings | None = None  # for the error of a busy port (`_name_the_holder`)
