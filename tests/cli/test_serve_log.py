@@ -1,15 +1,19 @@
 """What a running `serve` writes to its log (newcomer trial, issue 16): a balancer's passing health
 checks are not logged, failing ones and every other request are (R-10.2); a clean stop with a
-2025-11-25 gateway session's GET stream open ends that stream and logs no ERROR (R-8.1, R-3.11)."""
+2025-11-25 gateway session's GET stream open ends that stream and logs no ERROR (R-8.1, R-3.11); the
+banner and the instance list show where serve listens beside its public URL (R-10.2)."""
 
 from __future__ import annotations
 
+import re
 import signal
+import subprocess
 from pathlib import Path
 
 import httpx2
 
-from tests.support.serve import running_host
+from tests.support.processes import stop_process
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, running_host, serve_env, wait_until_serving
 
 
 def test_passed_health_checks_leave_no_access_log_line_and_failed_ones_do(tmp_path: Path) -> None:
@@ -59,3 +63,29 @@ _INITIALIZE = {
         "clientInfo": {"name": "stop-test", "version": "1"},
     },
 }
+
+
+def test_behind_a_public_url_the_banner_and_instances_show_where_serve_listens(tmp_path: Path) -> None:
+    data_dir, log_path = tmp_path / "data", tmp_path / "serve.log"
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(
+            [
+                *(str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", "0"),
+                *("--public-url", "https://mcp.example.com", "--instance-name", "a"),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=serve_env(),
+        )
+    try:
+        wait_until_serving(data_dir, 60, proc)
+        banner = re.search(
+            r"listening on (http://127\.0\.0\.1:\d+), public URL https://mcp\.example\.com ", log_path.read_text()
+        )
+        assert banner is not None, log_path.read_text()
+        listen = banner.group(1)
+        answered = httpx2.get(f"{listen}/api/instances", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30)
+        assert answered.status_code == 200, answered.text
+        assert [(i["name"], i["url"]) for i in answered.json()["instances"]] == [("a", listen)]
+    finally:
+        stop_process(proc)
