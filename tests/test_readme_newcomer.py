@@ -16,6 +16,7 @@ from tests.support.mcp_servers import NODE_DIR
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 def test_the_readme_states_the_node_version_the_pinned_inspector_requires() -> None:
@@ -28,12 +29,26 @@ def test_the_readme_states_the_node_version_the_pinned_inspector_requires() -> N
     assert f"Inspector {pinned.group(1)} needs Node.js {minimum.group(1)}.{minimum.group(2)} or later" in README
 
 
-def test_the_readme_says_export_gateway_prints_the_one_file_it_prints(tmp_path: Path) -> None:
+def test_the_readme_shows_the_claude_code_file_export_gateway_prints(tmp_path: Path) -> None:
     sentence = README[README.index("`mcp-center export --format claude-code --gateway` prints") :][:200]
-    assert "prints the `.mcp.json` above" in sentence
+    assert "prints the Claude Code `.mcp.json` above" in sentence
     exported = run_cli(tmp_path / "data", "export", "--format", "claude-code", "--gateway")
     assert exported.returncode == 0, exported.stderr
-    assert list(json.loads(exported.stdout)) == ["mcpServers"]  # one .mcp.json document, nothing else
+    printed = json.loads(exported.stdout)  # one .mcp.json document, nothing else
+    shown = [json.loads(b) for b in JSON_BLOCK.findall(README[: README.index(sentence)])]
+    assert printed in shown
+    assert printed["mcpServers"]["mcp-center"]["type"] == "http"
+    assert "stores that header, the token in it, in plain text in `~/.claude.json`" in README
+
+
+def test_the_claude_desktop_token_placeholder_is_one_in_readme_export_and_gateway_page(tmp_path: Path) -> None:
+    exported = run_cli(tmp_path / "data", "export", "--format", "claude-desktop", "--gateway")
+    assert exported.returncode == 0, exported.stderr
+    placeholder = json.loads(exported.stdout)["mcpServers"]["mcp-center"]["env"]["MCP_CENTER_GATEWAY_TOKEN"]
+    [readme_desktop] = [json.loads(b) for b in JSON_BLOCK.findall(README) if '"--stdio"' in b]
+    assert readme_desktop["mcpServers"]["mcp-center"]["env"] == {"MCP_CENTER_GATEWAY_TOKEN": placeholder}
+    page = (ROOT / "src/mcp_center/web/static/js/gateway.js").read_text(encoding="utf-8")
+    assert f'token ?? "{placeholder}"' in page
 
 
 def test_the_agents_python_snippet_uses_serves_data_directory_and_creates_no_stray_one(tmp_path: Path) -> None:

@@ -118,6 +118,8 @@ def test_a_data_directory_migrates_whole_and_its_servers_stay_trusted_and_callab
             done = _migrate(settings.data_dir, database_url)
             assert done.returncode == 0, done.stderr
             assert "migrated" in done.stdout and "1 servers" in done.stdout
+            # The admin token stays per data directory: migrate says how to keep the one in use.
+            assert f"MCP_CENTER_ADMIN_TOKEN=$(cat {settings.data_dir / 'admin-token'})" in done.stderr
 
             source = JsonStore(settings.mcp_dir).read()
             target = PgStore(database_url, display="db")

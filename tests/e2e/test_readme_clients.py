@@ -15,9 +15,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx2
 import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests.support.cli import run_cli
+from tests.support.loopback import NO_TLS
 from tests.support.mcp_servers import MCP_SERVER_TIME, NODE_DIR
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import VENV_BIN, Host
@@ -120,3 +126,42 @@ def test_readme_inspector_cli_line_lists_the_gateway_tools(host: Host) -> None:
     assert listed.returncode == 0, listed.stderr
     tools = json.loads(listed.stdout[listed.stdout.index("{") :])["tools"]
     assert sorted(tool["name"] for tool in tools) == ["mcp__time__convert_time", "mcp__time__get_current_time"]
+
+
+def test_readme_says_what_the_sdks_legacy_client_does_when_its_session_is_gone(host: Host) -> None:
+    """The gateway answers a session it does not know (an instance that died, here ended by its
+    DELETE) with the spec's 404; the SDK's legacy `Client` does not re-initialize by itself but
+    raises `MCPError` on every later call, as README.md says, and a new `Client` carries on (R-10.2)."""
+    readme = README.read_text(encoding="utf-8")
+    assert '`Client(..., mode="legacy")` (the snippet above) raises `MCPError` ("Session\nnot found")' in readme
+    token = _gateway_token(host, "readme-session-gone")
+
+    async def main() -> list[object]:
+        sessions: list[str] = []
+        statuses: list[int] = []
+
+        async def note(response: httpx2.Response) -> None:
+            sessions.extend([response.headers["mcp-session-id"]] if "mcp-session-id" in response.headers else [])
+            statuses.append(response.status_code)
+
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(
+            verify=NO_TLS, headers=headers, timeout=30, event_hooks={"response": [note]}
+        ) as http:
+            async with Client(streamable_http_client(f"{host.url}/mcp", http_client=http), mode="legacy") as client:
+                await client.list_tools()
+                ended = await http.delete(
+                    f"{host.url}/mcp", headers={"Mcp-Session-Id": sessions[0], "MCP-Protocol-Version": "2025-11-25"}
+                )
+                assert ended.status_code == 200
+                failures: list[object] = []
+                for _ in range(2):
+                    with pytest.raises(MCPError) as raised:
+                        await client.list_tools()
+                    failures.append((statuses[-1], raised.value.error.code, raised.value.error.message))
+            async with Client(streamable_http_client(f"{host.url}/mcp", http_client=http), mode="legacy") as again:
+                await again.list_tools()  # a new session on the same gateway: raises if it failed too
+                failures.append("listed again")
+        return failures
+
+    assert anyio.run(main) == [(404, -32600, "Session not found")] * 2 + ["listed again"]

@@ -156,7 +156,7 @@ def test_claude_desktop_export_keeps_stdio_servers_and_notes_the_remote_ones() -
     assert bridge["command"] == "/opt/venv/bin/mcp-center"
     # Always --url: the bridge alone would look for the serve of its own data directory.
     assert bridge["args"] == ["gateway", "--stdio", "--url", GATEWAY]
-    assert bridge["env"] == {"MCP_CENTER_GATEWAY_TOKEN": "<the gateway token>"}
+    assert bridge["env"] == {"MCP_CENTER_GATEWAY_TOKEN": "mcpg_..."}
     other = export_servers(configs(), "claude-desktop", "http://127.0.0.1:9000/mcp")
     bridge = other.gateway["config"]["mcpServers"]["mcp-center"]
     assert bridge["args"] == ["gateway", "--stdio", "--url", "http://127.0.0.1:9000/mcp"]

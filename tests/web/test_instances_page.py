@@ -30,3 +30,5 @@ def test_the_footer_names_the_answering_instance_and_a_server_page_lists_each_in
     expect(row).to_have_count(1)
     expect(row.locator("td").first).to_have_text(f"{name} (this page)")
     expect(row.locator(".badge")).to_have_text("ready")
+    expect(card.locator("thead th").last).to_have_text("Listens on")
+    expect(row.locator("td").last).to_have_text(host.url)  # where this serve listens

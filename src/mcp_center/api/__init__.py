@@ -14,6 +14,7 @@ from mcp_center import __version__
 from mcp_center.api import capabilities, debugging, gateway, imports, instances, oauth, operations, servers
 from mcp_center.api.debugging import end_event_streams
 from mcp_center.api.errors import error_response, install_error_handlers
+from mcp_center.api.health import HEALTH_PATH
 from mcp_center.api.instances import InstanceHeader
 from mcp_center.api.openapi import API_ERRORS, install_openapi
 from mcp_center.api.security import (
@@ -92,7 +93,7 @@ def create_api(
         csrf_header=sessions.csrf_header if sessions is not None else None,
     )
 
-    @app.get("/healthz", include_in_schema=False)
+    @app.get(HEALTH_PATH, include_in_schema=False)
     async def healthz() -> JSONResponse:  # pyright: ignore[reportUnusedFunction]
         return JSONResponse({"ok": True, "version": __version__})
 

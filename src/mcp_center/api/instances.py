@@ -24,7 +24,8 @@ router = APIRouter(prefix="/api/instances", tags=["instances"])
 @router.get("", summary="Live instances and their connection states (R-10.2)")
 async def list_instances(request: Request) -> dict[str, Any]:
     """`{"here": id, "instances": [{id, name, url, hostname, pid, started_at, here, servers: {server_id:
-    {state, reason, updated_at}}}]}`: every live `serve` on the shared store, oldest first."""
+    {state, reason, updated_at}}}]}`: every live `serve` on the shared store, oldest first; `url` is
+    where the instance listens (`http://127.0.0.1:8801`), not the public URL they share."""
     center: McpCenter = request.app.state.center
     return (await center.instances()).to_dict()
 

@@ -43,3 +43,12 @@ def migrate(
         highlight=False,
         markup=False,
     )
+    # The admin token is per data directory, never in the database: an instance on a new directory
+    # would make its own and refuse the one in use so far (issue 16).
+    err.print(
+        "and with one admin token, MCP_CENTER_ADMIN_TOKEN (to keep this directory's, "
+        f"MCP_CENTER_ADMIN_TOKEN=$(cat {settings.data_dir / 'admin-token'})); without it each instance's data "
+        "directory makes and prints a new one",
+        highlight=False,
+        markup=False,
+    )

@@ -132,9 +132,12 @@ def serve(
             "Put it behind TLS (a reverse proxy) and pass --allowed-host for the names it is reached by.",
         )
     shared = f", shared state: {settings.database_display}" if settings.database_url else ""
+    # Where it listens, and the public URL when one is set: behind a proxy they differ.
+    public = f", public URL {settings.public_url}" if settings.public_url else ""
     err.print(
-        f"mcp-center {__version__} on {settings.base_url}  (data: {settings.data_dir}{shared}, "
-        f"profile: {settings.profile}, instance: {settings.instance_label})"
+        f"mcp-center {__version__} listening on {settings.listen_url}{public}  (data: {settings.data_dir}{shared}, "
+        f"profile: {settings.profile}, instance: {settings.instance_label})",
+        highlight=False,
     )
     err.print(f"gateway for MCP clients: {settings.base_url}/mcp  (token: mcp-center gateway token create NAME)")
     if created:
@@ -153,8 +156,11 @@ def serve(
         )
     import uvicorn
 
+    from mcp_center.api.health import quiet_passed_probes
     from mcp_center.app import HostServer, gateway_first
     from mcp_center.gateway.wire import CoalescingHttpToolsProtocol
+
+    quiet_passed_probes()  # a balancer's passing health checks would be most of the log
 
     config = uvicorn.Config(
         gateway_first(asgi_app),

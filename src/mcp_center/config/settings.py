@@ -181,6 +181,13 @@ class Settings:
         return f"http://{host}:{self.port}"
 
     @property
+    def listen_url(self) -> str:
+        """Where this process listens, `http://<host>:<port>` as bound (`0.0.0.0` stays `0.0.0.0`),
+        whatever `public_url` says: what the `serve` banner and the Instances table show (R-10.2)."""
+        bare = self.host.strip("[]")
+        return f"http://[{bare}]:{self.port}" if ":" in bare else f"http://{bare}:{self.port}"
+
+    @property
     def database_display(self) -> str | None:
         """The database URL without its password (for messages, logs and pages), or None."""
         return database_display(self.database_url) if self.database_url else None

@@ -95,6 +95,8 @@ class OneResponse:
 
     def __init__(self, send: Send) -> None:
         self._send = send
+        self.started = False
+        """True once the response's start (status and headers) went out."""
         self.complete = False
         """True once the last body message of the response went out."""
 
@@ -102,6 +104,21 @@ class OneResponse:
         if self.complete:
             logger.debug("gateway.late_message_dropped", extra={"type": message["type"]})
             return
-        if message["type"] == "http.response.body" and not message.get("more_body", False):
+        if message["type"] == "http.response.start":
+            self.started = True
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
             self.complete = True
         await self._send(message)
+
+    async def finish(self) -> None:
+        """End a response that was started and left open: its last (empty) body message.
+
+        The SDK's SSE responses (sse-starlette) stop streaming when the server is asked to stop and
+        return without that message, which uvicorn logged as `ERROR: ASGI callable returned without
+        completing response.` and the agent saw as a cut chunked body. Ended here, the stream closes
+        as a server ends any SSE stream; a 2025-11-25 agent reconnects or re-initializes elsewhere.
+        Does nothing for a response not started or already complete.
+        """
+        if self.started and not self.complete:
+            logger.debug("gateway.open_stream_ended")
+            await self({"type": "http.response.body", "body": b"", "more_body": False})

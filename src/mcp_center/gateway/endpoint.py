@@ -462,6 +462,8 @@ class GatewayEndpoint:
         (`_disconnects` makes it one line) and then re-raises the closed stream's error after it
         has answered: that ends the request here instead of reaching uvicorn as a traceback. The
         same error before the request was answered (`response.complete`) is not that case and propagates.
+        A response the SDK started and returned from without ending (an SSE stream open when `serve`
+        stops) is ended here (`OneResponse.finish`).
         """
         try:
             await self._manager.handle_request(scope, receive, send)
@@ -469,6 +471,8 @@ class GatewayEndpoint:
             if not response.complete:
                 raise
             logger.debug("gateway.session_gone_under_request", extra={"reason": type(exc).__name__})
+        else:
+            await response.finish()
 
     def _release_opening(self, token_id: str) -> None:
         self._opening[token_id] -= 1

@@ -40,6 +40,7 @@ from mcp_center.config import AuthBearer, AuthOAuth, ServerConfig, StdioServerCo
 
 __all__ = [
     "GATEWAY_SERVER_NAME",
+    "GATEWAY_TOKEN_PLACEHOLDER",
     "GATEWAY_TOKEN_VARIABLE",
     "ExportDocument",
     "export_servers",
@@ -48,6 +49,9 @@ __all__ = [
 
 GATEWAY_SERVER_NAME = "mcp-center"
 GATEWAY_TOKEN_VARIABLE = "MCP_CENTER_GATEWAY_TOKEN"  # noqa: S105 - a variable name, not a token
+GATEWAY_TOKEN_PLACEHOLDER = "mcpg_..."  # noqa: S105 - what a process-only client's env shows until a token is pasted
+"""Stands for the gateway token where a client's file cannot refer to a variable (Claude Desktop's `env`);
+the same on the Gateway page and in README.md."""
 
 
 _FILENAMES = {
@@ -262,7 +266,7 @@ def gateway_snippet(format: str, gateway_url: str, bridge_command: str | None = 
                 GATEWAY_SERVER_NAME: {
                     "command": bridge_command or "mcp-center",
                     "args": args,
-                    "env": {GATEWAY_TOKEN_VARIABLE: "<the gateway token>"},
+                    "env": {GATEWAY_TOKEN_VARIABLE: GATEWAY_TOKEN_PLACEHOLDER},
                 }
             }
         }

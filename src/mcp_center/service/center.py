@@ -239,7 +239,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         publisher: StatePublisher | None = None
         if connect:  # a host that serves (not a one-shot CLI run): on every instance's page
             await anyio.to_thread.run_sync(
-                lambda: store.describe_instance(instance, name=settings.instance_label, url=settings.base_url)
+                lambda: store.describe_instance(instance, name=settings.instance_label, url=settings.listen_url)
             )
             publisher = StatePublisher(store, instance)
         noted = publisher.note if publisher is not None else None

@@ -126,7 +126,8 @@ class Presence(Protocol):
 
 @dataclass(frozen=True)
 class InstanceInfo:
-    """A live `serve` instance on the shared state (R-10.2): its run id, name, URL and when it started."""
+    """A live `serve` instance on the shared state (R-10.2): its run id, name, the URL it listens on
+    (`Settings.listen_url`, not the public URL every instance behind a balancer shares) and when it started."""
 
     id: str
     name: str | None
@@ -166,7 +167,7 @@ class InstanceBoard(Protocol):
     """
 
     def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
-        """Record a joined run's name and URL (a `serve`; CLI runs stay undescribed).
+        """Record a joined run's name and listen URL (a `serve`; CLI runs stay undescribed).
 
         Raises:
             StorageError: it could not be recorded.

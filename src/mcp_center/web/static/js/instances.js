@@ -36,7 +36,7 @@ export function instancesCard(id) {
     replace(
       body,
       rows.length
-        ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Instance"), h("th", {}, "Connection"), h("th", {}, "URL"))), h("tbody", {}, rows))
+        ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Instance"), h("th", {}, "Connection"), h("th", {}, "Listens on"))), h("tbody", {}, rows))
         : h("p", { class: "muted" }, "No instance reports this server yet."),
     );
   }
