@@ -326,6 +326,25 @@ def _error(request_id: object, error: Mapping[str, Any]) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
+REVOKED_MESSAGE = (
+    "GATEWAY_AUTH_REQUIRED: this gateway token was revoked while the request ran; the call was "
+    "cancelled (create a new token with 'mcp-center gateway token create NAME')"
+)
+"""The answer to a call cancelled because its gateway token was revoked (code -32001, as the
+endpoint's refusal of a revoked token)."""
+
+
+def _revoked(request: LeanRequest) -> tuple[bytes | None, int]:
+    """The answer to a `tools/call` that ended without one (it was cancelled): the revoked token's
+    refusal (-32001, HTTP 401 when it is the only message) when its token is no longer current (the
+    endpoint's revocation check cancelled it, R-8.1), else none (the agent cancelled it itself)."""
+    allowed = request.caller_allowed
+    if allowed is None or allowed():
+        return None, 200
+    error = {"code": -32001, "message": REVOKED_MESSAGE}
+    return _error(request.message["id"], error), 401
+
+
 def _failed(request_id: object, error: Mapping[str, Any], modern: bool) -> tuple[bytes, int]:
     """A JSON-RPC error answer and its HTTP status: for a 2026-07-28 request the status the SDK's
     table gives its code (`ERROR_CODE_HTTP_STATUS`: -32602 → 400, -32601 → 404, else 200), as the
@@ -364,7 +383,7 @@ class LeanPath:
                     await reply.finish(_error(request_id, rejected), status=ERROR_CODE_HTTP_STATUS[rejected["code"]])
                     return
                 called = await self._call(request, params, reply, receive)
-                body, status = called if called is not None else (None, 200)
+                body, status = called if called is not None else _revoked(request)
             elif method == "tools/list":
                 tools = await self._center.mcp_tools_json(link.server_id)
                 if request.modern:
