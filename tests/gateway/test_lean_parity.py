@@ -204,6 +204,8 @@ MODERN_CASES: list[tuple[str, Any, Headers]] = [
         _modern("tools/list"),
     ),
     ("ping, gone in 2026-07-28", _request("ping", {}), _modern("ping")),
+    ("tools/list cursor a number", _request("tools/list", {"cursor": 5}), _modern("tools/list")),
+    ("prompts/list cursor an object", _request("prompts/list", {"cursor": {}}), _modern("prompts/list")),
     (
         "logging/setLevel, gone in 2026-07-28",
         _request("logging/setLevel", {"level": "info"}),
@@ -272,6 +274,7 @@ async def test_session_refusals_are_the_sdks(host: Host, path: str) -> None:
         ("Content-Type text", ping, [*base, ("Accept", ACCEPT), ("Content-Type", "text/plain")]),
         ("Content-Type missing", ping, [*base, ("Accept", ACCEPT)]),
         ("params not an object", {**ping, "params": [1]}, good),
+        ("tools/list cursor a number", {**ping, "method": "tools/list", "params": {"cursor": 5}}, good),
         ("unknown method", {**ping, "method": "tools/frobnicate"}, good),
         ("id a fraction", {**ping, "id": 1.5}, good),
         ("id a boolean", {**ping, "id": True}, good),

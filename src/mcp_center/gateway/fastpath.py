@@ -79,6 +79,8 @@ _LISTS: dict[str, tuple[Category, str]] = {
     "resources/list": ("resources", "resources"),
     "resources/templates/list": ("resource_templates", "resourceTemplates"),
 }
+_PAGINATED = frozenset({"tools/list", *_LISTS})
+"""The listings: their params are the SDK's `PaginatedRequestParams` (`cursor`: a string or null)."""
 _PARAMS: dict[str, type[pydantic.BaseModel]] = {
     "prompts/get": types.GetPromptRequestParams,
     "resources/read": types.ReadResourceRequestParams,
@@ -227,13 +229,16 @@ def is_lean(message: Mapping[str, Any]) -> bool:
 
     Called only on a POST body the endpoint has already checked: a `jsonrpc` other than "2.0", a
     malformed id and a malformed `params._meta` (`meta_problem`) were answered there, so they are not
-    checked again on this per-call path; a notification (no id) is not lean."""
+    checked again on this per-call path; a notification (no id) is not lean. A listing's `cursor`,
+    when given, is a string (the SDK's `PaginatedRequestParams`; else its -32602 answers it)."""
     method = message.get("method")
     params = message.get("params", {})
     if method not in LEAN_METHODS or not is_object(params) or not is_request_id(message.get("id")):
         return False
     if method == "tools/call":
         return isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict | None)
+    if method in _PAGINATED:
+        return isinstance(params.get("cursor", ""), str | None)
     return True
 
 
