@@ -204,6 +204,8 @@ MODERN_CASES: list[tuple[str, Any, Headers]] = [
         _modern("tools/list"),
     ),
     ("ping, gone in 2026-07-28", _request("ping", {}), _modern("ping")),
+    ("tools/list cursor a number", _request("tools/list", {"cursor": 5}), _modern("tools/list")),
+    ("prompts/list cursor an object", _request("prompts/list", {"cursor": {}}), _modern("prompts/list")),
     (
         "logging/setLevel, gone in 2026-07-28",
         _request("logging/setLevel", {"level": "info"}),
@@ -272,6 +274,7 @@ async def test_session_refusals_are_the_sdks(host: Host, path: str) -> None:
         ("Content-Type text", ping, [*base, ("Accept", ACCEPT), ("Content-Type", "text/plain")]),
         ("Content-Type missing", ping, [*base, ("Accept", ACCEPT)]),
         ("params not an object", {**ping, "params": [1]}, good),
+        ("tools/list cursor a number", {**ping, "method": "tools/list", "params": {"cursor": 5}}, good),
         ("unknown method", {**ping, "method": "tools/frobnicate"}, good),
         ("id a fraction", {**ping, "id": 1.5}, good),
         ("id a boolean", {**ping, "id": True}, good),
@@ -359,3 +362,53 @@ async def test_an_untrusted_peer_is_logged_as_itself() -> None:
     layer = wire._proxy_layer(("127.0.0.1",))  # pyright: ignore[reportPrivateUsage] - the layer the protocol uses
     await layer(cast("Any", scope), wire._nothing, wire._nothing)  # pyright: ignore[reportPrivateUsage]
     assert scope["client"] == ("198.51.100.4", 5000)
+
+
+# (what, path, body, headers): a request the SDK's transport accepts, whose handler answers an error.
+HANDLER_ERRORS: list[tuple[str, str, Any, Headers]] = [
+    (
+        "unknown tool (-32602)",
+        "/mcp",
+        _request("tools/call", {"name": "mcp__proto__nope", "arguments": {}}),
+        _modern("tools/call", Mcp_Name="mcp__proto__nope"),
+    ),
+    (
+        "unknown tool, per-server endpoint (-32602)",
+        "/mcp/proto",
+        _request("tools/call", {"name": "nope", "arguments": {}}),
+        _modern("tools/call", Mcp_Name="nope"),
+    ),
+    (
+        "unknown prompt (-32602)",
+        "/mcp",
+        _request("prompts/get", {"name": "mcp__proto__nope"}),
+        _modern("prompts/get", Mcp_Name="mcp__proto__nope"),
+    ),
+    (
+        "unknown resource (-32602)",
+        "/mcp",
+        _request("resources/read", {"uri": "nope://x"}),
+        _modern("resources/read", Mcp_Name="nope://x"),
+    ),
+    (
+        "completion the server lacks, per-server endpoint (-32601)",
+        "/mcp/proto",
+        _request(
+            "completion/complete", {"ref": {"type": "ref/prompt", "name": "g"}, "argument": {"name": "x", "value": ""}}
+        ),
+        _modern("completion/complete"),
+    ),
+]
+
+
+async def test_a_handlers_error_carries_the_sdks_http_status(host: Host) -> None:
+    """A 2026-07-28 request the SDK's transport accepts but whose handler fails is answered with the
+    HTTP status the SDK's table gives its JSON-RPC code (`ERROR_CODE_HTTP_STATUS`: -32602 → 400,
+    -32601 → 404), on the lean and direct paths as on the SDK's (issue 12, R-8.1)."""
+    different: list[str] = []
+    for what, path, message, headers in HANDLER_ERRORS:
+        lean, sdk = await host.both(path, orjson.dumps(message), headers)
+        assert isinstance(sdk[1], dict) and "error" in sdk[1] and sdk[0] >= 400, (what, sdk)  # a handler's error
+        if lean != sdk:
+            different.append(f"{what}: lean {lean} != sdk {sdk}")
+    assert not different, "\n".join(different)

@@ -328,3 +328,54 @@ async def test_a_request_id_reused_in_a_session_does_not_leave_the_later_call_un
             with anyio.fail_after(10):
                 await second_end.cancelled.wait()  # the later call was found and cancelled
     HOLD.clear()
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
+async def test_revoking_a_token_cancels_its_sessionless_call_in_flight(host: Host, path: str) -> None:
+    """A 2026-07-28 request has no session for the revocation check to end, yet the same rule holds
+    (R-8.1, issue 12): when its token is revoked, its running call is cancelled upstream within
+    `SESSION_CHECK_S` and answered as the revoked token's refusal, on the direct path (`/mcp`) and
+    the lean path (`/mcp/{id}`) alike; nothing a revoked client asked for runs on."""
+    name = "mcp__proto__hold" if path == "/mcp" else "hold"
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+    }
+    call = {"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": name, "_meta": envelope}}
+    headers = {
+        **ACCEPT,
+        "Authorization": f"Bearer {host.token}",
+        "Mcp-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    listed: list[dict[str, Any]] = (await host.admin.get("/api/gateway/tokens")).json()["tokens"]
+    token_ids = [str(t["id"]) for t in listed]
+    hold = Hold()
+    HOLD.append(hold)
+    answers: list[httpx2.Response] = []
+    try:
+        async with (
+            httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http,
+            anyio.create_task_group() as tg,
+        ):
+
+            async def post() -> None:
+                answers.append(await http.post(path, json=call, headers=headers))
+
+            tg.start_soon(post)
+            with anyio.fail_after(10):
+                await hold.started.wait()
+            for token_id in token_ids:
+                assert (await host.admin.delete(f"/api/gateway/tokens/{token_id}")).status_code == 204
+            with anyio.fail_after(10):
+                await hold.cancelled.wait()  # the call was cancelled upstream
+        # the task group waited for the answer (bounded by the client's timeout)
+    finally:
+        HOLD.remove(hold)
+    (answer,) = answers
+    assert answer.status_code == 401, answer.text
+    error = answer.json()["error"]
+    assert answer.json()["id"] == 11
+    assert error["code"] == -32001 and error["message"].startswith("GATEWAY_AUTH_REQUIRED"), error

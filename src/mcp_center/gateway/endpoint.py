@@ -8,7 +8,9 @@ the approval policy and nothing else. The host-wide Host allow-list and body-siz
 A session belongs to the token that opened it: the SDK answers 404 to a request for it with
 another token, and when that token is revoked (API, page or CLI — another process) the session
 is ended within `SESSION_CHECK_S`: its open streams close, and its calls still waiting for an
-approval or running are cancelled, so nothing a revoked client asked for is sent afterwards.
+approval or running are cancelled, so nothing a revoked client asked for is sent afterwards. A
+2026-07-28 request has no session, so its lean call is tracked per token while it runs
+(`_sessionless`) and cancelled by the same check (answered as the revoked token's refusal).
 
 Our policy, not spec: one token holds at most `MAX_SESSIONS_PER_TOKEN` sessions (a client that
 re-initializes in a loop must not exhaust the host), and a session with nothing in flight for
@@ -123,6 +125,9 @@ class GatewayEndpoint:
         self._sessions: dict[str, _Session] = {}
         """Session id → the session; bounded by the sessions the SDK serves."""
         self._opening: Counter[str] = Counter()
+        self._sessionless: dict[str, set[AgentLink]] = {}
+        """Token id → the links of its sessionless (2026-07-28) lean requests being served now: ended
+        by `_take_stale` when the token is revoked, as its sessions are."""
         """Token id → its requests without a session id being answered now (each may open one)."""
         self._lean = LeanPath(gateway)
         self.lean = True
@@ -159,10 +164,15 @@ class GatewayEndpoint:
     def _take_stale(self) -> list[tuple[str, str]]:
         """Remove and return `(session id, token id)` of the sessions to end: revoked token, or idle."""
         try:
-            revoked = {t for t in {s.token_id for s in self._sessions.values()} if not self._tokens.is_current(t)}
+            holders = {s.token_id for s in self._sessions.values()} | self._sessionless.keys()
+            revoked = {t for t in holders if not self._tokens.is_current(t)}
         except Exception:  # an unreadable token file must not stop the gateway (nor the idle check)
             logger.exception("gateway.revocation_check_failed")
             revoked = set[str]()
+        for token_id in revoked:
+            for link in list(self._sessionless.get(token_id, ())):
+                logger.info("gateway.sessionless_revoked", extra={"token_id": token_id})
+                link.end()
         now = anyio.current_time()
         stale: list[tuple[str, str]] = []
         for session_id, session in list(self._sessions.items()):
@@ -278,7 +288,7 @@ class GatewayEndpoint:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
             if self.lean and is_object(message) and is_modern(version) and self._modern_lean(headers, message):
                 lean = self._modern_lean_request(message, server_id, (token_id, token_name), scope.get("headers", ()))
-                await self._lean.serve(lean, receive, send)
+                await self._serve_sessionless(token_id, lean, receive, send)
                 return
             await self._hand_over(scope, receive, send, response_once)
         elif session_id is None:
@@ -321,8 +331,20 @@ class GatewayEndpoint:
         ):
             return None
         lean = self._modern_lean_request(message, None, named, headers)
-        serve = self._lean.serve
-        return lambda receive, send: serve(lean, receive, send)
+        token_id = named[0]
+        return lambda receive, send: self._serve_sessionless(token_id, lean, receive, send)
+
+    async def _serve_sessionless(self, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
+        """Serve a sessionless lean request of the token `token_id`, known to `_take_stale` meanwhile:
+        revoking the token cancels its call (`AgentLink.end`), as it ends the token's sessions."""
+        links = self._sessionless.setdefault(token_id, set())
+        links.add(lean.link)
+        try:
+            await self._lean.serve(lean, receive, send)
+        finally:
+            links.discard(lean.link)
+            if not links and self._sessionless.get(token_id) is links:
+                del self._sessionless[token_id]
 
     def _modern_lean_request(
         self,

@@ -79,6 +79,8 @@ _LISTS: dict[str, tuple[Category, str]] = {
     "resources/list": ("resources", "resources"),
     "resources/templates/list": ("resource_templates", "resourceTemplates"),
 }
+_PAGINATED = frozenset({"tools/list", *_LISTS})
+"""The listings: their params are the SDK's `PaginatedRequestParams` (`cursor`: a string or null)."""
 _PARAMS: dict[str, type[pydantic.BaseModel]] = {
     "prompts/get": types.GetPromptRequestParams,
     "resources/read": types.ReadResourceRequestParams,
@@ -227,13 +229,16 @@ def is_lean(message: Mapping[str, Any]) -> bool:
 
     Called only on a POST body the endpoint has already checked: a `jsonrpc` other than "2.0", a
     malformed id and a malformed `params._meta` (`meta_problem`) were answered there, so they are not
-    checked again on this per-call path; a notification (no id) is not lean."""
+    checked again on this per-call path; a notification (no id) is not lean. A listing's `cursor`,
+    when given, is a string (the SDK's `PaginatedRequestParams`; else its -32602 answers it)."""
     method = message.get("method")
     params = message.get("params", {})
     if method not in LEAN_METHODS or not is_object(params) or not is_request_id(message.get("id")):
         return False
     if method == "tools/call":
         return isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict | None)
+    if method in _PAGINATED:
+        return isinstance(params.get("cursor", ""), str | None)
     return True
 
 
@@ -326,6 +331,35 @@ def _error(request_id: object, error: Mapping[str, Any]) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
+REVOKED_MESSAGE = (
+    "GATEWAY_AUTH_REQUIRED: this gateway token was revoked while the request ran; the call was "
+    "cancelled (create a new token with 'mcp-center gateway token create NAME')"
+)
+"""The answer to a call cancelled because its gateway token was revoked (code -32001, as the
+endpoint's refusal of a revoked token)."""
+
+
+def _revoked(request: LeanRequest) -> tuple[bytes | None, int]:
+    """The answer to a `tools/call` that ended without one (it was cancelled): the revoked token's
+    refusal (-32001, HTTP 401 when it is the only message) when its token is no longer current (the
+    endpoint's revocation check cancelled it, R-8.1), else none (the agent cancelled it itself)."""
+    allowed = request.caller_allowed
+    if allowed is None or allowed():
+        return None, 200
+    error = {"code": -32001, "message": REVOKED_MESSAGE}
+    return _error(request.message["id"], error), 401
+
+
+def _failed(request_id: object, error: Mapping[str, Any], modern: bool) -> tuple[bytes, int]:
+    """A JSON-RPC error answer and its HTTP status: for a 2026-07-28 request the status the SDK's
+    table gives its code (`ERROR_CODE_HTTP_STATUS`: -32602 → 400, -32601 → 404, else 200), as the
+    SDK's modern entry answers a handler's error; 200 in a session (R-8.1, issue 12). Sent only
+    when it is the answer's one message (an SSE answer has already sent 200)."""
+    code = error.get("code")
+    status = ERROR_CODE_HTTP_STATUS.get(code, 200) if modern and type(code) is int else 200
+    return _error(request_id, error), status
+
+
 class LeanPath:
     """Serves `LEAN_METHODS` for the endpoint (see the module docstring).
 
@@ -346,12 +380,15 @@ class LeanPath:
         params: dict[str, Any] = message.get("params") or {}
         reply = _Reply(send)
         link = request.link
+        modern = request.modern
+        status = 200
         try:
             if method == "tools/call":
-                if request.modern and (rejected := await self._param_rejection(request, params)) is not None:
+                if modern and (rejected := await self._param_rejection(request, params)) is not None:
                     await reply.finish(_error(request_id, rejected), status=ERROR_CODE_HTTP_STATUS[rejected["code"]])
                     return
-                body = await self._call(request, params, reply, receive)
+                called = await self._call(request, params, reply, receive)
+                body, status = called if called is not None else _revoked(request)
             elif method == "tools/list":
                 tools = await self._center.mcp_tools_json(link.server_id)
                 if request.modern:
@@ -365,18 +402,19 @@ class LeanPath:
                 items = await self._center.mcp_listing(category, link.server_id)
                 body = _response(request_id, self._finish({key: items}, request.modern, method))
             elif (invalid := _invalid_params(method, params)) is not None:
-                body = _error(request_id, {"code": types.INVALID_PARAMS, "message": invalid})
+                body, status = _failed(request_id, {"code": types.INVALID_PARAMS, "message": invalid}, modern)
             else:
                 result = await self._center.mcp_forward_request(method, params, server_id=link.server_id)
                 body = _response(request_id, self._finish(result, request.modern, method))
         except ServerRequestFailed as exc:
-            body = _error(request_id, exc.rpc_error or to_mcp_error(exc).error.model_dump(exclude_none=True))
+            error = exc.rpc_error or to_mcp_error(exc).error.model_dump(exclude_none=True)
+            body, status = _failed(request_id, error, modern)
         except CenterError as exc:
-            body = _error(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True))
+            body, status = _failed(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True), modern)
         except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
             logger.exception("gateway.lean_request_failed", extra={"method": method})
             body = _error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"})
-        await reply.finish(body)
+        await reply.finish(body, status=status)
 
     async def _param_rejection(self, request: LeanRequest, params: dict[str, Any]) -> dict[str, Any] | None:
         """The SDK's refusal of a 2026-07-28 `tools/call` whose `Mcp-Param-*` headers disagree with the
@@ -414,9 +452,11 @@ class LeanPath:
 
     async def _call(
         self, request: LeanRequest, params: dict[str, Any], reply: _Reply, receive: Receive
-    ) -> bytes | None:
-        """`tools/call` through the policy; returns the final message, or None when the agent cancelled it."""
+    ) -> tuple[bytes, int] | None:
+        """`tools/call` through the policy; returns the final message and its HTTP status (`_failed`),
+        or None when the agent cancelled it."""
         request_id = request.message["id"]
+        modern = request.modern
         link = request.link
         meta = params.get("_meta")
         meta = cast(dict[str, Any], meta) if isinstance(meta, dict) else {}
@@ -453,7 +493,7 @@ class LeanPath:
             elicitor = ask_form if isinstance(caps.get("elicitation"), dict) else None
             sampler = ask_sampling if isinstance(caps.get("sampling"), dict) else None
             roots = ask_roots if isinstance(caps.get("roots"), dict) else None
-        outcome: list[bytes] = []
+        outcome: list[tuple[bytes, int]] = []
         key = _key(request_id)
         # One cancel scope; the agent's disconnect is watched by a plain asyncio task started only
         # once the call has run `WATCH_AFTER_S` (most calls end sooner: anyio's task group per call
@@ -479,23 +519,24 @@ class LeanPath:
                         caller_allowed=request.caller_allowed,
                         caller=request.caller,
                     )
-                    outcome.append(_response(request_id, self._finish(result, request.modern, "tools/call")))
+                    outcome.append((_response(request_id, self._finish(result, modern, "tools/call")), 200))
                 except ServerRequestFailed as exc:
                     if exc.rpc_error is not None:
-                        outcome.append(_error(request_id, exc.rpc_error))
+                        outcome.append(_failed(request_id, exc.rpc_error, modern))
                     else:
                         outcome.append(
-                            _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
+                            (_response(request_id, self._finish(error_result_json(exc), modern, "tools/call")), 200)
                         )
                 except NotFound as exc:
-                    outcome.append(_error(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True)))
+                    outcome.append(_failed(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True), modern))
                 except CenterError as exc:
                     outcome.append(
-                        _response(request_id, self._finish(error_result_json(exc), request.modern, "tools/call"))
+                        (_response(request_id, self._finish(error_result_json(exc), modern, "tools/call")), 200)
                     )
                 except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
                     logger.exception("gateway.lean_call_failed")
-                    outcome.append(_error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"}))
+                    internal = {"code": types.INTERNAL_ERROR, "message": "Internal error"}
+                    outcome.append((_error(request_id, internal), 200))
         finally:
             # Only this call's entry: a client that reused the id (MCP forbids it) has a later call
             # under the same key, which must stay cancellable after this one ends.
