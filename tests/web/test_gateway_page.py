@@ -286,7 +286,10 @@ def test_the_snippets_are_the_readmes_forms_with_this_hosts_url(page: Page, host
     url = f"{host.url}/mcp"
     assert url != readme_url  # the test host runs on a free port, so the bridge needs --url
     (claude_line,) = [line for line in section.splitlines() if line.startswith("claude mcp add")]
-    readme_cursor, readme_stdio = _readme_json_blocks(section)
+    # The section shows Claude Code's .mcp.json, Cursor's (with `${env:...}`) and the stdio bridge's.
+    blocks = _readme_json_blocks(section)
+    (readme_cursor,) = [block for block in blocks if "${env:" in json.dumps(block)]
+    (readme_stdio,) = [block for block in blocks if "command" in block["mcpServers"]["mcp-center"]]
 
     sign_in(page)
     open_gateway(page)
