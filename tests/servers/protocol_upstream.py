@@ -1,8 +1,9 @@
 """A real SDK server (low level) for the gateway's protocol-fidelity tests (R-8.1, R-8.4, R-8.5).
 
 Tools: `add(a, b)`; `fail()` answers a JSON-RPC error (-32042, with `data`); `sample(prompt)` asks
-the client for `sampling/createMessage`; `roots()` asks the client for `roots/list`; `hold()` runs
-until it is cancelled and says so on `HOLD` (in-process servers only); `region(region)` declares its
+the client for `sampling/createMessage`; `roots()` asks the client for `roots/list`; `hold()` reports
+progress 0 (when asked for progress), then runs until it is cancelled and says so on `HOLD`
+(in-process servers only); `region(region)` declares its
 argument as the `Mcp-Param-Region` header (`x-mcp-header`). Resource
 templates with optional parts (`events://list{?topic,limit}`, `users://{id}/profile{#section}`),
 one resource (`notes://readme`); reading any URI returns `read <uri>`. One prompt, `greet(name)`.
@@ -89,6 +90,7 @@ async def _call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallTool
     if params.name == "region":
         return _text(f"region {arguments.get('region')}")
     if params.name == "hold" and HOLD:
+        await ctx.session.report_progress(0, None, "holding")  # a no-op unless the caller asked for progress
         HOLD[-1].started.set()
         try:
             await anyio.sleep_forever()
