@@ -485,3 +485,22 @@ async def test_good_session_requests_get_the_same_answer_from_the_sdk(host: Host
             different.append(f"{method} {params}: lean {lean} != sdk {sdk}")
     assert not different, "\n".join(different)
     _check_scoped(path, answers)
+
+
+async def test_a_listing_the_lean_path_hands_over_is_scoped_too(host: Host) -> None:
+    """A session's `tools/list` with `"params": null` is not one the lean path takes (`is_lean`: its
+    params are not an object), yet the SDK serves it: with the lean path on, in normal operation, it
+    reaches the SDK's handler, which lists the session's endpoint (`/mcp/proto`: the server's own
+    names, R-8.4), not the aggregate."""
+    session_id = await _session(host, "/mcp/proto")
+    headers = {
+        "Accept": ACCEPT,
+        "Authorization": f"Bearer {host.token}",
+        "Mcp-Session-Id": session_id,
+        "Mcp-Protocol-Version": "2025-11-25",
+    }
+    message = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": None}
+    answer = await host.http.post("/mcp/proto", json=message, headers=headers)
+    assert answer.status_code == 200, answer.text
+    names = {tool["name"] for tool in _body(answer)["result"]["tools"]}
+    assert {"add", "hold", "region"} <= names and not any(n.startswith("mcp__") for n in names), names
