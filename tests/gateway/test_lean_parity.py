@@ -220,10 +220,6 @@ async def test_sessionless_refusals_are_the_sdks(host: Host, path: str) -> None:
     """Items 1, 2 and 6 of the review: every bad 2026-07-28 request gets the SDK stack's answer."""
     different: list[str] = []
     for what, message, headers in MODERN_CASES:
-        if path != "/mcp" and what.startswith("Mcp-Param"):
-            # Not comparable there: the SDK path's tools/list and tools/call handlers (gateway/server.py)
-            # are not scoped to /mcp/{id}, so it finds no schema for `region` and no tool to call.
-            continue
         body = orjson.dumps(message)
         if path != "/mcp":  # the per-server endpoint names its tools without the prefix
             body = body.replace(b"mcp__proto__", b"")
@@ -412,3 +408,99 @@ async def test_a_handlers_error_carries_the_sdks_http_status(host: Host) -> None
         if lean != sdk:
             different.append(f"{what}: lean {lean} != sdk {sdk}")
     assert not different, "\n".join(different)
+
+
+def _good_requests(path: str) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+    """(method, params, extra 2026-07-28 headers) of good requests for `path`: the per-server endpoint
+    names the server's tools and prompts as the server does, `/mcp` under the aggregate names."""
+    scoped = path != "/mcp"
+    add = "add" if scoped else "mcp__proto__add"
+    region = "region" if scoped else "mcp__proto__region"
+    greet = "greet" if scoped else "proto:greet"
+    return [
+        ("tools/list", {}, {}),
+        ("tools/call", {"name": add, "arguments": {"a": 1, "b": 2}}, {"Mcp_Name": add}),
+        ("tools/call", {"name": region, "arguments": {"region": "eu"}}, {"Mcp_Name": region, "Mcp_Param_Region": "eu"}),
+        ("prompts/list", {}, {}),
+        ("prompts/get", {"name": greet, "arguments": {"name": "ada"}}, {"Mcp_Name": greet}),
+        ("resources/list", {}, {}),
+        ("resources/templates/list", {}, {}),
+        ("resources/read", {"uri": "notes://readme"}, {"Mcp_Name": "notes://readme"}),
+        ("resources/read", {"uri": "events://list?topic=a"}, {"Mcp_Name": "events://list?topic=a"}),
+    ]
+
+
+def _check_scoped(path: str, answers: dict[str, Any]) -> None:
+    """The answers are `path`'s view: on `/mcp/proto` the server's own names, on `/mcp` the aggregate ones."""
+    scoped = path != "/mcp"
+    tools = {tool["name"] for tool in answers["tools/list"]["result"]["tools"]}
+    assert ("add" in tools) is scoped and ("mcp__proto__add" in tools) is not scoped, tools
+    prompts = [prompt["name"] for prompt in answers["prompts/list"]["result"]["prompts"]]
+    assert prompts == ["greet" if scoped else "proto:greet"], prompts
+    assert answers["tools/call"]["result"]["content"] == [{"type": "text", "text": "3"}]
+    assert answers["prompts/get"]["result"]["messages"][0]["content"]["text"] == "hello ada"
+    assert [r["uri"] for r in answers["resources/list"]["result"]["resources"]] == ["notes://readme"]
+    templates = answers["resources/templates/list"]["result"]["resourceTemplates"]
+    assert [t["uriTemplate"] for t in templates] == ["events://list{?topic,limit}", "users://{id}/profile{#section}"]
+    assert answers["resources/read"]["result"]["contents"][0]["text"] == "read notes://readme"
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
+async def test_good_sessionless_requests_get_the_same_answer_from_the_sdk(host: Host, path: str) -> None:
+    """Issue 12: the SDK's handlers (`gateway/server.py`) serve the endpoint the request came to, as
+    the lean and direct paths do: `/mcp/{id}` lists, calls, reads and gets under the server's own
+    names with `GatewayEndpoint.lean` off too (R-8.4), and every answer is the lean path's."""
+    different: list[str] = []
+    answers: dict[str, Any] = {}
+    for method, params, extra in _good_requests(path):
+        body = orjson.dumps(_request(method, params))
+        lean, sdk = await host.both(path, body, _modern(method, **extra))
+        assert lean[0] == 200 and "result" in lean[1], (method, lean)
+        answers.setdefault(method, lean[1])
+        if lean != sdk:
+            different.append(f"{method} {params}: lean {lean} != sdk {sdk}")
+    assert not different, "\n".join(different)
+    _check_scoped(path, answers)
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
+async def test_good_session_requests_get_the_same_answer_from_the_sdk(host: Host, path: str) -> None:
+    """The same in a 2025-11-25 session opened on `path`: its requests reach the SDK's handlers with
+    the lean path off, and they serve that session's endpoint (R-8.4)."""
+    session_id = await _session(host, path)
+    headers = [
+        ("Mcp-Session-Id", session_id),
+        ("Mcp-Protocol-Version", "2025-11-25"),
+        ("Accept", ACCEPT),
+        ("Content-Type", "application/json"),
+    ]
+    different: list[str] = []
+    answers: dict[str, Any] = {}
+    for method, params, _extra in _good_requests(path):
+        body = orjson.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+        lean, sdk = await host.both(path, body, headers)
+        assert lean[0] == 200 and "result" in lean[1], (method, lean)
+        answers.setdefault(method, lean[1])
+        if lean[:2] != sdk[:2]:  # a session's answers carry no session id either way
+            different.append(f"{method} {params}: lean {lean} != sdk {sdk}")
+    assert not different, "\n".join(different)
+    _check_scoped(path, answers)
+
+
+async def test_a_listing_the_lean_path_hands_over_is_scoped_too(host: Host) -> None:
+    """A session's `tools/list` with `"params": null` is not one the lean path takes (`is_lean`: its
+    params are not an object), yet the SDK serves it: with the lean path on, in normal operation, it
+    reaches the SDK's handler, which lists the session's endpoint (`/mcp/proto`: the server's own
+    names, R-8.4), not the aggregate."""
+    session_id = await _session(host, "/mcp/proto")
+    headers = {
+        "Accept": ACCEPT,
+        "Authorization": f"Bearer {host.token}",
+        "Mcp-Session-Id": session_id,
+        "Mcp-Protocol-Version": "2025-11-25",
+    }
+    message = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": None}
+    answer = await host.http.post("/mcp/proto", json=message, headers=headers)
+    assert answer.status_code == 200, answer.text
+    names = {tool["name"] for tool in _body(answer)["result"]["tools"]}
+    assert {"add", "hold", "region"} <= names and not any(n.startswith("mcp__") for n in names), names

@@ -8,6 +8,7 @@ server; the agent side is the SDK's `Client` or raw HTTP where the wire itself i
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from mcp_center.gateway.endpoint import GatewayEndpoint
 from tests.servers.protocol_upstream import FAIL_CODE, HOLD, Hold, make_protocol_server
 from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
@@ -41,6 +43,7 @@ class Host:
     admin: httpx2.AsyncClient
     token: str
     upstream: str
+    endpoint: GatewayEndpoint
 
 
 async def _ready(admin: httpx2.AsyncClient, body: dict[str, Any]) -> None:
@@ -56,7 +59,8 @@ async def host(tmp_path: Path) -> AsyncGenerator[Host]:
         policies = {"add": "allow", "fail": "allow", "sample": "allow", "roots": "deny", "hold": "allow"}
         body = {"id": "proto", "name": "Proto", "transport": "streamable_http", "url": f"{upstream}/mcp"}
         await _ready(composed.admin, {**body, "tool_policies": policies})
-        yield Host(composed.base, composed.admin, composed.token, f"{upstream}/mcp")
+        endpoint = composed.app.state.gateway_endpoint
+        yield Host(composed.base, composed.admin, composed.token, f"{upstream}/mcp", endpoint)
 
 
 def text(result: types.CallToolResult) -> str:
@@ -330,18 +334,27 @@ async def test_a_request_id_reused_in_a_session_does_not_leave_the_later_call_un
     HOLD.clear()
 
 
+@pytest.mark.parametrize("progress", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize("lean", [True, False], ids=["lean", "sdk"])
 @pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
-async def test_revoking_a_token_cancels_its_sessionless_call_in_flight(host: Host, path: str) -> None:
+async def test_revoking_a_token_cancels_its_sessionless_call_in_flight(
+    host: Host, path: str, lean: bool, progress: bool
+) -> None:
     """A 2026-07-28 request has no session for the revocation check to end, yet the same rule holds
     (R-8.1, issue 12): when its token is revoked, its running call is cancelled upstream within
     `SESSION_CHECK_S` and answered as the revoked token's refusal, on the direct path (`/mcp`) and
-    the lean path (`/mcp/{id}`) alike; nothing a revoked client asked for runs on."""
+    the lean path (`/mcp/{id}`) alike, and on the SDK's path (`GatewayEndpoint.lean` off); nothing
+    a revoked client asked for runs on. With a `progressToken` the answer is already an SSE stream
+    when the call is cancelled (the tool reported progress): the refusal is its last event."""
+    host.endpoint.lean = lean
     name = "mcp__proto__hold" if path == "/mcp" else "hold"
     envelope = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
     }
+    if progress:
+        envelope["progressToken"] = "p-1"
     call = {"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": name, "_meta": envelope}}
     headers = {
         **ACCEPT,
@@ -354,7 +367,9 @@ async def test_revoking_a_token_cancels_its_sessionless_call_in_flight(host: Hos
     token_ids = [str(t["id"]) for t in listed]
     hold = Hold()
     HOLD.append(hold)
-    answers: list[httpx2.Response] = []
+    answers: list[tuple[int, str, list[dict[str, Any]]]] = []
+    """(HTTP status, content type, the JSON-RPC messages of the body in order)."""
+    first_event = anyio.Event()
     try:
         async with (
             httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http,
@@ -362,11 +377,23 @@ async def test_revoking_a_token_cancels_its_sessionless_call_in_flight(host: Hos
         ):
 
             async def post() -> None:
-                answers.append(await http.post(path, json=call, headers=headers))
+                async with http.stream("POST", path, json=call, headers=headers) as response:
+                    kind = response.headers.get("content-type", "")
+                    messages: list[dict[str, Any]] = []
+                    if kind.startswith("text/event-stream"):
+                        async for line in response.aiter_lines():
+                            if line.startswith("data:") and line[5:].strip():
+                                messages.append(json.loads(line[5:]))
+                                first_event.set()
+                    else:
+                        messages.append(json.loads(await response.aread()))
+                    answers.append((response.status_code, kind, messages))
 
             tg.start_soon(post)
             with anyio.fail_after(10):
                 await hold.started.wait()
+                if progress:  # the answer is a stream already: its progress event came
+                    await first_event.wait()
             for token_id in token_ids:
                 assert (await host.admin.delete(f"/api/gateway/tokens/{token_id}")).status_code == 204
             with anyio.fail_after(10):
@@ -374,8 +401,14 @@ async def test_revoking_a_token_cancels_its_sessionless_call_in_flight(host: Hos
         # the task group waited for the answer (bounded by the client's timeout)
     finally:
         HOLD.remove(hold)
-    (answer,) = answers
-    assert answer.status_code == 401, answer.text
-    error = answer.json()["error"]
-    assert answer.json()["id"] == 11
+    ((status, kind, messages),) = answers
+    if progress:
+        assert (status, kind.split(";")[0]) == (200, "text/event-stream"), (status, kind, messages)
+        assert messages[0]["method"] == "notifications/progress", messages
+        assert messages[0]["params"]["progressToken"] == "p-1", messages
+    else:
+        assert (status, kind, len(messages)) == (401, "application/json", 1), (status, kind, messages)
+    last = messages[-1]
+    assert last["id"] == 11 and "result" not in last, messages
+    error = last["error"]
     assert error["code"] == -32001 and error["message"].startswith("GATEWAY_AUTH_REQUIRED"), error

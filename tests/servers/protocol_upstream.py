@@ -1,11 +1,12 @@
 """A real SDK server (low level) for the gateway's protocol-fidelity tests (R-8.1, R-8.4, R-8.5).
 
 Tools: `add(a, b)`; `fail()` answers a JSON-RPC error (-32042, with `data`); `sample(prompt)` asks
-the client for `sampling/createMessage`; `roots()` asks the client for `roots/list`; `hold()` runs
-until it is cancelled and says so on `HOLD` (in-process servers only); `region(region)` declares its
+the client for `sampling/createMessage`; `roots()` asks the client for `roots/list`; `hold()` reports
+progress 0 (when asked for progress), then runs until it is cancelled and says so on `HOLD`
+(in-process servers only); `region(region)` declares its
 argument as the `Mcp-Param-Region` header (`x-mcp-header`). Resource
-templates with optional parts (`events://list{?topic,limit}`, `users://{id}/profile{#section}`);
-reading any URI returns `read <uri>`.
+templates with optional parts (`events://list{?topic,limit}`, `users://{id}/profile{#section}`),
+one resource (`notes://readme`); reading any URI returns `read <uri>`. One prompt, `greet(name)`.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ TEMPLATES = [
     types.ResourceTemplate(name="events", uri_template="events://list{?topic,limit}"),
     types.ResourceTemplate(name="profile", uri_template="users://{id}/profile{#section}"),
 ]
+RESOURCES = [types.Resource(name="readme", uri="notes://readme")]
+PROMPTS = [types.Prompt(name="greet", arguments=[types.PromptArgument(name="name", required=False)])]
 
 
 def _text(text: str) -> types.CallToolResult:
@@ -87,6 +90,7 @@ async def _call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallTool
     if params.name == "region":
         return _text(f"region {arguments.get('region')}")
     if params.name == "hold" and HOLD:
+        await ctx.session.report_progress(0, None, "holding")  # a no-op unless the caller asked for progress
         HOLD[-1].started.set()
         try:
             await anyio.sleep_forever()
@@ -104,7 +108,23 @@ async def _list_templates(
 async def _list_resources(
     ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
 ) -> types.ListResourcesResult:
-    return types.ListResourcesResult(resources=[])
+    return types.ListResourcesResult(resources=RESOURCES)
+
+
+async def _list_prompts(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=PROMPTS)
+
+
+async def _get_prompt(
+    ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+) -> types.GetPromptResult:
+    if params.name != "greet":
+        raise MCPError(code=types.INVALID_PARAMS, message=f"unknown prompt {params.name}")
+    who = (params.arguments or {}).get("name", "you")
+    message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=f"hello {who}"))
+    return types.GetPromptResult(messages=[message])
 
 
 async def _read(
@@ -123,4 +143,6 @@ def make_protocol_server() -> Server[Any]:
         on_list_resources=_list_resources,
         on_list_resource_templates=_list_templates,
         on_read_resource=_read,
+        on_list_prompts=_list_prompts,
+        on_get_prompt=_get_prompt,
     )

@@ -9,8 +9,9 @@ A session belongs to the token that opened it: the SDK answers 404 to a request 
 another token, and when that token is revoked (API, page or CLI — another process) the session
 is ended within `SESSION_CHECK_S`: its open streams close, and its calls still waiting for an
 approval or running are cancelled, so nothing a revoked client asked for is sent afterwards. A
-2026-07-28 request has no session, so its lean call is tracked per token while it runs
-(`_sessionless`) and cancelled by the same check (answered as the revoked token's refusal).
+2026-07-28 request has no session, so it is tracked per token while it runs (`_sessionless`), on
+the lean path and on the SDK's alike, and cancelled by the same check (answered as the revoked
+token's refusal, -32001).
 
 Our policy, not spec: one token holds at most `MAX_SESSIONS_PER_TOKEN` sessions (a client that
 re-initializes in a loop must not exhaust the host), and a session with nothing in flight for
@@ -26,7 +27,7 @@ import functools
 import hmac
 import logging
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -43,7 +44,15 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcp_center.errors import StorageError
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
-from mcp_center.gateway.fastpath import AgentLink, LeanPath, LeanRequest, is_lean, is_modern, meta_problem
+from mcp_center.gateway.fastpath import (
+    REVOKED_MESSAGE,
+    AgentLink,
+    LeanPath,
+    LeanRequest,
+    is_lean,
+    is_modern,
+    meta_problem,
+)
 from mcp_center.gateway.refusals import read_headers, sdk_refuses
 from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
 from mcp_center.gateway.wire import DirectHandler
@@ -125,10 +134,10 @@ class GatewayEndpoint:
         self._sessions: dict[str, _Session] = {}
         """Session id → the session; bounded by the sessions the SDK serves."""
         self._opening: Counter[str] = Counter()
-        self._sessionless: dict[str, set[AgentLink]] = {}
-        """Token id → the links of its sessionless (2026-07-28) lean requests being served now: ended
-        by `_take_stale` when the token is revoked, as its sessions are."""
         """Token id → its requests without a session id being answered now (each may open one)."""
+        self._sessionless: dict[str, set[AgentLink]] = {}
+        """Token id → the links of its sessionless (2026-07-28) requests being served now (lean, or
+        handed to the SDK): ended by `_take_stale` when the token is revoked, as its sessions are."""
         self._lean = LeanPath(gateway)
         self.lean = True
         """False: every request goes to the SDK's stack, none to the lean or direct path (the reference
@@ -290,7 +299,7 @@ class GatewayEndpoint:
                 lean = self._modern_lean_request(message, server_id, (token_id, token_name), scope.get("headers", ()))
                 await self._serve_sessionless(token_id, lean, receive, send)
                 return
-            await self._hand_over(scope, receive, send, response_once)
+            await self._hand_over_sessionless(token_id, message, scope, receive, response_once)
         elif session_id is None:
             await self._open(token_id, server_id, message, scope, receive, response_once)
         else:
@@ -345,6 +354,28 @@ class GatewayEndpoint:
             links.discard(lean.link)
             if not links and self._sessionless.get(token_id) is links:
                 del self._sessionless[token_id]
+
+    async def _hand_over_sessionless(
+        self, token_id: str, message: object, scope: Scope, receive: Receive, send: OneResponse
+    ) -> None:
+        """`_hand_over` of a request without a session (2026-07-28) of the token `token_id` (`message`,
+        its parsed body), known to `_take_stale` meanwhile as `_serve_sessionless` makes a lean one:
+        revoking the token cancels the SDK's handling of it (its upstream call with it) and it is
+        answered as the lean path answers a revoked call (-32001 GATEWAY_AUTH_REQUIRED, R-8.1)."""
+        link = AgentLink(None, {})
+        handling = link.calls[None] = anyio.CancelScope()
+        links = self._sessionless.setdefault(token_id, set())
+        links.add(link)
+        try:
+            with handling:
+                await self._hand_over(scope, receive, send, send)
+        finally:
+            links.discard(link)
+            if not links and self._sessionless.get(token_id) is links:
+                del self._sessionless[token_id]
+        if handling.cancel_called and not send.complete:
+            request_id = message.get("id") if is_object(message) else None
+            await _revoked_answer(request_id, streaming=send.started)(send)
 
     def _modern_lean_request(
         self,
@@ -641,6 +672,31 @@ def _unknown_server(server_id: str) -> JSONResponse:
 def _session_elsewhere() -> JSONResponse:
     message = "Session not found: this session was opened on another gateway endpoint (/mcp or /mcp/<server id>)"
     return _invalid_request(message, status=404)
+
+
+def _revoked_answer(request_id: object, *, streaming: bool) -> Callable[[Send], Awaitable[None]]:
+    """What ends a sessionless request whose token was revoked while the SDK served it: the lean
+    path's refusal (`fastpath.REVOKED_MESSAGE`, -32001), as the JSON body of an HTTP 401 or, when
+    the SDK had already started an SSE answer (`streaming`), as its last event (framed as the SDK
+    frames its own, `mcp.server._streamable_http_modern._sse_event`)."""
+    answered_id = request_id if is_request_id(request_id) else None
+    body = orjson.dumps({"jsonrpc": "2.0", "id": answered_id, "error": {"code": -32001, "message": REVOKED_MESSAGE}})
+
+    async def answer(send: Send) -> None:
+        if streaming:
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": b"event: message\r\ndata: " + body + b"\r\n\r\n",
+                    "more_body": False,
+                }
+            )
+            return
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    return answer
 
 
 def _accepted() -> Response:

@@ -52,7 +52,7 @@ from mcp_center.runtime import Category
 from mcp_center.runtime.scopes import cancel_scope
 from mcp_center.service import Elicitor, RootsLister, Sampler
 
-__all__ = ["LEAN_METHODS", "AgentLink", "LeanPath", "LeanRequest", "meta_problem"]
+__all__ = ["LEAN_METHODS", "REVOKED_MESSAGE", "AgentLink", "LeanPath", "LeanRequest", "meta_problem"]
 
 logger = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ from typing import Any, cast
 import anyio
 import anyio.abc
 import mcp_types as types
+import orjson
 from mcp.server import NotificationOptions, Server
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
@@ -270,11 +271,19 @@ class Gateway:
 
     # ----- handlers --------------------------------------------------------------------------------
 
+    # Every handler serves the endpoint the request came to (`_scope_of`): `/mcp` the aggregate view,
+    # `/mcp/{id}` that server under its own names, as the lean path does (`fastpath`), in a
+    # session and sessionless alike; the scoped answers come from the lean path's own JSON methods.
+
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self._remember(ctx)
-        return types.ListToolsResult(tools=await self.center.mcp_tools())
+        server_id = _scope_of(ctx)
+        if server_id is None:
+            return types.ListToolsResult(tools=await self.center.mcp_tools())
+        tools = orjson.loads(await self.center.mcp_tools_json(server_id))
+        return types.ListToolsResult.model_validate({"tools": tools}, by_name=False)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -300,6 +309,7 @@ class Gateway:
             return await self.center.mcp_call_tool(
                 params.name,
                 params.arguments or {},
+                server_id=_scope_of(ctx),
                 progress=report,
                 elicitor=elicitor,
                 # An approval granted after the token was revoked must not send the call.
@@ -326,12 +336,20 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         self._remember(ctx)
-        return types.ListPromptsResult(prompts=await self.center.mcp_prompts())
+        server_id = _scope_of(ctx)
+        if server_id is None:
+            return types.ListPromptsResult(prompts=await self.center.mcp_prompts())
+        prompts = await self.center.mcp_listing("prompts", server_id)
+        return types.ListPromptsResult.model_validate({"prompts": prompts}, by_name=False)
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         self._remember(ctx)
+        server_id = _scope_of(ctx)
+        if server_id is not None:
+            result = await self._forward(ctx, "prompts/get", params)
+            return types.GetPromptResult.model_validate(result, by_name=False)
         try:
             return await self.center.mcp_get_prompt(params.name, params.arguments)
         except CenterError as exc:
@@ -341,20 +359,31 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         self._remember(ctx)
-        resources, _templates = await self.center.mcp_resources()
-        return types.ListResourcesResult(resources=resources)
+        server_id = _scope_of(ctx)
+        if server_id is None:
+            resources, _templates = await self.center.mcp_resources()
+            return types.ListResourcesResult(resources=resources)
+        listed = await self.center.mcp_listing("resources", server_id)
+        return types.ListResourcesResult.model_validate({"resources": listed}, by_name=False)
 
     async def _list_resource_templates(
         self, ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         self._remember(ctx)
-        _resources, templates = await self.center.mcp_resources()
-        return types.ListResourceTemplatesResult(resource_templates=templates)
+        server_id = _scope_of(ctx)
+        if server_id is None:
+            _resources, templates = await self.center.mcp_resources()
+            return types.ListResourceTemplatesResult(resource_templates=templates)
+        listed = await self.center.mcp_listing("resource_templates", server_id)
+        return types.ListResourceTemplatesResult.model_validate({"resourceTemplates": listed}, by_name=False)
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         self._remember(ctx)
+        if _scope_of(ctx) is not None:
+            result = await self._forward(ctx, "resources/read", params)
+            return types.ReadResourceResult.model_validate(result, by_name=False)
         try:
             return await self.center.mcp_read_resource(str(params.uri))
         except CenterError as exc:

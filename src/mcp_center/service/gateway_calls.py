@@ -48,6 +48,7 @@ class GatewayUseCases:
         name: str,
         arguments: object = None,
         *,
+        server_id: str | None = None,
         operation_id: str | None = None,
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
@@ -57,6 +58,7 @@ class GatewayUseCases:
         """`call_agent_tool` returning the SDK's `CallToolResult` (R-5.3, R-8.1).
 
         Args:
+            server_id: `name` is that server's own tool name (`/mcp/{id}`, R-8.4).
             caller_allowed: Asked again once an approval was granted: False (the gateway token was
                 revoked meanwhile) and the call is not sent (ApprovalStale).
             caller: Who asks, for the approval card (the gateway token's id and name, the agent's
@@ -67,6 +69,7 @@ class GatewayUseCases:
         return await self._capabilities.call_result(
             name,
             arguments,
+            server_id=server_id,
             operation_id=operation_id,
             progress=progress,
             elicitor=elicitor,

@@ -71,13 +71,15 @@ class ToolCalls(AgentCatalog):
         name: str,
         arguments: object = None,
         *,
+        server_id: str | None = None,
         operation_id: str | None = None,
         progress: ProgressFnT | None = None,
         elicitor: Elicitor | None = None,
         caller_allowed: Callable[[], bool] | None = None,
         caller: Mapping[str, Any] | None = None,
     ) -> types.CallToolResult:
-        """An agent-initiated call of an exposed tool name, through the user's policy (R-5.3).
+        """An agent-initiated call of an exposed tool name (with `server_id`: that server's own tool
+        name, the gateway's `/mcp/{id}`, R-8.4), through the user's policy (R-5.3).
 
         `progress` receives the server's progress notifications; `elicitor` answers the server's
         form elicitations for this call instead of a card (both for the gateway, R-8.1).
@@ -94,7 +96,9 @@ class ToolCalls(AgentCatalog):
             ApprovalExpired, CallCancelled, CallInterrupted (while waiting); ApprovalStale (approved,
             but the server or the caller changed meanwhile); and the call's own errors.
         """
-        entry, args, op_id, _policy = await self._admit(name, arguments, operation_id, caller_allowed, caller=caller)
+        entry, args, op_id, _policy = await self._admit(
+            name, arguments, operation_id, caller_allowed, server_id, caller=caller
+        )
         async with self._interactions.tracking(
             server_id=entry.server_id,
             tool=entry.tool.name,
