@@ -8,7 +8,7 @@ A real host (the composed app, served as `serve` serves it) fronts `tests/server
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,9 +17,9 @@ import httpx2
 import pytest
 
 from mcp_center.api.security import MAX_BODY_BYTES
-from mcp_center.gateway.wire import DirectHandler
 from tests.servers.protocol_upstream import make_protocol_server
 from tests.support.composed import composed_host
+from tests.support.gateway import spy_direct_takes
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import add_ready
 
@@ -50,16 +50,7 @@ async def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncGenerato
         body = {"id": "proto", "name": "Proto", "transport": "streamable_http", "url": f"{upstream}/mcp"}
         ready = await add_ready(composed.admin, {**body, "tool_policies": {"add": "allow"}})
         assert ready["status"]["state"] == "ready"
-        route = composed.app.state.direct_gateway
-        taken: list[bool] = []
-        real_take = route.take
-
-        def take(url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
-            handler = real_take(url, headers, body)
-            taken.append(handler is not None)
-            return handler
-
-        monkeypatch.setattr(route, "take", take)
+        taken = spy_direct_takes(composed.app.state.direct_gateway, monkeypatch)
         yield Host(composed.base, composed.token, taken)
 
 

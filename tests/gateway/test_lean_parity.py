@@ -11,7 +11,7 @@ an `mcp-session-id` header came with it.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -23,9 +23,9 @@ import pytest
 from mcp_center.api.security import MAX_BODY_BYTES
 from mcp_center.gateway import wire
 from mcp_center.gateway.endpoint import GatewayEndpoint
-from mcp_center.gateway.wire import DirectHandler
 from tests.servers.protocol_upstream import make_protocol_server
 from tests.support.composed import composed_host
+from tests.support.gateway import spy_direct_takes
 from tests.support.loopback import serve_loopback
 from tests.support.readiness import add_ready
 
@@ -94,16 +94,7 @@ async def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncGenerato
         body = {"id": "proto", "name": "Proto", "transport": "streamable_http", "url": f"{upstream}/mcp"}
         ready = await add_ready(composed.admin, {**body, "tool_policies": {"add": "allow", "region": "allow"}})
         assert ready["status"]["state"] == "ready"
-        route = composed.app.state.direct_gateway
-        taken: list[bool] = []
-        real_take = route.take
-
-        def take(url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
-            handler = real_take(url, headers, body)
-            taken.append(handler is not None)
-            return handler
-
-        monkeypatch.setattr(route, "take", take)
+        taken = spy_direct_takes(composed.app.state.direct_gateway, monkeypatch)
         yield Host(composed.http, composed.token, composed.app.state.gateway_endpoint, taken)
 
 

@@ -2,17 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
+import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_center.gateway.wire import DirectHandler
 from tests.support.loopback import NO_TLS
 
-__all__ = ["gateway_client"]
+__all__ = ["gateway_client", "spy_direct_takes"]
+
+
+def spy_direct_takes(route: Any, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record, for each POST the host's direct route (`app.state.direct_gateway`) is offered, whether it
+    took it (True: answered on the direct path, issue 12) or left it to the ASGI cycle (False).
+
+    Returns:
+        The list the spy appends to, in request order.
+    """
+    taken: list[bool] = []
+    real_take = route.take
+
+    def take(url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+        handler = real_take(url, headers, body)
+        taken.append(handler is not None)
+        return handler
+
+    monkeypatch.setattr(route, "take", take)
+    return taken
 
 
 @asynccontextmanager
