@@ -7,6 +7,12 @@ root the cluster belongs to the `postgres` user that Debian's package creates (`
 `database()` creates a fresh, empty database per test; `stop()` / `start_again()` take the server
 away and bring it back (the outage tests); `close()` stops it and removes the directory.
 
+A test run that is killed (SIGKILL, a `timeout`) never reaches `close()`, and `pg_ctl` detaches the
+postmaster into a session of its own: it would run on with PPID 1. So every start registers the
+postmaster's group with a process guard of this process (`ProcessGuard`, the same watchdog that stops
+a killed host's stdio servers, R-2.6): when the test process dies in any way, its watchdog stops the
+cluster.
+
 Missing binaries fail loudly with what to install (`.ci/run` installs them): a skipped database
 test would hide a broken backend.
 """
@@ -25,6 +31,9 @@ from urllib.parse import urlsplit
 
 import psycopg
 from psycopg import sql
+
+from mcp_center.transports.guard import ProcessGuard
+from mcp_center.transports.reaper import GroupRef
 
 __all__ = ["PG_BIN", "PgCluster"]
 
@@ -46,6 +55,8 @@ class PgCluster:
         self.data = self.root / "data"
         self.log = self.root / "postgres.log"
         self._user = "postgres" if os.geteuid() == 0 else None
+        self._guard = ProcessGuard(grace_s=2.0)  # its own: the process-wide guard's groups are the tests'
+        self._group: GroupRef | None = None
         if self._user is not None:
             entry = pwd.getpwnam(self._user)
             os.chown(self.root, entry.pw_uid, entry.pw_gid)
@@ -79,10 +90,27 @@ class PgCluster:
         """Start the (stopped) server on the same socket."""
         options = f"-c listen_addresses='' -k {self.root} -c fsync=off -c max_connections=200"
         self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start")
+        self._watch()
 
     def stop(self, mode: str = "fast") -> None:
         """Stop the server (`fast`: disconnect every client now; `immediate`: as a crash would)."""
         self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+        self._unwatch()
+
+    @property
+    def postmaster_pid(self) -> int:
+        """The running postmaster's pid (the first line of `postmaster.pid`); it leads its own session."""
+        return int((self.data / "postmaster.pid").read_text().split("\n", 1)[0])
+
+    def _watch(self) -> None:
+        """Register the started postmaster's group with this process's watchdog (see the module doc)."""
+        self._guard.start()
+        self._group = self._guard.adopt(self.postmaster_pid)
+
+    def _unwatch(self) -> None:
+        if self._group is not None:
+            self._guard.release(self._group)
+            self._group = None
 
     def url(self, database: str = "postgres") -> str:
         """A libpq URL for `database` over the cluster's Unix socket."""
@@ -109,4 +137,5 @@ class PgCluster:
         """Stop the server (if it runs) and remove everything."""
         with contextlib.suppress(RuntimeError):
             self.stop("immediate")
+        self._guard.close()
         shutil.rmtree(self.root, ignore_errors=True)
