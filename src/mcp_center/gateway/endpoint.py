@@ -27,8 +27,8 @@ import functools
 import hmac
 import logging
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -45,13 +45,13 @@ from starlette.types import Message, Receive, Scope, Send
 from mcp_center.errors import StorageError
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import (
-    REVOKED_MESSAGE,
     AgentLink,
     LeanPath,
     LeanRequest,
     is_lean,
     is_modern,
     meta_problem,
+    revoked_error,
 )
 from mcp_center.gateway.refusals import read_headers, sdk_refuses
 from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
@@ -346,14 +346,8 @@ class GatewayEndpoint:
     async def _serve_sessionless(self, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
         """Serve a sessionless lean request of the token `token_id`, known to `_take_stale` meanwhile:
         revoking the token cancels its call (`AgentLink.end`), as it ends the token's sessions."""
-        links = self._sessionless.setdefault(token_id, set())
-        links.add(lean.link)
-        try:
+        with self._tracked(token_id, lean.link):
             await self._lean.serve(lean, receive, send)
-        finally:
-            links.discard(lean.link)
-            if not links and self._sessionless.get(token_id) is links:
-                del self._sessionless[token_id]
 
     async def _hand_over_sessionless(
         self, token_id: str, message: object, scope: Scope, receive: Receive, send: OneResponse
@@ -364,18 +358,24 @@ class GatewayEndpoint:
         answered as the lean path answers a revoked call (-32001 GATEWAY_AUTH_REQUIRED, R-8.1)."""
         link = AgentLink(None, {})
         handling = link.calls[None] = anyio.CancelScope()
+        with self._tracked(token_id, link), handling:
+            await self._hand_over(scope, receive, send, send)
+        if handling.cancel_called and not send.complete:
+            request_id = message.get("id") if is_object(message) else None
+            await _revoked_answer(request_id, streaming=send.started)(send)
+
+    @contextmanager
+    def _tracked(self, token_id: str, link: AgentLink) -> Generator[None]:
+        """Keep `link` under `token_id` in `_sessionless` while a sessionless request runs, so that
+        `_take_stale` ends it (`AgentLink.end`) when the token is revoked; forgotten afterwards."""
         links = self._sessionless.setdefault(token_id, set())
         links.add(link)
         try:
-            with handling:
-                await self._hand_over(scope, receive, send, send)
+            yield
         finally:
             links.discard(link)
             if not links and self._sessionless.get(token_id) is links:
                 del self._sessionless[token_id]
-        if handling.cancel_called and not send.complete:
-            request_id = message.get("id") if is_object(message) else None
-            await _revoked_answer(request_id, streaming=send.started)(send)
 
     def _modern_lean_request(
         self,
@@ -676,11 +676,11 @@ def _session_elsewhere() -> JSONResponse:
 
 def _revoked_answer(request_id: object, *, streaming: bool) -> Callable[[Send], Awaitable[None]]:
     """What ends a sessionless request whose token was revoked while the SDK served it: the lean
-    path's refusal (`fastpath.REVOKED_MESSAGE`, -32001), as the JSON body of an HTTP 401 or, when
+    path's refusal (`fastpath.revoked_error`, -32001), as the JSON body of an HTTP 401 or, when
     the SDK had already started an SSE answer (`streaming`), as its last event (framed as the SDK
     frames its own, `mcp.server._streamable_http_modern._sse_event`)."""
     answered_id = request_id if is_request_id(request_id) else None
-    body = orjson.dumps({"jsonrpc": "2.0", "id": answered_id, "error": {"code": -32001, "message": REVOKED_MESSAGE}})
+    body = revoked_error(answered_id)
 
     async def answer(send: Send) -> None:
         if streaming:

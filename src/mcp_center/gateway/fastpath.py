@@ -52,7 +52,7 @@ from mcp_center.runtime import Category
 from mcp_center.runtime.scopes import cancel_scope
 from mcp_center.service import Elicitor, RootsLister, Sampler
 
-__all__ = ["LEAN_METHODS", "REVOKED_MESSAGE", "AgentLink", "LeanPath", "LeanRequest", "meta_problem"]
+__all__ = ["LEAN_METHODS", "REVOKED_MESSAGE", "AgentLink", "LeanPath", "LeanRequest", "meta_problem", "revoked_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -339,6 +339,12 @@ REVOKED_MESSAGE = (
 endpoint's refusal of a revoked token)."""
 
 
+def revoked_error(request_id: object) -> bytes:
+    """The JSON-RPC error (-32001, `REVOKED_MESSAGE`) that ends a request whose gateway token was
+    revoked while it ran, on the lean path (`_revoked`) and the SDK's (the endpoint's hand-over)."""
+    return _error(request_id, {"code": -32001, "message": REVOKED_MESSAGE})
+
+
 def _revoked(request: LeanRequest) -> tuple[bytes | None, int]:
     """The answer to a `tools/call` that ended without one (it was cancelled): the revoked token's
     refusal (-32001, HTTP 401 when it is the only message) when its token is no longer current (the
@@ -346,8 +352,7 @@ def _revoked(request: LeanRequest) -> tuple[bytes | None, int]:
     allowed = request.caller_allowed
     if allowed is None or allowed():
         return None, 200
-    error = {"code": -32001, "message": REVOKED_MESSAGE}
-    return _error(request.message["id"], error), 401
+    return revoked_error(request.message["id"]), 401
 
 
 def _failed(request_id: object, error: Mapping[str, Any], modern: bool) -> tuple[bytes, int]:
