@@ -42,7 +42,7 @@ def spawn(request: pytest.FixtureRequest, bare_zygote: Zygote) -> Spawner:
     """Start the probe with Popen's keywords (argv after the module name), forked or as a Popen child."""
 
     def forked(*args: str, **kwargs: Any) -> Process:
-        return bare_zygote.spawn(["probe", *args], entry=f"module:{PROBE}", **kwargs)
+        return bare_zygote.spawn([sys.executable, "-m", PROBE, *args], entry=f"module:{PROBE}", **kwargs)
 
     def popen(*args: str, **kwargs: Any) -> Process:
         kwargs.setdefault("stdin", subprocess.DEVNULL)
@@ -65,7 +65,12 @@ def test_a_child_has_its_pid_argv_cwd_exact_env_fds_and_exit_status(spawn: Spawn
     facts = json.loads(facts_line)
     assert facts["pid"] == proc.pid
     assert facts["env"] == _env()  # exactly: nothing of the fork server's own environment
-    assert (facts["cwd"], facts["argv"], facts["stdin"]) == (str(tmp_path), ["exit", "7"], "from the caller\n")
+    probe_file = str(ROOT / "tests" / "servers" / "zygote_probe.py")  # sys.argv[0] of `python -m`
+    assert (facts["cwd"], facts["argv"], facts["stdin"]) == (
+        str(tmp_path),
+        [probe_file, "exit", "7"],
+        "from the caller\n",
+    )
     assert facts["sigterm_default"]
     assert facts["sid"] != facts["pid"]  # no session of its own unless asked
     # the interpreter's ending: the buffered line flushed, a non-daemon thread waited for, atexit run
@@ -114,13 +119,15 @@ def test_a_killed_fork_server_leaves_its_child_to_the_test(tmp_path: Path) -> No
     out = tmp_path / "out"
     try:
         with out.open("wb") as stdout:
-            child = zygote.spawn(["probe", "wait"], env=_env(), entry=f"module:{PROBE}", stdout=stdout)
+            child = zygote.spawn(
+                [sys.executable, "-m", PROBE, "wait"], env=_env(), entry=f"module:{PROBE}", stdout=stdout
+            )
         _wait_for_line(out)
         os.kill(zygote.pid, signal.SIGKILL)
         assert _gone(zygote.pid)
         assert not zygote.alive
         with pytest.raises(RuntimeError, match="fork server"):
-            zygote.spawn(["probe", "wait"], env=_env(), entry=f"module:{PROBE}")
+            zygote.spawn([sys.executable, "-m", PROBE, "wait"], env=_env(), entry=f"module:{PROBE}")
         assert child.poll() is None and alive(child.pid)  # the test still owns it
         child.terminate()
         assert child.wait(timeout=60) == LOST_STATUS  # nobody was left to reap it and report its status
@@ -134,8 +141,9 @@ import os, sys
 from tests.support.zygote import Zygote
 zygote = Zygote.start(modules=())
 env = {{"PYTHONPATH": os.getcwd()}}
-same = zygote.spawn(["probe", "wait"], env=env, entry="module:{PROBE}", stdout=2)
-own = zygote.spawn(["probe", "wait"], env=env, entry="module:{PROBE}", stdout=2, start_new_session=True)
+argv = [sys.executable, "-m", "{PROBE}", "wait"]
+same = zygote.spawn(argv, env=env, entry="module:{PROBE}", stdout=2)
+own = zygote.spawn(argv, env=env, entry="module:{PROBE}", stdout=2, start_new_session=True)
 print(zygote.pid, same.pid, own.pid, flush=True)
 sys.stdin.read()  # until killed
 """

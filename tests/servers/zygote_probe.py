@@ -1,7 +1,7 @@
 """Report how this process was started, then end as asked; for the fork server's tests (tests/test_zygote.py).
 
 `python -m tests.servers.zygote_probe MODE [ARG]` writes one JSON line on stdout (not flushed: the
-interpreter's exit must flush it): pid, session and group ids, cwd, argv, the whole environment and
+interpreter's exit must flush it): pid, session and group ids, cwd, sys.argv, the whole environment and
 what stdin held; "to stderr" on stderr. A non-daemon thread writes "thread joined" once the main thread
 has ended (the interpreter must wait for it) and an atexit handler "atexit ran". MODE `exit N` exits
 with N; `wait` waits for a signal (SIGTERM's default action ends it).
@@ -25,7 +25,7 @@ def main() -> None:
         "sid": os.getsid(0),
         "pgid": os.getpgid(0),
         "cwd": os.getcwd(),
-        "argv": sys.argv[1:],
+        "argv": sys.argv,
         "env": dict(os.environ),
         "stdin": stdin,
         "sigterm_default": signal.getsignal(signal.SIGTERM) == signal.SIG_DFL,

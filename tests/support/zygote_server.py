@@ -19,8 +19,9 @@ single-threaded selectors loop (forking a threaded process is unsafe: no thread 
   turning readable ends the loop: the fork server exits. Children keep running (tests own them; a
   test process that dies has its process guard stop them, see the client).
 
-Entries: `console:MODULE:FUNC` (what a console script runs: `sys.exit(FUNC())`) or `module:NAME`
-(`python -m NAME`).
+Entries: `console:MODULE:FUNC` (what a console script runs: `sys.exit(FUNC())`, argv as given) or
+`module:NAME` (`python -m NAME`, for argv `[PYTHON, "-m", NAME, ARGS...]`: sys.argv is the module's
+file and ARGS, as that interpreter's would be).
 """
 
 from __future__ import annotations
@@ -226,6 +227,9 @@ def _run(entry: str) -> None:
         module, _, func = target.partition(":")
         sys.exit(getattr(importlib.import_module(module), func)())
     if kind == "module":
+        if sys.argv[1:3] != ["-m", target]:
+            raise SystemExit(f"zygote: argv must be [PYTHON, '-m', {target!r}, ...], not {sys.argv!r}")
+        sys.argv = [target, *sys.argv[3:]]  # as `python -m`: argv[0] becomes the module's file (runpy)
         runpy.run_module(target, run_name="__main__", alter_sys=True)
         return
     raise SystemExit(f"zygote: unknown entry {entry!r}")
