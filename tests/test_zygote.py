@@ -136,6 +136,21 @@ def test_a_killed_fork_server_leaves_its_child_to_the_test(tmp_path: Path) -> No
         zygote.close()
 
 
+def test_closing_the_fork_server_stops_what_a_test_left_running(tmp_path: Path) -> None:
+    zygote = Zygote.start(modules=())
+    out = tmp_path / "out"
+    try:
+        with out.open("wb") as stdout:
+            left = zygote.spawn(
+                [sys.executable, "-m", PROBE, "wait"], env=_env(), entry=f"module:{PROBE}", stdout=stdout
+            )
+        _wait_for_line(out)
+    finally:
+        zygote.close()
+    assert not zygote.alive
+    assert left.wait(timeout=30) == LOST_STATUS  # stopped by the guard's watchdog; no zygote left to reap it
+
+
 HOLDER = f"""
 import os, sys
 from tests.support.zygote import Zygote

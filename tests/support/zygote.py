@@ -16,13 +16,14 @@ environment; `start_new_session` when asked. The child ends as an interpreter do
 joined, stdio flushed).
 
 Lifetime: one zygote per pytest process (xdist worker), started by the first spawn, stopped at session
-end (`close_zygote`, from `tests/conftest.py`). It dies with its worker: EOF on its control socket,
-and it watches a pidfd of the worker. It leads a process group of its own with its children (the
-ones not in a session of their own), and that group, and each child's own session, is registered with
-a process guard's watchdog of the worker (`mcp_center.transports.guard.ProcessGuard`, as
-`tests/support/postgres.py` does): a worker that is killed takes the zygote and every serve with it.
-A zygote that dies alone does not take its children (tests own them and stop them); their handles
-then wait on the pidfd, and an exit status nobody reaped is reported as `LOST_STATUS`.
+end (`close_zygote`, from `tests/conftest.py`; a child a test left running is stopped then). It dies
+with its worker: EOF on its control socket, and it watches a pidfd of the worker. It leads a process
+group of its own with its children (those not in a session of their own); that group and each
+child's own session are registered with a process guard's watchdog of the worker
+(`mcp_center.transports.guard.ProcessGuard`, as `tests/support/postgres.py` does): a worker that is
+killed takes the zygote and every serve with it. A zygote that dies alone does not take its children
+(tests own them and stop them); their handles then wait on the pidfd, and an exit status nobody
+reaped is reported as `LOST_STATUS`.
 
 Audit: what the pre-import could make stale in a child. Done by importing `mcp_center.cli` and
 `mcp_center.app` with `os.environ` and `os.getcwd` recording every read, then listing threads, atexit
@@ -185,7 +186,7 @@ class Zygote:
         self._control = control
         self._proc = proc
         self._guard = guard
-        self._group = guard.adopt(proc.pid)
+        guard.adopt(proc.pid)  # released never: `close` has the watchdog stop what is left in it
         self._lock = threading.Lock()
 
     @property
@@ -276,15 +277,14 @@ class Zygote:
         return ForkedProcess(argv, answer["pid"], fds[0], ours, forget)
 
     def close(self) -> None:
-        """End the zygote (EOF on its control socket) and wait for it; its children run on."""
+        """End the zygote (EOF on its control socket), wait for it, and close its guard: the watchdog
+        then stops whatever a test left running in its group or in a session the guard registered."""
         self._control.close()
         try:
             self._proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait(timeout=5)
-        if self._group is not None:
-            self._guard.release(self._group)
         self._guard.close()
 
 
@@ -299,6 +299,8 @@ def _fd(target: Redirect, devnull: IO[bytes], *, default: int) -> int:
 
 
 _zygote: Zygote | None = None
+_retired: list[Zygote] = []
+"""Zygotes that died (killed) while this process runs: their children may still run, owned by tests."""
 _zygote_lock = threading.Lock()
 
 
@@ -306,8 +308,8 @@ def zygote() -> Zygote:
     """This process's zygote, started by the first call (blocking until it has imported the host)."""
     global _zygote
     with _zygote_lock:
-        if _zygote is not None and not _zygote.alive:  # killed: a new one (its children run on)
-            _zygote.close()
+        if _zygote is not None and not _zygote.alive:  # killed: a new one; its guard stays until the end
+            _retired.append(_zygote)
             _zygote = None
         if _zygote is None:
             _zygote = Zygote.start()
@@ -315,9 +317,10 @@ def zygote() -> Zygote:
 
 
 def close_zygote() -> None:
-    """Stop this process's zygote, if one was started (pytest session end)."""
+    """Stop this process's zygote, if one was started, and what its children left (pytest session end)."""
     global _zygote
     with _zygote_lock:
-        if _zygote is not None:
-            _zygote.close()
-            _zygote = None
+        for each in [*_retired, *([_zygote] if _zygote is not None else [])]:
+            each.close()
+        _retired.clear()
+        _zygote = None
