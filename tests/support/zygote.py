@@ -41,8 +41,10 @@ hooks and loggers, and by reading `src/` for module-level reads:
   shorten paths in tracebacks). The tests set none of them per serve (their environment is the
   worker's, `serve_env()`), so they stay as the zygote read them. `TZ` is re-read (`time.tzset`).
 - Interpreter state set at start-up stays the zygote's: the str hash seed (all children of one zygote
-  share it), the locale, `sys.flags`, `sys.orig_argv`. `random` reseeds itself in a forked child, and
-  `tempfile`'s name sequence checks the pid; uuid4, secrets and ssl use the OS's randomness.
+  share it), the locale, `sys.flags`, `sys.orig_argv`, `sys.path` (its first entry is the repository,
+  where the console script's is the venv's bin; PYTHONPATH in a caller's environment changes
+  nothing). `random` reseeds itself in a forked child, and `tempfile`'s name sequence checks the
+  pid; uuid4, secrets and ssl use the OS's randomness.
 - No thread is started by the imports (the zygote asserts it before every fork); the atexit hooks
   registered (logging's, multiprocessing's) are the ones any serve has; no logging is configured at
   import (the root logger has no handler; `mcp_center` has a NullHandler).
