@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,17 @@ def test_a_signal_ends_it_with_the_status_popen_reports(
     assert proc.wait(timeout=60) == -signum
     proc.send_signal(signal.SIGTERM)  # ended: nothing to signal, no error
     assert proc.returncode == -signum
+
+
+def test_a_signal_reaches_it_while_another_thread_waits_for_it(spawn: Spawner, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with out.open("wb") as stdout:
+        proc = spawn("wait", env=_env(), cwd=tmp_path, stdout=stdout, stderr=subprocess.DEVNULL)
+    _wait_for_line(out)
+    with ThreadPoolExecutor(1) as pool:
+        waited = pool.submit(proc.wait, 60)
+        proc.terminate()
+        assert waited.result(timeout=60) == -signal.SIGTERM
 
 
 def test_a_new_session_when_asked(spawn: Spawner, tmp_path: Path) -> None:

@@ -118,7 +118,8 @@ class ForkedProcess:
         self._pidfd = pidfd
         self._reply: socket.socket | None = reply
         self._on_exit = on_exit
-        self._lock = threading.Lock()
+        self._waiting = threading.Lock()  # one collector at a time
+        self._pidfd_lock = threading.Lock()  # signals never race the pidfd's close
 
     def __repr__(self) -> str:
         return f"<ForkedProcess pid={self.pid} returncode={self.returncode} args={self.args!r}>"
@@ -139,8 +140,9 @@ class ForkedProcess:
         return code
 
     def send_signal(self, sig: int) -> None:
-        """Signal it (through its pidfd: never another process); nothing once it has ended."""
-        with self._lock:
+        """Signal it (through its pidfd: never another process); nothing once it has ended. Does not
+        wait for a `wait` running in another thread."""
+        with self._pidfd_lock:
             if self.returncode is None:
                 with suppress(ProcessLookupError):
                     signal.pidfd_send_signal(self._pidfd, sig)
@@ -154,7 +156,7 @@ class ForkedProcess:
         self.send_signal(signal.SIGKILL)
 
     def _collect(self, timeout: float | None) -> int | None:
-        with self._lock:
+        with self._waiting:
             deadline = None if timeout is None else time.monotonic() + timeout
             while self.returncode is None:
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -173,8 +175,9 @@ class ForkedProcess:
             return self.returncode
 
     def _finish(self, code: int) -> None:
-        self.returncode = code
-        os.close(self._pidfd)
+        with self._pidfd_lock:
+            self.returncode = code
+            os.close(self._pidfd)
         self._on_exit()
 
 
