@@ -27,6 +27,7 @@ from tests.support.postgres import PgCluster
 from tests.support.serve import Host
 from tests.support.shared_host import SharedHost
 from tests.support.spare_serves import SpareServes
+from tests.support.zygote import close_zygote
 
 install_log_redaction()
 
@@ -45,6 +46,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LongFirstSch
     if config.getoption("dist", None) != "load":
         return None
     return LongFirstScheduling(config, log)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish() -> None:
+    """Stop this process's fork server of test serves, if it started one (`tests/support/zygote.py`);
+    the session's fixtures, and the serves they own, are torn down by then."""
+    close_zygote()
 
 
 @pytest.fixture

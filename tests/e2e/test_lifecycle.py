@@ -26,7 +26,7 @@ from tests.support.cli import CLI, run_cli
 from tests.support.groups import pid_lines, started_group, wait_gone
 from tests.support.loopback import NO_TLS
 from tests.support.ports import free_port
-from tests.support.processes import alive, stop_process
+from tests.support.processes import Process, alive, stop_process
 from tests.support.serve import ADMIN_TOKEN, VENV_BIN, serve_env, serve_record, spawn_serve, wait_until_serving
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process checks read /proc")
@@ -36,7 +36,7 @@ SERVERS = "/api/mcp/servers"
 
 
 @contextmanager
-def serve(data_dir: Path, log_path: Path, port: int | None = None) -> Generator[tuple[subprocess.Popen[bytes], str]]:
+def serve(data_dir: Path, log_path: Path, port: int | None = None) -> Generator[tuple[Process, str]]:
     """A started `serve` (yields it and its URL); SIGTERMed at the end unless the test killed it."""
     proc = spawn_serve(data_dir, port or 0, log_path)  # 0: the OS picks, serve records it in serve.json
     try:

@@ -1,10 +1,13 @@
 """Helpers shared by the tests, one module per subject; conftest files only define fixtures.
 
 - `serve`: a real `mcp-center serve` process (`running_host`, `Host`, its `ADMIN_TOKEN`, `VENV_BIN`).
+- `zygote` (and `zygote_server`, its process): the worker's fork server that imported the host once;
+  serves and the Python fixture servers are forked from it (`MCP_CENTER_TEST_FORK=0`: plain processes).
 - `shared_host`: one serve a worker's browser, end-to-end and CLI tests take turns on, verified clean
   (or replaced) between turns (`SharedHost`, `leftovers`; the `shared_serve` fixture of tests/conftest.py).
 - `mcp_servers`: MCP servers in their own processes (`running_echo_http`, npm `node_server`, `EVERYTHING`).
-- `ports`, `processes`, `groups`: loopback ports, process facts and endings, process groups.
+- `ports`, `processes`, `groups`: loopback ports, process facts and endings (`Process`: a Popen or a
+  forked child), process groups.
 - `loopback`: an ASGI app on 127.0.0.1 in the test's task group; `gateway`: an agent's MCP client;
   `composed`: the composed app on loopback with an admin client and a gateway token.
 - `readiness`: create → trust → test → enable, through the library, the API, or a running serve.

@@ -16,12 +16,14 @@ import tempfile
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 from tests.support.ports import wait_for_port
-from tests.support.processes import stop_process
+from tests.support.processes import Process, stop_process
 from tests.support.waiting import eventually_sync
+from tests.support.zygote import fork_enabled, zygote
 
 __all__ = ["EVERYTHING", "MCP_SERVER_TIME", "NODE_DIR", "node_server", "running_echo_http"]
 
@@ -38,35 +40,42 @@ def running_echo_http(module: str = "tests.servers.run_http_echo") -> Generator[
 
     `module` runs another server the same way (`tests.servers.run_capabilities`). The server binds a
     port the OS picks and prints it first thing (`tests/servers/loopback_run.py`), so servers started
-    by tests running side by side never race for a port.
+    by tests running side by side never race for a port. It is forked by this process's fork server
+    (`tests/support/zygote.py`), or started as `python -m MODULE` with `MCP_CENTER_TEST_FORK=0`.
     """
-    proc = subprocess.Popen(
-        [sys.executable, "-m", module],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    argv = [sys.executable, "-m", module]
+    read_fd, write_fd = os.pipe()
     try:
-        port = _announced_port(proc, timeout_s=30)
-        wait_for_port(port, 30, proc)
-        yield f"http://127.0.0.1:{port}/mcp"
+        if fork_enabled():  # the fork server has imported what these servers import (the SDK)
+            proc: Process = zygote().spawn(
+                argv, env=os.environ, cwd=REPO, entry=f"module:{module}", stdout=write_fd, stderr=subprocess.DEVNULL
+            )
+        else:
+            proc = subprocess.Popen(argv, cwd=REPO, stdout=write_fd, stderr=subprocess.DEVNULL)
+    except BaseException:
+        os.close(read_fd)
+        raise
     finally:
-        stop_process(proc, timeout_s=10)
-        if proc.stdout is not None:
-            proc.stdout.close()
+        os.close(write_fd)
+    with open(read_fd, "rb") as announced:
+        try:
+            port = _announced_port(proc, announced, timeout_s=30)
+            wait_for_port(port, 30, proc)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            stop_process(proc, timeout_s=10)
 
 
-def _announced_port(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
+def _announced_port(proc: Process, announced: IO[bytes], timeout_s: float) -> int:
     """The port a `tests/servers/run_*` process prints as its first line of stdout.
 
     Raises:
         RuntimeError: it exited, or printed something else, or nothing within `timeout_s` seconds.
     """
-    assert proc.stdout is not None
-    ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
-    line = proc.stdout.readline() if ready else b""
+    ready, _, _ = select.select([announced], [], [], timeout_s)
+    line = announced.readline() if ready else b""
     if not line.strip().isdigit():
-        raise RuntimeError(f"{proc.args!r} announced no port within {timeout_s} s (exit code {proc.poll()}): {line!r}")
+        raise RuntimeError(f"{proc!r} announced no port within {timeout_s} s (exit code {proc.poll()}): {line!r}")
     return int(line)
 
 

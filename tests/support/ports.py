@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import socket
-import subprocess
 import time
 from collections.abc import Generator
 from contextlib import contextmanager
+
+from tests.support.processes import Process
 
 __all__ = ["closed_port_url", "free_port", "wait_for_port"]
 
@@ -17,7 +18,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+def wait_for_port(port: int, timeout_s: float, proc: Process | None = None) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:

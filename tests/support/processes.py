@@ -1,4 +1,6 @@
-"""Process facts and endings for tests (Linux /proc): is a pid alive, what descends from it, stop one."""
+"""Process facts and endings for tests (Linux /proc): is a pid alive, what descends from it, stop one;
+`Process`, what a test may do with a process it started (a `subprocess.Popen` or a fork server's
+`tests.support.zygote.ForkedProcess`)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,33 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["alive", "descendants", "stop_process", "wait_no_descendants"]
+__all__ = ["Process", "alive", "descendants", "stop_process", "wait_no_descendants"]
+
+
+class Process(Protocol):
+    """A child process a test started: what `subprocess.Popen` and `ForkedProcess` both offer.
+
+    `returncode` is None while it runs, then its exit code, or minus the signal that ended it.
+    `wait` raises `subprocess.TimeoutExpired` after `timeout` seconds.
+    """
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def terminate(self) -> None: ...
+
+    def kill(self) -> None: ...
 
 
 def alive(pid: int) -> bool:
@@ -52,7 +79,7 @@ def wait_no_descendants(pid: int, timeout_s: float = 15.0) -> set[int]:
     return left
 
 
-def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
+def stop_process(proc: Process, timeout_s: float = 20.0) -> None:
     """SIGTERM (a graceful stop), then SIGKILL after `timeout_s` seconds."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)

@@ -20,8 +20,9 @@ from typing import Any
 import httpx2
 
 from tests.support.loopback import NO_TLS
-from tests.support.processes import stop_process
+from tests.support.processes import Process, stop_process
 from tests.support.wire import object_or_empty
+from tests.support.zygote import fork_enabled, zygote
 
 __all__ = [
     "ADMIN_TOKEN",
@@ -49,7 +50,7 @@ def serve_record(data_dir: Path) -> dict[str, Any]:
     return object_or_empty(record)
 
 
-def wait_until_serving(data_dir: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> str:
+def wait_until_serving(data_dir: Path, timeout_s: float, proc: Process) -> str:
     """Wait until `serve` has started: its record in `<data dir>/serve.json` names this process and
     its URL (the URL is announced once startup is done; it listens earlier, so an open port alone
     does not mean ready). Returns where this machine reaches it (no trailing slash): the listen
@@ -74,7 +75,7 @@ class Host:
     """A running `mcp-center serve` and an API client for it."""
 
     url: str
-    proc: subprocess.Popen[bytes]
+    proc: Process
     client: httpx2.Client
     data_dir: Path
     log_path: Path
@@ -92,16 +93,18 @@ def serve_env() -> dict[str, str]:
 
 def spawn_serve(
     data_dir: Path, port: int, log_path: Path, extra_args: Sequence[str] = (), env: Mapping[str, str] | None = None
-) -> subprocess.Popen[bytes]:
+) -> Process:
     """Start `mcp-center serve --data-dir DATA --port PORT [EXTRA_ARGS]`, stdout and stderr into
-    `log_path`, with `serve_env()` plus `env`; not waited for."""
+    `log_path`, with `serve_env()` plus `env`; not waited for.
+
+    It is forked by this process's fork server (`tests/support/zygote.py`: the host imported once),
+    or, with `MCP_CENTER_TEST_FORK=0`, started as the console script in a new interpreter.
+    """
+    argv = [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", str(port), *extra_args]
     with log_path.open("ab") as log:
-        return subprocess.Popen(
-            [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(data_dir), "--port", str(port), *extra_args],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env={**serve_env(), **(env or {})},
-        )
+        if fork_enabled():
+            return zygote().spawn(argv, env={**serve_env(), **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
+        return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env={**serve_env(), **(env or {})})
 
 
 @contextmanager
@@ -123,7 +126,7 @@ def running_host(
 
 
 @contextmanager
-def serving(proc: subprocess.Popen[bytes], data_dir: Path, log_path: Path) -> Generator[Host]:
+def serving(proc: Process, data_dir: Path, log_path: Path) -> Generator[Host]:
     """The serve `proc` (from `spawn_serve` with `data_dir` and `log_path`) once it has started, with an
     admin client; on exit it is stopped gracefully and its log checked, as `running_host` does (which
     spawns and enters it at once; a serve can also be spawned ahead of the test that enters it).

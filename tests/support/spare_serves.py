@@ -15,12 +15,12 @@ after the worker's last such test is stopped, with the same checks, by `close`.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.processes import Process
 from tests.support.serve import Host, serving, spawn_serve
 
 __all__ = ["SpareServes"]
@@ -31,7 +31,7 @@ class _Spawned:
     """A serve spawned (not yet waited for) in `place`: data directory `place/data`, log `place/serve.log`."""
 
     place: Path
-    proc: subprocess.Popen[bytes]
+    proc: Process
 
 
 class SpareServes:
