@@ -37,6 +37,7 @@ HEAVY = (
     "mcp_center.service",
     "mcp_center.runtime",
     "mcp_center.config.servers",
+    "cryptography",  # the secret cipher loads it on a first seal or open (R-8.3)
 )
 """Packages and modules a light CLI start must not import. (pydantic itself is allowed: typer
 converts a command's parameters with it; the configuration models built on it are not.)"""
