@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import socket
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ from mcp_center.transports.guard import PROCESS_GROUPS_FILE, TakeOver, process_g
 if TYPE_CHECKING:
     from mcp_center.store.json_store import Store
 
-__all__ = ["LISTEN_BACKLOG", "Ownership", "listen", "open_store", "own_data_dir"]
+__all__ = ["LISTEN_BACKLOG", "Ownership", "listen", "open_store", "own_data_dir", "without_pydantic_v1"]
 
 LISTEN_BACKLOG = 2048
 """Pending connections the listening sockets queue (uvicorn's default)."""
@@ -155,3 +156,16 @@ def open_store(settings: Settings) -> Store:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     store.open()
     return store
+
+
+def without_pydantic_v1() -> None:
+    """Make `pydantic.v1` unimportable in this process, unless something imported it already (R-8.3).
+
+    FastAPI asks of every route's parameter and response model, and of every value it encodes,
+    whether it is a pydantic v1 model, and imports `pydantic.v1` to find out (about 1.4 MB of an
+    idle host's memory). The host has no v1 model; with the module marked missing in `sys.modules`,
+    FastAPI's check takes its "no pydantic.v1" branch and answers no. `serve` calls this before it
+    builds the app (its process runs only the host); a library user's process is left as it is.
+    """
+    # A None entry is the import system's "not importable" mark (typeshed types the values as modules).
+    sys.modules.setdefault("pydantic.v1", None)  # pyright: ignore[reportArgumentType]

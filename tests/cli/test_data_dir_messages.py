@@ -145,3 +145,12 @@ def test_verbs_that_only_read_create_nothing_in_a_data_directory_without_servers
         assert done.returncode in {0, 3}, (argv, done.stderr)
         assert list(data.iterdir()) == [], argv
     assert json.loads(run(data, "export", "--format", "claude-desktop").stdout) == {"mcpServers": {}}
+
+
+def test_a_data_directory_named_with_an_emoji_code_is_printed_as_written(tmp_path: Path) -> None:
+    # rich would print `:thumbs_up:` as the emoji: the consoles print what they are given (and
+    # `serve` does not load rich's emoji table, R-8.3).
+    data = tmp_path / "team:thumbs_up:data"
+    listed = run(data, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert f"no servers yet in {data} (data directory, which does not exist)" in listed.stdout

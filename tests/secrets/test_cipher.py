@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import os
 
 import pytest
 
 from mcp_center.errors import SecretStoreError
 from mcp_center.secrets import SecretCipher
+from mcp_center.secrets.cipher import hkdf_sha256
 
 PLAINTEXT = "ghp_plaintext-secret-value-0123456789"
 SLOT = "mcp.env.files.0123456789abcdef"
@@ -151,3 +153,38 @@ def test_repr_and_str_of_a_cipher_show_no_key_material(master_key: bytes) -> Non
         assert base64.urlsafe_b64encode(master_key).decode() not in text
         assert repr(master_key) not in text
     assert repr(cipher) == "SecretCipher(<key hidden>)"
+
+
+# The keys are derived with the standard library's HMAC so that a host with no secret to seal or
+# open never loads `cryptography` (R-8.3: idle RSS); they must be the keys `cryptography`'s HKDF
+# derived before, or no stored value would open and every fingerprint would change.
+
+
+@pytest.mark.parametrize(
+    "info", [b"mcp-center/v1/secret-encryption", b"mcp-center/v1/secret-fingerprint", b"", b"x" * 300]
+)
+def test_the_key_derivation_is_cryptographys_hkdf_sha256(info: bytes) -> None:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    for _ in range(20):
+        master = os.urandom(32)
+        expected = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(master)
+        assert hkdf_sha256(master, info) == expected
+
+
+def test_a_value_sealed_and_a_fingerprint_made_with_cryptographys_hkdf_keys_still_match(master_key: bytes) -> None:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    def derive(info: bytes) -> bytes:
+        return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(master_key)
+
+    nonce = os.urandom(12)
+    sealed = AESGCM(derive(b"mcp-center/v1/secret-encryption")).encrypt(nonce, PLAINTEXT.encode(), SLOT.encode())
+    token = "v1." + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
+    cipher = SecretCipher(master_key)
+    assert cipher.open(token, associated_data=SLOT) == PLAINTEXT
+    mac = hmac.new(derive(b"mcp-center/v1/secret-fingerprint"), SLOT.encode() + b"\x00" + b"value", hashlib.sha256)
+    assert cipher.fingerprint(SLOT, "value") == mac.hexdigest()[:16]

@@ -22,8 +22,6 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import httpx2
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from mcp_center.auth.discovery import AuthorizationServer
 from mcp_center.auth.http import OAuthHttp, OAuthResponse
@@ -103,6 +101,10 @@ def check_private_key(pem: str, algorithm: str | None = None) -> str:
     Raises:
         ConfigInvalid: not a usable key (code PRIVATE_KEY_INVALID; the message never quotes it).
     """
+    # `cryptography` loads here, for a server configured with a private key only (R-8.3: idle RSS).
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
     try:
         key = load_pem_private_key(pem.encode("utf-8"), password=None)
     except (ValueError, TypeError):

@@ -73,7 +73,7 @@ def serve(
     # Only what the refusals before the host need; the host itself (`mcp_center.app`:
     # the SDK, fastapi, the service, about 2 s of CPU) is imported once the port and the directory
     # are this process's, so a refused start ends without it (issue 16).
-    from mcp_center.launch import Ownership, listen, open_store, own_data_dir
+    from mcp_center.launch import Ownership, listen, open_store, own_data_dir, without_pydantic_v1
 
     if log_level.lower() not in _LOG_LEVELS:
         error = FieldError("log_level", "FIELD_INVALID", f"must be one of: {', '.join(_LOG_LEVELS)}")
@@ -110,6 +110,7 @@ def serve(
         # without the host's imports.
         store = open_store(settings)
         try:
+            without_pydantic_v1()  # fastapi would import it to check each route's models
             from mcp_center.app import create_app
 
             asgi_app, token, created = create_app(settings, store=store)

@@ -8,6 +8,12 @@ derived from the master key, never a plain hash).
 
 Two sub-keys are derived from the 32-byte master key with HKDF-SHA256 (`info` separates them), so
 the encryption key is never used as the MAC key.
+
+`cryptography` (about 8 MB of resident memory once loaded: its Rust extension and OpenSSL's
+ciphers) is imported when a value is first sealed or opened, not when the host starts: a host
+without secrets never needs it (R-8.3: idle RSS). HKDF of one 32-byte block is two HMAC-SHA256
+calls of the standard library (RFC 5869 §2.2, §2.3; tests compare it with `cryptography`'s HKDF),
+so keys and fingerprints need no `cryptography` at all.
 """
 
 from __future__ import annotations
@@ -16,22 +22,28 @@ import base64
 import hashlib
 import hmac
 import os
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from typing import TYPE_CHECKING
 
 from mcp_center.errors import SecretStoreError
 
-__all__ = ["SecretCipher"]
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+__all__ = ["SecretCipher", "hkdf_sha256"]
 
 _VERSION = "v1"
 _NONCE_BYTES = 12
 
 
-def _derive(master: bytes, info: bytes) -> bytes:
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(master)
+def hkdf_sha256(master: bytes, info: bytes) -> bytes:
+    """HKDF-SHA256 (RFC 5869) of `master` with no salt and `info`: 32 bytes of output key material.
+
+    Extract with the RFC's default salt (32 zero bytes), then one block of Expand (32 bytes is one
+    SHA-256 output, so `T(1)` is all of it). Equal to `cryptography`'s `HKDF(SHA256(), length=32,
+    salt=None, info=info).derive(master)`, which sealed every existing value's key (R-1.5, R-2.1).
+    """
+    prk = hmac.new(b"\x00" * hashlib.sha256().digest_size, master, hashlib.sha256).digest()
+    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
 
 
 class SecretCipher:
@@ -46,11 +58,21 @@ class SecretCipher:
     def __init__(self, master_key: bytes) -> None:
         if len(master_key) != 32:
             raise SecretStoreError("the secret key must be 32 bytes")
-        self._aead = AESGCM(_derive(master_key, b"mcp-center/v1/secret-encryption"))
-        self._mac_key = _derive(master_key, b"mcp-center/v1/secret-fingerprint")
+        self._encryption_key = hkdf_sha256(master_key, b"mcp-center/v1/secret-encryption")
+        self._mac_key = hkdf_sha256(master_key, b"mcp-center/v1/secret-fingerprint")
+        self._loaded: AESGCM | None = None
 
     def __repr__(self) -> str:
         return "SecretCipher(<key hidden>)"
+
+    @property
+    def _aead(self) -> AESGCM:
+        # AES-256-GCM, built (and `cryptography` imported) on the first seal or open.
+        if self._loaded is None:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+            self._loaded = AESGCM(self._encryption_key)
+        return self._loaded
 
     def seal(self, plaintext: str, *, associated_data: str) -> str:
         """Encrypt `plaintext` bound to `associated_data` (the secret's internal id or OAuth binding).
@@ -69,6 +91,8 @@ class SecretCipher:
             SecretStoreError: wrong key, wrong associated data, or a corrupted token. The message
                 never includes the token.
         """
+        from cryptography.exceptions import InvalidTag
+
         version, _, body = token.partition(".")
         if version != _VERSION or not body:
             raise SecretStoreError("a stored secret has an unknown format")
