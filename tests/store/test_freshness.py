@@ -8,6 +8,7 @@ The other process is a real one (`python -c` committing through its own `JsonSto
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,22 @@ def test_a_worker_thread_keeps_nothing(tmp_path: Path, stats: list[str]) -> None
         store.stamp("servers")
         store.stamp("servers")
     assert len(stats) == 4
+
+
+def test_a_turn_its_closed_loop_never_ended_keeps_nothing_on_the_next_loop(tmp_path: Path) -> None:
+    """A library may close a loop whose step kept a stamp before the step's end ran, then serve on a
+    new loop in the same context: the stamp kept there is not reused."""
+    store = _store(tmp_path)
+    first = asyncio.new_event_loop()
+    seen: list[object] = []
+    with serving_request(request_arrived()):
+        first.call_soon(lambda: seen.append(store.stamp("gateway_tokens")))
+        first.call_soon(first.stop)  # stops before the end of the step the look scheduled
+        first.run_forever()
+        first.close()
+        _other_process_creates_a_token(store.directory)
+
+        async def look() -> object:
+            return store.stamp("gateway_tokens")
+
+        assert asyncio.run(look()) != seen[0]

@@ -77,13 +77,16 @@ class FreshStamps:
         """Path → (arrivals counted before its `stat`, turn, stamp)."""
         self._turn = 0
         self._turn_ends = False
-        """The callback that ends the current turn is scheduled."""
+        """The callback that ends the current turn is scheduled (on `_turn_loop`)."""
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
 
     def stamp(self, path: str) -> Stamp:
         """The `Stamp` of `path`: a kept one when the rules allow, else a new `stat` (kept when on the loop)."""
         since = _since.get()
         if not since:
             return file_stamp(path)
+        if self._turn_ends and self._turn_loop is not None and self._turn_loop.is_closed():
+            self._end_turn()  # its loop was closed before it ended the turn (a library's second `anyio.run`)
         turn = self._turn
         kept = self._kept.get(path)
         if kept is not None and kept[0] >= since and kept[1] == turn:
@@ -106,6 +109,7 @@ class FreshStamps:
         except RuntimeError:  # a worker thread: nothing marks its turns
             return False
         self._turn_ends = True
+        self._turn_loop = loop
         loop.call_soon(self._end_turn)
         return True
 
