@@ -8,16 +8,20 @@ A real host (the composed app, served as `serve` serves it) fronts `tests/server
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
 from mcp_center.api.security import MAX_BODY_BYTES
 from tests.servers.protocol_upstream import make_protocol_server
+from tests.support.cli import CLI
 from tests.support.composed import composed_host
 from tests.support.gateway import spy_direct_takes
 from tests.support.loopback import NO_TLS, serve_loopback
@@ -39,6 +43,8 @@ class Host:
     token: str
     taken: list[bool]
     """Per request the direct route was offered: whether it took it."""
+    data: Path
+    token_id: str
 
 
 @pytest.fixture
@@ -51,7 +57,7 @@ async def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncGenerato
         ready = await add_ready(composed.admin, {**body, "tool_policies": {"add": "allow"}})
         assert ready["status"]["state"] == "ready"
         taken = spy_direct_takes(composed.app.state.direct_gateway, monkeypatch)
-        yield Host(composed.base, composed.token, taken)
+        yield Host(composed.base, composed.token, taken, tmp_path / "data", composed.token_id)
 
 
 def _call(request_id: int = 1) -> dict[str, Any]:
@@ -110,3 +116,21 @@ async def test_what_the_direct_route_does_not_take_is_refused_as_before(host: Ho
     assert in_session.status_code == 200 and in_session.json()["result"]["content"][0]["text"] == "3"
     # Offered and declined: the wrong token, the malformed _meta, the contradicting header.
     assert host.taken == [False, False, False]
+
+
+async def test_a_token_revoked_by_another_process_is_refused_at_the_next_direct_call(host: Host) -> None:
+    """R-7.1, R-8.3: `mcp-center gateway token revoke` (the CLI, another process) revokes the token;
+    the very next call sent after it returned is refused (401), although the direct route's token
+    check shares the store's `stat` calls with the other looks of its event-loop step
+    (`store/freshness.py`)."""
+    env = {**os.environ, "MCP_CENTER_DATA_DIR": str(host.data)}
+    revoke = [CLI, "gateway", "token", "revoke", host.token_id]
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        before = await http.post("/mcp", json=_call(1), headers=_headers(host.token))
+        done = await anyio.to_thread.run_sync(lambda: subprocess.run(revoke, env=env, capture_output=True, check=False))
+        assert done.returncode == 0, done.stderr.decode()
+        after = await http.post("/mcp", json=_call(2), headers=_headers(host.token))
+    assert before.status_code == 200 and before.json()["result"]["content"][0]["text"] == "3"
+    assert after.status_code == 401, after.text
+    assert "not recognised" in after.json()["error"]["message"]
+    assert host.taken == [True, False]  # declined by the direct route, refused by the endpoint

@@ -59,6 +59,7 @@ from mcp_center.gateway.wire import DirectHandler
 from mcp_center.models import is_object, is_request_id
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
+from mcp_center.store.freshness import request_arrived, serving_request
 
 __all__ = ["GATEWAY_PATH", "MAX_SESSIONS_PER_TOKEN", "SESSION_LIMIT_CODE", "GatewayEndpoint"]
 
@@ -241,6 +242,11 @@ class GatewayEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        # Counted once its head is in: the store's stamps taken from now on are fresh for it (R-8.3).
+        with serving_request(request_arrived()):
+            await self._handle(scope, receive, send)
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         response_once = OneResponse(send)
         send = response_once
         headers = read_headers(scope.get("headers", []))
@@ -321,8 +327,10 @@ class GatewayEndpoint:
             or not is_modern(version)
         ):
             return None
+        arrival = request_arrived()  # its bytes are in (see `__call__`)
         try:
-            named = self._tokens.identify_named(presented_bearer(found.get(b"authorization")))
+            with serving_request(arrival):
+                named = self._tokens.identify_named(presented_bearer(found.get(b"authorization")))
         except StorageError:
             return None
         if named is None:
@@ -341,7 +349,12 @@ class GatewayEndpoint:
             return None
         lean = self._modern_lean_request(message, None, named, headers)
         token_id = named[0]
-        return lambda receive, send: self._serve_sessionless(token_id, lean, receive, send)
+        return lambda receive, send: self._serve_direct(arrival, token_id, lean, receive, send)
+
+    async def _serve_direct(self, arrival: int, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
+        """`_serve_sessionless` for `direct`, in its own task: the request's arrival mark set again there."""
+        with serving_request(arrival):
+            await self._serve_sessionless(token_id, lean, receive, send)
 
     async def _serve_sessionless(self, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
         """Serve a sessionless lean request of the token `token_id`, known to `_take_stale` meanwhile:

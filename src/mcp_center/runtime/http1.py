@@ -74,6 +74,7 @@ class _Connection(asyncio.Protocol):
 
     def __init__(self, client: Http1Client) -> None:
         self._client = client
+        self._loop = asyncio.get_running_loop()  # made by `create_connection`, on the loop; one lookup per connection
         self.transport: asyncio.Transport | None = None
         self.lost = False
         self.idle_since = time.monotonic()
@@ -171,7 +172,7 @@ class _Connection(asyncio.Protocol):
         """Until the next event of this connection (data, end, loss)."""
         if self.lost:
             return
-        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        waiter = self._waiter = self._loop.create_future()
         try:
             await waiter
         finally:
@@ -181,7 +182,7 @@ class _Connection(asyncio.Protocol):
         """Read the rest of the response without keeping it; back to the pool when it ends (`DRAIN_S` at most)."""
         self.discarding = True
         self.take()
-        self._drain_timer = asyncio.get_running_loop().call_later(DRAIN_S, self.close)
+        self._drain_timer = self._loop.call_later(DRAIN_S, self.close)
 
     def finished(self) -> None:
         """The response ended; the connection is idle now."""

@@ -38,7 +38,8 @@ class LogEntry:
     """One request/response (or notification) summary.
 
     Attributes:
-        at: When the exchange started (aware UTC, ISO 8601 in JSON).
+        at: When the exchange started, in seconds since the epoch (`time.time()`); aware UTC,
+            ISO 8601 in JSON (formatted when the entries are read, not per exchange: R-8.3).
         direction: "client→server" (we sent it) or "server→client".
         kind: "request", "notification", "error" (a transport-level error item) or "check" (a
             finding about an exchange, e.g. a result that breaks its tool's outputSchema).
@@ -55,7 +56,7 @@ class LogEntry:
     Keyword-only; what an entry does not know stays None (the JSON keeps every key, in this order).
     """
 
-    at: str
+    at: float
     direction: str
     kind: str
     method: str | None = None
@@ -70,12 +71,14 @@ class LogEntry:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape for the API."""
-        return asdict(self)
+        shaped = asdict(self)
+        shaped["at"] = _iso(self.at)
+        return shaped
 
 
 @dataclass
 class _Pending:
-    at: str
+    at: float
     started: float
     method: str
     size: int
@@ -145,7 +148,7 @@ class ServerLogbook:
 
     def add_stderr(self, line: str) -> None:
         """Record one stderr line (redacted now)."""
-        record: dict[str, Any] = {"at": _now(), "line": self._redactor.redact(line)}
+        record: dict[str, Any] = {"at": _iso(time.time()), "line": self._redactor.redact(line)}
         violation = self._classify(line)
         if violation is not None:
             record["violation"] = violation.to_dict()
@@ -153,7 +156,7 @@ class ServerLogbook:
 
     def add_noise(self, line: str) -> None:
         """Record a non-protocol stdout line as a stderr-like line with a marker."""
-        self._stderr.append({"at": _now(), "line": "[stdout, not JSON-RPC] " + self._redactor.redact(line)})
+        self._stderr.append({"at": _iso(time.time()), "line": "[stdout, not JSON-RPC] " + self._redactor.redact(line)})
 
     def sent(self, message: SessionMessage, connection_id: str) -> None:
         """Record a message we sent to the server."""
@@ -165,7 +168,7 @@ class ServerLogbook:
             error = self._error(None, str(item))
             self._entries.append(
                 LogEntry(
-                    at=_now(),
+                    at=time.time(),
                     direction="server→client",
                     kind="error",
                     status="error",
@@ -182,7 +185,7 @@ class ServerLogbook:
         error = self._error(None, message)
         self._entries.append(
             LogEntry(
-                at=_now(),
+                at=time.time(),
                 direction="server→client",
                 kind="check",
                 method=method,
@@ -218,7 +221,7 @@ class ServerLogbook:
     def request(self, connection_id: str, direction: str, request_id: str, method: str, size: int) -> None:
         """Record a request sent in `direction` ("client→server": by us) of `size` bytes; pending until answered."""
         key = (connection_id, direction, request_id)
-        self._pending[key] = _Pending(_now(), time.monotonic(), method, size, direction)
+        self._pending[key] = _Pending(time.time(), time.monotonic(), method, size, direction)
         while len(self._pending) > _PENDING_LIMIT:
             self._pending.popitem(last=False)
 
@@ -226,7 +229,7 @@ class ServerLogbook:
         """Record a notification sent in `direction`, `size` bytes of JSON."""
         self._entries.append(
             LogEntry(
-                at=_now(),
+                at=time.time(),
                 direction=direction,
                 kind="notification",
                 method=method,
@@ -278,7 +281,7 @@ class ServerLogbook:
             )
         else:
             entry = LogEntry(
-                at=_now(),
+                at=time.time(),
                 direction=request_direction,
                 kind="request",
                 request_id=request_id,
@@ -323,5 +326,6 @@ def _result_text(result: dict[str, Any]) -> str:
     return "\n".join(texts)
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
+def _iso(at: float) -> str:
+    """`at` (seconds since the epoch) as aware UTC ISO 8601, as `datetime.now(UTC).isoformat()` writes it."""
+    return datetime.fromtimestamp(at, UTC).isoformat()

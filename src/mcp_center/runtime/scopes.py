@@ -9,12 +9,18 @@ lookup per scope on the bench machine (one `getpid` system call of ~0.6 µs each
 On asyncio these helpers take the asyncio back end's own scope class (learnt once from the
 scope anyio made) and the running loop's clock; on any other event loop they are anyio's own
 calls. The scopes are anyio's: entering, cancelling and exiting them behave exactly as before.
+
+Which loop runs is asked once per scope only while trio is imported: anyio runs on asyncio or trio,
+so in a process that never imported trio any loop is asyncio's, and `asyncio.get_running_loop()`
+(a `getpid` system call on Python 3.11, its fork check) is not made for each of the three scopes a
+forwarded call enters (issue 12).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import sys
 
 import anyio
 
@@ -31,9 +37,13 @@ def cancel_scope(*, deadline: float = math.inf, shield: bool = False) -> anyio.C
         deadline: The loop-clock time (seconds, `current_time()`) at which the scope cancels itself.
         shield: Shield the block from outer cancellation.
     Raises:
-        anyio.NoEventLoopError: no event loop runs in this thread (as anyio).
+        anyio.NoEventLoopError: no event loop runs in this thread (as anyio) and none was seen yet,
+            or trio is imported; else entering the scope without a loop raises `RuntimeError`.
     """
     global _asyncio_scope
+    scope_class = _asyncio_scope
+    if scope_class is not None and "trio" not in sys.modules:  # no trio: the loop is asyncio's
+        return scope_class(deadline=deadline, shield=shield)
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # not asyncio (or no loop at all): anyio decides

@@ -18,7 +18,10 @@ exclusively for that).
 section with the file's stat stamp (inode, mtime ns, size) and parses again only when the stamp
 changed. Every commit gives the files it replaces a new inode and an mtime above the old one, so a
 stamp never repeats even within one tick of a coarse clock. `read_if_fresh()` answers from that
-cache with six `stat` calls and no lock, which is what the per-call hot paths use.
+cache with six `stat` calls and no lock, which is what the per-call hot paths use. While a gateway
+request is served, those `stat` calls are shared by the looks of one event-loop step that came
+after the request arrived (`store/freshness.py`: a change another process committed before the
+request arrived is still seen by it); a commit of this process drops what was shared.
 
 **Start-up.** `open()` rolls a leftover journal forward, removes stray temps, and parses every
 section: a corrupt or truncated file, or one written by a newer schema, raises `StorageError`
@@ -49,6 +52,7 @@ from mcp_center.store.coordination import (
     Presence,
 )
 from mcp_center.store.files import OS_DISK, Disk, FileLock, Stamp, file_stamp
+from mcp_center.store.freshness import FreshStamps
 from mcp_center.store.journal import Journal, storage_error
 from mcp_center.store.owner import FileOwnerLock, OwnerLock
 from mcp_center.store.sections import (
@@ -155,6 +159,7 @@ class JsonStore:
         self._lock = FileLock(directory / LOCK_FILE)
         self._journal = Journal(directory, disk)
         self._journal_str = str(self._journal.path)
+        self._fresh = FreshStamps()
         self._parsed: dict[Section, tuple[Stamp, dict[str, Any]]] = {}
         self._snapshot: tuple[_Stamps, StoreState] | None = None
         self._locks = FileKeyedLocks(directory)
@@ -223,6 +228,8 @@ class JsonStore:
                 for section in changed:
                     self._parsed.pop(section, None)
                 raise
+            finally:
+                self._fresh.forget()  # our own write: the next look stats again
             if not complete:  # committed; the next lock holder completes the renames
                 for section in changed:
                     self._parsed.pop(section, None)
@@ -235,10 +242,11 @@ class JsonStore:
             self._snapshot = (self._stamps(), committed)
 
     def stamp(self, *sections: Section) -> Hashable:
+        stat = self._fresh.stamp
         if len(sections) == 1:  # the hot paths: one section (gateway tokens, servers)
-            return (file_stamp(self._str_paths[sections[0]]), file_stamp(self._journal_str))
+            return (stat(self._str_paths[sections[0]]), stat(self._journal_str))
         wanted = sections or SECTIONS
-        return (*(file_stamp(self._str_paths[s]) for s in wanted), file_stamp(self._journal_str))
+        return (*(stat(self._str_paths[s]) for s in wanted), stat(self._journal_str))
 
     # ----- coordination ----------------------------------------------------------------------------
 
@@ -281,7 +289,7 @@ class JsonStore:
     # ----- internals -------------------------------------------------------------------------------
 
     def _stamps(self) -> _Stamps:
-        stat = file_stamp
+        stat = self._fresh.stamp
         return (*(stat(p) for p in self._path_strs), stat(self._journal_str))
 
     def _recover_if_needed(self) -> None:
@@ -289,6 +297,7 @@ class JsonStore:
         if self._journal.pending():
             self._journal.recover()
             self._parsed.clear()
+            self._fresh.forget()
 
     def _load(self) -> tuple[_Stamps, StoreState]:
         """Every section, parsed again only where its file changed (lock held, no journal pending)."""

@@ -1,0 +1,119 @@
+"""Change stamps taken once per gateway request batch instead of once per look (R-1.2, R-8.3, issue 12).
+
+**The guarantee.** A change another process commits — the CLI revoking a gateway token, a second
+instance disabling a tool — counts for the very next call that reaches this process after the
+writer returned. `JsonStore.stamp()` gives it by a `stat` of the section's file and of the journal
+(`files.file_stamp`): the writer's rename happened before it returned, so any `stat` made after the
+call arrived sees it. A forwarded gateway call used to look twice (tool schema, then policy), each
+look two `stat` calls; at 64 calls in flight, 64 calls of one event-loop step each made their own.
+
+**What is reused, and why it stays fresh.** A stamp taken while a request is being served is kept
+with two marks: the count of requests that had *arrived* when it was taken (`request_arrived`,
+counted by the gateway endpoint once a request's bytes are in) and the event-loop *turn* it was
+taken in. Another look reuses it only when both hold:
+
+1. it was taken after the asking request arrived (`taken >= since`): the `stat` happened after the
+   request's bytes were in, hence after the agent sent them, hence after the writer returned — the
+   same order a fresh `stat` would give. The gateway's direct route checks the token inside the
+   protocol's `data_received` (the same loop step that read the bytes), which is why a turn alone
+   would not do;
+2. it was taken in the current turn of the event loop: the turn ends with a callback scheduled when
+   the first stamp of the turn is kept, so it runs before any task woken by I/O that came later.
+   This bounds any reuse to one loop step, so a long-lived task (a session's SDK task that
+   inherited a request's mark, a background poll) never keeps an old stamp.
+
+Outside a request (`since` unset: the library, the CLI, the REST API, background tasks started
+outside the gateway) and in worker threads (no running loop) every look is a `stat`, as before. A
+commit of this process (`forget`) invalidates everything kept, so it reads its own writes at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Generator
+from contextvars import ContextVar
+
+from mcp_center.store.files import Stamp, file_stamp
+
+__all__ = ["FreshStamps", "request_arrived", "serving_request"]
+
+_arrived = 0
+"""Requests counted by `request_arrived` in this process (its marks)."""
+_since: ContextVar[int] = ContextVar("mcp_center_request_since", default=0)
+"""The arrival mark of the request this context serves; 0 outside any."""
+
+
+def request_arrived() -> int:
+    """Count a request whose bytes have been received; return its arrival mark (> 0).
+
+    Call it on the event loop's thread, after the request's head (or body) was read and before
+    anything of it looks at the store; pass the mark to `serving_request`."""
+    global _arrived
+    _arrived += 1
+    return _arrived
+
+
+@contextlib.contextmanager
+def serving_request(mark: int) -> Generator[None]:
+    """Within the block (this task or synchronous code), stamps may be reused under the rules of
+    the module docstring for the request with arrival mark `mark` (from `request_arrived`)."""
+    token = _since.set(mark)
+    try:
+        yield
+    finally:
+        _since.reset(token)
+
+
+class FreshStamps:
+    """`file_stamp` of a store's files with the reuse of the module docstring (one per store).
+
+    Thread-safe under the GIL: a worker thread may look (it always `stat`s) and `forget` while the
+    loop thread looks; an entry whose `stat` raced a `forget` is stored under the old turn and never used.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[int, int, Stamp]] = {}
+        """Path → (arrivals counted before its `stat`, turn, stamp)."""
+        self._turn = 0
+        self._turn_ends = False
+        """The callback that ends the current turn is scheduled (on `_turn_loop`)."""
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
+
+    def stamp(self, path: str) -> Stamp:
+        """The `Stamp` of `path`: a kept one when the rules allow, else a new `stat` (kept when on the loop)."""
+        since = _since.get()
+        if not since:
+            return file_stamp(path)
+        if self._turn_ends and self._turn_loop is not None and self._turn_loop.is_closed():
+            self._end_turn()  # its loop was closed before it ended the turn (a library's second `anyio.run`)
+        turn = self._turn
+        kept = self._kept.get(path)
+        if kept is not None and kept[0] >= since and kept[1] == turn:
+            return kept[2]
+        arrived = _arrived  # read before the stat: the stat is after every arrival counted so far
+        stamp = file_stamp(path)
+        if self._turn_ends or self._end_turn_soon():
+            self._kept[path] = (arrived, turn, stamp)
+        return stamp
+
+    def forget(self) -> None:
+        """Drop everything kept (this process committed: its next look must see its own write)."""
+        self._turn += 1
+        self._kept.clear()
+
+    def _end_turn_soon(self) -> bool:
+        """Schedule the end of the current turn; False (nothing may be kept) without a running loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a worker thread: nothing marks its turns
+            return False
+        self._turn_ends = True
+        self._turn_loop = loop
+        loop.call_soon(self._end_turn)
+        return True
+
+    def _end_turn(self) -> None:
+        self._turn += 1
+        self._turn_ends = False
+        self._kept.clear()

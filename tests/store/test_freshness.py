@@ -1,0 +1,148 @@
+"""Stamps shared within a gateway request batch (`store/freshness.py`, R-1.2, R-8.3, issue 12).
+
+The guarantee under test: a change another process committed before a request arrived is seen by
+that request, even in the same event-loop step as an earlier look; looks that may share a `stat`
+share it; a commit of this process is seen by its next look; outside a request every look stats.
+The other process is a real one (`python -c` committing through its own `JsonStore`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from mcp_center.service import GatewayTokens
+from mcp_center.store import JsonStore, freshness
+from mcp_center.store.files import Stamp
+from mcp_center.store.freshness import request_arrived, serving_request
+
+pytestmark = pytest.mark.anyio
+
+_CREATE_TOKEN = """
+import sys
+from pathlib import Path
+from mcp_center.service import GatewayTokens
+from mcp_center.store import JsonStore
+store = JsonStore(Path(sys.argv[1]))
+store.open()
+GatewayTokens(store).create("from-another-process")
+"""
+
+
+def _other_process_creates_a_token(directory: Path) -> None:
+    """Commit a change to gateway_tokens.json from another process; returns once that process has."""
+    done = subprocess.run([sys.executable, "-c", _CREATE_TOKEN, str(directory)], capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+@pytest.fixture
+def stats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every `stat` the fresh stamps make (paths), in order."""
+    made: list[str] = []
+    real = freshness.file_stamp
+
+    def counting(path: str | Path) -> Stamp:
+        made.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(freshness, "file_stamp", counting)
+    return made
+
+
+def _store(tmp_path: Path) -> JsonStore:
+    store = JsonStore(tmp_path / "mcp")
+    store.open()
+    GatewayTokens(store).create("here")
+    return store
+
+
+async def test_looks_of_one_request_in_one_step_share_their_stats(tmp_path: Path, stats: list[str]) -> None:
+    store = _store(tmp_path)
+    stats.clear()
+    with serving_request(request_arrived()):
+        first = store.stamp("gateway_tokens")
+        assert len(stats) == 2  # the section's file and the journal
+        assert store.stamp("gateway_tokens") == first
+        store.stamp("servers")
+        assert len(stats) == 3  # only servers.json is new: the journal's stat is shared
+        await anyio.lowlevel.checkpoint()  # a later step of the loop: stats again
+        assert store.stamp("gateway_tokens") == first
+        assert len(stats) == 5
+
+
+async def test_a_change_by_another_process_before_a_request_arrived_is_seen_by_it_in_the_same_step(
+    tmp_path: Path, stats: list[str]
+) -> None:
+    """The direct route checks the token inside the loop step that read the request (no await
+    between an earlier request's look and this one's): its arrival mark keeps it fresh."""
+    store = _store(tmp_path)
+    with serving_request(request_arrived()):
+        before = store.stamp("gateway_tokens")
+    _other_process_creates_a_token(store.directory)  # the writer returned; then the next request arrives
+    with serving_request(request_arrived()):
+        assert store.stamp("gateway_tokens") != before
+    # A request served across steps (it arrived before the change) sees it from its next step on.
+    with serving_request(request_arrived()):
+        seen = store.stamp("gateway_tokens")
+        _other_process_creates_a_token(store.directory)
+        await anyio.lowlevel.checkpoint()
+        assert store.stamp("gateway_tokens") != seen
+    assert stats  # the looks above went through the fresh stamps
+
+
+async def test_a_commit_of_this_process_is_seen_by_its_next_look_in_the_same_step(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    with serving_request(request_arrived()):
+        before = store.stamp("gateway_tokens")
+        assert store.read_if_fresh() is not None
+        GatewayTokens(store).create("another")
+        assert store.stamp("gateway_tokens") != before
+        fresh = store.read_if_fresh()
+        assert fresh is not None
+        assert sorted(record.name for record in fresh.gateway_tokens.values()) == ["another", "here"]
+
+
+async def test_outside_a_request_every_look_stats(tmp_path: Path, stats: list[str]) -> None:
+    store = _store(tmp_path)
+    stats.clear()
+    store.stamp("servers")
+    store.stamp("servers")
+    assert len(stats) == 4
+    before = store.stamp("gateway_tokens")
+    _other_process_creates_a_token(store.directory)
+    assert store.stamp("gateway_tokens") != before
+
+
+def test_a_worker_thread_keeps_nothing(tmp_path: Path, stats: list[str]) -> None:
+    """No running loop marks a thread's steps: within a request's context there, every look stats."""
+    store = _store(tmp_path)
+    stats.clear()
+    with serving_request(request_arrived()):
+        store.stamp("servers")
+        store.stamp("servers")
+    assert len(stats) == 4
+
+
+def test_a_turn_its_closed_loop_never_ended_keeps_nothing_on_the_next_loop(tmp_path: Path) -> None:
+    """A library may close a loop whose step kept a stamp before the step's end ran, then serve on a
+    new loop in the same context: the stamp kept there is not reused."""
+    store = _store(tmp_path)
+    first = asyncio.new_event_loop()
+    seen: list[object] = []
+    with serving_request(request_arrived()):
+        first.call_soon(lambda: seen.append(store.stamp("gateway_tokens")))
+        first.call_soon(first.stop)  # stops before the end of the step the look scheduled
+        first.run_forever()
+        first.close()
+        _other_process_creates_a_token(store.directory)
+
+        async def look() -> object:
+            return store.stamp("gateway_tokens")
+
+        assert asyncio.run(look()) != seen[0]
