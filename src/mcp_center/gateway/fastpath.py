@@ -179,6 +179,9 @@ class LeanRequest:
     headers: Sequence[tuple[bytes, bytes]] = ()
     """The request's headers as ASGI gives them (lower-case names): a 2026-07-28 `tools/call`'s
     `Mcp-Param-*` headers are checked against the tool's schema (`_param_rejection`)."""
+    response_headers: Sequence[tuple[bytes, bytes]] = ()
+    """Headers every answer to it carries after our own: in a session, its `mcp-session-id`, as
+    each of the SDK's answers in a session does (built once per session by the endpoint)."""
 
 
 def _key(request_id: object) -> object:
@@ -245,8 +248,10 @@ def is_lean(message: Mapping[str, Any]) -> bool:
 class _Reply:
     """One POST's answer: a JSON body, or an SSE stream once a message must precede the result."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
         self._send = send
+        self._extra = extra
+        """Headers added to the answer's (the session id in a session)."""
         self._streaming = False
         self._done = False
         self._lock: anyio.Lock | None = None
@@ -261,7 +266,8 @@ class _Reply:
                 return
             if not self._streaming:
                 self._streaming = True
-                await self._send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+                headers = [*SSE_HEADERS, *self._extra] if self._extra else SSE_HEADERS
+                await self._send({"type": "http.response.start", "status": 200, "headers": headers})
             await self._send(
                 {
                     "type": "http.response.body",
@@ -291,10 +297,10 @@ class _Reply:
             await self._send({"type": "http.response.body", "body": chunk, "more_body": False})
             return
         if body is None:
-            await self._send({"type": "http.response.start", "status": 202, "headers": []})
+            await self._send({"type": "http.response.start", "status": 202, "headers": [*self._extra]})
             await self._send({"type": "http.response.body", "body": b"", "more_body": False})
             return
-        headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+        headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode()), *self._extra]
         await self._send({"type": "http.response.start", "status": status, "headers": headers})
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
@@ -383,7 +389,7 @@ class LeanPath:
         request_id = message["id"]
         method: str = message["method"]
         params: dict[str, Any] = message.get("params") or {}
-        reply = _Reply(send)
+        reply = _Reply(send, request.response_headers)
         link = request.link
         modern = request.modern
         status = 200
