@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_center.gateway.endpoint import GatewayEndpoint
+from mcp_center.gateway.server import INSTRUCTIONS, server_instructions
 from tests.servers.protocol_upstream import FAIL_CODE, HOLD, Hold, make_protocol_server
 from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
@@ -79,6 +80,23 @@ async def test_a_server_endpoint_offers_its_tools_and_templates_under_their_own_
     assert names == {"add", "fail", "sample", "hold", "region"}  # `roots` is denied: not listed
     assert text(result) == "42"
     assert templates == {"events://list{?topic,limit}", "users://{id}/profile{#section}"}
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+async def test_each_endpoint_describes_itself_in_its_instructions(host: Host, mode: str, version: str) -> None:
+    """`initialize` (2025-11-25) and `server/discover` (2026-07-28): `/mcp` explains the aggregate
+    names, `/mcp/{id}` names the server and no alias scheme (its tools keep their own names, R-8.4)."""
+    async with (
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        Client(streamable_http_client(f"{host.base}/mcp/proto", http_client=http), mode=mode, cache=None) as scoped,
+        Client(streamable_http_client(f"{host.base}/mcp", http_client=http), mode=mode, cache=None) as whole,
+    ):
+        said = {
+            "scoped": (scoped.protocol_version, scoped.instructions),
+            "whole": (whole.protocol_version, whole.instructions),
+        }
+    assert said == {"scoped": (version, server_instructions("proto")), "whole": (version, INSTRUCTIONS)}
+    assert "proto" in server_instructions("proto") and "mcp__" not in server_instructions("proto")
 
 
 async def test_a_server_endpoint_needs_a_gateway_token_and_an_existing_server(host: Host) -> None:
