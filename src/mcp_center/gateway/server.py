@@ -29,7 +29,16 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_center import __version__
 from mcp_center.errors import CenterError, InvalidInput, NotFound, ServerRequestFailed
@@ -92,6 +101,16 @@ _LIST_CHANGED = {
 }
 
 
+_LISTEN_EVENTS: dict[str, ServerEvent] = {
+    _LIST_CHANGED["tools"]: ToolsListChanged(),
+    _LIST_CHANGED["prompts"]: PromptsListChanged(),
+    _LIST_CHANGED["resources"]: ResourcesListChanged(),
+}
+"""The `subscriptions/listen` event (2026-07-28) of each list-changed notification (2025-11-25)."""
+MAX_LISTENERS = 1024
+"""Open `subscriptions/listen` streams per endpoint (`/mcp`, each `/mcp/{id}`); one more is refused
+-32603 "Subscription limit reached" (the SDK's `ListenHandler`)."""
+
 _NOTIFICATIONS = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
 
 
@@ -111,6 +130,23 @@ class _GatewayServer(Server[Any]):
         return super().create_initialization_options(
             notification_options or _NOTIFICATIONS, experimental_capabilities, extensions
         )
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """The SDK's capabilities, except `resources.subscribe` at 2026-07-28: the gateway's listen
+        streams carry list changes only (`Gateway._listen` honors no resource URIs), so it is false."""
+        capabilities = super().get_capabilities(
+            notification_options, experimental_capabilities, extensions, protocol_version=protocol_version
+        )
+        if protocol_version in MODERN_PROTOCOL_VERSIONS and capabilities.resources is not None:
+            capabilities.resources.subscribe = False
+        return capabilities
 
 
 def to_mcp_error(exc: CenterError) -> MCPError:
@@ -194,6 +230,9 @@ class Gateway:
         self._ready: set[str] = set()
         """Ids of the servers last reported `ready` (their prompts and resources are listed)."""
         self._tg: anyio.abc.TaskGroup | None = None
+        self._listeners: dict[str | None, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
+        """Endpoint (None: `/mcp`, else a server id) → the bus its `subscriptions/listen` streams
+        (2026-07-28) hear and the SDK handler serving them; made on the first listen there."""
         self.server: Server[Any] = _GatewayServer(
             "mcp-center",
             version=__version__,
@@ -208,6 +247,7 @@ class Gateway:
             on_completion=self._complete,
             on_subscribe_resource=self._subscribe,
             on_unsubscribe_resource=self._unsubscribe,
+            on_subscriptions_listen=self._listen,
         )
         self.server.middleware.append(_endpoint_instructions)
         # logging/setLevel is deprecated from 2026-07-28 on, not before: 2025-11-25 agents still send it.
@@ -230,6 +270,8 @@ class Gateway:
                 try:
                     yield
                 finally:
+                    for _bus, handler in self._listeners.values():
+                        handler.close()  # each listen stream ends with its final result, not a drop
                     tg.cancel_scope.cancel()
         finally:
             self._tg = None
@@ -275,6 +317,25 @@ class Gateway:
                     methods.update({_LIST_CHANGED["prompts"], _LIST_CHANGED["resources"]})
                 for method in sorted(methods):
                     await self._notify_all(method)
+                    for bus, _handler in list(self._listeners.values()):
+                        await bus.publish(_LISTEN_EVENTS[method])
+
+    async def _listen(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """`subscriptions/listen` (2026-07-28): the stream of list changes a sessionless client gets
+        instead of a session's notifications, served by the SDK's `ListenHandler` (its ack, its
+        subscription-id stamps, its backlog bound). Every change the gateway tells sessions (a server
+        enabled, disabled or becoming ready, a tool set to `deny`, a server's own list change) is
+        published on every endpoint's bus. Resource URIs are not honored (the ack leaves them out):
+        the gateway does not relay `notifications/resources/updated`."""
+        server_id = _scope_of(ctx)
+        listening = self._listeners.get(server_id)
+        if listening is None:
+            bus = InMemorySubscriptionBus()
+            listening = self._listeners[server_id] = (bus, ListenHandler(bus, max_subscriptions=MAX_LISTENERS))
+        wanted = params.notifications.model_copy(update={"resource_subscriptions": None})
+        return await listening[1](ctx, params.model_copy(update={"notifications": wanted}))
 
     def _readiness_changed(self, event: Mapping[str, Any]) -> bool:
         """Track which servers are `ready`; True when this `server.status` event changed that.

@@ -1,0 +1,44 @@
+"""A real SDK server (low level) whose tool list grows on request, for the gateway's list-change
+tests (R-8.1, R-3.7).
+
+Tools: `grow()` adds the tool `grown_<n>` (n = 1, 2, ...) and announces it with
+`notifications/tools/list_changed` to the calling (2025-11-25) session, as a server whose
+tools change at run time does. Each `make_growing_server()` keeps its own list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+__all__ = ["make_growing_server"]
+
+OBJECT: dict[str, Any] = {"type": "object"}
+
+
+def make_growing_server() -> Server[Any]:
+    """Build the server (serve it with `.streamable_http_app()`); it starts with `grow` only."""
+    tools = [types.Tool(name="grow", description="Add a tool and announce it.", input_schema=OBJECT)]
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=list(tools))
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name == "grow":
+            name = f"grown_{len(tools)}"
+            tools.append(types.Tool(name=name, description="Added at run time.", input_schema=OBJECT))
+            await ctx.session.send_tool_list_changed()
+            return types.CallToolResult(content=[types.TextContent(type="text", text=name)])
+        if any(tool.name == params.name for tool in tools):
+            return types.CallToolResult(content=[types.TextContent(type="text", text=params.name)])
+        raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name}")
+
+    return Server("growing", on_list_tools=list_tools, on_call_tool=call_tool)
