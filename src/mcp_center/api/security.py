@@ -35,6 +35,7 @@ __all__ = [
     "HostGuard",
     "allowed_host_names",
     "host_refusal",
+    "too_large_jsonrpc",
 ]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -227,6 +228,20 @@ BODY_LIMIT_OVERRIDES: dict[str, int] = {"/api/mcp/import/": 16 * 1024 * 1024}
 """Path prefix → larger limit (a backstop: the import routes refuse over 8 MiB themselves, with a clearer error)."""
 
 
+def too_large_jsonrpc(exc: RequestTooLarge) -> JSONResponse:
+    """HTTP 413 with the JSON-RPC error an MCP client reads (R-7.3, R-8.1): -32600 (the SDK's code
+    for a request its transport refuses), the stable code first in the message and in `data` with
+    the limit: `{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message":
+    "REQUEST_TOO_LARGE: ...", "data": {"code": "REQUEST_TOO_LARGE", "limit_bytes": N}}}`. The id is
+    null: the body was not read."""
+    error = {
+        "code": -32600,
+        "message": f"{exc.code}: {exc.message}",
+        "data": {"code": exc.code, **exc.details},
+    }
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=exc.http_status)
+
+
 class BodySizeLimit:
     """ASGI middleware: a request body over the limit is refused with 413 before anything parses it.
 
@@ -235,9 +250,20 @@ class BodySizeLimit:
     answered at once; a streamed body is counted while it is read.
     """
 
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES, *, jsonrpc: bool = False) -> None:
+        """`jsonrpc`: refuse in a JSON-RPC error body (the MCP gateway, whose clients read nothing
+        else: `too_large_jsonrpc`), not the REST API's error envelope."""
         self._app = app
         self._limit = limit
+        self._jsonrpc = jsonrpc
+
+    def _refusal(self, limit: int) -> JSONResponse:
+        too_large = RequestTooLarge(
+            f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
+        )
+        if self._jsonrpc:
+            return too_large_jsonrpc(too_large)
+        return error_response(413, too_large.code, too_large.message, too_large.details)
 
     def _limit_for(self, path: str) -> tuple[int, bool]:
         """`(limit, check the declared length)`: routes with their own limit answer that themselves."""
@@ -257,11 +283,7 @@ class BodySizeLimit:
             if check_declared and name == b"content-length" and value.isdigit():
                 declared = int(value)
                 if declared > limit:
-                    too_large = RequestTooLarge(
-                        f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
-                    )
-                    response = error_response(413, too_large.code, too_large.message, too_large.details)
-                    await response(scope, receive, send)
+                    await self._refusal(limit)(scope, receive, send)
                     return
             elif name == b"transfer-encoding":
                 chunked = True
@@ -294,9 +316,6 @@ class BodySizeLimit:
                 await send(message)
             elif not refused and message["type"] == "http.response.start":
                 refused = True
-                too_large = RequestTooLarge(
-                    f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
-                )
-                await error_response(413, too_large.code, too_large.message, too_large.details)(scope, counted, send)
+                await self._refusal(limit)(scope, counted, send)
 
         await self._app(scope, counted, answered)
