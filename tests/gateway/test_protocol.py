@@ -186,6 +186,28 @@ async def test_an_oversized_body_is_refused_with_a_json_rpc_error(host: Host, pa
     assert "content-length" not in answers[1].request.headers  # the streamed ones were counted
 
 
+async def test_a_foreign_host_or_origin_is_refused_with_a_json_rpc_error(host: Host) -> None:
+    """R-7.2 on the gateway: DNS-rebinding and cross-origin refusals (403) carry a JSON-RPC error an MCP
+    client reads (-32600, the stable code in the message and `data`); the REST API keeps its envelope."""
+    auth = {**ACCEPT, "Authorization": f"Bearer {host.token}"}
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        refused = {
+            (path, code): await http.post(path, json=INITIALIZE, headers={**auth, **headers})
+            for path in ("/mcp", "/mcp/proto")
+            for code, headers in (
+                ("HOST_NOT_ALLOWED", {"Host": "evil.example"}),
+                ("ORIGIN_NOT_ALLOWED", {"Origin": "https://evil.example"}),
+            )
+        }
+        rest = await http.get("/api/mcp/servers", headers={"Host": "evil.example"})
+    for (path, code), answer in refused.items():
+        assert answer.status_code == 403, (path, answer.text)
+        body = answer.json()
+        assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", None, -32600), (path, body)
+        assert body["error"]["data"] == {"code": code} and body["error"]["message"].startswith(f"{code}: ")
+    assert rest.status_code == 403 and rest.json()["error"]["code"] == "HOST_NOT_ALLOWED"
+
+
 async def test_a_uri_matching_a_template_with_optional_parts_is_routed(host: Host) -> None:
     """RFC 6570 levels 3-4: `{?topic,limit}` and `{#section}` may expand to nothing."""
     async with gateway_client(host.base, host.token) as client:
