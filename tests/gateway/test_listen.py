@@ -1,4 +1,5 @@
-"""List changes reach 2026-07-28 (sessionless) agents through `subscriptions/listen` (R-8.1, issue 12).
+"""List changes reach 2026-07-28 (sessionless) agents through `subscriptions/listen`, and a server's
+resource updates reach the 2025-11-25 sessions that subscribed (R-8.1, issue 12).
 
 A 2026-07-28 client has no session and so no pushed notifications: it opens a
 `subscriptions/listen` stream and re-lists when told. A real host (the composed app on loopback)
@@ -15,13 +16,14 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription
 from mcp.shared.subscriptions import ToolsListChanged
 
-from tests.servers.growing_upstream import make_growing_server
+from tests.servers.growing_upstream import LIVE, make_growing_server
 from tests.support.composed import composed_host
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import add_ready, make_ready
@@ -46,7 +48,7 @@ async def host(tmp_path: Path) -> AsyncGenerator[Host]:
         composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
     ):
         body = {"id": "grow", "name": "Grow", "transport": "streamable_http", "url": f"{upstream}/mcp"}
-        ready = await add_ready(composed.admin, {**body, "tool_policies": {"grow": "allow"}})
+        ready = await add_ready(composed.admin, {**body, "tool_policies": {"grow": "allow", "touch": "allow"}})
         assert ready["status"]["state"] == "ready"
         yield Host(composed.base, composed.admin, composed.token)
 
@@ -87,9 +89,10 @@ async def test_a_2026_client_hears_every_change_of_the_tool_list(host: Host, pat
         async with client.listen(tools_list_changed=True, resource_subscriptions=["x://y"]) as sub:
             assert sub.honored.tools_list_changed is True
             assert not sub.honored.resource_subscriptions  # the gateway relays no resource updates
-            assert await names(client) == {f"{prefix}grow"}
+            first = {f"{prefix}grow", f"{prefix}touch"}
+            assert await names(client) == first
             await client.call_tool(f"{prefix}grow", {})
-            grown = {f"{prefix}grow", f"{prefix}grown_1"}
+            grown = {*first, f"{prefix}grown_2"}
             await told_until(sub, client, lambda listed: listed == grown)
 
             assert (await host.admin.post(f"{SERVERS}/grow/disable")).status_code == 200
@@ -100,11 +103,11 @@ async def test_a_2026_client_hears_every_change_of_the_tool_list(host: Host, pat
 
             server = (await host.admin.get(f"{SERVERS}/grow")).json()
             denied = await host.admin.put(
-                f"{SERVERS}/grow/tools/grown_1/policy", json={"policy": "deny", "version": server["version"]}
+                f"{SERVERS}/grow/tools/grown_2/policy", json={"policy": "deny", "version": server["version"]}
             )
             assert denied.status_code == 200, denied.text
             await make_ready(host.admin, "grow")
-            await told_until(sub, client, lambda listed: listed == {f"{prefix}grow"})
+            await told_until(sub, client, lambda listed: listed == first)
 
 
 async def test_a_session_and_a_sessionless_client_agree_on_list_changed(host: Host) -> None:
@@ -120,3 +123,33 @@ async def test_a_session_and_a_sessionless_client_agree_on_list_changed(host: Ho
             assert caps.tools is not None and caps.prompts is not None and caps.resources is not None
             declared[era] = (caps.tools.list_changed, caps.prompts.list_changed, caps.resources.list_changed)
     assert declared == {"legacy": (True, True, True), "modern": (True, True, True)}
+
+
+@pytest.mark.parametrize(("path", "prefix"), [("/mcp", "mcp__grow__"), ("/mcp/grow", "")])
+async def test_a_session_that_subscribed_hears_the_servers_resource_update(host: Host, path: str, prefix: str) -> None:
+    """`resources.subscribe: true` (2025-11-25) holds: the subscription goes to the server, and its
+    `notifications/resources/updated` comes back to the session that subscribed."""
+    updated: list[str] = []
+    heard = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+            heard.set()
+
+    async with (
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        Client(
+            streamable_http_client(f"{host.base}{path}", http_client=http),
+            mode="legacy",
+            cache=None,
+            message_handler=on_message,
+        ) as client,
+    ):
+        caps = client.server_capabilities
+        assert caps.resources is not None and caps.resources.subscribe is True
+        await client.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated] - a 2025-11-25 session
+        assert (await client.call_tool(f"{prefix}touch", {})).is_error is not True
+        with anyio.fail_after(10):
+            await heard.wait()
+    assert updated == [LIVE]

@@ -66,13 +66,12 @@ LEAN_METHODS = frozenset(
         "resources/list",
         "resources/templates/list",
         "resources/read",
-        "resources/subscribe",
-        "resources/unsubscribe",
         "completion/complete",
         "logging/setLevel",
     }
 )
-"""Request methods the lean path answers; anything else goes to the SDK."""
+"""Request methods the lean path answers; anything else goes to the SDK (`resources/subscribe` and
+`unsubscribe` too: the gateway notes who subscribed to what there, to relay the server's updates)."""
 
 _LISTS: dict[str, tuple[Category, str]] = {
     "prompts/list": ("prompts", "prompts"),
@@ -84,8 +83,6 @@ _PAGINATED = frozenset({"tools/list", *_LISTS})
 _PARAMS: dict[str, type[pydantic.BaseModel]] = {
     "prompts/get": types.GetPromptRequestParams,
     "resources/read": types.ReadResourceRequestParams,
-    "resources/subscribe": types.SubscribeRequestParams,
-    "resources/unsubscribe": types.UnsubscribeRequestParams,
     "completion/complete": types.CompleteRequestParams,
     "logging/setLevel": types.SetLevelRequestParams,
 }
@@ -93,9 +90,7 @@ _PARAMS: dict[str, type[pydantic.BaseModel]] = {
 handler would before routing them (a `ref` that is a string, a level no spec names, a `uri` that
 is a number are the agent's error, -32602, not ours nor the server's)."""
 
-_FORWARDED = frozenset(
-    {"prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete"}
-)
+_FORWARDED = frozenset({"prompts/get", "resources/read", "completion/complete"})
 _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 """2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)

@@ -1,7 +1,10 @@
 """The aggregated MCP gateway (R-8.1): one MCP server exposing every enabled server's capabilities.
 
 Agents (Claude Code, Cursor, an in-house agent) connect to one endpoint and see the tools of every
-ready server under their R-5.1 names, `{serverId}:{prompt}` prompts and the servers' resources.
+ready server under their R-5.1 names, `{serverId}:{prompt}` prompts and the servers' resources
+(`/mcp/{server_id}`: one server under its own names). List changes reach sessions as notifications
+and 2026-07-28 clients on `subscriptions/listen`; a server's resource updates reach the sessions
+that subscribed to the resource.
 Every tool call goes through the user's approval policy (R-5.3) — the gateway is an agent-facing
 edge, never a way around the human. Progress and cancellation travel with the call; server log
 messages and list changes are forwarded; a server's form elicitation goes to the agent's client
@@ -230,6 +233,9 @@ class Gateway:
         self._ready: set[str] = set()
         """Ids of the servers last reported `ready` (their prompts and resources are listed)."""
         self._tg: anyio.abc.TaskGroup | None = None
+        self._subscribed: weakref.WeakKeyDictionary[Connection, set[str]] = weakref.WeakKeyDictionary()
+        """Downstream (2025-11-25) connections → the resource URIs they subscribed to: the server's
+        `notifications/resources/updated` for one of them is relayed to them (R-8.1)."""
         self._listeners: dict[str | None, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
         """Endpoint (None: `/mcp`, else a server id) → the bus its `subscriptions/listen` streams
         (2026-07-28) hear and the SDK handler serving them; made on the first listen there."""
@@ -263,6 +269,7 @@ class Gateway:
     async def running(self) -> AsyncGenerator[None]:
         """Forward list changes and server log messages to connected clients while the block runs."""
         remove_listener = self.center.add_log_listener(self._on_log)
+        remove_resource_listener = self.center.add_resource_listener(self._on_resource_updated)
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -276,6 +283,7 @@ class Gateway:
         finally:
             self._tg = None
             remove_listener()
+            remove_resource_listener()
 
     # ----- downstream bookkeeping -------------------------------------------------------------------
 
@@ -365,6 +373,23 @@ class Gateway:
             "data": params.data,
         }
         self._tg.start_soon(partial(self._notify_all, "notifications/message", forwarded, server_id=server_id))
+
+    def _on_resource_updated(self, server_id: str, uri: str) -> None:
+        """Relay a server's `notifications/resources/updated` to the connections that subscribed to
+        `uri` on `/mcp` or on `/mcp/{server_id}` (R-8.1)."""
+        if self._tg is None:
+            return
+        for connection, uris in list(self._subscribed.items()):
+            scope = self._connections.get(connection)
+            if uri in uris and (scope is None or scope == server_id):
+                self._tg.start_soon(self._notify_one, connection, "notifications/resources/updated", {"uri": uri})
+
+    @staticmethod
+    async def _notify_one(connection: Connection, method: str, params: dict[str, Any]) -> None:
+        try:
+            await connection.outbound.notify(method, params)
+        except Exception:  # noqa: BLE001 - a client that went away
+            logger.debug("gateway.notify_failed", extra={"method": method})
 
     # ----- handlers --------------------------------------------------------------------------------
 
@@ -502,13 +527,22 @@ class Gateway:
     async def _subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
+        """Forward the subscription to the server owning the URI, and note it for this connection:
+        the server's updates of it are relayed here (`_on_resource_updated`)."""
         await self._forward(ctx, "resources/subscribe", params)
+        connection: Connection | None = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            self._subscribed.setdefault(connection, set()).add(str(params.uri))
         return types.EmptyResult()
 
     async def _unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
+        """Forward the unsubscription and stop relaying the URI's updates to this connection."""
         await self._forward(ctx, "resources/unsubscribe", params)
+        connection: Connection | None = getattr(ctx.session, "_connection", None)
+        if connection is not None and connection in self._subscribed:
+            self._subscribed[connection].discard(str(params.uri))
         return types.EmptyResult()
 
     async def _forward(
