@@ -273,6 +273,9 @@ async def test_session_refusals_are_the_sdks(host: Host, path: str) -> None:
             good,
         ),
         ("oversized body", {**ping, "params": {"pad": "x" * MAX_BODY_BYTES}}, good),
+        ("prompts/get name a number", {**ping, "method": "prompts/get", "params": {"name": 5}}, good),
+        ("resources/read without uri", {**ping, "method": "resources/read", "params": {}}, good),
+        ("logging/setLevel unknown level", {**ping, "method": "logging/setLevel", "params": {"level": "nope"}}, good),
         (
             "cancel of no request",
             {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},

@@ -42,6 +42,7 @@ import orjson
 import pydantic
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, validate_mcp_param_headers
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Send
 
@@ -184,19 +185,20 @@ def _key(request_id: object) -> object:
     return str(request_id) if isinstance(request_id, int | str) and not isinstance(request_id, bool) else request_id
 
 
-def _invalid_params(method: str, params: Mapping[str, Any]) -> str | None:
-    """Why `params` break the SDK's model of `method` ("Invalid params: field: reason"), or None.
+def _invalid_params(method: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The SDK's JSON-RPC error for `params` that break its model of `method`, or None.
 
-    Names fields and reasons only, never the values (an agent's argument may be a secret)."""
+    The SDK's own mapping of a validation failure (`handler_exception_to_error_data`: -32602
+    "Invalid request parameters", empty `data`, no pydantic text and no values on the wire), so
+    the lean path's refusal is the SDK stack's word for word (R-8.1, issue 12)."""
     model = _PARAMS.get(method)
     if model is None:
         return None
     try:
         model.model_validate(params)
     except pydantic.ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
-        where = ".".join(str(part) for part in first["loc"]) or "params"
-        return f"Invalid params: {where}: {first['msg']}"
+        error = handler_exception_to_error_data(exc)
+        return error.model_dump(exclude_none=True) if error is not None else None
     return None
 
 
@@ -408,7 +410,7 @@ class LeanPath:
                 items = await self._center.mcp_listing(category, link.server_id)
                 body = _response(request_id, self._finish({key: items}, request.modern, method))
             elif (invalid := _invalid_params(method, params)) is not None:
-                body, status = _failed(request_id, {"code": types.INVALID_PARAMS, "message": invalid}, modern)
+                body, status = _failed(request_id, invalid, modern)
             else:
                 result = await self._center.mcp_forward_request(method, params, server_id=link.server_id)
                 body = _response(request_id, self._finish(result, request.modern, method))
