@@ -108,7 +108,7 @@ async def test_what_the_direct_route_does_not_take_is_refused_as_before(host: Ho
         )
         in_session = await http.post("/mcp", json=_call(), headers=_headers(host.token, **{"Mcp-Session-Id": "nope"}))
     assert wrong_token.status_code == 401 and "not recognised" in wrong_token.json()["error"]["message"]
-    assert foreign_host.status_code == 403 and foreign_host.json()["error"]["code"] == "HOST_NOT_ALLOWED"
+    assert foreign_host.status_code == 403 and foreign_host.json()["error"]["data"]["code"] == "HOST_NOT_ALLOWED"
     assert too_large.status_code == 413
     assert refused_meta.json()["error"]["code"] == -32602
     assert other_method.status_code == 400  # the SDK's answer to a header that contradicts the body

@@ -9,7 +9,7 @@ server; the agent side is the SDK's `Client` or raw HTTP where the wire itself i
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,9 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from mcp_center.api.security import MAX_BODY_BYTES
 from mcp_center.gateway.endpoint import GatewayEndpoint
+from mcp_center.gateway.server import INSTRUCTIONS, server_instructions
 from tests.servers.protocol_upstream import FAIL_CODE, HOLD, Hold, make_protocol_server
 from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
@@ -35,6 +37,12 @@ pytestmark = pytest.mark.anyio
 ADMIN_TOKEN = "gateway-protocol-admin-token-0123456789"
 SERVERS = "/api/mcp/servers"
 ACCEPT = {"Accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
 
 
 @dataclass
@@ -81,6 +89,23 @@ async def test_a_server_endpoint_offers_its_tools_and_templates_under_their_own_
     assert templates == {"events://list{?topic,limit}", "users://{id}/profile{#section}"}
 
 
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+async def test_each_endpoint_describes_itself_in_its_instructions(host: Host, mode: str, version: str) -> None:
+    """`initialize` (2025-11-25) and `server/discover` (2026-07-28): `/mcp` explains the aggregate
+    names, `/mcp/{id}` names the server and no alias scheme (its tools keep their own names, R-8.4)."""
+    async with (
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        Client(streamable_http_client(f"{host.base}/mcp/proto", http_client=http), mode=mode, cache=None) as scoped,
+        Client(streamable_http_client(f"{host.base}/mcp", http_client=http), mode=mode, cache=None) as whole,
+    ):
+        said = {
+            "scoped": (scoped.protocol_version, scoped.instructions),
+            "whole": (whole.protocol_version, whole.instructions),
+        }
+    assert said == {"scoped": (version, server_instructions("proto")), "whole": (version, INSTRUCTIONS)}
+    assert "proto" in server_instructions("proto") and "mcp__" not in server_instructions("proto")
+
+
 async def test_a_server_endpoint_needs_a_gateway_token_and_an_existing_server(host: Host) -> None:
     initialize: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
@@ -123,6 +148,64 @@ async def test_a_batch_is_answered_with_invalid_request_not_a_validation_dump(ho
             error = answered.json()["error"]
             assert error["code"] == types.INVALID_REQUEST
             assert "batches are not supported" in error["message"]
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
+async def test_an_oversized_body_is_refused_with_a_json_rpc_error(host: Host, path: str) -> None:
+    """R-7.3: a body over the limit is refused 413 before it is parsed, on every path (a session's
+    request, a 2026-07-28 one; declared or streamed): with a JSON-RPC error an MCP client reads
+    (-32600, the stable code in the message and `data`), not the REST API's envelope."""
+    auth = {**ACCEPT, "Authorization": f"Bearer {host.token}", "Content-Type": "application/json"}
+    pad = b"x" * MAX_BODY_BYTES
+    body = b'{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"pad":"' + pad + b'"}}'
+
+    async def streamed() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 256 * 1024):
+            yield body[start : start + 256 * 1024]
+
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        opened = await http.post(path, json=INITIALIZE, headers=auth)
+        session = {**auth, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
+        modern = {**auth, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+        answers = [
+            await http.post(path, content=body, headers=session),
+            await http.post(path, content=streamed(), headers=session),
+            await http.post(path, content=body, headers=modern),
+            await http.post(path, content=streamed(), headers=modern),
+        ]
+    expected = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": f"REQUEST_TOO_LARGE: the request body is over the limit of {MAX_BODY_BYTES} bytes",
+            "data": {"code": "REQUEST_TOO_LARGE", "limit_bytes": MAX_BODY_BYTES},
+        },
+    }
+    assert [(answer.status_code, answer.json()) for answer in answers] == [(413, expected)] * 4
+    assert "content-length" not in answers[1].request.headers  # the streamed ones were counted
+
+
+async def test_a_foreign_host_or_origin_is_refused_with_a_json_rpc_error(host: Host) -> None:
+    """R-7.2 on the gateway: DNS-rebinding and cross-origin refusals (403) carry a JSON-RPC error an MCP
+    client reads (-32600, the stable code in the message and `data`); the REST API keeps its envelope."""
+    auth = {**ACCEPT, "Authorization": f"Bearer {host.token}"}
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        refused = {
+            (path, code): await http.post(path, json=INITIALIZE, headers={**auth, **headers})
+            for path in ("/mcp", "/mcp/proto")
+            for code, headers in (
+                ("HOST_NOT_ALLOWED", {"Host": "evil.example"}),
+                ("ORIGIN_NOT_ALLOWED", {"Origin": "https://evil.example"}),
+            )
+        }
+        rest = await http.get("/api/mcp/servers", headers={"Host": "evil.example"})
+    for (path, code), answer in refused.items():
+        assert answer.status_code == 403, (path, answer.text)
+        body = answer.json()
+        assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", None, -32600), (path, body)
+        assert body["error"]["data"] == {"code": code} and body["error"]["message"].startswith(f"{code}: ")
+    assert rest.status_code == 403 and rest.json()["error"]["code"] == "HOST_NOT_ALLOWED"
 
 
 async def test_a_uri_matching_a_template_with_optional_parts_is_routed(host: Host) -> None:

@@ -33,10 +33,13 @@ __all__ = ["AdminAuth", "CookieSessions", "create_api", "end_event_streams", "er
 
 def guard_gateway(app: ASGIApp, settings: Settings) -> ASGIApp:
     """`app` behind the checks every request of this host passes that apply to the gateway: the
-    Host/Origin allow-list (R-7.2) and the body-size limit (R-7.3). The admin token does not apply:
+    Host/Origin allow-list (R-7.2) and the body-size limit (R-7.3), each refused with a JSON-RPC
+    error, the only body an MCP client reads (`security.jsonrpc_refusal`). The admin token does not apply:
     the gateway checks its own tokens (R-7.1)."""
     return HostGuard(
-        BodySizeLimit(app), allowed=allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url)
+        BodySizeLimit(app, jsonrpc=True),
+        allowed=allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url),
+        jsonrpc=True,
     )
 
 

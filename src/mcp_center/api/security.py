@@ -35,6 +35,8 @@ __all__ = [
     "HostGuard",
     "allowed_host_names",
     "host_refusal",
+    "jsonrpc_refusal",
+    "too_large_jsonrpc",
 ]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -74,9 +76,12 @@ def _host_only(value: str) -> str:
 class HostGuard:
     """ASGI middleware: refuse requests whose Host (or, for unsafe methods, Origin) is not ours."""
 
-    def __init__(self, app: ASGIApp, allowed: frozenset[str]) -> None:
+    def __init__(self, app: ASGIApp, allowed: frozenset[str], *, jsonrpc: bool = False) -> None:
+        """`jsonrpc`: refuse with a JSON-RPC error body (the MCP gateway: `jsonrpc_refusal`), not the
+        REST API's error envelope."""
         self._app = app
         self._allowed = allowed
+        self._jsonrpc = jsonrpc
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -84,7 +89,9 @@ class HostGuard:
             return
         refusal = host_refusal(self._allowed, scope.get("headers", []), scope.get("method", "GET"))
         if refusal is not None:
-            await error_response(403, *refusal)(scope, receive, send)
+            code, message = refusal
+            response = jsonrpc_refusal(403, code, message) if self._jsonrpc else error_response(403, code, message)
+            await response(scope, receive, send)
             return
         await self._app(scope, receive, send)
 
@@ -227,6 +234,21 @@ BODY_LIMIT_OVERRIDES: dict[str, int] = {"/api/mcp/import/": 16 * 1024 * 1024}
 """Path prefix → larger limit (a backstop: the import routes refuse over 8 MiB themselves, with a clearer error)."""
 
 
+def jsonrpc_refusal(status: int, code: str, message: str, details: dict[str, object] | None = None) -> JSONResponse:
+    """HTTP `status` with the JSON-RPC error an MCP client reads, for a request the gateway's guards
+    refuse before reading it (R-7.2, R-7.3, R-8.1): -32600 (the SDK's code for a request its
+    transport refuses), the stable `code` first in the message and in `data` with `details`:
+    `{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "<code>: <message>",
+    "data": {"code": "<code>", ...details}}}`. The id is null: the body was not read."""
+    error = {"code": -32600, "message": f"{code}: {message}", "data": {"code": code, **(details or {})}}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status)
+
+
+def too_large_jsonrpc(exc: RequestTooLarge) -> JSONResponse:
+    """HTTP 413 `jsonrpc_refusal` of `exc` (`data`: `{"code": "REQUEST_TOO_LARGE", "limit_bytes": N}`)."""
+    return jsonrpc_refusal(exc.http_status, exc.code, exc.message, exc.details)
+
+
 class BodySizeLimit:
     """ASGI middleware: a request body over the limit is refused with 413 before anything parses it.
 
@@ -235,9 +257,20 @@ class BodySizeLimit:
     answered at once; a streamed body is counted while it is read.
     """
 
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES, *, jsonrpc: bool = False) -> None:
+        """`jsonrpc`: refuse in a JSON-RPC error body (the MCP gateway, whose clients read nothing
+        else: `too_large_jsonrpc`), not the REST API's error envelope."""
         self._app = app
         self._limit = limit
+        self._jsonrpc = jsonrpc
+
+    def _refusal(self, limit: int) -> JSONResponse:
+        too_large = RequestTooLarge(
+            f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
+        )
+        if self._jsonrpc:
+            return too_large_jsonrpc(too_large)
+        return error_response(413, too_large.code, too_large.message, too_large.details)
 
     def _limit_for(self, path: str) -> tuple[int, bool]:
         """`(limit, check the declared length)`: routes with their own limit answer that themselves."""
@@ -257,11 +290,7 @@ class BodySizeLimit:
             if check_declared and name == b"content-length" and value.isdigit():
                 declared = int(value)
                 if declared > limit:
-                    too_large = RequestTooLarge(
-                        f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
-                    )
-                    response = error_response(413, too_large.code, too_large.message, too_large.details)
-                    await response(scope, receive, send)
+                    await self._refusal(limit)(scope, receive, send)
                     return
             elif name == b"transfer-encoding":
                 chunked = True
@@ -294,9 +323,6 @@ class BodySizeLimit:
                 await send(message)
             elif not refused and message["type"] == "http.response.start":
                 refused = True
-                too_large = RequestTooLarge(
-                    f"the request body is over the limit of {limit} bytes", details={"limit_bytes": limit}
-                )
-                await error_response(413, too_large.code, too_large.message, too_large.details)(scope, counted, send)
+                await self._refusal(limit)(scope, counted, send)
 
         await self._app(scope, counted, answered)

@@ -39,7 +39,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_center.errors import StorageError
@@ -104,6 +104,8 @@ class _Session:
     """Requests for it being served now (an open GET stream counts until it closes)."""
     idle_since_s: float = field(default_factory=anyio.current_time)
     """`anyio.current_time()` when `in_flight` last became 0."""
+    answer_headers: tuple[tuple[bytes, bytes], ...] = ()
+    """`mcp-session-id: <its id>`, sent with every lean answer as the SDK sends it with its own."""
 
     def request_done(self) -> None:
         """One of its requests was answered (or its stream closed): the idle clock starts at the last."""
@@ -450,7 +452,7 @@ class GatewayEndpoint:
             if ("method" not in message and link.answer(message)) or (
                 message.get("method") == "notifications/cancelled" and link.cancel(message)
             ):
-                await _accepted()(scope, receive, send)
+                await _accepted(send, session.answer_headers)
                 return
             if is_lean(message):
                 session.in_flight += 1
@@ -461,6 +463,7 @@ class GatewayEndpoint:
                         modern=False,
                         caller_allowed=self._allowed(token_id),
                         caller=caller_named(token_id, token_name, link.client),
+                        response_headers=session.answer_headers,
                     )
                     await self._lean.serve(request, receive, send)
                 finally:
@@ -507,7 +510,7 @@ class GatewayEndpoint:
                 else:
                     for name, value in message.get("headers", []):
                         if name.lower() == b"mcp-session-id":
-                            opened = _Session(token_id, link, in_flight=1)
+                            opened = _Session(token_id, link, in_flight=1, answer_headers=((b"mcp-session-id", value),))
                             self._sessions[value.decode("latin-1")] = opened
                             self._release_opening(token_id)
             await send(message)
@@ -712,5 +715,9 @@ def _revoked_answer(request_id: object, *, streaming: bool) -> Callable[[Send], 
     return answer
 
 
-def _accepted() -> Response:
-    return Response(status_code=202)
+async def _accepted(send: Send, session_headers: Sequence[tuple[bytes, bytes]]) -> None:
+    """202 with no body, for an agent's answer or `notifications/cancelled` the lean path took, with
+    the headers the SDK's 202 carries in a session (`content-type`, `mcp-session-id`)."""
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"0"), *session_headers]
+    await send({"type": "http.response.start", "status": 202, "headers": headers})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})

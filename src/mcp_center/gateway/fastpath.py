@@ -42,6 +42,7 @@ import orjson
 import pydantic
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, validate_mcp_param_headers
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Send
 
@@ -66,13 +67,12 @@ LEAN_METHODS = frozenset(
         "resources/list",
         "resources/templates/list",
         "resources/read",
-        "resources/subscribe",
-        "resources/unsubscribe",
         "completion/complete",
         "logging/setLevel",
     }
 )
-"""Request methods the lean path answers; anything else goes to the SDK."""
+"""Request methods the lean path answers; anything else goes to the SDK (`resources/subscribe` and
+`unsubscribe` too: the gateway notes who subscribed to what there, to relay the server's updates)."""
 
 _LISTS: dict[str, tuple[Category, str]] = {
     "prompts/list": ("prompts", "prompts"),
@@ -84,8 +84,6 @@ _PAGINATED = frozenset({"tools/list", *_LISTS})
 _PARAMS: dict[str, type[pydantic.BaseModel]] = {
     "prompts/get": types.GetPromptRequestParams,
     "resources/read": types.ReadResourceRequestParams,
-    "resources/subscribe": types.SubscribeRequestParams,
-    "resources/unsubscribe": types.UnsubscribeRequestParams,
     "completion/complete": types.CompleteRequestParams,
     "logging/setLevel": types.SetLevelRequestParams,
 }
@@ -93,9 +91,7 @@ _PARAMS: dict[str, type[pydantic.BaseModel]] = {
 handler would before routing them (a `ref` that is a string, a level no spec names, a `uri` that
 is a number are the agent's error, -32602, not ours nor the server's)."""
 
-_FORWARDED = frozenset(
-    {"prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete"}
-)
+_FORWARDED = frozenset({"prompts/get", "resources/read", "completion/complete"})
 _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 """2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)
@@ -179,6 +175,9 @@ class LeanRequest:
     headers: Sequence[tuple[bytes, bytes]] = ()
     """The request's headers as ASGI gives them (lower-case names): a 2026-07-28 `tools/call`'s
     `Mcp-Param-*` headers are checked against the tool's schema (`_param_rejection`)."""
+    response_headers: Sequence[tuple[bytes, bytes]] = ()
+    """Headers every answer to it carries after our own: in a session, its `mcp-session-id`, as
+    each of the SDK's answers in a session does (built once per session by the endpoint)."""
 
 
 def _key(request_id: object) -> object:
@@ -186,19 +185,20 @@ def _key(request_id: object) -> object:
     return str(request_id) if isinstance(request_id, int | str) and not isinstance(request_id, bool) else request_id
 
 
-def _invalid_params(method: str, params: Mapping[str, Any]) -> str | None:
-    """Why `params` break the SDK's model of `method` ("Invalid params: field: reason"), or None.
+def _invalid_params(method: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The SDK's JSON-RPC error for `params` that break its model of `method`, or None.
 
-    Names fields and reasons only, never the values (an agent's argument may be a secret)."""
+    The SDK's own mapping of a validation failure (`handler_exception_to_error_data`: -32602
+    "Invalid request parameters", empty `data`, no pydantic text and no values on the wire), so
+    the lean path's refusal is the SDK stack's word for word (R-8.1, issue 12)."""
     model = _PARAMS.get(method)
     if model is None:
         return None
     try:
         model.model_validate(params)
     except pydantic.ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
-        where = ".".join(str(part) for part in first["loc"]) or "params"
-        return f"Invalid params: {where}: {first['msg']}"
+        error = handler_exception_to_error_data(exc)
+        return error.model_dump(exclude_none=True) if error is not None else None
     return None
 
 
@@ -245,8 +245,10 @@ def is_lean(message: Mapping[str, Any]) -> bool:
 class _Reply:
     """One POST's answer: a JSON body, or an SSE stream once a message must precede the result."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
         self._send = send
+        self._extra = extra
+        """Headers added to the answer's (the session id in a session)."""
         self._streaming = False
         self._done = False
         self._lock: anyio.Lock | None = None
@@ -261,7 +263,8 @@ class _Reply:
                 return
             if not self._streaming:
                 self._streaming = True
-                await self._send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+                headers = [*SSE_HEADERS, *self._extra] if self._extra else SSE_HEADERS
+                await self._send({"type": "http.response.start", "status": 200, "headers": headers})
             await self._send(
                 {
                     "type": "http.response.body",
@@ -291,10 +294,10 @@ class _Reply:
             await self._send({"type": "http.response.body", "body": chunk, "more_body": False})
             return
         if body is None:
-            await self._send({"type": "http.response.start", "status": 202, "headers": []})
+            await self._send({"type": "http.response.start", "status": 202, "headers": [*self._extra]})
             await self._send({"type": "http.response.body", "body": b"", "more_body": False})
             return
-        headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+        headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode()), *self._extra]
         await self._send({"type": "http.response.start", "status": status, "headers": headers})
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
@@ -383,7 +386,7 @@ class LeanPath:
         request_id = message["id"]
         method: str = message["method"]
         params: dict[str, Any] = message.get("params") or {}
-        reply = _Reply(send)
+        reply = _Reply(send, request.response_headers)
         link = request.link
         modern = request.modern
         status = 200
@@ -407,7 +410,7 @@ class LeanPath:
                 items = await self._center.mcp_listing(category, link.server_id)
                 body = _response(request_id, self._finish({key: items}, request.modern, method))
             elif (invalid := _invalid_params(method, params)) is not None:
-                body, status = _failed(request_id, {"code": types.INVALID_PARAMS, "message": invalid}, modern)
+                body, status = _failed(request_id, invalid, modern)
             else:
                 result = await self._center.mcp_forward_request(method, params, server_id=link.server_id)
                 body = _response(request_id, self._finish(result, request.modern, method))

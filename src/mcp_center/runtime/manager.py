@@ -65,7 +65,7 @@ from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
 from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
-from mcp_center.runtime.notifications import LogListener, Notifications
+from mcp_center.runtime.notifications import LogListener, Notifications, ResourceListener
 from mcp_center.runtime.operations import Operations
 from mcp_center.runtime.probing import probe_connection
 from mcp_center.runtime.reconnect import RECONNECT, STDIO_RECONNECT, retried
@@ -668,6 +668,11 @@ class ConnectionManager:
         Returns a function that removes the listener.
         """
         return self._notifications.add_log_listener(listener)
+
+    def add_resource_listener(self, listener: ResourceListener) -> Callable[[], None]:
+        """Receive every `notifications/resources/updated` of a current connection as `(server_id, uri)`
+        (`Notifications.add_resource_listener`). Returns a function that removes the listener."""
+        return self._notifications.add_resource_listener(listener)
 
     def _publish_catalog(self, slot: _Slot, conn: Connection, categories: tuple[Category, ...]) -> None:
         self.events.publish(

@@ -25,12 +25,15 @@ from mcp_center.runtime.activity import ActivityRecorder
 from mcp_center.runtime.catalog import Category
 from mcp_center.runtime.connection import Connection
 
-__all__ = ["CHANGED_CATEGORIES", "LogListener", "Notifications"]
+__all__ = ["CHANGED_CATEGORIES", "LogListener", "Notifications", "ResourceListener"]
 
 logger = logging.getLogger(__name__)
 
 LogListener = Callable[[str, types.LoggingMessageNotificationParams], None]
 """`(server_id, params)` for every `notifications/message` a current connection receives."""
+
+ResourceListener = Callable[[str, str], None]
+"""`(server_id, uri)` for every `notifications/resources/updated` a current connection receives."""
 
 _SEEN_ELSEWHERE = frozenset({"notifications/message", "notifications/progress"})
 """Notifications the activity feed records through their own callbacks (log level, call's operation id)."""
@@ -53,6 +56,7 @@ class Notifications:
     def __init__(self, activity: ActivityRecorder) -> None:
         self._activity = activity
         self._log_listeners: list[LogListener] = []
+        self._resource_listeners: list[ResourceListener] = []
 
     def add_log_listener(self, listener: LogListener) -> Callable[[], None]:
         """Receive every server log message (`notifications/message`) as `(server_id, params)`.
@@ -65,6 +69,18 @@ class Notifications:
         def remove() -> None:
             if listener in self._log_listeners:
                 self._log_listeners.remove(listener)
+
+        return remove
+
+    def add_resource_listener(self, listener: ResourceListener) -> Callable[[], None]:
+        """Receive every `notifications/resources/updated` as `(server_id, uri)` (the gateway relays
+        them to the agents that subscribed, R-8.1). Called synchronously; must not block. Returns a
+        function that removes the listener."""
+        self._resource_listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._resource_listeners:
+                self._resource_listeners.remove(listener)
 
         return remove
 
@@ -100,8 +116,17 @@ class Notifications:
             categories = CHANGED_CATEGORIES.get(message.method)
             if categories is not None and conn.is_live:
                 conn.request_refresh(categories)
+            if isinstance(message, types.ResourceUpdatedNotification):
+                self._resource_updated(server_id, str(message.params.uri))
 
         return handle
+
+    def _resource_updated(self, server_id: str, uri: str) -> None:
+        for listener in list(self._resource_listeners):
+            try:
+                listener(server_id, uri)
+            except Exception:
+                logger.exception("runtime.resource_listener_failed")
 
     @staticmethod
     def list_changed_handler(conn: Connection, is_current: Callable[[], bool]) -> Callable[[str], None]:

@@ -622,6 +622,11 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         """Receive every server log message as `(server_id, LoggingMessageNotificationParams)`."""
         return self._manager.add_log_listener(listener)
 
+    def add_resource_listener(self, listener: Callable[[str, str], None]) -> Callable[[], None]:
+        """Receive every server's `notifications/resources/updated` as `(server_id, uri)` (the gateway
+        relays them to subscribed agents, R-8.1); synchronous, must not block. Returns its remover."""
+        return self._manager.add_resource_listener(listener)
+
     async def set_tool_policy(self, server_id: str, tool: str, policy: ToolPolicy, *, version: object) -> ServerView:
         """Set the approval policy of one tool: `ask` (default), `allow` or `deny` (R-5.3).
 
