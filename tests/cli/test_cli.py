@@ -89,6 +89,28 @@ def test_secret_values_are_read_from_stdin_and_never_printed(tmp_path: Path) -> 
     assert "cli-secret-value-77" not in (data / "mcp" / "servers.json").read_text()
 
 
+def test_secret_set_with_nothing_on_stdin_sets_no_empty_secret(tmp_path: Path) -> None:
+    """An empty pipe set an empty secret value. Now: ANSWER_REQUIRED, exit 2, nothing stored; a
+    real process with standard input closed says the same (R-7.3)."""
+    data = tmp_path / "data"
+    run(data, "add", "Local", "--", sys.executable, "-c", "pass")
+    empty = run(data, "secret", "set", "local", "API_KEY", "--kind", "environment", stdin="")
+    assert empty.returncode == 2, empty.stdout
+    assert empty.stderr.startswith("error [ANSWER_REQUIRED]: no value (standard input is closed or empty)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
+    closed = subprocess.run(
+        ["sh", "-c", 'exec "$0" secret set local API_KEY --kind environment --data-dir "$1" <&-', CLI, str(data)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert (closed.returncode, closed.stderr.splitlines()[0]) == (2, empty.stderr.splitlines()[0])
+    shown = json.loads(run(data, "show", "local").stdout)
+    assert shown["secret_env"] == {}, shown
+
+
 def test_production_profile_refuses_stdio_servers(tmp_path: Path) -> None:
     data = tmp_path / "data"
     run(data, "add", "Local", "--", sys.executable, "-c", "pass")
@@ -229,6 +251,49 @@ async def test_auth_prints_issuer_scopes_and_url_then_waits_for_the_browser_logi
     assert f"authorization server (issuer): {authorization.issuer}" in lines
     assert "scopes: mcp:read" in lines
     assert any(line.startswith("authorized by") for line in lines), lines
+
+
+@pytest.mark.anyio
+async def test_auth_paste_takes_the_redirected_url_and_without_an_answer_changes_nothing(tmp_path: Path) -> None:
+    """`auth --paste` (a browser that cannot reach this host): with standard input at its end it says
+    ANSWER_REQUIRED in one line (click printed a bare "Aborted."), exit 2, the server stays
+    unauthorized; with the URL the browser was sent to on standard input it completes (R-4.9, R-7.3)."""
+    data = tmp_path / "data"
+    port = free_port()
+    settings = Settings.load(data_dir=data, port=port, environ={})
+    app = create_api(settings, CLI_ADMIN_TOKEN)
+    authorization = FakeAuthorizationServer()
+    resource = FakeProtectedResource([authorization], challenge_scope="mcp:read")
+    async with (
+        McpCenter.open(settings) as center,
+        serve_loopback(authorization.app) as as_base,
+        serve_loopback(resource.app) as rs_base,
+        serve_loopback(app, port=port) as host,
+    ):
+        app.state.center = center
+        authorization.base_url, resource.base_url = as_base, rs_base
+        view = (
+            await center.create_server(
+                {"id": "o", "name": "O", "transport": "streamable_http", "url": resource.url, "auth": {"kind": "oauth"}}
+            )
+        ).to_dict()
+        await center.trust("o", view["digest"])
+        command = [CLI, "auth", "o", "--url", host, "--paste"]
+        with anyio.fail_after(60):
+            unanswered = await anyio.run_process(command, env=_cli_env(data), stdin=subprocess.DEVNULL, check=False)
+            out = unanswered.stdout.decode()
+            url = next(line.strip() for line in out.splitlines() if line.strip().startswith("http"))
+            async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
+                redirected = (await browser.get(url)).headers["location"]
+            pasted = await anyio.run_process(command, env=_cli_env(data), input=f"{redirected}\n".encode(), check=False)
+        authorized = (await center.get_server("o")).to_dict()
+    assert unanswered.returncode == 2, (out, unanswered.stderr)
+    assert "Aborted" not in out + unanswered.stderr.decode()
+    assert unanswered.stderr.decode().startswith("error [ANSWER_REQUIRED]: no answer"), unanswered.stderr
+    assert "without --paste" in unanswered.stderr.decode()
+    assert pasted.returncode == 0, (pasted.stdout, pasted.stderr)
+    assert b"authorized by " + authorization.issuer.encode() in pasted.stdout
+    assert authorized["oauth"]["authorized"] is True, authorized["oauth"]
 
 
 def test_auth_without_a_running_host_says_so(tmp_path: Path) -> None:

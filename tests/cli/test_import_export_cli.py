@@ -90,6 +90,46 @@ def test_a_secret_default_is_used_only_after_the_user_accepts_it(data: Path, tmp
     assert servers(data)[0]["secret_env"] == {"API_KEY": {"configured": True}}
 
 
+@pytest.mark.parametrize(
+    "answers",
+    [
+        "",  # the first question (a hidden secret) gets nothing
+        f"{SECRETS[0]}\n",  # the second (a value with a default) gets nothing
+        f"{SECRETS[0]}\n\n{SECRETS[1]}\n{SECRETS[2]}\n",  # the last plain value gets nothing
+    ],
+    ids=["secret", "with-default", "plain"],
+)
+def test_a_value_question_without_an_answer_is_one_error_line_and_imports_nothing(data: Path, answers: str) -> None:
+    """A script (standard input at its end) got click's bare "Aborted." for a variable's value. Now:
+    ANSWER_REQUIRED, exit 2, one line saying nothing changed, no server created (R-7.3, R-1.8)."""
+    result = invoke(data, "import", str(PROJECT), input=answers)
+    assert result.exit_code == 2, result.output
+    assert "Aborted" not in result.output
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("error")]
+    assert line.startswith(
+        "error [ANSWER_REQUIRED]: no answer (standard input is closed or was interrupted): nothing changed;"
+    )
+    assert "run import in a terminal" in line
+    assert [s for s in SECRETS if s in result.output] == []
+    assert servers(data) == []
+
+
+def test_a_declined_secret_default_without_an_answer_imports_nothing(data: Path, tmp_path: Path) -> None:
+    """The yes/no question about a file's secret default, left unanswered, names what to do instead of
+    --yes (which import refuses while a variable needs a value) (R-7.3, R-1.8)."""
+    source = tmp_path / "mcp.json"
+    source.write_text(
+        json.dumps(
+            {"mcpServers": {"svc": {"command": "mcp-svc", "env": {"API_KEY": "${API_KEY:-default-key-invented}"}}}}
+        )
+    )
+    result = invoke(data, "import", str(source), input="\n")
+    assert result.exit_code == 2, result.output
+    assert "error [CONFIRMATION_REQUIRED]" in result.stderr
+    assert "run import in a terminal" in result.stderr and "--yes" not in result.stderr
+    assert servers(data) == []
+
+
 def test_dry_run_shows_the_preview_and_changes_nothing(data: Path) -> None:
     result = invoke(data, "import", str(FIXTURES / "rejections.json"), "--dry-run")
     assert result.exit_code == 0, result.output

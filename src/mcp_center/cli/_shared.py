@@ -22,6 +22,7 @@ from mcp_center import __version__
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.config import Settings
 from mcp_center.errors import (
+    AnswerRequired,
     CenterError,
     ConfirmationRequired,
     DatabaseRequired,
@@ -399,8 +400,9 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
         raise fail(exc) from None
 
 
-def confirm(question: str) -> bool:
-    """Ask a yes/no `question` on the terminal (default no).
+def confirm(question: str, *, instead: str = "pass --yes to confirm without asking") -> bool:
+    """Ask a yes/no `question` on the terminal (default no). `instead` ends the error's message: how
+    to go on without being asked.
 
     The prompt line always ends with a newline: when standard input is not a terminal, the answer
     read from it is not echoed, and what is printed next would otherwise continue the prompt's line.
@@ -411,21 +413,56 @@ def confirm(question: str) -> bool:
         typer.Exit: code 2 (`CONFIRMATION_REQUIRED`, printed as one line that names `--yes`) when no
             answer can come: standard input closed or at its end (a script, CI), unreadable, or
             Ctrl-C. Nothing changed (R-7.3; click's bare "Aborted." and a traceback for a closed
-            standard input named neither).
+            standard input named neither). The line names `instead`.
     """
-    import sys
-
     unanswerable = ConfirmationRequired(
-        "no answer (standard input is closed or was interrupted): nothing changed; "
-        "pass --yes to confirm without asking",
+        f"no answer (standard input is closed or was interrupted): nothing changed; {instead}",
         details={"question": question},
     )
+    return _answered(lambda: typer.confirm(question), unanswerable)
+
+
+def ask(question: str, *, instead: str, hide_input: bool = False, default: str | None = None) -> str:
+    """Ask for a value on the terminal: an import variable, a pasted URL, a secret (`hide_input`).
+
+    Like `confirm`, the prompt's line always ends, and a question no answer can come to is one error
+    line instead of click's bare "Aborted." (R-7.3).
+
+    Args:
+        question: The prompt, without a trailing colon.
+        instead: How to give the value without being asked, for the error (e.g. "pipe the value on
+            standard input"); it ends the message after "nothing changed; ".
+        hide_input: Do not echo what is typed (secrets).
+        default: Returned for an empty answer; None asks again until something is typed.
+    Returns:
+        The answer as typed (or `default`).
+    Raises:
+        typer.Exit: code 2 (`ANSWER_REQUIRED`) when standard input is closed, at its end, unreadable,
+            or Ctrl-C. Nothing changed.
+    """
+    unanswerable = AnswerRequired(
+        f"no answer (standard input is closed or was interrupted): nothing changed; {instead}",
+        details={"question": question},
+    )
+    if default is None:
+        return _answered(lambda: str(typer.prompt(question, hide_input=hide_input)), unanswerable)
+    return _answered(
+        lambda: str(typer.prompt(question, default=default, hide_input=hide_input, show_default=not hide_input)),
+        unanswerable,
+    )
+
+
+def _answered(prompt: Callable[[], T], unanswerable: CenterError) -> T:
+    """The answer `prompt` reads from standard input, or `unanswerable` printed and exit 2 when none
+    can come (closed, at its end, unreadable, Ctrl-C); the prompt's line is always ended."""
+    import sys
+
     stdin = sys.stdin
     if stdin is None or stdin.closed:  # pyright: ignore[reportUnnecessaryComparison]
         raise fail(unanswerable)
     interactive = stdin.isatty()
     try:
-        answer = typer.confirm(question)
+        answer = prompt()
     except (typer.Abort, EOFError, RuntimeError, OSError, ValueError):
         # Abort: click's EOF or Ctrl-C; RuntimeError: "input(): lost sys.stdin" (a closed descriptor);
         # ValueError: I/O on a closed file.

@@ -17,6 +17,7 @@ from mcp_center.cli._shared import (
     JsonOut,
     ProfileOpt,
     app,
+    ask,
     cells,
     clip,
     confirm,
@@ -171,7 +172,13 @@ def _print_preview(preview: dict[str, Any]) -> None:
 
 
 def _ask_values(variables: list[dict[str, Any]]) -> tuple[dict[str, str], list[str]]:
-    """Ask for every variable: hidden input for secrets; a default only when the user accepts it."""
+    """Ask for every variable: hidden input for secrets; a default only when the user accepts it.
+
+    Raises:
+        typer.Exit: code 2 (ANSWER_REQUIRED or CONFIRMATION_REQUIRED) when standard input gives no
+            answer (closed, at its end: a script, or the file itself read from stdin); nothing changed.
+    """
+    instead = "run import in a terminal to be asked for each variable's value"
     values: dict[str, str] = {}
     use_defaults: list[str] = []
     for v in variables:
@@ -179,25 +186,25 @@ def _ask_values(variables: list[dict[str, Any]]) -> tuple[dict[str, str], list[s
         label = f"{name}" + (f" ({v['description']})" if v["description"] else "")
         if v["secret"]:
             if v["has_default"]:
-                value = typer.prompt(
-                    f"{label} [secret; Enter for the file's default]", default="", hide_input=True, show_default=False
+                value = ask(
+                    f"{label} [secret; Enter for the file's default]", instead=instead, default="", hide_input=True
                 )
                 if value:
                     values[name] = value
-                elif typer.confirm(f"Use the default for {name} from the file?"):
+                elif confirm(f"Use the default for {name} from the file?", instead=instead):
                     use_defaults.append(name)
                 else:
-                    values[name] = typer.prompt(f"{label} [secret]", hide_input=True)
+                    values[name] = ask(f"{label} [secret]", instead=instead, hide_input=True)
             else:
-                values[name] = typer.prompt(f"{label} [secret]", hide_input=True)
+                values[name] = ask(f"{label} [secret]", instead=instead, hide_input=True)
         elif v["has_default"]:
-            value = typer.prompt(label, default=v["default"])
+            value = ask(label, instead=instead, default=v["default"])
             if value == v["default"]:
                 use_defaults.append(name)
             else:
                 values[name] = value
         else:
-            values[name] = typer.prompt(label)
+            values[name] = ask(label, instead=instead)
     return values, use_defaults
 
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mcp_center.cli._shared import DataDir, ProfileOpt, app, err, fail, settings_for
+from mcp_center.cli._shared import DataDir, ProfileOpt, app, ask, err, fail, settings_for
 from mcp_center.cli.host import HostClient, exit_code_for_status
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, HostRequestFailed
@@ -130,7 +130,9 @@ def auth_(
     install_log_redaction()
     report = AuthReport(
         say=lambda line: print(line, flush=True),  # plain print: a long URL must not be wrapped
-        ask=lambda question: typer.prompt(question),
+        ask=lambda question: ask(
+            question, instead="run auth in a terminal, or without --paste to wait for the browser's return"
+        ),
     )
     settings = settings_for(data_dir, profile)
     try:

@@ -21,6 +21,7 @@ from mcp_center.cli._shared import (
     JsonOut,
     ProfileOpt,
     app,
+    ask,
     cells,
     confirm,
     err,
@@ -36,7 +37,7 @@ from mcp_center.cli._shared import (
     yes,
 )
 from mcp_center.cli._where import data_dir_phrase, serve_state
-from mcp_center.errors import CenterError, FieldError, RequestInvalid
+from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestInvalid
 from mcp_center.store.running import running_owner
 
 if TYPE_CHECKING:  # the service and the SDK's types load when a command runs the host (`run_center`)
@@ -325,9 +326,32 @@ def secret_set(
 ) -> None:
     """Set a secret value, read from a hidden prompt (or stdin when piped)."""
     settings = settings_for_server(server_id, data_dir, profile)
-    value = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else typer.prompt("value", hide_input=True)
+    value = _secret_value()
     run_center(settings, lambda c: c.set_secret(server_id, kind, key, value))
     out.print(f"secret {key} set; the server needs trust and test again")
+
+
+def _secret_value() -> str:
+    """The value for `secret set`: a hidden prompt on a terminal, else the first line of standard input.
+
+    Raises:
+        typer.Exit: code 2 (ANSWER_REQUIRED) when no value comes: standard input closed, or at its
+            end before a line (an empty pipe would otherwise have set an empty secret). Nothing changed.
+    """
+    instead = "pipe the value on standard input, e.g. printf '%s\\n' \"$VALUE\" | mcp-center secret set ..."
+    stdin = sys.stdin
+    if stdin is not None and not stdin.closed and stdin.isatty():  # pyright: ignore[reportUnnecessaryComparison]
+        return ask("value", instead=instead, hide_input=True)
+    unanswerable = AnswerRequired(
+        f"no value (standard input is closed or empty): nothing changed; {instead}", details={"question": "value"}
+    )
+    try:
+        line = stdin.readline() if stdin is not None else ""  # pyright: ignore[reportUnnecessaryComparison]
+    except (OSError, ValueError, RuntimeError):
+        raise fail(unanswerable) from None
+    if not line:
+        raise fail(unanswerable)
+    return line.rstrip("\n")
 
 
 @secret_app.command("delete")

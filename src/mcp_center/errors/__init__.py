@@ -12,6 +12,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── RequestInvalid           REQUEST_INVALID           a request body or parameter is malformed
     │   ├── ConfirmationRequired     CONFIRMATION_REQUIRED     a CLI question got no answer (stdin closed);
     │   │                                                      nothing changed, `--yes` confirms (exit 2)
+    │   ├── AnswerRequired           ANSWER_REQUIRED           a CLI question for a value got no answer; nothing
+    │   │                                                      changed, the message says how to pass it (exit 2)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
@@ -163,6 +165,7 @@ from mcp_center.errors._conflict import (
 )
 from mcp_center.errors._input import (
     AddressUnavailable,
+    AnswerRequired,
     ConfigInvalid,
     ConfirmationRequired,
     ElicitationAnswerInvalid,
@@ -228,6 +231,7 @@ __all__ = [
     "AddressUnavailable",
     "AdminAuthRequired",
     "AgentRequestFailed",
+    "AnswerRequired",
     "ApprovalClosed",
     "ApprovalDenied",
     "ApprovalExpired",

@@ -9,6 +9,7 @@ from mcp_center.errors._base import FieldError, InvalidInput
 
 __all__ = [
     "AddressUnavailable",
+    "AnswerRequired",
     "ConfigInvalid",
     "ConfirmationRequired",
     "ElicitationAnswerInvalid",
@@ -43,6 +44,14 @@ class ConfirmationRequired(InvalidInput):
     or not readable, or interrupted): nothing changed; `--yes` confirms without asking (R-7.3)."""
 
     code = "CONFIRMATION_REQUIRED"
+
+
+class AnswerRequired(InvalidInput):
+    """A CLI command asks for a value (an import variable, a pasted URL, a secret) and no answer can
+    come (standard input closed, at its end or interrupted): nothing changed; the message says how
+    to give the value without being asked (R-7.3)."""
+
+    code = "ANSWER_REQUIRED"
 
 
 class RequestInvalid(InvalidInput):
