@@ -12,6 +12,8 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -202,11 +204,12 @@ def _cli_env(data: Path) -> dict[str, str]:
     return env
 
 
-@pytest.mark.anyio
-async def test_auth_prints_issuer_scopes_and_url_then_waits_for_the_browser_login(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+@asynccontextmanager
+async def _oauth_host(data: Path) -> AsyncGenerator[tuple[McpCenter, str, FakeAuthorizationServer]]:
+    """A host API on a loopback port (its callback is http://127.0.0.1:<port>) with one trusted OAuth
+    server `o` behind a fake protected resource and authorization server: (center, host URL, AS)."""
     port = free_port()
-    settings = Settings.load(data_dir=data, port=port, environ={})  # the callback is http://127.0.0.1:<port>
+    settings = Settings.load(data_dir=data, port=port, environ={})
     app = create_api(settings, CLI_ADMIN_TOKEN)
     authorization = FakeAuthorizationServer()
     resource = FakeProtectedResource([authorization], challenge_scope="mcp:read")
@@ -224,6 +227,13 @@ async def test_auth_prints_issuer_scopes_and_url_then_waits_for_the_browser_logi
             )
         ).to_dict()
         await center.trust("o", view["digest"])
+        yield center, host, authorization
+
+
+@pytest.mark.anyio
+async def test_auth_prints_issuer_scopes_and_url_then_waits_for_the_browser_login(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    async with _oauth_host(data) as (_center, host, authorization):
         with anyio.fail_after(30):
             async with await anyio.open_process(
                 [CLI, "auth", "o", "--url", host, "--timeout", "20"], env=_cli_env(data), stderr=None
@@ -259,25 +269,7 @@ async def test_auth_paste_takes_the_redirected_url_and_without_an_answer_changes
     ANSWER_REQUIRED in one line (click printed a bare "Aborted."), exit 2, the server stays
     unauthorized; with the URL the browser was sent to on standard input it completes (R-4.9, R-7.3)."""
     data = tmp_path / "data"
-    port = free_port()
-    settings = Settings.load(data_dir=data, port=port, environ={})
-    app = create_api(settings, CLI_ADMIN_TOKEN)
-    authorization = FakeAuthorizationServer()
-    resource = FakeProtectedResource([authorization], challenge_scope="mcp:read")
-    async with (
-        McpCenter.open(settings) as center,
-        serve_loopback(authorization.app) as as_base,
-        serve_loopback(resource.app) as rs_base,
-        serve_loopback(app, port=port) as host,
-    ):
-        app.state.center = center
-        authorization.base_url, resource.base_url = as_base, rs_base
-        view = (
-            await center.create_server(
-                {"id": "o", "name": "O", "transport": "streamable_http", "url": resource.url, "auth": {"kind": "oauth"}}
-            )
-        ).to_dict()
-        await center.trust("o", view["digest"])
+    async with _oauth_host(data) as (center, host, authorization):
         command = [CLI, "auth", "o", "--url", host, "--paste"]
         with anyio.fail_after(60):
             unanswered = await anyio.run_process(command, env=_cli_env(data), stdin=subprocess.DEVNULL, check=False)
