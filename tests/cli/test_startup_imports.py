@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -221,6 +222,27 @@ def test_the_stdio_bridge_starts_without_the_host_the_service_or_the_web_stack(t
     assert [name for name in host_side if name in found["modules"]] == []
 
 
+def _build_the_host(script: str, tmp_path: Path) -> Any:
+    """Run `script` (which builds the host on the data directory `argv[1]` and writes its JSON report
+    to `argv[2]`) in a fresh interpreter with a bare environment; the report, parsed.
+
+    Raises:
+        AssertionError: no report was written (the script's stderr is shown).
+    """
+    report = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "data"), str(report)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": SRC},
+        check=False,
+    )
+    assert report.exists(), done.stderr
+    return json.loads(report.read_text())
+
+
 _BUILD_THE_HOST = """
 import json, sys
 from pathlib import Path
@@ -249,18 +271,7 @@ RARE_PATHS = (
 def test_serve_builds_the_host_without_the_rare_paths_modules(tmp_path: Path) -> None:
     # What `serve` imports and builds before it answers (`create_app` on a files data directory),
     # in a fresh interpreter: none of the rare paths' modules is among them.
-    report = tmp_path / "modules.json"
-    done = subprocess.run(
-        [sys.executable, "-c", _BUILD_THE_HOST, str(tmp_path / "data"), str(report)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": SRC},
-        check=False,
-    )
-    assert report.exists(), done.stderr
-    modules = set(json.loads(report.read_text()))
+    modules = set(_build_the_host(_BUILD_THE_HOST, tmp_path))
     assert "mcp_center.service.imports" in modules  # the module that uses the interchange was built
     assert [name for name in RARE_PATHS if name in modules] == []
 
@@ -283,18 +294,7 @@ with open(sys.argv[2], "w") as f:
 def test_serve_builds_the_host_and_its_openapi_without_pydantic_v1(tmp_path: Path) -> None:
     # fastapi imports pydantic.v1 to ask whether each route's model is a v1 model (about 1.4 MB of
     # an idle host, R-8.3); `serve` marks it missing first, and every route and model still builds.
-    report = tmp_path / "modules.json"
-    done = subprocess.run(
-        [sys.executable, "-c", _BUILD_THE_HOST_AS_SERVE, str(tmp_path / "data"), str(report)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": SRC},
-        check=False,
-    )
-    assert report.exists(), done.stderr
-    found = json.loads(report.read_text())
+    found = _build_the_host(_BUILD_THE_HOST_AS_SERVE, tmp_path)
     assert [name for name in found["modules"] if name.startswith("pydantic.v1")] == []
     assert "/api/mcp/servers" in found["paths"]
     assert "/api/mcp/servers/{server_id}/test" in found["paths"]

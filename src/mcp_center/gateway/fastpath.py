@@ -91,7 +91,6 @@ _PARAMS: dict[str, type[pydantic.BaseModel]] = {
 handler would before routing them (a `ref` that is a string, a level no spec names, a `uri` that
 is a number are the agent's error, -32602, not ours nor the server's)."""
 
-_FORWARDED = frozenset({"prompts/get", "resources/read", "completion/complete"})
 _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 """2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)
