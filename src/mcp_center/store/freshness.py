@@ -23,8 +23,10 @@ taken in. Another look reuses it only when both hold:
    inherited a request's mark, a background poll) never keeps an old stamp.
 
 Outside a request (`since` unset: the library, the CLI, the REST API, background tasks started
-outside the gateway) and in worker threads (no running loop) every look is a `stat`, as before. A
-commit of this process (`forget`) invalidates everything kept, so it reads its own writes at once.
+outside the gateway) every look is a `stat`, as before. A worker thread (no running loop) never
+starts a turn: it keeps its own `stat` only while the loop's current turn is open, and reuses only
+under rules 1 and 2, so the guarantee is the same. A commit of this process (`forget`) invalidates
+everything kept, so it reads its own writes at once.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def serving_request(mark: int) -> Generator[None]:
 class FreshStamps:
     """`file_stamp` of a store's files with the reuse of the module docstring (one per store).
 
-    Thread-safe under the GIL: a worker thread may look (it always `stat`s) and `forget` while the
+    Thread-safe under the GIL: a worker thread may look and `forget` while the
     loop thread looks; an entry whose `stat` raced a `forget` is stored under the old turn and never used.
     """
 
