@@ -24,6 +24,7 @@ import httpx2
 import mcp_types as types
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 
+from mcp_center.runtime import eras
 from mcp_center.runtime.activity import ActivityRecorder
 from mcp_center.runtime.attribution import attribute, timeout_error
 from mcp_center.runtime.connection import Connection
@@ -182,7 +183,9 @@ async def forward(
     timeout_s: float | None,
     progress: ProgressFnT | None,
 ) -> dict[str, Any]:
-    """One request with its params as they came, the raw result back; see `ConnectionManager.forward`."""
+    """One request with its params as they came (less the agent's 2026-07-28 envelope, which is
+    hop-by-hop: `eras.without_envelope`), the raw result back; see `ConnectionManager.forward`."""
+    params = eras.without_envelope(params)
     is_call = method == "tools/call"
     tool_name = (params or {}).get("name") if is_call else None
     what = f"tools/call '{tool_name}'" if is_call else method

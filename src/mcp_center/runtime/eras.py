@@ -33,6 +33,7 @@ the agent once and stays on the session from then on (noted in the server's log,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 import mcp_types as types
@@ -50,6 +51,7 @@ __all__ = [
     "modern_headers",
     "refused_before_running",
     "session_shaped",
+    "without_envelope",
 ]
 
 MODERN_VERSION = "2026-07-28"
@@ -124,6 +126,34 @@ def modern_envelope(params: dict[str, Any], client_info: dict[str, Any], caps: d
     meta[types.CLIENT_INFO_META_KEY] = client_info
     meta[types.CLIENT_CAPABILITIES_META_KEY] = caps
     return {**params, "_meta": meta}
+
+
+_ENVELOPE_KEYS = frozenset(
+    {types.PROTOCOL_VERSION_META_KEY, types.CLIENT_INFO_META_KEY, types.CLIENT_CAPABILITIES_META_KEY}
+)
+
+
+def without_envelope(params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """`params` without the agent's 2026-07-28 envelope in `_meta` (version, client info, capabilities).
+
+    The envelope is hop-by-hop: it describes the agent's exchange with the gateway. Sent on, a
+    server reached over a 2025-11-25 session refuses the request ("this connection serves the
+    handshake protocol era"), and one reached in 2026-07-28 gets ours (`modern_envelope`). Every
+    other `_meta` key (progressToken, the agent's own, other `io.modelcontextprotocol/` keys) stays.
+
+    Returns:
+        `params` itself when its `_meta` has no envelope key; else a copy, without `_meta` when
+        nothing else was in it (R-8.1, R-8.5).
+    """
+    meta: object = params.get("_meta") if params else None
+    if not isinstance(meta, dict) or _ENVELOPE_KEYS.isdisjoint(cast(dict[str, Any], meta)):
+        return params
+    assert params is not None
+    kept = {k: v for k, v in cast(dict[str, Any], meta).items() if k not in _ENVELOPE_KEYS}
+    out = {k: v for k, v in params.items() if k != "_meta"}
+    if kept:
+        out["_meta"] = kept
+    return out
 
 
 def modern_headers(method: str, name: str | None) -> dict[str, str]:
