@@ -273,6 +273,7 @@ async def test_auth_paste_takes_the_redirected_url_and_without_an_answer_changes
         command = [CLI, "auth", "o", "--url", host, "--paste"]
         with anyio.fail_after(60):
             unanswered = await anyio.run_process(command, env=_cli_env(data), stdin=subprocess.DEVNULL, check=False)
+            not_text = await anyio.run_process(command, env=_cli_env(data), input=b"\xff\xfe http\x80\n", check=False)
             out = unanswered.stdout.decode()
             url = next(line.strip() for line in out.splitlines() if line.strip().startswith("http"))
             async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
@@ -283,6 +284,14 @@ async def test_auth_paste_takes_the_redirected_url_and_without_an_answer_changes
     assert "Aborted" not in out + unanswered.stderr.decode()
     assert unanswered.stderr.decode().startswith("error [ANSWER_REQUIRED]: no answer"), unanswered.stderr
     assert "without --paste" in unanswered.stderr.decode()
+    # bytes that are not UTF-8 (a traceback before: the URL could not be sent as JSON)
+    assert (not_text.returncode, not_text.stderr.decode().splitlines()) == (
+        2,
+        [
+            "error [REQUEST_INVALID]: the answer is not UTF-8 text: nothing changed",
+            "  - answer: is not UTF-8 text [TEXT_INVALID]",
+        ],
+    ), not_text.stderr
     assert pasted.returncode == 0, (pasted.stdout, pasted.stderr)
     assert b"authorized by " + authorization.issuer.encode() in pasted.stdout
     assert authorized["oauth"]["authorized"] is True, authorized["oauth"]

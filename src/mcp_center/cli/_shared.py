@@ -26,8 +26,10 @@ from mcp_center.errors import (
     CenterError,
     ConfirmationRequired,
     DatabaseRequired,
+    FieldError,
     HostRequestFailed,
     NotFound,
+    RequestInvalid,
     ServerNotFound,
 )
 from mcp_center.models import is_array, is_object
@@ -438,18 +440,28 @@ def ask(question: str, *, instead: str, hide_input: bool = False, default: str |
         The answer as typed (or `default`).
     Raises:
         typer.Exit: code 2 (`ANSWER_REQUIRED`) when standard input is closed, at its end, unreadable,
-            or Ctrl-C. Nothing changed.
+            or Ctrl-C; code 2 (`REQUEST_INVALID`, field error TEXT_INVALID) when the answer is not
+            UTF-8 text. Nothing changed.
     """
     unanswerable = AnswerRequired(
         f"no answer (standard input is closed or was interrupted): nothing changed; {instead}",
         details={"question": question},
     )
     if default is None:
-        return _answered(lambda: str(typer.prompt(question, hide_input=hide_input)), unanswerable)
-    return _answered(
-        lambda: str(typer.prompt(question, default=default, hide_input=hide_input, show_default=not hide_input)),
-        unanswerable,
-    )
+        answer = _answered(lambda: str(typer.prompt(question, hide_input=hide_input)), unanswerable)
+    else:
+        answer = _answered(
+            lambda: str(typer.prompt(question, default=default, hide_input=hide_input, show_default=not hide_input)),
+            unanswerable,
+        )
+    try:
+        answer.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, kept as lone surrogates by the stdin decoder
+        error = FieldError("answer", "TEXT_INVALID", "is not UTF-8 text")
+        raise fail(
+            RequestInvalid("the answer is not UTF-8 text: nothing changed", details={"errors": [error.to_dict()]})
+        ) from None
+    return answer
 
 
 def _answered(prompt: Callable[[], T], unanswerable: CenterError) -> T:
