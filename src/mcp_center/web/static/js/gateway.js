@@ -288,7 +288,9 @@ export function renderGateway(main) {
       }
       drawSnippets();
     } catch (err) {
-      if (alive) toast(`The gateway's address could not be loaded: ${err.code}`);
+      if (!alive) return;
+      toast(`The gateway's address could not be loaded: ${err.code}`);
+      drawSnippets(); // with this page's own address and the placeholder program
     }
   }
 
@@ -314,11 +316,13 @@ export function renderGateway(main) {
     toolsDetails.hidden = count === 0;
   }
 
-  const snippetsBox = h("div", { class: "snippets" });
+  // Drawn once GET /api/gateway has answered (or failed): drawn earlier, the stdio snippet would show
+  // the placeholder program and then change under a user who had already copied it.
+  const snippetsBox = h("div", { class: "snippets", "aria-busy": "true" }, h("p", { class: "muted" }, "Loading the snippets…"));
   function drawSnippets() {
+    snippetsBox.removeAttribute("aria-busy");
     replace(snippetsBox, snippets(url, null, bridge).map(snippetBlock));
   }
-  drawSnippets();
 
   replace(
     main,
