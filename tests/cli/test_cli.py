@@ -177,6 +177,19 @@ def test_list_prints_names_with_brackets_as_text_not_markup(tmp_path: Path) -> N
     assert "[/] [bold]x" in listed.stdout
 
 
+def test_a_servers_own_text_with_rich_markup_is_printed_as_written(tmp_path: Path) -> None:
+    """The server's name and version are untrusted text (R-5.4): `test` prints them as written. A
+    closing tag that opens nothing used to end the command in a MarkupError traceback."""
+    data = tmp_path / "data"
+    hostile = Path(__file__).parents[1] / "servers" / "xss_stdio.py"
+    assert run(data, "add", "Hostile", "--id", "hostile", "--", sys.executable, str(hostile)).returncode == 0
+    assert run(data, "trust", "hostile", "--yes").returncode == 0
+    tested = run(data, "test", "hostile")
+    assert tested.returncode == 0, tested.stderr
+    assert tested.stdout.startswith("ok: ")
+    assert "[/red][link=https://evil.example]x[/link]" in tested.stdout
+
+
 def test_list_shows_a_long_command_whole(tmp_path: Path) -> None:
     """A cut command could look like a real, different one: the target column wraps instead."""
     data = tmp_path / "data"

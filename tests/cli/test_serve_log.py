@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx2
 
 from tests.support.processes import stop_process
-from tests.support.serve import ADMIN_TOKEN, VENV_BIN, running_host, serve_env, wait_until_serving
+from tests.support.serve import ADMIN_TOKEN, VENV_BIN, running_host, serve_env, spawn_serve, wait_until_serving
 
 
 def test_passed_health_checks_leave_no_access_log_line_and_failed_ones_do(tmp_path: Path) -> None:
@@ -87,5 +87,17 @@ def test_behind_a_public_url_the_banner_and_instances_show_where_serve_listens(t
         answered = httpx2.get(f"{listen}/api/instances", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30)
         assert answered.status_code == 200, answered.text
         assert [(i["name"], i["url"]) for i in answered.json()["instances"]] == [("a", listen)]
+    finally:
+        stop_process(proc)
+
+
+def test_a_data_directory_whose_path_looks_like_markup_is_printed_as_written(tmp_path: Path) -> None:
+    """The banner prints paths as text: `[/red]` in the data directory's path ended `serve` in a
+    MarkupError traceback before it listened (R-10.2)."""
+    data_dir, log_path = tmp_path / "data [/red][bold]", tmp_path / "serve.log"
+    proc = spawn_serve(data_dir, 0, log_path)
+    try:
+        wait_until_serving(data_dir, 60, proc)
+        assert f"(data: {data_dir}," in log_path.read_text()
     finally:
         stop_process(proc)

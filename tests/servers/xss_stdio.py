@@ -1,7 +1,7 @@
 """A hostile stdio MCP server (raw JSON-RPC, no SDK) that puts markup and script-looking strings into
 every string a server controls: server info, instructions, tool names/titles/descriptions/schemas/
 annotations, prompt and resource metadata and contents, elicitation messages and schemas, log
-messages, error messages, stderr. The settings page must render all of it as text (R-7).
+messages, error messages, stderr. The settings page and the CLI must show all of it as text (R-7, R-5.4).
 
 Every such string also carries `$API_KEY` (a secret env value the host must redact, R-1.5).
 The marker `xssmark` makes each injected element easy to find; `--big` adds a 1 MB description and
@@ -17,6 +17,9 @@ import sys
 MARK = "xssmark"
 SECRET = os.environ.get("API_KEY", "")
 P = f'<img src=x class={MARK} onerror="window.__xss=1">"><svg class={MARK} onload="window.__xss=2"></svg>{SECRET}'
+# Terminal faces too: rich markup the CLI must print as written, not parse (an unmatched closing tag
+# used to end `mcp-center test` in a MarkupError traceback).
+P += "[/red][link=https://evil.example]x[/link]"
 JS = "javascript:window.__xss=3//"
 BIG = "--big" in sys.argv
 

@@ -218,7 +218,7 @@ def _refresh_consoles() -> None:
 
     for console, stderr in ((shared.out, False), (shared.err, True)):
         assert isinstance(console, Console)
-        Console.__init__(console, stderr=stderr, soft_wrap=True)
+        Console.__init__(console, stderr=stderr, **shared.CONSOLE_OPTIONS)
 
 
 def _run(entry: str) -> None:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypedDict, TypeVar
 
 import typer
 from rich.console import Console
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from mcp_center.store import Store
 
 __all__ = [
+    "CONSOLE_OPTIONS",
     "NEXT_STEP",
     "CenterCommand",
     "CenterGroup",
@@ -70,6 +71,7 @@ __all__ = [
     "settings_for",
     "settings_for_server",
     "shown",
+    "styled",
     "yes",
 ]
 
@@ -151,11 +153,32 @@ sandbox_app = typer.Typer(
 )
 app.add_typer(sandbox_app, name="sandbox")
 
-out = Console(soft_wrap=True, emoji=False)
-err = Console(stderr=True, soft_wrap=True, emoji=False)
-"""soft_wrap: long lines are not broken at 80 columns when the output is piped. emoji=False: a path,
-name or value that contains `:smile:` is printed as written, and `serve` does not load rich's table
-of emoji codes (about 0.9 MB of an idle host's memory, R-8.3)."""
+
+class ConsoleOptions(TypedDict):
+    """rich Console options of the CLI's consoles (a fork server that rebuilds them uses these too)."""
+
+    soft_wrap: bool
+    emoji: bool
+    markup: bool
+
+
+CONSOLE_OPTIONS: Final[ConsoleOptions] = {"soft_wrap": True, "emoji": False, "markup": False}
+out = Console(**CONSOLE_OPTIONS)
+err = Console(stderr=True, **CONSOLE_OPTIONS)
+"""How the CLI's two consoles print (CONSOLE_OPTIONS). soft_wrap: long lines are not broken at 80
+columns when the output is piped. emoji=False: a path, name or value that contains `:smile:` is printed
+as written, and `serve` does not load rich's table of emoji codes (about 0.9 MB of an idle host's
+memory, R-8.3). markup=False: text is never read as rich markup — a data directory, a secret key, or a
+server's name, error or tool description (untrusted text, R-5.4) that contains `[/red]` used to end
+the command in a MarkupError traceback, and `[link=…]` could restyle what the user reads. Colour comes
+only from `styled`'s explicit styles."""
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """One line from plain strings and `(text, style)` pairs, e.g. `styled(("error", "red"), ": ", msg)`;
+    no part is ever parsed as markup (see `out`)."""
+    return Text.assemble(*parts)
+
 
 NEXT_STEP = {
     "MCP_SERVER_NOT_TRUSTED": "mcp-center trust {server}",

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mcp_center.cli._shared import DataDir, ProfileOpt, app, ask, err, fail, settings_for
+from mcp_center.cli._shared import DataDir, ProfileOpt, app, ask, err, fail, settings_for, styled
 from mcp_center.cli.host import HostClient, exit_code_for_status
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, HostRequestFailed
@@ -147,7 +147,7 @@ def auth_(
             timeout_s=timeout,
         )
     except HostRequestFailed as exc:
-        err.print(f"[red]error[/red] [{exc.api_code}]: {exc.message}", highlight=False)
+        err.print(styled(("error", "red"), f" [{exc.api_code}]: {exc.message}"), highlight=False)
         issuers = exc.details.get("issuers")
         if is_array(issuers) and issuers:
             err.print("  choose one with --issuer:", highlight=False)
@@ -157,5 +157,5 @@ def auth_(
     except CenterError as exc:
         raise fail(exc, settings=settings, serve=url is None) from None
     except TimeoutError as exc:
-        err.print(f"[red]error[/red]: {exc}")
+        err.print(styled(("error", "red"), f": {exc}"))
         raise typer.Exit(8) from None

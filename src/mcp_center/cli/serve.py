@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from mcp_center import __version__
-from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail
+from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail, styled
 from mcp_center.config import Settings
 from mcp_center.errors import AddressInUse, CenterError, FieldError, RequestInvalid, ServeAlreadyRunning
 from mcp_center.secrets import install_log_redaction
@@ -129,8 +129,11 @@ def serve(
         raise
     if settings.host not in {"127.0.0.1", "localhost", "::1"}:
         err.print(
-            f"[yellow]warning[/yellow]: binding {settings.host} exposes mcp-center beyond this machine. "
-            "Put it behind TLS (a reverse proxy) and pass --allowed-host for the names it is reached by.",
+            styled(
+                ("warning", "yellow"),
+                f": binding {settings.host} exposes mcp-center beyond this machine. "
+                "Put it behind TLS (a reverse proxy) and pass --allowed-host for the names it is reached by.",
+            ),
         )
     shared = f", shared state: {settings.database_display}" if settings.database_url else ""
     # Where it listens, and the public URL when one is set: behind a proxy they differ.

@@ -34,6 +34,7 @@ from mcp_center.cli._shared import (
     secret_app,
     settings_for,
     settings_for_server,
+    styled,
     yes,
 )
 from mcp_center.cli._where import data_dir_phrase, serve_state
@@ -194,7 +195,7 @@ def trust(
     """Show the connection summary and confirm it."""
     settings = settings_for_server(server_id, data_dir, profile)
     view = run_center(settings, lambda c: c.get_server(server_id))
-    out.print(f"connection summary of [bold]{server_id}[/bold]:")
+    out.print(styled("connection summary of ", (server_id, "bold"), ":"))
     print_json(view.summary)
     out.print(f"digest: {view.digest}")
     for warning in view.warnings:
@@ -216,12 +217,15 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
         print_json(result.model_dump(mode="json"))
     elif result.ok:
         out.print(
-            f"[green]ok[/green]: {result.server_name or '?'} {result.server_version or ''} "
-            f"(protocol {result.protocol_version}), {result.tool_count} tools, {result.elapsed_ms} ms"
+            styled(
+                ("ok", "green"),
+                f": {result.server_name or '?'} {result.server_version or ''} "
+                f"(protocol {result.protocol_version}), {result.tool_count} tools, {result.elapsed_ms} ms",
+            )
         )
     else:
         assert result.error is not None
-        err.print(f"[red]failed[/red] [{result.error.code}]: {result.error.message}")
+        err.print(styled(("failed", "red"), f" [{result.error.code}]: {result.error.message}"))
         tail: list[Any] = result.error.details.get("stderr_tail", []) or []
         for line in tail:
             err.print(f"    {line}", markup=False, highlight=False)
