@@ -179,7 +179,8 @@ def test_list_prints_names_with_brackets_as_text_not_markup(tmp_path: Path) -> N
 
 def test_a_servers_own_text_with_rich_markup_is_printed_as_written(tmp_path: Path) -> None:
     """The server's name and version are untrusted text (R-5.4): `test` prints them as written. A
-    closing tag that opens nothing used to end the command in a MarkupError traceback."""
+    closing tag that opens nothing used to end the command in a MarkupError traceback, and the
+    server's escape sequences reached the terminal."""
     data = tmp_path / "data"
     hostile = Path(__file__).parents[1] / "servers" / "xss_stdio.py"
     assert run(data, "add", "Hostile", "--id", "hostile", "--", sys.executable, str(hostile)).returncode == 0
@@ -188,6 +189,9 @@ def test_a_servers_own_text_with_rich_markup_is_printed_as_written(tmp_path: Pat
     assert tested.returncode == 0, tested.stderr
     assert tested.stdout.startswith("ok: ")
     assert "[/red][link=https://evil.example]x[/link]" in tested.stdout
+    # Piped, rich adds no escape sequences of its own: any ESC would be the server's. Each is shown as ␛.
+    assert "\x1b" not in tested.stdout
+    assert "␛]0;pwned␛[2J" in tested.stdout
 
 
 def test_list_shows_a_long_command_whole(tmp_path: Path) -> None:

@@ -20,6 +20,9 @@ P = f'<img src=x class={MARK} onerror="window.__xss=1">"><svg class={MARK} onloa
 # Terminal faces too: rich markup the CLI must print as written, not parse (an unmatched closing tag
 # used to end `mcp-center test` in a MarkupError traceback).
 P += "[/red][link=https://evil.example]x[/link]"
+# Escape sequences that would retitle and clear the user's terminal (in the server's name: a tool name
+# with control characters is refused by the host as malformed).
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J"
 JS = "javascript:window.__xss=3//"
 BIG = "--big" in sys.argv
 
@@ -96,7 +99,7 @@ def answer(request_id: object, method: str, params: dict[str, object]) -> None:
         result = {
             "protocolVersion": params["protocolVersion"],
             "capabilities": {"tools": {}, "prompts": {}, "resources": {}, "logging": {}},
-            "serverInfo": {"name": P, "title": P, "version": P, "websiteUrl": JS},
+            "serverInfo": {"name": P + ESCAPES, "title": P, "version": P, "websiteUrl": JS},
             "instructions": P,
         }
     elif method == "tools/list":

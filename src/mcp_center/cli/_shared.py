@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, TypedDict, TypeVar
 
 import typer
 from rich.console import Console
+from rich.segment import Segment
 from rich.text import Text
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
@@ -72,6 +73,7 @@ __all__ = [
     "settings_for_server",
     "shown",
     "styled",
+    "visible",
     "yes",
 ]
 
@@ -162,9 +164,34 @@ class ConsoleOptions(TypedDict):
     markup: bool
 
 
+_PICTURES: Final = (
+    {code: 0x2400 + code for code in range(0x20) if code not in (0x09, 0x0A)}
+    | {0x7F: 0x2421}
+    | dict.fromkeys(range(0x80, 0xA0), 0xFFFD)
+)
+
+
+def visible(text: str) -> str:
+    """`text` with each control character but tab and newline (ESC, CR, BEL, backspace, C1 codes)
+    replaced by one printable character (its Unicode control picture, e.g. ESC as "␛"): what a server,
+    a file or a user wrote can neither move the cursor nor recolour or retitle the terminal (R-5.4)."""
+    return text.translate(_PICTURES)
+
+
+class TextConsole(Console):
+    """A rich Console whose text output never carries a control character it was given: every text
+    segment passes through `visible` just before rich adds its own styles, so tables, `Text` objects
+    and plain strings are all covered, and rich's own control segments (a spinner) are left alone."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(visible(segment.text), segment.style) for segment in buffer
+        )
+
+
 CONSOLE_OPTIONS: Final[ConsoleOptions] = {"soft_wrap": True, "emoji": False, "markup": False}
-out = Console(**CONSOLE_OPTIONS)
-err = Console(stderr=True, **CONSOLE_OPTIONS)
+out = TextConsole(**CONSOLE_OPTIONS)
+err = TextConsole(stderr=True, **CONSOLE_OPTIONS)
 """How the CLI's two consoles print (CONSOLE_OPTIONS). soft_wrap: long lines are not broken at 80
 columns when the output is piped. emoji=False: a path, name or value that contains `:smile:` is printed
 as written, and `serve` does not load rich's table of emoji codes (about 0.9 MB of an idle host's
