@@ -16,10 +16,12 @@ import sys
 
 MARK = "xssmark"
 SECRET = os.environ.get("API_KEY", "")
-P = f'<img src=x class={MARK} onerror="window.__xss=1">"><svg class={MARK} onload="window.__xss=2"></svg>{SECRET}'
-# Terminal faces too: rich markup the CLI must print as written, not parse (an unmatched closing tag
-# used to end `mcp-center test` in a MarkupError traceback).
-P += "[/red][link=https://evil.example]x[/link]"
+# Markup and script for the page; for terminal faces, rich markup the CLI must print as written, not
+# parse (an unmatched closing tag used to end `mcp-center test` in a MarkupError traceback).
+P = (
+    f'<img src=x class={MARK} onerror="window.__xss=1">"><svg class={MARK} onload="window.__xss=2"></svg>{SECRET}'
+    "[/red][link=https://evil.example]x[/link]"
+)
 # Escape sequences that would retitle and clear the user's terminal (in the server's name: a tool name
 # with control characters is refused by the host as malformed).
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J"
