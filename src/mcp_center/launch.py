@@ -122,6 +122,8 @@ def own_data_dir(settings: Settings) -> Ownership:
     Raises:
         DataDirInUse: a live serve owns the directory (its pid and URL in the message and details);
             nothing in the directory was touched.
+        DatabaseRequired: this serve has no database, but a database-backed serve ran on the
+            directory (`store.owner.DATABASE_FILE`); nothing was touched.
         StorageError: the directory cannot be created or written.
     """
     lock = FileOwnerLock(settings.data_dir)

@@ -209,3 +209,19 @@ def test_the_cli_without_the_database_refuses_the_directory_of_a_database_backed
         assert (listed.returncode, json.loads(listed.stdout)) == (0, []), listed.stderr
     finally:
         stop_process(instance.proc)
+    # Stopped, the directory still says where its state is: it read as an empty host, and a serve
+    # started there without the database began a second, empty state (database.json, R-9.2).
+    before = sorted(path.name for path in instance.data_dir.iterdir())
+    stopped = run_cli(instance.data_dir, "list")
+    assert stopped.returncode == 4, (stopped.stdout, stopped.stderr)
+    assert stopped.stderr.startswith("error [STORAGE_DATABASE_REQUIRED]: "), stopped.stderr
+    assert f"keeps its state in the database {display}" in stopped.stderr
+    assert database_url not in stopped.stderr
+    argv = [str(VENV_BIN / "mcp-center"), "serve", "--data-dir", str(instance.data_dir), "--port", "0"]
+    refused_serve = subprocess.run(argv, env=serve_env(), capture_output=True, text=True, timeout=120, check=False)
+    assert refused_serve.returncode == 4, refused_serve.stderr
+    assert "error [STORAGE_DATABASE_REQUIRED]: " in refused_serve.stderr
+    assert sorted(path.name for path in instance.data_dir.iterdir()) == before
+    (instance.data_dir / "database.json").unlink()  # the way back to the directory's own files
+    files = run_cli(instance.data_dir, "list", "--json")
+    assert (files.returncode, json.loads(files.stdout)) == (0, []), files.stderr

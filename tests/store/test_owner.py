@@ -18,8 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from mcp_center.errors import DataDirInUse
-from mcp_center.store.owner import LOCK_FILE, OWNER_FILE, FileOwnerLock, ServeOwner, process_start_ticks
+from mcp_center.errors import DatabaseRequired, DataDirInUse
+from mcp_center.store.owner import (
+    DATABASE_FILE,
+    LOCK_FILE,
+    OWNER_FILE,
+    FileOwnerLock,
+    ServeOwner,
+    database_of,
+    process_start_ticks,
+)
 from tests.support.processes import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process checks read /proc")
@@ -216,3 +224,33 @@ def test_the_record_keeps_the_public_url_the_listen_address_and_the_database(tmp
     foreign = ServeOwner.from_json(json.dumps({"pid": 1, "local_url": "file:///etc", "database": 7}).encode())
     assert foreign is not None
     assert (foreign.address, foreign.database) == (None, None)
+
+
+def test_a_database_backed_owner_marks_the_directory_and_a_file_backed_claim_is_refused_after_it(
+    tmp_path: Path,
+) -> None:
+    """A database-backed serve's directory stays marked after it stopped: a serve started there without
+    the database would begin a second, empty state beside the real one. The refusal names the database
+    (no password) and the file to delete to go back to the directory's own files (R-9.2, R-10.1)."""
+    display = "postgresql://mcp:***@db/center"
+    assert database_of(tmp_path) is None
+    lock = FileOwnerLock(tmp_path)
+    lock.claim(ServeOwner.this_process(database=display))
+    lock.release()
+    assert database_of(tmp_path) == display
+    before = sorted(path.name for path in tmp_path.iterdir())
+    with pytest.raises(DatabaseRequired) as refused:
+        FileOwnerLock(tmp_path).claim(ServeOwner.this_process())
+    assert display in refused.value.message and str(tmp_path / DATABASE_FILE) in refused.value.message
+    assert refused.value.details == {"data_dir": str(tmp_path), "pid": None, "database": display}
+    assert sorted(path.name for path in tmp_path.iterdir()) == before  # no record written
+    again = FileOwnerLock(tmp_path)
+    again.claim(ServeOwner.this_process(database="postgresql://mcp:***@other/center"))  # another database
+    again.release()
+    assert database_of(tmp_path) == "postgresql://mcp:***@other/center"
+    (tmp_path / DATABASE_FILE).write_bytes(b"\x00not json")
+    assert database_of(tmp_path) == f"(unreadable {DATABASE_FILE})"  # still refuses, and names the file
+    (tmp_path / DATABASE_FILE).unlink()
+    files = FileOwnerLock(tmp_path)
+    files.claim(ServeOwner.this_process())  # the user gave the directory back to its files
+    files.release()

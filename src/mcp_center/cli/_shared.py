@@ -26,7 +26,6 @@ from mcp_center.errors import (
     AnswerRequired,
     CenterError,
     ConfirmationRequired,
-    DatabaseRequired,
     FieldError,
     HostRequestFailed,
     NotFound,
@@ -253,23 +252,21 @@ def refuse_files_of_a_database_serve(settings: Settings) -> None:
 
     Raises:
         typer.Exit: code 4, `STORAGE_DATABASE_REQUIRED` naming the serve and the database (never
-            its password) and what to set; nothing was read or written.
+            its password) and what to set; also when no serve runs but the directory's
+            `database.json` says a database-backed one did (`store.owner.database_of`); nothing was
+            read or written.
     """
     if settings.database_url:
         return
+    from mcp_center.store.owner import database_of, database_required
     from mcp_center.store.running import running_owner
 
     owner = running_owner(settings.data_dir)
-    if owner is None or owner.database is None:
-        return
-    raise fail(
-        DatabaseRequired(
-            f"the data directory {settings.data_dir} belongs to mcp-center serve (pid {owner.pid}), which keeps "
-            f"its state in the database {owner.database}; set MCP_CENTER_DATABASE_URL and MCP_CENTER_SECRET_KEY "
-            "as that serve has them (or pass --url where the command takes it)",
-            details={"data_dir": str(settings.data_dir), "pid": owner.pid, "database": owner.database},
-        )
-    )
+    if owner is not None and owner.database is not None:
+        raise fail(database_required(settings.data_dir, owner.database, owner.pid))
+    marked = database_of(settings.data_dir) if owner is None else None
+    if marked is not None:
+        raise fail(database_required(settings.data_dir, marked))
 
 
 def has_state(settings: Settings) -> bool:

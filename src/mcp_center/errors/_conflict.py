@@ -74,10 +74,11 @@ class ServeAlreadyRunning(DataDirInUse):
 
 
 class DatabaseRequired(Conflict):
-    """A CLI command would open the data directory's files, but the live serve that owns the
-    directory keeps its state in a shared database (R-10.1) and this command was given no
-    `MCP_CENTER_DATABASE_URL` (R-9.2). Refused before anything is read or written in the directory.
-    `details`: `data_dir`, `pid`, `database` (without its password)."""
+    """A CLI command or a file-backed serve would open the data directory's files, but the directory's
+    state is in a shared database (R-10.1): its live serve keeps it there, or a database-backed serve
+    that ran there left `database.json`; no `MCP_CENTER_DATABASE_URL` was given (R-9.2). Refused before
+    anything is read or written in the directory. `details`: `data_dir`, `pid` (null when no serve
+    runs), `database` (without its password)."""
 
     code = "STORAGE_DATABASE_REQUIRED"
 

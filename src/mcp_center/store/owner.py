@@ -23,6 +23,12 @@ owner's facts, announce the URL once it listens, release it at the end, and ask 
   its password when the serve is database-backed (its state is not in the directory's files). A
   crashed serve's record is replaced by the next claim; otherwise only its writer removes it
   (`release` checks the `instance` it wrote).
+- `<data dir>/database.json` `{"database", "since"}` stays after a database-backed serve stopped:
+  the directory's state is in that database (without its password), not in its files. Without it a
+  stopped database-backed serve's directory read as an empty host to the CLI, and a serve started
+  there without the database began a second, empty state beside the real one. `claim` refuses a
+  file-backed owner while the file is there (`DatabaseRequired`), and the CLI checks it too
+  (`database_of`). Deleting the file is how a user gives the directory back to its own files.
 - Readers never take the lock (a reader holding it for an instant would make a starting serve
   fail its claim). They trust the record only while its pid is alive *and* started at the
   recorded time (`/proc/<pid>/stat`), so a pid reused by another program is never taken for a
@@ -46,16 +52,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TypeGuard
 
-from mcp_center.errors import DataDirInUse, StorageError
+from mcp_center.errors import DatabaseRequired, DataDirInUse, StorageError
 from mcp_center.models import is_object
 from mcp_center.store.files import atomic_write
 
 __all__ = [
+    "DATABASE_FILE",
     "LOCK_FILE",
     "OWNER_FILE",
     "FileOwnerLock",
     "OwnerLock",
     "ServeOwner",
+    "database_of",
+    "database_required",
     "process_start_ticks",
 ]
 
@@ -63,6 +72,8 @@ OWNER_FILE = "serve.json"
 """The owner's record, in the data directory."""
 LOCK_FILE = "serve.lock"
 """The lock file, in the data directory (its content is unused)."""
+DATABASE_FILE = "database.json"
+"""The mark of a directory whose state a database-backed serve keeps in its database (module doc)."""
 
 RECORD_WAIT_S = 1.0
 """When a claim is refused, seconds to wait for the owner's record to name a live process (the
@@ -201,6 +212,8 @@ class OwnerLock(Protocol):
 
         Raises:
             DataDirInUse: another live process owns it; `details` name its pid and URL.
+            DatabaseRequired: `owner` is file-backed but the directory's state is in a database
+                (`DATABASE_FILE`); nothing was written.
             StorageError: the data directory cannot be created or written.
             RuntimeError: this lock is already claimed.
         """
@@ -263,8 +276,15 @@ class FileOwnerLock:
             os.close(fd)
             raise _storage_error(self.data_dir, exc) from None
         self._fd = fd
+        marked = database_of(self.data_dir)
+        if owner.database is None and marked is not None:
+            self._unlock()
+            raise database_required(self.data_dir, marked)
         try:
             atomic_write(self._record, owner.to_json(), mode=0o644)
+            if owner.database is not None and marked != owner.database:
+                mark = {"database": owner.database, "since": owner.started_at.isoformat()}
+                atomic_write(self.data_dir / DATABASE_FILE, (json.dumps(mark) + "\n").encode(), mode=0o644)
         except OSError as exc:
             self._unlock()
             raise _storage_error(self.data_dir, exc) from None
@@ -323,6 +343,42 @@ class FileOwnerLock:
                 "url": owner.url if owner is not None else None,
             },
         )
+
+
+def database_of(data_dir: Path) -> str | None:
+    """The database (display form, no password) in which a database-backed serve of `data_dir` keeps
+    its state, from `DATABASE_FILE`; None when the directory's state is its own files (R-9.2, R-10.1).
+    A file that cannot be read or parsed counts as present: the refusal names it, so it is looked at."""
+    path = data_dir / DATABASE_FILE
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        # Absent (or the directory is not one): the files are the state; present but unreadable: refuse.
+        return "(unreadable " + DATABASE_FILE + ")" if path.is_file() else None
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        doc = None
+    database = doc.get("database") if is_object(doc) else None
+    return database if isinstance(database, str) and database else "(unreadable " + DATABASE_FILE + ")"
+
+
+def database_required(data_dir: Path, database: str, pid: int | None = None) -> DatabaseRequired:
+    """The refusal to use `data_dir`'s files because its state is in `database` (display form): kept
+    by the live serve `pid`, or, without `pid`, by a database-backed serve that ran there (R-10.1)."""
+    where = (
+        f"belongs to mcp-center serve (pid {pid}), which keeps its state in the database {database}"
+        if pid is not None
+        else f"keeps its state in the database {database}, where a serve of it ran"
+    )
+    undo = (
+        "" if pid is not None else f"; to start it afresh on its own files instead, delete {data_dir / DATABASE_FILE}"
+    )
+    return DatabaseRequired(
+        f"the data directory {data_dir} {where}; set MCP_CENTER_DATABASE_URL and MCP_CENTER_SECRET_KEY "
+        f"as that serve has them (or pass --url where the command takes it){undo}",
+        details={"data_dir": str(data_dir), "pid": pid, "database": database},
+    )
 
 
 def _read_record(path: Path) -> ServeOwner | None:
