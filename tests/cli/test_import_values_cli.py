@@ -1,4 +1,5 @@
-"""`mcp-center import` in a script (R-1.8, R-7.3, issue 16: a new user's CLI trial).
+"""`mcp-center import`: the dialect a file's name says, and answers from a pipe (R-1.8, R-7.3, issue 16:
+a new user's CLI trial).
 
 The test that needs a real pipe (click's hidden prompt on a non-terminal) runs the installed `mcp-center`.
 """
@@ -29,6 +30,45 @@ def servers(data: Path) -> dict[str, dict[str, Any]]:
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     return tmp_path / "data"
+
+
+STDIO_ONLY = {"mcpServers": {"clock": {"command": "uvx", "args": ["mcp-server-time"]}}}
+
+
+@pytest.mark.parametrize(
+    ("path", "document", "reported"),
+    [
+        (".mcp.json", STDIO_ONLY, "claude-code"),  # was claude-desktop: the shape alone is Desktop's
+        ("backup/project.mcp.json", STDIO_ONLY, "claude-code"),
+        (".claude.json", STDIO_ONLY, "claude-code"),
+        (".cursor/mcp.json", STDIO_ONLY, "cursor"),
+        ("windsurf/mcp_config.json", STDIO_ONLY, "windsurf"),
+        (
+            "claude_desktop_config.json",
+            {"mcpServers": {"clock": {"type": "stdio", "command": "uvx"}}},
+            "claude-desktop",
+        ),
+        ("servers.json", STDIO_ONLY, "claude-desktop"),  # a name that says nothing: the shape decides
+        ("mcp.json", STDIO_ONLY, "claude-desktop"),  # mcp.json outside .cursor/.vscode says nothing either
+        (".mcp.json", {"servers": {"clock": {"command": "uvx"}}}, "vscode"),  # content of another client
+        (".vscode/mcp.json", {"servers": {"clock": {"command": "uvx"}}}, "vscode"),
+    ],
+)
+def test_the_format_is_the_one_the_files_name_says_when_its_content_fits(
+    data: Path, tmp_path: Path, path: str, document: dict[str, Any], reported: str
+) -> None:
+    source = tmp_path / path
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(json.dumps(document))
+    result = run(data, "import", str(source), "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == f"format: {reported}"
+
+
+def test_stdin_has_no_name_and_keeps_the_shapes_format(data: Path) -> None:
+    result = run(data, "import", "-", "--dry-run", input=json.dumps(STDIO_ONLY))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "format: claude-desktop"
 
 
 def test_a_piped_answer_to_a_hidden_question_prints_no_getpass_warning(data: Path, tmp_path: Path) -> None:

@@ -39,7 +39,14 @@ from mcp_center.errors import (
     ImportValuesInvalid,
     RequestInvalid,
 )
-from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
+from mcp_center.interchange import (
+    EXPORT_FORMATS,
+    IMPORT_FORMATS,
+    MAX_IMPORT_BYTES,
+    decode_text,
+    format_named,
+    loads_lenient,
+)
 from mcp_center.store.running import running_owner
 
 
@@ -71,6 +78,8 @@ def import_(
         raise fail(RequestInvalid(f"--format {error.message}", details={"errors": [error.to_dict()]}))
     settings = settings_for(data_dir, profile)
     text = _read_import(file)
+    if format == "auto" and file != "-":
+        format = _named_format(file, text)
     previews = ImportPreviews()
     preview = run_center(settings, lambda c: Importer(c, previews).preview(text, format)).to_dict()
     if as_json:
@@ -129,6 +138,15 @@ def _read_import(file: str) -> str:
         raise fail(RequestInvalid(f"cannot read {file}: {exc.strerror}", details={"file": file})) from None
     except CenterError as exc:
         raise fail(exc) from None
+
+
+def _named_format(file: str, text: str) -> str:
+    """The dialect `file`'s name says when its content has that shape (`.mcp.json`: claude-code), else
+    `auto`; a text that does not parse is left to the preview to report (R-1.8)."""
+    try:
+        return format_named(file, loads_lenient(text))
+    except CenterError:
+        return "auto"
 
 
 def _too_large(file: str, size: int | None) -> ImportTooLarge:
