@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.support.cli import run_cli
 from tests.support.mcp_servers import NODE_DIR
@@ -64,3 +66,88 @@ def test_the_agents_python_snippet_uses_serves_data_directory_and_creates_no_str
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"  # Local is not enabled: no tools, from serve's directory
     assert list(work.iterdir()) == []  # no ./data made behind the user's back
+
+
+SHELL_FENCE = re.compile(r"^```(bash|sh)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+INLINE_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+SHELL_STOPS = frozenset({"|", "||", "&&", ";", ">", ">>", "<", "(", ")", "&", "$"})
+RUNS_THE_CLI = re.compile(r"(?:^|[|&;(]|\s)(?:\S*/)?mcp-center\s")
+
+
+def _invocations(line: str) -> list[list[str]]:
+    """The arguments of each `mcp-center` (or `.venv/bin/mcp-center`) run on a shell line: the program
+    in command position (first, or after `|`, `&&`, `$(`...), its words up to the next operator."""
+    if not RUNS_THE_CLI.search(line):
+        return []
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    words = list(lexer)
+    runs: list[list[str]] = []
+    for at, word in enumerate(words):
+        at_command = at == 0 or words[at - 1] in SHELL_STOPS or words[at - 1].endswith("$")
+        if at_command and (word == "mcp-center" or word.endswith("/mcp-center")):
+            args: list[str] = []
+            for arg in words[at + 1 :]:
+                if arg in SHELL_STOPS:
+                    break
+                args.append(arg)
+            runs.append(args)
+    return runs
+
+
+def _parse_problem(args: list[str]) -> str | None:
+    """Why `mcp-center ARGS` would not parse (unknown verb or option, missing argument or required
+    option such as `--kind`), or None; parsed the way click parses it, without running the verb."""
+    import typer
+    import typer.main
+
+    from mcp_center.cli import app
+
+    command: Any = typer.main.get_command(app)
+    name, rest, parent = "mcp-center", list(args), None
+    try:
+        while True:
+            context = command.make_context(name, rest, parent=parent)
+            if not hasattr(command, "commands"):
+                return None
+            # typer's group keeps the sub-command's name apart from its arguments (click's layout)
+            pending = [*context._protected_args, *context.args]  # pyright: ignore[reportPrivateUsage]
+            if not pending:
+                return None if getattr(command, "invoke_without_command", False) else "a command is missing"
+            name, command, rest = command.resolve_command(context, pending)
+            parent = context
+    except typer.TyperException as exc:  # click's usage errors: what the verb would print instead of running
+        shown = exc.format_message()
+        return f"{type(exc).__name__}: {shown}"
+
+
+def test_every_cli_example_in_the_readme_parses() -> None:
+    """A newcomer copied `mcp-center secret set ...` (README's short form, without the required
+    `--kind`) and got a usage error. Every `mcp-center` line of a shell block, and every inline
+    example that gives arguments (a bare `mcp-center call` naming a verb is prose), parses with
+    the CLI's real options (R-7.3, issue 16)."""
+    import typer.main
+
+    from mcp_center.cli import app
+
+    root: Any = typer.main.get_command(app)
+
+    def names_a_verb(args: list[str]) -> bool:  # `mcp-center gateway token create` in a sentence
+        command = root
+        for word in args:
+            command = getattr(command, "commands", {}).get(word)
+            if command is None:
+                return False
+        return True
+
+    examples: list[tuple[str, list[str]]] = []
+    for _, block in SHELL_FENCE.findall(README):
+        for line in block.replace("\\\n", " ").splitlines():
+            examples += [(line.strip(), args) for args in _invocations(line)]
+    for span in INLINE_CODE.findall(README):
+        examples += [(span, args) for args in _invocations(span) if not names_a_verb(args)]
+    verbs = {args[0] for _, args in examples if args}
+    assert len(examples) > 20 and verbs >= {"add", "import", "secret", "trust", "export"}, examples
+    problems = [(where, _parse_problem(args)) for where, args in examples]
+    assert [(where, problem) for where, problem in problems if problem] == []

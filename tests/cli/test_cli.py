@@ -83,7 +83,9 @@ def test_errors_print_the_stable_code_and_use_its_exit_code(tmp_path: Path) -> N
 def test_secret_values_are_read_from_stdin_and_never_printed(tmp_path: Path) -> None:
     data = tmp_path / "data"
     run(data, "add", "Local", "--", sys.executable, "-c", "pass")
-    result = run(data, "secret", "set", "local", "API_KEY", "--kind", "environment", stdin="cli-secret-value-77\n")
+    result = run(
+        data, "secret", "set", "local", "API_KEY", "--kind", "environment", "--new", stdin="cli-secret-value-77\n"
+    )
     assert result.returncode == 0, result.stderr
     shown = run(data, "show", "local")
     assert json.loads(shown.stdout)["secret_env"] == {"API_KEY": {"configured": True}}
@@ -96,12 +98,12 @@ def test_secret_set_with_nothing_on_stdin_sets_no_empty_secret(tmp_path: Path) -
     real process with standard input closed says the same (R-7.3)."""
     data = tmp_path / "data"
     run(data, "add", "Local", "--", sys.executable, "-c", "pass")
-    empty = run(data, "secret", "set", "local", "API_KEY", "--kind", "environment", stdin="")
+    empty = run(data, "secret", "set", "local", "API_KEY", "--kind", "environment", "--new", stdin="")
     assert empty.returncode == 2, empty.stdout
     assert empty.stderr.startswith("error [ANSWER_REQUIRED]: no value (standard input is closed or empty)")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
     closed = subprocess.run(
-        ["sh", "-c", 'exec "$0" secret set local API_KEY --kind environment --data-dir "$1" <&-', CLI, str(data)],
+        ["sh", "-c", 'exec "$0" secret set local API_KEY --kind environment --new --data-dir "$1" <&-', CLI, str(data)],
         capture_output=True,
         text=True,
         env=env,

@@ -73,7 +73,8 @@ def test_yes_is_refused_when_a_variable_needs_a_value(data: Path) -> None:
     result = invoke(data, "import", str(PROJECT), "--yes")
     assert result.exit_code == 2
     assert "IMPORT_VALUES_INVALID" in result.stderr
-    assert "values.GITHUB_API_URL" in result.stderr  # a default needs the user's acceptance too
+    assert "values.GITHUB_PAT" in result.stderr
+    assert "values.GITHUB_API_URL" not in result.stderr  # --yes accepts the file's defaults
     assert servers(data) == []
 
 

@@ -124,7 +124,7 @@ class SecretValue(_Strict):
     """`PUT /api/mcp/servers/{id}/secrets/{key}` (R-1.5): the value is write-only.
 
     `value` is checked by the service, which answers `CONFIG_INVALID` (`SECRET_VALUE_INVALID`,
-    `SECRET_VALUE_TOO_SHORT`) for a missing, short or malformed one, as it always did.
+    `SECRET_VALUE_HAS_NUL`, `SECRET_VALUE_TOO_SHORT`) for a missing, short or malformed one.
     """
 
     value: Annotated[

@@ -494,7 +494,9 @@ def ask(question: str, *, instead: str, hide_input: bool = False, default: str |
         f"no answer (standard input is closed or was interrupted): nothing changed; {instead}",
         details={"question": question},
     )
-    if default is None:
+    if hide_input and not _stdin_is_a_terminal():
+        answer = _answered(lambda: _piped_line(question, default), unanswerable)
+    elif default is None:
         answer = _answered(lambda: str(typer.prompt(question, hide_input=hide_input)), unanswerable)
     else:
         answer = _answered(
@@ -509,6 +511,40 @@ def ask(question: str, *, instead: str, hide_input: bool = False, default: str |
             RequestInvalid("the answer is not UTF-8 text: nothing changed", details={"errors": [error.to_dict()]})
         ) from None
     return answer
+
+
+def _stdin_is_a_terminal() -> bool:
+    import sys
+
+    stdin = sys.stdin
+    try:
+        return stdin is not None and not stdin.closed and stdin.isatty()  # pyright: ignore[reportUnnecessaryComparison]
+    except (OSError, ValueError):
+        return False
+
+
+def _piped_line(question: str, default: str | None) -> str:
+    """A hidden question's answer from standard input that is not a terminal: its next line.
+
+    click hides input with `getpass`, which on a pipe warns (`GetPassWarning: Can not control echo
+    on the terminal`) before reading it; a pipe echoes nothing, so the line is read directly. The
+    prompt is printed as click prints it; an empty line is `default`, or (no default) asks again.
+
+    Raises:
+        EOFError: standard input is at its end (`_answered` makes it ANSWER_REQUIRED).
+    """
+    import sys
+
+    while True:
+        typer.echo(f"{question}: ", nl=False)
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        answer = line.rstrip("\r\n")
+        if answer:
+            return answer
+        if default is not None:
+            return default
 
 
 def _answered(prompt: Callable[[], T], unanswerable: CenterError) -> T:

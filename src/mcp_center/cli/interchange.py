@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,16 +31,23 @@ from mcp_center.cli._shared import (
     settings_for,
     yes,
 )
+from mcp_center.cli._values import check_known, given_values, missing_for_yes
 from mcp_center.cli._where import serve_state
 from mcp_center.errors import (
     CenterError,
     FieldError,
     ImportNothingToApply,
     ImportTooLarge,
-    ImportValuesInvalid,
     RequestInvalid,
 )
-from mcp_center.interchange import EXPORT_FORMATS, IMPORT_FORMATS, MAX_IMPORT_BYTES, decode_text
+from mcp_center.interchange import (
+    EXPORT_FORMATS,
+    IMPORT_FORMATS,
+    MAX_IMPORT_BYTES,
+    decode_text,
+    format_named,
+    loads_lenient,
+)
 from mcp_center.store.running import running_owner
 
 
@@ -49,8 +57,30 @@ def import_(
         str, typer.Argument(help="A client configuration file (.mcp.json, mcp.json, ...), or - for stdin.")
     ],
     format: Annotated[str, typer.Option("--format", help=", ".join(IMPORT_FORMATS) + ".")] = "auto",
+    var: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--var",
+            help="NAME=VALUE: a variable's value, not asked (repeatable). A secret here is in your shell "
+            "history and the process list: use --var-from-env for secrets.",
+        ),
+    ] = None,
+    var_from_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--var-from-env",
+            help="NAME=ENVVAR: a variable's value read from the environment variable ENVVAR, not asked "
+            "(repeatable); the value stays off the command line.",
+        ),
+    ] = None,
     yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Apply without asking; refused when a variable needs a value.")
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help="Apply without asking: a variable not given with --var/--var-from-env takes the file's "
+            "default; one without a default is refused (nothing imported).",
+        ),
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the preview and stop.")] = False,
     as_json: JsonOut = False,
@@ -63,34 +93,37 @@ def import_(
     variable's value (hidden for secrets; a file default is used only if you accept it), asks
     before applying, and creates every server or none. Imported servers start untrusted and
     disabled: trust, test and enable each one.
+
+    In a script: give values with --var NAME=VALUE or --var-from-env NAME=ENVVAR, and --yes to
+    take the file's defaults for the rest and apply without asking.
     """
     from mcp_center.service import ApplyRequest, Importer, ImportPreviews
 
     if format not in IMPORT_FORMATS:
         error = FieldError("format", "FIELD_INVALID", f"must be one of: {', '.join(IMPORT_FORMATS)}")
         raise fail(RequestInvalid(f"--format {error.message}", details={"errors": [error.to_dict()]}))
+    given = given_values(var or [], var_from_env or [])
     settings = settings_for(data_dir, profile)
     text = _read_import(file)
+    if format == "auto" and file != "-":
+        format = _named_format(file, text)
     previews = ImportPreviews()
     preview = run_center(settings, lambda c: Importer(c, previews).preview(text, format)).to_dict()
     if as_json:
         print_json({k: v for k, v in preview.items() if k != "token"})
     else:
-        _print_preview(preview)
+        _print_preview(preview, given.sources)
+    variables: list[dict[str, Any]] = preview["variables"]
+    check_known(given, variables)
     if dry_run:
         return
     if not preview["servers"]:
         raise fail(ImportNothingToApply("nothing to import: every entry was rejected"))
-    variables: list[dict[str, Any]] = preview["variables"]
-    if yes and variables:
-        errors = [FieldError(f"values.{v['name']}", "VALUE_REQUIRED", "needs a value") for v in variables]
-        raise fail(
-            ImportValuesInvalid(
-                "--yes applies only when no variable needs a value; run without --yes to be asked",
-                details={"errors": [e.to_dict() for e in errors]},
-            )
-        )
-    values, use_defaults = _ask_values(variables)
+    if yes:
+        values, use_defaults = dict(given.values), missing_for_yes(given, variables)
+    else:
+        asked, use_defaults = _ask_values([v for v in variables if v["name"] not in given.values])
+        values = {**given.values, **asked}
     count = len(preview["servers"])
     if not yes and not confirm(f"Import {count} server{'s' if count != 1 else ''}?"):
         err.print("not imported; nothing changed", markup=False, highlight=False)
@@ -131,6 +164,15 @@ def _read_import(file: str) -> str:
         raise fail(exc) from None
 
 
+def _named_format(file: str, text: str) -> str:
+    """The dialect `file`'s name says when its content has that shape (`.mcp.json`: claude-code), else
+    `auto`; a text that does not parse is left to the preview to report (R-1.8)."""
+    try:
+        return format_named(file, loads_lenient(text))
+    except CenterError:
+        return "auto"
+
+
 def _too_large(file: str, size: int | None) -> ImportTooLarge:
     measured = f"is {size} bytes" if size is not None else f"has more than {MAX_IMPORT_BYTES} bytes"
     return ImportTooLarge(
@@ -139,7 +181,7 @@ def _too_large(file: str, size: int | None) -> ImportTooLarge:
     )
 
 
-def _print_preview(preview: dict[str, Any]) -> None:
+def _print_preview(preview: dict[str, Any], given: Mapping[str, str]) -> None:
     out.print(f"format: {preview['format']}", markup=False, highlight=False)
     if preview["servers"]:
         table = Table("id", "name", "transport", "target", "secrets", "notes", title="will be created")
@@ -157,11 +199,15 @@ def _print_preview(preview: dict[str, Any]) -> None:
             )
         out.print(table)
     if preview["variables"]:
-        table = Table("variable", "kind", "secret", "default", "used in", title="values you will be asked for")
+        title = "values to supply" if given else "values you will be asked for"
+        table = Table("variable", "kind", "secret", "default", "used in", title=title)
+        if given:
+            table.add_column("given")  # --var, or $ENVVAR: where the value comes from, never the value
         for v in preview["variables"]:
             default = "(hidden)" if v["secret"] and v["has_default"] else (v["default"] if v["has_default"] else "-")
             used = ", ".join(f"{u['server']}.{u['field']}" for u in v["used_in"])
-            table.add_row(*cells(v["name"], v["kind"], yes(v["secret"]), str(default), used))
+            row = [v["name"], v["kind"], yes(v["secret"]), str(default), used]
+            table.add_row(*cells(*row, *([given.get(v["name"], "-")] if given else [])))
         out.print(table)
     if preview["rejected"]:
         table = Table("name", "source", "why", title="rejected")
@@ -178,7 +224,10 @@ def _ask_values(variables: list[dict[str, Any]]) -> tuple[dict[str, str], list[s
         typer.Exit: code 2 (ANSWER_REQUIRED or CONFIRMATION_REQUIRED) when standard input gives no
             answer (closed, at its end: a script, or the file itself read from stdin); nothing changed.
     """
-    instead = "run import in a terminal to be asked for each variable's value"
+    instead = (
+        "run import in a terminal to be asked for each variable's value, or give it with "
+        "--var NAME=VALUE or --var-from-env NAME=ENVVAR"
+    )
     values: dict[str, str] = {}
     use_defaults: list[str] = []
     for v in variables:

@@ -324,12 +324,36 @@ def call(
 def secret_set(
     server_id: str,
     key: str,
-    kind: Annotated[str, typer.Option(help="environment, header or bearer.")],
+    kind: Annotated[
+        str,
+        typer.Option(
+            help="environment (a stdio server's env var), header (a remote server's), bearer (key token) "
+            "or oauth (client_secret, private_key)."
+        ),
+    ],
+    new: Annotated[
+        bool,
+        typer.Option(
+            "--new",
+            help="KEY is a new env var or header for this server: without it, a key the server does not "
+            "use yet is refused (a typo would add a secret nothing reads).",
+        ),
+    ] = False,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Set a secret value, read from a hidden prompt (or stdin when piped)."""
+    """Set a secret value, read from a hidden prompt (or stdin when piped).
+
+    The kind, the server and the key are checked before the value is asked for. KEY must be an
+    env var (environment) or header (header) the server already has, plain or secret, unless
+    --new says it is a new one.
+    """
+    from mcp_center.cli._secret_keys import check_secret_key, secret_kind
+
+    checked = secret_kind(kind)
     settings = settings_for_server(server_id, data_dir, profile)
+    view = run_center(settings, lambda c: c.get_server(server_id))
+    check_secret_key(server_id, view.config, checked, key, new=new)
     value = _secret_value()
     run_center(settings, lambda c: c.set_secret(server_id, kind, key, value))
     out.print(f"secret {key} set; the server needs trust and test again")
@@ -342,7 +366,9 @@ def _secret_value() -> str:
         typer.Exit: code 2 (ANSWER_REQUIRED) when no value comes: standard input closed, or at its
             end before a line (an empty pipe would otherwise have set an empty secret). Nothing changed.
     """
-    instead = "pipe the value on standard input, e.g. printf '%s\\n' \"$VALUE\" | mcp-center secret set ..."
+    instead = (
+        "pipe the value on standard input, e.g. printf '%s\\n' \"$VALUE\" | mcp-center secret set ID KEY --kind KIND"
+    )
     stdin = sys.stdin
     if stdin is not None and not stdin.closed and stdin.isatty():  # pyright: ignore[reportUnnecessaryComparison]
         return ask("value", instead=instead, hide_input=True)
@@ -362,7 +388,7 @@ def _secret_value() -> str:
 def secret_delete(
     server_id: str,
     key: str,
-    kind: Annotated[str, typer.Option(help="environment, header or bearer.")],
+    kind: Annotated[str, typer.Option(help="environment, header, bearer or oauth.")],
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:

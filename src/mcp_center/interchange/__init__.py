@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING
 from mcp_center.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from mcp_center.interchange.dialects import EXPORT_FORMATS, IMPORT_FORMATS, ClientDocument, read_document
+    from mcp_center.interchange.dialects import (
+        EXPORT_FORMATS,
+        IMPORT_FORMATS,
+        ClientDocument,
+        format_named,
+        read_document,
+    )
     from mcp_center.interchange.export import (
         GATEWAY_TOKEN_VARIABLE,
         ExportDocument,
@@ -46,6 +52,7 @@ __all__ = [
     "VariableInfo",
     "decode_text",
     "export_servers",
+    "format_named",
     "gateway_snippet",
     "list_templates",
     "loads_lenient",
@@ -59,6 +66,7 @@ _LAZY: dict[str, str] = {
     "IMPORT_FORMATS": "mcp_center.interchange.dialects",
     "ClientDocument": "mcp_center.interchange.dialects",
     "read_document": "mcp_center.interchange.dialects",
+    "format_named": "mcp_center.interchange.dialects",
     "EXPORT_FORMATS": "mcp_center.interchange.dialects",
     "GATEWAY_TOKEN_VARIABLE": "mcp_center.interchange.export",
     "ExportDocument": "mcp_center.interchange.export",

@@ -17,6 +17,11 @@ entry being run as a local command, and a guessed transport. So an entry with bo
 `url` is rejected (COMMAND_AND_URL), a remote `type` with a `command` is rejected
 (TRANSPORT_MISMATCH), `ws` is rejected as unsupported and any other `type` as unknown — each
 with a reason, never guessed. Keys we do not use are reported as warnings (FIELD_IGNORED).
+
+Only the shape is in a pasted text; a file also has a name. `format_named` reads a client's own
+file name (`.mcp.json`, `claude_desktop_config.json`, `.cursor/mcp.json`, ...) and keeps it when
+the content has that client's shape: a `.mcp.json` of stdio servers without `type` is Claude
+Code's, although its shape alone is Claude Desktop's. A name that says nothing changes nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ __all__ = [
     "ClientEntry",
     "InputDeclaration",
     "RawEntry",
+    "format_named",
     "normalize_entry",
     "read_document",
 ]
@@ -166,6 +172,52 @@ def _detect(doc: dict[str, Any]) -> str:
         "'servers' (VS Code) or a map of server entries",
         details={"expected": ["mcpServers", "servers", "a map of servers"]},
     )
+
+
+_NAMED_FORMATS: Mapping[str, str] = {
+    ".mcp.json": "claude-code",
+    ".claude.json": "claude-code",
+    "claude_desktop_config.json": "claude-desktop",
+    "mcp_config.json": "windsurf",
+}
+"""A client's own file name (compared without case) -> its dialect; `mcp.json` goes by its folder."""
+_NAMED_FOLDERS: Mapping[str, str] = {".cursor": "cursor", ".vscode": "vscode"}
+"""The folder of a plain `mcp.json` (or a VS Code `settings.json`) -> its dialect."""
+
+
+def format_named(filename: str, data: Any) -> str:
+    """The dialect a client file's name says, when its parsed content has that dialect's shape (R-1.8).
+
+    Args:
+        filename: The file's path as given (`.mcp.json`, `~/.cursor/mcp.json`, `backup/x.mcp.json`);
+            its last part and that part's folder are read, case-insensitively.
+        data: The parsed JSON of the file.
+    Returns:
+        `claude-code` for `.mcp.json` (or a name ending in it) and `.claude.json`, `claude-desktop`
+        for `claude_desktop_config.json`, `windsurf` for `mcp_config.json`, `cursor` / `vscode` for
+        `mcp.json` in `.cursor` / `.vscode` (and `settings.json` in `.vscode`) — each only when
+        `data` holds that dialect's servers key (`mcpServers`, Claude Code's `projects`, VS Code's
+        `servers` or `mcp.servers`). Otherwise `auto`: the name says nothing, or the content is
+        another client's, and the shape decides as before. Never raises.
+    """
+    parts = filename.replace("\\", "/").rstrip("/").split("/")
+    name = parts[-1].lower()
+    folder = parts[-2].lower() if len(parts) > 1 else ""
+    named = _NAMED_FORMATS.get(name)
+    if named is None and name.endswith(".mcp.json"):
+        named = "claude-code"
+    if named is None and name in {"mcp.json", "settings.json"}:
+        named = _NAMED_FOLDERS.get(folder)
+        if name == "settings.json" and named != "vscode":
+            named = None
+    if named is None or not is_object(data):
+        return "auto"
+    doc: dict[str, Any] = data
+    if named == "vscode":
+        fits = is_object(_vscode_section(doc).get("servers"))
+    else:
+        fits = is_object(doc.get("mcpServers")) or (named == "claude-code" and _has_project_servers(doc))
+    return named if fits else "auto"
 
 
 def _has_project_servers(doc: dict[str, Any]) -> bool:

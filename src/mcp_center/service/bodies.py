@@ -102,11 +102,14 @@ def parse_secret_value(path: str, value: object, *, header: bool) -> str:
     output (R-1.5); a value that short belongs in plain `env`/`headers` if it is not secret.
 
     Raises:
-        ConfigInvalid: with code SECRET_VALUE_INVALID or SECRET_VALUE_TOO_SHORT (the message
+        ConfigInvalid: with code SECRET_VALUE_INVALID, SECRET_VALUE_HAS_NUL (a NUL character: no
+            process environment or header can carry one) or SECRET_VALUE_TOO_SHORT (the message
             never includes the value).
     """
-    if not isinstance(value, str) or not value or len(value) > MAX_SECRET_CHARS or "\x00" in value:
+    if not isinstance(value, str) or not value or len(value) > MAX_SECRET_CHARS:
         raise ConfigInvalid([FieldError(path, "SECRET_VALUE_INVALID", "must be a non-empty string of at most 32 KiB")])
+    if "\x00" in value:
+        raise ConfigInvalid([FieldError(path, "SECRET_VALUE_HAS_NUL", "must not contain a NUL character (\\x00)")])
     check_json_safe(value, path)
     if header and not value.isascii():
         raise ConfigInvalid([FieldError(path, "SECRET_VALUE_INVALID", "must be ASCII (an HTTP header value)")])
