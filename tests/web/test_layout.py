@@ -236,6 +236,33 @@ def test_a_server_page_answered_after_the_user_moved_on_never_replaces_the_newer
     expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
 
 
+def test_a_server_overview_is_drawn_once_its_cards_have_answered_so_nothing_moves_under_the_pointer(
+    page: Page, host: Host
+) -> None:
+    """The overview's cards (instances, server info, catalog) read their data after the server's record.
+    Drawn before they answered, each answer grew a card and moved what is below it (the steps' buttons,
+    Delete) between a person's press and release: the click was lost (issue 16). The section is drawn
+    once they have answered: while the instances' answer is held, none of it is."""
+    body = {"name": "Still", "transport": "streamable_http", "url": "https://a.example/mcp"}
+    assert host.client.post("/api/mcp/servers", json=body).status_code == 201
+    sign_in(page)
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/api/instances", hold)
+    page.goto("/#/servers/still")
+    expect(page.get_by_role("heading", name="Still", exact=True)).to_be_visible()
+    expect(page.get_by_role("navigation", name="Server sections")).to_be_visible()
+    expect(page.get_by_role("button", name="Delete server")).to_have_count(0)  # drawn with the heading before
+    assert len(held) == 1
+    held[0].continue_()
+    expect(page.get_by_role("button", name="Delete server")).to_be_visible()
+    expect(page.locator("section.instances table")).to_be_visible()
+    expect(page.get_by_text("Loading instances…")).to_have_count(0)
+
+
 PAGE_DOM_JS = "new URL('dom.js', document.querySelector('script[type=module]').src).href"
 """A page expression: the URL of the page's own dom.js (the same module instance its views use)."""
 
