@@ -117,12 +117,16 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         page.keyboard.press("Escape")
         expect(nav).to_be_hidden()
         open_server(page, "Echo")
+        expect(
+            page.get_by_role("button", name="Confirm this summary")
+        ).to_be_visible()  # the section, not only its heading
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         confirm_test_enable(page)
         open_server(page, "Echo", "Tools")
         expect(page.locator("li.tool")).to_have_count(4)
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         open_server(page, "Echo", "Configuration")
+        expect(page.get_by_label("Name", exact=True)).to_have_value("Echo")
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         open_server(page, "Echo", "Authorization")
         expect(page.get_by_role("region", name="Authorization")).to_contain_text("none")
