@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
 from tests.support.serve import ADMIN_TOKEN, Host
 
@@ -39,6 +39,7 @@ __all__ = [
     "login",
     "new_context",
     "open_server",
+    "press_like_a_person",
     "raw_stdio_body",
     "save_new",
     "sign_in",
@@ -180,6 +181,34 @@ def call_in_playground(page: Page, tool: str, arguments: dict[str, str]) -> None
     for name, value in arguments.items():
         playground.get_by_label(re.compile(rf"^{re.escape(name)}\b")).fill(value)
     playground.get_by_role("button", name=f"Call {tool}").click()
+
+
+FRAMES = """(n) => new Promise((done) => {
+  const next = (left) => (left ? requestAnimationFrame(() => next(left - 1)) : done());
+  next(n);
+})"""
+"""A page script: resolves after the page has drawn `n` more animation frames."""
+
+
+def press_like_a_person(page: Page, target: Locator, *, frames: int = 4) -> None:
+    """Click `target` as a person does: scroll it into view, press the mouse at its centre, let the page
+    draw `frames` animation frames (a person's press lasts ~100 ms, several frames), release there.
+
+    A Playwright click presses and releases in one go and checks only the press's target: when the
+    page moves the element between the two (a layout that settles a few frames after the scroll), the
+    release lands elsewhere, no click happens, and `click()` still returns (issue 16: CI saw the Tools
+    tab's "Show more" lose its click). This press fails such a page deterministically.
+
+    Raises:
+        AssertionError: `target` has no box (it is hidden or detached).
+    """
+    target.scroll_into_view_if_needed()
+    box = target.bounding_box()
+    assert box is not None, target
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.evaluate(FRAMES, frames)
+    page.mouse.up()
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from playwright.sync_api import BrowserContext, Locator, Page, Response, expect
+from playwright.sync_api import BrowserContext, Locator, Page, Response, Route, expect
 
 from tests.support.browser import go_to, sign_in
 from tests.support.gateway import gateway_client
@@ -160,6 +160,27 @@ def test_a_token_created_in_the_page_opens_the_gateway_and_is_shown_only_once(
     assert any('"claude-code"' in body for body in later)  # the list answer was recorded...
     assert not any(token in body for body in later)  # ...and nothing after the create answer held the token
     assert any(token in body for body in bodies[:after_create])  # (the recorder did see the create answer)
+
+
+def test_the_token_form_is_drawn_once_the_endpoint_and_its_tools_have_answered(page: Page, host: Host) -> None:
+    """Drawn before GET /api/tools answered, the tools line grew ("Show their names") and moved the token
+    form between a person's press and release on "Create token": the click was lost (issue 16). The
+    heading comes at once; the sections once the endpoint's address and tools have answered."""
+    sign_in(page)
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/api/tools", hold)
+    go_to(page, "Gateway")
+    expect(page.get_by_role("heading", name="Gateway", exact=True)).to_be_visible()
+    expect(page.get_by_test_id("gateway-url")).to_have_count(0)
+    expect(page.get_by_role("button", name="Create token")).to_have_count(0)  # drawn with the heading before
+    assert len(held) == 1
+    held[0].continue_()
+    expect(page.get_by_role("button", name="Create token")).to_be_visible()
+    expect(page.get_by_test_id("gateway-tools")).to_contain_text("Add and enable a server")
 
 
 def test_the_page_works_with_the_keyboard_alone(page: Page, host: Host, echo_url: str) -> None:

@@ -117,12 +117,16 @@ def test_the_main_screens_fit_a_400_px_window_without_horizontal_scrolling(
         page.keyboard.press("Escape")
         expect(nav).to_be_hidden()
         open_server(page, "Echo")
+        expect(
+            page.get_by_role("button", name="Confirm this summary")
+        ).to_be_visible()  # the section, not only its heading
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         confirm_test_enable(page)
         open_server(page, "Echo", "Tools")
         expect(page.locator("li.tool")).to_have_count(4)
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         open_server(page, "Echo", "Configuration")
+        expect(page.get_by_label("Name", exact=True)).to_have_value("Echo")
         assert page.evaluate(NO_HORIZONTAL_SCROLL)
         open_server(page, "Echo", "Authorization")
         expect(page.get_by_role("region", name="Authorization")).to_contain_text("none")
@@ -234,6 +238,33 @@ def test_a_server_page_answered_after_the_user_moved_on_never_replaces_the_newer
     expect(page.locator("#main h1")).to_have_text("Quick")
     assert page.evaluate("() => window.headingsSeen") == ["Servers", "Quick"]
     expect(page.get_by_text("confirm, test and enable the server first")).to_be_visible()
+
+
+def test_a_server_overview_is_drawn_once_its_cards_have_answered_so_nothing_moves_under_the_pointer(
+    page: Page, host: Host
+) -> None:
+    """The overview's cards (instances, server info, catalog) read their data after the server's record.
+    Drawn before they answered, each answer grew a card and moved what is below it (the steps' buttons,
+    Delete) between a person's press and release: the click was lost (issue 16). The section is drawn
+    once they have answered: while the instances' answer is held, none of it is."""
+    body = {"name": "Still", "transport": "streamable_http", "url": "https://a.example/mcp"}
+    assert host.client.post("/api/mcp/servers", json=body).status_code == 201
+    sign_in(page)
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/api/instances", hold)
+    page.goto("/#/servers/still")
+    expect(page.get_by_role("heading", name="Still", exact=True)).to_be_visible()
+    expect(page.get_by_role("navigation", name="Server sections")).to_be_visible()
+    expect(page.get_by_role("button", name="Delete server")).to_have_count(0)  # drawn with the heading before
+    assert len(held) == 1
+    held[0].continue_()
+    expect(page.get_by_role("button", name="Delete server")).to_be_visible()
+    expect(page.locator("section.instances table")).to_be_visible()
+    expect(page.get_by_text("Loading instances…")).to_have_count(0)
 
 
 PAGE_DOM_JS = "new URL('dom.js', document.querySelector('script[type=module]').src).href"

@@ -80,7 +80,9 @@ function factsTable(catalog) {
 
 /**
  * The catalog card of a server page. `update(view)` is called with every fresh view (status
- * changes); it loads the catalog when the server becomes ready. Returns {element, update, off}.
+ * changes); it loads the catalog when the server becomes ready. Returns {element, update, off,
+ * settled}: `settled` resolves once the first load (if the server is ready now) is drawn, answer or
+ * error; it never rejects.
  */
 export function catalogCard(initial, { feed }) {
   let view = initial;
@@ -165,6 +167,7 @@ export function catalogCard(initial, { feed }) {
   return {
     element,
     update,
+    settled: loading || Promise.resolve(),
     off() {
       off();
       clearTimeout(timer);

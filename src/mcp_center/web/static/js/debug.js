@@ -116,11 +116,13 @@ export function serverInfoList(info) {
 /**
  * The "Server info" card of the Overview. `update(view)` is called with every fresh view; it
  * reads `/info` when the server becomes ready (reading it otherwise would start a connection just
- * because someone looked). Returns {element, update}.
+ * because someone looked). Returns {element, update, settled}: `settled` resolves once the first
+ * read (if the server is ready now) is drawn, answer or error; it never rejects.
  */
 export function serverInfoCard(initial) {
   let view = initial;
   let wasReady = false;
+  let reading = null;
   const body = h("div", {});
   const element = h("section", { "aria-labelledby": "server-info-title", class: "server-info-card" }, h("h2", { id: "server-info-title" }, "Server info"), h("div", { class: "card" }, body));
 
@@ -129,7 +131,7 @@ export function serverInfoCard(initial) {
     const ready = Boolean(view.enabled && view.status && view.status.state === "ready");
     if (ready && !wasReady) {
       replace(body, h("p", { class: "muted" }, "Reading…"));
-      debug
+      reading = debug
         .info(view.id)
         .then((info) => replace(body, serverInfoList(info)))
         .catch((err) => replace(body, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`)));
@@ -139,7 +141,7 @@ export function serverInfoCard(initial) {
     wasReady = ready;
   }
   update(view);
-  return { element, update };
+  return { element, update, settled: reading || Promise.resolve() };
 }
 
 // ----- activity ---------------------------------------------------------------------------------

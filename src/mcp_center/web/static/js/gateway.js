@@ -332,6 +332,8 @@ export function renderGateway(main) {
       { class: "lede" },
       "The gateway is one MCP endpoint (Streamable HTTP) through which Claude Code, Cursor or any MCP client uses the tools, prompts and resources of all your enabled servers — every call goes through your approval policy.",
     ),
+  );
+  const body = [
     h(
       "section",
       { class: "card gateway-endpoint", "aria-label": "Endpoint" },
@@ -363,11 +365,16 @@ export function renderGateway(main) {
       h("p", { class: "hint" }, "The token is a placeholder: set ", h("code", {}, TOKEN_VARIABLE), " to one of your gateway tokens, or fill a new one in right after creating it."),
       snippetsBox,
     ),
-  );
+  ];
 
-  loadInfo();
+  // The sections come once the endpoint's address and tools have answered (or failed): drawn before,
+  // the tools line grew (its "Show their names") and moved the token form under a pointer about to
+  // press "Create token", and a click whose press and release landed on different elements was lost
+  // (issue 16). The token list below the form is drawn when it comes.
+  Promise.all([loadInfo(), loadTools()]).then(() => {
+    if (alive) main.append(...body);
+  });
   loadTokens();
-  loadTools();
 
   return () => {
     alive = false;

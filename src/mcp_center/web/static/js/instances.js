@@ -5,7 +5,10 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 
-/** A card listing each live instance's connection state of server `id` (refreshed by the caller). */
+/**
+ * A card listing each live instance's connection state of server `id` (refreshed by the caller).
+ * `settled` resolves once its first answer (or error) is drawn; it never rejects.
+ */
 export function instancesCard(id) {
   const body = h("div", {}, h("p", { class: "muted" }, "Loading instances…"));
   const element = h(
@@ -40,6 +43,6 @@ export function instancesCard(id) {
         : h("p", { class: "muted" }, "No instance reports this server yet."),
     );
   }
-  refresh();
-  return { element, refresh };
+  const settled = refresh();
+  return { element, refresh, settled };
 }

@@ -118,6 +118,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash, c
   let infoCard = null;
   let steps = null;
   let cleanupSection = () => {};
+  let overviews = 0;
   const unsubscribe = feed.subscribe((list) => {
     const fresh = list.find((s) => s.id === id);
     if (!fresh) return;
@@ -130,6 +131,8 @@ export async function renderServer(main, { id, section, feed, navigate, flash, c
   });
 
   async function overview({ notice, focus, said } = {}) {
+    overviews += 1;
+    const mine = overviews;
     statusBox = h("div", { class: "card" }, statusCard(view));
     instances = instancesCard(id);
     if (catalog) catalog.off();
@@ -165,6 +168,11 @@ export async function renderServer(main, { id, section, feed, navigate, flash, c
         }
       }
     });
+    // The cards' first answers come before the overview is drawn: drawn half-loaded, each answer grew
+    // a card and moved what is below it (the steps' buttons, Delete) under a pointer about to press
+    // it, and a click whose press and release landed on different elements was lost (issue 16).
+    await Promise.all([instances.settled, infoCard.settled, catalog.settled]);
+    if (mine !== overviews || !current()) return; // a newer overview (or page) owns the section
     replace(
       content,
       h("section", { "aria-labelledby": "status-title" }, h("h2", { id: "status-title" }, "Status"), view.trusted ? warningsBox(view) : null, statusBox),
