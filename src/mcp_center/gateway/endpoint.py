@@ -361,8 +361,12 @@ class GatewayEndpoint:
     async def _serve_sessionless(self, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
         """Serve a sessionless lean request of the token `token_id`, known to `_take_stale` meanwhile:
         revoking the token cancels its call (`AgentLink.end`), as it ends the token's sessions."""
-        with self._tracked(token_id, lean.link):
+        link = lean.link
+        links = self._track(token_id, link)  # `_tracked`, without a generator's frames per call (issue 12)
+        try:
             await self._lean.serve(lean, receive, send)
+        finally:
+            self._untrack(token_id, link, links)
 
     async def _hand_over_sessionless(
         self, token_id: str, message: object, scope: Scope, receive: Receive, send: OneResponse
@@ -383,14 +387,23 @@ class GatewayEndpoint:
     def _tracked(self, token_id: str, link: AgentLink) -> Generator[None]:
         """Keep `link` under `token_id` in `_sessionless` while a sessionless request runs, so that
         `_take_stale` ends it (`AgentLink.end`) when the token is revoked; forgotten afterwards."""
-        links = self._sessionless.setdefault(token_id, set())
-        links.add(link)
+        links = self._track(token_id, link)
         try:
             yield
         finally:
-            links.discard(link)
-            if not links and self._sessionless.get(token_id) is links:
-                del self._sessionless[token_id]
+            self._untrack(token_id, link, links)
+
+    def _track(self, token_id: str, link: AgentLink) -> set[AgentLink]:
+        """The start of `_tracked`: `link` kept under `token_id`; returns the set it is kept in."""
+        links = self._sessionless.setdefault(token_id, set())
+        links.add(link)
+        return links
+
+    def _untrack(self, token_id: str, link: AgentLink, links: set[AgentLink]) -> None:
+        """The end of `_tracked`: `link` forgotten (and the token's set, once empty)."""
+        links.discard(link)
+        if not links and self._sessionless.get(token_id) is links:
+            del self._sessionless[token_id]
 
     def _modern_lean_request(
         self,

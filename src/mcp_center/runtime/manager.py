@@ -310,6 +310,29 @@ class ConnectionManager:
             return None
         return slot.conn
 
+    def catalog_key(self) -> tuple[bool, tuple[tuple[str, str | None, int], ...]]:
+        """In one pass over the configured servers (`configured()`, sorted by id): whether any of
+        them is disconnected (`status(id).state`), and per server `(id, connection id, generation of
+        its tool catalog)` of its live connection (`current(id)`), `(id, None, -1)` without one.
+        The key changes with every enable, disable, reconnect and tool catalog refresh (R-3.7); one
+        call instead of one `status` and one `current` per server, twice per forwarded call (issue 12)."""
+        disconnected = False
+        key: list[tuple[str, str | None, int]] = []
+        slots = self._slots
+        for server_id in sorted(slots):
+            slot = slots[server_id]
+            if slot.spec is None:
+                continue
+            status = slot.status
+            if status is None or status.state is ConnectionState.DISCONNECTED:
+                disconnected = True
+            conn = slot.conn
+            if conn is None or not conn.is_live:
+                key.append((server_id, None, -1))
+            else:
+                key.append((server_id, conn.connection_id, conn.catalog.generation["tools"]))
+        return disconnected, tuple(key)
+
     def logbook(self, server_id: str) -> ServerLogbook:
         """The server's request/response and stderr records (created on first use)."""
         return self._logbooks.setdefault(server_id, ServerLogbook())

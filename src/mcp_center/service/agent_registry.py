@@ -159,14 +159,7 @@ class AgentCatalog:
         return self._registry, stamp
 
     def _catalog_key(self) -> tuple[tuple[str, str | None, int], ...]:
-        key: list[tuple[str, str | None, int]] = []
-        for server_id in sorted(self._manager.configured()):
-            conn = self._manager.current(server_id)
-            if conn is None:
-                key.append((server_id, None, -1))
-            else:
-                key.append((server_id, conn.connection_id, conn.catalog.generation["tools"]))
-        return tuple(key)
+        return self._manager.catalog_key()[1]
 
     async def _server_records(self, stamp: Hashable | None = None) -> Mapping[str, ServerRecord]:
         """The servers section as stored now: re-read when its change stamp moved (two `stat` calls
@@ -191,15 +184,14 @@ class AgentCatalog:
         lazy server to connect, no rebuild, no re-read: the steady state of a busy gateway); else
         None, and the caller takes the awaiting path. Same stamp, same checks: nothing is cached
         longer than there (issue 12: lets a call skip an admission that no wait needs)."""
-        manager = self._manager
-        configured = manager.configured()
-        if any(manager.status(sid).state is ConnectionState.DISCONNECTED for sid in configured):
+        disconnected, catalog_key = self._manager.catalog_key()
+        if disconnected:
             return None
         cached = self._servers
         if cached is None:
             return None
         stamp = self._store.stamp("servers")
-        if cached[0] != stamp or (stamp, self._catalog_key()) != self._key:
+        if cached[0] != stamp or (stamp, catalog_key) != self._key:
             return None
         return self._registry, cached[1]
 

@@ -420,8 +420,10 @@ class ToolCalls(AgentCatalog):
         name, or with `server_id` that server's own name) when it declares a valid `x-mcp-header`
         (a 2026-07-28 `Mcp-Param-*` header, checked by the gateway); None when it declares none
         (no header can then be refused) or the tool is not listed (unknown, disabled, `deny`).
-        Decided once per registry snapshot and listed tool (walking a schema costs tens of µs)."""
-        registry = await self.registry()
+        Decided once per registry snapshot and listed tool (walking a schema costs tens of µs).
+        The registry is the current one without the awaiting path when nothing waits (issue 12)."""
+        current = self._current_without_waiting()
+        registry = current[0] if current is not None else await self.registry()
         if registry is not self._listed_for:
             self._listed_for = registry
             self._listed.clear()
