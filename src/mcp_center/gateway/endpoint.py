@@ -141,6 +141,8 @@ class GatewayEndpoint:
         self._sessionless: dict[str, set[AgentLink]] = {}
         """Token id → the links of its sessionless (2026-07-28) requests being served now (lean, or
         handed to the SDK): ended by `_take_stale` when the token is revoked, as its sessions are."""
+        self._listens: set[anyio.Event] = set()
+        """One event per `subscriptions/listen` stream the SDK serves now, set once its response ended."""
         self._lean = LeanPath(gateway)
         self.lean = True
         """False: every request goes to the SDK's stack, none to the lean or direct path (the reference
@@ -157,6 +159,25 @@ class GatewayEndpoint:
                     yield
                 finally:
                     tg.cancel_scope.cancel()
+
+    async def end_listen_streams(self, timeout_s: float = SESSION_END_TIMEOUT_S) -> int:
+        """End every open `subscriptions/listen` stream gracefully (`Gateway.end_listening`: each
+        ends with its result, a later one at once) and wait until their responses have ended, at
+        most `timeout_s` seconds (R-8.1). `serve` calls this when it starts to stop, before uvicorn
+        waits for open responses: a listen stream never ends by itself, so each would otherwise hold
+        the exit up for the whole graceful-shutdown timeout and then be cancelled with a traceback.
+
+        Returns:
+            How many streams were still open when it was called.
+        """
+        open_now = list(self._listens)
+        self.gateway.end_listening()
+        with anyio.move_on_after(timeout_s) as deadline:
+            for ended in open_now:
+                await ended.wait()
+        if deadline.cancelled_caught:
+            logger.warning("gateway.listen_end_timeout", extra={"open": sum(not e.is_set() for e in open_now)})
+        return len(open_now)
 
     def open_sessions(self, token_id: str) -> int:
         """How many sessions the token `token_id` holds now, counting those being opened (R-8.1).
@@ -373,8 +394,15 @@ class GatewayEndpoint:
         answered as the lean path answers a revoked call (-32001 GATEWAY_AUTH_REQUIRED, R-8.1)."""
         link = AgentLink(None, {})
         handling = link.calls[None] = anyio.CancelScope()
-        with self._tracked(token_id, link), handling:
-            await self._hand_over(scope, receive, send, send)
+        ended = anyio.Event()
+        if is_object(message) and message.get("method") == "subscriptions/listen":
+            self._listens.add(ended)
+        try:
+            with self._tracked(token_id, link), handling:
+                await self._hand_over(scope, receive, send, send)
+        finally:
+            self._listens.discard(ended)
+            ended.set()
         if handling.cancel_called and not send.complete:
             request_id = message.get("id") if is_object(message) else None
             await _revoked_answer(request_id, streaming=send.started)(send)

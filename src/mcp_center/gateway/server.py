@@ -33,6 +33,7 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
     InMemorySubscriptionBus,
     ListenHandler,
     PromptsListChanged,
@@ -239,6 +240,8 @@ class Gateway:
         self._listeners: dict[str | None, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
         """Endpoint (None: `/mcp`, else a server id) → the bus its `subscriptions/listen` streams
         (2026-07-28) hear and the SDK handler serving them; made on the first listen there."""
+        self._listening_ended = False
+        """True once `end_listening` ran (the host is stopping): a new listen is closed at once."""
         self.server: Server[Any] = _GatewayServer(
             "mcp-center",
             version=__version__,
@@ -277,13 +280,23 @@ class Gateway:
                 try:
                     yield
                 finally:
-                    for _bus, handler in self._listeners.values():
-                        handler.close()  # each listen stream ends with its final result, not a drop
+                    self.end_listening()
                     tg.cancel_scope.cancel()
         finally:
             self._tg = None
             remove_listener()
             remove_resource_listener()
+
+    def end_listening(self) -> None:
+        """End every open `subscriptions/listen` stream (2026-07-28) gracefully, now and from now on:
+        each sends its buffered events, then the listen request's result as its last frame (the
+        spec's graceful close: the client knows the stream ended on purpose, not that it dropped),
+        and a listen that arrives later gets its result at once. Called when the host starts to
+        stop (`serve`: before uvicorn waits for open responses) and when `running` ends. Only
+        initiates the closes; it does not wait for the streams to flush (`GatewayEndpoint` does)."""
+        self._listening_ended = True
+        for _bus, handler in self._listeners.values():
+            handler.close()
 
     # ----- downstream bookkeeping -------------------------------------------------------------------
 
@@ -337,6 +350,10 @@ class Gateway:
         enabled, disabled or becoming ready, a tool set to `deny`, a server's own list change) is
         published on every endpoint's bus. Resource URIs are not honored (the ack leaves them out):
         the gateway does not relay `notifications/resources/updated`."""
+        if self._listening_ended:  # the host is stopping: closed before it opens (no ack, the result)
+            return types.SubscriptionsListenResult.model_validate(
+                {"_meta": {SUBSCRIPTION_ID_META_KEY: ctx.request_id}}, by_name=False
+            )
         server_id = _scope_of(ctx)
         listening = self._listeners.get(server_id)
         if listening is None:
