@@ -54,7 +54,7 @@ from mcp_center.gateway.fastpath import (
     revoked_error,
 )
 from mcp_center.gateway.refusals import read_headers, sdk_refuses
-from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
+from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, listen_params_problem, scope_of_path
 from mcp_center.gateway.wire import DirectHandler
 from mcp_center.models import is_object, is_request_id
 from mcp_center.secrets import presented_bearer
@@ -327,6 +327,9 @@ class GatewayEndpoint:
             if self.lean and is_object(message) and is_modern(version) and self._modern_lean(headers, message):
                 lean = self._modern_lean_request(message, server_id, (token_id, token_name), scope.get("headers", ()))
                 await self._serve_sessionless(token_id, lean, receive, send)
+                return
+            if is_modern(version) and (refusal := _bad_listen_refusal(headers, message)) is not None:
+                await refusal(scope, receive, send)
                 return
             await self._hand_over_sessionless(token_id, message, scope, receive, response_once)
         elif session_id is None:
@@ -706,6 +709,21 @@ def _bad_meta_refusal(message: object, *, modern: bool) -> JSONResponse | None:
         return None
     error = {"code": types.INVALID_PARAMS, "message": problem}
     return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error}, status_code=400 if modern else 200)
+
+
+def _bad_listen_refusal(headers: dict[bytes, str], message: object) -> JSONResponse | None:
+    """A 2026-07-28 `subscriptions/listen` whose filter is not strictly typed (`listen_params_problem`):
+    -32602 with HTTP 400, as the SDK answers its own -32602 there; None for any other request, and
+    for one the SDK refuses first (`sdk_refuses`: it answers with its own words)."""
+    if not is_object(message) or message.get("method") != "subscriptions/listen":
+        return None
+    if not is_request_id(message.get("id")) or sdk_refuses(headers, message, modern=True):
+        return None
+    problem = listen_params_problem(message.get("params"))
+    if problem is None:
+        return None
+    error = {"code": types.INVALID_PARAMS, "message": problem, "data": ""}
+    return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error}, status_code=400)
 
 
 def _unknown_server(server_id: str) -> JSONResponse:

@@ -56,6 +56,7 @@ __all__ = [
     "caller_named",
     "caller_of",
     "error_result_json",
+    "listen_params_problem",
     "scope_of_path",
     "server_instructions",
     "to_mcp_error",
@@ -114,6 +115,36 @@ _LISTEN_EVENTS: dict[str, ServerEvent] = {
 MAX_LISTENERS = 1024
 """Open `subscriptions/listen` streams per endpoint (`/mcp`, each `/mcp/{id}`); one more is refused
 -32603 "Subscription limit reached" (the SDK's `ListenHandler`)."""
+
+_LISTEN_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+
+
+def listen_params_problem(params: object) -> str | None:
+    """Why the `params` of a `subscriptions/listen` request (2026-07-28) break MCP, or None (R-8.1).
+
+    `notifications` is an object; its `toolsListChanged`, `promptsListChanged` and
+    `resourcesListChanged`, when present, are booleans (or null), its `resourceSubscriptions` an
+    array of strings (or null); other keys are extensions and pass. The SDK's model is lax: it took
+    `"yes"` or `1` for true and acknowledged a subscription the client never asked for in those
+    words; the endpoint answers -32602 with this text instead (the SDK's "Invalid request
+    parameters", then the field, never the value). A `params` that is not an object, or one without
+    `notifications`, is left to the SDK (its own -32602)."""
+    if not is_object(params) or "notifications" not in params:
+        return None
+    wanted = params["notifications"]
+    if not is_object(wanted):
+        return "Invalid request parameters: notifications must be an object"
+    for flag in _LISTEN_FLAGS:
+        value = wanted.get(flag)
+        if value is not None and not isinstance(value, bool):
+            return f"Invalid request parameters: notifications.{flag} must be true or false"
+    uris = wanted.get("resourceSubscriptions")
+    if uris is not None and (
+        not isinstance(uris, list) or not all(isinstance(uri, str) for uri in cast(list[object], uris))
+    ):
+        return "Invalid request parameters: notifications.resourceSubscriptions must be an array of strings"
+    return None
+
 
 _NOTIFICATIONS = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
 
@@ -340,6 +371,22 @@ class Gateway:
                     await self._notify_all(method)
                     for bus, _handler in list(self._listeners.values()):
                         await bus.publish(_LISTEN_EVENTS[method])
+                if event["type"] == "server.deleted" and isinstance(server_id := event.get("server_id"), str):
+                    await self._end_endpoint_listening(server_id)
+
+    async def _end_endpoint_listening(self, server_id: str) -> None:
+        """The server `server_id` was deleted: its endpoint `/mcp/{server_id}` is gone (a new request
+        there is answered 404 MCP_SERVER_NOT_FOUND), so its listen streams are told that every list
+        changed (nothing is listed there any more) and then end with their result, the spec's
+        graceful close; a client that listens again learns that the endpoint is gone. (A server
+        only disabled keeps its endpoint and its streams: they hear it leave and come back.)"""
+        listening = self._listeners.pop(server_id, None)
+        if listening is None:
+            return
+        bus, handler = listening
+        for event in _LISTEN_EVENTS.values():
+            await bus.publish(event)
+        handler.close()  # each stream sends what it buffered, then its result
 
     async def _listen(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams

@@ -1,0 +1,189 @@
+"""Edges of `subscriptions/listen` (2026-07-28) and `resources/subscribe` at the gateway found by a
+breaker (R-8.1, R-8.4, issue 12): a listen stream on `/mcp/{id}` whose server is deleted ends (after
+the list changes) instead of staying open forever; a listen filter is typed strictly (-32602, not
+coerced).
+
+A real host (the composed app on loopback) fronts `tests/servers/growing_upstream.py`, a real SDK
+server; the agents are the SDK's own `Client` (2026-07-28 and 2025-11-25) or raw HTTP for the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import orjson
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import Subscription
+from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
+
+from tests.servers.growing_upstream import make_growing_server
+from tests.support.composed import composed_host
+from tests.support.loopback import NO_TLS, serve_loopback
+from tests.support.readiness import add_ready
+
+pytestmark = pytest.mark.anyio
+
+ADMIN_TOKEN = "gateway-listen-edges-admin-token-0123"
+SERVERS = "/api/mcp/servers"
+MODERN_META: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@dataclass
+class Host:
+    base: str
+    admin: httpx2.AsyncClient
+    http: httpx2.AsyncClient
+    token: str
+
+    def modern_headers(self, method: str) -> dict[str, str]:
+        return {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {self.token}",
+            "Mcp-Protocol-Version": "2026-07-28",
+            "Mcp-Method": method,
+        }
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncGenerator[Host]:
+    async with (
+        serve_loopback(make_growing_server().streamable_http_app()) as upstream,
+        composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
+    ):
+        body = {"id": "grow", "name": "Grow", "transport": "streamable_http", "url": f"{upstream}/mcp"}
+        ready = await add_ready(composed.admin, {**body, "tool_policies": {"grow": "allow", "touch": "allow"}})
+        assert ready["status"]["state"] == "ready"
+        yield Host(composed.base, composed.admin, composed.http, composed.token)
+
+
+@asynccontextmanager
+async def modern_client(host: Host, path: str) -> AsyncGenerator[Client]:
+    async with (
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        Client(streamable_http_client(f"{host.base}{path}", http_client=http), cache=None) as client,
+    ):
+        assert client.protocol_version == "2026-07-28"
+        yield client
+
+
+async def events_until_end(sub: Subscription) -> list[ServerEvent]:
+    """Every event of `sub` until the server closes it gracefully (SubscriptionLost: it dropped)."""
+    with anyio.fail_after(10):
+        return [event async for event in sub]
+
+
+async def test_a_listen_stream_of_a_deleted_servers_endpoint_hears_the_change_then_ends(host: Host) -> None:
+    async with modern_client(host, "/mcp/grow") as client, client.listen(tools_list_changed=True) as sub:
+        assert sub.honored.tools_list_changed is True
+        server = (await host.admin.get(f"{SERVERS}/grow")).json()
+        deleted = await host.admin.delete(f"{SERVERS}/grow", params={"version": server["version"]})
+        assert deleted.status_code == 204, deleted.text
+        heard = await events_until_end(sub)  # ends: no SubscriptionLost, no hang
+        assert heard and all(isinstance(event, ToolsListChanged) for event in heard), heard
+        # Listening again is refused: the endpoint is gone.
+        again = await host.http.post(
+            "/mcp/grow",
+            content=orjson.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "subscriptions/listen",
+                    "params": {"notifications": {"toolsListChanged": True}, "_meta": MODERN_META},
+                }
+            ),
+            headers=host.modern_headers("subscriptions/listen"),
+        )
+        assert again.status_code == 404, again.text
+        assert again.json()["error"]["data"] == {"code": "MCP_SERVER_NOT_FOUND"}
+
+
+async def test_a_listen_stream_of_a_disabled_servers_endpoint_hears_the_change_and_stays(host: Host) -> None:
+    """Disabled is not gone: `/mcp/{id}` still exists (it lists nothing), so its stream stays open and
+    hears the change; the /mcp stream beside it ends only when the host stops."""
+    async with (
+        modern_client(host, "/mcp/grow") as client,
+        client.listen(tools_list_changed=True) as sub,
+        modern_client(host, "/mcp") as other,
+        other.listen(tools_list_changed=True) as aggregate,
+    ):
+        assert (await host.admin.post(f"{SERVERS}/grow/disable")).status_code == 200
+        with anyio.fail_after(10):
+            assert isinstance(await anext(sub), ToolsListChanged)
+            assert isinstance(await anext(aggregate), ToolsListChanged)
+        assert (await client.list_tools()).tools == []
+        # Still open: deleting the server now ends the per-server stream (its aggregate sibling stays).
+        server = (await host.admin.get(f"{SERVERS}/grow")).json()
+        assert (await host.admin.delete(f"{SERVERS}/grow", params={"version": server["version"]})).status_code == 204
+        await events_until_end(sub)
+
+
+BAD_FILTERS: list[Any] = [
+    {"toolsListChanged": "yes"},
+    {"toolsListChanged": 1},
+    {"promptsListChanged": "true"},
+    {"resourcesListChanged": {}},
+    {"resourceSubscriptions": "notes://live"},
+    {"resourceSubscriptions": [1]},
+    [True],
+]
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/grow"])
+@pytest.mark.parametrize("notifications", BAD_FILTERS, ids=repr)
+async def test_a_listen_filter_that_is_not_strictly_typed_is_answered_invalid_params(
+    host: Host, path: str, notifications: Any
+) -> None:
+    """The SDK's model took "yes" and 1 for true and acknowledged the stream; MCP types these
+    fields boolean and string array: -32602 (HTTP 400 as the SDK's own), naming the field."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "subscriptions/listen",
+        "params": {"notifications": notifications, "_meta": MODERN_META},
+    }
+    response = await host.http.post(
+        path, content=orjson.dumps(message), headers=host.modern_headers("subscriptions/listen")
+    )
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert body["id"] == 7
+    assert body["error"]["code"] == -32602, body
+    assert body["error"]["message"].startswith("Invalid request parameters: notifications"), body
+
+
+async def test_a_listen_filter_with_an_extension_key_and_nulls_is_still_acknowledged(host: Host) -> None:
+    """Unknown keys are extensions (the SDK's `SubscriptionFilter` keeps them) and null means "not
+    asked": not refused; the ack is the stream's first frame."""
+    notifications = {"toolsListChanged": True, "promptsListChanged": None, "taskIds": ["t1"]}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 8,
+        "method": "subscriptions/listen",
+        "params": {"notifications": notifications, "_meta": MODERN_META},
+    }
+    async with host.http.stream(
+        "POST", "/mcp", content=orjson.dumps(message), headers=host.modern_headers("subscriptions/listen")
+    ) as response:
+        assert response.status_code == 200
+        with anyio.fail_after(10):
+            async for line in response.aiter_lines():
+                if line.startswith("data:"):
+                    first = orjson.loads(line[5:])
+                    break
+            else:
+                raise AssertionError("the stream ended before its ack")
+    assert first["method"] == "notifications/subscriptions/acknowledged", first
+    assert first["params"]["notifications"]["toolsListChanged"] is True
+
