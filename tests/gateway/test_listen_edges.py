@@ -1,7 +1,7 @@
 """Edges of `subscriptions/listen` (2026-07-28) and `resources/subscribe` at the gateway found by a
 breaker (R-8.1, R-8.4, issue 12): a listen stream on `/mcp/{id}` whose server is deleted ends (after
 the list changes) instead of staying open forever; a listen filter is typed strictly (-32602, not
-coerced).
+coerced); and `/mcp` and `/mcp/{id}` answer a subscription the same way.
 
 A real host (the composed app on loopback) fronts `tests/servers/growing_upstream.py`, a real SDK
 server; the agents are the SDK's own `Client` (2026-07-28 and 2025-11-25) or raw HTTP for the wire.
@@ -22,9 +22,10 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 
-from tests.servers.growing_upstream import make_growing_server
+from tests.servers.growing_upstream import LIVE, make_growing_server
 from tests.support.composed import composed_host
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import add_ready
@@ -187,3 +188,41 @@ async def test_a_listen_filter_with_an_extension_key_and_nulls_is_still_acknowle
     assert first["method"] == "notifications/subscriptions/acknowledged", first
     assert first["params"]["notifications"]["toolsListChanged"] is True
 
+
+@asynccontextmanager
+async def legacy_client(host: Host, path: str) -> AsyncGenerator[Client]:
+    async with (
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        Client(streamable_http_client(f"{host.base}{path}", http_client=http), mode="legacy", cache=None) as client,
+    ):
+        yield client
+
+
+async def refusal_of(client: Client, method: str, uri: str) -> tuple[int, Any, str]:
+    """The JSON-RPC error (code, data, message) of a 2025-11-25 session's (un)subscription of `uri`."""
+    session = client.session
+    call = session.subscribe_resource if method == "subscribe" else session.unsubscribe_resource  # pyright: ignore[reportDeprecated]
+    with pytest.raises(MCPError) as refused:
+        await call(uri)
+    return refused.value.error.code, refused.value.error.data, refused.value.error.message
+
+
+@pytest.mark.parametrize("method", ["subscribe", "unsubscribe"])
+async def test_both_endpoints_refuse_a_subscription_to_a_uri_the_server_does_not_offer(host: Host, method: str) -> None:
+    """`/mcp` cannot route a URI no server offers; `/mcp/{id}` forwarded it and the server said `{}`
+    (a subscription that can never fire). Both now answer -32602 REQUEST_INVALID, field `uri`
+    RESOURCE_UNKNOWN (MCP's code for a resource not found, SEP-2164), `/mcp` also for a URI scoped
+    to a server that does not offer it; a URI the server offers is still subscribed on both."""
+    async with legacy_client(host, "/mcp") as aggregate, legacy_client(host, "/mcp/grow") as scoped:
+        refusals = {
+            "/mcp": await refusal_of(aggregate, method, "nope://x"),
+            "/mcp scoped": await refusal_of(aggregate, method, "mcp-center+grow:nope://x"),
+            "/mcp/grow": await refusal_of(scoped, method, "nope://x"),
+        }
+        assert {(code, orjson.dumps(data)) for code, data, _message in refusals.values()} == {
+            (-32602, b'{"code":"REQUEST_INVALID"}')
+        }, refusals
+        assert all("offer" in message and "uri" in message for _code, _data, message in refusals.values()), refusals
+        for client in (aggregate, scoped):
+            await client.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated]
+            await client.session.unsubscribe_resource(LIVE)  # pyright: ignore[reportDeprecated]
