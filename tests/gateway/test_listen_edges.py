@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 import orjson
 import pytest
 from mcp.client import Client
@@ -28,7 +29,7 @@ from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 from tests.servers.growing_upstream import LIVE, make_growing_server
 from tests.support.composed import composed_host
 from tests.support.loopback import NO_TLS, serve_loopback
-from tests.support.readiness import add_ready
+from tests.support.readiness import add_ready, make_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -226,3 +227,51 @@ async def test_both_endpoints_refuse_a_subscription_to_a_uri_the_server_does_not
         for client in (aggregate, scoped):
             await client.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated]
             await client.session.unsubscribe_resource(LIVE)  # pyright: ignore[reportDeprecated]
+
+
+@pytest.mark.parametrize(("path", "prefix"), [("/mcp", "mcp__grow__"), ("/mcp/grow", "")])
+async def test_a_subscription_outlives_the_upstream_session_it_was_sent_on(host: Host, path: str, prefix: str) -> None:
+    """A 2025-11-25 session subscribed to a resource keeps hearing its updates after the server's
+    upstream session was replaced (disabled and enabled again, a policy change's trust, test and
+    enable): the gateway subscribes the new upstream session too. The upstream server tells only
+    its subscribed sessions (`growing_upstream`), as a server honouring subscriptions does."""
+    updates = 0
+    heard = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        nonlocal updates, heard
+        if isinstance(message, types.ResourceUpdatedNotification) and str(message.params.uri) == LIVE:
+            updates += 1
+            heard.set()
+
+    async def touched() -> None:
+        nonlocal heard
+        heard = anyio.Event()
+        result = await client.call_tool(f"{prefix}touch", {})
+        assert result.is_error is not True, result
+        with anyio.fail_after(10):
+            await heard.wait()
+
+    async with (
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        Client(
+            streamable_http_client(f"{host.base}{path}", http_client=http),
+            mode="legacy",
+            cache=None,
+            message_handler=on_message,
+        ) as client,
+    ):
+        await client.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated] - a 2025-11-25 session
+        await touched()
+        for _cycle in range(3):
+            assert (await host.admin.post(f"{SERVERS}/grow/disable")).status_code == 200
+            await make_ready(host.admin, "grow")
+            await touched()
+        server = (await host.admin.get(f"{SERVERS}/grow")).json()
+        policy = await host.admin.put(
+            f"{SERVERS}/grow/tools/grow/policy", json={"policy": "ask", "version": server["version"]}
+        )
+        assert policy.status_code == 200, policy.text
+        await make_ready(host.admin, "grow")
+        await touched()
+    assert updates == 5

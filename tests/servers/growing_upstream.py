@@ -4,7 +4,9 @@ tests (R-8.1, R-3.7).
 Tools: `grow()` adds the tool `grown_<n>` (n = 1, 2, ...) and announces it with
 `notifications/tools/list_changed` to the calling (2025-11-25) session, as a server whose
 tools change at run time does; `touch()` announces `notifications/resources/updated` for
-`LIVE` (its one resource, which can be subscribed to). Each `make_growing_server()` keeps its own list.
+`LIVE` (its one resource) to the sessions subscribed to it, as a server honouring
+subscriptions does (a session that never subscribed, or whose subscription was lost with its
+session, hears nothing). Each `make_growing_server()` keeps its own list and subscribers.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ def make_growing_server() -> Server[Any]:
         types.Tool(name="grow", description="Add a tool and announce it.", input_schema=OBJECT),
         types.Tool(name="touch", description="Announce that the live note changed.", input_schema=OBJECT),
     ]
+    subscribers: set[Any] = set()
+    """The sessions subscribed to `LIVE` (each `ctx.session` that subscribed and did not unsubscribe)."""
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -43,8 +47,14 @@ def make_growing_server() -> Server[Any]:
             await ctx.session.send_tool_list_changed()
             return types.CallToolResult(content=[types.TextContent(type="text", text=name)])
         if params.name == "touch":
-            await ctx.session.send_resource_updated(LIVE)
-            return types.CallToolResult(content=[types.TextContent(type="text", text="touched")])
+            told = 0
+            for session in list(subscribers):
+                try:
+                    await session.send_resource_updated(LIVE)
+                    told += 1
+                except Exception:  # noqa: BLE001 - a session that went away is forgotten
+                    subscribers.discard(session)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=f"touched ({told} told)")])
         if any(tool.name == params.name for tool in tools):
             return types.CallToolResult(content=[types.TextContent(type="text", text=params.name)])
         raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name}")
@@ -60,11 +70,15 @@ def make_growing_server() -> Server[Any]:
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=str(params.uri), text="live")])
 
     async def subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+        if str(params.uri) == LIVE:
+            subscribers.add(ctx.session)
         return types.EmptyResult()
 
     async def unsubscribe(
         ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
+        if str(params.uri) == LIVE:
+            subscribers.discard(ctx.session)
         return types.EmptyResult()
 
     return Server(

@@ -109,6 +109,9 @@ class _Slot:
     """The catalog of the last connection that became ready (a reconnect keeps what fails to list)."""
 
 
+_SUBSCRIPTION_METHODS = frozenset({"resources/subscribe", "resources/unsubscribe"})
+
+
 class _Owner:
     """A connection's view of its slot (`runtime.connection.ConnectionOwner`)."""
 
@@ -170,6 +173,10 @@ class ConnectionManager:
         self._status_changed = anyio.Event()
         self._log_levels: dict[str, str] = {}
         """server id → the `logging/setLevel` level the user chose; sent again on each new session."""
+        self._subscriptions: dict[str, set[str]] = {}
+        """server id → the resource URIs `forward` subscribed to there (the gateway's agents, R-8.1);
+        each new session is subscribed to them before it is ready (`Connection._resubscribe`).
+        Kept while the server is disabled, dropped when it is deleted (`forget`)."""
         self.activity = ActivityRecorder(self.events)
         """Log messages, notifications and call progress of every server, for the page (R-12.1)."""
         self._notifications = Notifications(self.activity)
@@ -229,6 +236,7 @@ class ConnectionManager:
         self._logbooks.pop(server_id, None)
         self.activity.forget(server_id)
         self._log_levels.pop(server_id, None)
+        self._subscriptions.pop(server_id, None)
 
     # ----- connect / disconnect -------------------------------------------------------------
 
@@ -425,7 +433,10 @@ class ConnectionManager:
         gives: refused without asking a server that offers no tools (issue 14 item 16), its
         deadline restarted by progress up to `PROGRESS_MAX_FACTOR` times (item 4, progress
         published as `operation.progress`), its structured output checked against the tool's
-        outputSchema (item 3) and the result bounded (R-3.9).
+        outputSchema (item 3) and the result bounded (R-3.9). A `resources/subscribe` the server
+        accepted is remembered for the server and sent again on each of its new sessions (a
+        reconnect, a disable and enable, a configuration change), an accepted `resources/unsubscribe`
+        forgets it (R-8.1).
 
         Args:
             method: A client-to-server request method, e.g. `tools/call`, `completion/complete`.
@@ -439,9 +450,16 @@ class ConnectionManager:
             ServerRequestFailed: the server answered a JSON-RPC error (`rpc_error` holds it, redacted).
             CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
         """
-        return await calls.forward(
+        result = await calls.forward(
             self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
         )
+        if method in _SUBSCRIPTION_METHODS and params is not None and isinstance(uri := params.get("uri"), str):
+            uris = self._subscriptions.setdefault(server_id, set())
+            if method == "resources/subscribe":
+                uris.add(uri)  # the server's next sessions are subscribed too
+            else:
+                uris.discard(uri)
+        return result
 
     # ----- debugging (R-12.1) -------------------------------------------------------------------
 
@@ -610,7 +628,12 @@ class ConnectionManager:
     def _start_locked(self, slot: _Slot, spec: ConnectionSpec) -> Connection:
         assert self._tg is not None, "use the manager inside 'async with'"
         _cancel_retry(slot)
-        conn = Connection(spec, self.logbook(slot.server_id), previous=slot.catalog)
+        conn = Connection(
+            spec,
+            self.logbook(slot.server_id),
+            previous=slot.catalog,
+            subscriptions=self._subscriptions.setdefault(slot.server_id, set()),
+        )
         slot.conn = conn
         # A reconnect after failures keeps saying why the server was down until this attempt ends.
         last_error = slot.status.error if slot.failures and slot.status is not None else None
