@@ -21,6 +21,7 @@ import mcp_types as types
 import orjson
 import pytest
 from mcp.client import Client
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription
 from mcp.shared.exceptions import MCPError
@@ -275,3 +276,63 @@ async def test_a_subscription_outlives_the_upstream_session_it_was_sent_on(host:
         await make_ready(host.admin, "grow")
         await touched()
     assert updates == 5
+
+
+def told_count(result: types.CallToolResult) -> int:
+    """How many subscribed sessions the growing server's `touch` told ("touched (N told)")."""
+    content = result.content[0]
+    assert isinstance(content, types.TextContent), result
+    return int(content.text.removeprefix("touched (").removesuffix(" told)"))
+
+
+async def test_one_agent_unsubscribing_leaves_anothers_subscription_in_place(host: Host) -> None:
+    """Two sessions (on `/mcp` and on `/mcp/grow`) subscribe to the same resource through the one
+    upstream session; the first unsubscribes. The server's subscription stays while the second
+    holds it (the gateway answers the first `{}` itself): the second still hears updates, the first
+    no longer, even after the upstream session is replaced; the last unsubscribe reaches the server."""
+    heard: dict[str, int] = {"/mcp": 0, "/mcp/grow": 0}
+    told = {path: anyio.Event() for path in heard}
+
+    def counting(path: str) -> MessageHandlerFnT:
+        async def on_message(message: IncomingMessage) -> None:
+            if isinstance(message, types.ResourceUpdatedNotification) and str(message.params.uri) == LIVE:
+                heard[path] += 1
+                told[path].set()
+
+        return on_message
+
+    async with (
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        Client(
+            streamable_http_client(f"{host.base}/mcp", http_client=http),
+            mode="legacy",
+            cache=None,
+            message_handler=counting("/mcp"),
+        ) as first,
+        Client(
+            streamable_http_client(f"{host.base}/mcp/grow", http_client=http),
+            mode="legacy",
+            cache=None,
+            message_handler=counting("/mcp/grow"),
+        ) as second,
+    ):
+        await first.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated] - a 2025-11-25 session
+        await second.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated]
+        await first.session.unsubscribe_resource(LIVE)  # pyright: ignore[reportDeprecated]
+
+        async def touch_and_hear_second() -> None:
+            told["/mcp/grow"] = anyio.Event()
+            result = await second.call_tool("touch", {})
+            assert result.is_error is not True, result
+            with anyio.fail_after(10):
+                await told["/mcp/grow"].wait()
+
+        await touch_and_hear_second()
+        assert (await host.admin.post(f"{SERVERS}/grow/disable")).status_code == 200
+        await make_ready(host.admin, "grow")
+        await touch_and_hear_second()
+        # The server counts the sessions it tells (a replaced session it was never told about included).
+        before = told_count(await second.call_tool("touch", {}))
+        await second.session.unsubscribe_resource(LIVE)  # pyright: ignore[reportDeprecated] - the last one
+        assert told_count(await second.call_tool("touch", {})) == before - 1
+    assert heard["/mcp"] == 0  # unsubscribed before the first touch

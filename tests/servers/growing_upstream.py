@@ -24,14 +24,20 @@ OBJECT: dict[str, Any] = {"type": "object"}
 LIVE = "notes://live"
 
 
+def _session_key(ctx: ServerRequestContext[Any, Any]) -> object:
+    """What identifies the client session behind a request: the SDK's `ctx.session` is a view per
+    request, its connection is the session's own (as mcp-center's gateway tells sessions apart)."""
+    return getattr(ctx.session, "_connection", None) or ctx.session
+
+
 def make_growing_server() -> Server[Any]:
     """Build the server (serve it with `.streamable_http_app()`); it starts with `grow` only."""
     tools = [
         types.Tool(name="grow", description="Add a tool and announce it.", input_schema=OBJECT),
         types.Tool(name="touch", description="Announce that the live note changed.", input_schema=OBJECT),
     ]
-    subscribers: set[Any] = set()
-    """The sessions subscribed to `LIVE` (each `ctx.session` that subscribed and did not unsubscribe)."""
+    subscribers: dict[object, Any] = {}
+    """The sessions subscribed to `LIVE` (`_session_key` → the `ctx.session` to notify it through)."""
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -48,12 +54,12 @@ def make_growing_server() -> Server[Any]:
             return types.CallToolResult(content=[types.TextContent(type="text", text=name)])
         if params.name == "touch":
             told = 0
-            for session in list(subscribers):
+            for key, session in list(subscribers.items()):
                 try:
                     await session.send_resource_updated(LIVE)
                     told += 1
                 except Exception:  # noqa: BLE001 - a session that went away is forgotten
-                    subscribers.discard(session)
+                    del subscribers[key]
             return types.CallToolResult(content=[types.TextContent(type="text", text=f"touched ({told} told)")])
         if any(tool.name == params.name for tool in tools):
             return types.CallToolResult(content=[types.TextContent(type="text", text=params.name)])
@@ -71,14 +77,14 @@ def make_growing_server() -> Server[Any]:
 
     async def subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
         if str(params.uri) == LIVE:
-            subscribers.add(ctx.session)
+            subscribers[_session_key(ctx)] = ctx.session
         return types.EmptyResult()
 
     async def unsubscribe(
         ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
         if str(params.uri) == LIVE:
-            subscribers.discard(ctx.session)
+            subscribers.pop(_session_key(ctx), None)
         return types.EmptyResult()
 
     return Server(

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -173,10 +174,11 @@ class ConnectionManager:
         self._status_changed = anyio.Event()
         self._log_levels: dict[str, str] = {}
         """server id → the `logging/setLevel` level the user chose; sent again on each new session."""
-        self._subscriptions: dict[str, set[str]] = {}
-        """server id → the resource URIs `forward` subscribed to there (the gateway's agents, R-8.1);
-        each new session is subscribed to them before it is ready (`Connection._resubscribe`).
-        Kept while the server is disabled, dropped when it is deleted (`forget`)."""
+        self._subscriptions: dict[str, Counter[str]] = {}
+        """server id → the resource URIs `forward` subscribed to there (the gateway's agents, R-8.1),
+        each with the number of subscriptions that hold it; each new session is subscribed to them
+        before it is ready (`Connection._resubscribe`). Kept while the server is disabled, dropped
+        when it is deleted (`forget`)."""
         self.activity = ActivityRecorder(self.events)
         """Log messages, notifications and call progress of every server, for the page (R-12.1)."""
         self._notifications = Notifications(self.activity)
@@ -435,8 +437,10 @@ class ConnectionManager:
         published as `operation.progress`), its structured output checked against the tool's
         outputSchema (item 3) and the result bounded (R-3.9). A `resources/subscribe` the server
         accepted is remembered for the server and sent again on each of its new sessions (a
-        reconnect, a disable and enable, a configuration change), an accepted `resources/unsubscribe`
-        forgets it (R-8.1).
+        reconnect, a disable and enable, a configuration change). Subscriptions are counted per URI
+        (one per agent session's subscribe): a `resources/unsubscribe` while another still holds
+        the URI is answered `{}` here and the server's subscription stays; the last one is sent and,
+        accepted, forgets it (R-8.1).
 
         Args:
             method: A client-to-server request method, e.g. `tools/call`, `completion/complete`.
@@ -450,15 +454,22 @@ class ConnectionManager:
             ServerRequestFailed: the server answered a JSON-RPC error (`rpc_error` holds it, redacted).
             CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
         """
+        uri: object = params.get("uri") if method in _SUBSCRIPTION_METHODS and params is not None else None
+        if not isinstance(uri, str):
+            return await calls.forward(
+                self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
+            )
+        holders = self._subscriptions.setdefault(server_id, Counter())
+        if method == "resources/unsubscribe" and holders[uri] > 1:
+            holders[uri] -= 1  # another subscription still holds it: the server's stays
+            return {}
         result = await calls.forward(
             self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
         )
-        if method in _SUBSCRIPTION_METHODS and params is not None and isinstance(uri := params.get("uri"), str):
-            uris = self._subscriptions.setdefault(server_id, set())
-            if method == "resources/subscribe":
-                uris.add(uri)  # the server's next sessions are subscribed too
-            else:
-                uris.discard(uri)
+        if method == "resources/subscribe":
+            holders[uri] += 1  # the server's next sessions are subscribed too
+        else:
+            holders.pop(uri, None)
         return result
 
     # ----- debugging (R-12.1) -------------------------------------------------------------------
@@ -632,7 +643,7 @@ class ConnectionManager:
             spec,
             self.logbook(slot.server_id),
             previous=slot.catalog,
-            subscriptions=self._subscriptions.setdefault(slot.server_id, set()),
+            subscriptions=self._subscriptions.setdefault(slot.server_id, Counter()),
         )
         slot.conn = conn
         # A reconnect after failures keeps saying why the server was down until this attempt ends.
