@@ -9,6 +9,8 @@ server; the agents are the SDK's own `Client` (2026-07-28 and 2025-11-25) or raw
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 
 from tests.servers.growing_upstream import LIVE, make_growing_server
+from tests.support.cli import CLI
 from tests.support.composed import composed_host
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import add_ready, make_ready
@@ -336,3 +339,16 @@ async def test_one_agent_unsubscribing_leaves_anothers_subscription_in_place(hos
         await second.session.unsubscribe_resource(LIVE)  # pyright: ignore[reportDeprecated] - the last one
         assert told_count(await second.call_tool("touch", {})) == before - 1
     assert heard["/mcp"] == 0  # unsubscribed before the first touch
+
+
+async def test_a_listen_stream_ends_when_another_process_deletes_its_server(host: Host, tmp_path: Path) -> None:
+    """`mcp-center delete` runs the library in-process on the data directory (another process):
+    this host hears of it only through the store, and the stream on `/mcp/grow` still ends."""
+    env = {**os.environ, "MCP_CENTER_DATA_DIR": str(tmp_path / "data"), "MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN}
+    delete = [CLI, "delete", "grow", "--yes"]
+    async with modern_client(host, "/mcp/grow") as client, client.listen(tools_list_changed=True) as sub:
+        assert sub.honored.tools_list_changed is True
+        done = await anyio.to_thread.run_sync(lambda: subprocess.run(delete, env=env, capture_output=True, check=False))
+        assert done.returncode == 0, done.stderr.decode()
+        heard = await events_until_end(sub)  # ends: no SubscriptionLost, no hang
+    assert all(isinstance(event, ToolsListChanged) for event in heard), heard

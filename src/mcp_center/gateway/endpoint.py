@@ -193,6 +193,10 @@ class GatewayEndpoint:
             await anyio.sleep(SESSION_CHECK_S)
             for session_id, token_id in self._take_stale():
                 await self._terminate(session_id, token_id)
+            try:  # a server deleted elsewhere (the CLI, another instance): its endpoint's listen streams end
+                await self.gateway.end_gone_endpoints()
+            except Exception:  # an unreadable store must not stop the session checks
+                logger.exception("gateway.endpoint_check_failed")
 
     def _take_stale(self) -> list[tuple[str, str]]:
         """Remove and return `(session id, token id)` of the sessions to end: revoked token, or idle."""

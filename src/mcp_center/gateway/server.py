@@ -374,6 +374,20 @@ class Gateway:
                 if event["type"] == "server.deleted" and isinstance(server_id := event.get("server_id"), str):
                     await self._end_endpoint_listening(server_id)
 
+    async def end_gone_endpoints(self) -> None:
+        """End the listen streams of every `/mcp/{id}` whose server no longer exists
+        (`_end_endpoint_listening`): a server deleted by another process (the CLI runs the library
+        in-process) or another instance announces nothing here, so the endpoint's periodic check
+        (`GatewayEndpoint`, every `SESSION_CHECK_S`) calls this. One store look per endpoint with
+        open streams (fresh stamps make it a `stat`).
+
+        Raises:
+            StorageError: the store cannot be read (the caller logs it and tries again later).
+        """
+        for server_id in [sid for sid in self._listeners if sid is not None]:
+            if not await self.center.server_exists(server_id):
+                await self._end_endpoint_listening(server_id)
+
     async def _end_endpoint_listening(self, server_id: str) -> None:
         """The server `server_id` was deleted: its endpoint `/mcp/{server_id}` is gone (a new request
         there is answered 404 MCP_SERVER_NOT_FOUND), so its listen streams are told that every list
