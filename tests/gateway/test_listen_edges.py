@@ -51,6 +51,8 @@ class Host:
     admin: httpx2.AsyncClient
     http: httpx2.AsyncClient
     token: str
+    server: dict[str, Any]
+    """The body that created the server `grow` (the upstream's URL in it)."""
 
     def modern_headers(self, method: str) -> dict[str, str]:
         return {
@@ -71,7 +73,7 @@ async def host(tmp_path: Path) -> AsyncGenerator[Host]:
         body = {"id": "grow", "name": "Grow", "transport": "streamable_http", "url": f"{upstream}/mcp"}
         ready = await add_ready(composed.admin, {**body, "tool_policies": {"grow": "allow", "touch": "allow"}})
         assert ready["status"]["state"] == "ready"
-        yield Host(composed.base, composed.admin, composed.http, composed.token)
+        yield Host(composed.base, composed.admin, composed.http, composed.token, body)
 
 
 @asynccontextmanager
@@ -117,7 +119,7 @@ async def test_a_listen_stream_of_a_deleted_servers_endpoint_hears_the_change_th
 
 async def test_a_listen_stream_of_a_disabled_servers_endpoint_hears_the_change_and_stays(host: Host) -> None:
     """Disabled is not gone: `/mcp/{id}` still exists (it lists nothing), so its stream stays open and
-    hears the change; the /mcp stream beside it ends only when the host stops."""
+    hears the change; deleting the server then ends it, while the `/mcp` stream beside it stays."""
     async with (
         modern_client(host, "/mcp/grow") as client,
         client.listen(tools_list_changed=True) as sub,
@@ -129,10 +131,18 @@ async def test_a_listen_stream_of_a_disabled_servers_endpoint_hears_the_change_a
             assert isinstance(await anext(sub), ToolsListChanged)
             assert isinstance(await anext(aggregate), ToolsListChanged)
         assert (await client.list_tools()).tools == []
-        # Still open: deleting the server now ends the per-server stream (its aggregate sibling stays).
+        # Still open: deleting the server now ends the per-server stream.
         server = (await host.admin.get(f"{SERVERS}/grow")).json()
         assert (await host.admin.delete(f"{SERVERS}/grow", params={"version": server["version"]})).status_code == 204
         await events_until_end(sub)
+        # The aggregate stream stays: it hears the server come back (a re-list after an event shows it).
+        await add_ready(host.admin, {**host.server, "tool_policies": {"grow": "allow"}})
+        with anyio.fail_after(10):
+            async for _event in aggregate:
+                if (await other.list_tools()).tools:
+                    break
+            else:
+                raise AssertionError("the /mcp listen stream ended with the server's endpoint")
 
 
 BAD_FILTERS: list[Any] = [
