@@ -362,3 +362,16 @@ async def test_a_listen_stream_ends_when_another_process_deletes_its_server(host
         assert done.returncode == 0, done.stderr.decode()
         heard = await events_until_end(sub)  # ends: no SubscriptionLost, no hang
     assert all(isinstance(event, ToolsListChanged) for event in heard), heard
+
+
+async def test_a_session_that_ends_without_unsubscribing_releases_its_subscription(host: Host) -> None:
+    """An agent's session that ends (its DELETE) while subscribed releases the subscription, as its
+    `resources/unsubscribe` would: the other agent's later unsubscribe, now the last, reaches the server."""
+    async with legacy_client(host, "/mcp/grow") as staying:
+        async with legacy_client(host, "/mcp") as leaving:
+            await leaving.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated] - a 2025-11-25 session
+        # `leaving` sent its DELETE on exit, still subscribed.
+        await staying.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated]
+        before = told_count(await staying.call_tool("touch", {}))
+        await staying.session.unsubscribe_resource(LIVE)  # pyright: ignore[reportDeprecated]
+        assert told_count(await staying.call_tool("touch", {})) == before - 1

@@ -193,6 +193,7 @@ class GatewayEndpoint:
             await anyio.sleep(SESSION_CHECK_S)
             for session_id, token_id in self._take_stale():
                 await self._terminate(session_id, token_id)
+                await self.gateway.session_ended(session_id)
             try:  # a server deleted elsewhere (the CLI, another instance): its endpoint's listen streams end
                 await self.gateway.end_gone_endpoints()
             except Exception:  # an unreadable store must not stop the session checks
@@ -521,6 +522,7 @@ class GatewayEndpoint:
         if scope.get("method") == "DELETE" and ended and self._sessions.get(session_id) is session:
             del self._sessions[session_id]
             session.link.end()
+            await self.gateway.session_ended(session_id)
 
     async def _open(
         self, token_id: str, server_id: str | None, message: object, scope: Scope, receive: Receive, send: OneResponse

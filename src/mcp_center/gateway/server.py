@@ -462,6 +462,20 @@ class Gateway:
             if uri in uris and (scope is None or scope == server_id):
                 self._tg.start_soon(self._notify_one, connection, "notifications/resources/updated", {"uri": uri})
 
+    async def session_ended(self, session_id: str) -> None:
+        """The downstream (2025-11-25) session `session_id` ended (its DELETE, idle, revocation): its
+        resource subscriptions are released as its `resources/unsubscribe` would (the server's own
+        subscription is shared and ends with the last holder, `ConnectionManager.forward`); one the
+        server cannot take now (disabled, gone) is left (R-8.1)."""
+        for connection in [c for c in list(self._subscribed) if getattr(c, "session_id", None) == session_id]:
+            uris = self._subscribed.pop(connection, set())
+            scope = self._connections.get(connection)
+            for uri in sorted(uris):
+                try:
+                    await self.center.mcp_forward_request("resources/unsubscribe", {"uri": uri}, server_id=scope)
+                except CenterError as exc:
+                    logger.debug("gateway.unsubscribe_on_end_failed", extra={"code": exc.code})
+
     @staticmethod
     async def _notify_one(connection: Connection, method: str, params: dict[str, Any]) -> None:
         try:
