@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
-from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -73,6 +72,7 @@ from mcp_center.runtime.reconnect import RECONNECT, STDIO_RECONNECT, retried
 from mcp_center.runtime.requests import PROGRESS_MAX_FACTOR, SessionExpired, send_once
 from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES
 from mcp_center.runtime.session import SessionHooks
+from mcp_center.runtime.subscriptions import SUBSCRIPTION_METHODS, ResourceSubscriptions
 from mcp_center.transports import ConnectionSpec, open_transport
 
 __all__ = [
@@ -108,9 +108,6 @@ class _Slot:
     """The pending automatic reconnect, if any."""
     catalog: Catalog | None = None
     """The catalog of the last connection that became ready (a reconnect keeps what fails to list)."""
-
-
-_SUBSCRIPTION_METHODS = frozenset({"resources/subscribe", "resources/unsubscribe"})
 
 
 class _Owner:
@@ -174,11 +171,8 @@ class ConnectionManager:
         self._status_changed = anyio.Event()
         self._log_levels: dict[str, str] = {}
         """server id → the `logging/setLevel` level the user chose; sent again on each new session."""
-        self._subscriptions: dict[str, Counter[str]] = {}
-        """server id → the resource URIs `forward` subscribed to there (the gateway's agents, R-8.1),
-        each with the number of subscriptions that hold it; each new session is subscribed to them
-        before it is ready (`Connection._resubscribe`). Kept while the server is disabled, dropped
-        when it is deleted (`forget`)."""
+        self._subscriptions = ResourceSubscriptions()
+        """The resource URIs `forward` subscribed to per server (the gateway's agents, R-8.1)."""
         self.activity = ActivityRecorder(self.events)
         """Log messages, notifications and call progress of every server, for the page (R-12.1)."""
         self._notifications = Notifications(self.activity)
@@ -238,7 +232,7 @@ class ConnectionManager:
         self._logbooks.pop(server_id, None)
         self.activity.forget(server_id)
         self._log_levels.pop(server_id, None)
-        self._subscriptions.pop(server_id, None)
+        self._subscriptions.forget(server_id)
 
     # ----- connect / disconnect -------------------------------------------------------------
 
@@ -435,12 +429,8 @@ class ConnectionManager:
         gives: refused without asking a server that offers no tools (issue 14 item 16), its
         deadline restarted by progress up to `PROGRESS_MAX_FACTOR` times (item 4, progress
         published as `operation.progress`), its structured output checked against the tool's
-        outputSchema (item 3) and the result bounded (R-3.9). A `resources/subscribe` the server
-        accepted is remembered for the server and sent again on each of its new sessions (a
-        reconnect, a disable and enable, a configuration change). Subscriptions are counted per URI
-        (one per agent session's subscribe): a `resources/unsubscribe` while another still holds
-        the URI is answered `{}` here and the server's subscription stays; the last one is sent and,
-        accepted, forgets it (R-8.1).
+        outputSchema (item 3) and the result bounded (R-3.9). Resource (un)subscriptions are counted
+        per server and URI and sent again on each new session (`runtime.subscriptions`, R-8.1).
 
         Args:
             method: A client-to-server request method, e.g. `tools/call`, `completion/complete`.
@@ -454,23 +444,18 @@ class ConnectionManager:
             ServerRequestFailed: the server answered a JSON-RPC error (`rpc_error` holds it, redacted).
             CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
         """
-        uri: object = params.get("uri") if method in _SUBSCRIPTION_METHODS and params is not None else None
-        if not isinstance(uri, str):
-            return await calls.forward(
-                self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
+        if method in SUBSCRIPTION_METHODS:  # counted (rare); every other method goes straight on
+            return await self._subscriptions.forward(
+                server_id,
+                method,
+                params,
+                lambda: calls.forward(
+                    self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
+                ),
             )
-        holders = self._subscriptions.setdefault(server_id, Counter())
-        if method == "resources/unsubscribe" and holders[uri] > 1:
-            holders[uri] -= 1  # another subscription still holds it: the server's stays
-            return {}
-        result = await calls.forward(
+        return await calls.forward(
             self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
         )
-        if method == "resources/subscribe":
-            holders[uri] += 1  # the server's next sessions are subscribed too
-        else:
-            holders.pop(uri, None)
-        return result
 
     # ----- debugging (R-12.1) -------------------------------------------------------------------
 
@@ -643,7 +628,7 @@ class ConnectionManager:
             spec,
             self.logbook(slot.server_id),
             previous=slot.catalog,
-            subscriptions=self._subscriptions.setdefault(slot.server_id, Counter()),
+            subscriptions=self._subscriptions.of(slot.server_id),
         )
         slot.conn = conn
         # A reconnect after failures keeps saying why the server was down until this attempt ends.
