@@ -214,6 +214,18 @@ async def interrupt_waiting_calls(app: FastAPI) -> None:
         logger.exception("shutdown.interrupt_failed")
 
 
+async def end_listen_streams(app: FastAPI) -> None:
+    """End the gateway's open `subscriptions/listen` streams gracefully and wait for them
+    (`GatewayEndpoint.end_listen_streams`), when the HTTP server starts to stop (R-8.1)."""
+    endpoint: GatewayEndpoint | None = getattr(app.state, "gateway_endpoint", None)
+    if endpoint is None:
+        return
+    try:
+        await endpoint.end_listen_streams()
+    except Exception:
+        logger.exception("shutdown.listen_end_failed")
+
+
 def freeze_startup_heap() -> None:
     """Move every object alive once `serve` has started (modules, SDK and pydantic models, the store's
     parsed state: most of its heap) out of the garbage collector's generations (`gc.freeze`, R-8.3).
@@ -230,7 +242,8 @@ def freeze_startup_heap() -> None:
 
 
 class HostServer(uvicorn.Server):
-    """uvicorn's server, which first interrupts calls waiting for a human when it is asked to stop.
+    """uvicorn's server, which first interrupts calls waiting for a human and ends the gateway's
+    listen streams when it is asked to stop.
 
     With `settings` and the `ownership` of the data directory, it announces where it listens in
     `<data dir>/serve.json` once its socket is bound (the real port, also for `--port 0`), so the
@@ -280,6 +293,7 @@ class HostServer(uvicorn.Server):
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await interrupt_waiting_calls(self._app)
+        await end_listen_streams(self._app)  # before uvicorn waits for open responses
         await super().shutdown(sockets)  # ends with the lifespan: every server has stopped
         if self._ownership is not None:
             self._ownership.release()

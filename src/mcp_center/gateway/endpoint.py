@@ -54,7 +54,7 @@ from mcp_center.gateway.fastpath import (
     revoked_error,
 )
 from mcp_center.gateway.refusals import read_headers, sdk_refuses
-from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
+from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, listen_params_problem, scope_of_path
 from mcp_center.gateway.wire import DirectHandler
 from mcp_center.models import is_object, is_request_id
 from mcp_center.secrets import presented_bearer
@@ -141,6 +141,8 @@ class GatewayEndpoint:
         self._sessionless: dict[str, set[AgentLink]] = {}
         """Token id → the links of its sessionless (2026-07-28) requests being served now (lean, or
         handed to the SDK): ended by `_take_stale` when the token is revoked, as its sessions are."""
+        self._listens: set[anyio.Event] = set()
+        """One event per `subscriptions/listen` stream the SDK serves now, set once its response ended."""
         self._lean = LeanPath(gateway)
         self.lean = True
         """False: every request goes to the SDK's stack, none to the lean or direct path (the reference
@@ -158,6 +160,25 @@ class GatewayEndpoint:
                 finally:
                     tg.cancel_scope.cancel()
 
+    async def end_listen_streams(self, timeout_s: float = SESSION_END_TIMEOUT_S) -> int:
+        """End every open `subscriptions/listen` stream gracefully (`Gateway.end_listening`: each
+        ends with its result, a later one at once) and wait until their responses have ended, at
+        most `timeout_s` seconds (R-8.1). `serve` calls this when it starts to stop, before uvicorn
+        waits for open responses: a listen stream never ends by itself, so each would otherwise hold
+        the exit up for the whole graceful-shutdown timeout and then be cancelled with a traceback.
+
+        Returns:
+            How many streams were still open when it was called.
+        """
+        open_now = list(self._listens)
+        self.gateway.end_listening()
+        with anyio.move_on_after(timeout_s) as deadline:
+            for ended in open_now:
+                await ended.wait()
+        if deadline.cancelled_caught:
+            logger.warning("gateway.listen_end_timeout", extra={"open": sum(not e.is_set() for e in open_now)})
+        return len(open_now)
+
     def open_sessions(self, token_id: str) -> int:
         """How many sessions the token `token_id` holds now, counting those being opened (R-8.1).
 
@@ -172,6 +193,11 @@ class GatewayEndpoint:
             await anyio.sleep(SESSION_CHECK_S)
             for session_id, token_id in self._take_stale():
                 await self._terminate(session_id, token_id)
+                await self.gateway.session_ended(session_id)
+            try:  # a server deleted elsewhere (the CLI, another instance): its endpoint's listen streams end
+                await self.gateway.end_gone_endpoints()
+            except Exception:  # an unreadable store must not stop the session checks
+                logger.exception("gateway.endpoint_check_failed")
 
     def _take_stale(self) -> list[tuple[str, str]]:
         """Remove and return `(session id, token id)` of the sessions to end: revoked token, or idle."""
@@ -307,6 +333,9 @@ class GatewayEndpoint:
                 lean = self._modern_lean_request(message, server_id, (token_id, token_name), scope.get("headers", ()))
                 await self._serve_sessionless(token_id, lean, receive, send)
                 return
+            if is_modern(version) and (refusal := _bad_listen_refusal(headers, message)) is not None:
+                await refusal(scope, receive, send)
+                return
             await self._hand_over_sessionless(token_id, message, scope, receive, response_once)
         elif session_id is None:
             await self._open(token_id, server_id, message, scope, receive, response_once)
@@ -377,8 +406,15 @@ class GatewayEndpoint:
         answered as the lean path answers a revoked call (-32001 GATEWAY_AUTH_REQUIRED, R-8.1)."""
         link = AgentLink(None, {})
         handling = link.calls[None] = anyio.CancelScope()
-        with self._tracked(token_id, link), handling:
-            await self._hand_over(scope, receive, send, send)
+        ended = anyio.Event()
+        if is_object(message) and message.get("method") == "subscriptions/listen":
+            self._listens.add(ended)
+        try:
+            with self._tracked(token_id, link), handling:
+                await self._hand_over(scope, receive, send, send)
+        finally:
+            self._listens.discard(ended)
+            ended.set()
         if handling.cancel_called and not send.complete:
             request_id = message.get("id") if is_object(message) else None
             await _revoked_answer(request_id, streaming=send.started)(send)
@@ -499,6 +535,7 @@ class GatewayEndpoint:
         if scope.get("method") == "DELETE" and ended and self._sessions.get(session_id) is session:
             del self._sessions[session_id]
             session.link.end()
+            await self.gateway.session_ended(session_id)
 
     async def _open(
         self, token_id: str, server_id: str | None, message: object, scope: Scope, receive: Receive, send: OneResponse
@@ -691,6 +728,21 @@ def _bad_meta_refusal(message: object, *, modern: bool) -> JSONResponse | None:
         return None
     error = {"code": types.INVALID_PARAMS, "message": problem}
     return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error}, status_code=400 if modern else 200)
+
+
+def _bad_listen_refusal(headers: dict[bytes, str], message: object) -> JSONResponse | None:
+    """A 2026-07-28 `subscriptions/listen` whose filter is not strictly typed (`listen_params_problem`):
+    -32602 with HTTP 400, as the SDK answers its own -32602 there; None for any other request, and
+    for one the SDK refuses first (`sdk_refuses`: it answers with its own words)."""
+    if not is_object(message) or message.get("method") != "subscriptions/listen":
+        return None
+    if not is_request_id(message.get("id")) or sdk_refuses(headers, message, modern=True):
+        return None
+    problem = listen_params_problem(message.get("params"))
+    if problem is None:
+        return None
+    error = {"code": types.INVALID_PARAMS, "message": problem, "data": ""}
+    return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error}, status_code=400)
 
 
 def _unknown_server(server_id: str) -> JSONResponse:

@@ -33,6 +33,7 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
     InMemorySubscriptionBus,
     ListenHandler,
     PromptsListChanged,
@@ -55,6 +56,7 @@ __all__ = [
     "caller_named",
     "caller_of",
     "error_result_json",
+    "listen_params_problem",
     "scope_of_path",
     "server_instructions",
     "to_mcp_error",
@@ -113,6 +115,36 @@ _LISTEN_EVENTS: dict[str, ServerEvent] = {
 MAX_LISTENERS = 1024
 """Open `subscriptions/listen` streams per endpoint (`/mcp`, each `/mcp/{id}`); one more is refused
 -32603 "Subscription limit reached" (the SDK's `ListenHandler`)."""
+
+_LISTEN_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+
+
+def listen_params_problem(params: object) -> str | None:
+    """Why the `params` of a `subscriptions/listen` request (2026-07-28) break MCP, or None (R-8.1).
+
+    `notifications` is an object; its `toolsListChanged`, `promptsListChanged` and
+    `resourcesListChanged`, when present, are booleans (or null), its `resourceSubscriptions` an
+    array of strings (or null); other keys are extensions and pass. The SDK's model is lax: it took
+    `"yes"` or `1` for true and acknowledged a subscription the client never asked for in those
+    words; the endpoint answers -32602 with this text instead (the SDK's "Invalid request
+    parameters", then the field, never the value). A `params` that is not an object, or one without
+    `notifications`, is left to the SDK (its own -32602)."""
+    if not is_object(params) or "notifications" not in params:
+        return None
+    wanted = params["notifications"]
+    if not is_object(wanted):
+        return "Invalid request parameters: notifications must be an object"
+    for flag in _LISTEN_FLAGS:
+        value = wanted.get(flag)
+        if value is not None and not isinstance(value, bool):
+            return f"Invalid request parameters: notifications.{flag} must be true or false"
+    uris = wanted.get("resourceSubscriptions")
+    if uris is not None and (
+        not isinstance(uris, list) or not all(isinstance(uri, str) for uri in cast(list[object], uris))
+    ):
+        return "Invalid request parameters: notifications.resourceSubscriptions must be an array of strings"
+    return None
+
 
 _NOTIFICATIONS = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
 
@@ -239,6 +271,8 @@ class Gateway:
         self._listeners: dict[str | None, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
         """Endpoint (None: `/mcp`, else a server id) → the bus its `subscriptions/listen` streams
         (2026-07-28) hear and the SDK handler serving them; made on the first listen there."""
+        self._listening_ended = False
+        """True once `end_listening` ran (the host is stopping): a new listen is closed at once."""
         self.server: Server[Any] = _GatewayServer(
             "mcp-center",
             version=__version__,
@@ -277,13 +311,23 @@ class Gateway:
                 try:
                     yield
                 finally:
-                    for _bus, handler in self._listeners.values():
-                        handler.close()  # each listen stream ends with its final result, not a drop
+                    self.end_listening()
                     tg.cancel_scope.cancel()
         finally:
             self._tg = None
             remove_listener()
             remove_resource_listener()
+
+    def end_listening(self) -> None:
+        """End every open `subscriptions/listen` stream (2026-07-28) gracefully, now and from now on:
+        each sends its buffered events, then the listen request's result as its last frame (the
+        spec's graceful close: the client knows the stream ended on purpose, not that it dropped),
+        and a listen that arrives later gets its result at once. Called when the host starts to
+        stop (`serve`: before uvicorn waits for open responses) and when `running` ends. Only
+        initiates the closes; it does not wait for the streams to flush (`GatewayEndpoint` does)."""
+        self._listening_ended = True
+        for _bus, handler in self._listeners.values():
+            handler.close()
 
     # ----- downstream bookkeeping -------------------------------------------------------------------
 
@@ -327,6 +371,36 @@ class Gateway:
                     await self._notify_all(method)
                     for bus, _handler in list(self._listeners.values()):
                         await bus.publish(_LISTEN_EVENTS[method])
+                if event["type"] == "server.deleted" and isinstance(server_id := event.get("server_id"), str):
+                    await self._end_endpoint_listening(server_id)
+
+    async def end_gone_endpoints(self) -> None:
+        """End the listen streams of every `/mcp/{id}` whose server no longer exists
+        (`_end_endpoint_listening`): a server deleted by another process (the CLI runs the library
+        in-process) or another instance announces nothing here, so the endpoint's periodic check
+        (`GatewayEndpoint`, every `SESSION_CHECK_S`) calls this. One store look per endpoint with
+        open streams (fresh stamps make it a `stat`).
+
+        Raises:
+            StorageError: the store cannot be read (the caller logs it and tries again later).
+        """
+        for server_id in [sid for sid in self._listeners if sid is not None]:
+            if not await self.center.server_exists(server_id):
+                await self._end_endpoint_listening(server_id)
+
+    async def _end_endpoint_listening(self, server_id: str) -> None:
+        """The server `server_id` was deleted: its endpoint `/mcp/{server_id}` is gone (a new request
+        there is answered 404 MCP_SERVER_NOT_FOUND), so its listen streams are told that every list
+        changed (nothing is listed there any more) and then end with their result, the spec's
+        graceful close; a client that listens again learns that the endpoint is gone. (A server
+        only disabled keeps its endpoint and its streams: they hear it leave and come back.)"""
+        listening = self._listeners.pop(server_id, None)
+        if listening is None:
+            return
+        bus, handler = listening
+        for event in _LISTEN_EVENTS.values():
+            await bus.publish(event)
+        handler.close()  # each stream sends what it buffered, then its result
 
     async def _listen(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
@@ -337,6 +411,10 @@ class Gateway:
         enabled, disabled or becoming ready, a tool set to `deny`, a server's own list change) is
         published on every endpoint's bus. Resource URIs are not honored (the ack leaves them out):
         the gateway does not relay `notifications/resources/updated`."""
+        if self._listening_ended:  # the host is stopping: closed before it opens (no ack, the result)
+            return types.SubscriptionsListenResult.model_validate(
+                {"_meta": {SUBSCRIPTION_ID_META_KEY: ctx.request_id}}, by_name=False
+            )
         server_id = _scope_of(ctx)
         listening = self._listeners.get(server_id)
         if listening is None:
@@ -383,6 +461,20 @@ class Gateway:
             scope = self._connections.get(connection)
             if uri in uris and (scope is None or scope == server_id):
                 self._tg.start_soon(self._notify_one, connection, "notifications/resources/updated", {"uri": uri})
+
+    async def session_ended(self, session_id: str) -> None:
+        """The downstream (2025-11-25) session `session_id` ended (its DELETE, idle, revocation): its
+        resource subscriptions are released as its `resources/unsubscribe` would (the server's own
+        subscription is shared and ends with the last holder, `ConnectionManager.forward`); one the
+        server cannot take now (disabled, gone) is left (R-8.1)."""
+        for connection in [c for c in list(self._subscribed) if getattr(c, "session_id", None) == session_id]:
+            uris = self._subscribed.pop(connection, set())
+            scope = self._connections.get(connection)
+            for uri in sorted(uris):
+                try:
+                    await self.center.mcp_forward_request("resources/unsubscribe", {"uri": uri}, server_id=scope)
+                except CenterError as exc:
+                    logger.debug("gateway.unsubscribe_on_end_failed", extra={"code": exc.code})
 
     @staticmethod
     async def _notify_one(connection: Connection, method: str, params: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ import logging
 import math
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -66,6 +66,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+RESUBSCRIBE_TIMEOUT_S = 10.0
+"""Seconds a new session's server may take to answer one `resources/subscribe` sent again (`_resubscribe`)."""
 
 CLOSE_TIMEOUT_S = 15.0
 """Seconds to wait for a connection to close (a stdio close can take ~7 s: grace, TERM, KILL)."""
@@ -237,7 +240,13 @@ class Connection:
             listing fails here keeps that content until a retry succeeds (R-3.7).
     """
 
-    def __init__(self, spec: ConnectionSpec, logbook: ServerLogbook, previous: Catalog | None = None) -> None:
+    def __init__(
+        self,
+        spec: ConnectionSpec,
+        logbook: ServerLogbook,
+        previous: Catalog | None = None,
+        subscriptions: Collection[str] = (),
+    ) -> None:
         self.connection_id = uuid.uuid4().hex
         self.spec = spec
         self.ready = anyio.Event()
@@ -264,6 +273,9 @@ class Connection:
         self.raw: RawForwarder | None = None
         """The lean forwarder of a Streamable HTTP connection, once built (`ConnectionManager.forward`)."""
         self._previous = previous
+        self._subscriptions = subscriptions
+        """The resource URIs the server's earlier sessions were subscribed to (the manager's live set):
+        this session is subscribed to them before it is ready (`_resubscribe`, R-8.1)."""
         self._refresh_wanted = anyio.Event()
         self._requested: set[Category] = set()
         self._refresh_times: deque[float] = deque()
@@ -461,6 +473,7 @@ class Connection:
                     async with open_session(spec, probe, hooks, transport_factory=transport_factory) as session:
                         self.session = session
                         await self._first_catalog(probe)
+                        await self._resubscribe(session)
                         handshake.deadline = math.inf
                         if not owner.is_current(self):
                             self.stopped_by_us = True
@@ -484,6 +497,30 @@ class Connection:
             else:
                 error = attribute(exc, probe, during="the session" if self.ready.is_set() else "initialize")
         return None if self.stopped_by_us else error
+
+    async def _resubscribe(self, session: OpenSession) -> None:
+        """Subscribe this new session to every resource the server's earlier sessions were subscribed
+        to for the gateway's agents (R-8.1): a subscription ends with the session it was sent on, and
+        a server tells only its subscribed sessions, so without this an agent's subscription went
+        silent after a reconnect, a disable and enable, or a configuration change. Runs before the
+        connection is ready (within the handshake's deadline), so no request reaches the server
+        before its subscriptions; a URI the server refuses is logged and kept (a later session may
+        take it)."""
+        capabilities = session.client.server_capabilities
+        if not self._subscriptions or capabilities.resources is None or not capabilities.resources.subscribe:
+            return
+        for uri in sorted(self._subscriptions):
+            try:
+                await session.client.session.send_request(
+                    types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)),
+                    types.EmptyResult,
+                    request_read_timeout_seconds=RESUBSCRIBE_TIMEOUT_S,
+                )
+            except MCPError as exc:
+                logger.warning(
+                    "server.resubscribe_failed",
+                    extra={"server_id": self.spec.server_id, "code": exc.error.code},
+                )
 
     async def _first_catalog(self, probe: TransportProbe) -> None:
         if await self.refresh("tools") != "committed":

@@ -72,6 +72,7 @@ from mcp_center.runtime.reconnect import RECONNECT, STDIO_RECONNECT, retried
 from mcp_center.runtime.requests import PROGRESS_MAX_FACTOR, SessionExpired, send_once
 from mcp_center.runtime.results import DEFAULT_MAX_RESULT_BYTES
 from mcp_center.runtime.session import SessionHooks
+from mcp_center.runtime.subscriptions import SUBSCRIPTION_METHODS, ResourceSubscriptions
 from mcp_center.transports import ConnectionSpec, open_transport
 
 __all__ = [
@@ -170,6 +171,8 @@ class ConnectionManager:
         self._status_changed = anyio.Event()
         self._log_levels: dict[str, str] = {}
         """server id → the `logging/setLevel` level the user chose; sent again on each new session."""
+        self._subscriptions = ResourceSubscriptions()
+        """The resource URIs `forward` subscribed to per server (the gateway's agents, R-8.1)."""
         self.activity = ActivityRecorder(self.events)
         """Log messages, notifications and call progress of every server, for the page (R-12.1)."""
         self._notifications = Notifications(self.activity)
@@ -229,6 +232,7 @@ class ConnectionManager:
         self._logbooks.pop(server_id, None)
         self.activity.forget(server_id)
         self._log_levels.pop(server_id, None)
+        self._subscriptions.forget(server_id)
 
     # ----- connect / disconnect -------------------------------------------------------------
 
@@ -448,7 +452,8 @@ class ConnectionManager:
         gives: refused without asking a server that offers no tools (issue 14 item 16), its
         deadline restarted by progress up to `PROGRESS_MAX_FACTOR` times (item 4, progress
         published as `operation.progress`), its structured output checked against the tool's
-        outputSchema (item 3) and the result bounded (R-3.9).
+        outputSchema (item 3) and the result bounded (R-3.9). Resource (un)subscriptions are counted
+        per server and URI and sent again on each new session (`runtime.subscriptions`, R-8.1).
 
         Args:
             method: A client-to-server request method, e.g. `tools/call`, `completion/complete`.
@@ -462,6 +467,15 @@ class ConnectionManager:
             ServerRequestFailed: the server answered a JSON-RPC error (`rpc_error` holds it, redacted).
             CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
         """
+        if method in SUBSCRIPTION_METHODS:  # counted (rare); every other method goes straight on
+            return await self._subscriptions.forward(
+                server_id,
+                method,
+                params,
+                lambda: calls.forward(
+                    self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
+                ),
+            )
         return await calls.forward(
             self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
         )
@@ -633,7 +647,12 @@ class ConnectionManager:
     def _start_locked(self, slot: _Slot, spec: ConnectionSpec) -> Connection:
         assert self._tg is not None, "use the manager inside 'async with'"
         _cancel_retry(slot)
-        conn = Connection(spec, self.logbook(slot.server_id), previous=slot.catalog)
+        conn = Connection(
+            spec,
+            self.logbook(slot.server_id),
+            previous=slot.catalog,
+            subscriptions=self._subscriptions.of(slot.server_id),
+        )
         slot.conn = conn
         # A reconnect after failures keeps saying why the server was down until this attempt ends.
         last_error = slot.status.error if slot.failures and slot.status is not None else None

@@ -256,8 +256,12 @@ class ContextItems(AgentCatalog):
         scoped URIs are mapped back), or with `server_id` to that server under its own names (R-8.4);
         `logging/setLevel` goes to that server (the aggregate endpoint only acknowledges it).
 
+        A subscription (`resources/subscribe`, `resources/unsubscribe`) is to a resource the server
+        offers, listed or matched by one of its templates, on every endpoint: else RESOURCE_UNKNOWN
+        (-32602 at the gateway, the code MCP gives "resource not found", SEP-2164), never forwarded.
+
         Raises:
-            RequestInvalid: no ready server offers the prompt or URI.
+            RequestInvalid: no ready server offers the prompt or URI (field error RESOURCE_UNKNOWN).
             PromptNotFound: an aggregate prompt name no ready server offers.
             ServerRequestFailed: the server's JSON-RPC error (`rpc_error`).
         """
@@ -281,6 +285,10 @@ class ContextItems(AgentCatalog):
             out["ref"] = ref
         else:
             target, out["uri"] = self._route_uri(str(params.get("uri", "")), ready)
+        if method in _SUBSCRIPTIONS and not _offers(ready[target][1], str(out.get("uri", ""))):
+            # On `/mcp/{id}` and for a scoped URI on `/mcp` alike: a subscription is to a resource the
+            # server offers (listed, or matched by one of its templates), as `/mcp` routes a plain URI.
+            raise invalid_field("uri", "RESOURCE_UNKNOWN", "the server does not offer this URI")
         result = await self._manager.forward(target, method, out)
         if method == "prompts/get":
             meta = dict(result.get("_meta") or {})
@@ -322,6 +330,16 @@ class ContextItems(AgentCatalog):
         if server_id is None or server_id not in ready:
             raise invalid_field("uri", "RESOURCE_UNKNOWN", "no ready server (or more than one) offers this URI")
         return server_id, server_uri
+
+
+_SUBSCRIPTIONS = frozenset({"resources/subscribe", "resources/unsubscribe"})
+
+
+def _offers(catalog: Catalog, uri: str) -> bool:
+    """True when `catalog` lists the resource `uri` or one of its templates matches it (RFC 6570)."""
+    return any(r.uri == uri for r in catalog.items["resources"]) or any(
+        template_matches(t.uri_template, uri) for t in catalog.items["resource_templates"]
+    )
 
 
 _SCOPED_PREFIX = "mcp-center+"
