@@ -4,7 +4,8 @@
 model is built, so a server's malformed answer is shown as it came (redacted by the tap, R-1.5).
 Its ids start with `RAW_REQUEST_ID_PREFIX`, so the request log says where they came from and the
 connection's catalog check leaves their list pages alone (`connection.ConnectionFilter`).
-`send_level` sends `logging/setLevel` without the SDK's deprecated helper.
+`send_level` sends `logging/setLevel` without the SDK's deprecated helper; `check_level` refuses a
+level that is not MCP's.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from mcp_center.errors import RequestInvalid
+from mcp_center.runtime.activity import LOG_LEVELS
 from mcp_center.runtime.session import OpenSession
 
-__all__ = ["RAW_REQUEST_ID_PREFIX", "RawAnswer", "send_level", "send_raw"]
+__all__ = ["RAW_REQUEST_ID_PREFIX", "RawAnswer", "check_level", "send_level", "send_raw"]
 
 RAW_REQUEST_ID_PREFIX = "console-"
 """JSON-RPC ids of requests sent by `send_raw` (the console): the request log shows where they came from."""
@@ -66,6 +69,19 @@ async def send_raw(
             error["data"] = exc.data
         return RawAnswer(None, error, _elapsed_ms(started), connection_id)
     return RawAnswer(result, None, _elapsed_ms(started), connection_id)
+
+
+def check_level(level: str) -> None:
+    """Refuse a `logging/setLevel` level that is not one of MCP's (`LOG_LEVELS`).
+
+    Raises:
+        RequestInvalid: with a field error `level` / FIELD_INVALID.
+    """
+    if level not in LOG_LEVELS:
+        raise RequestInvalid(
+            f"level: must be one of {', '.join(LOG_LEVELS)}",
+            details={"errors": [{"field": "level", "code": "FIELD_INVALID", "message": "not an MCP logging level"}]},
+        )
 
 
 async def send_level(session: OpenSession, level: str, timeout_s: float) -> None:

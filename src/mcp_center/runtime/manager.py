@@ -45,10 +45,10 @@ import mcp_types as types
 from mcp.client import Transport
 from mcp.shared.dispatcher import ProgressFnT
 
-from mcp_center.errors import CenterError, ConnectionLost, RequestInvalid, ServerDisabled
+from mcp_center.errors import CenterError, ConnectionLost, ServerDisabled
 from mcp_center.models import ConnectionState, ErrorReason
 from mcp_center.runtime import calls
-from mcp_center.runtime.activity import LOG_LEVELS, ActivityRecorder
+from mcp_center.runtime.activity import ActivityRecorder
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category
 from mcp_center.runtime.connection import (
     CLOSE_TIMEOUT_S,
@@ -60,7 +60,7 @@ from mcp_center.runtime.connection import (
     ready_status,
     wait_any,
 )
-from mcp_center.runtime.console import RawAnswer, send_level
+from mcp_center.runtime.console import RawAnswer, check_level, send_level
 from mcp_center.runtime.deadlines import CallDeadlines
 from mcp_center.runtime.events import EventBus
 from mcp_center.runtime.forward import RawForwarder
@@ -517,13 +517,7 @@ class ConnectionManager:
             ServerRequestFailed: the server refused it (e.g. it declares no `logging` capability).
             CallCancelled, ServerTimeout, connection errors as `call_tool`.
         """
-        if level not in LOG_LEVELS:
-            raise RequestInvalid(
-                f"level: must be one of {', '.join(LOG_LEVELS)}",
-                details={
-                    "errors": [{"field": "level", "code": "FIELD_INVALID", "message": "not an MCP logging level"}]
-                },
-            )
+        check_level(level)
         await calls.set_level(self, server_id, level)
         self._log_levels[server_id] = level
 
