@@ -10,8 +10,6 @@ agent is the SDK's own `Client` in its 2026-07-28 mode and its `listen()`.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -23,10 +21,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription
 from mcp.shared.subscriptions import ToolsListChanged
 
-from tests.servers.growing_upstream import LIVE, make_growing_server
-from tests.support.composed import composed_host
-from tests.support.loopback import NO_TLS, serve_loopback
-from tests.support.readiness import add_ready, make_ready
+from tests.servers.growing_upstream import LIVE
+from tests.support.listening import GrowingHost as Host
+from tests.support.listening import growing_host, modern_client
+from tests.support.loopback import NO_TLS
+from tests.support.readiness import make_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -34,34 +33,10 @@ ADMIN_TOKEN = "gateway-listen-admin-token-0123456789"
 SERVERS = "/api/mcp/servers"
 
 
-@dataclass
-class Host:
-    base: str
-    admin: httpx2.AsyncClient
-    token: str
-
-
 @pytest.fixture
 async def host(tmp_path: Path) -> AsyncGenerator[Host]:
-    async with (
-        serve_loopback(make_growing_server().streamable_http_app()) as upstream,
-        composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
-    ):
-        body = {"id": "grow", "name": "Grow", "transport": "streamable_http", "url": f"{upstream}/mcp"}
-        ready = await add_ready(composed.admin, {**body, "tool_policies": {"grow": "allow", "touch": "allow"}})
-        assert ready["status"]["state"] == "ready"
-        yield Host(composed.base, composed.admin, composed.token)
-
-
-@asynccontextmanager
-async def modern_client(host: Host, path: str) -> AsyncGenerator[Client]:
-    """The SDK's client in its default mode (it negotiates 2026-07-28 with the gateway)."""
-    async with (
-        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
-        Client(streamable_http_client(f"{host.base}{path}", http_client=http), cache=None) as client,
-    ):
-        assert client.protocol_version == "2026-07-28"
-        yield client
+    async with growing_host(tmp_path / "data", ADMIN_TOKEN) as running:
+        yield running
 
 
 async def names(client: Client) -> set[str]:

@@ -13,7 +13,6 @@ import os
 import subprocess
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +28,11 @@ from mcp.client.subscriptions import Subscription
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 
-from tests.servers.growing_upstream import LIVE, make_growing_server
+from tests.servers.growing_upstream import LIVE
 from tests.support.cli import CLI
-from tests.support.composed import composed_host
-from tests.support.loopback import NO_TLS, serve_loopback
+from tests.support.listening import GrowingHost as Host
+from tests.support.listening import growing_host, modern_client
+from tests.support.loopback import NO_TLS
 from tests.support.readiness import add_ready, make_ready
 
 pytestmark = pytest.mark.anyio
@@ -45,45 +45,10 @@ MODERN_META: dict[str, Any] = {
 }
 
 
-@dataclass
-class Host:
-    base: str
-    admin: httpx2.AsyncClient
-    http: httpx2.AsyncClient
-    token: str
-    server: dict[str, Any]
-    """The body that created the server `grow` (the upstream's URL in it)."""
-
-    def modern_headers(self, method: str) -> dict[str, str]:
-        return {
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-            "Authorization": f"Bearer {self.token}",
-            "Mcp-Protocol-Version": "2026-07-28",
-            "Mcp-Method": method,
-        }
-
-
 @pytest.fixture
 async def host(tmp_path: Path) -> AsyncGenerator[Host]:
-    async with (
-        serve_loopback(make_growing_server().streamable_http_app()) as upstream,
-        composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
-    ):
-        body = {"id": "grow", "name": "Grow", "transport": "streamable_http", "url": f"{upstream}/mcp"}
-        ready = await add_ready(composed.admin, {**body, "tool_policies": {"grow": "allow", "touch": "allow"}})
-        assert ready["status"]["state"] == "ready"
-        yield Host(composed.base, composed.admin, composed.http, composed.token, body)
-
-
-@asynccontextmanager
-async def modern_client(host: Host, path: str) -> AsyncGenerator[Client]:
-    async with (
-        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
-        Client(streamable_http_client(f"{host.base}{path}", http_client=http), cache=None) as client,
-    ):
-        assert client.protocol_version == "2026-07-28"
-        yield client
+    async with growing_host(tmp_path / "data", ADMIN_TOKEN) as running:
+        yield running
 
 
 async def events_until_end(sub: Subscription) -> list[ServerEvent]:
