@@ -192,8 +192,8 @@ def test_a_servers_own_text_with_rich_markup_is_printed_as_written(tmp_path: Pat
     assert tested.stdout.startswith("ok: ")
     assert "[/red][link=https://evil.example]x[/link]" in tested.stdout
     # Piped, rich adds no escape sequences of its own: any ESC would be the server's. Each is shown as ␛.
-    assert "\x1b" not in tested.stdout
-    assert "␛]0;pwned␛[2J" in tested.stdout
+    assert "\x1b" not in tested.stdout and "\u202e" not in tested.stdout
+    assert "␛]0;pwned␛[2J\ufffdgnp.exe" in tested.stdout  # a right-to-left override shown, not obeyed
 
 
 def test_list_shows_a_long_command_whole(tmp_path: Path) -> None:

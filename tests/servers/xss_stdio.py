@@ -24,7 +24,7 @@ P = (
 )
 # Escape sequences that would retitle and clear the user's terminal (in the server's name: a tool name
 # with control characters is refused by the host as malformed).
-ESCAPES = "\x1b]0;pwned\x07\x1b[2J"
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J\u202egnp.exe"
 JS = "javascript:window.__xss=3//"
 BIG = "--big" in sys.argv
 

@@ -167,13 +167,17 @@ _PICTURES: Final = (
     {code: 0x2400 + code for code in range(0x20) if code not in (0x09, 0x0A)}
     | {0x7F: 0x2421}
     | dict.fromkeys(range(0x80, 0xA0), 0xFFFD)
+    # Bidirectional overrides, embeddings and isolates: they reorder what follows on the line, so a
+    # name could show text other than what it holds (Trojan Source). Marks (LRM, RLM, ALM) too.
+    | dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C], 0xFFFD)
 )
 
 
 def visible(text: str) -> str:
     """`text` with each control character but tab and newline (ESC, CR, BEL, backspace, C1 codes)
-    replaced by one printable character (its Unicode control picture, e.g. ESC as "␛"): what a server,
-    a file or a user wrote can neither move the cursor nor recolour or retitle the terminal (R-5.4)."""
+    replaced by one printable character (its Unicode control picture, e.g. ESC as "␛"; C1 codes and
+    bidirectional controls as U+FFFD): what a server, a file or a user wrote can neither move the
+    cursor, recolour or retitle the terminal, nor reorder the rest of the line (R-5.4)."""
     return text.translate(_PICTURES)
 
 
