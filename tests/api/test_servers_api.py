@@ -737,6 +737,9 @@ async def test_a_secret_of_the_wrong_kind_or_an_unknown_kind_is_refused_and_chan
         response = await api.put(path, json={"value": "some-secret-value"})
         assert_error(response, status, code)
         assert "some-secret-value" not in response.text
+    # The refusal says why (a new-user trial could not tell what was wrong with its bearer secret).
+    refused = await api.put(f"{url}/token?kind=bearer", json={"value": "some-secret-value"})
+    assert refused.json()["error"]["message"] == "a bearer secret needs auth.kind 'bearer' (this server's is 'none')"
     for bad_body in ({"value": ""}, {"value": 12}, {}, {"value": "ok-value", "extra": 1}, {"value": "a\nb"}):
         response = await api.put(f"{url}/X-Key?kind=header", json=bad_body)
         assert response.status_code == 422, (bad_body, response.text)

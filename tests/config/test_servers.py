@@ -211,6 +211,11 @@ def test_authorization_header_is_refused_when_auth_is_managed(auth_kind: str, sp
     assert_only_error(
         remote(secret_headers=[spelling], auth={"kind": auth_kind}), f"secret_headers.{spelling}", "HEADER_RESERVED"
     )
+    # ... and says where a bearer token goes instead (a new-user trial could not tell).
+    assert (
+        "the secret 'token' of kind 'bearer'"
+        in rejected(remote(secret_headers=[spelling], auth={"kind": auth_kind})).message
+    )
 
 
 def test_authorization_header_is_allowed_when_auth_is_none() -> None:

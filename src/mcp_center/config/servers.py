@@ -471,7 +471,10 @@ def check_header_name(path: str, name: str, *, managed_auth: bool) -> FieldError
         return FieldError(path, "HEADER_RESERVED", f"'{name}' is set by the MCP transport and cannot be configured")
     if lowered == "authorization" and managed_auth:
         return FieldError(
-            path, "HEADER_RESERVED", "'Authorization' is set by the configured auth and cannot be configured"
+            path,
+            "HEADER_RESERVED",
+            "'Authorization' is set by the configured auth and cannot be configured; "
+            "a bearer token is the secret 'token' of kind 'bearer'",
         )
     return None
 

@@ -100,10 +100,13 @@ def declare_secret(config: ServerConfig, kind: SecretKind, key: str) -> ServerCo
     if isinstance(config, StdioServerConfig):
         raise SecretKeyInvalid(f"{kind.value} secrets are for remote servers", details={"kind": kind.value})
     if kind is SecretKind.BEARER:
-        if key != BEARER_KEY or not isinstance(config.auth, AuthBearer):
+        if not isinstance(config.auth, AuthBearer):
             raise SecretKeyInvalid(
-                "the bearer secret is named 'token' and needs auth.kind 'bearer'", details={"key": key}
+                f"a bearer secret needs auth.kind 'bearer' (this server's is '{config.auth.kind}')",
+                details={"key": key},
             )
+        if key != BEARER_KEY:
+            raise SecretKeyInvalid(f"this server's bearer token is the secret '{BEARER_KEY}'", details={"key": key})
         return config
     if kind is SecretKind.OAUTH_CLIENT:
         if key not in OAUTH_CLIENT_SECRET_KEYS or not isinstance(config.auth, AuthOAuth):
