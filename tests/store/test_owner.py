@@ -234,8 +234,13 @@ def test_a_database_backed_owner_marks_the_directory_and_a_file_backed_claim_is_
     (no password) and the file to delete to go back to the directory's own files (R-9.2, R-10.1)."""
     display = "postgresql://mcp:***@db/center"
     assert database_of(tmp_path) is None
+    never_listened = FileOwnerLock(tmp_path)  # its database was down, or its URL mistyped
+    never_listened.claim(ServeOwner.this_process(database=display))
+    never_listened.release()
+    assert database_of(tmp_path) is None
     lock = FileOwnerLock(tmp_path)
     lock.claim(ServeOwner.this_process(database=display))
+    lock.announce("http://127.0.0.1:8801")
     lock.release()
     assert database_of(tmp_path) == display
     before = sorted(path.name for path in tmp_path.iterdir())
@@ -246,11 +251,25 @@ def test_a_database_backed_owner_marks_the_directory_and_a_file_backed_claim_is_
     assert sorted(path.name for path in tmp_path.iterdir()) == before  # no record written
     again = FileOwnerLock(tmp_path)
     again.claim(ServeOwner.this_process(database="postgresql://mcp:***@other/center"))  # another database
+    again.announce("http://127.0.0.1:8801")
     again.release()
     assert database_of(tmp_path) == "postgresql://mcp:***@other/center"
-    (tmp_path / DATABASE_FILE).write_bytes(b"\x00not json")
-    assert database_of(tmp_path) == f"(unreadable {DATABASE_FILE})"  # still refuses, and names the file
-    (tmp_path / DATABASE_FILE).unlink()
+    marker = tmp_path / DATABASE_FILE
+    unreadable = f"(unreadable {DATABASE_FILE})"  # still refuses, and names the file
+    marker.write_bytes(b"\x00not json")
+    assert database_of(tmp_path) == unreadable
+    marker.write_text(json.dumps({"database": "x" * 5_000}))  # never printed whole
+    assert database_of(tmp_path) == unreadable
+    marker.unlink()
+    os.mkfifo(marker)  # never opened: reading a FIFO would wait for a writer forever
+    assert database_of(tmp_path) == unreadable
+    marker.unlink()
+    marker.symlink_to("/dev/zero")  # never read: it has no end
+    assert database_of(tmp_path) == unreadable
+    marker.unlink()
+    marker.mkdir()
+    assert database_of(tmp_path) == unreadable
+    marker.rmdir()
     files = FileOwnerLock(tmp_path)
     files.claim(ServeOwner.this_process())  # the user gave the directory back to its files
     files.release()

@@ -23,7 +23,8 @@ owner's facts, announce the URL once it listens, release it at the end, and ask 
   its password when the serve is database-backed (its state is not in the directory's files). A
   crashed serve's record is replaced by the next claim; otherwise only its writer removes it
   (`release` checks the `instance` it wrote).
-- `<data dir>/database.json` `{"database", "since"}` stays after a database-backed serve stopped:
+- `<data dir>/database.json` `{"database", "since"}`, written by a database-backed serve once it listens
+  (its database opened: a serve that never reached it marks nothing), stays after that serve stopped:
   the directory's state is in that database (without its password), not in its files. Without it a
   stopped database-backed serve's directory read as an empty host to the CLI, and a serve started
   there without the database began a second, empty state beside the real one. `claim` refuses a
@@ -44,6 +45,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import sys
 import time
 import uuid
@@ -282,9 +284,6 @@ class FileOwnerLock:
             raise database_required(self.data_dir, marked)
         try:
             atomic_write(self._record, owner.to_json(), mode=0o644)
-            if owner.database is not None and marked != owner.database:
-                mark = {"database": owner.database, "since": owner.started_at.isoformat()}
-                atomic_write(self.data_dir / DATABASE_FILE, (json.dumps(mark) + "\n").encode(), mode=0o644)
         except OSError as exc:
             self._unlock()
             raise _storage_error(self.data_dir, exc) from None
@@ -296,6 +295,11 @@ class FileOwnerLock:
         owner = replace(self._owner, url=_clean_url(url), local_url=_clean_url(local_url))
         try:
             atomic_write(self._record, owner.to_json(), mode=0o644)
+            # Marked only now, once serve has opened its database and listens: a serve that never
+            # reached its database (a typo, a database down) must not lock the directory's files out.
+            if owner.database is not None and database_of(self.data_dir) != owner.database:
+                mark = {"database": owner.database, "since": owner.started_at.isoformat()}
+                atomic_write(self.data_dir / DATABASE_FILE, (json.dumps(mark) + "\n").encode(), mode=0o644)
         except OSError as exc:
             raise _storage_error(self.data_dir, exc) from None
         self._owner = owner
@@ -345,22 +349,36 @@ class FileOwnerLock:
         )
 
 
+_MARK_MAX_BYTES = 4096
+_MARK_MAX_DATABASE_CHARS = 512
+
+
 def database_of(data_dir: Path) -> str | None:
     """The database (display form, no password) in which a database-backed serve of `data_dir` keeps
     its state, from `DATABASE_FILE`; None when the directory's state is its own files (R-9.2, R-10.1).
-    A file that cannot be read or parsed counts as present: the refusal names it, so it is looked at."""
+    A file that cannot be read or parsed, is not a regular file (a FIFO is never opened) or is larger
+    than a few KiB counts as present: the refusal names it, so it is looked at."""
     path = data_dir / DATABASE_FILE
+    unreadable = f"(unreadable {DATABASE_FILE})"
     try:
-        raw = path.read_bytes()
+        mode = path.lstat().st_mode
+    except OSError:  # absent (or the data directory is not one): the files are the state
+        return None
+    if not stat.S_ISREG(mode):  # a directory, a FIFO, a device, a symlink: never read, always refused
+        return unreadable
+    try:
+        with path.open("rb") as marker:
+            raw = marker.read(_MARK_MAX_BYTES + 1)
     except OSError:
-        # Absent (or the directory is not one): the files are the state; present but unreadable: refuse.
-        return "(unreadable " + DATABASE_FILE + ")" if path.is_file() else None
+        return unreadable
     try:
-        doc = json.loads(raw)
+        doc = json.loads(raw) if len(raw) <= _MARK_MAX_BYTES else None
     except (ValueError, UnicodeDecodeError):
         doc = None
     database = doc.get("database") if is_object(doc) else None
-    return database if isinstance(database, str) and database else "(unreadable " + DATABASE_FILE + ")"
+    if not isinstance(database, str) or not database or len(database) > _MARK_MAX_DATABASE_CHARS:
+        return unreadable
+    return database
 
 
 def database_required(data_dir: Path, database: str, pid: int | None = None) -> DatabaseRequired:
