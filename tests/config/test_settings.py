@@ -9,7 +9,7 @@ import platformdirs
 import pytest
 
 from mcp_center.config import Profile, Settings
-from mcp_center.config.settings import DEFAULT_PORT
+from mcp_center.config.settings import DEFAULT_PORT, database_display
 from mcp_center.errors import RequestInvalid
 
 
@@ -251,3 +251,22 @@ def test_a_weak_or_odd_static_gateway_token_is_refused_at_start(tmp_path: Path, 
         "gateway_token", lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_SERVE_GATEWAY_TOKEN": raw})
     )
     assert raw not in error.message
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://mcp:pw@db:5432/center", "postgresql://mcp:***@db:5432/center"),
+        ("postgresql://u:Hunter2?xyz@h/db", "postgresql://u:***@h/db"),  # libpq reads the password to the last @
+        ("postgresql://u:Hunter2#xyz@h/db", "postgresql://u:***@h/db"),
+        ("postgresql://u:pa/ss@h/db", "postgresql://u:***@h/db"),
+        ("postgresql://u?password=s@h/db", "postgresql://***@h/db"),
+        ("postgresql://u:p@h/db?sslmode=require&password=x", "postgresql://u:***@h/db"),
+        ("postgresql://h/db?password=x", "postgresql://h/db"),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+    ],
+)
+def test_the_database_is_shown_without_any_part_of_its_password(url: str, shown: str) -> None:
+    """R-10.1: messages, serve.json and database.json show the database; a password holding `?`, `#`
+    or `/` was partly shown (a generic URL parser ends the authority there, libpq does not)."""
+    assert database_display(url) == shown

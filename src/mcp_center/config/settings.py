@@ -209,17 +209,25 @@ _DATABASE_SCHEMES = ("postgresql", "postgres")
 
 
 def database_display(url: str) -> str:
-    """`url` with any password replaced by `***` (query parameters dropped: they may hold one too)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
+    """`url` with any password replaced by `***` (query parameters dropped: they may hold one too).
+
+    The user info ends at the last `@`, as libpq reads it: a password may hold `?`, `#` or `/`, where
+    a generic URL parser would end the authority early and show part of it. A user name that holds
+    one of those is shown as `***` too."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
         return "postgresql://(unparsable)"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}:***@{hostport}" if ":" in userinfo else f"{user}@{hostport}"
-    return f"{parts.scheme}://{netloc}{parts.path}"
+    userinfo, at, location = rest.rpartition("@")
+    try:
+        parts = urlsplit(f"{scheme}://{location if at else rest}")
+    except ValueError:
+        return f"{scheme}://(unparsable)"
+    shown = f"{parts.netloc}{parts.path}"
+    if not at:
+        return f"{scheme}://{shown}"
+    user = userinfo.split(":", 1)[0]
+    user = "***" if not user or any(c in user for c in "/?#&=") else user
+    return f"{scheme}://{user}:***@{shown}" if ":" in userinfo else f"{scheme}://{user}@{shown}"
 
 
 def _database_url(url: str | None) -> str | None:
