@@ -158,11 +158,16 @@ def test_a_name_the_file_does_not_use_is_refused_before_anything_is_asked(data: 
         ),
         (
             ["--var-from-env", "GITHUB_PAT=MCP_CENTER_TEST_UNSET_VARIABLE"],
-            "error [IMPORT_VALUES_INVALID]: values.GITHUB_PAT: --var-from-env names MCP_CENTER_TEST_UNSET_VARIABLE, "
-            "which is not set in this environment [ENV_VAR_UNSET]",
+            "error [IMPORT_VALUES_INVALID]: values.GITHUB_PAT: --var-from-env #1 names an environment variable "
+            "that is not set here [ENV_VAR_UNSET]",
+        ),
+        (  # a secret given to --var-from-env instead of --var is not echoed either
+            ["--var", "A=1", "--var-from-env", "GITHUB_PAT=ghp_SECRETVAL4"],
+            "error [IMPORT_VALUES_INVALID]: values.GITHUB_PAT: --var-from-env #1 names an environment variable "
+            "that is not set here [ENV_VAR_UNSET]",
         ),
     ],
-    ids=["no-equals", "empty-name", "twice", "unset-env"],
+    ids=["no-equals", "empty-name", "twice", "unset-env", "secret-as-env"],
 )
 def test_bad_value_flags_are_refused_before_the_file_is_read(data: Path, flags: list[str], expected: str) -> None:
     """The file does not exist: the flags are refused first, by position when what was typed may be the

@@ -170,6 +170,8 @@ _PICTURES: Final = (
     # Bidirectional overrides, embeddings and isolates: they reorder what follows on the line, so a
     # name could show text other than what it holds (Trojan Source). Marks (LRM, RLM, ALM) too.
     | dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C], 0xFFFD)
+    # Line and paragraph separators: a terminal may break the line there (one line stays one line).
+    | {0x2028: 0xFFFD, 0x2029: 0xFFFD}
 )
 
 

@@ -55,8 +55,8 @@ def given_values(
         typer.Exit: code 2, printed as one line: `REQUEST_INVALID` with field code FIELD_INVALID for
             an argument without `=` or with an empty name (named by position, never echoed),
             VALUE_REPEATED for a variable given twice; `IMPORT_VALUES_INVALID` with ENV_VAR_UNSET
-            when ENVVAR is not set, TEXT_INVALID when a value is not UTF-8 text. Nothing was read
-            or changed.
+            when ENVVAR is not set (named by position: it may be a secret given to the wrong flag),
+            TEXT_INVALID when a value is not UTF-8 text. Nothing was read or changed.
     """
     values: dict[str, str] = {}
     sources: dict[str, str] = {}
@@ -73,10 +73,12 @@ def given_values(
                 sources[name] = "--var"
             else:
                 if not rest or rest not in environ:
+                    # Never echo what follows '=': a secret given to --var-from-env instead of --var
+                    # would be printed (it may well look like a variable name, e.g. ghp_...).
                     problem = (
-                        f"{flag} names {rest}, which is not set in this environment"
+                        f"{flag} #{position} names an environment variable that is not set here"
                         if rest
-                        else f"{flag} names no ENVVAR"
+                        else f"{flag} #{position} names no ENVVAR"
                     )
                     raise fail(_refused(ImportValuesInvalid, f"values.{name}", "ENV_VAR_UNSET", problem))
                 value = environ[rest]
