@@ -116,3 +116,15 @@ export function clipped(text, { limit = CLIP_AT, className = "description" } = {
   });
   return box;
 }
+
+/** How long a page waits for its first answers before drawing anyway (milliseconds). */
+export const FIRST_DRAW_WAIT_MS = 3000;
+
+/**
+ * Resolves once every promise settled (answered, failed or threw) or after `ms`, whichever comes
+ * first; never rejects. A page that draws its sections once their data has answered (so nothing moves
+ * under the pointer) uses it so that a hung request or a card that throws never leaves it empty.
+ */
+export function settledWithin(promises, ms = FIRST_DRAW_WAIT_MS) {
+  return Promise.race([Promise.allSettled(promises), new Promise((resolve) => setTimeout(resolve, ms))]);
+}

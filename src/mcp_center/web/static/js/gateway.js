@@ -9,7 +9,7 @@
 // MCP_CENTER_GATEWAY_TOKEN; only the one-time panel offers them with the new token filled in.
 
 import { ApiError, gateway } from "./api.js";
-import { confirmDialog, h, replace, toast, uid } from "./dom.js";
+import { confirmDialog, h, replace, settledWithin, toast, uid } from "./dom.js";
 import { copy } from "./exporter.js";
 
 export const TOKEN_VARIABLE = "MCP_CENTER_GATEWAY_TOKEN";
@@ -370,8 +370,9 @@ export function renderGateway(main) {
   // The sections come once the endpoint's address and tools have answered (or failed): drawn before,
   // the tools line grew (its "Show their names") and moved the token form under a pointer about to
   // press "Create token", and a click whose press and release landed on different elements was lost
-  // (issue 16). The token list below the form is drawn when it comes.
-  Promise.all([loadInfo(), loadTools()]).then(() => {
+  // (issue 16). The token list below the form is drawn when it comes. A request that hangs holds the
+  // sections back FIRST_DRAW_WAIT_MS at most.
+  settledWithin([loadInfo(), loadTools()]).then(() => {
     if (alive) main.append(...body);
   });
   loadTokens();

@@ -7,7 +7,7 @@ import { servers } from "./api.js";
 import { authCallout, renderAuth } from "./auth.js";
 import { catalogCard } from "./catalog.js";
 import { renderActivity, renderConsole, serverInfoCard } from "./debug.js";
-import { confirmDialog, h, replace, toast } from "./dom.js";
+import { confirmDialog, h, replace, settledWithin, toast } from "./dom.js";
 import { renderEditor } from "./editor.js";
 import { errorText, stateBadge, transportLabel, usefulStderrLine, warningsBox } from "./format.js";
 import { renderCards, sharedInbox } from "./inbox.js";
@@ -170,8 +170,9 @@ export async function renderServer(main, { id, section, feed, navigate, flash, c
     });
     // The cards' first answers come before the overview is drawn: drawn half-loaded, each answer grew
     // a card and moved what is below it (the steps' buttons, Delete) under a pointer about to press
-    // it, and a click whose press and release landed on different elements was lost (issue 16).
-    await Promise.all([instances.settled, infoCard.settled, catalog.settled]);
+    // it, and a click whose press and release landed on different elements was lost (issue 16). A card
+    // whose request hangs or that throws holds the page back FIRST_DRAW_WAIT_MS at most.
+    await settledWithin([instances.settled, infoCard.settled, catalog.settled]);
     if (mine !== overviews || !current()) return; // a newer overview (or page) owns the section
     replace(
       content,
