@@ -92,6 +92,29 @@ async def test_a_malformed_page_on_refresh_keeps_the_last_valid_catalog(
     assert again.errors["tools"] is not None
 
 
+async def test_a_refresh_the_server_never_answers_fails_after_the_call_timeout_and_keeps_the_catalog(
+    server: ScriptedServer,
+) -> None:
+    """A server whose later `tools/list` never answers held a manual refresh (a REST request) open for
+    good, and the list_changed worker with it (found by a breaker): a listing gets as long as a call
+    or a start, whichever is longer."""
+    async with ConnectionManager(transport_factory=server.factory) as manager:
+        await manager.configure("fake", spec(call_timeout_s=2.0, startup_timeout_s=2.0))
+        before = await manager.catalog("fake")
+
+        async def silent(_conn: ScriptedConnection, _request: types.JSONRPCRequest) -> dict[str, Any]:
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        server.handlers["tools/list"] = silent
+        with anyio.fail_after(30):  # a bound for the test only: the refresh ends after 2 s
+            after = await manager.refresh("fake", ("tools",))
+        assert names(after.tools) == names(before.tools)
+        assert after.errors["tools"] is not None
+        assert after.errors["tools"]["code"] == "MCP_SERVER_TIMEOUT", after.errors["tools"]
+        assert manager.status("fake").state.value == "ready"
+
+
 async def test_list_changed_commits_a_new_generation_and_announces_it(
     manager: ConnectionManager, server: ScriptedServer
 ) -> None:

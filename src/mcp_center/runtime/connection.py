@@ -386,15 +386,26 @@ class Connection:
 
         Returns:
             "committed", "stale" (a newer refresh already committed: this answer was discarded) or
-            "failed" (the error is in `catalog.errors[category]` unless a newer refresh committed).
+            "failed" (the error is in `catalog.errors[category]` unless a newer refresh committed;
+            a listing not finished within the larger of the spec's `call_timeout_s` and
+            `startup_timeout_s` seconds fails as MCP_SERVER_TIMEOUT).
         """
         assert self.session is not None
         server_id = self.spec.server_id
         generation = self.catalog.begin(category)
+        limit_s = max(self.spec.call_timeout_s, self.spec.startup_timeout_s)
         try:
-            fetched = await fetch_category(self.session.client, category)
+            # A server that never answers a list held a manual refresh (a REST request) and the
+            # list_changed worker forever. The bound is the larger of a call's and a start's, so the
+            # first catalog keeps the start's deadline it always had.
+            with anyio.fail_after(limit_s):
+                fetched = await fetch_category(self.session.client, category)
         except Exception as exc:  # noqa: BLE001 - a failed refresh keeps the last valid content
-            error = attribute(exc, self.session.probe, during=LIST_METHODS[category])
+            error = (
+                timeout_error(LIST_METHODS[category], limit_s, self.session.probe)
+                if isinstance(exc, TimeoutError)
+                else attribute(exc, self.session.probe, during=LIST_METHODS[category])
+            )
             if self.catalog.fail(category, generation, {"code": error.code, "message": error.message}):
                 logger.warning(
                     "server.catalog_refresh_failed",
