@@ -13,18 +13,15 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 
 import anyio
-import httpx2
 import mcp_types as types
 import pytest
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription
 from mcp.shared.subscriptions import ToolsListChanged
 
 from tests.servers.growing_upstream import LIVE
 from tests.support.listening import GrowingHost as Host
-from tests.support.listening import growing_host, modern_client
-from tests.support.loopback import NO_TLS
+from tests.support.listening import growing_host, legacy_client, modern_client
 from tests.support.readiness import make_ready
 
 pytestmark = pytest.mark.anyio
@@ -87,11 +84,7 @@ async def test_a_2026_client_hears_every_change_of_the_tool_list(host: Host, pat
 
 async def test_a_session_and_a_sessionless_client_agree_on_list_changed(host: Host) -> None:
     """`initialize` (2025-11-25) and `server/discover` (2026-07-28) declare the same `listChanged`."""
-    async with (
-        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
-        Client(streamable_http_client(f"{host.base}/mcp", http_client=http), mode="legacy", cache=None) as legacy,
-        modern_client(host, "/mcp") as modern,
-    ):
+    async with legacy_client(host, "/mcp") as legacy, modern_client(host, "/mcp") as modern:
         declared = {}
         for era, client in (("legacy", legacy), ("modern", modern)):
             caps = client.server_capabilities
@@ -112,15 +105,7 @@ async def test_a_session_that_subscribed_hears_the_servers_resource_update(host:
             updated.append(str(message.params.uri))
             heard.set()
 
-    async with (
-        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
-        Client(
-            streamable_http_client(f"{host.base}{path}", http_client=http),
-            mode="legacy",
-            cache=None,
-            message_handler=on_message,
-        ) as client,
-    ):
+    async with legacy_client(host, path, on_message) as client:
         caps = client.server_capabilities
         assert caps.resources is not None and caps.resources.subscribe is True
         await client.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated] - a 2025-11-25 session

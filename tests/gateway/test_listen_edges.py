@@ -12,18 +12,15 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import mcp_types as types
 import orjson
 import pytest
 from mcp.client import Client
 from mcp.client.session import IncomingMessage, MessageHandlerFnT
-from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
@@ -31,8 +28,7 @@ from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 from tests.servers.growing_upstream import LIVE
 from tests.support.cli import CLI
 from tests.support.listening import GrowingHost as Host
-from tests.support.listening import growing_host, modern_client
-from tests.support.loopback import NO_TLS
+from tests.support.listening import growing_host, legacy_client, modern_client
 from tests.support.readiness import add_ready, make_ready
 
 pytestmark = pytest.mark.anyio
@@ -169,15 +165,6 @@ async def test_a_listen_filter_with_an_extension_key_and_nulls_is_still_acknowle
     assert first["params"]["notifications"]["toolsListChanged"] is True
 
 
-@asynccontextmanager
-async def legacy_client(host: Host, path: str) -> AsyncGenerator[Client]:
-    async with (
-        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
-        Client(streamable_http_client(f"{host.base}{path}", http_client=http), mode="legacy", cache=None) as client,
-    ):
-        yield client
-
-
 async def refusal_of(client: Client, method: str, uri: str) -> tuple[int, Any, str]:
     """The JSON-RPC error (code, data, message) of a 2025-11-25 session's (un)subscription of `uri`."""
     session = client.session
@@ -231,15 +218,7 @@ async def test_a_subscription_outlives_the_upstream_session_it_was_sent_on(host:
         with anyio.fail_after(10):
             await heard.wait()
 
-    async with (
-        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
-        Client(
-            streamable_http_client(f"{host.base}{path}", http_client=http),
-            mode="legacy",
-            cache=None,
-            message_handler=on_message,
-        ) as client,
-    ):
+    async with legacy_client(host, path, on_message) as client:
         await client.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated] - a 2025-11-25 session
         await touched()
         for _cycle in range(3):
@@ -280,19 +259,8 @@ async def test_one_agent_unsubscribing_leaves_anothers_subscription_in_place(hos
         return on_message
 
     async with (
-        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
-        Client(
-            streamable_http_client(f"{host.base}/mcp", http_client=http),
-            mode="legacy",
-            cache=None,
-            message_handler=counting("/mcp"),
-        ) as first,
-        Client(
-            streamable_http_client(f"{host.base}/mcp/grow", http_client=http),
-            mode="legacy",
-            cache=None,
-            message_handler=counting("/mcp/grow"),
-        ) as second,
+        legacy_client(host, "/mcp", counting("/mcp")) as first,
+        legacy_client(host, "/mcp/grow", counting("/mcp/grow")) as second,
     ):
         await first.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated] - a 2025-11-25 session
         await second.session.subscribe_resource(LIVE)  # pyright: ignore[reportDeprecated]

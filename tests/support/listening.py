@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx2
 from mcp.client import Client
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.servers.growing_upstream import make_growing_server
@@ -22,7 +23,7 @@ from tests.support.composed import composed_host
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import add_ready
 
-__all__ = ["GrowingHost", "growing_host", "modern_client"]
+__all__ = ["GrowingHost", "growing_host", "legacy_client", "modern_client"]
 
 
 @dataclass
@@ -68,4 +69,22 @@ async def modern_client(host: GrowingHost, path: str) -> AsyncGenerator[Client]:
         Client(streamable_http_client(f"{host.base}{path}", http_client=http), cache=None) as client,
     ):
         assert client.protocol_version == "2026-07-28"
+        yield client
+
+
+@asynccontextmanager
+async def legacy_client(
+    host: GrowingHost, path: str, message_handler: MessageHandlerFnT | None = None
+) -> AsyncGenerator[Client]:
+    """The SDK's client in a 2025-11-25 session on `path`; `message_handler` hears what the gateway
+    pushes on it (list changes, resource updates)."""
+    async with (
+        httpx2.AsyncClient(verify=NO_TLS, headers={"Authorization": f"Bearer {host.token}"}, timeout=30) as http,
+        Client(
+            streamable_http_client(f"{host.base}{path}", http_client=http),
+            mode="legacy",
+            cache=None,
+            message_handler=message_handler,
+        ) as client,
+    ):
         yield client
