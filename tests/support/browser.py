@@ -13,10 +13,11 @@ import sys
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, Route, expect
 
 from tests.support.serve import ADMIN_TOKEN, Host
 
@@ -36,6 +37,7 @@ __all__ = [
     "call_in_playground",
     "confirm_test_enable",
     "go_to",
+    "held_requests",
     "login",
     "new_context",
     "open_server",
@@ -43,6 +45,7 @@ __all__ = [
     "raw_stdio_body",
     "save_new",
     "sign_in",
+    "sign_in_on_a_paused_clock",
 ]
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -294,3 +297,24 @@ def sign_in(page: Page, token: str = ADMIN_TOKEN) -> None:
     assert answer.status == 303 and answer.headers.get("location") == "/", (answer.status, answer.text())
     page.goto("/")
     expect(page.get_by_role("heading", name="Servers", exact=True)).to_be_visible()
+
+
+def sign_in_on_a_paused_clock(page: Page) -> None:
+    """`sign_in` with the page's clock (timers, Date) installed, then paused a second ahead: it moves
+    only when the test moves it (`page.clock.fast_forward`). The clock belongs to the profile, so use
+    it only on a page of the test's own profile (a test that names `context`)."""
+    page.clock.install()
+    sign_in(page)
+    page.clock.pause_at(datetime.now(UTC) + timedelta(seconds=1))
+
+
+def held_requests(page: Page, pattern: str) -> list[Route]:
+    """Hold every request of `page` matching `pattern` (a Playwright URL glob): none is answered until
+    the test calls `continue_()` on it. Returns the list the held routes are appended to, in order."""
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:  # a Python function: Playwright cannot wrap a bound builtin
+        held.append(route)
+
+    page.route(pattern, hold)
+    return held

@@ -12,16 +12,15 @@ import json
 import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from playwright.sync_api import BrowserContext, Locator, Page, Response, Route, expect
+from playwright.sync_api import BrowserContext, Locator, Page, Response, expect
 
-from tests.support.browser import go_to, sign_in
+from tests.support.browser import go_to, held_requests, sign_in, sign_in_on_a_paused_clock
 from tests.support.gateway import gateway_client
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
@@ -170,15 +169,8 @@ def test_the_token_form_is_drawn_once_the_endpoint_and_its_tools_have_answered(
     form between a person's press and release on "Create token": the click was lost (issue 16). The
     heading comes at once; the sections once the endpoint's address and tools have answered, or after
     3 s of the page's clock (paused here: a fresh profile, `context`) when one of them hangs."""
-    page.clock.install()
-    sign_in(page)
-    page.clock.pause_at(datetime.now(UTC) + timedelta(seconds=1))
-    held: list[Route] = []
-
-    def hold(route: Route) -> None:
-        held.append(route)
-
-    page.route("**/api/tools", hold)
+    sign_in_on_a_paused_clock(page)
+    held = held_requests(page, "**/api/tools")
     go_to(page, "Gateway")
     expect(page.get_by_role("heading", name="Gateway", exact=True)).to_be_visible()
     expect(page.get_by_test_id("gateway-url")).to_have_count(0)

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -22,11 +21,13 @@ from tests.support.browser import (
     call_in_playground,
     confirm_test_enable,
     go_to,
+    held_requests,
     new_context,
     open_server,
     raw_stdio_body,
     save_new,
     sign_in,
+    sign_in_on_a_paused_clock,
 )
 from tests.support.http import Background
 from tests.support.readiness import add_ready_on_host
@@ -250,15 +251,8 @@ def test_a_server_overview_is_drawn_once_its_cards_have_answered_so_nothing_move
     clock at most (paused here, in a fresh profile: `context`), then it is drawn anyway."""
     body = {"name": "Still", "transport": "streamable_http", "url": "https://a.example/mcp"}
     assert host.client.post("/api/mcp/servers", json=body).status_code == 201
-    page.clock.install()
-    sign_in(page)
-    page.clock.pause_at(datetime.now(UTC) + timedelta(seconds=1))
-    held: list[Route] = []
-
-    def hold(route: Route) -> None:
-        held.append(route)
-
-    page.route("**/api/instances", hold)
+    sign_in_on_a_paused_clock(page)
+    held = held_requests(page, "**/api/instances")
     page.goto("/#/servers/still")
     expect(page.get_by_role("heading", name="Still", exact=True)).to_be_visible()
     expect(page.get_by_role("navigation", name="Server sections")).to_be_visible()
@@ -282,9 +276,7 @@ def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(
     itself ("Deleted.") is shown on the page it leads to. The page's clock is Playwright's, paused once
     the list is drawn: the toast ages by exactly the time the test moves it on, without waiting (issue 16).
     The clock is the profile's: a fresh one (`context`), not the worker's reused profile."""
-    page.clock.install()
-    sign_in(page)
-    page.clock.pause_at(datetime.now(UTC) + timedelta(seconds=1))
+    sign_in_on_a_paused_clock(page)
     toast = page.locator("#toast")
     page.evaluate(f"() => import({PAGE_DOM_JS}).then((dom) => dom.toast('About the list'))")
     expect(toast).to_have_class("toast visible")
