@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_center.errors import DatabaseRequired, DataDirInUse
+from mcp_center.errors import DatabaseRequired, DataDirInUse, StorageError
 from mcp_center.store.owner import (
     DATABASE_FILE,
     LOCK_FILE,
@@ -224,6 +224,23 @@ def test_the_record_keeps_the_public_url_the_listen_address_and_the_database(tmp
     foreign = ServeOwner.from_json(json.dumps({"pid": 1, "local_url": "file:///etc", "database": 7}).encode())
     assert foreign is not None
     assert (foreign.address, foreign.database) == (None, None)
+
+
+def test_the_database_mark_is_whole_before_the_record_announces_the_url(tmp_path: Path) -> None:
+    """Whoever sees a database-backed serve's URL in serve.json finds database.json already whole:
+    the mark is written first, so a mark that cannot be written leaves the record without a URL and
+    announce fails (a CLI once listed the directory between the two writes and saw the mark's temp
+    file; R-9.2, R-10.1)."""
+    (tmp_path / DATABASE_FILE).mkdir()  # the mark cannot be replaced
+    lock = FileOwnerLock(tmp_path)
+    lock.claim(ServeOwner.this_process(database="postgresql://mcp:***@db/center"))
+    try:
+        with pytest.raises(StorageError):
+            lock.announce("http://127.0.0.1:8801")
+        record = json.loads((tmp_path / OWNER_FILE).read_text())
+        assert record["pid"] == os.getpid() and record.get("url") is None
+    finally:
+        lock.release()
 
 
 def test_a_database_backed_owner_marks_the_directory_and_a_file_backed_claim_is_refused_after_it(

@@ -294,12 +294,14 @@ class FileOwnerLock:
             raise RuntimeError("announce() needs a claimed owner lock")
         owner = replace(self._owner, url=_clean_url(url), local_url=_clean_url(local_url))
         try:
-            atomic_write(self._record, owner.to_json(), mode=0o644)
             # Marked only now, once serve has opened its database and listens: a serve that never
             # reached its database (a typo, a database down) must not lock the directory's files out.
+            # The mark is written before the record that carries the URL: whoever sees this serve's
+            # URL (a CLI, a test waiting for it) finds the mark already whole, never its temp file.
             if owner.database is not None and database_of(self.data_dir) != owner.database:
                 mark = {"database": owner.database, "since": owner.started_at.isoformat()}
                 atomic_write(self.data_dir / DATABASE_FILE, (json.dumps(mark) + "\n").encode(), mode=0o644)
+            atomic_write(self._record, owner.to_json(), mode=0o644)
         except OSError as exc:
             raise _storage_error(self.data_dir, exc) from None
         self._owner = owner
