@@ -48,6 +48,8 @@ def _name_the_holder(exc: AddressInUse, settings: Settings | None) -> CenterErro
 
 
 _LOG_LEVELS = ("debug", "info", "warning", "error")
+KEEP_ALIVE_S = 75
+"""Seconds an idle keep-alive connection to `serve` stays open: no request is lost to a reset (R-7.3)."""
 
 
 @app.command()
@@ -173,6 +175,11 @@ def serve(
         log_level=log_level.lower(),
         lifespan="on",
         timeout_graceful_shutdown=5,
+        # An idle keep-alive connection is closed by its client, not by us: with uvicorn's 5 s, the
+        # same idle limit as Node's and httpx's pools, a request sent on a connection just as serve
+        # closed it met a reset (a non-idempotent POST is not retried: a test's login POST over
+        # Playwright's pool failed so). Longer than common clients' limits, as nginx's 75 s.
+        timeout_keep_alive=KEEP_ALIVE_S,
         server_header=False,
         # uvloop and httptools (pinned dependencies): the event loop and HTTP parser every gateway
         # request goes through; asyncio's loop and h11 cost several times more CPU per request (R-8.3).
