@@ -7,6 +7,8 @@ propagation are required (within 1 s), so they are bounded waits; the measured t
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import signal
 import sys
@@ -19,7 +21,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.e2e.cluster import INSTANCE_HEADER, Cluster, GatewayClient, running_cluster
+from tests.e2e.cluster import ACCEPT, INSTANCE_HEADER, Cluster, GatewayClient, running_cluster
 from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
 from tests.support.waiting import eventually_sync
@@ -125,6 +127,56 @@ def test_a_call_waiting_for_approval_on_one_instance_is_approved_on_the_other_an
         agent.close()
     assert _text(outcome[0]) == "42"
     assert agent.answered_by[-1] == waiting_on  # the call itself stayed on its session's instance
+
+
+def test_an_agent_that_hangs_up_behind_the_balancer_cancels_its_pending_approval(cluster: Cluster) -> None:
+    """A caller that goes away while its `ask` call waits for a human ends the approval (cancelled),
+    through the balancer as when it calls an instance directly: without `option abortonclose`
+    HAProxy kept the instance's side of the request open, the approval stayed pending for its
+    10 minutes, and approving it later still ran the tool for nobody (found by a new-user trial;
+    R-5.3, R-10.2)."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": ADD,
+            "arguments": {"a": 1, "b": 2},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "0"},
+            },
+        },
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "Authorization": f"Bearer {cluster.extra['token']}",
+        "Mcp-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": ADD,
+    }
+    address = cluster.lb_url.removeprefix("http://")
+    agent = http.client.HTTPConnection(address, timeout=30)
+    with cluster.api() as api:
+        before = {a["id"] for a in api.get("/api/approvals", params={"include_closed": "true"}).json()["approvals"]}
+        try:
+            agent.request("POST", "/mcp", body=json.dumps(body), headers=headers)
+            pending = eventually_sync(
+                lambda: [a for a in api.get("/api/approvals").json()["approvals"] if a["id"] not in before],
+                timeout_s=10,
+            )
+        finally:
+            agent.close()  # the agent goes away without reading an answer
+
+        def closed() -> list[dict[str, Any]]:
+            everything = api.get("/api/approvals", params={"include_closed": "true"}).json()["approvals"]
+            return [a for a in everything if a["id"] == pending[0]["id"] and a["state"] != "pending"]
+
+        assert [a["state"] for a in eventually_sync(closed, timeout_s=15)] == ["cancelled"]
+        late = api.post(f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"})
+        assert late.status_code == 409, late.text  # nothing left to approve: the tool never runs
 
 
 def test_a_configuration_change_on_one_instance_reaches_the_other_s_catalog_within_a_second(cluster: Cluster) -> None:
