@@ -80,9 +80,7 @@ class ContextItems(AgentCatalog):
                 None,
             )
         if entry is None:
-            raise PromptNotFound(
-                f"no ready server offers the prompt '{name}' (see GET /api/prompts)", details={"name": name}
-            )
+            raise PromptNotFound(f"no ready server offers the prompt '{name}'", details={"name": name})
         known = {a.name for a in entry.arguments}
         errors = [
             FieldError(f"arguments.{k}", "FIELD_UNKNOWN", "is not an argument of this prompt")

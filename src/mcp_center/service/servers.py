@@ -261,8 +261,8 @@ class Servers:
             current = memo.digest(record.config, state.secrets)
             if digest != current:
                 raise TrustDigestMismatch(
-                    "the connection summary changed since you read it; review the current summary and confirm "
-                    "its digest",
+                    "the digest you confirmed is not the current connection summary's (it changed since you "
+                    "read it, or the digest was never its); review the current summary and confirm its digest",
                     details={"current_digest": current},
                 )
             state.servers[server_id] = record.model_copy(update={"trusted_digest": current, "updated_at": now()})

@@ -320,7 +320,7 @@ class ToolCalls(AgentCatalog):
                 if server_id in (None, t.server_id)
             )
             raise ToolNotFound(
-                f"no tool named '{name}' (see GET /api/tools)",
+                f"no tool named '{name}'",
                 details={"tool": name, "did_you_mean": did_you_mean(name, known)},
             )
         return entry
