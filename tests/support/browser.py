@@ -25,6 +25,7 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "NO_HORIZONTAL_SCROLL",
+    "PAGE_DOM_JS",
     "PLAYWRIGHT_DISABLED_FEATURES",
     "RAW_STDIO",
     "UNLABELLED",
@@ -124,6 +125,10 @@ def raw_stdio_body(name: str = "Raw", *, token: str | None = None, broken_prompt
     if token is not None:
         body["secret_values"] = {"env": {"RAW_TOKEN": token}}
     return body
+
+
+PAGE_DOM_JS = "new URL('dom.js', document.querySelector('script[type=module]').src).href"
+"""A page expression: the URL of the page's own dom.js (the same module instance its views use)."""
 
 
 def go_to(page: Page, link: str) -> None:

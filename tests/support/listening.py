@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from fastapi import FastAPI
 from mcp.client import Client
 from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
@@ -28,14 +29,16 @@ __all__ = ["GrowingHost", "growing_host", "legacy_client", "modern_client"]
 
 @dataclass
 class GrowingHost:
-    """The running host: its URL, an admin client, a plain client, a gateway token, and the body
-    that created the server `grow` (the upstream's URL in it)."""
+    """The running host: its URL, an admin client, a plain client, a gateway token, the body that
+    created the server `grow` (the upstream's URL in it), and the composed app (its `state`) and the token's id."""
 
     base: str
     admin: httpx2.AsyncClient
     http: httpx2.AsyncClient
     token: str
     server: dict[str, Any]
+    app: FastAPI
+    token_id: str
 
     def modern_headers(self, method: str) -> dict[str, str]:
         """Headers of a raw 2026-07-28 request for `method` with the gateway token."""
@@ -58,7 +61,9 @@ async def growing_host(data_dir: Path, admin_token: str) -> AsyncGenerator[Growi
         body = {"id": "grow", "name": "Grow", "transport": "streamable_http", "url": f"{upstream}/mcp"}
         ready = await add_ready(composed.admin, {**body, "tool_policies": {"grow": "allow", "touch": "allow"}})
         assert ready["status"]["state"] == "ready"
-        yield GrowingHost(composed.base, composed.admin, composed.http, composed.token, body)
+        yield GrowingHost(
+            composed.base, composed.admin, composed.http, composed.token, body, composed.app, composed.token_id
+        )
 
 
 @asynccontextmanager

@@ -26,6 +26,7 @@ from mcp.shared.message import SessionMessage
 from mcp_center.errors import ServerProtocolError, ServerUnreachable
 from mcp_center.models import ErrorReason
 from mcp_center.secrets import REDACTED, Redactor
+from mcp_center.transports.guard import GroupRef, ProcessGuard
 from mcp_center.transports.stdio import INHERITED_ENV_VARS, StdioTransport, child_environment, resolve_command
 from tests.support.exceptions import leaves
 
@@ -586,3 +587,58 @@ async def test_a_response_too_deep_to_read_fails_its_request_at_once_instead_of_
             # The session stays usable: the next request is answered normally.
             await client.send_ping()  # pyright: ignore[reportDeprecated]
     assert len(noise) == 1
+
+
+# -- a start cancelled between the spawn and the guard ------------------------------------------------
+
+
+class CancellingGuard(ProcessGuard):
+    """A process guard (no watchdog) that cancels `scope` — the start that spawned the server — at
+    the moment the new group is handed to it: the one point where a process exists and the
+    transport's close may not yet be arranged."""
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        super().__init__(grace_s=0.5)
+        self._scope = scope
+        self.adopted: list[int] = []
+
+    @property
+    def startable(self) -> bool:
+        return False
+
+    def adopt(self, pid: int) -> GroupRef | None:
+        self.adopted.append(pid)
+        self._scope.cancel()
+        return super().adopt(pid)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("through", ["transport", "sdk client"])
+async def test_a_start_cancelled_as_its_process_is_handed_to_the_guard_leaves_no_process(through: str) -> None:
+    """No window between the spawn and the guard (R-2.6): the spawn and `adopt` run in one shielded
+    scope with no pause between them, and `__aenter__` does not pause after it, so a cancel that
+    lands there is delivered at the caller's next await, inside the `async with`: the close runs
+    and kills the group (a grandchild included). The SDK's `Client`, whose start then awaits
+    `initialize`, unwinds the transport the same way."""
+    scope = anyio.CancelScope()
+    guard = CancellingGuard(scope)
+    stdio = StdioTransport(
+        script("silent_stdio.py", "--stubborn", "--grandchild"),
+        env=child_environment({}),
+        grace_s=0.2,
+        kill_timeout_s=0.2,
+        guard=guard,
+    )
+    with kill_group_on_failure(stdio), anyio.fail_after(10), scope:
+        if through == "transport":
+            async with stdio:
+                await anyio.sleep_forever()
+        else:
+            async with Client(stdio, mode="legacy", cache=None):
+                pytest.fail("initialize cannot succeed once the start is cancelled")
+    assert scope.cancelled_caught
+    assert guard.adopted == [stdio.pid]
+    assert stdio.pid is not None
+    assert stdio.exited.is_set()
+    assert live_group_members(stdio.pid) == []
+    assert guard.groups == []  # released once its group was gone

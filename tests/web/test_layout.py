@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 
 from tests.support.browser import (
     NO_HORIZONTAL_SCROLL,
+    PAGE_DOM_JS,
     UNLABELLED,
     PageErrors,
     add_from_template,
@@ -263,10 +264,6 @@ def test_a_server_overview_is_drawn_once_its_cards_have_answered_so_nothing_move
     held[0].continue_()
     expect(page.locator("section.instances table")).to_be_visible()
     expect(page.get_by_text("Loading instances…")).to_have_count(0)
-
-
-PAGE_DOM_JS = "new URL('dom.js', document.querySelector('script[type=module]').src).href"
-"""A page expression: the URL of the page's own dom.js (the same module instance its views use)."""
 
 
 def test_a_toast_of_the_page_left_does_not_follow_to_the_next_one(

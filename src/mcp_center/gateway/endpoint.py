@@ -27,12 +27,13 @@ import functools
 import hmac
 import logging
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio
+import anyio.abc
 import mcp_types as types
 import orjson
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -43,6 +44,20 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_center.errors import StorageError
+from mcp_center.gateway._answers import (
+    accepted,
+    bad_id_refusal,
+    bad_listen_refusal,
+    bad_meta_refusal,
+    bad_request_id,
+    bad_version,
+    bad_version_refusal,
+    batch_refusal,
+    listen_gone_as_404,
+    revoked_answer,
+    session_elsewhere,
+    unknown_server,
+)
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import (
     AgentLink,
@@ -50,13 +65,11 @@ from mcp_center.gateway.fastpath import (
     LeanRequest,
     is_lean,
     is_modern,
-    meta_problem,
-    revoked_error,
 )
 from mcp_center.gateway.refusals import read_headers, sdk_refuses
-from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, listen_params_problem, scope_of_path
+from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
 from mcp_center.gateway.wire import DirectHandler
-from mcp_center.models import is_object, is_request_id
+from mcp_center.models import is_object
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
 from mcp_center.store.freshness import request_arrived, serving_request
@@ -141,6 +154,8 @@ class GatewayEndpoint:
         self._sessionless: dict[str, set[AgentLink]] = {}
         """Token id → the links of its sessionless (2026-07-28) requests being served now (lean, or
         handed to the SDK): ended by `_take_stale` when the token is revoked, as its sessions are."""
+        self._tg: anyio.abc.TaskGroup | None = None
+        """The task group of `running()`: sessions of a deleted server's endpoint are ended in it."""
         self._listens: set[anyio.Event] = set()
         """One event per `subscriptions/listen` stream the SDK serves now, set once its response ended."""
         self._lean = LeanPath(gateway)
@@ -154,10 +169,14 @@ class GatewayEndpoint:
         while running, an agent that goes away mid-request is logged as one line (`_disconnects`, R-3.11)."""
         with quiet_client_disconnects():
             async with self._manager.run(), self.gateway.running(), anyio.create_task_group() as tg:
+                self._tg = tg
+                unhook = self.gateway.when_endpoint_gone(self._end_endpoint_sessions)
                 tg.start_soon(self._end_stale_sessions)
                 try:
                     yield
                 finally:
+                    unhook()
+                    self._tg = None
                     tg.cancel_scope.cancel()
 
     async def end_listen_streams(self, timeout_s: float = SESSION_END_TIMEOUT_S) -> int:
@@ -194,10 +213,29 @@ class GatewayEndpoint:
             for session_id, token_id in self._take_stale():
                 await self._terminate(session_id, token_id)
                 await self.gateway.session_ended(session_id)
-            try:  # a server deleted elsewhere (the CLI, another instance): its endpoint's listen streams end
-                await self.gateway.end_gone_endpoints()
+            try:  # a server deleted elsewhere (the CLI, another instance): its endpoint's streams and sessions end
+                await self.gateway.end_gone_endpoints({s.link.server_id for s in self._sessions.values()})
             except Exception:  # an unreadable store must not stop the session checks
                 logger.exception("gateway.endpoint_check_failed")
+
+    def _end_endpoint_sessions(self, server_id: str) -> None:
+        """The server `server_id` was deleted (`Gateway.when_endpoint_gone`): the sessions opened on
+        `/mcp/{server_id}` end as a revoked token's do — forgotten now, their lean calls cancelled,
+        then ended in the SDK (its GET stream closes, their id answers 404 from then on), so a client
+        that re-initializes learns that the endpoint is gone (R-8.4). `/mcp` sessions stay."""
+        ending = [(sid, s) for sid, s in self._sessions.items() if s.link.server_id == server_id]
+        for session_id, session in ending:
+            del self._sessions[session_id]
+            session.link.end()
+            logger.info("gateway.session_server_deleted", extra={"token_id": session.token_id})
+        if ending and self._tg is not None:
+            self._tg.start_soon(self._end_sessions, [(sid, s.token_id) for sid, s in ending])
+
+    async def _end_sessions(self, sessions: list[tuple[str, str]]) -> None:
+        """End each `(session id, token id)` in the SDK and release what it held."""
+        for session_id, token_id in sessions:
+            await self._terminate(session_id, token_id)
+            await self.gateway.session_ended(session_id)
 
     def _take_stale(self) -> list[tuple[str, str]]:
         """Remove and return `(session id, token id)` of the sessions to end: revoked token, or idle."""
@@ -313,19 +351,19 @@ class GatewayEndpoint:
             except orjson.JSONDecodeError:
                 message = None  # the SDK answers -32700
             if isinstance(message, list):
-                await _batch_refusal()(scope, receive, send)
+                await batch_refusal()(scope, receive, send)
                 return
-            if _bad_version(message):
-                await _bad_version_refusal(message)(scope, receive, send)
+            if bad_version(message):
+                await bad_version_refusal(message)(scope, receive, send)
                 return
-            if _bad_request_id(message):
-                await _bad_id_refusal()(scope, receive, send)
+            if bad_request_id(message):
+                await bad_id_refusal()(scope, receive, send)
                 return
-            if (refusal := _bad_meta_refusal(message, modern=is_modern(version))) is not None:
+            if (refusal := bad_meta_refusal(message, modern=is_modern(version))) is not None:
                 await refusal(scope, receive, send)
                 return
         if server_id is not None and session_id is None and not await self._server_known(server_id):
-            await _unknown_server(server_id)(scope, receive, send)
+            await unknown_server(server_id)(scope, receive, send)
             return
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
@@ -333,7 +371,7 @@ class GatewayEndpoint:
                 lean = self._modern_lean_request(message, server_id, (token_id, token_name), scope.get("headers", ()))
                 await self._serve_sessionless(token_id, lean, receive, send)
                 return
-            if is_modern(version) and (refusal := _bad_listen_refusal(headers, message)) is not None:
+            if is_modern(version) and (refusal := bad_listen_refusal(headers, message)) is not None:
                 await refusal(scope, receive, send)
                 return
             await self._hand_over_sessionless(token_id, message, scope, receive, response_once)
@@ -372,9 +410,9 @@ class GatewayEndpoint:
             return None
         if (
             not is_object(message)
-            or _bad_version(message)
-            or _bad_request_id(message)
-            or _bad_meta_refusal(message, modern=True) is not None
+            or bad_version(message)
+            or bad_request_id(message)
+            or bad_meta_refusal(message, modern=True) is not None
             or not self._modern_lean(found, message)
         ):
             return None
@@ -407,17 +445,20 @@ class GatewayEndpoint:
         link = AgentLink(None, {})
         handling = link.calls[None] = anyio.CancelScope()
         ended = anyio.Event()
+        sending: Send = send
         if is_object(message) and message.get("method") == "subscriptions/listen":
             self._listens.add(ended)
+            if scope_of_path(scope.get("path", GATEWAY_PATH)) is not None:
+                sending = listen_gone_as_404(send)  # deleted after it was let in: the endpoint's 404
         try:
             with self._tracked(token_id, link), handling:
-                await self._hand_over(scope, receive, send, send)
+                await self._hand_over(scope, receive, sending, send)
         finally:
             self._listens.discard(ended)
             ended.set()
         if handling.cancel_called and not send.complete:
             request_id = message.get("id") if is_object(message) else None
-            await _revoked_answer(request_id, streaming=send.started)(send)
+            await revoked_answer(request_id, streaming=send.started)(send)
 
     @contextmanager
     def _tracked(self, token_id: str, link: AgentLink) -> Generator[None]:
@@ -494,14 +535,14 @@ class GatewayEndpoint:
             return
         if session.link.server_id != scope_of_path(scope.get("path", GATEWAY_PATH)):
             # A session belongs to the endpoint that opened it (R-8.4): elsewhere it does not exist.
-            await _session_elsewhere()(scope, receive, send)
+            await session_elsewhere()(scope, receive, send)
             return
         if self.lean and is_object(message) and not sdk_refuses(headers, message, modern=False):
             link = session.link
             if ("method" not in message and link.answer(message)) or (
                 message.get("method") == "notifications/cancelled" and link.cancel(message)
             ):
-                await _accepted(send, session.answer_headers)
+                await accepted(send, session.answer_headers)
                 return
             if is_lean(message):
                 session.in_flight += 1
@@ -666,123 +707,3 @@ def _modern_capabilities(message: dict[str, Any]) -> dict[str, Any]:
     meta = params.get("_meta") if is_object(params) else None
     caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY) if is_object(meta) else None
     return cast(dict[str, Any], caps) if is_object(caps) else {}
-
-
-def _batch_refusal() -> JSONResponse:
-    """JSON-RPC batches: MCP 2025-06-18 removed them, and the gateway serves none in any version."""
-    message = (
-        "Invalid Request: JSON-RPC batches are not supported by this gateway "
-        "(MCP 2025-06-18 and later forbid them); send one JSON-RPC message per POST"
-    )
-    return _invalid_request(message)
-
-
-def _invalid_request(
-    message: str, request_id: object = None, *, status: int = 400, data: dict[str, str] | None = None
-) -> JSONResponse:
-    """An HTTP `status` answer carrying a JSON-RPC -32600 error (its id when `request_id` is a valid one)."""
-    error: dict[str, object] = {"code": types.INVALID_REQUEST, "message": message}
-    if data is not None:
-        error["data"] = data
-    answered_id = request_id if is_request_id(request_id) else None
-    return JSONResponse({"jsonrpc": "2.0", "id": answered_id, "error": error}, status_code=status)
-
-
-def _bad_request_id(message: object) -> bool:
-    """A request (it has a `method`) carrying an `id` that is not a string or an integer: MCP forbids
-    null and JSON-RPC any other type. The SDK would take it for a notification and never answer, or
-    open a session for an `initialize` it then refuses."""
-    if not is_object(message) or "method" not in message or "id" not in message:
-        return False
-    return not is_request_id(message["id"])
-
-
-def _bad_version(message: object) -> bool:
-    """A JSON-RPC message whose `jsonrpc` member is not exactly "2.0" (JSON-RPC 2.0 §4): the SDK would
-    answer its pydantic validation dump instead of -32600."""
-    return is_object(message) and message.get("jsonrpc") != "2.0"
-
-
-def _bad_version_refusal(message: object) -> JSONResponse:
-    request_id = message.get("id") if is_object(message) else None
-    text = 'Invalid Request: "jsonrpc" must be "2.0" (JSON-RPC 2.0 is the only version MCP speaks)'
-    return _invalid_request(text, request_id)
-
-
-def _bad_id_refusal() -> JSONResponse:
-    message = (
-        "Invalid Request: a request's id must be a string or an integer "
-        "(not null, a number with a fraction, a boolean, an array or an object)"
-    )
-    return _invalid_request(message)
-
-
-def _bad_meta_refusal(message: object, *, modern: bool) -> JSONResponse | None:
-    """A request whose `params._meta` breaks MCP (`fastpath.meta_problem`, e.g. a boolean
-    progressToken): -32602 for its id, before any session opens or anything goes upstream; with
-    HTTP 400 for a 2026-07-28 request (`modern`), as the SDK's entry answers -32602 there, else 200."""
-    if not is_object(message) or "method" not in message or not is_request_id(message.get("id")):
-        return None
-    problem = meta_problem(message.get("params"))
-    if problem is None:
-        return None
-    error = {"code": types.INVALID_PARAMS, "message": problem}
-    return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error}, status_code=400 if modern else 200)
-
-
-def _bad_listen_refusal(headers: dict[bytes, str], message: object) -> JSONResponse | None:
-    """A 2026-07-28 `subscriptions/listen` whose filter is not strictly typed (`listen_params_problem`):
-    -32602 with HTTP 400, as the SDK answers its own -32602 there; None for any other request, and
-    for one the SDK refuses first (`sdk_refuses`: it answers with its own words)."""
-    if not is_object(message) or message.get("method") != "subscriptions/listen":
-        return None
-    if not is_request_id(message.get("id")) or sdk_refuses(headers, message, modern=True):
-        return None
-    problem = listen_params_problem(message.get("params"))
-    if problem is None:
-        return None
-    error = {"code": types.INVALID_PARAMS, "message": problem, "data": ""}
-    return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error}, status_code=400)
-
-
-def _unknown_server(server_id: str) -> JSONResponse:
-    message = f"MCP_SERVER_NOT_FOUND: no server with id '{server_id}' (its endpoint is /mcp/<server id>)"
-    return _invalid_request(message, status=404, data={"code": "MCP_SERVER_NOT_FOUND"})
-
-
-def _session_elsewhere() -> JSONResponse:
-    message = "Session not found: this session was opened on another gateway endpoint (/mcp or /mcp/<server id>)"
-    return _invalid_request(message, status=404)
-
-
-def _revoked_answer(request_id: object, *, streaming: bool) -> Callable[[Send], Awaitable[None]]:
-    """What ends a sessionless request whose token was revoked while the SDK served it: the lean
-    path's refusal (`fastpath.revoked_error`, -32001), as the JSON body of an HTTP 401 or, when
-    the SDK had already started an SSE answer (`streaming`), as its last event (framed as the SDK
-    frames its own, `mcp.server._streamable_http_modern._sse_event`)."""
-    answered_id = request_id if is_request_id(request_id) else None
-    body = revoked_error(answered_id)
-
-    async def answer(send: Send) -> None:
-        if streaming:
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": b"event: message\r\ndata: " + body + b"\r\n\r\n",
-                    "more_body": False,
-                }
-            )
-            return
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 401, "headers": headers})
-        await send({"type": "http.response.body", "body": body, "more_body": False})
-
-    return answer
-
-
-async def _accepted(send: Send, session_headers: Sequence[tuple[bytes, bytes]]) -> None:
-    """202 with no body, for an agent's answer or `notifications/cancelled` the lean path took, with
-    the headers the SDK's 202 carries in a session (`content-type`, `mcp-session-id`)."""
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"0"), *session_headers]
-    await send({"type": "http.response.start", "status": 202, "headers": headers})
-    await send({"type": "http.response.body", "body": b"", "more_body": False})

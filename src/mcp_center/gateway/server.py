@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, cast
@@ -60,6 +60,7 @@ __all__ = [
     "scope_of_path",
     "server_instructions",
     "to_mcp_error",
+    "unknown_server_message",
 ]
 
 GATEWAY_PATH = "/mcp"
@@ -184,6 +185,12 @@ class _GatewayServer(Server[Any]):
         return capabilities
 
 
+def unknown_server_message(server_id: str) -> str:
+    """What a request to `/mcp/{server_id}` is told when no server has that id (the JSON-RPC error's
+    message, with `data` `{"code": "MCP_SERVER_NOT_FOUND"}`; the endpoint answers it with HTTP 404)."""
+    return f"MCP_SERVER_NOT_FOUND: no server with id '{server_id}' (its endpoint is /mcp/<server id>)"
+
+
 def to_mcp_error(exc: CenterError) -> MCPError:
     """The JSON-RPC error for a request the gateway cannot serve (unknown name, bad arguments), or
     the server's own JSON-RPC error, redacted, when it answered one (R-8.1)."""
@@ -273,6 +280,11 @@ class Gateway:
         (2026-07-28) hear and the SDK handler serving them; made on the first listen there."""
         self._listening_ended = False
         """True once `end_listening` ran (the host is stopping): a new listen is closed at once."""
+        self._endpoints_gone = 0
+        """How many times a deleted server's endpoint was ended (`_endpoint_gone`): a listen that
+        looked at the store re-looks when this moved meanwhile (`_check_endpoint`)."""
+        self._gone_hooks: list[Callable[[str], None]] = []
+        """Called with the server id each time `_endpoint_gone` runs (`when_endpoint_gone`)."""
         self.server: Server[Any] = _GatewayServer(
             "mcp-center",
             version=__version__,
@@ -372,29 +384,54 @@ class Gateway:
                     for bus, _handler in list(self._listeners.values()):
                         await bus.publish(_LISTEN_EVENTS[method])
                 if event["type"] == "server.deleted" and isinstance(server_id := event.get("server_id"), str):
-                    await self._end_endpoint_listening(server_id)
+                    await self._endpoint_gone(server_id)
 
-    async def end_gone_endpoints(self) -> None:
-        """End the listen streams of every `/mcp/{id}` whose server no longer exists
-        (`_end_endpoint_listening`): a server deleted by another process (the CLI runs the library
-        in-process) or another instance announces nothing here, so the endpoint's periodic check
-        (`GatewayEndpoint`, every `SESSION_CHECK_S`) calls this. One store look per endpoint with
-        open streams (fresh stamps make it a `stat`).
+    def when_endpoint_gone(self, hook: Callable[[str], None]) -> Callable[[], None]:
+        """Call `hook(server_id)` each time the gateway learns that the server `server_id` was deleted
+        (its `server.deleted` event, or `end_gone_endpoints` for a deletion elsewhere), before its
+        endpoint's listen streams are told: `GatewayEndpoint` ends the endpoint's sessions there.
+        The hook runs synchronously on the event loop and must not raise (a raise is logged).
+
+        Returns:
+            A callable that removes the hook (idempotent).
+        """
+        self._gone_hooks.append(hook)
+
+        def remove() -> None:
+            if hook in self._gone_hooks:
+                self._gone_hooks.remove(hook)
+
+        return remove
+
+    async def end_gone_endpoints(self, also: Iterable[str | None] = ()) -> None:
+        """End every `/mcp/{id}` endpoint with open listen streams, or named in `also` (the endpoint's
+        sessions' server ids), whose server no longer exists (`_endpoint_gone`): a server deleted by
+        another process (the CLI runs the library in-process) or another instance announces nothing
+        here, so the endpoint's periodic check (`GatewayEndpoint`, every `SESSION_CHECK_S`) calls
+        this. One store look per endpoint (fresh stamps make it a `stat`).
 
         Raises:
             StorageError: the store cannot be read (the caller logs it and tries again later).
         """
-        for server_id in [sid for sid in self._listeners if sid is not None]:
+        for server_id in sorted({sid for sid in self._listeners if sid is not None} | {s for s in also if s}):
             if not await self.center.server_exists(server_id):
-                await self._end_endpoint_listening(server_id)
+                await self._endpoint_gone(server_id)
 
-    async def _end_endpoint_listening(self, server_id: str) -> None:
+    async def _endpoint_gone(self, server_id: str) -> None:
         """The server `server_id` was deleted: its endpoint `/mcp/{server_id}` is gone (a new request
-        there is answered 404 MCP_SERVER_NOT_FOUND), so its listen streams are told that every list
-        changed (nothing is listed there any more) and then end with their result, the spec's
-        graceful close; a client that listens again learns that the endpoint is gone. (A server
-        only disabled keeps its endpoint and its streams: they hear it leave and come back.)"""
+        there is answered 404 MCP_SERVER_NOT_FOUND). The hooks end its sessions; its listen streams
+        are told that every list changed (nothing is listed there any more) and then end with their
+        result, the spec's graceful close; a client that listens again learns that the endpoint is
+        gone. (A server only disabled keeps its endpoint and its streams: they hear it leave and come
+        back.) Everything up to the first publish runs without a pause, so a listen that registers
+        later sees the count moved (`_check_endpoint`) and one registered earlier is ended here."""
+        self._endpoints_gone += 1
         listening = self._listeners.pop(server_id, None)
+        for hook in list(self._gone_hooks):
+            try:
+                hook(server_id)
+            except Exception:  # one failing hook must not keep the streams open
+                logger.exception("gateway.endpoint_gone_hook_failed")
         if listening is None:
             return
         bus, handler = listening
@@ -411,17 +448,39 @@ class Gateway:
         enabled, disabled or becoming ready, a tool set to `deny`, a server's own list change) is
         published on every endpoint's bus. Resource URIs are not honored (the ack leaves them out):
         the gateway does not relay `notifications/resources/updated`."""
+        server_id = _scope_of(ctx)
+        if server_id is not None:
+            await self._check_endpoint(server_id)
+        # From here to the registration in the handler nothing pauses: a deletion noticed from now on
+        # finds this stream registered and ends it (`_endpoint_gone`).
         if self._listening_ended:  # the host is stopping: closed before it opens (no ack, the result)
             return types.SubscriptionsListenResult.model_validate(
                 {"_meta": {SUBSCRIPTION_ID_META_KEY: ctx.request_id}}, by_name=False
             )
-        server_id = _scope_of(ctx)
         listening = self._listeners.get(server_id)
         if listening is None:
             bus = InMemorySubscriptionBus()
             listening = self._listeners[server_id] = (bus, ListenHandler(bus, max_subscriptions=MAX_LISTENERS))
         wanted = params.notifications.model_copy(update={"resource_subscriptions": None})
         return await listening[1](ctx, params.model_copy(update={"notifications": wanted}))
+
+    async def _check_endpoint(self, server_id: str) -> None:
+        """Refuse a listen on `/mcp/{server_id}` whose server is deleted, even when its deletion was
+        noticed after the endpoint let the request in: the store is looked at again, and again while
+        a deletion was noticed during the look, so that when this returns no deletion of the server
+        is both committed before the look and unnoticed by `_endpoint_gone` (R-8.1, R-8.4).
+
+        Raises:
+            MCPError: -32600 with `data` `{"code": "MCP_SERVER_NOT_FOUND"}`, the 404 answer of the endpoint.
+            StorageError: the store cannot be read.
+        """
+        while True:
+            seen = self._endpoints_gone
+            if not await self.center.server_exists(server_id):
+                data = {"code": "MCP_SERVER_NOT_FOUND"}
+                raise MCPError(code=types.INVALID_REQUEST, message=unknown_server_message(server_id), data=data)
+            if self._endpoints_gone == seen:
+                return
 
     def _readiness_changed(self, event: Mapping[str, Any]) -> bool:
         """Track which servers are `ready`; True when this `server.status` event changed that.

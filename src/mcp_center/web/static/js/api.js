@@ -54,33 +54,67 @@ export class ApiError extends Error {
   }
 }
 
+/** How long a request may go unanswered before `api()` gives up on it (ms): the page's ordinary reads and writes. */
+export const TIMEOUT_MS = 30_000;
+/**
+ * The calls that may start a server and wait for it by design (ms): a test, an enable, a catalog
+ * (refreshed or not: it connects lazily), the debugger's info, log level and completion, an OAuth
+ * start or completion; bounded on the host by a server's start-up timeout (at most 600 s) and a listing.
+ */
+export const SLOW_TIMEOUT_MS = 660_000;
+/**
+ * A request sent to a server for the user (ms): a tool call, a console request, a prompt's get, a
+ * resource's read; bounded on the host by the server's call timeout (at most 3,600 s).
+ */
+export const CALL_TIMEOUT_MS = 3_660_000;
+/** `api()` options of the two kinds above. */
+export const SLOW = Object.freeze({ timeoutMs: SLOW_TIMEOUT_MS });
+export const CALL = Object.freeze({ timeoutMs: CALL_TIMEOUT_MS });
+
 /**
  * Call the API and return the parsed JSON body (null for 204).
- * Throws ApiError for every non-2xx answer; a 401 sends the browser to the login page.
+ * Throws ApiError for every non-2xx answer; a 401 sends the browser to the login page. When no
+ * answer came (the network failed: NETWORK_ERROR), or none within `timeoutMs` (NETWORK_TIMEOUT;
+ * the request is aborted), the ApiError has status 0 and a stable code, so a button waiting on it
+ * stops and says so as for a network failure.
  */
-export async function api(method, path, body) {
+export async function api(method, path, body, { timeoutMs = TIMEOUT_MS } = {}) {
+  const abort = new AbortController();
   const init = {
     method,
     credentials: "same-origin",
     cache: "no-store",
     headers: { "X-CSRF-Token": CSRF_TOKEN, Accept: "application/json" },
+    signal: abort.signal,
   };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  let response;
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
   try {
-    response = await fetch(path, init);
+    return await answerOf(await fetch(path, init));
   } catch (err) {
+    if (err instanceof ApiError) throw err;
+    if (abort.signal.aborted) {
+      const seconds = Math.round(timeoutMs / 1000);
+      throw new ApiError(0, "NETWORK_TIMEOUT", `mcp-center did not answer within ${seconds} s (is it still running?)`, {});
+    }
     throw new ApiError(0, "NETWORK_ERROR", "mcp-center did not answer (is it still running?)", {});
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+/** The parsed body of `response` (null for 204), or the ApiError it answers (module doc of `api`). */
+async function answerOf(response) {
   noteInstance(response);
   if (response.status === 204) return null;
   let data = null;
   try {
     data = await response.json();
   } catch (err) {
+    if (err.name === "AbortError") throw err; // the body did not arrive in time either
     data = null;
   }
   if (!response.ok) {
@@ -110,31 +144,32 @@ export const servers = {
   patch: (id, body) => api("PATCH", one(id), body),
   remove: (id, version) => api("DELETE", `${one(id)}?version=${encodeURIComponent(version)}`),
   trust: (id, digest) => api("POST", `${one(id)}/trust`, { digest }),
-  test: (id) => api("POST", `${one(id)}/test`),
-  enable: (id) => api("POST", `${one(id)}/enable`),
+  test: (id) => api("POST", `${one(id)}/test`, undefined, SLOW),
+  enable: (id) => api("POST", `${one(id)}/enable`, undefined, SLOW),
   disable: (id) => api("POST", `${one(id)}/disable`),
-  tools: (id) => api("GET", `${one(id)}/tools`).then((r) => r.tools),
+  tools: (id) => api("GET", `${one(id)}/tools`, undefined, SLOW).then((r) => r.tools),
   /** A tool's approval policy, "ask" | "allow" | "deny": a versioned, high-risk change (R-1.3, R-1.4, R-5.3). */
   setPolicy: (id, tool, policy, version) => api("PUT", `${one(id)}/tools/${encodeURIComponent(tool)}/policy`, { policy, version }),
   call: (id, tool, args, operationId) =>
-    api("POST", `${one(id)}/tools/${encodeURIComponent(tool)}/call`, { arguments: args, operation_id: operationId }),
+    api("POST", `${one(id)}/tools/${encodeURIComponent(tool)}/call`, { arguments: args, operation_id: operationId }, CALL),
   cancel: (operationId) => api("POST", `/api/operations/${encodeURIComponent(operationId)}/cancel`),
   logs: (id) => api("GET", `${one(id)}/logs`),
   /** The logs as a JSON file download (Content-Disposition: attachment); a same-origin GET with the cookie. */
   logsDownloadUrl: (id) => `${one(id)}/logs?download=true`,
-  catalog: (id, { refresh = false } = {}) => api("GET", `${one(id)}/catalog${refresh ? "?refresh=true" : ""}`),
+  catalog: (id, { refresh = false } = {}) => api("GET", `${one(id)}/catalog${refresh ? "?refresh=true" : ""}`, undefined, SLOW),
 };
 
 /** The debugger of one server (R-12.1): info, live activity, log level, the JSON-RPC console, completion. */
 export const debug = {
-  info: (id) => api("GET", `${one(id)}/info`),
+  info: (id) => api("GET", `${one(id)}/info`, undefined, SLOW),
   activity: (id, after) => api("GET", `${one(id)}/activity${after ? `?after=${encodeURIComponent(after)}` : ""}`).then((r) => r.entries),
   clearActivity: (id) => api("DELETE", `${one(id)}/activity`),
-  setLevel: (id, level) => api("PUT", `${one(id)}/logging/level`, { level }),
+  setLevel: (id, level) => api("PUT", `${one(id)}/logging/level`, { level }, SLOW),
   /** `{method, params?}` sent on the live session; answers `{request, response: {result}|{error}, elapsed_ms, ...}`. */
-  send: (id, method, params, operationId) => api("POST", `${one(id)}/rpc`, { method, params, operation_id: operationId }),
+  send: (id, method, params, operationId) =>
+    api("POST", `${one(id)}/rpc`, { method, params, operation_id: operationId }, CALL),
   /** `completion/complete` for a prompt (`{type: "ref/prompt", name}`) or resource template (`{type: "ref/resource", uri}`). */
-  complete: (id, ref, argument, context) => api("POST", `${one(id)}/complete`, { ref, argument, context }),
+  complete: (id, ref, argument, context) => api("POST", `${one(id)}/complete`, { ref, argument, context }, SLOW),
 };
 
 /** Pending approvals of agent calls (R-5.3) and elicitation cards (R-6), answered by the user. */

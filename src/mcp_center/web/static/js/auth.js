@@ -11,7 +11,7 @@
 // browser could not reach this host. Nothing here ever holds a token, a refresh token, a client
 // secret or an authorization code: the view only says what is configured and granted.
 
-import { api, servers } from "./api.js";
+import { SLOW, api, servers } from "./api.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
 import { errorReason, errorText } from "./format.js";
 
@@ -22,8 +22,8 @@ export const POLL_MS = 2000;
 
 const one = (id) => `/api/mcp/servers/${encodeURIComponent(id)}`;
 const oauthApi = {
-  start: (id, issuer) => api("POST", `${one(id)}/oauth/start`, issuer ? { issuer } : undefined),
-  complete: (id, callbackUrl) => api("POST", `${one(id)}/oauth/complete`, { callback_url: callbackUrl }),
+  start: (id, issuer) => api("POST", `${one(id)}/oauth/start`, issuer ? { issuer } : undefined, SLOW),
+  complete: (id, callbackUrl) => api("POST", `${one(id)}/oauth/complete`, { callback_url: callbackUrl }, SLOW),
   forget: (id) => api("DELETE", `${one(id)}/oauth`),
 };
 

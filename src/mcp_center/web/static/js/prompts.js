@@ -7,7 +7,7 @@
 // An empty field is left out of the request (MCP prompt arguments are strings; "not given" is absent).
 // A server that declares `completions` suggests values as the user types (debug.js, R-12.1).
 
-import { api } from "./api.js";
+import { CALL, api } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
 import { forgetCompletions, offerCompletions } from "./debug.js";
 import { clipped, h, replace, uid } from "./dom.js";
@@ -16,7 +16,7 @@ import { errorAlert, liveSession, untrustedBlock, whyEmpty } from "./untrusted.j
 /** `GET /api/prompts` (every ready server), and one prompt's `prompts/get` as an untrusted block. */
 const promptsApi = {
   list: () => api("GET", "/api/prompts").then((r) => r.prompts),
-  get: (name, args) => api("POST", `/api/prompts/${encodeURIComponent(name)}/get`, { arguments: args }),
+  get: (name, args) => api("POST", `/api/prompts/${encodeURIComponent(name)}/get`, { arguments: args }, CALL),
 };
 
 function argumentField(arg) {

@@ -5,7 +5,7 @@
 // variables of its RFC 6570 URI template (with the server's completions when it declares them,
 // debug.js, R-12.1); the URI it builds is shown, then read.
 
-import { api } from "./api.js";
+import { CALL, api } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
 import { forgetCompletions, offerCompletions } from "./debug.js";
 import { clipped, h, replace, uid } from "./dom.js";
@@ -16,7 +16,7 @@ const DEBOUNCE_MS = 250;
 
 const resourcesApi = {
   search: (serverId, q) => api("GET", `/api/resources?server_id=${encodeURIComponent(serverId)}&q=${encodeURIComponent(q)}&limit=${SEARCH_LIMIT}`),
-  read: (serverId, uri) => api("POST", "/api/resources/read", { server_id: serverId, uri }),
+  read: (serverId, uri) => api("POST", "/api/resources/read", { server_id: serverId, uri }, CALL),
 };
 
 /** The search text of the box: `@foo`, `foo` and `@<this server>:foo` (a mention) all search `foo`. */

@@ -1,0 +1,159 @@
+"""A server deleted under its endpoint `/mcp/{id}` (R-8.4, R-8.1, issue 12), found by a breaker: a
+2025-11-25 session opened there ended only when its client left (its GET stream open, its id still
+served), and a `subscriptions/listen` let in just before the deletion was noticed stayed open. Now
+the session ends — its GET stream closes, its id answers 404 as the SDK answers an unknown session,
+so a client that re-initializes learns the endpoint is gone — whether the server was deleted through
+this host or by another process (the CLI); `/mcp` sessions stay. A listen that registers after the
+deletion was noticed is refused as a listen arriving after it is (404 MCP_SERVER_NOT_FOUND).
+
+A real host (the composed app on loopback) fronts `tests/servers/growing_upstream.py`, a real SDK
+server; the agents speak raw HTTP, to see the GET stream and each status.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import AsyncGenerator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+
+from mcp_center.gateway import GatewayEndpoint
+from tests.support.cli import CLI
+from tests.support.listening import GrowingHost as Host
+from tests.support.listening import growing_host
+
+pytestmark = pytest.mark.anyio
+
+ADMIN_TOKEN = "gateway-endpoint-gone-admin-token-01"
+SERVERS = "/api/mcp/servers"
+ACCEPT = "application/json, text/event-stream"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+LISTEN: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 9,
+    "method": "subscriptions/listen",
+    "params": {
+        "notifications": {"toolsListChanged": True},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    },
+}
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncGenerator[Host]:
+    async with growing_host(tmp_path / "data", ADMIN_TOKEN) as running:
+        yield running
+
+
+def session_headers(host: Host, session_id: str | None = None) -> dict[str, str]:
+    headers = {"Accept": ACCEPT, "Authorization": f"Bearer {host.token}"}
+    if session_id is not None:
+        headers |= {"Mcp-Session-Id": session_id, "Mcp-Protocol-Version": "2025-11-25"}
+    return headers
+
+
+async def open_session(host: Host, path: str) -> str:
+    """A 2025-11-25 session on `path` (initialize, then initialized); its id."""
+    opened = await host.http.post(path, json=INITIALIZE, headers=session_headers(host))
+    assert opened.status_code == 200, opened.text
+    session_id = opened.headers["mcp-session-id"]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    done = await host.http.post(path, json=initialized, headers=session_headers(host, session_id))
+    assert done.status_code == 202, done.text
+    return session_id
+
+
+async def delete_through_the_api(host: Host, _data_dir: Path) -> None:
+    server = (await host.admin.get(f"{SERVERS}/grow")).json()
+    deleted = await host.admin.delete(f"{SERVERS}/grow", params={"version": server["version"]})
+    assert deleted.status_code == 204, deleted.text
+
+
+async def delete_with_the_cli(_host: Host, data_dir: Path) -> None:
+    """`mcp-center delete` runs the library in-process on the data directory: another process, which
+    this host hears of only through the store."""
+    env = {**os.environ, "MCP_CENTER_DATA_DIR": str(data_dir), "MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN}
+    command = [CLI, "delete", "grow", "--yes"]
+    done = await anyio.to_thread.run_sync(lambda: subprocess.run(command, env=env, capture_output=True, check=False))
+    assert done.returncode == 0, done.stderr.decode()
+
+
+@pytest.mark.parametrize("delete", [delete_through_the_api, delete_with_the_cli], ids=["api", "cli"])
+async def test_a_session_on_a_deleted_servers_endpoint_ends_and_its_id_answers_404(
+    host: Host, tmp_path: Path, delete: Any
+) -> None:
+    scoped = await open_session(host, "/mcp/grow")
+    aggregate = await open_session(host, "/mcp")
+    get_headers = {**session_headers(host, scoped), "Accept": "text/event-stream"}
+    async with host.http.stream("GET", "/mcp/grow", headers=get_headers) as stream:
+        assert stream.status_code == 200
+        await delete(host, tmp_path / "data")
+        with anyio.fail_after(10):  # the session's GET stream closes (it stayed open before)
+            async for _chunk in stream.aiter_bytes():
+                pass
+    listing = await host.http.post("/mcp/grow", json=LIST_TOOLS, headers=session_headers(host, scoped))
+    assert listing.status_code == 404, listing.text  # the SDK's answer for a session it does not know
+    again = await host.http.post("/mcp/grow", json=INITIALIZE, headers=session_headers(host))
+    assert again.status_code == 404, again.text
+    assert again.json()["error"]["data"] == {"code": "MCP_SERVER_NOT_FOUND"}
+    # `/mcp` is another endpoint: its session is still served (the server's tools are gone from it).
+    kept = await host.http.post("/mcp", json=LIST_TOOLS, headers=session_headers(host, aggregate))
+    assert kept.status_code == 200, kept.text
+    assert b"mcp__grow__" not in kept.content
+    endpoint: GatewayEndpoint = host.app.state.gateway_endpoint
+    assert endpoint.open_sessions(host.token_id) == 1
+
+
+async def test_a_listen_let_in_just_before_its_server_is_deleted_is_refused_as_one_after_it(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window: the endpoint looks the server up when the listen arrives, then hands the request
+    to the SDK, which calls the gateway's listen handler a few awaits later. The deletion is made to
+    land exactly there: committed and noticed (`Gateway.when_endpoint_gone`) after the endpoint's
+    look. The listen is refused at once, with the answer of a listen arriving after the deletion."""
+    gateway = host.app.state.gateway_endpoint.gateway
+    noticed = anyio.Event()
+
+    def notice(_server_id: str) -> None:
+        noticed.set()
+
+    gateway.when_endpoint_gone(notice)
+    center = gateway.center
+    real_exists = center.server_exists
+    looks = 0
+
+    async def deleted_right_after_the_first_look(server_id: str) -> bool:
+        nonlocal looks
+        looks += 1
+        found = await real_exists(server_id)
+        if looks == 1:  # the endpoint's look: it lets the listen in; now the deletion is noticed
+            await delete_through_the_api(host, Path())
+            with anyio.fail_after(10):
+                await noticed.wait()
+        return found
+
+    monkeypatch.setattr(center, "server_exists", deleted_right_after_the_first_look)
+    headers = host.modern_headers("subscriptions/listen")
+    with anyio.fail_after(10):  # before the fix it was acknowledged and stayed open
+        raced = await host.http.post("/mcp/grow", content=orjson.dumps(LISTEN), headers=headers)
+    assert looks >= 2
+    after = await host.http.post("/mcp/grow", content=orjson.dumps(LISTEN), headers=headers)
+    assert after.status_code == 404, after.text
+    assert raced.status_code == after.status_code, raced.text
+    assert raced.headers["content-type"] == "application/json"
+    assert raced.json()["error"] == after.json()["error"]
+    assert raced.json()["id"] == LISTEN["id"]
