@@ -26,6 +26,7 @@ from mcp_center.gateway import GatewayEndpoint
 from tests.support.cli import CLI
 from tests.support.listening import GrowingHost as Host
 from tests.support.listening import growing_host
+from tests.support.readiness import make_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -157,3 +158,52 @@ async def test_a_listen_let_in_just_before_its_server_is_deleted_is_refused_as_o
     assert raced.headers["content-type"] == "application/json"
     assert raced.json()["error"] == after.json()["error"]
     assert raced.json()["id"] == LISTEN["id"]
+
+
+@pytest.mark.parametrize("delete", [delete_through_the_api, delete_with_the_cli], ids=["api", "cli"])
+async def test_a_call_waiting_on_a_deleted_servers_endpoint_is_answered_why(
+    host: Host, tmp_path: Path, delete: Any
+) -> None:
+    """A `tools/call` of a `/mcp/{id}` session that waits (here for an approval) when its server is
+    deleted is answered with a JSON-RPC error naming MCP_SERVER_NOT_FOUND; it got an empty 202, which
+    an SDK client reports as 'server answered a request with 202 Accepted' (a breaker found it; R-8.4)."""
+    server = (await host.admin.get(f"{SERVERS}/grow")).json()
+    asked = await host.admin.put(
+        f"{SERVERS}/grow/tools/grow/policy", json={"policy": "ask", "version": server["version"]}
+    )
+    assert asked.status_code == 200, asked.text
+    await make_ready(host.admin, "grow")
+    session_id = await open_session(host, "/mcp/grow")
+    call: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "grow", "arguments": {}},
+    }
+    answers: list[Any] = []
+
+    async def agent() -> None:
+        answers.append(await host.http.post("/mcp/grow", json=call, headers=session_headers(host, session_id)))
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(agent)
+            while not (await host.admin.get("/api/approvals")).json()["approvals"]:  # noqa: ASYNC110
+                await anyio.sleep(0.05)  # a poll of the host's state, not a wait for time to pass
+            await delete(host, tmp_path / "data")
+    (answer,) = answers
+    assert answer.status_code == 200, answer.text
+    text = answer.text
+    if answer.headers["content-type"].startswith("text/event-stream"):
+        text = next(line.removeprefix("data: ") for line in text.splitlines() if line.startswith("data: "))
+    message = orjson.loads(text)
+    if "result" in message:
+        # Deleted by another process, the host may hear of it first as the approval's end (the
+        # store's change): then the call's own refusal, which says it was never sent.
+        assert delete is delete_with_the_cli, message
+        assert message["result"]["isError"] is True
+        assert message["result"]["_meta"]["mcp-center/error"]["code"] == "MCP_CALL_CANCELLED"
+        return
+    error = message["error"]
+    assert error["data"] == {"code": "MCP_SERVER_NOT_FOUND"}, error
+    assert "'grow' was deleted" in error["message"]

@@ -114,6 +114,16 @@ def unknown_server(server_id: str) -> JSONResponse:
     return invalid_request(unknown_server_message(server_id), status=404, data={"code": "MCP_SERVER_NOT_FOUND"})
 
 
+def server_deleted_error(server_id: str) -> dict[str, object]:
+    """The JSON-RPC error (-32600, `data.code` MCP_SERVER_NOT_FOUND, as `unknown_server`) that answers
+    a `tools/call` of a `/mcp/{server_id}` session cancelled because that server was deleted while it
+    ran (R-8.4): the agent is told why, not left with an empty answer."""
+    message = (
+        f"MCP_SERVER_NOT_FOUND: the server '{server_id}' was deleted while the request ran; the call was cancelled"
+    )
+    return {"code": types.INVALID_REQUEST, "message": message, "data": {"code": "MCP_SERVER_NOT_FOUND"}}
+
+
 def session_elsewhere() -> JSONResponse:
     message = "Session not found: this session was opened on another gateway endpoint (/mcp or /mcp/<server id>)"
     return invalid_request(message, status=404)

@@ -55,6 +55,7 @@ from mcp_center.gateway._answers import (
     batch_refusal,
     listen_gone_as_404,
     revoked_answer,
+    server_deleted_error,
     session_elsewhere,
     unknown_server,
 )
@@ -224,9 +225,10 @@ class GatewayEndpoint:
         then ended in the SDK (its GET stream closes, their id answers 404 from then on), so a client
         that re-initializes learns that the endpoint is gone (R-8.4). `/mcp` sessions stay."""
         ending = [(sid, s) for sid, s in self._sessions.items() if s.link.server_id == server_id]
+        gone = server_deleted_error(server_id) if ending else None
         for session_id, session in ending:
             del self._sessions[session_id]
-            session.link.end()
+            session.link.end(gone)
             logger.info("gateway.session_server_deleted", extra={"token_id": session.token_id})
         if ending and self._tg is not None:
             self._tg.start_soon(self._end_sessions, [(sid, s.token_id) for sid, s in ending])

@@ -116,6 +116,8 @@ class AgentLink:
         waiting: Our requests to the agent (`mcp-center-N`) → where its answer goes.
         client: The `clientInfo` the agent's client declared (`{"name", "version"}`), or None;
             shown on approval cards as it names itself (R-5.3).
+        gone: The JSON-RPC error that answers the calls `end` cancelled when the session ended for a
+            reason of ours the agent must be told (its server was deleted), else None.
     """
 
     server_id: str | None
@@ -123,6 +125,7 @@ class AgentLink:
     calls: dict[object, anyio.CancelScope] = field(default_factory=dict[object, anyio.CancelScope])
     waiting: dict[str, _Answer] = field(default_factory=dict[str, "_Answer"])
     client: Mapping[str, Any] | None = None
+    gone: Mapping[str, Any] | None = None
 
     def answer(self, message: Mapping[str, Any]) -> bool:
         """Route an agent's JSON-RPC response to the request of ours it answers; False if none waits."""
@@ -133,9 +136,11 @@ class AgentLink:
         answer.done.set()
         return True
 
-    def end(self) -> None:
-        """The session ended (DELETE, revoked token, idle): cancel its lean requests, as the SDK
-        cancels its own, so nothing a revoked client asked for is sent afterwards."""
+    def end(self, gone: Mapping[str, Any] | None = None) -> None:
+        """The session ended (DELETE, revoked token, idle, its server deleted): cancel its lean
+        requests, as the SDK cancels its own, so nothing a revoked client asked for is sent
+        afterwards. `gone`, a JSON-RPC error, answers each cancelled `tools/call` (see `gone`)."""
+        self.gone = gone
         for scope in list(self.calls.values()):
             scope.cancel()
         for answer in list(self.waiting.values()):
@@ -395,7 +400,12 @@ class LeanPath:
                     await reply.finish(_error(request_id, rejected), status=ERROR_CODE_HTTP_STATUS[rejected["code"]])
                     return
                 called = await self._call(request, params, reply, receive)
-                body, status = called if called is not None else _revoked(request)
+                if called is not None:
+                    body, status = called
+                elif link.gone is not None:  # its server was deleted while it ran (R-8.4)
+                    body = _error(request_id, link.gone)
+                else:
+                    body, status = _revoked(request)
             elif method == "tools/list":
                 tools = await self._center.mcp_tools_json(link.server_id)
                 if request.modern:
