@@ -178,7 +178,10 @@ export const cards = {
   decide: (approvalId, decision) => api("POST", `/api/approvals/${encodeURIComponent(approvalId)}`, { decision }),
   interactions: (state) => api("GET", `/api/interactions?state=${encodeURIComponent(state)}`).then((r) => r.interactions),
   /** `body`: {action: "accept", content} | {action: "decline"} | {action: "cancel"} | {action: "retry"}. */
-  answer: (interactionId, body) => api("POST", `/api/interactions/${encodeURIComponent(interactionId)}`, body),
+  // A retry re-sends the interrupted call and answers when it has run (it may start the server and
+  // ask its question again): it waits as long as a call does.
+  answer: (interactionId, body) =>
+    api("POST", `/api/interactions/${encodeURIComponent(interactionId)}`, body, body && body.action === "retry" ? CALL : undefined),
 };
 
 /** Import (two steps: preview, then apply the confirmed preview) and export of client configurations. */
