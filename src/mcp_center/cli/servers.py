@@ -355,8 +355,33 @@ def secret_set(
     view = run_center(settings, lambda c: c.get_server(server_id))
     check_secret_key(server_id, view.config, checked, key, new=new)
     value = _secret_value()
-    run_center(settings, lambda c: c.set_secret(server_id, kind, key, value))
-    out.print(f"secret {key} set; the server needs trust and test again")
+    after = run_center(settings, lambda c: c.set_secret(server_id, kind, key, value))
+    out.print(f"secret {key} set", markup=False, highlight=False)
+    for line in secret_change_notice(view, after):
+        out.print(line, markup=False, highlight=False)
+
+
+def secret_change_notice(before: ServerView, after: ServerView) -> list[str]:
+    """What a changed secret did to the server, in the settings page's words (R-1.4, R-2.1 to R-2.4).
+
+    A secret is part of the connection summary: a new value changes its digest, which clears trust
+    and the last test and disables the server. The page says "This change touched something
+    security-relevant: confirm the new summary, then test and enable again"; the CLI says the same
+    and, for a server that was enabled, that it no longer is (it used to print "needs trust and
+    test again" whatever happened, and never that the server had stopped).
+
+    Returns:
+        The lines to print after "secret KEY set": none when trust was not touched.
+    """
+    if after.trusted or not before.trusted:
+        return []
+    steps = f"mcp-center trust {after.id}, then test {after.id} and enable {after.id}"
+    if before.enabled and not after.enabled:
+        return [
+            f"server '{after.id}' was disabled: its secret changed, which touched something security-relevant; "
+            f"confirm the new summary, then test and enable again: {steps}"
+        ]
+    return [f"its trust was cleared: the secret is part of the connection summary; next: {steps}"]
 
 
 def _secret_value() -> str:
