@@ -115,6 +115,26 @@ def test_secret_set_with_nothing_on_stdin_sets_no_empty_secret(tmp_path: Path) -
     assert shown["secret_env"] == {}, shown
 
 
+def test_a_server_that_dies_after_initialize_shows_its_exit_code_and_last_stderr_lines(tmp_path: Path) -> None:
+    """`mcp-center test` of a server that crashed at its first request mostly said only "the
+    connection closed during tools/list": its stdout closed before its exit was reaped, so neither
+    the exit status nor its last stderr lines were in the error. Three runs (the race lost about
+    three in four). The stderr line's ESC is shown as a control picture, never sent (R-3.1, R-7.3)."""
+    data = tmp_path / "data"
+    server = Path(__file__).parents[1] / "servers" / "exit_after_initialize.py"
+    assert run(data, "add", "Dies", "--", sys.executable, str(server), "9").returncode == 0
+    assert run(data, "trust", "dies", "--yes").returncode == 0
+    for _ in range(3):
+        tested = run(data, "test", "dies")
+        assert tested.returncode == 1, tested.stdout
+        first, *tail = tested.stderr.splitlines()
+        assert first.startswith(
+            "failed [MCP_SERVER_UNREACHABLE]: the server process exited with code 9 during tools/list; its last output:"
+        ), tested.stderr
+        assert tail == ["    starting", "    fatal: \u241b[31mdatabase locked"], tested.stderr
+        assert "\x1b" not in tested.stderr
+
+
 def test_production_profile_refuses_stdio_servers(tmp_path: Path) -> None:
     data = tmp_path / "data"
     run(data, "add", "Local", "--", sys.executable, "-c", "pass")
