@@ -249,3 +249,17 @@ def test_a_piped_answer_to_a_hidden_question_prints_no_getpass_warning(data: Pat
     assert "API_KEY [secret]: " in done.stdout
     assert "piped-secret-invented-77" not in done.stdout + done.stderr
     assert servers(data)["svc"]["secret_env"] == {"API_KEY": {"configured": True}}
+
+
+def test_a_refused_value_leads_with_its_error_line_not_the_preview(data: Path) -> None:
+    """VALUE_REQUIRED and VALUE_UNKNOWN came after about 25 lines of preview tables, the one line that
+    said what to fix at the bottom (issue 16). Now the refusal is all there is: the error line (and
+    one line per variable when several need a value), no table (R-7.3)."""
+    missing = run(data, "import", str(PROJECT), "--yes", *FROM_ENV, env=SECRET_ENV)
+    unknown = run(data, "import", str(PROJECT), "--yes", "--var", "GITHUB_PATT=typo-value-invented", input="")
+    several = run(data, "import", str(PROJECT), "--yes", "--json")
+    for result in (missing, unknown, several):
+        assert result.returncode == 2, result.stdout
+        assert (result.stdout, result.stderr.splitlines()[0][:31]) == ("", "error [IMPORT_VALUES_INVALID]: ")
+    assert [line[:10] for line in several.stderr.splitlines()[1:]] == ["  - values"] * 3
+    assert servers(data) == {}

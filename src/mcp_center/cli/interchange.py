@@ -109,18 +109,22 @@ def import_(
         format = _named_format(file, text)
     previews = ImportPreviews()
     preview = run_center(settings, lambda c: Importer(c, previews).preview(text, format)).to_dict()
+    variables: list[dict[str, Any]] = preview["variables"]
+    # A refusal leads with its error line: the values given are checked before the preview is shown
+    # (its tables buried the one line that said what to fix; the line names the variables itself).
+    check_known(given, variables)
+    applying = not dry_run and bool(preview["servers"])
+    use_defaults = missing_for_yes(given, variables) if yes and applying else []
     if as_json:
         print_json({k: v for k, v in preview.items() if k != "token"})
     else:
         _print_preview(preview, given.sources)
-    variables: list[dict[str, Any]] = preview["variables"]
-    check_known(given, variables)
     if dry_run:
         return
-    if not preview["servers"]:
+    if not preview["servers"]:  # after the preview: its rejected entries say why
         raise fail(ImportNothingToApply("nothing to import: every entry was rejected"))
     if yes:
-        values, use_defaults = dict(given.values), missing_for_yes(given, variables)
+        values = dict(given.values)
     else:
         asked, use_defaults = _ask_values([v for v in variables if v["name"] not in given.values])
         values = {**given.values, **asked}
