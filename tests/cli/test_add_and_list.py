@@ -175,3 +175,28 @@ def test_a_credential_left_empty_by_an_unset_shell_variable_is_refused_and_nothi
     assert json.loads(listed.stdout) == []
     # A plain, non-credential variable may be empty.
     assert run(data, "add", "quiet", "-e", "DEBUG=", "--", "npx", "-y", "x").returncode == 0
+
+
+def test_list_at_80_columns_gives_each_command_the_whole_width_and_wide_terminals_keep_the_table(
+    tmp_path: Path,
+) -> None:
+    """At 80 columns the table left a command the name's column (about 38 characters): `npx -y
+    @modelcontextprotocol/server-github@2025.4.8` took three lines broken inside words (issue 16).
+    Now each server is one line (a long name ends in "…", never the id) with its command whole at
+    the terminal's width under it; 120 columns and more keep the table."""
+    data = tmp_path / "data"
+    package = "@modelcontextprotocol/server-github@2025.4.8"
+    name = "GitHub for the platform team's staging and production organisations"
+    added = run(data, "add", name, "--id", "github", "-e", "LOG=1", "--", "npx", "-y", package)
+    assert added.returncode == 0, added.stderr
+    narrow = run(data, "list", columns=80)
+    assert narrow.returncode == 0, narrow.stderr
+    lines = narrow.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), narrow.stdout
+    assert lines[0].split() == ["id", "name", "type", "on", "next"]
+    [row] = [line for line in lines if line.startswith("github ")]
+    assert row.split()[-3:] == ["stdio", "no", "trust"] and "…" in row and name not in row
+    assert f"  npx -y {package}" in lines and "  unconfined" in lines
+    wide = run(data, "list", columns=160).stdout.splitlines()
+    assert any(name in line for line in wide), wide
+    assert not any(line.startswith("  npx") for line in wide)  # in the name's column of the table

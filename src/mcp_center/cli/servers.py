@@ -53,7 +53,7 @@ def list_(
     url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
 ) -> None:
     """List servers: enabled, live state and tool count (when serve runs), stdio sandbox policy, next step."""
-    from mcp_center.cli.listing import live_servers, servers_table
+    from mcp_center.cli.listing import WIDE_COLUMNS, live_servers, servers_lines, servers_table
 
     settings = settings_for(data_dir, profile)
     views = run_center(settings, lambda c: c.list_servers()) if has_state(settings) else []
@@ -71,7 +71,11 @@ def list_(
         if running_owner(settings.data_dir) is None:
             out.print(f"({serve_state(settings)})", highlight=False, markup=False)
         return
-    out.print(servers_table(servers, live))
+    if out.width >= WIDE_COLUMNS:
+        out.print(servers_table(servers, live))
+    else:  # the command at the terminal's whole width, under its server's line (issue 16)
+        for line in servers_lines(servers, live, out.width):
+            out.print(line, overflow="fold", soft_wrap=False, highlight=False)
     # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
     out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
     if live is None:
