@@ -200,3 +200,21 @@ def test_list_at_80_columns_gives_each_command_the_whole_width_and_wide_terminal
     wide = run(data, "list", columns=160).stdout.splitlines()
     assert any(name in line for line in wide), wide
     assert not any(line.startswith("  npx") for line in wide)  # in the name's column of the table
+
+
+def test_an_accented_name_keeps_its_letters_in_the_id_and_existing_ids_stay(tmp_path: Path) -> None:
+    """ "Café" became the id "caf" (and "mcp__caf__..." tool names): the accented letter was dropped.
+    New servers now get "cafe"; a server registered before with "caf" keeps it, and an import of
+    the same name is made unique beside both (R-1.1, R-1.8, issue 16)."""
+    data = tmp_path / "data"
+    assert run(data, "add", "Café", "--id", "caf", "--", "uvx", "cafe-mcp").returncode == 0  # as stored before
+    added = run(data, "add", "Café", "--", "uvx", "cafe-mcp")
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("added cafe to ")
+    source = tmp_path / ".mcp.json"
+    source.write_text(json.dumps({"mcpServers": {"Café": {"command": "uvx", "args": ["cafe-mcp", "--v2"]}}}))
+    imported = run(data, "import", str(source), "--yes")
+    assert imported.returncode == 0, imported.stderr
+    listed = json.loads(run(data, "list", "--json").stdout)
+    assert sorted(s["id"] for s in listed) == ["caf", "cafe", "cafe-2"]
+    assert {s["name"] for s in listed} == {"Café"}
