@@ -213,7 +213,7 @@ def test_an_accented_name_keeps_its_letters_in_the_id_and_existing_ids_stay(tmp_
     assert added.stdout.startswith("added cafe to ")
     source = tmp_path / ".mcp.json"
     source.write_text(json.dumps({"mcpServers": {"Café": {"command": "uvx", "args": ["cafe-mcp", "--v2"]}}}))
-    imported = run(data, "import", str(source), "--yes")
+    imported = run(data, "import", str(source), "--yes", "--on-conflict", "rename")
     assert imported.returncode == 0, imported.stderr
     listed = json.loads(run(data, "list", "--json").stdout)
     assert sorted(s["id"] for s in listed) == ["caf", "cafe", "cafe-2"]
