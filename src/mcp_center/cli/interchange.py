@@ -167,7 +167,8 @@ def import_(
 
 
 def _existing_phrase(existing: list[dict[str, Any]]) -> str:
-    """`2 unchanged (time, gh), 1 skipped (docs: url differs)`: the entries servers here already have."""
+    """`2 already here, unchanged (time, gh); 1 skipped, differs (docs: url)`: the entries servers here
+    already have (`ImportPreview.to_dict()["existing"]`), by outcome; a conflict stops the import first."""
     parts: list[str] = []
     for outcome, label in (("unchanged", "already here, unchanged"), ("skipped", "skipped, differs")):
         items = [e for e in existing if e["outcome"] == outcome]
