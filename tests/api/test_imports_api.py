@@ -51,7 +51,17 @@ CURSOR_VALUES = {
 
 async def test_preview_then_apply_creates_untrusted_disabled_servers(api: httpx2.AsyncClient) -> None:
     previewed = await preview(api, CURSOR)
-    assert set(previewed) == {"token", "digest", "expires_at", "format", "servers", "variables", "rejected"}
+    assert set(previewed) == {
+        "token",
+        "digest",
+        "expires_at",
+        "format",
+        "servers",
+        "variables",
+        "rejected",
+        "existing",
+        "on_conflict",
+    }
     assert previewed["format"] == "cursor"
     assert [s["id"] for s in previewed["servers"]] == ["acme-docs", "playwright", "jira", "repo-tools"]
     response = await api.post(APPLY, json=apply_body(previewed, CURSOR, values=CURSOR_VALUES))

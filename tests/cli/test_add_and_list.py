@@ -175,3 +175,46 @@ def test_a_credential_left_empty_by_an_unset_shell_variable_is_refused_and_nothi
     assert json.loads(listed.stdout) == []
     # A plain, non-credential variable may be empty.
     assert run(data, "add", "quiet", "-e", "DEBUG=", "--", "npx", "-y", "x").returncode == 0
+
+
+def test_list_at_80_columns_gives_each_command_the_whole_width_and_wide_terminals_keep_the_table(
+    tmp_path: Path,
+) -> None:
+    """At 80 columns the table left a command the name's column (about 38 characters): `npx -y
+    @modelcontextprotocol/server-github@2025.4.8` took three lines broken inside words (issue 16).
+    Now each server is one line (a long name ends in "…", never the id) with its command whole at
+    the terminal's width under it; 120 columns and more keep the table."""
+    data = tmp_path / "data"
+    package = "@modelcontextprotocol/server-github@2025.4.8"
+    name = "GitHub for the platform team's staging and production organisations"
+    added = run(data, "add", name, "--id", "github", "-e", "LOG=1", "--", "npx", "-y", package)
+    assert added.returncode == 0, added.stderr
+    narrow = run(data, "list", columns=80)
+    assert narrow.returncode == 0, narrow.stderr
+    lines = narrow.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), narrow.stdout
+    assert lines[0].split() == ["id", "name", "type", "on", "next"]
+    [row] = [line for line in lines if line.startswith("github ")]
+    assert row.split()[-3:] == ["stdio", "no", "trust"] and "…" in row and name not in row
+    assert f"  npx -y {package}" in lines and "  unconfined" in lines
+    wide = run(data, "list", columns=160).stdout.splitlines()
+    assert any(name in line for line in wide), wide
+    assert not any(line.startswith("  npx") for line in wide)  # in the name's column of the table
+
+
+def test_an_accented_name_keeps_its_letters_in_the_id_and_existing_ids_stay(tmp_path: Path) -> None:
+    """ "Café" became the id "caf" (and "mcp__caf__..." tool names): the accented letter was dropped.
+    New servers now get "cafe"; a server registered before with "caf" keeps it, and an import of
+    the same name is made unique beside both (R-1.1, R-1.8, issue 16)."""
+    data = tmp_path / "data"
+    assert run(data, "add", "Café", "--id", "caf", "--", "uvx", "cafe-mcp").returncode == 0  # as stored before
+    added = run(data, "add", "Café", "--", "uvx", "cafe-mcp")
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("added cafe to ")
+    source = tmp_path / ".mcp.json"
+    source.write_text(json.dumps({"mcpServers": {"Café": {"command": "uvx", "args": ["cafe-mcp", "--v2"]}}}))
+    imported = run(data, "import", str(source), "--yes", "--on-conflict", "rename")
+    assert imported.returncode == 0, imported.stderr
+    listed = json.loads(run(data, "list", "--json").stdout)
+    assert sorted(s["id"] for s in listed) == ["caf", "cafe", "cafe-2"]
+    assert {s["name"] for s in listed} == {"Café"}

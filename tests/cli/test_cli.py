@@ -23,6 +23,7 @@ import pytest
 
 from mcp_center.api import create_api
 from mcp_center.config import Settings
+from mcp_center.errors import CenterError
 from mcp_center.service import McpCenter
 from tests.support.cli import CLI, CliResult, run_cli
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
@@ -113,6 +114,26 @@ def test_secret_set_with_nothing_on_stdin_sets_no_empty_secret(tmp_path: Path) -
     assert (closed.returncode, closed.stderr.splitlines()[0]) == (2, empty.stderr.splitlines()[0])
     shown = json.loads(run(data, "show", "local").stdout)
     assert shown["secret_env"] == {}, shown
+
+
+def test_a_server_that_dies_after_initialize_shows_its_exit_code_and_last_stderr_lines(tmp_path: Path) -> None:
+    """`mcp-center test` of a server that crashed at its first request mostly said only "the
+    connection closed during tools/list": its stdout closed before its exit was reaped, so neither
+    the exit status nor its last stderr lines were in the error. Three runs (the race lost about
+    three in four). The stderr line's ESC is shown as a control picture, never sent (R-3.1, R-7.3)."""
+    data = tmp_path / "data"
+    server = Path(__file__).parents[1] / "servers" / "exit_after_initialize.py"
+    assert run(data, "add", "Dies", "--", sys.executable, str(server), "9").returncode == 0
+    assert run(data, "trust", "dies", "--yes").returncode == 0
+    for _ in range(3):
+        tested = run(data, "test", "dies")
+        assert tested.returncode == 1, tested.stdout
+        first, *tail = tested.stderr.splitlines()
+        assert first.startswith(
+            "failed [MCP_SERVER_UNREACHABLE]: the server process exited with code 9 during tools/list; its last output:"
+        ), tested.stderr
+        assert tail == ["    starting", "    fatal: \u241b[31mdatabase locked"], tested.stderr
+        assert "\x1b" not in tested.stderr
 
 
 def test_production_profile_refuses_stdio_servers(tmp_path: Path) -> None:
@@ -532,3 +553,27 @@ def test_a_negative_memory_limit_is_refused_not_taken_as_no_limit(tmp_path: Path
     assert refused.returncode == 2
     assert refused.stderr.startswith("error [CONFIG_INVALID]: sandbox.memory_mb:"), refused.stderr
     assert run(tmp_path, "show", "local").returncode == 3  # nothing was added
+
+
+def _error_classes() -> list[type[CenterError]]:
+    found: list[type[CenterError]] = []
+    level: list[type[CenterError]] = [CenterError]
+    while level:
+        found += level
+        level = [sub for family in level for sub in family.__subclasses__()]
+    return found
+
+
+def test_the_readme_exit_code_table_is_the_error_trees_and_a_usage_error_exits_2(tmp_path: Path) -> None:
+    """Exit 2 meant both "cannot parse the command line" and "this value is refused", undocumented
+    (issue 16). Both stay 2 (the README and scripts rely on CONFIRMATION_REQUIRED's 2, click on
+    usage's 2) and the README's table says so: every code it names exits as its row says, and every
+    exit code of the tree has a row (R-7.3)."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", readme, re.MULTILINE)
+    by_code = {cls.code: cls.exit_code for cls in _error_classes() if "code" in vars(cls)}  # not the bare families
+    named = {code: int(exit) for exit, text in rows for code in re.findall(r"`([A-Z_]+)`", text)}
+    assert named and {code: by_code.get(code) for code in named} == named
+    assert {cls.exit_code for cls in _error_classes()} <= {int(exit) for exit, _ in rows}
+    usage = run(tmp_path / "data", "list", "--no-such-option")
+    assert usage.returncode == 2 and "No such option" in usage.stderr

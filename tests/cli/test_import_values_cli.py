@@ -249,3 +249,53 @@ def test_a_piped_answer_to_a_hidden_question_prints_no_getpass_warning(data: Pat
     assert "API_KEY [secret]: " in done.stdout
     assert "piped-secret-invented-77" not in done.stdout + done.stderr
     assert servers(data)["svc"]["secret_env"] == {"API_KEY": {"configured": True}}
+
+
+def test_a_refused_value_leads_with_its_error_line_not_the_preview(data: Path) -> None:
+    """VALUE_REQUIRED and VALUE_UNKNOWN came after about 25 lines of preview tables, the one line that
+    said what to fix at the bottom (issue 16). Now the refusal is all there is: the error line (and
+    one line per variable when several need a value), no table (R-7.3)."""
+    missing = run(data, "import", str(PROJECT), "--yes", *FROM_ENV, env=SECRET_ENV)
+    unknown = run(data, "import", str(PROJECT), "--yes", "--var", "GITHUB_PATT=typo-value-invented", input="")
+    several = run(data, "import", str(PROJECT), "--yes", "--json")
+    for result in (missing, unknown, several):
+        assert result.returncode == 2, result.stdout
+        assert (result.stdout, result.stderr.splitlines()[0][:31]) == ("", "error [IMPORT_VALUES_INVALID]: ")
+    assert [line[:10] for line in several.stderr.splitlines()[1:]] == ["  - values"] * 3
+    assert servers(data) == {}
+
+
+def test_importing_the_same_file_again_is_safe_and_a_changed_entry_is_refused_unless_told(
+    data: Path, tmp_path: Path
+) -> None:
+    """A second `import` of the same file created `github-2`, `orbit-2`, ... copies of everything
+    (issue 16). Now: the same file (the same --var flags included) imports nothing and says so,
+    exit 0; a file whose entry differs from the server of its name stops with IMPORT_CONFLICT (exit
+    4) naming it and the field, before the preview, nothing applied; `--on-conflict skip` keeps the
+    server as it is, `rename` adds the copy (R-1.8, R-7.3)."""
+    flags = [*FROM_ENV, "--var-from-env", "WIKI_API_KEY=CI_WIKI", "--yes"]
+    assert run(data, "import", str(PROJECT), *flags, env=SECRET_ENV).returncode == 0
+    before = {sid: (s["version"], s["updated_at"]) for sid, s in servers(data).items()}
+    again = run(data, "import", str(PROJECT), *flags, env=SECRET_ENV)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-1] == (
+        "nothing to import: 4 already here, unchanged (github, orbit-tasks, legacy-wiki, local-notes)"
+    )
+    assert {sid: (s["version"], s["updated_at"]) for sid, s in servers(data).items()} == before
+    changed = tmp_path / ".mcp.json"
+    changed.write_text(PROJECT.read_text().replace("notes-mcp==0.4.2", "notes-mcp==0.5.0"))
+    refused = run(data, "import", str(changed), *flags, env=SECRET_ENV)
+    assert (refused.returncode, refused.stdout) == (4, "")
+    assert refused.stderr.startswith(
+        "error [IMPORT_CONFLICT]: 1 entry has the name of an existing server with another definition: "
+        "'local-notes' (local-notes: args); nothing applied"
+    )
+    skipped = run(data, "import", str(changed), *flags, "--on-conflict", "skip", env=SECRET_ENV)
+    assert skipped.returncode == 0, skipped.stderr
+    assert skipped.stdout.splitlines()[-1].endswith("; 1 skipped, differs (local-notes: args)")
+    assert {sid: (s["version"], s["updated_at"]) for sid, s in servers(data).items()} == before
+    renamed = run(data, "import", str(changed), *flags, "--on-conflict", "rename", env=SECRET_ENV)
+    assert renamed.returncode == 0, renamed.stderr
+    assert len(servers(data)) == 8
+    bad = run(data, "import", str(changed), "--on-conflict", "replace")
+    assert bad.returncode == 2 and "on_conflict: must be one of: refuse, skip, rename" in bad.stderr

@@ -142,3 +142,32 @@ def test_a_value_with_nul_gets_its_own_reason(data: Path) -> None:
         "error [CONFIG_INVALID]: value: must not contain a NUL character (\\x00) [SECRET_VALUE_HAS_NUL]"
     ]
     assert "32 KiB" not in result.stderr and "defghijklmnop" not in result.stderr
+
+
+def test_a_changed_secret_says_the_enabled_server_was_disabled_and_what_to_run(tmp_path: Path, echo_url: str) -> None:
+    """The server stopped silently: `secret set` said "needs trust and test again" whatever happened,
+    and never that the running server had been disabled (R-1.4, R-2.4, issue 16). It now says so in
+    the settings page's words, with the commands to run; a server that was never trusted lost
+    nothing and gets no such line."""
+    data = tmp_path / "data"
+    assert run(data, "add", "Echo", "--url", echo_url, "-H", f"X-Api-Key: {VALUE}").returncode == 0
+    for step in (["trust", "echo", "--yes"], ["test", "echo"], ["enable", "echo"]):
+        done = run(data, *step)
+        assert done.returncode == 0, (step, done.stderr)
+    changed = run(data, "secret", "set", "echo", "X-Api-Key", "--kind", "header", stdin=f"{VALUE}-rotated\n")
+    assert changed.returncode == 0, changed.stderr
+    assert changed.stdout.splitlines() == [
+        "secret X-Api-Key set",
+        "server 'echo' was disabled: its secret changed, which touched something security-relevant; confirm "
+        "the new summary, then test and enable again: mcp-center trust echo, then test echo and enable echo",
+    ]
+    assert (show(data, "echo")["enabled"], show(data, "echo")["trusted"]) == (False, False)
+    untrusted = run(data, "secret", "set", "echo", "X-Api-Key", "--kind", "header", stdin=f"{VALUE}-again\n")
+    assert (untrusted.returncode, untrusted.stdout.splitlines()) == (0, ["secret X-Api-Key set"])
+    assert run(data, "trust", "echo", "--yes").returncode == 0
+    trusted_only = run(data, "secret", "set", "echo", "X-Api-Key", "--kind", "header", stdin=f"{VALUE}-third\n")
+    assert trusted_only.stdout.splitlines()[1:] == [
+        "its trust was cleared: the secret is part of the connection summary; next: mcp-center trust echo, "
+        "then test echo and enable echo"
+    ]
+    assert VALUE not in changed.stdout + changed.stderr + trusted_only.stdout

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from mcp_center.config import Settings
 from mcp_center.errors import (
     CenterError,
+    ImportConflict,
     ImportInputChanged,
     ImportNothingToApply,
     ImportPreviewExpired,
@@ -137,13 +138,47 @@ async def test_a_literal_secret_from_the_file_is_stored_encrypted(importer: Impo
 
 
 async def test_proposed_ids_avoid_the_servers_registered_at_preview_time(importer: Importer, center: McpCenter) -> None:
+    """With `on_conflict="rename"` (the only behaviour before re-imports were safe)."""
     await center.create_server({"name": "github", "transport": "stdio", "command": "mcp-github"})
-    preview = await importer.preview(PROJECT)
+    preview = await importer.preview(PROJECT, on_conflict="rename")
     github = preview.plan.servers[0]
     assert (github.id, github.clash, github.slug) == ("github-2", "existing", "github")
     assert preview.to_dict()["servers"][0]["clash"] == {"with": "existing", "slug": "github"}
-    created = await importer.apply(request(preview, PROJECT))
+    created = await importer.apply(request(preview, PROJECT, on_conflict="rename"))
     assert created[0].id == "github-2"
+
+
+async def test_a_re_import_skips_what_is_unchanged_and_refuses_a_changed_entry_unless_told(
+    importer: Importer, center: McpCenter, settings: Settings
+) -> None:
+    """Importing the same file twice created `name-2` copies of every server (issue 16). The service
+    owns the rule the REST API, the page and the CLI share (R-1.8): an identical entry is
+    `unchanged`, a different one with an existing server's name is a `conflict` that apply refuses
+    with IMPORT_CONFLICT naming it (nothing applied), unless `skip` or `rename` says otherwise; the
+    preview's mode must be the apply's."""
+    first = await importer.apply(request(await importer.preview(PROJECT)))
+    ids = sorted(view.id for view in first)
+    again = await importer.preview(PROJECT)
+    assert (again.plan.servers, {e.outcome for e in again.plan.existing}) == ((), {"unchanged"})
+    assert sorted(e["server_id"] for e in again.to_dict()["existing"]) == ids
+    changed = PROJECT.replace("notes-mcp==0.4.2", "notes-mcp==0.5.0", 1)
+    assert changed != PROJECT
+    refused = await importer.preview(changed)
+    [conflict] = refused.plan.conflicts
+    before = files(settings)
+    with pytest.raises(ImportConflict) as caught:
+        await importer.apply(request(refused, changed))
+    assert caught.value.details["conflicts"] == [
+        {"name": conflict.name, "server_id": conflict.server_id, "fields": list(conflict.fields)}
+    ]
+    assert files(settings) == before
+    skipped = await importer.preview(changed, on_conflict="skip")
+    assert [e.outcome for e in skipped.plan.existing if e.server_id == conflict.server_id] == ["skipped"]
+    with pytest.raises(ImportPreviewStale):
+        await importer.apply(request(skipped, changed, on_conflict="rename"))
+    renamed = await importer.preview(changed, on_conflict="rename")
+    created = await importer.apply(request(renamed, changed, on_conflict="rename"))
+    assert len(created) == len(ids) and all(view.id.endswith("-2") for view in created)
 
 
 async def test_a_token_is_single_use(importer: Importer) -> None:
@@ -401,7 +436,7 @@ def test_apply_is_all_or_nothing_wherever_it_fails(names: list[str], fail_at: in
             for server_id in dict.fromkeys(existing):
                 await center.create_server({"id": server_id, "name": server_id, "transport": "stdio", "command": "x"})
             importer = Importer(center, ImportPreviews())
-            preview = await importer.preview(content)
+            preview = await importer.preview(content, on_conflict="rename")  # existing names: copies
             before = files(settings_)
             original = Servers._add  # pyright: ignore[reportPrivateUsage]
             calls: list[int] = []
@@ -414,7 +449,7 @@ def test_apply_is_all_or_nothing_wherever_it_fails(names: list[str], fail_at: in
 
             with mock.patch.object(Servers, "_add", failing):
                 try:
-                    await importer.apply(ApplyRequest(preview.token, preview.digest, content))
+                    await importer.apply(ApplyRequest(preview.token, preview.digest, content, on_conflict="rename"))
                 except CenterError as exc:
                     assert exc.code == "STORAGE_ERROR"
                     assert files(settings_) == before

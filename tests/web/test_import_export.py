@@ -89,7 +89,17 @@ def test_a_claude_code_file_is_previewed_completed_and_applied_without_leaking_i
     expect(page.get_by_label("Configuration (JSON)")).to_have_value(MCP_JSON)
     page.get_by_role("button", name="Preview").click()
 
+    # The registered `github` is another server (HTTP): by default that stops the import.
     preview = page.get_by_role("region", name="Preview")
+    expect(preview.get_by_test_id("import-conflicts")).to_contain_text(
+        "IMPORT_CONFLICT: github has the name of a registered server with another definition"
+    )
+    expect(preview.locator('li[data-existing="github"]')).to_contain_text("differs in transport")
+    expect(preview.get_by_role("button", name="Create 1 server")).to_be_disabled()
+    page.get_by_label("A server of the same name, defined differently").select_option("rename")
+    expect(preview.get_by_text("The configuration changed since this preview")).to_be_visible()
+    page.get_by_role("button", name="Preview", exact=True).click()
+
     expect(preview.get_by_test_id("import-summary")).to_have_text(
         "Claude Code format · 2 servers to create, untrusted and disabled · 1 entry rejected · 3 values to supply."
     )
@@ -196,3 +206,24 @@ def test_broken_json_points_at_its_line_and_missing_values_are_shown_next_to_the
     content.fill(MCP_JSON.replace("acme", "beta"))
     expect(preview.get_by_text("The configuration changed since this preview")).to_be_visible()
     expect(preview.get_by_role("button", name="Create 2 servers")).to_be_disabled()
+
+
+def test_previewing_a_file_already_imported_shows_it_registered_and_nothing_to_create(page: Page, host: Host) -> None:
+    """Importing the same file again created `-2` copies (issue 16). The page now lists each entry as
+    already registered and unchanged, and has nothing to create (R-1.8)."""
+    content = json.dumps({"mcpServers": {"clock": {"command": "uvx", "args": ["mcp-server-time"]}}})
+    preview = host.client.post("/api/mcp/import/preview", json={"content": content}).json()
+    applied = host.client.post(
+        "/api/mcp/import/apply", json={"token": preview["token"], "digest": preview["digest"], "content": content}
+    )
+    assert applied.status_code == 201, applied.text
+    sign_in(page)
+    go_to(page, "Import")
+    page.get_by_label("Configuration (JSON)").fill(content)
+    page.get_by_role("button", name="Preview").click()
+    shown = page.get_by_role("region", name="Preview")
+    expect(shown.get_by_test_id("import-summary")).to_contain_text("0 servers to create")
+    expect(shown.get_by_test_id("import-summary")).to_contain_text("1 entry already registered")
+    expect(shown.locator('li[data-existing="clock"]')).to_have_attribute("data-outcome", "unchanged")
+    expect(shown.get_by_role("button", name="Nothing to create")).to_be_disabled()
+    assert [s["id"] for s in host.client.get("/api/mcp/servers").json()["servers"]] == ["clock"]

@@ -211,6 +211,14 @@ def _import_format(value: str) -> str:
 
 
 ImportFormat = Annotated[str, Field(json_schema_extra={"enum": list(IMPORT_FORMATS)})]
+OnConflict = Annotated[
+    Literal["refuse", "skip", "rename"],
+    Field(
+        description="An entry whose name an existing server has, with another definition: refuse the import "
+        "(IMPORT_CONFLICT), skip it, or create it under a -2 id. An identical one is skipped as unchanged "
+        "(except with rename). The preview's mode must be sent again with apply."
+    ),
+]
 
 
 class ImportPreview(_Strict):
@@ -219,6 +227,7 @@ class ImportPreview(_Strict):
 
     content: str = Field(description="The client file's text.")
     format: ImportFormat = "auto"
+    on_conflict: OnConflict = "refuse"
 
     _format = field_validator("format")(_import_format)
 
@@ -232,5 +241,6 @@ class ImportApply(_Strict):
     format: ImportFormat = "auto"
     values: dict[str, str] | None = Field(default=None, description="Values of the variables the preview asked for.")
     use_defaults: list[str] | None = Field(default=None, description="Variables to leave at their defaults.")
+    on_conflict: OnConflict = "refuse"
 
     _format = field_validator("format")(_import_format)

@@ -82,14 +82,15 @@ async def _json_body(request: Request) -> object:
     openapi_extra=_body(ImportPreview),
 )
 async def preview_import(request: Request) -> dict[str, Any]:
-    """Body `{"content": "<file text>", "format": "auto"}`. Nothing is changed.
+    """Body `{"content": "<file text>", "format": "auto", "on_conflict": "refuse"}`. Nothing is changed.
 
     Returns what would be created (proposed ids and clashes, transports, which fields become
-    secrets, variables to supply, rejected entries and why) with a `token` and `digest` to
-    apply it before `expires_at`. Secret values never appear.
+    secrets, variables to supply, rejected entries and why), the entries existing servers already
+    have (`existing`: unchanged, skipped, or a conflict that apply refuses), with a `token` and
+    `digest` to apply it before `expires_at`. Secret values never appear.
     """
-    content, format = parse_preview_request(await _json_body(request))
-    return (await _importer(request).preview(content, format)).to_dict()
+    content, format, on_conflict = parse_preview_request(await _json_body(request))
+    return (await _importer(request).preview(content, format, on_conflict)).to_dict()
 
 
 @router.post(
@@ -100,10 +101,11 @@ async def preview_import(request: Request) -> dict[str, Any]:
     responses=errors(409),
 )
 async def apply_import(request: Request) -> dict[str, Any]:
-    """Body `{"token", "digest", "content", "format", "values": {name: value}, "use_defaults": [name]}`.
+    """Body `{"token", "digest", "content", "format", "values": {name: value}, "use_defaults": [name], "on_conflict"}`.
 
     Creates every server of the preview in one transaction, untrusted and disabled (R-2); a
-    changed input, a stale or expired preview answers 409 and changes nothing.
+    changed input, a stale or expired preview, or an entry that differs from the existing server
+    of its name under `on_conflict: refuse` (IMPORT_CONFLICT) answers 409 and changes nothing.
     """
     apply_request = parse_apply_request(await _json_body(request))
     return {"servers": [view.to_dict() for view in await _importer(request).apply(apply_request)]}

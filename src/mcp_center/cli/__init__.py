@@ -2,7 +2,8 @@
 
 The verbs open the data directory in-process (the store's file lock makes that safe beside a
 running `serve`, which notices the change within a second and reconciles, R-3.3). Errors print
-`error [CODE]: message` and exit with the error's `exit_code`.
+`error [CODE]: message` and exit with the error's `exit_code` (the table in README.md, "What you get
+back when something is wrong"; click's usage errors exit 2 too).
 
 Which data directory a command used is easy to get wrong (`--data-dir` on `serve` but not on the
 next command), so every message whose meaning depends on it names it — "no servers yet in X",

@@ -93,19 +93,21 @@ def given_values(
     return GivenValues(values, sources)
 
 
-def check_known(given: GivenValues, variables: Sequence[Mapping[str, Any]]) -> None:
+def check_known(given: GivenValues, variables: Sequence[Mapping[str, Any]], *, also: Sequence[str] = ()) -> None:
     """Refuse a given name the file does not use, and note a secret given on the command line.
 
     Args:
         given: What `given_values` parsed.
         variables: The preview's `variables` (`name`, `secret`, `has_default`, ...).
+        also: Names the file uses in entries not imported again (servers already here): accepted,
+            and not passed on.
     Raises:
         typer.Exit: code 2, `IMPORT_VALUES_INVALID` with field code VALUE_UNKNOWN (the code
             `POST /api/mcp/import/apply` answers for an unknown value), naming the first unknown
             name and the file's variable names. Nothing changed.
     """
     known = [str(v["name"]) for v in variables]
-    unknown = [name for name in given.values if name not in known]
+    unknown = [name for name in given.values if name not in known and name not in also]
     if unknown:
         listed = ", ".join(known) if known else "none"
         message = f"is not a variable of this file (its variables: {listed})"

@@ -82,6 +82,14 @@ def import_(
             "default; one without a default is refused (nothing imported).",
         ),
     ] = False,
+    on_conflict: Annotated[
+        str,
+        typer.Option(
+            "--on-conflict",
+            help="An entry whose name a server here already has, with another definition: refuse (default: "
+            "nothing is imported), skip it, or rename (add it again as NAME-2). Identical ones are skipped.",
+        ),
+    ] = "refuse",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the preview and stop.")] = False,
     as_json: JsonOut = False,
     data_dir: DataDir = None,
@@ -96,42 +104,78 @@ def import_(
 
     In a script: give values with --var NAME=VALUE or --var-from-env NAME=ENVVAR, and --yes to
     take the file's defaults for the rest and apply without asking.
+
+    Importing the same file again is safe: servers already here with the same definition are
+    skipped as unchanged, and one whose definition differs stops the import (--on-conflict).
     """
     from mcp_center.service import ApplyRequest, Importer, ImportPreviews
+    from mcp_center.service.imports import check_on_conflict, conflict_error
 
     if format not in IMPORT_FORMATS:
         error = FieldError("format", "FIELD_INVALID", f"must be one of: {', '.join(IMPORT_FORMATS)}")
         raise fail(RequestInvalid(f"--format {error.message}", details={"errors": [error.to_dict()]}))
+    try:
+        on_conflict = check_on_conflict(on_conflict)
+    except CenterError as exc:
+        raise fail(exc) from None
     given = given_values(var or [], var_from_env or [])
     settings = settings_for(data_dir, profile)
     text = _read_import(file)
     if format == "auto" and file != "-":
         format = _named_format(file, text)
     previews = ImportPreviews()
-    preview = run_center(settings, lambda c: Importer(c, previews).preview(text, format)).to_dict()
+    planned = run_center(settings, lambda c: Importer(c, previews).preview(text, format, on_conflict))
+    preview = planned.to_dict()
+    variables: list[dict[str, Any]] = preview["variables"]
+    # A refusal leads with its error line: the values given are checked before the preview is shown
+    # (its tables buried the one line that said what to fix; the line names the variables itself).
+    conflict = conflict_error(planned.plan)
+    if conflict is not None and not dry_run:
+        raise fail(conflict)
+    # A value for an entry already here is not unknown: a script re-importing with the same --var works.
+    check_known(given, variables, also=[name for e in preview["existing"] for name in e["variables"]])
+    applying = not dry_run and bool(preview["servers"])
+    use_defaults = missing_for_yes(given, variables) if yes and applying else []
     if as_json:
         print_json({k: v for k, v in preview.items() if k != "token"})
     else:
         _print_preview(preview, given.sources)
-    variables: list[dict[str, Any]] = preview["variables"]
-    check_known(given, variables)
     if dry_run:
         return
-    if not preview["servers"]:
+    if not preview["servers"] and preview["existing"]:  # a re-import: nothing new, nothing wrong
+        out.print(f"nothing to import: {_existing_phrase(preview['existing'])}", markup=False, highlight=False)
+        return
+    if not preview["servers"]:  # after the preview: its rejected entries say why
         raise fail(ImportNothingToApply("nothing to import: every entry was rejected"))
+    used = {v["name"] for v in variables}
+    passed = {name: value for name, value in given.values.items() if name in used}
     if yes:
-        values, use_defaults = dict(given.values), missing_for_yes(given, variables)
+        values = passed
     else:
         asked, use_defaults = _ask_values([v for v in variables if v["name"] not in given.values])
-        values = {**given.values, **asked}
+        values = {**passed, **asked}
     count = len(preview["servers"])
     if not yes and not confirm(f"Import {count} server{'s' if count != 1 else ''}?"):
         err.print("not imported; nothing changed", markup=False, highlight=False)
         raise typer.Exit(1)
-    request = ApplyRequest(preview["token"], preview["digest"], text, format, values, tuple(use_defaults))
+    request = ApplyRequest(preview["token"], preview["digest"], text, format, values, tuple(use_defaults), on_conflict)
     created = run_center(settings, lambda c: Importer(c, previews).apply(request))
     ids = [view.id for view in created]
     out.print(f"imported {len(ids)} (untrusted, disabled): {', '.join(ids)}; next: mcp-center trust {ids[0]}")
+    if preview["existing"]:
+        out.print(f"not imported again: {_existing_phrase(preview['existing'])}", markup=False, highlight=False)
+
+
+def _existing_phrase(existing: list[dict[str, Any]]) -> str:
+    """`2 already here, unchanged (time, gh); 1 skipped, differs (docs: url)`: the entries servers here
+    already have (`ImportPreview.to_dict()["existing"]`), by outcome; a conflict stops the import first."""
+    parts: list[str] = []
+    for outcome, label in (("unchanged", "already here, unchanged"), ("skipped", "skipped, differs")):
+        items = [e for e in existing if e["outcome"] == outcome]
+        if items:
+            shown = ", ".join(e["server_id"] + (f": {', '.join(e['fields'])}" if e["fields"] else "") for e in items)
+            parts.append(f"{len(items)} {label} ({shown})")
+    return "; ".join(parts)
 
 
 def _read_import(file: str) -> str:
@@ -208,6 +252,11 @@ def _print_preview(preview: dict[str, Any], given: Mapping[str, str]) -> None:
             used = ", ".join(f"{u['server']}.{u['field']}" for u in v["used_in"])
             row = [v["name"], v["kind"], yes(v["secret"]), str(default), used]
             table.add_row(*cells(*row, *([given.get(v["name"], "-")] if given else [])))
+        out.print(table)
+    if preview["existing"]:
+        table = Table("name", "server", "outcome", "differs in", title="already here (not created again)")
+        for e in preview["existing"]:
+            table.add_row(*cells(e["name"], e["server_id"], e["outcome"], ", ".join(e["fields"]) or "-"))
         out.print(table)
     if preview["rejected"]:
         table = Table("name", "source", "why", title="rejected")

@@ -1,4 +1,4 @@
-"""`mcp-center list`: every server in one table that fits an 80-column terminal, with its live state
+"""`mcp-center list`: every server, with its live state
 and tool count when `serve` runs for the same data directory (R-3.11), and under a stdio server's
 command its sandbox policy (`sandboxed (network none)` or `unconfined`, R-11.1).
 
@@ -6,11 +6,14 @@ The configuration comes from the data directory (the CLI reads it in process); t
 exists in the running `serve`, so the list asks it (`GET /api/mcp/servers` with the admin token, at
 the address `serve` recorded in `<data dir>/serve.json`). When no `serve` answers, the table says
 so instead of showing states it cannot know. Ids are never cut or folded: they are what every
-other command takes; names and errors give way instead.
+other command takes; names and errors give way instead. A terminal of `WIDE_COLUMNS` or more
+gets one table (the command under the name, in the name's column); a narrower one, down to 80
+columns, one line per server with its command at the whole width under it (`servers_lines`).
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from rich import box
@@ -24,10 +27,13 @@ from mcp_center.errors import CenterError
 from mcp_center.secrets import read_admin_token
 from mcp_center.store.running import running_url
 
-__all__ = ["LIVE_TIMEOUT_S", "live_servers", "servers_table"]
+__all__ = ["LIVE_TIMEOUT_S", "WIDE_COLUMNS", "live_servers", "servers_lines", "servers_table"]
 
 LIVE_TIMEOUT_S = 5.0
 """Seconds to wait for the running `serve` before listing without live states."""
+
+WIDE_COLUMNS = 120
+"""Terminals at least this wide get the table (`servers_table`); narrower ones `servers_lines`."""
 
 _TRANSPORT = {"stdio": "stdio", "streamable_http": "http", "sse": "sse"}
 
@@ -112,9 +118,7 @@ def servers_table(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
             table.columns[index].overflow = "fold"
     for view in servers:
         enabled = bool(view.get("enabled"))
-        listed: list[str] = view.get("needs") or []
-        needs = [n for n in listed if n != "enable"]
-        step = needs[0] if needs else ("-" if enabled else "enable")
+        step = _step(view)
         row = [
             Text(view["id"]),
             _name_and_target(view),
@@ -129,3 +133,75 @@ def servers_table(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
         row.append(Text(step))
         table.add_row(*row)
     return table
+
+
+def _step(view: dict[str, Any]) -> str:
+    listed: list[str] = view.get("needs") or []
+    needs = [n for n in listed if n != "enable"]
+    return needs[0] if needs else ("-" if view.get("enabled") else "enable")
+
+
+def servers_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]] | None, width: int) -> list[Text]:
+    """The list for a terminal narrower than `WIDE_COLUMNS`: one line per server (id, name, type, state
+    and tools or on, next), and under it, indented and at the terminal's whole width, what it runs or
+    contacts (whole, broken at spaces), its sandbox policy and an error's reason.
+
+    In the table, at 80 columns the command had the name's column (about 38 characters), so
+    `npx -y @modelcontextprotocol/server-github@2025.4.8` took three lines broken inside words (issue
+    16). Here a name longer than its column ends in "…" (the id beside it is what commands take);
+    the id and the command are never cut.
+
+    Args:
+        width: The terminal's width in columns.
+    Returns:
+        The lines to print, the header and its rule first; none is wider than `width` unless an id
+        is (a wrapped command's later lines are indented further).
+    """
+    states = live is not None
+    id_width = max([2, *(len(str(view["id"])) for view in servers)])
+    tail = [("type", 5), *([("state", 12), ("tools", 5)] if states else [("on", 3)]), ("next", 6)]
+    fixed = id_width + 1 + sum(w + 1 for _, w in tail)
+    name_width = max(8, width - fixed)
+
+    def row(cells_: list[tuple[Text, int]]) -> Text:
+        line = Text()
+        for index, (cell, cell_width) in enumerate(cells_):
+            cell.truncate(cell_width, overflow="ellipsis", pad=index < len(cells_) - 1)
+            line.append_text(cell)
+            if index < len(cells_) - 1:
+                line.append(" ")
+        return line
+
+    header = [(Text("id"), id_width), (Text("name"), name_width), *((Text(n), w) for n, w in tail)]
+    lines = [row(header), Text("─" * min(width, fixed + name_width))]
+    for view in servers:
+        enabled = bool(view.get("enabled"))
+        shown = [(Text(str(view["id"])), id_width), (Text(str(view.get("name") or "")), name_width)]
+        kind = str(view.get("transport"))
+        shown.append((Text(_TRANSPORT.get(kind, kind)), 5))
+        reason = ""
+        if live is not None:
+            status = live.get(view["id"])
+            count = status.get("tool_count") if status else None
+            state = _state(status, enabled)
+            state_line, _, reason = state.plain.partition("\n")
+            shown += [(Text(state_line, style=state.style), 12), (Text("-" if count is None else str(count)), 5)]
+        else:
+            shown.append((Text("yes" if enabled else "no"), 3))
+        shown.append((Text(_step(view)), 6))
+        lines.append(row(shown))
+        target = view.get("url") or " ".join([str(view.get("command", "")), *map(str, view.get("args") or [])])
+        details = [str(target)] if target else []
+        details += [policy_line(view)] if view.get("transport") == "stdio" else []
+        details += [f"error: {reason}"] if reason else []
+        for detail in details:
+            wrapped = textwrap.wrap(
+                detail,
+                max(8, width),
+                initial_indent="  ",
+                subsequent_indent="    ",
+                break_on_hyphens=False,
+                drop_whitespace=True,
+            )
+            lines += [Text(part, style="dim") for part in wrapped]
+    return lines

@@ -53,7 +53,7 @@ def list_(
     url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
 ) -> None:
     """List servers: enabled, live state and tool count (when serve runs), stdio sandbox policy, next step."""
-    from mcp_center.cli.listing import live_servers, servers_table
+    from mcp_center.cli.listing import WIDE_COLUMNS, live_servers, servers_lines, servers_table
 
     settings = settings_for(data_dir, profile)
     views = run_center(settings, lambda c: c.list_servers()) if has_state(settings) else []
@@ -71,7 +71,11 @@ def list_(
         if running_owner(settings.data_dir) is None:
             out.print(f"({serve_state(settings)})", highlight=False, markup=False)
         return
-    out.print(servers_table(servers, live))
+    if out.width >= WIDE_COLUMNS:
+        out.print(servers_table(servers, live))
+    else:  # the command at the terminal's whole width, under its server's line (issue 16)
+        for line in servers_lines(servers, live, out.width):
+            out.print(line, overflow="fold", soft_wrap=False, highlight=False)
     # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
     out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
     if live is None:
@@ -355,8 +359,33 @@ def secret_set(
     view = run_center(settings, lambda c: c.get_server(server_id))
     check_secret_key(server_id, view.config, checked, key, new=new)
     value = _secret_value()
-    run_center(settings, lambda c: c.set_secret(server_id, kind, key, value))
-    out.print(f"secret {key} set; the server needs trust and test again")
+    after = run_center(settings, lambda c: c.set_secret(server_id, kind, key, value))
+    out.print(f"secret {key} set", markup=False, highlight=False)
+    for line in secret_change_notice(view, after):
+        out.print(line, markup=False, highlight=False)
+
+
+def secret_change_notice(before: ServerView, after: ServerView) -> list[str]:
+    """What a changed secret did to the server, in the settings page's words (R-1.4, R-2.1 to R-2.4).
+
+    A secret is part of the connection summary: a new value changes its digest, which clears trust
+    and the last test and disables the server. The page says "This change touched something
+    security-relevant: confirm the new summary, then test and enable again"; the CLI says the same
+    and, for a server that was enabled, that it no longer is (it used to print "needs trust and
+    test again" whatever happened, and never that the server had stopped).
+
+    Returns:
+        The lines to print after "secret KEY set": none when trust was not touched.
+    """
+    if after.trusted or not before.trusted:
+        return []
+    steps = f"mcp-center trust {after.id}, then test {after.id} and enable {after.id}"
+    if before.enabled and not after.enabled:
+        return [
+            f"server '{after.id}' was disabled: its secret changed, which touched something security-relevant; "
+            f"confirm the new summary, then test and enable again: {steps}"
+        ]
+    return [f"its trust was cleared: the secret is part of the connection summary; next: {steps}"]
 
 
 def _secret_value() -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -522,8 +523,20 @@ def check_url(path: str, url: str) -> Iterable[FieldError]:
         yield FieldError(path, "URL_INVALID", "must not use port 0")
 
 
+_FOLDED = str.maketrans({"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ð": "d", "ł": "l", "þ": "th", "ı": "i"})
+"""Latin letters that Unicode does not decompose into a base letter and a mark (NFKD keeps them)."""
+
+
 def slugify(name: str) -> str:
-    """Derive a server id from a display name: lowercase a-z0-9 and '-', at most 32 characters."""
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    """Derive a server id from a display name: lowercase a-z0-9 and '-', at most 32 characters.
+
+    Accented Latin letters keep their base letter ("Café" → "cafe", "Straße" → "strasse", NFKD then
+    ASCII); they used to be dropped ("caf"). Letters with no ASCII form (其他, Ωmega's Ω) are
+    dropped; a name with none left gives "server". Ids already stored never change: only a new
+    server's id is derived (R-1.1). The caller makes the id unique ("-2", ...).
+    """
+    folded = unicodedata.normalize("NFKD", name.lower().translate(_FOLDED))
+    ascii_only = folded.encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_only).strip("-")
     slug = slug[:32].strip("-")
     return slug or "server"

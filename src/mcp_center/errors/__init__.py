@@ -60,6 +60,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ImportPreviewExpired     IMPORT_PREVIEW_EXPIRED        R-1.8: the preview token expired
     │   ├── ImportInputChanged       IMPORT_INPUT_CHANGED          R-1.8: apply sent other input than previewed
     │   ├── ImportPreviewStale       IMPORT_PREVIEW_STALE          R-1.8: the preview would now be different
+    │   ├── ImportConflict           IMPORT_CONFLICT               R-1.8: an entry differs from the existing server of
+    │   │                                                          its name (`details.conflicts`); --on-conflict
     │   ├── ApprovalExpired          MCP_APPROVAL_EXPIRED          R-5.3: nobody decided before the approval timed out
     │   ├── ApprovalStale            MCP_APPROVAL_STALE            R-5.3: approved, but the server or caller changed
     │   ├── ApprovalClosed           MCP_APPROVAL_CLOSED           R-5.3: the approval was already decided or ended
@@ -143,6 +145,7 @@ from mcp_center.errors._conflict import (
     CapabilityNotDeclared,
     DatabaseRequired,
     DataDirInUse,
+    ImportConflict,
     ImportInputChanged,
     ImportPreviewExpired,
     ImportPreviewStale,
@@ -255,6 +258,7 @@ __all__ = [
     "GatewayTokenNotFound",
     "HostNotAllowed",
     "HostRequestFailed",
+    "ImportConflict",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportInputChanged",

@@ -19,6 +19,7 @@ __all__ = [
     "CapabilityNotDeclared",
     "DataDirInUse",
     "DatabaseRequired",
+    "ImportConflict",
     "ImportInputChanged",
     "ImportPreviewExpired",
     "ImportPreviewStale",
@@ -152,6 +153,16 @@ class ImportPreviewStale(Conflict):
     """
 
     code = "IMPORT_PREVIEW_STALE"
+
+
+class ImportConflict(Conflict):
+    """An import entry has the name (or id) of an existing server with another definition, and
+    `on_conflict` is `refuse` (the default): nothing was applied (R-1.8).
+
+    `details.conflicts`: `[{"name", "server_id", "fields"}]`, every such entry.
+    """
+
+    code = "IMPORT_CONFLICT"
 
 
 class ApprovalExpired(Conflict):

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     )
     from mcp_center.interchange.lenient_json import MAX_IMPORT_BYTES, decode_text, loads_lenient
     from mcp_center.interchange.plan import (
+        ON_CONFLICT,
+        ExistingEntry,
         ImportPlan,
         PlannedServer,
         RejectedEntry,
@@ -42,8 +44,10 @@ __all__ = [
     "GATEWAY_TOKEN_VARIABLE",
     "IMPORT_FORMATS",
     "MAX_IMPORT_BYTES",
+    "ON_CONFLICT",
     "TEMPLATES",
     "ClientDocument",
+    "ExistingEntry",
     "ExportDocument",
     "ImportPlan",
     "PlannedServer",
@@ -76,6 +80,8 @@ _LAZY: dict[str, str] = {
     "decode_text": "mcp_center.interchange.lenient_json",
     "loads_lenient": "mcp_center.interchange.lenient_json",
     "ImportPlan": "mcp_center.interchange.plan",
+    "ON_CONFLICT": "mcp_center.interchange.plan",
+    "ExistingEntry": "mcp_center.interchange.plan",
     "PlannedServer": "mcp_center.interchange.plan",
     "RejectedEntry": "mcp_center.interchange.plan",
     "SecretCheck": "mcp_center.interchange.plan",

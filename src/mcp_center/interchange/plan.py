@@ -25,13 +25,20 @@ Decisions (our policy, documented in the README):
   warns SECRET_NOT_SET. Literal secret values never appear in the preview.
 - Ids are `slugify(name)`, made unique against existing servers and earlier entries with a
   `-2`, `-3`, ... suffix; the preview says which clash it resolved.
+- Re-importing is safe (`on_conflict`, given with the existing servers' definitions): an entry whose
+  name (or id) an existing server has is not created again. An identical definition is
+  `unchanged`; a different one is a `conflict` (apply refuses the whole import) under `refuse`,
+  skipped under `skip`; `rename` creates it under a `-2` id as before. Secret values are
+  write-only, so they are not compared: an unchanged entry keeps the stored ones. A plain field
+  with a `${...}` matches a stored value some values of its variables would give.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from mcp_center.config import parse_server_config, slugify
 from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
@@ -55,6 +62,8 @@ from mcp_center.interchange.variables import Reference, find_references, substit
 
 __all__ = [
     "MAX_VALUE_CHARS",
+    "ON_CONFLICT",
+    "ExistingEntry",
     "ImportPlan",
     "PlannedServer",
     "RejectedEntry",
@@ -73,6 +82,11 @@ MAX_VALUE_CHARS = 32 * 1024
 """Longest value a user may supply for one variable (characters)."""
 
 SecretKindName = Literal["env", "header", "bearer"]
+
+ON_CONFLICT = ("refuse", "skip", "rename")
+"""What an import does with an entry an existing server already has (by name or id), when it
+differs: `refuse` (the default: apply is refused, IMPORT_CONFLICT), `skip` it, or `rename` (create
+it again under a `-2` id). An identical one is always `unchanged` and skipped, except under `rename`."""
 
 # Rules whose verdict a ${...} stand-in cannot change: keep them even on fields with references.
 _ROBUST_CODES = frozenset({"URL_HAS_CREDENTIALS", "URL_HAS_FRAGMENT"})
@@ -156,6 +170,35 @@ class PlannedServer:
 
 
 @dataclass(frozen=True)
+class ExistingEntry:
+    """An entry an existing server already has (same name, or its id), not created again.
+
+    `outcome`: `unchanged` (same definition), `skipped` (differs; `on_conflict=skip`) or
+    `conflict` (differs; `on_conflict=refuse`: apply refuses the import). `fields`: the top-level
+    fields that differ (none when unchanged).
+    """
+
+    name: str
+    source: str
+    server_id: str
+    outcome: Literal["unchanged", "skipped", "conflict"]
+    fields: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()
+    """The `${...}` names the entry uses: given for it, they are not unknown, only unused."""
+
+    def preview(self) -> dict[str, Any]:
+        """JSON shape of this entry in the preview: `{name, source, server_id, outcome, fields, variables}`."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "server_id": self.server_id,
+            "outcome": self.outcome,
+            "fields": list(self.fields),
+            "variables": list(self.variables),
+        }
+
+
+@dataclass(frozen=True)
 class RejectedEntry:
     """An entry that will not be created, and why (entry-relative fields, stable codes)."""
 
@@ -209,6 +252,14 @@ class ImportPlan:
     variables: tuple[VariableInfo, ...]
     rejected: tuple[RejectedEntry, ...]
     input_defaults: Mapping[str, str] = field(default_factory=dict[str, str])
+    existing: tuple[ExistingEntry, ...] = ()
+    """Entries existing servers already have (see `ON_CONFLICT`); not in `preview()`, which the
+    service completes with them (`existing`, `on_conflict`)."""
+
+    @property
+    def conflicts(self) -> tuple[ExistingEntry, ...]:
+        """The existing entries that refuse the import (`outcome == "conflict"`)."""
+        return tuple(e for e in self.existing if e.outcome == "conflict")
 
     def preview(self) -> dict[str, Any]:
         """The preview body (without token and digest, which the service adds).
@@ -343,13 +394,28 @@ def plan_import(
 
 
 def plan_document(
-    document: ClientDocument, *, existing_ids: Collection[str] = (), check_secret: SecretCheck = _no_check
+    document: ClientDocument,
+    *,
+    existing_ids: Collection[str] = (),
+    check_secret: SecretCheck = _no_check,
+    existing: Mapping[str, Mapping[str, Any]] | None = None,
+    on_conflict: str = "rename",
 ) -> ImportPlan:
-    """Plan the import of an already parsed document (see `plan_import`)."""
-    taken = set(existing_ids)
+    """Plan the import of an already parsed document (see `plan_import`).
+
+    Args:
+        existing: Existing server id → its editable configuration (`service.views.editable`):
+            with it, entries those servers already have are handled by `on_conflict` (see
+            `ON_CONFLICT`) and listed in `ImportPlan.existing`; without it only their ids are
+            avoided (`existing_ids`), as `rename` does.
+        on_conflict: One of `ON_CONFLICT`.
+    """
+    taken = set(existing_ids) | set(existing or {})
+    by_name = {str(c.get("name", "")).strip().casefold(): sid for sid, c in (existing or {}).items()}
     assigned: set[str] = set()
     servers: list[PlannedServer] = []
     rejected: list[RejectedEntry] = []
+    known: list[ExistingEntry] = []
     for raw in document.entries:
         entry = normalize_entry(raw)
         if isinstance(entry, list):
@@ -360,6 +426,13 @@ def plan_document(
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(draft)))
             continue
         slug = slugify(entry.name)
+        match = _existing_match(entry.name, slug, existing, by_name) if on_conflict != "rename" else None
+        if match is not None and existing is not None:
+            differing = _differing_fields(draft.config, existing[match])
+            outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
+            names = tuple(dict.fromkeys(o.reference.name for o in draft.occurrences))
+            known.append(ExistingEntry(entry.name, entry.source, match, outcome, differing, names))
+            continue
         server_id, clash = _unique_id(slug, taken, assigned)
         assigned.add(server_id)
         config = {"id": server_id, **draft.config}
@@ -385,7 +458,44 @@ def plan_document(
         variables=tuple(_variables(servers, document.inputs)),
         rejected=tuple(rejected),
         input_defaults=defaults,
+        existing=tuple(known),
     )
+
+
+def _existing_match(
+    name: str, slug: str, existing: Mapping[str, Mapping[str, Any]] | None, by_name: Mapping[str, str]
+) -> str | None:
+    """The id of the existing server that already has this entry: the same name, else the entry's id."""
+    if not existing:
+        return None
+    found = by_name.get(name.strip().casefold())
+    return found if found is not None else (slug if slug in existing else None)
+
+
+def _differing_fields(planned: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
+    """The fields of a planned create body (no id, no secret values) whose value the existing
+    configuration does not have; a field the body leaves out keeps whatever the server has."""
+    return tuple(key for key, value in planned.items() if key != "id" and not _same(value, current.get(key)))
+
+
+def _same(planned: object, current: object) -> bool:
+    """`current` is what `planned` gives: equal, or, for a text with `${...}`, what some values of
+    its variables would make of it (`--root ${ROOT:-/srv}` is the stored `--root /data`)."""
+    if isinstance(planned, str) and isinstance(current, str):
+        if "${" not in planned:
+            return planned == current
+        marked = substitute(planned, lambda _ref: "\x00")
+        pattern = ".*".join(re.escape(part) for part in marked.split("\x00"))
+        return re.fullmatch(pattern, current, re.DOTALL) is not None
+    if isinstance(planned, list) and isinstance(current, list):
+        pairs = zip(cast(list[object], planned), cast(list[object], current), strict=False)
+        return len(cast(list[object], planned)) == len(cast(list[object], current)) and all(
+            _same(a, b) for a, b in pairs
+        )
+    if isinstance(planned, dict) and isinstance(current, dict):
+        mine, theirs = cast(dict[str, object], planned), cast(dict[str, object], current)
+        return mine.keys() == theirs.keys() and all(_same(v, theirs[k]) for k, v in mine.items())
+    return planned == current
 
 
 def _unique_id(slug: str, taken: set[str], assigned: set[str]) -> tuple[str, str | None]:

@@ -15,10 +15,11 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
+from mcp.shared.exceptions import MCPError
 
-from mcp_center.runtime.attribution import SessionEnded, attribute, startup_timeout_error
+from mcp_center.runtime.attribution import SessionEnded, attribute, leaves, startup_timeout_error
 from mcp_center.runtime.catalog import fetch_category
-from mcp_center.runtime.connection import ConnectionFilter, ProbeResult, add_noise_hint
+from mcp_center.runtime.connection import ConnectionFilter, ProbeResult, add_noise_hint, settle_exit
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.session import SessionHooks, open_session
 from mcp_center.transports import ConnectionSpec, TransportProbe
@@ -61,6 +62,11 @@ async def probe_connection(
                 try:
                     fetched = await fetch_category(session.client, "tools")
                 except Exception as exc:  # noqa: BLE001 - attributed to tools/list while the server still runs
+                    if _connection_closed(exc):
+                        # A process that died after initialize closes stdout before it is reaped: wait
+                        # (bounded) for its exit, or the test reads "connection closed" without the
+                        # exit status and last stderr lines the transport records (R-3.1).
+                        await settle_exit(probe)
                     raise attribute(exc, probe, during="tools/list") from None
                 info = session.client.server_info
                 result = ProbeResult(
@@ -84,6 +90,11 @@ async def probe_connection(
             raise error
         raise attribute(SessionEnded(), probe, during="initialize")
     return result
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    """True when `exc` is (or holds) the SDK's "connection closed": the server side ended."""
+    return any(isinstance(leaf, MCPError) and leaf.code == types.CONNECTION_CLOSED for leaf in leaves(exc))
 
 
 async def _decline_during_test(

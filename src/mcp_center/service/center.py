@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -342,11 +342,12 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         """
         return await self._servers.create(body)
 
-    async def create_servers(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[ServerView]:
+    async def create_servers(self, plan: Callable[[Mapping[str, ServerConfig]], Sequence[object]]) -> list[ServerView]:
         """Register several servers in ONE store transaction: all of them or none (R-1.8, R-7.3).
 
         Args:
-            plan: Called inside the transaction with the ids registered at that moment; returns
+            plan: Called inside the transaction with the servers registered at that moment (id →
+                configuration: an import compares its entries with them); returns
                 the create bodies (each as for `create_server`). Raising aborts with no change.
         Returns:
             The created servers' API views, in order. Like `create_server`, each starts untrusted,

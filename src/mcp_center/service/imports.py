@@ -42,6 +42,7 @@ import anyio.to_thread
 
 from mcp_center.errors import (
     FieldError,
+    ImportConflict,
     ImportInputChanged,
     ImportNothingToApply,
     ImportPreviewExpired,
@@ -60,9 +61,11 @@ from mcp_center.interchange import (
 from mcp_center.models import is_array, is_object
 from mcp_center.service.bodies import parse_secret_value
 from mcp_center.service.center import McpCenter
+from mcp_center.service.records import editable
 from mcp_center.service.views import ServerView
 
 if TYPE_CHECKING:
+    from mcp_center.config import ServerConfig
     from mcp_center.interchange import ExportDocument, ImportPlan
 
 # The planner, the exporter and the templates (`interchange.plan`, `.export`, `.templates`) are
@@ -76,7 +79,9 @@ __all__ = [
     "ImportPreview",
     "ImportPreviews",
     "Importer",
+    "check_on_conflict",
     "check_secret_value",
+    "conflict_error",
     "parse_apply_request",
     "parse_preview_request",
     "templates",
@@ -184,9 +189,14 @@ class ApplyRequest:
     format: str = "auto"
     values: Mapping[str, str] = field(default_factory=dict[str, str])
     use_defaults: tuple[str, ...] = ()
+    on_conflict: str = "refuse"
+    """What the preview was made with (`interchange.ON_CONFLICT`); another mode is a stale preview."""
 
     def __repr__(self) -> str:  # values may be secrets, content may hold literal secrets
-        return f"ApplyRequest(format={self.format!r}, values={sorted(self.values)}, use_defaults={self.use_defaults})"
+        return (
+            f"ApplyRequest(format={self.format!r}, values={sorted(self.values)}, use_defaults={self.use_defaults}, "
+            f"on_conflict={self.on_conflict!r})"
+        )
 
 
 def _invalid(field_path: str, code: str, message: str) -> RequestInvalid:
@@ -223,23 +233,39 @@ def _format(data: Mapping[str, Any]) -> str:
     return str(value)
 
 
-def parse_preview_request(body: object) -> tuple[str, str]:
-    """`{"content": "<file text>", "format": "auto"}` → (content, format).
+def check_on_conflict(value: object) -> str:
+    """`value` as an `on_conflict` mode: `refuse` (None too), `skip` or `rename` (R-1.8).
 
     Raises:
-        RequestInvalid: not an object, unknown field, `content` missing or not a string, unknown format.
+        RequestInvalid: another value (field `on_conflict`, FIELD_INVALID, naming the modes).
     """
-    data = _object(body, {"content", "format"})
-    return _string(data, "content"), _format(data)
+    from mcp_center.interchange import ON_CONFLICT  # lazily: see the imports
+
+    if value is None:
+        return "refuse"
+    if value not in ON_CONFLICT:
+        raise _invalid("on_conflict", "FIELD_INVALID", "must be one of: " + ", ".join(ON_CONFLICT))
+    return str(value)
+
+
+def parse_preview_request(body: object) -> tuple[str, str, str]:
+    """`{"content": "<file text>", "format": "auto", "on_conflict": "refuse"}` → (content, format, on_conflict).
+
+    Raises:
+        RequestInvalid: not an object, unknown field, `content` missing or not a string, unknown
+            format or on_conflict mode.
+    """
+    data = _object(body, {"content", "format", "on_conflict"})
+    return _string(data, "content"), _format(data), check_on_conflict(data.get("on_conflict"))
 
 
 def parse_apply_request(body: object) -> ApplyRequest:
-    """`{"token", "digest", "content", "format"?, "values"?: {name: value}, "use_defaults"?: [name]}`.
+    """`{"token", "digest", "content", "format"?, "values"?: {name: value}, "use_defaults"?: [name], "on_conflict"?}`.
 
     Raises:
         RequestInvalid: a field missing, unknown or of the wrong shape (values must be strings).
     """
-    data = _object(body, {"token", "digest", "content", "format", "values", "use_defaults"})
+    data = _object(body, {"token", "digest", "content", "format", "values", "use_defaults", "on_conflict"})
     token = _string(data, "token", max_chars=MAX_TOKEN_CHARS)
     digest = _string(data, "digest", max_chars=MAX_TOKEN_CHARS)
     content = _string(data, "content")
@@ -256,7 +282,8 @@ def parse_apply_request(body: object) -> ApplyRequest:
     raw_defaults = [] if raw_defaults is None else raw_defaults
     if not is_array(raw_defaults) or not all(isinstance(n, str) for n in raw_defaults):
         raise _invalid("use_defaults", "FIELD_INVALID", "must be a list of variable names")
-    return ApplyRequest(token, digest, content, _format(data), values, tuple(raw_defaults))
+    mode = check_on_conflict(data.get("on_conflict"))
+    return ApplyRequest(token, digest, content, _format(data), values, tuple(raw_defaults), mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,15 +304,40 @@ class ImportPreview:
     digest: str
     expires_at: datetime
     plan: ImportPlan
+    on_conflict: str = "refuse"
 
     def to_dict(self) -> dict[str, Any]:
-        """`{"token", "digest", "expires_at", "format", "servers", "variables", "rejected"}` (`ImportPlan.preview`)."""
+        """`{"token", "digest", "expires_at", "format", "servers", "variables", "rejected", "existing",
+        "on_conflict"}` (`ImportPlan.preview`; `existing`: the entries existing servers already
+        have, each `{name, source, server_id, outcome: unchanged|skipped|conflict, fields}`)."""
         return {
             "token": self.token,
             "digest": self.digest,
             "expires_at": self.expires_at.isoformat(),
-            **self.plan.preview(),
+            **previewed(self.plan, self.on_conflict),
         }
+
+
+def previewed(plan: ImportPlan, on_conflict: str) -> dict[str, Any]:
+    """The preview body the user confirms (and its digest covers): the plan's, with the entries
+    existing servers already have and the mode that decided them."""
+    return {**plan.preview(), "existing": [e.preview() for e in plan.existing], "on_conflict": on_conflict}
+
+
+def conflict_error(plan: ImportPlan) -> ImportConflict | None:
+    """IMPORT_CONFLICT naming every entry that differs from its existing server, or None."""
+    conflicts = plan.conflicts
+    if not conflicts:
+        return None
+    named = ", ".join(f"'{c.name}' ({c.server_id}: {', '.join(c.fields)})" for c in conflicts)
+    return ImportConflict(
+        f"{len(conflicts)} entr{'y has' if len(conflicts) == 1 else 'ies have'} the name of an existing server with "
+        f"another definition: {named}; nothing applied. Import with --on-conflict skip (keep the existing) "
+        "or rename (add a copy), or edit or delete the server first",
+        details={
+            "conflicts": [{"name": c.name, "server_id": c.server_id, "fields": list(c.fields)} for c in conflicts]
+        },
+    )
 
 
 class Importer:
@@ -300,40 +352,44 @@ class Importer:
         self._center = center
         self._previews = previews
 
-    async def preview(self, content: str | bytes, format: str = "auto") -> ImportPreview:
+    async def preview(self, content: str | bytes, format: str = "auto", on_conflict: str = "refuse") -> ImportPreview:
         """Plan an import against the servers registered now; nothing is changed.
 
         Args:
             content: The client file (text, or bytes in UTF-8 / UTF-16 with BOM), at most 1 MiB.
             format: One of `IMPORT_FORMATS`.
+            on_conflict: An entry an existing server already has (its name or id) is never created
+                twice: an identical one is `unchanged`; a different one is refused by apply
+                (`refuse`), skipped (`skip`), or created again under a `-2` id (`rename`).
         Returns:
             An `ImportPreview` (token, digest, expiry and the `ImportPlan`); no secret value appears
             in it. `to_dict()` is the REST JSON.
         Raises:
             ImportTooLarge (413), ImportJsonInvalid (line, column), ImportFormatUnknown,
-            ImportFormatMismatch, RequestInvalid (unknown format).
+            ImportFormatMismatch, RequestInvalid (unknown format or on_conflict).
         """
         if format not in IMPORT_FORMATS:
             raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(IMPORT_FORMATS))
+        on_conflict = check_on_conflict(on_conflict)
         text = decode_text(content)
-        existing = frozenset(c.id for c in await self._center.server_configs())
+        existing = {c.id: editable(c) for c in await self._center.server_configs()}
 
         from mcp_center.interchange import plan_document  # lazily: see the imports
 
         def run() -> ImportPlan:
             document = read_document(loads_lenient(text), format)
-            return plan_document(document, existing_ids=existing, check_secret=check_secret_value)
+            return plan_document(document, existing=existing, on_conflict=on_conflict, check_secret=check_secret_value)
 
         plan = await anyio.to_thread.run_sync(run)
         input_digest = self._previews.input_digest(text, format)
-        digest = self._previews.preview_digest(input_digest, plan.preview())
+        digest = self._previews.preview_digest(input_digest, previewed(plan, on_conflict))
         token = self._previews.issue(input_digest, digest)
         expires_at = datetime.now(UTC) + timedelta(seconds=self._previews.ttl_s)
         logger.info(
             "import.previewed",
             extra={"format": plan.format, "servers": len(plan.servers), "rejected": len(plan.rejected)},
         )
-        return ImportPreview(token=token, digest=digest, expires_at=expires_at, plan=plan)
+        return ImportPreview(token=token, digest=digest, expires_at=expires_at, plan=plan, on_conflict=on_conflict)
 
     async def apply(self, request: ApplyRequest) -> list[ServerView]:
         """Create every server of a confirmed preview, in one transaction (all or nothing).
@@ -343,7 +399,9 @@ class Importer:
         Raises:
             ImportPreviewUnknown / ImportPreviewExpired (409): the token.
             ImportInputChanged (409): `content` or `format` is not what was previewed.
-            ImportPreviewStale (409): `digest` is not the preview's, or the plan would now differ.
+            ImportPreviewStale (409): `digest` is not the preview's, or the plan would now differ
+                (servers added, changed or removed since; another `on_conflict`).
+            ImportConflict (409): under `refuse`, an entry differs from the existing server of its name.
             ImportNothingToApply (422): the preview creates no server.
             ImportValuesInvalid (422): a value missing, unknown, or making a server break R-1.
             StorageError: the store could not be written (nothing was).
@@ -363,13 +421,21 @@ class Importer:
             lambda: read_document(loads_lenient(text), request.format)
         )
 
-        def plan(existing: frozenset[str]) -> list[dict[str, Any]]:
-            planned = plan_document(document, existing_ids=existing, check_secret=check_secret_value)
-            if self._previews.preview_digest(pending.input_digest, planned.preview()) != pending.preview_digest:
+        def plan(registered: Mapping[str, ServerConfig]) -> list[dict[str, Any]]:
+            existing = {server_id: editable(config) for server_id, config in registered.items()}
+            planned = plan_document(
+                document, existing=existing, on_conflict=request.on_conflict, check_secret=check_secret_value
+            )
+            now = previewed(planned, request.on_conflict)
+            if self._previews.preview_digest(pending.input_digest, now) != pending.preview_digest:
                 raise ImportPreviewStale(
-                    "servers were added or removed since the preview, so it would create something else; preview again",
+                    "servers were added, changed or removed since the preview, so it would create something else; "
+                    "preview again",
                     details={"reason": "servers_changed"},
                 )
+            refused = conflict_error(planned)
+            if refused is not None:
+                raise refused
             if not planned.servers:
                 raise ImportNothingToApply("the preview creates no server (every entry was rejected)")
             return planned.resolve(request.values, request.use_defaults, check_secret_value)

@@ -16,12 +16,12 @@ R-1.5). The readiness rule itself lives in `readiness.py`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from mcp_center.config import AuthOAuth, Settings, StdioServerConfig, parse_server_config
+from mcp_center.config import AuthOAuth, ServerConfig, Settings, StdioServerConfig, parse_server_config
 from mcp_center.errors import CenterError, ConfigInvalid, FieldError, RequestInvalid, TrustDigestMismatch
 from mcp_center.runtime import ConnectionManager
 from mcp_center.secrets import Redactor, SecretKind
@@ -150,11 +150,11 @@ class Servers:
         self._announce("server.created", {"server_id": server_id})
         return await self.get(server_id)
 
-    async def create_many(self, plan: Callable[[frozenset[str]], Sequence[object]]) -> list[ServerView]:
+    async def create_many(self, plan: Callable[[Mapping[str, ServerConfig]], Sequence[object]]) -> list[ServerView]:
         """Register several servers in one transaction: all of them or none (R-1.8, R-7.3)."""
 
         def run(state: StoreState) -> list[str]:
-            bodies = plan(frozenset(state.servers))
+            bodies = plan({server_id: record.config for server_id, record in state.servers.items()})
             return [self._add(state, parse_server_body(body, require_version=False)) for body in bodies]
 
         server_ids = await self._txn(run)

@@ -186,7 +186,7 @@ export const cards = {
 
 /** Import (two steps: preview, then apply the confirmed preview) and export of client configurations. */
 export const interchange = {
-  preview: (content, format) => api("POST", "/api/mcp/import/preview", { content, format }),
+  preview: (content, format, onConflict = "refuse") => api("POST", "/api/mcp/import/preview", { content, format, on_conflict: onConflict }),
   apply: (body) => api("POST", "/api/mcp/import/apply", body).then((r) => r.servers),
   exportAs: (format) => api("GET", `/api/mcp/export?format=${encodeURIComponent(format)}`),
 };

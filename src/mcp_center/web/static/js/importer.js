@@ -1,6 +1,7 @@
 // Import (R-1.8): paste a client configuration (or choose the file), see the preview the host
 // computed — entries, proposed ids and clashes, transports, which fields become secrets, the
-// variables to supply, rejected entries and why — supply the values, and apply it all or nothing.
+// variables to supply, rejected entries and why, entries already registered (unchanged, skipped,
+// or a conflict that stops the import, R-1.8) — supply the values, and apply it all or nothing.
 //
 // Secrets follow the editor's rules: variable values the host marks secret go into password inputs,
 // are sent once with the apply request and cleared at once, whatever the answer; none is ever put
@@ -157,6 +158,28 @@ function variableField(variable) {
   };
 }
 
+/** What the import does with an entry whose name a registered server has, with another definition (`on_conflict`). */
+const ON_CONFLICT = [
+  ["refuse", "Stop: import nothing"],
+  ["skip", "Skip it: keep the registered server"],
+  ["rename", "Add a copy (name-2)"],
+];
+const OUTCOMES = { unchanged: "already registered, unchanged", skipped: "differs, skipped", conflict: "differs from the registered server" };
+
+/** An entry a registered server already has: not created again (unchanged, skipped, or a conflict). */
+function existingEntry(entry) {
+  const differs = entry.fields.length ? [" · differs in ", entry.fields.map((f, i) => [i ? ", " : "", h("code", {}, f)])] : null;
+  return h(
+    "li",
+    { "data-existing": entry.server_id, "data-outcome": entry.outcome, class: entry.outcome === "conflict" ? "warn" : null },
+    h("strong", {}, entry.name),
+    " → ",
+    h("code", {}, entry.server_id),
+    `: ${OUTCOMES[entry.outcome] || entry.outcome}`,
+    differs,
+  );
+}
+
 /** Draw the import page into `main`. `navigate(hash, state)` moves on after a successful apply. */
 export function renderImport(main, { feed, navigate }) {
   const contentId = uid("import-content");
@@ -170,6 +193,7 @@ export function renderImport(main, { feed, navigate }) {
   });
   const file = h("input", { type: "file", id: uid("import-file"), accept: ".json,.jsonc,application/json,text/plain" });
   const format = h("select", { id: uid("import-format") }, IMPORT_FORMATS.map(([value, label]) => h("option", { value }, label)));
+  const onConflict = h("select", { id: uid("import-on-conflict") }, ON_CONFLICT.map(([value, label]) => h("option", { value }, label)));
   const previewButton = h("button", { type: "submit", class: "primary" }, "Preview");
   const inputError = h("div", { class: "alert alert-error", role: "alert", tabindex: "-1", hidden: true });
   const previewBox = h("section", { class: "import-preview", "aria-labelledby": "import-preview-title", tabindex: "-1", hidden: true });
@@ -190,6 +214,13 @@ export function renderImport(main, { feed, navigate }) {
     ),
     h("div", { class: "field" }, h("label", { for: file.id }, "Or choose a file"), file),
     h("div", { class: "field" }, h("label", { for: format.id }, "Format"), format),
+    h(
+      "div",
+      { class: "field" },
+      h("label", { for: onConflict.id }, "A server of the same name, defined differently"),
+      onConflict,
+      h("p", { class: "hint" }, "Importing the same file again is safe: a server already registered with the same definition is left as it is."),
+    ),
     inputError,
     h("div", { class: "actions" }, previewButton),
   );
@@ -211,6 +242,7 @@ export function renderImport(main, { feed, navigate }) {
   let markStale = () => {};
   content.addEventListener("input", () => markStale());
   format.addEventListener("change", () => markStale());
+  onConflict.addEventListener("change", () => markStale());
 
   function showInputError(err) {
     const details = err.details || {};
@@ -247,7 +279,10 @@ export function renderImport(main, { feed, navigate }) {
     const staleNote = h("p", { class: "alert alert-warn", role: "status", hidden: true }, "The configuration changed since this preview: preview it again before applying.");
     const applyError = h("div", { class: "alert alert-error", role: "alert", tabindex: "-1", hidden: true });
     const count = preview.servers.length;
-    const applyButton = h("button", { type: "button", class: "primary", disabled: count === 0 }, count ? `Create ${plural(count, "server")}` : "Nothing to create");
+    const existing = preview.existing || [];
+    const conflicts = existing.filter((e) => e.outcome === "conflict");
+    const blocked = count === 0 || conflicts.length > 0;
+    const applyButton = h("button", { type: "button", class: "primary", disabled: blocked }, count ? `Create ${plural(count, "server")}` : "Nothing to create");
     const cancelButton = h("button", { type: "button", class: "quiet" }, "Discard the preview");
     const servers = h("ul", { class: "import-servers" }, preview.servers.map(plannedServer));
     replace(
@@ -257,12 +292,30 @@ export function renderImport(main, { feed, navigate }) {
         "p",
         { "data-testid": "import-summary" },
         `${FORMAT_NAMES[preview.format] || preview.format} format · ${plural(count, "server")} to create, untrusted and disabled`,
+        existing.length ? ` · ${plural(existing.length, "entry", "entries")} already registered` : "",
         preview.rejected.length ? ` · ${plural(preview.rejected.length, "entry", "entries")} rejected` : "",
         preview.variables.length ? ` · ${plural(preview.variables.length, "value")} to supply` : "",
         ".",
       ),
       staleNote,
-      count ? [h("h3", {}, "Servers to create"), servers] : h("p", { class: "alert alert-warn" }, "Every entry was rejected: there is nothing to create."),
+      conflicts.length
+        ? h(
+            "p",
+            { class: "alert alert-error", role: "alert", "data-testid": "import-conflicts" },
+            h("strong", {}, "IMPORT_CONFLICT: "),
+            `${conflicts.map((c) => c.name).join(", ")} ${conflicts.length === 1 ? "has" : "have"} the name of a registered server with another definition. Nothing can be applied: choose to skip ${conflicts.length === 1 ? "it" : "them"} or add a copy above and preview again, or edit the registered server.`,
+          )
+        : null,
+      count
+        ? [h("h3", {}, "Servers to create"), servers]
+        : h("p", { class: "alert alert-warn" }, existing.length ? "Nothing new to create: every entry is already registered (or rejected)." : "Every entry was rejected: there is nothing to create."),
+      existing.length
+        ? [
+            h("h3", {}, "Already registered"),
+            h("p", { class: "hint" }, "These are not created again; secrets are never compared (a registered server keeps its own)."),
+            h("ul", { class: "import-existing" }, existing.map(existingEntry)),
+          ]
+        : null,
       fields.length
         ? h(
             "fieldset",
@@ -286,9 +339,9 @@ export function renderImport(main, { feed, navigate }) {
 
     markStale = () => {
       if (!current) return;
-      const stale = content.value !== current.content || format.value !== current.format;
+      const stale = content.value !== current.content || format.value !== current.format || onConflict.value !== current.onConflict;
       staleNote.hidden = !stale;
-      applyButton.disabled = stale || count === 0;
+      applyButton.disabled = stale || blocked;
     };
     cancelButton.addEventListener("click", () => {
       forget();
@@ -333,7 +386,7 @@ export function renderImport(main, { feed, navigate }) {
         if (read.useDefault) useDefaults.push(field.name);
         else if ("value" in read) values[field.name] = read.value;
       }
-      const body = { token: current.preview.token, digest: current.preview.digest, content: current.content, format: current.format, values, use_defaults: useDefaults };
+      const body = { token: current.preview.token, digest: current.preview.digest, content: current.content, format: current.format, values, use_defaults: useDefaults, on_conflict: current.onConflict };
       // The typed secrets are in `body` now; the inputs let go of them at once, whatever the answer.
       clearSecrets();
       applyButton.disabled = true;
@@ -383,9 +436,9 @@ export function renderImport(main, { feed, navigate }) {
     forget();
     previewButton.disabled = true;
     previewButton.setAttribute("aria-busy", "true");
-    const sent = { content: content.value, format: format.value };
+    const sent = { content: content.value, format: format.value, onConflict: onConflict.value };
     try {
-      const preview = await interchange.preview(sent.content, sent.format);
+      const preview = await interchange.preview(sent.content, sent.format, sent.onConflict);
       current = { preview, ...sent };
       drawPreview(preview);
       previewBox.focus();
