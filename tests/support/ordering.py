@@ -88,9 +88,13 @@ def long_first_rank(nodeid: str, prefixes: Sequence[str] = LONG_FIRST) -> int:
     return len(prefixes)
 
 
-ONE_WORKER: tuple[str, ...] = ("tests/e2e/test_instances.py::", "tests/store/test_crash.py::")
-"""Modules whose tests share one costly module fixture (a two-instance cluster, a forkserver): each
-runs whole on one worker."""
+ONE_WORKER: tuple[str, ...] = (
+    "tests/e2e/test_instances.py::",
+    "tests/store/test_crash.py::",
+    "tests/gateway/test_envelope_hop.py::",
+)
+"""Modules whose tests share one costly module fixture (a two-instance cluster, a forkserver, a host
+with a ready server): each runs whole on one worker."""
 
 
 class LongFirstScheduling(LoadScopeScheduling):
