@@ -21,25 +21,6 @@ def test_the_readme_shows_the_example_file_verbatim() -> None:
     assert code in readme
 
 
-def test_the_example_registers_calls_and_approves_through_the_library(tmp_path: Path) -> None:
-    server = ROOT / "tests" / "servers" / "echo_stdio.py"
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE), str(tmp_path / "data"), sys.executable, str(server)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[0] == "registered echo; needs trust, test, enable"
-    assert lines[1] == "mcp__echo__echo needs approval: True"
-    assert lines[2] == "answer: hello"
-    # Library logging etiquette: nothing on stderr from a script that did not configure logging.
-    assert done.stderr == ""
-
-
 def _run_example(data: Path, *command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(EXAMPLE), str(data), *command],
@@ -64,12 +45,20 @@ def test_the_readme_says_how_to_run_the_example_with_a_real_server() -> None:
     assert command in readme
 
 
-def test_a_second_run_calls_its_own_server_with_the_argument_its_schema_names(tmp_path: Path) -> None:
-    """Run 1 registers our echo (`text`); run 2 registers the real server-everything as `echo-2`
-    and must call *its* echo with `message` (calling run 1's would fail: no `text` given)."""
+def test_the_example_registers_calls_and_approves_and_a_second_run_calls_its_own_server(tmp_path: Path) -> None:
+    """Run 1 registers our echo (`text`), calls and approves it through the library; run 2 registers
+    the real server-everything as `echo-2` and must call *its* echo with `message` (calling run 1's
+    would fail: no `text` given). One test, not two: the second needs the first run's data directory,
+    and a run costs ~7 s of CPU (a Python process importing the host, two echo server starts)."""
     data = tmp_path / "data"
     first = _run_example(data, sys.executable, str(ROOT / "tests" / "servers" / "echo_stdio.py"))
     assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0] == "registered echo; needs trust, test, enable"
+    assert lines[1] == "mcp__echo__echo needs approval: True"
+    assert lines[2] == "answer: hello"
+    # Library logging etiquette: nothing on stderr from a script that did not configure logging.
+    assert first.stderr == ""
     second = _run_example(data, "node", str(EVERYTHING), "stdio")
     assert second.returncode == 0, second.stderr
     lines = second.stdout.splitlines()

@@ -29,9 +29,18 @@ pytestmark = pytest.mark.anyio
 ADMIN_TOKEN = "gateway-envelope-admin-token-0123456789"
 
 
-@pytest.fixture
-async def base_and_token(tmp_path: Path) -> AsyncGenerator[tuple[str, str]]:
-    async with composed_host(tmp_path / "data", ADMIN_TOKEN) as composed:
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-wide, so the host below can be module-wide too (anyio runs its tests in one loop)."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def base_and_token(tmp_path_factory: pytest.TempPathFactory) -> AsyncGenerator[tuple[str, str]]:
+    """One host and one ready echo for both parametrised calls: a call changes neither (issue 16: a
+    host with the SDK's echo made ready is ~4 s of CPU; tests/support/ordering.py keeps the module on
+    one worker)."""
+    async with composed_host(tmp_path_factory.mktemp("envelope") / "data", ADMIN_TOKEN) as composed:
         body = {
             "id": "echo",
             "name": "Echo",

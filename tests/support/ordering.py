@@ -30,7 +30,7 @@ LONG_FIRST: tuple[str, ...] = (
     "tests/e2e/test_capabilities_e2e.py::test_a_card_left_pending_across_a_restart_of_serve_fails_its_call_and",  # 25 s
     "tests/e2e/test_shared_state.py::test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_sta",  # 25 s
     "tests/e2e/test_database_cli.py::test_a_data_directory_migrates_whole_and_its_servers_stay_trusted_and_cal",  # 23 s
-    "tests/test_library_example.py::test_a_second_run_calls_its_own_server_with_the_argument_its_schema_names",  # 21 s
+    "tests/test_library_example.py::test_the_example_registers_calls_and_approves_and_a_second_run_calls_its",  # 28 s
     "tests/e2e/test_instances_oauth.py::test_two_instances_refresh_a_rotating_refresh_token_once_and_both_stay",  # 20 s
     "tests/e2e/test_lifecycle.py::test_a_killed_one_shot_cli_command_leaves_no_server_process",  # 19 s
     "tests/e2e/test_readme_clients.py::test_readme_python_snippet_lists_and_calls_through_the_gateway",  # 18 s
@@ -55,7 +55,6 @@ LONG_FIRST: tuple[str, ...] = (
     "tests/store/test_pg_store.py::test_every_lost_feed_connection_is_retried_at_once_not_after_the_last_outage",  # 8 s
     "tests/runtime/test_stdio_faults.py::test_a_server_dying_mid_call_fails_the_call_promptly_and_the_next_call",  # 7 s
     "tests/store/test_crash.py",  # 7 s
-    "tests/test_library_example.py::test_the_example_registers_calls_and_approves_through_the_library",  # 7 s
     "tests/cli/test_add_and_list.py::test_the_cli_test_counts_the_tools_serve_sees",  # 7 s
     "tests/e2e/test_real_servers.py::test_python_server_from_pypi_through_uvx",  # 7 s
     "tests/e2e/test_event_stream.py::test_an_open_event_stream_does_not_hold_up_stopping_the_host",  # 7 s
@@ -89,9 +88,13 @@ def long_first_rank(nodeid: str, prefixes: Sequence[str] = LONG_FIRST) -> int:
     return len(prefixes)
 
 
-ONE_WORKER: tuple[str, ...] = ("tests/e2e/test_instances.py::", "tests/store/test_crash.py::")
-"""Modules whose tests share one costly module fixture (a two-instance cluster, a forkserver): each
-runs whole on one worker."""
+ONE_WORKER: tuple[str, ...] = (
+    "tests/e2e/test_instances.py::",
+    "tests/store/test_crash.py::",
+    "tests/gateway/test_envelope_hop.py::",
+)
+"""Modules whose tests share one costly module fixture (a two-instance cluster, a forkserver, a host
+with a ready server): each runs whole on one worker."""
 
 
 class LongFirstScheduling(LoadScopeScheduling):

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp
 
@@ -16,7 +16,7 @@ from mcp_center.api.debugging import end_event_streams
 from mcp_center.api.errors import error_response, install_error_handlers
 from mcp_center.api.health import HEALTH_PATH
 from mcp_center.api.instances import InstanceHeader
-from mcp_center.api.openapi import API_ERRORS, install_openapi
+from mcp_center.api.openapi import install_openapi
 from mcp_center.api.security import (
     AdminAuth,
     AdminAuthGuard,
@@ -83,13 +83,24 @@ def create_api(
     install_error_handlers(app)
     auth = AdminAuth(admin_token)
     app.state.admin_auth = auth
-    for router in (servers.router, operations.router, gateway.router, debugging.router, imports.router):
-        app.include_router(router, dependencies=[Depends(auth)], responses=API_ERRORS)
-    app.include_router(capabilities.router, dependencies=[Depends(auth)], responses=API_ERRORS)
-    app.include_router(instances.router, dependencies=[Depends(auth)], responses=API_ERRORS)
     app.state.import_previews = ImportPreviews()
-    app.include_router(oauth.router, dependencies=[Depends(auth)], responses=API_ERRORS)
-    app.include_router(oauth.callback_router)  # no admin token: the single-use OAuth state protects it
+    # The routers' routes themselves, not `include_router`: FastAPI builds an included router's routes
+    # again for each app on its first request (every parameter's and body's validator: ~0.1 s of CPU
+    # per app, paid by every host a process starts). The routes were built once, at import, with the
+    # admin token dependency (`security.ADMIN_ONLY`, which checks with `app.state.admin_auth`) and the
+    # documented error statuses (`API_ERRORS`) their routers declare; they hold no state of an app.
+    for router in (
+        servers.router,
+        operations.router,
+        gateway.router,
+        debugging.router,
+        imports.router,
+        capabilities.router,
+        instances.router,
+        oauth.router,
+        oauth.callback_router,  # no admin token: the single-use OAuth state protects it
+    ):
+        app.router.routes.extend(router.routes)
     install_openapi(
         app,
         session_cookie=sessions.cookie_name if sessions is not None else None,

@@ -30,13 +30,14 @@ from mcp_center.api.bodies import (
     ResourceRead,
     ToolPolicyChange,
 )
-from mcp_center.api.openapi import UPSTREAM, errors
+from mcp_center.api.openapi import API_ERRORS, UPSTREAM, errors
+from mcp_center.api.security import ADMIN_ONLY
 from mcp_center.registry import ExportFormat
 from mcp_center.service import McpCenter
 
 __all__ = ["router"]
 
-router = APIRouter(tags=["agents"])
+router = APIRouter(tags=["agents"], dependencies=[ADMIN_ONLY], responses=API_ERRORS)
 
 T = TypeVar("T")
 

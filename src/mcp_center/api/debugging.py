@@ -17,12 +17,13 @@ from fastapi import APIRouter, Body, FastAPI, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from mcp_center.api.bodies import CompletionRequest, LogLevelRequest, RpcRequest
-from mcp_center.api.openapi import UPSTREAM, errors
+from mcp_center.api.openapi import API_ERRORS, UPSTREAM, errors
+from mcp_center.api.security import ADMIN_ONLY
 from mcp_center.service import McpCenter
 
 __all__ = ["HEARTBEAT_S", "end_event_streams", "router"]
 
-router = APIRouter(tags=["debugging"])
+router = APIRouter(tags=["debugging"], dependencies=[ADMIN_ONLY], responses=API_ERRORS)
 
 HEARTBEAT_S = 15.0
 """Seconds between keep-alive comments on the event stream (proxies drop silent connections)."""

@@ -7,12 +7,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request, Response
 
 from mcp_center.api.bodies import GatewayTokenRequest
-from mcp_center.api.openapi import errors
+from mcp_center.api.openapi import API_ERRORS, errors
+from mcp_center.api.security import ADMIN_ONLY
 from mcp_center.service import McpCenter, bridge_command
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/gateway", tags=["gateway"])
+router = APIRouter(prefix="/api/gateway", tags=["gateway"], dependencies=[ADMIN_ONLY], responses=API_ERRORS)
 
 
 def _center(request: Request) -> McpCenter:

@@ -16,14 +16,15 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
 
 from mcp_center.api.bodies import ImportApply, ImportPreview
-from mcp_center.api.openapi import errors
+from mcp_center.api.openapi import API_ERRORS, errors
+from mcp_center.api.security import ADMIN_ONLY
 from mcp_center.errors import FieldError, ImportTooLarge, RequestInvalid
 from mcp_center.interchange import EXPORT_FORMATS, MAX_IMPORT_BYTES
 from mcp_center.service import Importer, ImportPreviews, parse_apply_request, parse_preview_request, templates
 
 __all__ = ["MAX_BODY_BYTES", "router"]
 
-router = APIRouter(prefix="/api/mcp", tags=["import and export"])
+router = APIRouter(prefix="/api/mcp", tags=["import and export"], dependencies=[ADMIN_ONLY], responses=API_ERRORS)
 
 MAX_BODY_BYTES = 8 * MAX_IMPORT_BYTES
 """Largest request body of the import routes, in bytes."""

@@ -13,12 +13,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_center.api.openapi import API_ERRORS
+from mcp_center.api.security import ADMIN_ONLY
 from mcp_center.service import McpCenter
 from mcp_center.service.instances import INSTANCE_HEADER
 
 __all__ = ["InstanceHeader", "router"]
 
-router = APIRouter(prefix="/api/instances", tags=["instances"])
+router = APIRouter(prefix="/api/instances", tags=["instances"], dependencies=[ADMIN_ONLY], responses=API_ERRORS)
 
 
 @router.get("", summary="Live instances and their connection states (R-10.2)")

@@ -17,7 +17,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from mcp_center.api.bodies import OAuthCallbackUrl, OAuthStart
 from mcp_center.api.errors import error_response
-from mcp_center.api.openapi import envelope, errors
+from mcp_center.api.openapi import API_ERRORS, envelope, errors
+from mcp_center.api.security import ADMIN_ONLY
 from mcp_center.errors import CenterError
 from mcp_center.secrets import default_redactor
 from mcp_center.service import McpCenter
@@ -25,7 +26,7 @@ from mcp_center.service.oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, client
 
 __all__ = ["callback_router", "router"]
 
-router = APIRouter(prefix="/api/mcp/servers", tags=["oauth"])
+router = APIRouter(prefix="/api/mcp/servers", tags=["oauth"], dependencies=[ADMIN_ONLY], responses=API_ERRORS)
 callback_router = APIRouter(tags=["oauth"])
 
 _CALLBACK_PARAMS = ("code", "state", "iss", "error")

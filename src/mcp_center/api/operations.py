@@ -6,11 +6,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from mcp_center.api.openapi import API_ERRORS
+from mcp_center.api.security import ADMIN_ONLY
 from mcp_center.service import McpCenter
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/operations", tags=["operations"])
+router = APIRouter(prefix="/api/operations", tags=["operations"], dependencies=[ADMIN_ONLY], responses=API_ERRORS)
 
 
 @router.post("/{operation_id}/cancel", summary="Cancel a call by operation id")

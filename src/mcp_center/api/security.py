@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -162,6 +162,23 @@ class AdminAuth:
         authorization = request.headers.get("authorization", "")
         if not self.authorizes(authorization):
             raise AdminAuthRequired(_auth_message(authorization))
+
+
+async def require_admin(request: Request) -> None:
+    """FastAPI dependency of every `/api` route, declared by their routers (`ADMIN_ONLY`): the request
+    carries the admin token, or `AdminAuthGuard` accepted its browser session. Checked by the app's own
+    `AdminAuth` (`app.state.admin_auth`, set by `create_api`), so the routes are built once per process
+    and shared by every app (R-7.1).
+
+    Raises:
+        AdminAuthRequired: neither was presented (401 in the error envelope).
+    """
+    auth: AdminAuth = request.app.state.admin_auth
+    await auth(request)
+
+
+ADMIN_ONLY = Depends(require_admin)
+"""`require_admin` as a router's dependency: `APIRouter(dependencies=[ADMIN_ONLY], ...)`."""
 
 
 class CookieSessions(Protocol):

@@ -14,13 +14,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query, Request, Response
 
 from mcp_center.api.bodies import SecretValue, ToolCall, TrustRequest
-from mcp_center.api.openapi import SERVER_BODY_REF, SERVER_PATCH_REF, UPSTREAM, errors
+from mcp_center.api.openapi import API_ERRORS, SERVER_BODY_REF, SERVER_PATCH_REF, UPSTREAM, errors
+from mcp_center.api.security import ADMIN_ONLY
 from mcp_center.errors import FieldError, RequestInvalid
 from mcp_center.service import McpCenter
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/mcp/servers", tags=["servers"])
+router = APIRouter(prefix="/api/mcp/servers", tags=["servers"], dependencies=[ADMIN_ONLY], responses=API_ERRORS)
 
 JsonObject = Annotated[dict[str, Any], Body()]
 """A server body: the service validates it with the `config.servers` models (R-1.1), which the

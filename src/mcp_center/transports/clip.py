@@ -45,7 +45,6 @@ CLIPPED_META_KEY: Final = "mcp-center/clipped"
 STRING_CUT_MARK: Final = "[mcp-center: {n} more bytes of this string were not read]"
 """Appended (after a space) to a string that was cut while it was read."""
 
-_IN_STRING = re.compile(rb'["\\]')
 _OUTSIDE = re.compile(rb'["\\{}\[\],]')
 _TAIL_BYTES: Final = 512
 _HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}$")
@@ -194,6 +193,8 @@ class JsonClipper:
         self.report = ClipReport()
         self._s = _State()
         self._pending_report = ClipReport()
+        # Where the next `"` and the next backslash of the piece being fed are (`_string_stop`).
+        self._quote = self._backslash = -1
 
     @property
     def kept(self) -> int:
@@ -204,6 +205,7 @@ class JsonClipper:
         """Read the next piece of the current message."""
         s = self._s
         i, n = 0, len(data)
+        self._quote = self._backslash = -1  # not looked up yet in this piece
         while i < n:
             if s.discarding:
                 self._pending_report.tail_bytes_dropped += n - i
@@ -258,10 +260,9 @@ class JsonClipper:
                 if escaped == b"u":
                     s.unicode_left = 4
             return i + 1
-        match = _IN_STRING.search(data, i)
-        end = match.start() if match else n
+        end = self._string_stop(data, i, n)
         self._keep_run(data, i, end)
-        if match is None:
+        if end == n:
             return n
         if data[end] == 0x5C:  # backslash: it and what follows stay together
             if not s.string_dropping and s.string_kept + 6 > self._string_limit():
@@ -275,6 +276,20 @@ class JsonClipper:
             return end + 1
         self._end_string()
         return end + 1
+
+    def _string_stop(self, data: bytes, i: int, n: int) -> int:
+        """Where the string content from `i` stops in this piece: its first `"` or backslash, else `n`.
+
+        Each of the two is found with `bytes.find` (memchr: GB/s, where a regex character class read
+        ~50 MB/s, most of the host's CPU on a large result) and remembered for the rest of the piece,
+        so every byte is looked at once per character however many strings or escapes follow."""
+        if self._quote < i:
+            found = data.find(b'"', i, n)
+            self._quote = n if found < 0 else found
+        if self._backslash < i:
+            found = data.find(b"\\", i, n)
+            self._backslash = n if found < 0 else found
+        return min(self._quote, self._backslash)
 
     def _string_limit(self) -> int:
         """The top-level members' own strings (`jsonrpc`, keys) get the slack too."""
