@@ -93,6 +93,16 @@ class RequestHost(Protocol):
         """Admit, connect, `send(conn, timeout_s)` once (once more after a session expiry)."""
         ...
 
+    async def run_admitted(
+        self,
+        server_id: str,
+        what: str,
+        send: Callable[[Connection, float], Awaitable[T]],
+        timeout_s: float | None,
+    ) -> T:
+        """`run_request` inside an admission the caller entered (same task, same operation)."""
+        ...
+
 
 async def call_tool(
     host: RequestHost,
@@ -135,7 +145,7 @@ async def call_tool(
                 raise total_timeout(what, max_total_s, factor)
             raise timeout_error(f"{what} (no answer or progress; call_timeout_s)", timeout_s)
 
-        result = await host.run_request(server_id, what, send, op_id, timeout_s)
+        result = await host.run_admitted(server_id, what, send, timeout_s)  # admitted above
     limit = max_result_bytes if max_result_bytes is not None else host.max_result_bytes(server_id)
     return bound_result(result, limit)
 
@@ -207,8 +217,8 @@ async def forward(
                     return total_timeout(what, max_total_s, factor)
                 return timeout_error(f"{method}", timeout_s)
 
-            # The deadline rides the admission's scope (nothing between them enters one: `run_request`
-            # admits this operation again without a scope), so its expiry is raised by the admission.
+            # The deadline rides the admission's scope (nothing between them enters one: `run_admitted`
+            # admits nothing), so its expiry is raised by the admission.
             with host.deadlines.deadline(
                 conn.connection_id, timeout_s, max_total_s=max_total_s, riding=admission, expiry=expired
             ) as deadline:
@@ -231,7 +241,7 @@ async def forward(
                 return await dispatcher.send_raw_request(method, params, opts)
             raise expired(deadline)  # a deadline of its own (the admission was entered by an outer block)
 
-        result = await host.run_request(server_id, what, send, op_id, timeout_s)
+        result = await host.run_admitted(server_id, what, send, timeout_s)  # admitted above
     if is_call:
         result = _checked_raw(host, server_id, str(tool_name), result)
         result = bound_raw_result(result, host.max_result_bytes(server_id))
