@@ -34,6 +34,7 @@ __all__ = [
     "CookieSessions",
     "HostGuard",
     "allowed_host_names",
+    "host_origin_refusal",
     "host_refusal",
     "jsonrpc_refusal",
     "too_large_jsonrpc",
@@ -110,6 +111,14 @@ def host_refusal(
             host = value.decode("latin-1")
         elif name == b"origin" and origin is None:
             origin = value.decode("latin-1")
+    return host_origin_refusal(allowed, host, origin, method)
+
+
+def host_origin_refusal(
+    allowed: frozenset[str], host: str | None, origin: str | None, method: str
+) -> tuple[str, str] | None:
+    """`host_refusal` of a request whose (first) Host and Origin values were read already (None:
+    absent), e.g. by the gateway's direct requests in their one pass over the headers (issue 12)."""
     if _host_only(host or "") not in allowed:
         return "HOST_NOT_ALLOWED", "this Host is not allowed (DNS rebinding protection); add it with --allowed-host"
     if origin and method not in _SAFE_METHODS and origin != "null":

@@ -452,7 +452,8 @@ class GatewayEndpoint:
         token `(id, name)` for `/mcp` (`server_id` None) or `/mcp/{server_id}`: its capabilities and
         client from its `_meta`."""
         token_id, token_name = token
-        link = AgentLink(server_id, _modern_capabilities(message), client=_modern_client(message))
+        capabilities, client = _modern_client(message)
+        link = AgentLink(server_id, capabilities, client=client)
         return LeanRequest(
             message,
             link,
@@ -653,19 +654,19 @@ def _declared_client(message: object) -> dict[str, Any] | None:
     return cast(dict[str, Any], info) if is_object(info) else None
 
 
-def _modern_client(message: dict[str, Any]) -> dict[str, Any] | None:
-    """The `clientInfo` a 2026-07-28 request carries in its `_meta` (None without one)."""
+def _modern_client(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The capabilities (`{}` without them) and `clientInfo` (None without one) a 2026-07-28 request
+    carries in its `_meta`, read in one pass (issue 12)."""
     params = message.get("params")
     meta = params.get("_meta") if is_object(params) else None
-    info = meta.get(types.CLIENT_INFO_META_KEY) if is_object(meta) else None
-    return cast(dict[str, Any], info) if is_object(info) else None
-
-
-def _modern_capabilities(message: dict[str, Any]) -> dict[str, Any]:
-    params = message.get("params")
-    meta = params.get("_meta") if is_object(params) else None
-    caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY) if is_object(meta) else None
-    return cast(dict[str, Any], caps) if is_object(caps) else {}
+    if not is_object(meta):
+        return {}, None
+    caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY)
+    info = meta.get(types.CLIENT_INFO_META_KEY)
+    return (
+        cast(dict[str, Any], caps) if is_object(caps) else {},
+        cast(dict[str, Any], info) if is_object(info) else None,
+    )
 
 
 def _batch_refusal() -> JSONResponse:
