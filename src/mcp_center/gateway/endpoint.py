@@ -383,9 +383,15 @@ class GatewayEndpoint:
         return lambda receive, send: self._serve_direct(arrival, token_id, lean, receive, send)
 
     async def _serve_direct(self, arrival: int, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
-        """`_serve_sessionless` for `direct`, in its own task: the request's arrival mark set again there."""
+        """`_serve_sessionless` for `direct`, in its own task: the request's arrival mark set again there.
+        Its lines rather than a call to it: one coroutine frame less on every resume (issue 12)."""
+        link = lean.link
         with serving_request(arrival):
-            await self._serve_sessionless(token_id, lean, receive, send)
+            links = self._track(token_id, link)
+            try:
+                await self._lean.serve(lean, receive, send)
+            finally:
+                self._untrack(token_id, link, links)
 
     async def _serve_sessionless(self, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
         """Serve a sessionless lean request of the token `token_id`, known to `_take_stale` meanwhile:
