@@ -61,17 +61,28 @@ def allowed_host_names(bind_host: str, extra: Iterable[str], public_url: str | N
 _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]@/\\\s]+))(?::(?P<port>[0-9]{1,5}))?$")
 
 
+_HOST_NAMES: dict[str, str] = {}
+"""`_host_only` of the Host values seen (at most `_HOST_NAMES_KEPT`, each at most 255 characters):
+every gateway request checks its Host, almost always one of a few values (issue 12)."""
+_HOST_NAMES_KEPT = 64
+
+
 def _host_only(value: str) -> str:
     """The host name of a `Host` header or allow-list entry, without port, lowercased.
 
     Anything that is not `name`, `name:port`, `[v6]` or `[v6]:port` (a port that is not a number,
     userinfo, trailing text after `]`) comes back whole, so it never equals an allowed name.
     """
-    value = value.strip().lower()
-    match = _HOST_PORT.fullmatch(value)
-    if match is None:
-        return value  # includes a bare IPv6 allow-list entry such as "::1"
-    return match.group("v6") or match.group("name")
+    known = _HOST_NAMES.get(value)
+    if known is not None:
+        return known
+    lowered = value.strip().lower()
+    match = _HOST_PORT.fullmatch(lowered)
+    # `lowered` whole when it does not match: includes a bare IPv6 allow-list entry such as "::1"
+    name = lowered if match is None else match.group("v6") or match.group("name")
+    if len(_HOST_NAMES) < _HOST_NAMES_KEPT and len(value) <= 255:  # bounded: Host values are the client's
+        _HOST_NAMES[value] = name
+    return name
 
 
 class HostGuard:
