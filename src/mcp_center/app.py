@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_center.api import create_api, end_event_streams, guard_gateway
 from mcp_center.api.instances import InstanceHeader
-from mcp_center.api.security import MAX_BODY_BYTES, allowed_host_names, host_refusal
+from mcp_center.api.security import MAX_BODY_BYTES, allowed_host_names, host_origin_refusal
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
@@ -146,15 +146,29 @@ class _DirectGateway:
         if url != _GATEWAY_URL:
             return False
         declared: int | None = None
-        for name, value in headers:
+        host: bytes | None = None
+        origin: bytes | None = None
+        for name, value in headers:  # lower-case names (uvicorn's), so one pass reads Host and Origin too
             if name == b"content-length":
                 if declared is not None or not value.isdigit():
                     return False
                 declared = int(value)
+            elif name == b"host":
+                host = value if host is None else host
+            elif name == b"origin":
+                origin = value if origin is None else origin
             elif name == b"transfer-encoding" or name == b"mcp-session-id":
                 return False
+        if declared is None or declared > MAX_BODY_BYTES:
+            return False
         return (
-            declared is not None and declared <= MAX_BODY_BYTES and host_refusal(self._allowed, headers, "POST") is None
+            host_origin_refusal(
+                self._allowed,
+                None if host is None else host.decode("latin-1"),
+                None if origin is None else origin.decode("latin-1"),
+                "POST",
+            )
+            is None
         )
 
     def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:

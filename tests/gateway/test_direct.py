@@ -90,11 +90,15 @@ async def test_a_sessionless_call_is_answered_directly_with_the_instance_header(
 
 
 async def test_what_the_direct_route_does_not_take_is_refused_as_before(host: Host) -> None:
-    """R-7.1, R-7.2, R-7.3: a wrong token, a foreign Host, a body over the limit and a malformed
+    """R-7.1, R-7.2, R-7.3: a wrong token, a foreign Host or Origin, a body over the limit and a malformed
     request get the guarded endpoint's answers; a session's request is never offered."""
     async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
         wrong_token = await http.post("/mcp", json=_call(), headers=_headers("mcpg_not_a_token"))
         foreign_host = await http.post("/mcp", json=_call(), headers=_headers(host.token, Host="evil.example"))
+        foreign_origin = await http.post(
+            "/mcp", json=_call(), headers=_headers(host.token, Origin="http://evil.example")
+        )
+        null_origin = await http.post("/mcp", json=_call(), headers=_headers(host.token, Origin="null"))
         too_large = await http.post(
             "/mcp",
             content=b" " * (MAX_BODY_BYTES + 1),
@@ -109,6 +113,8 @@ async def test_what_the_direct_route_does_not_take_is_refused_as_before(host: Ho
         in_session = await http.post("/mcp", json=_call(), headers=_headers(host.token, **{"Mcp-Session-Id": "nope"}))
     assert wrong_token.status_code == 401 and "not recognised" in wrong_token.json()["error"]["message"]
     assert foreign_host.status_code == 403 and foreign_host.json()["error"]["data"]["code"] == "HOST_NOT_ALLOWED"
+    for refused in (foreign_origin, null_origin):  # the Origin read in the same pass as the Host (issue 12)
+        assert refused.status_code == 403 and refused.json()["error"]["data"]["code"] == "ORIGIN_NOT_ALLOWED"
     assert too_large.status_code == 413
     assert refused_meta.json()["error"]["code"] == -32602
     assert other_method.status_code == 400  # the SDK's answer to a header that contradicts the body

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from starlette.responses import Response
 
-from mcp_center.errors import CallCancelled, ServerRequestFailed
+from mcp_center.errors import CallCancelled, ServerRequestFailed, ServerTimeout
 from mcp_center.models import TransportKind
 from mcp_center.runtime import ConnectionManager
 from mcp_center.transports import ConnectionSpec
@@ -137,6 +137,53 @@ async def test_a_cancelled_call_sends_notifications_cancelled_for_its_request() 
         [call_seen] = fake.posts("tools/call")
         [cancelled] = fake.posts("notifications/cancelled")
     assert cancelled.body["params"]["requestId"] == call_seen.body["id"]
+
+
+async def _hanging_server() -> FakeStreamableServer:
+    async def hang(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        await fake.shutdown.wait()
+        return json_response(rpc_result(message["id"], {"content": []}))
+
+    return FakeStreamableServer(get_status=405, handlers={"tools/call": hang})
+
+
+@pytest.mark.parametrize("outer_admission", [False, True], ids=["riding", "own-scope"])
+async def test_a_call_that_outlives_its_deadline_is_a_timeout_not_a_cancel(outer_admission: bool) -> None:
+    """The deadline rides the call's admission scope (issue 12) or, when an outer block admitted the
+    operation, has a scope of its own: either way expiry is `ServerTimeout` naming the method and
+    its seconds (R-3.8), never `CallCancelled`; the server is told, and the next call on the same
+    connection and the same operation id is not cancelled by what is left of the first."""
+    fake = await _hanging_server()
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        with pytest.raises(ServerTimeout) as caught:
+            if outer_admission:
+                with manager.operations.admit("op-t"):
+                    await _call(manager, "x", operation_id="op-t", timeout_s=0.5)
+            else:
+                await _call(manager, "x", operation_id="op-t", timeout_s=0.5)
+        with anyio.fail_after(10):
+            await fake.wait_until(lambda: bool(fake.posts("notifications/cancelled")))
+        fake.handlers.pop("tools/call")
+        again = await _call(manager, "again", operation_id="op-t")
+    assert caught.value.code == "MCP_SERVER_TIMEOUT"
+    assert caught.value.message == "tools/call timed out after 0.5 s"
+    assert again["content"][0]["text"] == "again"
+    assert not manager.operations.is_running("op-t")
+
+
+async def test_a_cancel_by_id_of_a_call_near_its_deadline_stays_a_cancel() -> None:
+    """A cancel by operation id is `CallCancelled` even though the deadline shares its scope (issue 12)."""
+    fake = await _hanging_server()
+    async with serve_fake(fake) as url, _managed(url) as manager, anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            with pytest.raises(CallCancelled):
+                await _call(manager, "x", operation_id="op-c", timeout_s=30)
+
+        tg.start_soon(call)
+        with anyio.fail_after(10):
+            await fake.wait_until(lambda: bool(fake.posts("tools/call")))
+        assert manager.cancel("op-c")
 
 
 async def test_a_server_request_on_the_call_stream_is_answered_and_posted_back() -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "CookieSessions",
     "HostGuard",
     "allowed_host_names",
+    "host_origin_refusal",
     "host_refusal",
     "jsonrpc_refusal",
     "too_large_jsonrpc",
@@ -60,17 +61,28 @@ def allowed_host_names(bind_host: str, extra: Iterable[str], public_url: str | N
 _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]@/\\\s]+))(?::(?P<port>[0-9]{1,5}))?$")
 
 
+_HOST_NAMES: dict[str, str] = {}
+"""`_host_only` of the Host values seen (at most `_HOST_NAMES_KEPT`, each at most 255 characters):
+every gateway request checks its Host, almost always one of a few values (issue 12)."""
+_HOST_NAMES_KEPT = 64
+
+
 def _host_only(value: str) -> str:
     """The host name of a `Host` header or allow-list entry, without port, lowercased.
 
     Anything that is not `name`, `name:port`, `[v6]` or `[v6]:port` (a port that is not a number,
     userinfo, trailing text after `]`) comes back whole, so it never equals an allowed name.
     """
-    value = value.strip().lower()
-    match = _HOST_PORT.fullmatch(value)
-    if match is None:
-        return value  # includes a bare IPv6 allow-list entry such as "::1"
-    return match.group("v6") or match.group("name")
+    known = _HOST_NAMES.get(value)
+    if known is not None:
+        return known
+    lowered = value.strip().lower()
+    match = _HOST_PORT.fullmatch(lowered)
+    # `lowered` whole when it does not match: includes a bare IPv6 allow-list entry such as "::1"
+    name = lowered if match is None else match.group("v6") or match.group("name")
+    if len(_HOST_NAMES) < _HOST_NAMES_KEPT and len(value) <= 255:  # bounded: Host values are the client's
+        _HOST_NAMES[value] = name
+    return name
 
 
 class HostGuard:
@@ -110,6 +122,14 @@ def host_refusal(
             host = value.decode("latin-1")
         elif name == b"origin" and origin is None:
             origin = value.decode("latin-1")
+    return host_origin_refusal(allowed, host, origin, method)
+
+
+def host_origin_refusal(
+    allowed: frozenset[str], host: str | None, origin: str | None, method: str
+) -> tuple[str, str] | None:
+    """`host_refusal` of a request whose (first) Host and Origin values were read already (None:
+    absent), e.g. by the gateway's direct requests in their one pass over the headers (issue 12)."""
     if _host_only(host or "") not in allowed:
         return "HOST_NOT_ALLOWED", "this Host is not allowed (DNS rebinding protection); add it with --allowed-host"
     if origin and method not in _SAFE_METHODS and origin != "null":

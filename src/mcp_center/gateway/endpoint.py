@@ -423,9 +423,15 @@ class GatewayEndpoint:
         return lambda receive, send: self._serve_direct(arrival, token_id, lean, receive, send)
 
     async def _serve_direct(self, arrival: int, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
-        """`_serve_sessionless` for `direct`, in its own task: the request's arrival mark set again there."""
+        """`_serve_sessionless` for `direct`, in its own task: the request's arrival mark set again there.
+        Its lines rather than a call to it: one coroutine frame less on every resume (issue 12)."""
+        link = lean.link
         with serving_request(arrival):
-            await self._serve_sessionless(token_id, lean, receive, send)
+            links = self._track(token_id, link)
+            try:
+                await self._lean.serve(lean, receive, send)
+            finally:
+                self._untrack(token_id, link, links)
 
     async def _serve_sessionless(self, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
         """Serve a sessionless lean request of the token `token_id`, known to `_take_stale` meanwhile:
@@ -495,7 +501,8 @@ class GatewayEndpoint:
         token `(id, name)` for `/mcp` (`server_id` None) or `/mcp/{server_id}`: its capabilities and
         client from its `_meta`."""
         token_id, token_name = token
-        link = AgentLink(server_id, _modern_capabilities(message), client=_modern_client(message))
+        capabilities, client = _modern_client(message)
+        link = AgentLink(server_id, capabilities, client=client)
         return LeanRequest(
             message,
             link,
@@ -696,16 +703,16 @@ def _declared_client(message: object) -> dict[str, Any] | None:
     return cast(dict[str, Any], info) if is_object(info) else None
 
 
-def _modern_client(message: dict[str, Any]) -> dict[str, Any] | None:
-    """The `clientInfo` a 2026-07-28 request carries in its `_meta` (None without one)."""
+def _modern_client(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The capabilities (`{}` without them) and `clientInfo` (None without one) a 2026-07-28 request
+    carries in its `_meta`, read in one pass (issue 12)."""
     params = message.get("params")
     meta = params.get("_meta") if is_object(params) else None
-    info = meta.get(types.CLIENT_INFO_META_KEY) if is_object(meta) else None
-    return cast(dict[str, Any], info) if is_object(info) else None
-
-
-def _modern_capabilities(message: dict[str, Any]) -> dict[str, Any]:
-    params = message.get("params")
-    meta = params.get("_meta") if is_object(params) else None
-    caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY) if is_object(meta) else None
-    return cast(dict[str, Any], caps) if is_object(caps) else {}
+    if not is_object(meta):
+        return {}, None
+    caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY)
+    info = meta.get(types.CLIENT_INFO_META_KEY)
+    return (
+        cast(dict[str, Any], caps) if is_object(caps) else {},
+        cast(dict[str, Any], info) if is_object(info) else None,
+    )

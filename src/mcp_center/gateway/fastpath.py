@@ -372,6 +372,13 @@ def _failed(request_id: object, error: Mapping[str, Any], modern: bool) -> tuple
     return _error(request_id, error), status
 
 
+def _param_headers(headers: Sequence[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    """The request's `Mcp-Param-*` headers (lower-case names), as `validate_mcp_param_headers` reads them."""
+    return [
+        (name.decode("latin-1"), value.decode("latin-1")) for name, value in headers if name.startswith(_PARAM_PREFIX)
+    ]
+
+
 class LeanPath:
     """Serves `LEAN_METHODS` for the endpoint (see the module docstring).
 
@@ -439,16 +446,18 @@ class LeanPath:
         own check, on the schema `tools/list` showed this agent), as a JSON-RPC error; None when they
         agree. Skipped, as the SDK skips it, for a call without arguments or such headers."""
         arguments: dict[str, Any] = params.get("arguments") or {}
-        found = [
-            (name.decode("latin-1"), value.decode("latin-1"))
-            for name, value in request.headers
-            if name.startswith(_PARAM_PREFIX)
-        ]
-        if not arguments and not found:
-            return None
+        found: list[tuple[str, str]] | None = None
+        if not arguments:
+            found = _param_headers(request.headers)
+            if not found:
+                return None
+        # The schema first: a tool without `x-mcp-header` annotations (most) needs no look at the
+        # headers, each a call per header (issue 12).
         schema = await self._center.mcp_tool_input_schema(params["name"], request.link.server_id)
         if schema is None:
             return None
+        if found is None:
+            found = _param_headers(request.headers)
         rejection = validate_mcp_param_headers(schema, arguments, _Pairs(found))
         return None if rejection is None else {"code": rejection.code, "message": rejection.message}
 

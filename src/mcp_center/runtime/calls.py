@@ -24,12 +24,13 @@ import httpx2
 import mcp_types as types
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 
+from mcp_center.errors import CenterError
 from mcp_center.runtime import eras
 from mcp_center.runtime.activity import ActivityRecorder
 from mcp_center.runtime.attribution import attribute, timeout_error
 from mcp_center.runtime.connection import Connection
 from mcp_center.runtime.console import RawAnswer, send_level, send_raw
-from mcp_center.runtime.deadlines import CallDeadlines
+from mcp_center.runtime.deadlines import CallDeadlines, PausableDeadline
 from mcp_center.runtime.events import EventBus
 from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
@@ -92,6 +93,16 @@ class RequestHost(Protocol):
         """Admit, connect, `send(conn, timeout_s)` once (once more after a session expiry)."""
         ...
 
+    async def run_admitted(
+        self,
+        server_id: str,
+        what: str,
+        send: Callable[[Connection, float], Awaitable[T]],
+        timeout_s: float | None,
+    ) -> T:
+        """`run_request` inside an admission the caller entered (same task, same operation)."""
+        ...
+
 
 async def call_tool(
     host: RequestHost,
@@ -134,7 +145,7 @@ async def call_tool(
                 raise total_timeout(what, max_total_s, factor)
             raise timeout_error(f"{what} (no answer or progress; call_timeout_s)", timeout_s)
 
-        result = await host.run_request(server_id, what, send, op_id, timeout_s)
+        result = await host.run_admitted(server_id, what, send, timeout_s)  # admitted above
     limit = max_result_bytes if max_result_bytes is not None else host.max_result_bytes(server_id)
     return bound_result(result, limit)
 
@@ -190,7 +201,8 @@ async def forward(
     tool_name = (params or {}).get("name") if is_call else None
     what = f"tools/call '{tool_name}'" if is_call else method
     forward_to = progress
-    with host.operations.admit(operation_id) as op_id:
+    admission = host.operations.admit(operation_id)
+    with admission as op_id:
 
         async def send(conn: Connection, timeout_s: float) -> dict[str, Any]:
             assert conn.session is not None
@@ -199,7 +211,17 @@ async def forward(
             raw = host.raw_forwarder(server_id, conn)
             factor = host.progress_max_factor
             max_total_s = timeout_s * factor if is_call else None
-            with host.deadlines.deadline(conn.connection_id, timeout_s, max_total_s=max_total_s) as deadline:
+
+            def expired(deadline: PausableDeadline) -> CenterError:
+                if max_total_s is not None and deadline.total_reached:
+                    return total_timeout(what, max_total_s, factor)
+                return timeout_error(f"{method}", timeout_s)
+
+            # The deadline rides the admission's scope (nothing between them enters one: `run_admitted`
+            # admits nothing), so its expiry is raised by the admission.
+            with host.deadlines.deadline(
+                conn.connection_id, timeout_s, max_total_s=max_total_s, riding=admission, expiry=expired
+            ) as deadline:
                 watched = None
                 if is_call or forward_to is not None:
                     # Every forwarded call asks for progress (it keeps the call alive, item 4); the
@@ -217,11 +239,9 @@ async def forward(
                 if watched is not None:
                     opts["on_progress"] = watched
                 return await dispatcher.send_raw_request(method, params, opts)
-            if max_total_s is not None and deadline.total_reached:
-                raise total_timeout(what, max_total_s, factor)
-            raise timeout_error(f"{method}", timeout_s)
+            raise expired(deadline)  # a deadline of its own (the admission was entered by an outer block)
 
-        result = await host.run_request(server_id, what, send, op_id, timeout_s)
+        result = await host.run_admitted(server_id, what, send, timeout_s)  # admitted above
     if is_call:
         result = _checked_raw(host, server_id, str(tool_name), result)
         result = bound_raw_result(result, host.max_result_bytes(server_id))

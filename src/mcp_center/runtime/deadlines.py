@@ -16,22 +16,38 @@ timeout, never cause one. Expiry cancels the awaiting task, which makes the SDK 
 Progress (issue 14, item 4): `extend()` restarts the clock — a server that reports progress is still
 working — but never beyond `max_total_s` seconds of running (not paused) time in total, so a server
 that reports progress forever still ends.
+
+Riding (issue 12, R-8.3): a forwarded call's deadline needs no cancel scope of its own when the
+operation's admission (`runtime/operations.Admission`) entered one just outside it — the
+admission's scope is then the innermost one and its deadline is the call's. Expiry unwinds to the
+admission, which raises the deadline's own error (`expiry`) there unless the operation was
+cancelled by id; the answers of a timed-out and of a cancelled call stay what they were.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from mcp_center.runtime.scopes import cancel_scope, current_time
+
+if TYPE_CHECKING:
+    from mcp_center.runtime.operations import Admission
 
 __all__ = ["CallDeadlines", "PausableDeadline"]
 
 
 class PausableDeadline:
     """A cancel scope that expires after `timeout_s` seconds of not-paused time. Use as `with`.
+
+    With `riding` (an admission entered just outside this block, see the module docstring) and
+    `expiry`, no scope of its own is made: the block sets the admission's scope's deadline and
+    gives it back unbounded on exit, and expiry is raised by the admission as `expiry(self)`.
+    Without them the block swallows its own expiry (`expired`) and the caller raises.
 
     Attributes:
         timeout_s: The budget in seconds (restarted by `extend()`).
@@ -46,6 +62,8 @@ class PausableDeadline:
         key: str | None = None,
         *,
         max_total_s: float | None = None,
+        riding: Admission | None = None,
+        expiry: Callable[[PausableDeadline], BaseException] | None = None,
     ) -> None:
         self.timeout_s = timeout_s
         self.max_total_s = max_total_s
@@ -53,7 +71,10 @@ class PausableDeadline:
         self._entered_at = 0.0
         self._board = board
         self._key = key
-        self._scope = cancel_scope()
+        ridden = riding.scope if riding is not None and expiry is not None else None
+        self._riding = riding if ridden is not None else None
+        self._expiry = expiry
+        self._scope = ridden if ridden is not None else cancel_scope()
         self._remaining = timeout_s
         self._paused_at: float | None = None
 
@@ -62,7 +83,8 @@ class PausableDeadline:
         if self.max_total_s is not None:
             self._remaining = min(self._remaining, self.max_total_s)
         self._scope.deadline = now + self._remaining
-        self._scope.__enter__()
+        if self._riding is None:
+            self._scope.__enter__()
         if self._board is not None and self._key is not None:
             self._board._attach(self._key, self)  # pyright: ignore[reportPrivateUsage]
         return self
@@ -72,7 +94,18 @@ class PausableDeadline:
     ) -> bool:
         if self._board is not None and self._key is not None:
             self._board._detach(self._key, self)  # pyright: ignore[reportPrivateUsage]
-        return bool(self._scope.__exit__(exc_type, exc, tb))
+        riding = self._riding
+        if riding is None:
+            return bool(self._scope.__exit__(exc_type, exc, tb))
+        scope = self._scope
+        if scope.cancel_called and exc_type is not None and issubclass(exc_type, asyncio.CancelledError):
+            riding.expiring = self._expired_error  # the admission raises it if its scope caught this cancel
+        scope.deadline = math.inf  # unbounded again for the rest of the admission's block
+        return False
+
+    def _expired_error(self) -> BaseException:
+        assert self._expiry is not None
+        return self._expiry(self)
 
     @property
     def paused(self) -> bool:
@@ -132,14 +165,24 @@ class CallDeadlines:
         self._running: dict[str, set[PausableDeadline]] = {}
         self._holds: dict[str, int] = {}
 
-    def deadline(self, key: str, timeout_s: float, *, max_total_s: float | None = None) -> PausableDeadline:
+    def deadline(
+        self,
+        key: str,
+        timeout_s: float,
+        *,
+        max_total_s: float | None = None,
+        riding: Admission | None = None,
+        expiry: Callable[[PausableDeadline], BaseException] | None = None,
+    ) -> PausableDeadline:
         """A deadline for a call on connection `key`; paused while `key` is held. Enter it with `with`.
 
         Args:
             timeout_s: Seconds until expiry; `extend()` (progress) restarts them.
             max_total_s: Running seconds `extend()` may never go beyond; None: no bound.
+            riding, expiry: Ride the scope of this admission, entered just outside the block, and
+                let it raise `expiry(deadline)` on expiry (`PausableDeadline`); None: a scope of its own.
         """
-        return PausableDeadline(timeout_s, self, key, max_total_s=max_total_s)
+        return PausableDeadline(timeout_s, self, key, max_total_s=max_total_s, riding=riding, expiry=expiry)
 
     @contextmanager
     def hold(self, key: str) -> Generator[None]:

@@ -41,6 +41,7 @@ from mcp.shared.inbound import encode_header_value
 
 __all__ = [
     "DISCOVER_TIMEOUT_S",
+    "ENVELOPE_KEYS",
     "INPUT_ROUNDS",
     "MODERN_VERSION",
     "EraChoice",
@@ -128,9 +129,10 @@ def modern_envelope(params: dict[str, Any], client_info: dict[str, Any], caps: d
     return {**params, "_meta": meta}
 
 
-_ENVELOPE_KEYS = frozenset(
+ENVELOPE_KEYS = frozenset(
     {types.PROTOCOL_VERSION_META_KEY, types.CLIENT_INFO_META_KEY, types.CLIENT_CAPABILITIES_META_KEY}
 )
+"""The `_meta` keys of a 2026-07-28 request's envelope (hop-by-hop: `without_envelope`)."""
 
 
 def without_envelope(params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
@@ -146,10 +148,10 @@ def without_envelope(params: Mapping[str, Any] | None) -> Mapping[str, Any] | No
         nothing else was in it (R-8.1, R-8.5).
     """
     meta: object = params.get("_meta") if params else None
-    if not isinstance(meta, dict) or _ENVELOPE_KEYS.isdisjoint(cast(dict[str, Any], meta)):
+    if not isinstance(meta, dict) or ENVELOPE_KEYS.isdisjoint(cast(dict[str, Any], meta)):
         return params
     assert params is not None
-    kept = {k: v for k, v in cast(dict[str, Any], meta).items() if k not in _ENVELOPE_KEYS}
+    kept = {k: v for k, v in cast(dict[str, Any], meta).items() if k not in ENVELOPE_KEYS}
     out = {k: v for k, v in params.items() if k != "_meta"}
     if kept:
         out["_meta"] = kept

@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -434,7 +434,7 @@ class ConnectionManager:
         """
         return await calls.read_resource(self, server_id, uri, operation_id=operation_id)
 
-    async def forward(
+    def forward(
         self,
         server_id: str,
         method: str,
@@ -443,7 +443,7 @@ class ConnectionManager:
         operation_id: str | None = None,
         timeout_s: float | None = None,
         progress: ProgressFnT | None = None,
-    ) -> dict[str, Any]:
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
         """Send one request with its params as they came and return the server's raw result (R-8.1).
 
         The gateway's lean path: no typed request or result model is built. The session's own
@@ -462,13 +462,13 @@ class ConnectionManager:
             operation_id, timeout_s, progress: As for `call_tool`; the deadline pauses while an
                 elicitation card of the connection is pending (R-6.1).
         Returns:
-            The JSON-RPC `result` object.
+            The coroutine giving the JSON-RPC `result` object (await it; no frame of ours per resume, issue 12).
         Raises:
             ServerRequestFailed: the server answered a JSON-RPC error (`rpc_error` holds it, redacted).
             CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
         """
         if method in SUBSCRIPTION_METHODS:  # counted (rare); every other method goes straight on
-            return await self._subscriptions.forward(
+            return self._subscriptions.forward(
                 server_id,
                 method,
                 params,
@@ -476,7 +476,7 @@ class ConnectionManager:
                     self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
                 ),
             )
-        return await calls.forward(
+        return calls.forward(
             self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
         )
 
@@ -601,30 +601,30 @@ class ConnectionManager:
         operation_id: str | None,
         timeout_s: float | None,
     ) -> T:
-        """Admit `operation_id`, connect, and `send(conn, timeout_s)` once (`runtime/calls.py` builds `send`).
-
-        `timeout_s` defaults to the server's current `call_timeout_s` (seconds). A Streamable HTTP 404
-        on our session re-initializes once and re-sends once (R-3.10).
-
-        Raises:
-            CallCancelled: cancelled by operation id (R-3.8).
-            CenterError: what `send` or the connection raised, attributed (`requests.send_once`).
-        """
+        """Admit `operation_id` (cancelled by id: `CallCancelled`, R-3.8), then `run_admitted`."""
         with self.operations.admit(operation_id):
+            return await self.run_admitted(server_id, what, send, timeout_s)
+        raise AssertionError("unreachable: admit() raises CallCancelled when it swallowed a cancel")
+
+    async def run_admitted(
+        self, server_id: str, what: str, send: Callable[[Connection, float], Awaitable[T]], timeout_s: float | None
+    ) -> T:
+        """Connect and `send(conn, timeout_s or call_timeout_s)` inside an admission the caller entered
+        (no second admission per call, issue 12); once more after a 404 for our session (R-3.10).
+        Raises `CenterError`: what `send` or the connection raised, attributed (`requests.send_once`)."""
+        conn = await self.connect(server_id)
+        timeout = timeout_s if timeout_s is not None else self._call_timeout_s(server_id, conn)
+        try:
+            return await send_once(conn, what, send, timeout)
+        except SessionExpired:
+            # R-3.10: the server did not run the request (404 for our session): re-initialize
+            # once and re-send once; a second expiry is an error, never a loop.
+            await self._replace_expired(server_id, conn)
             conn = await self.connect(server_id)
-            timeout = timeout_s if timeout_s is not None else self._call_timeout_s(server_id, conn)
             try:
                 return await send_once(conn, what, send, timeout)
-            except SessionExpired:
-                # R-3.10: the server did not run the request (404 for our session): re-initialize
-                # once and re-send once; a second expiry is an error, never a loop.
-                await self._replace_expired(server_id, conn)
-                conn = await self.connect(server_id)
-                try:
-                    return await send_once(conn, what, send, timeout)
-                except SessionExpired as again:
-                    raise again.error from None
-        raise AssertionError("unreachable: admit() raises CallCancelled when it swallowed a cancel")
+            except SessionExpired as again:
+                raise again.error from None
 
     async def _replace_expired(self, server_id: str, conn: Connection) -> None:
         # The expired connection closes itself once every request in flight on it has seen its own

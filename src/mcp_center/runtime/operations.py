@@ -16,6 +16,7 @@ import os
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -63,6 +64,8 @@ class _Operation:
     operation_id: str
     scope: anyio.CancelScope
     task_id: int
+    by_id: bool = False
+    """Cancelled by `Operations.cancel` (not by a deadline riding its scope)."""
 
 
 class Operations:
@@ -80,6 +83,7 @@ class Operations:
         """Cancel an operation by id. True if an admitted one was cancelled; else the cancel is remembered."""
         op = self._ops.get(operation_id)
         if op is not None:
+            op.by_id = True
             op.scope.cancel()
             return True
         now = time.monotonic()
@@ -107,14 +111,28 @@ class Admission:
     `contextlib.contextmanager` generator, which a forwarded call entered twice per call, its
     frames a measurable share of the gateway's CPU (issue 12). Same behaviour: the operation runs
     inside its own cancel scope; a cancel that scope caught is raised as `CallCancelled` when
-    the block ends; an operation this task already runs is entered again without a second scope."""
+    the block ends; an operation this task already runs is entered again without a second scope.
 
-    __slots__ = ("_op", "_op_id", "_operations")
+    A call deadline may ride the admission's scope instead of entering a scope of its own
+    (`PausableDeadline` with `riding`, issue 12: one cancel scope less per forwarded call): it
+    sets `scope`'s deadline and, while its expiry is in flight, `expiring`; a cancel the scope
+    caught is then raised as `expiring()` (the deadline's own timeout error) unless the operation
+    was cancelled by id, which stays `CallCancelled`.
+
+    Attributes:
+        scope: The cancel scope this block entered, while it runs; None for a block that entered the
+            operation again (the outer block's scope is not the innermost one) or before `with`.
+        expiring: The riding deadline's error, set while its expiry unwinds the block; else None.
+    """
+
+    __slots__ = ("_op", "_op_id", "_operations", "expiring", "scope")
 
     def __init__(self, operations: Operations, operation_id: str) -> None:
         self._operations = operations
         self._op_id = operation_id
         self._op: _Operation | None = None
+        self.scope: anyio.CancelScope | None = None
+        self.expiring: Callable[[], BaseException] | None = None
 
     def __enter__(self) -> str:
         op_id = self._op_id
@@ -138,6 +156,7 @@ class Admission:
             del running[op_id]
             raise
         self._op = op
+        self.scope = op.scope
         return op_id
 
     def __exit__(
@@ -146,7 +165,7 @@ class Admission:
         op = self._op
         if op is None:
             return
-        self._op = None
+        self._op = self.scope = None
         try:
             # The scope swallows only the cancel it caught (`cancelled_caught`), raised below.
             op.scope.__exit__(exc_type, exc, tb)
@@ -155,6 +174,10 @@ class Admission:
             if running.get(op.operation_id) is op:
                 del running[op.operation_id]
         if op.scope.cancelled_caught:
+            expiring = self.expiring
+            if expiring is not None and not op.by_id:  # the riding deadline's expiry, as its own block raises it
+                self.expiring = None
+                raise expiring() from None
             raise CallCancelled(
                 f"operation '{op.operation_id}' was cancelled", details={"operation_id": op.operation_id}
             )

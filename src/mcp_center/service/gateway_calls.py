@@ -10,7 +10,7 @@ lean path (R-8.3), where a server's answer goes back to the agent as it came.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -37,11 +37,14 @@ class GatewayUseCases:
         names (`/mcp/{id}`, R-8.4); built once per registry snapshot and scope."""
         return await self._capabilities.gateway_tools_json(server_id)
 
-    async def mcp_tool_input_schema(self, name: str, server_id: str | None = None) -> dict[str, Any] | None:
+    def mcp_tool_input_schema(
+        self, name: str, server_id: str | None = None
+    ) -> Coroutine[Any, Any, dict[str, Any] | None]:
         """The `inputSchema` agents were shown for the tool `name` (`tools/list`; with `server_id`
-        that server's own name, `/mcp/{id}`), or None when it is not listed (unknown, disabled, `deny`).
+        that server's own name, `/mcp/{id}`) when it declares an `x-mcp-header`, or None (none declared,
+        or not listed: unknown, disabled, `deny`); the coroutine of `listed_input_schema` (await it).
         The gateway checks a 2026-07-28 call's `Mcp-Param-*` headers against it (R-8.1)."""
-        return await self._capabilities.listed_input_schema(name, server_id)
+        return self._capabilities.listed_input_schema(name, server_id)
 
     async def mcp_call_tool(
         self,
@@ -77,7 +80,7 @@ class GatewayUseCases:
             caller=caller,
         )
 
-    async def mcp_forward_call(
+    def mcp_forward_call(
         self,
         name: str,
         arguments: object = None,
@@ -91,7 +94,7 @@ class GatewayUseCases:
         roots: RootsLister | None = None,
         caller_allowed: Callable[[], bool] | None = None,
         caller: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
         """`mcp_call_tool` for the lean path: the same policy, the server's `CallToolResult` JSON as it
         came (bounded, R-3.9; R-8.1, R-8.3).
 
@@ -103,7 +106,9 @@ class GatewayUseCases:
         Raises:
             As `mcp_call_tool`; ServerRequestFailed with `rpc_error` when the server answered a JSON-RPC error.
         """
-        return await self._capabilities.forward_call(
+        # The coroutine of `forward_call` itself (await it): no frame of this method on every
+        # resume of a forwarded call (issue 12).
+        return self._capabilities.forward_call(
             name,
             arguments,
             server_id=server_id,

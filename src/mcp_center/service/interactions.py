@@ -48,9 +48,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from datetime import timedelta
+from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -283,8 +283,7 @@ class InteractionBroker(CardAnswers):
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
         return types.ListRootsResult.model_validate(raw, by_name=False)
 
-    @asynccontextmanager
-    async def tracking(
+    def tracking(
         self,
         *,
         server_id: str,
@@ -296,8 +295,8 @@ class InteractionBroker(CardAnswers):
         elicitor: Elicitor | None = None,
         sampler: Sampler | None = None,
         roots: RootsLister | None = None,
-    ) -> AsyncGenerator[None]:
-        """Run a tool call as one a card may belong to.
+    ) -> Tracking:
+        """Run a tool call as one a card may belong to (`async with`).
 
         With an `elicitor`, a form-mode elicitation that can only belong to this call (it is the
         only call in flight on the server) goes to the caller's client instead of becoming a card;
@@ -308,37 +307,21 @@ class InteractionBroker(CardAnswers):
             CallInterrupted: instead of CallCancelled, when the host stopped while the call waited
                 for a card (not delivered, R-6.3).
         """
+        ref = _RefOf(operation_id, server_id, tool, caller, exposed_name, arguments)
+        tracked = TrackedCall(operation_id, ref.build, elicitor=elicitor, sampler=sampler, roots=roots)
+        return Tracking(self, server_id, tool, tracked)
 
-        def make_ref() -> CallRef:
-            return CallRef(
-                operation_id=operation_id,
-                server_id=server_id,
-                tool=tool,
-                caller=caller,
-                exposed_name=exposed_name,
-                arguments=kept_arguments(arguments),
-            )
-
-        tracked = TrackedCall(operation_id, make_ref, elicitor=elicitor, sampler=sampler, roots=roots)
-        calls = self._calls.setdefault(server_id, {})
-        calls[operation_id] = tracked
-        try:
-            yield
-        except CallCancelled as exc:
-            if tracked.interrupted:
-                raise CallInterrupted(
-                    f"mcp-center stopped while the call of '{tool}' waited for an answer to the server's "
-                    "question; the answer was not delivered and the call did not complete",
-                    details={"operation_id": operation_id, "reached_server": True, "delivered": False},
-                ) from exc
-            raise
-        finally:
+    async def _untrack(self, server_id: str, tracked: TrackedCall) -> None:
+        """The end of `tracking`: the call is forgotten, and a card waiting on it is told."""
+        operation_id = tracked.operation_id
+        calls = self._calls.get(server_id)
+        if calls is not None:
             calls.pop(operation_id, None)
             if not calls:
                 self._calls.pop(server_id, None)
-            if self._waiters:  # a card may wait on this call (most calls: none, no scope to build)
-                with anyio.CancelScope(shield=True):
-                    await self._call_ended(operation_id)
+        if self._waiters:  # a card may wait on this call (most calls: none, no scope to build)
+            with anyio.CancelScope(shield=True):
+                await self._call_ended(operation_id)
 
     # ----- the callback -----------------------------------------------------------------------------
 
@@ -461,3 +444,67 @@ class InteractionBroker(CardAnswers):
             await self._withdraw(interaction_id, waiter, "the call ended before an answer")
             waiter.result = types.ElicitResult(action="cancel")
             waiter.done.set()
+
+
+class _RefOf:
+    """The `CallRef` a card would show for a tracked call, built only when a card is made (R-8.3)."""
+
+    __slots__ = ("_arguments", "_caller", "_exposed_name", "_operation_id", "_server_id", "_tool")
+
+    def __init__(
+        self,
+        operation_id: str,
+        server_id: str,
+        tool: str,
+        caller: Literal["agent", "user"],
+        exposed_name: str | None,
+        arguments: Mapping[str, Any],
+    ) -> None:
+        self._operation_id = operation_id
+        self._server_id = server_id
+        self._tool = tool
+        self._caller: Literal["agent", "user"] = caller
+        self._exposed_name = exposed_name
+        self._arguments = arguments
+
+    def build(self) -> CallRef:
+        return CallRef(
+            operation_id=self._operation_id,
+            server_id=self._server_id,
+            tool=self._tool,
+            caller=self._caller,
+            exposed_name=self._exposed_name,
+            arguments=kept_arguments(self._arguments),
+        )
+
+
+class Tracking:
+    """The `async with` block of `InteractionBroker.tracking` (see there): a small class rather than an
+    `asynccontextmanager` generator, whose frames every forwarded call went through (issue 12).
+    Same behaviour: the call is known to the broker while the block runs; a `CallCancelled` of a
+    call the host interrupted while it waited for a card becomes `CallInterrupted` (R-6.3)."""
+
+    __slots__ = ("_broker", "_server_id", "_tool", "_tracked")
+
+    def __init__(self, broker: InteractionBroker, server_id: str, tool: str, tracked: TrackedCall) -> None:
+        self._broker = broker
+        self._server_id = server_id
+        self._tool = tool
+        self._tracked = tracked
+
+    async def __aenter__(self) -> None:
+        tracked = self._tracked
+        calls = self._broker._calls.setdefault(self._server_id, {})  # pyright: ignore[reportPrivateUsage]
+        calls[tracked.operation_id] = tracked
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        tracked = self._tracked
+        await self._broker._untrack(self._server_id, tracked)  # pyright: ignore[reportPrivateUsage]
+        if isinstance(exc, CallCancelled) and tracked.interrupted:
+            raise CallInterrupted(
+                f"mcp-center stopped while the call of '{self._tool}' waited for an answer to the server's "
+                "question; the answer was not delivered and the call did not complete",
+                details={"operation_id": tracked.operation_id, "reached_server": True, "delivered": False},
+            ) from exc

@@ -36,6 +36,7 @@ from mcp_center.registry import (
     tool_prefix,
 )
 from mcp_center.runtime import new_operation_id
+from mcp_center.runtime.eras import ENVELOPE_KEYS
 from mcp_center.service.agent_registry import AgentCatalog, invalid_field
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
@@ -149,7 +150,9 @@ class ToolCalls(AgentCatalog):
             sampler = self._approved_sampler(sampler, entry, op_id)
         params: dict[str, Any] = {"name": entry.tool.name, "arguments": args}
         if meta:
-            kept = {k: v for k, v in meta.items() if k != "progressToken"}
+            # The agent's 2026-07-28 envelope is hop-by-hop (`eras.without_envelope`, which then has
+            # nothing to copy): dropped here with the progress token, in one pass (issue 12).
+            kept = {k: v for k, v in meta.items() if k != "progressToken" and k not in ENVELOPE_KEYS}
             if kept:
                 params["_meta"] = kept
         async with self._interactions.tracking(
