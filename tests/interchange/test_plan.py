@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mcp_center.errors import ImportFormatMismatch, ImportFormatUnknown, ImportTooLarge, ImportValuesInvalid
-from mcp_center.interchange import ImportPlan, plan_import
+from mcp_center.interchange import ImportPlan, plan_document, plan_import, read_document
 from tests.support.hang import assert_returns
 from tests.support.interchange import check_secret_value
 
@@ -447,3 +447,17 @@ def test_an_input_declared_plain_stays_plain() -> None:
         "inputs": [{"id": "k", "type": "promptString", "password": False}],
     }
     assert [(v.name, v.secret) for v in plan(doc).variables] == [("input:k", False)]
+
+
+def _fourteen_variables_in_a_url_against_an_existing_long_url() -> None:
+    url = "".join(f"${{V{i}}}" for i in range(14)) + "/zz"
+    document = read_document({"mcpServers": {"docs": {"url": url}}}, "auto")
+    stored = {"name": "docs", "transport": "http", "url": "https://docs.example.com/" + "a" * 30_000 + "/z"}
+    found = plan_document(document, existing={"docs": stored}, on_conflict="refuse")
+    [entry] = found.existing
+    assert (entry.server_id, entry.outcome, "url" in entry.fields) == ("docs", "conflict", True)
+
+
+def test_a_reimported_entry_with_many_variables_is_compared_at_once() -> None:
+    """A hang check (R-7.3): as a `.*` regex, this preview froze the whole serve process."""
+    assert_returns(_fourteen_variables_in_a_url_against_an_existing_long_url)

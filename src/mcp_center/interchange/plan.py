@@ -35,7 +35,6 @@ Decisions (our policy, documented in the README):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -58,7 +57,7 @@ from mcp_center.interchange.dialects import (
     read_document,
 )
 from mcp_center.interchange.lenient_json import decode_text, loads_lenient
-from mcp_center.interchange.variables import Reference, find_references, substitute
+from mcp_center.interchange.variables import Reference, could_give, find_references, substitute
 
 __all__ = [
     "MAX_VALUE_CHARS",
@@ -482,11 +481,7 @@ def _same(planned: object, current: object) -> bool:
     """`current` is what `planned` gives: equal, or, for a text with `${...}`, what some values of
     its variables would make of it (`--root ${ROOT:-/srv}` is the stored `--root /data`)."""
     if isinstance(planned, str) and isinstance(current, str):
-        if "${" not in planned:
-            return planned == current
-        marked = substitute(planned, lambda _ref: "\x00")
-        pattern = ".*".join(re.escape(part) for part in marked.split("\x00"))
-        return re.fullmatch(pattern, current, re.DOTALL) is not None
+        return could_give(planned, current)
     if isinstance(planned, list) and isinstance(current, list):
         pairs = zip(cast(list[object], planned), cast(list[object], current), strict=False)
         return len(cast(list[object], planned)) == len(cast(list[object], current)) and all(
