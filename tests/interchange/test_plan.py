@@ -461,3 +461,32 @@ def _fourteen_variables_in_a_url_against_an_existing_long_url() -> None:
 def test_a_reimported_entry_with_many_variables_is_compared_at_once() -> None:
     """A hang check (R-7.3): as a `.*` regex, this preview froze the whole serve process."""
     assert_returns(_fourteen_variables_in_a_url_against_an_existing_long_url)
+
+
+def reimport(doc: object, existing: dict[str, dict[str, Any]] | None = None, on_conflict: str = "refuse") -> ImportPlan:
+    """Plan `doc` again over the servers a first import of `existing` (default: `doc`) created."""
+    first = plan(doc if existing is None else existing)
+    stored = {s.id: {k: v for k, v in s.config.items() if k != "id"} for s in first.servers}
+    document = read_document(doc, "auto")
+    return plan_document(document, existing=stored, on_conflict=on_conflict, check_secret=check_secret_value)
+
+
+def outcomes(plan_: ImportPlan) -> dict[str, tuple[str, str]]:
+    return {e.name: (e.server_id, e.outcome) for e in plan_.existing}
+
+
+def test_an_entry_is_matched_to_the_server_with_its_exact_name_before_a_casefolded_one() -> None:
+    """`time` and `Time` were imported as time and time-2; the casefold map kept the last one, so
+    both were matched to time-2 and `time` was a false IMPORT_CONFLICT."""
+    doc = {
+        "mcpServers": {
+            "time": {"command": "uvx", "args": ["mcp-server-time"]},
+            "Time": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone=UTC"]},
+        }
+    }
+    assert [s.id for s in plan(doc).servers] == ["time", "time-2"]
+    again = reimport(doc)
+    assert (again.servers, outcomes(again)) == ((), {"time": ("time", "unchanged"), "Time": ("time-2", "unchanged")})
+    folded = reimport({"mcpServers": {"TIME": {"command": "uvx", "args": ["mcp-server-time"]}}}, doc)
+    # no exact name: the first casefolded one, whose name differs
+    assert [(e.server_id, e.outcome, e.fields) for e in folded.existing] == [("time", "conflict", ("name",))]

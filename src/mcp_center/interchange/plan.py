@@ -410,7 +410,12 @@ def plan_document(
         on_conflict: One of `ON_CONFLICT`.
     """
     taken = set(existing_ids) | set(existing or {})
-    by_name = {str(c.get("name", "")).strip().casefold(): sid for sid, c in (existing or {}).items()}
+    exact: dict[str, str] = {}
+    folded: dict[str, str] = {}
+    for sid, current in (existing or {}).items():
+        name = str(current.get("name", "")).strip()
+        exact.setdefault(name, sid)
+        folded.setdefault(_name_key(name), sid)
     assigned: set[str] = set()
     servers: list[PlannedServer] = []
     rejected: list[RejectedEntry] = []
@@ -425,7 +430,7 @@ def plan_document(
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(draft)))
             continue
         slug = slugify(entry.name)
-        match = _existing_match(entry.name, slug, existing, by_name) if on_conflict != "rename" else None
+        match = _existing_match(entry.name, slug, existing, (exact, folded)) if on_conflict != "rename" else None
         if match is not None and existing is not None:
             differing = _differing_fields(draft.config, existing[match])
             outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
@@ -462,13 +467,24 @@ def plan_document(
 
 
 def _existing_match(
-    name: str, slug: str, existing: Mapping[str, Mapping[str, Any]] | None, by_name: Mapping[str, str]
+    name: str,
+    slug: str,
+    existing: Mapping[str, Mapping[str, Any]] | None,
+    names: tuple[Mapping[str, str], Mapping[str, str]],
 ) -> str | None:
-    """The id of the existing server that already has this entry: the same name, else the entry's id."""
+    """The id of the existing server that already has this entry: the same name (exactly, else by
+    `_name_key`), else the entry's id. `names`: existing names → id, and their `_name_key`s → id
+    (the first server with each)."""
     if not existing:
         return None
-    found = by_name.get(name.strip().casefold())
+    exact, folded = names
+    found = exact.get(name.strip(), folded.get(_name_key(name)))
     return found if found is not None else (slug if slug in existing else None)
+
+
+def _name_key(name: str) -> str:
+    """The form two names that are the same to a reader share: casefolded (`Time` is `time`)."""
+    return name.strip().casefold()
 
 
 def _differing_fields(planned: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
