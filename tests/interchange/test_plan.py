@@ -490,3 +490,14 @@ def test_an_entry_is_matched_to_the_server_with_its_exact_name_before_a_casefold
     folded = reimport({"mcpServers": {"TIME": {"command": "uvx", "args": ["mcp-server-time"]}}}, doc)
     # no exact name: the first casefolded one, whose name differs
     assert [(e.server_id, e.outcome, e.fields) for e in folded.existing] == [("time", "conflict", ("name",))]
+
+
+def test_names_are_matched_after_unicode_normalization() -> None:
+    """NFD `Cafe\u0301` is the server NFC `Café` (the same text, unchanged); full-width `CAFE`
+    matches `cafe` once NFKC-normalized and casefolded (a conflict on the name, not a copy)."""
+    command = {"command": "uvx", "args": ["cafe-mcp"]}
+    stored = {"mcpServers": {"Café": command, "cafe": command}}
+    again = reimport({"mcpServers": {"Cafe\u0301": command}}, stored)
+    assert (again.servers, outcomes(again)) == ((), {"Cafe\u0301": ("cafe", "unchanged")})
+    wide = reimport({"mcpServers": {"\uff23\uff21\uff26\uff25": command}}, {"mcpServers": {"cafe": command}})
+    assert [(e.server_id, e.outcome, e.fields) for e in wide.existing] == [("cafe", "conflict", ("name",))]

@@ -35,6 +35,7 @@ Decisions (our policy, documented in the README):
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -413,8 +414,8 @@ def plan_document(
     exact: dict[str, str] = {}
     folded: dict[str, str] = {}
     for sid, current in (existing or {}).items():
-        name = str(current.get("name", "")).strip()
-        exact.setdefault(name, sid)
+        name = str(current.get("name", ""))
+        exact.setdefault(_exact_name(name), sid)
         folded.setdefault(_name_key(name), sid)
     assigned: set[str] = set()
     servers: list[PlannedServer] = []
@@ -478,19 +479,31 @@ def _existing_match(
     if not existing:
         return None
     exact, folded = names
-    found = exact.get(name.strip(), folded.get(_name_key(name)))
+    found = exact.get(_exact_name(name), folded.get(_name_key(name)))
     return found if found is not None else (slug if slug in existing else None)
 
 
+def _exact_name(name: str) -> str:
+    """A name as text: canonically composed (NFD `Cafe\u0301` is NFC `Café`), trimmed."""
+    return unicodedata.normalize("NFC", name.strip())
+
+
 def _name_key(name: str) -> str:
-    """The form two names that are the same to a reader share: casefolded (`Time` is `time`)."""
-    return name.strip().casefold()
+    """The form two names that are the same to a reader share: compatibility-normalized (NFKC:
+    full-width `time` is ASCII `time`), then casefolded (`Time` is `time`)."""
+    return unicodedata.normalize("NFKC", name.strip()).casefold()
 
 
 def _differing_fields(planned: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
     """The fields of a planned create body (no id, no secret values) whose value the existing
     configuration does not have; a field the body leaves out keeps whatever the server has."""
-    return tuple(key for key, value in planned.items() if key != "id" and not _same(value, current.get(key)))
+    return tuple(
+        key
+        for key, value in planned.items()
+        if key != "id"
+        and not _same(value, current.get(key))
+        and not (key == "name" and _exact_name(str(value)) == _exact_name(str(current.get(key, ""))))
+    )
 
 
 def _same(planned: object, current: object) -> bool:
