@@ -501,3 +501,16 @@ def test_names_are_matched_after_unicode_normalization() -> None:
     assert (again.servers, outcomes(again)) == ((), {"Cafe\u0301": ("cafe", "unchanged")})
     wide = reimport({"mcpServers": {"\uff23\uff21\uff26\uff25": command}}, {"mcpServers": {"cafe": command}})
     assert [(e.server_id, e.outcome, e.fields) for e in wide.existing] == [("cafe", "conflict", ("name",))]
+
+
+def test_an_entry_whose_id_alone_is_taken_is_a_new_server_with_a_suffixed_id() -> None:
+    """`GitHub!` derives the id `github` that the server named `github` has, but it is another name:
+    it is created as github-2 (as a first import would), neither refused nor skipped."""
+    command = {"command": "npx", "args": ["@modelcontextprotocol/server-github"]}
+    stored = {"mcpServers": {"github": command}}
+    for on_conflict in ("refuse", "skip"):
+        again = reimport({"mcpServers": {"GitHub!": command}}, stored, on_conflict)
+        assert again.existing == ()
+        assert [(s.id, s.name, s.clash, s.slug) for s in again.servers] == [
+            ("github-2", "GitHub!", "existing", "github")
+        ]

@@ -26,7 +26,8 @@ Decisions (our policy, documented in the README):
 - Ids are `slugify(name)`, made unique against existing servers and earlier entries with a
   `-2`, `-3`, ... suffix; the preview says which clash it resolved.
 - Re-importing is safe (`on_conflict`, given with the existing servers' definitions): an entry whose
-  name (or id) an existing server has is not created again. An identical definition is
+  name an existing server has is not created again (an id alone is no match: a new name whose
+  id is taken gets a `-2` id). An identical definition is
   `unchanged`; a different one is a `conflict` (apply refuses the whole import) under `refuse`,
   skipped under `skip`; `rename` creates it under a `-2` id as before. Secret values are
   write-only, so they are not compared: an unchanged entry keeps the stored ones. A plain field
@@ -84,7 +85,7 @@ MAX_VALUE_CHARS = 32 * 1024
 SecretKindName = Literal["env", "header", "bearer"]
 
 ON_CONFLICT = ("refuse", "skip", "rename")
-"""What an import does with an entry an existing server already has (by name or id), when it
+"""What an import does with an entry an existing server already has (by name), when it
 differs: `refuse` (the default: apply is refused, IMPORT_CONFLICT), `skip` it, or `rename` (create
 it again under a `-2` id). An identical one is always `unchanged` and skipped, except under `rename`."""
 
@@ -171,7 +172,7 @@ class PlannedServer:
 
 @dataclass(frozen=True)
 class ExistingEntry:
-    """An entry an existing server already has (same name, or its id), not created again.
+    """An entry an existing server already has (the same name), not created again.
 
     `outcome`: `unchanged` (same definition), `skipped` (differs; `on_conflict=skip`) or
     `conflict` (differs; `on_conflict=refuse`: apply refuses the import). `fields`: the top-level
@@ -431,7 +432,7 @@ def plan_document(
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(draft)))
             continue
         slug = slugify(entry.name)
-        match = _existing_match(entry.name, slug, existing, (exact, folded)) if on_conflict != "rename" else None
+        match = _existing_match(entry.name, (exact, folded)) if on_conflict != "rename" else None
         if match is not None and existing is not None:
             differing = _differing_fields(draft.config, existing[match])
             outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
@@ -467,20 +468,13 @@ def plan_document(
     )
 
 
-def _existing_match(
-    name: str,
-    slug: str,
-    existing: Mapping[str, Mapping[str, Any]] | None,
-    names: tuple[Mapping[str, str], Mapping[str, str]],
-) -> str | None:
+def _existing_match(name: str, names: tuple[Mapping[str, str], Mapping[str, str]]) -> str | None:
     """The id of the existing server that already has this entry: the same name (exactly, else by
-    `_name_key`), else the entry's id. `names`: existing names → id, and their `_name_key`s → id
-    (the first server with each)."""
-    if not existing:
-        return None
+    `_name_key`), or None. `names`: existing names → id, and their `_name_key`s → id (the first
+    server with each). An id alone is no match: ids derive from names (`slugify` folds case,
+    accents and punctuation), so `GitHub!` is a new server beside `github`, with a `-2` id."""
     exact, folded = names
-    found = exact.get(_exact_name(name), folded.get(_name_key(name)))
-    return found if found is not None else (slug if slug in existing else None)
+    return exact.get(_exact_name(name), folded.get(_name_key(name)))
 
 
 def _exact_name(name: str) -> str:
