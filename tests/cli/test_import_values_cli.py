@@ -272,7 +272,7 @@ def test_importing_the_same_file_again_is_safe_and_a_changed_entry_is_refused_un
     (issue 16). Now: the same file (the same --var flags included) imports nothing and says so,
     exit 0; a file whose entry differs from the server of its name stops with IMPORT_CONFLICT (exit
     4) naming it and the field, before the preview, nothing applied; `--on-conflict skip` keeps the
-    server as it is, `rename` adds the copy (R-1.8, R-7.3)."""
+    server as it is, `rename` adds a copy of the differing entry only (R-1.8, R-7.3)."""
     flags = [*FROM_ENV, "--var-from-env", "WIKI_API_KEY=CI_WIKI", "--yes"]
     assert run(data, "import", str(PROJECT), *flags, env=SECRET_ENV).returncode == 0
     before = {sid: (s["version"], s["updated_at"]) for sid, s in servers(data).items()}
@@ -296,6 +296,7 @@ def test_importing_the_same_file_again_is_safe_and_a_changed_entry_is_refused_un
     assert {sid: (s["version"], s["updated_at"]) for sid, s in servers(data).items()} == before
     renamed = run(data, "import", str(changed), *flags, "--on-conflict", "rename", env=SECRET_ENV)
     assert renamed.returncode == 0, renamed.stderr
-    assert len(servers(data)) == 8
+    assert sorted(servers(data)) == sorted([*before, "local-notes-2"])  # the identical ones skipped
+    assert renamed.stdout.splitlines()[-1].endswith("3 already here, unchanged (github, orbit-tasks, legacy-wiki)")
     bad = run(data, "import", str(changed), "--on-conflict", "replace")
     assert bad.returncode == 2 and "on_conflict: must be one of: refuse, skip, rename" in bad.stderr

@@ -514,3 +514,12 @@ def test_an_entry_whose_id_alone_is_taken_is_a_new_server_with_a_suffixed_id() -
         assert [(s.id, s.name, s.clash, s.slug) for s in again.servers] == [
             ("github-2", "GitHub!", "existing", "github")
         ]
+
+
+def test_rename_copies_a_differing_entry_and_skips_an_identical_one() -> None:
+    """The CLI help and the page say identical entries are skipped; `rename` copied them too."""
+    stored = {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}, "notes": {"command": "notes"}}}
+    changed = {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}, "notes": {"command": "notes2"}}}
+    again = reimport(changed, stored, "rename")
+    assert outcomes(again) == {"time": ("time", "unchanged")}
+    assert [(s.id, s.name, s.clash) for s in again.servers] == [("notes-2", "notes", "existing")]

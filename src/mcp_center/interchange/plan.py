@@ -29,7 +29,7 @@ Decisions (our policy, documented in the README):
   name an existing server has is not created again (an id alone is no match: a new name whose
   id is taken gets a `-2` id). An identical definition is
   `unchanged`; a different one is a `conflict` (apply refuses the whole import) under `refuse`,
-  skipped under `skip`; `rename` creates it under a `-2` id as before. Secret values are
+  skipped under `skip`; `rename` creates it under a `-2` id (an identical one is still skipped). Secret values are
   write-only, so they are not compared: an unchanged entry keeps the stored ones. A plain field
   with a `${...}` matches a stored value some values of its variables would give.
 """
@@ -87,7 +87,7 @@ SecretKindName = Literal["env", "header", "bearer"]
 ON_CONFLICT = ("refuse", "skip", "rename")
 """What an import does with an entry an existing server already has (by name), when it
 differs: `refuse` (the default: apply is refused, IMPORT_CONFLICT), `skip` it, or `rename` (create
-it again under a `-2` id). An identical one is always `unchanged` and skipped, except under `rename`."""
+it again under a `-2` id). An identical one is always `unchanged` and skipped."""
 
 # Rules whose verdict a ${...} stand-in cannot change: keep them even on fields with references.
 _ROBUST_CODES = frozenset({"URL_HAS_CREDENTIALS", "URL_HAS_FRAGMENT"})
@@ -432,9 +432,9 @@ def plan_document(
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(draft)))
             continue
         slug = slugify(entry.name)
-        match = _existing_match(entry.name, (exact, folded)) if on_conflict != "rename" else None
-        if match is not None and existing is not None:
-            differing = _differing_fields(draft.config, existing[match])
+        match = _existing_match(entry.name, (exact, folded))
+        differing = _differing_fields(draft.config, existing[match]) if match is not None and existing else ()
+        if match is not None and (not differing or on_conflict != "rename"):
             outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
             names = tuple(dict.fromkeys(o.reference.name for o in draft.occurrences))
             known.append(ExistingEntry(entry.name, entry.source, match, outcome, differing, names))
