@@ -523,3 +523,19 @@ def test_rename_copies_a_differing_entry_and_skips_an_identical_one() -> None:
     again = reimport(changed, stored, "rename")
     assert outcomes(again) == {"time": ("time", "unchanged")}
     assert [(s.id, s.name, s.clash) for s in again.servers] == [("notes-2", "notes", "existing")]
+
+
+def test_an_unchanged_entry_lists_the_secrets_whose_values_were_not_updated() -> None:
+    """Secret values are write-only and never compared: the preview names the ones the file gives
+    (literal or `${...}`) so the CLI and the page can say they were NOT updated."""
+    entry = {"command": "uvx", "args": ["wiki"], "env": {"WIKI_TOKEN": "${WIKI_TOKEN}", "EMPTY_KEY": "", "MODE": "ro"}}
+    remote = {"url": "https://wiki.example.com/mcp", "headers": {"Authorization": "Bearer abcdef123456"}}
+    doc = {"mcpServers": {"wiki": entry, "remote": remote, "plain": {"command": "plain"}}}
+    again = reimport(doc)
+    kept = {e.server_id: e.preview()["secrets_not_updated"] for e in again.existing}
+    assert kept == {
+        "wiki": [{"kind": "env", "key": "WIKI_TOKEN"}],  # EMPTY_KEY gives no value: nothing to update
+        "remote": [{"kind": "bearer", "key": "token"}],
+        "plain": [],
+    }
+    assert {e.outcome for e in again.existing} == {"unchanged"}

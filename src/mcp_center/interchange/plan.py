@@ -186,9 +186,13 @@ class ExistingEntry:
     fields: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()
     """The `${...}` names the entry uses: given for it, they are not unknown, only unused."""
+    secrets_not_updated: tuple[tuple[SecretKindName, str], ...] = ()
+    """`(kind, key)` of the secrets the entry gives a value for: secret values are write-only and
+    never compared, so the stored ones stay; `mcp-center secret set` changes them."""
 
     def preview(self) -> dict[str, Any]:
-        """JSON shape of this entry in the preview: `{name, source, server_id, outcome, fields, variables}`."""
+        """JSON shape of this entry in the preview: `{name, source, server_id, outcome, fields, variables,
+        secrets_not_updated: [{kind: env|header|bearer, key}]}`."""
         return {
             "name": self.name,
             "source": self.source,
@@ -196,6 +200,7 @@ class ExistingEntry:
             "outcome": self.outcome,
             "fields": list(self.fields),
             "variables": list(self.variables),
+            "secrets_not_updated": [{"kind": kind, "key": key} for kind, key in self.secrets_not_updated],
         }
 
 
@@ -437,7 +442,8 @@ def plan_document(
         if match is not None and (not differing or on_conflict != "rename"):
             outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
             names = tuple(dict.fromkeys(o.reference.name for o in draft.occurrences))
-            known.append(ExistingEntry(entry.name, entry.source, match, outcome, differing, names))
+            kept: tuple[tuple[SecretKindName, str], ...] = tuple((s.kind, s.key) for s in draft.secrets if s.template)
+            known.append(ExistingEntry(entry.name, entry.source, match, outcome, differing, names, kept))
             continue
         server_id, clash = _unique_id(slug, taken, assigned)
         assigned.add(server_id)
