@@ -375,3 +375,28 @@ async def test_the_preview_offers_only_the_defaults_that_apply_accepts(api: http
     docs_view, local_view = applied.json()["servers"]
     assert (docs_view["headers"], docs_view["secret_headers"]) == ({"X-Team": "core"}, {})
     assert local_view["secret_env"] == {"API_KEY": {"configured": True}}
+
+
+async def test_a_reimport_preview_with_many_variables_answers_and_names_secrets_not_updated(
+    api: httpx2.AsyncClient,
+) -> None:
+    """`${V0}...${V13}/zz` against a registered `docs` URL froze serve on this request (a `.*` regex
+    backtracking with the GIL held); the linear match answers the conflict. An unchanged entry's
+    secret values are not compared: the preview lists them as not updated (R-1.8, R-7.3)."""
+    long_url = "https://docs.example.com/" + "a/" * 1_000 + "z"  # near the 2048-character limit
+    created = await api.post("/api/mcp/servers", json={"name": "docs", "transport": "streamable_http", "url": long_url})
+    assert created.status_code == 201, created.text
+    entry = {"command": "uvx", "args": ["wiki-mcp"], "env": {"WIKI_TOKEN": "wiki-token-invented-1"}}
+    first = json.dumps({"mcpServers": {"wiki": entry}})
+    previewed = await preview(api, first)
+    applied = await api.post(APPLY, json=apply_body(previewed, first))
+    assert applied.status_code == 201, applied.text
+    url = "".join(f"${{V{i}}}" for i in range(14)) + "/zz"
+    content = json.dumps({"mcpServers": {"docs": {"url": url}, "wiki": entry}})
+    again = await preview(api, content)
+    existing = {e["server_id"]: e for e in again["existing"]}
+    assert (existing["docs"]["outcome"], "url" in existing["docs"]["fields"]) == ("conflict", True)
+    assert (existing["wiki"]["outcome"], existing["wiki"]["secrets_not_updated"]) == (
+        "unchanged",
+        [{"kind": "env", "key": "WIKI_TOKEN"}],
+    )

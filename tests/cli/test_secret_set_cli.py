@@ -159,7 +159,8 @@ def test_a_changed_secret_says_the_enabled_server_was_disabled_and_what_to_run(t
     assert changed.stdout.splitlines() == [
         "secret X-Api-Key set",
         "server 'echo' was disabled: its secret changed, which touched something security-relevant; confirm "
-        "the new summary, then test and enable again: mcp-center trust echo, then test echo and enable echo",
+        "the new summary, then test and enable again: mcp-center trust echo, "
+        "then mcp-center test echo and mcp-center enable echo",
     ]
     assert (show(data, "echo")["enabled"], show(data, "echo")["trusted"]) == (False, False)
     untrusted = run(data, "secret", "set", "echo", "X-Api-Key", "--kind", "header", stdin=f"{VALUE}-again\n")
@@ -168,6 +169,6 @@ def test_a_changed_secret_says_the_enabled_server_was_disabled_and_what_to_run(t
     trusted_only = run(data, "secret", "set", "echo", "X-Api-Key", "--kind", "header", stdin=f"{VALUE}-third\n")
     assert trusted_only.stdout.splitlines()[1:] == [
         "its trust was cleared: the secret is part of the connection summary; next: mcp-center trust echo, "
-        "then test echo and enable echo"
+        "then mcp-center test echo and mcp-center enable echo"
     ]
     assert VALUE not in changed.stdout + changed.stderr + trusted_only.stdout

@@ -719,6 +719,9 @@ def test_a_parsed_config_is_frozen() -> None:
             "fullwidth-1",
         ),  # NFKD folds compatibility forms
         ("\u4e2d\u6587 docs", "docs"),
+        ("\U0001d406\U0001d422\U0001d42d\U0001d407\U0001d42e\U0001d41b", "github"),  # was "it-ub": NFKD gave capitals
+        ("\u211d Stats", "r-stats"),  # was "stats"
+        ("\u0126\u0167 \u014a\u00b5", "ht-nu"),  # folded like \u00df and \u0142 (they were dropped)
         ("---", "server"),
         ("", "server"),
         ("\u4e2d\u6587", "server"),

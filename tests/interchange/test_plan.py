@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mcp_center.errors import ImportFormatMismatch, ImportFormatUnknown, ImportTooLarge, ImportValuesInvalid
-from mcp_center.interchange import ImportPlan, plan_import
+from mcp_center.interchange import ImportPlan, plan_document, plan_import, read_document
 from tests.support.hang import assert_returns
 from tests.support.interchange import check_secret_value
 
@@ -447,3 +447,95 @@ def test_an_input_declared_plain_stays_plain() -> None:
         "inputs": [{"id": "k", "type": "promptString", "password": False}],
     }
     assert [(v.name, v.secret) for v in plan(doc).variables] == [("input:k", False)]
+
+
+def _fourteen_variables_in_a_url_against_an_existing_long_url() -> None:
+    url = "".join(f"${{V{i}}}" for i in range(14)) + "/zz"
+    document = read_document({"mcpServers": {"docs": {"url": url}}}, "auto")
+    stored = {"name": "docs", "transport": "http", "url": "https://docs.example.com/" + "a" * 30_000 + "/z"}
+    found = plan_document(document, existing={"docs": stored}, on_conflict="refuse")
+    [entry] = found.existing
+    assert (entry.server_id, entry.outcome, "url" in entry.fields) == ("docs", "conflict", True)
+
+
+def test_a_reimported_entry_with_many_variables_is_compared_at_once() -> None:
+    """A hang check (R-7.3): as a `.*` regex, this preview froze the whole serve process."""
+    assert_returns(_fourteen_variables_in_a_url_against_an_existing_long_url)
+
+
+def reimport(doc: object, existing: dict[str, dict[str, Any]] | None = None, on_conflict: str = "refuse") -> ImportPlan:
+    """Plan `doc` again over the servers a first import of `existing` (default: `doc`) created."""
+    first = plan(doc if existing is None else existing)
+    stored = {s.id: {k: v for k, v in s.config.items() if k != "id"} for s in first.servers}
+    document = read_document(doc, "auto")
+    return plan_document(document, existing=stored, on_conflict=on_conflict, check_secret=check_secret_value)
+
+
+def outcomes(plan_: ImportPlan) -> dict[str, tuple[str, str]]:
+    return {e.name: (e.server_id, e.outcome) for e in plan_.existing}
+
+
+def test_an_entry_is_matched_to_the_server_with_its_exact_name_before_a_casefolded_one() -> None:
+    """`time` and `Time` were imported as time and time-2; the casefold map kept the last one, so
+    both were matched to time-2 and `time` was a false IMPORT_CONFLICT."""
+    doc = {
+        "mcpServers": {
+            "time": {"command": "uvx", "args": ["mcp-server-time"]},
+            "Time": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone=UTC"]},
+        }
+    }
+    assert [s.id for s in plan(doc).servers] == ["time", "time-2"]
+    again = reimport(doc)
+    assert (again.servers, outcomes(again)) == ((), {"time": ("time", "unchanged"), "Time": ("time-2", "unchanged")})
+    folded = reimport({"mcpServers": {"TIME": {"command": "uvx", "args": ["mcp-server-time"]}}}, doc)
+    # no exact name: the first casefolded one, whose name differs
+    assert [(e.server_id, e.outcome, e.fields) for e in folded.existing] == [("time", "conflict", ("name",))]
+
+
+def test_names_are_matched_after_unicode_normalization() -> None:
+    """NFD `Cafe\u0301` is the server NFC `Café` (the same text, unchanged); full-width `CAFE`
+    matches `cafe` once NFKC-normalized and casefolded (a conflict on the name, not a copy)."""
+    command = {"command": "uvx", "args": ["cafe-mcp"]}
+    stored = {"mcpServers": {"Café": command, "cafe": command}}
+    again = reimport({"mcpServers": {"Cafe\u0301": command}}, stored)
+    assert (again.servers, outcomes(again)) == ((), {"Cafe\u0301": ("cafe", "unchanged")})
+    wide = reimport({"mcpServers": {"\uff23\uff21\uff26\uff25": command}}, {"mcpServers": {"cafe": command}})
+    assert [(e.server_id, e.outcome, e.fields) for e in wide.existing] == [("cafe", "conflict", ("name",))]
+
+
+def test_an_entry_whose_id_alone_is_taken_is_a_new_server_with_a_suffixed_id() -> None:
+    """`GitHub!` derives the id `github` that the server named `github` has, but it is another name:
+    it is created as github-2 (as a first import would), neither refused nor skipped."""
+    command = {"command": "npx", "args": ["@modelcontextprotocol/server-github"]}
+    stored = {"mcpServers": {"github": command}}
+    for on_conflict in ("refuse", "skip"):
+        again = reimport({"mcpServers": {"GitHub!": command}}, stored, on_conflict)
+        assert again.existing == ()
+        assert [(s.id, s.name, s.clash, s.slug) for s in again.servers] == [
+            ("github-2", "GitHub!", "existing", "github")
+        ]
+
+
+def test_rename_copies_a_differing_entry_and_skips_an_identical_one() -> None:
+    """The CLI help and the page say identical entries are skipped; `rename` copied them too."""
+    stored = {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}, "notes": {"command": "notes"}}}
+    changed = {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}, "notes": {"command": "notes2"}}}
+    again = reimport(changed, stored, "rename")
+    assert outcomes(again) == {"time": ("time", "unchanged")}
+    assert [(s.id, s.name, s.clash) for s in again.servers] == [("notes-2", "notes", "existing")]
+
+
+def test_an_unchanged_entry_lists_the_secrets_whose_values_were_not_updated() -> None:
+    """Secret values are write-only and never compared: the preview names the ones the file gives
+    (literal or `${...}`) so the CLI and the page can say they were NOT updated."""
+    entry = {"command": "uvx", "args": ["wiki"], "env": {"WIKI_TOKEN": "${WIKI_TOKEN}", "EMPTY_KEY": "", "MODE": "ro"}}
+    remote = {"url": "https://wiki.example.com/mcp", "headers": {"Authorization": "Bearer abcdef123456"}}
+    doc = {"mcpServers": {"wiki": entry, "remote": remote, "plain": {"command": "plain"}}}
+    again = reimport(doc)
+    kept = {e.server_id: e.preview()["secrets_not_updated"] for e in again.existing}
+    assert kept == {
+        "wiki": [{"kind": "env", "key": "WIKI_TOKEN"}],  # EMPTY_KEY gives no value: nothing to update
+        "remote": [{"kind": "bearer", "key": "token"}],
+        "plain": [],
+    }
+    assert {e.outcome for e in again.existing} == {"unchanged"}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
-from mcp_center.interchange.variables import Reference, find_references, substitute
+from mcp_center.interchange.variables import Reference, could_give, find_references, substitute
+from tests.support.hang import assert_returns
 
 
 @pytest.mark.parametrize(
@@ -54,3 +57,63 @@ def test_substitution_uses_only_the_callback_never_the_environment(monkeypatch: 
 
     assert substitute("${PLANTED_FOR_VARIABLES_TEST}", value_of) == "supplied"
     assert seen == [Reference("PLANTED_FOR_VARIABLES_TEST", "env")]
+
+
+def _gives_by_brute_force(parts: list[str], value: str) -> bool:
+    """The reference semantics on small strings: try every text for every reference."""
+    if len(parts) == 1:
+        return value == parts[0]
+    if not value.startswith(parts[0]):
+        return False
+    rest = value[len(parts[0]) :]
+    return any(_gives_by_brute_force(parts[1:], rest[cut:]) for cut in range(len(rest) + 1))
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "gives"),
+    [
+        ("--root ${ROOT:-/srv}", "--root /data", True),
+        ("--root ${ROOT:-/srv}", "--root  /data", True),
+        ("--root ${ROOT:-/srv}", "-root /data", False),
+        ("${A}", "", True),
+        ("${A}${B}", "anything", True),
+        ("https://${HOST}/mcp", "https:///mcp", True),
+        ("https://${HOST}/mcp", "https://h/mc", False),
+        ("a${X}a", "a", False),  # prefix and suffix may not overlap
+        ("a${X}a", "aa", True),
+        ("${X}ab${Y}ab${Z}", "abab", True),
+        ("${X}ab${Y}ab${Z}", "aba", False),
+        ("x${A}", "x${A}", True),
+        ("plain", "plain", True),
+        ("plain", "plainer", False),
+    ],
+)
+def test_a_text_with_references_could_give_the_values_they_may_fill(text: str, value: str, gives: bool) -> None:
+    assert could_give(text, value) is gives
+
+
+def test_could_give_agrees_with_brute_force_on_every_small_case() -> None:
+    """Every template of up to 4 symbols over {a, b, reference} against every value of up to 5
+    characters over {a, b}: the leftmost scan decides as trying every split does."""
+    values = ["".join(v) for n in range(6) for v in itertools.product("ab", repeat=n)]
+    checked = 0
+    for n in range(5):
+        for symbols in itertools.product(("a", "b", "*"), repeat=n):
+            template = "".join("${V}" if s == "*" else s for s in symbols)
+            parts = [str(part) for part in "".join(symbols).split("*")]
+            for value in values:
+                assert could_give(template, value) is _gives_by_brute_force(parts, value), (template, value)
+                checked += 1
+    assert checked == 121 * len(values)
+
+
+def _fourteen_references_against_a_long_near_miss() -> None:
+    text = "".join(f"${{V{i}}}" for i in range(14)) + "/zz"
+    assert not could_give(text, "https://docs.example.com/" + "a/" * 50_000 + "z")
+    assert could_give(text, "https://docs.example.com/" + "a/" * 50_000 + "zz")
+    assert not could_give("${A}x${B}x${C}x${D}y", "x" * 100_000)
+
+
+def test_matching_many_references_is_linear_not_exponential() -> None:
+    """A hang check (R-7.3): `${V0}...${V13}/zz` as a `.*` regex froze the server on one preview."""
+    assert_returns(_fourteen_references_against_a_long_near_miss)

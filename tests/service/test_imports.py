@@ -177,8 +177,14 @@ async def test_a_re_import_skips_what_is_unchanged_and_refuses_a_changed_entry_u
     with pytest.raises(ImportPreviewStale):
         await importer.apply(request(skipped, changed, on_conflict="rename"))
     renamed = await importer.preview(changed, on_conflict="rename")
-    created = await importer.apply(request(renamed, changed, on_conflict="rename"))
-    assert len(created) == len(ids) and all(view.id.endswith("-2") for view in created)
+    needed = {v.name for v in renamed.plan.variables}  # only the copy's: the identical entries are skipped
+    values = {k: v for k, v in PROJECT_VALUES.items() if k in needed}
+    defaults = tuple(d for d in PROJECT_DEFAULTS if d in needed)
+    created = await importer.apply(
+        request(renamed, changed, on_conflict="rename", values=values, use_defaults=defaults)
+    )
+    assert [view.id for view in created] == [f"{conflict.server_id}-2"]  # identical entries skipped
+    assert {e.outcome for e in renamed.plan.existing} == {"unchanged"}
 
 
 async def test_a_token_is_single_use(importer: Importer) -> None:

@@ -144,6 +144,7 @@ def import_(
         return
     if not preview["servers"] and preview["existing"]:  # a re-import: nothing new, nothing wrong
         out.print(f"nothing to import: {_existing_phrase(preview['existing'])}", markup=False, highlight=False)
+        _print_secrets_not_updated(preview["existing"])
         return
     if not preview["servers"]:  # after the preview: its rejected entries say why
         raise fail(ImportNothingToApply("nothing to import: every entry was rejected"))
@@ -164,6 +165,26 @@ def import_(
     out.print(f"imported {len(ids)} (untrusted, disabled): {', '.join(ids)}; next: mcp-center trust {ids[0]}")
     if preview["existing"]:
         out.print(f"not imported again: {_existing_phrase(preview['existing'])}", markup=False, highlight=False)
+        _print_secrets_not_updated(preview["existing"])
+
+
+_SECRET_SET_KIND = {"env": "environment", "header": "header", "bearer": "bearer"}
+
+
+def _print_secrets_not_updated(existing: list[dict[str, Any]]) -> None:
+    """Say, per entry already here, that the file's secret values were NOT applied and how to change
+    them: secret values are write-only, so a re-import never compares nor updates them (R-1.5, R-1.8)."""
+    for e in existing:
+        kept = e["secrets_not_updated"]
+        if kept:
+            keys = ", ".join(s["key"] for s in kept)
+            first = kept[0]
+            out.print(
+                f"{e['server_id']}: secret values NOT updated ({keys}): the stored ones stay; to change one: "
+                f"mcp-center secret set {e['server_id']} {first['key']} --kind {_SECRET_SET_KIND[first['kind']]}",
+                markup=False,
+                highlight=False,
+            )
 
 
 def _existing_phrase(existing: list[dict[str, Any]]) -> str:

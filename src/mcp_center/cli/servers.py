@@ -379,7 +379,7 @@ def secret_change_notice(before: ServerView, after: ServerView) -> list[str]:
     """
     if after.trusted or not before.trusted:
         return []
-    steps = f"mcp-center trust {after.id}, then test {after.id} and enable {after.id}"
+    steps = f"mcp-center trust {after.id}, then mcp-center test {after.id} and mcp-center enable {after.id}"
     if before.enabled and not after.enabled:
         return [
             f"server '{after.id}' was disabled: its secret changed, which touched something security-relevant; "

@@ -523,7 +523,23 @@ def check_url(path: str, url: str) -> Iterable[FieldError]:
         yield FieldError(path, "URL_INVALID", "must not use port 0")
 
 
-_FOLDED = str.maketrans({"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ð": "d", "ł": "l", "þ": "th", "ı": "i"})
+_FOLDED = str.maketrans(
+    {
+        "ß": "ss",
+        "æ": "ae",
+        "œ": "oe",
+        "ø": "o",
+        "đ": "d",
+        "ð": "d",
+        "ł": "l",
+        "þ": "th",
+        "ı": "i",
+        "ħ": "h",
+        "ŧ": "t",
+        "ŋ": "n",
+        "µ": "u",
+    }
+)
 """Latin letters that Unicode does not decompose into a base letter and a mark (NFKD keeps them)."""
 
 
@@ -532,10 +548,12 @@ def slugify(name: str) -> str:
 
     Accented Latin letters keep their base letter ("Café" → "cafe", "Straße" → "strasse", NFKD then
     ASCII); they used to be dropped ("caf"). Letters with no ASCII form (其他, Ωmega's Ω) are
-    dropped; a name with none left gives "server". Ids already stored never change: only a new
-    server's id is derived (R-1.1). The caller makes the id unique ("-2", ...).
+    dropped; a name with none left gives "server". It lowercases again after NFKD, whose
+    compatibility forms may be capitals (bold "GitHub" → "github", double-struck "R Stats" → "r-stats"; they were
+    dropped). Ids already stored never change: only a new server's id is derived (R-1.1). The caller
+    makes the id unique ("-2", ...).
     """
-    folded = unicodedata.normalize("NFKD", name.lower().translate(_FOLDED))
+    folded = unicodedata.normalize("NFKD", name.lower().translate(_FOLDED)).lower()
     ascii_only = folded.encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_only).strip("-")
     slug = slug[:32].strip("-")

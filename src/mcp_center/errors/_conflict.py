@@ -156,7 +156,7 @@ class ImportPreviewStale(Conflict):
 
 
 class ImportConflict(Conflict):
-    """An import entry has the name (or id) of an existing server with another definition, and
+    """An import entry has the name of an existing server with another definition, and
     `on_conflict` is `refuse` (the default): nothing was applied (R-1.8).
 
     `details.conflicts`: `[{"name", "server_id", "fields"}]`, every such entry.

@@ -26,16 +26,17 @@ Decisions (our policy, documented in the README):
 - Ids are `slugify(name)`, made unique against existing servers and earlier entries with a
   `-2`, `-3`, ... suffix; the preview says which clash it resolved.
 - Re-importing is safe (`on_conflict`, given with the existing servers' definitions): an entry whose
-  name (or id) an existing server has is not created again. An identical definition is
+  name an existing server has is not created again (an id alone is no match: a new name whose
+  id is taken gets a `-2` id). An identical definition is
   `unchanged`; a different one is a `conflict` (apply refuses the whole import) under `refuse`,
-  skipped under `skip`; `rename` creates it under a `-2` id as before. Secret values are
+  skipped under `skip`; `rename` creates it under a `-2` id (an identical one is still skipped). Secret values are
   write-only, so they are not compared: an unchanged entry keeps the stored ones. A plain field
   with a `${...}` matches a stored value some values of its variables would give.
 """
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -58,7 +59,7 @@ from mcp_center.interchange.dialects import (
     read_document,
 )
 from mcp_center.interchange.lenient_json import decode_text, loads_lenient
-from mcp_center.interchange.variables import Reference, find_references, substitute
+from mcp_center.interchange.variables import Reference, could_give, find_references, substitute
 
 __all__ = [
     "MAX_VALUE_CHARS",
@@ -84,9 +85,9 @@ MAX_VALUE_CHARS = 32 * 1024
 SecretKindName = Literal["env", "header", "bearer"]
 
 ON_CONFLICT = ("refuse", "skip", "rename")
-"""What an import does with an entry an existing server already has (by name or id), when it
+"""What an import does with an entry an existing server already has (by name), when it
 differs: `refuse` (the default: apply is refused, IMPORT_CONFLICT), `skip` it, or `rename` (create
-it again under a `-2` id). An identical one is always `unchanged` and skipped, except under `rename`."""
+it again under a `-2` id). An identical one is always `unchanged` and skipped."""
 
 # Rules whose verdict a ${...} stand-in cannot change: keep them even on fields with references.
 _ROBUST_CODES = frozenset({"URL_HAS_CREDENTIALS", "URL_HAS_FRAGMENT"})
@@ -171,7 +172,7 @@ class PlannedServer:
 
 @dataclass(frozen=True)
 class ExistingEntry:
-    """An entry an existing server already has (same name, or its id), not created again.
+    """An entry an existing server already has (the same name), not created again.
 
     `outcome`: `unchanged` (same definition), `skipped` (differs; `on_conflict=skip`) or
     `conflict` (differs; `on_conflict=refuse`: apply refuses the import). `fields`: the top-level
@@ -185,9 +186,13 @@ class ExistingEntry:
     fields: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()
     """The `${...}` names the entry uses: given for it, they are not unknown, only unused."""
+    secrets_not_updated: tuple[tuple[SecretKindName, str], ...] = ()
+    """`(kind, key)` of the secrets the entry gives a value for: secret values are write-only and
+    never compared, so the stored ones stay; `mcp-center secret set` changes them."""
 
     def preview(self) -> dict[str, Any]:
-        """JSON shape of this entry in the preview: `{name, source, server_id, outcome, fields, variables}`."""
+        """JSON shape of this entry in the preview: `{name, source, server_id, outcome, fields, variables,
+        secrets_not_updated: [{kind: env|header|bearer, key}]}`."""
         return {
             "name": self.name,
             "source": self.source,
@@ -195,6 +200,7 @@ class ExistingEntry:
             "outcome": self.outcome,
             "fields": list(self.fields),
             "variables": list(self.variables),
+            "secrets_not_updated": [{"kind": kind, "key": key} for kind, key in self.secrets_not_updated],
         }
 
 
@@ -411,7 +417,12 @@ def plan_document(
         on_conflict: One of `ON_CONFLICT`.
     """
     taken = set(existing_ids) | set(existing or {})
-    by_name = {str(c.get("name", "")).strip().casefold(): sid for sid, c in (existing or {}).items()}
+    exact: dict[str, str] = {}
+    folded: dict[str, str] = {}
+    for sid, current in (existing or {}).items():
+        name = str(current.get("name", ""))
+        exact.setdefault(_exact_name(name), sid)
+        folded.setdefault(_name_key(name), sid)
     assigned: set[str] = set()
     servers: list[PlannedServer] = []
     rejected: list[RejectedEntry] = []
@@ -426,12 +437,13 @@ def plan_document(
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(draft)))
             continue
         slug = slugify(entry.name)
-        match = _existing_match(entry.name, slug, existing, by_name) if on_conflict != "rename" else None
-        if match is not None and existing is not None:
-            differing = _differing_fields(draft.config, existing[match])
+        match = _existing_match(entry.name, (exact, folded))
+        differing = _differing_fields(draft.config, existing[match]) if match is not None and existing else ()
+        if match is not None and (not differing or on_conflict != "rename"):
             outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
             names = tuple(dict.fromkeys(o.reference.name for o in draft.occurrences))
-            known.append(ExistingEntry(entry.name, entry.source, match, outcome, differing, names))
+            kept: tuple[tuple[SecretKindName, str], ...] = tuple((s.kind, s.key) for s in draft.secrets if s.template)
+            known.append(ExistingEntry(entry.name, entry.source, match, outcome, differing, names, kept))
             continue
         server_id, clash = _unique_id(slug, taken, assigned)
         assigned.add(server_id)
@@ -462,31 +474,43 @@ def plan_document(
     )
 
 
-def _existing_match(
-    name: str, slug: str, existing: Mapping[str, Mapping[str, Any]] | None, by_name: Mapping[str, str]
-) -> str | None:
-    """The id of the existing server that already has this entry: the same name, else the entry's id."""
-    if not existing:
-        return None
-    found = by_name.get(name.strip().casefold())
-    return found if found is not None else (slug if slug in existing else None)
+def _existing_match(name: str, names: tuple[Mapping[str, str], Mapping[str, str]]) -> str | None:
+    """The id of the existing server that already has this entry: the same name (exactly, else by
+    `_name_key`), or None. `names`: existing names → id, and their `_name_key`s → id (the first
+    server with each). An id alone is no match: ids derive from names (`slugify` folds case,
+    accents and punctuation), so `GitHub!` is a new server beside `github`, with a `-2` id."""
+    exact, folded = names
+    return exact.get(_exact_name(name), folded.get(_name_key(name)))
+
+
+def _exact_name(name: str) -> str:
+    """A name as text: canonically composed (NFD `Cafe\u0301` is NFC `Café`), trimmed."""
+    return unicodedata.normalize("NFC", name.strip())
+
+
+def _name_key(name: str) -> str:
+    """The form two names that are the same to a reader share: compatibility-normalized (NFKC:
+    full-width `time` is ASCII `time`), then casefolded (`Time` is `time`)."""
+    return unicodedata.normalize("NFKC", name.strip()).casefold()
 
 
 def _differing_fields(planned: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
     """The fields of a planned create body (no id, no secret values) whose value the existing
     configuration does not have; a field the body leaves out keeps whatever the server has."""
-    return tuple(key for key, value in planned.items() if key != "id" and not _same(value, current.get(key)))
+    return tuple(
+        key
+        for key, value in planned.items()
+        if key != "id"
+        and not _same(value, current.get(key))
+        and not (key == "name" and _exact_name(str(value)) == _exact_name(str(current.get(key, ""))))
+    )
 
 
 def _same(planned: object, current: object) -> bool:
     """`current` is what `planned` gives: equal, or, for a text with `${...}`, what some values of
     its variables would make of it (`--root ${ROOT:-/srv}` is the stored `--root /data`)."""
     if isinstance(planned, str) and isinstance(current, str):
-        if "${" not in planned:
-            return planned == current
-        marked = substitute(planned, lambda _ref: "\x00")
-        pattern = ".*".join(re.escape(part) for part in marked.split("\x00"))
-        return re.fullmatch(pattern, current, re.DOTALL) is not None
+        return could_give(planned, current)
     if isinstance(planned, list) and isinstance(current, list):
         pairs = zip(cast(list[object], planned), cast(list[object], current), strict=False)
         return len(cast(list[object], planned)) == len(cast(list[object], current)) and all(

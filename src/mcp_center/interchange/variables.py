@@ -19,7 +19,7 @@ from typing import Literal
 
 from mcp_center.errors import FieldError
 
-__all__ = ["CLIENT_VARIABLES", "Reference", "VariableKind", "find_references", "substitute"]
+__all__ = ["CLIENT_VARIABLES", "Reference", "VariableKind", "could_give", "find_references", "substitute"]
 
 VariableKind = Literal["env", "input", "client"]
 """Where a client would take the value from: its environment, a prompt (VS Code inputs), or itself."""
@@ -120,3 +120,28 @@ def substitute(text: str, value_of: Callable[[Reference], str]) -> str:
         return value_of(ref)
 
     return _REFERENCE.sub(replace, text)
+
+
+def could_give(text: str, value: str) -> bool:
+    """Whether some values of the references in `text` would make it `value` (R-1.8, R-7.3).
+
+    Each reference stands for any text (its default is one value among others): `--root ${ROOT}`
+    could give `--root /data`. Call only on text that `find_references` accepted.
+
+    Linear in `len(value)` per literal part, no regex (`.*` groups backtrack exponentially, and a
+    regex search holds the GIL): the first literal part must be a prefix of `value`, the last a
+    suffix of the rest, and each middle part is found left to right. Taking a part's leftmost
+    occurrence never loses a match: the reference after it can absorb what a later one would skip.
+    """
+    if "${" not in text:
+        return text == value
+    first, *middle, last = _REFERENCE.split(text)[::2]
+    if len(value) < len(first) + len(last) or not value.startswith(first) or not value.endswith(last):
+        return False
+    position, end = len(first), len(value) - len(last)
+    for part in middle:
+        found = value.find(part, position, end)
+        if found < 0:
+            return False
+        position = found + len(part)
+    return True

@@ -358,7 +358,7 @@ class Importer:
         Args:
             content: The client file (text, or bytes in UTF-8 / UTF-16 with BOM), at most 1 MiB.
             format: One of `IMPORT_FORMATS`.
-            on_conflict: An entry an existing server already has (its name or id) is never created
+            on_conflict: An entry an existing server already has (its name) is never created
                 twice: an identical one is `unchanged`; a different one is refused by apply
                 (`refuse`), skipped (`skip`), or created again under a `-2` id (`rename`).
         Returns:

@@ -166,6 +166,24 @@ const ON_CONFLICT = [
 ];
 const OUTCOMES = { unchanged: "already registered, unchanged", skipped: "differs, skipped", conflict: "differs from the registered server" };
 
+const SECRET_SET_KIND = { env: "environment", header: "header", bearer: "bearer" };
+
+/** Secret values are never compared: say the file's ones were NOT applied, and how to change them. */
+function secretsNotUpdated(entry) {
+  const kept = entry.secrets_not_updated || [];
+  if (!kept.length) return null;
+  const first = kept[0];
+  return h(
+    "p",
+    { class: "hint", "data-secrets-not-updated": entry.server_id },
+    "Secret values NOT updated (",
+    kept.map((s, i) => [i ? ", " : "", h("code", {}, s.key)]),
+    "): the stored ones stay. To change one: ",
+    h("code", {}, `mcp-center secret set ${entry.server_id} ${first.key} --kind ${SECRET_SET_KIND[first.kind]}`),
+    " or the server's settings page.",
+  );
+}
+
 /** An entry a registered server already has: not created again (unchanged, skipped, or a conflict). */
 function existingEntry(entry) {
   const differs = entry.fields.length ? [" · differs in ", entry.fields.map((f, i) => [i ? ", " : "", h("code", {}, f)])] : null;
@@ -177,6 +195,7 @@ function existingEntry(entry) {
     h("code", {}, entry.server_id),
     `: ${OUTCOMES[entry.outcome] || entry.outcome}`,
     differs,
+    secretsNotUpdated(entry),
   );
 }
 
