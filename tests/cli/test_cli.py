@@ -577,3 +577,39 @@ def test_the_readme_exit_code_table_is_the_error_trees_and_a_usage_error_exits_2
     assert {cls.exit_code for cls in _error_classes()} <= {int(exit) for exit, _ in rows}
     usage = run(tmp_path / "data", "list", "--no-such-option")
     assert usage.returncode == 2 and "No such option" in usage.stderr
+
+
+def test_policy_sets_a_tools_approval_and_says_the_server_must_be_confirmed_again(
+    tmp_path: Path, echo_url: str
+) -> None:
+    """`mcp-center policy ID TOOL ask|allow|deny`: there was no CLI for it (REST only; a new-user
+    trial). A policy is part of the connection summary: an enabled server is disabled until it is
+    trusted, tested and enabled again, and the CLI says so (R-5.3, R-1.4, issue 16)."""
+    data = tmp_path / "data"
+    assert run(data, "add", "Echo", "--url", echo_url).returncode == 0
+    for step in (("trust", "echo", "--yes"), ("test", "echo"), ("enable", "echo")):
+        assert run(data, *step).returncode == 0, step
+    allowed = run(data, "policy", "echo", "add", "allow")
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout.splitlines() == [
+        "add of echo: allow",
+        "server 'echo' was disabled: its tool policy changed, which touched something security-relevant; "
+        "confirm the new summary, then test and enable again: mcp-center trust echo, then mcp-center test echo "
+        "and mcp-center enable echo",
+    ]
+    shown = json.loads(run(data, "show", "echo").stdout)
+    assert (shown["tool_policies"], shown["enabled"], shown["trusted"]) == ({"add": "allow"}, False, False)
+    assert run(data, "trust", "echo", "--yes").returncode == 0
+    denied = run(data, "policy", "echo", "echo", "deny")
+    assert denied.returncode == 0, denied.stderr
+    assert denied.stdout.splitlines()[1].startswith("its trust was cleared: the tool policies are part of")
+    asked = run(data, "policy", "echo", "add", "ask")  # the default: the entry goes
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.splitlines() == ["add of echo: ask"]  # trust was already cleared: nothing more to say
+    assert json.loads(run(data, "show", "echo").stdout)["tool_policies"] == {"echo": "deny"}
+    refused = run(data, "policy", "echo", "add", "always")
+    assert refused.returncode == 2, refused.stdout
+    assert refused.stderr.startswith("error [REQUEST_INVALID]: policy: must be ask, allow or deny")
+    assert json.loads(run(data, "show", "echo").stdout)["tool_policies"] == {"echo": "deny"}  # nothing changed
+    unknown = run(data, "policy", "nope", "add", "allow")
+    assert unknown.returncode != 0 and "MCP_SERVER_NOT_FOUND" in unknown.stderr

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.table import Table
@@ -42,6 +42,7 @@ from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestIn
 from mcp_center.store.running import running_owner
 
 if TYPE_CHECKING:  # the service and the SDK's types load when a command runs the host (`run_center`)
+    from mcp_center.config import ToolPolicy
     from mcp_center.service import McpCenter, ServerView
 
 
@@ -365,7 +366,46 @@ def secret_set(
         out.print(line, markup=False, highlight=False)
 
 
-def secret_change_notice(before: ServerView, after: ServerView) -> list[str]:
+@app.command()
+def policy(
+    server_id: str,
+    tool: Annotated[str, typer.Argument(help="The tool's name as its server lists it (see `mcp-center tools ID`).")],
+    decision: Annotated[
+        str,
+        typer.Argument(
+            metavar="ask|allow|deny",
+            help="ask: each call waits for your approval (the default); allow: calls run; deny: calls are "
+            "refused and agents do not see the tool.",
+        ),
+    ],
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Set whether a tool's calls wait for approval (ask), run (allow) or are refused (deny).
+
+    The policies are part of the connection summary: a change clears trust, and an enabled server is
+    disabled until it is trusted, tested and enabled again, as on the settings page.
+    """
+    # R-5.3 (only the user changes a policy), R-1.4 (a high-risk change: trust, test, enable again).
+    settings = settings_for_server(server_id, data_dir, profile)
+    view = run_center(settings, lambda c: c.get_server(server_id))
+    chosen = cast("ToolPolicy", decision)  # checked by the service: REQUEST_INVALID otherwise
+    after = run_center(settings, lambda c: c.set_tool_policy(server_id, tool, chosen, version=view.version))
+    out.print(f"{tool} of {server_id}: {decision}", markup=False, highlight=False)
+    notice = secret_change_notice(
+        view, after, change="its tool policy changed", part="the tool policies are part of the connection summary"
+    )
+    for line in notice:
+        out.print(line, markup=False, highlight=False)
+
+
+def secret_change_notice(
+    before: ServerView,
+    after: ServerView,
+    *,
+    change: str = "its secret changed",
+    part: str = "the secret is part of the connection summary",
+) -> list[str]:
     """What a changed secret did to the server, in the settings page's words (R-1.4, R-2.1 to R-2.4).
 
     A secret is part of the connection summary: a new value changes its digest, which clears trust
@@ -374,6 +414,9 @@ def secret_change_notice(before: ServerView, after: ServerView) -> list[str]:
     and, for a server that was enabled, that it no longer is (it used to print "needs trust and
     test again" whatever happened, and never that the server had stopped).
 
+    Args:
+        change: What changed, as the notice says it (`policy` passes "its tool policy changed").
+        part: Why trust was cleared, for a server that was trusted but not enabled.
     Returns:
         The lines to print after "secret KEY set": none when trust was not touched.
     """
@@ -382,10 +425,10 @@ def secret_change_notice(before: ServerView, after: ServerView) -> list[str]:
     steps = f"mcp-center trust {after.id}, then mcp-center test {after.id} and mcp-center enable {after.id}"
     if before.enabled and not after.enabled:
         return [
-            f"server '{after.id}' was disabled: its secret changed, which touched something security-relevant; "
+            f"server '{after.id}' was disabled: {change}, which touched something security-relevant; "
             f"confirm the new summary, then test and enable again: {steps}"
         ]
-    return [f"its trust was cleared: the secret is part of the connection summary; next: {steps}"]
+    return [f"its trust was cleared: {part}; next: {steps}"]
 
 
 def _secret_value() -> str:
