@@ -362,7 +362,10 @@ def secret_set(
     value = _secret_value()
     after = run_center(settings, lambda c: c.set_secret(server_id, kind, key, value))
     out.print(f"secret {key} set", markup=False, highlight=False)
-    for line in secret_change_notice(view, after):
+    notice = summary_change_notice(
+        view, after, change="its secret changed", part="the secret is part of the connection summary"
+    )
+    for line in notice:
         out.print(line, markup=False, highlight=False)
 
 
@@ -388,37 +391,37 @@ def policy(
     """
     # R-5.3 (only the user changes a policy), R-1.4 (a high-risk change: trust, test, enable again).
     settings = settings_for_server(server_id, data_dir, profile)
-    view = run_center(settings, lambda c: c.get_server(server_id))
     chosen = cast("ToolPolicy", decision)  # checked by the service: REQUEST_INVALID otherwise
-    after = run_center(settings, lambda c: c.set_tool_policy(server_id, tool, chosen, version=view.version))
+
+    async def change(center: McpCenter) -> tuple[ServerView, ServerView]:
+        before = await center.get_server(server_id)
+        return before, await center.set_tool_policy(server_id, tool, chosen, version=before.version)
+
+    view, after = run_center(settings, change)
     out.print(f"{tool} of {server_id}: {decision}", markup=False, highlight=False)
-    notice = secret_change_notice(
+    notice = summary_change_notice(
         view, after, change="its tool policy changed", part="the tool policies are part of the connection summary"
     )
     for line in notice:
         out.print(line, markup=False, highlight=False)
 
 
-def secret_change_notice(
-    before: ServerView,
-    after: ServerView,
-    *,
-    change: str = "its secret changed",
-    part: str = "the secret is part of the connection summary",
-) -> list[str]:
-    """What a changed secret did to the server, in the settings page's words (R-1.4, R-2.1 to R-2.4).
+def summary_change_notice(before: ServerView, after: ServerView, *, change: str, part: str) -> list[str]:
+    """What a change of something in the connection summary (a secret, a tool policy) did to the
+    server, in the settings page's words (R-1.4, R-2.1 to R-2.4).
 
-    A secret is part of the connection summary: a new value changes its digest, which clears trust
-    and the last test and disables the server. The page says "This change touched something
-    security-relevant: confirm the new summary, then test and enable again"; the CLI says the same
-    and, for a server that was enabled, that it no longer is (it used to print "needs trust and
-    test again" whatever happened, and never that the server had stopped).
+    A new value changes the summary's digest, which clears trust and the last test and disables the
+    server. The page says "This change touched something security-relevant: confirm the new
+    summary, then test and enable again"; the CLI says the same and, for a server that was enabled,
+    that it no longer is (`secret set` used to print "needs trust and test again" whatever happened,
+    and never that the server had stopped).
 
     Args:
-        change: What changed, as the notice says it (`policy` passes "its tool policy changed").
-        part: Why trust was cleared, for a server that was trusted but not enabled.
+        change: What changed, as the notice says it ("its secret changed").
+        part: Why trust was cleared, for a server that was trusted but not enabled ("the secret is
+            part of the connection summary").
     Returns:
-        The lines to print after "secret KEY set": none when trust was not touched.
+        The lines to print after the command's own line: none when trust was not touched.
     """
     if after.trusted or not before.trusted:
         return []
