@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import CliResult, run_cli
+from tests.support.cli import CliResult, ready_with_cli, run_cli
 from tests.support.mcp_servers import EVERYTHING
 from tests.support.serve import ADMIN_TOKEN, Host, running_host
 
@@ -107,9 +107,7 @@ def test_list_shows_live_state_and_tool_count_in_80_columns_without_cutting_ids(
         added = run(data, "add", "An echo server with a rather long display name", "--id", long_id, echo_url)
         assert added.returncode == 0, added.stderr
         for server_id in ("echo", long_id):
-            assert run(data, "trust", server_id, "--yes").returncode == 0
-            assert run(data, "test", server_id).returncode == 0
-            assert run(data, "enable", server_id).returncode == 0
+            ready_with_cli(data, server_id)
             wait_for_state(host, server_id, "ready")
         listed = run(data, "list", columns=80)
         assert listed.returncode == 0, listed.stderr

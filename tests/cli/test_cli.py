@@ -25,7 +25,7 @@ from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.service import McpCenter
-from tests.support.cli import CLI, CliResult, run_cli
+from tests.support.cli import CLI, CliResult, ready_with_cli, run_cli
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.ports import closed_port_url, free_port
@@ -587,8 +587,7 @@ def test_policy_sets_a_tools_approval_and_says_the_server_must_be_confirmed_agai
     trusted, tested and enabled again, and the CLI says so (R-5.3, R-1.4, issue 16)."""
     data = tmp_path / "data"
     assert run(data, "add", "Echo", "--url", echo_url).returncode == 0
-    for step in (("trust", "echo", "--yes"), ("test", "echo"), ("enable", "echo")):
-        assert run(data, *step).returncode == 0, step
+    ready_with_cli(data, "echo")
     allowed = run(data, "policy", "echo", "add", "allow")
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stdout.splitlines() == [

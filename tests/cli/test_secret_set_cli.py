@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli import CLI, CliResult, run_cli
+from tests.support.cli import CLI, CliResult, ready_with_cli, run_cli
 
 VALUE = "secret-set-invented-0042"
 
@@ -151,9 +151,7 @@ def test_a_changed_secret_says_the_enabled_server_was_disabled_and_what_to_run(t
     nothing and gets no such line."""
     data = tmp_path / "data"
     assert run(data, "add", "Echo", "--url", echo_url, "-H", f"X-Api-Key: {VALUE}").returncode == 0
-    for step in (["trust", "echo", "--yes"], ["test", "echo"], ["enable", "echo"]):
-        done = run(data, *step)
-        assert done.returncode == 0, (step, done.stderr)
+    ready_with_cli(data, "echo")
     changed = run(data, "secret", "set", "echo", "X-Api-Key", "--kind", "header", stdin=f"{VALUE}-rotated\n")
     assert changed.returncode == 0, changed.stderr
     assert changed.stdout.splitlines() == [

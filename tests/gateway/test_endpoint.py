@@ -21,17 +21,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_center.gateway import GatewayEndpoint
 from mcp_center.gateway import endpoint as endpoint_module
 from tests.support.composed import composed_host
-from tests.support.gateway import gateway_client
+from tests.support.gateway import SESSION_INITIALIZE, gateway_client
 
 pytestmark = pytest.mark.anyio
 
 ADMIN_TOKEN = "gateway-sessions-admin-token-0123456789"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
+INITIALIZE = SESSION_INITIALIZE
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 

@@ -24,6 +24,7 @@ import pytest
 
 from mcp_center.gateway import GatewayEndpoint
 from tests.support.cli import CLI
+from tests.support.gateway import SESSION_INITIALIZE
 from tests.support.listening import GrowingHost as Host
 from tests.support.listening import growing_host
 from tests.support.readiness import make_ready
@@ -33,12 +34,7 @@ pytestmark = pytest.mark.anyio
 ADMIN_TOKEN = "gateway-endpoint-gone-admin-token-01"
 SERVERS = "/api/mcp/servers"
 ACCEPT = "application/json, text/event-stream"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
+INITIALIZE = SESSION_INITIALIZE
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 LISTEN: dict[str, Any] = {
     "jsonrpc": "2.0",

@@ -18,17 +18,13 @@ import pytest
 
 from mcp_center.models import is_object
 from tests.support.composed import composed_host
+from tests.support.gateway import SESSION_INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
 ADMIN_TOKEN = "gateway-hostile-admin-token-0123456789"
 ACCEPT = {"Accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
+INITIALIZE = SESSION_INITIALIZE
 MODERN_META: dict[str, Any] = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},

@@ -25,7 +25,7 @@ from mcp_center.gateway import wire
 from mcp_center.gateway.endpoint import GatewayEndpoint
 from tests.servers.protocol_upstream import make_protocol_server
 from tests.support.composed import composed_host
-from tests.support.gateway import spy_direct_takes
+from tests.support.gateway import SESSION_INITIALIZE, spy_direct_takes
 from tests.support.loopback import serve_loopback
 from tests.support.readiness import add_ready
 
@@ -39,12 +39,7 @@ ENVELOPE: dict[str, Any] = {
     "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
 }
 ACCEPT = "application/json, text/event-stream"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
+INITIALIZE = {**SESSION_INITIALIZE, "id": 0}
 
 Headers = list[tuple[str, str]]
 

@@ -28,7 +28,7 @@ from mcp_center.gateway.endpoint import GatewayEndpoint
 from mcp_center.gateway.server import INSTRUCTIONS, server_instructions
 from tests.servers.protocol_upstream import FAIL_CODE, HOLD, Hold, make_protocol_server
 from tests.support.composed import composed_host
-from tests.support.gateway import gateway_client
+from tests.support.gateway import SESSION_INITIALIZE, gateway_client
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.readiness import add_ready
 
@@ -37,12 +37,7 @@ pytestmark = pytest.mark.anyio
 ADMIN_TOKEN = "gateway-protocol-admin-token-0123456789"
 SERVERS = "/api/mcp/servers"
 ACCEPT = {"Accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
+INITIALIZE = {**SESSION_INITIALIZE, "id": 0}
 
 
 @dataclass

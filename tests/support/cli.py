@@ -34,7 +34,7 @@ from typer.testing import CliRunner
 from mcp_center import cli
 from tests.support.serve import VENV_BIN
 
-__all__ = ["CLI", "CliResult", "run_cli"]
+__all__ = ["CLI", "CliResult", "ready_with_cli", "run_cli"]
 
 CLI = str(VENV_BIN / "mcp-center")
 """The console script installed in the venv, for the tests that need a real process."""
@@ -89,6 +89,14 @@ def run_cli(
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return CliResult(result.exit_code, result.stdout, result.stderr)
+
+
+def ready_with_cli(data_dir: Path, server_id: str) -> None:
+    """Trust (`--yes`), test and enable the server `server_id` with the CLI, as a user would (R-2.1 to
+    R-2.3). Raises AssertionError naming the step and its stderr when one does not exit 0."""
+    for step in (("trust", server_id, "--yes"), ("test", server_id), ("enable", server_id)):
+        done = run_cli(data_dir, *step)
+        assert done.returncode == 0, (step, done.stderr)
 
 
 def _fixed_width(console: Console) -> int | None:

@@ -14,7 +14,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_center.gateway.wire import DirectHandler
 from tests.support.loopback import NO_TLS
 
-__all__ = ["gateway_client", "spy_direct_takes"]
+__all__ = ["SESSION_INITIALIZE", "gateway_client", "spy_direct_takes"]
+
+SESSION_INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+"""The `initialize` request (id 1) a raw 2025-11-25 agent sends to open a session (R-8.1)."""
 
 
 def spy_direct_takes(route: Any, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
