@@ -36,10 +36,9 @@ Decisions (our policy, documented in the README):
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from mcp_center.config import parse_server_config, slugify
 from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
@@ -59,7 +58,8 @@ from mcp_center.interchange.dialects import (
     read_document,
 )
 from mcp_center.interchange.lenient_json import decode_text, loads_lenient
-from mcp_center.interchange.variables import Reference, could_give, find_references, substitute
+from mcp_center.interchange.reimport import NameIndex, differing_fields
+from mcp_center.interchange.variables import Reference, find_references, substitute
 
 __all__ = [
     "MAX_VALUE_CHARS",
@@ -417,12 +417,7 @@ def plan_document(
         on_conflict: One of `ON_CONFLICT`.
     """
     taken = set(existing_ids) | set(existing or {})
-    exact: dict[str, str] = {}
-    folded: dict[str, str] = {}
-    for sid, current in (existing or {}).items():
-        name = str(current.get("name", ""))
-        exact.setdefault(_exact_name(name), sid)
-        folded.setdefault(_name_key(name), sid)
+    by_name = NameIndex(existing or {})
     assigned: set[str] = set()
     servers: list[PlannedServer] = []
     rejected: list[RejectedEntry] = []
@@ -437,8 +432,8 @@ def plan_document(
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(draft)))
             continue
         slug = slugify(entry.name)
-        match = _existing_match(entry.name, (exact, folded))
-        differing = _differing_fields(draft.config, existing[match]) if match is not None and existing else ()
+        match = by_name.match(entry.name)
+        differing = differing_fields(draft.config, existing[match]) if match is not None and existing else ()
         if match is not None and (not differing or on_conflict != "rename"):
             outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
             names = tuple(dict.fromkeys(o.reference.name for o in draft.occurrences))
@@ -472,54 +467,6 @@ def plan_document(
         input_defaults=defaults,
         existing=tuple(known),
     )
-
-
-def _existing_match(name: str, names: tuple[Mapping[str, str], Mapping[str, str]]) -> str | None:
-    """The id of the existing server that already has this entry: the same name (exactly, else by
-    `_name_key`), or None. `names`: existing names → id, and their `_name_key`s → id (the first
-    server with each). An id alone is no match: ids derive from names (`slugify` folds case,
-    accents and punctuation), so `GitHub!` is a new server beside `github`, with a `-2` id."""
-    exact, folded = names
-    return exact.get(_exact_name(name), folded.get(_name_key(name)))
-
-
-def _exact_name(name: str) -> str:
-    """A name as text: canonically composed (NFD `Cafe\u0301` is NFC `Café`), trimmed."""
-    return unicodedata.normalize("NFC", name.strip())
-
-
-def _name_key(name: str) -> str:
-    """The form two names that are the same to a reader share: compatibility-normalized (NFKC:
-    full-width `time` is ASCII `time`), then casefolded (`Time` is `time`)."""
-    return unicodedata.normalize("NFKC", name.strip()).casefold()
-
-
-def _differing_fields(planned: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
-    """The fields of a planned create body (no id, no secret values) whose value the existing
-    configuration does not have; a field the body leaves out keeps whatever the server has."""
-    return tuple(
-        key
-        for key, value in planned.items()
-        if key != "id"
-        and not _same(value, current.get(key))
-        and not (key == "name" and _exact_name(str(value)) == _exact_name(str(current.get(key, ""))))
-    )
-
-
-def _same(planned: object, current: object) -> bool:
-    """`current` is what `planned` gives: equal, or, for a text with `${...}`, what some values of
-    its variables would make of it (`--root ${ROOT:-/srv}` is the stored `--root /data`)."""
-    if isinstance(planned, str) and isinstance(current, str):
-        return could_give(planned, current)
-    if isinstance(planned, list) and isinstance(current, list):
-        pairs = zip(cast(list[object], planned), cast(list[object], current), strict=False)
-        return len(cast(list[object], planned)) == len(cast(list[object], current)) and all(
-            _same(a, b) for a, b in pairs
-        )
-    if isinstance(planned, dict) and isinstance(current, dict):
-        mine, theirs = cast(dict[str, object], planned), cast(dict[str, object], current)
-        return mine.keys() == theirs.keys() and all(_same(v, theirs[k]) for k, v in mine.items())
-    return planned == current
 
 
 def _unique_id(slug: str, taken: set[str], assigned: set[str]) -> tuple[str, str | None]:
