@@ -400,3 +400,57 @@ async def test_a_reimport_preview_with_many_variables_answers_and_names_secrets_
         "unchanged",
         [{"kind": "env", "key": "WIKI_TOKEN"}],
     )
+
+
+ROUND_TRIP_SERVERS: list[dict[str, Any]] = [
+    {
+        "name": "Notes",
+        "transport": "stdio",
+        "command": "notes-mcp",
+        "args": ["--root", "/srv/notes"],
+        "cwd": "/srv/notes",
+        "env": {"LOG_LEVEL": "debug", "PLAIN_API_KEY": "shown-as-plain"},
+        "secret_env": ["NOTES_TOKEN"],
+        "tool_policies": {"write": "deny"},
+        "disabled_tools": ["rm"],
+        "call_timeout_s": 30,
+    },
+    {
+        "name": "Docs",
+        "transport": "streamable_http",
+        "url": "https://docs.example.com/mcp",
+        "headers": {"X-Team": "core"},
+        "secret_headers": ["X-Api-Key"],
+        "auth": {"kind": "bearer"},
+    },
+    {"name": "Wiki", "transport": "sse", "url": "https://wiki.example.com/sse", "auth": {"kind": "oauth"}},
+]
+
+
+async def configurations(api: httpx2.AsyncClient) -> list[dict[str, Any]]:
+    """Every server as listed, without its connection status (which tells time, not configuration)."""
+    listed: list[dict[str, Any]] = (await api.get("/api/mcp/servers")).json()["servers"]
+    return [{k: v for k, v in s.items() if k != "status"} for s in listed]
+
+
+@pytest.mark.parametrize("format", ["claude-code", "cursor", "vscode", "claude-desktop"])
+async def test_an_export_imported_again_is_unchanged_and_applies_nothing(api: httpx2.AsyncClient, format: str) -> None:
+    """REST export -> preview -> apply of the same servers is a no-op: a stdio server's `cwd` (which
+    client files do not carry), a plain credential-looking env var and an OAuth server were each
+    an IMPORT_CONFLICT (R-1.8, R-1.9, issue 16)."""
+    for body in ROUND_TRIP_SERVERS:
+        created = await api.post("/api/mcp/servers", json=body)
+        assert created.status_code == 201, created.text
+    before = await configurations(api)
+    exported = await api.get(f"/api/mcp/export?format={format}")
+    assert exported.status_code == 200, exported.text
+    content = json.dumps(exported.json()["config"])
+    previewed = await preview(api, content, format)
+    expected = ["notes"] if format == "claude-desktop" else ["notes", "docs", "wiki"]
+    assert (previewed["servers"], previewed["rejected"], previewed["variables"]) == ([], [], [])
+    assert {e["server_id"]: (e["outcome"], e["fields"]) for e in previewed["existing"]} == {
+        sid: ("unchanged", []) for sid in expected
+    }
+    applied = await api.post(APPLY, json=apply_body(previewed, content, format=format))
+    assert_error(applied, 422, "IMPORT_NOTHING_TO_APPLY")
+    assert await configurations(api) == before

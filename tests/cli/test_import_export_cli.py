@@ -226,3 +226,24 @@ def test_export_of_an_unknown_format_is_refused(data: Path) -> None:
     result = invoke(data, "export", "--format", "notepad")
     assert result.exit_code == 2
     assert "REQUEST_INVALID" in result.stderr
+
+
+def test_an_export_imported_again_is_unchanged(data: Path, tmp_path: Path) -> None:
+    """`export` then `import` of the same file is a no-op: a stdio server's `cwd`, which client
+    files do not carry, was an IMPORT_CONFLICT on `cwd` (R-1.8, R-1.9, issue 16)."""
+    first = tmp_path / "first.json"
+    entry = {"command": "notes-mcp", "args": ["--root", "."], "cwd": "/srv/notes", "env": {"LOG_LEVEL": "debug"}}
+    first.write_text(json.dumps({"mcpServers": {"notes": entry}}), encoding="utf-8")
+    assert invoke(data, "import", str(first), "--yes").exit_code == 0
+    before = servers(data)
+    exported = invoke(data, "export", "--format", "claude-code")
+    assert exported.exit_code == 0, exported.output
+    again = tmp_path / ".mcp.json"
+    again.write_text(exported.stdout, encoding="utf-8")
+    result = invoke(data, "import", str(again), "--yes")
+    assert result.exit_code == 0, result.output
+    assert "nothing to import: 1 already here, unchanged" in result.stdout
+    assert [s["cwd"] for s in servers(data)] == ["/srv/notes"]
+    assert [{k: v for k, v in s.items() if k != "status"} for s in servers(data)] == [
+        {k: v for k, v in s.items() if k != "status"} for s in before
+    ]

@@ -117,7 +117,7 @@ class ImportValuesInvalid(InvalidInput):
 
 
 class ImportNothingToApply(InvalidInput):
-    """The confirmed import preview creates no server (every entry was rejected)."""
+    """The confirmed import preview creates no server (every entry is already registered or was rejected)."""
 
     code = "IMPORT_NOTHING_TO_APPLY"
 

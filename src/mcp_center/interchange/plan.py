@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from mcp_center.config import parse_server_config, slugify
 from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
@@ -433,11 +433,18 @@ def plan_document(
             continue
         slug = slugify(entry.name)
         match = by_name.match(entry.name)
-        differing = differing_fields(draft.config, existing[match]) if match is not None and existing else ()
+        differing: tuple[str, ...] = ()
+        secrets = draft.secrets
+        if match is not None and existing:
+            current = existing[match]
+            compared, secrets = _as_stored(draft, current)
+            if by_name.keyed_by_id(entry.name):  # the export's key for one of two servers with one name
+                compared["name"] = current.get("name")
+            differing = differing_fields(compared, current)
         if match is not None and (not differing or on_conflict != "rename"):
             outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
             names = tuple(dict.fromkeys(o.reference.name for o in draft.occurrences))
-            kept: tuple[tuple[SecretKindName, str], ...] = tuple((s.kind, s.key) for s in draft.secrets if s.template)
+            kept: tuple[tuple[SecretKindName, str], ...] = tuple((s.kind, s.key) for s in secrets if s.template)
             known.append(ExistingEntry(entry.name, entry.source, match, outcome, differing, names, kept))
             continue
         server_id, clash = _unique_id(slug, taken, assigned)
@@ -467,6 +474,28 @@ def plan_document(
         input_defaults=defaults,
         existing=tuple(known),
     )
+
+
+def _as_stored(draft: _Draft, current: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[SecretSlot, ...]]:
+    """The draft's body as the existing server would store it, and the secrets it still has.
+
+    An env var or header the server keeps in plain text is exported as it is; when its name or
+    value looks like a credential (or it holds `${` as text), the import makes it a secret. Such a
+    slot whose text IS the stored plain value is that plain value again, not a change (and no
+    secret value to report as not updated). A `${VAR}` for a stored plain value is still a change:
+    the file asks for a secret there."""
+    config = dict(draft.config)
+    kept: list[SecretSlot] = []
+    for slot in draft.secrets:
+        plain_key, secret_key = ("env", "secret_env") if slot.kind == "env" else ("headers", "secret_headers")
+        stored = current.get(plain_key)
+        value = cast(dict[str, object], stored).get(slot.key) if isinstance(stored, dict) else None
+        if slot.kind == "bearer" or value != slot.template:
+            kept.append(slot)
+            continue
+        config[plain_key] = {**config[plain_key], slot.key: slot.template}
+        config[secret_key] = [k for k in config[secret_key] if k != slot.key]
+    return config, tuple(kept)
 
 
 def _unique_id(slug: str, taken: set[str], assigned: set[str]) -> tuple[str, str | None]:

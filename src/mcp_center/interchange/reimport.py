@@ -28,16 +28,26 @@ class NameIndex:
     def __init__(self, existing: Mapping[str, Mapping[str, Any]]) -> None:
         self._exact: dict[str, str] = {}
         self._folded: dict[str, str] = {}
+        names: dict[str, list[str]] = {}
         for sid, current in existing.items():
             name = str(current.get("name", ""))
             self._exact.setdefault(_exact_name(name), sid)
             self._folded.setdefault(_name_key(name), sid)
+            names.setdefault(name, []).append(sid)
+        self._twins = frozenset(sid for ids in names.values() if len(ids) > 1 for sid in ids)
+
+    def keyed_by_id(self, name: str) -> bool:
+        """`name` is the id of a server that shares its name with another: the key an export
+        (`interchange.export`) gives such a server, so the entry is that server, by id."""
+        return name in self._twins
 
     def match(self, name: str) -> str | None:
-        """The id of the existing server that already has an entry named `name`: the same name
-        (exactly, else by `_name_key`), or None. An id alone is no match: ids derive from names
-        (`slugify` folds case, accents and punctuation), so `GitHub!` is a new server beside
-        `github`, with a `-2` id."""
+        """The id of the existing server that already has an entry named `name`: the server
+        `keyed_by_id`, else the same name (exactly, else by `_name_key`), else None. Otherwise an
+        id alone is no match: ids derive from names (`slugify` folds case, accents and
+        punctuation), so `GitHub!` is a new server beside `github`, with a `-2` id."""
+        if self.keyed_by_id(name):
+            return name
         return self._exact.get(_exact_name(name), self._folded.get(_name_key(name)))
 
 
@@ -54,14 +64,31 @@ def _name_key(name: str) -> str:
 
 def differing_fields(planned: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
     """The fields of a planned create body (no id, no secret values) whose value the existing
-    configuration does not have; a field the body leaves out keeps whatever the server has."""
+    configuration does not have. A field the body leaves out keeps whatever the server has, and
+    so does one a client file cannot carry (`_not_carried`)."""
     return tuple(
         key
         for key, value in planned.items()
         if key != "id"
         and not _same(value, current.get(key))
+        and not _not_carried(key, value, current)
         and not (key == "name" and _exact_name(str(value)) == _exact_name(str(current.get(key, ""))))
     )
+
+
+def _not_carried(key: str, planned: object, current: Mapping[str, Any]) -> bool:
+    """The planned value is what a client file without this setting gives, so it says nothing:
+    - `cwd` None: Claude Code, Cursor and Claude Desktop files have no working directory (the
+      export lists it as FIELD_NOT_EXPORTED rather than write a key a client may refuse);
+    - `auth` none for a stored OAuth server: a client authorizes on its own, its file names no
+      OAuth settings (FIELD_NOT_EXPORTED too). A file's bearer token still differs from OAuth."""
+    if key == "cwd":
+        return planned is None
+    if key == "auth":
+        stored: object = current.get("auth")
+        kind = cast(dict[str, object], stored).get("kind") if isinstance(stored, dict) else None
+        return planned == {"kind": "none"} and kind == "oauth"
+    return False
 
 
 def _same(planned: object, current: object) -> bool:
