@@ -98,6 +98,20 @@ async def test_invalid_json_answers_422_with_line_and_column(api: httpx2.AsyncCl
     assert (error["details"]["line"], error["details"]["column"]) == (5, 7)
 
 
+@pytest.mark.parametrize(
+    ("content", "path"),
+    [
+        ('{"mcpServers": {"a": {"command": "one"}, "a": {"command": "two"}}}', "mcpServers.a"),
+        ('{"mcpServers": {"a": {"command": "one", "command": "two"}}}', "mcpServers.a.command"),
+    ],
+)
+async def test_a_key_named_twice_answers_422_with_its_path(api: httpx2.AsyncClient, content: str, path: str) -> None:
+    """A repeated key was last-wins, so a server (or its command) vanished from the preview (issue 16)."""
+    error = assert_error(await api.post(PREVIEW, json={"content": content}), 422, "IMPORT_DUPLICATE_KEY")
+    assert error["details"]["path"] == path
+    assert (await api.get("/api/mcp/servers")).json()["servers"] == []
+
+
 async def test_an_unpaired_surrogate_answers_422_not_500(api: httpx2.AsyncClient) -> None:
     content = json.dumps({"mcpServers": {"a\udcff": {"command": "x"}}})  # the file spells it \\udcff
     for body in ({"content": content}, {"content": '{"a": "\udcff"}'}):  # ... or the request body does

@@ -247,3 +247,17 @@ def test_an_export_imported_again_is_unchanged(data: Path, tmp_path: Path) -> No
     assert [{k: v for k, v in s.items() if k != "status"} for s in servers(data)] == [
         {k: v for k, v in s.items() if k != "status"} for s in before
     ]
+
+
+def test_a_server_named_twice_in_the_file_is_refused_and_nothing_is_imported(data: Path, tmp_path: Path) -> None:
+    """`{"a": {...}, "a": {...}}` kept the last entry and the first server vanished (issue 16)."""
+    doubled = tmp_path / "doubled.json"
+    doubled.write_text(
+        '{"mcpServers": {"a": {"command": "one"}, "b": {"command": "two"}, "a": {"command": "three"}}}',
+        encoding="utf-8",
+    )
+    result = invoke(data, "import", str(doubled), "--yes")
+    assert result.exit_code == 2
+    assert "IMPORT_DUPLICATE_KEY" in result.stderr
+    assert "mcpServers.a" in result.stderr
+    assert servers(data) == []

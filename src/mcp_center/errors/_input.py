@@ -13,6 +13,7 @@ __all__ = [
     "ConfigInvalid",
     "ConfirmationRequired",
     "ElicitationAnswerInvalid",
+    "ImportDuplicateKey",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportJsonInvalid",
@@ -90,6 +91,17 @@ class ImportJsonInvalid(InvalidInput):
     """
 
     code = "IMPORT_JSON_INVALID"
+
+
+class ImportDuplicateKey(ImportJsonInvalid):
+    """An import file names one key twice in one object (R-1.8): `{"a": {...}, "a": {...}}`.
+
+    JSON parsers keep the last one, so a server (or a field) would vanish without a word; the file
+    is refused instead and nothing is applied. `details`: `path` (the dotted JSON path of the
+    repeated key, e.g. `mcpServers.a` or `mcpServers.a.command`; array items by index) and `key`.
+    """
+
+    code = "IMPORT_DUPLICATE_KEY"
 
 
 class ImportFormatUnknown(InvalidInput):
