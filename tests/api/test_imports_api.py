@@ -468,3 +468,43 @@ async def test_an_export_imported_again_is_unchanged_and_applies_nothing(api: ht
     applied = await api.post(APPLY, json=apply_body(previewed, content, format=format))
     assert_error(applied, 422, "IMPORT_NOTHING_TO_APPLY")
     assert await configurations(api) == before
+
+
+async def test_apply_accepts_and_ignores_values_of_entries_already_registered(api: httpx2.AsyncClient) -> None:
+    """A re-import's preview lists the variables of its unchanged and skipped entries (`existing`);
+    apply refused values for them as VALUE_UNKNOWN while the CLI dropped them: the service now
+    accepts and ignores them, for REST, the page and the CLI alike (R-1.8, issue 16)."""
+    notes = {"command": "notes-mcp", "args": ["--root", "${NOTES_ROOT}"]}
+    first = json.dumps({"mcpServers": {"notes": notes}})
+    previewed = await preview(api, first)
+    applied = await api.post(APPLY, json=apply_body(previewed, first, values={"NOTES_ROOT": "/srv/notes"}))
+    assert applied.status_code == 201, applied.text
+    wiki = {"command": "wiki-mcp", "args": ["--space", "${SPACE}"]}
+    tasks = {"command": "tasks-mcp", "args": ["--team", "${TEAM:-core}"]}
+    changed = {"command": "notes-mcp", "args": ["--root", "${NOTES_ROOT}", "--ro"]}
+    for again, on_conflict, outcome in (
+        ({"notes": notes, "wiki": wiki}, "refuse", "unchanged"),
+        ({"notes": changed, "wiki": wiki}, "skip", "skipped"),
+    ):
+        content = json.dumps({"mcpServers": {**again, "tasks": tasks}})
+        second = await api.post(PREVIEW, json={"content": content, "on_conflict": on_conflict})
+        assert second.status_code == 200, second.text
+        body = second.json()
+        assert [(e["server_id"], e["outcome"], e["variables"]) for e in body["existing"]] == [
+            ("notes", outcome, ["NOTES_ROOT"])
+        ]
+        assert [v["name"] for v in body["variables"]] == ["SPACE", "TEAM"]
+        values = {"NOTES_ROOT": "/srv/other", "SPACE": "eng"}
+        request = apply_body(body, content, values=values, use_defaults=["TEAM", "NOTES_ROOT"], on_conflict=on_conflict)
+        done = await api.post(APPLY, json=request)
+        assert done.status_code == 201, done.text
+        assert [(s["name"], s["args"][-1]) for s in done.json()["servers"]] == [("wiki", "eng"), ("tasks", "core")]
+        for created in done.json()["servers"]:
+            assert (await api.delete(f"/api/mcp/servers/{created['id']}")).status_code == 204
+    listed = {s["id"]: s for s in (await api.get("/api/mcp/servers")).json()["servers"]}
+    assert (sorted(listed), listed["notes"]["args"]) == (["notes"], ["--root", "/srv/notes"])
+    other = json.dumps({"mcpServers": {"notes": notes, "other": {"command": "other-mcp"}}})
+    unknown = await api.post(PREVIEW, json={"content": other})
+    request = apply_body(unknown.json(), other, values={"NOTES_ROOT": "/x", "NOT_IN_THE_FILE": "x"})
+    error = assert_error(await api.post(APPLY, json=request), 422, "IMPORT_VALUES_INVALID")
+    assert field_codes(error) == [("values.NOT_IN_THE_FILE", "VALUE_UNKNOWN")]

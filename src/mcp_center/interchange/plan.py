@@ -290,8 +290,9 @@ class ImportPlan:
         """Fill every variable and return one create body per planned server, in order.
 
         Args:
-            values: Variable name → supplied value (a string). Wins over `use_defaults`.
-            use_defaults: Names whose file default the user accepted.
+            values: Variable name → supplied value (a string). Wins over `use_defaults`. A name only
+                entries already registered use (`ExistingEntry.variables`) is accepted and ignored.
+            use_defaults: Names whose file default the user accepted (the same rule).
             check_secret: The secret-value rule (see `SecretCheck`).
         Returns:
             Create bodies: the config plus `secret_values` (`env`, `headers`, `bearer_token`).
@@ -342,6 +343,11 @@ class ImportPlan:
 
     def _check_values(self, values: Mapping[str, object], use_defaults: Collection[str]) -> list[FieldError]:
         known = {v.name: v for v in self.variables}
+        # A value for an entry already registered (unchanged or skipped) is not unknown, only unused:
+        # the preview lists its variables, and a script re-importing with the same values works.
+        unused = {name for e in self.existing for name in e.variables} - known.keys()
+        values = {k: v for k, v in values.items() if k not in unused}
+        use_defaults = [name for name in use_defaults if name not in unused]
         errors: list[FieldError] = []
         for name, value in values.items():
             if name not in known:
