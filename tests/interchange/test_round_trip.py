@@ -78,6 +78,15 @@ REMOTE: list[dict[str, Any]] = [
         "secret_headers": ["X-Secret"],
     },
 ]
+REMOTE.append(  # kept in plain text, as `--plain Authorization` does; the import would make it auth: bearer
+    {
+        "id": "plain-auth",
+        "name": "Plain Auth",
+        "transport": "streamable_http",
+        "url": "https://plain.example.com/mcp",
+        "headers": {"Authorization": "Bearer plain-token-1"},
+    }
+)
 TWINS: list[dict[str, Any]] = [  # one name, two servers: the export keys them by id
     {"id": "twin", "name": "Twin", "transport": "stdio", "command": "twin", "args": ["one"]},
     {"id": "twin-2", "name": "Twin", "transport": "stdio", "command": "twin", "args": ["two"]},

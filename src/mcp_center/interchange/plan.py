@@ -489,18 +489,27 @@ def _as_stored(draft: _Draft, current: Mapping[str, Any]) -> tuple[dict[str, Any
     value looks like a credential (or it holds `${` as text), the import makes it a secret. Such a
     slot whose text IS the stored plain value is that plain value again, not a change (and no
     secret value to report as not updated). A `${VAR}` for a stored plain value is still a change:
-    the file asks for a secret there."""
+    the file asks for a secret there. The same for a plain `Authorization: Bearer ...` header of a
+    server without managed auth, which the import makes `auth: bearer`."""
     config = dict(draft.config)
     kept: list[SecretSlot] = []
     for slot in draft.secrets:
         plain_key, secret_key = ("env", "secret_env") if slot.kind == "env" else ("headers", "secret_headers")
+        key = slot.field.removeprefix("headers.") if slot.kind == "bearer" else slot.key
         stored = current.get(plain_key)
-        value = cast(dict[str, object], stored).get(slot.key) if isinstance(stored, dict) else None
-        if slot.kind == "bearer" or value != slot.template:
+        value = cast(dict[str, object], stored).get(key) if isinstance(stored, dict) else None
+        if slot.kind == "bearer":
+            plain = isinstance(value, str) and bearer_token_of(value) == slot.template
+            if plain and current.get("auth") == {"kind": "none"}:
+                config.update(auth={"kind": "none"}, headers={**config["headers"], key: value})
+            else:
+                kept.append(slot)
+            continue
+        if value != slot.template:
             kept.append(slot)
             continue
-        config[plain_key] = {**config[plain_key], slot.key: slot.template}
-        config[secret_key] = [k for k in config[secret_key] if k != slot.key]
+        config[plain_key] = {**config[plain_key], key: slot.template}
+        config[secret_key] = [k for k in config[secret_key] if k != key]
     return config, tuple(kept)
 
 
