@@ -98,6 +98,20 @@ async def test_invalid_json_answers_422_with_line_and_column(api: httpx2.AsyncCl
     assert (error["details"]["line"], error["details"]["column"]) == (5, 7)
 
 
+@pytest.mark.parametrize(
+    ("content", "path"),
+    [
+        ('{"mcpServers": {"a": {"command": "one"}, "a": {"command": "two"}}}', "mcpServers.a"),
+        ('{"mcpServers": {"a": {"command": "one", "command": "two"}}}', "mcpServers.a.command"),
+    ],
+)
+async def test_a_key_named_twice_answers_422_with_its_path(api: httpx2.AsyncClient, content: str, path: str) -> None:
+    """A repeated key was last-wins, so a server (or its command) vanished from the preview (issue 16)."""
+    error = assert_error(await api.post(PREVIEW, json={"content": content}), 422, "IMPORT_DUPLICATE_KEY")
+    assert error["details"]["path"] == path
+    assert (await api.get("/api/mcp/servers")).json()["servers"] == []
+
+
 async def test_an_unpaired_surrogate_answers_422_not_500(api: httpx2.AsyncClient) -> None:
     content = json.dumps({"mcpServers": {"a\udcff": {"command": "x"}}})  # the file spells it \\udcff
     for body in ({"content": content}, {"content": '{"a": "\udcff"}'}):  # ... or the request body does
@@ -400,3 +414,97 @@ async def test_a_reimport_preview_with_many_variables_answers_and_names_secrets_
         "unchanged",
         [{"kind": "env", "key": "WIKI_TOKEN"}],
     )
+
+
+ROUND_TRIP_SERVERS: list[dict[str, Any]] = [
+    {
+        "name": "Notes",
+        "transport": "stdio",
+        "command": "notes-mcp",
+        "args": ["--root", "/srv/notes"],
+        "cwd": "/srv/notes",
+        "env": {"LOG_LEVEL": "debug", "PLAIN_API_KEY": "shown-as-plain"},
+        "secret_env": ["NOTES_TOKEN"],
+        "tool_policies": {"write": "deny"},
+        "disabled_tools": ["rm"],
+        "call_timeout_s": 30,
+    },
+    {
+        "name": "Docs",
+        "transport": "streamable_http",
+        "url": "https://docs.example.com/mcp",
+        "headers": {"X-Team": "core"},
+        "secret_headers": ["X-Api-Key"],
+        "auth": {"kind": "bearer"},
+    },
+    {"name": "Wiki", "transport": "sse", "url": "https://wiki.example.com/sse", "auth": {"kind": "oauth"}},
+]
+
+
+async def configurations(api: httpx2.AsyncClient) -> list[dict[str, Any]]:
+    """Every server as listed, without its connection status (which tells time, not configuration)."""
+    listed: list[dict[str, Any]] = (await api.get("/api/mcp/servers")).json()["servers"]
+    return [{k: v for k, v in s.items() if k != "status"} for s in listed]
+
+
+@pytest.mark.parametrize("format", ["claude-code", "cursor", "vscode", "claude-desktop"])
+async def test_an_export_imported_again_is_unchanged_and_applies_nothing(api: httpx2.AsyncClient, format: str) -> None:
+    """REST export -> preview -> apply of the same servers is a no-op: a stdio server's `cwd` (which
+    client files do not carry), a plain credential-looking env var and an OAuth server were each
+    an IMPORT_CONFLICT (R-1.8, R-1.9, issue 16)."""
+    for body in ROUND_TRIP_SERVERS:
+        created = await api.post("/api/mcp/servers", json=body)
+        assert created.status_code == 201, created.text
+    before = await configurations(api)
+    exported = await api.get(f"/api/mcp/export?format={format}")
+    assert exported.status_code == 200, exported.text
+    content = json.dumps(exported.json()["config"])
+    previewed = await preview(api, content, format)
+    expected = ["notes"] if format == "claude-desktop" else ["notes", "docs", "wiki"]
+    assert (previewed["servers"], previewed["rejected"], previewed["variables"]) == ([], [], [])
+    assert {e["server_id"]: (e["outcome"], e["fields"]) for e in previewed["existing"]} == {
+        sid: ("unchanged", []) for sid in expected
+    }
+    applied = await api.post(APPLY, json=apply_body(previewed, content, format=format))
+    assert_error(applied, 422, "IMPORT_NOTHING_TO_APPLY")
+    assert await configurations(api) == before
+
+
+async def test_apply_accepts_and_ignores_values_of_entries_already_registered(api: httpx2.AsyncClient) -> None:
+    """A re-import's preview lists the variables of its unchanged and skipped entries (`existing`);
+    apply refused values for them as VALUE_UNKNOWN while the CLI dropped them: the service now
+    accepts and ignores them, for REST, the page and the CLI alike (R-1.8, issue 16)."""
+    notes = {"command": "notes-mcp", "args": ["--root", "${NOTES_ROOT}"]}
+    first = json.dumps({"mcpServers": {"notes": notes}})
+    previewed = await preview(api, first)
+    applied = await api.post(APPLY, json=apply_body(previewed, first, values={"NOTES_ROOT": "/srv/notes"}))
+    assert applied.status_code == 201, applied.text
+    wiki = {"command": "wiki-mcp", "args": ["--space", "${SPACE}"]}
+    tasks = {"command": "tasks-mcp", "args": ["--team", "${TEAM:-core}"]}
+    changed = {"command": "notes-mcp", "args": ["--root", "${NOTES_ROOT}", "--ro"]}
+    for again, on_conflict, outcome in (
+        ({"notes": notes, "wiki": wiki}, "refuse", "unchanged"),
+        ({"notes": changed, "wiki": wiki}, "skip", "skipped"),
+    ):
+        content = json.dumps({"mcpServers": {**again, "tasks": tasks}})
+        second = await api.post(PREVIEW, json={"content": content, "on_conflict": on_conflict})
+        assert second.status_code == 200, second.text
+        body = second.json()
+        assert [(e["server_id"], e["outcome"], e["variables"]) for e in body["existing"]] == [
+            ("notes", outcome, ["NOTES_ROOT"])
+        ]
+        assert [v["name"] for v in body["variables"]] == ["SPACE", "TEAM"]
+        values = {"NOTES_ROOT": "/srv/other", "SPACE": "eng"}
+        request = apply_body(body, content, values=values, use_defaults=["TEAM", "NOTES_ROOT"], on_conflict=on_conflict)
+        done = await api.post(APPLY, json=request)
+        assert done.status_code == 201, done.text
+        assert [(s["name"], s["args"][-1]) for s in done.json()["servers"]] == [("wiki", "eng"), ("tasks", "core")]
+        for created in done.json()["servers"]:
+            assert (await api.delete(f"/api/mcp/servers/{created['id']}")).status_code == 204
+    listed = {s["id"]: s for s in (await api.get("/api/mcp/servers")).json()["servers"]}
+    assert (sorted(listed), listed["notes"]["args"]) == (["notes"], ["--root", "/srv/notes"])
+    other = json.dumps({"mcpServers": {"notes": notes, "other": {"command": "other-mcp"}}})
+    unknown = await api.post(PREVIEW, json={"content": other})
+    request = apply_body(unknown.json(), other, values={"NOTES_ROOT": "/x", "NOT_IN_THE_FILE": "x"})
+    error = assert_error(await api.post(APPLY, json=request), 422, "IMPORT_VALUES_INVALID")
+    assert field_codes(error) == [("values.NOT_IN_THE_FILE", "VALUE_UNKNOWN")]

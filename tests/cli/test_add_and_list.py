@@ -200,6 +200,35 @@ def test_list_at_80_columns_gives_each_command_the_whole_width_and_wide_terminal
     assert not any(line.startswith("  npx") for line in wide)  # in the name's column of the table
 
 
+@pytest.mark.parametrize("columns", [40, 57, 80])
+def test_list_with_a_32_character_id_fits_40_to_80_columns(tmp_path: Path, columns: int) -> None:
+    """At 40-57 columns a 32-character id left the name no room: the header and every row wrapped
+    (issue 16). Below the row's width the id stands alone on its line, never cut, and the rest goes
+    under it; from the row's width up (80 here) the one-line rows stay."""
+    data = tmp_path / "data"
+    long_id = "platform-team-github-production1"
+    assert len(long_id) == 32
+    added = run(data, "add", "GitHub for the platform team", "--id", long_id, "--", "npx", "-y", "gh-mcp")
+    assert added.returncode == 0, added.stderr
+    listed = run(data, "list", columns=columns)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert all(len(line) <= columns for line in lines), listed.stdout
+    if columns == 80:
+        assert lines[0].split() == ["id", "name", "type", "on", "next"]
+        [row] = [line for line in lines if line.startswith(long_id)]
+        assert row.split()[-3:] == ["stdio", "no", "trust"]
+    else:
+        assert lines[:3] == ["id", "  name", "  type · on · next"]
+        at = lines.index(long_id)
+        assert lines[at + 1 : at + 5] == [
+            "  GitHub for the platform team",
+            "  stdio · off · next: trust",
+            "  npx -y gh-mcp",
+            "  unconfined",
+        ]
+
+
 def test_an_accented_name_keeps_its_letters_in_the_id_and_existing_ids_stay(tmp_path: Path) -> None:
     """ "Café" became the id "caf" (and "mcp__caf__..." tool names): the accented letter was dropped.
     New servers now get "cafe"; a server registered before with "caf" keeps it, and an import of

@@ -226,3 +226,38 @@ def test_export_of_an_unknown_format_is_refused(data: Path) -> None:
     result = invoke(data, "export", "--format", "notepad")
     assert result.exit_code == 2
     assert "REQUEST_INVALID" in result.stderr
+
+
+def test_an_export_imported_again_is_unchanged(data: Path, tmp_path: Path) -> None:
+    """`export` then `import` of the same file is a no-op: a stdio server's `cwd`, which client
+    files do not carry, was an IMPORT_CONFLICT on `cwd` (R-1.8, R-1.9, issue 16)."""
+    first = tmp_path / "first.json"
+    entry = {"command": "notes-mcp", "args": ["--root", "."], "cwd": "/srv/notes", "env": {"LOG_LEVEL": "debug"}}
+    first.write_text(json.dumps({"mcpServers": {"notes": entry}}), encoding="utf-8")
+    assert invoke(data, "import", str(first), "--yes").exit_code == 0
+    before = servers(data)
+    exported = invoke(data, "export", "--format", "claude-code")
+    assert exported.exit_code == 0, exported.output
+    again = tmp_path / ".mcp.json"
+    again.write_text(exported.stdout, encoding="utf-8")
+    result = invoke(data, "import", str(again), "--yes")
+    assert result.exit_code == 0, result.output
+    assert "nothing to import: 1 already here, unchanged" in result.stdout
+    assert [s["cwd"] for s in servers(data)] == ["/srv/notes"]
+    assert [{k: v for k, v in s.items() if k != "status"} for s in servers(data)] == [
+        {k: v for k, v in s.items() if k != "status"} for s in before
+    ]
+
+
+def test_a_server_named_twice_in_the_file_is_refused_and_nothing_is_imported(data: Path, tmp_path: Path) -> None:
+    """`{"a": {...}, "a": {...}}` kept the last entry and the first server vanished (issue 16)."""
+    doubled = tmp_path / "doubled.json"
+    doubled.write_text(
+        '{"mcpServers": {"a": {"command": "one"}, "b": {"command": "two"}, "a": {"command": "three"}}}',
+        encoding="utf-8",
+    )
+    result = invoke(data, "import", str(doubled), "--yes")
+    assert result.exit_code == 2
+    assert "IMPORT_DUPLICATE_KEY" in result.stderr
+    assert "mcpServers.a" in result.stderr
+    assert servers(data) == []

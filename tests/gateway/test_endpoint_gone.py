@@ -203,3 +203,47 @@ async def test_a_call_waiting_on_a_deleted_servers_endpoint_is_answered_why(
     error = message["error"]
     assert error["data"] == {"code": "MCP_SERVER_NOT_FOUND"}, error
     assert "'grow' was deleted" in error["message"]
+
+
+async def test_an_initialize_let_in_just_before_its_server_is_deleted_opens_no_session(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window: the endpoint looks the server up when the `initialize` arrives, then hands it to
+    the SDK, which makes the session and answers a few awaits later. The deletion is made to land
+    exactly there (committed and noticed after the endpoint's look): the session was registered
+    after the deletion's hook ran and lived until the periodic check. Now it is refused as an
+    `initialize` arriving after the deletion, and the token holds no session at once (R-8.4)."""
+    gateway = host.app.state.gateway_endpoint.gateway
+    endpoint: GatewayEndpoint = host.app.state.gateway_endpoint
+    noticed = anyio.Event()
+
+    def notice(_server_id: str) -> None:
+        noticed.set()
+
+    gateway.when_endpoint_gone(notice)
+    center = gateway.center
+    real_exists = center.server_exists
+    looks = 0
+
+    async def deleted_right_after_the_first_look(server_id: str) -> bool:
+        nonlocal looks
+        looks += 1
+        found = await real_exists(server_id)
+        if looks == 1:  # the endpoint's look: it lets the initialize in; now the deletion is noticed
+            await delete_through_the_api(host, Path())
+            with anyio.fail_after(10):
+                await noticed.wait()
+        return found
+
+    monkeypatch.setattr(center, "server_exists", deleted_right_after_the_first_look)
+    raced = await host.http.post("/mcp/grow", json=INITIALIZE, headers=session_headers(host))
+    assert endpoint.open_sessions(host.token_id) == 0  # before the fix: 1, until the check a second later
+    assert looks >= 2
+    after = await host.http.post("/mcp/grow", json=INITIALIZE, headers=session_headers(host))
+    assert after.status_code == 404, after.text
+    assert (raced.status_code, "mcp-session-id" in raced.headers) == (404, False), raced.text
+    assert raced.json()["error"] == after.json()["error"]
+    assert raced.json()["error"]["data"] == {"code": "MCP_SERVER_NOT_FOUND"}
+    # `/mcp` opens sessions as before (its server is no endpoint of its own)
+    await open_session(host, "/mcp")
+    assert endpoint.open_sessions(host.token_id) == 1

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from mcp_center.errors import ImportJsonInvalid, ImportTooLarge
+from mcp_center.errors import ImportDuplicateKey, ImportJsonInvalid, ImportTooLarge
 from mcp_center.interchange import MAX_IMPORT_BYTES, decode_text, loads_lenient
 from tests.support.hang import assert_returns
 
@@ -183,3 +183,29 @@ def test_comments_and_commas_after_an_unclosed_quote_are_still_blanked(text: str
         expected.value.lineno,
         expected.value.colno,
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}', "mcpServers.a"),
+        ('{"mcpServers": {"a": {"command": "x", "command": "y"}}}', "mcpServers.a.command"),
+        ('{"servers": {}, "inputs": [{"id": "k"}, {"id": "k", "id": "j"}]}', "inputs.1.id"),
+        ('{"mcpServers": {"a": {"env": {"K": "1", /* again */ "K": "2",},},}}', "mcpServers.a.env.K"),
+        # the first in document order, though the inner object is parsed first
+        ('{"mcpServers": {"b": {}, "b": {"args": [], "args": []}}, "mcpServers": {}}', "mcpServers"),
+        ('{"a": {"x": {"y": 1, "y": 2}}, "b": {"z": 1, "z": 2}}', "a.x.y"),
+    ],
+)
+def test_a_key_named_twice_in_one_object_is_refused_with_its_path(text: str, path: str) -> None:
+    """JSON readers keep the last of two equal keys, so a server or a field vanished (issue 16)."""
+    with pytest.raises(ImportDuplicateKey) as caught:
+        loads_lenient(text)
+    assert caught.value.code == "IMPORT_DUPLICATE_KEY"
+    assert caught.value.details == {"path": path, "key": path.rsplit(".", 1)[-1]}
+    assert path in caught.value.message
+
+
+def test_equal_keys_in_different_objects_are_not_repeats() -> None:
+    text = '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "x", "args": ["a", "a"]}}}'
+    assert loads_lenient(text)["mcpServers"]["b"] == {"command": "x", "args": ["a", "a"]}

@@ -148,13 +148,12 @@ def import_(
         return
     if not preview["servers"]:  # after the preview: its rejected entries say why
         raise fail(ImportNothingToApply("nothing to import: every entry was rejected"))
-    used = {v["name"] for v in variables}
-    passed = {name: value for name, value in given.values.items() if name in used}
+    # Values for entries already registered go too: the service accepts and ignores them (one rule).
     if yes:
-        values = passed
+        values = dict(given.values)
     else:
         asked, use_defaults = _ask_values([v for v in variables if v["name"] not in given.values])
-        values = {**passed, **asked}
+        values = {**given.values, **asked}
     count = len(preview["servers"])
     if not yes and not confirm(f"Import {count} server{'s' if count != 1 else ''}?"):
         err.print("not imported; nothing changed", markup=False, highlight=False)

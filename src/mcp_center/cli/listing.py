@@ -7,8 +7,9 @@ exists in the running `serve`, so the list asks it (`GET /api/mcp/servers` with 
 the address `serve` recorded in `<data dir>/serve.json`). When no `serve` answers, the table says
 so instead of showing states it cannot know. Ids are never cut or folded: they are what every
 other command takes; names and errors give way instead. A terminal of `WIDE_COLUMNS` or more
-gets one table (the command under the name, in the name's column); a narrower one, down to 80
-columns, one line per server with its command at the whole width under it (`servers_lines`).
+gets one table (the command under the name, in the name's column); a narrower one one line per
+server with its command at the whole width under it (`servers_lines`), and one too narrow for
+that line (a 32-character id at 40-57 columns) the id alone on a line, the rest under it.
 """
 
 from __future__ import annotations
@@ -161,7 +162,9 @@ def servers_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
     id_width = max([2, *(len(str(view["id"])) for view in servers)])
     tail = [("type", 5), *([("state", 12), ("tools", 5)] if states else [("on", 3)]), ("next", 6)]
     fixed = id_width + 1 + sum(w + 1 for _, w in tail)
-    name_width = max(8, width - fixed)
+    if fixed + _MIN_NAME > width:  # the row would wrap its header and every line (a long id at 40-57 columns)
+        return _stacked_lines(servers, live, width)
+    name_width = max(_MIN_NAME, width - fixed)
 
     def row(cells_: list[tuple[Text, int]]) -> Text:
         line = Text()
@@ -190,18 +193,71 @@ def servers_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
             shown.append((Text("yes" if enabled else "no"), 3))
         shown.append((Text(_step(view)), 6))
         lines.append(row(shown))
-        target = view.get("url") or " ".join([str(view.get("command", "")), *map(str, view.get("args") or [])])
-        details = [str(target)] if target else []
-        details += [policy_line(view)] if view.get("transport") == "stdio" else []
-        details += [f"error: {reason}"] if reason else []
-        for detail in details:
-            wrapped = textwrap.wrap(
-                detail,
-                max(8, width),
-                initial_indent="  ",
-                subsequent_indent="    ",
-                break_on_hyphens=False,
-                drop_whitespace=True,
-            )
-            lines += [Text(part, style="dim") for part in wrapped]
+        lines += _details(view, reason, width)
+    return lines
+
+
+_MIN_NAME = 8
+"""Columns the name keeps in a row of `servers_lines`; with fewer, `_stacked_lines` is used."""
+
+
+def _details(view: dict[str, Any], reason: str, width: int) -> list[Text]:
+    """What a server runs or contacts, its sandbox policy and an error's reason, indented, broken at
+    spaces to `width` (a word longer than that stays whole)."""
+    target = view.get("url") or " ".join([str(view.get("command", "")), *map(str, view.get("args") or [])])
+    details = [str(target)] if target else []
+    details += [policy_line(view)] if view.get("transport") == "stdio" else []
+    details += [f"error: {reason}"] if reason else []
+    lines: list[Text] = []
+    for detail in details:
+        wrapped = textwrap.wrap(
+            detail,
+            max(8, width),
+            initial_indent="  ",
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        )
+        lines += [Text(part, style="dim") for part in wrapped]
+    return lines
+
+
+def _stacked_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]] | None, width: int) -> list[Text]:
+    """`servers_lines` for a terminal too narrow for its row (an id of 32 characters at 40-57
+    columns wrapped the header and every row): each server's id alone on a line, never cut, its name
+    under it (broken at spaces), then its type, state, tools and next step joined by " · " (each
+    whole, as many on a line as fit), then its details."""
+    lines = [
+        Text("id"),
+        Text("  name"),
+        Text("  type · " + ("state · tools" if live is not None else "on") + " · next"),
+    ]
+    for line in lines:
+        line.truncate(width, overflow="ellipsis")
+    lines.append(Text("─" * min(width, max(len(str(v["id"])) for v in servers))))
+    for view in servers:
+        enabled = bool(view.get("enabled"))
+        kind = str(view.get("transport"))
+        parts = [_TRANSPORT.get(kind, kind)]
+        reason = ""
+        if live is not None:
+            status = live.get(view["id"])
+            count = status.get("tool_count") if status else None
+            state = _state(status, enabled)
+            state_line, _, reason = state.plain.partition("\n")
+            parts += [state_line, "- tools" if count is None else f"{count} tools"]
+        else:
+            parts.append("on" if enabled else "off")
+        parts.append(f"next: {_step(view)}")
+        lines.append(Text(str(view["id"]), style="bold"))
+        name = textwrap.wrap(str(view.get("name") or ""), max(8, width), initial_indent="  ", subsequent_indent="    ")
+        lines += [Text(part) for part in name]
+        packed = [f"  {parts[0]}"]  # each fact whole: "next: trust" is never broken after its colon
+        for part in parts[1:]:
+            if len(packed[-1]) + 3 + len(part) <= width:
+                packed[-1] += f" · {part}"
+            else:
+                packed.append(f"  {part}")
+        lines += [Text(part) for part in packed]
+        lines += _details(view, reason, width)
     return lines

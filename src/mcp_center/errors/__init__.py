@@ -18,6 +18,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
     │   ├── ImportJsonInvalid        IMPORT_JSON_INVALID       R-1.8: not JSON even leniently (line, column)
+    │   │   └── ImportDuplicateKey   IMPORT_DUPLICATE_KEY      R-1.8: one key twice in an object (`path`)
     │   ├── ImportFormatUnknown      IMPORT_FORMAT_UNKNOWN     R-1.8: no client configuration shape found
     │   ├── ImportFormatMismatch     IMPORT_FORMAT_MISMATCH    R-1.8: the file is not of the format asked for
     │   ├── ImportValuesInvalid      IMPORT_VALUES_INVALID     R-1.8: supplied variable values missing/invalid
@@ -172,6 +173,7 @@ from mcp_center.errors._input import (
     ConfigInvalid,
     ConfirmationRequired,
     ElicitationAnswerInvalid,
+    ImportDuplicateKey,
     ImportFormatMismatch,
     ImportFormatUnknown,
     ImportJsonInvalid,
@@ -259,6 +261,7 @@ __all__ = [
     "HostNotAllowed",
     "HostRequestFailed",
     "ImportConflict",
+    "ImportDuplicateKey",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportInputChanged",

@@ -13,6 +13,7 @@ __all__ = [
     "ConfigInvalid",
     "ConfirmationRequired",
     "ElicitationAnswerInvalid",
+    "ImportDuplicateKey",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportJsonInvalid",
@@ -92,6 +93,17 @@ class ImportJsonInvalid(InvalidInput):
     code = "IMPORT_JSON_INVALID"
 
 
+class ImportDuplicateKey(ImportJsonInvalid):
+    """An import file names one key twice in one object (R-1.8): `{"a": {...}, "a": {...}}`.
+
+    JSON parsers keep the last one, so a server (or a field) would vanish without a word; the file
+    is refused instead and nothing is applied. `details`: `path` (the dotted JSON path of the
+    repeated key, e.g. `mcpServers.a` or `mcpServers.a.command`; array items by index) and `key`.
+    """
+
+    code = "IMPORT_DUPLICATE_KEY"
+
+
 class ImportFormatUnknown(InvalidInput):
     """An import file has no `mcpServers`, `servers` or bare map of servers (R-1.8)."""
 
@@ -117,7 +129,7 @@ class ImportValuesInvalid(InvalidInput):
 
 
 class ImportNothingToApply(InvalidInput):
-    """The confirmed import preview creates no server (every entry was rejected)."""
+    """The confirmed import preview creates no server (every entry is already registered or was rejected)."""
 
     code = "IMPORT_NOTHING_TO_APPLY"
 

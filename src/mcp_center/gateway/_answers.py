@@ -164,7 +164,7 @@ async def accepted(send: Send, session_headers: Sequence[tuple[bytes, bytes]]) -
 
 def listen_gone_as_404(send: Send) -> Send:
     """`send` for a `subscriptions/listen` on `/mcp/{id}` handed to the SDK: when the gateway refused
-    it because the server was deleted meanwhile (`Gateway._check_endpoint`), the SDK answers that
+    it because the server was deleted meanwhile (`Gateway.endpoint_exists`), the SDK answers that
     -32600 with HTTP 400 (its table for the code); this sends it with 404, so that the refusal is
     the one the endpoint gives a listen that arrives after the deletion (`unknown_server`). Any
     other answer passes as it is (a 400 start is held until its body shows which it is)."""

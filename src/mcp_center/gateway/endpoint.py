@@ -590,17 +590,26 @@ class GatewayEndpoint:
     async def _open(
         self, token_id: str, server_id: str | None, message: object, scope: Scope, receive: Receive, send: OneResponse
     ) -> None:
-        """A request without a session id (an `initialize`), within the token's session limit."""
+        """A request without a session id (an `initialize`), within the token's session limit.
+
+        A session on `/mcp/{id}` is registered only if its server is still there then
+        (`Gateway.endpoint_exists`, then no pause): one whose server was deleted after the endpoint
+        let the `initialize` in is ended in the SDK and answered as the endpoint answers after the
+        deletion (404 MCP_SERVER_NOT_FOUND), instead of living until the periodic check (R-8.4)."""
         if self.open_sessions(token_id) >= MAX_SESSIONS_PER_TOKEN:
             logger.warning("gateway.session_limit", extra={"token_id": token_id})
             await self._limit_refusal()(scope, receive, send)
             return
         self._opening[token_id] += 1
         opened: _Session | None = None
+        refused: str | None = None
+        """The SDK's id of a session refused because its server was deleted; its answer is not sent."""
         link = AgentLink(server_id, _declared_capabilities(message), client=_declared_client(message))
 
         async def send_noting_session(message: Message) -> None:
-            nonlocal opened
+            nonlocal opened, refused
+            if refused is not None:
+                return
             if message["type"] == "http.response.start" and opened is None:
                 if message["status"] >= 400:
                     # Refused (a request other than `initialize`, a malformed one): the SDK discards the
@@ -609,10 +618,15 @@ class GatewayEndpoint:
                     message = {**message, "headers": kept}
                 else:
                     for name, value in message.get("headers", []):
-                        if name.lower() == b"mcp-session-id":
-                            opened = _Session(token_id, link, in_flight=1, answer_headers=((b"mcp-session-id", value),))
-                            self._sessions[value.decode("latin-1")] = opened
-                            self._release_opening(token_id)
+                        if name.lower() != b"mcp-session-id":
+                            continue
+                        if server_id is not None and not await self.gateway.endpoint_exists(server_id):
+                            refused = value.decode("latin-1")
+                            return
+                        # No pause from the look to here: a deletion noticed from now on ends this session.
+                        opened = _Session(token_id, link, in_flight=1, answer_headers=((b"mcp-session-id", value),))
+                        self._sessions[value.decode("latin-1")] = opened
+                        self._release_opening(token_id)
             await send(message)
 
         try:
@@ -622,6 +636,11 @@ class GatewayEndpoint:
                 self._release_opening(token_id)
             else:
                 opened.request_done()
+        if refused is not None and server_id is not None:
+            logger.info("gateway.session_server_deleted", extra={"token_id": token_id})
+            await self._terminate(refused, token_id)
+            await self.gateway.session_ended(refused)
+            await unknown_server(server_id)(scope, receive, send)
 
     async def _hand_over(self, scope: Scope, receive: Receive, send: Send, response: OneResponse) -> None:
         """Let the SDK's session manager serve the request.

@@ -464,23 +464,34 @@ class Gateway:
         wanted = params.notifications.model_copy(update={"resource_subscriptions": None})
         return await listening[1](ctx, params.model_copy(update={"notifications": wanted}))
 
-    async def _check_endpoint(self, server_id: str) -> None:
-        """Refuse a listen on `/mcp/{server_id}` whose server is deleted, even when its deletion was
-        noticed after the endpoint let the request in: the store is looked at again, and again while
-        a deletion was noticed during the look, so that when this returns no deletion of the server
-        is both committed before the look and unnoticed by `_endpoint_gone` (R-8.1, R-8.4).
+    async def endpoint_exists(self, server_id: str) -> bool:
+        """Whether `/mcp/{server_id}` still has its server, for something about to be registered
+        there (a listen, a session) that the endpoint let in earlier: the store is looked at again,
+        and again while a deletion was noticed during the look. When this returns True, no deletion of
+        the server is both committed before the look and unnoticed by `_endpoint_gone`: registered
+        without a pause from here, the thing is found and ended by it (R-8.1, R-8.4).
 
         Raises:
-            MCPError: -32600 with `data` `{"code": "MCP_SERVER_NOT_FOUND"}`, the 404 answer of the endpoint.
             StorageError: the store cannot be read.
         """
         while True:
             seen = self._endpoints_gone
             if not await self.center.server_exists(server_id):
-                data = {"code": "MCP_SERVER_NOT_FOUND"}
-                raise MCPError(code=types.INVALID_REQUEST, message=unknown_server_message(server_id), data=data)
+                return False
             if self._endpoints_gone == seen:
-                return
+                return True
+
+    async def _check_endpoint(self, server_id: str) -> None:
+        """Refuse a listen on `/mcp/{server_id}` whose server is deleted, even when its deletion was
+        noticed after the endpoint let the request in (`endpoint_exists`).
+
+        Raises:
+            MCPError: -32600 with `data` `{"code": "MCP_SERVER_NOT_FOUND"}`, the 404 answer of the endpoint.
+            StorageError: the store cannot be read.
+        """
+        if not await self.endpoint_exists(server_id):
+            data = {"code": "MCP_SERVER_NOT_FOUND"}
+            raise MCPError(code=types.INVALID_REQUEST, message=unknown_server_message(server_id), data=data)
 
     def _readiness_changed(self, event: Mapping[str, Any]) -> bool:
         """Track which servers are `ready`; True when this `server.status` event changed that.

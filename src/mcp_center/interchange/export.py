@@ -19,9 +19,12 @@ A plain value holding `${` as text (an argument `${HOME}`, which mcp-center pass
 exported as it is, but Claude Code, Cursor and VS Code expand `${...}` in their files and have no
 escape for it: each such field is listed in `notes` as VALUE_EXPANDED_BY_CLIENT, so the user checks
 it instead of running something other than what they confirmed.
-Not exported (each listed in `notes` as FIELD_NOT_EXPORTED): `cwd`, OAuth settings (the client
-authorizes on its own), disabled tools and tool policies. Keys of the map are display names
-(the id when two servers share a name).
+Not exported (each listed in `notes` as FIELD_NOT_EXPORTED): `cwd` (Claude Code, Cursor and
+Claude Desktop files have none; a key a client does not know may make it refuse the file), OAuth
+settings (the client authorizes on its own), disabled tools and tool policies; nor timeouts and the
+sandbox. Keys of the map are display names (the id when two servers share a name). Importing an
+export again over the same servers is a no-op: the re-import comparison keeps what the file cannot
+carry (`interchange.reimport`, `interchange.plan._as_stored`).
 
 The gateway snippet points the client at `<base URL>/mcp` with
 `Authorization: Bearer ${MCP_CENTER_GATEWAY_TOKEN}`; Claude Desktop, which only starts processes,

@@ -16,10 +16,10 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from mcp_center.errors import ImportJsonInvalid, ImportTooLarge
+from mcp_center.errors import ImportDuplicateKey, ImportJsonInvalid, ImportTooLarge
 
 __all__ = ["MAX_IMPORT_BYTES", "decode_text", "loads_lenient"]
 
@@ -85,8 +85,10 @@ def loads_lenient(text: str) -> Any:
     Args:
         text: The decoded input (see `decode_text`).
     Returns:
-        The parsed value (objects as dicts; a repeated key keeps its last value, like JSON.parse).
+        The parsed value (objects as dicts).
     Raises:
+        ImportDuplicateKey: an object names a key twice (JSON.parse would keep the last one and a
+            server or a field would vanish); `details.path` is its dotted path (`mcpServers.a`).
         ImportJsonInvalid: not JSON even so, or a string holds an unpaired surrogate escape (it could
             not be stored or answered as UTF-8); `details.line`/`details.column` are 1-based and count
             characters, `details.reason` is the parser's reason (never a value from the input).
@@ -94,8 +96,11 @@ def loads_lenient(text: str) -> Any:
     text = text.removeprefix("\ufeff")
     cleaned = _sub_outside_strings(text, _QUOTE_OR_COMMENT, _STRING_BODY_DOTALL, _blank_comment)
     cleaned = _sub_outside_strings(cleaned, _QUOTE_OR_TRAILING_COMMA, _STRING_BODY, _blank_comma)
+    repeated: dict[int, tuple[dict[str, Any], str]] = {}
     try:
-        value = json.loads(cleaned)
+        value = json.loads(cleaned, object_pairs_hook=_noting_repeats(repeated))
+        if repeated:
+            raise _duplicate(value, repeated)
         # An unpaired \uD800-\uDFFF escape parses, but cannot be stored or answered as UTF-8.
         json.dumps(value, ensure_ascii=False).encode("utf-8")
         return value
@@ -117,6 +122,49 @@ def loads_lenient(text: str) -> Any:
         raise ImportJsonInvalid(
             "the file is not valid JSON: a number is out of range", details={"reason": "number out of range"}
         ) from None
+
+
+def _noting_repeats(
+    repeated: dict[int, tuple[dict[str, Any], str]],
+) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """An `object_pairs_hook` that builds each object as `json` does and notes, by the object's
+    `id`, the object and the first key it names twice (the parse goes on: the path is found
+    afterwards). The noted object is kept, so its `id` is not reused by a later one when a
+    repeated key drops it from the value."""
+
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        built = dict(pairs)
+        if len(built) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    repeated[id(built)] = (built, key)
+                    break
+                seen.add(key)
+        return built
+
+    return build
+
+
+def _duplicate(value: Any, repeated: Mapping[int, tuple[dict[str, Any], str]]) -> ImportDuplicateKey:
+    """The refusal of the first repeated key in document order, with its dotted path."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            obj = cast(dict[str, Any], node)
+            if id(obj) in repeated:
+                key = repeated[id(obj)][1]
+                where = ".".join((*path, key))
+                return ImportDuplicateKey(
+                    f"the file names '{where}' twice; a JSON reader would keep only the last one. "
+                    "Remove or rename one of them",
+                    details={"path": where, "key": key},
+                )
+            stack += reversed([(v, (*path, k)) for k, v in obj.items()])
+        elif isinstance(node, list):
+            stack += reversed([(v, (*path, str(i))) for i, v in enumerate(cast(list[Any], node))])
+    raise AssertionError("a repeated key was noted in an object that is not in the value")
 
 
 def _sub_outside_strings(

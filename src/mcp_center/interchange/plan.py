@@ -36,7 +36,6 @@ Decisions (our policy, documented in the README):
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -59,7 +58,8 @@ from mcp_center.interchange.dialects import (
     read_document,
 )
 from mcp_center.interchange.lenient_json import decode_text, loads_lenient
-from mcp_center.interchange.variables import Reference, could_give, find_references, substitute
+from mcp_center.interchange.reimport import NameIndex, differing_fields
+from mcp_center.interchange.variables import Reference, find_references, substitute
 
 __all__ = [
     "MAX_VALUE_CHARS",
@@ -290,8 +290,9 @@ class ImportPlan:
         """Fill every variable and return one create body per planned server, in order.
 
         Args:
-            values: Variable name → supplied value (a string). Wins over `use_defaults`.
-            use_defaults: Names whose file default the user accepted.
+            values: Variable name → supplied value (a string). Wins over `use_defaults`. A name only
+                entries already registered use (`ExistingEntry.variables`) is accepted and ignored.
+            use_defaults: Names whose file default the user accepted (the same rule).
             check_secret: The secret-value rule (see `SecretCheck`).
         Returns:
             Create bodies: the config plus `secret_values` (`env`, `headers`, `bearer_token`).
@@ -342,6 +343,11 @@ class ImportPlan:
 
     def _check_values(self, values: Mapping[str, object], use_defaults: Collection[str]) -> list[FieldError]:
         known = {v.name: v for v in self.variables}
+        # A value for an entry already registered (unchanged or skipped) is not unknown, only unused:
+        # the preview lists its variables, and a script re-importing with the same values works.
+        unused = {name for e in self.existing for name in e.variables} - known.keys()
+        values = {k: v for k, v in values.items() if k not in unused}
+        use_defaults = [name for name in use_defaults if name not in unused]
         errors: list[FieldError] = []
         for name, value in values.items():
             if name not in known:
@@ -417,12 +423,7 @@ def plan_document(
         on_conflict: One of `ON_CONFLICT`.
     """
     taken = set(existing_ids) | set(existing or {})
-    exact: dict[str, str] = {}
-    folded: dict[str, str] = {}
-    for sid, current in (existing or {}).items():
-        name = str(current.get("name", ""))
-        exact.setdefault(_exact_name(name), sid)
-        folded.setdefault(_name_key(name), sid)
+    by_name = NameIndex(existing or {})
     assigned: set[str] = set()
     servers: list[PlannedServer] = []
     rejected: list[RejectedEntry] = []
@@ -437,12 +438,19 @@ def plan_document(
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(draft)))
             continue
         slug = slugify(entry.name)
-        match = _existing_match(entry.name, (exact, folded))
-        differing = _differing_fields(draft.config, existing[match]) if match is not None and existing else ()
+        match = by_name.match(entry.name)
+        differing: tuple[str, ...] = ()
+        secrets = draft.secrets
+        if match is not None and existing:
+            current = existing[match]
+            compared, secrets = _as_stored(draft, current)
+            if by_name.keyed_by_id(entry.name):  # the export's key for one of two servers with one name
+                compared["name"] = current.get("name")
+            differing = differing_fields(compared, current)
         if match is not None and (not differing or on_conflict != "rename"):
             outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
             names = tuple(dict.fromkeys(o.reference.name for o in draft.occurrences))
-            kept: tuple[tuple[SecretKindName, str], ...] = tuple((s.kind, s.key) for s in draft.secrets if s.template)
+            kept: tuple[tuple[SecretKindName, str], ...] = tuple((s.kind, s.key) for s in secrets if s.template)
             known.append(ExistingEntry(entry.name, entry.source, match, outcome, differing, names, kept))
             continue
         server_id, clash = _unique_id(slug, taken, assigned)
@@ -474,52 +482,35 @@ def plan_document(
     )
 
 
-def _existing_match(name: str, names: tuple[Mapping[str, str], Mapping[str, str]]) -> str | None:
-    """The id of the existing server that already has this entry: the same name (exactly, else by
-    `_name_key`), or None. `names`: existing names → id, and their `_name_key`s → id (the first
-    server with each). An id alone is no match: ids derive from names (`slugify` folds case,
-    accents and punctuation), so `GitHub!` is a new server beside `github`, with a `-2` id."""
-    exact, folded = names
-    return exact.get(_exact_name(name), folded.get(_name_key(name)))
+def _as_stored(draft: _Draft, current: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[SecretSlot, ...]]:
+    """The draft's body as the existing server would store it, and the secrets it still has.
 
-
-def _exact_name(name: str) -> str:
-    """A name as text: canonically composed (NFD `Cafe\u0301` is NFC `Café`), trimmed."""
-    return unicodedata.normalize("NFC", name.strip())
-
-
-def _name_key(name: str) -> str:
-    """The form two names that are the same to a reader share: compatibility-normalized (NFKC:
-    full-width `time` is ASCII `time`), then casefolded (`Time` is `time`)."""
-    return unicodedata.normalize("NFKC", name.strip()).casefold()
-
-
-def _differing_fields(planned: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
-    """The fields of a planned create body (no id, no secret values) whose value the existing
-    configuration does not have; a field the body leaves out keeps whatever the server has."""
-    return tuple(
-        key
-        for key, value in planned.items()
-        if key != "id"
-        and not _same(value, current.get(key))
-        and not (key == "name" and _exact_name(str(value)) == _exact_name(str(current.get(key, ""))))
-    )
-
-
-def _same(planned: object, current: object) -> bool:
-    """`current` is what `planned` gives: equal, or, for a text with `${...}`, what some values of
-    its variables would make of it (`--root ${ROOT:-/srv}` is the stored `--root /data`)."""
-    if isinstance(planned, str) and isinstance(current, str):
-        return could_give(planned, current)
-    if isinstance(planned, list) and isinstance(current, list):
-        pairs = zip(cast(list[object], planned), cast(list[object], current), strict=False)
-        return len(cast(list[object], planned)) == len(cast(list[object], current)) and all(
-            _same(a, b) for a, b in pairs
-        )
-    if isinstance(planned, dict) and isinstance(current, dict):
-        mine, theirs = cast(dict[str, object], planned), cast(dict[str, object], current)
-        return mine.keys() == theirs.keys() and all(_same(v, theirs[k]) for k, v in mine.items())
-    return planned == current
+    An env var or header the server keeps in plain text is exported as it is; when its name or
+    value looks like a credential (or it holds `${` as text), the import makes it a secret. Such a
+    slot whose text IS the stored plain value is that plain value again, not a change (and no
+    secret value to report as not updated). A `${VAR}` for a stored plain value is still a change:
+    the file asks for a secret there. The same for a plain `Authorization: Bearer ...` header of a
+    server without managed auth, which the import makes `auth: bearer`."""
+    config = dict(draft.config)
+    kept: list[SecretSlot] = []
+    for slot in draft.secrets:
+        plain_key, secret_key = ("env", "secret_env") if slot.kind == "env" else ("headers", "secret_headers")
+        key = slot.field.removeprefix("headers.") if slot.kind == "bearer" else slot.key
+        stored = current.get(plain_key)
+        value = cast(dict[str, object], stored).get(key) if isinstance(stored, dict) else None
+        if slot.kind == "bearer":
+            plain = isinstance(value, str) and bearer_token_of(value) == slot.template
+            if plain and current.get("auth") == {"kind": "none"}:
+                config.update(auth={"kind": "none"}, headers={**config["headers"], key: value})
+            else:
+                kept.append(slot)
+            continue
+        if value != slot.template:
+            kept.append(slot)
+            continue
+        config[plain_key] = {**config[plain_key], key: slot.template}
+        config[secret_key] = [k for k in config[secret_key] if k != key]
+    return config, tuple(kept)
 
 
 def _unique_id(slug: str, taken: set[str], assigned: set[str]) -> tuple[str, str | None]:

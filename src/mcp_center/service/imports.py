@@ -437,7 +437,9 @@ class Importer:
             if refused is not None:
                 raise refused
             if not planned.servers:
-                raise ImportNothingToApply("the preview creates no server (every entry was rejected)")
+                raise ImportNothingToApply(
+                    "the preview creates no server (every entry is already registered or was rejected)"
+                )
             return planned.resolve(request.values, request.use_defaults, check_secret_value)
 
         created = await self._center.create_servers(plan)

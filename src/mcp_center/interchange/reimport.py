@@ -1,0 +1,107 @@
+"""Re-import: which registered server an import entry is, and which of its fields differ (R-1.8).
+
+`NameIndex` finds the server that already has an entry (by name: exactly, else after Unicode
+normalization and casefolding; an id alone is no match). `differing_fields` compares a planned
+create body with that server's stored configuration: secret values are write-only and never
+compared, and a plain field with a `${...}` matches a stored value some values of its variables
+would give (`variables.could_give`, linear time). `interchange.plan` uses both.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from typing import Any, cast
+
+from mcp_center.interchange.variables import could_give
+
+__all__ = ["NameIndex", "differing_fields"]
+
+
+class NameIndex:
+    """Existing server names → id, exact and folded (the first server with each form).
+
+    Args:
+        existing: Existing server id → its editable configuration (with `name`).
+    """
+
+    def __init__(self, existing: Mapping[str, Mapping[str, Any]]) -> None:
+        self._exact: dict[str, str] = {}
+        self._folded: dict[str, str] = {}
+        names: dict[str, list[str]] = {}
+        for sid, current in existing.items():
+            name = str(current.get("name", ""))
+            self._exact.setdefault(_exact_name(name), sid)
+            self._folded.setdefault(_name_key(name), sid)
+            names.setdefault(name, []).append(sid)
+        self._twins = frozenset(sid for ids in names.values() if len(ids) > 1 for sid in ids)
+
+    def keyed_by_id(self, name: str) -> bool:
+        """`name` is the id of a server that shares its name with another: the key an export
+        (`interchange.export`) gives such a server, so the entry is that server, by id."""
+        return name in self._twins
+
+    def match(self, name: str) -> str | None:
+        """The id of the existing server that already has an entry named `name`: the server
+        `keyed_by_id`, else the same name (exactly, else by `_name_key`), else None. Otherwise an
+        id alone is no match: ids derive from names (`slugify` folds case, accents and
+        punctuation), so `GitHub!` is a new server beside `github`, with a `-2` id."""
+        if self.keyed_by_id(name):
+            return name
+        return self._exact.get(_exact_name(name), self._folded.get(_name_key(name)))
+
+
+def _exact_name(name: str) -> str:
+    """A name as text: canonically composed (NFD `Cafe\u0301` is NFC `Café`), trimmed."""
+    return unicodedata.normalize("NFC", name.strip())
+
+
+def _name_key(name: str) -> str:
+    """The form two names that are the same to a reader share: compatibility-normalized (NFKC:
+    full-width `time` is ASCII `time`), then casefolded (`Time` is `time`)."""
+    return unicodedata.normalize("NFKC", name.strip()).casefold()
+
+
+def differing_fields(planned: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[str, ...]:
+    """The fields of a planned create body (no id, no secret values) whose value the existing
+    configuration does not have. A field the body leaves out keeps whatever the server has, and
+    so does one a client file cannot carry (`_not_carried`)."""
+    return tuple(
+        key
+        for key, value in planned.items()
+        if key != "id"
+        and not _same(value, current.get(key))
+        and not _not_carried(key, value, current)
+        and not (key == "name" and _exact_name(str(value)) == _exact_name(str(current.get(key, ""))))
+    )
+
+
+def _not_carried(key: str, planned: object, current: Mapping[str, Any]) -> bool:
+    """The planned value is what a client file without this setting gives, so it says nothing:
+    - `cwd` None: Claude Code, Cursor and Claude Desktop files have no working directory (the
+      export lists it as FIELD_NOT_EXPORTED rather than write a key a client may refuse);
+    - `auth` none for a stored OAuth server: a client authorizes on its own, its file names no
+      OAuth settings (FIELD_NOT_EXPORTED too). A file's bearer token still differs from OAuth."""
+    if key == "cwd":
+        return planned is None
+    if key == "auth":
+        stored: object = current.get("auth")
+        kind = cast(dict[str, object], stored).get("kind") if isinstance(stored, dict) else None
+        return planned == {"kind": "none"} and kind == "oauth"
+    return False
+
+
+def _same(planned: object, current: object) -> bool:
+    """`current` is what `planned` gives: equal, or, for a text with `${...}`, what some values of
+    its variables would make of it (`--root ${ROOT:-/srv}` is the stored `--root /data`)."""
+    if isinstance(planned, str) and isinstance(current, str):
+        return could_give(planned, current)
+    if isinstance(planned, list) and isinstance(current, list):
+        pairs = zip(cast(list[object], planned), cast(list[object], current), strict=False)
+        return len(cast(list[object], planned)) == len(cast(list[object], current)) and all(
+            _same(a, b) for a, b in pairs
+        )
+    if isinstance(planned, dict) and isinstance(current, dict):
+        mine, theirs = cast(dict[str, object], planned), cast(dict[str, object], current)
+        return mine.keys() == theirs.keys() and all(_same(v, theirs[k]) for k, v in mine.items())
+    return planned == current

@@ -1,0 +1,115 @@
+"""Export then import of the same servers is a no-op: every entry is `unchanged` (R-1.8, R-1.9, issue 16).
+
+One table of servers with every field a user can set, exported in each format and planned again
+over the stored configurations (as `service.imports` does): nothing is created, nothing conflicts.
+What a client file cannot carry (`cwd`, tool policies, disabled tools, timeouts, the sandbox,
+OAuth settings, secret values) keeps what the server has; see `interchange.plan._differing_fields`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_center.config import ServerConfig, parse_server_config
+from mcp_center.interchange import EXPORT_FORMATS, export_servers, plan_document, read_document
+from mcp_center.service.imports import check_secret_value
+from mcp_center.service.records import editable
+
+GATEWAY = "http://127.0.0.1:8765/mcp"
+
+_COMMON: dict[str, Any] = {
+    "disabled_tools": ["drop_table"],
+    "tool_policies": {"read": "allow", "write": "ask", "rm": "deny"},
+    "connect_on_startup": False,
+    "call_timeout_s": 120.0,
+    "startup_timeout_s": 90.0,
+    "max_result_bytes": 4096,
+}
+
+STDIO: list[dict[str, Any]] = [
+    {"id": "bare", "name": "bare", "transport": "stdio", "command": "uvx"},
+    {
+        "id": "full",
+        "name": "Full Stdio",
+        "transport": "stdio",
+        "command": "/usr/bin/node",
+        "args": ["server.js", "--root", "/srv/data", "--mode=ro"],
+        "cwd": "/srv/project",
+        "env": {"LOG_LEVEL": "debug", "EMPTY": "", "PLAIN_API_KEY": "shown-as-plain"},
+        "secret_env": ["GITHUB_TOKEN", "DB_PASSWORD"],
+        "sandbox": {
+            "network": "egress",
+            "memory_mb": 512,
+            "max_processes": 64,
+            "max_open_files": 256,
+            "paths": [{"path": "/srv/project", "writable": True}],
+        },
+        **_COMMON,
+    },
+    {"id": "dollar", "name": "Dollar", "transport": "stdio", "command": "tool", "args": ["${HOME}/x"]},
+]
+REMOTE: list[dict[str, Any]] = [
+    {"id": "remote", "name": "remote", "transport": "streamable_http", "url": "https://remote.example.com/mcp"},
+    {
+        "id": "docs",
+        "name": "Docs",
+        "transport": "streamable_http",
+        "url": "https://docs.example.com/mcp?workspace=acme",
+        "headers": {"X-Workspace": "acme", "X-Team": "core"},
+        "secret_headers": ["X-Api-Key", "Cookie"],
+        "auth": {"kind": "bearer"},
+        **_COMMON,
+    },
+    {
+        "id": "oauthed",
+        "name": "OAuthed",
+        "transport": "streamable_http",
+        "url": "https://oauth.example.com/mcp",
+        "auth": {"kind": "oauth", "client_id": "abc", "scopes": ["read"], "grant": "authorization_code"},
+    },
+    {
+        "id": "legacy",
+        "name": "Legacy SSE",
+        "transport": "sse",
+        "url": "https://legacy.example.com/sse",
+        "headers": {"X-Region": "eu", "X-Plain-Token": "kept-in-plain-text", "X-Template": "${NOT_A_VARIABLE}"},
+        "secret_headers": ["X-Secret"],
+    },
+]
+REMOTE.append(  # kept in plain text, as `--plain Authorization` does; the import would make it auth: bearer
+    {
+        "id": "plain-auth",
+        "name": "Plain Auth",
+        "transport": "streamable_http",
+        "url": "https://plain.example.com/mcp",
+        "headers": {"Authorization": "Bearer plain-token-1"},
+    }
+)
+TWINS: list[dict[str, Any]] = [  # one name, two servers: the export keys them by id
+    {"id": "twin", "name": "Twin", "transport": "stdio", "command": "twin", "args": ["one"]},
+    {"id": "twin-2", "name": "Twin", "transport": "stdio", "command": "twin", "args": ["two"]},
+]
+
+
+def _configs(format: str) -> list[ServerConfig]:
+    bodies = [*STDIO, *TWINS] if format == "claude-desktop" else [*STDIO, *TWINS, *REMOTE]
+    return [parse_server_config(body) for body in bodies]
+
+
+@pytest.mark.parametrize("format", EXPORT_FORMATS)
+def test_every_field_of_every_transport_round_trips_as_unchanged(format: str) -> None:
+    configs = _configs(format)
+    stored = {c.id: {k: v for k, v in editable(c).items() if k != "id"} for c in configs}
+    exported = export_servers(configs, format, GATEWAY)
+    plan = plan_document(
+        read_document(exported.config, format),
+        existing=stored,
+        existing_ids=stored,
+        on_conflict="refuse",
+        check_secret=check_secret_value,
+    )
+    assert plan.rejected == ()
+    assert plan.servers == ()
+    assert {e.server_id: (e.outcome, e.fields) for e in plan.existing} == {c.id: ("unchanged", ()) for c in configs}
