@@ -1,10 +1,9 @@
 """The browser tests' helpers: Debian's chromium as Playwright launches it, fresh browser profiles,
 logging in, and UI steps that each end on a visible outcome (bounded `expect` waits).
 
-Playwright's Python package never downloads a browser here: it launches Debian's
-`/usr/bin/chromium-headless-shell` (installed by `.ci/run`; `scripts/test` refuses to run without
-it), with the flags this machine needs (no sandbox as root, no background networking on a closed
-network).
+Playwright's Python package never downloads a browser here: it launches `/usr/bin/chromium`
+(installed by `.ci/run`; `scripts/test` refuses to run without it) headless, with the flags this
+machine needs (no sandbox as root, no background networking on a closed network).
 """
 
 from __future__ import annotations
@@ -50,12 +49,7 @@ __all__ = [
     "sign_in_on_a_paused_clock",
 ]
 
-CHROMIUM = Path("/usr/bin/chromium-headless-shell")
-"""Debian's chromium-headless-shell: chromium's headless build (the one Playwright itself launches for
-headless runs), without the desktop browser's windows, tab strip and top-chrome WebUI. Full chromium's
-`--headless` draws all of those per browser context and keeps a second page of a context as a hidden
-tab, whose clicks waited ~1.7 s each for animation frames; the shell used a third less CPU over
-tests/web (issue 16)."""
+CHROMIUM = Path("/usr/bin/chromium")
 
 PLAYWRIGHT_DISABLED_FEATURES = (
     "AvoidUnnecessaryBeforeUnloadCheckSync",
@@ -80,13 +74,19 @@ keeps only the last `--disable-features` of its command line, so ours must repea
 this copy with the installed Playwright (tests/web/test_browser_flags.py)."""
 
 UNUSED_FEATURES = (
+    # Chromium 156 draws the address bar's suggestion popup with WebUI: every window, so every browser
+    # context of a test, preloads chrome://omnibox-popup.top-chrome/ (and its AI-mode page) in a
+    # `--type=renderer --top-chrome-webui` process of its own, ~1 s of CPU per test. No test types
+    # into an address bar.
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "WebUIOmniboxFullPopup",
     # A warm renderer kept for the next navigation of the same browser context: each test's context
     # opens one page, so its spare is started and thrown away with the context (~0.07 s per test).
     "SpareRendererForSitePerProcess",
 )
 """Chromium features the browser tests never use and pay for per browser context; turned off (issue 16).
-(Full chromium's omnibox WebUI, turned off here before, is not part of the headless shell; a context
-that opens a page of chromium's own fails tests/web/test_browser_flags.py.)"""
+tests/web/test_browser_flags.py fails when the omnibox WebUI comes back (e.g. a feature renamed)."""
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

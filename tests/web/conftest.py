@@ -38,9 +38,9 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="session")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    """Debian's chromium-headless-shell (`CHROMIUM`). Missing, it fails (never skips) the browser tests."""
+    """Debian's chromium, headless. Missing chromium fails (never skips) the browser tests."""
     if not CHROMIUM.exists():
-        pytest.fail(f"the browser tests need {CHROMIUM}: apt-get install -y chromium-headless-shell")
+        pytest.fail("the browser tests need Debian's chromium at /usr/bin/chromium: apt-get install -y chromium")
     launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
     yield launched
     launched.close()

@@ -1,6 +1,6 @@
 """Chromium's flags for the browser tests (tests/support/browser.py): Playwright's own disabled
-features survive our `--disable-features` switch, and a browser context opens no page of chromium's
-own (full chromium's omnibox popup renderers cost about half of its CPU per test; issue 16)."""
+features survive our `--disable-features` switch, and a browser context opens no WebUI of chromium's
+own window (the omnibox popup renderers cost about half of chromium's CPU per test; issue 16)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def test_our_disable_features_switch_repeats_every_feature_playwright_disables()
 
 @pytest.mark.browser
 def test_a_browser_context_opens_only_its_page_and_no_webui_of_chromium_s_own(browser: Browser) -> None:
-    """A new context opens only the test's page: no chrome:// WebUI (full chromium's omnibox popup
-    was one renderer per context) and no other target (a chromium that adds one per context fails here)."""
+    """A new context's window preloads no chrome:// WebUI (the omnibox popup, one renderer per
+    context) when its UNUSED_FEATURES are off; a renamed feature in a newer chromium fails here."""
     cdp = browser.new_browser_cdp_session()
     context = browser.new_context()
     try:
