@@ -61,20 +61,18 @@ LONG_FIRST: tuple[str, ...] = (
     "tests/e2e/test_database_cli.py::test_serve_refuses_an_unreachable_database_with_exit_10_and_creates_nothin",  # 7 s
     "tests/api/test_no_secret_leak.py::test_planted_secrets_appear_in_no_response_log_record_or_data_file",  # 6 s
     "tests/runtime/test_stdio_faults.py::test_a_ten_megabyte_result_is_truncated_and_marked",  # 6 s
-    # browser tests (they run after all the others; measured with -n 2 and one shared serve per worker,
-    # tests/support/shared_host.py): 36 s, 21 s, 18 s, 18 s, 17 s, 15 s, 14 s, 10-13 s each...
-    "tests/web/test_layout.py::test_screenshots_of_the_main_screens",
-    "tests/web/test_approvals_and_cards.py::test_a_question_interrupted_by_a_restart",
-    "tests/web/test_server_flow.py::test_a_stdio_server_from_the_uvx_template",
-    "tests/web/test_hostile_server_ui.py",
-    "tests/web/test_editor.py::test_two_pages_editing_one_server_get_a_conflict",
-    "tests/web/test_approvals_and_cards.py::test_a_tool_policy_is_set_from_the_tools_tab",
-    "tests/web/test_debugger.py",
-    "tests/web/test_layout.py::test_the_main_screens_fit_a_400_px_window",
-    "tests/web/test_authorization.py::test_authorize_opens_a_window_at_the_shown_issuer",
-    "tests/web/test_prompts_and_resources.py::test_a_real_servers_embedded_binary",
-    "tests/web/test_live_updates.py::test_the_page_polls_while_the_stream_fails",
-    "tests/web/test_approvals_and_cards.py",
+    # browser tests (they run after all the others), longest first: call plus setup in one `-n 2 tests/web`
+    # run beside another (both slowed alike) at 54a9d7a; a module's line is its longest tests
+    "tests/web/test_layout.py::test_screenshots_of_the_main_screens",  # 36 s (an own serve: 13 s setup)
+    "tests/web/test_debugger.py::test_after_enable_the_step_card_follows_the_live_state_at_once",  # 29 s
+    "tests/web/test_hostile_server_ui.py",  # 22 s, 15 s, 10 s
+    "tests/web/test_authorization.py::test_authorize_opens_a_window_at_the_shown_issuer",  # 15 s
+    "tests/web/test_server_flow.py::test_a_stdio_server_from_the_uvx_template",  # 15 s
+    "tests/web/test_approvals_and_cards.py",  # 14 s, 13 s, 13 s, 11 s, 10 s
+    "tests/web/test_layout.py::test_the_main_screens_fit_a_400_px_window",  # 13 s
+    "tests/web/test_debugger.py",  # 11-15 s with setup (server-everything)
+    "tests/web/test_secrets.py::test_a_planted_secret_never_reaches_the_page",  # 12 s
+    "tests/web/test_server_flow.py",  # 11 s, 11 s
 )
 """Node-id prefixes of the long tests, longest first; a test matches its first prefix."""
 

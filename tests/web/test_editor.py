@@ -9,7 +9,7 @@ import json
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.support.browser import add_from_template, open_server, sign_in
+from tests.support.browser import add_from_template, new_window, open_server, sign_in
 from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
@@ -107,7 +107,8 @@ def test_two_pages_editing_one_server_get_a_conflict_with_a_reload_option_not_an
         "/api/mcp/servers", json={"name": "Shared", "transport": "streamable_http", "url": "https://a.example/mcp"}
     )
     assert created.status_code == 201, created.text
-    first, second = context.new_page(), context.new_page()
+    first = context.new_page()
+    second = new_window(first)  # both drawn: a background tab's clicks wait for frames (new_window)
     sign_in(first)
     second.goto("/")
     for page in (first, second):

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, Response, expect
 
-from tests.support.browser import NO_HORIZONTAL_SCROLL, press_like_a_person, sign_in
+from tests.support.browser import NO_HORIZONTAL_SCROLL, new_window, press_like_a_person, sign_in
 from tests.support.http import Background, pending_card
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
@@ -224,7 +224,7 @@ def test_a_card_answered_in_another_tab_and_a_question_of_a_deleted_server_are_t
 ) -> None:
     sid = add_ready_on_host(host, hostile_body())["id"]
     sign_in(page)
-    stale = context.new_page()
+    stale = new_window(page)  # both drawn: a background tab's clicks wait for frames (new_window)
     stale.route("**/api/events*", lambda route: route.abort())  # this tab never hears of the answer
     call = Background(lambda: host.client.post(f"/api/tools/mcp__{sid}__result/call", json={"arguments": {"a": "1"}}))
     asked = Background(lambda: host.client.post(f"/api/mcp/servers/{sid}/tools/elicit/call", json={"arguments": {}}))
