@@ -23,7 +23,9 @@ import pytest
 
 from mcp_center.api.security import MAX_BODY_BYTES
 from mcp_center.gateway import wire
+from mcp_center.gateway._answers import bad_meta_refusal, bad_request_id, bad_version
 from mcp_center.gateway.endpoint import GatewayEndpoint
+from mcp_center.gateway.fastpath import is_direct_lean, is_lean
 from mcp_center.gateway.refusals import DUPLICATED, refuses_afresh, sdk_refuses
 from tests.servers.protocol_upstream import make_protocol_server
 from tests.support.composed import composed_host
@@ -150,6 +152,7 @@ MODERN_CASES: list[tuple[str, Any, Headers]] = [
     ("Mcp-Method twice", _request("tools/list", {}), [*_modern("tools/list"), ("Mcp-Method", "ping")]),
     ("params not an object", {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1]}, _modern("tools/list")),
     ("unknown method", _request("tools/frobnicate", {}), _modern("tools/frobnicate")),
+    ("method a list", {**_request("tools/list", {}), "method": ["tools/list"]}, _modern("tools/list")),
     ("id a fraction", {**_request("tools/list", {}), "id": 1.5}, _modern("tools/list")),
     ("id null", {**_request("tools/list", {}), "id": None}, _modern("tools/list")),
     ("id a boolean", {**_request("tools/list", {}), "id": True}, _modern("tools/list")),
@@ -575,3 +578,39 @@ async def test_cached_sdk_verdicts_are_the_ladders_own() -> None:
                 if sdk_refuses(asked_headers, asked, modern=True) != expected[name]:
                     wrong.append(f"{name} ({'after' if order[0] is first else 'before'} {what})")
     assert not wrong, wrong
+
+
+def _direct_table() -> list[dict[str, Any]]:
+    """Bodies around the endpoint's checks: good ones of each kind and one change at a time."""
+    call = _request("tools/call", ADD)
+    listing = _request("tools/list", {})
+    params = call["params"]
+    odd: list[Any] = [None, True, False, 1, 1.5, -3, "7", "", [], [1], {}, {"a": 1}]
+    table: list[dict[str, Any]] = [call, listing, _request("ping", {}), _request("prompts/get", PROMPT)]
+    table += [{k: v for k, v in call.items() if k != key} for key in call]  # each member missing
+    for value in odd:
+        table += [{**call, "jsonrpc": value}, {**call, "id": value}, {**call, "method": value}]
+        table += [{**call, "params": value}, {**listing, "params": {"cursor": value, "_meta": ENVELOPE}}]
+        table += [{**call, "params": {**params, "_meta": value}}, {**call, "params": {**params, "name": value}}]
+        table += [{**call, "params": {**params, "arguments": value}}]
+        table += [{**call, "params": {**params, "_meta": {**ENVELOPE, "progressToken": value}}}]
+    table += [{**call, "params": {"name": "mcp__proto__add"}}, {**listing, "params": {}}, {**listing, "params": None}]
+    return table
+
+
+async def test_the_direct_routes_one_pass_is_the_endpoints_chain_of_checks() -> None:
+    """`is_direct_lean` (the direct route's one pass) takes exactly the bodies that `__call__`'s checks
+    (`bad_version`, `bad_request_id`, `bad_meta_refusal`) let through and `is_lean` takes."""
+    table = _direct_table()
+    different: list[str] = []
+    for message in table:
+        chain = (
+            not bad_version(message)
+            and not bad_request_id(message)
+            and bad_meta_refusal(message, modern=True) is None
+            and is_lean(message)
+        )
+        if is_direct_lean(message) != chain:
+            different.append(f"{message}: one pass {not chain}, chain {chain}")
+    assert not different, "\n".join(different)
+    assert sum(map(is_direct_lean, table)) >= 10  # the good ones and the harmless changes are taken
