@@ -518,8 +518,8 @@ class LeanPath:
         request_id = request.message["id"]
         modern = request.modern
         link = request.link
-        meta = params.get("_meta")
-        meta = cast(dict[str, Any], meta) if isinstance(meta, dict) else {}
+        given: dict[str, Any] | None = params.get("_meta")  # parsed JSON: checked exactly, no cast call
+        meta = given if type(given) is dict else {}
         token = meta.get("progressToken")
         progress: ProgressFnT | None = None
         if token is not None:
