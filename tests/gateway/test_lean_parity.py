@@ -10,6 +10,7 @@ an `mcp-session-id` header came with it.
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -22,7 +23,10 @@ import pytest
 
 from mcp_center.api.security import MAX_BODY_BYTES
 from mcp_center.gateway import wire
+from mcp_center.gateway._answers import bad_meta_refusal, bad_request_id, bad_version
 from mcp_center.gateway.endpoint import GatewayEndpoint
+from mcp_center.gateway.fastpath import is_direct_lean, is_lean
+from mcp_center.gateway.refusals import DUPLICATED, refuses_afresh, sdk_refuses
 from tests.servers.protocol_upstream import make_protocol_server
 from tests.support.composed import composed_host
 from tests.support.gateway import SESSION_INITIALIZE, spy_direct_takes
@@ -148,6 +152,7 @@ MODERN_CASES: list[tuple[str, Any, Headers]] = [
     ("Mcp-Method twice", _request("tools/list", {}), [*_modern("tools/list"), ("Mcp-Method", "ping")]),
     ("params not an object", {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1]}, _modern("tools/list")),
     ("unknown method", _request("tools/frobnicate", {}), _modern("tools/frobnicate")),
+    ("method a list", {**_request("tools/list", {}), "method": ["tools/list"]}, _modern("tools/list")),
     ("id a fraction", {**_request("tools/list", {}), "id": 1.5}, _modern("tools/list")),
     ("id null", {**_request("tools/list", {}), "id": None}, _modern("tools/list")),
     ("id a boolean", {**_request("tools/list", {}), "id": True}, _modern("tools/list")),
@@ -493,3 +498,119 @@ async def test_a_listing_the_lean_path_hands_over_is_scoped_too(host: Host) -> N
     assert answer.status_code == 200, answer.text
     names = {tool["name"] for tool in _body(answer)["result"]["tools"]}
     assert {"add", "hold", "region"} <= names and not any(n.startswith("mcp__") for n in names), names
+
+
+def _verdict_table() -> list[tuple[str, dict[bytes, str], dict[str, Any]]]:
+    """A good 2026-07-28 tools/call (headers as `read_headers` reads them, body) and variations, each
+    changing one thing a rule reads (or nothing a rule reads: id, arguments, clientInfo)."""
+    head = {
+        b"accept": ACCEPT,
+        b"content-type": "application/json",
+        b"mcp-protocol-version": MODERN,
+        b"mcp-method": "tools/call",
+        b"mcp-name": "mcp__proto__add",
+    }
+    good = _request("tools/call", ADD)
+    params = good["params"]
+    meta = params["_meta"]
+    encoded = "=?base64?" + base64.b64encode(b"mcp__proto__add").decode() + "?="
+    return [
+        ("good", head, good),
+        ("another id and arguments", head, {**good, "id": 99, "params": {**params, "arguments": {"a": 5}}}),
+        ("no clientInfo", head, {**good, "params": {**params, "_meta": NO_CLIENT}}),
+        ("Accept JSON only", {**head, b"accept": "application/json"}, good),
+        ("Accept missing", {k: v for k, v in head.items() if k != b"accept"}, good),
+        ("Content-Type text", {**head, b"content-type": "text/plain"}, good),
+        ("Content-Type missing", {k: v for k, v in head.items() if k != b"content-type"}, good),
+        ("Mcp-Method twice", {**head, DUPLICATED: "mcp-method"}, good),
+        ("version header 2025-11-25", {**head, b"mcp-protocol-version": "2025-11-25"}, good),
+        ("version header missing", {k: v for k, v in head.items() if k != b"mcp-protocol-version"}, good),
+        ("Mcp-Method differs", {**head, b"mcp-method": "tools/list"}, good),
+        ("Mcp-Method missing", {k: v for k, v in head.items() if k != b"mcp-method"}, good),
+        ("Mcp-Name differs", {**head, b"mcp-name": "other"}, good),
+        ("Mcp-Name missing", {k: v for k, v in head.items() if k != b"mcp-name"}, good),
+        ("Mcp-Name base64 of the name", {**head, b"mcp-name": encoded}, good),
+        ("method prompts/get", {**head, b"mcp-method": "prompts/get"}, {**good, "method": "prompts/get"}),
+        ("method ping", {**head, b"mcp-method": "ping"}, {**good, "method": "ping"}),
+        ("body name differs", head, {**good, "params": {**params, "name": "other"}}),
+        ("body name missing", head, {**good, "params": {"arguments": {}, "_meta": meta}}),
+        (
+            "envelope version differs",
+            head,
+            {**good, "params": {**params, "_meta": {**meta, VERSION_KEY: "2025-11-25"}}},
+        ),
+        ("envelope version unknown", {**head, b"mcp-protocol-version": "2099-01-01"}, _versioned(good, "2099-01-01")),
+        ("envelope without capabilities", head, {**good, "params": {**params, "_meta": NO_CAPS}}),
+        ("envelope without version", head, {**good, "params": {**params, "_meta": NO_VERSION}}),
+        ("envelope version a number", head, {**good, "params": {**params, "_meta": {**meta, VERSION_KEY: 2026}}}),
+        ("_meta a list", head, {**good, "params": {**params, "_meta": [1]}}),
+        ("_meta missing", head, {**good, "params": {**ADD}}),
+        ("params a list", head, {**good, "params": [1]}),
+        ("body name a number", head, {**good, "params": {**params, "name": 7}}),
+    ]
+
+
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+NO_CLIENT = {k: v for k, v in ENVELOPE.items() if not k.endswith("clientInfo")}
+
+
+def _versioned(message: dict[str, Any], version: str) -> dict[str, Any]:
+    params = message["params"]
+    return {**message, "params": {**params, "_meta": {**params["_meta"], VERSION_KEY: version}}}
+
+
+async def test_cached_sdk_verdicts_are_the_ladders_own() -> None:
+    """`sdk_refuses` keeps a 2026-07-28 request's verdict by what its rules read; each variation, asked
+    right after the good request and right before it, gets the verdict of the SDK's rules run afresh
+    (`refuses_afresh`: `classify_inbound_request` and the transport's header rules). Two inputs that
+    shared a key but not a verdict would fail one of the two orders."""
+    table = _verdict_table()
+    _, good_headers, good = table[0]
+    expected = {what: refuses_afresh(headers, message, modern=True) for what, headers, message in table}
+    served = {"good", "another id and arguments", "no clientInfo", "Mcp-Name base64 of the name"}
+    served |= {"method prompts/get", "body name missing"}  # the name matches / no name to compare
+    assert {what for what, refused in expected.items() if not refused} == served  # the others are refused
+    wrong: list[str] = []
+    for what, headers, message in table:
+        row, first = (what, headers, message), ("good", good_headers, good)
+        for order in ((first, row), (row, first)):
+            for name, asked_headers, asked in order:
+                if sdk_refuses(asked_headers, asked, modern=True) != expected[name]:
+                    wrong.append(f"{name} ({'after' if order[0] is first else 'before'} {what})")
+    assert not wrong, wrong
+
+
+def _direct_table() -> list[dict[str, Any]]:
+    """Bodies around the endpoint's checks: good ones of each kind and one change at a time."""
+    call = _request("tools/call", ADD)
+    listing = _request("tools/list", {})
+    params = call["params"]
+    odd: list[Any] = [None, True, False, 1, 1.5, -3, "7", "", [], [1], {}, {"a": 1}]
+    table: list[dict[str, Any]] = [call, listing, _request("ping", {}), _request("prompts/get", PROMPT)]
+    table += [{k: v for k, v in call.items() if k != key} for key in call]  # each member missing
+    for value in odd:
+        table += [{**call, "jsonrpc": value}, {**call, "id": value}, {**call, "method": value}]
+        table += [{**call, "params": value}, {**listing, "params": {"cursor": value, "_meta": ENVELOPE}}]
+        table += [{**call, "params": {**params, "_meta": value}}, {**call, "params": {**params, "name": value}}]
+        table += [{**call, "params": {**params, "arguments": value}}]
+        table += [{**call, "params": {**params, "_meta": {**ENVELOPE, "progressToken": value}}}]
+    table += [{**call, "params": {"name": "mcp__proto__add"}}, {**listing, "params": {}}, {**listing, "params": None}]
+    return table
+
+
+async def test_the_direct_routes_one_pass_is_the_endpoints_chain_of_checks() -> None:
+    """`is_direct_lean` (the direct route's one pass) takes exactly the bodies that `__call__`'s checks
+    (`bad_version`, `bad_request_id`, `bad_meta_refusal`) let through and `is_lean` takes."""
+    table = _direct_table()
+    different: list[str] = []
+    for message in table:
+        chain = (
+            not bad_version(message)
+            and not bad_request_id(message)
+            and bad_meta_refusal(message, modern=True) is None
+            and is_lean(message)
+        )
+        if is_direct_lean(message) != chain:
+            different.append(f"{message}: one pass {not chain}, chain {chain}")
+    assert not different, "\n".join(different)
+    assert sum(map(is_direct_lean, table)) >= 10  # the good ones and the harmless changes are taken

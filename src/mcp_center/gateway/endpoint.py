@@ -64,6 +64,7 @@ from mcp_center.gateway.fastpath import (
     AgentLink,
     LeanPath,
     LeanRequest,
+    is_direct_lean,
     is_lean,
     is_modern,
 )
@@ -407,17 +408,11 @@ class GatewayEndpoint:
         if named is None:
             return None
         try:
-            message = orjson.loads(body)
+            message: dict[str, Any] | None = orjson.loads(body)  # checked exactly below
         except orjson.JSONDecodeError:
             return None
-        if (
-            not is_object(message)
-            or bad_version(message)
-            or bad_request_id(message)
-            or bad_meta_refusal(message, modern=True) is not None
-            or not self._modern_lean(found, message)
-        ):
-            return None
+        if type(message) is not dict or not is_direct_lean(message) or sdk_refuses(found, message, modern=True):
+            return None  # `__call__`'s checks (bad_version ... _modern_lean) in one pass
         lean = self._modern_lean_request(message, None, named, headers)
         token_id = named[0]
         return lambda receive, send: self._serve_direct(arrival, token_id, lean, receive, send)
@@ -725,13 +720,11 @@ def _declared_client(message: object) -> dict[str, Any] | None:
 def _modern_client(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The capabilities (`{}` without them) and `clientInfo` (None without one) a 2026-07-28 request
     carries in its `_meta`, read in one pass (issue 12)."""
-    params = message.get("params")
-    meta = params.get("_meta") if is_object(params) else None
-    if not is_object(meta):
+    # Declared types checked exactly (parsed JSON has no subclasses): no guard call per value.
+    params: dict[str, Any] | None = message.get("params")
+    meta: dict[str, Any] | None = params.get("_meta") if type(params) is dict else None
+    if type(meta) is not dict:
         return {}, None
-    caps = meta.get(types.CLIENT_CAPABILITIES_META_KEY)
-    info = meta.get(types.CLIENT_INFO_META_KEY)
-    return (
-        cast(dict[str, Any], caps) if is_object(caps) else {},
-        cast(dict[str, Any], info) if is_object(info) else None,
-    )
+    caps: dict[str, Any] | None = meta.get(types.CLIENT_CAPABILITIES_META_KEY)
+    info: dict[str, Any] | None = meta.get(types.CLIENT_INFO_META_KEY)
+    return (caps if type(caps) is dict else {}, info if type(info) is dict else None)

@@ -27,7 +27,13 @@ annotations needs the tool's schema, so the lean path runs it itself, with the S
 (`fastpath.LeanPath._param_rejection`, `validate_mcp_param_headers`), answering its -32020 as the SDK does.
 
 Cost: a few string operations and dictionary look-ups per request; the `Accept` and
-`Content-Type` verdicts are cached per header value (clients send the same ones every time).
+`Content-Type` verdicts are cached per header value (clients send the same ones every time). A
+2026-07-28 request's whole verdict is cached by what the rules above read of it (`_modern_key`:
+the headers they look at, the method, the envelope's protocol version as a string, whether it
+carries capabilities, and the `name`/`uri` the `Mcp-Name` rule compares): an agent's calls differ
+in their id and arguments, which no rule reads, so the ladder runs once per tool and header set
+(issue 12). A request whose verdict inputs are anything else (no `_meta` object, a non-string
+version, name or method) is decided afresh every time.
 """
 
 from __future__ import annotations
@@ -40,12 +46,14 @@ from mcp.shared.inbound import (
     MCP_METHOD_HEADER,
     MCP_NAME_HEADER,
     MCP_PROTOCOL_VERSION_HEADER,
+    NAME_BEARING_METHODS,
     InboundLadderRejection,
     classify_inbound_request,
 )
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types.methods import CLIENT_REQUESTS
 
-__all__ = ["DUPLICATED", "READ_HEADERS", "read_headers", "sdk_refuses"]
+__all__ = ["DUPLICATED", "READ_HEADERS", "read_headers", "refuses_afresh", "sdk_refuses"]
 
 _ROUTING = frozenset({b"mcp-protocol-version", b"mcp-method", b"mcp-name"})
 READ_HEADERS = frozenset({b"authorization", b"mcp-session-id", b"accept", b"content-type", *_ROUTING})
@@ -97,8 +105,64 @@ def sdk_refuses(headers: Mapping[bytes, str], message: Mapping[str, Any], *, mod
         message: The request's decoded JSON-RPC object (already checked to be a lean request).
         modern: A sessionless 2026-07-28 request (else a request in a 2025-11-25-era session).
     Returns:
-        True: hand the request to the SDK, which answers its own refusal (R-8.1, issue 12).
+        True: hand the request to the SDK, which answers its own refusal (R-8.1, issue 12). For a
+        2026-07-28 request, the verdict of an earlier request with the same `_modern_key` (its
+        rules read nothing else), computed by `refuses_afresh` the first time.
     """
+    if not modern:
+        if not _accepts_json_and_sse(headers.get(b"accept", "")):
+            return True
+        return not _legacy_content_type(headers.get(b"content-type") or "")
+    key = _modern_key(headers, message)
+    if key is None:
+        return refuses_afresh(headers, message, modern=True)
+    verdict = _MODERN_VERDICTS.get(key)
+    if verdict is None:
+        if len(_MODERN_VERDICTS) >= _MAX_VERDICTS:
+            _MODERN_VERDICTS.clear()  # many tools or header sets: start over (recomputing is cheap)
+        verdict = _MODERN_VERDICTS[key] = refuses_afresh(headers, message, modern=True)
+    return verdict
+
+
+_MAX_VERDICTS = 1024
+_MODERN_VERDICTS: dict[tuple[str | bool | None, ...], bool] = {}
+"""`sdk_refuses`'s 2026-07-28 verdicts by `_modern_key` (bounded: cleared when full)."""
+
+
+def _modern_key(headers: Mapping[bytes, str], message: Mapping[str, Any]) -> tuple[str | bool | None, ...] | None:
+    """Everything the 2026-07-28 rules read of a request (see `refuses_afresh` and the SDK's
+    `classify_inbound_request`), as a hashable key; None when a value it reads is not a plain
+    string (or the `_meta` not an object), so that no odd input shares a verdict."""
+    # Declared types, checked exactly at run time (`type(...) is`): no call per check (issue 12).
+    method: str | None = message.get("method")
+    params: dict[str, Any] | None = message.get("params")
+    if type(method) is not str or type(params) is not dict:
+        return None
+    meta: dict[str, Any] | None = params.get("_meta")
+    if type(meta) is not dict:
+        return None
+    version = meta.get(PROTOCOL_VERSION_META_KEY)
+    name_key = NAME_BEARING_METHODS.get(method)
+    name = params.get(name_key) if name_key is not None else None
+    if type(version) is not str or (name is not None and type(name) is not str):
+        return None
+    return (
+        headers.get(b"accept"),
+        headers.get(b"content-type"),
+        headers.get(DUPLICATED),
+        headers.get(b"mcp-protocol-version"),
+        headers.get(b"mcp-method"),
+        headers.get(b"mcp-name"),
+        method,
+        version,
+        CLIENT_CAPABILITIES_META_KEY in meta,
+        name,
+    )
+
+
+def refuses_afresh(headers: Mapping[bytes, str], message: Mapping[str, Any], *, modern: bool) -> bool:
+    """`sdk_refuses` without its cache: every rule run on this request (the reference its cached
+    verdicts are tested against, and the way for requests `_modern_key` does not key)."""
     if not _accepts_json_and_sse(headers.get(b"accept", "")):
         return True
     content_type = headers.get(b"content-type")

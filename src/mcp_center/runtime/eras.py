@@ -122,7 +122,8 @@ def capabilities_of(elicitation: bool, sampling: bool, roots: bool) -> dict[str,
 
 def modern_envelope(params: dict[str, Any], client_info: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
     """`params` with the 2026-07-28 `_meta` keys (version, client info, capabilities) added."""
-    meta = dict(cast(dict[str, Any], params.get("_meta") or {}))
+    given: dict[str, Any] = params.get("_meta") or {}
+    meta = dict(given)
     meta[types.PROTOCOL_VERSION_META_KEY] = MODERN_VERSION
     meta[types.CLIENT_INFO_META_KEY] = client_info
     meta[types.CLIENT_CAPABILITIES_META_KEY] = caps
@@ -174,12 +175,12 @@ def modern_headers(method: str, name: str | None) -> dict[str, str]:
 def session_shaped(result: dict[str, Any]) -> dict[str, Any]:
     """A 2026-07-28 result as the session would have answered it: without `resultType` and the
     server's identity in `_meta` (the gateway speaks for itself to the agent)."""
-    meta: object = result.get("_meta")
-    if "resultType" not in result and not (isinstance(meta, dict) and types.SERVER_INFO_META_KEY in meta):
+    meta: dict[str, Any] | None = result.get("_meta")  # checked exactly below (parsed JSON)
+    if "resultType" not in result and not (type(meta) is dict and types.SERVER_INFO_META_KEY in meta):
         return result
     shaped = {key: value for key, value in result.items() if key != "resultType"}
-    if isinstance(meta, dict):
-        rest = {k: v for k, v in cast(dict[str, Any], meta).items() if k != types.SERVER_INFO_META_KEY}
+    if type(meta) is dict:
+        rest = {k: v for k, v in meta.items() if k != types.SERVER_INFO_META_KEY}
         if rest:
             shaped["_meta"] = rest
         else:

@@ -272,7 +272,8 @@ class RawForwarder:
         request_id = f"mcpc-{next(_IDS)}"
         out = dict(params)
         if progress is not None:
-            out["_meta"] = {**cast(dict[str, Any], out.get("_meta") or {}), "progressToken": request_id}
+            given: dict[str, Any] = out.get("_meta") or {}
+            out["_meta"] = {**given, "progressToken": request_id}
         hooks = self._hooks
         caps = eras.capabilities_of(
             hooks.elicitation_callback is not None,
@@ -448,14 +449,14 @@ class RawForwarder:
                     if not data.strip():
                         continue  # a priming event
                     try:
-                        parsed: object = orjson.loads(data)
+                        parsed: dict[str, Any] | None = orjson.loads(data)  # checked exactly below
                     except orjson.JSONDecodeError:
                         logger.info("server.bad_sse_message")
                         continue
-                    if not isinstance(parsed, dict):
+                    if type(parsed) is not dict:
                         continue
                     stream.messages += 1
-                    message = self._incoming(cast(dict[str, Any], parsed), len(data))
+                    message = self._incoming(parsed, len(data))
                     if message.get("id") == request_id and "method" not in message:
                         if drain:
                             await _drain(chunks)
@@ -464,11 +465,11 @@ class RawForwarder:
             return None
         data = await response.aread(MAX_MESSAGE_BYTES)
         try:
-            parsed = orjson.loads(data) if data else None
+            answer: dict[str, Any] | None = orjson.loads(data) if data else None  # checked exactly below
         except orjson.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, dict) and ("result" in parsed or "error" in parsed):
-            return self._incoming(cast(dict[str, Any], parsed), len(data))
+            answer = None
+        if type(answer) is dict and ("result" in answer or "error" in answer):
+            return self._incoming(answer, len(data))
         if status == 202:
             raise MCPError(code=types.INTERNAL_ERROR, message="the server accepted a request without answering it")
         raise MCPError(code=types.INTERNAL_ERROR, message=f"Server returned an error response (HTTP {status})")
@@ -718,8 +719,8 @@ def _result(message: dict[str, Any]) -> dict[str, Any]:
             message=str(error.get("message", "")),
             data=error.get("data"),
         )
-    result = message.get("result")
-    return cast(dict[str, Any], result) if isinstance(result, dict) else {}
+    result: dict[str, Any] | None = message.get("result")
+    return result if type(result) is dict else {}  # parsed JSON: exact types, no cast call (issue 12)
 
 
 def _transport_error(exc: Http1Error) -> httpx2.TransportError:

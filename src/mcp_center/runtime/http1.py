@@ -327,7 +327,7 @@ class Http1Client:
         Raises:
             Http1Error: the exchange failed (the connection is closed).
         """
-        extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        extra = "".join([f"{k}: {v}\r\n" for k, v in headers.items()])  # a list: no generator resume per header
         head = f"{method} {self._target} HTTP/1.1\r\n{self._fixed}{extra}content-length: {len(body)}\r\n\r\n"
         payload = head.encode("latin-1") + body
         connection = self._reusable()
