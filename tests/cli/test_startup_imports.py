@@ -23,6 +23,7 @@ import pytest
 import mcp_center.config
 import mcp_center.gateway
 import mcp_center.interchange
+import mcp_center.service
 import mcp_center.store
 import mcp_center.transports
 from mcp_center.errors import StorageError
@@ -186,6 +187,30 @@ def test_a_verb_that_asks_the_running_host_over_rest_imports_no_sdk_web_stack_or
     assert heavy == []
 
 
+STORE_ONLY = tuple(name for name in HEAVY if name not in ("mcp_center.service", "mcp_center.config.servers"))
+"""What a verb that opens the store but not the host must not import: the store reads the configuration
+models, and the verb imports its one module of `service` (the package's names load lazily)."""
+
+
+def test_a_gateway_token_verb_opens_the_store_without_the_host_the_sdk_or_the_web_stack(tmp_path: Path) -> None:
+    # `gateway token create/list/revoke` build `GatewayTokens` on the store: importing the service
+    # package's facade with it (the runtime, the MCP SDK, about 1.5 s of CPU) was a regression of
+    # every such process, e.g. a revoke from a script (issue 16).
+    data = tmp_path / "data"
+    env = {"MCP_CENTER_DATA_DIR": str(data)}
+    exit_code, _, stdout = heavy_imports(tmp_path, "gateway", "token", "create", "ci", env=env)
+    assert exit_code == 0
+    assert stdout.startswith("mcpg_")  # the new token, printed once
+    report = tmp_path / "modules.json"
+    exit_code, _, stdout = heavy_imports(tmp_path, "gateway", "token", "list", env=env)
+    assert exit_code == 0
+    assert "ci" in stdout  # it did open the store and read the token
+    modules: list[str] = json.loads(report.read_text())["modules"]
+    assert "mcp_center.service.gateway_tokens" in modules
+    assert [name for name in STORE_ONLY if name in modules] == []
+    assert "mcp_center.service.center" not in modules
+
+
 def test_the_stdio_bridge_starts_without_the_host_the_service_or_the_web_stack(tmp_path: Path) -> None:
     # `gateway --stdio` is a process an MCP client starts per session: it needs the SDK's client
     # (which brings starlette and uvicorn), never the gateway's endpoint and server, the service,
@@ -301,7 +326,15 @@ def test_serve_builds_the_host_and_its_openapi_without_pydantic_v1(tmp_path: Pat
 
 
 @pytest.mark.parametrize(
-    "package", [mcp_center.config, mcp_center.store, mcp_center.interchange, mcp_center.gateway, mcp_center.transports]
+    "package",
+    [
+        mcp_center.config,
+        mcp_center.store,
+        mcp_center.interchange,
+        mcp_center.gateway,
+        mcp_center.transports,
+        mcp_center.service,
+    ],
 )
 def test_every_name_a_lazy_package_exports_resolves(package: ModuleType) -> None:
     # The packages import their heavier modules on first use (`_LAZY`): every name of `__all__`
