@@ -211,6 +211,55 @@ def test_a_gateway_token_verb_opens_the_store_without_the_host_the_sdk_or_the_we
     assert "mcp_center.service.center" not in modules
 
 
+_SERVED_VIEW = {
+    "id": "clock",
+    "name": "Clock",
+    "transport": "stdio",
+    "command": "uvx",
+    "args": ["mcp-server-time"],
+    "enabled": True,
+    "needs": [],
+    "status": {"state": "ready", "tool_count": 2},
+}
+
+
+class _Servers(BaseHTTPRequestHandler):
+    """A running serve's `GET /api/mcp/servers`, as far as `list` reads it: one ready server."""
+
+    def do_GET(self) -> None:
+        ok = self.path == "/api/mcp/servers" and self.headers.get("Authorization") == "Bearer startup-admin-token"
+        body = json.dumps({"servers": [_SERVED_VIEW]} if ok else {"error": {"code": "ADMIN_AUTH_REQUIRED"}})
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        del format, args
+
+
+def test_list_beside_the_serve_of_its_data_directory_asks_it_and_imports_no_host(tmp_path: Path) -> None:
+    # The serve of the data directory answers `list` whole (its views are the store's, with live
+    # states): the CLI process builds no host of its own (about 1.5 s of CPU per `list`, issue 16).
+    data = tmp_path / "data"
+    (data / "mcp").mkdir(parents=True)  # state to list
+    with serve_threaded(_Servers) as url:
+        owner = FileOwnerLock(data)
+        owner.claim(ServeOwner.this_process(url))  # this live test process is the data directory's serve
+        try:
+            env = {"MCP_CENTER_ADMIN_TOKEN": "startup-admin-token"}
+            exit_code, heavy, stdout = heavy_imports(tmp_path, "list", "--data-dir", str(data), env=env)
+            json_code, _, json_out = heavy_imports(tmp_path, "list", "--json", "--data-dir", str(data), env=env)
+        finally:
+            owner.release()
+    assert exit_code == 0
+    assert "clock" in stdout and "ready" in stdout  # the serve's server and its live state
+    assert heavy == []
+    assert json_code == 0
+    assert json.loads(json_out) == [_SERVED_VIEW]
+
+
 def test_the_stdio_bridge_starts_without_the_host_the_service_or_the_web_stack(tmp_path: Path) -> None:
     # `gateway --stdio` is a process an MCP client starts per session: it needs the SDK's client
     # (which brings starlette and uvicorn), never the gateway's endpoint and server, the service,

@@ -24,10 +24,19 @@ from mcp_center.cli._sandbox import policy_line
 from mcp_center.cli.host import client_tls
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
+from mcp_center.models import is_array, is_object
 from mcp_center.secrets import read_admin_token
 from mcp_center.store.running import running_url
 
-__all__ = ["LIVE_TIMEOUT_S", "WIDE_COLUMNS", "live_servers", "servers_lines", "servers_table"]
+__all__ = [
+    "LIVE_TIMEOUT_S",
+    "WIDE_COLUMNS",
+    "live_servers",
+    "served_views",
+    "servers_lines",
+    "servers_table",
+    "statuses",
+]
 
 LIVE_TIMEOUT_S = 5.0
 """Seconds to wait for the running `serve` before listing without live states."""
@@ -40,6 +49,21 @@ _TRANSPORT = {"stdio": "stdio", "streamable_http": "http", "sse": "sse"}
 
 def live_servers(settings: Settings, url: str | None = None) -> dict[str, dict[str, Any]] | None:
     """`{server id: status}` from the `serve` running for this data directory, or None when none answers.
+
+    Never raises: a missing admin token, a stopped `serve` or an error answer all mean "not live".
+    """
+    views = served_views(settings, url)
+    return None if views is None else statuses(views)
+
+
+def statuses(views: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`{server id: status}` of `served_views`' views (an empty status for a view without one)."""
+    return {view["id"]: view.get("status") or {} for view in views}
+
+
+def served_views(settings: Settings, url: str | None = None) -> list[dict[str, Any]] | None:
+    """The server views (`GET /api/mcp/servers`: `ServerView.to_dict()` with `status`) of the `serve`
+    running for this data directory (or at `url`), or None when none answers.
 
     Never raises: a missing admin token, a stopped `serve` or an error answer all mean "not live".
     """
@@ -65,7 +89,10 @@ def live_servers(settings: Settings, url: str | None = None) -> dict[str, dict[s
             response = client.get("/api/mcp/servers")
         if not response.is_success:
             return None
-        return {view["id"]: view.get("status") or {} for view in response.json()["servers"]}
+        listed: object = response.json()["servers"]
+        if not is_array(listed) or not all(is_object(view) and isinstance(view.get("id"), str) for view in listed):
+            return None
+        return listed
     except (httpx2.HTTPError, ValueError, KeyError, TypeError):
         return None
 
