@@ -224,11 +224,13 @@ _SERVED_VIEW = {
 
 
 class _Servers(BaseHTTPRequestHandler):
-    """A running serve's `GET /api/mcp/servers`, as far as `list` reads it: one ready server."""
+    """A running serve's `GET /api/mcp/servers` and `GET /api/mcp/servers/clock`, as far as `list`
+    and `show` read them: one ready server."""
 
     def do_GET(self) -> None:
-        ok = self.path == "/api/mcp/servers" and self.headers.get("Authorization") == "Bearer startup-admin-token"
-        body = json.dumps({"servers": [_SERVED_VIEW]} if ok else {"error": {"code": "ADMIN_AUTH_REQUIRED"}})
+        answers = {"/api/mcp/servers": {"servers": [_SERVED_VIEW]}, "/api/mcp/servers/clock": _SERVED_VIEW}
+        ok = self.path in answers and self.headers.get("Authorization") == "Bearer startup-admin-token"
+        body = json.dumps(answers[self.path] if ok else {"error": {"code": "ADMIN_AUTH_REQUIRED"}})
         self.send_response(200 if ok else 401)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -239,9 +241,9 @@ class _Servers(BaseHTTPRequestHandler):
         del format, args
 
 
-def test_list_beside_the_serve_of_its_data_directory_asks_it_and_imports_no_host(tmp_path: Path) -> None:
-    # The serve of the data directory answers `list` whole (its views are the store's, with live
-    # states): the CLI process builds no host of its own (about 1.5 s of CPU per `list`, issue 16).
+def test_list_and_show_beside_the_serve_of_their_data_directory_ask_it_and_import_no_host(tmp_path: Path) -> None:
+    # The serve of the data directory answers `list` and `show` whole (its views are the store's, with
+    # live states): the CLI process builds no host of its own (about 1.5 s of CPU each, issue 16).
     data = tmp_path / "data"
     (data / "mcp").mkdir(parents=True)  # state to list
     with serve_threaded(_Servers) as url:
@@ -251,6 +253,7 @@ def test_list_beside_the_serve_of_its_data_directory_asks_it_and_imports_no_host
             env = {"MCP_CENTER_ADMIN_TOKEN": "startup-admin-token"}
             exit_code, heavy, stdout = heavy_imports(tmp_path, "list", "--data-dir", str(data), env=env)
             json_code, _, json_out = heavy_imports(tmp_path, "list", "--json", "--data-dir", str(data), env=env)
+            show_code, show_heavy, show_out = heavy_imports(tmp_path, "show", "clock", "--data-dir", str(data), env=env)
         finally:
             owner.release()
     assert exit_code == 0
@@ -258,6 +261,7 @@ def test_list_beside_the_serve_of_its_data_directory_asks_it_and_imports_no_host
     assert heavy == []
     assert json_code == 0
     assert json.loads(json_out) == [_SERVED_VIEW]
+    assert (show_code, json.loads(show_out), show_heavy) == (0, _SERVED_VIEW, [])
 
 
 def test_the_stdio_bridge_starts_without_the_host_the_service_or_the_web_stack(tmp_path: Path) -> None:

@@ -67,6 +67,33 @@ def served_views(settings: Settings, url: str | None = None) -> list[dict[str, A
 
     Never raises: a missing admin token, a stopped `serve` or an error answer all mean "not live".
     """
+    answer = served_json(settings, "/api/mcp/servers", url)
+    listed: object = answer.get("servers") if is_object(answer) else None
+    if not is_array(listed) or not all(is_object(view) and isinstance(view.get("id"), str) for view in listed):
+        return None
+    return listed
+
+
+def served_view(settings: Settings, server_id: str) -> dict[str, Any] | None:
+    """One server's view (`GET /api/mcp/servers/{id}`, with its live `status`) from the `serve` of
+    this data directory, or None when none answers or it answers anything but that view (an unknown
+    id too: the caller then reads the data directory itself, and says what is wrong as always).
+
+    Never raises.
+    """
+    from urllib.parse import quote
+
+    answer = served_json(settings, f"/api/mcp/servers/{quote(server_id, safe='')}")
+    return answer if is_object(answer) and answer.get("id") == server_id else None
+
+
+def served_json(settings: Settings, path: str, url: str | None = None) -> object:
+    """The parsed JSON of a successful `GET path` to the `serve` running for this data directory (or at
+    `url`), with the directory's admin token; None when none runs, no token is known, or the request
+    fails or is refused (a timeout of `LIVE_TIMEOUT_S` seconds).
+
+    Never raises.
+    """
     import httpx2
 
     base = url or running_url(settings.data_dir)
@@ -86,14 +113,9 @@ def served_views(settings: Settings, url: str | None = None) -> list[dict[str, A
             trust_env=False,
             verify=client_tls(base),
         ) as client:
-            response = client.get("/api/mcp/servers")
-        if not response.is_success:
-            return None
-        listed: object = response.json()["servers"]
-        if not is_array(listed) or not all(is_object(view) and isinstance(view.get("id"), str) for view in listed):
-            return None
-        return listed
-    except (httpx2.HTTPError, ValueError, KeyError, TypeError):
+            response = client.get(path)
+        return response.json() if response.is_success else None
+    except (httpx2.HTTPError, ValueError):
         return None
 
 

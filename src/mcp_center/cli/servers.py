@@ -98,8 +98,13 @@ def list_(
 @app.command()
 def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Show one server: configuration (no secret values), summary, digest, last test."""
+    from mcp_center.cli.listing import served_view
+
     settings = settings_for_server(server_id, data_dir, profile)
-    print_json(run_center(settings, lambda c: c.get_server(server_id)).to_dict())
+    # As `list`: the serve of this data directory answers with the same view (and its live status),
+    # sparing this process the host's imports; anything else (no serve, an unknown id) reads the directory.
+    served = served_view(settings, server_id) if settings.database_url is None else None
+    print_json(served if served is not None else run_center(settings, lambda c: c.get_server(server_id)).to_dict())
 
 
 @app.command()
