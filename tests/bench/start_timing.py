@@ -14,8 +14,9 @@ falls on both alike, it starts `serve --port 0` on a fresh data directory and me
 - `rss_bench` (unless `--no-bench-rss`): VmRSS after the bench's two upstreams are registered,
   trusted, tested and enabled exactly as `scripts/bench` does (`up`, and `big` with 1,000 extra
   tools), i.e. the bench's `idle_rss_mb`;
-- `cli_*_ms`: CPU of `mcp-center version`, `mcp-center list` (one-shot verbs) and `mcp-center gateway
-  --stdio` with empty stdin (a bridge start) as child processes;
+- `cli_*_ms`: CPU of `mcp-center version`, `mcp-center list`, `mcp-center gateway token list` and (with
+  the bench's servers) `mcp-center show up` (one-shot verbs; `list` and `show` beside the running
+  serve) and `mcp-center gateway --stdio` with empty stdin (a bridge start) as child processes;
 - `import_ms`: cumulative `-X importtime` of the serve entry's top modules.
 
 Medians over the rounds are printed, one line per checkout and figure. Every process it starts is
@@ -118,8 +119,13 @@ def _serve_once(src: Path, ports: tuple[int, int] | None) -> dict[str, float]:
                 _register(base, "big", ports[1], 1000)
                 figures["rss_bench"] = _rss_mb(proc.pid) or 0.0
             bridge = ["gateway", "--stdio", "--url", f"{base}/mcp"]  # empty stdin: starts, sends nothing, ends
-            for verb in (["version"], ["list", "--data-dir", str(data_dir)], bridge):
-                figures[f"cli_{verb[0]}_ms"] = _child_cpu_ms(src, verb)
+            verbs = [["version"], ["list", "--data-dir", str(data_dir)], bridge]
+            verbs.append(["gateway", "token", "list", "--data-dir", str(data_dir)])  # the store, not the host
+            if ports is not None:  # a server to show (the serve answers it, as it does `list`)
+                verbs.append(["show", "up", "--data-dir", str(data_dir)])
+            for verb in verbs:
+                name = "_".join(verb[:3]) if verb[0] == "gateway" and verb[1] == "token" else verb[0]
+                figures[f"cli_{name}_ms"] = _child_cpu_ms(src, verb)
         finally:
             _stop(proc)
     return figures

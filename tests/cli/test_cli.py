@@ -160,21 +160,22 @@ def test_a_prompt_without_an_answer_says_nothing_changed_and_names_yes(tmp_path:
         assert unanswered.returncode == 2, unanswered.stdout
         assert unanswered.stderr.endswith(expected), unanswered.stderr
         assert "Aborted" not in unanswered.stderr
+    # A real process with its standard input closed (`<&-`: what no in-process run can give, issue 16);
+    # standard input at its end is the in-process `stdin=""` above.
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
-    for redirect in ("</dev/null", "<&-"):  # a real process: standard input at its end, and closed
-        done = subprocess.run(
-            ["sh", "-c", f'exec "$0" trust local --data-dir "$1" {redirect}', CLI, str(data)],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-            check=False,
-        )
-        assert (done.returncode, done.stderr) == (2, expected), (redirect, done.stderr)
-        assert done.stdout.endswith("\n"), done.stdout
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$0" trust local --data-dir "$1" <&-', CLI, str(data)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (2, expected), done.stderr
+    assert done.stdout.endswith("\n"), done.stdout
     [server] = json.loads(run(data, "list", "--json").stdout)
     assert server["trusted"] is False  # neither the trust nor the delete happened
-    declined = subprocess.run(
+    declined = subprocess.run(  # a real pipe: the answer is not echoed (CliRunner echoes it)
         [CLI, "trust", "local", "--data-dir", str(data)],
         input="\n",
         capture_output=True,

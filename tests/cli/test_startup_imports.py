@@ -23,6 +23,7 @@ import pytest
 import mcp_center.config
 import mcp_center.gateway
 import mcp_center.interchange
+import mcp_center.service
 import mcp_center.store
 import mcp_center.transports
 from mcp_center.errors import StorageError
@@ -186,6 +187,83 @@ def test_a_verb_that_asks_the_running_host_over_rest_imports_no_sdk_web_stack_or
     assert heavy == []
 
 
+STORE_ONLY = tuple(name for name in HEAVY if name not in ("mcp_center.service", "mcp_center.config.servers"))
+"""What a verb that opens the store but not the host must not import: the store reads the configuration
+models, and the verb imports its one module of `service` (the package's names load lazily)."""
+
+
+def test_a_gateway_token_verb_opens_the_store_without_the_host_the_sdk_or_the_web_stack(tmp_path: Path) -> None:
+    # `gateway token create/list/revoke` build `GatewayTokens` on the store: importing the service
+    # package's facade with it (the runtime, the MCP SDK, about 1.5 s of CPU) was a regression of
+    # every such process, e.g. a revoke from a script (issue 16).
+    data = tmp_path / "data"
+    env = {"MCP_CENTER_DATA_DIR": str(data)}
+    exit_code, _, stdout = heavy_imports(tmp_path, "gateway", "token", "create", "ci", env=env)
+    assert exit_code == 0
+    assert stdout.startswith("mcpg_")  # the new token, printed once
+    report = tmp_path / "modules.json"
+    exit_code, _, stdout = heavy_imports(tmp_path, "gateway", "token", "list", env=env)
+    assert exit_code == 0
+    assert "ci" in stdout  # it did open the store and read the token
+    modules: list[str] = json.loads(report.read_text())["modules"]
+    assert "mcp_center.service.gateway_tokens" in modules
+    assert [name for name in STORE_ONLY if name in modules] == []
+    assert "mcp_center.service.center" not in modules
+
+
+_SERVED_VIEW = {
+    "id": "clock",
+    "name": "Clock",
+    "transport": "stdio",
+    "command": "uvx",
+    "args": ["mcp-server-time"],
+    "enabled": True,
+    "needs": [],
+    "status": {"state": "ready", "tool_count": 2},
+}
+
+
+class _Servers(BaseHTTPRequestHandler):
+    """A running serve's `GET /api/mcp/servers` and `GET /api/mcp/servers/clock`, as far as `list`
+    and `show` read them: one ready server."""
+
+    def do_GET(self) -> None:
+        answers = {"/api/mcp/servers": {"servers": [_SERVED_VIEW]}, "/api/mcp/servers/clock": _SERVED_VIEW}
+        ok = self.path in answers and self.headers.get("Authorization") == "Bearer startup-admin-token"
+        body = json.dumps(answers[self.path] if ok else {"error": {"code": "ADMIN_AUTH_REQUIRED"}})
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        del format, args
+
+
+def test_list_and_show_beside_the_serve_of_their_data_directory_ask_it_and_import_no_host(tmp_path: Path) -> None:
+    # The serve of the data directory answers `list` and `show` whole (its views are the store's, with
+    # live states): the CLI process builds no host of its own (about 1.5 s of CPU each, issue 16).
+    data = tmp_path / "data"
+    (data / "mcp").mkdir(parents=True)  # state to list
+    with serve_threaded(_Servers) as url:
+        owner = FileOwnerLock(data)
+        owner.claim(ServeOwner.this_process(url))  # this live test process is the data directory's serve
+        try:
+            env = {"MCP_CENTER_ADMIN_TOKEN": "startup-admin-token"}
+            exit_code, heavy, stdout = heavy_imports(tmp_path, "list", "--data-dir", str(data), env=env)
+            json_code, _, json_out = heavy_imports(tmp_path, "list", "--json", "--data-dir", str(data), env=env)
+            show_code, show_heavy, show_out = heavy_imports(tmp_path, "show", "clock", "--data-dir", str(data), env=env)
+        finally:
+            owner.release()
+    assert exit_code == 0
+    assert "clock" in stdout and "ready" in stdout  # the serve's server and its live state
+    assert heavy == []
+    assert json_code == 0
+    assert json.loads(json_out) == [_SERVED_VIEW]
+    assert (show_code, json.loads(show_out), show_heavy) == (0, _SERVED_VIEW, [])
+
+
 def test_the_stdio_bridge_starts_without_the_host_the_service_or_the_web_stack(tmp_path: Path) -> None:
     # `gateway --stdio` is a process an MCP client starts per session: it needs the SDK's client
     # (which brings starlette and uvicorn), never the gateway's endpoint and server, the service,
@@ -301,7 +379,15 @@ def test_serve_builds_the_host_and_its_openapi_without_pydantic_v1(tmp_path: Pat
 
 
 @pytest.mark.parametrize(
-    "package", [mcp_center.config, mcp_center.store, mcp_center.interchange, mcp_center.gateway, mcp_center.transports]
+    "package",
+    [
+        mcp_center.config,
+        mcp_center.store,
+        mcp_center.interchange,
+        mcp_center.gateway,
+        mcp_center.transports,
+        mcp_center.service,
+    ],
 )
 def test_every_name_a_lazy_package_exports_resolves(package: ModuleType) -> None:
     # The packages import their heavier modules on first use (`_LAZY`): every name of `__all__`

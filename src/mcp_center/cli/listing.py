@@ -25,10 +25,19 @@ from mcp_center.cli._sandbox import policy_line
 from mcp_center.cli.host import client_tls
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
+from mcp_center.models import is_array, is_object
 from mcp_center.secrets import read_admin_token
 from mcp_center.store.running import running_url
 
-__all__ = ["LIVE_TIMEOUT_S", "WIDE_COLUMNS", "live_servers", "servers_lines", "servers_table"]
+__all__ = [
+    "LIVE_TIMEOUT_S",
+    "WIDE_COLUMNS",
+    "live_servers",
+    "served_views",
+    "servers_lines",
+    "servers_table",
+    "statuses",
+]
 
 LIVE_TIMEOUT_S = 5.0
 """Seconds to wait for the running `serve` before listing without live states."""
@@ -43,6 +52,48 @@ def live_servers(settings: Settings, url: str | None = None) -> dict[str, dict[s
     """`{server id: status}` from the `serve` running for this data directory, or None when none answers.
 
     Never raises: a missing admin token, a stopped `serve` or an error answer all mean "not live".
+    """
+    views = served_views(settings, url)
+    return None if views is None else statuses(views)
+
+
+def statuses(views: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`{server id: status}` of `served_views`' views (an empty status for a view without one)."""
+    return {view["id"]: view.get("status") or {} for view in views}
+
+
+def served_views(settings: Settings, url: str | None = None) -> list[dict[str, Any]] | None:
+    """The server views (`GET /api/mcp/servers`: `ServerView.to_dict()` with `status`) of the `serve`
+    running for this data directory (or at `url`), or None when none answers.
+
+    Never raises: a missing admin token, a stopped `serve` or an error answer all mean "not live".
+    """
+    answer = served_json(settings, "/api/mcp/servers", url)
+    listed: object = answer.get("servers") if is_object(answer) else None
+    if not is_array(listed) or not all(is_object(view) and isinstance(view.get("id"), str) for view in listed):
+        return None
+    return listed
+
+
+def served_view(settings: Settings, server_id: str) -> dict[str, Any] | None:
+    """One server's view (`GET /api/mcp/servers/{id}`, with its live `status`) from the `serve` of
+    this data directory, or None when none answers or it answers anything but that view (an unknown
+    id too: the caller then reads the data directory itself, and says what is wrong as always).
+
+    Never raises.
+    """
+    from urllib.parse import quote
+
+    answer = served_json(settings, f"/api/mcp/servers/{quote(server_id, safe='')}")
+    return answer if is_object(answer) and answer.get("id") == server_id else None
+
+
+def served_json(settings: Settings, path: str, url: str | None = None) -> object:
+    """The parsed JSON of a successful `GET path` to the `serve` running for this data directory (or at
+    `url`), with the directory's admin token; None when none runs, no token is known, or the request
+    fails or is refused (a timeout of `LIVE_TIMEOUT_S` seconds).
+
+    Never raises.
     """
     import httpx2
 
@@ -63,11 +114,9 @@ def live_servers(settings: Settings, url: str | None = None) -> dict[str, dict[s
             trust_env=False,
             verify=client_tls(base),
         ) as client:
-            response = client.get("/api/mcp/servers")
-        if not response.is_success:
-            return None
-        return {view["id"]: view.get("status") or {} for view in response.json()["servers"]}
-    except (httpx2.HTTPError, ValueError, KeyError, TypeError):
+            response = client.get(path)
+        return response.json() if response.is_success else None
+    except (httpx2.HTTPError, ValueError):
         return None
 
 

@@ -54,12 +54,20 @@ def list_(
     url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
 ) -> None:
     """List servers: enabled, live state and tool count (when serve runs), stdio sandbox policy, next step."""
-    from mcp_center.cli.listing import WIDE_COLUMNS, live_servers, servers_lines, servers_table
+    from mcp_center.cli.listing import WIDE_COLUMNS, live_servers, served_views, servers_lines, servers_table, statuses
 
     settings = settings_for(data_dir, profile)
-    views = run_center(settings, lambda c: c.list_servers()) if has_state(settings) else []
-    servers = [view.to_dict() for view in views]
-    live = live_servers(settings, url) if servers else None
+    stored = has_state(settings)
+    # The serve of this data directory lists the same views (its store is these files) with their
+    # live states: asking it first spares this process the host's imports (about 1.5 s of CPU).
+    served = served_views(settings) if stored and url is None and settings.database_url is None else None
+    live: dict[str, dict[str, Any]] | None
+    if served is not None:
+        servers, live = served, statuses(served)
+    else:
+        views = run_center(settings, lambda c: c.list_servers()) if stored else []
+        servers = [view.to_dict() for view in views]
+        live = live_servers(settings, url) if servers else None
     if as_json:
         print_json([{**s, "status": live[s["id"]]} if live and s["id"] in live else s for s in servers])
         return
@@ -90,8 +98,13 @@ def list_(
 @app.command()
 def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Show one server: configuration (no secret values), summary, digest, last test."""
+    from mcp_center.cli.listing import served_view
+
     settings = settings_for_server(server_id, data_dir, profile)
-    print_json(run_center(settings, lambda c: c.get_server(server_id)).to_dict())
+    # As `list`: the serve of this data directory answers with the same view (and its live status),
+    # sparing this process the host's imports; anything else (no serve, an unknown id) reads the directory.
+    served = served_view(settings, server_id) if settings.database_url is None else None
+    print_json(served if served is not None else run_center(settings, lambda c: c.get_server(server_id)).to_dict())
 
 
 @app.command()
