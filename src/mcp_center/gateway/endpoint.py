@@ -69,7 +69,7 @@ from mcp_center.gateway.fastpath import (
     is_modern,
 )
 from mcp_center.gateway.refusals import read_headers, sdk_refuses
-from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
+from mcp_center.gateway.server import GATEWAY_PATH, CallerCard, Gateway, scope_of_path
 from mcp_center.gateway.wire import DirectHandler
 from mcp_center.models import is_object
 from mcp_center.secrets import presented_bearer
@@ -503,7 +503,7 @@ class GatewayEndpoint:
             link,
             modern=True,
             caller_allowed=self._allowed(token_id),
-            caller=caller_named(token_id, token_name, link.client),
+            caller=CallerCard(token_id, token_name, link.client),
             headers=headers,
         )
 
@@ -556,7 +556,7 @@ class GatewayEndpoint:
                         link,
                         modern=False,
                         caller_allowed=self._allowed(token_id),
-                        caller=caller_named(token_id, token_name, link.client),
+                        caller=CallerCard(token_id, token_name, link.client),
                         response_headers=session.answer_headers,
                     )
                     await self._lean.serve(request, receive, send)

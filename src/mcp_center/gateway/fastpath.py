@@ -175,7 +175,8 @@ class LeanRequest:
     """A 2026-07-28 sessionless request: results carry `resultType` and `serverInfo`; no back-channel."""
     caller_allowed: Callable[[], bool] | None = None
     caller: Mapping[str, Any] | None = None
-    """Who asks (the gateway token and the client), for an approval card (`server.caller_of`, R-5.3)."""
+    """Who asks (the gateway token and the client), for an approval card (`server.CallerCard`: built
+    only when a card reads it, R-5.3)."""
     headers: Sequence[tuple[bytes, bytes]] = ()
     """The request's headers as ASGI gives them (lower-case names): a 2026-07-28 `tools/call`'s
     `Mcp-Param-*` headers are checked against the tool's schema (`_param_rejection`)."""
