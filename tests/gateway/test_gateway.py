@@ -221,6 +221,10 @@ async def test_an_ask_policy_waits_for_the_users_approval(host: Host) -> None:
                 pending = await _pending_approvals(host)
                 assert pending[0]["tool"] == "mcp__strict__add"
                 assert pending[0]["arguments"] == {"a": 1, "b": 1}
+                caller = pending[0]["caller"]  # the lean path's card, built only now (CallerCard)
+                assert (caller["via"], caller["token_name"]) == ("gateway", "tests")
+                assert isinstance(caller["token_id"], str) and caller["token_id"] not in (host.token, "")
+                assert isinstance(caller["client"]["name"], str) and caller["client"]["name"]
                 decided = await host.admin.post(f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"})
                 assert decided.status_code == 200, decided.text
             async with anyio.create_task_group() as tg:

@@ -25,8 +25,8 @@ from mcp_center.api.security import MAX_BODY_BYTES
 from mcp_center.gateway import wire
 from mcp_center.gateway._answers import bad_meta_refusal, bad_request_id, bad_version
 from mcp_center.gateway.endpoint import GatewayEndpoint
-from mcp_center.gateway.fastpath import is_direct_lean, is_lean
-from mcp_center.gateway.refusals import DUPLICATED, refuses_afresh, sdk_refuses
+from mcp_center.gateway.fastpath import direct_lean_read, is_direct_lean, is_lean
+from mcp_center.gateway.refusals import DUPLICATED, refuses_afresh, sdk_refuses, sdk_refuses_read
 from tests.servers.protocol_upstream import make_protocol_server
 from tests.support.composed import composed_host
 from tests.support.gateway import SESSION_INITIALIZE, spy_direct_takes
@@ -571,13 +571,21 @@ async def test_cached_sdk_verdicts_are_the_ladders_own() -> None:
     served |= {"method prompts/get", "body name missing"}  # the name matches / no name to compare
     assert {what for what, refused in expected.items() if not refused} == served  # the others are refused
     wrong: list[str] = []
+    read_by_the_direct_route = 0
     for what, headers, message in table:
         row, first = (what, headers, message), ("good", good_headers, good)
         for order in ((first, row), (row, first)):
             for name, asked_headers, asked in order:
+                when = f"{'after' if order[0] is first else 'before'} {what}"
                 if sdk_refuses(asked_headers, asked, modern=True) != expected[name]:
-                    wrong.append(f"{name} ({'after' if order[0] is first else 'before'} {what})")
+                    wrong.append(f"{name} ({when})")
+                # The direct route's way in: the same cache, keyed by what `direct_lean_read` read.
+                if (read := direct_lean_read(asked)) is not None:
+                    read_by_the_direct_route += 1
+                    if sdk_refuses_read(asked_headers, asked, *read) != expected[name]:
+                        wrong.append(f"{name} read by the direct route ({when})")
     assert not wrong, wrong
+    assert read_by_the_direct_route >= 2 * len(table)  # most variations are bodies the direct route takes
 
 
 def _direct_table() -> list[dict[str, Any]]:
@@ -612,5 +620,11 @@ async def test_the_direct_routes_one_pass_is_the_endpoints_chain_of_checks() -> 
         )
         if is_direct_lean(message) != chain:
             different.append(f"{message}: one pass {not chain}, chain {chain}")
+        elif (read := direct_lean_read(message)) is not None:
+            params = message.get("params", {})
+            if read != (message["method"], params, params.get("_meta")) or (
+                "params" in message and read[1] is not params
+            ):
+                different.append(f"{message}: read as {read}")
     assert not different, "\n".join(different)
     assert sum(map(is_direct_lean, table)) >= 10  # the good ones and the harmless changes are taken

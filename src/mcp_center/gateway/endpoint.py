@@ -64,12 +64,12 @@ from mcp_center.gateway.fastpath import (
     AgentLink,
     LeanPath,
     LeanRequest,
-    is_direct_lean,
+    direct_lean_read,
     is_lean,
     is_modern,
 )
-from mcp_center.gateway.refusals import read_headers, sdk_refuses
-from mcp_center.gateway.server import GATEWAY_PATH, Gateway, caller_named, scope_of_path
+from mcp_center.gateway.refusals import read_headers, sdk_refuses, sdk_refuses_read
+from mcp_center.gateway.server import GATEWAY_PATH, CallerCard, Gateway, scope_of_path
 from mcp_center.gateway.wire import DirectHandler
 from mcp_center.models import is_object
 from mcp_center.secrets import presented_bearer
@@ -371,7 +371,8 @@ class GatewayEndpoint:
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
             if self.lean and is_object(message) and is_modern(version) and self._modern_lean(headers, message):
-                lean = self._modern_lean_request(message, server_id, (token_id, token_name), scope.get("headers", ()))
+                token = (token_id, token_name)
+                lean = self._modern_lean_request(message, server_id, token, scope.get("headers", ()), _meta_of(message))
                 await self._serve_sessionless(token_id, lean, receive, send)
                 return
             if is_modern(version) and (refusal := bad_listen_refusal(headers, message)) is not None:
@@ -411,9 +412,11 @@ class GatewayEndpoint:
             message: dict[str, Any] | None = orjson.loads(body)  # checked exactly below
         except orjson.JSONDecodeError:
             return None
-        if type(message) is not dict or not is_direct_lean(message) or sdk_refuses(found, message, modern=True):
+        if type(message) is not dict or (read := direct_lean_read(message)) is None:
+            return None
+        if sdk_refuses_read(found, message, *read):
             return None  # `__call__`'s checks (bad_version ... _modern_lean) in one pass
-        lean = self._modern_lean_request(message, None, named, headers)
+        lean = self._modern_lean_request(message, None, named, headers, read[2])
         token_id = named[0]
         return lambda receive, send: self._serve_direct(arrival, token_id, lean, receive, send)
 
@@ -491,19 +494,29 @@ class GatewayEndpoint:
         server_id: str | None,
         token: tuple[str, str | None],
         headers: Sequence[tuple[bytes, bytes]],
+        meta: dict[str, Any] | None,
     ) -> LeanRequest:
         """The lean request of a sessionless (2026-07-28) `message` (with its ASGI `headers`) from the
-        token `(id, name)` for `/mcp` (`server_id` None) or `/mcp/{server_id}`: its capabilities and
-        client from its `_meta`."""
+        token `(id, name)` for `/mcp` (`server_id` None) or `/mcp/{server_id}`: its capabilities
+        (`{}` without them) and client (None without one) from `meta`, its `params._meta` as read
+        (`_meta_of`, or the direct route's one pass), read here without a helper's call (issue 12)."""
         token_id, token_name = token
-        capabilities, client = _modern_client(message)
-        link = AgentLink(server_id, capabilities, client=client)
+        capabilities: dict[str, Any] | None = None
+        client: dict[str, Any] | None = None
+        if meta is not None:  # declared types, checked exactly (parsed JSON has no subclasses)
+            capabilities = meta.get(types.CLIENT_CAPABILITIES_META_KEY)
+            client = meta.get(types.CLIENT_INFO_META_KEY)
+        link = AgentLink(
+            server_id,
+            capabilities if type(capabilities) is dict else {},
+            client=client if type(client) is dict else None,
+        )
         return LeanRequest(
             message,
             link,
             modern=True,
             caller_allowed=self._allowed(token_id),
-            caller=caller_named(token_id, token_name, link.client),
+            caller=CallerCard(token_id, token_name, link.client),
             headers=headers,
         )
 
@@ -556,7 +569,7 @@ class GatewayEndpoint:
                         link,
                         modern=False,
                         caller_allowed=self._allowed(token_id),
-                        caller=caller_named(token_id, token_name, link.client),
+                        caller=CallerCard(token_id, token_name, link.client),
                         response_headers=session.answer_headers,
                     )
                     await self._lean.serve(request, receive, send)
@@ -717,14 +730,8 @@ def _declared_client(message: object) -> dict[str, Any] | None:
     return cast(dict[str, Any], info) if is_object(info) else None
 
 
-def _modern_client(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The capabilities (`{}` without them) and `clientInfo` (None without one) a 2026-07-28 request
-    carries in its `_meta`, read in one pass (issue 12)."""
-    # Declared types checked exactly (parsed JSON has no subclasses): no guard call per value.
+def _meta_of(message: dict[str, Any]) -> dict[str, Any] | None:
+    """A 2026-07-28 request's `params._meta` object (None when absent or not an object)."""
     params: dict[str, Any] | None = message.get("params")
     meta: dict[str, Any] | None = params.get("_meta") if type(params) is dict else None
-    if type(meta) is not dict:
-        return {}, None
-    caps: dict[str, Any] | None = meta.get(types.CLIENT_CAPABILITIES_META_KEY)
-    info: dict[str, Any] | None = meta.get(types.CLIENT_INFO_META_KEY)
-    return (caps if type(caps) is dict else {}, info if type(info) is dict else None)
+    return meta if type(meta) is dict else None

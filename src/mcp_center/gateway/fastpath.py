@@ -175,7 +175,8 @@ class LeanRequest:
     """A 2026-07-28 sessionless request: results carry `resultType` and `serverInfo`; no back-channel."""
     caller_allowed: Callable[[], bool] | None = None
     caller: Mapping[str, Any] | None = None
-    """Who asks (the gateway token and the client), for an approval card (`server.caller_of`, R-5.3)."""
+    """Who asks (the gateway token and the client), for an approval card (`server.CallerCard`: built
+    only when a card reads it, R-5.3)."""
     headers: Sequence[tuple[bytes, bytes]] = ()
     """The request's headers as ASGI gives them (lower-case names): a 2026-07-28 `tools/call`'s
     `Mcp-Param-*` headers are checked against the tool's schema (`_param_rejection`)."""
@@ -250,34 +251,46 @@ def is_lean(message: Mapping[str, Any]) -> bool:
 
 def is_direct_lean(message: dict[str, Any]) -> bool:
     """A parsed POST body (`orjson`: exact `dict`, `str`, `int`, never a subclass) that the endpoint's
-    checks let through and `is_lean` takes, decided in one pass: `jsonrpc` "2.0" (`bad_version`),
-    an id that is a string or an integer (`bad_request_id`), `params._meta` null or an object whose
-    `progressToken` is null, a string or an integer (`meta_problem`), and `is_lean`'s rules. Exact
-    type checks instead of a guard function per value: the direct route runs it on every call
-    (issue 12); `tests/gateway/test_lean_parity.py` holds it to the chain of checks it replaces."""
+    checks let through and `is_lean` takes, decided in one pass (`direct_lean_read`, which the direct
+    route calls itself to keep what it read); `tests/gateway/test_lean_parity.py` holds it to the
+    chain of checks it replaces."""
+    return direct_lean_read(message) is not None
+
+
+def direct_lean_read(message: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any] | None] | None:
+    """`is_direct_lean` returning what it read: `(method, params, params._meta)` (`params` `{}` when
+    absent, `_meta` None when absent), or None for a body it does not take.
+
+    Its rules: `jsonrpc` "2.0" (`bad_version`), an id that is a string or an integer
+    (`bad_request_id`), `params._meta` null or an object whose `progressToken` is null, a string or
+    an integer (`meta_problem`), and `is_lean`'s rules. Exact type checks instead of a guard
+    function per value, and the values handed on so that the refusal check and the request's
+    capabilities do not read them again: the direct route runs it on every call (issue 12)."""
     method = message.get("method")
     if message.get("jsonrpc") != "2.0" or type(method) is not str or method not in LEAN_METHODS:
-        return False
+        return None
     request_id = message.get("id")
     if type(request_id) is not str and type(request_id) is not int:
-        return False
+        return None
     params: dict[str, Any] | None = message.get("params", {})
     if type(params) is not dict:
-        return False
+        return None
     meta: dict[str, Any] | None = params.get("_meta")
     if meta is not None:
         if type(meta) is not dict:
-            return False
+            return None
         token = meta.get("progressToken")
         if token is not None and type(token) is not str and type(token) is not int:
-            return False
+            return None
     if method == "tools/call":
         arguments = params.get("arguments", {})
-        return type(params.get("name")) is str and (arguments is None or type(arguments) is dict)
-    if method in _PAGINATED:
+        taken = type(params.get("name")) is str and (arguments is None or type(arguments) is dict)
+    elif method in _PAGINATED:
         cursor = params.get("cursor")
-        return cursor is None or type(cursor) is str
-    return True
+        taken = cursor is None or type(cursor) is str
+    else:
+        taken = True
+    return (method, params, meta) if taken else None
 
 
 class _Reply:

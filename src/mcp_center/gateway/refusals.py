@@ -28,7 +28,7 @@ annotations needs the tool's schema, so the lean path runs it itself, with the S
 
 Cost: a few string operations and dictionary look-ups per request; the `Accept` and
 `Content-Type` verdicts are cached per header value (clients send the same ones every time). A
-2026-07-28 request's whole verdict is cached by what the rules above read of it (`_modern_key`:
+2026-07-28 request's whole verdict is cached by what the rules above read of it (`sdk_refuses_read`:
 the headers they look at, the method, the envelope's protocol version as a string, whether it
 carries capabilities, and the `name`/`uri` the `Mcp-Name` rule compares): an agent's calls differ
 in their id and arguments, which no rule reads, so the ladder runs once per tool and header set
@@ -53,7 +53,7 @@ from mcp.shared.inbound import (
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types.methods import CLIENT_REQUESTS
 
-__all__ = ["DUPLICATED", "READ_HEADERS", "read_headers", "refuses_afresh", "sdk_refuses"]
+__all__ = ["DUPLICATED", "READ_HEADERS", "read_headers", "refuses_afresh", "sdk_refuses", "sdk_refuses_read"]
 
 _ROUTING = frozenset({b"mcp-protocol-version", b"mcp-method", b"mcp-name"})
 READ_HEADERS = frozenset({b"authorization", b"mcp-session-id", b"accept", b"content-type", *_ROUTING})
@@ -106,16 +106,54 @@ def sdk_refuses(headers: Mapping[bytes, str], message: Mapping[str, Any], *, mod
         modern: A sessionless 2026-07-28 request (else a request in a 2025-11-25-era session).
     Returns:
         True: hand the request to the SDK, which answers its own refusal (R-8.1, issue 12). For a
-        2026-07-28 request, the verdict of an earlier request with the same `_modern_key` (its
-        rules read nothing else), computed by `refuses_afresh` the first time.
+        2026-07-28 request, the verdict of an earlier request that gave its rules the same inputs
+        (`sdk_refuses_read`), computed by `refuses_afresh` the first time.
     """
     if not modern:
         if not _accepts_json_and_sse(headers.get(b"accept", "")):
             return True
         return not _legacy_content_type(headers.get(b"content-type") or "")
-    key = _modern_key(headers, message)
-    if key is None:
+    method: str | None = message.get("method")  # declared types, checked exactly (`type(...) is`)
+    params: dict[str, Any] | None = message.get("params")
+    if type(method) is not str or type(params) is not dict:
         return refuses_afresh(headers, message, modern=True)
+    meta: dict[str, Any] | None = params.get("_meta")
+    return sdk_refuses_read(headers, message, method, params, meta if type(meta) is dict else None)
+
+
+_MAX_VERDICTS = 1024
+_VERDICT_HEADERS = (b"accept", b"content-type", DUPLICATED, *sorted(_ROUTING))
+"""What `read_headers` keeps that the 2026-07-28 rules read (not `authorization`: no secret in a key)."""
+_MODERN_VERDICTS: dict[tuple[str | bool | None, ...], bool] = {}
+"""`sdk_refuses`'s 2026-07-28 verdicts by everything their rules read (bounded: cleared when full)."""
+
+
+def sdk_refuses_read(
+    headers: Mapping[bytes, str],
+    message: Mapping[str, Any],
+    method: str,
+    params: dict[str, Any],
+    meta: dict[str, Any] | None,
+) -> bool:
+    """`sdk_refuses(headers, message, modern=True)` for a body whose `method`, `params` and
+    `params._meta` (None when absent or not an object) the caller has already read, with their types
+    checked exactly (the direct route's `fastpath.direct_lean_read`): not read again (issue 12).
+
+    The verdict is kept by everything the rules read (see `refuses_afresh` and the SDK's
+    `classify_inbound_request`): the headers in `_VERDICT_HEADERS`, the method, the envelope's
+    protocol version, whether it carries capabilities, and the `name`/`uri` the `Mcp-Name` rule
+    compares. A request where one of them is not a plain string (or no `_meta` object) shares no
+    verdict: it is decided afresh.
+    """
+    if meta is None:
+        return refuses_afresh(headers, message, modern=True)
+    version = meta.get(PROTOCOL_VERSION_META_KEY)
+    name_key = NAME_BEARING_METHODS.get(method)
+    name = params.get(name_key) if name_key is not None else None
+    if type(version) is not str or (name is not None and type(name) is not str):
+        return refuses_afresh(headers, message, modern=True)
+    # The headers in one C-level pass over `_VERDICT_HEADERS` (no look-up call per header, issue 12).
+    key = (*map(headers.get, _VERDICT_HEADERS), method, version, CLIENT_CAPABILITIES_META_KEY in meta, name)
     verdict = _MODERN_VERDICTS.get(key)
     if verdict is None:
         if len(_MODERN_VERDICTS) >= _MAX_VERDICTS:
@@ -124,45 +162,9 @@ def sdk_refuses(headers: Mapping[bytes, str], message: Mapping[str, Any], *, mod
     return verdict
 
 
-_MAX_VERDICTS = 1024
-_MODERN_VERDICTS: dict[tuple[str | bool | None, ...], bool] = {}
-"""`sdk_refuses`'s 2026-07-28 verdicts by `_modern_key` (bounded: cleared when full)."""
-
-
-def _modern_key(headers: Mapping[bytes, str], message: Mapping[str, Any]) -> tuple[str | bool | None, ...] | None:
-    """Everything the 2026-07-28 rules read of a request (see `refuses_afresh` and the SDK's
-    `classify_inbound_request`), as a hashable key; None when a value it reads is not a plain
-    string (or the `_meta` not an object), so that no odd input shares a verdict."""
-    # Declared types, checked exactly at run time (`type(...) is`): no call per check (issue 12).
-    method: str | None = message.get("method")
-    params: dict[str, Any] | None = message.get("params")
-    if type(method) is not str or type(params) is not dict:
-        return None
-    meta: dict[str, Any] | None = params.get("_meta")
-    if type(meta) is not dict:
-        return None
-    version = meta.get(PROTOCOL_VERSION_META_KEY)
-    name_key = NAME_BEARING_METHODS.get(method)
-    name = params.get(name_key) if name_key is not None else None
-    if type(version) is not str or (name is not None and type(name) is not str):
-        return None
-    return (
-        headers.get(b"accept"),
-        headers.get(b"content-type"),
-        headers.get(DUPLICATED),
-        headers.get(b"mcp-protocol-version"),
-        headers.get(b"mcp-method"),
-        headers.get(b"mcp-name"),
-        method,
-        version,
-        CLIENT_CAPABILITIES_META_KEY in meta,
-        name,
-    )
-
-
 def refuses_afresh(headers: Mapping[bytes, str], message: Mapping[str, Any], *, modern: bool) -> bool:
     """`sdk_refuses` without its cache: every rule run on this request (the reference its cached
-    verdicts are tested against, and the way for requests `_modern_key` does not key)."""
+    verdicts are tested against, and the way for requests `sdk_refuses_read` does not key)."""
     if not _accepts_json_and_sse(headers.get(b"accept", "")):
         return True
     content_type = headers.get(b"content-type")

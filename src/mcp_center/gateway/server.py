@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, cast
@@ -52,6 +52,7 @@ from mcp_center.service import GatewayTokens, McpCenter
 __all__ = [
     "GATEWAY_PATH",
     "INSTRUCTIONS",
+    "CallerCard",
     "Gateway",
     "caller_named",
     "caller_of",
@@ -237,6 +238,39 @@ def caller_named(token_id: str | None, token_name: str | None, client: Mapping[s
         version = client.get("version")
         shown = {"name": str(client["name"])[:200], "version": str(version)[:100] if isinstance(version, str) else ""}
     return {"via": "gateway", "token_id": token_id, "token_name": token_name, "client": shown}
+
+
+class CallerCard(Mapping[str, Any]):
+    """`caller_named(token_id, token_name, client)` as a read-only mapping built on its first read.
+
+    Only an approval card reads who asks (`ApprovalService.wait` copies it when a tool's policy is
+    `ask`); an allowed call never does, so the gateway's per-call path keeps the three values and
+    builds no dictionary for them (issue 12, R-8.3). The card, once built, is the same on every read;
+    `client` (the agent's `clientInfo`, parsed JSON the gateway does not change) is read then.
+    """
+
+    __slots__ = ("_card", "_client", "_token_id", "_token_name")
+
+    def __init__(self, token_id: str | None, token_name: str | None, client: Mapping[str, Any] | None) -> None:
+        self._token_id = token_id
+        self._token_name = token_name
+        self._client = client
+        self._card: dict[str, Any] | None = None
+
+    def _built(self) -> dict[str, Any]:
+        card = self._card
+        if card is None:
+            card = self._card = caller_named(self._token_id, self._token_name, self._client)
+        return card
+
+    def __getitem__(self, key: str) -> Any:
+        return self._built()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
 
 
 def _error_result(exc: CenterError) -> types.CallToolResult:
