@@ -20,6 +20,7 @@ from rich.text import Text
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from mcp_center import __version__
+from mcp_center.cli._suggest import forget, remember, suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.config import Settings
 from mcp_center.errors import (
@@ -131,6 +132,7 @@ def _root(
 ) -> None:
     """A self-hosted MCP host: register, trust, test, enable and call MCP servers."""
     del show_version
+    forget()  # suggested commands carry this command's --data-dir/--url, not a previous one's
 
 
 secret_app = typer.Typer(cls=CenterGroup, help="Set or delete secret values (write-only).", no_args_is_help=True)
@@ -212,14 +214,15 @@ def styled(*parts: str | tuple[str, str]) -> Text:
     return Text.assemble(*parts)
 
 
-NEXT_STEP = {
-    "MCP_SERVER_NOT_TRUSTED": "mcp-center trust {server}",
-    "MCP_SERVER_NOT_TESTED": "mcp-center test {server}",
-    "MCP_SERVER_DISABLED": "mcp-center enable {server}",
-    "OAUTH_AUTHORIZATION_REQUIRED": "mcp-center auth {server}",
-    "MCP_SERVER_VERSION_CONFLICT": "mcp-center show {server}  (then apply your change again)",
+NEXT_STEP: Final[dict[str, tuple[str, str]]] = {
+    "MCP_SERVER_NOT_TRUSTED": ("trust", ""),
+    "MCP_SERVER_NOT_TESTED": ("test", ""),
+    "MCP_SERVER_DISABLED": ("enable", ""),
+    "OAUTH_AUTHORIZATION_REQUIRED": ("auth", ""),
+    "MCP_SERVER_VERSION_CONFLICT": ("show", "  (then apply your change again)"),
 }
-"""What to run next after a refused step, by error code."""
+"""What to run next after a refused step, by error code: the verb (given the server's id, rendered
+by `suggested` with this command's `--data-dir`) and what follows the command."""
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data directory (default: $MCP_CENTER_DATA_DIR or the user data dir).")
@@ -244,9 +247,11 @@ def settings_for(data_dir: Path | None, profile: str | None = None) -> Settings:
             with the field (exit 2), never a traceback (R-7.3).
     """
     try:
-        return Settings.load(data_dir=data_dir, profile=profile)
+        settings = Settings.load(data_dir=data_dir, profile=profile)
     except CenterError as exc:
         raise fail(exc) from None
+    remember(settings)
+    return settings
 
 
 def refuse_files_of_a_database_serve(settings: Settings) -> None:
@@ -372,7 +377,8 @@ def fail(
     server = server_id or exc.details.get("server_id")
     hint = NEXT_STEP.get(exc.code)
     if hint and isinstance(server, str):
-        err.print(f"  next: {hint.format(server=server)}", highlight=False, markup=False)
+        verb, after = hint
+        err.print(f"  next: {suggested(verb, server)}{after}", highlight=False, markup=False)
     if settings is not None and isinstance(exc, NotFound):
         err.print(
             f"  looked in {data_dir_phrase(settings)}; use --data-dir or MCP_CENTER_DATA_DIR for another",
@@ -445,6 +451,7 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
     """
     from mcp_center.cli.host import HostClient, exit_code_for_status
 
+    remember(url=url)
     try:
         with HostClient(settings, url) as client:
             return client.call(method, path, body)

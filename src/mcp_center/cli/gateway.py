@@ -25,6 +25,7 @@ from mcp_center.cli._shared import (
     print_json,
     settings_for,
 )
+from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.cli.host import client_tls, serve_url
 from mcp_center.config import Settings
@@ -75,7 +76,7 @@ def gateway(
     if not token:
         raise fail(
             RequestInvalid(
-                "set MCP_CENTER_GATEWAY_TOKEN to a gateway token (mcp-center gateway token create NAME)",
+                f"set MCP_CENTER_GATEWAY_TOKEN to a gateway token ({suggested('gateway', 'token', 'create', 'NAME')})",
                 details={"field": "MCP_CENTER_GATEWAY_TOKEN"},
             )
         )
@@ -158,7 +159,7 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
     if owner is None:
         err.print(
             f"no mcp-center serve runs on {settings.data_dir}: the token works once "
-            f"'mcp-center serve --data-dir {settings.data_dir}' runs",
+            f"'{suggested('serve', settings=settings)}' runs",
             markup=False,
             highlight=False,
         )

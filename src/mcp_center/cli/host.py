@@ -14,6 +14,7 @@ import ssl
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.config import Settings
 from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
@@ -68,7 +69,7 @@ def serve_url(settings: Settings, url: str | None = None) -> str:
     if recorded is None:
         raise ServerUnreachable(
             f"no mcp-center serve runs on the data directory {settings.data_dir}; start one with "
-            f"'mcp-center serve --data-dir {settings.data_dir}', or pass --url (or set MCP_CENTER_URL) "
+            f"'{suggested('serve', settings=settings)}', or pass --url (or set MCP_CENTER_URL) "
             "to talk to a host elsewhere",
             details={"reason": "no_serve", "data_dir": str(settings.data_dir)},
         )
@@ -93,7 +94,7 @@ class HostClient:
         if token is None:
             raise AdminAuthRequired(
                 f"no admin token in {data_dir_phrase(settings)}: no serve has run on it; "
-                f"start one with 'mcp-center serve --data-dir {settings.data_dir}'",
+                f"start one with '{suggested('serve', settings=settings)}'",
                 details={"data_dir": str(settings.data_dir)},
             )
         import httpx2

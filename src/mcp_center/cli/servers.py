@@ -37,6 +37,7 @@ from mcp_center.cli._shared import (
     styled,
     yes,
 )
+from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestInvalid
 from mcp_center.store.running import running_owner
@@ -73,7 +74,8 @@ def list_(
         return
     if not servers:
         out.print(
-            f"no servers yet in {data_dir_phrase(settings)}: add one with 'mcp-center add' or the REST API",
+            f"no servers yet in {data_dir_phrase(settings)}: add one with "
+            f"'{suggested('add', 'NAME', '--', 'COMMAND')}' or the REST API",
             highlight=False,
             markup=False,
         )
@@ -186,7 +188,7 @@ def add(
     view, everyone = run_center(settings, create)
     line = Text("added ")
     line.append(view.id, style="bold")
-    line.append(f" to {data_dir_phrase(settings)}; next: mcp-center trust {view.id}")
+    line.append(f" to {data_dir_phrase(settings)}; next: {suggested('trust', view.id)}")
     out.print(line, highlight=False)
     if plan.secrets:
         out.print(
@@ -222,7 +224,7 @@ def trust(
         err.print("not trusted; nothing changed", markup=False, highlight=False)
         raise typer.Exit(1)
     run_center(settings, lambda c: c.trust(server_id, view.digest))
-    out.print(f"trusted; next: mcp-center test {server_id}")
+    out.print(f"trusted; next: {suggested('test', server_id)}", markup=False, highlight=False)
 
 
 @app.command()
@@ -438,7 +440,7 @@ def summary_change_notice(before: ServerView, after: ServerView, *, change: str,
     """
     if after.trusted or not before.trusted:
         return []
-    steps = f"mcp-center trust {after.id}, then mcp-center test {after.id} and mcp-center enable {after.id}"
+    steps = f"{suggested('trust', after.id)}, then {suggested('test', after.id)} and {suggested('enable', after.id)}"
     if before.enabled and not after.enabled:
         return [
             f"server '{after.id}' was disabled: {change}, which touched something security-relevant; "
@@ -455,7 +457,8 @@ def _secret_value() -> str:
             end before a line (an empty pipe would otherwise have set an empty secret). Nothing changed.
     """
     instead = (
-        "pipe the value on standard input, e.g. printf '%s\\n' \"$VALUE\" | mcp-center secret set ID KEY --kind KIND"
+        "pipe the value on standard input, e.g. printf '%s\\n' \"$VALUE\" | "
+        f"{suggested('secret', 'set', 'ID', 'KEY', '--kind', 'KIND')}"
     )
     stdin = sys.stdin
     if stdin is not None and not stdin.closed and stdin.isatty():  # pyright: ignore[reportUnnecessaryComparison]
