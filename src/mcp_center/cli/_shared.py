@@ -26,6 +26,7 @@ from mcp_center.config import Settings
 from mcp_center.errors import (
     AnswerRequired,
     CenterError,
+    CommandUnknown,
     ConfirmationRequired,
     FieldError,
     HostRequestFailed,
@@ -100,12 +101,56 @@ class CenterCommand(TyperCommand):
         return _untyped_flags(super().get_params(ctx))
 
 
+_COMMAND_SYNONYMS: Final = {
+    "status": ("list", "show"),
+    "ls": ("list",),
+    "info": ("show",),
+    "get": ("show",),
+    "rm": ("delete", "revoke"),
+    "remove": ("delete", "revoke"),
+    "delete": ("revoke",),
+    "new": ("add", "create"),
+    "register": ("add",),
+    "start": ("serve", "enable"),
+    "run": ("serve", "call"),
+    "stop": ("disable",),
+    "invoke": ("call",),
+    "approve": ("approvals",),
+    "login": ("auth",),
+}
+"""Commands other tools have, and ours that do what they do: offered as "did you mean" first."""
+
+
 class CenterGroup(TyperGroup):
-    """`mcp-center` and its command groups (`gateway`, `secret`, ...): flags shown as in `CenterCommand`."""
+    """`mcp-center` and its command groups (`gateway`, `secret`, ...): flags shown as in `CenterCommand`,
+    and an unknown command as `error [COMMAND_UNKNOWN]: ...` with the closest known ones (exit 2),
+    not typer's "No such command" box."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         """The group's parameters with `--help` last, flags without a value placeholder."""
         return _untyped_flags(super().get_params(ctx))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """The command `args[0]` names, as click resolves it.
+
+        Raises:
+            typer.Exit: code 2 after `error [COMMAND_UNKNOWN]: no command 'X' in mcp-center ...`,
+                its `did you mean` (the closest of the group's commands) and where to list them.
+        """
+        name = args[0] if args else ""
+        if not args or name.startswith("-") or self.get_command(ctx, name) is not None or ctx.resilient_parsing:
+            return super().resolve_command(ctx, args)
+        from mcp_center.errors import did_you_mean
+
+        known = [n for n in self.list_commands(ctx) if not getattr(self.get_command(ctx, n), "hidden", False)]
+        close = [n for n in _COMMAND_SYNONYMS.get(name.lower(), ()) if n in known] or did_you_mean(name, known)
+        where = ctx.command_path
+        raise fail(
+            CommandUnknown(
+                f"no command '{shown(name)}' in {where}; see '{where} --help' for the commands",
+                details={"command": name, "did_you_mean": close},
+            )
+        )
 
 
 app = typer.Typer(

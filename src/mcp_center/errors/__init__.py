@@ -14,6 +14,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   │                                                      nothing changed, `--yes` confirms (exit 2)
     │   ├── AnswerRequired           ANSWER_REQUIRED           a CLI question for a value got no answer; nothing
     │   │                                                      changed, the message says how to pass it (exit 2)
+    │   ├── CommandUnknown           COMMAND_UNKNOWN           the CLI has no such command (`did_you_mean`, exit 2)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
@@ -170,6 +171,7 @@ from mcp_center.errors._conflict import (
 from mcp_center.errors._input import (
     AddressUnavailable,
     AnswerRequired,
+    CommandUnknown,
     ConfigInvalid,
     ConfirmationRequired,
     ElicitationAnswerInvalid,
@@ -247,6 +249,7 @@ __all__ = [
     "CapabilityNotDeclared",
     "CapabilityNotOffered",
     "CenterError",
+    "CommandUnknown",
     "ConfigInvalid",
     "ConfirmationRequired",
     "Conflict",

@@ -10,6 +10,7 @@ from mcp_center.errors._base import FieldError, InvalidInput
 __all__ = [
     "AddressUnavailable",
     "AnswerRequired",
+    "CommandUnknown",
     "ConfigInvalid",
     "ConfirmationRequired",
     "ElicitationAnswerInvalid",
@@ -53,6 +54,14 @@ class AnswerRequired(InvalidInput):
     to give the value without being asked (R-7.3)."""
 
     code = "ANSWER_REQUIRED"
+
+
+class CommandUnknown(InvalidInput):
+    """The CLI was given a command it does not have (`mcp-center status`): nothing ran; exit 2, as
+    every usage error. `details`: `command` (clipped), `did_you_mean` (the closest known commands)
+    (R-7.3, issue 16)."""
+
+    code = "COMMAND_UNKNOWN"
 
 
 class RequestInvalid(InvalidInput):
