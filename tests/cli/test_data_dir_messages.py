@@ -94,9 +94,10 @@ def test_commands_that_need_a_running_serve_say_none_runs_on_the_data_directory(
     assert "MCP_SERVER_UNREACHABLE" in approvals.stderr
     assert f"no mcp-center serve runs on the data directory {data}" in approvals.stderr
     assert "--url" in approvals.stderr
+    # No serve ever ran (no admin token either): still "none runs" (exit 7), not ADMIN_AUTH_REQUIRED.
     no_token = run(data, "approvals")
-    assert no_token.returncode == 6
-    assert f"no admin token in {data} (data directory)" in no_token.stderr
+    assert no_token.returncode == 7
+    assert f"no mcp-center serve runs on the data directory {data}" in no_token.stderr
     exported = run(data, "export", "--format", "cursor", "--gateway")
     assert exported.returncode == 0, exported.stderr
     assert f"no mcp-center serve runs on {data}: this is the default address" in exported.stderr

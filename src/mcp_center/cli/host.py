@@ -84,12 +84,17 @@ class HostClient:
         url: `--url`, or None for the data directory's own `serve`.
         timeout_s: Seconds for one request.
     Raises:
-        AdminAuthRequired: no admin token: no serve has run on this data directory (exit 6).
-        ServerUnreachable: no `url` and no serve owns the data directory (exit 7; `serve_url`).
+        ServerUnreachable: no `url` and no serve owns the data directory (exit 7; `serve_url`),
+            checked first.
+        AdminAuthRequired: no admin token in the data directory (a `--url` to a host whose serve
+            never ran on this directory) (exit 6).
         SecretStoreError: the token file is readable by others.
     """
 
     def __init__(self, settings: Settings, url: str | None = None, *, timeout_s: float = 30.0) -> None:
+        # Where first: with no serve on the data directory (and no --url) the answer is "no serve
+        # runs there" (exit 7), whether or not one ever ran and left its admin token (issue 16).
+        base_url = serve_url(settings, url)
         token = read_admin_token(settings.data_dir, settings.admin_token)
         if token is None:
             raise AdminAuthRequired(
@@ -101,7 +106,7 @@ class HostClient:
 
         self._settings = settings
         self._url = url
-        self.base_url = serve_url(settings, url)
+        self.base_url = base_url
         self._client: httpx2.Client = httpx2.Client(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {token}"},
