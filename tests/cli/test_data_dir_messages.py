@@ -116,7 +116,6 @@ def test_a_data_directory_that_cannot_be_created_is_one_storage_error_line(tmp_p
     for command in (
         ["add", "Local", "--", sys.executable, "-c", "pass"],
         ["gateway", "token", "create", "agent"],
-        ["gateway", "token", "revoke", "nope"],
     ):
         failed = run(data, *command)
         assert failed.returncode == 1, (command, failed.stderr)
@@ -124,6 +123,10 @@ def test_a_data_directory_that_cannot_be_created_is_one_storage_error_line(tmp_p
         first = failed.stderr.strip().splitlines()[0]
         assert first.startswith("error [STORAGE_ERROR]: "), (command, failed.stderr)
         assert str(data) in first, (command, first)
+    # `revoke` only changes an existing token: it never creates the directory, so it is not found.
+    revoke = run(data, "gateway", "token", "revoke", "nope")
+    assert revoke.returncode == 3, revoke.stderr
+    assert revoke.stderr.startswith("error [GATEWAY_TOKEN_NOT_FOUND]: ")
 
 
 def test_verbs_that_only_read_create_nothing_in_a_data_directory_without_servers(tmp_path: Path) -> None:

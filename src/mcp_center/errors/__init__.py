@@ -15,6 +15,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── AnswerRequired           ANSWER_REQUIRED           a CLI question for a value got no answer; nothing
     │   │                                                      changed, the message says how to pass it (exit 2)
     │   ├── CommandUnknown           COMMAND_UNKNOWN           the CLI has no such command (`did_you_mean`, exit 2)
+    │   ├── GatewayTokenAmbiguous    GATEWAY_TOKEN_AMBIGUOUS   R-7.1: a token name several live tokens carry (`ids`)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
@@ -37,7 +38,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
     │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
-    │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id
+    │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id or name
     │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
     │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
@@ -175,6 +176,7 @@ from mcp_center.errors._input import (
     ConfigInvalid,
     ConfirmationRequired,
     ElicitationAnswerInvalid,
+    GatewayTokenAmbiguous,
     ImportDuplicateKey,
     ImportFormatMismatch,
     ImportFormatUnknown,
@@ -260,6 +262,7 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
+    "GatewayTokenAmbiguous",
     "GatewayTokenNotFound",
     "HostNotAllowed",
     "HostRequestFailed",

@@ -14,6 +14,7 @@ __all__ = [
     "ConfigInvalid",
     "ConfirmationRequired",
     "ElicitationAnswerInvalid",
+    "GatewayTokenAmbiguous",
     "ImportDuplicateKey",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
@@ -62,6 +63,13 @@ class CommandUnknown(InvalidInput):
     (R-7.3, issue 16)."""
 
     code = "COMMAND_UNKNOWN"
+
+
+class GatewayTokenAmbiguous(InvalidInput):
+    """R-7.1: a gateway token named by its name, and several live tokens carry it: nothing was
+    revoked; `details`: `name`, `ids` (name one of them by id) (issue 16)."""
+
+    code = "GATEWAY_TOKEN_AMBIGUOUS"
 
 
 class RequestInvalid(InvalidInput):
