@@ -220,6 +220,12 @@ def trust(
     out.print(f"digest: {view.digest}")
     for warning in view.warnings:
         err.print(f"warning: {warning.message}", markup=False, highlight=False)
+    if view.trusted:
+        then = "" if view.tested else f"; next: {suggested('test', server_id)}"
+        out.print(
+            f"{server_id} is already trusted with this digest; nothing changed{then}", markup=False, highlight=False
+        )
+        return
     if not yes and not confirm("Trust this configuration?"):
         err.print("not trusted; nothing changed", markup=False, highlight=False)
         raise typer.Exit(1)
@@ -413,6 +419,9 @@ def policy(
         return before, await center.set_tool_policy(server_id, tool, chosen, version=before.version)
 
     view, after = run_center(settings, change)
+    if after.version == view.version:
+        out.print(f"{tool} of {server_id}: already {decision}; unchanged", markup=False, highlight=False)
+        return
     out.print(f"{tool} of {server_id}: {decision}", markup=False, highlight=False)
     notice = summary_change_notice(
         view, after, change="its tool policy changed", part="the tool policies are part of the connection summary"

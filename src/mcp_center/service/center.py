@@ -638,7 +638,9 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         Args:
             version: The server `version` the caller read.
         Returns:
-            The server view after the change.
+            The server view after the change; when the tool already has `policy` and `version` is
+            current, the view as it is: nothing is written, the version stays, trust is kept (a
+            no-op is not a change; the caller tells by the unchanged `version`, issue 16).
         Raises:
             RequestInvalid (bad policy, tool name or version), ServerNotFound, ServerVersionConflict.
         """
@@ -663,6 +665,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             policies.pop(tool, None)
         else:
             policies[tool] = policy
+        if policies == dict(current.config.tool_policies) and version == current.version:
+            return current
         return await self.update_server(server_id, {"version": version, "tool_policies": policies}, partial=True)
 
     async def interrupt_pending(self) -> None:

@@ -248,7 +248,8 @@ class Servers:
     # ----- trust, test, enable --------------------------------------------------------------------
 
     async def trust(self, server_id: str, digest: object) -> ServerView:
-        """Confirm the summary the user saw (R-2.1)."""
+        """Confirm the summary the user saw (R-2.1); confirming the digest already trusted writes
+        nothing (no new `updated_at`, no event)."""
         if not isinstance(digest, str) or not digest:
             raise RequestInvalid(
                 "digest: send the digest of the summary you confirmed",
@@ -256,7 +257,7 @@ class Servers:
             )
         memo = self._summaries()
 
-        def run(state: StoreState) -> None:
+        def run(state: StoreState) -> bool:
             record = get_record(state, server_id)
             current = memo.digest(record.config, state.secrets)
             if digest != current:
@@ -265,9 +266,13 @@ class Servers:
                     "read it, or the digest was never its); review the current summary and confirm its digest",
                     details={"current_digest": current},
                 )
+            if record.trusted_digest == current:
+                return False
             state.servers[server_id] = record.model_copy(update={"trusted_digest": current, "updated_at": now()})
+            return True
 
-        await self._txn(run)
+        if not await self._txn(run):
+            return await self.get(server_id, memo)
         self._announce("server.trusted", {"server_id": server_id})
         await self._reconciler.reconcile(server_id, memo)
         return await self.get(server_id, memo)
