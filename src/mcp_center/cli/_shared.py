@@ -265,6 +265,7 @@ NEXT_STEP: Final[dict[str, tuple[str, str]]] = {
     "MCP_SERVER_DISABLED": ("enable", ""),
     "OAUTH_AUTHORIZATION_REQUIRED": ("auth", ""),
     "MCP_SERVER_VERSION_CONFLICT": ("show", "  (then apply your change again)"),
+    "MCP_SERVER_ALREADY_REGISTERED": ("show", ""),
 }
 """What to run next after a refused step, by error code: the verb (given the server's id, rendered
 by `suggested` with this command's `--data-dir`) and what follows the command."""

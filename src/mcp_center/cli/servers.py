@@ -180,12 +180,13 @@ def add(
     except CenterError as exc:
         raise fail(exc) from None
 
-    async def create(center: McpCenter) -> tuple[ServerView, list[ServerView]]:
-        view = await center.create_server(plan.body)
-        return view, await center.list_servers()
+    async def create(center: McpCenter) -> ServerView:
+        # The same name and configuration again (a pasted command run twice) is refused unless
+        # --id names the copy: MCP_SERVER_ALREADY_REGISTERED, exit 4 (issue 16).
+        return await center.create_server(plan.body, refuse_twin=True)
 
     settings = settings_for(data_dir, profile)
-    view, everyone = run_center(settings, create)
+    view = run_center(settings, create)
     line = Text("added ")
     line.append(view.id, style="bold")
     line.append(f" to {data_dir_phrase(settings)}; next: {suggested('trust', view.id)}")
@@ -196,13 +197,9 @@ def add(
             markup=False,
             highlight=False,
         )
-    same = [s.id for s in everyone if s.id != view.id and s.config.name.strip().lower() == name.strip().lower()]
-    if same:
-        err.print(
-            f"note: another server is already named '{name}' ({', '.join(same)}); both show that name",
-            markup=False,
-            highlight=False,
-        )
+    for warning in view.warnings:
+        if warning.code == "SERVER_NAME_SHARED":
+            err.print(f"note: {warning.message}", markup=False, highlight=False)
 
 
 @app.command()

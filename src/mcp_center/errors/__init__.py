@@ -44,6 +44,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
+    │   ├── ServerAlreadyRegistered  MCP_SERVER_ALREADY_REGISTERED `add`: same name and configuration as `server_id`
     │   ├── AddressInUse             SERVE_ADDRESS_IN_USE          another process (often another `serve`) listens
     │   │                                                          on --host:--port; found before anything starts
     │   ├── DataDirInUse             SERVE_DATA_DIR_IN_USE         R-9.2: a live `serve` owns the data directory
@@ -162,6 +163,7 @@ from mcp_center.errors._conflict import (
     OAuthStepUpRequired,
     OperationInUse,
     ServeAlreadyRunning,
+    ServerAlreadyRegistered,
     ServerDisabled,
     ServerExists,
     ServerNotTested,
@@ -306,6 +308,7 @@ __all__ = [
     "SecretNotFound",
     "SecretStoreError",
     "ServeAlreadyRunning",
+    "ServerAlreadyRegistered",
     "ServerDisabled",
     "ServerExists",
     "ServerNotFound",

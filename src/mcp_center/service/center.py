@@ -331,16 +331,22 @@ class McpCenter(AgentUseCases, GatewayUseCases):
 
     # ----- configuration writes ------------------------------------------------------------------
 
-    async def create_server(self, body: object) -> ServerView:
+    async def create_server(self, body: object, *, refuse_twin: bool = False) -> ServerView:
         """Register a server (R-1.1). Starts untrusted, untested and disabled (R-2).
 
-        `id` is optional: derived from `name` (made unique with a suffix) when absent.
+        `id` is optional: derived from `name` (made unique with a suffix) when absent. When other
+        servers have the same name, the view's `warnings` holds a `SERVER_NAME_SHARED` note naming
+        them (this answer only).
 
+        Args:
+            refuse_twin: Refuse, when the body has no `id`, a server whose name and whole
+                configuration (secret values aside) an existing one has (`mcp-center add` twice).
         Raises:
             ConfigInvalid: a rule of R-1 is broken (every violation listed).
             ServerExists: the id is taken.
+            ServerAlreadyRegistered: `refuse_twin` and such a server exists (`details.server_id`).
         """
-        return await self._servers.create(body)
+        return await self._servers.create(body, refuse_twin=refuse_twin)
 
     async def create_servers(self, plan: Callable[[Mapping[str, ServerConfig]], Sequence[object]]) -> list[ServerView]:
         """Register several servers in ONE store transaction: all of them or none (R-1.8, R-7.3).
