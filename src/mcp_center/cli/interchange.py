@@ -376,7 +376,20 @@ def export(
                 highlight=False,
             )
         return
-    err.print(f"for {document['filename']}", highlight=False)
+    # One sentence, also with nothing to fill in (a bare "for .mcp.json" read as a cut-off line).
+    target = document["filename"]
+    if document["placeholders"]:
+        err.print(
+            f"the configuration above is for {target}; the secret values are not exported, set these placeholders:",
+            markup=False,
+            highlight=False,
+        )
+    else:
+        err.print(
+            f"the configuration above is for {target} (redirect it there); it holds no secret to fill in",
+            markup=False,
+            highlight=False,
+        )
     for item in document["placeholders"]:
         err.print(
             f"  set {item['name']}: {item['server_id']} secret {item['kind']} {item['key']}",
