@@ -235,7 +235,8 @@ def test_an_accented_name_keeps_its_letters_in_the_id_and_existing_ids_stay(tmp_
     the same name is made unique beside both (R-1.1, R-1.8, issue 16)."""
     data = tmp_path / "data"
     assert run(data, "add", "Café", "--id", "caf", "--", "uvx", "cafe-mcp").returncode == 0  # as stored before
-    added = run(data, "add", "Café", "--", "uvx", "cafe-mcp")
+    # Another configuration: the same one again is refused (MCP_SERVER_ALREADY_REGISTERED, test_add_twice).
+    added = run(data, "add", "Café", "--", "uvx", "cafe-mcp", "--stdio")
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith("added cafe to ")
     source = tmp_path / ".mcp.json"

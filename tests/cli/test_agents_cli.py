@@ -99,9 +99,13 @@ def test_approvals_of_a_running_host_are_listed_approved_and_denied(tmp_path: Pa
 
 def test_approvals_without_a_running_host_say_so(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    no_token = run(data, "approvals")
+    no_serve = run(data, "approvals")
+    assert no_serve.returncode == 7
+    assert "no mcp-center serve runs" in no_serve.stderr
+    # With --url (a host elsewhere) but no admin token in this directory: exit 6.
+    no_token = run(data, "approvals", "--url", "http://127.0.0.1:9")
     assert no_token.returncode == 6
-    assert "mcp-center serve" in no_token.stderr
+    assert "ADMIN_AUTH_REQUIRED" in no_token.stderr
     unreachable = run(data, "approvals", "--url", "http://127.0.0.1:9", token=True)
     assert unreachable.returncode == 7
     assert "cannot reach" in unreachable.stderr

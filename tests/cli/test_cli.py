@@ -111,7 +111,11 @@ def test_secret_set_with_nothing_on_stdin_sets_no_empty_secret(tmp_path: Path) -
         timeout=60,
         check=False,
     )
-    assert (closed.returncode, closed.stderr.splitlines()[0]) == (2, empty.stderr.splitlines()[0])
+    # The same line; the suggested command carries the --data-dir this run was given (issue 16).
+    assert (closed.returncode, closed.stderr.splitlines()[0]) == (
+        2,
+        f"{empty.stderr.splitlines()[0]} --data-dir {data}",
+    )
     shown = json.loads(run(data, "show", "local").stdout)
     assert shown["secret_env"] == {}, shown
 

@@ -94,9 +94,10 @@ def test_commands_that_need_a_running_serve_say_none_runs_on_the_data_directory(
     assert "MCP_SERVER_UNREACHABLE" in approvals.stderr
     assert f"no mcp-center serve runs on the data directory {data}" in approvals.stderr
     assert "--url" in approvals.stderr
+    # No serve ever ran (no admin token either): still "none runs" (exit 7), not ADMIN_AUTH_REQUIRED.
     no_token = run(data, "approvals")
-    assert no_token.returncode == 6
-    assert f"no admin token in {data} (data directory)" in no_token.stderr
+    assert no_token.returncode == 7
+    assert f"no mcp-center serve runs on the data directory {data}" in no_token.stderr
     exported = run(data, "export", "--format", "cursor", "--gateway")
     assert exported.returncode == 0, exported.stderr
     assert f"no mcp-center serve runs on {data}: this is the default address" in exported.stderr
@@ -115,7 +116,6 @@ def test_a_data_directory_that_cannot_be_created_is_one_storage_error_line(tmp_p
     for command in (
         ["add", "Local", "--", sys.executable, "-c", "pass"],
         ["gateway", "token", "create", "agent"],
-        ["gateway", "token", "revoke", "nope"],
     ):
         failed = run(data, *command)
         assert failed.returncode == 1, (command, failed.stderr)
@@ -123,6 +123,10 @@ def test_a_data_directory_that_cannot_be_created_is_one_storage_error_line(tmp_p
         first = failed.stderr.strip().splitlines()[0]
         assert first.startswith("error [STORAGE_ERROR]: "), (command, failed.stderr)
         assert str(data) in first, (command, first)
+    # `revoke` only changes an existing token: it never creates the directory, so it is not found.
+    revoke = run(data, "gateway", "token", "revoke", "nope")
+    assert revoke.returncode == 3, revoke.stderr
+    assert revoke.stderr.startswith("error [GATEWAY_TOKEN_NOT_FOUND]: ")
 
 
 def test_verbs_that_only_read_create_nothing_in_a_data_directory_without_servers(tmp_path: Path) -> None:

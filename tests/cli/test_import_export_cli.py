@@ -15,6 +15,7 @@ from typer.testing import CliRunner, Result
 
 from mcp_center.cli import app
 from mcp_center.interchange import MAX_IMPORT_BYTES
+from tests.support.cli import run_cli
 
 FIXTURES = Path(__file__).parents[1] / "interchange" / "fixtures"
 PROJECT = FIXTURES / "claude_code_project.mcp.json"
@@ -261,3 +262,19 @@ def test_a_server_named_twice_in_the_file_is_refused_and_nothing_is_imported(dat
     assert "IMPORT_DUPLICATE_KEY" in result.stderr
     assert "mcpServers.a" in result.stderr
     assert servers(data) == []
+
+
+def test_export_says_in_a_sentence_which_file_it_is_for(data: Path) -> None:
+    """A bare "for .mcp.json" on stderr read as a cut-off line (issue 16 item 7)."""
+    assert run_cli(data, "add", "time", "--", "uvx", "mcp-server-time").returncode == 0
+    plain = run_cli(data, "export", "--format", "claude-code")
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stderr.splitlines() == [
+        "the configuration above is for .mcp.json (redirect it there); it holds no secret to fill in"
+    ]
+    assert run_cli(data, "add", "gh", "-e", "GITHUB_TOKEN=ghp_0123456789abcdef", "--", "npx", "x").returncode == 0
+    secret = run_cli(data, "export", "--format", "claude-code")
+    assert secret.stderr.splitlines()[0] == (
+        "the configuration above is for .mcp.json; the secret values are not exported, set these placeholders:"
+    )
+    assert secret.stderr.splitlines()[1].startswith("  set ")

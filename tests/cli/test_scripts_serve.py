@@ -39,3 +39,39 @@ def test_scripts_serve_keeps_a_relative_data_dir_in_the_callers_directory(tmp_pa
     assert (work / "dtest" / "secret.key").is_file()
     assert not (checkout / "dtest").exists()
     assert f"data: {work / 'dtest'}" in host.log()
+
+
+def _fake_checkout(tmp_path: Path, script: str) -> tuple[Path, Path]:
+    """A checkout with the real `scripts/<script>` and a `.venv/bin` whose python and mcp-center only
+    record whether PYTHONDONTWRITEBYTECODE reached them (in `seen`)."""
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    shutil.copy2(ROOT / "scripts" / script, checkout / "scripts" / script)
+    bootstrap = checkout / "scripts" / "bootstrap"
+    if script != "bootstrap":
+        bootstrap.write_text("#!/bin/sh\nexit 0\n")
+        bootstrap.chmod(0o755)
+    seen = tmp_path / "seen"
+    recorder = f'#!/bin/sh\necho "${{PYTHONDONTWRITEBYTECODE-unset}}" >> {seen}\n'
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    for name in ("python", "mcp-center"):
+        (checkout / ".venv" / "bin" / name).write_text(recorder)
+        (checkout / ".venv" / "bin" / name).chmod(0o755)
+    return checkout, seen
+
+
+def test_scripts_serve_and_bootstrap_let_python_write_its_bytecode_caches(tmp_path: Path) -> None:
+    """Images that set PYTHONDONTWRITEBYTECODE made every `scripts/serve` recompile src/ (~0.3 s of
+    CPU per start); both scripts unset it, as scripts/test does (issue 16)."""
+    env = {**serve_env(), "PYTHONDONTWRITEBYTECODE": "1"}
+    checkout, seen = _fake_checkout(tmp_path / "serve", "serve")
+    subprocess.run([str(checkout / "scripts" / "serve"), "--port", "0"], env=env, check=True, timeout=60)
+    assert seen.read_text().split() == ["unset"]
+    checkout, seen = _fake_checkout(tmp_path / "bootstrap", "bootstrap")
+    (checkout / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (checkout / "constraints.txt").write_text("")
+    fake_python = checkout / ".venv" / "bin" / "python"
+    subprocess.run(
+        [str(checkout / "scripts" / "bootstrap")], env={**env, "PYTHON": str(fake_python)}, check=True, timeout=60
+    )
+    assert seen.read_text().split() == ["unset"]  # its `python -m pip install`

@@ -205,7 +205,9 @@ def run_writer(data_dir: str, seed: int, conn: Connection) -> None:
             rotated = TokenSet(access_token=f"at-{k}", expires_at=4102444800.0, refresh_token=f"rt-{k}")
             assert vault.rotate(BINDING, presented=stored.refresh_token, tokens=rotated, scope="mcp") is not None
         elif stream == "token":
-            live = sorted(state.gateway_tokens.values(), key=lambda r: r.created_at)
+            live = sorted(
+                (r for r in state.gateway_tokens.values() if r.revoked_at is None), key=lambda r: r.created_at
+            )
             if len(live) >= MAX_TOKENS:
                 op = ("revoke", live[0].name)
                 conn.send(("begin", stream, op))

@@ -94,7 +94,7 @@ def _observe(state: StoreState, cipher: SecretCipher, vault: CredentialVault) ->
     observed = {
         "secret": generation,
         "oauth": refresh,
-        "token": frozenset(r.name for r in state.gateway_tokens.values()),
+        "token": frozenset(r.name for r in state.gateway_tokens.values() if r.revoked_at is None),  # live ones
         "card": frozenset(r.id for r in state.interactions.values() if r.state == "pending"),
         "approval": frozenset(r.id for r in state.approvals.values() if r.state == "pending"),
     }

@@ -20,11 +20,13 @@ from rich.text import Text
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from mcp_center import __version__
+from mcp_center.cli._suggest import forget, remember, suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.config import Settings
 from mcp_center.errors import (
     AnswerRequired,
     CenterError,
+    CommandUnknown,
     ConfirmationRequired,
     FieldError,
     HostRequestFailed,
@@ -99,12 +101,56 @@ class CenterCommand(TyperCommand):
         return _untyped_flags(super().get_params(ctx))
 
 
+_COMMAND_SYNONYMS: Final = {
+    "status": ("list", "show"),
+    "ls": ("list",),
+    "info": ("show",),
+    "get": ("show",),
+    "rm": ("delete", "revoke"),
+    "remove": ("delete", "revoke"),
+    "delete": ("revoke",),
+    "new": ("add", "create"),
+    "register": ("add",),
+    "start": ("serve", "enable"),
+    "run": ("serve", "call"),
+    "stop": ("disable",),
+    "invoke": ("call",),
+    "approve": ("approvals",),
+    "login": ("auth",),
+}
+"""Commands other tools have, and ours that do what they do: offered as "did you mean" first."""
+
+
 class CenterGroup(TyperGroup):
-    """`mcp-center` and its command groups (`gateway`, `secret`, ...): flags shown as in `CenterCommand`."""
+    """`mcp-center` and its command groups (`gateway`, `secret`, ...): flags shown as in `CenterCommand`,
+    and an unknown command as `error [COMMAND_UNKNOWN]: ...` with the closest known ones (exit 2),
+    not typer's "No such command" box."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         """The group's parameters with `--help` last, flags without a value placeholder."""
         return _untyped_flags(super().get_params(ctx))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """The command `args[0]` names, as click resolves it.
+
+        Raises:
+            typer.Exit: code 2 after `error [COMMAND_UNKNOWN]: no command 'X' in mcp-center ...`,
+                its `did you mean` (the closest of the group's commands) and where to list them.
+        """
+        name = args[0] if args else ""
+        if not args or name.startswith("-") or self.get_command(ctx, name) is not None or ctx.resilient_parsing:
+            return super().resolve_command(ctx, args)
+        from mcp_center.errors import did_you_mean
+
+        known = [n for n in self.list_commands(ctx) if not getattr(self.get_command(ctx, n), "hidden", False)]
+        close = [n for n in _COMMAND_SYNONYMS.get(name.lower(), ()) if n in known] or did_you_mean(name, known)
+        where = ctx.command_path
+        raise fail(
+            CommandUnknown(
+                f"no command '{shown(name)}' in {where}; see '{where} --help' for the commands",
+                details={"command": name, "did_you_mean": close},
+            )
+        )
 
 
 app = typer.Typer(
@@ -131,6 +177,7 @@ def _root(
 ) -> None:
     """A self-hosted MCP host: register, trust, test, enable and call MCP servers."""
     del show_version
+    forget()  # suggested commands carry this command's --data-dir/--url, not a previous one's
 
 
 secret_app = typer.Typer(cls=CenterGroup, help="Set or delete secret values (write-only).", no_args_is_help=True)
@@ -212,14 +259,16 @@ def styled(*parts: str | tuple[str, str]) -> Text:
     return Text.assemble(*parts)
 
 
-NEXT_STEP = {
-    "MCP_SERVER_NOT_TRUSTED": "mcp-center trust {server}",
-    "MCP_SERVER_NOT_TESTED": "mcp-center test {server}",
-    "MCP_SERVER_DISABLED": "mcp-center enable {server}",
-    "OAUTH_AUTHORIZATION_REQUIRED": "mcp-center auth {server}",
-    "MCP_SERVER_VERSION_CONFLICT": "mcp-center show {server}  (then apply your change again)",
+NEXT_STEP: Final[dict[str, tuple[str, str]]] = {
+    "MCP_SERVER_NOT_TRUSTED": ("trust", ""),
+    "MCP_SERVER_NOT_TESTED": ("test", ""),
+    "MCP_SERVER_DISABLED": ("enable", ""),
+    "OAUTH_AUTHORIZATION_REQUIRED": ("auth", ""),
+    "MCP_SERVER_VERSION_CONFLICT": ("show", "  (then apply your change again)"),
+    "MCP_SERVER_ALREADY_REGISTERED": ("show", ""),
 }
-"""What to run next after a refused step, by error code."""
+"""What to run next after a refused step, by error code: the verb (given the server's id, rendered
+by `suggested` with this command's `--data-dir`) and what follows the command."""
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data directory (default: $MCP_CENTER_DATA_DIR or the user data dir).")
@@ -244,9 +293,11 @@ def settings_for(data_dir: Path | None, profile: str | None = None) -> Settings:
             with the field (exit 2), never a traceback (R-7.3).
     """
     try:
-        return Settings.load(data_dir=data_dir, profile=profile)
+        settings = Settings.load(data_dir=data_dir, profile=profile)
     except CenterError as exc:
         raise fail(exc) from None
+    remember(settings)
+    return settings
 
 
 def refuse_files_of_a_database_serve(settings: Settings) -> None:
@@ -372,7 +423,8 @@ def fail(
     server = server_id or exc.details.get("server_id")
     hint = NEXT_STEP.get(exc.code)
     if hint and isinstance(server, str):
-        err.print(f"  next: {hint.format(server=server)}", highlight=False, markup=False)
+        verb, after = hint
+        err.print(f"  next: {suggested(verb, server)}{after}", highlight=False, markup=False)
     if settings is not None and isinstance(exc, NotFound):
         err.print(
             f"  looked in {data_dir_phrase(settings)}; use --data-dir or MCP_CENTER_DATA_DIR for another",
@@ -445,6 +497,7 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
     """
     from mcp_center.cli.host import HostClient, exit_code_for_status
 
+    remember(url=url)
     try:
         with HostClient(settings, url) as client:
             return client.call(method, path, body)

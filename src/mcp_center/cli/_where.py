@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mcp_center.cli._suggest import suggested
 from mcp_center.config import Settings
 from mcp_center.store.owner import ServeOwner
 from mcp_center.store.running import running_owner
@@ -45,7 +46,7 @@ def unreachable_why(settings: Settings, url: str | None) -> str:
     if owner is None:
         return (
             f"no mcp-center serve runs on the data directory {settings.data_dir} (this is the default address); "
-            f"start one with 'mcp-center serve --data-dir {settings.data_dir}', or pass --url"
+            f"start one with '{suggested('serve', settings=settings)}', or pass --url"
         )
     return f"the serve of the data directory {settings.data_dir} (pid {owner.pid}) does not answer; pass --url"
 

@@ -25,10 +25,11 @@ from mcp_center.cli._shared import (
     print_json,
     settings_for,
 )
+from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.cli.host import client_tls, serve_url
 from mcp_center.config import Settings
-from mcp_center.errors import CenterError, RequestInvalid, ServerUnreachable
+from mcp_center.errors import CenterError, GatewayTokenNotFound, RequestInvalid, ServerUnreachable
 from mcp_center.secrets import install_log_redaction
 from mcp_center.store.running import running_owner
 
@@ -75,7 +76,7 @@ def gateway(
     if not token:
         raise fail(
             RequestInvalid(
-                "set MCP_CENTER_GATEWAY_TOKEN to a gateway token (mcp-center gateway token create NAME)",
+                f"set MCP_CENTER_GATEWAY_TOKEN to a gateway token ({suggested('gateway', 'token', 'create', 'NAME')})",
                 details={"field": "MCP_CENTER_GATEWAY_TOKEN"},
             )
         )
@@ -145,7 +146,9 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
     settings = settings_for(data_dir)
     try:
         with opened_store(settings) as store:
-            record, token = GatewayTokens(store).create(name)
+            tokens = GatewayTokens(store)
+            record, token = tokens.create(name)
+            namesakes = [r.id for r in tokens.list() if r.name == record.name and r.id != record.id]
     except CenterError as exc:
         raise fail(exc, settings=settings) from None
     err.print(
@@ -153,12 +156,19 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
         markup=False,
         highlight=False,
     )
+    if namesakes:
+        err.print(
+            f"warning: another live gateway token is named '{record.name}' ({', '.join(namesakes)}); "
+            f"revoke by id ({suggested('gateway', 'token', 'revoke', namesakes[0])}) to tell them apart",
+            markup=False,
+            highlight=False,
+        )
     print(token, flush=True)
     owner = running_owner(settings.data_dir)
     if owner is None:
         err.print(
             f"no mcp-center serve runs on {settings.data_dir}: the token works once "
-            f"'mcp-center serve --data-dir {settings.data_dir}' runs",
+            f"'{suggested('serve', settings=settings)}' runs",
             markup=False,
             highlight=False,
         )
@@ -196,14 +206,35 @@ def gateway_token_list(data_dir: DataDir = None, as_json: JsonOut = False) -> No
 
 
 @gateway_token_app.command("revoke")
-def gateway_token_revoke(token_id: str, data_dir: DataDir = None) -> None:
-    """Revoke a gateway token: clients using it are refused from their next request."""
+def gateway_token_revoke(
+    token: Annotated[
+        str, typer.Argument(metavar="ID_OR_NAME", help="The token's id, or its name if one live token has it.")
+    ],
+    data_dir: DataDir = None,
+) -> None:
+    """Revoke a gateway token: clients using it are refused from their next request.
+
+    A name that several live tokens carry is refused (GATEWAY_TOKEN_AMBIGUOUS, exit 2) with their
+    ids; a token revoked before is said to be so, and nothing changes (exit 0).
+    """
     from mcp_center.service import GatewayTokens
 
     settings = settings_for(data_dir)
     try:
+        if not has_state(settings):
+            raise GatewayTokenNotFound(f"no gateway token with id or name '{token}'", details={"id": token})
         with opened_store(settings) as store:
-            GatewayTokens(store).revoke(token_id)
+            tokens = GatewayTokens(store)
+            done = tokens.revoke(tokens.find(token).id)
     except CenterError as exc:
         raise fail(exc, settings=settings) from None
-    out.print(f"revoked {token_id} in {data_dir_phrase(settings)}", markup=False, highlight=False)
+    record = done.record
+    if done.already:
+        out.print(
+            f"already revoked: {record.id} ('{record.name}', at {record.revoked_at}) in {data_dir_phrase(settings)}; "
+            "nothing changed",
+            markup=False,
+            highlight=False,
+        )
+        return
+    out.print(f"revoked {record.id} ('{record.name}') in {data_dir_phrase(settings)}", markup=False, highlight=False)

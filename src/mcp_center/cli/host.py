@@ -14,6 +14,7 @@ import ssl
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.config import Settings
 from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
@@ -68,7 +69,7 @@ def serve_url(settings: Settings, url: str | None = None) -> str:
     if recorded is None:
         raise ServerUnreachable(
             f"no mcp-center serve runs on the data directory {settings.data_dir}; start one with "
-            f"'mcp-center serve --data-dir {settings.data_dir}', or pass --url (or set MCP_CENTER_URL) "
+            f"'{suggested('serve', settings=settings)}', or pass --url (or set MCP_CENTER_URL) "
             "to talk to a host elsewhere",
             details={"reason": "no_serve", "data_dir": str(settings.data_dir)},
         )
@@ -83,24 +84,29 @@ class HostClient:
         url: `--url`, or None for the data directory's own `serve`.
         timeout_s: Seconds for one request.
     Raises:
-        AdminAuthRequired: no admin token: no serve has run on this data directory (exit 6).
-        ServerUnreachable: no `url` and no serve owns the data directory (exit 7; `serve_url`).
+        ServerUnreachable: no `url` and no serve owns the data directory (exit 7; `serve_url`),
+            checked first.
+        AdminAuthRequired: no admin token in the data directory (a `--url` to a host whose serve
+            never ran on this directory) (exit 6).
         SecretStoreError: the token file is readable by others.
     """
 
     def __init__(self, settings: Settings, url: str | None = None, *, timeout_s: float = 30.0) -> None:
+        # Where first: with no serve on the data directory (and no --url) the answer is "no serve
+        # runs there" (exit 7), whether or not one ever ran and left its admin token (issue 16).
+        base_url = serve_url(settings, url)
         token = read_admin_token(settings.data_dir, settings.admin_token)
         if token is None:
             raise AdminAuthRequired(
                 f"no admin token in {data_dir_phrase(settings)}: no serve has run on it; "
-                f"start one with 'mcp-center serve --data-dir {settings.data_dir}'",
+                f"start one with '{suggested('serve', settings=settings)}'",
                 details={"data_dir": str(settings.data_dir)},
             )
         import httpx2
 
         self._settings = settings
         self._url = url
-        self.base_url = serve_url(settings, url)
+        self.base_url = base_url
         self._client: httpx2.Client = httpx2.Client(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {token}"},

@@ -31,6 +31,7 @@ from mcp_center.cli._shared import (
     settings_for,
     yes,
 )
+from mcp_center.cli._suggest import suggested
 from mcp_center.cli._values import check_known, given_values, missing_for_yes
 from mcp_center.cli._where import serve_state
 from mcp_center.errors import (
@@ -161,7 +162,11 @@ def import_(
     request = ApplyRequest(preview["token"], preview["digest"], text, format, values, tuple(use_defaults), on_conflict)
     created = run_center(settings, lambda c: Importer(c, previews).apply(request))
     ids = [view.id for view in created]
-    out.print(f"imported {len(ids)} (untrusted, disabled): {', '.join(ids)}; next: mcp-center trust {ids[0]}")
+    out.print(
+        f"imported {len(ids)} (untrusted, disabled): {', '.join(ids)}; next: {suggested('trust', ids[0])}",
+        markup=False,
+        highlight=False,
+    )
     if preview["existing"]:
         out.print(f"not imported again: {_existing_phrase(preview['existing'])}", markup=False, highlight=False)
         _print_secrets_not_updated(preview["existing"])
@@ -180,7 +185,7 @@ def _print_secrets_not_updated(existing: list[dict[str, Any]]) -> None:
             first = kept[0]
             out.print(
                 f"{e['server_id']}: secret values NOT updated ({keys}): the stored ones stay; to change one: "
-                f"mcp-center secret set {e['server_id']} {first['key']} --kind {_SECRET_SET_KIND[first['kind']]}",
+                + suggested("secret", "set", e["server_id"], first["key"], "--kind", _SECRET_SET_KIND[first["kind"]]),
                 markup=False,
                 highlight=False,
             )
@@ -371,7 +376,20 @@ def export(
                 highlight=False,
             )
         return
-    err.print(f"for {document['filename']}", highlight=False)
+    # One sentence, also with nothing to fill in (a bare "for .mcp.json" read as a cut-off line).
+    target = document["filename"]
+    if document["placeholders"]:
+        err.print(
+            f"the configuration above is for {target}; the secret values are not exported, set these placeholders:",
+            markup=False,
+            highlight=False,
+        )
+    else:
+        err.print(
+            f"the configuration above is for {target} (redirect it there); it holds no secret to fill in",
+            markup=False,
+            highlight=False,
+        )
     for item in document["placeholders"]:
         err.print(
             f"  set {item['name']}: {item['server_id']} secret {item['kind']} {item['key']}",

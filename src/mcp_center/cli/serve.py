@@ -12,6 +12,7 @@ import typer
 
 from mcp_center import __version__
 from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail, styled
+from mcp_center.cli._suggest import suggested
 from mcp_center.config import Settings
 from mcp_center.errors import AddressInUse, CenterError, FieldError, RequestInvalid, ServeAlreadyRunning
 from mcp_center.secrets import install_log_redaction
@@ -145,7 +146,8 @@ def serve(
         f"profile: {settings.profile}, instance: {settings.instance_label})",
         highlight=False,
     )
-    err.print(f"gateway for MCP clients: {settings.base_url}/mcp  (token: mcp-center gateway token create NAME)")
+    token = suggested("gateway", "token", "create", "NAME", settings=settings)
+    err.print(f"gateway for MCP clients: {settings.base_url}/mcp  (token: {token})", markup=False, highlight=False)
     if created:
         err.print(f"admin token (shown once, stored in {settings.data_dir / 'admin-token'}):")
         print(token, file=sys.stderr, flush=True)

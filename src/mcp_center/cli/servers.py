@@ -37,6 +37,7 @@ from mcp_center.cli._shared import (
     styled,
     yes,
 )
+from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestInvalid
 from mcp_center.store.running import running_owner
@@ -73,7 +74,8 @@ def list_(
         return
     if not servers:
         out.print(
-            f"no servers yet in {data_dir_phrase(settings)}: add one with 'mcp-center add' or the REST API",
+            f"no servers yet in {data_dir_phrase(settings)}: add one with "
+            f"'{suggested('add', 'NAME', '--', 'COMMAND')}' or the REST API",
             highlight=False,
             markup=False,
         )
@@ -178,15 +180,16 @@ def add(
     except CenterError as exc:
         raise fail(exc) from None
 
-    async def create(center: McpCenter) -> tuple[ServerView, list[ServerView]]:
-        view = await center.create_server(plan.body)
-        return view, await center.list_servers()
+    async def create(center: McpCenter) -> ServerView:
+        # The same name and configuration again (a pasted command run twice) is refused unless
+        # --id names the copy: MCP_SERVER_ALREADY_REGISTERED, exit 4 (issue 16).
+        return await center.create_server(plan.body, refuse_twin=True)
 
     settings = settings_for(data_dir, profile)
-    view, everyone = run_center(settings, create)
+    view = run_center(settings, create)
     line = Text("added ")
     line.append(view.id, style="bold")
-    line.append(f" to {data_dir_phrase(settings)}; next: mcp-center trust {view.id}")
+    line.append(f" to {data_dir_phrase(settings)}; next: {suggested('trust', view.id)}")
     out.print(line, highlight=False)
     if plan.secrets:
         out.print(
@@ -194,13 +197,9 @@ def add(
             markup=False,
             highlight=False,
         )
-    same = [s.id for s in everyone if s.id != view.id and s.config.name.strip().lower() == name.strip().lower()]
-    if same:
-        err.print(
-            f"note: another server is already named '{name}' ({', '.join(same)}); both show that name",
-            markup=False,
-            highlight=False,
-        )
+    for warning in view.warnings:
+        if warning.code == "SERVER_NAME_SHARED":
+            err.print(f"note: {warning.message}", markup=False, highlight=False)
 
 
 @app.command()
@@ -218,11 +217,17 @@ def trust(
     out.print(f"digest: {view.digest}")
     for warning in view.warnings:
         err.print(f"warning: {warning.message}", markup=False, highlight=False)
+    if view.trusted:
+        then = "" if view.tested else f"; next: {suggested('test', server_id)}"
+        out.print(
+            f"{server_id} is already trusted with this digest; nothing changed{then}", markup=False, highlight=False
+        )
+        return
     if not yes and not confirm("Trust this configuration?"):
         err.print("not trusted; nothing changed", markup=False, highlight=False)
         raise typer.Exit(1)
     run_center(settings, lambda c: c.trust(server_id, view.digest))
-    out.print(f"trusted; next: mcp-center test {server_id}")
+    out.print(f"trusted; next: {suggested('test', server_id)}", markup=False, highlight=False)
 
 
 @app.command()
@@ -411,6 +416,9 @@ def policy(
         return before, await center.set_tool_policy(server_id, tool, chosen, version=before.version)
 
     view, after = run_center(settings, change)
+    if after.version == view.version:
+        out.print(f"{tool} of {server_id}: already {decision}; unchanged", markup=False, highlight=False)
+        return
     out.print(f"{tool} of {server_id}: {decision}", markup=False, highlight=False)
     notice = summary_change_notice(
         view, after, change="its tool policy changed", part="the tool policies are part of the connection summary"
@@ -438,7 +446,7 @@ def summary_change_notice(before: ServerView, after: ServerView, *, change: str,
     """
     if after.trusted or not before.trusted:
         return []
-    steps = f"mcp-center trust {after.id}, then mcp-center test {after.id} and mcp-center enable {after.id}"
+    steps = f"{suggested('trust', after.id)}, then {suggested('test', after.id)} and {suggested('enable', after.id)}"
     if before.enabled and not after.enabled:
         return [
             f"server '{after.id}' was disabled: {change}, which touched something security-relevant; "
@@ -455,7 +463,8 @@ def _secret_value() -> str:
             end before a line (an empty pipe would otherwise have set an empty secret). Nothing changed.
     """
     instead = (
-        "pipe the value on standard input, e.g. printf '%s\\n' \"$VALUE\" | mcp-center secret set ID KEY --kind KIND"
+        "pipe the value on standard input, e.g. printf '%s\\n' \"$VALUE\" | "
+        f"{suggested('secret', 'set', 'ID', 'KEY', '--kind', 'KIND')}"
     )
     stdin = sys.stdin
     if stdin is not None and not stdin.closed and stdin.isatty():  # pyright: ignore[reportUnnecessaryComparison]

@@ -14,6 +14,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   │                                                      nothing changed, `--yes` confirms (exit 2)
     │   ├── AnswerRequired           ANSWER_REQUIRED           a CLI question for a value got no answer; nothing
     │   │                                                      changed, the message says how to pass it (exit 2)
+    │   ├── CommandUnknown           COMMAND_UNKNOWN           the CLI has no such command (`did_you_mean`, exit 2)
+    │   ├── GatewayTokenAmbiguous    GATEWAY_TOKEN_AMBIGUOUS   R-7.1: a token name several live tokens carry (`ids`)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
@@ -36,12 +38,13 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── PromptNotFound           MCP_PROMPT_NOT_FOUND          R-5.4
     │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
-    │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id
+    │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id or name
     │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
     │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
     ├── Conflict (409)
     │   ├── ServerExists             MCP_SERVER_EXISTS
+    │   ├── ServerAlreadyRegistered  MCP_SERVER_ALREADY_REGISTERED `add`: same name and configuration as `server_id`
     │   ├── AddressInUse             SERVE_ADDRESS_IN_USE          another process (often another `serve`) listens
     │   │                                                          on --host:--port; found before anything starts
     │   ├── DataDirInUse             SERVE_DATA_DIR_IN_USE         R-9.2: a live `serve` owns the data directory
@@ -160,6 +163,7 @@ from mcp_center.errors._conflict import (
     OAuthStepUpRequired,
     OperationInUse,
     ServeAlreadyRunning,
+    ServerAlreadyRegistered,
     ServerDisabled,
     ServerExists,
     ServerNotTested,
@@ -170,9 +174,11 @@ from mcp_center.errors._conflict import (
 from mcp_center.errors._input import (
     AddressUnavailable,
     AnswerRequired,
+    CommandUnknown,
     ConfigInvalid,
     ConfirmationRequired,
     ElicitationAnswerInvalid,
+    GatewayTokenAmbiguous,
     ImportDuplicateKey,
     ImportFormatMismatch,
     ImportFormatUnknown,
@@ -247,6 +253,7 @@ __all__ = [
     "CapabilityNotDeclared",
     "CapabilityNotOffered",
     "CenterError",
+    "CommandUnknown",
     "ConfigInvalid",
     "ConfirmationRequired",
     "Conflict",
@@ -257,6 +264,7 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
+    "GatewayTokenAmbiguous",
     "GatewayTokenNotFound",
     "HostNotAllowed",
     "HostRequestFailed",
@@ -300,6 +308,7 @@ __all__ = [
     "SecretNotFound",
     "SecretStoreError",
     "ServeAlreadyRunning",
+    "ServerAlreadyRegistered",
     "ServerDisabled",
     "ServerExists",
     "ServerNotFound",

@@ -33,6 +33,7 @@ __all__ = [
     "OAuthStepUpRequired",
     "OperationInUse",
     "ServeAlreadyRunning",
+    "ServerAlreadyRegistered",
     "ServerDisabled",
     "ServerExists",
     "ServerNotTested",
@@ -46,6 +47,15 @@ class ServerExists(Conflict):
     """A server with this id is already registered."""
 
     code = "MCP_SERVER_EXISTS"
+
+
+class ServerAlreadyRegistered(Conflict):
+    """`add` of a server whose name and whole configuration (command, arguments, env, URL, headers,
+    auth: everything but the id; secret values are not compared) an existing server has: nothing was
+    created; `details.server_id` is the existing one. A new id (`--id`) registers it anyway (R-1.1,
+    issue 16). The REST create keeps registering it (with a note in `warnings`)."""
+
+    code = "MCP_SERVER_ALREADY_REGISTERED"
 
 
 class AddressInUse(Conflict):

@@ -10,9 +10,11 @@ from mcp_center.errors._base import FieldError, InvalidInput
 __all__ = [
     "AddressUnavailable",
     "AnswerRequired",
+    "CommandUnknown",
     "ConfigInvalid",
     "ConfirmationRequired",
     "ElicitationAnswerInvalid",
+    "GatewayTokenAmbiguous",
     "ImportDuplicateKey",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
@@ -53,6 +55,21 @@ class AnswerRequired(InvalidInput):
     to give the value without being asked (R-7.3)."""
 
     code = "ANSWER_REQUIRED"
+
+
+class CommandUnknown(InvalidInput):
+    """The CLI was given a command it does not have (`mcp-center status`): nothing ran; exit 2, as
+    every usage error. `details`: `command` (clipped), `did_you_mean` (the closest known commands)
+    (R-7.3, issue 16)."""
+
+    code = "COMMAND_UNKNOWN"
+
+
+class GatewayTokenAmbiguous(InvalidInput):
+    """R-7.1: a gateway token named by its name, and several live tokens carry it: nothing was
+    revoked; `details`: `name`, `ids` (name one of them by id) (issue 16)."""
+
+    code = "GATEWAY_TOKEN_AMBIGUOUS"
 
 
 class RequestInvalid(InvalidInput):

@@ -46,7 +46,7 @@ class ResourceNotFound(NotFound):
 
 
 class GatewayTokenNotFound(NotFound):
-    """R-7.1: no gateway token with that id (revoking an unknown or already revoked token)."""
+    """R-7.1: no gateway token with that id or name (a revoked one is found, and said to be revoked)."""
 
     code = "GATEWAY_TOKEN_NOT_FOUND"
 

@@ -331,16 +331,22 @@ class McpCenter(AgentUseCases, GatewayUseCases):
 
     # ----- configuration writes ------------------------------------------------------------------
 
-    async def create_server(self, body: object) -> ServerView:
+    async def create_server(self, body: object, *, refuse_twin: bool = False) -> ServerView:
         """Register a server (R-1.1). Starts untrusted, untested and disabled (R-2).
 
-        `id` is optional: derived from `name` (made unique with a suffix) when absent.
+        `id` is optional: derived from `name` (made unique with a suffix) when absent. When other
+        servers have the same name, the view's `warnings` holds a `SERVER_NAME_SHARED` note naming
+        them (this answer only).
 
+        Args:
+            refuse_twin: Refuse, when the body has no `id`, a server whose name and whole
+                configuration (secret values aside) an existing one has (`mcp-center add` twice).
         Raises:
             ConfigInvalid: a rule of R-1 is broken (every violation listed).
             ServerExists: the id is taken.
+            ServerAlreadyRegistered: `refuse_twin` and such a server exists (`details.server_id`).
         """
-        return await self._servers.create(body)
+        return await self._servers.create(body, refuse_twin=refuse_twin)
 
     async def create_servers(self, plan: Callable[[Mapping[str, ServerConfig]], Sequence[object]]) -> list[ServerView]:
         """Register several servers in ONE store transaction: all of them or none (R-1.8, R-7.3).
@@ -638,7 +644,9 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         Args:
             version: The server `version` the caller read.
         Returns:
-            The server view after the change.
+            The server view after the change; when the tool already has `policy` and `version` is
+            current, the view as it is: nothing is written, the version stays, trust is kept (a
+            no-op is not a change; the caller tells by the unchanged `version`, issue 16).
         Raises:
             RequestInvalid (bad policy, tool name or version), ServerNotFound, ServerVersionConflict.
         """
@@ -663,6 +671,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             policies.pop(tool, None)
         else:
             policies[tool] = policy
+        if policies == dict(current.config.tool_policies) and version == current.version:
+            return current
         return await self.update_server(server_id, {"version": version, "tool_policies": policies}, partial=True)
 
     async def interrupt_pending(self) -> None:

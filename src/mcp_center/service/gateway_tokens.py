@@ -23,17 +23,20 @@ import hmac
 import secrets as _random
 import uuid
 from collections.abc import Hashable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mcp_center.errors import FieldError, GatewayTokenNotFound, RequestInvalid
+from mcp_center.errors import FieldError, GatewayTokenAmbiguous, GatewayTokenNotFound, RequestInvalid, did_you_mean
 from mcp_center.store import GatewayTokenRecord, JsonStore, Store
 
-__all__ = ["ENV_TOKEN_ID", "GatewayTokenNotFound", "GatewayTokens", "TokenRecord"]
+__all__ = ["ENV_TOKEN_ID", "GatewayTokenNotFound", "GatewayTokens", "Revoked", "TokenRecord"]
 
 TOKEN_PREFIX = "mcpg_"  # noqa: S105 - a prefix, not a credential
 MAX_TOKENS = 100
 MAX_NAME_CHARS = 64
+MAX_REVOKED_KEPT = 100
+"""Revoked tokens whose record is kept (so that revoking one again says so); the oldest go first."""
 ENV_TOKEN_ID = "env"  # noqa: S105 - an id, not a credential
 """The id `identify` gives `MCP_CENTER_SERVE_GATEWAY_TOKEN` (stored ids are 12 hex digits)."""
 
@@ -44,6 +47,15 @@ kept one never needs invalidating: a revoked token's digest simply no longer mat
 
 TokenRecord = GatewayTokenRecord
 """A gateway token as stored: never the token itself (`view()` is its API shape)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Revoked:
+    """What `GatewayTokens.revoke` did: `record` (its `revoked_at` set), and `already` True when it
+    had been revoked before (nothing changed then)."""
+
+    record: TokenRecord
+    already: bool
 
 
 def _hash(token: str) -> str:
@@ -65,13 +77,45 @@ class GatewayTokens:
         self._digests: dict[str, str] = {}
         """Presented token → its SHA-256, for tokens found current (`DIGESTS_REMEMBERED`)."""
 
-    def list(self) -> list[TokenRecord]:
-        """Stored tokens, oldest first.
+    def list(self, *, revoked: bool = False) -> list[TokenRecord]:
+        """Live tokens, oldest first; with `revoked`, the revoked ones still kept too.
 
         Raises:
             StorageError: the store cannot be read.
         """
-        return sorted(self._store.read().gateway_tokens.values(), key=lambda r: r.created_at)
+        records = self._store.read().gateway_tokens.values()
+        return sorted((r for r in records if revoked or r.revoked_at is None), key=lambda r: r.created_at)
+
+    def find(self, id_or_name: str) -> TokenRecord:
+        """The token `id_or_name` names: the one with that id (live or revoked), else the one live
+        token with that name, else the one revoked token with that name (issue 16: `gateway token
+        revoke claude-code`).
+
+        Raises:
+            GatewayTokenAmbiguous: several live tokens (or, none live, several revoked ones) carry
+                that name; `details.ids` lists them (exit 2).
+            GatewayTokenNotFound: no token has that id or name; `details.did_you_mean` (exit 3).
+            StorageError: the store cannot be read.
+        """
+        records = self.list(revoked=True)
+        by_id = next((r for r in records if r.id == id_or_name), None)
+        if by_id is not None:
+            return by_id
+        named = [r for r in records if r.name == id_or_name]
+        live = [r for r in named if r.revoked_at is None]
+        for group in (live, named):
+            if len(group) == 1:
+                return group[0]
+            if group:
+                ids = [r.id for r in group]
+                raise GatewayTokenAmbiguous(
+                    f"{len(ids)} gateway tokens are named '{id_or_name}' ({', '.join(ids)}): name one by its id",
+                    details={"name": id_or_name, "ids": ids},
+                )
+        close = did_you_mean(id_or_name, [r.name for r in records if r.revoked_at is None])
+        raise GatewayTokenNotFound(
+            f"no gateway token with id or name '{id_or_name}'", details={"id": id_or_name, "did_you_mean": close}
+        )
 
     def create(self, name: object) -> tuple[TokenRecord, str]:
         """Create a token; returns `(record, token)`. The token is shown once and never again.
@@ -94,23 +138,37 @@ class GatewayTokens:
             id=uuid.uuid4().hex[:12], name=clean, sha256=_hash(token), created_at=datetime.now(UTC).isoformat()
         )
         with self._store.transaction() as state:
-            if len(state.gateway_tokens) >= MAX_TOKENS:
+            if sum(r.revoked_at is None for r in state.gateway_tokens.values()) >= MAX_TOKENS:
                 raise RequestInvalid(f"at most {MAX_TOKENS} gateway tokens; revoke one first")
             state.gateway_tokens[record.id] = record
         self._cache = None
         return record, token
 
-    def revoke(self, token_id: str) -> None:
-        """Delete a token; clients using it are refused from the next request on, and the gateway
-        ends the sessions it opened (`GatewayEndpoint`).
+    def revoke(self, token_id: str) -> Revoked:
+        """Revoke a token by id: clients using it are refused from the next request on, and the
+        gateway ends the sessions it opened (`GatewayEndpoint`). Its record stays without its hash
+        (`TokenRecord.revoked_at`; at most `MAX_REVOKED_KEPT` revoked ones), so a second revoke
+        answers `already=True` and changes nothing.
 
         Raises:
-            GatewayTokenNotFound; StorageError (the commit failed: the token still works).
+            GatewayTokenNotFound: no token, live or revoked, has this id.
+            StorageError: the commit failed (the token still works).
         """
         with self._store.transaction() as state:
-            if state.gateway_tokens.pop(token_id, None) is None:
+            record = state.gateway_tokens.get(token_id)
+            if record is None:
                 raise GatewayTokenNotFound(f"no gateway token with id '{token_id}'", details={"id": token_id})
+            if record.revoked_at is not None:
+                return Revoked(record, already=True)
+            record = record.model_copy(
+                update={"revoked_at": datetime.now(UTC).isoformat(), "sha256": f"revoked-{record.id}"}
+            )
+            state.gateway_tokens[token_id] = record
+            gone = sorted((r for r in state.gateway_tokens.values() if r.revoked_at), key=lambda r: r.revoked_at or "")
+            for old in gone[: max(0, len(gone) - MAX_REVOKED_KEPT)]:
+                del state.gateway_tokens[old.id]
         self._cache = None
+        return Revoked(record, already=False)
 
     def verify(self, presented: str | None) -> bool:
         """True when `presented` is a current gateway token (constant-time comparison of hashes)."""
@@ -160,5 +218,6 @@ class GatewayTokens:
         cache = self._cache
         if cache is None or cache[0] != stamp:
             state = self._store.read_if_fresh() or self._store.read()
-            cache = self._cache = (stamp, list(state.gateway_tokens.values()))
+            live = [r for r in state.gateway_tokens.values() if r.revoked_at is None]
+            cache = self._cache = (stamp, live)
         return cache[1]

@@ -17,19 +17,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio.to_thread
 
 from mcp_center.config import AuthOAuth, ServerConfig, Settings, StdioServerConfig, parse_server_config
-from mcp_center.errors import CenterError, ConfigInvalid, FieldError, RequestInvalid, TrustDigestMismatch
+from mcp_center.errors import (
+    CenterError,
+    ConfigInvalid,
+    FieldError,
+    RequestInvalid,
+    ServerAlreadyRegistered,
+    TrustDigestMismatch,
+)
 from mcp_center.runtime import ConnectionManager
 from mcp_center.secrets import Redactor, SecretKind
 from mcp_center.service.bodies import ServerBody, parse_secret_value, parse_server_body
 from mcp_center.service.oauth import OAuthService
 from mcp_center.service.readiness import Readiness
 from mcp_center.service.reconcile import Reconciler
-from mcp_center.service.records import changed, check_version, editable, get_record, new_config, now
+from mcp_center.service.records import changed, check_version, editable, get_record, namesakes, new_config, now
 from mcp_center.service.sandboxing import remove_home, warm_up
 from mcp_center.service.secret_values import (
     SecretValuesKeeper,
@@ -39,7 +47,7 @@ from mcp_center.service.secret_values import (
     values_of,
 )
 from mcp_center.service.summary import Summaries
-from mcp_center.service.views import ServerView, server_view
+from mcp_center.service.views import ServerView, ViewWarning, server_view
 from mcp_center.store import ServerRecord, Store, StoreState, TestError, TestResult
 from mcp_center.transports import ConnectionSpec, WarmUpResult
 
@@ -143,12 +151,39 @@ class Servers:
         state.servers[config.id] = ServerRecord(config=config, version=1, created_at=stamp, updated_at=stamp)
         return config.id
 
-    async def create(self, body: object) -> ServerView:
-        """Register one server (R-1.1); it starts untrusted, untested and disabled (R-2)."""
+    async def create(self, body: object, *, refuse_twin: bool = False) -> ServerView:
+        """Register one server (R-1.1); it starts untrusted, untested and disabled (R-2).
+
+        A server already named so gets the next free id (`-2`, ...) and the returned view a
+        `SERVER_NAME_SHARED` warning naming the others; with `refuse_twin` and no `id` in the body,
+        one whose whole configuration is the same too is refused (`ServerAlreadyRegistered`).
+        """
         parsed = parse_server_body(body, require_version=False)
-        server_id = await self._txn(lambda state: self._add(state, parsed))
+        explicit = parsed.config.get("id") not in (None, "")
+
+        def run(state: StoreState) -> tuple[str, list[str]]:
+            same, twins = namesakes(state, new_config(state, parsed.config))
+            given = parsed.secrets
+            has_secrets = bool(given.env or given.headers or given.oauth or given.bearer_token is not None)
+            if refuse_twin and twins and not explicit:
+                raise ServerAlreadyRegistered(
+                    f"'{twins[0]}' is already registered with this name and configuration: nothing was added; "
+                    "pass --id NEW_ID to register a second copy"
+                    + ("; its secret values are changed with 'secret set'" if has_secrets else ""),
+                    details={"server_id": twins[0], "same_config": twins},
+                )
+            return self._add(state, parsed), same
+
+        server_id, same = await self._txn(run)
         self._announce("server.created", {"server_id": server_id})
-        return await self.get(server_id)
+        view = await self.get(server_id)
+        if not same:
+            return view
+        note = ViewWarning(
+            "SERVER_NAME_SHARED",
+            f"another server is already named '{view.config.name}' ({', '.join(same)}); both show that name",
+        )
+        return replace(view, warnings=(*view.warnings, note))
 
     async def create_many(self, plan: Callable[[Mapping[str, ServerConfig]], Sequence[object]]) -> list[ServerView]:
         """Register several servers in one transaction: all of them or none (R-1.8, R-7.3)."""
@@ -248,7 +283,8 @@ class Servers:
     # ----- trust, test, enable --------------------------------------------------------------------
 
     async def trust(self, server_id: str, digest: object) -> ServerView:
-        """Confirm the summary the user saw (R-2.1)."""
+        """Confirm the summary the user saw (R-2.1); confirming the digest already trusted writes
+        nothing (no new `updated_at`, no event)."""
         if not isinstance(digest, str) or not digest:
             raise RequestInvalid(
                 "digest: send the digest of the summary you confirmed",
@@ -256,7 +292,7 @@ class Servers:
             )
         memo = self._summaries()
 
-        def run(state: StoreState) -> None:
+        def run(state: StoreState) -> bool:
             record = get_record(state, server_id)
             current = memo.digest(record.config, state.secrets)
             if digest != current:
@@ -265,9 +301,13 @@ class Servers:
                     "read it, or the digest was never its); review the current summary and confirm its digest",
                     details={"current_digest": current},
                 )
+            if record.trusted_digest == current:
+                return False
             state.servers[server_id] = record.model_copy(update={"trusted_digest": current, "updated_at": now()})
+            return True
 
-        await self._txn(run)
+        if not await self._txn(run):
+            return await self.get(server_id, memo)
         self._announce("server.trusted", {"server_id": server_id})
         await self._reconciler.reconcile(server_id, memo)
         return await self.get(server_id, memo)

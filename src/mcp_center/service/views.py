@@ -42,7 +42,7 @@ class ViewWarning:
 
     code: str
     """COMMAND_NOT_FOUND, URL_NOT_ASCII, URL_QUERY_CREDENTIAL, CREDENTIAL_IN_PLAIN_FIELD, CREDENTIAL_IN_ARGS,
-    SECRET_NOT_SET."""
+    SECRET_NOT_SET; SERVER_NAME_SHARED (the answer of a create only)."""
     message: str
 
 

@@ -74,6 +74,10 @@ class GatewayTokenRecord(BaseModel):
     sha256: str
     created_at: str
     """ISO 8601, aware UTC."""
+    revoked_at: str | None = None
+    """ISO 8601, aware UTC, once revoked: the record stays (without its hash: `sha256` becomes
+    `revoked-<id>`, which no token hashes to, also for a reader that ignores this field) so that
+    revoking it again says "already revoked" rather than "not found" (issue 16)."""
 
     def view(self) -> dict[str, Any]:
         """JSON shape for the API (no hash, no token)."""

@@ -1,0 +1,96 @@
+"""Commands the CLI suggests, with the options that chose the host (issue 16, R-9.2).
+
+A newcomer copies "next: mcp-center trust time" literally; without the `--data-dir` they gave,
+that acts on the default data directory, where the server does not exist. Every hint, notice and
+error detail that names a `mcp-center ...` command renders it with `suggested`, which appends the
+options of the running command that chose the host: `--data-dir` when it is not the directory a
+command without it would use, `--url` when it is not `$MCP_CENTER_URL` and the suggested verb
+takes it (`URL_VERBS`). The state is per command
+(`remember`, called by `settings_for` and `host_request`; `forget` at each start of the root group).
+
+A database URL (`serve --database-url`) is never repeated: it holds a password (secrets never in
+output), and the suggested verbs find the serve from the data directory's `serve.json`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from mcp_center.config import Settings
+
+__all__ = ["URL_VERBS", "forget", "remember", "suggested"]
+
+URL_VERBS = frozenset({"approvals", "auth", "list", "logs"})
+"""The verbs whose `--url` names the running host: only these get the remembered `--url`."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Chosen:
+    data_dir: Path | None
+    url: str | None
+
+
+_NONE: Final = _Chosen(None, None)
+_chosen: ContextVar[_Chosen] = ContextVar("mcp_center_cli_chosen", default=_NONE)
+
+
+def _default_data_dir() -> Path:
+    import platformdirs
+
+    raw = os.environ.get("MCP_CENTER_DATA_DIR")
+    path = Path(raw).expanduser() if raw else Path(platformdirs.user_data_dir("mcp-center"))
+    return path.resolve()
+
+
+def forget() -> None:
+    """Start a command with no host options remembered (the in-process CLI runs several commands)."""
+    _chosen.set(_NONE)
+
+
+def remember(settings: Settings | None = None, url: str | None = None) -> None:
+    """Remember what chose the host of this command: `settings.data_dir`, and the `--url` given.
+
+    A data directory that a command without `--data-dir` would also use (the
+    `$MCP_CENTER_DATA_DIR` or platform default) is not remembered; neither is a URL equal to
+    `$MCP_CENTER_URL`. Either argument None keeps what was remembered before.
+    """
+    before = _chosen.get()
+    data_dir = before.data_dir
+    if settings is not None:
+        data_dir = None if settings.data_dir == _default_data_dir() else settings.data_dir
+    chosen_url = before.url
+    if url is not None:
+        chosen_url = None if url == os.environ.get("MCP_CENTER_URL") else url
+    _chosen.set(_Chosen(data_dir, chosen_url))
+
+
+def suggested(*words: str, settings: Settings | None = None) -> str:
+    """`mcp-center WORDS... [--data-dir DIR] [--url URL]`, shell-quoted (`shlex.join`), ready to copy.
+
+    Args:
+        words: The verb and its arguments, e.g. `("trust", "time")`; a placeholder such as `NAME`
+            is passed as it is.
+        settings: The data directory to name always, even the default one: for a message about
+            that directory ("no serve runs on X; start one with ..."), whose command is often run
+            in another shell, without this one's `MCP_CENTER_DATA_DIR`.
+    Returns:
+        One command line: the options come after the words (before a `--`, which ends them), so
+        they reach the verb itself.
+    """
+    chosen = _chosen.get()
+    data_dir = chosen.data_dir
+    if settings is not None:
+        data_dir = settings.data_dir
+    options: list[str] = []
+    if data_dir is not None:
+        options += ["--data-dir", str(data_dir)]
+    if chosen.url is not None and words and words[0] in URL_VERBS:
+        options += ["--url", chosen.url]
+    argv = list(words)
+    end = argv.index("--") if "--" in argv else len(argv)
+    return shlex.join(["mcp-center", *argv[:end], *options, *argv[end:]])

@@ -1,0 +1,43 @@
+"""An unknown command is one `error [COMMAND_UNKNOWN]` line with the closest commands (issue 16 item 2, R-7.3).
+
+A newcomer typed `mcp-center status` (README said a server's state is "shown in its status") and got
+typer's "No such command" box, in no format the rest of the CLI uses and with no way forward.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.cli import run_cli
+
+
+def test_an_unknown_command_says_so_in_our_format_with_what_to_type_instead(tmp_path: Path) -> None:
+    status = run_cli(tmp_path, "status")
+    assert status.returncode == 2
+    assert status.stderr.splitlines() == [
+        "error [COMMAND_UNKNOWN]: no command 'status' in mcp-center; see 'mcp-center --help' for the commands",
+        "  did you mean: list, show?",
+    ]
+    assert status.stdout == ""
+    typo = run_cli(tmp_path, "lsit")
+    assert (typo.returncode, typo.stderr.splitlines()[1]) == (2, "  did you mean: list?")
+    nested = run_cli(tmp_path, "gateway", "token", "rm", "x")
+    assert nested.returncode == 2
+    assert nested.stderr.splitlines() == [
+        "error [COMMAND_UNKNOWN]: no command 'rm' in mcp-center gateway token; "
+        "see 'mcp-center gateway token --help' for the commands",
+        "  did you mean: revoke?",
+    ]
+    assert not (tmp_path / "mcp").exists()
+
+
+def test_an_unknown_command_never_writes_control_characters_to_the_terminal(tmp_path: Path) -> None:
+    hostile = run_cli(tmp_path, "\x1b[31mred")
+    assert hostile.returncode == 2
+    assert "\x1b" not in hostile.stderr
+    assert "COMMAND_UNKNOWN" in hostile.stderr
+
+
+def test_known_commands_and_options_still_work(tmp_path: Path) -> None:
+    assert run_cli(tmp_path, "version").returncode == 0
+    assert run_cli(tmp_path, "gateway", "token", "--help").returncode == 0
