@@ -191,7 +191,6 @@ def test_comments_and_commas_after_an_unclosed_quote_are_still_blanked(text: str
         ('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}', "mcpServers.a"),
         ('{"mcpServers": {"a": {"command": "x", "command": "y"}}}', "mcpServers.a.command"),
         ('{"servers": {}, "inputs": [{"id": "k"}, {"id": "k", "id": "j"}]}', "inputs.1.id"),
-        ('{"mcpServers": {"a": {"env": {"K": "1", /* again */ "K": "2",},},}}', "mcpServers.a.env.K"),
         # the first in document order, though the inner object is parsed first
         ('{"mcpServers": {"b": {}, "b": {"args": [], "args": []}}, "mcpServers": {}}', "mcpServers"),
         ('{"a": {"x": {"y": 1, "y": 2}}, "b": {"z": 1, "z": 2}}', "a.x.y"),
@@ -204,6 +203,50 @@ def test_a_key_named_twice_in_one_object_is_refused_with_its_path(text: str, pat
     assert caught.value.code == "IMPORT_DUPLICATE_KEY"
     assert caught.value.details == {"path": path, "key": path.rsplit(".", 1)[-1]}
     assert path in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "position"),
+    [
+        ('{"mcpServers": {"a": {"env": {"K": "1", /* again */ "K": "2",},},}}', "mcpServers.a.env[key #2]", 2),
+        (
+            '{"mcpServers": {"a": {"env": {"ghp_abc123SECRET": "1", "X": "", "ghp_abc123SECRET": "2"}}}}',
+            "mcpServers.a.env[key #3]",
+            3,
+        ),
+        (
+            '{"servers": {"r": {"headers": {"Bearer sk-SECRETxyz": "1", "Bearer sk-SECRETxyz": "2"}}}}',
+            "servers.r.headers[key #2]",
+            2,
+        ),
+    ],
+)
+def test_a_key_named_twice_beside_secrets_is_reported_by_position_not_text(text: str, path: str, position: int) -> None:
+    """A secret pasted as an env or header key was echoed in the message and `details` (issue 16)."""
+    with pytest.raises(ImportDuplicateKey) as caught:
+        loads_lenient(text)
+    assert caught.value.details == {"path": path, "position": position}
+    assert path in caught.value.message
+    for secret in ("SECRET", '"K"'):
+        assert secret not in caught.value.message
+        assert secret not in str(caught.value.details)
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "key"),
+    [
+        ('{"mcpServers": {"a.b": {"command": "x", "command": "y"}}}', 'mcpServers["a.b"].command', "command"),
+        ('{"mcpServers": {"a": {"b.c": 1, "b.c": 2}}}', 'mcpServers.a["b.c"]', "b.c"),
+        ('{"mcpServers": {"": {}, "": {}}}', 'mcpServers[""]', ""),
+        ('{"mcpServers": {"0": {"args": [], "args": []}}}', 'mcpServers["0"].args', "args"),
+        ('{"mcpServers": {"q\\"]": {}, "q\\"]": {}}}', 'mcpServers["q\\"]"]', 'q"]'),
+    ],
+)
+def test_a_repeated_key_path_quotes_keys_a_dotted_path_would_misread(text: str, path: str, key: str) -> None:
+    """`a.b` under `mcpServers` read as the key `b` of a server `a`; an empty key vanished (issue 16)."""
+    with pytest.raises(ImportDuplicateKey) as caught:
+        loads_lenient(text)
+    assert caught.value.details == {"path": path, "key": key}
 
 
 def test_equal_keys_in_different_objects_are_not_repeats() -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mcp_center.config import ServerConfig, parse_server_config
 from mcp_center.interchange import EXPORT_FORMATS, export_servers, plan_document, read_document
@@ -113,3 +115,72 @@ def test_every_field_of_every_transport_round_trips_as_unchanged(format: str) ->
     assert plan.rejected == ()
     assert plan.servers == ()
     assert {e.server_id: (e.outcome, e.fields) for e in plan.existing} == {c.id: ("unchanged", ()) for c in configs}
+
+
+def _round_trip(bodies: list[dict[str, Any]], format: str) -> tuple[dict[str, tuple[str, tuple[str, ...]]], list[str]]:
+    """Export `bodies` in `format`, plan the export over them: outcome per server id, names created."""
+    configs = [parse_server_config(body) for body in bodies]
+    stored = {c.id: {k: v for k, v in editable(c).items() if k != "id"} for c in configs}
+    exported = export_servers(configs, format, GATEWAY)
+    plan = plan_document(
+        read_document(exported.config, format),
+        existing=stored,
+        existing_ids=stored,
+        on_conflict="refuse",
+        check_secret=check_secret_value,
+    )
+    assert plan.rejected == ()
+    return {e.server_id: (e.outcome, e.fields) for e in plan.existing}, [s.name for s in plan.servers]
+
+
+def _stdio(sid: str, name: str, arg: str) -> dict[str, Any]:
+    return {"id": sid, "name": name, "transport": "stdio", "command": "echo", "args": [arg]}
+
+
+COLLIDING: dict[str, list[dict[str, Any]]] = {
+    # `add a`, `add a`, `add a-2`: a twin's id is another server's name
+    "twin id is a name": [_stdio("a", "a", "one"), _stdio("a-2", "a", "two"), _stdio("a-2-2", "a-2", "three")],
+    # `add x-2 --id aaa`, `add x`, `add x`: the name comes first, the twin's id after
+    "name before twin id": [_stdio("aaa", "x-2", "three"), _stdio("x", "x", "one"), _stdio("x-2", "x", "two")],
+    # equal after NFC + strip, distinct on disk
+    "NFC and NFD": [_stdio("cafe", "Caf\u00e9", "one"), _stdio("cafe-2", "Cafe\u0301", "two")],
+    "trailing space": [_stdio("sp", "sp", "one"), _stdio("sp-2", "sp ", "two")],
+    # a twin whose id is a unique name, and a name that looks like the fallback key
+    "fallback key taken": [
+        _stdio("b", "x", "one"),
+        _stdio("b-2", "x", "two"),
+        _stdio("z", "b", "three"),
+        _stdio("y", "x [b]", "four"),
+    ],
+    "two twin groups": [
+        _stdio("a", "a", "1"),
+        _stdio("a-2", "a", "2"),
+        _stdio("a-2-2", "a-2", "3"),
+        _stdio("a-2-3", "a-2", "4"),
+    ],
+}
+
+
+@pytest.mark.parametrize("format", EXPORT_FORMATS)
+@pytest.mark.parametrize("case", sorted(COLLIDING))
+def test_names_colliding_with_ids_or_each_other_round_trip_as_unchanged(case: str, format: str) -> None:
+    bodies = COLLIDING[case]
+    outcomes, created = _round_trip(bodies, format)
+    assert created == []
+    assert outcomes == {b["id"]: ("unchanged", ()) for b in bodies}
+
+
+_NAMES = st.sampled_from(["a", "a-2", "a-2-2", "x", "x-2", "b", "x [b]", "Caf\u00e9", "Cafe\u0301", "sp", "sp ", "A"])
+_IDS = st.sampled_from(["a", "a-2", "a-2-2", "a-2-3", "x", "x-2", "b", "b-2", "aaa", "cafe", "sp", "z"])
+
+
+@given(
+    servers=st.lists(st.tuples(_IDS, _NAMES), min_size=1, max_size=7, unique_by=lambda t: t[0]),
+    format=st.sampled_from(EXPORT_FORMATS),
+)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_generated_colliding_names_and_ids_round_trip_as_unchanged(servers: list[tuple[str, str]], format: str) -> None:
+    bodies = [_stdio(sid, name, f"arg-{i}") for i, (sid, name) in enumerate(servers)]
+    outcomes, created = _round_trip(bodies, format)
+    assert created == []
+    assert outcomes == {b["id"]: ("unchanged", ()) for b in bodies}

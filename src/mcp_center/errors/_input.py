@@ -115,7 +115,10 @@ class ImportDuplicateKey(ImportJsonInvalid):
 
     JSON parsers keep the last one, so a server (or a field) would vanish without a word; the file
     is refused instead and nothing is applied. `details`: `path` (the dotted JSON path of the
-    repeated key, e.g. `mcpServers.a` or `mcpServers.a.command`; array items by index) and `key`.
+    repeated key, e.g. `mcpServers.a` or `mcpServers.a.command`; array items by index; a key that
+    is empty, all digits or holds `.`, `[`, `]` or `"` as `["<JSON string>"]`) and `key`; under
+    `env` or `headers` (keys beside secrets) no `key`, but `position` (1-based) and a path ending
+    `[key #<n>]`.
     """
 
     code = "IMPORT_DUPLICATE_KEY"

@@ -22,7 +22,9 @@ it instead of running something other than what they confirmed.
 Not exported (each listed in `notes` as FIELD_NOT_EXPORTED): `cwd` (Claude Code, Cursor and
 Claude Desktop files have none; a key a client does not know may make it refuse the file), OAuth
 settings (the client authorizes on its own), disabled tools and tool policies; nor timeouts and the
-sandbox. Keys of the map are display names (the id when two servers share a name). Importing an
+sandbox. Keys of the map are display names; servers that share a name (after NFC and trimming)
+are keyed by id, or by `<name> [<id>]` when that id is another server's name
+(`interchange.reimport.NameIndex`, the rule the import resolves keys by). Importing an
 export again over the same servers is a no-op: the re-import comparison keeps what the file cannot
 carry (`interchange.reimport`, `interchange.plan._as_stored`).
 
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_center.config import AuthBearer, AuthOAuth, ServerConfig, StdioServerConfig
+from mcp_center.interchange.reimport import NameIndex
 
 __all__ = [
     "GATEWAY_SERVER_NAME",
@@ -133,11 +136,9 @@ def export_servers(
     placeholders = _Placeholders(format)
     notes: list[dict[str, str]] = []
     entries: dict[str, dict[str, Any]] = {}
-    names = [c.name for c in configs]
+    keys = NameIndex({c.id: {"name": c.name} for c in configs})
     for config in configs:
-        key = config.name if names.count(config.name) == 1 else config.id
-        while key in entries:
-            key = f"{key}-{config.id}"
+        key = keys.key(config.id)
         entry = _entry(config, format, placeholders, notes)
         if entry is not None:
             entries[key] = entry

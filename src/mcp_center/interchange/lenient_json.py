@@ -16,7 +16,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from mcp_center.errors import ImportDuplicateKey, ImportJsonInvalid, ImportTooLarge
@@ -88,7 +88,11 @@ def loads_lenient(text: str) -> Any:
         The parsed value (objects as dicts).
     Raises:
         ImportDuplicateKey: an object names a key twice (JSON.parse would keep the last one and a
-            server or a field would vanish); `details.path` is its dotted path (`mcpServers.a`).
+            server or a field would vanish); `details.path` is its dotted path (`mcpServers.a`; a
+            key that is empty, all digits or holds `.`, `[`, `]` or `"` as `["<JSON string>"]`)
+            and `details.key` the key; under `env` or `headers` the key's text is not given (it may
+            be a secret pasted as a key): the path ends `[key #<n>]` and `details.position` is n,
+            the 1-based position of the repeat among that object's keys.
         ImportJsonInvalid: not JSON even so, or a string holds an unpaired surrogate escape (it could
             not be stored or answered as UTF-8); `details.line`/`details.column` are 1-based and count
             characters, `details.reason` is the parser's reason (never a value from the input).
@@ -96,7 +100,7 @@ def loads_lenient(text: str) -> Any:
     text = text.removeprefix("\ufeff")
     cleaned = _sub_outside_strings(text, _QUOTE_OR_COMMENT, _STRING_BODY_DOTALL, _blank_comment)
     cleaned = _sub_outside_strings(cleaned, _QUOTE_OR_TRAILING_COMMA, _STRING_BODY, _blank_comma)
-    repeated: dict[int, tuple[dict[str, Any], str]] = {}
+    repeated: dict[int, tuple[dict[str, Any], str, int]] = {}
     try:
         value = json.loads(cleaned, object_pairs_hook=_noting_repeats(repeated))
         if repeated:
@@ -125,20 +129,20 @@ def loads_lenient(text: str) -> Any:
 
 
 def _noting_repeats(
-    repeated: dict[int, tuple[dict[str, Any], str]],
+    repeated: dict[int, tuple[dict[str, Any], str, int]],
 ) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     """An `object_pairs_hook` that builds each object as `json` does and notes, by the object's
-    `id`, the object and the first key it names twice (the parse goes on: the path is found
-    afterwards). The noted object is kept, so its `id` is not reused by a later one when a
-    repeated key drops it from the value."""
+    `id`, the object, the first key it names twice and that key's 1-based position among the
+    object's keys (the parse goes on: the path is found afterwards). The noted object is kept, so
+    its `id` is not reused by a later one when a repeated key drops it from the value."""
 
     def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         built = dict(pairs)
         if len(built) != len(pairs):
             seen: set[str] = set()
-            for key, _ in pairs:
+            for position, (key, _) in enumerate(pairs, 1):
                 if key in seen:
-                    repeated[id(built)] = (built, key)
+                    repeated[id(built)] = (built, key, position)
                     break
                 seen.add(key)
         return built
@@ -146,22 +150,45 @@ def _noting_repeats(
     return build
 
 
-def _duplicate(value: Any, repeated: Mapping[int, tuple[dict[str, Any], str]]) -> ImportDuplicateKey:
-    """The refusal of the first repeated key in document order, with its dotted path."""
+_SECRET_BEARING = frozenset({"env", "headers"})
+"""Objects whose keys sit beside secret values: a repeated key there is reported by position, as a
+secret pasted by mistake as a key (`{"env": {"ghp_...": "1", "ghp_...": "2"}}`) must not be echoed."""
+_PLAIN_SEGMENT = re.compile(r'(?![0-9]+$)[^.\[\]"]+')
+"""A key written as it is in a path; others (empty, all digits, with `.`, `[`, `]` or `"`) are
+written `["<JSON string>"]`, so a path names one place only."""
+
+
+def _segment(key: str) -> str:
+    return key if _PLAIN_SEGMENT.fullmatch(key) else f"[{json.dumps(key)}]"
+
+
+def _path(parts: Sequence[str]) -> str:
+    return "".join(p if p.startswith("[") or i == 0 else "." + p for i, p in enumerate(parts))
+
+
+def _duplicate(value: Any, repeated: Mapping[int, tuple[dict[str, Any], str, int]]) -> ImportDuplicateKey:
+    """The refusal of the first repeated key in document order, with its path (see `loads_lenient`)."""
     stack: list[tuple[Any, tuple[str, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
         if isinstance(node, dict):
             obj = cast(dict[str, Any], node)
             if id(obj) in repeated:
-                key = repeated[id(obj)][1]
-                where = ".".join((*path, key))
+                _, key, position = repeated[id(obj)]
+                if path and path[-1] in _SECRET_BEARING:
+                    where = _path((*path, f"[key #{position}]"))
+                    return ImportDuplicateKey(
+                        f"the file names the key at '{where}' twice (its text is not shown: keys there sit "
+                        "beside secrets); a JSON reader would keep only the last one. Remove or rename one of them",
+                        details={"path": where, "position": position},
+                    )
+                where = _path((*path, _segment(key)))
                 return ImportDuplicateKey(
                     f"the file names '{where}' twice; a JSON reader would keep only the last one. "
                     "Remove or rename one of them",
                     details={"path": where, "key": key},
                 )
-            stack += reversed([(v, (*path, k)) for k, v in obj.items()])
+            stack += reversed([(v, (*path, _segment(k))) for k, v in obj.items()])
         elif isinstance(node, list):
             stack += reversed([(v, (*path, str(i))) for i, v in enumerate(cast(list[Any], node))])
     raise AssertionError("a repeated key was noted in an object that is not in the value")

@@ -1,7 +1,8 @@
 """Re-import: which registered server an import entry is, and which of its fields differ (R-1.8).
 
 `NameIndex` finds the server that already has an entry (by name: exactly, else after Unicode
-normalization and casefolding; an id alone is no match). `differing_fields` compares a planned
+normalization and casefolding; an id alone is no match) and gives the export its keys, so that an
+export imported again finds exactly the servers it came from. `differing_fields` compares a planned
 create body with that server's stored configuration: secret values are write-only and never
 compared, and a plain field with a `${...}` matches a stored value some values of its variables
 would give (`variables.could_give`, linear time). `interchange.plan` uses both.
@@ -19,36 +20,79 @@ __all__ = ["NameIndex", "differing_fields"]
 
 
 class NameIndex:
-    """Existing server names → id, exact and folded (the first server with each form).
+    """Existing server names → id, and the key an export gives each server (R-1.8, R-1.9).
+
+    One rule, both directions: `key` is the export's map key for a server and `match(key(sid))`
+    is `sid` for every server. Names are compared as `_exact_name` gives them (NFC, trimmed), on
+    export as on import. A server whose name no other server has is keyed by its name. Servers
+    that share a name ("twins") are keyed by their id, unless that id is another server's own
+    name; then by `<name> [<id>]` (the ` [<id>]` repeated until the key is nobody's name).
+    `match` resolves a key in that order: a name one server has, a twin's id, a twin's
+    `<name> [<id>]`; a key none of those (a file written elsewhere) is the first server with that
+    name, exactly, else by `_name_key`, else None.
 
     Args:
         existing: Existing server id → its editable configuration (with `name`).
     """
 
     def __init__(self, existing: Mapping[str, Mapping[str, Any]]) -> None:
+        self._names: dict[str, str] = {}
         self._exact: dict[str, str] = {}
         self._folded: dict[str, str] = {}
-        names: dict[str, list[str]] = {}
+        holders: dict[str, list[str]] = {}
         for sid, current in existing.items():
             name = str(current.get("name", ""))
+            self._names[sid] = name
             self._exact.setdefault(_exact_name(name), sid)
             self._folded.setdefault(_name_key(name), sid)
-            names.setdefault(name, []).append(sid)
-        self._twins = frozenset(sid for ids in names.values() if len(ids) > 1 for sid in ids)
+            holders.setdefault(_exact_name(name), []).append(sid)
+        self._unique = {name: ids[0] for name, ids in holders.items() if len(ids) == 1}
+        self._twins = {sid: name for name, ids in holders.items() if len(ids) > 1 for sid in ids}
 
-    def keyed_by_id(self, name: str) -> bool:
-        """`name` is the id of a server that shares its name with another: the key an export
-        (`interchange.export`) gives such a server, so the entry is that server, by id."""
-        return name in self._twins
-
-    def match(self, name: str) -> str | None:
-        """The id of the existing server that already has an entry named `name`: the server
-        `keyed_by_id`, else the same name (exactly, else by `_name_key`), else None. Otherwise an
-        id alone is no match: ids derive from names (`slugify` folds case, accents and
-        punctuation), so `GitHub!` is a new server beside `github`, with a `-2` id."""
-        if self.keyed_by_id(name):
+    def key(self, server_id: str) -> str:
+        """The export's map key for the server `server_id` (one of `existing`); see the class."""
+        name = self._names[server_id]
+        if server_id not in self._twins:
             return name
-        return self._exact.get(_exact_name(name), self._folded.get(_name_key(name)))
+        if server_id not in self._unique:
+            return server_id
+        key = name
+        while True:
+            key = f"{key} [{server_id}]"
+            if _exact_name(key) not in self._unique:
+                return key
+
+    def keyed_by_id(self, key: str) -> bool:
+        """`key` is the export's key for a twin (its id, or `<name> [<id>]`), not a name: the
+        entry's name is then the server's own."""
+        return self._twin_by_key(_exact_name(key)) is not None
+
+    def match(self, key: str) -> str | None:
+        """The id of the existing server that already has the entry keyed `key` (see the class).
+        Otherwise an id alone is no match: ids derive from names (`slugify` folds case, accents
+        and punctuation), so `GitHub!` is a new server beside `github`, with a `-2` id."""
+        exact = _exact_name(key)
+        twin = self._twin_by_key(exact)
+        if twin is not None:
+            return twin
+        return self._exact.get(exact, self._folded.get(_name_key(key)))
+
+    def _twin_by_key(self, exact: str) -> str | None:
+        """The twin whose export key is `exact` (already `_exact_name`d), if no server's own name is."""
+        if exact in self._unique:
+            return None
+        if exact in self._twins:
+            return exact
+        _, bracket, tail = exact.rpartition(" [")
+        sid = tail.removesuffix("]")
+        if not bracket or not tail.endswith("]") or sid not in self._twins:
+            return None
+        suffix, rest = f" [{sid}]", exact
+        while rest.endswith(suffix):
+            rest = rest.removesuffix(suffix)
+            if _exact_name(rest) == self._twins[sid]:
+                return sid
+        return None
 
 
 def _exact_name(name: str) -> str:
