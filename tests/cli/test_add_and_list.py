@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from mcp_center.cli import listing
+from mcp_center.store.owner import FileOwnerLock, ServeOwner
+from mcp_center.store.running import running_owner, running_url
 from tests.support.cli import CliResult, ready_with_cli, run_cli
 from tests.support.mcp_servers import EVERYTHING
 from tests.support.serve import ADMIN_TOKEN, Host, running_host
@@ -246,3 +251,67 @@ def test_an_accented_name_keeps_its_letters_in_the_id_and_existing_ids_stay(tmp_
     listed = json.loads(run(data, "list", "--json").stdout)
     assert sorted(s["id"] for s in listed) == ["caf", "cafe", "cafe-2"]
     assert {s["name"] for s in listed} == {"Café"}
+
+
+def test_a_copy_of_a_served_data_directory_is_read_from_its_own_files(tmp_path: Path) -> None:
+    """`cp -a data copy` while data's serve runs copies its serve.json (a live pid, the same admin
+    token): `list` and `show` in the copy must not take that serve's views for the copy's, and no
+    verb that looks for "the serve of this directory" finds it there (issue 16, R-9.2)."""
+    with running_host(tmp_path) as host:
+        data = host.data_dir
+        assert run(data, "add", "Kept", "--", "node", "kept.js").returncode == 0
+        copy = tmp_path / "copy"
+        subprocess.run(["cp", "-a", str(data), str(copy)], check=True)
+        assert (copy / "serve.json").read_bytes() == (data / "serve.json").read_bytes()
+        assert run(data, "add", "Only", "--", "node", "only.js").returncode == 0  # only the original has it
+        owner = running_owner(data)
+        assert owner is not None and owner.pid == host.proc.pid
+        assert (running_owner(copy), running_url(copy)) == (None, None)  # approvals, auth, gateway --stdio use these
+
+        listed = run(copy, "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        assert [s["id"] for s in json.loads(listed.stdout)] == ["kept"]
+        table = run(copy, "list")
+        assert "none answered" in table.stderr  # no serve runs for the copy
+        assert "kept" in table.stdout and "only" not in table.stdout
+        missing = run(copy, "show", "only")
+        assert missing.returncode == 3
+        assert "MCP_SERVER_NOT_FOUND" in missing.stderr
+        assert json.loads(run(copy, "show", "kept").stdout)["id"] == "kept"
+        approvals = run(copy, "approvals")  # the verbs that talk to the serve do not find it either
+        assert approvals.returncode == 7
+        assert f"no mcp-center serve runs on the data directory {copy}" in " ".join(approvals.stderr.split())
+        served = json.loads(run(data, "list", "--json").stdout)  # the original is still its serve's
+        assert sorted(s["id"] for s in served) == ["kept", "only"]
+
+
+def test_a_serve_that_never_answers_is_waited_for_once_and_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A serve that accepts connections but never answers (stopped, hung): `list` and `show` wait
+    `LIVE_TIMEOUT_S` once, say so in one line on stderr, and answer from the data directory (exit 0).
+    The serve is played by a loopback socket that is listened on and never read (issue 16)."""
+    data = tmp_path / "data"
+    assert run(data, "add", "Kept", "--", "node", "kept.js").returncode == 0
+    monkeypatch.setattr(listing, "LIVE_TIMEOUT_S", 0.3)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes connections; nothing ever reads them
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        lock = FileOwnerLock(data)
+        lock.claim(ServeOwner.this_process(url))  # this live test process is the directory's serve
+        try:
+            listed = run(data, "list", "--json")
+            shown = run(data, "show", "kept")
+            table = run(data, "list")
+        finally:
+            lock.release()
+    said = f"the serve on {url} did not answer within 0.3 s; showing the data directory's view"
+    for result in (listed, shown, table):
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.count("did not answer") == 1, result.stderr  # one wait per command
+        assert said in " ".join(result.stderr.split()), result.stderr
+        assert "none answered" not in result.stderr
+    assert [s["id"] for s in json.loads(listed.stdout)] == ["kept"]
+    assert json.loads(shown.stdout)["id"] == "kept"
+    assert "kept" in table.stdout

@@ -290,3 +290,34 @@ def test_a_database_backed_owner_marks_the_directory_and_a_file_backed_claim_is_
     files = FileOwnerLock(tmp_path)
     files.claim(ServeOwner.this_process())  # the user gave the directory back to its files
     files.release()
+
+
+def test_a_copy_of_an_owned_directory_names_no_owner_and_can_be_claimed(tmp_path: Path) -> None:
+    """`cp -a` while the owner runs copies its record (a live pid): the copy is not that owner's
+    directory (another inode), so no reader of the copy takes it for its serve (issue 16)."""
+    data, copy = tmp_path / "data", tmp_path / "copy"
+    with owner_process(data) as (proc, _):
+        subprocess.run(["cp", "-a", str(data), str(copy)], check=True)
+        record = json.loads((copy / OWNER_FILE).read_text())
+        info = os.stat(data)
+        assert record["pid"] == proc.pid
+        assert record["directory"] == {"path": str(data.resolve()), "device": info.st_dev, "inode": info.st_ino}
+        owner = FileOwnerLock(data).current()
+        assert owner is not None and owner.pid == proc.pid
+        assert FileOwnerLock(copy).current() is None
+        lock = FileOwnerLock(copy)
+        lock.claim(ServeOwner.this_process())  # a serve of the copy may start
+        try:
+            assert FileOwnerLock(copy).current() == lock.current()
+            assert FileOwnerLock(data).current() == owner
+        finally:
+            lock.release()
+    # A record of an older mcp-center names no directory: trusted as before.
+    older = {"pid": os.getpid(), "url": "http://127.0.0.1:9999", "started_at": "2026-01-02T03:04:05+00:00"}
+    (copy / OWNER_FILE).write_text(json.dumps(older))
+    trusted = FileOwnerLock(copy).current()
+    assert trusted is not None and (trusted.pid, trusted.address, trusted.directory) == (
+        os.getpid(),
+        "http://127.0.0.1:9999",
+        None,
+    )

@@ -5,23 +5,26 @@ command its sandbox policy (`sandboxed (network none)` or `unconfined`, R-11.1).
 The configuration comes from the data directory (the CLI reads it in process); the live state only
 exists in the running `serve`, so the list asks it (`GET /api/mcp/servers` with the admin token, at
 the address `serve` recorded in `<data dir>/serve.json`). When no `serve` answers, the table says
-so instead of showing states it cannot know. Ids are never cut or folded: they are what every
-other command takes; names and errors give way instead. A terminal of `WIDE_COLUMNS` or more
-gets one table (the command under the name, in the name's column); a narrower one one line per
-server with its command at the whole width under it (`servers_lines`), and one too narrow for
-that line (a 32-character id at 40-57 columns) the id alone on a line, the rest under it.
+so instead of showing states it cannot know; a `serve` that accepts the connection but does not
+answer within `LIVE_TIMEOUT_S` is waited for once per command, and stderr says so in one line.
+Ids are never cut or folded: they are what every other command takes; names and errors give way
+instead. A terminal of `WIDE_COLUMNS` or more gets one table (the command under the name, in the
+name's column); a narrower one one line per server with its command at the whole width under it
+(`servers_lines`), and one too narrow for that line (a 32-character id at 40-57 columns) the id
+alone on a line, the rest under it.
 """
 
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from typing import Any, Final
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from mcp_center.cli._sandbox import policy_line
+from mcp_center.cli._shared import err
 from mcp_center.cli.host import client_tls
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
@@ -31,7 +34,9 @@ from mcp_center.store.running import running_url
 
 __all__ = [
     "LIVE_TIMEOUT_S",
+    "SILENT",
     "WIDE_COLUMNS",
+    "Silent",
     "live_servers",
     "served_views",
     "servers_lines",
@@ -45,16 +50,28 @@ LIVE_TIMEOUT_S = 5.0
 WIDE_COLUMNS = 120
 """Terminals at least this wide get the table (`servers_table`); narrower ones `servers_lines`."""
 
+
+class Silent:
+    """The answer of a `serve` that did not answer within `LIVE_TIMEOUT_S` (stopped, hung): the
+    command says so once on stderr (`served_json`) and asks it nothing more (issue 16)."""
+
+    __slots__ = ()
+
+
+SILENT: Final = Silent()
+"""The one `Silent` value."""
+
 _TRANSPORT = {"stdio": "stdio", "streamable_http": "http", "sse": "sse"}
 
 
-def live_servers(settings: Settings, url: str | None = None) -> dict[str, dict[str, Any]] | None:
-    """`{server id: status}` from the `serve` running for this data directory, or None when none answers.
+def live_servers(settings: Settings, url: str | None = None) -> dict[str, dict[str, Any]] | Silent | None:
+    """`{server id: status}` from the `serve` running for this data directory, `SILENT` when it did
+    not answer in time (said on stderr), or None when none answers.
 
     Never raises: a missing admin token, a stopped `serve` or an error answer all mean "not live".
     """
     views = served_views(settings, url)
-    return None if views is None else statuses(views)
+    return views if views is None or isinstance(views, Silent) else statuses(views)
 
 
 def statuses(views: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -62,13 +79,16 @@ def statuses(views: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {view["id"]: view.get("status") or {} for view in views}
 
 
-def served_views(settings: Settings, url: str | None = None) -> list[dict[str, Any]] | None:
+def served_views(settings: Settings, url: str | None = None) -> list[dict[str, Any]] | Silent | None:
     """The server views (`GET /api/mcp/servers`: `ServerView.to_dict()` with `status`) of the `serve`
-    running for this data directory (or at `url`), or None when none answers.
+    running for this data directory (or at `url`), `SILENT` when it did not answer within
+    `LIVE_TIMEOUT_S` seconds (said on stderr), or None when none answers.
 
     Never raises: a missing admin token, a stopped `serve` or an error answer all mean "not live".
     """
     answer = served_json(settings, "/api/mcp/servers", url)
+    if isinstance(answer, Silent):
+        return answer
     listed: object = answer.get("servers") if is_object(answer) else None
     if not is_array(listed) or not all(is_object(view) and isinstance(view.get("id"), str) for view in listed):
         return None
@@ -91,7 +111,8 @@ def served_view(settings: Settings, server_id: str) -> dict[str, Any] | None:
 def served_json(settings: Settings, path: str, url: str | None = None) -> object:
     """The parsed JSON of a successful `GET path` to the `serve` running for this data directory (or at
     `url`), with the directory's admin token; None when none runs, no token is known, or the request
-    fails or is refused (a timeout of `LIVE_TIMEOUT_S` seconds).
+    fails or is refused; `SILENT` when no answer came within `LIVE_TIMEOUT_S` seconds, after one line
+    on stderr naming the serve and that the data directory's view is shown instead (issue 16).
 
     Never raises.
     """
@@ -116,6 +137,13 @@ def served_json(settings: Settings, path: str, url: str | None = None) -> object
         ) as client:
             response = client.get(path)
         return response.json() if response.is_success else None
+    except httpx2.TimeoutException:
+        err.print(
+            f"the serve on {base} did not answer within {LIVE_TIMEOUT_S:g} s; showing the data directory's view",
+            markup=False,
+            highlight=False,
+        )
+        return SILENT
     except (httpx2.HTTPError, ValueError):
         return None
 

@@ -55,20 +55,32 @@ def list_(
     url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
 ) -> None:
     """List servers: enabled, live state and tool count (when serve runs), stdio sandbox policy, next step."""
-    from mcp_center.cli.listing import WIDE_COLUMNS, live_servers, served_views, servers_lines, servers_table, statuses
+    from mcp_center.cli.listing import (
+        WIDE_COLUMNS,
+        Silent,
+        live_servers,
+        served_views,
+        servers_lines,
+        servers_table,
+        statuses,
+    )
 
     settings = settings_for(data_dir, profile)
     stored = has_state(settings)
     # The serve of this data directory lists the same views (its store is these files) with their
     # live states: asking it first spares this process the host's imports (about 1.5 s of CPU).
     served = served_views(settings) if stored and url is None and settings.database_url is None else None
-    live: dict[str, dict[str, Any]] | None
-    if served is not None:
+    live: dict[str, dict[str, Any]] | Silent | None
+    if served is not None and not isinstance(served, Silent):
         servers, live = served, statuses(served)
     else:
         views = run_center(settings, lambda c: c.list_servers()) if stored else []
         servers = [view.to_dict() for view in views]
-        live = live_servers(settings, url) if servers else None
+        # A serve that did not answer (said on stderr) is not asked a second time (issue 16).
+        live = served if served is not None else live_servers(settings, url) if servers else None
+    silent = isinstance(live, Silent)
+    if isinstance(live, Silent):
+        live = None
     if as_json:
         print_json([{**s, "status": live[s["id"]]} if live and s["id"] in live else s for s in servers])
         return
@@ -89,7 +101,7 @@ def list_(
             out.print(line, overflow="fold", soft_wrap=False, highlight=False)
     # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
     out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
-    if live is None:
+    if live is None and not silent:
         err.print(
             f"live state and tool counts come from a running 'mcp-center serve' for {settings.data_dir}; none answered",
             markup=False,

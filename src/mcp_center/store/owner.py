@@ -16,13 +16,16 @@ owner's facts, announce the URL once it listens, release it at the end, and ask 
   owning process for its whole life. The kernel drops it when that process ends in any way,
   SIGKILL included, so the lock of a dead serve is simply taken over: no stale-lock guessing.
 - `<data dir>/serve.json` is the owner's record `{"pid", "url", "local_url", "database",
-  "instance", "started_at", "start_ticks"}`, written atomically when the lock is claimed (`url`
+  "instance", "started_at", "start_ticks", "directory"}`, written atomically when the lock is claimed (`url`
   and `local_url` null until the socket is bound) and again when the URLs are announced. `url` is
   what users and remote clients reach (`--public-url` when given), `local_url` where it listens
   (what a process on this machine, the CLI, connects to), `database` the shared database without
   its password when the serve is database-backed (its state is not in the directory's files). A
   crashed serve's record is replaced by the next claim; otherwise only its writer removes it
-  (`release` checks the `instance` it wrote).
+  (`release` checks the `instance` it wrote). `directory` is the identity of the directory the
+  owner claimed (`DirIdentity`: its real path, device and inode): a copy of the directory (`cp -a`
+  while its serve runs) carries the record of a live serve that does not serve the copy, and a
+  reader of the copy must not take that serve's answers for the copy's (issue 16).
 - `<data dir>/database.json` `{"database", "since"}`, written by a database-backed serve once it listens
   (its database opened: a serve that never reached it marks nothing), stays after that serve stopped:
   the directory's state is in that database (without its password), not in its files. Without it a
@@ -33,7 +36,8 @@ owner's facts, announce the URL once it listens, release it at the end, and ask 
 - Readers never take the lock (a reader holding it for an instant would make a starting serve
   fail its claim). They trust the record only while its pid is alive *and* started at the
   recorded time (`/proc/<pid>/stat`), so a pid reused by another program is never taken for a
-  serve.
+  serve, and only for the directory the record names (`directory`, when the record has one: a record
+  of an older mcp-center has none and is trusted as before).
 
 A database-backed store (several instances sharing one database) implements the same protocol
 with a per-instance registration instead of a lock; `current()` then answers for this data set.
@@ -62,6 +66,7 @@ __all__ = [
     "DATABASE_FILE",
     "LOCK_FILE",
     "OWNER_FILE",
+    "DirIdentity",
     "FileOwnerLock",
     "OwnerLock",
     "ServeOwner",
@@ -106,6 +111,46 @@ def process_start_ticks(pid: int) -> int | None:
 
 
 @dataclass(frozen=True)
+class DirIdentity:
+    """Which directory a serve claimed: a copy of it (another inode) or the same path after a move
+    (another real path) is another directory (R-9.2, issue 16).
+
+    Attributes:
+        path: Its real path (symlinks resolved), absolute.
+        device: `st_dev` of the directory.
+        inode: `st_ino` of the directory.
+    """
+
+    path: str
+    device: int
+    inode: int
+
+    @classmethod
+    def of(cls, directory: Path) -> DirIdentity | None:
+        """The identity of `directory` now; None when it cannot be looked at (absent, no permission)."""
+        try:
+            real = os.path.realpath(directory)
+            info = os.stat(real)
+        except OSError:
+            return None
+        return cls(path=real, device=info.st_dev, inode=info.st_ino)
+
+    def to_doc(self) -> dict[str, object]:
+        """The JSON form in `serve.json`: `{"path", "device", "inode"}`."""
+        return {"path": self.path, "device": self.device, "inode": self.inode}
+
+    @classmethod
+    def from_doc(cls, doc: object) -> DirIdentity | None:
+        """Parse `to_doc`'s form; None when `doc` is not one."""
+        if not is_object(doc):
+            return None
+        path, device, inode = doc.get("path"), doc.get("device"), doc.get("inode")
+        if not isinstance(path, str) or not path or not _is_int(device) or not _is_int(inode):
+            return None
+        return cls(path=path, device=device, inode=inode)
+
+
+@dataclass(frozen=True)
 class ServeOwner:
     """The facts about the process that owns a data directory (R-9.2).
 
@@ -120,6 +165,8 @@ class ServeOwner:
         instance: A random id per run: tells this run's record from an earlier one of the same pid.
         started_at: When it claimed the directory (aware UTC).
         start_ticks: Its start time from /proc (see `process_start_ticks`); None off Linux.
+        directory: The data directory it claimed (`DirIdentity`), filled in by `FileOwnerLock.claim`;
+            None in a record of an older mcp-center.
     """
 
     pid: int
@@ -129,6 +176,7 @@ class ServeOwner:
     start_ticks: int | None = None
     local_url: str | None = None
     database: str | None = None
+    directory: DirIdentity | None = None
 
     @classmethod
     def this_process(cls, url: str | None = None, *, database: str | None = None) -> ServeOwner:
@@ -166,6 +214,7 @@ class ServeOwner:
             "instance": self.instance,
             "started_at": self.started_at.isoformat(),
             "start_ticks": self.start_ticks,
+            "directory": self.directory.to_doc() if self.directory is not None else None,
         }
         return (json.dumps(doc) + "\n").encode("utf-8")
 
@@ -199,6 +248,7 @@ class ServeOwner:
             start_ticks=ticks if _is_int(ticks) else None,
             local_url=_clean_url(local_url),
             database=database if isinstance(database, str) and database else None,
+            directory=DirIdentity.from_doc(doc.get("directory")),
         )
 
 
@@ -236,7 +286,8 @@ class OwnerLock(Protocol):
         ...
 
     def current(self) -> ServeOwner | None:
-        """The live owner now, or None when no live process owns the data directory."""
+        """The live owner now, or None when no live process owns the data directory (a live owner of
+        another directory, named by a copied record, owns none)."""
         ...
 
 
@@ -278,6 +329,7 @@ class FileOwnerLock:
             os.close(fd)
             raise _storage_error(self.data_dir, exc) from None
         self._fd = fd
+        owner = replace(owner, directory=DirIdentity.of(self.data_dir))
         marked = database_of(self.data_dir)
         if owner.database is None and marked is not None:
             self._unlock()
@@ -322,7 +374,13 @@ class FileOwnerLock:
         if self._owner is not None:
             return self._owner
         recorded = _read_record(self._record)
-        return recorded if recorded is not None and recorded.is_alive() else None
+        if recorded is None or not recorded.is_alive():
+            return None
+        # A copy of the directory (`cp -a` while its serve ran) holds the live serve's record too:
+        # that serve serves the original, not this one (issue 16).
+        if recorded.directory is not None and recorded.directory != DirIdentity.of(self.data_dir):
+            return None
+        return recorded
 
     def _unlock(self) -> None:
         fd, self._fd = self._fd, None
