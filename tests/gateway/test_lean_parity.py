@@ -11,6 +11,7 @@ an `mcp-session-id` header came with it.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import random
 from collections.abc import AsyncGenerator
@@ -324,6 +325,28 @@ async def test_generated_envelopes_get_the_sdks_answer(host: Host, path: str) ->
             different.append(f"{method} {meta}: lean {lean} != sdk {sdk}")
     assert not different, "\n".join(different)
     assert outcomes >= {200, 400}, outcomes  # the set holds envelopes the SDK serves and ones it refuses
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
+async def test_integers_beyond_64_bits_get_the_sdks_answer(host: Host, path: str) -> None:
+    """An id or progressToken of 2**70 (`orjson` reads it as a float): served as the SDK serves it,
+    not refused as a fraction; a real fraction is still refused on both."""
+    wide = 2**70
+    listing = _request("tools/list", {})
+    bodies = {
+        "id 2**70": {**listing, "id": wide},
+        "id -(2**70)": {**listing, "id": -wide},
+        "progressToken 2**70": _request("tools/list", {}, meta={**ENVELOPE, "progressToken": wide}),
+        "id 2**70 and a fraction": {**listing, "id": float(wide) + 0.5},
+    }
+    different: list[str] = []
+    for what, message in bodies.items():
+        lean, sdk = await host.both(path, json.dumps(message).encode(), _modern("tools/list"))
+        if lean != sdk:
+            different.append(f"{what}: lean {lean} != sdk {sdk}")
+        if what.startswith("id 2**70") and "fraction" not in what:
+            assert sdk[0] == 200 and sdk[1]["id"] == wide, sdk  # served, the id kept exactly
+    assert not different, "\n".join(different)
 
 
 async def test_a_good_sessionless_call_is_taken_directly_and_agrees_with_the_sdk(host: Host) -> None:
