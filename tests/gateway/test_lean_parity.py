@@ -11,7 +11,9 @@ an `mcp-session-id` header came with it.
 from __future__ import annotations
 
 import base64
+import json
 import logging
+import random
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,6 +119,22 @@ ADD = {"name": "mcp__proto__add", "arguments": {"a": 1, "b": 2}}
 REGION = {"name": "mcp__proto__region", "arguments": {"region": "eu"}}
 READ = {"uri": "events://list"}
 PROMPT = {"name": "mcp__proto__greet"}
+CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
+INFO_KEY = "io.modelcontextprotocol/clientInfo"
+ENVELOPE_REFUSED: list[tuple[str, dict[str, Any]]] = [
+    ("clientCapabilities null", {CAPS_KEY: None}),
+    ("clientCapabilities a list", {CAPS_KEY: []}),
+    ("clientCapabilities elicitation a number", {CAPS_KEY: {"elicitation": 5}}),
+    ("clientInfo a string", {INFO_KEY: "bad"}),
+    ("clientInfo without name and version", {INFO_KEY: {}}),
+    ("logLevel unknown", {"io.modelcontextprotocol/logLevel": "loud"}),
+]
+"""Envelope changes the SDK's model refuses (after its ladder, -32602 with HTTP 400)."""
+ENVELOPE_SERVED: list[tuple[str, dict[str, Any]]] = [
+    ("clientInfo null", {INFO_KEY: None}),
+    ("another progressToken", {"progressToken": "p-2"}),
+]
+"""Envelope changes the SDK's model takes."""
 NO_CAPS = {k: v for k, v in ENVELOPE.items() if not k.endswith("clientCapabilities")}
 NO_VERSION = {k: v for k, v in ENVELOPE.items() if not k.endswith("protocolVersion")}
 
@@ -203,6 +221,15 @@ MODERN_CASES: list[tuple[str, Any, Headers]] = [
         _modern("logging/setLevel"),
     ),
     ("resources/subscribe, gone in 2026-07-28", _request("resources/subscribe", READ), _modern("resources/subscribe")),
+    # The SDK validates the envelope with its own model after the ladder (`refusals.envelope_refused`).
+    *(
+        (f"{method} {what}", _request(method, params, meta={**ENVELOPE, **change}), _modern(method, **extra))
+        for method, params, extra in (
+            ("tools/list", {}, {}),
+            ("tools/call", ADD, {"Mcp_Name": "mcp__proto__add"}),
+        )
+        for what, change in ENVELOPE_REFUSED
+    ),
 ]
 
 
@@ -219,6 +246,106 @@ async def test_sessionless_refusals_are_the_sdks(host: Host, path: str) -> None:
         assert sdk[0] >= 400 or (what == "notification" and sdk[0] == 202), (what, sdk)  # a refusal
         if lean != sdk:
             different.append(f"{what}: lean {lean} != sdk {sdk}")
+    assert not different, "\n".join(different)
+
+
+ABSENT = object()
+"""A generated envelope member left out."""
+ENVELOPE_SHAPES: dict[str, list[Any]] = {
+    CAPS_KEY: [
+        ABSENT,
+        None,
+        {},
+        [],
+        5,
+        "x",
+        True,
+        {"elicitation": 5},
+        {"elicitation": {}},
+        {"elicitation": {"form": {}}},
+        {"sampling": []},
+        {"sampling": {}},
+        {"roots": {"listChanged": True}},
+        {"roots": 1},
+        {"experimental": {"x": {"y": 1.5}}},
+        {"experimental": {"x": 1}},
+        {"extensions": {"e": {}}},
+        {"other": 1},
+    ],
+    INFO_KEY: [
+        ABSENT,
+        None,
+        "bad",
+        {},
+        [],
+        {"name": "t"},
+        {"name": "t", "version": "0"},
+        {"name": 1, "version": "0"},
+        {"name": "t", "version": "0", "icons": [{"src": "s"}]},
+        {"name": "t", "version": "0", "icons": [{}]},
+        {"name": "t", "version": "0", "websiteUrl": 5},
+    ],
+    "io.modelcontextprotocol/logLevel": [ABSENT, None, "info", "debug", "loud", 3],
+    "progressToken": [ABSENT, None, 1, "tok", 2**63 - 1],
+    "x.example/extra": [ABSENT, None, [1, {}], {"a": 1.5}],
+}
+
+
+def _generated_envelopes(count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` envelopes (protocol version kept) with each checked member drawn from `ENVELOPE_SHAPES`
+    by a seeded generator: the same list on every run, covering mixes no hand-written row does."""
+    draw = random.Random(seed)  # noqa: S311 - a seeded test list, not cryptography
+    envelopes: list[dict[str, Any]] = []
+    for _ in range(count):
+        meta: dict[str, Any] = {VERSION_KEY: MODERN}
+        for key, shapes in ENVELOPE_SHAPES.items():
+            if (value := draw.choice(shapes)) is not ABSENT:
+                meta[key] = value
+        envelopes.append(meta)
+    return envelopes
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
+async def test_generated_envelopes_get_the_sdks_answer(host: Host, path: str) -> None:
+    """Seeded mutations of `params._meta` on `tools/list` and `tools/call`: served or refused, the
+    lean/direct answer (HTTP status, JSON-RPC body) is the SDK stack's, including when an envelope
+    repeats (its verdict then comes from `refusals`' cache)."""
+    envelopes = _generated_envelopes(60, seed=29)
+    envelopes += envelopes[:10]  # repeats: the cached verdicts
+    name = "mcp__proto__add" if path == "/mcp" else "add"
+    different: list[str] = []
+    outcomes: set[int] = set()
+    for number, meta in enumerate(envelopes):
+        method, params, extra = (
+            ("tools/list", {}, {}) if number % 2 else ("tools/call", {**ADD, "name": name}, {"Mcp_Name": name})
+        )
+        lean, sdk = await host.both(path, orjson.dumps(_request(method, params, meta=meta)), _modern(method, **extra))
+        outcomes.add(sdk[0])
+        if lean != sdk:
+            different.append(f"{method} {meta}: lean {lean} != sdk {sdk}")
+    assert not different, "\n".join(different)
+    assert outcomes >= {200, 400}, outcomes  # the set holds envelopes the SDK serves and ones it refuses
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
+async def test_integers_beyond_64_bits_get_the_sdks_answer(host: Host, path: str) -> None:
+    """An id or progressToken of 2**70 (`orjson` reads it as a float): served as the SDK serves it,
+    not refused as a fraction; a real fraction is still refused on both."""
+    wide = 2**70
+    listing = _request("tools/list", {})
+    bodies = {
+        "id 2**70": {**listing, "id": wide},
+        "id -(2**70)": {**listing, "id": -wide},
+        "progressToken 2**70": _request("tools/list", {}, meta={**ENVELOPE, "progressToken": wide}),
+        "id 2**70 and a fraction": {**listing, "id": float(wide) + 0.5},
+    }
+    different: list[str] = []
+    for what, message in bodies.items():
+        lean, sdk = await host.both(path, json.dumps(message).encode(), _modern("tools/list"))
+        if lean != sdk:
+            different.append(f"{what}: lean {lean} != sdk {sdk}")
+        if what.startswith("id 2**70") and "fraction" not in what:
+            assert sdk[0] == 200 and sdk[1]["id"] == wide, sdk  # served, the id kept exactly
     assert not different, "\n".join(different)
 
 
@@ -502,7 +629,8 @@ async def test_a_listing_the_lean_path_hands_over_is_scoped_too(host: Host) -> N
 
 def _verdict_table() -> list[tuple[str, dict[bytes, str], dict[str, Any]]]:
     """A good 2026-07-28 tools/call (headers as `read_headers` reads them, body) and variations, each
-    changing one thing a rule reads (or nothing a rule reads: id, arguments, clientInfo)."""
+    changing one thing a rule reads (or nothing a rule reads: id, arguments, progressToken), among
+    them the envelope members the SDK's model checks (`refusals.envelope_refused`)."""
     head = {
         b"accept": ACCEPT,
         b"content-type": "application/json",
@@ -547,6 +675,10 @@ def _verdict_table() -> list[tuple[str, dict[bytes, str], dict[str, Any]]]:
         ("_meta missing", head, {**good, "params": {**ADD}}),
         ("params a list", head, {**good, "params": [1]}),
         ("body name a number", head, {**good, "params": {**params, "name": 7}}),
+        *(
+            (f"envelope {what}", head, {**good, "params": {**params, "_meta": {**meta, **change}}})
+            for what, change in ENVELOPE_SERVED + ENVELOPE_REFUSED
+        ),
     ]
 
 
@@ -569,6 +701,7 @@ async def test_cached_sdk_verdicts_are_the_ladders_own() -> None:
     expected = {what: refuses_afresh(headers, message, modern=True) for what, headers, message in table}
     served = {"good", "another id and arguments", "no clientInfo", "Mcp-Name base64 of the name"}
     served |= {"method prompts/get", "body name missing"}  # the name matches / no name to compare
+    served |= {"envelope clientInfo null", "envelope another progressToken"}  # the SDK's model takes them
     assert {what for what, refused in expected.items() if not refused} == served  # the others are refused
     wrong: list[str] = []
     read_by_the_direct_route = 0

@@ -4,6 +4,7 @@ token's answer, and the 202 of a message the lean path took. Split from `endpoin
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Sequence
 
 import mcp_types as types
@@ -27,6 +28,7 @@ __all__ = [
     "batch_refusal",
     "invalid_request",
     "listen_gone_as_404",
+    "only_wide_integers",
     "revoked_answer",
     "session_elsewhere",
     "unknown_server",
@@ -193,3 +195,18 @@ def _names_unknown_server(body: bytes) -> bool:
     error = parsed.get("error") if is_object(parsed) else None
     data = error.get("data") if is_object(error) else None
     return is_object(data) and data.get("code") == "MCP_SERVER_NOT_FOUND"
+
+
+def only_wide_integers(body: bytes, *, modern: bool) -> bool:
+    """Whether a body whose id or `progressToken` `bad_request_id` / `bad_meta_refusal` refused is
+    refused only because `orjson` reads an integer beyond 64 bits (e.g. an id of 2**70) as a float.
+
+    The SDK parses JSON exactly and serves such a request, so the endpoint hands it to the SDK
+    (R-8.1, issue 12) instead of refusing it. Runs the standard library's exact parser on the body,
+    only on this path of refused requests, never on a served call.
+    """
+    try:
+        exact: object = json.loads(body)
+    except ValueError:
+        return False
+    return not bad_request_id(exact) and bad_meta_refusal(exact, modern=modern) is None

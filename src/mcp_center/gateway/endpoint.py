@@ -54,6 +54,7 @@ from mcp_center.gateway._answers import (
     bad_version_refusal,
     batch_refusal,
     listen_gone_as_404,
+    only_wide_integers,
     revoked_answer,
     server_deleted_error,
     session_elsewhere,
@@ -360,11 +361,15 @@ class GatewayEndpoint:
                 await bad_version_refusal(message)(scope, receive, send)
                 return
             if bad_request_id(message):
-                await bad_id_refusal()(scope, receive, send)
-                return
+                if not only_wide_integers(body, modern=is_modern(version)):
+                    await bad_id_refusal()(scope, receive, send)
+                    return
+                message = None  # an id beyond 64 bits, which `orjson` cannot keep: the SDK serves it
             if (refusal := bad_meta_refusal(message, modern=is_modern(version))) is not None:
-                await refusal(scope, receive, send)
-                return
+                if not only_wide_integers(body, modern=is_modern(version)):
+                    await refusal(scope, receive, send)
+                    return
+                message = None  # likewise a progressToken beyond 64 bits
         if server_id is not None and session_id is None and not await self._server_known(server_id):
             await unknown_server(server_id)(scope, receive, send)
             return

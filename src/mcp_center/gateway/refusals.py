@@ -19,6 +19,9 @@ The rules, in the SDK's order (`mcp.server._streamable_http_modern.handle_modern
   method, `Mcp-Name` equals `params.name` / `params.uri`; -32602 or -32020 with HTTP 400); a
   method that version has (`mcp_types.methods.CLIENT_REQUESTS`: no `ping`, `logging/setLevel`,
   `resources/subscribe` or `resources/unsubscribe` in 2026-07-28; else -32601 with HTTP 404).
+  Then the SDK validates the params against its models (`validate_client_request`: -32602
+  "Invalid request parameters", HTTP 400); of these, the lean paths run the envelope's own model
+  (`envelope_refused`: `RequestMetaObject`) and check the rest themselves (`fastpath.is_lean`).
 - 2025-11-25 and earlier, in a session: `Accept` naming JSON and SSE (else 406); `Content-Type`
   `application/json` (else 415).
 
@@ -29,8 +32,9 @@ annotations needs the tool's schema, so the lean path runs it itself, with the S
 Cost: a few string operations and dictionary look-ups per request; the `Accept` and
 `Content-Type` verdicts are cached per header value (clients send the same ones every time). A
 2026-07-28 request's whole verdict is cached by what the rules above read of it (`sdk_refuses_read`:
-the headers they look at, the method, the envelope's protocol version as a string, whether it
-carries capabilities, and the `name`/`uri` the `Mcp-Name` rule compares): an agent's calls differ
+the headers they look at, the method, the envelope's protocol version as a string, its
+`clientCapabilities`, `clientInfo` and `logLevel` as one JSON text, and the `name`/`uri` the
+`Mcp-Name` rule compares): an agent's calls differ
 in their id and arguments, which no rule reads, so the ladder runs once per tool and header set
 (issue 12). A request whose verdict inputs are anything else (no `_meta` object, a non-string
 version, name or method) is decided afresh every time.
@@ -42,6 +46,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
 from mcp.shared.inbound import (
     MCP_METHOD_HEADER,
     MCP_NAME_HEADER,
@@ -50,10 +55,25 @@ from mcp.shared.inbound import (
     InboundLadderRejection,
     classify_inbound_request,
 )
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    LOG_LEVEL_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+)
+from mcp_types._v2026_07_28 import RequestMetaObject  # the model the SDK validates the envelope with
 from mcp_types.methods import CLIENT_REQUESTS
+from pydantic import ValidationError
 
-__all__ = ["DUPLICATED", "READ_HEADERS", "read_headers", "refuses_afresh", "sdk_refuses", "sdk_refuses_read"]
+__all__ = [
+    "DUPLICATED",
+    "READ_HEADERS",
+    "envelope_refused",
+    "read_headers",
+    "refuses_afresh",
+    "sdk_refuses",
+    "sdk_refuses_read",
+]
 
 _ROUTING = frozenset({b"mcp-protocol-version", b"mcp-method", b"mcp-name"})
 READ_HEADERS = frozenset({b"authorization", b"mcp-session-id", b"accept", b"content-type", *_ROUTING})
@@ -118,13 +138,24 @@ def sdk_refuses(headers: Mapping[bytes, str], message: Mapping[str, Any], *, mod
     if type(method) is not str or type(params) is not dict:
         return refuses_afresh(headers, message, modern=True)
     meta: dict[str, Any] | None = params.get("_meta")
-    return sdk_refuses_read(headers, message, method, params, meta if type(meta) is dict else None)
+    if type(meta) is not dict:
+        return refuses_afresh(headers, message, modern=True)
+    token = meta.get("progressToken")
+    if token is not None and type(token) is not str and type(token) is not int:
+        return refuses_afresh(headers, message, modern=True)  # the key assumes a token the model takes
+    return sdk_refuses_read(headers, message, method, params, meta)
 
 
 _MAX_VERDICTS = 1024
+_MAX_ENVELOPE_KEY = 4096
+"""Longest envelope text (bytes) a verdict is kept by; a longer one is decided afresh (bounded memory)."""
+_ENVELOPE_PARTS = (CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY)
+"""The envelope members the SDK's `RequestMetaObject` checks besides the version (a string in every
+key) and `progressToken` (a string or an integer there, which the model always takes); other members
+are free (`extra="allow"`). Absent and null give the same verdict for each of them."""
 _VERDICT_HEADERS = (b"accept", b"content-type", DUPLICATED, *sorted(_ROUTING))
 """What `read_headers` keeps that the 2026-07-28 rules read (not `authorization`: no secret in a key)."""
-_MODERN_VERDICTS: dict[tuple[str | bool | None, ...], bool] = {}
+_MODERN_VERDICTS: dict[tuple[str | bytes | None, ...], bool] = {}
 """`sdk_refuses`'s 2026-07-28 verdicts by everything their rules read (bounded: cleared when full)."""
 
 
@@ -141,9 +172,12 @@ def sdk_refuses_read(
 
     The verdict is kept by everything the rules read (see `refuses_afresh` and the SDK's
     `classify_inbound_request`): the headers in `_VERDICT_HEADERS`, the method, the envelope's
-    protocol version, whether it carries capabilities, and the `name`/`uri` the `Mcp-Name` rule
-    compares. A request where one of them is not a plain string (or no `_meta` object) shares no
-    verdict: it is decided afresh.
+    protocol version, its capabilities, client info and log level (`_ENVELOPE_PARTS`, one JSON
+    text, at most `_MAX_ENVELOPE_KEY` bytes) and the `name`/`uri` the `Mcp-Name` rule compares. The
+    caller has checked that a `progressToken` is null, a string or an integer (which the SDK's model
+    always takes), so the per-call token is not in the key. A request where the version, name or
+    method is not a plain string (or no `_meta` object, or an envelope that is not JSON or is longer)
+    shares no verdict: it is decided afresh.
     """
     if meta is None:
         return refuses_afresh(headers, message, modern=True)
@@ -153,7 +187,13 @@ def sdk_refuses_read(
     if type(version) is not str or (name is not None and type(name) is not str):
         return refuses_afresh(headers, message, modern=True)
     # The headers in one C-level pass over `_VERDICT_HEADERS` (no look-up call per header, issue 12).
-    key = (*map(headers.get, _VERDICT_HEADERS), method, version, CLIENT_CAPABILITIES_META_KEY in meta, name)
+    try:  # the envelope's parts the SDK's model checks, as one JSON text (not the per-call progressToken)
+        envelope = orjson.dumps(tuple(map(meta.get, _ENVELOPE_PARTS)))
+    except TypeError:  # not JSON (a caller's own object): no key
+        return refuses_afresh(headers, message, modern=True)
+    if len(envelope) > _MAX_ENVELOPE_KEY:
+        return refuses_afresh(headers, message, modern=True)
+    key = (*map(headers.get, _VERDICT_HEADERS), method, version, envelope, name)
     verdict = _MODERN_VERDICTS.get(key)
     if verdict is None:
         if len(_MODERN_VERDICTS) >= _MAX_VERDICTS:
@@ -180,4 +220,24 @@ def refuses_afresh(headers: Mapping[bytes, str], message: Mapping[str, Any], *, 
         routing[MCP_METHOD_HEADER] = method
     if (name := headers.get(b"mcp-name")) is not None:
         routing[MCP_NAME_HEADER] = name
-    return isinstance(classify_inbound_request(message, headers=routing), InboundLadderRejection)
+    if isinstance(classify_inbound_request(message, headers=routing), InboundLadderRejection):
+        return True
+    params: dict[str, Any] | None = message.get("params")
+    meta: dict[str, Any] | None = params.get("_meta") if type(params) is dict else None
+    return type(meta) is dict and envelope_refused(meta)
+
+
+def envelope_refused(meta: Mapping[str, Any]) -> bool:
+    """Whether the SDK refuses a 2026-07-28 request's `params._meta` envelope when it validates the
+    request's params (`mcp_types.methods.validate_client_request`, -32602 "Invalid request
+    parameters" with HTTP 400): its own model, `RequestMetaObject`, run on it (R-8.1, issue 12).
+
+    E.g. `clientCapabilities` null, a list or `{"elicitation": 5}`; `clientInfo` a string or without
+    `name`/`version`; an unknown `logLevel`. Costs a pydantic validation: `sdk_refuses_read` keeps the
+    verdict by the envelope's text, so it runs once per distinct envelope, not per call.
+    """
+    try:
+        RequestMetaObject.model_validate(meta, by_name=False)
+    except ValidationError:
+        return True
+    return False
