@@ -89,6 +89,34 @@ async def delete_with_the_cli(_host: Host, data_dir: Path) -> None:
     assert done.returncode == 0, done.stderr.decode()
 
 
+class DeletedAfterFirstLook:
+    """Makes a deletion land in the window a race test aims at: `Center.server_exists` answers the
+    endpoint's first look truthfully, then the server is deleted through the API and the gateway
+    has noticed (`Gateway.when_endpoint_gone`) before the request goes on. `looks` counts the looks;
+    a test asserts a second one happened (the re-check the fix added)."""
+
+    def __init__(self, host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.looks = 0
+        self._host = host
+        self._noticed = anyio.Event()
+        gateway = host.app.state.gateway_endpoint.gateway
+        gateway.when_endpoint_gone(self._notice)
+        self._real_exists = gateway.center.server_exists
+        monkeypatch.setattr(gateway.center, "server_exists", self._exists)
+
+    def _notice(self, _server_id: str) -> None:
+        self._noticed.set()
+
+    async def _exists(self, server_id: str) -> bool:
+        self.looks += 1
+        found = await self._real_exists(server_id)
+        if self.looks == 1:  # the endpoint's look lets the request in; now the deletion is noticed
+            await delete_through_the_api(self._host, Path())
+            with anyio.fail_after(10):
+                await self._noticed.wait()
+        return found
+
+
 @pytest.mark.parametrize("delete", [delete_through_the_api, delete_with_the_cli], ids=["api", "cli"])
 async def test_a_session_on_a_deleted_servers_endpoint_ends_and_its_id_answers_404(
     host: Host, tmp_path: Path, delete: Any
@@ -122,32 +150,11 @@ async def test_a_listen_let_in_just_before_its_server_is_deleted_is_refused_as_o
     to the SDK, which calls the gateway's listen handler a few awaits later. The deletion is made to
     land exactly there: committed and noticed (`Gateway.when_endpoint_gone`) after the endpoint's
     look. The listen is refused at once, with the answer of a listen arriving after the deletion."""
-    gateway = host.app.state.gateway_endpoint.gateway
-    noticed = anyio.Event()
-
-    def notice(_server_id: str) -> None:
-        noticed.set()
-
-    gateway.when_endpoint_gone(notice)
-    center = gateway.center
-    real_exists = center.server_exists
-    looks = 0
-
-    async def deleted_right_after_the_first_look(server_id: str) -> bool:
-        nonlocal looks
-        looks += 1
-        found = await real_exists(server_id)
-        if looks == 1:  # the endpoint's look: it lets the listen in; now the deletion is noticed
-            await delete_through_the_api(host, Path())
-            with anyio.fail_after(10):
-                await noticed.wait()
-        return found
-
-    monkeypatch.setattr(center, "server_exists", deleted_right_after_the_first_look)
+    race = DeletedAfterFirstLook(host, monkeypatch)
     headers = host.modern_headers("subscriptions/listen")
     with anyio.fail_after(10):  # before the fix it was acknowledged and stayed open
         raced = await host.http.post("/mcp/grow", content=orjson.dumps(LISTEN), headers=headers)
-    assert looks >= 2
+    assert race.looks >= 2
     after = await host.http.post("/mcp/grow", content=orjson.dumps(LISTEN), headers=headers)
     assert after.status_code == 404, after.text
     assert raced.status_code == after.status_code, raced.text
@@ -213,32 +220,11 @@ async def test_an_initialize_let_in_just_before_its_server_is_deleted_opens_no_s
     exactly there (committed and noticed after the endpoint's look): the session was registered
     after the deletion's hook ran and lived until the periodic check. Now it is refused as an
     `initialize` arriving after the deletion, and the token holds no session at once (R-8.4)."""
-    gateway = host.app.state.gateway_endpoint.gateway
     endpoint: GatewayEndpoint = host.app.state.gateway_endpoint
-    noticed = anyio.Event()
-
-    def notice(_server_id: str) -> None:
-        noticed.set()
-
-    gateway.when_endpoint_gone(notice)
-    center = gateway.center
-    real_exists = center.server_exists
-    looks = 0
-
-    async def deleted_right_after_the_first_look(server_id: str) -> bool:
-        nonlocal looks
-        looks += 1
-        found = await real_exists(server_id)
-        if looks == 1:  # the endpoint's look: it lets the initialize in; now the deletion is noticed
-            await delete_through_the_api(host, Path())
-            with anyio.fail_after(10):
-                await noticed.wait()
-        return found
-
-    monkeypatch.setattr(center, "server_exists", deleted_right_after_the_first_look)
+    race = DeletedAfterFirstLook(host, monkeypatch)
     raced = await host.http.post("/mcp/grow", json=INITIALIZE, headers=session_headers(host))
     assert endpoint.open_sessions(host.token_id) == 0  # before the fix: 1, until the check a second later
-    assert looks >= 2
+    assert race.looks >= 2
     after = await host.http.post("/mcp/grow", json=INITIALIZE, headers=session_headers(host))
     assert after.status_code == 404, after.text
     assert (raced.status_code, "mcp-session-id" in raced.headers) == (404, False), raced.text
