@@ -30,6 +30,9 @@ from mcp_center.service import McpCenter
 from tests.support.gateway import gateway_client
 from tests.support.loopback import NO_TLS, serve_loopback
 
+# A step's bound is a hang guard, the suite's one (20 s of its own here: a 7,000-tool enable passed it under load).
+from tests.support.readiness import STEP_TIMEOUT_S
+
 __all__ = [
     "QUIRKY",
     "SERVERS",
@@ -43,7 +46,6 @@ __all__ = [
 ADMIN_TOKEN = "hostile-admin-token-0123456789abcdef"
 SERVERS = "/api/mcp/servers"
 QUIRKY = str(Path(__file__).parents[1] / "servers" / "quirky_stdio.py")
-STEP_TIMEOUT_S = 20.0
 
 
 def quirky_body(server_id: str, scenario: dict[str, Any], **extra: Any) -> dict[str, Any]:
