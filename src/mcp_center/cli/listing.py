@@ -255,23 +255,29 @@ def servers_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
     header = [(Text("id"), id_width), (Text("name"), name_width), *((Text(n), w) for n, w in tail)]
     lines = [row(header), Text("─" * min(width, fixed + name_width))]
     for view in servers:
-        enabled = bool(view.get("enabled"))
         shown = [(Text(str(view["id"])), id_width), (Text(str(view.get("name") or "")), name_width)]
         kind = str(view.get("transport"))
         shown.append((Text(_TRANSPORT.get(kind, kind)), 5))
         reason = ""
         if live is not None:
-            status = live.get(view["id"])
-            count = status.get("tool_count") if status else None
-            state = _state(status, enabled)
-            state_line, _, reason = state.plain.partition("\n")
-            shown += [(Text(state_line, style=state.style), 12), (Text("-" if count is None else str(count)), 5)]
+            state_line, count, reason = _live_state(live, view)
+            shown += [(state_line, 12), (Text("-" if count is None else str(count)), 5)]
         else:
-            shown.append((Text("yes" if enabled else "no"), 3))
+            shown.append((Text("yes" if view.get("enabled") else "no"), 3))
         shown.append((Text(_step(view)), 6))
         lines.append(row(shown))
         lines += _details(view, reason, width)
     return lines
+
+
+def _live_state(live: dict[str, dict[str, Any]], view: dict[str, Any]) -> tuple[Text, int | None, str]:
+    """A server's live state for a row of `servers_lines` or `_stacked_lines`: the state's first line
+    (styled), its tool count (None when unknown) and the error reason under it ("" when none)."""
+    status = live.get(view["id"])
+    count = status.get("tool_count") if status else None
+    state = _state(status, bool(view.get("enabled")))
+    state_line, _, reason = state.plain.partition("\n")
+    return Text(state_line, style=state.style), count, reason
 
 
 _MIN_NAME = 8
@@ -313,18 +319,14 @@ def _stacked_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]
         line.truncate(width, overflow="ellipsis")
     lines.append(Text("─" * min(width, max(len(str(v["id"])) for v in servers))))
     for view in servers:
-        enabled = bool(view.get("enabled"))
         kind = str(view.get("transport"))
         parts = [_TRANSPORT.get(kind, kind)]
         reason = ""
         if live is not None:
-            status = live.get(view["id"])
-            count = status.get("tool_count") if status else None
-            state = _state(status, enabled)
-            state_line, _, reason = state.plain.partition("\n")
-            parts += [state_line, "- tools" if count is None else f"{count} tools"]
+            state_line, count, reason = _live_state(live, view)
+            parts += [state_line.plain, "- tools" if count is None else f"{count} tools"]
         else:
-            parts.append("on" if enabled else "off")
+            parts.append("on" if view.get("enabled") else "off")
         parts.append(f"next: {_step(view)}")
         lines.append(Text(str(view["id"]), style="bold"))
         name = textwrap.wrap(str(view.get("name") or ""), max(8, width), initial_indent="  ", subsequent_indent="    ")
