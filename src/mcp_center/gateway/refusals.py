@@ -186,13 +186,13 @@ def sdk_refuses_read(
     name = params.get(name_key) if name_key is not None else None
     if type(version) is not str or (name is not None and type(name) is not str):
         return refuses_afresh(headers, message, modern=True)
-    # The headers in one C-level pass over `_VERDICT_HEADERS` (no look-up call per header, issue 12).
     try:  # the envelope's parts the SDK's model checks, as one JSON text (not the per-call progressToken)
         envelope = orjson.dumps(tuple(map(meta.get, _ENVELOPE_PARTS)))
     except TypeError:  # not JSON (a caller's own object): no key
         return refuses_afresh(headers, message, modern=True)
     if len(envelope) > _MAX_ENVELOPE_KEY:
         return refuses_afresh(headers, message, modern=True)
+    # The headers in one C-level pass over `_VERDICT_HEADERS` (no look-up call per header, issue 12).
     key = (*map(headers.get, _VERDICT_HEADERS), method, version, envelope, name)
     verdict = _MODERN_VERDICTS.get(key)
     if verdict is None:
