@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_center.config import ServerConfig, parse_server_config
-from mcp_center.interchange import EXPORT_FORMATS, export_servers, plan_document, read_document
+from mcp_center.interchange import EXPORT_FORMATS, ImportPlan, export_servers, plan_document, read_document
 from mcp_center.service.imports import check_secret_value
 from mcp_center.service.records import editable
 
@@ -100,18 +100,23 @@ def _configs(format: str) -> list[ServerConfig]:
     return [parse_server_config(body) for body in bodies]
 
 
-@pytest.mark.parametrize("format", EXPORT_FORMATS)
-def test_every_field_of_every_transport_round_trips_as_unchanged(format: str) -> None:
-    configs = _configs(format)
+def _plan_export(configs: list[ServerConfig], format: str) -> ImportPlan:
+    """Export `configs` in `format` and plan that file against them, as stored (the re-import)."""
     stored = {c.id: {k: v for k, v in editable(c).items() if k != "id"} for c in configs}
     exported = export_servers(configs, format, GATEWAY)
-    plan = plan_document(
+    return plan_document(
         read_document(exported.config, format),
         existing=stored,
         existing_ids=stored,
         on_conflict="refuse",
         check_secret=check_secret_value,
     )
+
+
+@pytest.mark.parametrize("format", EXPORT_FORMATS)
+def test_every_field_of_every_transport_round_trips_as_unchanged(format: str) -> None:
+    configs = _configs(format)
+    plan = _plan_export(configs, format)
     assert plan.rejected == ()
     assert plan.servers == ()
     assert {e.server_id: (e.outcome, e.fields) for e in plan.existing} == {c.id: ("unchanged", ()) for c in configs}
@@ -119,16 +124,7 @@ def test_every_field_of_every_transport_round_trips_as_unchanged(format: str) ->
 
 def _round_trip(bodies: list[dict[str, Any]], format: str) -> tuple[dict[str, tuple[str, tuple[str, ...]]], list[str]]:
     """Export `bodies` in `format`, plan the export over them: outcome per server id, names created."""
-    configs = [parse_server_config(body) for body in bodies]
-    stored = {c.id: {k: v for k, v in editable(c).items() if k != "id"} for c in configs}
-    exported = export_servers(configs, format, GATEWAY)
-    plan = plan_document(
-        read_document(exported.config, format),
-        existing=stored,
-        existing_ids=stored,
-        on_conflict="refuse",
-        check_secret=check_secret_value,
-    )
+    plan = _plan_export([parse_server_config(body) for body in bodies], format)
     assert plan.rejected == ()
     return {e.server_id: (e.outcome, e.fields) for e in plan.existing}, [s.name for s in plan.servers]
 
