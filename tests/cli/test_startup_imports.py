@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -146,12 +146,17 @@ def test_a_serve_refused_on_a_damaged_data_file_imports_no_sdk_web_stack_or_serv
     assert not (data / "admin-token").exists()  # refused before the token
 
 
-class _Approvals(BaseHTTPRequestHandler):
-    """A running host's `GET /api/approvals`, as far as the CLI reads it: no pending approvals."""
+class _FakeServe(BaseHTTPRequestHandler):
+    """A running serve's GET answers (`ANSWERS`: path -> JSON) to the admin token
+    `startup-admin-token`; any other path or token gets 401 ADMIN_AUTH_REQUIRED."""
+
+    ANSWERS: ClassVar[dict[str, object]] = {}
 
     def do_GET(self) -> None:
-        ok = self.path == "/api/approvals" and self.headers.get("Authorization") == "Bearer startup-admin-token"
-        body = json.dumps({"approvals": []} if ok else {"error": {"code": "ADMIN_AUTH_REQUIRED", "message": "no"}})
+        ok = self.path in self.ANSWERS and self.headers.get("Authorization") == "Bearer startup-admin-token"
+        body = json.dumps(
+            self.ANSWERS[self.path] if ok else {"error": {"code": "ADMIN_AUTH_REQUIRED", "message": "no"}}
+        )
         self.send_response(200 if ok else 401)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -160,6 +165,12 @@ class _Approvals(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         del format, args
+
+
+class _Approvals(_FakeServe):
+    """A running host's `GET /api/approvals`, as far as the CLI reads it: no pending approvals."""
+
+    ANSWERS: ClassVar[dict[str, object]] = {"/api/approvals": {"approvals": []}}
 
 
 @pytest.fixture
@@ -223,22 +234,14 @@ _SERVED_VIEW = {
 }
 
 
-class _Servers(BaseHTTPRequestHandler):
+class _Servers(_FakeServe):
     """A running serve's `GET /api/mcp/servers` and `GET /api/mcp/servers/clock`, as far as `list`
     and `show` read them: one ready server."""
 
-    def do_GET(self) -> None:
-        answers = {"/api/mcp/servers": {"servers": [_SERVED_VIEW]}, "/api/mcp/servers/clock": _SERVED_VIEW}
-        ok = self.path in answers and self.headers.get("Authorization") == "Bearer startup-admin-token"
-        body = json.dumps(answers[self.path] if ok else {"error": {"code": "ADMIN_AUTH_REQUIRED"}})
-        self.send_response(200 if ok else 401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body.encode())
-
-    def log_message(self, format: str, *args: object) -> None:
-        del format, args
+    ANSWERS: ClassVar[dict[str, object]] = {
+        "/api/mcp/servers": {"servers": [_SERVED_VIEW]},
+        "/api/mcp/servers/clock": _SERVED_VIEW,
+    }
 
 
 def test_list_and_show_beside_the_serve_of_their_data_directory_ask_it_and_import_no_host(tmp_path: Path) -> None:
