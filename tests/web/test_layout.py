@@ -227,7 +227,10 @@ def test_a_server_page_answered_after_the_user_moved_on_never_replaces_the_newer
         held.append(route)
 
     page.route("**/api/mcp/servers/slow", hold)  # the record of Slow waits until released
-    page.goto("/#/servers/slow/tools")
+    # The page asks for Slow's record before the user moves on: a hash change made at once after it
+    # could reach app.js first, and then Slow's route never runs (a full run saw `held` empty).
+    with page.expect_request("**/api/mcp/servers/slow"):
+        page.goto("/#/servers/slow/tools")
     page.goto("/#/servers/quick/tools")
     expect(page.get_by_role("heading", name="Quick", exact=True)).to_be_visible()
     assert len(held) == 1  # Slow's render is still waiting for its record
