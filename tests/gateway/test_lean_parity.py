@@ -683,7 +683,7 @@ async def test_the_direct_routes_one_pass_is_the_endpoints_chain_of_checks() -> 
             not bad_version(message)
             and not bad_request_id(message)
             and bad_meta_refusal(message, modern=True) is None
-            and is_lean(message)
+            and is_lean(message, modern=True)
         )
         if is_direct_lean(message) != chain:
             different.append(f"{message}: one pass {not chain}, chain {chain}")

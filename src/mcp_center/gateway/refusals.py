@@ -21,7 +21,8 @@ The rules, in the SDK's order (`mcp.server._streamable_http_modern.handle_modern
   `resources/subscribe` or `resources/unsubscribe` in 2026-07-28; else -32601 with HTTP 404).
   Then the SDK validates the params against its models (`validate_client_request`: -32602
   "Invalid request parameters", HTTP 400); of these, the lean paths run the envelope's own model
-  (`envelope_refused`: `RequestMetaObject`) and check the rest themselves (`fastpath.is_lean`).
+  (`envelope_refused`: `RequestMetaObject`) and check the rest in `fastpath.is_lean` (a method's
+  common shape by type checks, anything else with the SDK's models, `sdk_params_refused`).
 - 2025-11-25 and earlier, in a session: `Accept` naming JSON and SSE (else 406); `Content-Type`
   `application/json` (else 415).
 
