@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from mcp_center.api.security import MAX_BODY_BYTES
-from mcp_center.gateway import wire
+from mcp_center.gateway import refusals, wire
 from mcp_center.gateway._answers import bad_meta_refusal, bad_request_id, bad_version
 from mcp_center.gateway.fastpath import direct_lean_read, is_direct_lean, is_lean
 from mcp_center.gateway.refusals import DUPLICATED, refuses_afresh, sdk_refuses, sdk_refuses_read
@@ -653,6 +653,24 @@ async def test_cached_sdk_verdicts_are_the_ladders_own() -> None:
                         wrong.append(f"{name} read by the direct route ({when})")
     assert not wrong, wrong
     assert read_by_the_direct_route >= 2 * len(table)  # most variations are bodies the direct route takes
+
+
+def test_a_verdict_with_a_long_key_is_given_but_not_kept() -> None:
+    """A 2026-07-28 call whose name (and `Mcp-Name`) is 100,000 characters gets the rules' verdict
+    each time, but the cache keeps no key that long (`refusals._MAX_KEY_CHARS`): an agent cannot
+    make the host hold 1,024 keys of a megabyte each. A short key is still kept."""
+    verdicts = refusals._MODERN_VERDICTS  # pyright: ignore[reportPrivateUsage] - the cache under test
+    _, headers, good = _verdict_table()[0]
+    long_name = "x" * 100_000
+    long_call = {**good, "params": {**good["params"], "name": long_name}}
+    long_headers = {**headers, b"mcp-name": long_name}
+    verdicts.clear()
+    for _ in range(2):
+        for asked_headers, asked in ((long_headers, long_call), (headers, long_call)):
+            assert sdk_refuses(asked_headers, asked, modern=True) == refuses_afresh(asked_headers, asked, modern=True)
+    assert len(verdicts) == 0
+    assert sdk_refuses(headers, good, modern=True) is False
+    assert len(verdicts) == 1
 
 
 def _direct_table() -> list[dict[str, Any]]:
