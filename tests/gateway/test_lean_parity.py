@@ -27,16 +27,9 @@ from mcp_center.gateway import refusals, wire
 from mcp_center.gateway._answers import bad_meta_refusal, bad_request_id, bad_version
 from mcp_center.gateway.fastpath import direct_lean_read, is_direct_lean, is_lean
 from mcp_center.gateway.refusals import DUPLICATED, refuses_afresh, sdk_refuses, sdk_refuses_read
-from tests.support.parity import ACCEPT, Headers, Host, answer_body, open_session, parity_host
+from tests.support.parity import ACCEPT, ENVELOPE, MODERN, Headers, Host, answer_body, open_session, parity_host
 
 pytestmark = pytest.mark.anyio
-
-MODERN = "2026-07-28"
-ENVELOPE: dict[str, Any] = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-}
 
 
 @pytest.fixture

@@ -27,16 +27,10 @@ from mcp_types.methods import CLIENT_REQUESTS, parse_client_request
 from pydantic import ValidationError
 
 from mcp_center.gateway.fastpath import LEAN_METHODS, direct_lean_read, is_lean, meta_problem
-from tests.support.parity import ACCEPT, Answer, Headers, Host, open_session, parity_host
+from tests.support.parity import ACCEPT, ENVELOPE, MODERN, Answer, Headers, Host, open_session, parity_host
 
 pytestmark = pytest.mark.anyio
 
-MODERN = "2026-07-28"
-ENVELOPE: dict[str, Any] = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-}
 ABSENT = object()
 """A field left out."""
 ODD: list[Any] = ["x", 5, 0, -1, 1.5, True, False, None, [], [1], {}, {"a": 1}, 2**70, -(2**70), "NaN", "ü☃𝄞", ABSENT]

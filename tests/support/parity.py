@@ -26,10 +26,17 @@ from tests.support.gateway import SESSION_INITIALIZE, spy_direct_takes
 from tests.support.loopback import serve_loopback
 from tests.support.readiness import add_ready
 
-__all__ = ["ACCEPT", "Answer", "Headers", "Host", "answer_body", "open_session", "parity_host"]
+__all__ = ["ACCEPT", "ENVELOPE", "MODERN", "Answer", "Headers", "Host", "answer_body", "open_session", "parity_host"]
 
 ADMIN_TOKEN = "gateway-parity-admin-token-0123456789"
 ACCEPT = "application/json, text/event-stream"
+MODERN = "2026-07-28"
+ENVELOPE: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+}
+"""A good 2026-07-28 request's `params._meta`: the version, no capabilities, a client."""
 Headers = list[tuple[str, str]]
 Answer = tuple[int, Any, bool]
 """HTTP status, the JSON-RPC message (or the body's text), whether `mcp-session-id` came with it."""
