@@ -15,7 +15,6 @@ import json
 import logging
 import random
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,79 +23,19 @@ import orjson
 import pytest
 
 from mcp_center.api.security import MAX_BODY_BYTES
-from mcp_center.gateway import wire
+from mcp_center.gateway import refusals, wire
 from mcp_center.gateway._answers import bad_meta_refusal, bad_request_id, bad_version
-from mcp_center.gateway.endpoint import GatewayEndpoint
 from mcp_center.gateway.fastpath import direct_lean_read, is_direct_lean, is_lean
 from mcp_center.gateway.refusals import DUPLICATED, refuses_afresh, sdk_refuses, sdk_refuses_read
-from tests.servers.protocol_upstream import make_protocol_server
-from tests.support.composed import composed_host
-from tests.support.gateway import SESSION_INITIALIZE, spy_direct_takes
-from tests.support.loopback import serve_loopback
-from tests.support.readiness import add_ready
+from tests.support.parity import ACCEPT, ENVELOPE, MODERN, Headers, Host, answer_body, open_session, parity_host
 
 pytestmark = pytest.mark.anyio
-
-ADMIN_TOKEN = "gateway-parity-admin-token-0123456789"
-MODERN = "2026-07-28"
-ENVELOPE: dict[str, Any] = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-}
-ACCEPT = "application/json, text/event-stream"
-INITIALIZE = {**SESSION_INITIALIZE, "id": 0}
-
-Headers = list[tuple[str, str]]
-
-
-@dataclass
-class Host:
-    http: httpx2.AsyncClient
-    token: str
-    endpoint: GatewayEndpoint
-    taken: list[bool]
-    """Per request offered to the direct route: whether it took it."""
-
-    async def both(self, path: str, body: bytes, headers: Headers) -> tuple[Any, Any]:
-        """The answer with the lean paths on, then the SDK stack's answer to the same request."""
-        lean = await self._answer(path, body, headers)
-        self.endpoint.lean = False
-        try:
-            sdk = await self._answer(path, body, headers)
-        finally:
-            self.endpoint.lean = True
-        return lean, sdk
-
-    async def _answer(self, path: str, body: bytes, headers: Headers) -> tuple[int, Any, bool]:
-        response = await self.http.post(
-            path, content=body, headers=[("Authorization", f"Bearer {self.token}"), *headers]
-        )
-        return response.status_code, _body(response), "mcp-session-id" in response.headers
-
-
-def _body(response: httpx2.Response) -> Any:
-    """The JSON-RPC message of a response (JSON or one SSE event), else its text."""
-    kind = response.headers.get("content-type", "")
-    if kind.startswith("text/event-stream"):
-        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
-        return orjson.loads([line for line in data if line][-1])
-    if kind.startswith("application/json") and response.content:
-        return orjson.loads(response.content)
-    return response.text
 
 
 @pytest.fixture
 async def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncGenerator[Host]:
-    async with (
-        serve_loopback(make_protocol_server().streamable_http_app()) as upstream,
-        composed_host(tmp_path / "data", ADMIN_TOKEN, token_name="parity") as composed,
-    ):
-        body = {"id": "proto", "name": "Proto", "transport": "streamable_http", "url": f"{upstream}/mcp"}
-        ready = await add_ready(composed.admin, {**body, "tool_policies": {"add": "allow", "region": "allow"}})
-        assert ready["status"]["state"] == "ready"
-        taken = spy_direct_takes(composed.app.state.direct_gateway, monkeypatch)
-        yield Host(composed.http, composed.token, composed.app.state.gateway_endpoint, taken)
+    async with parity_host(tmp_path / "data", monkeypatch) as parity:
+        yield parity
 
 
 def _request(method: str, params: dict[str, Any], *, meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -363,22 +302,10 @@ async def test_a_good_sessionless_call_is_taken_directly_and_agrees_with_the_sdk
     assert lean[1]["result"]["content"] == sdk[1]["result"]["content"] == [{"type": "text", "text": "region eu"}]
 
 
-async def _session(host: Host, path: str) -> str:
-    opened = await host.http.post(
-        path, json=INITIALIZE, headers={"Accept": ACCEPT, "Authorization": f"Bearer {host.token}"}
-    )
-    assert opened.status_code == 200, opened.text
-    session_id = opened.headers["mcp-session-id"]
-    headers = {"Accept": ACCEPT, "Authorization": f"Bearer {host.token}", "Mcp-Session-Id": session_id}
-    done = await host.http.post(path, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
-    assert done.status_code == 202, done.text
-    return session_id
-
-
 @pytest.mark.parametrize("path", ["/mcp", "/mcp/proto"])
 async def test_session_refusals_are_the_sdks(host: Host, path: str) -> None:
     """A 2025-11-25 session's lean requests: the SDK's transport checks Accept and Content-Type."""
-    session_id = await _session(host, path)
+    session_id = await open_session(host, path)
     base = [("Mcp-Session-Id", session_id), ("Mcp-Protocol-Version", "2025-11-25")]
     good = [*base, ("Accept", ACCEPT), ("Content-Type", "application/json")]
     ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
@@ -588,7 +515,7 @@ async def test_good_sessionless_requests_get_the_same_answer_from_the_sdk(host: 
 async def test_good_session_requests_get_the_same_answer_from_the_sdk(host: Host, path: str) -> None:
     """The same in a 2025-11-25 session opened on `path`: its requests reach the SDK's handlers with
     the lean path off, and they serve that session's endpoint (R-8.4)."""
-    session_id = await _session(host, path)
+    session_id = await open_session(host, path)
     headers = [
         ("Mcp-Session-Id", session_id),
         ("Mcp-Protocol-Version", "2025-11-25"),
@@ -613,7 +540,7 @@ async def test_a_listing_the_lean_path_hands_over_is_scoped_too(host: Host) -> N
     params are not an object), yet the SDK serves it: with the lean path on, in normal operation, it
     reaches the SDK's handler, which lists the session's endpoint (`/mcp/proto`: the server's own
     names, R-8.4), not the aggregate."""
-    session_id = await _session(host, "/mcp/proto")
+    session_id = await open_session(host, "/mcp/proto")
     headers = {
         "Accept": ACCEPT,
         "Authorization": f"Bearer {host.token}",
@@ -623,7 +550,7 @@ async def test_a_listing_the_lean_path_hands_over_is_scoped_too(host: Host) -> N
     message = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": None}
     answer = await host.http.post("/mcp/proto", json=message, headers=headers)
     assert answer.status_code == 200, answer.text
-    names = {tool["name"] for tool in _body(answer)["result"]["tools"]}
+    names = {tool["name"] for tool in answer_body(answer)["result"]["tools"]}
     assert {"add", "hold", "region"} <= names and not any(n.startswith("mcp__") for n in names), names
 
 
@@ -721,6 +648,24 @@ async def test_cached_sdk_verdicts_are_the_ladders_own() -> None:
     assert read_by_the_direct_route >= 2 * len(table)  # most variations are bodies the direct route takes
 
 
+def test_a_verdict_with_a_long_key_is_given_but_not_kept() -> None:
+    """A 2026-07-28 call whose name (and `Mcp-Name`) is 100,000 characters gets the rules' verdict
+    each time, but the cache keeps no key that long (`refusals._MAX_KEY_CHARS`): an agent cannot
+    make the host hold 1,024 keys of a megabyte each. A short key is still kept."""
+    verdicts = refusals._MODERN_VERDICTS  # pyright: ignore[reportPrivateUsage] - the cache under test
+    _, headers, good = _verdict_table()[0]
+    long_name = "x" * 100_000
+    long_call = {**good, "params": {**good["params"], "name": long_name}}
+    long_headers = {**headers, b"mcp-name": long_name}
+    verdicts.clear()
+    for _ in range(2):
+        for asked_headers, asked in ((long_headers, long_call), (headers, long_call)):
+            assert sdk_refuses(asked_headers, asked, modern=True) == refuses_afresh(asked_headers, asked, modern=True)
+    assert len(verdicts) == 0
+    assert sdk_refuses(headers, good, modern=True) is False
+    assert len(verdicts) == 1
+
+
 def _direct_table() -> list[dict[str, Any]]:
     """Bodies around the endpoint's checks: good ones of each kind and one change at a time."""
     call = _request("tools/call", ADD)
@@ -749,7 +694,7 @@ async def test_the_direct_routes_one_pass_is_the_endpoints_chain_of_checks() -> 
             not bad_version(message)
             and not bad_request_id(message)
             and bad_meta_refusal(message, modern=True) is None
-            and is_lean(message)
+            and is_lean(message, modern=True)
         )
         if is_direct_lean(message) != chain:
             different.append(f"{message}: one pass {not chain}, chain {chain}")

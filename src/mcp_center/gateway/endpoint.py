@@ -62,6 +62,7 @@ from mcp_center.gateway._answers import (
 )
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import (
+    WIDE_INTEGER,
     AgentLink,
     LeanPath,
     LeanRequest,
@@ -344,6 +345,7 @@ class GatewayEndpoint:
         session_id = headers.get(b"mcp-session-id")
         version = headers.get(b"mcp-protocol-version")
         message: object = None
+        lean = self.lean
         if scope.get("method") == "POST":
             body = await _read_body(receive)
             if body is None:  # the agent hung up before its body was complete: nobody to answer (R-3.11)
@@ -357,6 +359,8 @@ class GatewayEndpoint:
             if isinstance(message, list):
                 await batch_refusal()(scope, receive, send)
                 return
+            if lean and WIDE_INTEGER.search(body) is not None:
+                lean = False  # maybe an integer beyond 64 bits (`WIDE_INTEGER`): the SDK serves it exactly
             if bad_version(message):
                 await bad_version_refusal(message)(scope, receive, send)
                 return
@@ -375,7 +379,7 @@ class GatewayEndpoint:
             return
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
-            if self.lean and is_object(message) and is_modern(version) and self._modern_lean(headers, message):
+            if lean and is_object(message) and is_modern(version) and self._modern_lean(headers, message):
                 token = (token_id, token_name)
                 lean = self._modern_lean_request(message, server_id, token, scope.get("headers", ()), _meta_of(message))
                 await self._serve_sessionless(token_id, lean, receive, send)
@@ -387,7 +391,8 @@ class GatewayEndpoint:
         elif session_id is None:
             await self._open(token_id, server_id, message, scope, receive, response_once)
         else:
-            await self._serve(session_id, (token_id, token_name), message, headers, scope, receive, response_once)
+            token = (token_id, token_name)
+            await self._serve(session_id, token, message, headers, scope, receive, response_once, lean=lean)
 
     def direct(self, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
         """The lean answer to a POST to `/mcp` (lower-case `headers`, the whole `body`) that `__call__`
@@ -413,6 +418,8 @@ class GatewayEndpoint:
             return None
         if named is None:
             return None
+        if WIDE_INTEGER.search(body) is not None:
+            return None  # maybe an integer beyond 64 bits: `__call__` leaves it to the SDK
         try:
             message: dict[str, Any] | None = orjson.loads(body)  # checked exactly below
         except orjson.JSONDecodeError:
@@ -533,7 +540,7 @@ class GatewayEndpoint:
     def _modern_lean(headers: dict[bytes, str], message: dict[str, Any]) -> bool:
         """A 2026-07-28 request the lean path may answer: well-formed, and nothing the SDK's own entry
         would refuse (`refusals.sdk_refuses`: headers, the `_meta` envelope); else the SDK answers it."""
-        return is_lean(message) and not sdk_refuses(headers, message, modern=True)
+        return is_lean(message, modern=True) and not sdk_refuses(headers, message, modern=True)
 
     async def _server_known(self, server_id: str) -> bool:
         return await self.gateway.center.server_exists(server_id)
@@ -547,9 +554,12 @@ class GatewayEndpoint:
         scope: Scope,
         receive: Receive,
         send: OneResponse,
+        *,
+        lean: bool,
     ) -> None:
         """A request for session `session_id` by the token `(id, name)` (its `headers` as `read_headers`
-        read them), keeping its idle clock; a DELETE that ended it forgets it."""
+        read them), keeping its idle clock; a DELETE that ended it forgets it. `lean`: the lean path
+        may answer it (`GatewayEndpoint.lean`, and no integer beyond 64 bits in its body)."""
         token_id, token_name = token
         session = self._sessions.get(session_id)
         if session is None or session.token_id != token_id:  # unknown, or another token's: the SDK answers 404
@@ -559,14 +569,14 @@ class GatewayEndpoint:
             # A session belongs to the endpoint that opened it (R-8.4): elsewhere it does not exist.
             await session_elsewhere()(scope, receive, send)
             return
-        if self.lean and is_object(message) and not sdk_refuses(headers, message, modern=False):
+        if lean and is_object(message) and not sdk_refuses(headers, message, modern=False):
             link = session.link
             if ("method" not in message and link.answer(message)) or (
                 message.get("method") == "notifications/cancelled" and link.cancel(message)
             ):
                 await accepted(send, session.answer_headers)
                 return
-            if is_lean(message):
+            if is_lean(message, modern=False):
                 session.in_flight += 1
                 try:
                     request = LeanRequest(

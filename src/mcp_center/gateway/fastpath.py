@@ -24,7 +24,10 @@ What each guarantee relies on:
   of ours is an `isError` result naming the stable code; an unknown name is -32602.
 
 Everything else (initialize, GET streams, DELETE, notifications, malformed requests) goes to the
-SDK's session manager unchanged.
+SDK's session manager unchanged; so do params the SDK's request models refuse (`is_lean`: the
+common shape of each method is checked here, anything beyond it by the SDK's own validation,
+`sdk_params_refused`) and bodies with an integer beyond 64 bits (`WIDE_INTEGER`), so that the SDK
+answers them in its own words (docs/decisions.md, "What the lean path checks").
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import re
 from collections.abc import Awaitable, Callable, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -42,8 +46,8 @@ import orjson
 import pydantic
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, validate_mcp_param_headers
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.methods import parse_client_request
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Send
 
 from mcp_center.errors import AgentRequestFailed, CenterError, NotFound, ServerRequestFailed
@@ -53,7 +57,17 @@ from mcp_center.runtime import Category
 from mcp_center.runtime.scopes import cancel_scope
 from mcp_center.service import Elicitor, RootsLister, Sampler
 
-__all__ = ["LEAN_METHODS", "REVOKED_MESSAGE", "AgentLink", "LeanPath", "LeanRequest", "meta_problem", "revoked_error"]
+__all__ = [
+    "LEAN_METHODS",
+    "REVOKED_MESSAGE",
+    "WIDE_INTEGER",
+    "AgentLink",
+    "LeanPath",
+    "LeanRequest",
+    "meta_problem",
+    "revoked_error",
+    "sdk_params_refused",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -81,16 +95,27 @@ _LISTS: dict[str, tuple[Category, str]] = {
 }
 _PAGINATED = frozenset({"tools/list", *_LISTS})
 """The listings: their params are the SDK's `PaginatedRequestParams` (`cursor`: a string or null)."""
-_PARAMS: dict[str, type[pydantic.BaseModel]] = {
-    "prompts/get": types.GetPromptRequestParams,
-    "resources/read": types.ReadResourceRequestParams,
-    "completion/complete": types.CompleteRequestParams,
-    "logging/setLevel": types.SetLevelRequestParams,
+_PLAIN: dict[str, frozenset[str] | None] = {
+    "tools/call": frozenset({"name", "arguments", "_meta"}),
+    **dict.fromkeys(_PAGINATED, frozenset({"cursor", "_meta"})),
+    "ping": frozenset({"_meta"}),
+    **dict.fromkeys(("prompts/get", "resources/read", "completion/complete", "logging/setLevel")),
 }
-"""The SDK's params model of each forwarded method: the lean path checks params as the SDK's
-handler would before routing them (a `ref` that is a string, a level no spec names, a `uri` that
-is a number are the agent's error, -32602, not ours nor the server's)."""
+"""Per lean method, the params members of its common request, whose types `is_lean` checks itself
+(`name`, `arguments`, `cursor`; `_meta` and its `progressToken` checked by the endpoint and
+`refusals`): params with only these are taken without the SDK's models. Any other member (`task`,
+`requestState`, `inputResponses`, an unknown one), a null `progressToken`, or a method whose params
+are not checked here (None: the rarer methods, whose `ref`, `level`, `uri` the SDK's models read)
+costs one run of the SDK's own validation (`sdk_params_refused`) before the request is taken."""
+_ERA_VERSION = {True: MODERN_PROTOCOL_VERSIONS[0], False: LATEST_HANDSHAKE_VERSION}
+"""The version whose request models the SDK validates a lean request with: 2026-07-28 sessionless,
+else the session era's (every version before 2026-07-28 has the same models, `mcp_types.methods`)."""
 
+WIDE_INTEGER = re.compile(rb"[0-9]{19}")
+"""Nineteen digits in a row in a request's body: maybe an integer beyond 64 bits, which `orjson`
+reads as a float (2**70 becomes 1.1805916207174113e+21) where the SDK's parser keeps it exact. Such
+a body is left to the SDK (the endpoint and the direct route search for it, one regex search per
+request); a false alarm (a long digit run in a string) only costs that request the SDK's path."""
 _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 """2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)
@@ -190,21 +215,25 @@ def _key(request_id: object) -> object:
     return str(request_id) if isinstance(request_id, int | str) and not isinstance(request_id, bool) else request_id
 
 
-def _invalid_params(method: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The SDK's JSON-RPC error for `params` that break its model of `method`, or None.
+def sdk_params_refused(method: str, params: Mapping[str, Any], *, modern: bool) -> bool:
+    """Whether the SDK refuses `params` of `method` when it validates a request: its surface model of
+    the era and its handler's model (`mcp_types.methods.parse_client_request`, what the SDK's
+    `ServerRunner` runs before a handler), e.g. `requestState: 5`, `task: "x"`, an `inputResponses`
+    that is no map of results, a null `progressToken`, a `ref` without its `type` (R-8.1, issue 12).
 
-    The SDK's own mapping of a validation failure (`handler_exception_to_error_data`: -32602
-    "Invalid request parameters", empty `data`, no pydantic text and no values on the wire), so
-    the lean path's refusal is the SDK stack's word for word (R-8.1, issue 12)."""
-    model = _PARAMS.get(method)
-    if model is None:
-        return None
+    Args:
+        method: A method of `LEAN_METHODS`.
+        params: The request's params object.
+        modern: A 2026-07-28 sessionless request (else one in a 2025-11-25-era session).
+    Returns:
+        True: the lean path must not take it; the SDK answers it (-32602 "Invalid request
+        parameters", HTTP 400 in 2026-07-28, 200 in a session): the same answer by construction.
+    """
     try:
-        model.model_validate(params)
-    except pydantic.ValidationError as exc:
-        error = handler_exception_to_error_data(exc)
-        return error.model_dump(exclude_none=True) if error is not None else None
-    return None
+        parse_client_request(method, _ERA_VERSION[modern], params)
+    except (pydantic.ValidationError, KeyError):  # KeyError: a method that era lacks (the SDK: -32601)
+        return True
+    return False
 
 
 def meta_problem(params: object) -> str | None:
@@ -229,13 +258,15 @@ def meta_problem(params: object) -> str | None:
     )
 
 
-def is_lean(message: Mapping[str, Any]) -> bool:
+def is_lean(message: Mapping[str, Any], *, modern: bool) -> bool:
     """A well-formed request the lean path serves (anything doubtful is left to the SDK).
 
     Called only on a POST body the endpoint has already checked: a `jsonrpc` other than "2.0", a
     malformed id and a malformed `params._meta` (`meta_problem`) were answered there, so they are not
     checked again on this per-call path; a notification (no id) is not lean. A listing's `cursor`,
-    when given, is a string (the SDK's `PaginatedRequestParams`; else its -32602 answers it)."""
+    when given, is a string (the SDK's `PaginatedRequestParams`; else its -32602 answers it). Params
+    beyond a method's common shape (`_PLAIN`) are taken only when the SDK's models take them
+    (`sdk_params_refused`, `modern`: the request's era), so the SDK answers every params it refuses."""
     method = message.get("method")
     params = message.get("params", {})
     if type(method) is not str or method not in LEAN_METHODS:  # a list or an object is no method (nor hashable)
@@ -243,10 +274,23 @@ def is_lean(message: Mapping[str, Any]) -> bool:
     if not is_object(params) or not is_request_id(message.get("id")):
         return False
     if method == "tools/call":
-        return isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict | None)
-    if method in _PAGINATED:
-        return isinstance(params.get("cursor", ""), str | None)
-    return True
+        taken = isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict | None)
+    elif method in _PAGINATED:
+        taken = isinstance(params.get("cursor", ""), str | None)
+    else:
+        taken = True
+    if not taken:
+        return False
+    plain = _PLAIN[method]
+    meta: dict[str, Any] | None = params.get("_meta")  # parsed JSON: an exact dict when an object
+    # A null progressToken: `meta_problem` lets it by, the SDK's models refuse it.
+    if (
+        plain is not None
+        and params.keys() <= plain
+        and (type(meta) is not dict or meta.get("progressToken", 0) is not None)
+    ):
+        return True
+    return not sdk_params_refused(method, params, modern=modern)
 
 
 def is_direct_lean(message: dict[str, Any]) -> bool:
@@ -263,7 +307,8 @@ def direct_lean_read(message: dict[str, Any]) -> tuple[str, dict[str, Any], dict
 
     Its rules: `jsonrpc` "2.0" (`bad_version`), an id that is a string or an integer
     (`bad_request_id`), `params._meta` null or an object whose `progressToken` is null, a string or
-    an integer (`meta_problem`), and `is_lean`'s rules. Exact type checks instead of a guard
+    an integer (`meta_problem`), and `is_lean`'s rules (params beyond the common shape, or a null
+    token, taken only when the SDK's models take them). Exact type checks instead of a guard
     function per value, and the values handed on so that the refusal check and the request's
     capabilities do not read them again: the direct route runs it on every call (issue 12)."""
     method = message.get("method")
@@ -276,12 +321,15 @@ def direct_lean_read(message: dict[str, Any]) -> tuple[str, dict[str, Any], dict
     if type(params) is not dict:
         return None
     meta: dict[str, Any] | None = params.get("_meta")
+    plain = _PLAIN[method]
     if meta is not None:
         if type(meta) is not dict:
             return None
-        token = meta.get("progressToken")
-        if token is not None and type(token) is not str and type(token) is not int:
-            return None
+        token = meta.get("progressToken", 0)  # absent: as a good token
+        if type(token) is not str and type(token) is not int:
+            if token is not None:
+                return None
+            plain = None  # a null token: the SDK's models decide (`is_lean`)
     if method == "tools/call":
         arguments = params.get("arguments", {})
         taken = type(params.get("name")) is str and (arguments is None or type(arguments) is dict)
@@ -290,7 +338,12 @@ def direct_lean_read(message: dict[str, Any]) -> tuple[str, dict[str, Any], dict
         taken = cursor is None or type(cursor) is str
     else:
         taken = True
-    return (method, params, meta) if taken else None
+    if not taken:
+        return None
+    # Beyond the common shape (`_PLAIN`): the SDK's models decide.
+    if (plain is None or not params.keys() <= plain) and sdk_params_refused(method, params, modern=True):
+        return None
+    return method, params, meta
 
 
 class _Reply:
@@ -472,8 +525,6 @@ class LeanPath:
                 category, key = _LISTS[method]
                 items = await self._center.mcp_listing(category, link.server_id)
                 body = _response(request_id, self._finish({key: items}, request.modern, method))
-            elif (invalid := _invalid_params(method, params)) is not None:
-                body, status = _failed(request_id, invalid, modern)
             else:
                 result = await self._center.mcp_forward_request(method, params, server_id=link.server_id)
                 body = _response(request_id, self._finish(result, request.modern, method))

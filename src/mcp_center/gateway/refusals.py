@@ -21,7 +21,8 @@ The rules, in the SDK's order (`mcp.server._streamable_http_modern.handle_modern
   `resources/subscribe` or `resources/unsubscribe` in 2026-07-28; else -32601 with HTTP 404).
   Then the SDK validates the params against its models (`validate_client_request`: -32602
   "Invalid request parameters", HTTP 400); of these, the lean paths run the envelope's own model
-  (`envelope_refused`: `RequestMetaObject`) and check the rest themselves (`fastpath.is_lean`).
+  (`envelope_refused`: `RequestMetaObject`) and check the rest in `fastpath.is_lean` (a method's
+  common shape by type checks, anything else with the SDK's models, `sdk_params_refused`).
 - 2025-11-25 and earlier, in a session: `Accept` naming JSON and SSE (else 406); `Content-Type`
   `application/json` (else 415).
 
@@ -149,6 +150,10 @@ def sdk_refuses(headers: Mapping[bytes, str], message: Mapping[str, Any], *, mod
 _MAX_VERDICTS = 1024
 _MAX_ENVELOPE_KEY = 4096
 """Longest envelope text (bytes) a verdict is kept by; a longer one is decided afresh (bounded memory)."""
+_MAX_KEY_CHARS = 8192
+"""Longest verdict key (its parts' lengths summed: headers, method, version, envelope, name) that is
+kept; a longer one is decided afresh each time, so the cache holds at most about 8 MiB of keys
+(issue 12: a megabyte-long `name` in each of 1,024 calls once kept about a gigabyte)."""
 _ENVELOPE_PARTS = (CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY)
 """The envelope members the SDK's `RequestMetaObject` checks besides the version (a string in every
 key) and `progressToken` (a string or an integer there, which the model always takes); other members
@@ -174,10 +179,12 @@ def sdk_refuses_read(
     `classify_inbound_request`): the headers in `_VERDICT_HEADERS`, the method, the envelope's
     protocol version, its capabilities, client info and log level (`_ENVELOPE_PARTS`, one JSON
     text, at most `_MAX_ENVELOPE_KEY` bytes) and the `name`/`uri` the `Mcp-Name` rule compares. The
-    caller has checked that a `progressToken` is null, a string or an integer (which the SDK's model
-    always takes), so the per-call token is not in the key. A request where the version, name or
-    method is not a plain string (or no `_meta` object, or an envelope that is not JSON or is longer)
-    shares no verdict: it is decided afresh.
+    caller has checked that a `progressToken` is null, a string or an integer (which the envelope's
+    model, `RequestMetaObject`, always takes; the params models' refusal of a null token is
+    `fastpath.is_lean`'s, decided before this), so the per-call token is not in the key. A request
+    where the version, name or method is not a plain string (or no `_meta` object, or an envelope
+    that is not JSON or is longer) shares no verdict: it is decided afresh. A verdict whose key is
+    longer than `_MAX_KEY_CHARS` is given but not kept.
     """
     if meta is None:
         return refuses_afresh(headers, message, modern=True)
@@ -196,9 +203,13 @@ def sdk_refuses_read(
     key = (*map(headers.get, _VERDICT_HEADERS), method, version, envelope, name)
     verdict = _MODERN_VERDICTS.get(key)
     if verdict is None:
-        if len(_MODERN_VERDICTS) >= _MAX_VERDICTS:
-            _MODERN_VERDICTS.clear()  # many tools or header sets: start over (recomputing is cheap)
-        verdict = _MODERN_VERDICTS[key] = refuses_afresh(headers, message, modern=True)
+        verdict = refuses_afresh(headers, message, modern=True)
+        # Kept only when its key is small: a name, version or header value is the agent's to make
+        # as long as a body or header allows, and 1,024 keys of a megabyte each would stay in memory.
+        if sum(len(part) for part in key if part is not None) <= _MAX_KEY_CHARS:
+            if len(_MODERN_VERDICTS) >= _MAX_VERDICTS:
+                _MODERN_VERDICTS.clear()  # many tools or header sets: start over (recomputing is cheap)
+            _MODERN_VERDICTS[key] = verdict
     return verdict
 
 
