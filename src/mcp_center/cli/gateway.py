@@ -215,7 +215,8 @@ def gateway_token_revoke(
     """Revoke a gateway token: clients using it are refused from their next request.
 
     A name that several live tokens carry is refused (GATEWAY_TOKEN_AMBIGUOUS, exit 2) with their
-    ids; a token revoked before is said to be so, and nothing changes (exit 0).
+    ids; a token revoked before (or a name whose tokens are all revoked) is said to be so, and
+    nothing changes (exit 0).
     """
     from mcp_center.service import GatewayTokens
 
