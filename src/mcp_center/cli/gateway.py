@@ -72,17 +72,18 @@ def gateway(
 
     from mcp_center.gateway import bridge_stdio
 
+    settings = settings_for(data_dir)  # first: the hint below names this --data-dir (issue 16, F7)
     token = os.environ.get("MCP_CENTER_GATEWAY_TOKEN")
     if not token:
+        create = suggested("gateway", "token", "create", "NAME")
         raise fail(
             RequestInvalid(
-                f"set MCP_CENTER_GATEWAY_TOKEN to a gateway token ({suggested('gateway', 'token', 'create', 'NAME')})",
+                f"set MCP_CENTER_GATEWAY_TOKEN to a gateway token ({create})",
                 details={"field": "MCP_CENTER_GATEWAY_TOKEN"},
             )
         )
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     install_log_redaction()
-    settings = settings_for(data_dir)
     try:
         target = bridge_url(settings, url)
     except CenterError as exc:
