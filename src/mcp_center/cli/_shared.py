@@ -268,7 +268,10 @@ NEXT_STEP: Final[dict[str, tuple[str, str]]] = {
     "MCP_SERVER_ALREADY_REGISTERED": ("show", ""),
 }
 """What to run next after a refused step, by error code: the verb (given the server's id, rendered
-by `suggested` with this command's `--data-dir`) and what follows the command."""
+by `suggested` with this command's `--data-dir`) and what follows the command. When the error's
+`details.needs` (the readiness rule's missing steps) starts with another step, that one is next:
+a disabled server that is not trusted either is trusted first (`enable` would be refused)."""
+_READINESS_VERBS: Final = frozenset({"trust", "test", "enable"})
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data directory (default: $MCP_CENTER_DATA_DIR or the user data dir).")
@@ -424,6 +427,9 @@ def fail(
     hint = NEXT_STEP.get(exc.code)
     if hint and isinstance(server, str):
         verb, after = hint
+        needs: object = exc.details.get("needs")
+        if is_array(needs) and needs and needs[0] in _READINESS_VERBS:  # the readiness rule's first step
+            verb = str(needs[0])
         err.print(f"  next: {suggested(verb, server)}{after}", highlight=False, markup=False)
     if settings is not None and isinstance(exc, NotFound):
         err.print(
