@@ -106,6 +106,9 @@ def test_approvals_without_a_running_host_say_so(tmp_path: Path) -> None:
     no_token = run(data, "approvals", "--url", "http://127.0.0.1:9")
     assert no_token.returncode == 6
     assert "ADMIN_AUTH_REQUIRED" in no_token.stderr
+    # ... and the hint is for that host: its token, not "start a serve here" without the --url (issue 16, F7).
+    assert "no admin token for the host at http://127.0.0.1:9: set MCP_CENTER_ADMIN_TOKEN" in no_token.stderr
+    assert "start one with" not in no_token.stderr
     unreachable = run(data, "approvals", "--url", "http://127.0.0.1:9", token=True)
     assert unreachable.returncode == 7
     assert "cannot reach" in unreachable.stderr

@@ -98,9 +98,7 @@ class HostClient:
         token = read_admin_token(settings.data_dir, settings.admin_token)
         if token is None:
             raise AdminAuthRequired(
-                f"no admin token in {data_dir_phrase(settings)}: no serve has run on it; "
-                f"start one with '{suggested('serve', settings=settings)}'",
-                details={"data_dir": str(settings.data_dir)},
+                _no_token_message(settings, base_url if url else None), details={"data_dir": str(settings.data_dir)}
             )
         import httpx2
 
@@ -155,6 +153,21 @@ class HostClient:
                 response.status_code,
             )
         raise HostRequestFailed(f"HTTP_{response.status_code}", response.text[:200], {}, response.status_code)
+
+
+def _no_token_message(settings: Settings, elsewhere: str | None) -> str:
+    """Why no admin token, and how to give one: for a host named by `--url`/`MCP_CENTER_URL`
+    (`elsewhere`), that host's token or the data directory its serve runs on, never "start a serve
+    here", which would not be the host asked (issue 16, F7)."""
+    if elsewhere is not None:
+        return (
+            f"no admin token for the host at {elsewhere}: set MCP_CENTER_ADMIN_TOKEN to its admin token, "
+            f"or pass the --data-dir its serve runs on (looked in {data_dir_phrase(settings)})"
+        )
+    return (
+        f"no admin token in {data_dir_phrase(settings)}: no serve has run on it; start one with "
+        f"'{suggested('serve', settings=settings)}', or set MCP_CENTER_ADMIN_TOKEN to its serve's admin token"
+    )
 
 
 def exit_code_for_status(status: int) -> int:
