@@ -499,17 +499,20 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
     """Call the REST API of the running host that owns this data directory (`host.HostClient`).
 
     An error is printed (`error [CODE]: message`, and what to do) and becomes the exit to raise:
-    the host's errors exit by their HTTP status (`host.exit_code_for_status`).
+    the host's errors exit by their HTTP status (`host.exit_code_for_status`). A `GET` waits
+    `host.ANSWER_TIMEOUT_S` for the answer (MCP_SERVER_UNREACHABLE, exit 7, after it), a change
+    the client's default.
     """
-    from mcp_center.cli.host import HostClient, exit_code_for_status
+    from mcp_center.cli import host
 
     remember(url=url)
     try:
-        with HostClient(settings, url) as client:
+        timeout_s = host.ANSWER_TIMEOUT_S if method == "GET" else 30.0
+        with host.HostClient(settings, url, timeout_s=timeout_s) as client:
             return client.call(method, path, body)
     except HostRequestFailed as exc:
         err.print(f"error [{exc.api_code}]: {exc.message}", markup=False, highlight=False)
-        raise typer.Exit(exit_code_for_status(exc.status)) from None
+        raise typer.Exit(host.exit_code_for_status(exc.status)) from None
     except CenterError as exc:
         raise fail(exc) from None
 

@@ -25,7 +25,12 @@ from mcp_center.store.running import running_url
 if TYPE_CHECKING:  # the HTTP client loads when a command makes a request, not for `--help`
     import httpx2
 
-__all__ = ["HostClient", "client_tls", "exit_code_for_status", "host_url", "serve_url"]
+__all__ = ["ANSWER_TIMEOUT_S", "HostClient", "client_tls", "exit_code_for_status", "host_url", "serve_url"]
+
+ANSWER_TIMEOUT_S = 5.0
+"""Seconds a read (`GET`: `approvals list`, `logs`) waits for the running host's answer, as `list`
+and `show` wait (`listing.LIVE_TIMEOUT_S`): a serve that accepts but never answers (hung, stopped
+with SIGSTOP) is said so in one line after this, not after the 30 s of a change (issue 16, F7)."""
 
 
 def client_tls(base_url: str) -> ssl.SSLContext | bool:
@@ -104,6 +109,7 @@ class HostClient:
 
         self._settings = settings
         self._url = url
+        self._timeout_s = timeout_s
         self.base_url = base_url
         self._client: httpx2.Client = httpx2.Client(
             base_url=self.base_url,
@@ -125,13 +131,20 @@ class HostClient:
         """One request; the answer's JSON (`{}` for an empty body).
 
         Raises:
-            ServerUnreachable: nothing answers (the message says whether a serve owns the directory).
+            ServerUnreachable: nothing answers (the message says whether a serve owns the directory;
+                `details.reason` `refused`), or the host accepted the connection but did not answer
+                within the client's `timeout_s` (`details.reason` `timeout`).
             HostRequestFailed: the host answered with an error envelope (or a non-JSON error).
         """
         import httpx2
 
         try:
             response = self._client.request(method, path, json=body)
+        except httpx2.TimeoutException:
+            raise ServerUnreachable(
+                f"the serve on {self.base_url} did not answer within {self._timeout_s:g} s (is it hung or stopped?)",
+                details={"reason": "timeout", "url": self.base_url},
+            ) from None
         except httpx2.TransportError:
             raise ServerUnreachable(
                 f"cannot reach mcp-center at {self.base_url}: {unreachable_why(self._settings, self._url)}",
