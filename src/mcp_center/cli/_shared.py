@@ -31,6 +31,7 @@ from mcp_center.errors import (
     FieldError,
     HostRequestFailed,
     NotFound,
+    OptionUnknown,
     RequestInvalid,
     ServerNotFound,
 )
@@ -91,14 +92,45 @@ def _untyped_flags(params: list[Any]) -> list[Any]:
     return params
 
 
+def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[str]) -> list[str]:
+    """`parse(ctx, args)` (a command's or group's `parse_args`), with an unknown option refused as
+    `error [OPTION_UNKNOWN]: ...` and the closest of the command's options (exit 2), not typer's
+    error box (issue 16).
+
+    Raises:
+        typer.Exit: code 2 after that line and its `did you mean`.
+    """
+    from typer._click.exceptions import NoSuchOption
+
+    try:
+        return parse(ctx, args)
+    except NoSuchOption as exc:
+        from mcp_center.errors import did_you_mean
+
+        known = [name for param in ctx.command.get_params(ctx) for name in (*param.opts, *param.secondary_opts)]
+        name = exc.option_name
+        close = did_you_mean(name, [k for k in known if k.startswith("--")] if name.startswith("--") else known)
+        where = ctx.command_path
+        raise fail(
+            OptionUnknown(
+                f"no option '{shown(name)}' for {where}; see '{where} --help' for its options",
+                details={"option": name[:100], "command": where, "did_you_mean": close},
+            )
+        ) from None
+
+
 class CenterCommand(TyperCommand):
     """Every `mcp-center` command: its `--help` shows a flag as `--yes` or `--wait / --no-wait`,
-    never with typer's `<bool>` value placeholder (a flag takes no value). Set on each command by
-    `cli.__init__`."""
+    never with typer's `<bool>` value placeholder (a flag takes no value), and an unknown option is
+    `error [OPTION_UNKNOWN]` (`_parsed`). Set on each command by `cli.__init__`."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         """The command's parameters with `--help` last, flags without a value placeholder."""
         return _untyped_flags(super().get_params(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """click's parsing, an unknown option refused as OPTION_UNKNOWN (see `_parsed`)."""
+        return _parsed(super().parse_args, ctx, args)
 
 
 _COMMAND_SYNONYMS: Final = {
@@ -129,6 +161,10 @@ class CenterGroup(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         """The group's parameters with `--help` last, flags without a value placeholder."""
         return _untyped_flags(super().get_params(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """click's parsing, an unknown option refused as OPTION_UNKNOWN (see `_parsed`)."""
+        return _parsed(super().parse_args, ctx, args)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         """The command `args[0]` names, as click resolves it.

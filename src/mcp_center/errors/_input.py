@@ -23,6 +23,7 @@ __all__ = [
     "ImportTooLarge",
     "ImportValuesInvalid",
     "OAuthCallbackInvalid",
+    "OptionUnknown",
     "RequestInvalid",
     "RequestTooLarge",
     "SandboxWarmUpUnsupported",
@@ -63,6 +64,14 @@ class CommandUnknown(InvalidInput):
     (R-7.3, issue 16)."""
 
     code = "COMMAND_UNKNOWN"
+
+
+class OptionUnknown(InvalidInput):
+    """A CLI command was given an option it does not have (`--dat-dir`): nothing ran; exit 2, as
+    every usage error. `details`: `option` (clipped), `command` (its path), `did_you_mean` (the
+    closest of the command's options) (R-7.3, issue 16)."""
+
+    code = "OPTION_UNKNOWN"
 
 
 class GatewayTokenAmbiguous(InvalidInput):
