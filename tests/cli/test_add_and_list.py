@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_center.cli import listing
+from mcp_center.cli import host, listing
 from mcp_center.store.owner import FileOwnerLock, ServeOwner
 from mcp_center.store.running import running_owner, running_url
 from tests.support.cli import CliResult, ready_with_cli, run_cli
@@ -315,3 +315,26 @@ def test_a_serve_that_never_answers_is_waited_for_once_and_said_so(
     assert [s["id"] for s in json.loads(listed.stdout)] == ["kept"]
     assert json.loads(shown.stdout)["id"] == "kept"
     assert "kept" in table.stdout
+
+
+def test_approvals_and_logs_wait_once_for_a_serve_that_never_answers_and_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`approvals list` and `logs` waited 31 s for a serve that accepts and never answers (`list`/`show`
+    5 s): one bounded wait (`host.ANSWER_TIMEOUT_S`), then one error line, exit 7 (issue 16, F7)."""
+    monkeypatch.setattr(host, "ANSWER_TIMEOUT_S", 0.3)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes connections; nothing ever reads them
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        token = {"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN}
+        started = time.monotonic()
+        approvals = run_cli(tmp_path, "approvals", "list", "--url", url, env=token, columns=300)
+        logs = run_cli(tmp_path, "logs", "kept", "--url", url, env=token, columns=300)
+        elapsed = time.monotonic() - started
+    said = f"error [MCP_SERVER_UNREACHABLE]: the serve on {url} did not answer within 0.3 s"
+    for result in (approvals, logs):
+        assert result.returncode == 7, result.stderr
+        assert result.stderr.startswith(said), result.stderr
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert elapsed < 10, elapsed  # not the 30 s of a change, twice

@@ -106,6 +106,9 @@ def test_approvals_without_a_running_host_say_so(tmp_path: Path) -> None:
     no_token = run(data, "approvals", "--url", "http://127.0.0.1:9")
     assert no_token.returncode == 6
     assert "ADMIN_AUTH_REQUIRED" in no_token.stderr
+    # ... and the hint is for that host: its token, not "start a serve here" without the --url (issue 16, F7).
+    assert "no admin token for the host at http://127.0.0.1:9: set MCP_CENTER_ADMIN_TOKEN" in no_token.stderr
+    assert "start one with" not in no_token.stderr
     unreachable = run(data, "approvals", "--url", "http://127.0.0.1:9", token=True)
     assert unreachable.returncode == 7
     assert "cannot reach" in unreachable.stderr
@@ -228,14 +231,17 @@ def test_the_cli_reaches_a_serve_with_a_public_url_at_its_listen_address(tmp_pat
 
 
 def test_a_record_left_by_a_killed_serve_is_ignored(tmp_path: Path) -> None:
-    from mcp_center.store.owner import ServeOwner
+    from dataclasses import replace
+
+    from mcp_center.store.owner import DirIdentity, ServeOwner
     from mcp_center.store.running import RUNNING_FILE, running_url
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     (tmp_path / RUNNING_FILE).write_bytes(ServeOwner(pid=dead.pid, url="http://127.0.0.1:9999").to_json())
     assert running_url(tmp_path) is None
-    (tmp_path / RUNNING_FILE).write_bytes(ServeOwner.this_process("http://127.0.0.1:9999/").to_json())
+    live = ServeOwner.this_process("http://127.0.0.1:9999/")
+    (tmp_path / RUNNING_FILE).write_bytes(replace(live, directory=DirIdentity.of(tmp_path)).to_json())
     assert running_url(tmp_path) == "http://127.0.0.1:9999"
 
 

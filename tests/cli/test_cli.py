@@ -81,6 +81,19 @@ def test_errors_print_the_stable_code_and_use_its_exit_code(tmp_path: Path) -> N
     assert "REQUEST_INVALID" in bad_json.stderr
 
 
+def test_a_disabled_server_that_is_not_trusted_suggests_trust_not_enable(tmp_path: Path) -> None:
+    """`tools qq` on a new server suggested `enable qq`, which is refused with MCP_SERVER_NOT_TRUSTED:
+    the hint follows the readiness rule's first missing step (issue 16, F7)."""
+    data = tmp_path / "data"
+    assert run(data, "add", "qq", "--", sys.executable, "-c", "pass").returncode == 0
+    refused = run(data, "tools", "qq")
+    assert refused.returncode == 4
+    assert refused.stderr.splitlines()[0] == "error [MCP_SERVER_DISABLED]: server 'qq' is not enabled"
+    assert refused.stderr.splitlines()[1].startswith("  next: mcp-center trust qq")
+    assert run(data, "trust", "qq", "--yes").returncode == 0
+    assert run(data, "tools", "qq").stderr.splitlines()[1].startswith("  next: mcp-center test qq")
+
+
 def test_secret_values_are_read_from_stdin_and_never_printed(tmp_path: Path) -> None:
     data = tmp_path / "data"
     run(data, "add", "Local", "--", sys.executable, "-c", "pass")
@@ -581,7 +594,9 @@ def test_the_readme_exit_code_table_is_the_error_trees_and_a_usage_error_exits_2
     assert named and {code: by_code.get(code) for code in named} == named
     assert {cls.exit_code for cls in _error_classes()} <= {int(exit) for exit, _ in rows}
     usage = run(tmp_path / "data", "list", "--no-such-option")
-    assert usage.returncode == 2 and "No such option" in usage.stderr
+    assert usage.returncode == 2 and "error [OPTION_UNKNOWN]: no option '--no-such-option'" in usage.stderr
+    missing = run(tmp_path / "data", "show")  # a missing argument: still click's usage line, exit 2
+    assert missing.returncode == 2 and "Missing argument" in missing.stderr
 
 
 def test_policy_sets_a_tools_approval_and_says_the_server_must_be_confirmed_again(

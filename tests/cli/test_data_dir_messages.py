@@ -158,3 +158,13 @@ def test_a_data_directory_named_with_an_emoji_code_is_printed_as_written(tmp_pat
     listed = run(data, "list")
     assert listed.returncode == 0, listed.stderr
     assert f"no servers yet in {data} (data directory, which does not exist)" in listed.stdout
+
+
+def test_the_bridge_without_a_token_suggests_creating_one_in_its_data_directory(tmp_path: Path) -> None:
+    """`gateway --stdio --data-dir K` suggested `gateway token create NAME` without `--data-dir K`:
+    the token landed in the default directory, whose serve is not K's (issue 16, F7)."""
+    data = tmp_path / "K"
+    bridge = run_cli(None, "gateway", "--stdio", "--data-dir", str(data), env={"MCP_CENTER_GATEWAY_TOKEN": ""})
+    assert bridge.returncode == 2
+    assert bridge.stderr.startswith("error [REQUEST_INVALID]: set MCP_CENTER_GATEWAY_TOKEN"), bridge.stderr
+    assert f"mcp-center gateway token create NAME --data-dir {data}" in bridge.stderr

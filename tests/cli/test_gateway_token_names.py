@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from mcp_center.errors import RequestInvalid
 from mcp_center.service import GatewayTokens
 from tests.support.cli import run_cli
 
@@ -72,3 +75,29 @@ def test_a_revoked_token_no_longer_verifies_and_its_record_keeps_no_hash(tmp_pat
     assert tokens.revoke(record.id).already is True
     assert tokens.list() == []
     assert [r.id for r in tokens.list(revoked=True)] == [record.id]
+
+
+def test_a_name_whose_tokens_are_all_revoked_says_already_revoked_not_ambiguous(tmp_path: Path) -> None:
+    """Both `dup` revoked, `revoke dup` said GATEWAY_TOKEN_AMBIGUOUS: nothing is left to tell apart (issue 16, F7)."""
+    first_id, _ = token(tmp_path, "dup")
+    second_id, _ = token(tmp_path, "dup")
+    for token_id in (first_id, second_id):
+        assert run_cli(tmp_path, "gateway", "token", "revoke", token_id).returncode == 0
+    again = run_cli(tmp_path, "gateway", "token", "revoke", "dup")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(f"already revoked: {second_id} ('dup', at "), again.stdout
+    assert "nothing changed" in again.stdout
+
+
+def test_a_name_that_is_another_tokens_id_is_refused(tmp_path: Path) -> None:
+    """`create <alpha's id>` then `revoke <that id>` revoked alpha, and the new token could not be revoked
+    by name (issue 16, F7): such a name is refused with a code, and nothing is created."""
+    alpha_id, _ = token(tmp_path, "alpha")
+    refused = run_cli(tmp_path, "gateway", "token", "create", alpha_id)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("error [REQUEST_INVALID]: name: is another gateway token's id"), refused.stderr
+    with pytest.raises(RequestInvalid) as caught:
+        GatewayTokens(tmp_path / "mcp").create(f" {alpha_id} ")
+    assert caught.value.details["errors"][0]["code"] == "NAME_IS_TOKEN_ID"
+    live = [r["id"] for r in json.loads(run_cli(tmp_path, "gateway", "token", "list", "--json").stdout)]
+    assert live == [alpha_id]

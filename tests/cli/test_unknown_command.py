@@ -41,3 +41,27 @@ def test_an_unknown_command_never_writes_control_characters_to_the_terminal(tmp_
 def test_known_commands_and_options_still_work(tmp_path: Path) -> None:
     assert run_cli(tmp_path, "version").returncode == 0
     assert run_cli(tmp_path, "gateway", "token", "--help").returncode == 0
+
+
+def test_an_unknown_option_says_so_in_our_format_with_the_closest_options(tmp_path: Path) -> None:
+    """`--dat-dir` got typer's error box, with no stable code (issue 16, F7)."""
+    typo = run_cli(tmp_path, "list", "--dat-dir", str(tmp_path / "other"))
+    assert typo.returncode == 2
+    assert typo.stderr.splitlines() == [
+        "error [OPTION_UNKNOWN]: no option '--dat-dir' for mcp-center list; "
+        "see 'mcp-center list --help' for its options",
+        "  did you mean: --data-dir?",
+    ]
+    assert typo.stdout == ""
+    nested = run_cli(tmp_path, "gateway", "token", "create", "x", "--dat-dir=elsewhere")
+    assert nested.returncode == 2
+    assert nested.stderr.splitlines()[0].startswith(
+        "error [OPTION_UNKNOWN]: no option '--dat-dir' for mcp-center gateway token create;"
+    )
+    root = run_cli(tmp_path, "--verison")
+    assert (root.returncode, root.stderr.splitlines()[1]) == (2, "  did you mean: --version?")
+    hostile = run_cli(tmp_path, "list", "--\x1b[31mred")
+    assert hostile.returncode == 2
+    assert "\x1b" not in hostile.stderr
+    assert "OPTION_UNKNOWN" in hostile.stderr
+    assert not (tmp_path / "mcp").exists() and not (tmp_path / "other").exists()

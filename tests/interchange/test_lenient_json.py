@@ -232,6 +232,47 @@ def test_a_key_named_twice_beside_secrets_is_reported_by_position_not_text(text:
         assert secret not in str(caught.value.details)
 
 
+_GHP = "ghp_SUPERSECRET1234567890abcdef"
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "position"),
+    [
+        # one level below env: the key above the repeat was echoed
+        (
+            f'{{"mcpServers": {{"a": {{"env": {{"{_GHP}": {{"k": 1, "k": 2}}}}}}}}}}',
+            "mcpServers.a.env[key #1][key #2]",
+            2,
+        ),
+        (f'{{"mcpServers": {{"a": {{"env": [{{"{_GHP}": 1, "{_GHP}": 2}}]}}}}}}', "mcpServers.a.env.0[key #2]", 2),
+        (
+            f'{{"mcpServers": {{"a": {{"headers": {{"Authorization": '
+            f'{{"Bearer {_GHP}": 1, "Bearer {_GHP}": 2}}}}}}}}}}',
+            "mcpServers.a.headers[key #1][key #2]",
+            2,
+        ),
+        # an object inside args (arguments are plain text, but an object there is no argument)
+        (
+            f'{{"mcpServers": {{"a": {{"args": ["--token", {{"{_GHP}": 1, "{_GHP}": 2}}]}}}}}}',
+            "mcpServers.a.args.1[key #2]",
+            2,
+        ),
+        # a key that is a credential by its look, outside env/headers/args
+        (f'{{"other": {{"Bearer {_GHP}": {{"x": 1, "x": 2}}}}}}', "other[key #1].x", None),
+        (f'{{"other": {{"https://u:{_GHP}@h/": 1, "https://u:{_GHP}@h/": 2}}}}', "other[key #2]", 2),
+    ],
+)
+def test_no_key_text_below_env_headers_or_args_is_echoed(text: str, path: str, position: int | None) -> None:
+    """A duplicate one level below `env`/`headers`, or inside `args`, echoed the secret key above it (issue 16, F3)."""
+    with pytest.raises(ImportDuplicateKey) as caught:
+        loads_lenient(text)
+    expected = {"path": path, "position": position} if position is not None else {"path": path, "key": "x"}
+    assert caught.value.details == expected
+    assert path in caught.value.message
+    assert "SUPERSECRET" not in caught.value.message
+    assert "SUPERSECRET" not in str(caught.value.details)
+
+
 @pytest.mark.parametrize(
     ("text", "path", "key"),
     [

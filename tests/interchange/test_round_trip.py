@@ -51,6 +51,11 @@ STDIO: list[dict[str, Any]] = [
         **_COMMON,
     },
     {"id": "dollar", "name": "Dollar", "transport": "stdio", "command": "tool", "args": ["${HOME}/x"]},
+    # `${` as text that is no reference (no escape in a client file): VARIABLE_INVALID on a new import
+    {"id": "literal", "name": "Literal", "transport": "stdio", "command": "t", "args": ["a${", "${x y}", "b${c"]},
+    {"id": "literal-env", "name": "Literal Env", "transport": "stdio", "command": "t", "env": {"MODE": "a${"}},
+    # `add short -e API_TOKEN=abc --plain API_TOKEN`: shorter than a secret may be (SECRET_VALUE_TOO_SHORT)
+    {"id": "short", "name": "short", "transport": "stdio", "command": "t", "env": {"API_TOKEN": "abc"}},
 ]
 REMOTE: list[dict[str, Any]] = [
     {"id": "remote", "name": "remote", "transport": "streamable_http", "url": "https://remote.example.com/mcp"},
@@ -87,6 +92,15 @@ REMOTE.append(  # kept in plain text, as `--plain Authorization` does; the impor
         "transport": "streamable_http",
         "url": "https://plain.example.com/mcp",
         "headers": {"Authorization": "Bearer plain-token-1"},
+    }
+)
+REMOTE.append(  # plain credentials shorter than a secret may be
+    {
+        "id": "short-remote",
+        "name": "Short Remote",
+        "transport": "streamable_http",
+        "url": "https://short.example.com/mcp",
+        "headers": {"Authorization": "Bearer abc", "X-Api-Key": "k1", "X-Lit": "v${"},
     }
 )
 TWINS: list[dict[str, Any]] = [  # one name, two servers: the export keys them by id
@@ -148,6 +162,8 @@ COLLIDING: dict[str, list[dict[str, Any]]] = {
         _stdio("z", "b", "three"),
         _stdio("y", "x [b]", "four"),
     ],
+    # `<name> [<id>]` is longer than a name may be (100): the key is not a name (NAME_INVALID)
+    "long twin name": [_stdio("x", "n" * 98, "one"), _stdio("y", "n" * 98, "two"), _stdio("z", "y", "three")],
     "two twin groups": [
         _stdio("a", "a", "1"),
         _stdio("a-2", "a", "2"),
@@ -180,3 +196,21 @@ def test_generated_colliding_names_and_ids_round_trip_as_unchanged(servers: list
     outcomes, created = _round_trip(bodies, format)
     assert created == []
     assert outcomes == {b["id"]: ("unchanged", ()) for b in bodies}
+
+
+def test_a_differing_entry_created_by_rename_is_still_refused_what_the_stored_text_excused() -> None:
+    """The waiver is for the server's own stored text; a new server from the file gets every rule (issue 16, F4)."""
+    stored = parse_server_config(
+        {"id": "short", "name": "short", "transport": "stdio", "command": "t", "env": {"API_TOKEN": "abc"}}
+    )
+    document = export_servers([stored], "cursor", GATEWAY).config
+    document["mcpServers"]["short"]["args"] = ["changed"]
+    plan = plan_document(
+        read_document(document, "cursor"),
+        existing={"short": {k: v for k, v in editable(stored).items() if k != "id"}},
+        existing_ids={"short"},
+        on_conflict="rename",
+        check_secret=check_secret_value,
+    )
+    assert plan.servers == ()
+    assert [(r.name, [e.code for e in r.errors]) for r in plan.rejected] == [("short", ["SECRET_VALUE_TOO_SHORT"])]

@@ -23,6 +23,7 @@ from mcp_center.store.owner import (
     DATABASE_FILE,
     LOCK_FILE,
     OWNER_FILE,
+    DirIdentity,
     FileOwnerLock,
     ServeOwner,
     database_of,
@@ -160,10 +161,11 @@ def test_a_record_whose_pid_now_belongs_to_another_program_names_no_owner(tmp_pa
     try:
         ticks = process_start_ticks(unrelated.pid)
         assert ticks is not None
-        reused = ServeOwner(pid=unrelated.pid, url="http://127.0.0.1:1", start_ticks=ticks - 1)
+        here = DirIdentity.of(tmp_path)
+        reused = ServeOwner(pid=unrelated.pid, url="http://127.0.0.1:1", start_ticks=ticks - 1, directory=here)
         (tmp_path / OWNER_FILE).write_bytes(reused.to_json())
         assert FileOwnerLock(tmp_path).current() is None
-        same = ServeOwner(pid=unrelated.pid, url="http://127.0.0.1:1", start_ticks=ticks)
+        same = ServeOwner(pid=unrelated.pid, url="http://127.0.0.1:1", start_ticks=ticks, directory=here)
         (tmp_path / OWNER_FILE).write_bytes(same.to_json())
         assert FileOwnerLock(tmp_path).current() == same
     finally:
@@ -312,12 +314,39 @@ def test_a_copy_of_an_owned_directory_names_no_owner_and_can_be_claimed(tmp_path
             assert FileOwnerLock(data).current() == owner
         finally:
             lock.release()
-    # A record of an older mcp-center names no directory: trusted as before.
-    older = {"pid": os.getpid(), "url": "http://127.0.0.1:9999", "started_at": "2026-01-02T03:04:05+00:00"}
-    (copy / OWNER_FILE).write_text(json.dumps(older))
+    # A record that names no valid directory is not trusted (issue 16, F5): an older mcp-center's
+    # (missing), one written when the identity could not be read (null), or a hand-edited one.
+    live = {"pid": os.getpid(), "url": "http://127.0.0.1:9999", "started_at": "2026-01-02T03:04:05+00:00"}
+    for directory in (_MISSING, None, {"path": str(copy)}, {"path": "", "device": 1, "inode": 2}, "copy"):
+        record = live if directory is _MISSING else {**live, "directory": directory}
+        (copy / OWNER_FILE).write_text(json.dumps(record))
+        assert FileOwnerLock(copy).current() is None, directory
+    info = os.stat(copy)
+    named = {"path": str(copy.resolve()), "device": info.st_dev, "inode": info.st_ino}
+    (copy / OWNER_FILE).write_text(json.dumps({**live, "directory": named}))
     trusted = FileOwnerLock(copy).current()
-    assert trusted is not None and (trusted.pid, trusted.address, trusted.directory) == (
-        os.getpid(),
-        "http://127.0.0.1:9999",
-        None,
-    )
+    assert trusted is not None and (trusted.pid, trusted.address) == (os.getpid(), "http://127.0.0.1:9999")
+
+
+_MISSING = object()
+
+
+def test_a_claim_that_cannot_read_the_directory_identity_writes_no_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim wrote `"directory": null` when `DirIdentity.of` failed; no reader trusts such a
+    record now, so the claim is refused instead and the lock is free again (issue 16, F5)."""
+
+    def unreadable(cls: type[DirIdentity], directory: Path) -> DirIdentity | None:
+        del cls, directory
+        return None
+
+    monkeypatch.setattr(DirIdentity, "of", classmethod(unreadable))
+    with pytest.raises(StorageError) as refused:
+        FileOwnerLock(tmp_path).claim(ServeOwner.this_process())
+    assert refused.value.details == {"data_dir": str(tmp_path)}
+    assert not (tmp_path / OWNER_FILE).exists()
+    monkeypatch.undo()
+    lock = FileOwnerLock(tmp_path)
+    lock.claim(ServeOwner.this_process())
+    lock.release()

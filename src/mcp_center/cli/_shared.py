@@ -31,6 +31,7 @@ from mcp_center.errors import (
     FieldError,
     HostRequestFailed,
     NotFound,
+    OptionUnknown,
     RequestInvalid,
     ServerNotFound,
 )
@@ -91,14 +92,45 @@ def _untyped_flags(params: list[Any]) -> list[Any]:
     return params
 
 
+def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[str]) -> list[str]:
+    """`parse(ctx, args)` (a command's or group's `parse_args`), with an unknown option refused as
+    `error [OPTION_UNKNOWN]: ...` and the closest of the command's options (exit 2), not typer's
+    error box (issue 16).
+
+    Raises:
+        typer.Exit: code 2 after that line and its `did you mean`.
+    """
+    from typer._click.exceptions import NoSuchOption
+
+    try:
+        return parse(ctx, args)
+    except NoSuchOption as exc:
+        from mcp_center.errors import did_you_mean
+
+        known = [name for param in ctx.command.get_params(ctx) for name in (*param.opts, *param.secondary_opts)]
+        name = exc.option_name
+        close = did_you_mean(name, [k for k in known if k.startswith("--")] if name.startswith("--") else known)
+        where = ctx.command_path
+        raise fail(
+            OptionUnknown(
+                f"no option '{shown(name)}' for {where}; see '{where} --help' for its options",
+                details={"option": name[:100], "command": where, "did_you_mean": close},
+            )
+        ) from None
+
+
 class CenterCommand(TyperCommand):
     """Every `mcp-center` command: its `--help` shows a flag as `--yes` or `--wait / --no-wait`,
-    never with typer's `<bool>` value placeholder (a flag takes no value). Set on each command by
-    `cli.__init__`."""
+    never with typer's `<bool>` value placeholder (a flag takes no value), and an unknown option is
+    `error [OPTION_UNKNOWN]` (`_parsed`). Set on each command by `cli.__init__`."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         """The command's parameters with `--help` last, flags without a value placeholder."""
         return _untyped_flags(super().get_params(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """click's parsing, an unknown option refused as OPTION_UNKNOWN (see `_parsed`)."""
+        return _parsed(super().parse_args, ctx, args)
 
 
 _COMMAND_SYNONYMS: Final = {
@@ -129,6 +161,10 @@ class CenterGroup(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         """The group's parameters with `--help` last, flags without a value placeholder."""
         return _untyped_flags(super().get_params(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """click's parsing, an unknown option refused as OPTION_UNKNOWN (see `_parsed`)."""
+        return _parsed(super().parse_args, ctx, args)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         """The command `args[0]` names, as click resolves it.
@@ -268,7 +304,10 @@ NEXT_STEP: Final[dict[str, tuple[str, str]]] = {
     "MCP_SERVER_ALREADY_REGISTERED": ("show", ""),
 }
 """What to run next after a refused step, by error code: the verb (given the server's id, rendered
-by `suggested` with this command's `--data-dir`) and what follows the command."""
+by `suggested` with this command's `--data-dir`) and what follows the command. When the error's
+`details.needs` (the readiness rule's missing steps) starts with another step, that one is next:
+a disabled server that is not trusted either is trusted first (`enable` would be refused)."""
+_READINESS_VERBS: Final = frozenset({"trust", "test", "enable"})
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data directory (default: $MCP_CENTER_DATA_DIR or the user data dir).")
@@ -424,6 +463,9 @@ def fail(
     hint = NEXT_STEP.get(exc.code)
     if hint and isinstance(server, str):
         verb, after = hint
+        needs: object = exc.details.get("needs")
+        if is_array(needs) and needs and needs[0] in _READINESS_VERBS:  # the readiness rule's first step
+            verb = str(needs[0])
         err.print(f"  next: {suggested(verb, server)}{after}", highlight=False, markup=False)
     if settings is not None and isinstance(exc, NotFound):
         err.print(
@@ -493,17 +535,20 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
     """Call the REST API of the running host that owns this data directory (`host.HostClient`).
 
     An error is printed (`error [CODE]: message`, and what to do) and becomes the exit to raise:
-    the host's errors exit by their HTTP status (`host.exit_code_for_status`).
+    the host's errors exit by their HTTP status (`host.exit_code_for_status`). A `GET` waits
+    `host.ANSWER_TIMEOUT_S` for the answer (MCP_SERVER_UNREACHABLE, exit 7, after it), a change
+    the client's default.
     """
-    from mcp_center.cli.host import HostClient, exit_code_for_status
+    from mcp_center.cli import host
 
     remember(url=url)
     try:
-        with HostClient(settings, url) as client:
+        timeout_s = host.ANSWER_TIMEOUT_S if method == "GET" else 30.0
+        with host.HostClient(settings, url, timeout_s=timeout_s) as client:
             return client.call(method, path, body)
     except HostRequestFailed as exc:
         err.print(f"error [{exc.api_code}]: {exc.message}", markup=False, highlight=False)
-        raise typer.Exit(exit_code_for_status(exc.status)) from None
+        raise typer.Exit(host.exit_code_for_status(exc.status)) from None
     except CenterError as exc:
         raise fail(exc) from None
 

@@ -72,17 +72,18 @@ def gateway(
 
     from mcp_center.gateway import bridge_stdio
 
+    settings = settings_for(data_dir)  # first: the hint below names this --data-dir (issue 16, F7)
     token = os.environ.get("MCP_CENTER_GATEWAY_TOKEN")
     if not token:
+        create = suggested("gateway", "token", "create", "NAME")
         raise fail(
             RequestInvalid(
-                f"set MCP_CENTER_GATEWAY_TOKEN to a gateway token ({suggested('gateway', 'token', 'create', 'NAME')})",
+                f"set MCP_CENTER_GATEWAY_TOKEN to a gateway token ({create})",
                 details={"field": "MCP_CENTER_GATEWAY_TOKEN"},
             )
         )
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     install_log_redaction()
-    settings = settings_for(data_dir)
     try:
         target = bridge_url(settings, url)
     except CenterError as exc:
@@ -215,7 +216,8 @@ def gateway_token_revoke(
     """Revoke a gateway token: clients using it are refused from their next request.
 
     A name that several live tokens carry is refused (GATEWAY_TOKEN_AMBIGUOUS, exit 2) with their
-    ids; a token revoked before is said to be so, and nothing changes (exit 0).
+    ids; a token revoked before (or a name whose tokens are all revoked) is said to be so, and
+    nothing changes (exit 0).
     """
     from mcp_center.service import GatewayTokens
 

@@ -25,7 +25,12 @@ from mcp_center.store.running import running_url
 if TYPE_CHECKING:  # the HTTP client loads when a command makes a request, not for `--help`
     import httpx2
 
-__all__ = ["HostClient", "client_tls", "exit_code_for_status", "host_url", "serve_url"]
+__all__ = ["ANSWER_TIMEOUT_S", "HostClient", "client_tls", "exit_code_for_status", "host_url", "serve_url"]
+
+ANSWER_TIMEOUT_S = 5.0
+"""Seconds a read (`GET`: `approvals list`, `logs`) waits for the running host's answer, as `list`
+and `show` wait (`listing.LIVE_TIMEOUT_S`): a serve that accepts but never answers (hung, stopped
+with SIGSTOP) is said so in one line after this, not after the 30 s of a change (issue 16, F7)."""
 
 
 def client_tls(base_url: str) -> ssl.SSLContext | bool:
@@ -98,14 +103,13 @@ class HostClient:
         token = read_admin_token(settings.data_dir, settings.admin_token)
         if token is None:
             raise AdminAuthRequired(
-                f"no admin token in {data_dir_phrase(settings)}: no serve has run on it; "
-                f"start one with '{suggested('serve', settings=settings)}'",
-                details={"data_dir": str(settings.data_dir)},
+                _no_token_message(settings, base_url if url else None), details={"data_dir": str(settings.data_dir)}
             )
         import httpx2
 
         self._settings = settings
         self._url = url
+        self._timeout_s = timeout_s
         self.base_url = base_url
         self._client: httpx2.Client = httpx2.Client(
             base_url=self.base_url,
@@ -127,13 +131,20 @@ class HostClient:
         """One request; the answer's JSON (`{}` for an empty body).
 
         Raises:
-            ServerUnreachable: nothing answers (the message says whether a serve owns the directory).
+            ServerUnreachable: nothing answers (the message says whether a serve owns the directory;
+                `details.reason` `refused`), or the host accepted the connection but did not answer
+                within the client's `timeout_s` (`details.reason` `timeout`).
             HostRequestFailed: the host answered with an error envelope (or a non-JSON error).
         """
         import httpx2
 
         try:
             response = self._client.request(method, path, json=body)
+        except httpx2.TimeoutException:
+            raise ServerUnreachable(
+                f"the serve on {self.base_url} did not answer within {self._timeout_s:g} s (is it hung or stopped?)",
+                details={"reason": "timeout", "url": self.base_url},
+            ) from None
         except httpx2.TransportError:
             raise ServerUnreachable(
                 f"cannot reach mcp-center at {self.base_url}: {unreachable_why(self._settings, self._url)}",
@@ -155,6 +166,21 @@ class HostClient:
                 response.status_code,
             )
         raise HostRequestFailed(f"HTTP_{response.status_code}", response.text[:200], {}, response.status_code)
+
+
+def _no_token_message(settings: Settings, elsewhere: str | None) -> str:
+    """Why no admin token, and how to give one: for a host named by `--url`/`MCP_CENTER_URL`
+    (`elsewhere`), that host's token or the data directory its serve runs on, never "start a serve
+    here", which would not be the host asked (issue 16, F7)."""
+    if elsewhere is not None:
+        return (
+            f"no admin token for the host at {elsewhere}: set MCP_CENTER_ADMIN_TOKEN to its admin token, "
+            f"or pass the --data-dir its serve runs on (looked in {data_dir_phrase(settings)})"
+        )
+    return (
+        f"no admin token in {data_dir_phrase(settings)}: no serve has run on it; start one with "
+        f"'{suggested('serve', settings=settings)}', or set MCP_CENTER_ADMIN_TOKEN to its serve's admin token"
+    )
 
 
 def exit_code_for_status(status: int) -> int:

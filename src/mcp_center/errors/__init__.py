@@ -15,6 +15,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── AnswerRequired           ANSWER_REQUIRED           a CLI question for a value got no answer; nothing
     │   │                                                      changed, the message says how to pass it (exit 2)
     │   ├── CommandUnknown           COMMAND_UNKNOWN           the CLI has no such command (`did_you_mean`, exit 2)
+    │   ├── OptionUnknown            OPTION_UNKNOWN            a CLI command has no such option (`did_you_mean`, exit 2)
     │   ├── GatewayTokenAmbiguous    GATEWAY_TOKEN_AMBIGUOUS   R-7.1: a token name several live tokens carry (`ids`)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
@@ -187,6 +188,7 @@ from mcp_center.errors._input import (
     ImportTooLarge,
     ImportValuesInvalid,
     OAuthCallbackInvalid,
+    OptionUnknown,
     RequestInvalid,
     RequestTooLarge,
     SandboxWarmUpUnsupported,
@@ -295,6 +297,7 @@ __all__ = [
     "OAuthStepUpRequired",
     "OAuthTokenFailed",
     "OperationInUse",
+    "OptionUnknown",
     "OriginNotAllowed",
     "PromptNotFound",
     "RequestInvalid",

@@ -119,7 +119,8 @@ class ServerNotTested(Conflict):
 
 
 class ServerDisabled(Conflict):
-    """The server is not enabled, so it has no long-lived session to use (R-2.4)."""
+    """The server is not enabled, so it has no long-lived session to use (R-2.4); `details.needs`
+    lists the steps still missing in order (`service.readiness.Readiness.needs`: trust, test, enable)."""
 
     code = "MCP_SERVER_DISABLED"
 

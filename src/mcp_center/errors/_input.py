@@ -23,6 +23,7 @@ __all__ = [
     "ImportTooLarge",
     "ImportValuesInvalid",
     "OAuthCallbackInvalid",
+    "OptionUnknown",
     "RequestInvalid",
     "RequestTooLarge",
     "SandboxWarmUpUnsupported",
@@ -63,6 +64,14 @@ class CommandUnknown(InvalidInput):
     (R-7.3, issue 16)."""
 
     code = "COMMAND_UNKNOWN"
+
+
+class OptionUnknown(InvalidInput):
+    """A CLI command was given an option it does not have (`--dat-dir`): nothing ran; exit 2, as
+    every usage error. `details`: `option` (clipped), `command` (its path), `did_you_mean` (the
+    closest of the command's options) (R-7.3, issue 16)."""
+
+    code = "OPTION_UNKNOWN"
 
 
 class GatewayTokenAmbiguous(InvalidInput):
@@ -116,9 +125,10 @@ class ImportDuplicateKey(ImportJsonInvalid):
     JSON parsers keep the last one, so a server (or a field) would vanish without a word; the file
     is refused instead and nothing is applied. `details`: `path` (the dotted JSON path of the
     repeated key, e.g. `mcpServers.a` or `mcpServers.a.command`; array items by index; a key that
-    is empty, all digits or holds `.`, `[`, `]` or `"` as `["<JSON string>"]`) and `key`; under
-    `env` or `headers` (keys beside secrets) no `key`, but `position` (1-based) and a path ending
-    `[key #<n>]`.
+    is empty, all digits or holds `.`, `[`, `]` or `"` as `["<JSON string>"]`) and `key`. Below
+    `env`, `headers` or `args` at any depth, and for a key that looks like a credential anywhere,
+    no key's text is given: such keys are written `[key #<n>]` (1-based position in their object),
+    and the repeat itself has no `key` but `position`.
     """
 
     code = "IMPORT_DUPLICATE_KEY"

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from mcp_center.errors import ImportDuplicateKey, ImportJsonInvalid, ImportTooLarge
+from mcp_center.interchange.credentials import is_credential_value
 
 __all__ = ["MAX_IMPORT_BYTES", "decode_text", "loads_lenient"]
 
@@ -90,9 +91,10 @@ def loads_lenient(text: str) -> Any:
         ImportDuplicateKey: an object names a key twice (JSON.parse would keep the last one and a
             server or a field would vanish); `details.path` is its dotted path (`mcpServers.a`; a
             key that is empty, all digits or holds `.`, `[`, `]` or `"` as `["<JSON string>"]`)
-            and `details.key` the key; under `env` or `headers` the key's text is not given (it may
-            be a secret pasted as a key): the path ends `[key #<n>]` and `details.position` is n,
-            the 1-based position of the repeat among that object's keys.
+            and `details.key` the key. Below `env`, `headers` or `args` (any depth), and for a key
+            that looks like a credential anywhere, no key's text is given (it may be a secret pasted
+            as a key): such a key is written `[key #<n>]`, its 1-based position in its object, and
+            for the repeat itself `details.position` is n and there is no `details.key`.
         ImportJsonInvalid: not JSON even so, or a string holds an unpaired surrogate escape (it could
             not be stored or answered as UTF-8); `details.line`/`details.column` are 1-based and count
             characters, `details.reason` is the parser's reason (never a value from the input).
@@ -150,15 +152,22 @@ def _noting_repeats(
     return build
 
 
-_SECRET_BEARING = frozenset({"env", "headers"})
-"""Objects whose keys sit beside secret values: a repeated key there is reported by position, as a
-secret pasted by mistake as a key (`{"env": {"ghp_...": "1", "ghp_...": "2"}}`) must not be echoed."""
+_SECRET_BEARING = frozenset({"env", "headers", "args"})
+"""Keys (any case) whose contents may hold secrets: below one of them, at any depth, no key's text is
+given in a path (a secret pasted by mistake as a key, `{"env": {"ghp_...": "1", "ghp_...": "2"}}`,
+or one level deeper, `{"headers": {"Authorization": {"Bearer ...": 1, ...}}}`, must not be echoed);
+each key is written by its 1-based position in its object, `[key #<n>]`. `args` is among them: its
+items are stored in plain text, yet an object there is not an argument, and its keys may be one."""
 _PLAIN_SEGMENT = re.compile(r'(?![0-9]+$)[^.\[\]"]+')
 """A key written as it is in a path; others (empty, all digits, with `.`, `[`, `]` or `"`) are
 written `["<JSON string>"]`, so a path names one place only."""
 
 
-def _segment(key: str) -> str:
+def _segment(key: str, position: int, hidden: bool) -> str:
+    """How a key is written in a path: by position when `hidden` or when the key itself looks like a
+    credential (`is_credential_value`: `Bearer ...`, a URL with a password), else by its text."""
+    if hidden or is_credential_value(key):
+        return f"[key #{position}]"
     return key if _PLAIN_SEGMENT.fullmatch(key) else f"[{json.dumps(key)}]"
 
 
@@ -168,29 +177,34 @@ def _path(parts: Sequence[str]) -> str:
 
 def _duplicate(value: Any, repeated: Mapping[int, tuple[dict[str, Any], str, int]]) -> ImportDuplicateKey:
     """The refusal of the first repeated key in document order, with its path (see `loads_lenient`)."""
-    stack: list[tuple[Any, tuple[str, ...]]] = [(value, ())]
+    stack: list[tuple[Any, tuple[str, ...], bool]] = [(value, (), False)]
     while stack:
-        node, path = stack.pop()
+        node, path, hidden = stack.pop()
         if isinstance(node, dict):
             obj = cast(dict[str, Any], node)
             if id(obj) in repeated:
                 _, key, position = repeated[id(obj)]
-                if path and path[-1] in _SECRET_BEARING:
-                    where = _path((*path, f"[key #{position}]"))
+                segment = _segment(key, position, hidden)
+                where = _path((*path, segment))
+                if segment.startswith("[key #"):
                     return ImportDuplicateKey(
-                        f"the file names the key at '{where}' twice (its text is not shown: keys there sit "
-                        "beside secrets); a JSON reader would keep only the last one. Remove or rename one of them",
+                        f"the file names the key at '{where}' twice (its text is not shown: it may be a "
+                        "secret); a JSON reader would keep only the last one. Remove or rename one of them",
                         details={"path": where, "position": position},
                     )
-                where = _path((*path, _segment(key)))
                 return ImportDuplicateKey(
                     f"the file names '{where}' twice; a JSON reader would keep only the last one. "
                     "Remove or rename one of them",
                     details={"path": where, "key": key},
                 )
-            stack += reversed([(v, (*path, _segment(k))) for k, v in obj.items()])
+            stack += reversed(
+                [
+                    (v, (*path, _segment(k, i, hidden)), hidden or k.lower() in _SECRET_BEARING)
+                    for i, (k, v) in enumerate(obj.items(), 1)
+                ]
+            )
         elif isinstance(node, list):
-            stack += reversed([(v, (*path, str(i))) for i, v in enumerate(cast(list[Any], node))])
+            stack += reversed([(v, (*path, str(i)), hidden) for i, v in enumerate(cast(list[Any], node))])
     raise AssertionError("a repeated key was noted in an object that is not in the value")
 
 

@@ -37,8 +37,8 @@ Decisions (our policy, documented in the README):
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from mcp_center.config import parse_server_config, slugify
 from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
@@ -58,7 +58,7 @@ from mcp_center.interchange.dialects import (
     read_document,
 )
 from mcp_center.interchange.lenient_json import decode_text, loads_lenient
-from mcp_center.interchange.reimport import NameIndex, differing_fields
+from mcp_center.interchange.reimport import NameIndex, differing_fields, stored_plain, stored_text
 from mcp_center.interchange.variables import Reference, find_references, substitute
 
 __all__ = [
@@ -433,19 +433,22 @@ def plan_document(
         if isinstance(entry, list):
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(entry)))
             continue
-        draft = _draft(entry, document.inputs, check_secret)
+        match = by_name.match(entry.name)
+        current = existing[match] if match is not None and existing else None
+        named = entry
+        if current is not None and by_name.keyed_by_id(entry.name):
+            # The export's key for one of two servers with one name (`<name> [<id>]` may be longer
+            # than a name may be): not a name, the entry's name is the server's own.
+            named = replace(entry, name=str(current.get("name", "")))
+        draft = _draft(named, document.inputs, check_secret, current)
         if isinstance(draft, list):
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(draft)))
             continue
-        slug = slugify(entry.name)
-        match = by_name.match(entry.name)
+        slug = slugify(named.name)
         differing: tuple[str, ...] = ()
         secrets = draft.secrets
-        if match is not None and existing:
-            current = existing[match]
+        if current is not None:
             compared, secrets = _as_stored(draft, current)
-            if by_name.keyed_by_id(entry.name):  # the export's key for one of two servers with one name
-                compared["name"] = current.get("name")
             differing = differing_fields(compared, current)
         if match is not None and (not differing or on_conflict != "rename"):
             outcome = "unchanged" if not differing else ("skipped" if on_conflict == "skip" else "conflict")
@@ -453,13 +456,16 @@ def plan_document(
             kept: tuple[tuple[SecretKindName, str], ...] = tuple((s.kind, s.key) for s in secrets if s.template)
             known.append(ExistingEntry(entry.name, entry.source, match, outcome, differing, names, kept))
             continue
+        if draft.waived:  # created after all: the stored server's own text does not excuse it
+            rejected.append(RejectedEntry(raw.name, raw.source, draft.waived))
+            continue
         server_id, clash = _unique_id(slug, taken, assigned)
         assigned.add(server_id)
         config = {"id": server_id, **draft.config}
         servers.append(
             PlannedServer(
                 id=server_id,
-                name=entry.name,
+                name=named.name,
                 source=entry.source,
                 slug=slug,
                 clash=clash,
@@ -487,29 +493,24 @@ def _as_stored(draft: _Draft, current: Mapping[str, Any]) -> tuple[dict[str, Any
 
     An env var or header the server keeps in plain text is exported as it is; when its name or
     value looks like a credential (or it holds `${` as text), the import makes it a secret. Such a
-    slot whose text IS the stored plain value is that plain value again, not a change (and no
-    secret value to report as not updated). A `${VAR}` for a stored plain value is still a change:
-    the file asks for a secret there. The same for a plain `Authorization: Bearer ...` header of a
-    server without managed auth, which the import makes `auth: bearer`."""
+    slot whose text IS the stored plain value (`reimport.stored_plain`) is that plain value again, not a
+    change (and no secret value to report as not updated). A `${VAR}` for a stored plain value is
+    still a change: the file asks for a secret there. The same for a plain `Authorization: Bearer ...`
+    header of a server without managed auth, which the import makes `auth: bearer`."""
     config = dict(draft.config)
     kept: list[SecretSlot] = []
     for slot in draft.secrets:
-        plain_key, secret_key = ("env", "secret_env") if slot.kind == "env" else ("headers", "secret_headers")
-        key = slot.field.removeprefix("headers.") if slot.kind == "bearer" else slot.key
-        stored = current.get(plain_key)
-        value = cast(dict[str, object], stored).get(key) if isinstance(stored, dict) else None
-        if slot.kind == "bearer":
-            plain = isinstance(value, str) and bearer_token_of(value) == slot.template
-            if plain and current.get("auth") == {"kind": "none"}:
-                config.update(auth={"kind": "none"}, headers={**config["headers"], key: value})
-            else:
-                kept.append(slot)
-            continue
-        if value != slot.template:
+        plain = stored_plain(slot.kind, slot.field, slot.template, current)
+        if plain is None:
             kept.append(slot)
-            continue
-        config[plain_key] = {**config[plain_key], key: slot.template}
-        config[secret_key] = [k for k in config[secret_key] if k != key]
+        elif slot.kind == "bearer":
+            config.update(
+                auth={"kind": "none"}, headers={**config["headers"], slot.field.removeprefix("headers."): plain}
+            )
+        else:
+            plain_key, secret_key = ("env", "secret_env") if slot.kind == "env" else ("headers", "secret_headers")
+            config[plain_key] = {**config[plain_key], slot.key: plain}
+            config[secret_key] = [k for k in config[secret_key] if k != slot.key]
     return config, tuple(kept)
 
 
@@ -533,6 +534,10 @@ class _Draft:
     occurrences: tuple[Occurrence, ...]
     warnings: tuple[FieldError, ...]
     unusable_defaults: frozenset[str]
+    waived: tuple[FieldError, ...] = ()
+    """Errors not counted because the text is the matched server's stored value (a literal `${`, a
+    plain credential shorter than a secret may be): an export re-imports as `unchanged`. They
+    reject the entry when it is created after all (`rename` of a differing entry)."""
 
 
 def _file_default(ref: Reference, inputs: Mapping[str, InputDeclaration]) -> str | None:
@@ -583,14 +588,27 @@ def _unusable_defaults(
 
 
 def _draft(
-    entry: ClientEntry, inputs: Mapping[str, InputDeclaration], check_secret: SecretCheck
+    entry: ClientEntry,
+    inputs: Mapping[str, InputDeclaration],
+    check_secret: SecretCheck,
+    current: Mapping[str, Any] | None = None,
 ) -> _Draft | list[FieldError]:
-    """Split an entry into plain config and secrets, find its references, and check R-1 (with stand-ins)."""
+    """Split an entry into plain config and secrets, find its references, and check R-1 (with stand-ins).
+
+    `current` is the stored configuration of the server the entry already is (re-import), or None.
+    A text that is exactly that server's stored value is not refused for what the store accepted
+    (`${` as text, which has no escape in a client file; a plain credential under the secret
+    minimum): such errors go to `_Draft.waived`, and the text is taken as it is (no references).
+    """
     errors: list[FieldError] = []
+    waived: list[FieldError] = []
     refs: dict[str, list[Reference]] = {}
 
     def scan(path: str, text: str) -> list[Reference]:
         found, error = find_references(path, text)
+        if error is not None and current is not None and stored_text(current, path) == text:
+            waived.append(error)
+            return []
         if error is not None:
             errors.append(error)
         if found:
@@ -691,7 +709,9 @@ def _draft(
             try:
                 check_secret(slot.field, slot.template, slot.kind != "env")
             except ConfigInvalid as exc:
-                errors += exc.errors
+                (waived if stored_plain(slot.kind, slot.field, slot.template, current) is not None else errors).extend(
+                    exc.errors
+                )
     default_warnings, unusable = _unusable_defaults(secrets, refs, inputs, check_secret)
     warnings += default_warnings
     trial = _map_strings({"id": slugify(entry.name), **config}, lambda text: substitute(text, _stand_in))
@@ -701,7 +721,7 @@ def _draft(
         errors += [e for e in exc.errors if e.code in _ROBUST_CODES or not _has_references(e.field, refs)]
     if errors:
         return errors
-    return _Draft(config, tuple(secrets), occurrences, tuple(warnings), frozenset(unusable))
+    return _Draft(config, tuple(secrets), occurrences, tuple(warnings), frozenset(unusable), tuple(waived))
 
 
 def _stand_in(_ref: Reference) -> str:

@@ -14,9 +14,10 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any, cast
 
+from mcp_center.interchange.credentials import bearer_token_of
 from mcp_center.interchange.variables import could_give
 
-__all__ = ["NameIndex", "differing_fields"]
+__all__ = ["NameIndex", "differing_fields", "stored_plain", "stored_text"]
 
 
 class NameIndex:
@@ -149,3 +150,40 @@ def _same(planned: object, current: object) -> bool:
         mine, theirs = cast(dict[str, object], planned), cast(dict[str, object], current)
         return mine.keys() == theirs.keys() and all(_same(v, theirs[k]) for k, v in mine.items())
     return planned == current
+
+
+def stored_text(current: Mapping[str, Any], path: str) -> object:
+    """The stored value at an entry's field path (`command`, `args.2`, `env.MODE`, `headers.X-Team`)
+    in an existing server's editable configuration, or None when it has none there."""
+    head, _, rest = path.partition(".")
+    value: object = current.get(head)
+    if not rest:
+        return value
+    if isinstance(value, list):
+        items = cast(list[object], value)
+        return items[int(rest)] if rest.isdigit() and int(rest) < len(items) else None
+    return cast(dict[str, object], value).get(rest) if isinstance(value, dict) else None
+
+
+def stored_plain(kind: str, field: str, template: str, current: Mapping[str, Any] | None) -> str | None:
+    """The plain value an existing server stores where an import makes a secret, when the file's
+    text is exactly it (R-1.8: an export of a plain credential re-imports as `unchanged`), else None.
+
+    Args:
+        kind: `env`, `header` or `bearer` (the slot's kind).
+        field: The slot's entry field, `env.<KEY>` or `headers.<Name>`.
+        template: The file's text for the slot (for `bearer`, the token after `Bearer `).
+        current: The existing server's editable configuration, or None (no match).
+    Returns:
+        The stored text (for `bearer`: the whole `Authorization` header of a server without
+        managed auth), or None.
+    """
+    if current is None:
+        return None
+    value = stored_text(current, field)
+    if not isinstance(value, str):
+        return None
+    if kind == "bearer":
+        plain = bearer_token_of(value) == template and current.get("auth") == {"kind": "none"}
+        return value if plain else None
+    return value if value == template else None

@@ -109,15 +109,15 @@ def find_references(field: str, text: str) -> tuple[list[Reference], FieldError 
 def substitute(text: str, value_of: Callable[[Reference], str]) -> str:
     """Replace every reference in `text` by `value_of(reference)`, in one pass (never recursively).
 
-    Call only on text that `find_references` accepted.
+    A `${...}` that is no reference stays as it is: only text `find_references` accepted, or a
+    stored value kept as text on re-import (`plan._draft`), comes here.
     """
     if "${" not in text:
         return text
 
     def replace(match: re.Match[str]) -> str:
         ref = _parse(match.group(1))
-        assert ref is not None, "substitute() on text that find_references() rejected"
-        return value_of(ref)
+        return match.group() if ref is None else value_of(ref)
 
     return _REFERENCE.sub(replace, text)
 
@@ -126,16 +126,17 @@ def could_give(text: str, value: str) -> bool:
     """Whether some values of the references in `text` would make it `value` (R-1.8, R-7.3).
 
     Each reference stands for any text (its default is one value among others): `--root ${ROOT}`
-    could give `--root /data`. Call only on text that `find_references` accepted.
+    could give `--root /data`. A text with `${` but no `${...}` (`a${`: kept as text) gives itself only.
 
     Linear in `len(value)` per literal part, no regex (`.*` groups backtrack exponentially, and a
     regex search holds the GIL): the first literal part must be a prefix of `value`, the last a
     suffix of the rest, and each middle part is found left to right. Taking a part's leftmost
     occurrence never loses a match: the reference after it can absorb what a later one would skip.
     """
-    if "${" not in text:
+    parts = _REFERENCE.split(text)[::2]
+    if len(parts) == 1:
         return text == value
-    first, *middle, last = _REFERENCE.split(text)[::2]
+    first, *middle, last = parts
     if len(value) < len(first) + len(last) or not value.startswith(first) or not value.endswith(last):
         return False
     position, end = len(first), len(value) - len(last)

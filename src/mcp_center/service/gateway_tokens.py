@@ -88,12 +88,12 @@ class GatewayTokens:
 
     def find(self, id_or_name: str) -> TokenRecord:
         """The token `id_or_name` names: the one with that id (live or revoked), else the one live
-        token with that name, else the one revoked token with that name (issue 16: `gateway token
-        revoke claude-code`).
+        token with that name, else, none live, the revoked token with that name revoked last
+        (issue 16: `gateway token revoke claude-code`; once every `dup` is revoked, `revoke dup`
+        says "already revoked", not ambiguous: nothing is left to tell apart).
 
         Raises:
-            GatewayTokenAmbiguous: several live tokens (or, none live, several revoked ones) carry
-                that name; `details.ids` lists them (exit 2).
+            GatewayTokenAmbiguous: several live tokens carry that name; `details.ids` lists them (exit 2).
             GatewayTokenNotFound: no token has that id or name; `details.did_you_mean` (exit 3).
             StorageError: the store cannot be read.
         """
@@ -103,15 +103,16 @@ class GatewayTokens:
             return by_id
         named = [r for r in records if r.name == id_or_name]
         live = [r for r in named if r.revoked_at is None]
-        for group in (live, named):
-            if len(group) == 1:
-                return group[0]
-            if group:
-                ids = [r.id for r in group]
-                raise GatewayTokenAmbiguous(
-                    f"{len(ids)} gateway tokens are named '{id_or_name}' ({', '.join(ids)}): name one by its id",
-                    details={"name": id_or_name, "ids": ids},
-                )
+        if len(live) == 1:
+            return live[0]
+        if live:
+            ids = [r.id for r in live]
+            raise GatewayTokenAmbiguous(
+                f"{len(ids)} gateway tokens are named '{id_or_name}' ({', '.join(ids)}): name one by its id",
+                details={"name": id_or_name, "ids": ids},
+            )
+        if named:
+            return max(named, key=lambda r: r.revoked_at or "")
         close = did_you_mean(id_or_name, [r.name for r in records if r.revoked_at is None])
         raise GatewayTokenNotFound(
             f"no gateway token with id or name '{id_or_name}'", details={"id": id_or_name, "did_you_mean": close}
@@ -121,7 +122,9 @@ class GatewayTokens:
         """Create a token; returns `(record, token)`. The token is shown once and never again.
 
         Raises:
-            RequestInvalid: the name is empty, too long, or there are already `MAX_TOKENS` tokens.
+            RequestInvalid: the name is empty, too long, or another token's id (`NAME_IS_TOKEN_ID`:
+                `revoke <that id>` would revoke the other one; issue 16), or there are already
+                `MAX_TOKENS` tokens.
             StorageError: the commit failed (no token was created).
         """
         clean = name.strip() if isinstance(name, str) else ""
@@ -138,6 +141,11 @@ class GatewayTokens:
             id=uuid.uuid4().hex[:12], name=clean, sha256=_hash(token), created_at=datetime.now(UTC).isoformat()
         )
         with self._store.transaction() as state:
+            if clean in state.gateway_tokens:
+                why = "is another gateway token's id (ids name tokens first): choose another name"
+                raise RequestInvalid(
+                    f"name: {why}", details={"errors": [FieldError("name", "NAME_IS_TOKEN_ID", why).to_dict()]}
+                )
             if sum(r.revoked_at is None for r in state.gateway_tokens.values()) >= MAX_TOKENS:
                 raise RequestInvalid(f"at most {MAX_TOKENS} gateway tokens; revoke one first")
             state.gateway_tokens[record.id] = record

@@ -127,14 +127,17 @@ class Readiness:
         """Raise unless the server may run now (a call, a catalog read, the debugger).
 
         Raises:
-            SandboxRequired; ServerDisabled; ServerNotTrusted / ServerNotTested (409,
-            `details.needs`).
+            SandboxRequired; ServerDisabled (409, `details.needs`: every step still missing, so a
+            hint names the first, `trust` before `enable`); ServerNotTrusted / ServerNotTested
+            (409, `details.needs`).
         """
         server_id = self.record.id
         check_profile(self.record.config, self.profile)
-        if not self.record.enabled:
-            raise ServerDisabled(f"server '{server_id}' is not enabled", details={"server_id": server_id})
         needs = self.needs
+        if not self.record.enabled:
+            raise ServerDisabled(
+                f"server '{server_id}' is not enabled", details={"server_id": server_id, "needs": needs}
+            )
         if "trust" in needs:
             raise ServerNotTrusted(
                 f"server '{server_id}' changed since it was trusted; confirm the new summary",

@@ -36,8 +36,11 @@ owner's facts, announce the URL once it listens, release it at the end, and ask 
 - Readers never take the lock (a reader holding it for an instant would make a starting serve
   fail its claim). They trust the record only while its pid is alive *and* started at the
   recorded time (`/proc/<pid>/stat`), so a pid reused by another program is never taken for a
-  serve, and only for the directory the record names (`directory`, when the record has one: a record
-  of an older mcp-center has none and is trusted as before).
+  serve, and only for the directory the record names (`directory`). A record without a valid
+  `directory` (null, missing or malformed: a record of an mcp-center before issue 16, or a hand-edited
+  or copied one) is not trusted: `claim` refuses to write one (StorageError when the directory's
+  identity cannot be read), so a serve of this version always has one; an older serve is found
+  again once restarted.
 
 A database-backed store (several instances sharing one database) implements the same protocol
 with a per-instance registration instead of a lock; `current()` then answers for this data set.
@@ -166,7 +169,7 @@ class ServeOwner:
         started_at: When it claimed the directory (aware UTC).
         start_ticks: Its start time from /proc (see `process_start_ticks`); None off Linux.
         directory: The data directory it claimed (`DirIdentity`), filled in by `FileOwnerLock.claim`;
-            None in a record of an older mcp-center.
+            None in a record of an older mcp-center, or a malformed one (not trusted by `current`).
     """
 
     pid: int
@@ -266,7 +269,8 @@ class OwnerLock(Protocol):
             DataDirInUse: another live process owns it; `details` name its pid and URL.
             DatabaseRequired: `owner` is file-backed but the directory's state is in a database
                 (`DATABASE_FILE`); nothing was written.
-            StorageError: the data directory cannot be created or written.
+            StorageError: the data directory cannot be created or written, or its identity
+                (`DirIdentity`) cannot be read.
             RuntimeError: this lock is already claimed.
         """
         ...
@@ -287,7 +291,8 @@ class OwnerLock(Protocol):
 
     def current(self) -> ServeOwner | None:
         """The live owner now, or None when no live process owns the data directory (a live owner of
-        another directory, named by a copied record, owns none)."""
+        another directory, named by a copied record, owns none; nor does a record that names no
+        valid directory)."""
         ...
 
 
@@ -329,7 +334,14 @@ class FileOwnerLock:
             os.close(fd)
             raise _storage_error(self.data_dir, exc) from None
         self._fd = fd
-        owner = replace(owner, directory=DirIdentity.of(self.data_dir))
+        identity = DirIdentity.of(self.data_dir)
+        if identity is None:  # a record without it would be trusted by no reader (see `current`)
+            self._unlock()
+            raise StorageError(
+                f"cannot use the data directory {self.data_dir}: its real path and inode cannot be read",
+                details={"data_dir": str(self.data_dir)},
+            )
+        owner = replace(owner, directory=identity)
         marked = database_of(self.data_dir)
         if owner.database is None and marked is not None:
             self._unlock()
@@ -377,8 +389,9 @@ class FileOwnerLock:
         if recorded is None or not recorded.is_alive():
             return None
         # A copy of the directory (`cp -a` while its serve ran) holds the live serve's record too:
-        # that serve serves the original, not this one (issue 16).
-        if recorded.directory is not None and recorded.directory != DirIdentity.of(self.data_dir):
+        # that serve serves the original, not this one (issue 16). A record that names no valid
+        # directory (null, missing, malformed: every claim writes one) proves nothing either.
+        if recorded.directory is None or recorded.directory != DirIdentity.of(self.data_dir):
             return None
         return recorded
 
