@@ -7,7 +7,8 @@ loaded one), and it was paid at the start of each such test. `SpareServes` hands
 spawned while the worker's previous own-serve test ran, and spawns the next one at once: the test
 finds it started (or nearly), and its own run hides the next one's start.
 
-Each serve runs in its own directory under the pool's root (`own-N/data`, `own-N/serve.log`), is
+Each serve runs in its own directory under the pool's root (`own-N/serve.log`; its data directory
+`own-N/data` is in memory, `ram_dirs`), is
 used by one test only, and is stopped and checked (a graceful shutdown, no logging error) by
 `tests/support/serve.py`'s `serving` when that test ends, as `running_host` does. The one spawned
 after the worker's last such test is stopped, with the same checks, by `close`.
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.processes import Process
+from tests.support.ram_dirs import ram_directory, remove_ram_directory
 from tests.support.serve import Host, serving, spawn_serve
 
 __all__ = ["SpareServes"]
@@ -65,14 +67,19 @@ class SpareServes:
             yield host
 
     def close(self) -> None:
-        """Stop the spare nobody took, once it has started (so its shutdown is checked like the others')."""
+        """Stop the spare nobody took, once it has started (so its shutdown is checked like the others'),
+        then remove every data directory (a test may restart a serve on its own after `take`)."""
         spare, self._next = self._next, None
-        if spare is not None:
-            with serving(spare.proc, spare.place / "data", spare.place / "serve.log"):
-                pass
+        try:
+            if spare is not None:
+                with serving(spare.proc, spare.place / "data", spare.place / "serve.log"):
+                    pass
+        finally:
+            for number in range(1, self._spawned + 1):
+                remove_ram_directory(self._root / f"own-{number}" / "data")
 
     def _spawn(self) -> _Spawned:
         self._spawned += 1
         place = self._root / f"own-{self._spawned}"
         place.mkdir()
-        return _Spawned(place, spawn_serve(place / "data", 0, place / "serve.log"))
+        return _Spawned(place, spawn_serve(ram_directory(place / "data"), 0, place / "serve.log"))
