@@ -24,15 +24,13 @@ import anyio
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import call_in_playground, go_to, open_server, raw_stdio_body, sign_in
+from tests.support.browser import RAW_STDIO, call_in_playground, go_to, open_server, raw_stdio_body, sign_in
 from tests.support.gateway import gateway_client
 from tests.support.mcp_servers import EVERYTHING
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
-
-ECHO_STDIO = Path(__file__).parents[1] / "servers" / "echo_stdio.py"
 
 
 @pytest.fixture
@@ -205,7 +203,7 @@ def test_after_enable_the_step_card_follows_the_live_state_at_once(page: Page, h
         "name": "Slow",
         "transport": "stdio",
         "command": sys.executable,
-        "args": [str(ECHO_STDIO), "--hold-later-starts", str(hold)],
+        "args": [str(RAW_STDIO), "--hold-later-starts", str(hold)],
     }
     created = host.client.post("/api/mcp/servers", json=body)
     assert created.status_code == 201, created.text
