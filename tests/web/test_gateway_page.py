@@ -262,6 +262,7 @@ def test_revoking_the_token_in_the_one_time_view_closes_that_view(page: Page, ho
     assert initialize_status(host, token) == 401
 
 
+@pytest.mark.own_serve  # 100 tokens: revoking them one by one after the test took longer than a new serve
 def test_a_refused_name_and_the_token_limit_show_their_code_next_to_the_field(page: Page, host: Host) -> None:
     sign_in(page)
     open_gateway(page)
