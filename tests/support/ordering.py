@@ -69,7 +69,7 @@ LONG_FIRST: tuple[str, ...] = (
     "tests/web/test_server_flow.py::test_a_stdio_server_from_the_uvx_template",  # 15 s
     "tests/web/test_approvals_and_cards.py",  # 14 s, 13 s, 13 s, 11 s, 10 s
     "tests/web/test_layout.py::test_the_main_screens_fit_a_400_px_window",  # 13 s
-    "tests/web/test_debugger.py",  # 11-15 s with setup (server-everything)
+    "tests/web/test_debugger.py",  # 5-11 s with setup and teardown (web30, beside main's: 8-24 s there)
     "tests/web/test_secrets.py::test_a_planted_secret_never_reaches_the_page",  # 12 s
     "tests/web/test_server_flow.py",  # 11 s, 11 s
 )
