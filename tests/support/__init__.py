@@ -4,8 +4,7 @@
 - `zygote` (and `zygote_server`, its process): the worker's fork server that imported the host once;
   serves and the Python fixture servers are forked from it (`MCP_CENTER_TEST_FORK=0`: plain processes).
 - `shared_host`: one serve a worker's browser, end-to-end and CLI tests take turns on, verified clean
-  (or replaced) between turns (`SharedHost`, `leftovers`; the `shared_serve` fixture of tests/conftest.py);
-  `spare_serves`: serves of their own started one test ahead; `ram_dirs`: their data directories in memory.
+  (or replaced) between turns (`SharedHost`, `leftovers`; the `shared_serve` fixture of tests/conftest.py).
 - `mcp_servers`: MCP servers in their own processes (`running_echo_http`, npm `node_server`, `EVERYTHING`).
 - `ports`, `processes`, `groups`: loopback ports, process facts and endings (`Process`: a Popen or a
   forked child), process groups.

@@ -33,7 +33,6 @@ import httpx2
 
 from tests.support.http import check
 from tests.support.processes import descendants, wait_no_descendants
-from tests.support.ram_dirs import ram_directory, remove_ram_directory
 from tests.support.serve import Host, running_host
 
 __all__ = ["SharedHost", "leftovers"]
@@ -68,8 +67,7 @@ def leftovers(host: Host) -> list[str]:
 class SharedHost:
     """A `mcp-center serve` lent to one test at a time (`lend`, then `take_back`); `close` stops it.
 
-    Each serve it starts runs in its own directory under `root` (serve.log; its data directory is
-    in memory, `ram_dirs`);
+    Each serve it starts runs in its own directory under `root` (data directory and serve.log);
     `root/retired.log` gets one line per serve retired mid-run (the test, what it left).
     Not thread-safe: one pytest process, one test at a time.
     """
@@ -99,7 +97,6 @@ class SharedHost:
             place = self._root / f"serve-{self._started}"
             place.mkdir()
             stack = ExitStack()
-            stack.callback(remove_ram_directory, ram_directory(place / "data"))  # after the serve stopped
             self._host = stack.enter_context(running_host(place))
             self._stack = stack
             self._log_seen = 0

@@ -2,14 +2,13 @@
 
 A browser test marked `own_serve` leaves a card or an approval (durable history the API does not
 delete) or more than is quick to remove (100 gateway tokens), so it does not take the worker's
-shared serve and gets one of its own. Starting a serve is
-mostly waiting (a Python process importing the host, ~2 s on an idle 2-core machine, 10-40 s on a
-loaded one), and it was paid at the start of each such test. `SpareServes` hands each of them a serve
+shared serve and gets one of its own. Starting a serve is mostly waiting (a Python process
+importing the host, ~2 s on an idle 2-core machine, 10-40 s on a loaded one), and it was paid at
+the start of each such test. `SpareServes` hands each of them a serve
 spawned while the worker's previous own-serve test ran, and spawns the next one at once: the test
 finds it started (or nearly), and its own run hides the next one's start.
 
-Each serve runs in its own directory under the pool's root (`own-N/serve.log`; its data directory
-`own-N/data` is in memory, `ram_dirs`), is
+Each serve runs in its own directory under the pool's root (`own-N/data`, `own-N/serve.log`), is
 used by one test only, and is stopped and checked (a graceful shutdown, no logging error) by
 `tests/support/serve.py`'s `serving` when that test ends, as `running_host` does. The one spawned
 after the worker's last such test is stopped, with the same checks, by `close`.
@@ -23,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.processes import Process
-from tests.support.ram_dirs import ram_directory, remove_ram_directory
 from tests.support.serve import Host, serving, spawn_serve
 
 __all__ = ["SpareServes"]
@@ -68,19 +66,14 @@ class SpareServes:
             yield host
 
     def close(self) -> None:
-        """Stop the spare nobody took, once it has started (so its shutdown is checked like the others'),
-        then remove every data directory (a test may restart a serve on its own after `take`)."""
+        """Stop the spare nobody took, once it has started (so its shutdown is checked like the others')."""
         spare, self._next = self._next, None
-        try:
-            if spare is not None:
-                with serving(spare.proc, spare.place / "data", spare.place / "serve.log"):
-                    pass
-        finally:
-            for number in range(1, self._spawned + 1):
-                remove_ram_directory(self._root / f"own-{number}" / "data")
+        if spare is not None:
+            with serving(spare.proc, spare.place / "data", spare.place / "serve.log"):
+                pass
 
     def _spawn(self) -> _Spawned:
         self._spawned += 1
         place = self._root / f"own-{self._spawned}"
         place.mkdir()
-        return _Spawned(place, spawn_serve(ram_directory(place / "data"), 0, place / "serve.log"))
+        return _Spawned(place, spawn_serve(place / "data", 0, place / "serve.log"))
