@@ -111,9 +111,10 @@ def shared_serve(request: pytest.FixtureRequest) -> Iterator[Host]:
     through the REST API and /proc: no server, gateway token, card, approval or child process. It is
     the worker's shared serve when the last test left it clean (its servers and tokens are removed
     afterwards), else a new one. A test marked `own_serve` (it leaves a card or an approval, which
-    stay as history the API does not delete) gets a serve of its own from `spare_serves` instead
-    (started ahead, stopped and checked after the test), so the shared one is not thrown away after
-    it. A test that stops, restarts or reads the files of its serve starts its own with `running_host`."""
+    stay as history the API does not delete, or more than is quick to remove: 100 gateway tokens)
+    gets a serve of its own from `spare_serves` instead (started ahead, stopped and checked after
+    the test), so the shared one is not thrown away after it. A test that stops, restarts or reads
+    the files of its serve starts its own with `running_host`."""
     if request.node.get_closest_marker("own_serve") is not None:
         spares: SpareServes = request.getfixturevalue("spare_serves")
         with spares.take() as own:

@@ -8,9 +8,6 @@ Flags:
     --banner: print a non-protocol line on stdout before speaking MCP.
     --stderr-bytes N: write N bytes to stderr (lines of 1023 "e" plus a newline) before serving.
     --echo-fails: `echo` answers a tool error (`isError: true`, "echo refused: TEXT") instead.
-    --hold-later-starts DIR: the first start serves at once (and leaves DIR/started); every later
-        start waits, before it reads stdin, until DIR/release exists — a test holds the long-lived
-        session in `connecting` as long as it likes (bounded by the host's start-up timeout).
 """
 
 from __future__ import annotations
@@ -19,8 +16,6 @@ import argparse
 import os
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -67,17 +62,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--banner", action="store_true")
     parser.add_argument("--stderr-bytes", type=int, default=0)
-    parser.add_argument("--hold-later-starts", type=Path, default=None)
     parser.add_argument("--echo-fails", action="store_true")
     args = parser.parse_args()
     global _echo_fails
     _echo_fails = args.echo_fails
-    if args.hold_later_starts is not None:
-        started = args.hold_later_starts / "started"
-        if started.exists():
-            while not (args.hold_later_starts / "release").exists():
-                time.sleep(0.05)
-        started.touch()
     if args.banner:
         sys.stdout.write(BANNER + "\n")
         sys.stdout.flush()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ __all__ = [
     "save_new",
     "sign_in",
     "sign_in_on_a_paused_clock",
+    "wait_held",
 ]
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -357,3 +359,20 @@ def held_requests(page: Page, pattern: str) -> list[Route]:
 
     page.route(pattern, hold)
     return held
+
+
+def wait_held(page: Page, held: list[Route], count: int = 1) -> None:
+    """Wait until `held` (from `held_requests`) holds `count` routes, at most `WAIT_MS`.
+
+    Playwright's Python client runs a route handler as a task of its own: the page's `request` event
+    (`page.expect_request`) can be delivered before the handler has appended the route (a full run saw
+    `held` empty right after the request). Each page round trip lets pending handlers run, so this
+    waits on the handler itself, not on time.
+
+    Raises:
+        AssertionError: fewer than `count` routes were held within `WAIT_MS`.
+    """
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while len(held) < count and time.monotonic() < deadline:
+        page.evaluate("() => 0")
+    assert len(held) >= count, (len(held), count)

@@ -64,13 +64,12 @@ LONG_FIRST: tuple[str, ...] = (
     # browser tests (they run after all the others), longest first: call plus setup in one `-n 2 tests/web`
     # run beside another (both slowed alike) at 54a9d7a; a module's line is its longest tests
     "tests/web/test_layout.py::test_screenshots_of_the_main_screens",  # 36 s (an own serve: 13 s setup)
-    "tests/web/test_debugger.py::test_after_enable_the_step_card_follows_the_live_state_at_once",  # 29 s
     "tests/web/test_hostile_server_ui.py",  # 22 s, 15 s, 10 s
     "tests/web/test_authorization.py::test_authorize_opens_a_window_at_the_shown_issuer",  # 15 s
     "tests/web/test_server_flow.py::test_a_stdio_server_from_the_uvx_template",  # 15 s
     "tests/web/test_approvals_and_cards.py",  # 14 s, 13 s, 13 s, 11 s, 10 s
     "tests/web/test_layout.py::test_the_main_screens_fit_a_400_px_window",  # 13 s
-    "tests/web/test_debugger.py",  # 11-15 s with setup (server-everything)
+    "tests/web/test_debugger.py",  # 5-11 s with setup and teardown (web30, beside main's: 8-24 s there)
     "tests/web/test_secrets.py::test_a_planted_secret_never_reaches_the_page",  # 12 s
     "tests/web/test_server_flow.py",  # 11 s, 11 s
 )

@@ -1,9 +1,10 @@
 """Serves of their own for the browser tests that need one, each started one turn ahead (issue 16).
 
 A browser test marked `own_serve` leaves a card or an approval (durable history the API does not
-delete), so it cannot take the worker's shared serve and gets one of its own. Starting a serve is
-mostly waiting (a Python process importing the host, ~2 s on an idle 2-core machine, 10-40 s on a
-loaded one), and it was paid at the start of each such test. `SpareServes` hands each of them a serve
+delete) or more than is quick to remove (100 gateway tokens), so it does not take the worker's
+shared serve and gets one of its own. Starting a serve is mostly waiting (a Python process
+importing the host, ~2 s on an idle 2-core machine, 10-40 s on a loaded one), and it was paid at
+the start of each such test. `SpareServes` hands each of them a serve
 spawned while the worker's previous own-serve test ran, and spawns the next one at once: the test
 finds it started (or nearly), and its own run hides the next one's start.
 

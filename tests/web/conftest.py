@@ -50,7 +50,7 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 def host(shared_serve: Host) -> Host:
     """The worker's shared `mcp-center serve` (`shared_serve` in tests/conftest.py), shared with the
     worker's other browser and end-to-end tests and looking just started through the REST API; a
-    serve of the test's own when it is marked `own_serve` (it leaves a card or an approval), started
+    serve of the test's own when it is marked `own_serve` (it leaves a card, an approval, or much to remove), started
     ahead (`spare_serves`)."""
     return shared_serve
 

@@ -5,10 +5,10 @@ progress, logging, completion and elicitation tools): server info, live log mess
 completion in prompt and resource-template forms, and a playground call that waits on a question
 linking to its Inbox card.
 
-server-everything runs over stdio for the server-info test (the host starts node for it) and, for
-the others, as the worker's one Streamable HTTP server (`everything_http`, tests/web/conftest.py),
-each test in an MCP session of its own: adding it over stdio started node twice per test (the test
-and the session), the larger part of these tests' time (issue 16)."""
+server-everything runs as the worker's one Streamable HTTP server (`everything_http`,
+tests/web/conftest.py), each test in an MCP session of its own: adding it over stdio started node
+twice per test (the test and the session), the larger part of these tests' time (issue 16). What
+it says about itself over stdio is checked through the API (tests/api/test_debugger_api.py)."""
 
 from __future__ import annotations
 
@@ -24,15 +24,12 @@ import anyio
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import call_in_playground, go_to, open_server, raw_stdio_body, sign_in
+from tests.support.browser import RAW_STDIO, call_in_playground, go_to, open_server, raw_stdio_body, sign_in
 from tests.support.gateway import gateway_client
-from tests.support.mcp_servers import EVERYTHING
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
-
-ECHO_STDIO = Path(__file__).parents[1] / "servers" / "echo_stdio.py"
 
 
 @pytest.fixture
@@ -43,25 +40,8 @@ def everything(host: Host, everything_http: str) -> dict[str, Any]:
     return add_ready_on_host(host, body)
 
 
-@pytest.fixture
-def everything_stdio(host: Host) -> dict[str, Any]:
-    """server-everything over stdio, ready (created, confirmed, tested and enabled through the API)."""
-    if not EVERYTHING.exists():
-        pytest.fail("the npm test servers are missing: run scripts/bootstrap --dev")
-    return add_ready_on_host(
-        host,
-        {
-            "id": "everything",
-            "name": "Everything",
-            "transport": "stdio",
-            "command": "node",
-            "args": [str(EVERYTHING), "stdio"],
-        },
-    )
-
-
 def test_the_overview_shows_what_the_server_says_about_itself(
-    page: Page, host: Host, everything_stdio: dict[str, Any]
+    page: Page, host: Host, everything: dict[str, Any]
 ) -> None:
     sign_in(page)
     open_server(page, "Everything")
@@ -106,7 +86,7 @@ def test_the_playground_draws_the_progress_of_its_call(page: Page, everything: d
     sign_in(page)
     open_server(page, "Everything", "Tools")
     tool = "trigger-long-running-operation"
-    call_in_playground(page, tool, {"duration": "3", "steps": "3"})
+    call_in_playground(page, tool, {"duration": "0.6", "steps": "3"})  # 0.2 s a step
     item = page.locator(f'li.tool[data-tool="{tool}"]')
     bar = item.get_by_role("progressbar", name="Progress of this call")
     expect(bar).to_be_visible()
@@ -205,7 +185,7 @@ def test_after_enable_the_step_card_follows_the_live_state_at_once(page: Page, h
         "name": "Slow",
         "transport": "stdio",
         "command": sys.executable,
-        "args": [str(ECHO_STDIO), "--hold-later-starts", str(hold)],
+        "args": [str(RAW_STDIO), "--hold-later-starts", str(hold)],
     }
     created = host.client.post("/api/mcp/servers", json=body)
     assert created.status_code == 201, created.text

@@ -29,6 +29,7 @@ from tests.support.browser import (
     save_new,
     sign_in,
     sign_in_on_a_paused_clock,
+    wait_held,
 )
 from tests.support.http import Background
 from tests.support.readiness import add_ready_on_host
@@ -233,6 +234,7 @@ def test_a_server_page_answered_after_the_user_moved_on_never_replaces_the_newer
         page.goto("/#/servers/slow/tools")
     page.goto("/#/servers/quick/tools")
     expect(page.get_by_role("heading", name="Quick", exact=True)).to_be_visible()
+    wait_held(page, held)
     assert len(held) == 1  # Slow's render is still waiting for its record
     with page.expect_response("**/api/mcp/servers/slow") as late:
         held[0].continue_()
@@ -261,6 +263,7 @@ def test_a_server_overview_is_drawn_once_its_cards_have_answered_so_nothing_move
     expect(page.get_by_role("heading", name="Still", exact=True)).to_be_visible()
     expect(page.get_by_role("navigation", name="Server sections")).to_be_visible()
     expect(page.get_by_role("button", name="Delete server")).to_have_count(0)  # drawn with the heading before
+    wait_held(page, held)
     assert len(held) == 1
     page.clock.fast_forward(3_000)  # the instances' answer still hangs: drawn anyway, never left empty
     expect(page.get_by_role("button", name="Delete server")).to_be_visible()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import BrowserContext, Page, Route, expect
 
-from tests.support.browser import PAGE_DOM_JS, go_to, held_requests, sign_in, sign_in_on_a_paused_clock
+from tests.support.browser import PAGE_DOM_JS, go_to, held_requests, sign_in, sign_in_on_a_paused_clock, wait_held
 from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
@@ -48,6 +48,7 @@ def test_a_request_left_unanswered_ends_after_30_s_with_the_toast_of_a_network_f
     held = held_requests(page, "**/api/gateway")
     with page.expect_request("**/api/gateway"):
         go_to(page, "Gateway")
+    wait_held(page, held)
     assert len(held) == 1
     page.clock.fast_forward(29_000)
     expect(page.get_by_role("heading", name="Gateway", exact=True)).to_be_visible()
@@ -85,6 +86,7 @@ def test_a_server_test_may_take_longer_than_30_s_and_then_ends_with_the_timeout_
     run = page.get_by_role("button", name="Run test")
     with page.expect_request("**/api/mcp/servers/sluggish/test"):
         run.click()
+    wait_held(page, held)
     assert len(held) == 1
     page.clock.fast_forward(60_000)
     expect(run).to_have_attribute("aria-busy", "true")  # a slow call: still waiting after a minute
