@@ -115,7 +115,7 @@ def own_data_dir(settings: Settings) -> Ownership:
     Then stop what a previous owner that crashed left running (the groups its
     `process-groups.json` names and that are provably still its own), start this process's
     watchdog, and record the groups this process starts from now on. Blocking: a few ms, plus at
-    most about 4 s when leftovers resist SIGTERM.
+    most about `settings.stop_grace_s` + 2 s when leftovers resist SIGTERM.
 
     Returns:
         The ownership; `release()` it when the host has stopped.
@@ -130,6 +130,7 @@ def own_data_dir(settings: Settings) -> Ownership:
     lock.claim(ServeOwner.this_process(database=settings.database_display))
     try:
         guard = process_guard()
+        guard.set_grace(settings.stop_grace_s)
         reaped = guard.take_over(settings.data_dir / PROCESS_GROUPS_FILE)
         guard.start()
     except BaseException:

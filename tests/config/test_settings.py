@@ -237,6 +237,18 @@ def test_a_timeout_that_is_not_a_sane_number_of_seconds_is_refused(tmp_path: Pat
     )
 
 
+def test_the_stop_grace_comes_from_the_environment_within_its_bounds(tmp_path: Path) -> None:
+    """R-2.6, R-9.3: 2 s by default; a tuning knob from 0.05 s to 60 s."""
+    assert Settings.load(data_dir=tmp_path, environ={}).stop_grace_s == 2.0
+    for raw, seconds in (("0.05", 0.05), ("0.2", 0.2), ("60", 60.0)):
+        assert Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_STOP_GRACE_S": raw}).stop_grace_s == seconds
+
+
+@pytest.mark.parametrize("raw", ["0", "0.01", "-1", "soon", "nan", "inf", "61"])
+def test_a_stop_grace_out_of_its_bounds_is_refused(tmp_path: Path, raw: str) -> None:
+    refused("stop_grace_s", lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_STOP_GRACE_S": raw}))
+
+
 def test_serve_reads_its_static_gateway_token_from_its_own_variable_not_the_clients(tmp_path: Path) -> None:
     """R-7.1, R-8: the clients' MCP_CENTER_GATEWAY_TOKEN in serve's shell is not a token serve accepts."""
     client_side = {"MCP_CENTER_GATEWAY_TOKEN": "mcpg_copied-from-a-client-shell-0123"}

@@ -99,10 +99,14 @@ async def test_a_call_without_progress_still_times_out_at_call_timeout(host: Hos
     assert "call_timeout_s" in called.json()["error"]["message"]
 
 
-async def test_an_agent_call_while_its_server_is_connecting_waits_for_the_connection(host: Host) -> None:
+async def test_an_agent_call_while_its_server_is_connecting_waits_for_the_connection(
+    host: Host, tmp_path: Path
+) -> None:
     """Item 7: the gateway call waits for a server in `connecting` instead of MCP_TOOL_NOT_FOUND."""
-    scenario = {"tools": [ECHO_TOOL], "initialize_delay_s": 1.5}
+    slow = tmp_path / "slow"  # the server starts slowly once this file exists: after it is ready
+    scenario = {"tools": [ECHO_TOOL], "initialize_delay_s": 1.5, "slow_while": str(slow)}
     await host.ready(quirky_body("lazy", scenario, tool_policies={"echo": "allow"}))
+    slow.touch()
     manager = host.center._manager  # pyright: ignore[reportPrivateUsage] - the runtime behind the API
     await manager.disconnect("lazy")
     results: list[types.CallToolResult] = []
@@ -118,11 +122,13 @@ async def test_an_agent_call_while_its_server_is_connecting_waits_for_the_connec
     assert text_of(result) == "waited"
 
 
-async def test_a_cancel_while_a_call_waits_for_a_lazy_connection_ends_the_wait(host: Host) -> None:
+async def test_a_cancel_while_a_call_waits_for_a_lazy_connection_ends_the_wait(host: Host, tmp_path: Path) -> None:
     """Item 7: the cancel is found (True) and the REST caller gets MCP_CALL_CANCELLED before the
     slow connection completes."""
-    scenario = {"tools": [ECHO_TOOL], "initialize_delay_s": 4}
+    slow = tmp_path / "slow"  # the server starts slowly once this file exists: after it is ready
+    scenario = {"tools": [ECHO_TOOL], "initialize_delay_s": 4, "slow_while": str(slow)}
     await host.ready(quirky_body("slowstart", scenario))
+    slow.touch()
     manager = host.center._manager  # pyright: ignore[reportPrivateUsage]
     await manager.disconnect("slowstart")
     answers: list[Any] = []

@@ -19,6 +19,9 @@
 - `stderr_on_start`: lines written to stderr at start (e.g. install output of a package runner).
 - `hang_initialize`: never answer `initialize` (a server that is still starting).
 - `initialize_delay_s`: answer `initialize` after this many seconds (a slow start).
+- `slow_while`: a file path: `initialize_delay_s` applies only to a start that finds this file, so
+  a test makes the server ready at full speed and then creates the file (issue 16: the ready
+  steps, test and enable, each waited the delay out).
 
 Requests are answered on their own threads, so a slow call never blocks `ping` or `tools/list`.
 """
@@ -73,7 +76,8 @@ def _send(message: dict[str, Any]) -> None:
 def _initialize(request_id: object, params: dict[str, Any]) -> None:
     if SCENARIO.get("hang_initialize"):
         return
-    if SCENARIO.get("initialize_delay_s"):
+    slow_while = SCENARIO.get("slow_while")
+    if SCENARIO.get("initialize_delay_s") and (slow_while is None or os.path.exists(str(slow_while))):
         time.sleep(float(SCENARIO["initialize_delay_s"]))
     result: dict[str, Any] = {
         "protocolVersion": params.get("protocolVersion", "2025-06-18"),

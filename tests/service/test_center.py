@@ -21,7 +21,9 @@ from mcp_center.errors import (
     ServerTimeout,
     ServerVersionConflict,
 )
+from mcp_center.runtime import SessionHooks
 from mcp_center.service import McpCenter
+from mcp_center.transports import ConnectionSpec
 from tests.servers.http_echo import make_echo_server, streamable_app
 from tests.support.loopback import serve_loopback
 from tests.support.readiness import ready_in_center
@@ -287,3 +289,20 @@ async def test_the_host_advertises_form_mode_elicitation_only(center: McpCenter)
     result = await center.call_tool("raw", "client_capabilities", {})
     advertised = json.loads(result.text)
     assert advertised["elicitation"] == {"form": {}}
+
+
+async def test_the_stop_grace_setting_reaches_the_stdio_connections_it_starts(tmp_path: Path) -> None:
+    """R-2.6, R-9.3: `MCP_CENTER_STOP_GRACE_S` is the grace of every stdio connection's stop."""
+    settings = Settings.load(data_dir=tmp_path / "data", environ={"MCP_CENTER_STOP_GRACE_S": "0.3"})
+    graces: list[tuple[str, float]] = []
+
+    def hooks_for(spec: ConnectionSpec, _connection_id: str) -> SessionHooks:
+        graces.append((spec.server_id, spec.stop_grace_s))
+        return SessionHooks()
+
+    async with McpCenter.open(settings, connect=False, hooks_for=hooks_for) as center:
+        view = await ready_in_center(
+            center, {"name": "Raw", "transport": "stdio", "command": sys.executable, "args": [str(RAW_STDIO)]}
+        )
+        await center.wait_for_state(view["id"], "ready", timeout_s=10)
+    assert graces == [("raw", 0.3)]

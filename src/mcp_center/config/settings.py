@@ -16,6 +16,7 @@ default. Nothing here touches the network or the data directory's contents.
 | static gateway token (16+ chars) | | `MCP_CENTER_SERVE_GATEWAY_TOKEN` | none (tokens come from the API/CLI/page) |
 | approval timeout (s) | | `MCP_CENTER_APPROVAL_TIMEOUT_S` | `600` (R-5.3) |
 | elicitation card timeout (s) | | `MCP_CENTER_ELICITATION_TIMEOUT_S` | `600` (R-6.1) |
+| stdio stop grace (s), 0.05-60 | | `MCP_CENTER_STOP_GRACE_S` | `2` (R-2.6, R-9.3) |
 | shared database (R-10.1) | `--database-url` | `MCP_CENTER_DATABASE_URL` | none: the JSON files in the data dir |
 | instance name (R-10.2) | `--instance-name` | `MCP_CENTER_INSTANCE_NAME` | `<host name>:<port>` |
 
@@ -48,6 +49,12 @@ DEFAULT_APPROVAL_TIMEOUT_S = 600.0
 """Seconds an agent's call waits for the user's approval (R-5.3)."""
 DEFAULT_ELICITATION_TIMEOUT_S = 600.0
 """Seconds an elicitation card waits for the user's answer (R-6.1); below the 15 min HTTP read timeout."""
+DEFAULT_STOP_GRACE_S = 2.0
+"""Seconds a stdio server gets at each step of its stop: after its stdin closed, and between SIGTERM
+and SIGKILL to its process group (R-2.6); also the watchdog's and the take-over's SIGTERM-to-SIGKILL
+wait (R-9.3)."""
+MIN_STOP_GRACE_S = 0.05
+MAX_STOP_GRACE_S = 60.0
 MAX_WAIT_S = 86_400.0
 
 
@@ -82,6 +89,11 @@ class Settings:
     """Seconds a pending approval waits for a decision (R-5.3)."""
     elicitation_timeout_s: float = DEFAULT_ELICITATION_TIMEOUT_S
     """Seconds an elicitation card waits for an answer (R-6.1)."""
+    stop_grace_s: float = DEFAULT_STOP_GRACE_S
+    """From `MCP_CENTER_STOP_GRACE_S`: seconds a stdio server gets to exit after its stdin closed, and
+    again after SIGTERM before SIGKILL (R-2.6); the watchdog and the take-over of a crashed serve's
+    groups wait as long between SIGTERM and SIGKILL (R-9.3). A tuning knob: raise it for servers
+    that need longer to flush on exit; the test suite lowers it where a server ignores both."""
     database_url: str | None = field(default=None, repr=False)
     """`postgresql://...` (R-10.1): the shared state lives there; None: the JSON files in `mcp_dir`.
     May hold a password: show `database_display` instead."""
@@ -149,6 +161,13 @@ class Settings:
         elicitation_timeout = _seconds(
             env, "MCP_CENTER_ELICITATION_TIMEOUT_S", "elicitation_timeout_s", DEFAULT_ELICITATION_TIMEOUT_S
         )
+        stop_grace = _seconds(
+            env,
+            "MCP_CENTER_STOP_GRACE_S",
+            "stop_grace_s",
+            DEFAULT_STOP_GRACE_S,
+            bounds=(MIN_STOP_GRACE_S, MAX_STOP_GRACE_S),
+        )
         database = _database_url(database_url or env.get("MCP_CENTER_DATABASE_URL") or None)
         name = instance_name or env.get("MCP_CENTER_INSTANCE_NAME") or None
         if name is not None and not _INSTANCE_NAME.fullmatch(name):
@@ -165,6 +184,7 @@ class Settings:
             gateway_token=_static_gateway_token(env),
             approval_timeout_s=approval_timeout,
             elicitation_timeout_s=elicitation_timeout,
+            stop_grace_s=stop_grace,
             database_url=database,
             instance_name=name,
         )
@@ -278,7 +298,15 @@ def _is_base_url(url: str) -> bool:
     )
 
 
-def _seconds(env: Mapping[str, str], name: str, field_name: str, default: float) -> float:
+def _seconds(
+    env: Mapping[str, str], name: str, field_name: str, default: float, *, bounds: tuple[float, float] = (1, MAX_WAIT_S)
+) -> float:
+    """`env[name]` as seconds within `bounds` (inclusive), or `default` when unset or empty.
+
+    Raises:
+        RequestInvalid: not a number, or out of `bounds` (`SETTING_INVALID` on `field_name`).
+    """
+    low, high = bounds
     raw = env.get(name)
     if not raw:
         return default
@@ -286,8 +314,8 @@ def _seconds(env: Mapping[str, str], name: str, field_name: str, default: float)
         value = float(raw)
     except ValueError:
         raise _invalid(field_name, f"{name} must be a number of seconds") from None
-    if not 1 <= value <= MAX_WAIT_S:
-        raise _invalid(field_name, f"{name} must be between 1 and {MAX_WAIT_S:g} seconds")
+    if not low <= value <= high:  # also refuses nan
+        raise _invalid(field_name, f"{name} must be between {low:g} and {high:g} seconds")
     return value
 
 

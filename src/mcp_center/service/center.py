@@ -70,7 +70,7 @@ from mcp_center.service.servers import Servers
 from mcp_center.service.summary import Summaries
 from mcp_center.service.views import ServerView
 from mcp_center.store import ServerRecord, Store, StoreState, TestResult, store_for
-from mcp_center.transports import ConnectionSpec, WarmUpResult, shared_tls_context
+from mcp_center.transports import ConnectionSpec, WarmUpResult, process_guard, shared_tls_context
 
 __all__ = ["SECRET_KINDS", "Decision", "McpCenter"]
 
@@ -230,6 +230,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         hooks_for: Callable[[ConnectionSpec, str], SessionHooks] | None,
     ) -> AsyncGenerator[McpCenter]:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        process_guard().set_grace(settings.stop_grace_s)  # before any server starts
         key = await anyio.to_thread.run_sync(load_or_create_key, settings.data_dir, settings.secret_key)
         cipher = SecretCipher(key)
         await anyio.to_thread.run_sync(store.check_key, cipher.fingerprint(KEY_CHECK_PURPOSE, KEY_CHECK_VALUE))

@@ -105,6 +105,7 @@ class Reconciler:
                 startup_timeout_s=timeout_s,
                 call_timeout_s=config.call_timeout_s,
                 max_result_bytes=config.max_result_bytes,
+                stop_grace_s=self._settings.stop_grace_s,
             )
         headers = dict(config.headers)
         for key in config.secret_headers:

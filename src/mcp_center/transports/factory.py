@@ -136,6 +136,8 @@ async def open_transport(
             redactor=default_redactor,
             read_limits=limits,
             list_limits=LIST_LIMITS,
+            grace_s=spec.stop_grace_s,
+            kill_timeout_s=spec.stop_grace_s,
         )
         probe.stdio = transport
         yield transport

@@ -92,6 +92,18 @@ class ProcessGuard:
         self._unavailable = not sys.platform.startswith("linux")
         self._record: Path | None = None
 
+    def set_grace(self, grace_s: float) -> None:
+        """Wait `grace_s` seconds between SIGTERM and SIGKILL from now on: in `take_over`, and in the
+        watchdog started next (one already running keeps its own), R-9.3. Hosts call it with
+        `Settings.stop_grace_s` (`MCP_CENTER_STOP_GRACE_S`) before they start a server.
+
+        Raises:
+            ValueError: `grace_s` is negative.
+        """
+        if grace_s < 0:
+            raise ValueError("grace_s must not be negative")
+        self._grace_s = grace_s
+
     @property
     def watching(self) -> bool:
         """True while a watchdog runs for this process."""

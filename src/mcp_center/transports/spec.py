@@ -40,6 +40,8 @@ class ConnectionSpec:
         startup_timeout_s: Seconds allowed for spawn/connect + initialize + first catalog.
         call_timeout_s: Default seconds allowed for one tool call (R-3.8).
         max_result_bytes: Tool results above this many bytes of JSON are truncated (R-3.9).
+        stop_grace_s: stdio only: at close, seconds the server gets to exit after its stdin closed,
+            and again between SIGTERM and SIGKILL to its group (R-2.6; `MCP_CENTER_STOP_GRACE_S`).
     """
 
     server_id: str
@@ -55,3 +57,4 @@ class ConnectionSpec:
     startup_timeout_s: float = 30.0
     call_timeout_s: float = 60.0
     max_result_bytes: int = 1024 * 1024
+    stop_grace_s: float = 2.0
