@@ -149,6 +149,27 @@ def _serve(data_dir: Path, port: int) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_the_first_start_prints_the_admin_token_it_stored_and_a_later_start_does_not(tmp_path: Path) -> None:
+    """On its first start without MCP_CENTER_ADMIN_TOKEN, serve prints the token it generated, once,
+    on the line after its announcement, and that is the token in <data dir>/admin-token, which the REST
+    API accepts (R-7.1); the next start says where it is and prints no token. (A suggested command once
+    took the token's variable name, and the banner printed the command instead of the token.)"""
+    no_token = {"MCP_CENTER_ADMIN_TOKEN": ""}  # empty means unset: the token file is used
+    with running_host(tmp_path, env=no_token) as host:
+        stored = (host.data_dir / "admin-token").read_text().strip()
+        assert host.client.get("/api/mcp/servers", headers={"Authorization": f"Bearer {stored}"}).status_code == 200
+        lines = host.log().splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("admin token (shown once"))
+        assert lines[at + 1].strip() == stored
+    first_log = host.log()
+    assert first_log.count(stored) == 1, "the token is printed once, and nowhere else in the log"
+    with running_host(tmp_path, env=no_token) as again:
+        assert (again.data_dir / "admin-token").read_text().strip() == stored
+    later = again.log()[len(first_log) :]
+    assert f"admin token: in {again.data_dir / 'admin-token'}" in later
+    assert stored not in later
+
+
 @pytest.mark.parametrize("same_data_dir", [True, False], ids=["same-data-dir", "other-data-dir"])
 def test_a_second_serve_on_a_busy_port_fails_before_starting_anything(tmp_path: Path, same_data_dir: bool) -> None:
     """Started again on its own data directory and port, `serve` says it already runs and where to

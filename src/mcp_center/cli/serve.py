@@ -146,8 +146,10 @@ def serve(
         f"profile: {settings.profile}, instance: {settings.instance_label})",
         highlight=False,
     )
-    token = suggested("gateway", "token", "create", "NAME", settings=settings)
-    err.print(f"gateway for MCP clients: {settings.base_url}/mcp  (token: {token})", markup=False, highlight=False)
+    create_hint = suggested("gateway", "token", "create", "NAME", settings=settings)
+    err.print(
+        f"gateway for MCP clients: {settings.base_url}/mcp  (token: {create_hint})", markup=False, highlight=False
+    )
     if created:
         err.print(f"admin token (shown once, stored in {settings.data_dir / 'admin-token'}):")
         print(token, file=sys.stderr, flush=True)
