@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import anyio
@@ -11,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from mcp_center.runtime.http1 import Http1Client, Http1Error
+from mcp_center.runtime.http1 import HELD_BODY_BYTES, Http1Client, Http1Error, _Connection  # pyright: ignore[reportPrivateUsage]
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
@@ -155,3 +156,47 @@ async def test_a_stream_left_unread_ends_in_the_background_and_its_connection_is
                 assert await again.aread(1024) == b"data: answer\n\ndata: tail\n\n"
         await client.aclose()
     assert len(set(ports)) == 1  # the second request went over the first one's connection
+
+
+class _Wire(asyncio.Transport):
+    """The connection's transport, as far as a parsed response needs one (nothing is sent anywhere)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.sent.append(bytes(data))
+
+    def is_closing(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("head", "rest", "woken_by_head"),
+    [
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n", b"{}", False),  # declared and small: held
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n", b"2\r\n{}\r\n0\r\n\r\n", True),  # streamed
+        (b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % (HELD_BODY_BYTES + 1), b"x", True),  # too large
+    ],
+)
+async def test_a_reader_waiting_on_a_head_is_woken_once_a_small_declared_body_is_whole(
+    head: bytes, rest: bytes, woken_by_head: bool
+) -> None:
+    """A server on uvicorn writes a response's head and its body apart (issue 12): the reader of a
+    body of declared length up to `HELD_BODY_BYTES` is woken once, with the whole body; a streamed
+    or larger body wakes it at the head, as each chunk does."""
+    connection = _Connection(Http1Client("http://127.0.0.1:9/mcp", {}))
+    connection.connection_made(_Wire())
+    connection.start(b"POST /mcp HTTP/1.1\r\ncontent-length: 0\r\n\r\n")
+    waiting = connection.wait()
+    waiter = waiting.send(None)  # the future the reader waits on (asyncio's `await` yields it)
+    try:
+        connection.data_received(head)
+        assert connection.headers_done
+        assert waiter.done() is woken_by_head
+        connection.data_received(rest)
+        assert waiter.done()
+        assert connection.complete is (not woken_by_head or b"chunked" in head)
+    finally:
+        waiting.close()

@@ -38,7 +38,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import anyio
 import mcp_types as types
@@ -50,11 +50,10 @@ from mcp_types.methods import parse_client_request
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Send
 
-from mcp_center.errors import AgentRequestFailed, CenterError, NotFound, ServerRequestFailed
+from mcp_center.errors import AgentRequestFailed, CallCancelled, CenterError, NotFound, ServerRequestFailed
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
 from mcp_center.models import is_object, is_request_id
-from mcp_center.runtime import Category
-from mcp_center.runtime.scopes import cancel_scope
+from mcp_center.runtime import Category, new_operation_id
 from mcp_center.service import Elicitor, RootsLister, Sampler
 
 __all__ = [
@@ -130,6 +129,45 @@ SSE_HEADERS = [
 JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
+class Cancellable(Protocol):
+    """What `AgentLink.calls` holds per request: an `anyio.CancelScope` or an `AgentCancel`."""
+
+    def cancel(self) -> None:
+        """Cancel the request (nothing once it ended)."""
+        ...
+
+
+class AgentCancel:
+    """A lean `tools/call` as its agent cancels it: `notifications/cancelled`, closing its request,
+    its session or token ending (`AgentLink.end`).
+
+    A cancel by the call's own operation id (`McpCenter.mcp_cancel_call`), which the call's admission
+    in the runtime catches, so that a forwarded call runs inside one cancel scope rather than one of
+    ours around the runtime's (issue 12, R-8.3). `cancelled` tells this cancel apart from every
+    other end: a cancel by the same id from the admin API (the agent gets the CallCancelled error
+    result), a deadline (its timeout error), the endpoint's own cancellation (propagates).
+
+    Args:
+        cancel: Cancels by operation id (`McpCenter.mcp_cancel_call`).
+        operation_id: The call's operation id, given to `mcp_forward_call`.
+    """
+
+    __slots__ = ("_cancel", "cancelled", "ended", "operation_id")
+
+    def __init__(self, cancel: Callable[[str], None], operation_id: str) -> None:
+        self._cancel = cancel
+        self.operation_id = operation_id
+        self.cancelled = False
+        self.ended = False
+        """The call returned: a cancel now does nothing (nor is it remembered by the runtime)."""
+
+    def cancel(self) -> None:
+        """Cancel the call once (before it was admitted, the runtime refuses it when it gets there)."""
+        if not self.cancelled and not self.ended:
+            self.cancelled = True
+            self._cancel(self.operation_id)
+
+
 @dataclass(eq=False)
 class AgentLink:
     """What the lean path knows about one agent session (kept by the endpoint per session id).
@@ -137,7 +175,7 @@ class AgentLink:
     Attributes:
         server_id: The server this session is scoped to (`/mcp/{server_id}`), or None for all.
         capabilities: The `capabilities` the agent's client declared in `initialize`.
-        calls: Our cancel scope per lean request id in flight (for `notifications/cancelled`).
+        calls: What cancels each lean request in flight, by its id (for `notifications/cancelled`).
         waiting: Our requests to the agent (`mcp-center-N`) → where its answer goes.
         client: The `clientInfo` the agent's client declared (`{"name", "version"}`), or None;
             shown on approval cards as it names itself (R-5.3).
@@ -147,7 +185,7 @@ class AgentLink:
 
     server_id: str | None
     capabilities: Mapping[str, Any]
-    calls: dict[object, anyio.CancelScope] = field(default_factory=dict[object, anyio.CancelScope])
+    calls: dict[object, Cancellable] = field(default_factory=dict[object, "Cancellable"])
     waiting: dict[str, _Answer] = field(default_factory=dict[str, "_Answer"])
     client: Mapping[str, Any] | None = None
     gone: Mapping[str, Any] | None = None
@@ -617,51 +655,48 @@ class LeanPath:
             elicitor = ask_form if isinstance(caps.get("elicitation"), dict) else None
             sampler = ask_sampling if isinstance(caps.get("sampling"), dict) else None
             roots = ask_roots if isinstance(caps.get("roots"), dict) else None
-        outcome: list[tuple[bytes, int]] = []
+        outcome: tuple[bytes, int] | None = None
         key = _key(request_id)
-        # One cancel scope; the agent's disconnect is watched by a plain asyncio task started only
-        # once the call has run `WATCH_AFTER_S` (most calls end sooner: anyio's task group per call
-        # cost a measurable share of the gateway's CPU, R-8.3).
-        call = link.calls[key] = cancel_scope()
+        # No cancel scope of ours: the agent's cancel is one by the call's operation id, which the
+        # runtime's admission catches (`AgentCancel`). The agent's disconnect is watched by a plain
+        # asyncio task started only once the call has run `WATCH_AFTER_S` (most calls end sooner:
+        # anyio's task group per call cost a measurable share of the gateway's CPU, R-8.3).
+        call = link.calls[key] = AgentCancel(self._center.mcp_cancel_call, new_operation_id())
         loop = asyncio.get_running_loop()
         watchers: list[asyncio.Task[None]] = []
         timer = loop.call_later(
             WATCH_AFTER_S, lambda: watchers.append(loop.create_task(_cancel_on_disconnect(receive, call)))
         )
         try:
-            with call:
-                try:
-                    result = await self._center.mcp_forward_call(
-                        params["name"],
-                        params.get("arguments") or {},
-                        server_id=link.server_id,
-                        meta=meta,
-                        progress=progress,
-                        elicitor=elicitor,
-                        sampler=sampler,
-                        roots=roots,
-                        caller_allowed=request.caller_allowed,
-                        caller=request.caller,
-                    )
-                    outcome.append((_response(request_id, self._finish(result, modern, "tools/call")), 200))
-                except ServerRequestFailed as exc:
-                    if exc.rpc_error is not None:
-                        outcome.append(_failed(request_id, exc.rpc_error, modern))
-                    else:
-                        outcome.append(
-                            (_response(request_id, self._finish(error_result_json(exc), modern, "tools/call")), 200)
-                        )
-                except NotFound as exc:
-                    outcome.append(_failed(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True), modern))
-                except CenterError as exc:
-                    outcome.append(
-                        (_response(request_id, self._finish(error_result_json(exc), modern, "tools/call")), 200)
-                    )
-                except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
-                    logger.exception("gateway.lean_call_failed")
-                    internal = {"code": types.INTERNAL_ERROR, "message": "Internal error"}
-                    outcome.append((_error(request_id, internal), 200))
+            result = await self._center.mcp_forward_call(
+                params["name"],
+                params.get("arguments") or {},
+                server_id=link.server_id,
+                meta=meta,
+                operation_id=call.operation_id,
+                progress=progress,
+                elicitor=elicitor,
+                sampler=sampler,
+                roots=roots,
+                caller_allowed=request.caller_allowed,
+                caller=request.caller,
+            )
+            outcome = (_response(request_id, self._finish(result, modern, "tools/call")), 200)
+        except ServerRequestFailed as exc:
+            if exc.rpc_error is not None:
+                outcome = _failed(request_id, exc.rpc_error, modern)
+            else:
+                outcome = (_response(request_id, self._finish(error_result_json(exc), modern, "tools/call")), 200)
+        except NotFound as exc:
+            outcome = _failed(request_id, to_mcp_error(exc).error.model_dump(exclude_none=True), modern)
+        except CenterError as exc:
+            if not (call.cancelled and isinstance(exc, CallCancelled)):  # else the agent's own cancel: no answer
+                outcome = (_response(request_id, self._finish(error_result_json(exc), modern, "tools/call")), 200)
+        except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
+            logger.exception("gateway.lean_call_failed")
+            outcome = (_error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"}), 200)
         finally:
+            call.ended = True
             # Only this call's entry: a client that reused the id (MCP forbids it) has a later call
             # under the same key, which must stay cancellable after this one ends.
             if link.calls.get(key) is call:
@@ -669,7 +704,7 @@ class LeanPath:
             timer.cancel()
             for watcher in watchers:
                 watcher.cancel()
-        return outcome[0] if outcome else None
+        return outcome
 
     def _asker(self, link: AgentLink, reply: _Reply) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
         """Ask the agent a question on this POST's stream and wait for its answer (R-8.5)."""
@@ -697,7 +732,7 @@ class LeanPath:
         return ask
 
 
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+async def _cancel_on_disconnect(receive: Receive, scope: Cancellable) -> None:
     """Cancel the call when the agent closes its request (2026-07-28 cancellation; a dropped POST)."""
     while True:
         message: Message = await receive()

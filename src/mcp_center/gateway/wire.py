@@ -111,6 +111,15 @@ class CoalescingTransport(asyncio.Transport):
         for data in list_of_data:
             self.write(data)
 
+    def write_now(self, data: bytes) -> None:
+        """Write what was kept and `data` at once, without waiting for the end of the step (a
+        response's last write: it leaves now in any case, `on_response_complete`)."""
+        if self._pending:
+            self._pending.append(data)
+            self.flush()
+        elif data and not self._transport.is_closing():
+            self._transport.write(data)
+
     def flush(self) -> None:
         """Write what was kept, as one `write` (nothing when nothing was kept, or the connection is closing)."""
         pending = self._pending
@@ -194,7 +203,7 @@ class _DirectExchange:
 
     def __init__(self, protocol: CoalescingHttpToolsProtocol, keep_alive: bool) -> None:
         self._protocol = protocol
-        self._transport = protocol.transport_for_cycles
+        self._transport = protocol.direct_transport
         self.keep_alive = keep_alive
         self.disconnected = False
         self.response_started = False
@@ -202,6 +211,8 @@ class _DirectExchange:
         self.message_event = _Disconnect()
         self._chunked = False
         self._expected = 0
+        self._head: bytes | None = None
+        """The response's head, written with its first body chunk (one write, no flush scheduled)."""
 
     async def receive(self) -> Message:
         """Waits until the agent has gone (or the answer is complete): `http.disconnect`."""
@@ -212,7 +223,8 @@ class _DirectExchange:
 
     async def send(self, message: Message) -> None:
         """Write `http.response.start` and `http.response.body` messages as uvicorn's cycle does
-        (no content-length: chunked); nothing once the agent has gone.
+        (no content-length: chunked); nothing once the agent has gone. The head leaves with the first
+        body chunk, in one write; the last chunk is written at once (issue 12: no flush left scheduled).
 
         Raises:
             RuntimeError: messages out of order, or a body that does not match its declared length.
@@ -256,7 +268,7 @@ class _DirectExchange:
             if not self.keep_alive:
                 content.append(b"connection: close\r\n")
             content.append(b"\r\n")
-            self._transport.write(b"".join(content))
+            self._head = b"".join(content)
             return
         if self.response_complete or message["type"] != "http.response.body":
             raise RuntimeError(f"Unexpected ASGI message '{message['type']}' sent.")
@@ -264,12 +276,20 @@ class _DirectExchange:
         more_body: bool = message.get("more_body", False)
         if self._chunked:
             chunk = b"%x\r\n%s\r\n" % (len(body), body) if body else b""
-            self._transport.write(chunk if more_body else chunk + b"0\r\n\r\n")
+            data = chunk if more_body else chunk + b"0\r\n\r\n"
         else:
             self._expected -= len(body)
             if self._expected < 0:
                 raise RuntimeError("Response content longer than Content-Length")
-            self._transport.write(body)
+            data = body
+        head = self._head
+        if head is not None:
+            self._head = None
+            data = head + data
+        if more_body:
+            self._transport.write(data)  # leaves at the end of this step (an SSE event: at once)
+        else:
+            self._transport.write_now(data)
         if not more_body:
             if self._expected != 0:
                 raise RuntimeError("Response content shorter than Content-Length")
@@ -362,6 +382,13 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     def transport_for_cycles(self) -> asyncio.Transport:
         """The transport responses are written to (the coalescing one)."""
         return self._coalescing or self.transport
+
+    @property
+    def direct_transport(self) -> CoalescingTransport:
+        """The coalescing transport a direct request's answer is written to (there is one from
+        `connection_made` on, before any request is parsed)."""
+        assert self._coalescing is not None
+        return self._coalescing
 
     def on_headers_complete(self) -> None:
         route = self._direct

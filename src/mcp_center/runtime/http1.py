@@ -24,6 +24,13 @@ Scope, on purpose: `http://` URLs only (R-1.6 allows them for loopback servers, 
 per-call overhead shows); `https://` servers and servers with OAuth keep the connection's
 `httpx2` client (its TLS and auth flows). No redirects are followed (as `httpx2` is configured).
 
+A body of declared length up to `HELD_BODY_BYTES` is held in the connection until it is whole:
+its caller is woken once, with the whole response, not once for the head and once more for the
+body. A server on uvicorn writes a response's head and body in two `write` calls, so the body of
+a forwarded call's answer came in a second read most of the time, and every such read resumed the
+whole chain of coroutines waiting on the answer for nothing (issue 12). A streamed body (no
+declared length, e.g. SSE) wakes its reader on every chunk, as before.
+
 A request that fails on a reused connection before any byte of its response arrived is sent once
 more on a new connection: the server had closed the idle connection (its keep-alive timeout)
 before reading the request, so it never ran it. Idle connections older than `IDLE_S` seconds are
@@ -60,6 +67,8 @@ DRAIN_S = 0.5
 """Seconds a response left unread may take to end in the background before its connection is closed."""
 MAX_BUFFERED = 1 << 20
 """Bytes of body buffered unread before the connection pauses reading."""
+HELD_BODY_BYTES = 64 * 1024
+"""A declared body of at most this many bytes (below `MAX_BUFFERED`) wakes its reader only when whole."""
 
 
 class Http1Error(Exception):
@@ -91,6 +100,8 @@ class _Connection(asyncio.Protocol):
         self.chunks: list[bytes] = []
         self.buffered = 0
         self.headers_done = False
+        self.held = False
+        """The body has a declared length of at most `HELD_BODY_BYTES`: no wake-up before it is whole."""
         self.complete = False
         self.discarding = False
 
@@ -113,7 +124,8 @@ class _Connection(asyncio.Protocol):
         if self.buffered > MAX_BUFFERED and not self._paused and self.transport is not None:
             self._paused = True
             self.transport.pause_reading()
-        self._wake()
+        if not self.held or self.complete or self.error is not None:
+            self._wake()
 
     def eof_received(self) -> bool:
         self.lost = True
@@ -135,6 +147,8 @@ class _Connection(asyncio.Protocol):
         self.headers_done = True
         if self._parser is not None:
             self.status = self._parser.get_status_code()
+        declared = self.headers.get("content-length")
+        self.held = declared is not None and declared.isdigit() and int(declared) <= HELD_BODY_BYTES
 
     def on_body(self, body: bytes) -> None:
         if not self.discarding:
@@ -151,7 +165,7 @@ class _Connection(asyncio.Protocol):
         """Send one request (a single write) and expect its response."""
         assert self.transport is not None
         self.active = True
-        self.received = self.headers_done = self.complete = self.discarding = False
+        self.received = self.headers_done = self.held = self.complete = self.discarding = False
         self.error = None
         self.status = 0
         self.headers = {}
@@ -322,7 +336,8 @@ class Http1Client:
         self._release(connection)
 
     async def send(self, method: str, headers: Mapping[str, str], body: bytes = b"") -> Http1Response:
-        """Send one request; its response once its headers arrived. Call `done(response)` afterwards.
+        """Send one request; its response once its headers arrived (and its body, when it declares a
+        length of at most `HELD_BODY_BYTES`). Call `done(response)` afterwards.
 
         Raises:
             Http1Error: the exchange failed (the connection is closed).

@@ -101,6 +101,8 @@ class GatewayUseCases:
         Args:
             server_id: `name` is that server's own tool name (`/mcp/{id}`, R-8.4).
             meta: The agent's `_meta` (its `progressToken` is replaced by ours when `progress` is given).
+            operation_id: The call's operation id (a fresh one when None); the gateway makes its own,
+                which `mcp_cancel_call` cancels.
             sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
         Raises:
@@ -121,6 +123,13 @@ class GatewayUseCases:
             caller_allowed=caller_allowed,
             caller=caller,
         )
+
+    def mcp_cancel_call(self, operation_id: str) -> None:
+        """Cancel the `mcp_forward_call` made with `operation_id` for its agent (`notifications/cancelled`,
+        a closed request, its session or token ended; R-3.8, R-8.1): the call ends with CallCancelled
+        (never sent, or cancelled up to the server). A cancel that comes before the call was admitted
+        is remembered and refuses it; one after it ended is remembered for nothing (bounded)."""
+        self._capabilities.cancel_forwarded(operation_id)
 
     async def mcp_prompts(self) -> list[types.Prompt]:
         """Every ready server's prompts as MCP `Prompt`s named `{serverId}:{prompt}` (R-5.4)."""

@@ -170,6 +170,12 @@ class ToolCalls(AgentCatalog):
                 entry.server_id, "tools/call", params, operation_id=op_id, progress=progress
             )
 
+    def cancel_forwarded(self, operation_id: str) -> None:
+        """Cancel the `forward_call` running (or about to run) as `operation_id`, for its agent (R-3.8,
+        R-8.1): a cancel by operation id of the runtime, which the call's admission turns into
+        `CallCancelled` (before it was admitted: remembered, and the call is refused when it gets there)."""
+        self._manager.cancel(operation_id)
+
     def _approved_sampler(self, sampler: Sampler, entry: RegisteredTool, op_id: str) -> Sampler:
         """`sampler` behind a human approval, as the tool's `ask` policy asks for its calls (R-8.5)."""
 
@@ -206,15 +212,16 @@ class ToolCalls(AgentCatalog):
         if not isinstance(arguments, dict):
             raise invalid_field("arguments", "FIELD_INVALID", "must be a JSON object")
         args = cast(dict[str, Any], arguments)
-        if operation_id is None:
-            # A fresh id: nobody can have cancelled it yet, and when resolving the call waits for
-            # nothing (no lazy connect, no store read, no approval), there is no wait for a cancel
-            # by operation id to end, so the admission (a cancel scope) is skipped; the runtime
-            # admits the request itself as always (issue 12: one cancel scope less per call).
+        if operation_id is None or not self._manager.is_running(operation_id):
+            # An id no call runs under: when resolving the call waits for nothing (no lazy connect,
+            # no store read, no approval), there is no wait for a cancel by operation id to end, so
+            # the admission (a cancel scope) is skipped; the runtime admits the request itself as
+            # always, and refuses it there when a cancel of its id came first (issue 12: one cancel
+            # scope less per call). An id in use takes the admission, which refuses it.
             ready = self._prepared_at_once(name, server_id)
             if ready is not None:
                 entry, policy = ready
-                return entry, args, new_operation_id(), policy
+                return entry, args, operation_id or new_operation_id(), policy
         op_id = operation_id or new_operation_id()
         # Admitted before anything waits (a lazy or reconnecting server, the approval), so a cancel by
         # operation id ends every wait of this call (R-3.8). The call itself is admitted again by the
