@@ -239,6 +239,8 @@ async def test_a_policy_or_switch_for_an_unknown_tool_is_refused_and_nothing_is_
     )
     assert_error(refused, 404, "MCP_TOOL_NOT_FOUND")
     assert refused.json()["error"]["details"]["did_you_mean"][0] == "record"
+    # checked against the live session's tools (not the last test's, which may be older)
+    assert refused.json()["error"]["message"] == "server 'caps' has no tool 'recrod': nothing changed"
     switched = await api.patch("/api/mcp/servers/caps", json={"version": view["version"], "disabled_tools": ["recrod"]})
     assert_error(switched, 404, "MCP_TOOL_NOT_FOUND")
     after = (await api.get("/api/mcp/servers/caps")).json()

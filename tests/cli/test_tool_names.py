@@ -24,7 +24,10 @@ def test_a_policy_for_a_tool_the_server_does_not_list_is_refused_and_changes_not
     ready_with_cli(data, "echo")
     typo = run_cli(data, "policy", "echo", "ecoh", "allow")
     assert typo.returncode == 3, typo.stdout
-    assert typo.stderr.startswith("error [MCP_TOOL_NOT_FOUND]: server 'echo' has no tool 'ecoh': nothing changed")
+    assert typo.stderr.startswith(
+        "error [MCP_TOOL_NOT_FOUND]: server 'echo' has no tool 'ecoh' (as of its last test; if it has added "
+        "tools since, test it again): nothing changed"
+    )
     assert "did you mean: echo?" in typo.stderr
     shown = _shown(data, "echo")
     assert (shown["tool_policies"], shown["enabled"], shown["trusted"]) == ({}, True, True)

@@ -225,9 +225,8 @@ class Servers:
             config = parse_server_config(data)
             # A policy or switch for a tool the server does not list: refused before anything is
             # written (issue 16, R-5.3); unchecked, with a warning, while no catalogue is known.
-            unknown = check_tool_names(
-                server_id, added_tool_names(record.config, config), self._tool_names(record, config)
-            )
+            known, from_test = self._tool_names(record, config)
+            unknown = check_tool_names(server_id, added_tool_names(record.config, config), known, from_test=from_test)
             old_digest = memo.digest(record.config, state.secrets)
             self._keeper.write(state, config, parsed.secrets)
             self._keeper.drop_undeclared(state, config)
@@ -241,16 +240,16 @@ class Servers:
         view = await self.get(server_id, memo)
         return view if unknown is None else replace(view, warnings=(*view.warnings, unknown))
 
-    def _tool_names(self, record: ServerRecord, config: ServerConfig) -> list[str] | None:
-        """The tool catalogue a change to `config` is checked against: the live session's tools, else
-        the last successful test's (`known_tools`); None when neither is known or the change is not
-        to the same server (another command lists other tools)."""
+    def _tool_names(self, record: ServerRecord, config: ServerConfig) -> tuple[list[str] | None, bool]:
+        """The tool catalogue a change to `config` is checked against, and whether it is the last
+        test's: the live session's tools, else the last successful test's (`known_tools`); None when
+        neither is known or the change is not to the same server (another command lists other tools)."""
         if not same_server(record.config, config):
-            return None
+            return None, False
         conn = self._manager.current(record.config.id)
         if conn is not None:
-            return [tool.name for tool in conn.catalog.tools]
-        return None if record.known_tools is None else list(record.known_tools)
+            return [tool.name for tool in conn.catalog.tools], False
+        return (None, False) if record.known_tools is None else (list(record.known_tools), True)
 
     async def delete(self, server_id: str, *, version: int | None) -> None:
         """Delete a server, its ciphertexts and its connection (R-1.5, R-2.4)."""

@@ -29,13 +29,17 @@ def added_tool_names(before: ServerConfig, after: ServerConfig) -> list[str]:
     return sorted(new - old)
 
 
-def check_tool_names(server_id: str, names: list[str], known: Iterable[str] | None) -> ViewWarning | None:
+def check_tool_names(
+    server_id: str, names: list[str], known: Iterable[str] | None, *, from_test: bool = False
+) -> ViewWarning | None:
     """Check the tool names a change adds against the server's known catalogue (issue 16, R-5.3).
 
     Args:
         names: The added names (`added_tool_names`).
         known: The tool names of the live session or of the last successful test; None when no
             catalogue is known yet.
+        from_test: `known` is the last test's (a server may have added tools since: the refusal
+            says to test it again, which refreshes them).
     Returns:
         None when every name is known (or none was added); a TOOL_NOT_KNOWN_YET warning naming the
         added tools when no catalogue is known yet.
@@ -54,8 +58,9 @@ def check_tool_names(server_id: str, names: list[str], known: Iterable[str] | No
     catalogue = set(known)
     for name in names:
         if name not in catalogue:
+            since = " (as of its last test; if it has added tools since, test it again)" if from_test else ""
             raise ToolNotFound(
-                f"server '{server_id}' has no tool '{name}': nothing changed",
+                f"server '{server_id}' has no tool '{name}'{since}: nothing changed",
                 details={"server_id": server_id, "tool": name, "did_you_mean": did_you_mean(name, catalogue)},
             )
     return None
