@@ -225,3 +225,31 @@ async def test_an_interaction_card_is_listed_and_answered_over_the_api(
     )
     assert_error(await api.get("/api/interactions/unknown"), 404, "MCP_INTERACTION_NOT_FOUND")
     assert_error(await api.get("/api/interactions", params={"state": "sleepy"}), 422, "REQUEST_INVALID")
+
+
+async def test_a_policy_or_switch_for_an_unknown_tool_is_refused_and_nothing_is_stored(
+    caps: tuple[str, Upstream], center: McpCenter, api: httpx2.AsyncClient
+) -> None:
+    """`PUT .../tools/ecoh2/policy` and a PATCH of `disabled_tools` naming a tool the live catalogue
+    does not list used to be stored (and disabled the server): 404 MCP_TOOL_NOT_FOUND with
+    did-you-mean now, the server as it was (issue 16, R-5.2, R-5.3)."""
+    view = await _ready(api, caps[0])
+    refused = await api.put(
+        "/api/mcp/servers/caps/tools/recrod/policy", json={"policy": "allow", "version": view["version"]}
+    )
+    assert_error(refused, 404, "MCP_TOOL_NOT_FOUND")
+    assert refused.json()["error"]["details"]["did_you_mean"][0] == "record"
+    # checked against the live session's tools (not the last test's, which may be older)
+    assert refused.json()["error"]["message"] == "server 'caps' has no tool 'recrod': nothing changed"
+    switched = await api.patch("/api/mcp/servers/caps", json={"version": view["version"], "disabled_tools": ["recrod"]})
+    assert_error(switched, 404, "MCP_TOOL_NOT_FOUND")
+    after = (await api.get("/api/mcp/servers/caps")).json()
+    assert (after["version"], after["enabled"], after["tool_policies"], after["disabled_tools"]) == (
+        view["version"],
+        True,
+        {},
+        [],
+    )
+    off = await api.patch("/api/mcp/servers/caps", json={"version": view["version"], "disabled_tools": ["record"]})
+    assert off.status_code == 200, off.text
+    assert off.json()["disabled_tools"] == ["record"] and off.json()["warnings"] == []

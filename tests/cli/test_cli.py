@@ -529,7 +529,7 @@ def test_an_error_echoing_a_bad_id_shows_control_characters_escaped_and_a_huge_o
     [
         (["import", ""], "error [REQUEST_INVALID]: file: give the path of a client configuration file, or - to read"),
         (["import", "/nonexistent/mcp.json"], "error [REQUEST_INVALID]: cannot read /nonexistent/mcp.json: No such"),
-        (["import", "x.json", "--format", "nope"], "error [REQUEST_INVALID]: --format must be one of: auto,"),
+        (["import", "x.json", "--format", "nope"], "error [REQUEST_INVALID]: --format: must be one of: auto,"),
         (["migrate", "--to", ""], "error [REQUEST_INVALID]: --to: give the target: postgresql://"),
     ],
 )

@@ -47,7 +47,10 @@ def test_import_shows_the_preview_asks_for_each_value_and_applies(data: Path) ->
     result = invoke(data, "import", str(PROJECT), input=answers)
     assert result.exit_code == 0, result.output
     assert "format: claude-code" in result.stdout
-    assert "imported 4 (untrusted, disabled): github, orbit-tasks, legacy-wiki, local-notes" in result.stdout
+    assert (
+        f"imported 4 (untrusted, disabled) into {data} (data directory): github, orbit-tasks, legacy-wiki, local-notes"
+        in result.stdout
+    )
     assert [s for s in SECRETS if s in result.output] == []
     listed = {s["id"]: s for s in servers(data)}
     assert sorted(listed) == ["github", "legacy-wiki", "local-notes", "orbit-tasks"]
@@ -243,7 +246,7 @@ def test_an_export_imported_again_is_unchanged(data: Path, tmp_path: Path) -> No
     again.write_text(exported.stdout, encoding="utf-8")
     result = invoke(data, "import", str(again), "--yes")
     assert result.exit_code == 0, result.output
-    assert "nothing to import: 1 already here, unchanged" in result.stdout
+    assert f"nothing to import into {data} (data directory): 1 already here, unchanged" in result.stdout
     assert [s["cwd"] for s in servers(data)] == ["/srv/notes"]
     assert [{k: v for k, v in s.items() if k != "status"} for s in servers(data)] == [
         {k: v for k, v in s.items() if k != "status"} for s in before

@@ -279,7 +279,10 @@ def test_importing_the_same_file_again_is_safe_and_a_changed_entry_is_refused_un
     again = run(data, "import", str(PROJECT), *flags, env=SECRET_ENV)
     assert again.returncode == 0, again.stderr
     lines = again.stdout.splitlines()
-    at = lines.index("nothing to import: 4 already here, unchanged (github, orbit-tasks, legacy-wiki, local-notes)")
+    at = lines.index(
+        f"nothing to import into {data} (data directory): 4 already here, unchanged "
+        "(github, orbit-tasks, legacy-wiki, local-notes)"
+    )
     # Secret values are not compared: the output says the file's were not applied, and how to change them.
     assert [line.split(":")[0] for line in lines[at + 1 :]] == ["github", "orbit-tasks", "legacy-wiki"]
     assert lines[-1] == (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Generator, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, TypedDict, TypeVar
@@ -456,9 +456,7 @@ def fail(
         err.print("  server stderr (last lines):", highlight=False)
         for stderr_line in tail:
             err.print(f"    {stderr_line}", highlight=False, markup=False)
-    close = exc.details.get("did_you_mean")
-    if is_array(close) and close:
-        err.print(shown(f"  did you mean: {', '.join(str(c) for c in close)}?"), highlight=False, markup=False)
+    _print_did_you_mean(exc.details)
     server = server_id or exc.details.get("server_id")
     hint = NEXT_STEP.get(exc.code)
     if hint and isinstance(server, str):
@@ -476,6 +474,25 @@ def fail(
     if settings is not None and serve:
         err.print(f"  {serve_state(settings)}", highlight=False, markup=False)
     return typer.Exit(exc.exit_code)
+
+
+def _print_did_you_mean(details: Mapping[str, Any]) -> None:
+    close = details.get("did_you_mean")
+    if is_array(close) and close:
+        err.print(shown(f"  did you mean: {', '.join(str(c) for c in close)}?"), highlight=False, markup=False)
+
+
+def fail_host(exc: HostRequestFailed) -> typer.Exit:
+    """Print the running host's error answer (`error [CODE]: message`, and its did-you-mean, as
+    `fail` prints a local one: `logs tiem` names `time` as `show tiem` does, issue 16) and return the
+    exit to raise, by the answer's HTTP status (`host.exit_code_for_status`)."""
+    from mcp_center.cli.host import exit_code_for_status
+
+    line = Text("error", style="red")
+    line.append(f" [{exc.api_code}]: {shown(exc.message)}", style="")
+    err.print(line, highlight=False)
+    _print_did_you_mean(exc.details)
+    return typer.Exit(exit_code_for_status(exc.status))
 
 
 def run_center(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) -> T:
@@ -505,6 +522,23 @@ def run_center(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) 
         return anyio.run(main)
     except CenterError as exc:
         raise fail(exc, settings=settings) from None
+
+
+def run_center_reading(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) -> T:
+    """`run_center` for a step that writes nothing (an export, an import's preview): on a data
+    directory with no state yet it runs on an empty host in a throw-away directory, so a refused,
+    dry-run or read-only command never creates the directory, its key or `mcp/` (R-9.2, issue 16).
+
+    Raises:
+        typer.Exit: as `run_center`.
+    """
+    if has_state(settings):
+        return run_center(settings, action)
+    import tempfile
+    from dataclasses import replace
+
+    with tempfile.TemporaryDirectory(prefix="mcp-center-empty-") as empty:
+        return run_center(replace(settings, data_dir=Path(empty)), action)
 
 
 def print_json(value: Any) -> None:
@@ -547,8 +581,7 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
         with host.HostClient(settings, url, timeout_s=timeout_s) as client:
             return client.call(method, path, body)
     except HostRequestFailed as exc:
-        err.print(f"error [{exc.api_code}]: {exc.message}", markup=False, highlight=False)
-        raise typer.Exit(host.exit_code_for_status(exc.status)) from None
+        raise fail_host(exc) from None
     except CenterError as exc:
         raise fail(exc) from None
 

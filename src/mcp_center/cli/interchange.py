@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -24,16 +23,16 @@ from mcp_center.cli._shared import (
     confirm,
     err,
     fail,
-    has_state,
     out,
     print_json,
     run_center,
+    run_center_reading,
     settings_for,
     yes,
 )
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._values import check_known, given_values, missing_for_yes
-from mcp_center.cli._where import serve_state
+from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.errors import (
     CenterError,
     FieldError,
@@ -110,12 +109,10 @@ def import_(
     skipped as unchanged, and one whose definition differs stops the import (--on-conflict).
     """
     from mcp_center.service import ApplyRequest, Importer, ImportPreviews
-    from mcp_center.service.imports import check_on_conflict, conflict_error
+    from mcp_center.service.imports import check_on_conflict, check_one_of, conflict_error
 
-    if format not in IMPORT_FORMATS:
-        error = FieldError("format", "FIELD_INVALID", f"must be one of: {', '.join(IMPORT_FORMATS)}")
-        raise fail(RequestInvalid(f"--format {error.message}", details={"errors": [error.to_dict()]}))
     try:
+        check_one_of("--format", format, IMPORT_FORMATS)
         on_conflict = check_on_conflict(on_conflict)
     except CenterError as exc:
         raise fail(exc) from None
@@ -125,7 +122,10 @@ def import_(
     if format == "auto" and file != "-":
         format = _named_format(file, text)
     previews = ImportPreviews()
-    planned = run_center(settings, lambda c: Importer(c, previews).preview(text, format, on_conflict))
+    # The preview writes nothing: on a directory that does not exist yet it runs on an empty host,
+    # and only the apply creates the directory and its key, so a refused or dry-run import of a
+    # mistyped --data-dir leaves nothing behind (issue 16, R-9.2).
+    planned = run_center_reading(settings, lambda c: Importer(c, previews).preview(text, format, on_conflict))
     preview = planned.to_dict()
     variables: list[dict[str, Any]] = preview["variables"]
     # A refusal leads with its error line: the values given are checked before the preview is shown
@@ -142,9 +142,15 @@ def import_(
     else:
         _print_preview(preview, given.sources)
     if dry_run:
+        if not as_json:
+            out.print(f"dry run: nothing created in {data_dir_phrase(settings)}", markup=False, highlight=False)
         return
     if not preview["servers"] and preview["existing"]:  # a re-import: nothing new, nothing wrong
-        out.print(f"nothing to import: {_existing_phrase(preview['existing'])}", markup=False, highlight=False)
+        out.print(
+            f"nothing to import into {data_dir_phrase(settings)}: {_existing_phrase(preview['existing'])}",
+            markup=False,
+            highlight=False,
+        )
         _print_secrets_not_updated(preview["existing"])
         return
     if not preview["servers"]:  # after the preview: its rejected entries say why
@@ -163,7 +169,8 @@ def import_(
     created = run_center(settings, lambda c: Importer(c, previews).apply(request))
     ids = [view.id for view in created]
     out.print(
-        f"imported {len(ids)} (untrusted, disabled): {', '.join(ids)}; next: {suggested('trust', ids[0])}",
+        f"imported {len(ids)} (untrusted, disabled) into {data_dir_phrase(settings)}: {', '.join(ids)}; "
+        f"next: {suggested('trust', ids[0])}",
         markup=False,
         highlight=False,
     )
@@ -353,14 +360,8 @@ def export(
         # The snippet is for MCP clients, possibly on other machines: the serve's public URL when it
         # has one (`url` in serve.json), not the listen address the CLI itself uses (R-8.1, R-9.2).
         settings = replace(settings, public_url=owner.url)
-    if has_state(settings):
-        document = run_center(settings, lambda c: Importer(c, ImportPreviews()).export(format)).to_dict()
-    else:
-        # Nothing registered yet: export an empty host from a throw-away directory, so a read-only
-        # command never creates the data directory, its key or mcp/ (R-9.2).
-        with tempfile.TemporaryDirectory(prefix="mcp-center-export-") as empty:
-            blank = replace(settings, data_dir=Path(empty))
-            document = run_center(blank, lambda c: Importer(c, ImportPreviews()).export(format)).to_dict()
+    # Nothing registered yet: an empty host's export, without creating the directory (R-9.2).
+    document = run_center_reading(settings, lambda c: Importer(c, ImportPreviews()).export(format)).to_dict()
     print(json.dumps(document["gateway"]["config"] if gateway else document["config"], indent=2))
     if gateway:
         err.print(

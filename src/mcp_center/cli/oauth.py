@@ -16,8 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
-from mcp_center.cli._shared import DataDir, ProfileOpt, app, ask, err, fail, settings_for, styled
-from mcp_center.cli.host import HostClient, exit_code_for_status
+from mcp_center.cli._shared import DataDir, ProfileOpt, app, ask, err, fail, fail_host, settings_for, styled
+from mcp_center.cli.host import HostClient
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, HostRequestFailed
 from mcp_center.models import is_array
@@ -147,13 +147,13 @@ def auth_(
             timeout_s=timeout,
         )
     except HostRequestFailed as exc:
-        err.print(styled(("error", "red"), f" [{exc.api_code}]: {exc.message}"), highlight=False)
+        exit = fail_host(exc)
         issuers = exc.details.get("issuers")
         if is_array(issuers) and issuers:
             err.print("  choose one with --issuer:", highlight=False)
             for item in issuers:
                 err.print(f"    {item}", markup=False, highlight=False)
-        raise typer.Exit(exit_code_for_status(exc.status)) from None
+        raise exit from None
     except CenterError as exc:
         raise fail(exc, settings=settings, serve=url is None) from None
     except TimeoutError as exc:

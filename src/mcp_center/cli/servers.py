@@ -432,6 +432,9 @@ def policy(
         out.print(f"{tool} of {server_id}: already {decision}; unchanged", markup=False, highlight=False)
         return
     out.print(f"{tool} of {server_id}: {decision}", markup=False, highlight=False)
+    for warning in after.warnings:
+        if warning.code == "TOOL_NOT_KNOWN_YET":
+            err.print(f"warning [{warning.code}]: {warning.message}", markup=False, highlight=False)
     notice = summary_change_notice(
         view, after, change="its tool policy changed", part="the tool policies are part of the connection summary"
     )

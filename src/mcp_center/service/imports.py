@@ -32,7 +32,7 @@ import os
 import secrets
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -49,6 +49,7 @@ from mcp_center.errors import (
     ImportPreviewStale,
     ImportPreviewUnknown,
     RequestInvalid,
+    did_you_mean,
 )
 from mcp_center.interchange import (
     EXPORT_FORMATS,
@@ -80,6 +81,7 @@ __all__ = [
     "ImportPreviews",
     "Importer",
     "check_on_conflict",
+    "check_one_of",
     "check_secret_value",
     "conflict_error",
     "parse_apply_request",
@@ -205,6 +207,21 @@ def _invalid(field_path: str, code: str, message: str) -> RequestInvalid:
     )
 
 
+def check_one_of(field_path: str, value: object, allowed: Sequence[str]) -> str:
+    """`value` when it is one of `allowed` (a format, an on-conflict mode; R-1.8, R-1.9).
+
+    Raises:
+        RequestInvalid: another value: `field_path` FIELD_INVALID naming the allowed values, with
+            `details.did_you_mean` the close ones (`cusor` → `cursor`, issue 16).
+    """
+    if isinstance(value, str) and value in allowed:
+        return value
+    message = "must be one of: " + ", ".join(allowed)
+    close = did_you_mean(value, allowed) if isinstance(value, str) else []
+    error = FieldError(field_path, "FIELD_INVALID", message)
+    raise RequestInvalid(f"{field_path}: {message}", details={"errors": [error.to_dict()], "did_you_mean": close})
+
+
 def _object(body: object, allowed: set[str]) -> dict[str, Any]:
     if not is_object(body):
         raise _invalid("body", "FIELD_INVALID", "must be a JSON object")
@@ -227,10 +244,7 @@ def _string(data: Mapping[str, Any], key: str, *, max_chars: int | None = None) 
 
 
 def _format(data: Mapping[str, Any]) -> str:
-    value = data.get("format", "auto")
-    if value not in IMPORT_FORMATS:
-        raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(IMPORT_FORMATS))
-    return str(value)
+    return check_one_of("format", data.get("format", "auto"), IMPORT_FORMATS)
 
 
 def check_on_conflict(value: object) -> str:
@@ -243,9 +257,7 @@ def check_on_conflict(value: object) -> str:
 
     if value is None:
         return "refuse"
-    if value not in ON_CONFLICT:
-        raise _invalid("on_conflict", "FIELD_INVALID", "must be one of: " + ", ".join(ON_CONFLICT))
-    return str(value)
+    return check_one_of("on_conflict", value, ON_CONFLICT)
 
 
 def parse_preview_request(body: object) -> tuple[str, str, str]:
@@ -368,8 +380,7 @@ class Importer:
             ImportTooLarge (413), ImportJsonInvalid (line, column), ImportFormatUnknown,
             ImportFormatMismatch, RequestInvalid (unknown format or on_conflict).
         """
-        if format not in IMPORT_FORMATS:
-            raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(IMPORT_FORMATS))
+        check_one_of("format", format, IMPORT_FORMATS)
         on_conflict = check_on_conflict(on_conflict)
         text = decode_text(content)
         existing = {c.id: editable(c) for c in await self._center.server_configs()}
@@ -458,8 +469,7 @@ class Importer:
         """
         from mcp_center.interchange import export_servers  # lazily: see the imports
 
-        if format not in EXPORT_FORMATS:
-            raise _invalid("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
+        check_one_of("format", format, EXPORT_FORMATS)
         configs = await self._center.server_configs()
         gateway_url = f"{self._center.settings.base_url}/mcp"
         return export_servers(configs, format, gateway_url, bridge_command())

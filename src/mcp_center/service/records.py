@@ -93,12 +93,22 @@ def changed(record: ServerRecord, config: ServerConfig, *, high_risk: bool) -> S
     """`record` with `config`, the next version and a new `updated_at`.
 
     A high-risk change (the connection summary digest changed, R-1.4) also clears trust and the
-    last test and disables the server.
+    last test and disables the server. The tool names of the last test (`known_tools`) are kept
+    when only the tool policies or switches changed (the same server lists the same tools).
     """
     update: dict[str, Any] = {"config": config, "version": record.version + 1, "updated_at": now()}
     if high_risk:
         update.update(trusted_digest=None, last_test=None, enabled=False)
+    if not same_server(record.config, config):
+        update["known_tools"] = None
     return record.model_copy(update=update)
+
+
+def same_server(before: ServerConfig, after: ServerConfig) -> bool:
+    """True when `after` differs from `before` in the tool policies and switches only (the server,
+    and so its tool catalogue, is the same; issue 16)."""
+    tools = {"tool_policies": after.tool_policies, "disabled_tools": after.disabled_tools}
+    return before.model_copy(update=tools) == after
 
 
 def collect_orphans(store: Store) -> None:

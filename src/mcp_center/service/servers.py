@@ -37,7 +37,16 @@ from mcp_center.service.bodies import ServerBody, parse_secret_value, parse_serv
 from mcp_center.service.oauth import OAuthService
 from mcp_center.service.readiness import Readiness
 from mcp_center.service.reconcile import Reconciler
-from mcp_center.service.records import changed, check_version, editable, get_record, namesakes, new_config, now
+from mcp_center.service.records import (
+    changed,
+    check_version,
+    editable,
+    get_record,
+    namesakes,
+    new_config,
+    now,
+    same_server,
+)
 from mcp_center.service.sandboxing import remove_home, warm_up
 from mcp_center.service.secret_values import (
     SecretValuesKeeper,
@@ -47,6 +56,7 @@ from mcp_center.service.secret_values import (
     values_of,
 )
 from mcp_center.service.summary import Summaries
+from mcp_center.service.tool_names import added_tool_names, check_tool_names
 from mcp_center.service.views import ServerView, ViewWarning, server_view
 from mcp_center.store import ServerRecord, Store, StoreState, TestError, TestResult
 from mcp_center.transports import ConnectionSpec, WarmUpResult
@@ -206,24 +216,40 @@ class Servers:
         parsed.config.pop("enabled", None)
         memo = self._summaries()
 
-        def run(state: StoreState) -> bool:
+        def run(state: StoreState) -> tuple[bool, ViewWarning | None]:
             record = get_record(state, server_id)
             check_version(record, parsed.version)
             data = editable(record.config) if partial else {}
             data.update(parsed.config)
             data["id"] = server_id
             config = parse_server_config(data)
+            # A policy or switch for a tool the server does not list: refused before anything is
+            # written (issue 16, R-5.3); unchecked, with a warning, while no catalogue is known.
+            known, from_test = self._tool_names(record, config)
+            unknown = check_tool_names(server_id, added_tool_names(record.config, config), known, from_test=from_test)
             old_digest = memo.digest(record.config, state.secrets)
             self._keeper.write(state, config, parsed.secrets)
             self._keeper.drop_undeclared(state, config)
             high_risk = old_digest != memo.digest(config, state.secrets)
             state.servers[server_id] = changed(record, config, high_risk=high_risk)
-            return high_risk
+            return high_risk, unknown
 
-        high_risk = await self._txn(run)
+        high_risk, unknown = await self._txn(run)
         self._announce("server.updated", {"server_id": server_id, "high_risk": high_risk})
         await self._reconciler.reconcile(server_id, memo)
-        return await self.get(server_id, memo)
+        view = await self.get(server_id, memo)
+        return view if unknown is None else replace(view, warnings=(*view.warnings, unknown))
+
+    def _tool_names(self, record: ServerRecord, config: ServerConfig) -> tuple[list[str] | None, bool]:
+        """The tool catalogue a change to `config` is checked against, and whether it is the last
+        test's: the live session's tools, else the last successful test's (`known_tools`); None when
+        neither is known or the change is not to the same server (another command lists other tools)."""
+        if not same_server(record.config, config):
+            return None, False
+        conn = self._manager.current(record.config.id)
+        if conn is not None:
+            return [tool.name for tool in conn.catalog.tools], False
+        return (None, False) if record.known_tools is None else (list(record.known_tools), True)
 
     async def delete(self, server_id: str, *, version: int | None) -> None:
         """Delete a server, its ciphertexts and its connection (R-1.5, R-2.4)."""
@@ -318,8 +344,10 @@ class Servers:
         spec = await anyio.to_thread.run_sync(self._trusted_spec, server_id, memo, "testing")
         digest = spec.digest
         started = now()
+        names: tuple[str, ...] | None = None
         try:
             probe = await self._manager.probe(spec)
+            names = tuple(sorted({tool.name for tool in probe.tools}))
             result = TestResult(
                 ok=True,
                 digest=digest,
@@ -344,7 +372,10 @@ class Servers:
             record = state.servers.get(server_id)
             if record is None or memo.digest(record.config, state.secrets) != digest:
                 return  # the configuration changed while the test ran: not stored
-            state.servers[server_id] = record.model_copy(update={"last_test": result, "updated_at": now()})
+            update: dict[str, Any] = {"last_test": result, "updated_at": now()}
+            if names is not None:  # the catalogue policies and switches are checked against (issue 16)
+                update["known_tools"] = names
+            state.servers[server_id] = record.model_copy(update=update)
 
         await self._txn(store)
         self._announce("server.tested", {"server_id": server_id, "ok": result.ok})

@@ -42,7 +42,8 @@ class ViewWarning:
 
     code: str
     """COMMAND_NOT_FOUND, URL_NOT_ASCII, URL_QUERY_CREDENTIAL, CREDENTIAL_IN_PLAIN_FIELD, CREDENTIAL_IN_ARGS,
-    SECRET_NOT_SET; SERVER_NAME_SHARED (the answer of a create only)."""
+    SECRET_NOT_SET; SERVER_NAME_SHARED (the answer of a create only); TOOL_NOT_KNOWN_YET (the answer of
+    an update naming a tool while the server's tools are not known yet, issue 16)."""
     message: str
 
 

@@ -56,6 +56,11 @@ class ServerRecord(BaseModel):
     trusted_digest: str | None = None
     """The connection-summary digest the user confirmed (R-2.1)."""
     last_test: TestResult | None = None
+    known_tools: tuple[str, ...] | None = None
+    """The tool names the server listed at its last successful test, None before one (issue 16).
+    Kept through a change of the tool policies or switches only (the same server), cleared by any
+    other change of the configuration; a policy or switch naming another tool is refused
+    (`service.tool_names`)."""
 
     @property
     def id(self) -> str:
