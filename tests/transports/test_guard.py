@@ -252,3 +252,33 @@ async def test_a_recording_guard_lists_each_server_group_while_it_runs(tmp_path:
         guard.stop_recording()
         guard.close()
     assert not record.exists()
+
+
+def test_the_record_follows_a_data_directory_renamed_while_it_runs_and_never_makes_the_old_path(
+    tmp_path: Path,
+) -> None:
+    data, moved = tmp_path / "data", tmp_path / "moved"
+    data.mkdir()
+    guard = ProcessGuard(grace_s=0.2)
+    guard.take_over(data / PROCESS_GROUPS_FILE)
+    try:
+        data.rename(moved)
+        with started_group(sleeps=1) as group:
+            ref = guard.adopt(group.pgid)
+            assert ref is not None
+            guard.save()
+            assert not data.exists(), "the old path was made again"
+            listed = json.loads((moved / PROCESS_GROUPS_FILE).read_text())
+            assert listed["groups"] == [{"pgid": ref.pgid, "start_ticks": ref.start_ticks}]
+            assert DirIdentity.from_doc(listed["directory"]) == DirIdentity(str(data), *_dev_ino(moved))
+            guard.release(ref)
+            guard.save()
+    finally:
+        guard.stop_recording()
+    assert not (moved / PROCESS_GROUPS_FILE).exists()
+    assert not data.exists()
+
+
+def _dev_ino(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_dev, info.st_ino

@@ -27,7 +27,10 @@ The record names its writer (pid *and* start time) and the directory it was writ
 live data directory carries the live serve's record: its groups are that serve's, not leftovers) or
 when the record was written for another directory (a copy has another inode; a renamed directory
 keeps its device and inode and stays the same directory). A record of an older mcp-center has
-neither: its groups are stopped only when the writer's pid is not alive (issue 16).
+neither: its groups are stopped only when the writer's pid is not alive (issue 16). The record is
+written through a descriptor of the directory (`/proc/self/fd/N`): after a `mv` of the directory
+while serve runs, it is kept up to date where the directory now is, and the old path is not made
+again.
 
 Linux only (/proc, pidfd); elsewhere the guard does nothing and stops at the transports' own closes.
 """
@@ -107,6 +110,7 @@ class ProcessGuard:
         self._record: Path | None = None
         self._record_dir: DirIdentity | None = None
         self._record_ticks: int | None = None
+        self._record_fd: int | None = None
 
     def set_grace(self, grace_s: float) -> None:
         """Wait `grace_s` seconds between SIGTERM and SIGKILL from now on: in `take_over`, and in the
@@ -260,9 +264,13 @@ class ProcessGuard:
                 },
             )
         me = read_stat(os.getpid())
+        fd, target = _follow(path)
         with self._lock:
-            self._record, self._record_dir = path, here
+            old_fd, self._record_fd = self._record_fd, fd
+            self._record, self._record_dir = target, here
             self._record_ticks = me.start_ticks if me is not None else None
+        if old_fd is not None:
+            os.close(old_fd)
         self.save()
         return TakeOver(previous_pid=previous_pid, groups=len(refs), stopped=stopped, skipped=skipped)
 
@@ -271,10 +279,13 @@ class ProcessGuard:
         with self._save_lock:
             with self._lock:
                 path, self._record, self._record_dir = self._record, None, None
+                fd, self._record_fd = self._record_fd, None
                 empty = not self._groups
             if path is not None and empty:
                 with contextlib.suppress(OSError):
                     path.unlink()
+            if fd is not None:
+                os.close(fd)
 
     def close(self) -> None:
         """Close the pipe to the watchdog: it stops every group still registered and exits.
@@ -354,6 +365,20 @@ def _read_pid(launcher: subprocess.Popen[bytes]) -> int | None:
     except ValueError:
         return None
     return pid if pid > 1 else None
+
+
+def _follow(path: Path) -> tuple[int | None, Path]:
+    """(descriptor of `path`'s directory, the record's path through it): a data directory renamed
+    while serve runs keeps its record up to date, and its old path is never created again (an
+    `atomic_write` there would make it). Off Linux, or when the directory cannot be opened: (None, path).
+    """
+    if not sys.platform.startswith("linux"):
+        return None, path
+    try:
+        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None, path
+    return fd, Path(f"/proc/self/fd/{fd}") / path.name
 
 
 @dataclass(frozen=True)
