@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -183,6 +184,32 @@ def test_a_restart_reaps_what_serve_and_its_watchdog_left_when_both_were_killed_
         log = (tmp_path / "second.log").read_text(errors="replace")
         assert f"stopped 3 server process(es) that a serve which did not stop cleanly (pid {first.pid})" in log
         assert all(alive(pid) for pid in unrelated.pids)
+
+
+def test_a_serve_on_a_copy_of_a_live_data_directory_leaves_the_originals_servers_running(tmp_path: Path) -> None:
+    """`cp -a` of a live serve's directory carries its `process-groups.json`: the copy's serve owns
+    the copy, but the groups its record names are the live original's, not leftovers (issue 16)."""
+    data, copy_dir, pidfile = tmp_path / "data", tmp_path / "copy", tmp_path / "pids"
+    with serve(data, tmp_path / "first.log") as (first, url):
+        _enable_stubborn(url, pidfile)
+        [original] = _live_copies(pidfile)
+        shutil.copytree(data, copy_dir, symlinks=True)  # `cp -a`: the record comes along
+        assert json.loads((copy_dir / PROCESS_GROUPS_FILE).read_text())["pid"] == first.pid
+        starts = len(pid_lines(pidfile))
+        with serve(copy_dir, tmp_path / "copy.log") as (second, _):
+            pid_lines(pidfile, starts + 1)  # the copy's serve took over its record, then started its server
+            assert all(alive(pid) for pid in original), "the copy's serve stopped the original's server"
+            assert json.loads((copy_dir / PROCESS_GROUPS_FILE).read_text())["pid"] == second.pid
+            stop_process(second)
+        log = (tmp_path / "copy.log").read_text(errors="replace")
+        assert "did not stop cleanly" not in log
+        assert all(alive(pid) for pid in original)
+        with _api(url) as api:
+            listed = api.get(SERVERS)
+            assert listed.status_code == 200, listed.text
+            [view] = listed.json()["servers"]
+            assert view["status"]["state"] == "ready", view
+        assert _live_copies(pidfile) == [original]
 
 
 def _ticks(pid: int) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcp_center.store.owner import DirIdentity
 from mcp_center.transports import PROCESS_GROUPS_FILE, ProcessGuard, StdioTransport, child_environment
 from mcp_center.transports.reaper import GroupRef, Stopped, boot_id, stamp
 from tests.support.groups import pid_lines, started_group, wait_gone
@@ -105,14 +106,35 @@ def test_a_sigkilled_host_leaves_no_server_process_and_no_grandchild(tmp_path: P
             host.stdout.close()
 
 
-def _record(path: Path, *groups: GroupRef, boot: str | None = None) -> None:
-    doc = {
+def _dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait(timeout=10)
+    return child.pid
+
+
+def _record(
+    path: Path,
+    *groups: GroupRef,
+    boot: str | None = None,
+    writer: GroupRef | None = None,
+    directory: Path | None = None,
+) -> None:
+    """A previous owner's record at `path`: written by `writer` (pid, start ticks; None: an older
+    mcp-center's record with a dead writer's pid only) for `directory` (None: no directory)."""
+    doc: dict[str, object] = {
         "version": 1,
-        "pid": 4242,
+        "pid": writer.pgid if writer is not None else _dead_pid(),
         "boot_id": boot_id() if boot is None else boot,
         "groups": [{"pgid": g.pgid, "start_ticks": g.start_ticks} for g in groups]
         + [{"pgid": "x"}, {"pgid": 1, "start_ticks": 0}, "junk"],
     }
+    if writer is not None:
+        doc["start_ticks"] = writer.start_ticks
+    if directory is not None:
+        identity = DirIdentity.of(directory)
+        assert identity is not None
+        doc["directory"] = identity.to_doc()
     path.write_text(json.dumps(doc))
 
 
@@ -122,13 +144,78 @@ def test_take_over_stops_leftovers_of_a_dead_owner_but_never_a_reused_pid(tmp_pa
     with started_group(sleeps=2, ignore_term=True) as leftover, started_group(sleeps=1) as unrelated:
         real = _ref(unrelated.pgid)
         _record(record, _ref(leftover.pgid), GroupRef(real.pgid, real.start_ticks - 1))
+        writer = json.loads(record.read_text())["pid"]
         taken = guard.take_over(record)
-        assert (taken.previous_pid, taken.groups, taken.stopped) == (4242, 2, Stopped(found=3, killed=3))
+        assert (taken.previous_pid, taken.groups, taken.stopped) == (writer, 2, Stopped(found=3, killed=3))
         assert wait_gone(leftover.pids, 0.1) == []
         assert all(alive(pid) for pid in unrelated.pids)
-        assert json.loads(record.read_text())["groups"] == []  # now it is this process's record
+        mine = json.loads(record.read_text())  # now it is this process's record
+        assert (mine["groups"], mine["pid"], mine["start_ticks"]) == ([], os.getpid(), _ref(os.getpid()).start_ticks)
+        assert DirIdentity.from_doc(mine["directory"]) == DirIdentity.of(tmp_path)
         guard.stop_recording()
         assert not record.exists()
+
+
+def test_take_over_leaves_alone_the_groups_of_a_live_owner_named_by_a_copied_record(tmp_path: Path) -> None:
+    """`cp -a` of a live serve's directory: its record names groups of a serve that still runs (issue 16)."""
+    record = tmp_path / PROCESS_GROUPS_FILE
+    with started_group(sleeps=1) as owner, started_group(sleeps=1) as servers:
+        _record(record, _ref(servers.pgid), writer=_ref(owner.pgid), directory=tmp_path)
+        taken = ProcessGuard(grace_s=0.2).take_over(record)
+        assert (taken.previous_pid, taken.groups, taken.stopped, taken.skipped) == (
+            owner.pgid,
+            0,
+            Stopped(),
+            "owner_alive",
+        )
+        assert all(alive(pid) for pid in servers.pids)
+        assert json.loads(record.read_text())["pid"] == os.getpid()
+
+
+def test_take_over_of_an_older_record_without_a_start_time_spares_a_live_pid(tmp_path: Path) -> None:
+    """A record of an mcp-center before issue 16 names its writer by pid only: a live pid may be that
+    serve, so nothing is stopped (a dead one: see the first take-over test)."""
+    record = tmp_path / PROCESS_GROUPS_FILE
+    with started_group(sleeps=1) as owner, started_group(sleeps=1) as servers:
+        _record(record, _ref(servers.pgid), writer=_ref(owner.pgid))
+        doc = json.loads(record.read_text())
+        del doc["start_ticks"]
+        record.write_text(json.dumps(doc))
+        taken = ProcessGuard(grace_s=0.2).take_over(record)
+        assert (taken.stopped, taken.skipped) == (Stopped(), "owner_alive")
+        assert all(alive(pid) for pid in servers.pids)
+
+
+def test_take_over_reaps_when_the_writers_pid_now_names_another_process(tmp_path: Path) -> None:
+    record = tmp_path / PROCESS_GROUPS_FILE
+    with started_group(sleeps=1) as reused, started_group(sleeps=1) as leftover:
+        then = _ref(reused.pgid)
+        _record(record, _ref(leftover.pgid), writer=GroupRef(then.pgid, then.start_ticks - 1), directory=tmp_path)
+        taken = ProcessGuard(grace_s=0.2).take_over(record)
+        assert (taken.skipped, taken.stopped.found) == (None, 2)
+        assert wait_gone(leftover.pids, 2.0) == []
+        assert all(alive(pid) for pid in reused.pids)
+
+
+def test_take_over_leaves_alone_a_record_written_for_another_directory_but_follows_a_renamed_one(
+    tmp_path: Path,
+) -> None:
+    copy, original = tmp_path / "copy", tmp_path / "original"
+    copy.mkdir()
+    original.mkdir()
+    record = copy / PROCESS_GROUPS_FILE
+    with started_group(sleeps=1) as servers:
+        _record(record, _ref(servers.pgid), directory=original)  # its writer is dead: still not ours
+        taken = ProcessGuard(grace_s=0.2).take_over(record)
+        assert (taken.groups, taken.stopped, taken.skipped) == (0, Stopped(), "other_directory")
+        assert all(alive(pid) for pid in servers.pids)
+
+        _record(original / PROCESS_GROUPS_FILE, _ref(servers.pgid), directory=original)
+        moved = tmp_path / "moved"
+        original.rename(moved)  # same device and inode: the same directory under another name
+        taken = ProcessGuard(grace_s=0.2).take_over(moved / PROCESS_GROUPS_FILE)
+        assert (taken.skipped, taken.stopped.found) == (None, 2)
+        assert wait_gone(servers.pids, 2.0) == []
 
 
 def test_take_over_ignores_a_record_of_another_boot(tmp_path: Path) -> None:
@@ -165,3 +252,33 @@ async def test_a_recording_guard_lists_each_server_group_while_it_runs(tmp_path:
         guard.stop_recording()
         guard.close()
     assert not record.exists()
+
+
+def test_the_record_follows_a_data_directory_renamed_while_it_runs_and_never_makes_the_old_path(
+    tmp_path: Path,
+) -> None:
+    data, moved = tmp_path / "data", tmp_path / "moved"
+    data.mkdir()
+    guard = ProcessGuard(grace_s=0.2)
+    guard.take_over(data / PROCESS_GROUPS_FILE)
+    try:
+        data.rename(moved)
+        with started_group(sleeps=1) as group:
+            ref = guard.adopt(group.pgid)
+            assert ref is not None
+            guard.save()
+            assert not data.exists(), "the old path was made again"
+            listed = json.loads((moved / PROCESS_GROUPS_FILE).read_text())
+            assert listed["groups"] == [{"pgid": ref.pgid, "start_ticks": ref.start_ticks}]
+            assert DirIdentity.from_doc(listed["directory"]) == DirIdentity(str(data), *_dev_ino(moved))
+            guard.release(ref)
+            guard.save()
+    finally:
+        guard.stop_recording()
+    assert not (moved / PROCESS_GROUPS_FILE).exists()
+    assert not data.exists()
+
+
+def _dev_ino(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_dev, info.st_ino

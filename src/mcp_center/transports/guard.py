@@ -22,6 +22,16 @@ watchdog killed together. The next `serve` on that data directory, once it owns 
 any server, so nothing runs twice. CLI commands (`test`, `call`) have the watchdog but keep no
 record: only the owner of a data directory writes in it.
 
+The record names its writer (pid *and* start time) and the directory it was written for
+(`store.owner.DirIdentity`). `take_over` stops nothing when the writer still runs (a `cp -a` of a
+live data directory carries the live serve's record: its groups are that serve's, not leftovers) or
+when the record was written for another directory (a copy has another inode; a renamed directory
+keeps its device and inode and stays the same directory). A record of an older mcp-center has
+neither: its groups are stopped only when the writer's pid is not alive (issue 16). The record is
+written through a descriptor of the directory (`/proc/self/fd/N`): after a `mv` of the directory
+while serve runs, it is kept up to date where the directory now is, and the old path is not made
+again.
+
 Linux only (/proc, pidfd); elsewhere the guard does nothing and stops at the transports' own closes.
 """
 
@@ -41,6 +51,7 @@ from typing import Any, Final
 
 from mcp_center.models import is_array, is_object
 from mcp_center.store.files import atomic_write
+from mcp_center.store.owner import DirIdentity
 from mcp_center.transports.reaper import DEFAULT_GRACE_S, GroupRef, Stopped, boot_id, read_stat, stamp, terminate
 
 __all__ = ["PROCESS_GROUPS_FILE", "ProcessGuard", "TakeOver", "process_guard"]
@@ -50,6 +61,7 @@ logger = logging.getLogger(__name__)
 PROCESS_GROUPS_FILE: Final = "process-groups.json"
 """serve's record of the process groups it runs, in the data directory."""
 RECORD_VERSION: Final = 1
+"""Version 1 gained `start_ticks` and `directory` in place (issue 16): readers treat them as optional."""
 _REAPER: Final = Path(__file__).with_name("reaper.py")
 _WATCHDOG_START_S: Final = 10.0
 """Seconds the watchdog gets to start and report its pid."""
@@ -61,13 +73,18 @@ class TakeOver:
 
     Attributes:
         previous_pid: The pid of the serve that wrote the record, or None when there was none.
-        groups: Groups the record listed for this boot (others are gone with the reboot).
+        groups: Groups the record listed for this boot (others are gone with the reboot) and that
+            were taken over (0 when `skipped`).
         stopped: Processes found alive and provably ours, and what it took to stop them.
+        skipped: Why the record's groups were left alone, or None: `"owner_alive"` (its writer
+            still runs: a copied record of a live serve) or `"other_directory"` (it was written for
+            another data directory) (R-9.3, issue 16).
     """
 
     previous_pid: int | None = None
     groups: int = 0
     stopped: Stopped = field(default_factory=Stopped)
+    skipped: str | None = None
 
 
 class ProcessGuard:
@@ -91,6 +108,9 @@ class ProcessGuard:
         self._watchdog_pid: int | None = None
         self._unavailable = not sys.platform.startswith("linux")
         self._record: Path | None = None
+        self._record_dir: DirIdentity | None = None
+        self._record_ticks: int | None = None
+        self._record_fd: int | None = None
 
     def set_grace(self, grace_s: float) -> None:
         """Wait `grace_s` seconds between SIGTERM and SIGKILL from now on: in `take_over`, and in the
@@ -185,11 +205,14 @@ class ProcessGuard:
         with self._save_lock:
             with self._lock:
                 path, groups, watchdog = self._record, list(self._groups.values()), self.watchdog_pid
+                directory, ticks = self._record_dir, self._record_ticks
             if path is None:
                 return
             doc: dict[str, Any] = {
                 "version": RECORD_VERSION,
                 "pid": os.getpid(),
+                "start_ticks": ticks,
+                "directory": directory.to_doc() if directory is not None else None,
                 "boot_id": boot_id(),
                 "watchdog_pid": watchdog,
                 "groups": [{"pgid": ref.pgid, "start_ticks": ref.start_ticks} for ref in groups],
@@ -202,15 +225,30 @@ class ProcessGuard:
     def take_over(self, path: Path) -> TakeOver:
         """Stop what a previous owner's record at `path` left running, then record there ourselves.
 
-        Call it only while owning the data directory (`store.owner`), before any server starts:
-        the previous owner is dead then, and what its record names either is gone, was reused
-        (skipped: `reaper.members`) or is a leftover to stop. Blocking, bounded by about
-        `grace_s` + 2 s; never raises (an unreadable record counts as empty, logged).
+        Call it only while owning the data directory (`store.owner`), before any server starts.
+        Owning it does not prove the record's writer dead: a copy of a live serve's directory
+        carries that serve's record. So the record's groups are left alone (logged as
+        `guard.record_skipped`) when its writer still runs (same pid and start time; for a record
+        of an older mcp-center without a start time, any live process with that pid) or when it
+        was written for another directory than `path`'s (`DirIdentity`: device and inode). Else
+        what it names either is gone, was reused (skipped: `reaper.members`) or is a leftover to
+        stop (R-9.3, issue 16). Blocking, bounded by about `grace_s` + 2 s; never raises (an
+        unreadable record counts as empty, logged).
 
         Returns:
             What the record held and what was stopped (logged as `guard.reaped` when anything was).
         """
-        previous_pid, refs = _read_record(path)
+        record = _read_record(path)
+        here = DirIdentity.of(path.parent)
+        skipped = _skip_reason(record, here)
+        previous_pid, refs = record.pid, record.refs
+        if skipped is not None:
+            if refs:
+                logger.warning(
+                    "guard.record_skipped",
+                    extra={"previous_pid": previous_pid, "groups": len(refs), "reason": skipped, "path": str(path)},
+                )
+            refs = []
         mine = set(self.groups)
         refs = [ref for ref in refs if ref not in mine]
         stopped = terminate(refs, grace_s=self._grace_s) if refs else Stopped()
@@ -225,20 +263,29 @@ class ProcessGuard:
                     "left": stopped.left,
                 },
             )
+        me = read_stat(os.getpid())
+        fd, target = _follow(path)
         with self._lock:
-            self._record = path
+            old_fd, self._record_fd = self._record_fd, fd
+            self._record, self._record_dir = target, here
+            self._record_ticks = me.start_ticks if me is not None else None
+        if old_fd is not None:
+            os.close(old_fd)
         self.save()
-        return TakeOver(previous_pid=previous_pid, groups=len(refs), stopped=stopped)
+        return TakeOver(previous_pid=previous_pid, groups=len(refs), stopped=stopped, skipped=skipped)
 
     def stop_recording(self) -> None:
         """End the record (serve stops): remove it when no group is left, else leave it for the next owner."""
         with self._save_lock:
             with self._lock:
-                path, self._record = self._record, None
+                path, self._record, self._record_dir = self._record, None, None
+                fd, self._record_fd = self._record_fd, None
                 empty = not self._groups
             if path is not None and empty:
                 with contextlib.suppress(OSError):
                     path.unlink()
+            if fd is not None:
+                os.close(fd)
 
     def close(self) -> None:
         """Close the pipe to the watchdog: it stops every group still registered and exits.
@@ -320,30 +367,71 @@ def _read_pid(launcher: subprocess.Popen[bytes]) -> int | None:
     return pid if pid > 1 else None
 
 
-def _read_record(path: Path) -> tuple[int | None, list[GroupRef]]:
-    """(writer pid, groups of this boot) of a record; (None, []) when absent, unreadable or of another boot."""
+def _follow(path: Path) -> tuple[int | None, Path]:
+    """(descriptor of `path`'s directory, the record's path through it): a data directory renamed
+    while serve runs keeps its record up to date, and its old path is never created again (an
+    `atomic_write` there would make it). Off Linux, or when the directory cannot be opened: (None, path).
+    """
+    if not sys.platform.startswith("linux"):
+        return None, path
+    try:
+        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None, path
+    return fd, Path(f"/proc/self/fd/{fd}") / path.name
+
+
+@dataclass(frozen=True)
+class _Record:
+    """A previous owner's record as read: its writer (pid, start ticks), directory and groups of this boot."""
+
+    pid: int | None = None
+    start_ticks: int | None = None
+    directory: DirIdentity | None = None
+    refs: list[GroupRef] = field(default_factory=list[GroupRef])
+
+
+def _skip_reason(record: _Record, here: DirIdentity | None) -> str | None:
+    """Why `take_over` must leave `record`'s groups alone, or None when they are a dead owner's leftovers."""
+    if record.pid is not None and record.pid > 0:
+        writer = read_stat(record.pid)
+        if writer is not None and writer.live and record.start_ticks in (None, writer.start_ticks):
+            return "owner_alive"  # a start time that differs: the pid was reused, the writer is gone
+    if record.directory is not None and (
+        here is None or (record.directory.device, record.directory.inode) != (here.device, here.inode)
+    ):
+        return "other_directory"
+    return None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _read_record(path: Path) -> _Record:
+    """A record at `path`; no groups when absent, unreadable or of another boot."""
     try:
         doc = json.loads(path.read_bytes())
     except FileNotFoundError:
-        return None, []
+        return _Record()
     except (OSError, ValueError, UnicodeDecodeError):
         logger.warning("guard.record_unreadable", extra={"path": str(path)})
-        return None, []
+        return _Record()
     if not is_object(doc):
-        return None, []
-    pid = doc.get("pid")
-    writer = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
+        return _Record()
+    writer, ticks = _int(doc.get("pid")), _int(doc.get("start_ticks"))
+    directory = DirIdentity.from_doc(doc.get("directory"))
     if doc.get("boot_id") != boot_id():
-        return writer, []  # start ticks only compare within one boot; a reboot ended those groups
+        return _Record(writer)  # start ticks only compare within one boot; a reboot ended those groups
     refs: list[GroupRef] = []
     entries = doc.get("groups")
     for entry in entries if is_array(entries) else []:
         if not is_object(entry):
             continue
-        pgid, ticks = entry.get("pgid"), entry.get("start_ticks")
-        if isinstance(pgid, int) and isinstance(ticks, int) and not isinstance(pgid, bool) and pgid > 1 and ticks >= 0:
-            refs.append(GroupRef(pgid, ticks))
-    return writer, refs
+        pgid, start = _int(entry.get("pgid")), _int(entry.get("start_ticks"))
+        if pgid is not None and start is not None and pgid > 1 and start >= 0:
+            refs.append(GroupRef(pgid, start))
+    return _Record(writer, ticks, directory, refs)
 
 
 _guard_lock = threading.Lock()
