@@ -126,9 +126,10 @@ class ImportDuplicateKey(ImportJsonInvalid):
     is refused instead and nothing is applied. `details`: `path` (the dotted JSON path of the
     repeated key, e.g. `mcpServers.a` or `mcpServers.a.command`; array items by index; a key that
     is empty, all digits or holds `.`, `[`, `]` or `"` as `["<JSON string>"]`) and `key`. Below
-    `env`, `headers` or `args` at any depth, and for a key that looks like a credential anywhere,
-    no key's text is given: such keys are written `[key #<n>]` (1-based position in their object),
-    and the repeat itself has no `key` but `position`.
+    `env`, `headers`, `args` or a credential-named key at any depth, and for a key longer than 24
+    characters or that looks like a credential anywhere, no key's text is given (R-1.5): such keys
+    are written `[key #<n>]` (1-based position in their object), and the repeat itself has no `key`
+    but `position`.
     """
 
     code = "IMPORT_DUPLICATE_KEY"
