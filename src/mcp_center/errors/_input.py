@@ -74,6 +74,15 @@ class OptionUnknown(InvalidInput):
     code = "OPTION_UNKNOWN"
 
 
+class OptionValueInvalid(InvalidInput):
+    """A CLI option's value is missing (`--data-dir` last), given to a flag (`--json=1`) or not of the
+    option's type (`--port abc`): nothing ran; exit 2, as every usage error. `details`: `option`
+    (clipped), `command` (its path), `reason` (`missing`, `flag`, `type`); the value given is never
+    repeated (it may be a secret typed in the wrong place) (R-7.3, issue 16)."""
+
+    code = "OPTION_VALUE_INVALID"
+
+
 class GatewayTokenAmbiguous(InvalidInput):
     """R-7.1: a gateway token named by its name, and several live tokens carry it: nothing was
     revoked; `details`: `name`, `ids` (name one of them by id) (issue 16)."""
