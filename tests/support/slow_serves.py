@@ -1,6 +1,8 @@
-"""A fake `serve` that answers a request with its headers and then one byte at a time, never all of it
-(issue 16, F4): every network read gets a byte before a per-read timeout fires, so only a deadline
-for the whole answer ends the wait."""
+"""Fake `serve`s that never give a whole answer, for the CLI's bounded waits (issue 16, F4, F7).
+
+`silent_serve`: a loopback socket listened on and never read (a stopped or hung serve).
+`trickling_serve`: headers, then one byte at a time, never all of it: every network read gets a byte
+before a per-read timeout fires, so only a deadline for the whole answer ends the wait."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 
-__all__ = ["trickling_serve"]
+__all__ = ["SLOW_SERVES", "silent_serve", "trickling_serve"]
 
 _HEADERS = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
 
@@ -27,7 +29,16 @@ def _answer(connection: socket.socket, stop: threading.Event, interval_s: float)
 
 
 @contextmanager
-def trickling_serve(interval_s: float, give_up_s: float = 15.0) -> Generator[str]:
+def silent_serve() -> Generator[str]:
+    """Listen on a loopback port and never read; yield its `http://127.0.0.1:<port>` URL."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes connections; nothing ever reads them
+        yield f"http://127.0.0.1:{silent.getsockname()[1]}"
+
+
+@contextmanager
+def trickling_serve(interval_s: float = 0.1, give_up_s: float = 15.0) -> Generator[str]:
     """Listen on a loopback port; yield its `http://127.0.0.1:<port>` URL.
 
     Args:
@@ -66,3 +77,7 @@ def trickling_serve(interval_s: float, give_up_s: float = 15.0) -> Generator[str
         listener.close()
         for worker in workers:
             worker.join()
+
+
+SLOW_SERVES = {"silent": silent_serve, "trickling": trickling_serve}
+"""The fakes by name, for a test parametrized over both (a trickle's byte comes every 0.1 s)."""
