@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from mcp_center.store.running import running_owner, running_url
 from tests.support.cli import CliResult, ready_with_cli, run_cli
 from tests.support.mcp_servers import EVERYTHING
 from tests.support.serve import ADMIN_TOKEN, Host, running_host
+from tests.support.slow_serves import SLOW_SERVES
 
 
 def run(data_dir: Path, *args: str, columns: int = 200) -> CliResult:
@@ -285,25 +285,26 @@ def test_a_copy_of_a_served_data_directory_is_read_from_its_own_files(tmp_path: 
         assert sorted(s["id"] for s in served) == ["kept", "only"]
 
 
+@pytest.mark.parametrize("kind", SLOW_SERVES)
 def test_a_serve_that_never_answers_is_waited_for_once_and_said_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    """A serve that accepts connections but never answers (stopped, hung): `list` and `show` wait
-    `LIVE_TIMEOUT_S` once, say so in one line on stderr, and answer from the data directory (exit 0).
-    The serve is played by a loopback socket that is listened on and never read (issue 16)."""
+    """A serve that accepts connections but never answers (stopped, hung), or sends its answer a byte
+    at a time (every read gets one before a per-read timeout; issue 16, F4): `list` and `show` wait
+    `LIVE_TIMEOUT_S` once in all, say so in one line on stderr, and answer from the data directory
+    (exit 0) (issue 16)."""
     data = tmp_path / "data"
     assert run(data, "add", "Kept", "--", "node", "kept.js").returncode == 0
     monkeypatch.setattr(listing, "LIVE_TIMEOUT_S", 0.3)
-    with socket.socket() as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(8)  # the kernel completes connections; nothing ever reads them
-        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    with SLOW_SERVES[kind]() as url:
         lock = FileOwnerLock(data)
         lock.claim(ServeOwner.this_process(url))  # this live test process is the directory's serve
         try:
+            started = time.monotonic()
             listed = run(data, "list", "--json")
             shown = run(data, "show", "kept")
             table = run(data, "list")
+            elapsed = time.monotonic() - started
         finally:
             lock.release()
     said = f"the serve on {url} did not answer within 0.3 s; showing the data directory's view"
@@ -315,18 +316,18 @@ def test_a_serve_that_never_answers_is_waited_for_once_and_said_so(
     assert [s["id"] for s in json.loads(listed.stdout)] == ["kept"]
     assert json.loads(shown.stdout)["id"] == "kept"
     assert "kept" in table.stdout
+    assert elapsed < 10, elapsed  # a trickle is cut after 15 s: without one deadline, 45 s
 
 
+@pytest.mark.parametrize("kind", SLOW_SERVES)
 def test_approvals_and_logs_wait_once_for_a_serve_that_never_answers_and_say_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     """`approvals list` and `logs` waited 31 s for a serve that accepts and never answers (`list`/`show`
-    5 s): one bounded wait (`host.ANSWER_TIMEOUT_S`), then one error line, exit 7 (issue 16, F7)."""
+    5 s), and for ever for one that sends a byte at a time (F4): one bounded wait in all
+    (`host.ANSWER_TIMEOUT_S`), then one error line, exit 7 (issue 16, F7)."""
     monkeypatch.setattr(host, "ANSWER_TIMEOUT_S", 0.3)
-    with socket.socket() as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(8)  # the kernel completes connections; nothing ever reads them
-        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    with SLOW_SERVES[kind]() as url:
         token = {"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN}
         started = time.monotonic()
         approvals = run_cli(tmp_path, "approvals", "list", "--url", url, env=token, columns=300)

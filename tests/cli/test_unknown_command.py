@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import run_cli
 
 
@@ -65,3 +67,24 @@ def test_an_unknown_option_says_so_in_our_format_with_the_closest_options(tmp_pa
     assert "\x1b" not in hostile.stderr
     assert "OPTION_UNKNOWN" in hostile.stderr
     assert not (tmp_path / "mcp").exists() and not (tmp_path / "other").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["list", "--json=1"], "option '--json' of mcp-center list is a flag and takes no value"),
+        (["list", "--data-dir"], "option '--data-dir' of mcp-center list needs a value"),
+        (
+            ["serve", "--port", "hunter2secret"],
+            "option '--port' of mcp-center serve was given a value that is not of its type",
+        ),
+    ],
+)
+def test_a_missing_or_wrong_option_value_is_one_error_line(tmp_path: Path, args: list[str], line: str) -> None:
+    """A value given to a flag, a missing value or one of the wrong type got typer's box (issue 16, F6)."""
+    result = run_cli(tmp_path, *args)
+    assert result.returncode == 2
+    command = "mcp-center " + args[0]
+    assert result.stderr.splitlines() == [f"error [OPTION_VALUE_INVALID]: {line}; see '{command} --help'"]
+    assert result.stdout == ""
+    assert not (tmp_path / "mcp").exists()

@@ -10,6 +10,7 @@ import pytest
 
 from mcp_center.errors import ImportDuplicateKey, ImportJsonInvalid, ImportTooLarge
 from mcp_center.interchange import MAX_IMPORT_BYTES, decode_text, loads_lenient
+from mcp_center.interchange.lenient_json import MAX_SHOWN_KEY_CHARS
 from tests.support.hang import assert_returns
 
 
@@ -257,8 +258,8 @@ _GHP = "ghp_SUPERSECRET1234567890abcdef"
             "mcpServers.a.args.1[key #2]",
             2,
         ),
-        # a key that is a credential by its look, outside env/headers/args
-        (f'{{"other": {{"Bearer {_GHP}": {{"x": 1, "x": 2}}}}}}', "other[key #1].x", None),
+        # a key that is a credential by its look, outside env/headers/args (and hides the keys below it)
+        (f'{{"other": {{"Bearer {_GHP}": {{"x": 1, "x": 2}}}}}}', "other[key #1][key #2]", 2),
         (f'{{"other": {{"https://u:{_GHP}@h/": 1, "https://u:{_GHP}@h/": 2}}}}', "other[key #2]", 2),
     ],
 )
@@ -293,3 +294,54 @@ def test_a_repeated_key_path_quotes_keys_a_dotted_path_would_misread(text: str, 
 def test_equal_keys_in_different_objects_are_not_repeats() -> None:
     text = '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "x", "args": ["a", "a"]}}}'
     assert loads_lenient(text)["mcpServers"]["b"] == {"command": "x", "args": ["a", "a"]}
+
+
+_BREAKER_FILES = [
+    # a token pasted as keys below a credential-named key (apiKey, password)
+    (
+        '{"mcpServers":{"a":{"command":"x","apiKey":{"ghp_SECRETAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA":1,'
+        '"ghp_SECRETAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA":2}}}}',
+        "mcpServers.a.apiKey[key #2]",
+    ),
+    (
+        '{"mcpServers":{"a":{"command":"x","password":{"hunter2SECRETFFFF":1,"hunter2SECRETFFFF":2}}}}',
+        "mcpServers.a.password[key #2]",
+    ),
+    # a bare token as a key, and as a server name
+    (
+        '{"mcpServers":{"a":{"command":"x","ghp_SECRETBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB":1,'
+        '"ghp_SECRETBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB":2}}}',
+        "mcpServers.a[key #3]",
+    ),
+    (
+        '{"mcpServers":{"sk-SECRETDDDDDDDDDDDDDDDDDDDDDDDD":{"command":"x"},'
+        '"sk-SECRETDDDDDDDDDDDDDDDDDDDDDDDD":{"command":"y"}}}',
+        "mcpServers[key #2]",
+    ),
+    # a tab after the auth scheme, below Authorization outside headers
+    (
+        '{"mcpServers":{"a":{"url":"https://x","requestInit":{"Authorization":'
+        '{"Bearer\\tSECRETCCCCCCCCCCCCCCCC":1,"Bearer\\tSECRETCCCCCCCCCCCCCCCC":2}}}}}',
+        "mcpServers.a.requestInit.Authorization[key #2]",
+    ),
+    ('{"other":{"Token\\tSECRET":1,"Token\\tSECRET":2}}', "other[key #2]"),
+]
+
+
+@pytest.mark.parametrize(("text", "path"), _BREAKER_FILES)
+def test_a_secret_pasted_as_a_repeated_key_is_never_echoed(text: str, path: str) -> None:
+    """Keys below a credential-named key, keys longer than a config name and `Bearer<TAB>x` were
+    echoed in IMPORT_DUPLICATE_KEY (issue 16, R-1.5)."""
+    with pytest.raises(ImportDuplicateKey) as caught:
+        loads_lenient(text)
+    assert caught.value.details == {"path": path, "position": int(path[-2])}
+    assert path in caught.value.message
+    assert "SECRET" not in caught.value.message
+    assert "SECRET" not in str(caught.value.details)
+
+
+def test_a_key_up_to_the_shown_length_is_still_named() -> None:
+    name = "s" * MAX_SHOWN_KEY_CHARS
+    with pytest.raises(ImportDuplicateKey) as caught:
+        loads_lenient(f'{{"mcpServers": {{"{name}": {{}}, "{name}": {{}}}}}}')
+    assert caught.value.details == {"path": f"mcpServers.{name}", "key": name}

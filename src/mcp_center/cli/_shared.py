@@ -32,6 +32,7 @@ from mcp_center.errors import (
     HostRequestFailed,
     NotFound,
     OptionUnknown,
+    OptionValueInvalid,
     RequestInvalid,
     ServerNotFound,
 )
@@ -94,14 +95,16 @@ def _untyped_flags(params: list[Any]) -> list[Any]:
 
 def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[str]) -> list[str]:
     """`parse(ctx, args)` (a command's or group's `parse_args`), with an unknown option refused as
-    `error [OPTION_UNKNOWN]: ...` and the closest of the command's options (exit 2), not typer's
-    error box (issue 16).
+    `error [OPTION_UNKNOWN]: ...` and the closest of the command's options, and an option's value
+    missing, given to a flag or not of its type as `error [OPTION_VALUE_INVALID]: ...` (exit 2),
+    not typer's error box (issue 16, R-7.3).
 
     Raises:
-        typer.Exit: code 2 after that line and its `did you mean`.
+        typer.Exit: code 2 after that line (and, for an unknown option, its `did you mean`).
     """
-    from typer._click.exceptions import NoSuchOption
+    from typer._click.exceptions import BadOptionUsage, BadParameter, MissingParameter, NoSuchOption
 
+    where = ctx.command_path
     try:
         return parse(ctx, args)
     except NoSuchOption as exc:
@@ -110,13 +113,30 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
         known = [name for param in ctx.command.get_params(ctx) for name in (*param.opts, *param.secondary_opts)]
         name = exc.option_name
         close = did_you_mean(name, [k for k in known if k.startswith("--")] if name.startswith("--") else known)
-        where = ctx.command_path
         raise fail(
             OptionUnknown(
                 f"no option '{shown(name)}' for {where}; see '{where} --help' for its options",
                 details={"option": name[:100], "command": where, "did_you_mean": close},
             )
         ) from None
+    except BadOptionUsage as exc:
+        name = exc.option_name
+        flag = any(name in param.opts and getattr(param, "is_flag", False) for param in ctx.command.get_params(ctx))
+        what = "is a flag and takes no value" if flag else "needs a value"
+        raise fail(_value_invalid(where, name, "flag" if flag else "missing", what)) from None
+    except BadParameter as exc:
+        if isinstance(exc, MissingParameter) or exc.param is None or not exc.param.opts:
+            raise
+        name = max(exc.param.opts, key=len)
+        raise fail(_value_invalid(where, name, "type", "was given a value that is not of its type")) from None
+
+
+def _value_invalid(where: str, name: str, reason: str, what: str) -> OptionValueInvalid:
+    """OPTION_VALUE_INVALID for option `name` of command `where` (the value given is not repeated)."""
+    return OptionValueInvalid(
+        f"option '{shown(name)}' of {where} {what}; see '{where} --help'",
+        details={"option": name[:100], "command": where, "reason": reason},
+    )
 
 
 class CenterCommand(TyperCommand):

@@ -11,8 +11,10 @@ exception, `HostRequestFailed`, whose HTTP status gives the exit code (`exit_cod
 from __future__ import annotations
 
 import ssl
+import threading
+from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
@@ -25,12 +27,61 @@ from mcp_center.store.running import running_url
 if TYPE_CHECKING:  # the HTTP client loads when a command makes a request, not for `--help`
     import httpx2
 
-__all__ = ["ANSWER_TIMEOUT_S", "HostClient", "client_tls", "exit_code_for_status", "host_url", "serve_url"]
+__all__ = [
+    "ANSWER_TIMEOUT_S",
+    "HostClient",
+    "answer_within",
+    "client_tls",
+    "exit_code_for_status",
+    "host_url",
+    "serve_url",
+]
+
+T = TypeVar("T")
 
 ANSWER_TIMEOUT_S = 5.0
 """Seconds a read (`GET`: `approvals list`, `logs`) waits for the running host's answer, as `list`
 and `show` wait (`listing.LIVE_TIMEOUT_S`): a serve that accepts but never answers (hung, stopped
 with SIGSTOP) is said so in one line after this, not after the 30 s of a change (issue 16, F7)."""
+
+
+def answer_within(request: Callable[[], T], seconds: float) -> T:
+    """`request()` (one HTTP request and its whole answer), given `seconds` in all.
+
+    httpx2's timeouts bound each network read, not the answer: a serve that sends its headers and
+    then one byte every few seconds never trips them, and the command hung for ever (issue 16, F4).
+    Here the request runs in a daemon thread and the caller waits for it once, up to the deadline;
+    a request still running then is left to end on its own (the command goes on or exits).
+
+    Args:
+        request: Sends the request and reads the answer (it should also have per-read timeouts).
+        seconds: The deadline for all of it, from now (seconds).
+    Returns:
+        What `request` returned.
+    Raises:
+        httpx2.TimeoutException: the answer was not complete within `seconds` (as for a read that
+            timed out, so the caller's message for a silent serve applies).
+        BaseException: whatever `request` raised.
+    """
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(request())
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, raised there
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="mcp-center-request", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if failure:
+        raise failure[0]
+    if not outcome:
+        import httpx2
+
+        raise httpx2.TimeoutException(f"no complete answer within {seconds:g} s")
+    return outcome[0]
 
 
 def client_tls(base_url: str) -> ssl.SSLContext | bool:
@@ -87,7 +138,7 @@ class HostClient:
     Args:
         settings: The data directory (its admin token) and the default base URL.
         url: `--url`, or None for the data directory's own `serve`.
-        timeout_s: Seconds for one request.
+        timeout_s: Seconds for one request and its whole answer (one deadline, `answer_within`).
     Raises:
         ServerUnreachable: no `url` and no serve owns the data directory (exit 7; `serve_url`),
             checked first.
@@ -132,14 +183,15 @@ class HostClient:
 
         Raises:
             ServerUnreachable: nothing answers (the message says whether a serve owns the directory;
-                `details.reason` `refused`), or the host accepted the connection but did not answer
-                within the client's `timeout_s` (`details.reason` `timeout`).
+                `details.reason` `refused`), or the host's whole answer did not come within the
+                client's `timeout_s` (`details.reason` `timeout`; one deadline for the request,
+                however slowly the answer trickles in).
             HostRequestFailed: the host answered with an error envelope (or a non-JSON error).
         """
         import httpx2
 
         try:
-            response = self._client.request(method, path, json=body)
+            response = answer_within(lambda: self._client.request(method, path, json=body), self._timeout_s)
         except httpx2.TimeoutException:
             raise ServerUnreachable(
                 f"the serve on {self.base_url} did not answer within {self._timeout_s:g} s (is it hung or stopped?)",

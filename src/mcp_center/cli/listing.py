@@ -25,7 +25,7 @@ from rich.text import Text
 
 from mcp_center.cli._sandbox import policy_line
 from mcp_center.cli._shared import err
-from mcp_center.cli.host import client_tls
+from mcp_center.cli.host import answer_within, client_tls
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.models import is_array, is_object
@@ -111,8 +111,9 @@ def served_view(settings: Settings, server_id: str) -> dict[str, Any] | None:
 def served_json(settings: Settings, path: str, url: str | None = None) -> object:
     """The parsed JSON of a successful `GET path` to the `serve` running for this data directory (or at
     `url`), with the directory's admin token; None when none runs, no token is known, or the request
-    fails or is refused; `SILENT` when no answer came within `LIVE_TIMEOUT_S` seconds, after one line
-    on stderr naming the serve and that the data directory's view is shown instead (issue 16).
+    fails or is refused; `SILENT` when no whole answer came within `LIVE_TIMEOUT_S` seconds (one
+    deadline, `host.answer_within`), after one line on stderr naming the serve and that the data
+    directory's view is shown instead (issue 16).
 
     Never raises.
     """
@@ -127,7 +128,8 @@ def served_json(settings: Settings, path: str, url: str | None = None) -> object
         return None
     if token is None:
         return None
-    try:
+
+    def get() -> httpx2.Response:
         with httpx2.Client(
             base_url=base.rstrip("/"),
             headers={"Authorization": f"Bearer {token}"},
@@ -135,7 +137,10 @@ def served_json(settings: Settings, path: str, url: str | None = None) -> object
             trust_env=False,
             verify=client_tls(base),
         ) as client:
-            response = client.get(path)
+            return client.get(path)
+
+    try:
+        response = answer_within(get, LIVE_TIMEOUT_S)
         return response.json() if response.is_success else None
     except httpx2.TimeoutException:
         err.print(

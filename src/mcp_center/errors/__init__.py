@@ -16,6 +16,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   │                                                      changed, the message says how to pass it (exit 2)
     │   ├── CommandUnknown           COMMAND_UNKNOWN           the CLI has no such command (`did_you_mean`, exit 2)
     │   ├── OptionUnknown            OPTION_UNKNOWN            a CLI command has no such option (`did_you_mean`, exit 2)
+    │   ├── OptionValueInvalid       OPTION_VALUE_INVALID      a CLI option's value is missing, given to a flag or
+    │   │                                                      not of its type (`reason`, exit 2)
     │   ├── GatewayTokenAmbiguous    GATEWAY_TOKEN_AMBIGUOUS   R-7.1: a token name several live tokens carry (`ids`)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
@@ -189,6 +191,7 @@ from mcp_center.errors._input import (
     ImportValuesInvalid,
     OAuthCallbackInvalid,
     OptionUnknown,
+    OptionValueInvalid,
     RequestInvalid,
     RequestTooLarge,
     SandboxWarmUpUnsupported,
@@ -298,6 +301,7 @@ __all__ = [
     "OAuthTokenFailed",
     "OperationInUse",
     "OptionUnknown",
+    "OptionValueInvalid",
     "OriginNotAllowed",
     "PromptNotFound",
     "RequestInvalid",

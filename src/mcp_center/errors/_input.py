@@ -74,6 +74,15 @@ class OptionUnknown(InvalidInput):
     code = "OPTION_UNKNOWN"
 
 
+class OptionValueInvalid(InvalidInput):
+    """A CLI option's value is missing (`--data-dir` last), given to a flag (`--json=1`) or not of the
+    option's type (`--port abc`): nothing ran; exit 2, as every usage error. `details`: `option`
+    (clipped), `command` (its path), `reason` (`missing`, `flag`, `type`); the value given is never
+    repeated (it may be a secret typed in the wrong place) (R-7.3, issue 16)."""
+
+    code = "OPTION_VALUE_INVALID"
+
+
 class GatewayTokenAmbiguous(InvalidInput):
     """R-7.1: a gateway token named by its name, and several live tokens carry it: nothing was
     revoked; `details`: `name`, `ids` (name one of them by id) (issue 16)."""
@@ -126,9 +135,10 @@ class ImportDuplicateKey(ImportJsonInvalid):
     is refused instead and nothing is applied. `details`: `path` (the dotted JSON path of the
     repeated key, e.g. `mcpServers.a` or `mcpServers.a.command`; array items by index; a key that
     is empty, all digits or holds `.`, `[`, `]` or `"` as `["<JSON string>"]`) and `key`. Below
-    `env`, `headers` or `args` at any depth, and for a key that looks like a credential anywhere,
-    no key's text is given: such keys are written `[key #<n>]` (1-based position in their object),
-    and the repeat itself has no `key` but `position`.
+    `env`, `headers`, `args` or a credential-named key at any depth, and for a key longer than 24
+    characters or that looks like a credential anywhere, no key's text is given (R-1.5): such keys
+    are written `[key #<n>]` (1-based position in their object), and the repeat itself has no `key`
+    but `position`.
     """
 
     code = "IMPORT_DUPLICATE_KEY"

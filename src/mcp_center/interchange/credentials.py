@@ -56,7 +56,7 @@ CREDENTIAL_WORDS = frozenset(
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([^\s]+)")
-_AUTH_SCHEME = re.compile(r"(?:[Bb]earer|[Bb]asic|[Tt]oken|[Dd]igest) +[^\s]")
+_AUTH_SCHEME = re.compile(r"(?:[Bb]earer|[Bb]asic|[Tt]oken|[Dd]igest)\s+[^\s]")
 # `scheme://user:password@`. The scheme is `[A-Za-z][A-Za-z0-9+.-]*` (RFC 3986), but searched as
 # "a letter, then only digits + . -" up to `://`: the same texts match (start at the scheme's last
 # letter), and a search no longer runs from every letter to the end of a long run of scheme
@@ -83,8 +83,9 @@ CREDENTIAL_IN_ARGS_MESSAGE = (
 
 
 def is_credential_value(value: str) -> bool:
-    """True for values that are credentials whatever their name: an HTTP auth scheme followed by a
-    credential (`Bearer x`, `Basic x`, `Token x`) or a URL with a password (`postgres://u:p@h/db`)."""
+    """True for values that are credentials whatever their name: an HTTP auth scheme followed by any
+    whitespace (spaces, a tab) and a credential (`Bearer x`, `Basic x`, `Token\tx`), or a URL with a
+    password (`postgres://u:p@h/db`)."""
     return bool(_AUTH_SCHEME.match(value) or _URL_WITH_PASSWORD.search(value))
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from mcp_center.errors import ImportDuplicateKey, ImportJsonInvalid, ImportTooLarge
-from mcp_center.interchange.credentials import is_credential_value
+from mcp_center.interchange.credentials import is_credential_name, is_credential_value
 
 __all__ = ["MAX_IMPORT_BYTES", "decode_text", "loads_lenient"]
 
@@ -91,10 +91,12 @@ def loads_lenient(text: str) -> Any:
         ImportDuplicateKey: an object names a key twice (JSON.parse would keep the last one and a
             server or a field would vanish); `details.path` is its dotted path (`mcpServers.a`; a
             key that is empty, all digits or holds `.`, `[`, `]` or `"` as `["<JSON string>"]`)
-            and `details.key` the key. Below `env`, `headers` or `args` (any depth), and for a key
-            that looks like a credential anywhere, no key's text is given (it may be a secret pasted
-            as a key): such a key is written `[key #<n>]`, its 1-based position in its object, and
-            for the repeat itself `details.position` is n and there is no `details.key`.
+            and `details.key` the key. Below `env`, `headers`, `args` or a credential-named key
+            (`apiKey`, `password`, `Authorization`; any depth), and for a key that is longer than
+            `MAX_SHOWN_KEY_CHARS` or looks like a credential anywhere, no key's text is given (it
+            may be a secret pasted as a key, R-1.5): such a key is written `[key #<n>]`, its 1-based
+            position in its object, and for the repeat itself `details.position` is n and there is
+            no `details.key`.
         ImportJsonInvalid: not JSON even so, or a string holds an unpaired surrogate escape (it could
             not be stored or answered as UTF-8); `details.line`/`details.column` are 1-based and count
             characters, `details.reason` is the parser's reason (never a value from the input).
@@ -157,16 +159,28 @@ _SECRET_BEARING = frozenset({"env", "headers", "args"})
 given in a path (a secret pasted by mistake as a key, `{"env": {"ghp_...": "1", "ghp_...": "2"}}`,
 or one level deeper, `{"headers": {"Authorization": {"Bearer ...": 1, ...}}}`, must not be echoed);
 each key is written by its 1-based position in its object, `[key #<n>]`. `args` is among them: its
-items are stored in plain text, yet an object there is not an argument, and its keys may be one."""
+items are stored in plain text, yet an object there is not an argument, and its keys may be one.
+A key named like a credential (`apiKey`, `password`, `Authorization`: `is_credential_name`) hides
+the keys below it the same way."""
+MAX_SHOWN_KEY_CHARS = 24
+"""Longest key whose text a path gives (characters). Tokens are longer (`ghp_` + 36, `sk-` + 48,
+`xoxb-...`, a JWT); config field names, variable names and the server names people type are not,
+so a longer key, which may be a token pasted as a key or as a server name, is written by position."""
 _PLAIN_SEGMENT = re.compile(r'(?![0-9]+$)[^.\[\]"]+')
 """A key written as it is in a path; others (empty, all digits, with `.`, `[`, `]` or `"`) are
 written `["<JSON string>"]`, so a path names one place only."""
 
 
+def _hides_below(key: str) -> bool:
+    """True when no key below `key` (any depth) is given by its text (see `_SECRET_BEARING`)."""
+    return key.lower() in _SECRET_BEARING or is_credential_name(key)
+
+
 def _segment(key: str, position: int, hidden: bool) -> str:
-    """How a key is written in a path: by position when `hidden` or when the key itself looks like a
-    credential (`is_credential_value`: `Bearer ...`, a URL with a password), else by its text."""
-    if hidden or is_credential_value(key):
+    """How a key is written in a path: by position when `hidden`, when the key is longer than
+    `MAX_SHOWN_KEY_CHARS` or when it looks like a credential (`is_credential_value`: `Bearer ...`,
+    a URL with a password), else by its text."""
+    if hidden or len(key) > MAX_SHOWN_KEY_CHARS or is_credential_value(key):
         return f"[key #{position}]"
     return key if _PLAIN_SEGMENT.fullmatch(key) else f"[{json.dumps(key)}]"
 
@@ -199,7 +213,7 @@ def _duplicate(value: Any, repeated: Mapping[int, tuple[dict[str, Any], str, int
                 )
             stack += reversed(
                 [
-                    (v, (*path, _segment(k, i, hidden)), hidden or k.lower() in _SECRET_BEARING)
+                    (v, (*path, _segment(k, i, hidden)), hidden or _hides_below(k))
                     for i, (k, v) in enumerate(obj.items(), 1)
                 ]
             )
