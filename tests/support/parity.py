@@ -60,6 +60,14 @@ class Host:
             self.endpoint.lean = True
         return lean, sdk
 
+    async def sdk(self, path: str, body: bytes, headers: Headers) -> Answer:
+        """The SDK stack's answer alone (the lean paths off for this one request)."""
+        self.endpoint.lean = False
+        try:
+            return await self._answer(path, body, headers)
+        finally:
+            self.endpoint.lean = True
+
     async def _answer(self, path: str, body: bytes, headers: Headers) -> Answer:
         response = await self.http.post(
             path, content=body, headers=[("Authorization", f"Bearer {self.token}"), *headers]
