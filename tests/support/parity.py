@@ -5,6 +5,12 @@ The host is the composed app as `serve` serves it, in front of `tests/servers/pr
 offered to the direct path, one to `/mcp/{id}` and a session's request go to the lean path; with
 it off, the SDK's stack serves the same request. `Host.both` returns both answers (HTTP status,
 JSON-RPC body, whether an `mcp-session-id` header came with it) for the tests to compare.
+
+An "ASGI callable returned without completing response." line from uvicorn when the host closes
+comes from the upstream, not the gateway: both servers share one event loop here, and
+`sse_starlette` (under the SDK's SSE responses) ends every SSE stream of the loop once it sees a
+uvicorn server exiting, here the composed host's; the upstream's answer to the host's last GET
+stream, opened just then, ends before its response starts. Separate processes do not share that.
 """
 
 from __future__ import annotations
@@ -59,6 +65,14 @@ class Host:
         finally:
             self.endpoint.lean = True
         return lean, sdk
+
+    async def sdk(self, path: str, body: bytes, headers: Headers) -> Answer:
+        """The SDK stack's answer alone (the lean paths off for this one request)."""
+        self.endpoint.lean = False
+        try:
+            return await self._answer(path, body, headers)
+        finally:
+            self.endpoint.lean = True
 
     async def _answer(self, path: str, body: bytes, headers: Headers) -> Answer:
         response = await self.http.post(

@@ -62,6 +62,7 @@ from mcp_center.gateway._answers import (
 )
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import (
+    SDK_DEPTH_LIMIT,
     WIDE_INTEGER,
     AgentLink,
     LeanPath,
@@ -69,6 +70,7 @@ from mcp_center.gateway.fastpath import (
     direct_lean_read,
     is_lean,
     is_modern,
+    nested_beyond,
 )
 from mcp_center.gateway.refusals import read_headers, sdk_refuses, sdk_refuses_read
 from mcp_center.gateway.server import GATEWAY_PATH, CallerCard, Gateway, scope_of_path
@@ -361,6 +363,8 @@ class GatewayEndpoint:
                 return
             if lean and WIDE_INTEGER.search(body) is not None:
                 lean = False  # maybe an integer beyond 64 bits (`WIDE_INTEGER`): the SDK serves it exactly
+            elif lean and body.count(b"[") + body.count(b"{") > SDK_DEPTH_LIMIT and nested_beyond(message):
+                lean = False  # nested beyond the SDK parser's limit: its -32700 (or its answer) is the answer
             if bad_version(message):
                 await bad_version_refusal(message)(scope, receive, send)
                 return
@@ -426,6 +430,8 @@ class GatewayEndpoint:
             return None
         if type(message) is not dict or (read := direct_lean_read(message)) is None:
             return None
+        if body.count(b"[") + body.count(b"{") > SDK_DEPTH_LIMIT and nested_beyond(message):
+            return None  # nested beyond the SDK parser's limit: `__call__` leaves it to the SDK
         if sdk_refuses_read(found, message, *read):
             return None  # `__call__`'s checks (bad_version ... _modern_lean) in one pass
         lean = self._modern_lean_request(message, None, named, headers, read[2])

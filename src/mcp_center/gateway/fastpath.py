@@ -26,8 +26,9 @@ What each guarantee relies on:
 Everything else (initialize, GET streams, DELETE, notifications, malformed requests) goes to the
 SDK's session manager unchanged; so do params the SDK's request models refuse (`is_lean`: the
 common shape of each method is checked here, anything beyond it by the SDK's own validation,
-`sdk_params_refused`) and bodies with an integer beyond 64 bits (`WIDE_INTEGER`), so that the SDK
-answers them in its own words (docs/decisions.md, "What the lean path checks").
+`sdk_params_refused`), bodies with an integer beyond 64 bits (`WIDE_INTEGER`) and bodies nested
+beyond the SDK parser's limit (`SDK_DEPTH_LIMIT`), so that the SDK answers them in its own words
+(docs/decisions.md, "What the lean path checks").
 """
 
 from __future__ import annotations
@@ -59,11 +60,13 @@ from mcp_center.service import Elicitor, RootsLister, Sampler
 __all__ = [
     "LEAN_METHODS",
     "REVOKED_MESSAGE",
+    "SDK_DEPTH_LIMIT",
     "WIDE_INTEGER",
     "AgentLink",
     "LeanPath",
     "LeanRequest",
     "meta_problem",
+    "nested_beyond",
     "revoked_error",
     "sdk_params_refused",
 ]
@@ -115,6 +118,35 @@ WIDE_INTEGER = re.compile(rb"[0-9]{19}")
 reads as a float (2**70 becomes 1.1805916207174113e+21) where the SDK's parser keeps it exact. Such
 a body is left to the SDK (the endpoint and the direct route search for it, one regex search per
 request); a false alarm (a long digit run in a string) only costs that request the SDK's path."""
+SDK_DEPTH_LIMIT = 200
+"""The deepest nesting of JSON containers (the message itself one level) the SDK parses in every
+era: `pydantic_core.from_json` (the session era's parser; jiter's recursion limit) refuses a
+non-empty container deeper than this with -32700, `json.loads` (2026-07-28) only near the
+interpreter's recursion limit (1,000 less the stack below it), `orjson` (ours) beyond 1,024. A body
+nested deeper is left to the SDK (`nested_beyond`), which answers it in its own words."""
+
+
+def nested_beyond(message: object, limit: int = SDK_DEPTH_LIMIT) -> bool:
+    """Whether the parsed JSON `message` holds containers nested more than `limit` levels deep (the
+    message itself one level; R-8.1). Walks every container, so the endpoint calls it only when a
+    body has more than `limit` opening brackets (fewer cannot nest that deep): a common call pays
+    two `bytes.count`s and no call of this."""
+    pending: list[tuple[object, int]] = [(message, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > limit:
+            return True
+        if type(value) is dict:
+            pending += [
+                (item, depth + 1)
+                for item in cast("dict[str, object]", value).values()
+                if isinstance(item, (dict, list))
+            ]
+        elif type(value) is list:
+            pending += [(item, depth + 1) for item in cast("list[object]", value) if isinstance(item, (dict, list))]
+    return False
+
+
 _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 """2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)
