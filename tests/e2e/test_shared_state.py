@@ -24,6 +24,7 @@ import anyio
 import httpx2
 import pytest
 
+from tests.support.api import stdio_body
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.mcp_servers import running_echo_http
@@ -34,6 +35,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 SERVERS = "/api/mcp/servers"
 REPO = Path(__file__).parents[2]
+ECHO_STDIO = str(REPO / "tests" / "servers" / "echo_stdio.py")
 STEP_TIMEOUT_S = 60.0
 
 
@@ -284,3 +286,35 @@ async def test_serve_does_not_start_on_a_damaged_data_file_and_says_which_and_wh
     assert damaged.read_bytes() == content
     left = {p.name for p in data_dir.iterdir()}
     assert not left & {"secret.key", "admin-token", "serve.json"}, left  # it stopped before any of them
+
+
+async def test_a_serve_whose_data_directory_was_moved_refuses_to_fork_its_state_and_keeps_its_servers(
+    tmp_path: Path,
+) -> None:
+    """`mv data moved` while serve runs with an enabled stdio server (R-9.1, R-9.2): the API answers
+    STORAGE_ERROR (`directory_moved`) and stores nothing, nothing is made at the old path, the
+    watcher does not act on the state it could not read, and once the directory is back the server
+    is still on its first connection."""
+    with running_host(tmp_path) as host:
+        async with admin(host.url) as api:
+            _ok(await api.post(SERVERS, json=stdio_body("local", sys.executable, [ECHO_STDIO])), 201)
+            enabled = await _enable(api, "local")
+            connection = enabled["status"]["connection_id"]
+            moved = tmp_path / "moved"
+            host.data_dir.rename(moved)
+            try:
+                listed = await api.get(SERVERS)
+                assert listed.status_code == 500, listed.text
+                assert listed.json()["error"]["code"] == "STORAGE_ERROR"
+                assert listed.json()["error"]["details"]["fault"] == "directory_moved"
+                created = await api.post(SERVERS, json=stdio_body("forked", sys.executable, [ECHO_STDIO]))
+                assert created.json()["error"]["code"] == "STORAGE_ERROR", created.text
+                # The watcher saw servers.json vanish and could not read the state: it did nothing.
+                await until(lambda: "store.change_failed" in host.log(), timeout_s=30)
+                assert not host.data_dir.exists()
+            finally:
+                moved.rename(host.data_dir)
+            view = _ok(await api.get(f"{SERVERS}/local"))
+            assert view["status"]["state"] == "ready", view["status"]
+            assert view["status"]["connection_id"] == connection
+            assert [s["id"] for s in _ok(await api.get(SERVERS))["servers"]] == ["local"]

@@ -219,8 +219,12 @@ def test_the_lock_is_released_when_the_block_raises(tmp_path: Path) -> None:
         os.close(fd)
 
 
-def test_the_lock_file_is_created_private_with_its_directory(tmp_path: Path) -> None:
+def test_the_lock_file_is_created_private_but_never_its_directory(tmp_path: Path) -> None:
+    """A missing directory is not made again (a data directory moved while serve runs, R-9.1)."""
     lock_path = tmp_path / "data" / "mcp" / ".lock"
+    with pytest.raises(FileNotFoundError), FileLock(lock_path).hold():
+        pass
+    assert not (tmp_path / "data").exists()
+    lock_path.parent.mkdir(parents=True)
     with FileLock(lock_path).hold():
         assert mode_of(lock_path) == 0o600
-    assert mode_of(lock_path.parent) & 0o077 == 0

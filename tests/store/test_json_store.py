@@ -384,3 +384,53 @@ def test_a_reader_never_sees_a_torn_file_while_a_writer_commits(tmp_path: Path) 
     assert errors == []
     assert seen == sorted(seen)
     assert JsonStore(directory).read().servers["files"].version == 31
+
+
+def test_a_store_whose_directory_was_moved_fails_and_never_makes_the_old_path_again(tmp_path: Path) -> None:
+    """`mv d1 d2` between two operations of an opened store (R-9.1): every read and write fails with
+    STORAGE_ERROR naming the move, nothing is created at d1, and d2 keeps the state unchanged."""
+    store = JsonStore(tmp_path / "d1" / "mcp")
+    store.open()
+    put(store, stdio_record(version=1))
+    (tmp_path / "d1").rename(tmp_path / "d2")
+
+    with pytest.raises(StorageError) as read_error:
+        store.read()
+    assert read_error.value.details["fault"] == "directory_moved"
+    assert "was moved or removed while serve runs" in str(read_error.value)
+    with pytest.raises(StorageError) as write_error:
+        put(store, stdio_record("other"))
+    assert write_error.value.details["fault"] == "directory_moved"
+    assert not (tmp_path / "d1").exists()
+    assert set(JsonStore(tmp_path / "d2" / "mcp").read().servers) == {"files"}
+
+    # Moved back: the same directory again, the store works on.
+    (tmp_path / "d2").rename(tmp_path / "d1")
+    put(store, stdio_record("other"))
+    assert set(store.read().servers) == {"files", "other"}
+
+
+def test_a_store_whose_directory_was_replaced_refuses_the_new_one(tmp_path: Path) -> None:
+    """Another directory put at the opened path (another inode) is not read as this store's state."""
+    store = JsonStore(tmp_path / "d1" / "mcp")
+    store.open()
+    put(store, stdio_record(version=1))
+    (tmp_path / "d1").rename(tmp_path / "d2")
+    (tmp_path / "d1" / "mcp").mkdir(parents=True)
+
+    with pytest.raises(StorageError) as caught:
+        put(store, stdio_record("other"))
+    assert caught.value.details["fault"] == "directory_moved"
+    assert list((tmp_path / "d1" / "mcp").iterdir()) == []
+
+
+@pytest.mark.anyio
+async def test_the_store_locks_do_not_make_a_moved_directory_again(tmp_path: Path) -> None:
+    """The keyed locks (`.locks`) of a store whose directory was moved fail with STORAGE_ERROR."""
+    store = JsonStore(tmp_path / "d1" / "mcp")
+    store.open()
+    (tmp_path / "d1").rename(tmp_path / "d2")
+    with pytest.raises(StorageError):
+        async with store.lock("refresh:o"):
+            pass
+    assert not (tmp_path / "d1").exists()

@@ -149,7 +149,14 @@ class Reconciler:
         lock = self._locks.setdefault(server_id, anyio.Lock())
         async with lock:
             try:
-                spec = await anyio.to_thread.run_sync(lambda: self.desired_spec(self._store.read(), server_id, memo))
+                state = await anyio.to_thread.run_sync(self._store.read)
+            except CenterError:
+                # Never act on a state that could not be read (a moved data directory, a lost
+                # database): the connection stays as it is until the store answers again.
+                logger.exception("server.reconcile_failed", extra={"server_id": server_id})
+                return
+            try:
+                spec = await anyio.to_thread.run_sync(lambda: self.desired_spec(state, server_id, memo))
             except CenterError:
                 logger.exception("server.reconcile_failed", extra={"server_id": server_id})
                 spec = None

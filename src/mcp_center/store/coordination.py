@@ -244,9 +244,16 @@ class FileKeyedLocks:
 
     @contextlib.asynccontextmanager
     async def lock(self, key: str, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> AsyncGenerator[None]:
-        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = self._dir / (hashlib.sha256(key.encode("utf-8")).hexdigest()[:32] + ".lock")
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            self._dir.mkdir(exist_ok=True, mode=0o700)  # never its parent: a moved data directory stays moved
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot open the lock '{key}': {exc.strerror or type(exc).__name__} (was the data directory "
+                "moved or removed while serve runs? restart serve on its new path); nothing was changed",
+                details={"file": str(path), "fault": exc.strerror or type(exc).__name__, "lock": key},
+            ) from None
         try:
             delay = 0.002
             with anyio.move_on_after(timeout_s) as waiting:
@@ -293,7 +300,7 @@ class FilePresence:
     def join_instance(self, instance: str) -> None:
         if not _INSTANCE_ID.fullmatch(instance):
             raise ValueError("instance ids are 1-64 characters of [A-Za-z0-9_-]")
-        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._dir.mkdir(exist_ok=True, mode=0o700)  # never its parent: a moved data directory stays moved
         fd = os.open(self._dir / instance, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         if not _try_flock(fd, fcntl.LOCK_EX):
             os.close(fd)

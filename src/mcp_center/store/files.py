@@ -150,7 +150,9 @@ class FileLock:
     """An exclusive (or shared) lock across threads of this process and across processes.
 
     Args:
-        path: The lock file (created with mode 0600 if missing; its content is unused).
+        path: The lock file (created with mode 0600 if missing; its content is unused). Its
+            directory is never created: `hold` raises `FileNotFoundError` when it is gone (a data
+            directory moved while serve runs must not be made again at its old path, R-9.1).
     """
 
     def __init__(self, path: Path) -> None:
@@ -168,9 +170,11 @@ class FileLock:
 
         Threads of one process are serialized by a thread lock first (readers included): the
         `flock` itself belongs to an open file description, not to a thread.
+
+        Raises:
+            OSError: the lock file cannot be opened (`FileNotFoundError`: its directory is gone).
         """
         with self._thread_lock:
-            self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)

@@ -84,7 +84,8 @@ class Journal:
     Call every method with the store's exclusive lock held.
 
     Args:
-        directory: Where the files, their temps and the journal live.
+        directory: Where the files, their temps and the journal live (it must exist: the store
+            checked it under its lock; nothing here creates it, R-9.1).
         disk: The write primitives (the fault-injection seam).
     """
 
@@ -114,7 +115,6 @@ class Journal:
         commit = uuid.uuid4().hex[:16]
         entries: list[_Entry] = []
         journal_temp = self.directory / f".{JOURNAL_FILE}.{commit}.tmp"
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
             for name, data in files.items():
                 temp = f".{name}.{commit}.tmp"

@@ -27,16 +27,27 @@ request arrived is still seen by it); a commit of this process drops what was sh
 section: a corrupt or truncated file, or one written by a newer schema, raises `StorageError`
 naming the file and the fault, and no file is ever rewritten before all of them parsed.
 
+**A moved or removed directory.** Only `open()` (or the first use of a store never opened)
+creates the directory. It records the directory's identity (device and inode); every locked read
+or transaction checks it before and after taking the lock, and nothing else in the store creates
+a missing directory. So a `serve` whose data directory was moved (`mv d1 d2`), removed or
+replaced while it runs fails every read and write with `STORAGE_ERROR` (`details.fault` =
+`directory_moved`) and changes nothing; it never re-creates the old path and reads an empty state
+there (a silent fork, R-9.1). docs/state.md has the rule.
+
 Damaged data and I/O failures are logged (`store.file_damaged`, `store.io_failed`, with the file).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 from collections.abc import AsyncGenerator, Generator, Hashable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from mcp_center.errors import StorageError
 from mcp_center.store.coordination import (
     DEFAULT_LOCK_TIMEOUT_S,
     ChangeFeed,
@@ -66,6 +77,8 @@ from mcp_center.store.sections import (
 )
 
 __all__ = ["DEFAULT_POLL_S", "LOCK_FILE", "JsonStore", "Store"]
+
+logger = logging.getLogger(__name__)
 
 LOCK_FILE = ".lock"
 DEFAULT_POLL_S = 0.1
@@ -146,7 +159,8 @@ class JsonStore:
     """`Store` over the section files in `directory` (normally `<data dir>/mcp`); see the module docstring.
 
     Args:
-        directory: Created with mode 0700 if missing.
+        directory: Created with mode 0700 if missing, by `open()` (or the first use) only; then every locked
+            operation refuses a directory that is gone or another one (module docstring).
         disk: The write primitives (tests pass a faulty one).
         poll_s: Seconds between checks of a `changes()` subscription.
     """
@@ -166,15 +180,13 @@ class JsonStore:
         self._presence = FilePresence(directory)
         self._board = LocalBoard()
         self._poll_s = poll_s
+        self._identity: tuple[int, int] | None = None
 
     # ----- data ------------------------------------------------------------------------------------
 
     def open(self) -> None:
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError as exc:  # under a file, read-only, no space: one STORAGE_ERROR naming the path
-            raise storage_error(exc, doing="create the data directory") from exc
-        with self._lock.hold():
+        self._identity = None  # open() takes the directory as it is now
+        with self._locked():
             self._journal.recover()
             self._parsed.clear()
             self._snapshot = self._load()
@@ -196,19 +208,19 @@ class JsonStore:
         fresh = self.read_if_fresh()
         if fresh is not None:
             return fresh
-        with self._lock.hold(shared=True):
+        with self._locked(shared=True):
             snapshot = None if self._journal.pending() else self._load()
             if snapshot is not None:
                 self._snapshot = snapshot
         if snapshot is None:  # a crashed commit: complete it under the exclusive lock
-            with self._lock.hold():
+            with self._locked():
                 self._recover_if_needed()
                 snapshot = self._snapshot = self._load()
         return snapshot[1].copy()
 
     @contextlib.contextmanager
     def transaction(self) -> Generator[StoreState]:
-        with self._lock.hold():
+        with self._locked():
             self._recover_if_needed()
             stamps, current = self._load()
             working = current.copy()
@@ -287,6 +299,54 @@ class JsonStore:
         return FileOwnerLock(self.directory.parent)
 
     # ----- internals -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, *, shared: bool = False) -> Generator[None]:
+        """Hold the data lock, on the directory `open()` (or the first use) found, checked before and
+        after taking it; only that first use creates the directory.
+
+        Raises:
+            StorageError: the directory was moved, removed or replaced (`details.fault` =
+                `directory_moved`), or the lock file cannot be opened; nothing was changed.
+        """
+        if self._identity is None:  # the first use (open() or a store used without it) makes it
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError as exc:  # under a file, read-only, no space: one STORAGE_ERROR naming the path
+                raise storage_error(exc, doing="create the data directory") from exc
+        identity = self._current_identity()
+        self._identity = identity
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(self._lock.hold(shared=shared))
+            except FileNotFoundError:
+                raise self._moved() from None
+            except OSError as exc:
+                raise storage_error(exc, doing="lock") from None
+            self._current_identity()
+            yield
+
+    def _current_identity(self) -> tuple[int, int]:
+        """The directory's (device, inode) now; raises `_moved()` when it is gone or not the one
+        `open()` found."""
+        try:
+            info = os.stat(self.directory)
+        except OSError:
+            raise self._moved() from None
+        identity = (info.st_dev, info.st_ino)
+        if self._identity is not None and identity != self._identity:
+            raise self._moved()
+        return identity
+
+    def _moved(self) -> StorageError:
+        """The error of an operation whose directory was moved, removed or replaced since `open()`."""
+        data_dir = self.directory.parent
+        logger.error("store.directory_moved", extra={"file": str(self.directory)})
+        return StorageError(
+            f"the data directory {data_dir} was moved or removed while serve runs; "
+            "restart serve on its new path (nothing was changed)",
+            details={"file": str(self.directory), "fault": "directory_moved"},
+        )
 
     def _stamps(self) -> _Stamps:
         stat = self._fresh.stamp
