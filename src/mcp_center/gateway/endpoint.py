@@ -62,15 +62,13 @@ from mcp_center.gateway._answers import (
 )
 from mcp_center.gateway._disconnects import OneResponse, quiet_client_disconnects
 from mcp_center.gateway.fastpath import (
-    SDK_DEPTH_LIMIT,
-    WIDE_INTEGER,
     AgentLink,
     LeanPath,
     LeanRequest,
     direct_lean_read,
     is_lean,
     is_modern,
-    nested_beyond,
+    parsed_unlike_sdk,
 )
 from mcp_center.gateway.refusals import read_headers, sdk_refuses, sdk_refuses_read
 from mcp_center.gateway.server import GATEWAY_PATH, CallerCard, Gateway, scope_of_path
@@ -347,7 +345,7 @@ class GatewayEndpoint:
         session_id = headers.get(b"mcp-session-id")
         version = headers.get(b"mcp-protocol-version")
         message: object = None
-        lean = self.lean
+        may_lean = self.lean
         if scope.get("method") == "POST":
             body = await _read_body(receive)
             if body is None:  # the agent hung up before its body was complete: nobody to answer (R-3.11)
@@ -361,10 +359,8 @@ class GatewayEndpoint:
             if isinstance(message, list):
                 await batch_refusal()(scope, receive, send)
                 return
-            if lean and WIDE_INTEGER.search(body) is not None:
-                lean = False  # maybe an integer beyond 64 bits (`WIDE_INTEGER`): the SDK serves it exactly
-            elif lean and body.count(b"[") + body.count(b"{") > SDK_DEPTH_LIMIT and nested_beyond(message):
-                lean = False  # nested beyond the SDK parser's limit: its -32700 (or its answer) is the answer
+            if may_lean and parsed_unlike_sdk(body, message):
+                may_lean = False  # a wide integer or a deep nesting: the SDK's parser, and answer, decide
             if bad_version(message):
                 await bad_version_refusal(message)(scope, receive, send)
                 return
@@ -383,7 +379,7 @@ class GatewayEndpoint:
             return
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
-            if lean and is_object(message) and is_modern(version) and self._modern_lean(headers, message):
+            if may_lean and is_object(message) and is_modern(version) and self._modern_lean(headers, message):
                 token = (token_id, token_name)
                 lean = self._modern_lean_request(message, server_id, token, scope.get("headers", ()), _meta_of(message))
                 await self._serve_sessionless(token_id, lean, receive, send)
@@ -396,7 +392,7 @@ class GatewayEndpoint:
             await self._open(token_id, server_id, message, scope, receive, response_once)
         else:
             token = (token_id, token_name)
-            await self._serve(session_id, token, message, headers, scope, receive, response_once, lean=lean)
+            await self._serve(session_id, token, message, headers, scope, receive, response_once, lean=may_lean)
 
     def direct(self, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
         """The lean answer to a POST to `/mcp` (lower-case `headers`, the whole `body`) that `__call__`
@@ -422,16 +418,14 @@ class GatewayEndpoint:
             return None
         if named is None:
             return None
-        if WIDE_INTEGER.search(body) is not None:
-            return None  # maybe an integer beyond 64 bits: `__call__` leaves it to the SDK
         try:
             message: dict[str, Any] | None = orjson.loads(body)  # checked exactly below
         except orjson.JSONDecodeError:
             return None
         if type(message) is not dict or (read := direct_lean_read(message)) is None:
             return None
-        if body.count(b"[") + body.count(b"{") > SDK_DEPTH_LIMIT and nested_beyond(message):
-            return None  # nested beyond the SDK parser's limit: `__call__` leaves it to the SDK
+        if parsed_unlike_sdk(body, message):
+            return None  # a wide integer or a deep nesting: `__call__` leaves it to the SDK
         if sdk_refuses_read(found, message, *read):
             return None  # `__call__`'s checks (bad_version ... _modern_lean) in one pass
         lean = self._modern_lean_request(message, None, named, headers, read[2])

@@ -67,6 +67,7 @@ __all__ = [
     "LeanRequest",
     "meta_problem",
     "nested_beyond",
+    "parsed_unlike_sdk",
     "revoked_error",
     "sdk_params_refused",
 ]
@@ -124,6 +125,17 @@ era: `pydantic_core.from_json` (the session era's parser; jiter's recursion limi
 non-empty container deeper than this with -32700, `json.loads` (2026-07-28) only near the
 interpreter's recursion limit (1,000 less the stack below it), `orjson` (ours) beyond 1,024. A body
 nested deeper is left to the SDK (`nested_beyond`), which answers it in its own words."""
+
+
+def parsed_unlike_sdk(body: bytes, message: object) -> bool:
+    """Whether the SDK's parser may read the request `body` (parsed by us as `message`) otherwise
+    than `orjson` did: an integer beyond 64 bits (`WIDE_INTEGER`), or containers nested beyond
+    `SDK_DEPTH_LIMIT` (`nested_beyond`, run only when the body has more opening brackets than
+    that). Such a request is left to the SDK's stack, which answers it in its own words (R-8.1).
+    A common call pays one regex search and two `bytes.count`s."""
+    if WIDE_INTEGER.search(body) is not None:
+        return True
+    return body.count(b"[") + body.count(b"{") > SDK_DEPTH_LIMIT and nested_beyond(message)
 
 
 def nested_beyond(message: object, limit: int = SDK_DEPTH_LIMIT) -> bool:
