@@ -170,8 +170,8 @@ async def test_a_mistyped_tool_name_is_answered_with_the_closest_callable_names_
         composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
     ):
         policies = {**ALLOW_ALL, "shout": "deny"}
-        body = {"id": "rich", "name": "Rich", "transport": "streamable_http", "url": f"{upstream}/mcp"}
-        body["tool_policies"] = policies
+        body: dict[str, Any] = {"id": "rich", "name": "Rich", "transport": "streamable_http"}
+        body |= {"url": f"{upstream}/mcp", "tool_policies": policies}
         await _ready(composed.admin, body)
         host = Host(composed.app, composed.base, composed.admin, composed.token, f"{upstream}/mcp")
         async with agent(host) as client:
