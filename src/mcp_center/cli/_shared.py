@@ -59,6 +59,7 @@ __all__ = [
     "approvals_app",
     "cells",
     "clip",
+    "counted",
     "err",
     "fail",
     "gateway_app",
@@ -105,6 +106,7 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
     from typer._click.exceptions import BadOptionUsage, BadParameter, MissingParameter, NoSuchOption
 
     where = ctx.command_path
+    given = list(args)  # `parse` consumes `args`: the value of an option of the wrong type is echoed from here
     try:
         return parse(ctx, args)
     except NoSuchOption as exc:
@@ -128,11 +130,39 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
         if isinstance(exc, MissingParameter) or exc.param is None or not exc.param.opts:
             raise
         name = max(exc.param.opts, key=len)
-        raise fail(_value_invalid(where, name, "type", "was given a value that is not of its type")) from None
+        raise fail(_value_invalid(where, name, "type", _not_of_type(exc.param, given))) from None
+
+
+_TYPE_WORDS: Final = {int: "an integer", float: "a number"}
+"""How an option's type is named when a value is not of it ("'abc' is not an integer")."""
+_ECHOED_VALUE_CHARS = 8
+"""A value of the wrong type is echoed only up to this length: a typo such as `--port abc` is shown,
+a longer value (a secret pasted into the wrong option?) only counted."""
+
+
+def _not_of_type(param: Any, given: list[str]) -> str:
+    """What is wrong with the value `given` to option `param`: "was given 'abc', which is not an
+    integer" when the option's type is a number (a value over `_ECHOED_VALUE_CHARS` characters is
+    counted, not shown), else "was given a value that is not of its type" (issue 16, R-7.3)."""
+    descriptor = getattr(param, "type_descriptor", None)
+    kind = _TYPE_WORDS.get(getattr(descriptor, "annotation", None))  # pyright: ignore[reportArgumentType]
+    value = None
+    for index, arg in enumerate(given):
+        for opt in param.opts:
+            if arg == opt and index + 1 < len(given):
+                value = given[index + 1]
+            elif arg.startswith(f"{opt}="):
+                value = arg.partition("=")[2]
+    if kind is None or value is None:
+        return "was given a value that is not of its type"
+    if len(value) > _ECHOED_VALUE_CHARS:
+        return f"was given a value of {len(value)} characters that is not {kind}"
+    return f"was given {shown(value)!r}, which is not {kind}"
 
 
 def _value_invalid(where: str, name: str, reason: str, what: str) -> OptionValueInvalid:
-    """OPTION_VALUE_INVALID for option `name` of command `where` (the value given is not repeated)."""
+    """OPTION_VALUE_INVALID for option `name` of command `where` (`what` repeats the value given only for
+    a number option: `_not_of_type`)."""
     return OptionValueInvalid(
         f"option '{shown(name)}' of {where} {what}; see '{where} --help'",
         details={"option": name[:100], "command": where, "reason": reason},
@@ -568,6 +598,11 @@ def print_json(value: Any) -> None:
 def clip(text: str, limit: int) -> str:
     """`text` cut to `limit` characters, the cut marked with "…" (a cut never looks whole)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def counted(count: int, noun: str) -> str:
+    """ "1 tool", "4 tools": `count` and `noun`, plural unless the count is one (issue 16)."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def cells(*values: str) -> list[Text]:

@@ -24,6 +24,7 @@ from mcp_center.cli._shared import (
     ask,
     cells,
     confirm,
+    counted,
     err,
     fail,
     has_state,
@@ -58,6 +59,7 @@ def list_(
     from mcp_center.cli.listing import (
         WIDE_COLUMNS,
         Silent,
+        errored_hints,
         live_servers,
         served_views,
         servers_lines,
@@ -101,6 +103,8 @@ def list_(
             out.print(line, overflow="fold", soft_wrap=False, highlight=False)
     # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
     out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
+    for hint in errored_hints(servers, live, settings):
+        out.print(Text(hint, overflow="fold"), soft_wrap=False, highlight=False)
     if live is None and not silent:
         err.print(
             f"live state and tool counts come from a running 'mcp-center serve' for {settings.data_dir}; none answered",
@@ -255,7 +259,8 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
             styled(
                 ("ok", "green"),
                 f": {result.server_name or '?'} {result.server_version or ''} "
-                f"(protocol {result.protocol_version}), {result.tool_count} tools, {result.elapsed_ms} ms",
+                f"(protocol {result.protocol_version}), {counted(result.tool_count or 0, 'tool')}, "
+                f"{result.elapsed_ms} ms",
             )
         )
     else:
