@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from mcp_center.api.argument_hints import unwrapped_arguments_hint
 from mcp_center.api.nearby import closest_routes
 from mcp_center.config.jsonsafe import scrub_text
 from mcp_center.errors import CenterError
@@ -119,7 +120,12 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         else:
             errors.append({"field": field, "code": "FIELD_INVALID", "message": str(err.get("msg", "invalid"))})
     first = errors[0] if errors else {"field": "body", "message": "invalid"}
-    return error_response(422, "REQUEST_INVALID", f"{first['field']}: {first['message']}", {"errors": errors})
+    message = f"{first['field']}: {first['message']}"
+    unknown = [e["field"] for e in errors if e["code"] == "FIELD_UNKNOWN" and "." not in e["field"]]
+    hint = unwrapped_arguments_hint(request, unknown) if len(unknown) == len(errors) else None
+    if hint is not None:  # a tool's arguments sent without their "arguments" wrapper (issue 16)
+        message = f"{message}; {hint}"
+    return error_response(422, "REQUEST_INVALID", message, {"errors": errors})
 
 
 _ROUTING_NOT_FOUND = "Not Found"

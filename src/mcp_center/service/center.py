@@ -604,6 +604,13 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             stderr=tuple(logbook.stderr()),
         )
 
+    def known_input_schema(self, server_id: str, tool: str) -> dict[str, Any] | None:
+        """The `inputSchema` of `tool` as the server's live catalog lists it, or None (no live
+        connection, no such tool); never connects (for an error message's hint, issue 16)."""
+        conn = self._manager.current(server_id)
+        found = conn.catalog.tool(tool) if conn is not None else None
+        return found.input_schema if found is not None else None
+
     async def catalog(self, server_id: str, *, refresh: bool = False) -> CatalogView:
         """The live catalog: tools, prompts, resources, resource templates, quarantined items,
         normalized items (kept after a stated schema fix, `registry.schemas`), generations,
