@@ -49,6 +49,7 @@ __all__ = [
     "CoalescingHttpToolsProtocol",
     "CoalescingTransport",
     "DirectHandler",
+    "DirectReceive",
     "DirectRoute",
 ]
 
@@ -178,22 +179,52 @@ class CoalescingTransport(asyncio.Transport):
 class _Disconnect:
     """Stands in for a request cycle's `message_event` (uvicorn's `connection_lost` sets it)."""
 
-    __slots__ = ("_waiter", "is_set_")
+    __slots__ = ("_waiter", "is_set_", "on_set")
 
     def __init__(self) -> None:
         self.is_set_ = False
         self._waiter: asyncio.Future[None] | None = None
+        self.on_set: Callable[[], None] | None = None
+        """Called (synchronously) by `set`: the exchange's disconnect watchers (`DirectReceive.watch`)."""
 
     def set(self) -> None:
         self.is_set_ = True
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
+        if self.on_set is not None:
+            self.on_set()
 
     async def wait(self) -> None:
         if not self.is_set_:
             if self._waiter is None:
                 self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
+
+
+class DirectReceive:
+    """A direct request's ASGI `receive`: `http.disconnect` once the agent has gone or the answer is
+    complete (the body was given to the route's `take`). Also `watch`: a callback when the agent goes
+    before the answer is complete, with no task waiting in `receive` meanwhile (issue 12, R-8.3: a task
+    per call only to watch cost each long call a task's start, wake-ups and cancellation).
+
+    Args:
+        exchange: The direct request it receives for.
+    """
+
+    __slots__ = ("_exchange",)
+
+    def __init__(self, exchange: _DirectExchange) -> None:
+        self._exchange = exchange
+
+    async def __call__(self) -> Message:
+        return await self._exchange.receive()
+
+    def watch(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Call `callback` once, on the event loop (`call_soon`), when the agent's connection is lost
+        before the answer is complete (at once when it already was); returns what stops the watch.
+        A connection whose reading was paused (a pipelined request queued behind this one) reads again,
+        as `receive` makes it, or its end would go unseen."""
+        return self._exchange.watch(callback)
 
 
 class _DirectExchange:
@@ -213,6 +244,35 @@ class _DirectExchange:
         self._expected = 0
         self._head: bytes | None = None
         """The response's head, written with its first body chunk (one write, no flush scheduled)."""
+        self._watchers: list[Callable[[], object]] = []
+        self.task: asyncio.Task[None] | None = None
+        """The task that runs it (`run`), in the protocol's `tasks` until `run` ends."""
+
+    def watch(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """`DirectReceive.watch`."""
+        loop = self._protocol.loop
+        if self.disconnected:
+            loop.call_soon(callback)
+            return _nothing_to_stop
+        flow = self._protocol.flow
+        if flow.read_paused:
+            flow.resume_reading()
+        watchers = self._watchers
+        watchers.append(callback)
+        self.message_event.on_set = self._lost
+
+        def stop() -> None:
+            if callback in watchers:
+                watchers.remove(callback)
+
+        return stop
+
+    def _lost(self) -> None:
+        """`message_event` was set: the watchers are told when it is because the agent went."""
+        if self.disconnected and self._watchers:
+            watchers, self._watchers = self._watchers, []
+            for callback in watchers:
+                self._protocol.loop.call_soon(callback)
 
     async def receive(self) -> Message:
         """Waits until the agent has gone (or the answer is complete): `http.disconnect`."""
@@ -298,22 +358,28 @@ class _DirectExchange:
             self._protocol.direct_done(self)
 
     async def run(self, handler: DirectHandler) -> None:
-        """Serve the request with `handler`; a failure is answered as uvicorn answers a failing app."""
+        """Serve the request with `handler`; a failure is answered as uvicorn answers a failing app.
+        Its task leaves the protocol's `tasks` when this returns (no done callback: one event-loop
+        step less per request, issue 12)."""
         try:
-            await handler(self.receive, self.send)
-        except BaseException:  # as uvicorn's cycle: logged and answered, never re-raised into the loop
-            logger.exception("Exception in direct request handler")
-            if not self.response_started:
-                await self._server_error()
-            else:
-                self._protocol.transport_for_cycles.close()
-        else:
-            if not self.response_complete and not self.disconnected:
-                logger.error("direct request handler returned without completing its response")
+            try:
+                await handler(DirectReceive(self), self.send)
+            except BaseException:  # as uvicorn's cycle: logged and answered, never re-raised into the loop
+                logger.exception("Exception in direct request handler")
                 if not self.response_started:
                     await self._server_error()
                 else:
                     self._protocol.transport_for_cycles.close()
+            else:
+                if not self.response_complete and not self.disconnected:
+                    logger.error("direct request handler returned without completing its response")
+                    if not self.response_started:
+                        await self._server_error()
+                    else:
+                        self._protocol.transport_for_cycles.close()
+        finally:
+            if self.task is not None:
+                self._protocol.tasks.discard(self.task)
 
     async def _server_error(self) -> None:
         self.keep_alive = False
@@ -325,6 +391,10 @@ class _DirectExchange:
             }
         )
         await self.send({"type": "http.response.body", "body": b"Internal Server Error", "more_body": False})
+
+
+def _nothing_to_stop() -> None:
+    """What stops a watch that has nothing left to watch."""
 
 
 async def _nothing(*_args: Any) -> Any:
@@ -433,9 +503,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         parser = self.parser
         exchange = _DirectExchange(self, keep_alive=parser is not None and parser.should_keep_alive())
         self.cycle = exchange  # pyright: ignore[reportAttributeAccessIssue] - what uvicorn reads of a cycle
-        task = self.loop.create_task(exchange.run(handler))
-        task.add_done_callback(self.tasks.discard)
-        self.tasks.add(task)
+        task = exchange.task = self.loop.create_task(exchange.run(handler))
+        self.tasks.add(task)  # until `run` ends (its own `finally`, not a done callback)
 
     def direct_done(self, exchange: _DirectExchange) -> None:
         """A direct response is complete (its last write is done): as uvicorn's cycle ends one."""
