@@ -286,14 +286,16 @@ class _Route:
 
 
 class _WithRoute:
-    """An ASGI app (echoing `asgi:<body>`) that offers `route` as its `direct_route`."""
+    """An ASGI app (echoing `asgi:<body>`, keeping each request's scope) that offers `route` as its `direct_route`."""
 
     def __init__(self, route: _Route) -> None:
         self.direct_route = route
+        self.scopes: list[Scope] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        self.scopes.append(scope)
         body = b""
         while True:
             message = await receive()
@@ -319,7 +321,8 @@ def _post(path: bytes, body: bytes, *extra: bytes) -> bytes:
 
 async def test_direct_requests_and_asgi_ones_share_a_keep_alive_connection_in_order() -> None:
     route = _Route()
-    async with serve_loopback(_WithRoute(route), http=CoalescingHttpToolsProtocol) as base:
+    app = _WithRoute(route)
+    async with serve_loopback(app, http=CoalescingHttpToolsProtocol) as base:
         port = int(base.rsplit(":", 1)[1])
         with anyio.fail_after(10):
             async with await anyio.connect_tcp("127.0.0.1", port) as stream:
@@ -341,6 +344,14 @@ async def test_direct_requests_and_asgi_ones_share_a_keep_alive_connection_in_or
                 await stream.send(_post(b"/direct", b"expects", b"expect: 100-continue\r\n"))  # never direct
                 assert (await _read_until(stream, b"asgi:expects", seen)).endswith(b"asgi:expects")
     assert route.taken == [b"hello", b"stream", b"first"]
+    # uvicorn's scope of each request its cycle served (built only then, issue 12): its own path and headers.
+    seen_scopes = [(scope["method"], scope["path"], scope["headers"]) for scope in app.scopes]
+    expect = (b"expect", b"100-continue")
+    assert seen_scopes == [
+        ("POST", "/direct", [(b"host", b"x"), (b"content-length", b"7")]),
+        ("POST", "/other", [(b"host", b"x"), (b"content-length", b"6")]),
+        ("POST", "/direct", [(b"host", b"x"), expect, (b"content-length", b"7")]),
+    ]
 
 
 async def test_a_direct_handler_sees_its_agent_go_and_a_failing_one_is_answered_500() -> None:

@@ -460,6 +460,14 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         assert self._coalescing is not None
         return self._coalescing
 
+    def on_message_begin(self) -> None:
+        """A request begins: its URL and headers are collected as uvicorn collects them; uvicorn's ASGI
+        scope (a dict of nine entries and a copy of the app's state) is built only for a request its
+        own cycle serves (`_start_cycle`), never for a direct one (issue 12, R-8.3)."""
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+
     def on_headers_complete(self) -> None:
         route = self._direct
         parser = self.parser
@@ -513,6 +521,10 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         self.on_response_complete()
 
     def _start_cycle(self) -> None:
+        url, headers, expect_100_continue = self.url, self.headers, self.expect_100_continue
+        super().on_message_begin()  # the request's scope, as uvicorn builds it when a request begins
+        self.url, self.headers, self.expect_100_continue = url, headers, expect_100_continue
+        self.scope["headers"] = headers
         before = self.cycle
         super().on_headers_complete()
         cycle = self.cycle
