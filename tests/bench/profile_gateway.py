@@ -14,7 +14,7 @@ mcp__up__echo` through `/mcp`, sequentially (`--concurrency` for more in flight)
   top frames by own time, and own time grouped by module (`--top`);
 - `syscalls`: system calls per call (`strace -c -f -p`), the most frequent by name;
 - `instructions` (`--callgrind`, instead of all the above): instructions per call, each serve run
-  under valgrind's callgrind with collection off until the `--calls` calls (use a few hundred: the
+  under valgrind's callgrind with instrumentation off until the `--calls` calls (use a few hundred: the
   serve runs some 50 times slower), then the idle instructions of an equal stretch subtracted;
   `instructions_by_object`: the same per shared object (libpython, uvloop, orjson, libc...).
 
@@ -325,7 +325,7 @@ def start(args: argparse.Namespace, src: str, up_port: int, work: Path, started:
     ]
     if args.callgrind:
         out = work / f"callgrind.out.{port}"
-        argv = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}", *argv]
+        argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *argv]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(Path.cwd()))
     started.append(proc)
     wait_for_port(port, 900 if args.callgrind else 90, proc)

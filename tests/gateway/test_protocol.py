@@ -289,7 +289,7 @@ async def test_a_sessionless_2026_request_is_served_with_its_result_type(host: H
 async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(host: Host, path: str, tool: str) -> None:
     """2026-07-28 cancellation is closing the POST: the lean path cancels the call and the server's
     handler is cancelled. `/mcp` is a direct request, whose protocol tells the call at once
-    (`DirectReceive.watch`); `/mcp/{id}` goes through uvicorn's cycle, watched by a task once the
+    (`DirectExchange.watch`); `/mcp/{id}` goes through uvicorn's cycle, watched by a task once the
     call has run `WATCH_AFTER_S`."""
     hold = Hold()
     HOLD.append(hold)

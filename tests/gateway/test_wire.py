@@ -18,8 +18,8 @@ from mcp_center.gateway.wire import (
     MAX_HELD_BYTES,
     CoalescingHttpToolsProtocol,
     CoalescingTransport,
+    DirectExchange,
     DirectHandler,
-    DirectReceive,
 )
 from tests.support.loopback import serve_loopback
 
@@ -235,8 +235,8 @@ async def test_the_access_line_is_built_only_when_uvicorn_access_would_log_it() 
 class _Route:
     """A `DirectRoute` for the tests: POSTs to `/direct` are read whole; a body `decline` is left to
     the ASGI app; `stream` is answered as SSE without a length, `wait` waits for the agent to go,
-    `fail` raises, `watch` watches for the agent to go (`DirectReceive.watch`, one watch kept and one
-    stopped, noted in `went`) and `watch-complete` answers while watching; anything else is echoed as JSON."""
+    `fail` raises, `watch` watches for the agent to go (`DirectExchange.watch`, a watch stopped, then one
+    kept, noted in `went`) and `watch-complete` answers while watching; anything else is echoed as JSON."""
 
     response_headers = ((b"x-direct", b"yes"),)
 
@@ -257,10 +257,10 @@ class _Route:
             if body == b"fail":
                 raise RuntimeError("a bug in the handler")
             if body.startswith(b"watch"):
-                assert isinstance(receive, DirectReceive)
-                receive.watch(lambda: (self.went.append("kept"), self.gone.set()))
+                assert isinstance(receive, DirectExchange)
                 stop = receive.watch(lambda: self.went.append("stopped"))
                 stop()
+                receive.watch(lambda: (self.went.append("kept"), self.gone.set()))
                 if body == b"watch":
                     await send({"type": "http.response.start", "status": 200, "headers": []})
                     await send({"type": "http.response.body", "body": b"data: one\n\n", "more_body": True})
@@ -370,7 +370,7 @@ async def test_a_direct_handler_sees_its_agent_go_and_a_failing_one_is_answered_
 
 
 async def test_a_direct_request_watched_for_its_agent_going_is_told_once_and_only_when_it_goes() -> None:
-    """`DirectReceive.watch` (issue 12: no task per call to watch a disconnect): a watch is called when
+    """`DirectExchange.watch` (issue 12: no task per call to watch a disconnect): a watch is called when
     the connection is lost before the answer is complete, a stopped one never, a complete answer
     calls none; and a direct request's task leaves the protocol's `tasks` when it ends."""
     route = _Route()

@@ -31,7 +31,7 @@ import anyio
 from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Send
 
-from mcp_center.gateway.wire import DirectReceive
+from mcp_center.gateway.wire import DirectExchange
 from mcp_center.runtime.attribution import leaves
 
 __all__ = ["SDK_TRANSPORT_LOGGER", "WATCH_AFTER_S", "OneResponse", "quiet_client_disconnects", "watch_disconnect"]
@@ -136,12 +136,12 @@ def watch_disconnect(receive: Receive, went: Callable[[], object]) -> Callable[[
     """Call `went` once when the agent closes the request `receive` belongs to, before its answer is
     complete; returns what stops the watch (call it when the call ends, R-3.8, R-8.3).
 
-    A direct request (`gateway.wire.DirectReceive`) is watched by its protocol, a callback and no
+    A direct request (`gateway.wire.DirectExchange`) is watched by its protocol, a callback and no
     task (issue 12: a watching task per call cost each call that ran long its start, wake-ups and
     cancellation, most calls at concurrency 64). Any other is watched by a task that waits in
     `receive`, started only once the call has run `WATCH_AFTER_S` (most calls end sooner).
     """
-    if isinstance(receive, DirectReceive):
+    if isinstance(receive, DirectExchange):
         return receive.watch(went)
     loop = asyncio.get_running_loop()
     watchers: list[asyncio.Task[None]] = []

@@ -21,7 +21,7 @@ httptools protocol answered a JSON POST for 0.17-0.18 ms of CPU, uvicorn with a 
 for 0.32-0.34 ms. An ASGI app given to uvicorn may offer a `direct_route` (`DirectRoute`): a POST
 it claims from its URL and headers alone (`wants`) is read whole here (its declared length, which
 `wants` bounded), then offered to the route with its body (`take`). A route that takes it answers
-through plain `receive` and `send` callables this protocol provides (`_DirectExchange`: the same
+through plain `receive` and `send` callables this protocol provides (`DirectExchange`: the same
 wire format as uvicorn's, chunked when no length is declared); one that declines gets uvicorn's
 own request cycle, built then, with the body already read: everything else is uvicorn's, as
 before. A pipelined request behind a direct one waits in uvicorn's queue, as behind any other.
@@ -48,8 +48,8 @@ __all__ = [
     "MAX_HELD_BYTES",
     "CoalescingHttpToolsProtocol",
     "CoalescingTransport",
+    "DirectExchange",
     "DirectHandler",
-    "DirectReceive",
     "DirectRoute",
 ]
 
@@ -177,60 +177,47 @@ class CoalescingTransport(asyncio.Transport):
 
 
 class _Disconnect:
-    """Stands in for a request cycle's `message_event` (uvicorn's `connection_lost` sets it)."""
+    """Stands in for a request cycle's `message_event` (uvicorn's `connection_lost` sets it), with the
+    exchange's disconnect watch (`DirectExchange.watch`): called when it is set before the answer is
+    complete. No reference back to the exchange (a cycle would leave every exchange to the collector)."""
 
-    __slots__ = ("_waiter", "is_set_", "on_set")
+    __slots__ = ("_loop", "_waiter", "is_set_", "watch")
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.is_set_ = False
+        self._loop = loop
         self._waiter: asyncio.Future[None] | None = None
-        self.on_set: Callable[[], None] | None = None
-        """Called (synchronously) by `set`: the exchange's disconnect watchers (`DirectReceive.watch`)."""
+        self.watch: Callable[[], object] | None = None
 
     def set(self) -> None:
         self.is_set_ = True
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
-        if self.on_set is not None:
-            self.on_set()
+        watch = self.watch
+        if watch is not None:
+            self.watch = None
+            self._loop.call_soon(watch)
+
+    def unwatch(self) -> None:
+        """Stop the watch (`DirectExchange.watch`)."""
+        self.watch = None
 
     async def wait(self) -> None:
         if not self.is_set_:
             if self._waiter is None:
-                self._waiter = asyncio.get_running_loop().create_future()
+                self._waiter = self._loop.create_future()
             await self._waiter
 
 
-class DirectReceive:
-    """A direct request's ASGI `receive`: `http.disconnect` once the agent has gone or the answer is
-    complete (the body was given to the route's `take`). Also `watch`: a callback when the agent goes
-    before the answer is complete, with no task waiting in `receive` meanwhile (issue 12, R-8.3: a task
-    per call only to watch cost each long call a task's start, wake-ups and cancellation).
+class DirectExchange:
+    """One direct request's answer, in uvicorn's place: its ASGI `receive` (the exchange itself, called)
+    and `send`, the attributes uvicorn's protocol reads from its current cycle (`response_complete`,
+    `disconnected`, `keep_alive`, `message_event`), and `watch` for the agent going (issue 12).
 
     Args:
-        exchange: The direct request it receives for.
+        protocol: The connection's protocol.
+        keep_alive: The connection stays open after the answer.
     """
-
-    __slots__ = ("_exchange",)
-
-    def __init__(self, exchange: _DirectExchange) -> None:
-        self._exchange = exchange
-
-    async def __call__(self) -> Message:
-        return await self._exchange.receive()
-
-    def watch(self, callback: Callable[[], object]) -> Callable[[], None]:
-        """Call `callback` once, on the event loop (`call_soon`), when the agent's connection is lost
-        before the answer is complete (at once when it already was); returns what stops the watch.
-        A connection whose reading was paused (a pipelined request queued behind this one) reads again,
-        as `receive` makes it, or its end would go unseen."""
-        return self._exchange.watch(callback)
-
-
-class _DirectExchange:
-    """One direct request's answer, in uvicorn's place: `receive` and `send` of ASGI messages, and the
-    attributes uvicorn's protocol reads from its current cycle (`response_complete`, `disconnected`,
-    `keep_alive`, `message_event`)."""
 
     def __init__(self, protocol: CoalescingHttpToolsProtocol, keep_alive: bool) -> None:
         self._protocol = protocol
@@ -239,43 +226,34 @@ class _DirectExchange:
         self.disconnected = False
         self.response_started = False
         self.response_complete = False
-        self.message_event = _Disconnect()
+        self.message_event = _Disconnect(protocol.loop)
         self._chunked = False
         self._expected = 0
         self._head: bytes | None = None
         """The response's head, written with its first body chunk (one write, no flush scheduled)."""
-        self._watchers: list[Callable[[], object]] = []
         self.task: asyncio.Task[None] | None = None
         """The task that runs it (`run`), in the protocol's `tasks` until `run` ends."""
 
     def watch(self, callback: Callable[[], object]) -> Callable[[], None]:
-        """`DirectReceive.watch`."""
-        loop = self._protocol.loop
+        """Call `callback` once, on the event loop (`call_soon`), when the agent's connection is lost
+        before the answer is complete (at once when it already was), instead of a task waiting in
+        `receive` (issue 12, R-8.3: a task per call only to watch cost each call that ran long a
+        task's start, wake-ups and cancellation). One watch at a time (a direct request carries one
+        call): a second replaces the first. Returns what stops the watch. A connection whose
+        reading was paused (a pipelined request queued behind this one) reads again, as `receive`
+        makes it, or its end would go unseen."""
         if self.disconnected:
-            loop.call_soon(callback)
+            self._protocol.loop.call_soon(callback)
             return _nothing_to_stop
         flow = self._protocol.flow
         if flow.read_paused:
             flow.resume_reading()
-        watchers = self._watchers
-        watchers.append(callback)
-        self.message_event.on_set = self._lost
+        event = self.message_event
+        event.watch = callback
+        return event.unwatch
 
-        def stop() -> None:
-            if callback in watchers:
-                watchers.remove(callback)
-
-        return stop
-
-    def _lost(self) -> None:
-        """`message_event` was set: the watchers are told when it is because the agent went."""
-        if self.disconnected and self._watchers:
-            watchers, self._watchers = self._watchers, []
-            for callback in watchers:
-                self._protocol.loop.call_soon(callback)
-
-    async def receive(self) -> Message:
-        """Waits until the agent has gone (or the answer is complete): `http.disconnect`."""
+    async def __call__(self) -> Message:
+        """ASGI `receive`: waits until the agent has gone (or the answer is complete): `http.disconnect`."""
         if not self.disconnected and not self.response_complete:
             self._protocol.flow.resume_reading()
             await self.message_event.wait()
@@ -354,6 +332,7 @@ class _DirectExchange:
             if self._expected != 0:
                 raise RuntimeError("Response content shorter than Content-Length")
             self.response_complete = True
+            self.message_event.watch = None  # the answer is complete: its agent going is no news
             self.message_event.set()
             self._protocol.direct_done(self)
 
@@ -363,7 +342,7 @@ class _DirectExchange:
         step less per request, issue 12)."""
         try:
             try:
-                await handler(DirectReceive(self), self.send)
+                await handler(self, self.send)
             except BaseException:  # as uvicorn's cycle: logged and answered, never re-raised into the loop
                 logger.exception("Exception in direct request handler")
                 if not self.response_started:
@@ -471,7 +450,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         route = self._direct
         parser = self.parser
-        cycle = cast("RequestResponseCycle | _DirectExchange | None", self.cycle)  # None before the first request
+        cycle = cast("RequestResponseCycle | DirectExchange | None", self.cycle)  # None before the first request
         if (
             route is not None
             and parser is not None
@@ -509,12 +488,12 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             self.cycle.message_event.set()
             return
         parser = self.parser
-        exchange = _DirectExchange(self, keep_alive=parser is not None and parser.should_keep_alive())
+        exchange = DirectExchange(self, keep_alive=parser is not None and parser.should_keep_alive())
         self.cycle = exchange  # pyright: ignore[reportAttributeAccessIssue] - what uvicorn reads of a cycle
         task = exchange.task = self.loop.create_task(exchange.run(handler))
         self.tasks.add(task)  # until `run` ends (its own `finally`, not a done callback)
 
-    def direct_done(self, exchange: _DirectExchange) -> None:
+    def direct_done(self, exchange: DirectExchange) -> None:
         """A direct response is complete (its last write is done): as uvicorn's cycle ends one."""
         if not exchange.keep_alive:
             self.transport_for_cycles.close()
