@@ -345,20 +345,21 @@ class DirectExchange:
                 await handler(self, self.send)
             except BaseException:  # as uvicorn's cycle: logged and answered, never re-raised into the loop
                 logger.exception("Exception in direct request handler")
-                if not self.response_started:
-                    await self._server_error()
-                else:
-                    self._protocol.transport_for_cycles.close()
+                await self._failed()
             else:
                 if not self.response_complete and not self.disconnected:
                     logger.error("direct request handler returned without completing its response")
-                    if not self.response_started:
-                        await self._server_error()
-                    else:
-                        self._protocol.transport_for_cycles.close()
+                    await self._failed()
         finally:
             if self.task is not None:
                 self._protocol.tasks.discard(self.task)
+
+    async def _failed(self) -> None:
+        """The handler failed: a 500 when nothing was sent yet, else the connection is closed."""
+        if not self.response_started:
+            await self._server_error()
+        else:
+            self._protocol.transport_for_cycles.close()
 
     async def _server_error(self) -> None:
         self.keep_alive = False
