@@ -204,18 +204,23 @@ def callgrind_dump(pid: int, out: Path) -> dict[str, int]:
     names: dict[str, str] = {}
     for dump in fresh:
         current = "?"
+        inclusive = False  # the cost line after `calls=` is the call's inclusive cost, not own cost
         for line in dump.read_text(errors="replace").splitlines():
-            if line.startswith("ob="):
-                ref, _, name = line[3:].partition(" ")
+            if line.startswith(("ob=", "cob=")):
+                ref, _, name = line.partition("=")[2].partition(" ")
                 if name:
                     names[ref] = Path(name).name
-                current = names.get(ref, ref)
+                if line.startswith("ob="):
+                    current = names.get(ref, ref)
+            elif line.startswith("calls="):
+                inclusive = True
             elif line.startswith("summary:"):
                 objects[""] += int(line.split()[1])
             elif line[:1].isdigit() or line[:1] in "+-*":
                 parts = line.split()
-                if len(parts) == 2 and parts[1].isdigit():
+                if not inclusive and len(parts) == 2 and parts[1].isdigit():
                     objects[current] = objects.get(current, 0) + int(parts[1])
+                inclusive = False
     return objects
 
 
