@@ -285,9 +285,12 @@ async def test_a_sessionless_2026_request_is_served_with_its_result_type(host: H
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-center"
 
 
-async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(host: Host) -> None:
-    """2026-07-28 cancellation is closing the POST: the lean path cancels the call (its disconnect
-    watcher starts once the call has run `WATCH_AFTER_S`) and the server's handler is cancelled."""
+@pytest.mark.parametrize(("path", "tool"), [("/mcp", "mcp__proto__hold"), ("/mcp/proto", "hold")])
+async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(host: Host, path: str, tool: str) -> None:
+    """2026-07-28 cancellation is closing the POST: the lean path cancels the call and the server's
+    handler is cancelled. `/mcp` is a direct request, whose protocol tells the call at once
+    (`DirectExchange.watch`); `/mcp/{id}` goes through uvicorn's cycle, watched by a task once the
+    call has run `WATCH_AFTER_S`."""
     hold = Hold()
     HOLD.append(hold)
     envelope = {
@@ -299,14 +302,14 @@ async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(ho
         "jsonrpc": "2.0",
         "id": 10,
         "method": "tools/call",
-        "params": {"name": "mcp__proto__hold", "_meta": envelope},
+        "params": {"name": tool, "_meta": envelope},
     }
     headers = {
         **ACCEPT,
         "Authorization": f"Bearer {host.token}",
         "Mcp-Protocol-Version": "2026-07-28",
         "Mcp-Method": "tools/call",
-        "Mcp-Name": "mcp__proto__hold",
+        "Mcp-Name": tool,
     }
     async with (
         httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http,
@@ -314,7 +317,7 @@ async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(ho
     ):
 
         async def post() -> None:
-            await http.post("/mcp", json=call, headers=headers)
+            await http.post(path, json=call, headers=headers)
 
         tg.start_soon(post)
         with anyio.fail_after(10):
