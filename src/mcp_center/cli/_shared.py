@@ -25,6 +25,7 @@ from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.config import Settings
 from mcp_center.errors import (
     AnswerRequired,
+    ArgumentMissing,
     CenterError,
     CommandUnknown,
     ConfirmationRequired,
@@ -96,7 +97,8 @@ def _untyped_flags(params: list[Any]) -> list[Any]:
 def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[str]) -> list[str]:
     """`parse(ctx, args)` (a command's or group's `parse_args`), with an unknown option refused as
     `error [OPTION_UNKNOWN]: ...` and the closest of the command's options, and an option's value
-    missing, given to a flag or not of its type as `error [OPTION_VALUE_INVALID]: ...` (exit 2),
+    missing, given to a flag or not of its type as `error [OPTION_VALUE_INVALID]: ...`, and a
+    required argument left out as `error [ARGUMENT_MISSING]: ...` with the command's usage (exit 2),
     not typer's error box (issue 16, R-7.3).
 
     Raises:
@@ -124,11 +126,38 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
         flag = any(name in param.opts and getattr(param, "is_flag", False) for param in ctx.command.get_params(ctx))
         what = "is a flag and takes no value" if flag else "needs a value"
         raise fail(_value_invalid(where, name, "flag" if flag else "missing", what)) from None
+    except MissingParameter as exc:
+        param = exc.param
+        if param is None or getattr(param, "param_type_name", "") != "argument":
+            if param is None or not param.opts:
+                raise
+            raise fail(_value_invalid(where, max(param.opts, key=len), "missing", "is required")) from None
+        raise fail(_argument_missing(ctx, param)) from None
     except BadParameter as exc:
-        if isinstance(exc, MissingParameter) or exc.param is None or not exc.param.opts:
+        if exc.param is None or not exc.param.opts:
             raise
         name = max(exc.param.opts, key=len)
         raise fail(_value_invalid(where, name, "type", "was given a value that is not of its type")) from None
+
+
+def _argument_missing(ctx: Any, missing: Any) -> ArgumentMissing:
+    """ARGUMENT_MISSING for the argument `missing` of the command `ctx` runs, with its usage line
+    (`mcp-center add [OPTIONS] NAME [TARGET]...`: required arguments bare, optional ones in
+    brackets, a repeated one followed by `...`)."""
+    where = ctx.command_path
+    words = [where, "[OPTIONS]"]
+    for param in ctx.command.get_params(ctx):
+        if getattr(param, "param_type_name", "") != "argument":
+            continue
+        word = (param.name or "").upper()
+        word = word if param.required else f"[{word}]"
+        words.append(f"{word}..." if param.nargs == -1 else word)
+    usage = " ".join(words)
+    name = (missing.name or "").upper()
+    return ArgumentMissing(
+        f"{where} needs {name}; usage: {usage}; see '{where} --help'",
+        details={"argument": name, "command": where, "usage": usage},
+    )
 
 
 def _value_invalid(where: str, name: str, reason: str, what: str) -> OptionValueInvalid:

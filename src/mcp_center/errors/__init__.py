@@ -18,6 +18,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── OptionUnknown            OPTION_UNKNOWN            a CLI command has no such option (`did_you_mean`, exit 2)
     │   ├── OptionValueInvalid       OPTION_VALUE_INVALID      a CLI option's value is missing, given to a flag or
     │   │                                                      not of its type (`reason`, exit 2)
+    │   ├── ArgumentMissing          ARGUMENT_MISSING          a CLI command was run without an argument it needs
+    │   │                                                      (`argument`, `usage`, exit 2)
     │   ├── GatewayTokenAmbiguous    GATEWAY_TOKEN_AMBIGUOUS   R-7.1: a token name several live tokens carry (`ids`)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
@@ -177,6 +179,7 @@ from mcp_center.errors._conflict import (
 from mcp_center.errors._input import (
     AddressUnavailable,
     AnswerRequired,
+    ArgumentMissing,
     CommandUnknown,
     ConfigInvalid,
     ConfirmationRequired,
@@ -253,6 +256,7 @@ __all__ = [
     "ApprovalExpired",
     "ApprovalNotFound",
     "ApprovalStale",
+    "ArgumentMissing",
     "CallCancelled",
     "CallInterrupted",
     "CapabilityNotDeclared",
