@@ -144,6 +144,9 @@ from mcp_center.errors._base import (
     Unauthorized,
     UpstreamError,
     did_you_mean,
+    most_telling_first,
+    not_one_of,
+    unknown_field,
 )
 from mcp_center.errors._conflict import (
     AddressInUse,
@@ -340,6 +343,9 @@ __all__ = [
     "Unauthorized",
     "UpstreamError",
     "did_you_mean",
+    "most_telling_first",
+    "not_one_of",
+    "unknown_field",
 ]
 
 
