@@ -21,6 +21,8 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ArgumentMissing          ARGUMENT_MISSING          a CLI command was run without an argument it needs
     │   │                                                      (`argument`, `usage`, exit 2)
     │   ├── GatewayTokenAmbiguous    GATEWAY_TOKEN_AMBIGUOUS   R-7.1: a token name several live tokens carry (`ids`)
+    │   ├── ApprovalAmbiguous        MCP_APPROVAL_AMBIGUOUS    R-5.3: an approval id prefix several approvals start
+    │   │                                                      with (`count`, `ids`; exit 2)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
@@ -182,6 +184,7 @@ from mcp_center.errors._conflict import (
 from mcp_center.errors._input import (
     AddressUnavailable,
     AnswerRequired,
+    ApprovalAmbiguous,
     ArgumentMissing,
     CommandUnknown,
     ConfigInvalid,
@@ -254,6 +257,7 @@ __all__ = [
     "AdminAuthRequired",
     "AgentRequestFailed",
     "AnswerRequired",
+    "ApprovalAmbiguous",
     "ApprovalClosed",
     "ApprovalDenied",
     "ApprovalExpired",

@@ -10,6 +10,7 @@ from mcp_center.errors._base import FieldError, InvalidInput
 __all__ = [
     "AddressUnavailable",
     "AnswerRequired",
+    "ApprovalAmbiguous",
     "ArgumentMissing",
     "CommandUnknown",
     "ConfigInvalid",
@@ -92,6 +93,14 @@ class ArgumentMissing(InvalidInput):
     [TARGET]...`) (R-7.3, issue 16)."""
 
     code = "ARGUMENT_MISSING"
+
+
+class ApprovalAmbiguous(InvalidInput):
+    """R-5.3: `mcp-center approvals approve|deny PREFIX` names several approvals by the start of
+    their ids: nothing was decided; `details`: `prefix`, `count` (how many match), `ids` (the first
+    ten of them; give more characters) (issue 16)."""
+
+    code = "MCP_APPROVAL_AMBIGUOUS"
 
 
 class GatewayTokenAmbiguous(InvalidInput):
