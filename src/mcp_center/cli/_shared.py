@@ -69,6 +69,7 @@ __all__ = [
     "opened_store",
     "out",
     "print_json",
+    "print_stderr_tail",
     "refuse_files_of_a_database_serve",
     "run_center",
     "sandbox_app",
@@ -500,11 +501,7 @@ def fail(
                 highlight=False,
                 markup=False,
             )
-    tail = exc.details.get("stderr_tail")
-    if is_array(tail) and tail:
-        err.print("  server stderr (last lines):", highlight=False)
-        for stderr_line in tail:
-            err.print(f"    {stderr_line}", highlight=False, markup=False)
+    print_stderr_tail(exc.details)
     _print_did_you_mean(exc.details)
     server = server_id or exc.details.get("server_id")
     hint = NEXT_STEP.get(exc.code)
@@ -633,6 +630,22 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
         raise fail_host(exc) from None
     except CenterError as exc:
         raise fail(exc) from None
+
+
+def print_stderr_tail(details: Mapping[str, Any], rest: str | None = None) -> None:
+    """Print an error's `stderr_tail` (a stdio server's last lines, redacted, R-3.1) under a header
+    that says how many of how many lines they are; `rest`, printed after them when some were left
+    out (`details.stderr_lines`), says where to see the others (issue 16)."""
+    tail = details.get("stderr_tail")
+    if not is_array(tail) or not tail:
+        return
+    total = details.get("stderr_lines")
+    more = isinstance(total, int) and total > len(tail)
+    err.print(f"  server stderr (last {len(tail)} of {total} lines):" if more else "  server stderr:", highlight=False)
+    for stderr_line in tail:
+        err.print(f"    {stderr_line}", highlight=False, markup=False)
+    if more and rest is not None:
+        err.print(f"  {rest}", highlight=False, markup=False)
 
 
 def confirm(question: str, *, instead: str = "pass --yes to confirm without asking") -> bool:

@@ -30,6 +30,7 @@ from mcp_center.cli._shared import (
     host_request,
     out,
     print_json,
+    print_stderr_tail,
     run_center,
     secret_app,
     settings_for,
@@ -261,9 +262,10 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
     else:
         assert result.error is not None
         err.print(styled(("failed", "red"), f" [{result.error.code}]: {result.error.message}"))
-        tail: list[Any] = result.error.details.get("stderr_tail", []) or []
-        for line in tail:
-            err.print(f"    {line}", markup=False, highlight=False)
+        # This test ran in this process: the lines before the tail were not kept anywhere.
+        show = suggested("show", server_id)
+        rest = f"the earlier lines were not kept; to see them, run the server's command yourself ('{show}' prints it)"
+        print_stderr_tail(result.error.details, rest)
     if not result.ok:
         raise typer.Exit(1)
 
