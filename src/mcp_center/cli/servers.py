@@ -213,6 +213,8 @@ def add(
     for warning in view.warnings:
         if warning.code == "SERVER_NAME_SHARED":
             err.print(f"note: {warning.message}", markup=False, highlight=False)
+        elif warning.code == "PACKAGE_NOT_PINNED":
+            err.print(f"warning [{warning.code}]: {warning.message}", markup=False, highlight=False)
 
 
 @app.command()

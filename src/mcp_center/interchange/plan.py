@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from mcp_center.config import parse_server_config, slugify
+from mcp_center.config.pinning import unpinned_package
 from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
 from mcp_center.interchange.credentials import (
     CREDENTIAL_IN_ARGS_MESSAGE,
@@ -637,6 +638,9 @@ def _draft(
             for i in credential_args(entry.args)
             if not any(credential_ref(r) for r in refs.get(f"args.{i}", []))
         ]
+        unpinned = unpinned_package(entry.command, entry.args)
+        if unpinned is not None:
+            warnings.append(FieldError(unpinned.field, "PACKAGE_NOT_PINNED", unpinned.message))
         if entry.cwd is not None:
             scan("cwd", entry.cwd)
         env: dict[str, str] = {}
