@@ -404,7 +404,7 @@ def export(
         )
     for note in document["notes"]:
         err.print(
-            f"  not exported: {note['server_id']}.{note['field']} [{note['code']}] {note['message']}",
+            f"  {note['server_id']}.{note['field']} [{note['code']}]: {note['message']}",
             markup=False,
             highlight=False,
         )
