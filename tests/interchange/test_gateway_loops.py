@@ -13,7 +13,7 @@ import pytest
 from mcp_center.interchange import ImportPlan, plan_document, read_document
 from mcp_center.interchange.loops import origin_of
 
-OWN = frozenset({"http://127.0.0.1:8765", "https://mcp.example.org:443"})
+OWN = frozenset({"http://127.0.0.1:8765", "https://mcp.example.org"})
 TOKEN = {"Authorization": "Bearer ${MCP_CENTER_GATEWAY_TOKEN}"}
 BRIDGE = "/opt/mcp-center/.venv/bin/mcp-center"
 
@@ -72,5 +72,5 @@ def test_other_servers_are_not_taken_for_a_gateway(entry: dict[str, Any]) -> Non
 
 def test_origins_are_compared_with_the_port_written_and_loopback_as_one_host() -> None:
     assert origin_of("http://LOCALHOST:8765/mcp") == origin_of("http://127.0.0.1:8765") == "http://127.0.0.1:8765"
-    assert origin_of("https://mcp.example.org/mcp") == "https://mcp.example.org:443"
+    assert origin_of("https://mcp.example.org:443/mcp") == "https://mcp.example.org"
     assert origin_of("ftp://x/mcp") is None and origin_of("http://[bad") is None

@@ -13,6 +13,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from mcp_center.config.origins import normalize_origin
 from mcp_center.errors import FieldError
 from mcp_center.interchange.dialects import ClientEntry
 
@@ -21,25 +22,20 @@ __all__ = ["gateway_problem", "origin_of"]
 _GATEWAY_PATH = re.compile(r"^/mcp(/[^/]+)?/?$")
 _GATEWAY_TOKEN = re.compile(r"mcpg_|MCP_CENTER_GATEWAY_TOKEN")
 """A gateway token (`mcpg_...`) or the variable the README's snippets read it from."""
-_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+_LOOPBACK = ("localhost", "[::1]")
 
 
 def origin_of(url: str) -> str | None:
-    """`scheme://host:port` of `url`, lowercased, the port always written (80/443 by default); None
-    for what is no http(s) URL. A loopback name is written `127.0.0.1` (the same host either way)."""
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
+    """The origin of `url` (`config.origins.normalize_origin`: lowercased, default port dropped),
+    a loopback name written `127.0.0.1` (the same host either way); None for no http(s) URL."""
+    origin = normalize_origin(url)
+    if origin is None:
         return None
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if scheme not in {"http", "https"} or not host:
-        return None
-    host = f"[{host}]" if ":" in host else host
-    if host in _LOOPBACK:
-        host = "127.0.0.1"
-    return f"{scheme}://{host}:{port or (443 if scheme == 'https' else 80)}"
+    scheme, _, authority = origin.partition("://")
+    for name in _LOOPBACK:
+        if authority == name or authority.startswith(name + ":"):
+            return f"{scheme}://127.0.0.1{authority[len(name) :]}"
+    return origin
 
 
 def _option(args: Sequence[str], name: str) -> str | None:
@@ -52,21 +48,13 @@ def _option(args: Sequence[str], name: str) -> str | None:
 
 
 def _loop(field: str, what: str) -> FieldError:
-    return FieldError(
-        field,
-        "GATEWAY_LOOP",
-        f"is this host's own gateway ({what}): imported, its tools would call themselves; leave it out "
-        "(it is how a client reaches mcp-center, not a server for it)",
-    )
+    why = "imported, its tools would call themselves; leave it out (it is how a client reaches mcp-center)"
+    return FieldError(field, "GATEWAY_LOOP", f"is this host's own gateway ({what}): {why}")
 
 
 def _elsewhere(field: str, what: str) -> FieldError:
-    return FieldError(
-        field,
-        "GATEWAY_OF_MCP_CENTER",
-        f"looks like an mcp-center gateway ({what}); if it is this host's, its tools would call "
-        "themselves: leave it out",
-    )
+    why = "if it is this host's, its tools would call themselves: leave it out"
+    return FieldError(field, "GATEWAY_OF_MCP_CENTER", f"looks like an mcp-center gateway ({what}); {why}")
 
 
 def _bridge(entry: ClientEntry, own: Collection[str]) -> FieldError | None:
