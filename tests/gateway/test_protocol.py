@@ -108,9 +108,16 @@ async def test_a_server_endpoint_needs_a_gateway_token_and_an_existing_server(ho
         unknown = await http.post(
             "/mcp/nope", json=initialize, headers={**ACCEPT, "Authorization": f"Bearer {host.token}"}
         )
+        typo = await http.post(
+            "/mcp/prot", json=initialize, headers={**ACCEPT, "Authorization": f"Bearer {host.token}"}
+        )
     assert anonymous.status_code == 401
     assert unknown.status_code == 404
     assert unknown.json()["error"]["data"] == {"code": "MCP_SERVER_NOT_FOUND"}
+    # A typo'd id is offered the closest registered one (issue 16): every token may open each /mcp/{id}.
+    assert typo.status_code == 404
+    assert typo.json()["error"]["data"] == {"code": "MCP_SERVER_NOT_FOUND", "did_you_mean": ["proto"]}
+    assert typo.json()["error"]["message"].endswith("(its endpoint is /mcp/<server id>); did you mean /mcp/proto?")
 
 
 async def test_a_denied_tool_is_not_listed_and_its_call_is_still_refused(host: Host) -> None:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from mcp_center.config import parse_server_config, slugify
+from mcp_center.config.pinning import unpinned_package
 from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
 from mcp_center.interchange.credentials import (
     CREDENTIAL_IN_ARGS_MESSAGE,
@@ -58,6 +59,7 @@ from mcp_center.interchange.dialects import (
     read_document,
 )
 from mcp_center.interchange.lenient_json import decode_text, loads_lenient
+from mcp_center.interchange.loops import gateway_problem
 from mcp_center.interchange.reimport import NameIndex, differing_fields, stored_plain, stored_text
 from mcp_center.interchange.variables import Reference, find_references, substitute
 
@@ -412,6 +414,7 @@ def plan_document(
     check_secret: SecretCheck = _no_check,
     existing: Mapping[str, Mapping[str, Any]] | None = None,
     on_conflict: str = "rename",
+    own_origins: Collection[str] = (),
 ) -> ImportPlan:
     """Plan the import of an already parsed document (see `plan_import`).
 
@@ -421,6 +424,8 @@ def plan_document(
             `ON_CONFLICT`) and listed in `ImportPlan.existing`; without it only their ids are
             avoided (`existing_ids`), as `rename` does.
         on_conflict: One of `ON_CONFLICT`.
+        own_origins: This host's origins (`loops.origin_of`): an entry for its own gateway is rejected
+            (GATEWAY_LOOP), one like an mcp-center gateway elsewhere warned (`loops.gateway_problem`).
     """
     taken = set(existing_ids) | set(existing or {})
     by_name = NameIndex(existing or {})
@@ -432,6 +437,10 @@ def plan_document(
         entry = normalize_entry(raw)
         if isinstance(entry, list):
             rejected.append(RejectedEntry(raw.name, raw.source, tuple(entry)))
+            continue
+        gateway = gateway_problem(entry, own_origins)
+        if gateway is not None and gateway.code == "GATEWAY_LOOP":
+            rejected.append(RejectedEntry(raw.name, raw.source, (gateway,)))
             continue
         match = by_name.match(entry.name)
         current = existing[match] if match is not None and existing else None
@@ -473,7 +482,7 @@ def plan_document(
                 config=config,
                 secrets=draft.secrets,
                 occurrences=draft.occurrences,
-                warnings=draft.warnings,
+                warnings=draft.warnings if gateway is None else (gateway, *draft.warnings),
                 unusable_defaults=draft.unusable_defaults,
             )
         )
@@ -637,6 +646,9 @@ def _draft(
             for i in credential_args(entry.args)
             if not any(credential_ref(r) for r in refs.get(f"args.{i}", []))
         ]
+        unpinned = unpinned_package(entry.command, entry.args)
+        if unpinned is not None:
+            warnings.append(FieldError(unpinned.field, "PACKAGE_NOT_PINNED", unpinned.message))
         if entry.cwd is not None:
             scan("cwd", entry.cwd)
         env: dict[str, str] = {}
