@@ -473,6 +473,9 @@ async def test_arguments_sent_without_their_wrapper_are_named_as_the_tools_own(
     assert sorted(field_codes(bare)) == [("a", "FIELD_UNKNOWN"), ("b", "FIELD_UNKNOWN")]
     other = assert_error(await api.post(f"{SERVERS}/echo/tools/add/call", json={"z": 1}), 422, "REQUEST_INVALID")
     assert other["message"].endswith('; tool arguments go under "arguments": send {"arguments": {"z": ...}}')
+    # A typo of the wrapper itself gets its did-you-mean, not this hint.
+    typo = await api.post(f"{SERVERS}/echo/tools/add/call", json={"argument": {"a": 1, "b": 2}})
+    assert "tool arguments go under" not in assert_error(typo, 422, "REQUEST_INVALID")["message"]
     # Not a tool call: no such hint.
     plain = assert_error(await api.post(SERVERS, json={"zzz": 1}), 422, "CONFIG_INVALID")
     assert "arguments" not in plain["message"]

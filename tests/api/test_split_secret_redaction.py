@@ -17,6 +17,7 @@ import anyio
 import httpx2
 import pytest
 
+from mcp_center.runtime.attribution import STDERR_CHARS_IN_ERROR
 from tests.support.api import Captured, stdio_body
 from tests.support.readiness import STEP_TIMEOUT_S
 
@@ -103,7 +104,7 @@ async def test_a_secret_straddling_a_cut_appears_in_no_piece_of_logs_errors_or_l
         assert not pieces_of(secret, text), (where, sorted(pieces_of(secret, text))[:5])
 
     # The output was captured (redacted, not dropped): the scan above is meaningful.
-    assert any(line.startswith("A" * min(pad, 100)) for line in tail), tail
+    assert any(line.removeprefix("…").startswith("A" * min(pad, 100)) for line in tail), tail  # 2 KiB: a line's end
     assert any("[redacted]" in line for line in tail), tail
     assert any(line.startswith("[stdout, not JSON-RPC] ") and "N" * min(pad, 100) in line for line in stderr)
     assert sum("[redacted]" in line for line in stderr) >= (2 if pad + len(secret) <= LIMIT else 1), stderr
@@ -112,12 +113,18 @@ async def test_a_secret_straddling_a_cut_appears_in_no_piece_of_logs_errors_or_l
 async def test_each_stderr_record_stays_within_the_limit_and_the_pieces_join_to_the_redacted_line(
     client: httpx2.AsyncClient,
 ) -> None:
-    """Pieces still flow at the limit; joined they are the line with the secret replaced whole."""
+    """Pieces still flow at the limit; joined they are the line with the secret replaced whole (the
+    error's tail holds the last 2 KiB of them, issue 16)."""
     pad = LIMIT - 9
     error = await _failed_test(client, "joined", SECRET, pad)
     tail: list[str] = error["details"]["stderr_tail"]
     assert all(len(line.encode()) <= LIMIT for line in tail)
-    assert "".join(tail) == "A" * pad + "[redacted] tail"
+    joined = "".join(tail)
+    assert joined.startswith("…") and ("A" * pad + "[redacted] tail").endswith(joined.removeprefix("…"))
+    assert len(joined) == 1 + STDERR_CHARS_IN_ERROR
+    logs = (await client.get(f"{SERVERS}/joined/logs")).json()["stderr"]
+    pieces = [entry["line"] for entry in logs if not entry["line"].startswith("[stdout")]
+    assert "".join(pieces) == "A" * pad + "[redacted] tail"
 
 
 @pytest.mark.parametrize("pad", [190, 195, 199, LIMIT - 9])

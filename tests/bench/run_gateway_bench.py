@@ -61,12 +61,13 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=5)
 
 
-def _register(base: str, server_id: str, up_port: int, catalog: int) -> None:
-    """Register, trust, test and enable the upstream at `up_port` as `server_id` (echo/sleep/blob allowed)."""
+def _register(base: str, server_id: str, up_port: int, catalog: int, timeout_s: float = 120) -> None:
+    """Register, trust, test and enable the upstream at `up_port` as `server_id` (echo/sleep/blob allowed;
+    each admin request waits `timeout_s` at most)."""
     policies = {"echo": "allow", "sleep": "allow", "blob": "allow"}
     del catalog  # its dummy tools stay `ask`: listed, never called
     with httpx2.Client(
-        verify=NO_TLS, base_url=base, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=120
+        verify=NO_TLS, base_url=base, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=timeout_s
     ) as admin:
         body = {
             "id": server_id,

@@ -14,7 +14,9 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+import typer
 
+from mcp_center.cli.agents import approval_of_prefix
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
 from tests.support.cli import CLI, CliResult, run_cli
@@ -84,7 +86,9 @@ def test_approvals_of_a_running_host_are_listed_approved_and_denied(tmp_path: Pa
             try:
                 pending = _wait_for_approval(host.url, host.data_dir)
                 assert pending["tool"] == "mcp__caps__record"
-                decided = run(host.data_dir, "approvals", decision, pending["id"], "--url", host.url, token=True)
+                # deny by a prefix of the id, as git takes a commit's (issue 16)
+                given = pending["id"] if decision == "approve" else pending["id"][:6]
+                decided = run(host.data_dir, "approvals", decision, given, "--url", host.url, token=True)
                 assert decided.returncode == 0, decided.stderr
                 assert pending["id"] in decided.stdout
             finally:
@@ -349,3 +353,47 @@ def test_approvals_say_who_asked_from_the_caller_the_api_returns() -> None:
     bare = Console(width=200, record=True)
     bare.print(agents._approvals_view([item | {"caller": {"via": "script"}}], 200))  # pyright: ignore[reportPrivateUsage]
     assert "via script" in bare.export_text()
+
+
+APPROVALS = [
+    {"id": "a1b2" + "0" * 28, "state": "pending"},
+    {"id": "a1b2" + "1" * 28, "state": "pending"},
+    {"id": "a1c3" + "0" * 28, "state": "approved"},
+    {"id": "a1c3" + "1" * 28, "state": "denied"},
+    {"id": "a1d4" + "0" * 28, "state": "expired"},
+    {"id": "a1d4" + "1" * 28, "state": "pending"},
+]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "chosen"),
+    [
+        ("a1b20", "a1b2" + "0" * 28),  # the one id that starts so
+        ("a1d4", "a1d4" + "1" * 28),  # a pending one before a closed one
+        ("a1c30", "a1c3" + "0" * 28),  # a closed one: the host says it is closed
+        ("a1e5", "a1e5"),  # none: the host says not found
+        ("a1b", "a1b"),  # shorter than 4 characters: never looked up
+        ("a1b2" + "0" * 28, "a1b2" + "0" * 28),
+    ],
+)
+def test_a_unique_prefix_names_its_approval(prefix: str, chosen: str) -> None:
+    assert approval_of_prefix(prefix, APPROVALS) == chosen
+
+
+@pytest.mark.parametrize(
+    ("prefix", "line"),
+    [
+        ("a1b2", "2 pending approvals have ids starting with 'a1b2'"),
+        ("a1c3", "2 approvals have ids starting with 'a1c3'"),
+    ],
+)
+def test_an_ambiguous_prefix_decides_nothing_and_says_how_many_match(
+    prefix: str, line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(typer.Exit) as exited:
+        approval_of_prefix(prefix, APPROVALS)
+    assert exited.value.exit_code == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"error [MCP_APPROVAL_AMBIGUOUS]: {line}: nothing was decided; "
+        "give more of the id (see 'mcp-center approvals list')"
+    )

@@ -159,7 +159,7 @@ def test_a_server_that_dies_after_initialize_shows_its_exit_code_and_last_stderr
         assert first.startswith(
             "failed [MCP_SERVER_UNREACHABLE]: the server process exited with code 9 during tools/list; its last output:"
         ), tested.stderr
-        assert tail == ["    starting", "    fatal: \u241b[31mdatabase locked"], tested.stderr
+        assert tail == ["  server stderr:", "    starting", "    fatal: \u241b[31mdatabase locked"], tested.stderr
         assert "\x1b" not in tested.stderr
 
 
@@ -605,8 +605,8 @@ def test_the_readme_exit_code_table_is_the_error_trees_and_a_usage_error_exits_2
     assert {cls.exit_code for cls in _error_classes()} <= {int(exit) for exit, _ in rows}
     usage = run(tmp_path / "data", "list", "--no-such-option")
     assert usage.returncode == 2 and "error [OPTION_UNKNOWN]: no option '--no-such-option'" in usage.stderr
-    missing = run(tmp_path / "data", "show")  # a missing argument: still click's usage line, exit 2
-    assert missing.returncode == 2 and "Missing argument" in missing.stderr
+    missing = run(tmp_path / "data", "show")  # a missing argument: our code and the usage line, exit 2
+    assert missing.returncode == 2 and "error [ARGUMENT_MISSING]: mcp-center show needs SERVER_ID" in missing.stderr
 
 
 def test_policy_sets_a_tools_approval_and_says_the_server_must_be_confirmed_again(

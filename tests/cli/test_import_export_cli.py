@@ -281,3 +281,18 @@ def test_export_says_in_a_sentence_which_file_it_is_for(data: Path) -> None:
         "the configuration above is for .mcp.json; the secret values are not exported, set these placeholders:"
     )
     assert secret.stderr.splitlines()[1].startswith("  set ")
+
+
+def test_export_notes_say_what_was_written_and_what_was_left_out(data: Path) -> None:
+    """A note said args.0 'a${b}' was "not exported" while the file held it (issue 16): each note now
+    says which it is, the value kept as it is or the field left out."""
+    assert run_cli(data, "add", "x", "--", "node", "a${b}").returncode == 0
+    assert run_cli(data, "policy", "x", "t", "allow").returncode == 0
+    exported = run_cli(data, "export", "--format", "claude-code")
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads(exported.stdout)["mcpServers"]["x"]["args"] == ["a${b}"]
+    assert exported.stderr.splitlines()[1:] == [
+        "  x.tool_policies [FIELD_NOT_EXPORTED]: not exported: client files have no tool policies",
+        "  x.args.0 [VALUE_EXPANDED_BY_CLIENT]: exported as it is, but holds '${' as text, which the client "
+        "expands as a variable (mcp-center does not): the client would use another value; check this field",
+    ]

@@ -90,3 +90,26 @@ def test_a_missing_or_wrong_option_value_is_one_error_line(tmp_path: Path, args:
     assert result.stderr.splitlines() == [f"error [OPTION_VALUE_INVALID]: {line}; see '{command} --help'"]
     assert result.stdout == ""
     assert not (tmp_path / "mcp").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "argument", "usage"),
+    [
+        (["add"], "NAME", "mcp-center add [OPTIONS] NAME [TARGET]..."),
+        (["enable"], "SERVER_ID", "mcp-center enable [OPTIONS] SERVER_ID"),
+        (["call", "time"], "TOOL", "mcp-center call [OPTIONS] SERVER_ID TOOL"),
+        (["approvals", "approve"], "APPROVAL_ID", "mcp-center approvals approve [OPTIONS] APPROVAL_ID"),
+    ],
+)
+def test_a_missing_argument_is_one_error_line_with_the_usage(
+    tmp_path: Path, args: list[str], argument: str, usage: str
+) -> None:
+    """`mcp-center add` with no name got typer's "Missing argument" box, with no stable code (issue 16)."""
+    result = run_cli(tmp_path, *args)
+    assert result.returncode == 2
+    command = usage.split(" [OPTIONS]")[0]
+    assert result.stderr.splitlines() == [
+        f"error [ARGUMENT_MISSING]: {command} needs {argument}; usage: {usage}; see '{command} --help'"
+    ]
+    assert result.stdout == ""
+    assert not (tmp_path / "mcp").exists()

@@ -108,9 +108,16 @@ async def test_a_server_endpoint_needs_a_gateway_token_and_an_existing_server(ho
         unknown = await http.post(
             "/mcp/nope", json=initialize, headers={**ACCEPT, "Authorization": f"Bearer {host.token}"}
         )
+        typo = await http.post(
+            "/mcp/prot", json=initialize, headers={**ACCEPT, "Authorization": f"Bearer {host.token}"}
+        )
     assert anonymous.status_code == 401
     assert unknown.status_code == 404
     assert unknown.json()["error"]["data"] == {"code": "MCP_SERVER_NOT_FOUND"}
+    # A typo'd id is offered the closest registered one (issue 16): every token may open each /mcp/{id}.
+    assert typo.status_code == 404
+    assert typo.json()["error"]["data"] == {"code": "MCP_SERVER_NOT_FOUND", "did_you_mean": ["proto"]}
+    assert typo.json()["error"]["message"].endswith("(its endpoint is /mcp/<server id>); did you mean /mcp/proto?")
 
 
 async def test_a_denied_tool_is_not_listed_and_its_call_is_still_refused(host: Host) -> None:
@@ -285,9 +292,12 @@ async def test_a_sessionless_2026_request_is_served_with_its_result_type(host: H
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-center"
 
 
-async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(host: Host) -> None:
-    """2026-07-28 cancellation is closing the POST: the lean path cancels the call (its disconnect
-    watcher starts once the call has run `WATCH_AFTER_S`) and the server's handler is cancelled."""
+@pytest.mark.parametrize(("path", "tool"), [("/mcp", "mcp__proto__hold"), ("/mcp/proto", "hold")])
+async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(host: Host, path: str, tool: str) -> None:
+    """2026-07-28 cancellation is closing the POST: the lean path cancels the call and the server's
+    handler is cancelled. `/mcp` is a direct request, whose protocol tells the call at once
+    (`DirectExchange.watch`); `/mcp/{id}` goes through uvicorn's cycle, watched by a task once the
+    call has run `WATCH_AFTER_S`."""
     hold = Hold()
     HOLD.append(hold)
     envelope = {
@@ -299,14 +309,14 @@ async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(ho
         "jsonrpc": "2.0",
         "id": 10,
         "method": "tools/call",
-        "params": {"name": "mcp__proto__hold", "_meta": envelope},
+        "params": {"name": tool, "_meta": envelope},
     }
     headers = {
         **ACCEPT,
         "Authorization": f"Bearer {host.token}",
         "Mcp-Protocol-Version": "2026-07-28",
         "Mcp-Method": "tools/call",
-        "Mcp-Name": "mcp__proto__hold",
+        "Mcp-Name": tool,
     }
     async with (
         httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http,
@@ -314,7 +324,7 @@ async def test_a_2026_agent_that_closes_its_request_cancels_the_call_upstream(ho
     ):
 
         async def post() -> None:
-            await http.post("/mcp", json=call, headers=headers)
+            await http.post(path, json=call, headers=headers)
 
         tg.start_soon(post)
         with anyio.fail_after(10):

@@ -14,7 +14,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from mcp_center.gateway.wire import MAX_HELD_BYTES, CoalescingHttpToolsProtocol, CoalescingTransport, DirectHandler
+from mcp_center.gateway.wire import (
+    MAX_HELD_BYTES,
+    CoalescingHttpToolsProtocol,
+    CoalescingTransport,
+    DirectExchange,
+    DirectHandler,
+)
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
@@ -229,13 +235,15 @@ async def test_the_access_line_is_built_only_when_uvicorn_access_would_log_it() 
 class _Route:
     """A `DirectRoute` for the tests: POSTs to `/direct` are read whole; a body `decline` is left to
     the ASGI app; `stream` is answered as SSE without a length, `wait` waits for the agent to go,
-    `fail` raises; anything else is echoed as JSON."""
+    `fail` raises, `watch` watches for the agent to go (`DirectExchange.watch`, a watch stopped, then one
+    kept, noted in `went`) and `watch-complete` answers while watching; anything else is echoed as JSON."""
 
     response_headers = ((b"x-direct", b"yes"),)
 
     def __init__(self) -> None:
         self.taken: list[bytes] = []
         self.gone = anyio.Event()
+        self.went: list[str] = []
 
     def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
         return url == b"/direct"
@@ -248,6 +256,16 @@ class _Route:
         async def handler(receive: Receive, send: Send) -> None:
             if body == b"fail":
                 raise RuntimeError("a bug in the handler")
+            if body.startswith(b"watch"):
+                assert isinstance(receive, DirectExchange)
+                stop = receive.watch(lambda: self.went.append("stopped"))
+                stop()
+                receive.watch(lambda: (self.went.append("kept"), self.gone.set()))
+                if body == b"watch":
+                    await send({"type": "http.response.start", "status": 200, "headers": []})
+                    await send({"type": "http.response.body", "body": b"data: one\n\n", "more_body": True})
+                    await self.gone.wait()  # no task waits in `receive`: the protocol calls the watch
+                    return
             if body == b"wait":
                 await send({"type": "http.response.start", "status": 200, "headers": []})
                 await send({"type": "http.response.body", "body": b"data: one\n\n", "more_body": True})
@@ -268,14 +286,16 @@ class _Route:
 
 
 class _WithRoute:
-    """An ASGI app (echoing `asgi:<body>`) that offers `route` as its `direct_route`."""
+    """An ASGI app (echoing `asgi:<body>`, keeping each request's scope) that offers `route` as its `direct_route`."""
 
     def __init__(self, route: _Route) -> None:
         self.direct_route = route
+        self.scopes: list[Scope] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        self.scopes.append(scope)
         body = b""
         while True:
             message = await receive()
@@ -301,7 +321,8 @@ def _post(path: bytes, body: bytes, *extra: bytes) -> bytes:
 
 async def test_direct_requests_and_asgi_ones_share_a_keep_alive_connection_in_order() -> None:
     route = _Route()
-    async with serve_loopback(_WithRoute(route), http=CoalescingHttpToolsProtocol) as base:
+    app = _WithRoute(route)
+    async with serve_loopback(app, http=CoalescingHttpToolsProtocol) as base:
         port = int(base.rsplit(":", 1)[1])
         with anyio.fail_after(10):
             async with await anyio.connect_tcp("127.0.0.1", port) as stream:
@@ -323,6 +344,14 @@ async def test_direct_requests_and_asgi_ones_share_a_keep_alive_connection_in_or
                 await stream.send(_post(b"/direct", b"expects", b"expect: 100-continue\r\n"))  # never direct
                 assert (await _read_until(stream, b"asgi:expects", seen)).endswith(b"asgi:expects")
     assert route.taken == [b"hello", b"stream", b"first"]
+    # uvicorn's scope of each request its cycle served (built only then, issue 12): its own path and headers.
+    seen_scopes = [(scope["method"], scope["path"], scope["headers"]) for scope in app.scopes]
+    expect = (b"expect", b"100-continue")
+    assert seen_scopes == [
+        ("POST", "/direct", [(b"host", b"x"), (b"content-length", b"7")]),
+        ("POST", "/other", [(b"host", b"x"), (b"content-length", b"6")]),
+        ("POST", "/direct", [(b"host", b"x"), expect, (b"content-length", b"7")]),
+    ]
 
 
 async def test_a_direct_handler_sees_its_agent_go_and_a_failing_one_is_answered_500() -> None:
@@ -338,3 +367,27 @@ async def test_a_direct_handler_sees_its_agent_go_and_a_failing_one_is_answered_
                 await stream.send(_post(b"/direct", b"fail"))
                 answer = await _read_until(stream, b"\r\n\r\nInternal Server Error", bytearray())
     assert answer.startswith(b"HTTP/1.1 500") and b"connection: close\r\n" in answer
+
+
+async def test_a_direct_request_watched_for_its_agent_going_is_told_once_and_only_when_it_goes() -> None:
+    """`DirectExchange.watch` (issue 12: no task per call to watch a disconnect): a watch is called when
+    the connection is lost before the answer is complete, a stopped one never, a complete answer
+    calls none; and a direct request's task leaves the protocol's `tasks` when it ends."""
+    route = _Route()
+    _PROTOCOLS.clear()
+    async with serve_loopback(_WithRoute(route), http=_KeptProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                seen = bytearray()
+                await stream.send(_post(b"/direct", b"watch-complete"))
+                assert await _read_until(stream, b'{"direct":"watch-complete"}', seen)
+                assert route.went == [] and _PROTOCOLS[0].tasks == set()
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(_post(b"/direct", b"watch"))
+                await _read_until(stream, b"data: one\n\n", bytearray())
+                assert _PROTOCOLS[1].tasks != set()  # the handler waits
+            await route.gone.wait()  # set by the kept watch once the connection was lost
+            while _PROTOCOLS[1].tasks:  # the handler's last step, right after the watch's
+                await _next_step()
+    assert route.went == ["kept"]

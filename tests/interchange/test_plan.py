@@ -196,7 +196,10 @@ def test_a_url_with_a_password_in_args_warns_that_it_stays_plain_text() -> None:
     args = ["-y", "@modelcontextprotocol/server-postgres", "postgres://bob:hunter2@localhost/db"]
     result = plan({"mcpServers": {"pg": {"command": "npx", "args": args}}})
     (server,) = result.servers
-    assert [(w.field, w.code) for w in server.warnings] == [("args.2", "CREDENTIAL_IN_ARGS")]
+    assert [(w.field, w.code) for w in server.warnings] == [
+        ("args.2", "CREDENTIAL_IN_ARGS"),
+        ("args.1", "PACKAGE_NOT_PINNED"),  # and the package names no version (issue 16)
+    ]
     assert all("hunter2" not in w.message for w in server.warnings)
 
 

@@ -110,3 +110,16 @@ async def test_a_legacy_sse_endpoint_on_another_origin_is_a_protocol_error(cente
         got, details = await _reason(center, {"transport": "sse", "url": f"{base}/sse", "startup_timeout_s": 5})
     assert got == "protocol"
     assert details["endpoint_origin"] == "http://evil.example:80"
+
+
+def test_an_errors_output_tail_is_its_last_20_lines_and_2_kib_at_most() -> None:
+    """Issue 16: 3 lines showed a traceback's last frame only; 20 lines or 2 KiB, the latest kept."""
+    from mcp_center.runtime.attribution import STDERR_CHARS_IN_ERROR, last_lines
+
+    short = [f"line {i}" for i in range(30)]
+    assert last_lines(short) == short[-20:]
+    wide = [f"{i:03d}" + "x" * 297 for i in range(20)]  # 300 characters each: 6 fit in 2 KiB, then a cut one
+    kept = last_lines(wide)
+    assert kept[1:] == wide[-6:]
+    assert kept[0] == "…" + wide[-7][-(STDERR_CHARS_IN_ERROR - 6 * 300) :]
+    assert last_lines(["y" * 10_000 + "z"]) == ["…" + "y" * (STDERR_CHARS_IN_ERROR - 1) + "z"]

@@ -36,9 +36,10 @@ def _call_target(request: Request) -> tuple[str, str] | None:
     return None
 
 
-def unwrapped_arguments_hint(request: Request, unknown: Sequence[str]) -> str | None:
-    """The hint for a tool call refused for the top-level fields `unknown`, or None when the route is
-    not a tool call. Names the tool when its live input schema lists every unknown key (R-7.3)."""
+def unwrapped_arguments_hint(request: Request, unknown: Sequence[str]) -> tuple[str, bool] | None:
+    """The hint for a tool call refused for the top-level fields `unknown`, and whether it is precise
+    (the tool's live input schema lists every unknown key: it names the tool); None when the route
+    is not a tool call (R-7.3)."""
     target = _call_target(request)
     if target is None or not unknown:
         return None
@@ -50,5 +51,8 @@ def unwrapped_arguments_hint(request: Request, unknown: Sequence[str]) -> str | 
     properties: object = schema.get("properties") if is_object(schema) else None
     if is_object(properties) and all(key in properties for key in unknown):
         keys = ", ".join(f"'{key}'" for key in unknown)
-        return f"{keys} {'are arguments' if len(unknown) > 1 else 'is an argument'} of tool '{tool}': send {example}"
-    return f'tool arguments go under "arguments": send {example}'
+        return (
+            f"{keys} {'are arguments' if len(unknown) > 1 else 'is an argument'} of tool '{tool}': send {example}",
+            True,
+        )
+    return f'tool arguments go under "arguments": send {example}', False

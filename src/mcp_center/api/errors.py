@@ -2,14 +2,16 @@
 
 Every `CenterError` answers with its own status and code. Framework errors get stable codes too
 (`REQUEST_INVALID` for a malformed body or parameter, each field in `details.errors` as
-`FIELD_REQUIRED`, `FIELD_UNKNOWN` or `FIELD_INVALID`; `NOT_FOUND`, `METHOD_NOT_ALLOWED`), and anything
+`FIELD_REQUIRED`, `FIELD_UNKNOWN` or `FIELD_INVALID`, the unknown fields and invalid values first
+with the closest known field or literal in the message; `NOT_FOUND`, `METHOD_NOT_ALLOWED`), and anything
 unexpected is `500 INTERNAL_ERROR` with no exception text (it could hold anything).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,8 +21,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mcp_center.api.argument_hints import unwrapped_arguments_hint
 from mcp_center.api.nearby import closest_routes
+from mcp_center.config.fieldnames import field_names_at
 from mcp_center.config.jsonsafe import scrub_text
-from mcp_center.errors import CenterError
+from mcp_center.errors import CenterError, FieldError, most_telling_first, not_one_of, unknown_field
 from mcp_center.models import is_array, is_object
 from mcp_center.secrets import default_redactor
 
@@ -105,27 +108,46 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         message = f"must be JSON: send it with 'Content-Type: application/json' (got '{content_type[:60]}')"
         errors.append({"field": "body", "code": "CONTENT_TYPE_INVALID", "message": message})
         return error_response(422, "REQUEST_INVALID", f"body: {message}", {"errors": errors})
+    found: list[FieldError] = []
     for err in exc.errors():
         if err.get("type") == "json_invalid":
             # loc is ("body", <character offset>): the offset is not a field.
-            errors.append({"field": "body", "code": "JSON_INVALID", "message": "is not valid JSON"})
+            found.append(FieldError("body", "JSON_INVALID", "is not valid JSON"))
             continue
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
+        raw_loc = err.get("loc", ())
+        loc = [str(p) for p in raw_loc if p not in ("body", "query", "path")]
         field = ".".join(loc) or "body"
         kind = err.get("type")
         if kind == "extra_forbidden":
-            errors.append({"field": field, "code": "FIELD_UNKNOWN", "message": "is not a known field"})
+            found.append(unknown_field(field, _body_field_names(request, raw_loc)))
         elif kind == "missing" and loc:
-            errors.append({"field": field, "code": "FIELD_REQUIRED", "message": "is required"})
+            found.append(FieldError(field, "FIELD_REQUIRED", "is required"))
+        elif kind in {"literal_error", "enum"}:
+            expected = str(err.get("ctx", {}).get("expected", ""))
+            found.append(not_one_of(field, err.get("input"), re.findall(r"'([^']*)'", expected)))
         else:
-            errors.append({"field": field, "code": "FIELD_INVALID", "message": str(err.get("msg", "invalid"))})
+            found.append(FieldError(field, "FIELD_INVALID", str(err.get("msg", "invalid"))))
+    errors = [e.to_dict() for e in most_telling_first(found)]
     first = errors[0] if errors else {"field": "body", "message": "invalid"}
     message = f"{first['field']}: {first['message']}"
+    # Unknown top-level fields of a tool call: its arguments sent without their "arguments" wrapper
+    # (issue 16). Said instead of a did-you-mean when the tool's schema lists them all, else after
+    # the message unless that offers a body field already (a typo of "arguments" itself).
     unknown = [e["field"] for e in errors if e["code"] == "FIELD_UNKNOWN" and "." not in e["field"]]
-    hint = unwrapped_arguments_hint(request, unknown) if len(unknown) == len(errors) else None
-    if hint is not None:  # a tool's arguments sent without their "arguments" wrapper (issue 16)
-        message = f"{message}; {hint}"
+    hinted = unwrapped_arguments_hint(request, unknown) if len(unknown) == len(errors) else None
+    if hinted is not None and hinted[1]:
+        message = f"{first['field']}: is not a known field; {hinted[0]}"
+    elif hinted is not None and "did you mean" not in message:
+        message = f"{message}; {hinted[0]}"
     return error_response(422, "REQUEST_INVALID", message, {"errors": errors})
+
+
+def _body_field_names(request: Request, loc: Sequence[str | int]) -> list[str]:
+    """The fields the route's body model knows beside the unknown one at `loc` (for did-you-mean)."""
+    body_field = getattr(request.scope.get("route"), "body_field", None)
+    if body_field is None or not loc or loc[0] != "body":
+        return []
+    return field_names_at(body_field.field_info.annotation, loc[1:])
 
 
 _ROUTING_NOT_FOUND = "Not Found"

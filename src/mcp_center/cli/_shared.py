@@ -22,9 +22,11 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 from mcp_center import __version__
 from mcp_center.cli._suggest import forget, remember, suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
+from mcp_center.cli._wording import ECHOED_VALUE_CHARS, wrong_type_value
 from mcp_center.config import Settings
 from mcp_center.errors import (
     AnswerRequired,
+    ArgumentMissing,
     CenterError,
     CommandUnknown,
     ConfirmationRequired,
@@ -59,7 +61,6 @@ __all__ = [
     "approvals_app",
     "cells",
     "clip",
-    "counted",
     "err",
     "fail",
     "gateway_app",
@@ -69,6 +70,7 @@ __all__ = [
     "opened_store",
     "out",
     "print_json",
+    "print_stderr_tail",
     "refuse_files_of_a_database_serve",
     "run_center",
     "sandbox_app",
@@ -97,7 +99,8 @@ def _untyped_flags(params: list[Any]) -> list[Any]:
 def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[str]) -> list[str]:
     """`parse(ctx, args)` (a command's or group's `parse_args`), with an unknown option refused as
     `error [OPTION_UNKNOWN]: ...` and the closest of the command's options, and an option's value
-    missing, given to a flag or not of its type as `error [OPTION_VALUE_INVALID]: ...` (exit 2),
+    missing, given to a flag or not of its type as `error [OPTION_VALUE_INVALID]: ...`, and a
+    required argument left out as `error [ARGUMENT_MISSING]: ...` with the command's usage (exit 2),
     not typer's error box (issue 16, R-7.3).
 
     Raises:
@@ -126,38 +129,51 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
         flag = any(name in param.opts and getattr(param, "is_flag", False) for param in ctx.command.get_params(ctx))
         what = "is a flag and takes no value" if flag else "needs a value"
         raise fail(_value_invalid(where, name, "flag" if flag else "missing", what)) from None
+    except MissingParameter as exc:
+        param = exc.param
+        if param is None or getattr(param, "param_type_name", "") != "argument":
+            if param is None or not param.opts:
+                raise
+            raise fail(_value_invalid(where, max(param.opts, key=len), "missing", "is required")) from None
+        raise fail(_argument_missing(ctx, param)) from None
     except BadParameter as exc:
-        if isinstance(exc, MissingParameter) or exc.param is None or not exc.param.opts:
+        if exc.param is None or not exc.param.opts:
             raise
         name = max(exc.param.opts, key=len)
         raise fail(_value_invalid(where, name, "type", _not_of_type(exc.param, given))) from None
 
 
-_TYPE_WORDS: Final = {int: "an integer", float: "a number"}
-"""How an option's type is named when a value is not of it ("'abc' is not an integer")."""
-_ECHOED_VALUE_CHARS = 8
-"""A value of the wrong type is echoed only up to this length: a typo such as `--port abc` is shown,
-a longer value (a secret pasted into the wrong option?) only counted."""
-
-
 def _not_of_type(param: Any, given: list[str]) -> str:
     """What is wrong with the value `given` to option `param`: "was given 'abc', which is not an
-    integer" when the option's type is a number (a value over `_ECHOED_VALUE_CHARS` characters is
-    counted, not shown), else "was given a value that is not of its type" (issue 16, R-7.3)."""
-    descriptor = getattr(param, "type_descriptor", None)
-    kind = _TYPE_WORDS.get(getattr(descriptor, "annotation", None))  # pyright: ignore[reportArgumentType]
-    value = None
-    for index, arg in enumerate(given):
-        for opt in param.opts:
-            if arg == opt and index + 1 < len(given):
-                value = given[index + 1]
-            elif arg.startswith(f"{opt}="):
-                value = arg.partition("=")[2]
-    if kind is None or value is None:
+    integer" for a number option (a value over `ECHOED_VALUE_CHARS` characters is counted, not
+    shown), else "was given a value that is not of its type" (issue 16, R-7.3)."""
+    found = wrong_type_value(param, given)
+    if found is None:
         return "was given a value that is not of its type"
-    if len(value) > _ECHOED_VALUE_CHARS:
+    value, kind = found
+    if len(value) > ECHOED_VALUE_CHARS:
         return f"was given a value of {len(value)} characters that is not {kind}"
     return f"was given {shown(value)!r}, which is not {kind}"
+
+
+def _argument_missing(ctx: Any, missing: Any) -> ArgumentMissing:
+    """ARGUMENT_MISSING for the argument `missing` of the command `ctx` runs, with its usage line
+    (`mcp-center add [OPTIONS] NAME [TARGET]...`: required arguments bare, optional ones in
+    brackets, a repeated one followed by `...`)."""
+    where = ctx.command_path
+    words = [where, "[OPTIONS]"]
+    for param in ctx.command.get_params(ctx):
+        if getattr(param, "param_type_name", "") != "argument":
+            continue
+        word = (param.name or "").upper()
+        word = word if param.required else f"[{word}]"
+        words.append(f"{word}..." if param.nargs == -1 else word)
+    usage = " ".join(words)
+    name = (missing.name or "").upper()
+    return ArgumentMissing(
+        f"{where} needs {name}; usage: {usage}; see '{where} --help'",
+        details={"argument": name, "command": where, "usage": usage},
+    )
 
 
 def _value_invalid(where: str, name: str, reason: str, what: str) -> OptionValueInvalid:
@@ -501,11 +517,7 @@ def fail(
                 highlight=False,
                 markup=False,
             )
-    tail = exc.details.get("stderr_tail")
-    if is_array(tail) and tail:
-        err.print("  server stderr (last lines):", highlight=False)
-        for stderr_line in tail:
-            err.print(f"    {stderr_line}", highlight=False, markup=False)
+    print_stderr_tail(exc.details)
     _print_did_you_mean(exc.details)
     server = server_id or exc.details.get("server_id")
     hint = NEXT_STEP.get(exc.code)
@@ -600,11 +612,6 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def counted(count: int, noun: str) -> str:
-    """ "1 tool", "4 tools": `count` and `noun`, plural unless the count is one (issue 16)."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def cells(*values: str) -> list[Text]:
     """Table cells as plain text: names and values from an imported file are never rich markup."""
     return [Text(value) for value in values]
@@ -639,6 +646,22 @@ def host_request(settings: Settings, url: str | None, method: str, path: str, bo
         raise fail_host(exc) from None
     except CenterError as exc:
         raise fail(exc) from None
+
+
+def print_stderr_tail(details: Mapping[str, Any], rest: str | None = None) -> None:
+    """Print an error's `stderr_tail` (a stdio server's last lines, redacted, R-3.1) under a header
+    that says how many of how many lines they are; `rest`, printed after them when some were left
+    out (`details.stderr_lines`), says where to see the others (issue 16)."""
+    tail = details.get("stderr_tail")
+    if not is_array(tail) or not tail:
+        return
+    total = details.get("stderr_lines")
+    more = isinstance(total, int) and total > len(tail)
+    err.print(f"  server stderr (last {len(tail)} of {total} lines):" if more else "  server stderr:", highlight=False)
+    for stderr_line in tail:
+        err.print(f"    {stderr_line}", highlight=False, markup=False)
+    if more and rest is not None:
+        err.print(f"  {rest}", highlight=False, markup=False)
 
 
 def confirm(question: str, *, instead: str = "pass --yes to confirm without asking") -> bool:

@@ -21,15 +21,18 @@ from mcp_center.cli._shared import (
     cells,
     clip,
     err,
+    fail,
     has_state,
     host_request,
     out,
     print_json,
     run_center,
     settings_for,
+    shown,
 )
 from mcp_center.cli._where import data_dir_phrase
 from mcp_center.cli.host import host_url
+from mcp_center.errors import ApprovalAmbiguous
 from mcp_center.models import is_object
 
 if TYPE_CHECKING:  # the registry needs the SDK's types: loaded by the commands that use it
@@ -194,18 +197,66 @@ def approvals_list(
     _show_approvals(include_closed, url, data_dir, as_json)
 
 
+APPROVAL_ID_CHARS = 32
+"""An approval id is 32 hex digits; a shorter one given to `approve`/`deny` is a prefix of one."""
+MIN_PREFIX_CHARS = 4
+"""The shortest prefix looked up: shorter ones are sent as they are (and not found)."""
+
+
+def approval_of_prefix(prefix: str, approvals: list[dict[str, Any]]) -> str:
+    """The id of the one approval `prefix` names, as git takes a unique prefix of a commit (issue 16).
+
+    Args:
+        prefix: What was typed: a whole id, or at least `MIN_PREFIX_CHARS` of its first characters.
+        approvals: `GET /api/approvals?include_closed=true`'s items (`id`, `state`).
+    Returns:
+        The whole id: of the one pending approval whose id starts with `prefix`, else of the one
+        approval (pending or closed) that does; `prefix` itself when it is a whole id, shorter than
+        `MIN_PREFIX_CHARS` or names none (the host then answers MCP_APPROVAL_NOT_FOUND).
+    Raises:
+        typer.Exit: code 2 after `error [MCP_APPROVAL_AMBIGUOUS]` (R-5.3) when several pending ones,
+            or none pending and several closed ones, start with it: nothing is decided.
+    """
+    if len(prefix) >= APPROVAL_ID_CHARS or len(prefix) < MIN_PREFIX_CHARS:
+        return prefix
+    matching = [a for a in approvals if str(a.get("id", "")).startswith(prefix)]
+    chosen = [a for a in matching if a.get("state") == "pending"] or matching
+    if len(chosen) == 1:
+        return str(chosen[0]["id"])
+    if not chosen:
+        return prefix
+    ids = [str(a["id"]) for a in chosen]
+    which = "pending approvals" if chosen[0].get("state") == "pending" else "approvals"
+    raise fail(
+        ApprovalAmbiguous(
+            f"{len(ids)} {which} have ids starting with '{shown(prefix)}': nothing was decided; "
+            "give more of the id (see 'mcp-center approvals list')",
+            details={"prefix": prefix, "count": len(ids), "ids": ids[:10]},
+        )
+    )
+
+
 def _decide(approval_id: str, decision: str, url: str | None, data_dir: Path | None) -> None:
-    decided = host_request(settings_for(data_dir), url, "POST", f"/api/approvals/{approval_id}", {"decision": decision})
+    settings = settings_for(data_dir)
+    if MIN_PREFIX_CHARS <= len(approval_id) < APPROVAL_ID_CHARS:
+        listed = host_request(settings, url, "GET", "/api/approvals?include_closed=true")["approvals"]
+        approval_id = approval_of_prefix(approval_id, listed)
+    decided = host_request(settings, url, "POST", f"/api/approvals/{approval_id}", {"decision": decision})
     out.print(f"{decided['state']}: {decided['tool']} ({decided['id']})", markup=False, highlight=False)
 
 
+ApprovalId = Annotated[
+    str, typer.Argument(help="The approval's id, or its first characters (at least 4) when no other starts so.")
+]
+
+
 @approvals_app.command("approve")
-def approvals_approve(approval_id: str, url: HostUrl = None, data_dir: DataDir = None) -> None:
+def approvals_approve(approval_id: ApprovalId, url: HostUrl = None, data_dir: DataDir = None) -> None:
     """Approve a pending call: it is sent to the server."""
     _decide(approval_id, "approve", url, data_dir)
 
 
 @approvals_app.command("deny")
-def approvals_deny(approval_id: str, url: HostUrl = None, data_dir: DataDir = None) -> None:
+def approvals_deny(approval_id: ApprovalId, url: HostUrl = None, data_dir: DataDir = None) -> None:
     """Deny a pending call: the server never sees it."""
     _decide(approval_id, "deny", url, data_dir)

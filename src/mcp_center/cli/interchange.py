@@ -28,6 +28,7 @@ from mcp_center.cli._shared import (
     run_center,
     run_center_reading,
     settings_for,
+    shown,
     yes,
 )
 from mcp_center.cli._suggest import suggested
@@ -274,6 +275,10 @@ def _print_preview(preview: dict[str, Any], given: Mapping[str, str]) -> None:
                 *cells(s["id"], s["name"], s["transport"], clip(target, 70), "\n".join(secrets), "\n".join(notes))
             )
         out.print(table)
+        for s in preview["servers"]:  # a note too short to say what to do instead (issue 16)
+            for w in s["warnings"]:
+                if w["code"] == "PACKAGE_NOT_PINNED":
+                    out.print(shown(f"warning [{w['code']}] {s['id']}: {w['message']}"), markup=False, highlight=False)
     if preview["variables"]:
         title = "values to supply" if given else "values you will be asked for"
         table = Table("variable", "kind", "secret", "default", "used in", title=title)
@@ -399,7 +404,7 @@ def export(
         )
     for note in document["notes"]:
         err.print(
-            f"  not exported: {note['server_id']}.{note['field']} [{note['code']}] {note['message']}",
+            f"  {note['server_id']}.{note['field']} [{note['code']}]: {note['message']}",
             markup=False,
             highlight=False,
         )

@@ -24,8 +24,9 @@ from rich.table import Table
 from rich.text import Text
 
 from mcp_center.cli._sandbox import policy_line
-from mcp_center.cli._shared import counted, err
+from mcp_center.cli._shared import err
 from mcp_center.cli._suggest import suggested
+from mcp_center.cli._wording import counted
 from mcp_center.cli.host import answer_within, client_tls
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError

@@ -24,13 +24,13 @@ from mcp_center.cli._shared import (
     ask,
     cells,
     confirm,
-    counted,
     err,
     fail,
     has_state,
     host_request,
     out,
     print_json,
+    print_stderr_tail,
     run_center,
     secret_app,
     settings_for,
@@ -40,6 +40,7 @@ from mcp_center.cli._shared import (
 )
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
+from mcp_center.cli._wording import counted
 from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestInvalid
 from mcp_center.store.running import running_owner
 
@@ -216,6 +217,8 @@ def add(
     for warning in view.warnings:
         if warning.code == "SERVER_NAME_SHARED":
             err.print(f"note: {warning.message}", markup=False, highlight=False)
+        elif warning.code == "PACKAGE_NOT_PINNED":
+            err.print(f"warning [{warning.code}]: {warning.message}", markup=False, highlight=False)
 
 
 @app.command()
@@ -266,9 +269,10 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
     else:
         assert result.error is not None
         err.print(styled(("failed", "red"), f" [{result.error.code}]: {result.error.message}"))
-        tail: list[Any] = result.error.details.get("stderr_tail", []) or []
-        for line in tail:
-            err.print(f"    {line}", markup=False, highlight=False)
+        # This test ran in this process: the lines before the tail were not kept anywhere.
+        show = suggested("show", server_id)
+        rest = f"the earlier lines were not kept; to see them, run the server's command yourself ('{show}' prints it)"
+        print_stderr_tail(result.error.details, rest)
     if not result.ok:
         raise typer.Exit(1)
 

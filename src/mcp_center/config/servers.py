@@ -23,8 +23,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from mcp_center.config.fieldnames import field_names_at
 from mcp_center.config.sandbox import SandboxPolicy, check_sandbox
-from mcp_center.errors import ConfigInvalid, FieldError
+from mcp_center.errors import ConfigInvalid, FieldError, most_telling_first, not_one_of, unknown_field
 from mcp_center.models import TransportKind
 
 __all__ = [
@@ -270,9 +271,12 @@ def parse_server_config(data: Mapping[str, Any]) -> StdioServerConfig | Streamab
 
 
 def _from_pydantic(exc: ValidationError) -> list[FieldError]:
+    """Each pydantic error as a FieldError, the most telling first (an unknown field, with the
+    closest known ones, before the "is required" its typo causes; issue 16)."""
     errors: list[FieldError] = []
-    for err in exc.errors(include_url=False, include_input=False):
-        loc = [str(p) for p in err["loc"]]
+    for err in exc.errors(include_url=False):
+        raw_loc = err["loc"]
+        loc = [str(p) for p in raw_loc]
         # Drop the discriminator tag pydantic puts first ("stdio", "streamable_http", ...).
         if loc and loc[0] in {k.value for k in TransportKind}:
             loc = loc[1:]
@@ -284,17 +288,27 @@ def _from_pydantic(exc: ValidationError) -> list[FieldError]:
         if kind == "missing":
             errors.append(FieldError(field, "FIELD_REQUIRED", "is required"))
         elif kind == "extra_forbidden":
-            errors.append(FieldError(field, "FIELD_UNKNOWN", "is not a known field"))
-        elif kind in {"union_tag_invalid", "union_tag_not_found"} and field in {"transport", "auth"}:
-            allowed = "stdio, streamable_http, sse" if field == "transport" else "none, bearer, oauth"
+            errors.append(unknown_field(field, field_names_at(ServerConfig, raw_loc)))
+        elif kind == "union_tag_invalid" and field in {"transport", "auth"}:
+            allowed = _TRANSPORTS if field == "transport" else ("none", "bearer", "oauth")
+            tag = err.get("ctx", {}).get("tag")
+            errors.append(not_one_of(field + ("" if field == "transport" else ".kind"), tag, allowed))
+        elif kind == "union_tag_not_found" and field in {"transport", "auth"}:
+            allowed = ", ".join(_TRANSPORTS if field == "transport" else ("none", "bearer", "oauth"))
             errors.append(
                 FieldError(
                     field + ("" if field == "transport" else ".kind"), "FIELD_INVALID", f"must be one of: {allowed}"
                 )
             )
+        elif kind == "literal_error":
+            expected = str(err.get("ctx", {}).get("expected", ""))
+            errors.append(not_one_of(field, err.get("input"), re.findall(r"'([^']*)'", expected)))
         else:
             errors.append(FieldError(field, "FIELD_INVALID", str(err["msg"])))
-    return errors
+    return most_telling_first(errors)
+
+
+_TRANSPORTS = ("stdio", "streamable_http", "sse")
 
 
 def _check(config: StdioServerConfig | StreamableHttpServerConfig | SseServerConfig) -> Iterable[FieldError]:

@@ -18,7 +18,11 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── OptionUnknown            OPTION_UNKNOWN            a CLI command has no such option (`did_you_mean`, exit 2)
     │   ├── OptionValueInvalid       OPTION_VALUE_INVALID      a CLI option's value is missing, given to a flag or
     │   │                                                      not of its type (`reason`, exit 2)
+    │   ├── ArgumentMissing          ARGUMENT_MISSING          a CLI command was run without an argument it needs
+    │   │                                                      (`argument`, `usage`, exit 2)
     │   ├── GatewayTokenAmbiguous    GATEWAY_TOKEN_AMBIGUOUS   R-7.1: a token name several live tokens carry (`ids`)
+    │   ├── ApprovalAmbiguous        MCP_APPROVAL_AMBIGUOUS    R-5.3: an approval id prefix several approvals start
+    │   │                                                      with (`count`, `ids`; exit 2)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
@@ -142,6 +146,9 @@ from mcp_center.errors._base import (
     Unauthorized,
     UpstreamError,
     did_you_mean,
+    most_telling_first,
+    not_one_of,
+    unknown_field,
 )
 from mcp_center.errors._conflict import (
     AddressInUse,
@@ -177,6 +184,8 @@ from mcp_center.errors._conflict import (
 from mcp_center.errors._input import (
     AddressUnavailable,
     AnswerRequired,
+    ApprovalAmbiguous,
+    ArgumentMissing,
     CommandUnknown,
     ConfigInvalid,
     ConfirmationRequired,
@@ -248,11 +257,13 @@ __all__ = [
     "AdminAuthRequired",
     "AgentRequestFailed",
     "AnswerRequired",
+    "ApprovalAmbiguous",
     "ApprovalClosed",
     "ApprovalDenied",
     "ApprovalExpired",
     "ApprovalNotFound",
     "ApprovalStale",
+    "ArgumentMissing",
     "CallCancelled",
     "CallInterrupted",
     "CapabilityNotDeclared",
@@ -336,6 +347,9 @@ __all__ = [
     "Unauthorized",
     "UpstreamError",
     "did_you_mean",
+    "most_telling_first",
+    "not_one_of",
+    "unknown_field",
 ]
 
 

@@ -21,6 +21,9 @@ __all__ = [
     "Unauthorized",
     "UpstreamError",
     "did_you_mean",
+    "most_telling_first",
+    "not_one_of",
+    "unknown_field",
 ]
 
 DID_YOU_MEAN = 3
@@ -81,6 +84,35 @@ class FieldError:
 
     def __repr__(self) -> str:
         return f"FieldError({self.field!r}, {self.code!r})"
+
+
+def _suggestion(value: object, known: Iterable[str]) -> str:
+    close = did_you_mean(value, known) if isinstance(value, str) else []
+    return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?" if close else ""
+
+
+def unknown_field(field: str, known: Iterable[str]) -> FieldError:
+    """FIELD_UNKNOWN for the dotted path `field`, its message offering the closest of the `known`
+    field names at that level: `colr` → "is not a known field; did you mean 'color'?" (R-7.3)."""
+    return FieldError(field, "FIELD_UNKNOWN", "is not a known field" + _suggestion(field.rpartition(".")[2], known))
+
+
+def not_one_of(field: str, given: object, allowed: Iterable[str]) -> FieldError:
+    """FIELD_INVALID for a value of `field` that is none of the `allowed` literals, the closest of
+    them offered: `aks` → "must be one of: ask, allow, deny; did you mean 'ask'?". The value given
+    is never repeated (it may be a secret typed in the wrong place) (R-7.3)."""
+    choices = list(allowed)
+    return FieldError(field, "FIELD_INVALID", "must be one of: " + ", ".join(choices) + _suggestion(given, choices))
+
+
+def most_telling_first(errors: Iterable[FieldError]) -> list[FieldError]:
+    """`errors` with the unknown fields first, then the invalid values, then the rest (each in its order).
+
+    A typo'd key (`comand`) also makes the field it meant missing; "command: is required" first
+    hid the cause, so the message an error shows (its first field) names the typo (R-7.3).
+    """
+    rank = {"FIELD_UNKNOWN": 0, "FIELD_REQUIRED": 2}
+    return sorted(errors, key=lambda e: rank.get(e.code, 1))
 
 
 class InvalidInput(CenterError):

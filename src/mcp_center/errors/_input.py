@@ -10,6 +10,8 @@ from mcp_center.errors._base import FieldError, InvalidInput
 __all__ = [
     "AddressUnavailable",
     "AnswerRequired",
+    "ApprovalAmbiguous",
+    "ArgumentMissing",
     "CommandUnknown",
     "ConfigInvalid",
     "ConfirmationRequired",
@@ -24,6 +26,7 @@ __all__ = [
     "ImportValuesInvalid",
     "OAuthCallbackInvalid",
     "OptionUnknown",
+    "OptionValueInvalid",
     "RequestInvalid",
     "RequestTooLarge",
     "SandboxWarmUpUnsupported",
@@ -81,6 +84,23 @@ class OptionValueInvalid(InvalidInput):
     repeated (it may be a secret typed in the wrong place) (R-7.3, issue 16)."""
 
     code = "OPTION_VALUE_INVALID"
+
+
+class ArgumentMissing(InvalidInput):
+    """A CLI command was run without an argument it needs (`mcp-center enable` with no server id):
+    nothing ran; exit 2, as every usage error. `details`: `argument` (its name, e.g. `SERVER_ID`),
+    `command` (its path), `usage` (the command's arguments, e.g. `mcp-center add [OPTIONS] NAME
+    [TARGET]...`) (R-7.3, issue 16)."""
+
+    code = "ARGUMENT_MISSING"
+
+
+class ApprovalAmbiguous(InvalidInput):
+    """R-5.3: `mcp-center approvals approve|deny PREFIX` names several approvals by the start of
+    their ids: nothing was decided; `details`: `prefix`, `count` (how many match), `ids` (the first
+    ten of them; give more characters) (issue 16)."""
+
+    code = "MCP_APPROVAL_AMBIGUOUS"
 
 
 class GatewayTokenAmbiguous(InvalidInput):

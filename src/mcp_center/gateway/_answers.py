@@ -5,7 +5,7 @@ token's answer, and the 202 of a message the lean path took. Split from `endpoin
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import mcp_types as types
 import orjson
@@ -45,12 +45,12 @@ def batch_refusal() -> JSONResponse:
 
 
 def invalid_request(
-    message: str, request_id: object = None, *, status: int = 400, data: dict[str, str] | None = None
+    message: str, request_id: object = None, *, status: int = 400, data: Mapping[str, object] | None = None
 ) -> JSONResponse:
     """An HTTP `status` answer carrying a JSON-RPC -32600 error (its id when `request_id` is a valid one)."""
     error: dict[str, object] = {"code": types.INVALID_REQUEST, "message": message}
     if data is not None:
-        error["data"] = data
+        error["data"] = dict(data)
     answered_id = request_id if is_request_id(request_id) else None
     return JSONResponse({"jsonrpc": "2.0", "id": answered_id, "error": error}, status_code=status)
 
@@ -112,8 +112,13 @@ def bad_listen_refusal(headers: dict[bytes, str], message: object) -> JSONRespon
     return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": error}, status_code=400)
 
 
-def unknown_server(server_id: str) -> JSONResponse:
-    return invalid_request(unknown_server_message(server_id), status=404, data={"code": "MCP_SERVER_NOT_FOUND"})
+def unknown_server(server_id: str, close: Sequence[str] = ()) -> JSONResponse:
+    """404 with JSON-RPC -32600 for `/mcp/{server_id}` when no server has that id: `data` is
+    `{"code": "MCP_SERVER_NOT_FOUND"}`, with `did_you_mean` (the `close` ids) when there are any."""
+    data: dict[str, object] = {"code": "MCP_SERVER_NOT_FOUND"}
+    if close:
+        data["did_you_mean"] = list(close)
+    return invalid_request(unknown_server_message(server_id, close), status=404, data=data)
 
 
 def server_deleted_error(server_id: str) -> dict[str, object]:

@@ -43,7 +43,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_center.errors import StorageError
+from mcp_center.errors import StorageError, did_you_mean
 from mcp_center.gateway._answers import (
     accepted,
     bad_id_refusal,
@@ -375,7 +375,7 @@ class GatewayEndpoint:
                     return
                 message = None  # likewise a progressToken beyond 64 bits
         if server_id is not None and session_id is None and not await self._server_known(server_id):
-            await unknown_server(server_id)(scope, receive, send)
+            await unknown_server(server_id, await self._closest_servers(server_id))(scope, receive, send)
             return
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # 2026-07-28 and later, or unknown (refused by the SDK): one request at a time, no session.
@@ -544,6 +544,10 @@ class GatewayEndpoint:
 
     async def _server_known(self, server_id: str) -> bool:
         return await self.gateway.center.server_exists(server_id)
+
+    async def _closest_servers(self, server_id: str) -> list[str]:
+        """The registered ids closest to an unknown `/mcp/{server_id}` (every token may open each)."""
+        return did_you_mean(server_id, await self.gateway.center.server_ids()) if len(server_id) <= 100 else []
 
     async def _serve(
         self,

@@ -33,7 +33,6 @@ beyond the SDK parser's limit (`SDK_DEPTH_LIMIT`), so that the SDK answers them 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import re
@@ -49,9 +48,10 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, validate_mcp_param_headers
 from mcp_types.methods import parse_client_request
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
-from starlette.types import Message, Receive, Send
+from starlette.types import Receive, Send
 
 from mcp_center.errors import AgentRequestFailed, CallCancelled, CenterError, NotFound, ServerRequestFailed
+from mcp_center.gateway._disconnects import watch_disconnect
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
 from mcp_center.models import is_object, is_request_id
 from mcp_center.runtime import Category, new_operation_id
@@ -162,9 +162,6 @@ def nested_beyond(message: object, limit: int = SDK_DEPTH_LIMIT) -> bool:
 _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 """2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)
-WATCH_AFTER_S = 0.05
-"""Seconds a lean `tools/call` runs before its agent's disconnect is watched (a closed POST then
-cancels it, as an agent's `notifications/cancelled` does at once)."""
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -210,6 +207,11 @@ class AgentCancel:
         if not self.cancelled and not self.ended:
             self.cancelled = True
             self._cancel(self.operation_id)
+
+    def agent_went(self) -> None:
+        """The agent closed its request (a dropped POST, 2026-07-28 cancellation): `cancel`."""
+        logger.debug("gateway.agent_disconnected")
+        self.cancel()
 
 
 @dataclass(eq=False)
@@ -702,15 +704,9 @@ class LeanPath:
         outcome: tuple[bytes, int] | None = None
         key = _key(request_id)
         # No cancel scope of ours: the agent's cancel is one by the call's operation id, which the
-        # runtime's admission catches (`AgentCancel`). The agent's disconnect is watched by a plain
-        # asyncio task started only once the call has run `WATCH_AFTER_S` (most calls end sooner:
-        # anyio's task group per call cost a measurable share of the gateway's CPU, R-8.3).
+        # runtime's admission catches (`AgentCancel`); its disconnect, see `watch_disconnect` (R-8.3).
         call = link.calls[key] = AgentCancel(self._center.mcp_cancel_call, new_operation_id())
-        loop = asyncio.get_running_loop()
-        watchers: list[asyncio.Task[None]] = []
-        timer = loop.call_later(
-            WATCH_AFTER_S, lambda: watchers.append(loop.create_task(_cancel_on_disconnect(receive, call)))
-        )
+        stop_watching = watch_disconnect(receive, call.agent_went)
         try:
             result = await self._center.mcp_forward_call(
                 params["name"],
@@ -745,9 +741,7 @@ class LeanPath:
             # under the same key, which must stay cancellable after this one ends.
             if link.calls.get(key) is call:
                 del link.calls[key]
-            timer.cancel()
-            for watcher in watchers:
-                watcher.cancel()
+            stop_watching()
         return outcome
 
     def _asker(self, link: AgentLink, reply: _Reply) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
@@ -774,16 +768,6 @@ class LeanPath:
             )
 
         return ask
-
-
-async def _cancel_on_disconnect(receive: Receive, scope: Cancellable) -> None:
-    """Cancel the call when the agent closes its request (2026-07-28 cancellation; a dropped POST)."""
-    while True:
-        message: Message = await receive()
-        if message["type"] == "http.disconnect":
-            logger.debug("gateway.agent_disconnected")
-            scope.cancel()
-            return
 
 
 def is_modern(version: str | None) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, cast
@@ -186,10 +186,12 @@ class _GatewayServer(Server[Any]):
         return capabilities
 
 
-def unknown_server_message(server_id: str) -> str:
+def unknown_server_message(server_id: str, close: Sequence[str] = ()) -> str:
     """What a request to `/mcp/{server_id}` is told when no server has that id (the JSON-RPC error's
-    message, with `data` `{"code": "MCP_SERVER_NOT_FOUND"}`; the endpoint answers it with HTTP 404)."""
-    return f"MCP_SERVER_NOT_FOUND: no server with id '{server_id}' (its endpoint is /mcp/<server id>)"
+    message, with `data` `{"code": "MCP_SERVER_NOT_FOUND"}`; the endpoint answers it with HTTP 404),
+    offering the endpoints of the `close` ids (`did you mean /mcp/time?`, issue 16)."""
+    offered = "; did you mean " + " or ".join(f"/mcp/{c}" for c in close) + "?" if close else ""
+    return f"MCP_SERVER_NOT_FOUND: no server with id '{server_id}' (its endpoint is /mcp/<server id>){offered}"
 
 
 def to_mcp_error(exc: CenterError) -> MCPError:

@@ -21,7 +21,7 @@ httptools protocol answered a JSON POST for 0.17-0.18 ms of CPU, uvicorn with a 
 for 0.32-0.34 ms. An ASGI app given to uvicorn may offer a `direct_route` (`DirectRoute`): a POST
 it claims from its URL and headers alone (`wants`) is read whole here (its declared length, which
 `wants` bounded), then offered to the route with its body (`take`). A route that takes it answers
-through plain `receive` and `send` callables this protocol provides (`_DirectExchange`: the same
+through plain `receive` and `send` callables this protocol provides (`DirectExchange`: the same
 wire format as uvicorn's, chunked when no length is declared); one that declines gets uvicorn's
 own request cycle, built then, with the body already read: everything else is uvicorn's, as
 before. A pipelined request behind a direct one waits in uvicorn's queue, as behind any other.
@@ -48,6 +48,7 @@ __all__ = [
     "MAX_HELD_BYTES",
     "CoalescingHttpToolsProtocol",
     "CoalescingTransport",
+    "DirectExchange",
     "DirectHandler",
     "DirectRoute",
 ]
@@ -176,30 +177,47 @@ class CoalescingTransport(asyncio.Transport):
 
 
 class _Disconnect:
-    """Stands in for a request cycle's `message_event` (uvicorn's `connection_lost` sets it)."""
+    """Stands in for a request cycle's `message_event` (uvicorn's `connection_lost` sets it), with the
+    exchange's disconnect watch (`DirectExchange.watch`): called when it is set before the answer is
+    complete. No reference back to the exchange (a cycle would leave every exchange to the collector)."""
 
-    __slots__ = ("_waiter", "is_set_")
+    __slots__ = ("_loop", "_waiter", "is_set_", "watch")
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.is_set_ = False
+        self._loop = loop
         self._waiter: asyncio.Future[None] | None = None
+        self.watch: Callable[[], object] | None = None
 
     def set(self) -> None:
         self.is_set_ = True
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
+        watch = self.watch
+        if watch is not None:
+            self.watch = None
+            self._loop.call_soon(watch)
+
+    def unwatch(self) -> None:
+        """Stop the watch (`DirectExchange.watch`)."""
+        self.watch = None
 
     async def wait(self) -> None:
         if not self.is_set_:
             if self._waiter is None:
-                self._waiter = asyncio.get_running_loop().create_future()
+                self._waiter = self._loop.create_future()
             await self._waiter
 
 
-class _DirectExchange:
-    """One direct request's answer, in uvicorn's place: `receive` and `send` of ASGI messages, and the
-    attributes uvicorn's protocol reads from its current cycle (`response_complete`, `disconnected`,
-    `keep_alive`, `message_event`)."""
+class DirectExchange:
+    """One direct request's answer, in uvicorn's place: its ASGI `receive` (the exchange itself, called)
+    and `send`, the attributes uvicorn's protocol reads from its current cycle (`response_complete`,
+    `disconnected`, `keep_alive`, `message_event`), and `watch` for the agent going (issue 12).
+
+    Args:
+        protocol: The connection's protocol.
+        keep_alive: The connection stays open after the answer.
+    """
 
     def __init__(self, protocol: CoalescingHttpToolsProtocol, keep_alive: bool) -> None:
         self._protocol = protocol
@@ -208,14 +226,34 @@ class _DirectExchange:
         self.disconnected = False
         self.response_started = False
         self.response_complete = False
-        self.message_event = _Disconnect()
+        self.message_event = _Disconnect(protocol.loop)
         self._chunked = False
         self._expected = 0
         self._head: bytes | None = None
         """The response's head, written with its first body chunk (one write, no flush scheduled)."""
+        self.task: asyncio.Task[None] | None = None
+        """The task that runs it (`run`), in the protocol's `tasks` until `run` ends."""
 
-    async def receive(self) -> Message:
-        """Waits until the agent has gone (or the answer is complete): `http.disconnect`."""
+    def watch(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Call `callback` once, on the event loop (`call_soon`), when the agent's connection is lost
+        before the answer is complete (at once when it already was), instead of a task waiting in
+        `receive` (issue 12, R-8.3: a task per call only to watch cost each call that ran long a
+        task's start, wake-ups and cancellation). One watch at a time (a direct request carries one
+        call): a second replaces the first. Returns what stops the watch. A connection whose
+        reading was paused (a pipelined request queued behind this one) reads again, as `receive`
+        makes it, or its end would go unseen."""
+        if self.disconnected:
+            self._protocol.loop.call_soon(callback)
+            return _nothing_to_stop
+        flow = self._protocol.flow
+        if flow.read_paused:
+            flow.resume_reading()
+        event = self.message_event
+        event.watch = callback
+        return event.unwatch
+
+    async def __call__(self) -> Message:
+        """ASGI `receive`: waits until the agent has gone (or the answer is complete): `http.disconnect`."""
         if not self.disconnected and not self.response_complete:
             self._protocol.flow.resume_reading()
             await self.message_event.wait()
@@ -294,26 +332,34 @@ class _DirectExchange:
             if self._expected != 0:
                 raise RuntimeError("Response content shorter than Content-Length")
             self.response_complete = True
+            self.message_event.watch = None  # the answer is complete: its agent going is no news
             self.message_event.set()
             self._protocol.direct_done(self)
 
     async def run(self, handler: DirectHandler) -> None:
-        """Serve the request with `handler`; a failure is answered as uvicorn answers a failing app."""
+        """Serve the request with `handler`; a failure is answered as uvicorn answers a failing app.
+        Its task leaves the protocol's `tasks` when this returns (no done callback: one event-loop
+        step less per request, issue 12)."""
         try:
-            await handler(self.receive, self.send)
-        except BaseException:  # as uvicorn's cycle: logged and answered, never re-raised into the loop
-            logger.exception("Exception in direct request handler")
-            if not self.response_started:
-                await self._server_error()
+            try:
+                await handler(self, self.send)
+            except BaseException:  # as uvicorn's cycle: logged and answered, never re-raised into the loop
+                logger.exception("Exception in direct request handler")
+                await self._failed()
             else:
-                self._protocol.transport_for_cycles.close()
+                if not self.response_complete and not self.disconnected:
+                    logger.error("direct request handler returned without completing its response")
+                    await self._failed()
+        finally:
+            if self.task is not None:
+                self._protocol.tasks.discard(self.task)
+
+    async def _failed(self) -> None:
+        """The handler failed: a 500 when nothing was sent yet, else the connection is closed."""
+        if not self.response_started:
+            await self._server_error()
         else:
-            if not self.response_complete and not self.disconnected:
-                logger.error("direct request handler returned without completing its response")
-                if not self.response_started:
-                    await self._server_error()
-                else:
-                    self._protocol.transport_for_cycles.close()
+            self._protocol.transport_for_cycles.close()
 
     async def _server_error(self) -> None:
         self.keep_alive = False
@@ -325,6 +371,10 @@ class _DirectExchange:
             }
         )
         await self.send({"type": "http.response.body", "body": b"Internal Server Error", "more_body": False})
+
+
+def _nothing_to_stop() -> None:
+    """What stops a watch that has nothing left to watch."""
 
 
 async def _nothing(*_args: Any) -> Any:
@@ -390,10 +440,18 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         assert self._coalescing is not None
         return self._coalescing
 
+    def on_message_begin(self) -> None:
+        """A request begins: its URL and headers are collected as uvicorn collects them; uvicorn's ASGI
+        scope (a dict of nine entries and a copy of the app's state) is built only for a request its
+        own cycle serves (`_start_cycle`), never for a direct one (issue 12, R-8.3)."""
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+
     def on_headers_complete(self) -> None:
         route = self._direct
         parser = self.parser
-        cycle = cast("RequestResponseCycle | _DirectExchange | None", self.cycle)  # None before the first request
+        cycle = cast("RequestResponseCycle | DirectExchange | None", self.cycle)  # None before the first request
         if (
             route is not None
             and parser is not None
@@ -431,19 +489,22 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             self.cycle.message_event.set()
             return
         parser = self.parser
-        exchange = _DirectExchange(self, keep_alive=parser is not None and parser.should_keep_alive())
+        exchange = DirectExchange(self, keep_alive=parser is not None and parser.should_keep_alive())
         self.cycle = exchange  # pyright: ignore[reportAttributeAccessIssue] - what uvicorn reads of a cycle
-        task = self.loop.create_task(exchange.run(handler))
-        task.add_done_callback(self.tasks.discard)
-        self.tasks.add(task)
+        task = exchange.task = self.loop.create_task(exchange.run(handler))
+        self.tasks.add(task)  # until `run` ends (its own `finally`, not a done callback)
 
-    def direct_done(self, exchange: _DirectExchange) -> None:
+    def direct_done(self, exchange: DirectExchange) -> None:
         """A direct response is complete (its last write is done): as uvicorn's cycle ends one."""
         if not exchange.keep_alive:
             self.transport_for_cycles.close()
         self.on_response_complete()
 
     def _start_cycle(self) -> None:
+        url, headers, expect_100_continue = self.url, self.headers, self.expect_100_continue
+        super().on_message_begin()  # the request's scope, as uvicorn builds it when a request begins
+        self.url, self.headers, self.expect_100_continue = url, headers, expect_100_continue
+        self.scope["headers"] = headers
         before = self.cycle
         super().on_headers_complete()
         cycle = self.cycle

@@ -173,9 +173,11 @@ def _entry(
     config: ServerConfig, format: str, placeholders: _Placeholders, notes: list[dict[str, str]]
 ) -> dict[str, Any] | None:
     if config.disabled_tools:
-        _note(notes, config, "disabled_tools", "FIELD_NOT_EXPORTED", "client files have no disabled tools")
+        _note(
+            notes, config, "disabled_tools", "FIELD_NOT_EXPORTED", "not exported: client files have no disabled tools"
+        )
     if config.tool_policies:
-        _note(notes, config, "tool_policies", "FIELD_NOT_EXPORTED", "client files have no tool policies")
+        _note(notes, config, "tool_policies", "FIELD_NOT_EXPORTED", "not exported: client files have no tool policies")
     if format in _EXPANDING_FORMATS:
         for field, value in _plain_fields(config):
             if "${" in value:
@@ -184,15 +186,15 @@ def _entry(
                     config,
                     field,
                     "VALUE_EXPANDED_BY_CLIENT",
-                    "holds '${' as text, which the client expands as a variable (mcp-center does not): "
-                    "the client would use another value; check this field",
+                    "exported as it is, but holds '${' as text, which the client expands as a variable "
+                    "(mcp-center does not): the client would use another value; check this field",
                 )
     if isinstance(config, StdioServerConfig):
         env = dict(config.env)
         for key in config.secret_env:
             env[key] = placeholders.reference(config.id, "env", key)
         if config.cwd is not None:
-            _note(notes, config, "cwd", "FIELD_NOT_EXPORTED", "client files have no working directory")
+            _note(notes, config, "cwd", "FIELD_NOT_EXPORTED", "not exported: client files have no working directory")
         entry: dict[str, Any] = {"type": "stdio"} if format in {"claude-code", "vscode"} else {}
         entry.update(command=config.command, args=list(config.args))
         if env:
@@ -204,7 +206,8 @@ def _entry(
             config,
             "transport",
             "REMOTE_NOT_SUPPORTED",
-            "Claude Desktop's config file has only local servers; add it as a connector or use the gateway",
+            "not exported: Claude Desktop's config file has only local servers; add it as a connector or use "
+            "the gateway",
         )
         return None
     headers = dict(config.headers)
@@ -213,7 +216,7 @@ def _entry(
     if isinstance(config.auth, AuthBearer):
         headers["Authorization"] = "Bearer " + placeholders.reference(config.id, "bearer", "token")
     elif isinstance(config.auth, AuthOAuth):
-        _note(notes, config, "auth", "FIELD_NOT_EXPORTED", "OAuth: the client authorizes on its own")
+        _note(notes, config, "auth", "FIELD_NOT_EXPORTED", "not exported (OAuth): the client authorizes on its own")
     entry = {}
     if format in {"claude-code", "vscode"}:
         entry["type"] = "http" if config.transport == "streamable_http" else "sse"

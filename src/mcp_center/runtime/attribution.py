@@ -14,7 +14,7 @@ import os
 import re
 import socket
 import ssl
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import cast
 
 import httpx2
@@ -40,7 +40,10 @@ from mcp_center.transports.wording import connect_reason, display_url, status_re
 
 __all__ = ["PACKAGE_RUNNERS", "SessionEnded", "attribute", "leaves", "startup_timeout_error", "timeout_error"]
 
-STDERR_TAIL_IN_ERROR = 5
+STDERR_TAIL_IN_ERROR = 20
+"""At most this many of a stdio server's last output lines in an error's `stderr_tail`/`output_tail`..."""
+STDERR_CHARS_IN_ERROR = 2048
+"""... and at most this many characters of them (the latest lines kept; one longer line is cut)."""
 
 
 class SessionEnded(Exception):
@@ -68,11 +71,34 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+def last_lines(lines: Iterable[str]) -> list[str]:
+    """The last of `lines`, redacted: at most `STDERR_TAIL_IN_ERROR` lines and `STDERR_CHARS_IN_ERROR`
+    characters, enough to see a traceback's cause (issue 16: 3 lines showed only its last frame).
+    A line longer than what is left is cut (`…` and its end, where the pieces of a line cut into
+    records join the next one) and ends the walk back."""
+    kept: list[str] = []
+    left = STDERR_CHARS_IN_ERROR
+    for line in reversed(list(lines)[-STDERR_TAIL_IN_ERROR:]):
+        shown = default_redactor.redact(line)
+        if len(shown) > left:
+            if left > 40 or not kept:
+                kept.append("…" + shown[-max(left, 40) :])
+            break
+        kept.append(shown)
+        left -= len(shown)
+    return kept[::-1]
+
+
 def _stderr_details(probe: TransportProbe | None) -> dict[str, object]:
+    """`stderr_tail` (`last_lines`) and, when the process wrote more lines than it shows, `stderr_lines`:
+    how many it wrote in all."""
     if probe is None or not probe.stderr_tail:
         return {}
-    tail = list(probe.stderr_tail)[-STDERR_TAIL_IN_ERROR:]
-    return {"stderr_tail": [default_redactor.redact(line) for line in tail]}
+    tail = last_lines(probe.stderr_tail)
+    details: dict[str, object] = {"stderr_tail": tail}
+    if probe.stderr_count > len(tail):
+        details["stderr_lines"] = probe.stderr_count
+    return details
 
 
 def timeout_error(what: str, seconds: float, probe: TransportProbe | None = None) -> ServerTimeout:
@@ -98,10 +124,8 @@ def _output_note(probe: TransportProbe | None) -> tuple[str, dict[str, object]]:
     """`("; its last output: '...'", {"output_tail": [...]})` for a stdio server that printed something."""
     if probe is None or not probe.output_tail:
         return "", {}
-    tail = [
-        default_redactor.redact(line)[:_OUTPUT_LINE_CHARS] for line in list(probe.output_tail)[-STDERR_TAIL_IN_ERROR:]
-    ]
-    shown = " | ".join(repr(line) for line in tail[-_OUTPUT_LINES_IN_MESSAGE:])
+    tail = last_lines(probe.output_tail)
+    shown = " | ".join(repr(line[:_OUTPUT_LINE_CHARS]) for line in tail[-_OUTPUT_LINES_IN_MESSAGE:])
     return f"; its last output: {shown}", {"output_tail": tail}
 
 

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS
+from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS, ServerConfig
+from mcp_center.config.fieldnames import field_names_at
 from mcp_center.config.jsonsafe import first_unsafe_value, scrub_text
-from mcp_center.errors import ConfigInvalid, FieldError
+from mcp_center.errors import ConfigInvalid, FieldError, unknown_field
 from mcp_center.interchange.credentials import missing_credential
 from mcp_center.models import is_array, is_mapping, is_object
 from mcp_center.secrets.redact import MIN_LENGTH
@@ -152,7 +153,14 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
         raise ConfigInvalid([FieldError("body", "FIELD_INVALID", "must be a JSON object")])
     check_json_safe(body)
     data: dict[str, Any] = {str(k): v for k, v in body.items() if k not in READ_ONLY_FIELDS}
-    version = _version(data.pop("version", None), require_version=require_version)
+    try:
+        version = _version(data.pop("version", None), require_version=require_version)
+    except ConfigInvalid as exc:
+        # `versoin` is the cause of "version: is required": say so first (issue 16).
+        known = [*field_names_at(ServerConfig, ["stdio", ""]), *field_names_at(ServerConfig, ["sse", ""])]
+        known += ["version", "secret_values"]
+        unknown = [unknown_field(key, known) for key in data if key not in known]
+        raise ConfigInvalid([*unknown, *exc.errors]) if unknown else exc from None
     secrets = _secret_values(data.pop("secret_values", None))
     _refuse_scheme_only_headers(data.get("headers"))
     for list_field in ("secret_env", "secret_headers"):
@@ -212,9 +220,10 @@ def _secret_values(raw_values: object) -> SecretValues:
         return secrets
     if not is_mapping(raw_values):
         raise ConfigInvalid([FieldError("secret_values", "FIELD_INVALID", "must be an object")])
+    sections = ("env", "headers", "bearer_token", "oauth")
     for key in raw_values:
-        if key not in {"env", "headers", "bearer_token", "oauth"}:
-            raise ConfigInvalid([FieldError(f"secret_values.{key}", "FIELD_UNKNOWN", "is not a known field")])
+        if key not in sections:
+            raise ConfigInvalid([unknown_field(f"secret_values.{key}", sections)])
     for kind in ("env", "headers"):
         section: object = raw_values.get(kind) or {}
         if not is_mapping(section):

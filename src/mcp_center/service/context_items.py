@@ -228,6 +228,10 @@ class ContextItems(AgentCatalog):
         """True when a server with this id is registered (enabled or not)."""
         return server_id in (await self._read()).servers
 
+    async def server_ids(self) -> list[str]:
+        """The ids of every registered server (enabled or not), sorted: the endpoints `/mcp/{id}` has."""
+        return sorted((await self._read()).servers)
+
     async def gateway_listing(self, category: Category, server_id: str | None = None) -> list[dict[str, Any]]:
         """Prompts, resources or resource templates as JSON: the aggregate view (`{serverId}:{prompt}`,
         scoped URIs), or one server's items under their own names (R-8.4)."""

@@ -177,3 +177,8 @@ class GatewayUseCases:
     async def server_exists(self, server_id: str) -> bool:
         """True when a server with this id is registered (enabled or not): `/mcp/{id}` answers 404 otherwise."""
         return await self._capabilities.server_exists(server_id)
+
+    async def server_ids(self) -> list[str]:
+        """The ids of every registered server (enabled or not), sorted: each has its `/mcp/{id}`,
+        which any gateway token may open (R-8.4), so an agent may be offered them (did you mean)."""
+        return await self._capabilities.server_ids()

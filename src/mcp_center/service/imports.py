@@ -66,7 +66,7 @@ from mcp_center.service.records import editable
 from mcp_center.service.views import ServerView
 
 if TYPE_CHECKING:
-    from mcp_center.config import ServerConfig
+    from mcp_center.config import ServerConfig, Settings
     from mcp_center.interchange import ExportDocument, ImportPlan
 
 # The planner, the exporter and the templates (`interchange.plan`, `.export`, `.templates`) are
@@ -84,6 +84,7 @@ __all__ = [
     "check_one_of",
     "check_secret_value",
     "conflict_error",
+    "own_origins",
     "parse_apply_request",
     "parse_preview_request",
     "templates",
@@ -384,12 +385,15 @@ class Importer:
         on_conflict = check_on_conflict(on_conflict)
         text = decode_text(content)
         existing = {c.id: editable(c) for c in await self._center.server_configs()}
+        own = await anyio.to_thread.run_sync(lambda: own_origins(self._center.settings))
 
         from mcp_center.interchange import plan_document  # lazily: see the imports
 
         def run() -> ImportPlan:
             document = read_document(loads_lenient(text), format)
-            return plan_document(document, existing=existing, on_conflict=on_conflict, check_secret=check_secret_value)
+            return plan_document(
+                document, existing=existing, on_conflict=on_conflict, check_secret=check_secret_value, own_origins=own
+            )
 
         plan = await anyio.to_thread.run_sync(run)
         input_digest = self._previews.input_digest(text, format)
@@ -431,11 +435,16 @@ class Importer:
         document: ClientDocument = await anyio.to_thread.run_sync(
             lambda: read_document(loads_lenient(text), request.format)
         )
+        own = await anyio.to_thread.run_sync(lambda: own_origins(self._center.settings))
 
         def plan(registered: Mapping[str, ServerConfig]) -> list[dict[str, Any]]:
             existing = {server_id: editable(config) for server_id, config in registered.items()}
             planned = plan_document(
-                document, existing=existing, on_conflict=request.on_conflict, check_secret=check_secret_value
+                document,
+                existing=existing,
+                on_conflict=request.on_conflict,
+                check_secret=check_secret_value,
+                own_origins=own,
             )
             now = previewed(planned, request.on_conflict)
             if self._previews.preview_digest(pending.input_digest, now) != pending.preview_digest:
@@ -473,6 +482,24 @@ class Importer:
         configs = await self._center.server_configs()
         gateway_url = f"{self._center.settings.base_url}/mcp"
         return export_servers(configs, format, gateway_url, bridge_command())
+
+
+def own_origins(settings: Settings) -> frozenset[str]:
+    """Where this host's gateway is reached (`interchange.origin_of` of each): its base and listen
+    URLs, loopback at its port, and the URLs the `serve` of its data directory recorded when one
+    runs (it may listen on another port than this process's settings say). An import entry for
+    `/mcp` there is this host's own gateway (GATEWAY_LOOP, issue 16)."""
+    from mcp_center.interchange.loops import origin_of
+    from mcp_center.store.running import running_owner
+
+    urls = [settings.base_url, settings.listen_url, f"http://127.0.0.1:{settings.port}"]
+    try:
+        owner = running_owner(settings.data_dir)
+    except OSError:
+        owner = None
+    if owner is not None:
+        urls += [u for u in (owner.url, owner.local_url) if u is not None]
+    return frozenset(o for o in map(origin_of, urls) if o is not None)
 
 
 def bridge_command() -> str | None:

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS, AuthBearer, AuthOAuth, ServerConfig, Settings, StdioServerConfig
+from mcp_center.config.pinning import unpinned_package
 from mcp_center.interchange.credentials import (
     CREDENTIAL_IN_ARGS_MESSAGE,
     credential_args,
@@ -42,8 +43,9 @@ class ViewWarning:
 
     code: str
     """COMMAND_NOT_FOUND, URL_NOT_ASCII, URL_QUERY_CREDENTIAL, CREDENTIAL_IN_PLAIN_FIELD, CREDENTIAL_IN_ARGS,
-    SECRET_NOT_SET; SERVER_NAME_SHARED (the answer of a create only); TOOL_NOT_KNOWN_YET (the answer of
-    an update naming a tool while the server's tools are not known yet, issue 16)."""
+    PACKAGE_NOT_PINNED, SECRET_NOT_SET; SERVER_NAME_SHARED (the answer of a create only);
+    TOOL_NOT_KNOWN_YET (the answer of an update naming a tool while the server's tools are not known
+    yet, issue 16)."""
     message: str
 
 
@@ -168,7 +170,8 @@ def summary_warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
 
     Returns:
         `[{"code", "message"}]`: COMMAND_NOT_FOUND, URL_NOT_ASCII, URL_QUERY_CREDENTIAL,
-        CREDENTIAL_IN_PLAIN_FIELD, CREDENTIAL_IN_ARGS, SECRET_NOT_SET.
+        CREDENTIAL_IN_PLAIN_FIELD, CREDENTIAL_IN_ARGS, PACKAGE_NOT_PINNED (`npx -y pkg` with no
+        version, issue 16), SECRET_NOT_SET.
     """
     warnings: list[dict[str, str]] = []
     if summary.get("transport") == "stdio" and summary.get("command_path") is None:
@@ -212,6 +215,10 @@ def summary_warnings(summary: Mapping[str, Any]) -> list[dict[str, str]]:
     args: list[Any] = summary.get("args") or []
     for i in credential_args([arg if isinstance(arg, str) else "" for arg in args]):
         warnings.append({"code": "CREDENTIAL_IN_ARGS", "message": f"argument {i + 1} {CREDENTIAL_IN_ARGS_MESSAGE}"})
+    command = summary.get("command")
+    unpinned = unpinned_package(command, [str(a) for a in args]) if isinstance(command, str) else None
+    if unpinned is not None:
+        warnings.append({"code": "PACKAGE_NOT_PINNED", "message": unpinned.message})
     secrets: Mapping[str, Mapping[str, Any]]
     for kind in ("secret_env", "secret_headers"):
         secrets = summary.get(kind) or {}

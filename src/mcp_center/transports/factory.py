@@ -63,6 +63,8 @@ class TransportProbe:
     read_limits: ReadLimits | None = None
     """The read cap of the connection's answers (`clip.read_limits`), for readers outside the
     transport (the lean forwarder's own HTTP/1.1 client); None for stdio."""
+    stderr_count: int = 0
+    """How many stderr lines the process wrote in all (`stderr_tail` keeps the last ones)."""
     noise_count: int = 0
     """stdout lines of a stdio server that were not JSON-RPC."""
     first_noise: str | None = None
@@ -110,6 +112,7 @@ async def open_transport(
     """
 
     def stderr_line(line: str) -> None:
+        probe.stderr_count += 1
         probe.stderr_tail.append(line)
         probe.output_tail.append(line)
         if on_stderr is not None:

@@ -25,10 +25,10 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from starlette.types import Scope
 
+from mcp_center.config.origins import normalize_origin
 from mcp_center.errors import AdminAuthRequired, CenterError, CsrfTokenInvalid, OriginNotAllowed
 
 __all__ = [
@@ -55,7 +55,6 @@ SESSION_MAX_S = 7 * 24 * 3600.0
 """Seconds a session stays valid after login, however much it is used."""
 MAX_SESSIONS = 256
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass
@@ -65,23 +64,6 @@ class BrowserSession:
     csrf_token: str
     created_s: float
     last_used_s: float
-
-
-def normalize_origin(value: str) -> str | None:
-    """`scheme://host[:port]` in lowercase with the default port dropped; None if `value` is not an origin."""
-    try:
-        parts = urlsplit(value.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if scheme not in _DEFAULT_PORTS or not host or parts.username is not None or parts.password is not None:
-        return None
-    if ":" in host:
-        host = f"[{host}]"
-    shown = f":{port}" if port is not None and port != _DEFAULT_PORTS[scheme] else ""
-    return f"{scheme}://{host}{shown}"
 
 
 def expected_origins(scheme: str, host_header: str, public_url: str | None) -> frozenset[str]:

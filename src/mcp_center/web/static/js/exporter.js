@@ -101,7 +101,7 @@ export function renderExport(main) {
         : h("p", { class: "muted" }, "No secrets: nothing to fill in."),
       doc.notes.length
         ? [
-            h("h3", {}, "Left out or changed"),
+            h("h3", {}, "Left out, or to check"),
             h("ul", { class: "alert alert-warn" }, doc.notes.map((n) => h("li", {}, h("strong", {}, n.server_id), ` ${n.field ? `(${n.field})` : ""}: ${n.message} (${n.code})`))),
           ]
         : null,
