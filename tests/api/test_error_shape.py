@@ -244,3 +244,11 @@ async def test_a_path_matching_no_route_says_which_and_why(client: httpx2.AsyncC
     slash = assert_error(await client.delete("/api/gateway/tokens/a%2fb"), 404, "NOT_FOUND")
     assert "never holds '/', not even encoded as %2F" in slash["message"]
     assert_error(await client.get("/api/mcp/servers/"), 404, "NOT_FOUND")
+    # A mistyped path gets the closest routes, not the %2F remark (it holds no encoded '/').
+    typo = assert_error(await client.get("/api/mcp/server"), 404, "NOT_FOUND")
+    assert typo["message"] == "no route for GET /api/mcp/server: did you mean /api/mcp/servers?"
+    assert typo["details"]["did_you_mean"] == ["/api/mcp/servers"]
+    call = assert_error(await client.post("/api/mcp/servers/x/tools/t/cal", json={}), 404, "NOT_FOUND")
+    assert call["details"]["did_you_mean"] == ["/api/mcp/servers/{server_id}/tools/{tool}/call"]
+    unknown = assert_error(await client.get("/api/xyz"), 404, "NOT_FOUND")
+    assert "did_you_mean" not in unknown["details"] and "%2F" not in unknown["message"]

@@ -460,6 +460,27 @@ async def test_a_call_with_an_unknown_body_field_is_refused(echo_url: str, api: 
     assert_error(response, 422, "REQUEST_INVALID")
 
 
+async def test_arguments_sent_without_their_wrapper_are_named_as_the_tools_own(
+    echo_url: str, api: httpx2.AsyncClient
+) -> None:
+    await create_remote(api, "echo", echo_url)
+    await make_ready(api, "echo")
+    await api.get(f"{SERVERS}/echo/tools")  # connected: the tool's input schema is known
+    bare = assert_error(await api.post(f"{SERVERS}/echo/tools/add/call", json={"a": 1, "b": 2}), 422, "REQUEST_INVALID")
+    assert bare["message"] == (
+        "a: is not a known field; 'a', 'b' are arguments of tool 'add': send {\"arguments\": {\"a\": ..., \"b\": ...}}"
+    )
+    assert sorted(field_codes(bare)) == [("a", "FIELD_UNKNOWN"), ("b", "FIELD_UNKNOWN")]
+    other = assert_error(await api.post(f"{SERVERS}/echo/tools/add/call", json={"z": 1}), 422, "REQUEST_INVALID")
+    assert other["message"].endswith('; tool arguments go under "arguments": send {"arguments": {"z": ...}}')
+    # A typo of the wrapper itself gets its did-you-mean, not this hint.
+    typo = await api.post(f"{SERVERS}/echo/tools/add/call", json={"argument": {"a": 1, "b": 2}})
+    assert "tool arguments go under" not in assert_error(typo, 422, "REQUEST_INVALID")["message"]
+    # Not a tool call: no such hint.
+    plain = assert_error(await api.post(SERVERS, json={"zzz": 1}), 422, "CONFIG_INVALID")
+    assert "arguments" not in plain["message"]
+
+
 async def test_a_call_to_an_unknown_tool_answers_tool_not_found(echo_url: str, api: httpx2.AsyncClient) -> None:
     await create_remote(api, "echo", echo_url)
     await make_ready(api, "echo")

@@ -10,10 +10,12 @@ import re
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mcp_center.cli import host, listing
+from mcp_center.config import Settings
 from mcp_center.store.owner import FileOwnerLock, ServeOwner
 from mcp_center.store.running import running_owner, running_url
 from tests.support.cli import CliResult, ready_with_cli, run_cli
@@ -339,3 +341,24 @@ def test_approvals_and_logs_wait_once_for_a_serve_that_never_answers_and_say_so(
         assert result.stderr.startswith(said), result.stderr
         assert len(result.stderr.splitlines()) == 1, result.stderr
     assert elapsed < 10, elapsed  # not the 30 s of a change, twice
+
+
+def test_list_suggests_logs_then_test_for_an_enabled_server_in_error(tmp_path: Path) -> None:
+    views: list[dict[str, Any]] = [
+        {"id": "crashy", "name": "Crashy", "transport": "stdio", "command": "x", "enabled": True, "needs": []},
+        {"id": "fine", "name": "Fine", "transport": "stdio", "command": "y", "enabled": True, "needs": []},
+    ]
+    error = {"code": "MCP_SERVER_UNREACHABLE", "details": {"reason": "exited"}}
+    live: dict[str, dict[str, Any]] = {
+        "crashy": {"state": "error", "error": error, "tool_count": None},
+        "fine": {"state": "ready", "tool_count": 1},
+    }
+    rows = {str(line.plain.split()[0]): line.plain.split() for line in listing.servers_lines(views, live, 80)[2:]}
+    assert (rows["crashy"][-1], rows["fine"][-1]) == ("logs", "-")
+    settings = Settings.load(data_dir=tmp_path / "data", environ={})
+    [hint] = listing.errored_hints(views, live, settings)
+    assert hint.startswith("crashy is in error: see why with 'mcp-center logs crashy")
+    assert "then 'mcp-center test crashy" in hint
+    narrow = "\n".join(line.plain for line in listing.servers_lines(views, live, 30))  # one fact a line
+    assert ("1 tool\n" in narrow, "1 tools" in narrow) == (True, False), narrow
+    assert "next: logs" in narrow

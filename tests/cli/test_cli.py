@@ -51,6 +51,16 @@ def test_add_trust_test_enable_call_list_show_delete(tmp_path: Path, echo_url: s
     called = run(data, "call", "echo", "add", "--args", '{"a": 40, "b": 2}')
     assert called.returncode == 0, called.stderr
     assert called.stdout.splitlines()[0] == "42"
+    # A required argument left out is named from the tool's inputSchema, not the server's validator text.
+    bare = run(data, "call", "echo", "add")
+    assert (bare.returncode, bare.stderr.splitlines()[0]) == (
+        2,
+        "error [REQUEST_INVALID]: missing required arguments 'a', 'b' of tool 'add'; "
+        """pass --args '{"a": ..., "b": ...}'""",
+    )
+    half = run(data, "call", "echo", "add", "--args", '{"a": 40}')
+    assert "missing required argument 'b' of tool 'add'" in half.stderr
+    assert "arguments.b: is required by the tool [FIELD_REQUIRED]" in half.stderr
     listed = run(data, "list", "--json")
     assert [s["id"] for s in json.loads(listed.stdout)] == ["echo"]
     shown = json.loads(run(data, "show", "echo").stdout)

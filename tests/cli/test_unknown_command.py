@@ -76,8 +76,10 @@ def test_an_unknown_option_says_so_in_our_format_with_the_closest_options(tmp_pa
         (["list", "--data-dir"], "option '--data-dir' of mcp-center list needs a value"),
         (
             ["serve", "--port", "hunter2secret"],
-            "option '--port' of mcp-center serve was given a value that is not of its type",
+            "option '--port' of mcp-center serve was given a value of 13 characters that is not an integer",
         ),
+        (["serve", "--port", "abc"], "option '--port' of mcp-center serve was given 'abc', which is not an integer"),
+        (["serve", "--port=80a"], "option '--port' of mcp-center serve was given '80a', which is not an integer"),
     ],
 )
 def test_a_missing_or_wrong_option_value_is_one_error_line(tmp_path: Path, args: list[str], line: str) -> None:

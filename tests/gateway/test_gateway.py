@@ -162,6 +162,34 @@ async def test_an_unknown_tool_is_a_json_rpc_error(host: Host) -> None:
     assert "MCP_TOOL_NOT_FOUND" in caught.value.message
 
 
+async def test_a_mistyped_tool_name_is_answered_with_the_closest_callable_names_never_a_denied_one(
+    tmp_path: Path,
+) -> None:
+    async with (
+        serve_loopback(make_rich_server().streamable_http_app()) as upstream,
+        composed_host(tmp_path / "data", ADMIN_TOKEN) as composed,
+    ):
+        policies = {**ALLOW_ALL, "shout": "deny"}
+        body: dict[str, Any] = {"id": "rich", "name": "Rich", "transport": "streamable_http"}
+        body |= {"url": f"{upstream}/mcp", "tool_policies": policies}
+        await _ready(composed.admin, body)
+        host = Host(composed.app, composed.base, composed.admin, composed.token, f"{upstream}/mcp")
+        async with agent(host) as client:
+            with pytest.raises(MCPError) as typo:
+                await client.call_tool("mcp__rich__ad", {"a": 1, "b": 2})
+            with pytest.raises(MCPError) as hidden:
+                await client.call_tool("mcp__rich__shou", {"text": "hi"})
+    assert typo.value.code == types.INVALID_PARAMS
+    assert typo.value.message.startswith(
+        "MCP_TOOL_NOT_FOUND: no tool named 'mcp__rich__ad'; did you mean: mcp__rich__add, "
+    )
+    data = cast(dict[str, Any], typo.value.data)
+    assert (data["code"], data["did_you_mean"][0]) == ("MCP_TOOL_NOT_FOUND", "mcp__rich__add")
+    # `shout` is denied, so not listed: not offered either.
+    assert "shout" not in hidden.value.message
+    assert "shout" not in json.dumps(hidden.value.data)
+
+
 async def test_progress_is_forwarded_to_the_agent(host: Host) -> None:
     reports: list[tuple[float, float | None, str | None]] = []
 

@@ -6,7 +6,7 @@ method; its tools misbehave on request:
 - `echo_secret`: returns `$API_KEY` as text.
 - `rpc_error`: answers with JSON-RPC error -32000 (an ordinary server error code).
 - `huge`: prints one line of `size` bytes (over the host's message limit) instead of an answer.
-- `slow`: answers after `seconds`.
+- `slow`: writes `slow: started` to stderr, then answers after `seconds`.
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ def answer(request_id: object, method: str, params: dict[str, object]) -> None:
             sys.stdout.flush()
             return
         if name == "slow":
+            sys.stderr.write("slow: started\n")  # a test knows the call runs
+            sys.stderr.flush()
             time.sleep(float(arguments.get("seconds", 30)))
         result = {"content": [{"type": "text", "text": SECRET}]}
     else:

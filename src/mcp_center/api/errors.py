@@ -19,6 +19,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from mcp_center.api.argument_hints import unwrapped_arguments_hint
+from mcp_center.api.nearby import closest_routes
 from mcp_center.config.fieldnames import field_names_at
 from mcp_center.config.jsonsafe import scrub_text
 from mcp_center.errors import CenterError, FieldError, most_telling_first, not_one_of, unknown_field
@@ -127,7 +129,17 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
             found.append(FieldError(field, "FIELD_INVALID", str(err.get("msg", "invalid"))))
     errors = [e.to_dict() for e in most_telling_first(found)]
     first = errors[0] if errors else {"field": "body", "message": "invalid"}
-    return error_response(422, "REQUEST_INVALID", f"{first['field']}: {first['message']}", {"errors": errors})
+    message = f"{first['field']}: {first['message']}"
+    # Unknown top-level fields of a tool call: its arguments sent without their "arguments" wrapper
+    # (issue 16). Said instead of a did-you-mean when the tool's schema lists them all, else after
+    # the message unless that offers a body field already (a typo of "arguments" itself).
+    unknown = [e["field"] for e in errors if e["code"] == "FIELD_UNKNOWN" and "." not in e["field"]]
+    hinted = unwrapped_arguments_hint(request, unknown) if len(unknown) == len(errors) else None
+    if hinted is not None and hinted[1]:
+        message = f"{first['field']}: is not a known field; {hinted[0]}"
+    elif hinted is not None and "did you mean" not in message:
+        message = f"{message}; {hinted[0]}"
+    return error_response(422, "REQUEST_INVALID", message, {"errors": errors})
 
 
 def _body_field_names(request: Request, loc: Sequence[str | int]) -> list[str]:
@@ -142,21 +154,30 @@ _ROUTING_NOT_FOUND = "Not Found"
 """Starlette's detail for a path that matches no route (ours always name what was not found)."""
 
 
-def _no_route_message(request: Request) -> str:
+def _no_route(request: Request) -> tuple[str, dict[str, Any]]:
+    """The message and details of the 404 for a path that matches no route: a trailing '/', an id
+    holding an encoded '/' (%2F), or the closest routes (`details.did_you_mean`, issue 16)."""
     path = request.url.path
     shown = path if len(path) <= 200 else path[:200] + "..."
     hint = ""
+    close: list[str] = []
+    raw: object = request.scope.get("raw_path")
     if path.endswith("/") and path != "/":
         hint = ": paths end without '/'"
+    elif isinstance(raw, bytes) and b"%2f" in raw.lower():
+        hint = ": an id or name in a path never holds '/', not even encoded as %2F"
     elif path.startswith("/api/"):
-        hint = ": check the path; an id or name in it never holds '/', not even encoded as %2F"
-    return f"no route for {request.method} {shown}{hint}"
+        close = closest_routes(request)
+        listed = " or ".join(close)
+        hint = f": did you mean {listed}?" if close else ": check the path (every route is listed in /openapi.json)"
+    return f"no route for {request.method} {shown}{hint}", ({"did_you_mean": close} if close else {})
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404 and exc.detail == _ROUTING_NOT_FOUND:
-        return error_response(404, "NOT_FOUND", _no_route_message(request))
+        message, details = _no_route(request)
+        return error_response(404, "NOT_FOUND", message, details)
     if exc.status_code == 400:
         # Starlette's "There was an error parsing the body" (e.g. JSON nested too deep to parse).
         error = {"field": "body", "code": "JSON_INVALID", "message": "cannot be parsed as JSON"}

@@ -22,6 +22,7 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 from mcp_center import __version__
 from mcp_center.cli._suggest import forget, remember, suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
+from mcp_center.cli._wording import ECHOED_VALUE_CHARS, wrong_type_value
 from mcp_center.config import Settings
 from mcp_center.errors import (
     AnswerRequired,
@@ -108,6 +109,7 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
     from typer._click.exceptions import BadOptionUsage, BadParameter, MissingParameter, NoSuchOption
 
     where = ctx.command_path
+    given = list(args)  # `parse` consumes `args`: the value of an option of the wrong type is echoed from here
     try:
         return parse(ctx, args)
     except NoSuchOption as exc:
@@ -138,7 +140,20 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
         if exc.param is None or not exc.param.opts:
             raise
         name = max(exc.param.opts, key=len)
-        raise fail(_value_invalid(where, name, "type", "was given a value that is not of its type")) from None
+        raise fail(_value_invalid(where, name, "type", _not_of_type(exc.param, given))) from None
+
+
+def _not_of_type(param: Any, given: list[str]) -> str:
+    """What is wrong with the value `given` to option `param`: "was given 'abc', which is not an
+    integer" for a number option (a value over `ECHOED_VALUE_CHARS` characters is counted, not
+    shown), else "was given a value that is not of its type" (issue 16, R-7.3)."""
+    found = wrong_type_value(param, given)
+    if found is None:
+        return "was given a value that is not of its type"
+    value, kind = found
+    if len(value) > ECHOED_VALUE_CHARS:
+        return f"was given a value of {len(value)} characters that is not {kind}"
+    return f"was given {shown(value)!r}, which is not {kind}"
 
 
 def _argument_missing(ctx: Any, missing: Any) -> ArgumentMissing:
@@ -162,7 +177,8 @@ def _argument_missing(ctx: Any, missing: Any) -> ArgumentMissing:
 
 
 def _value_invalid(where: str, name: str, reason: str, what: str) -> OptionValueInvalid:
-    """OPTION_VALUE_INVALID for option `name` of command `where` (the value given is not repeated)."""
+    """OPTION_VALUE_INVALID for option `name` of command `where` (`what` repeats the value given only for
+    a number option: `_not_of_type`)."""
     return OptionValueInvalid(
         f"option '{shown(name)}' of {where} {what}; see '{where} --help'",
         details={"option": name[:100], "command": where, "reason": reason},

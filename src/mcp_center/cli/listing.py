@@ -25,6 +25,8 @@ from rich.text import Text
 
 from mcp_center.cli._sandbox import policy_line
 from mcp_center.cli._shared import err
+from mcp_center.cli._suggest import suggested
+from mcp_center.cli._wording import counted
 from mcp_center.cli.host import answer_within, client_tls
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
@@ -37,6 +39,7 @@ __all__ = [
     "SILENT",
     "WIDE_COLUMNS",
     "Silent",
+    "errored_hints",
     "live_servers",
     "served_views",
     "servers_lines",
@@ -201,7 +204,7 @@ def servers_table(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
             table.columns[index].overflow = "fold"
     for view in servers:
         enabled = bool(view.get("enabled"))
-        step = _step(view)
+        step = _step(view, live)
         row = [
             Text(view["id"]),
             _name_and_target(view),
@@ -218,10 +221,34 @@ def servers_table(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
     return table
 
 
-def _step(view: dict[str, Any]) -> str:
+def _step(view: dict[str, Any], live: dict[str, dict[str, Any]] | None) -> str:
+    """The next `mcp-center` command for the server: what it needs (`trust`, `test`), `enable`, or
+    `logs` when it is enabled and its live state is `error` (see why, then `test`: `errored_hints`)."""
     listed: list[str] = view.get("needs") or []
     needs = [n for n in listed if n != "enable"]
-    return needs[0] if needs else ("-" if view.get("enabled") else "enable")
+    if needs:
+        return needs[0]
+    if not view.get("enabled"):
+        return "enable"
+    return "logs" if _errored(view, live) else "-"
+
+
+def _errored(view: dict[str, Any], live: dict[str, dict[str, Any]] | None) -> bool:
+    status = live.get(view["id"]) if live is not None else None
+    return bool(view.get("enabled")) and status is not None and status.get("state") == "error"
+
+
+def errored_hints(
+    servers: list[dict[str, Any]], live: dict[str, dict[str, Any]] | None, settings: Settings
+) -> list[str]:
+    """One line per enabled server whose live state is `error`: the commands that show why
+    (`mcp-center logs ID`) and check it again (`mcp-center test ID`), for under the list (issue 16)."""
+    return [
+        f"{view['id']} is in error: see why with '{suggested('logs', str(view['id']), settings=settings)}', "
+        f"then '{suggested('test', str(view['id']), settings=settings)}'"
+        for view in servers
+        if _errored(view, live)
+    ]
 
 
 def servers_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]] | None, width: int) -> list[Text]:
@@ -269,7 +296,7 @@ def servers_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
             shown += [(state_line, 12), (Text("-" if count is None else str(count)), 5)]
         else:
             shown.append((Text("yes" if view.get("enabled") else "no"), 3))
-        shown.append((Text(_step(view)), 6))
+        shown.append((Text(_step(view, live)), 6))
         lines.append(row(shown))
         lines += _details(view, reason, width)
     return lines
@@ -329,10 +356,10 @@ def _stacked_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]
         reason = ""
         if live is not None:
             state_line, count, reason = _live_state(live, view)
-            parts += [state_line.plain, "- tools" if count is None else f"{count} tools"]
+            parts += [state_line.plain, "- tools" if count is None else counted(count, "tool")]
         else:
             parts.append("on" if view.get("enabled") else "off")
-        parts.append(f"next: {_step(view)}")
+        parts.append(f"next: {_step(view, live)}")
         lines.append(Text(str(view["id"]), style="bold"))
         name = textwrap.wrap(str(view.get("name") or ""), max(8, width), initial_indent="  ", subsequent_indent="    ")
         lines += [Text(part) for part in name]

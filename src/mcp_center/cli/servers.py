@@ -40,12 +40,13 @@ from mcp_center.cli._shared import (
 )
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
+from mcp_center.cli._wording import counted
 from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestInvalid
 from mcp_center.store.running import running_owner
 
 if TYPE_CHECKING:  # the service and the SDK's types load when a command runs the host (`run_center`)
     from mcp_center.config import ToolPolicy
-    from mcp_center.service import McpCenter, ServerView
+    from mcp_center.service import McpCenter, ServerView, ToolCallResult
 
 
 @app.command("list")
@@ -59,6 +60,7 @@ def list_(
     from mcp_center.cli.listing import (
         WIDE_COLUMNS,
         Silent,
+        errored_hints,
         live_servers,
         served_views,
         servers_lines,
@@ -102,6 +104,8 @@ def list_(
             out.print(line, overflow="fold", soft_wrap=False, highlight=False)
     # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
     out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
+    for hint in errored_hints(servers, live, settings):
+        out.print(Text(hint, overflow="fold"), soft_wrap=False, highlight=False)
     if live is None and not silent:
         err.print(
             f"live state and tool counts come from a running 'mcp-center serve' for {settings.data_dir}; none answered",
@@ -258,7 +262,8 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
             styled(
                 ("ok", "green"),
                 f": {result.server_name or '?'} {result.server_version or ''} "
-                f"(protocol {result.protocol_version}), {result.tool_count} tools, {result.elapsed_ms} ms",
+                f"(protocol {result.protocol_version}), {counted(result.tool_count or 0, 'tool')}, "
+                f"{result.elapsed_ms} ms",
             )
         )
     else:
@@ -319,6 +324,29 @@ def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, 
     out.print(table)
 
 
+def _require_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """Refuse a call that lacks an argument the tool's inputSchema lists as `required`, before it is
+    sent (the server's own refusal would be its validator's text, issue 16, R-7.3).
+
+    Raises:
+        RequestInvalid: `arguments.NAME` FIELD_REQUIRED per missing name; the message names them and
+            the `--args` to pass.
+    """
+    required: object = schema.get("required")
+    names = [str(n) for n in cast(list[object], required)] if isinstance(required, list) else []
+    missing = [name for name in names if name not in arguments]
+    if not missing:
+        return
+    quoted = ", ".join(f"'{name}'" for name in missing)
+    example = "{" + ", ".join(f"{json.dumps(name)}: ..." for name in missing) + "}"  # never the values given
+    errors = [FieldError(f"arguments.{name}", "FIELD_REQUIRED", "is required by the tool") for name in missing]
+    raise RequestInvalid(
+        f"missing required argument{'s' if len(missing) > 1 else ''} {quoted} of tool '{tool}'; "
+        f"pass --args '{example}'",
+        details={"errors": [error.to_dict() for error in errors], "tool": tool},
+    )
+
+
 @app.command()
 def call(
     server_id: str,
@@ -331,13 +359,22 @@ def call(
     import mcp_types as types
 
     try:
-        arguments = json.loads(args)
+        arguments: Any = json.loads(args)
     except json.JSONDecodeError as exc:
         err.print(f"error [REQUEST_INVALID]: --args is not valid JSON ({exc.msg} at column {exc.colno})")
         raise typer.Exit(2) from None
     settings = settings_for_server(server_id, data_dir, profile)
+
+    async def checked_call(center: McpCenter) -> ToolCallResult:
+        given: object = arguments
+        if isinstance(given, dict):
+            for listed in await center.list_tools(server_id):
+                if listed.tool.name == tool:
+                    _require_arguments(tool, listed.tool.input_schema, cast(dict[str, Any], given))
+        return await center.call_tool(server_id, tool, arguments)
+
     with err.status(f"calling {tool} on {server_id}..."):
-        result = run_center(settings, lambda c: c.call_tool(server_id, tool, arguments))
+        result = run_center(settings, checked_call)
     texts = 0
     for block in result.content:
         if isinstance(block, types.TextContent):

@@ -105,7 +105,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   └── OAuthTokenFailed         OAUTH_TOKEN_FAILED            the token endpoint refused (`details.oauth_error`)
     ├── ServerTimeout (504)          MCP_SERVER_TIMEOUT
     ├── CallInterrupted (503)        MCP_CALL_INTERRUPTED          R-6.3: the host stopped while the call waited for
-    │                                                              a human; nothing was delivered after that point
+    │                                                              a human or ran; nothing delivered after that point
     ├── HostRequestFailed (500)      HOST_REQUEST_FAILED           the running host refused a CLI request (its own
     │                                                              code in `api_code`, exit by its `status`)
     ├── SandboxUnavailable (503)     MCP_SANDBOX_UNAVAILABLE       R-11.1: this host cannot run sandboxed servers

@@ -91,12 +91,14 @@ class ServerTimeout(CenterError):
 
 
 class CallInterrupted(CenterError):
-    """The host stopped while the call waited for a human (an approval or an elicitation card).
+    """The host stopped while the call waited for a human (an approval or an elicitation card), or
+    while it ran at its server (`details.interrupted_by` "shutdown").
 
     Nothing was delivered after that point: an approval never reached the server
-    (`details.reached_server` false); an elicitation answer never did either, and the tool did not
-    finish (`details.reached_server` true: the server may have done part of its work). The call is
-    never re-sent automatically (R-6.3).
+    (`details.reached_server` false, as a call that started once the host was stopping); an
+    elicitation answer never did either, and the tool did not finish; a running call was cancelled
+    at its server (`details.reached_server` true: the server may have done part of its work). The
+    call is never re-sent automatically (R-6.3); the message says to retry once serve is back.
     """
 
     code = "MCP_CALL_INTERRUPTED"

@@ -196,11 +196,21 @@ def unknown_server_message(server_id: str, close: Sequence[str] = ()) -> str:
 
 def to_mcp_error(exc: CenterError) -> MCPError:
     """The JSON-RPC error for a request the gateway cannot serve (unknown name, bad arguments), or
-    the server's own JSON-RPC error, redacted, when it answered one (R-8.1)."""
+    the server's own JSON-RPC error, redacted, when it answered one (R-8.1).
+
+    `data` is `{"code"}` (our stable code), with `did_you_mean` (the closest known names, also
+    named in the message) when the error has them (R-7.3)."""
     if isinstance(exc, ServerRequestFailed) and exc.rpc_error is not None:
         rpc = exc.rpc_error
         return MCPError(code=int(rpc["code"]), message=str(rpc["message"]), data=rpc.get("data"))
     code = types.INVALID_PARAMS if isinstance(exc, InvalidInput | NotFound) else types.INTERNAL_ERROR
+    close: object = exc.details.get("did_you_mean")
+    if isinstance(close, list) and close:
+        # The closest names the caller may call (an unknown tool: listed tools only, never a denied
+        # one), as the CLI and the REST API offer them (R-7.3).
+        names = [str(name) for name in cast(list[object], close)]
+        message = f"{exc.code}: {exc.message}; did you mean: {', '.join(names)}?"
+        return MCPError(code=code, message=message, data={"code": exc.code, "did_you_mean": names})
     return MCPError(code=code, message=f"{exc.code}: {exc.message}", data={"code": exc.code})
 
 

@@ -24,6 +24,7 @@ from mcp_center.errors import (
     CenterError,
     ConnectionLost,
     ServerRequestFailed,
+    ServerUnreachable,
 )
 from mcp_center.models import ErrorReason, is_object
 from mcp_center.runtime.attribution import attribute, timeout_error
@@ -70,6 +71,16 @@ def _transport_ended(exc: MCPError, session: OpenSession) -> bool:
     return is_object(exc.data) and ("reason" in exc.data or ERROR_DATA_KEY in exc.data)
 
 
+def _lost(error: CenterError) -> CenterError:
+    """`error`, or for a server process that exited while the request was open (the attribution says
+    MCP_SERVER_UNREACHABLE, `process_exited`), the same message and details as `ConnectionLost`
+    (MCP_CONNECTION_LOST): the server was reached and the session ended with the request open, so it
+    may have run in part (issue 16). The server's own state keeps saying unreachable."""
+    if isinstance(error, ServerUnreachable) and error.details.get("reason") == ErrorReason.PROCESS_EXITED.value:
+        return ConnectionLost(error.message, details=error.details)
+    return error
+
+
 async def send_once(
     conn: Connection, what: str, send: Callable[[Connection, float], Awaitable[T]], timeout_s: float
 ) -> T:
@@ -78,7 +89,8 @@ async def send_once(
     Raises:
         ServerTimeout: our deadline (`timeout_s`) passed.
         SessionExpired: HTTP 404 for our session; the caller re-initializes once and re-sends once.
-        CenterError: the attributed failure (the server's own error answer is `ServerRequestFailed`).
+        CenterError: the attributed failure (the server's own error answer is `ServerRequestFailed`; a
+            server process that exited with the request open is `ConnectionLost`, `process_exited`).
     """
     assert conn.session is not None
     session = conn.session
@@ -98,7 +110,7 @@ async def send_once(
                     "deleted) while it ran",
                     details={"reason": ErrorReason.CLOSED.value, "interrupted_by": "disconnect"},
                 ) from None
-            raise attribute(exc, probe, during=what) from None
+            raise _lost(attribute(exc, probe, during=what)) from None
         if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
             raise ServerRequestFailed(
                 f"the server answered {what} with error {exc.code}: {default_redactor.redact(exc.message)[:500]}",

@@ -604,6 +604,13 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             stderr=tuple(logbook.stderr()),
         )
 
+    def known_input_schema(self, server_id: str, tool: str) -> dict[str, Any] | None:
+        """The `inputSchema` of `tool` as the server's live catalog lists it, or None (no live
+        connection, no such tool); never connects (for an error message's hint, issue 16)."""
+        conn = self._manager.current(server_id)
+        found = conn.catalog.tool(tool) if conn is not None else None
+        return found.input_schema if found is not None else None
+
     async def catalog(self, server_id: str, *, refresh: bool = False) -> CatalogView:
         """The live catalog: tools, prompts, resources, resource templates, quarantined items,
         normalized items (kept after a stated schema fix, `registry.schemas`), generations,
@@ -677,15 +684,19 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         return await self.update_server(server_id, {"version": version, "tool_policies": policies}, partial=True)
 
     async def interrupt_pending(self) -> None:
-        """The host is stopping: every call waiting for a human fails now with CallInterrupted.
+        """The host is stopping: every call waiting for a human, and every tool call still running,
+        fails now with CallInterrupted (503 MCP_CALL_INTERRUPTED).
 
         Pending approvals end (their calls were never sent); pending elicitation cards become
-        `interrupted` and their calls are cancelled (the answer was not delivered, R-6.3). The
-        HTTP server calls this before it stops accepting work, so callers get an explicit error
-        instead of a dropped connection.
+        `interrupted` and their calls are cancelled (the answer was not delivered, R-6.3); running
+        tool calls are cancelled at their servers, and a tool call that starts afterwards is not
+        sent (`InteractionBroker.interrupt_running`). The HTTP server calls this before it stops
+        accepting work, so callers get an explicit error instead of a dropped connection or a
+        cancelled request, and its graceful stop is not spent waiting for them.
         """
         await self._approvals.interrupt_all()
         await self._interactions.interrupt_all()
+        self._interactions.interrupt_running()
 
     async def _retry_interrupted_call(self, server_id: str, tool: str, arguments: dict[str, Any]) -> ToolCallResult:
         return await self.call_tool(server_id, tool, arguments)

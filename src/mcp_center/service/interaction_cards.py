@@ -84,6 +84,9 @@ class TrackedCall:
     make_ref: Callable[[], CallRef]
     """Builds the call's `CallRef` for a card (only when a card is made: not on every call, R-8.3)."""
     interrupted: bool = False
+    """The host stopped while the call ran (`InteractionBroker.interrupt_all` / `interrupt_running`)."""
+    stopped_running: bool = False
+    """Interrupted while it ran at the server, not while it waited for a card (`interrupt_running`)."""
     elicitor: Elicitor | None = None
     sampler: Sampler | None = None
     roots: RootsLister | None = None

@@ -146,6 +146,8 @@ class InteractionBroker(CardAnswers):
         self._seen: dict[str, tuple[object, ...]] = {}
         """What each card was when this process last announced it (`card_signature`, for `sync`)."""
         self._lock = anyio.Lock()
+        self._stopping = False
+        """The host is stopping (`interrupt_running`): a tool call that starts now is refused."""
 
     # ----- lifecycle ------------------------------------------------------------------------------
 
@@ -209,6 +211,26 @@ class InteractionBroker(CardAnswers):
                     tracked.interrupted = True
             waiting.cancel()
             self.cancel_call(op_id)
+        return count
+
+    def interrupt_running(self) -> int:
+        """The host is stopping: every tool call still running here (`tracking`) ends now with
+        `CallInterrupted` (503 MCP_CALL_INTERRUPTED, `details.interrupted_by` "shutdown"), and a call
+        that starts from now on is refused with it, not sent (R-6.3, R-7.3).
+
+        Called once the calls waiting for a card were interrupted (`interrupt_all`); the running
+        calls are cancelled by operation id (the server gets `notifications/cancelled`), so the HTTP
+        server's graceful stop has no response left to wait for. Returns how many calls it ended.
+        """
+        self._stopping = True
+        count = 0
+        for calls in list(self._calls.values()):
+            for op_id, tracked in list(calls.items()):
+                if tracked.interrupted:
+                    continue
+                tracked.interrupted = tracked.stopped_running = True
+                self.cancel_call(op_id)
+                count += 1
         return count
 
     # ----- wiring ---------------------------------------------------------------------------------
@@ -305,7 +327,8 @@ class InteractionBroker(CardAnswers):
 
         Raises:
             CallInterrupted: instead of CallCancelled, when the host stopped while the call waited
-                for a card (not delivered, R-6.3).
+                for a card (not delivered, R-6.3) or while it ran (`interrupt_running`); at entry,
+                when the host is already stopping (the call is not sent).
         """
         ref = _RefOf(operation_id, server_id, tool, caller, exposed_name, arguments)
         tracked = TrackedCall(operation_id, ref.build, elicitor=elicitor, sampler=sampler, roots=roots)
@@ -494,6 +517,18 @@ class Tracking:
 
     async def __aenter__(self) -> None:
         tracked = self._tracked
+        if self._broker._stopping:  # pyright: ignore[reportPrivateUsage]
+            raise CallInterrupted(
+                f"mcp-center is stopping: the call of '{self._tool}' of server '{self._server_id}' was not sent; "
+                "retry it when serve is back",
+                details={
+                    "operation_id": tracked.operation_id,
+                    "server_id": self._server_id,
+                    "interrupted_by": "shutdown",
+                    "reached_server": False,
+                    "delivered": False,
+                },
+            )
         calls = self._broker._calls.setdefault(self._server_id, {})  # pyright: ignore[reportPrivateUsage]
         calls[tracked.operation_id] = tracked
 
@@ -502,6 +537,19 @@ class Tracking:
     ) -> None:
         tracked = self._tracked
         await self._broker._untrack(self._server_id, tracked)  # pyright: ignore[reportPrivateUsage]
+        if isinstance(exc, CallCancelled) and tracked.stopped_running:
+            raise CallInterrupted(
+                f"mcp-center stopped while the call of '{self._tool}' of server '{self._server_id}' ran; "
+                "it was cancelled and its result was not delivered (the server may have done part of its "
+                "work): retry it when serve is back",
+                details={
+                    "operation_id": tracked.operation_id,
+                    "server_id": self._server_id,
+                    "interrupted_by": "shutdown",
+                    "reached_server": True,
+                    "delivered": False,
+                },
+            ) from exc
         if isinstance(exc, CallCancelled) and tracked.interrupted:
             raise CallInterrupted(
                 f"mcp-center stopped while the call of '{self._tool}' waited for an answer to the server's "

@@ -324,10 +324,11 @@ class ToolCalls(AgentCatalog):
         if waiting:
             entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
         if entry is None:
+            # Only names the caller may call: a tool set to deny is not listed, so not offered either.
             known = (
                 t.name if server_id is None else t.tool.name
                 for t in registry.tools()
-                if server_id in (None, t.server_id)
+                if server_id in (None, t.server_id) and t.policy != "deny"
             )
             raise ToolNotFound(
                 f"no tool named '{name}'",

@@ -16,10 +16,11 @@ import functools
 import hmac
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mcp_center import __version__
 from mcp_center.config import Settings
@@ -43,6 +44,19 @@ __all__ = ["MAX_FORM_BYTES", "install_web"]
 WEB_DIR = Path(__file__).parent
 MAX_FORM_BYTES = 8 * 1024
 """Largest login/logout form body read, in bytes."""
+
+_PAGE_PATHS = (
+    "/new",
+    "/import",
+    "/export",
+    "/gateway",
+    "/inbox",
+    "/inbox/{card_id}",
+    "/servers/{server_id}",
+    "/servers/{server_id}/{section}",
+)
+"""The page's own routes (`static/js/app.js`), which live after '#': requested without it by a browser,
+they are redirected there (`page_address`)."""
 
 _CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -96,7 +110,8 @@ def _forbidden(error: CenterError) -> HTMLResponse:
 
 
 def install_web(app: FastAPI, *, settings: Settings, admin_token: str, sessions: BrowserSessions) -> None:
-    """Add the settings page to `app`: `GET /`, `GET|POST /login`, `POST /logout`, `/static/...`.
+    """Add the settings page to `app`: `GET /`, `GET|POST /login`, `POST /logout`, `/static/...`, and the
+    redirect of a page's address without its '#' (`GET /servers/ID` → `/#/servers/ID`, browsers only).
 
     Args:
         app: The app built by `mcp_center.api.create_api` with the same `sessions`.
@@ -163,5 +178,15 @@ def install_web(app: FastAPI, *, settings: Settings, admin_token: str, sessions:
         )
         return response
 
+    async def page_address(request: Request) -> Response:
+        """A page's address typed or pasted without its '#' (`/servers/crashy`): a browser is sent to
+        the page itself (`/#/servers/crashy`), anyone else gets the 404 an unknown path gets (issue 16)."""
+        if "text/html" not in request.headers.get("accept", ""):
+            raise StarletteHTTPException(status_code=404, detail="Not Found")
+        location = "/#" + quote(request.url.path, safe="/")
+        return RedirectResponse(location, status_code=303, headers={"Cache-Control": "no-store"})
+
+    for path in _PAGE_PATHS:
+        router.add_api_route(path, page_address, methods=["GET"], response_class=RedirectResponse)
     app.include_router(router)
     app.mount("/static", VersionedStaticFiles(directory=STATIC_DIR), name="static")

@@ -59,11 +59,16 @@ export function usefulStderrLine(tail) {
   return (telling.length ? telling[telling.length - 1] : lines[lines.length - 1]).trim();
 }
 
+/** "1 tool", "4 tools": a count and its noun, singular for one. */
+export function counted(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 /** One line about the last test: "OK · 4 tools · 120 ms · 3 min ago" or "failed: reason: message". */
 export function lastTestText(test) {
   if (!test) return "never tested";
   if (test.ok) {
-    return `OK · ${test.tool_count ?? 0} tools · ${test.elapsed_ms} ms · ${ago(test.tested_at)}`;
+    return `OK · ${counted(test.tool_count ?? 0, "tool")} · ${test.elapsed_ms} ms · ${ago(test.tested_at)}`;
   }
   const line = usefulStderrLine(test.error && test.error.details && test.error.details.stderr_tail);
   return `failed (${ago(test.tested_at)}): ${errorText(test.error)}${line ? ` · stderr: ${line}` : ""}`;

@@ -7,7 +7,7 @@
 
 import { servers } from "./api.js";
 import { h, replace } from "./dom.js";
-import { errorText, lastTestText, needsText, stateBadge, transportLabel, warningsBox } from "./format.js";
+import { counted, errorText, lastTestText, needsText, stateBadge, transportLabel, warningsBox } from "./format.js";
 
 function row(term, ...value) {
   return [h("dt", {}, term), h("dd", {}, ...value)];
@@ -202,7 +202,7 @@ export function setupSteps(view, { reload, notice, said: saidText }) {
     busy(testButton, async () => {
       testResult.textContent = "Testing: initialize, tools/list, close…";
       const result = await servers.test(view.id);
-      await reload({ focus: result.ok ? "enable" : "test", said: result.ok ? `Test passed: ${result.tool_count} tools.` : `Test failed: ${errorText(result.error)}` });
+      await reload({ focus: result.ok ? "enable" : "test", said: result.ok ? `Test passed: ${counted(result.tool_count, "tool")}.` : `Test failed: ${errorText(result.error)}` });
     }),
   );
   const tail = view.last_test && view.last_test.error && view.last_test.error.details.stderr_tail;

@@ -1,0 +1,35 @@
+"""Small pieces of the CLI's sentences: counts with their noun, and what an option of the wrong type
+was given (issue 16, R-7.3)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+__all__ = ["ECHOED_VALUE_CHARS", "counted", "wrong_type_value"]
+
+_TYPE_WORDS: Final = {int: "an integer", float: "a number"}
+"""How an option's type is named when a value is not of it ("'abc' is not an integer")."""
+ECHOED_VALUE_CHARS = 8
+"""A value of the wrong type is echoed only up to this length: a typo such as `--port abc` is shown,
+a longer value (a secret pasted into the wrong option?) only counted."""
+
+
+def counted(count: int, noun: str) -> str:
+    """ "1 tool", "4 tools": `count` and `noun`, plural unless the count is one."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def wrong_type_value(param: Any, given: list[str]) -> tuple[str, str] | None:
+    """`(value, type words)` for the option `param` (a typer option) whose value among the command's
+    arguments `given` (`--port abc` or `--port=abc`) is not of its number type ("an integer"), or
+    None when its type is no number or the value is not found."""
+    descriptor = getattr(param, "type_descriptor", None)
+    kind = _TYPE_WORDS.get(getattr(descriptor, "annotation", None))  # pyright: ignore[reportArgumentType]
+    value = None
+    for index, arg in enumerate(given):
+        for opt in param.opts:
+            if arg == opt and index + 1 < len(given):
+                value = given[index + 1]
+            elif arg.startswith(f"{opt}="):
+                value = arg.partition("=")[2]
+    return None if kind is None or value is None else (value, kind)
