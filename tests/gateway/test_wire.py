@@ -439,6 +439,18 @@ async def test_an_agent_that_half_closes_after_its_request_gets_its_answer_and_n
     assert route.went == []
 
 
+async def test_an_http_1_0_agent_that_half_closes_is_closed_at_once_and_sent_no_interim_answer() -> None:
+    route = _Route()
+    async with serve_loopback(_WithRoute(route), http=CoalescingHttpToolsProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(_post(b"/other", b"gated").replace(b"HTTP/1.1", b"HTTP/1.0"))
+                await stream.send_eof()
+                assert await _until_closed(stream, bytearray()) == b""
+        route.gate.set()
+
+
 async def test_a_direct_call_with_a_request_pipelined_behind_it_still_sees_its_agent_close() -> None:
     """uvicorn's `cycle` names the pipelined request once it is parsed, and its `connection_lost` told
     only that one: the direct call running ahead of it was never cancelled (issue 12, R-3.8)."""

@@ -618,8 +618,14 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         the connection is closed at once as uvicorn does (`connection_lost`: what is being answered
         is cancelled) (issue 12, R-3.8)."""
         active = self._active
-        if self._in_message or active is None or active.response_started or self.scheme != "http":
-            return None
+        if (
+            self._in_message
+            or active is None
+            or active.response_started
+            or self.scheme != "http"
+            or (isinstance(active, RequestResponseCycle) and active.scope["http_version"] != "1.1")
+        ):
+            return None  # no 1xx to an HTTP/1.0 agent (RFC 9110, 15.2)
         self._eof = True
         self._probe(0)
         return True
