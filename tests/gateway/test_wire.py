@@ -235,6 +235,7 @@ async def test_the_access_line_is_built_only_when_uvicorn_access_would_log_it() 
 class _Route:
     """A `DirectRoute` for the tests: POSTs to `/direct` are read whole; a body `decline` is left to
     the ASGI app; `stream` is answered as SSE without a length, `wait` waits for the agent to go,
+    `gated` waits for `gate` (watching for the agent to go: `gone`, noted in `went`),
     `fail` raises, `watch` watches for the agent to go (`DirectExchange.watch`, a watch stopped, then one
     kept, noted in `went`) and `watch-complete` answers while watching; anything else is echoed as JSON."""
 
@@ -244,6 +245,8 @@ class _Route:
         self.taken: list[bytes] = []
         self.gone = anyio.Event()
         self.went: list[str] = []
+        self.gate = anyio.Event()
+        """What a `gated` request (direct or not) waits for before it is answered."""
 
     def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
         return url == b"/direct"
@@ -266,6 +269,10 @@ class _Route:
                     await send({"type": "http.response.body", "body": b"data: one\n\n", "more_body": True})
                     await self.gone.wait()  # no task waits in `receive`: the protocol calls the watch
                     return
+            if body == b"gated":
+                assert isinstance(receive, DirectExchange)
+                receive.watch(lambda: (self.went.append("gone"), self.gone.set()))
+                await self.gate.wait()
             if body == b"wait":
                 await send({"type": "http.response.start", "status": 200, "headers": []})
                 await send({"type": "http.response.body", "body": b"data: one\n\n", "more_body": True})
@@ -286,7 +293,8 @@ class _Route:
 
 
 class _WithRoute:
-    """An ASGI app (echoing `asgi:<body>`, keeping each request's scope) that offers `route` as its `direct_route`."""
+    """An ASGI app (echoing `asgi:<body>`, a body `gated` once `route.gate` is set, keeping each
+    request's scope) that offers `route` as its `direct_route`."""
 
     def __init__(self, route: _Route) -> None:
         self.direct_route = route
@@ -302,6 +310,8 @@ class _WithRoute:
             body += message.get("body", b"")
             if not message.get("more_body", False):
                 break
+        if body == b"gated":
+            await self.direct_route.gate.wait()
         answer = b"asgi:" + body
         await send(
             {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(answer))]}
@@ -391,3 +401,106 @@ async def test_a_direct_request_watched_for_its_agent_going_is_told_once_and_onl
             while _PROTOCOLS[1].tasks:  # the handler's last step, right after the watch's
                 await _next_step()
     assert route.went == ["kept"]
+
+
+class _ShortBodyDeadline(CoalescingHttpToolsProtocol):
+    direct_body_timeout = 0.2
+
+
+async def _until_closed(stream: anyio.abc.ByteStream, seen: bytearray) -> bytes:
+    """What arrives until the server closes the connection."""
+    while True:
+        try:
+            seen += await stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            return bytes(seen)
+
+
+@pytest.mark.parametrize("path", [b"/direct", b"/other"])
+async def test_an_agent_that_half_closes_after_its_request_gets_its_answer_and_nothing_is_cancelled(
+    path: bytes,
+) -> None:
+    """A FIN after a whole request is a half-close as far as the server can tell (issue 12): the
+    connection is probed with an interim `100 Continue` (which shows the server saw the FIN), the
+    answer follows, then the connection closes; the direct request's disconnect watch never fires."""
+    route = _Route()
+    async with serve_loopback(_WithRoute(route), http=CoalescingHttpToolsProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(_post(path, b"gated"))
+                await stream.send_eof()
+                seen = bytearray()
+                assert (await _read_until(stream, b"\r\n\r\n", seen)) == b"HTTP/1.1 100 Continue\r\n\r\n"
+                route.gate.set()
+                answer = await _until_closed(stream, seen)
+    assert answer.replace(b"HTTP/1.1 100 Continue\r\n\r\n", b"").startswith(b"HTTP/1.1 200")  # a later probe or not
+    assert answer.endswith(b'{"direct":"gated"}' if path == b"/direct" else b"asgi:gated")
+    assert route.went == []
+
+
+async def test_an_http_1_0_agent_that_half_closes_is_closed_at_once_and_sent_no_interim_answer() -> None:
+    route = _Route()
+    async with serve_loopback(_WithRoute(route), http=CoalescingHttpToolsProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(_post(b"/other", b"gated").replace(b"HTTP/1.1", b"HTTP/1.0"))
+                await stream.send_eof()
+                assert await _until_closed(stream, bytearray()) == b""
+        route.gate.set()
+
+
+async def test_a_direct_call_with_a_request_pipelined_behind_it_still_sees_its_agent_close() -> None:
+    """uvicorn's `cycle` names the pipelined request once it is parsed, and its `connection_lost` told
+    only that one: the direct call running ahead of it was never cancelled (issue 12, R-3.8)."""
+    route = _Route()
+    async with serve_loopback(_WithRoute(route), http=CoalescingHttpToolsProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(_post(b"/direct", b"gated") + _post(b"/other", b"second"))
+                while not route.taken:
+                    await _next_step()
+            await route.gone.wait()  # the agent closed its socket: its watch fires, queued request or not
+    assert route.went == ["gone"]
+
+
+async def test_a_direct_access_line_names_its_own_request_not_the_one_pipelined_behind_it() -> None:
+    access = logging.getLogger("uvicorn.access")
+    lines = _Lines()
+    async with serve_loopback(_WithRoute(_Route()), http=CoalescingHttpToolsProtocol) as base:
+        port = int(base.rsplit(":", 1)[1])
+        level = access.level
+        access.addHandler(lines)  # after uvicorn configured its loggers (--log-level warning)
+        access.setLevel(logging.INFO)
+        try:
+            with anyio.fail_after(10):
+                async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                    await stream.send(_post(b"/direct", b"hi") + _post(b"/second?q=1", b"x"))
+                    await _read_until(stream, b"asgi:x", bytearray())
+        finally:
+            access.setLevel(level)
+            access.removeHandler(lines)
+    assert [line.split(" - ", 1)[1] for line in lines.lines] == [
+        '"POST /direct HTTP/1.1" 200',
+        '"POST /second?q=1 HTTP/1.1" 200',
+    ]
+
+
+async def test_a_stalled_direct_body_is_answered_408_and_its_connection_closed() -> None:
+    """A declared body that never completes was held for ever, up to the route's limit per connection
+    (issue 12): past `direct_body_timeout` the agent gets 408 and the connection closes."""
+    route = _Route()
+    async with serve_loopback(_WithRoute(route), http=_ShortBodyDeadline) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(b"POST /direct HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\nabc")
+                answer = await _until_closed(stream, bytearray())
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:  # a body in parts, in time
+                await stream.send(b"POST /direct HTTP/1.1\r\nhost: x\r\ncontent-length: 6\r\n\r\nabc")
+                await stream.send(b"def")
+                assert await _read_until(stream, b'{"direct":"abcdef"}', bytearray())
+    assert answer.startswith(b"HTTP/1.1 408 ") and b"connection: close\r\n" in answer
+    assert route.taken == [b"abcdef"]

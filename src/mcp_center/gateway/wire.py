@@ -29,7 +29,17 @@ Requests with `Expect: 100-continue`, an upgrade, HTTP/1.0 or no declared length
 (nor any under uvicorn's `limit_concurrency`, which `serve` does not set). The access line of a
 direct request, when uvicorn logs them, names the client uvicorn's would: the connection's peer, or
 the `X-Forwarded-For` address when the peer is a trusted proxy (`logged_client`, uvicorn's own
-proxy-headers layer; the app itself does not read the client address of a gateway request).
+proxy-headers layer; the app itself does not read the client address of a gateway request), and
+the URL and headers it had when it was claimed, not those of a request pipelined behind it.
+
+**The agent going** (issue 12, R-3.8; docs/decisions.md#disconnect-cancels). The request being
+answered (`_active`, direct or uvicorn's) is told when the connection is lost, also when uvicorn's
+`cycle` already names a request pipelined behind it, and reading goes on behind up to
+`PIPELINE_READ_AHEAD` queued requests so that the loss is seen. An agent's FIN after whole requests
+whose answer has not started may be a half-close: the connection stays open, is probed with
+interim `100 Continue` answers (`EOF_PROBES_S`; an agent that closed its socket resets the
+connection, which cancels), and closes after the answers. A direct body that stalls is answered 408
+after `DIRECT_BODY_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -45,7 +55,9 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
 __all__ = [
+    "DIRECT_BODY_TIMEOUT_S",
     "MAX_HELD_BYTES",
+    "PIPELINE_READ_AHEAD",
     "CoalescingHttpToolsProtocol",
     "CoalescingTransport",
     "DirectExchange",
@@ -80,6 +92,27 @@ class DirectRoute(Protocol):
 MAX_HELD_BYTES = 64 * 1024
 """Bytes kept before they are written at once, step or not: a body streamed without pausing between
 chunks then still reaches the real transport, whose flow control (`pause_writing`) bounds it."""
+
+
+DIRECT_BODY_TIMEOUT_S = 10.0
+"""Seconds a direct request's body may take to arrive once a read ended before it was complete; then
+the agent is answered 408 and the connection closed (a stalled body held up to the route's limit per
+connection for ever otherwise, issue 12). A body sent with its head never arms it."""
+
+EOF_PROBES_S = (0.02, 0.2, 2.0)
+"""Seconds after an agent's end (FIN) arrived behind whole requests at which the connection is
+probed, while no answer has started: the same FIN is sent by an agent that half-closed and waits
+for its answer and by one that closed its socket to cancel (2026-07-28), and only a write tells
+them apart. Each probe writes an interim `100 Continue` (HTTP/1.1 clients skip 1xx answers); an
+agent that closed its socket answers it with a reset, which the next write (the next probe or the
+answer) meets: `connection_lost`, and the call is cancelled (issue 12, R-3.8)."""
+
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+
+PIPELINE_READ_AHEAD = 4
+"""Requests pipelined behind the one being answered that are read (queued, as uvicorn queues them)
+before reading pauses: while it reads, the connection's end is seen and cancels the request being
+answered; past this many it is seen only once that request is answered (as in stock uvicorn)."""
 
 
 class CoalescingTransport(asyncio.Transport):
@@ -233,6 +266,11 @@ class DirectExchange:
         """The response's head, written with its first body chunk (one write, no flush scheduled)."""
         self.task: asyncio.Task[None] | None = None
         """The task that runs it (`run`), in the protocol's `tasks` until `run` ends."""
+        self._logged: tuple[bytes, list[tuple[bytes, bytes]]] | None = (
+            (protocol.url, protocol.headers) if protocol.access_log else None
+        )
+        """The request's URL and headers for its access line, kept when it is claimed: by the time
+        it is answered, the protocol's own belong to a request pipelined behind it."""
 
     def watch(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call `callback` once, on the event loop (`call_soon`), when the agent's connection is lost
@@ -240,8 +278,9 @@ class DirectExchange:
         `receive` (issue 12, R-8.3: a task per call only to watch cost each call that ran long a
         task's start, wake-ups and cancellation). One watch at a time (a direct request carries one
         call): a second replaces the first. Returns what stops the watch. A connection whose
-        reading was paused (a pipelined request queued behind this one) reads again, as `receive`
-        makes it, or its end would go unseen."""
+        reading was paused (requests queued behind this one) reads again, as `receive` makes it,
+        or its end would go unseen; the protocol tells this exchange of it even when requests are
+        queued behind it (`CoalescingHttpToolsProtocol.connection_lost`)."""
         if self.disconnected:
             self._protocol.loop.call_soon(callback)
             return _nothing_to_stop
@@ -277,13 +316,14 @@ class DirectExchange:
                 raise RuntimeError(f"Expected ASGI message 'http.response.start', but got '{message['type']}'.")
             self.response_started = True
             status: int = message["status"]
-            protocol = self._protocol
-            if protocol.access_log:
+            logged = self._logged
+            if logged is not None:
+                protocol = self._protocol
                 protocol.access_logger.info(
                     '%s - "%s %s HTTP/%s" %d',
-                    await protocol.logged_client(),
+                    await protocol.logged_client(logged[1]),
                     "POST",
-                    protocol.url.decode("latin-1"),
+                    logged[0].decode("latin-1"),
                     "1.1",
                     status,
                 )
@@ -402,6 +442,17 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     """The body of a request offered to the direct route, while it is read."""
     direct_headers: Sequence[tuple[bytes, bytes]] = ()
     """The direct route's `response_headers`."""
+    direct_body_timeout: float = DIRECT_BODY_TIMEOUT_S
+    """`DIRECT_BODY_TIMEOUT_S` (a class attribute, so that a test's subclass can shorten it)."""
+    _active: RequestResponseCycle | DirectExchange | None = None
+    """The request being answered now (uvicorn's `cycle` names the last one parsed: one pipelined
+    behind it, once there is one, so its `connection_lost` would tell only that one)."""
+    _in_message = False
+    """A request's head or body is being read (its end is not parsed yet)."""
+    _eof = False
+    """The agent half-closed (sent its end) after whole requests: closed once they are answered."""
+    _body_deadline: asyncio.TimerHandle | None = None
+    """`direct_body_timeout`'s timer, while a direct request's body is incomplete after a read."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
@@ -413,16 +464,16 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             self._direct = route
             self.direct_headers = tuple(route.response_headers)
 
-    async def logged_client(self) -> str:
+    async def logged_client(self, headers: list[tuple[bytes, bytes]]) -> str:
         """The client address an access line names ("host:port", "" when unknown), as uvicorn's cycle
         would log it: the connection's peer, or, when `serve` trusts proxy headers from that peer
-        (uvicorn's `proxy_headers` and `forwarded_allow_ips`), the address its `X-Forwarded-For`
-        names, found by uvicorn's own `ProxyHeadersMiddleware` on a scope of this request."""
+        (uvicorn's `proxy_headers` and `forwarded_allow_ips`), the address the `X-Forwarded-For` of
+        `headers` (the request's, lower-case names) names, found by uvicorn's own `ProxyHeadersMiddleware`."""
         client = self.client
         config = self.config
         if config.proxy_headers and client:
             trusted = config.forwarded_allow_ips
-            scope: dict[str, Any] = {"type": "http", "client": client, "headers": self.headers, "scheme": "http"}
+            scope: dict[str, Any] = {"type": "http", "client": client, "headers": headers, "scheme": "http"}
             layer = _proxy_layer(tuple(trusted) if isinstance(trusted, list) else trusted)
             await layer(cast("Any", scope), _nothing, _nothing)
             client = scope["client"]
@@ -444,6 +495,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         """A request begins: its URL and headers are collected as uvicorn collects them; uvicorn's ASGI
         scope (a dict of nine entries and a copy of the app's state) is built only for a request its
         own cycle serves (`_start_cycle`), never for a direct one (issue 12, R-8.3)."""
+        self._in_message = True
         self.url = b""
         self.expect_100_continue = False
         self.headers = []
@@ -475,11 +527,15 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         super().on_body(body)
 
     def on_message_complete(self) -> None:
+        self._in_message = False
         if self._direct_body is None:
             super().on_message_complete()
             return
         body = b"".join(self._direct_body)
         self._direct_body = None
+        if self._body_deadline is not None:
+            self._body_deadline.cancel()
+            self._body_deadline = None
         assert self._direct is not None
         handler = self._direct.take(self.url, self.headers, body)
         if handler is None:  # uvicorn's own cycle, with the body already read
@@ -491,6 +547,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         parser = self.parser
         exchange = DirectExchange(self, keep_alive=parser is not None and parser.should_keep_alive())
         self.cycle = exchange  # pyright: ignore[reportAttributeAccessIssue] - what uvicorn reads of a cycle
+        self._active = exchange
         task = exchange.task = self.loop.create_task(exchange.run(handler))
         self.tasks.add(task)  # until `run` ends (its own `finally`, not a done callback)
 
@@ -512,13 +569,106 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         # starts on a later step), so its writes all go through the connection's coalescing buffer.
         if cycle is not before and self._coalescing is not None:
             cycle.transport = self._coalescing
+        pipeline = self.pipeline
+        if pipeline and pipeline[0][0] is cycle and len(pipeline) <= PIPELINE_READ_AHEAD:
+            # Queued behind the request being answered: uvicorn paused reading, so the agent closing
+            # its connection would go unseen and its running request uncancelled (issue 12).
+            self.flow.resume_reading()
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        """uvicorn starts the request its cycle answers now (`_active`)."""
+        self._active = cycle
+        super()._start_asgi_task(cycle, app)
+
+    def data_received(self, data: bytes) -> None:
+        """uvicorn parses `data`; a direct request's body left incomplete arms `direct_body_timeout`."""
+        super().data_received(data)
+        if self._direct_body is not None and self._body_deadline is None and not self.transport.is_closing():
+            self._body_deadline = self.loop.call_later(self.direct_body_timeout, self._body_stalled)
+
+    def _body_stalled(self) -> None:
+        """A direct request's body did not arrive in time: 408, and the connection is closed (issue 12)."""
+        self._body_deadline = None
+        if self._direct_body is None or self.transport.is_closing():
+            return
+        self._direct_body = None
+        self.logger.warning("Request body not received within %.0f s.", self.direct_body_timeout)
+        message = b"Request body not received in time."
+        content = [STATUS_LINE[408]]
+        for name, value in self.server_state.default_headers:
+            content.extend((name, b": ", value, b"\r\n"))
+        content.extend(
+            (
+                b"content-type: text/plain; charset=utf-8\r\n",
+                b"content-length: %d\r\n" % len(message),
+                b"connection: close\r\n\r\n",
+                message,
+            )
+        )
+        transport = self.transport_for_cycles
+        transport.write(b"".join(content))
+        transport.close()
+
+    def eof_received(self) -> bool | None:  # pyright: ignore[reportIncompatibleMethodOverride] - asyncio's own type
+        """The agent's end (FIN) arrived. After whole requests whose answer has not started, it may
+        have half-closed (`shutdown(SHUT_WR)`) and be waiting for them: the connection stays open
+        for writing (True), is probed (`EOF_PROBES_S`: an agent that closed its socket is told from
+        one that half-closed only by a write) and closed once they are answered. Mid-request, idle,
+        or once an answer has started (a stream, whose own writes would not be seen for a while),
+        the connection is closed at once as uvicorn does (`connection_lost`: what is being answered
+        is cancelled) (issue 12, R-3.8)."""
+        active = self._active
+        if (
+            self._in_message
+            or active is None
+            or active.response_started
+            or self.scheme != "http"
+            or (isinstance(active, RequestResponseCycle) and active.scope["http_version"] != "1.1")
+        ):
+            return None  # no 1xx to an HTTP/1.0 agent (RFC 9110, 15.2)
+        self._eof = True
+        self._probe(0)
+        return True
+
+    def _probe(self, done: int) -> None:
+        """Write the interim answer that tells a closed agent from a half-closed one (`EOF_PROBES_S`:
+        at once, then after each delay), unless the answer has started (its own writes probe then)
+        or the connection is gone."""
+        active = self._active
+        transport = self._coalescing
+        if (
+            active is None
+            or active.response_started
+            or active.response_complete
+            or transport is None
+            or transport.is_closing()
+        ):
+            return
+        transport.write_now(_CONTINUE)
+        if done < len(EOF_PROBES_S):
+            self.loop.call_later(EOF_PROBES_S[done], self._probe, done + 1)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """uvicorn's, and the request being answered is told too when it is not uvicorn's `cycle` (one
+        is pipelined behind it): its disconnect watch fires (issue 12, R-3.8)."""
+        active = self._active
+        if active is not None and active is not self.cycle and not active.response_complete:
+            active.disconnected = True
+            active.message_event.set()
+        if self._body_deadline is not None:
+            self._body_deadline.cancel()
+            self._body_deadline = None
+        super().connection_lost(exc)
 
     def on_response_complete(self) -> None:
         """A response is complete (uvicorn calls this right after its last `write`): it leaves now,
         not at the end of the step, which still unwinds the app first."""
         if self._coalescing is not None:
             self._coalescing.flush()
+        last = self._eof and not self.pipeline
         super().on_response_complete()
+        if last:  # the agent half-closed: nothing more will come (`eof_received`)
+            self.transport_for_cycles.close()
 
     def shutdown(self) -> None:
         """The server stops: what a finished response still holds is written before uvicorn closes the connection."""
