@@ -1,7 +1,7 @@
 """Several real `mcp-center serve` instances on one PostgreSQL database behind Debian's HAProxy (R-10.2).
 
-`running_cluster` starts the instances (each with its own data directory and port, one shared key
-and admin token), then HAProxy with the shipped `deploy/haproxy.cfg` — the very file the README
+`running_cluster` starts the instances together (each with its own data directory and port, one
+shared key and admin token), then HAProxy with the shipped `deploy/haproxy.cfg` — the very file the README
 tells users to run — and waits until the balancer has reached every instance. Also: a small
 gateway client that speaks both protocol eras over plain HTTP and notes which instance answered.
 """
@@ -28,7 +28,15 @@ from tests.support.ports import free_port, wait_for_port
 from tests.support.processes import stop_process
 from tests.support.serve import ADMIN_TOKEN, VENV_BIN, serve_env, wait_until_serving
 
-__all__ = ["Cluster", "GatewayClient", "Instance", "running_cluster", "spawn_instance"]
+__all__ = [
+    "Cluster",
+    "GatewayClient",
+    "Instance",
+    "running_cluster",
+    "spawn_instance",
+    "start_instance",
+    "wait_serving",
+]
 
 REPO = Path(__file__).parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
@@ -79,11 +87,12 @@ class Cluster:
         return client
 
 
-def spawn_instance(
+def start_instance(
     name: str, root: Path, env: dict[str, str], database_url: str | None, port: int | None = None
 ) -> Instance:
-    """Start `mcp-center serve --database-url ... --instance-name NAME` on a free port and wait until it
-    serves (`database_url` None: on its data directory's files)."""
+    """Start `mcp-center serve --database-url ... --instance-name NAME` on a free port without waiting
+    for it (`database_url` None: on its data directory's files); `wait_serving` waits. Instances
+    started one after the other this way start together, as a deployment's do (R-10.2)."""
     port = port or free_port()
     data_dir = root / f"data-{name}"
     log_path = root / f"serve-{name}.log"
@@ -100,12 +109,29 @@ def spawn_instance(
     ]
     with log_path.open("ab") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
-    try:
-        wait_until_serving(data_dir, 60, proc)
-    except BaseException:
-        stop_process(proc)
-        raise
     return Instance(name, f"http://127.0.0.1:{port}", data_dir, log_path, proc)
+
+
+def wait_serving(instance: Instance, timeout_s: float = 60.0) -> None:
+    """Until `instance` serves (its `serve.json` names it, `wait_until_serving`).
+
+    Raises:
+        RuntimeError: it exited first. TimeoutError: not serving within `timeout_s` seconds.
+    """
+    wait_until_serving(instance.data_dir, timeout_s, instance.proc)
+
+
+def spawn_instance(
+    name: str, root: Path, env: dict[str, str], database_url: str | None, port: int | None = None
+) -> Instance:
+    """`start_instance`, then wait until it serves (stopped again if it does not)."""
+    instance = start_instance(name, root, env, database_url, port)
+    try:
+        wait_serving(instance)
+    except BaseException:
+        stop_process(instance.proc)
+        raise
+    return instance
 
 
 def cluster_env() -> dict[str, str]:
@@ -125,10 +151,12 @@ def running_cluster(root: Path, database_url: str, names: tuple[str, ...] = ("a"
     env = cluster_env()
     with ExitStack() as stack:
         instances: dict[str, Instance] = {}
-        for name in names:
-            instance = spawn_instance(name, root, env, database_url)
+        for name in names:  # all start at once (each imports the host for a second or two)
+            instance = start_instance(name, root, env, database_url)
             stack.callback(stop_process, instance.proc)
             instances[name] = instance
+        for instance in instances.values():
+            wait_serving(instance)
         lb_port = free_port()
         lb_env = {
             **os.environ,

@@ -13,7 +13,7 @@ import anyio
 import httpx2
 import pytest
 
-from tests.e2e.cluster import cluster_env, spawn_instance
+from tests.e2e.cluster import cluster_env, start_instance, wait_serving
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.processes import stop_process
@@ -54,10 +54,12 @@ async def test_two_instances_refresh_a_rotating_refresh_token_once_and_both_stay
     env = cluster_env()
     async with serve_loopback(authorization.app) as auth_base, serve_loopback(resource.app) as resource_base:
         authorization.base_url, resource.base_url = auth_base, resource_base
-        a = await anyio.to_thread.run_sync(spawn_instance, "a", tmp_path, env, database_url)
+        a = start_instance("a", tmp_path, env, database_url)  # both start at once, then both must serve
         try:
-            b = await anyio.to_thread.run_sync(spawn_instance, "b", tmp_path, env, database_url)
+            b = start_instance("b", tmp_path, env, database_url)
             try:
+                await anyio.to_thread.run_sync(wait_serving, a)
+                await anyio.to_thread.run_sync(wait_serving, b)
                 headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
                 async with (
                     httpx2.AsyncClient(

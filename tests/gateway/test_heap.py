@@ -23,3 +23,4 @@ def test_the_startup_heap_leaves_the_collector_and_later_garbage_is_still_collec
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+        gc.freeze()  # what this test process had frozen stays out of the collector (tests/conftest.py)

@@ -48,6 +48,9 @@ hooks and loggers, and by reading `src/` for module-level reads:
 - No thread is started by the imports (the zygote asserts it before every fork); the atexit hooks
   registered (logging's, multiprocessing's) are the ones any serve has; no logging is configured at
   import (the root logger has no handler; `mcp_center` has a NullHandler).
+- The garbage collector: the zygote collects and freezes (`gc.freeze`) what its imports left before it
+  forks (`zygote_server.freeze_imported_heap`), so a child's collections skip the inherited heap; a
+  serve ends up frozen as a console-script one does after its `freeze_startup_heap` (R-8.3).
 
 Not through the zygote, on purpose: the tests *about* a real process start (the console script, a
 refused start that must not import the host, start-up imports and timing: tests/cli/test_startup_imports,
