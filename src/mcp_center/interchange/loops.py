@@ -14,6 +14,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
+from mcp_center.config import is_loopback_host
 from mcp_center.config.origins import normalize_origin
 from mcp_center.errors import FieldError
 from mcp_center.interchange.dialects import ClientEntry
@@ -45,12 +46,12 @@ def _loose_ipv4(host: str) -> ipaddress.IPv4Address | None:
 
 
 def _is_loopback(host: str) -> bool:
-    """Whether `host` (no brackets) reaches this machine: `localhost` (and `localhost.`, `*.localhost`,
-    RFC 6761), any address of 127.0.0.0/8 or `::1` however written (`127.1`, `2130706433`,
-    `0:0:0:0:0:0:0:1`, `::ffff:127.0.0.1`), and the unspecified `0.0.0.0`/`::` (a connection to it
+    """Whether `host` (no brackets) reaches this machine: `config.is_loopback_host` (`localhost`,
+    127.0.0.0/8, `::1`), `*.localhost` (RFC 6761), a loopback address however written (`127.1`,
+    `2130706433`, `::ffff:127.0.0.1`), and the unspecified `0.0.0.0`/`::` (a connection to it
     reaches this host)."""
     name = host.rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
+    if is_loopback_host(name) or name.endswith(".localhost"):
         return True
     address: ipaddress.IPv4Address | ipaddress.IPv6Address | None
     try:
