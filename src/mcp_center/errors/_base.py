@@ -58,10 +58,13 @@ def did_you_mean(name: str, known: Iterable[str]) -> list[str]:
     """The existing names closest to a `name` that was not found, best first (at most `DID_YOU_MEAN`).
 
     Case is ignored; a known name that starts with or contains `name` counts as close even when
-    it is much longer (`time` → `time-2`). Returns [] when nothing is close.
+    it is much longer (`time` → `time-2`). Returns [] when nothing is close, and for a `name` over
+    `4 * MAX_ECHOED_NAME` characters (no name we hold is that long; the search costs its length).
     """
+    if not name or len(name) > 4 * MAX_ECHOED_NAME:
+        return []
     names = sorted(set(known))
-    if not name or not names:
+    if not names:
         return []
     lowered = {n.lower(): n for n in names}
     wanted = name.lower()
@@ -113,7 +116,7 @@ class FieldError:
 
 
 def _suggestion(value: object, known: Iterable[str]) -> str:
-    close = did_you_mean(value, known) if isinstance(value, str) and len(value) <= 2 * MAX_ECHOED_NAME else []
+    close = did_you_mean(value, known) if isinstance(value, str) else []
     return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?" if close else ""
 
 
