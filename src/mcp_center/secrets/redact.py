@@ -37,7 +37,7 @@ _SENSITIVE_KEYS = frozenset(
 
 
 _CREDENTIAL_SHAPES = re.compile(
-    r"(?P<userinfo>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*:)[^\s/@]+(?=@)"
+    r"(?P<userinfo>\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^\s:/@]*:)[^\s/@]+(?=@)"
     r"|(?P<header>(?i:\b(?:proxy-)?authorization)\s*[:=]\s*(?:(?i:bearer|basic|token)\s+)?)\S+"
     r"|(?P<bearer>(?i:\bbearer)\s+)[A-Za-z0-9._~+/=-]{8,}"
     r"|\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposre]-[A-Za-z0-9-]{10,}"
