@@ -62,3 +62,12 @@ def test_a_not_found_error_clips_the_identifier_it_echoes() -> None:
         "message": "no tool named 'cap:a'",
         "details": {"tool": "cap:a"},
     }
+
+
+def test_a_name_too_long_to_be_ours_is_not_searched_and_a_long_key_is_echoed_clipped() -> None:
+    # A 30,000-character name was matched against every known one and echoed whole (issue 16, R-7.3).
+    long = "time" * 7_500
+    assert errors_module.did_you_mean(long, ["time", long]) == []
+    assert errors_module.did_you_mean("tiem", ["time"]) == ["time"]
+    field = errors_module.unknown_field("comand" * 2_000, ["command"]).field
+    assert field == errors_module.clip_echo("comand" * 2_000) == ("comand" * 11)[:64] + "… (12000 characters)"

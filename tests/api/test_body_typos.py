@@ -7,11 +7,14 @@ unnamed in the message), `{"policy": "aks"}` pydantic's "Input should be ...", a
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import httpx2
 import pytest
 
+from mcp_center.errors import MAX_FIELD_ERRORS, MAX_SUGGESTED, clip_echo
+from mcp_center.gateway.server import unknown_server_message
 from tests.support.api import assert_error, create_remote, field_codes, remote_body, stdio_body
 
 pytestmark = pytest.mark.anyio
@@ -111,3 +114,53 @@ async def test_an_approval_decision_names_the_typo_first_with_what_was_meant(api
     assert key["message"] == "decison: is not a known field; did you mean 'decision'?"
     value = assert_error(await api.post("/api/approvals/x", json={"decision": "aprove"}), 422, "REQUEST_INVALID")
     assert value["message"] == "decision: must be one of: approve, deny; did you mean 'approve'?"
+
+
+class _CountingMatcher:
+    """`difflib.get_close_matches`, counting its calls (the did-you-mean search of each unknown key)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._real = difflib.get_close_matches
+
+    def __call__(self, word: str, possibilities: list[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
+        self.calls += 1
+        return self._real(word, possibilities, n, cutoff)
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [(SERVERS, "CONFIG_INVALID"), (f"{SERVERS}/nosuch/tools/echo/call", "REQUEST_INVALID")],
+)
+async def test_many_unknown_keys_get_a_bounded_search_and_a_short_answer(
+    api: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch, path: str, code: str
+) -> None:
+    # 20,000 unknown keys made 20,000 did-you-mean searches and, for a tool call, a 3.7 MB answer
+    # repeating every key in its {"arguments": ...} example (issue 16, R-7.3).
+    matcher = _CountingMatcher()
+    monkeypatch.setattr(difflib, "get_close_matches", matcher)
+    body: dict[str, Any] = {f"comand{i}": 1 for i in range(3000)}
+    if path == SERVERS:
+        body.update(stdio_body("s", "uvx"))
+    response = await api.post(path, json=body)
+    error = assert_error(response, 422, code)
+    assert matcher.calls <= MAX_SUGGESTED
+    assert len(error["details"]["errors"]) == MAX_FIELD_ERRORS
+    assert error["details"]["errors_omitted"] == 3000 - MAX_FIELD_ERRORS
+    assert len(response.content) < 8_000
+    assert "more)" in error["message"]
+
+
+async def test_a_long_unknown_key_is_echoed_clipped(api: httpx2.AsyncClient) -> None:
+    # A 10,000-character key was echoed twice in full (issue 16, R-7.3).
+    key = "k" * 10_000
+    response = await api.post(f"{SERVERS}/nosuch/tools/echo/call", json={key: 1})
+    error = assert_error(response, 422, "REQUEST_INVALID")
+    assert error["details"]["errors"][0]["field"] == clip_echo(key) == "k" * 64 + "… (10000 characters)"
+    assert len(response.content) < 1_000
+
+
+def test_an_unknown_endpoint_id_is_echoed_clipped() -> None:
+    message = unknown_server_message("x" * 30_000)
+    assert "x" * 64 + "… (30000 characters)" in message
+    assert len(message) < 300

@@ -23,6 +23,26 @@ from mcp_center.config.pinning import unpinned_package
         ("uvx", ["--python", "3.12", "mcp-server-time", "--local-timezone", "UTC"], "args.2", "mcp-server-time"),
         ("uvx", ["--from", "pkg", "tool"], "args.1", "pkg"),
         ("uvx", ["tool@latest"], "args.0", "tool@latest"),
+        # Ranges and tags name no one release (breaker 31b, F5).
+        ("npx", ["-y", "@scope/pkg@^1.4"], "args.1", "@scope/pkg@^1.4"),
+        *(
+            ("npx", ["-y", f"pkg@{r}"], "args.1", f"pkg@{r}")
+            for r in ("*", "x", ">=1", "^1", "~1", "1", "1.x", "stable")
+        ),
+        ("uvx", ["tool==1.*"], "args.0", "tool==1.*"),
+        ("uvx", ["tool>=1"], "args.0", "tool>=1"),
+        ("uvx", ["tool~=1.2"], "args.0", "tool~=1.2"),
+        # `--` ends the runner's options: the package is the next argument.
+        ("npx", ["--", "pkg"], "args.1", "pkg"),
+        ("npx", ["-y", "--", "pkg", "--flag"], "args.2", "pkg"),
+        # An unknown option's value is not the package.
+        ("npx", ["-y", "--api-key", "sk-live-X", "somepkg"], "args.3", "somepkg"),
+        # Runners behind a package manager's subcommand.
+        ("pnpm", ["dlx", "pkg"], "args.1", "pkg"),
+        ("npm", ["exec", "--yes", "--", "pkg"], "args.3", "pkg"),
+        ("npm", ["x", "pkg"], "args.1", "pkg"),
+        ("uv", ["tool", "run", "mcp-server-time"], "args.2", "mcp-server-time"),
+        ("uv", ["tool", "run", "--from", "pkg", "tool"], "args.3", "pkg"),
     ],
 )
 def test_an_unpinned_package_is_named(command: str, args: list[str], field: str, package: str) -> None:
@@ -36,10 +56,21 @@ def test_an_unpinned_package_is_named(command: str, args: list[str], field: str,
     ("command", "args"),
     [
         ("npx", ["-y", "some-pkg@1.2.3"]),
-        ("npx", ["-y", "@scope/pkg@^1.4"]),
         ("npx", ["-p", "pkg@2.0.0", "pkg-bin"]),
         ("npx", ["./local-package"]),
         ("npx", ["github:user/repo"]),
+        ("npx", ["user/repo"]),
+        ("npx", ["-y", "pkg@1.2.3-rc.1"]),
+        ("npx", ["-y", "--api-key", "sk-live-X"]),  # no package named; the token is never echoed
+        ("npx", ["-y", "sk-live-ABCDEF123456"]),
+        ("npx", ["@"]),
+        ("npx", ["@scope"]),
+        ("pnpm", ["dlx", "pkg@1.2.3"]),
+        ("pnpm", ["install"]),
+        ("npm", ["exec", "--", "pkg@1.2.3"]),
+        ("uv", ["tool", "run", "tool==1.2.3"]),
+        ("uv", ["run", "server.py"]),
+        ("uvx", ["tool[extra]==1"]),
         ("npx", ["-c", "pkg do-something"]),
         ("uvx", ["mcp-server-time==2025.1.0"]),
         ("uvx", ["mcp-server-time@2025.1.0"]),

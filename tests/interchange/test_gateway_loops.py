@@ -28,6 +28,21 @@ def plan(entry: dict[str, Any]) -> ImportPlan:
         ({"type": "http", "url": "http://127.0.0.1:8765/mcp", "headers": TOKEN}, "url"),
         ({"url": "http://localhost:8765/mcp/time"}, "url"),
         ({"url": "http://[::1]:8765/mcp/"}, "url"),
+        # Other spellings of a loopback host, and a URL with userinfo (breaker 31b, F6).
+        *(
+            ({"url": f"http://{host}:8765/mcp"}, "url")
+            for host in (
+                "[0:0:0:0:0:0:0:1]",
+                "127.0.0.2",
+                "127.1",
+                "2130706433",
+                "0x7f.0.0.1",
+                "0.0.0.0",
+                "[::ffff:127.0.0.1]",
+                "localhost.",
+                "user:pw@127.0.0.1",
+            )
+        ),
         ({"url": "https://MCP.example.org/mcp", "headers": TOKEN}, "url"),
         ({"command": BRIDGE, "args": ["gateway", "--stdio"], "env": {"MCP_CENTER_GATEWAY_TOKEN": "x"}}, "command"),
         ({"command": "mcp-center", "args": ["gateway", "--stdio", "--url", "http://127.0.0.1:8765/mcp"]}, "command"),
@@ -47,6 +62,8 @@ def test_this_hosts_own_gateway_is_rejected_as_a_loop(entry: dict[str, Any], fie
     [
         {"url": "https://gateway.example.net/mcp", "headers": {"Authorization": "Bearer mcpg_abc"}},
         {"command": "mcp-center", "args": ["gateway", "--stdio", "--url", "http://10.0.0.7:8765/mcp"]},
+        {"url": "https://128.0.0.1:8765/mcp", "headers": {"Authorization": "Bearer mcpg_abc"}},
+        {"url": "https://mcp.localhost.example.net/mcp", "headers": {"Authorization": "Bearer mcpg_abc"}},
         {"command": "mcp-center", "args": ["gateway", "--stdio", "--data-dir", "/srv/other"]},
     ],
 )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from fastapi import Request
 
+from mcp_center.errors import MAX_SUGGESTED, clip_echo
 from mcp_center.models import is_object
 
 __all__ = ["unwrapped_arguments_hint"]
@@ -39,18 +40,21 @@ def _call_target(request: Request) -> tuple[str, str] | None:
 def unwrapped_arguments_hint(request: Request, unknown: Sequence[str]) -> tuple[str, bool] | None:
     """The hint for a tool call refused for the top-level fields `unknown`, and whether it is precise
     (the tool's live input schema lists every unknown key: it names the tool); None when the route
-    is not a tool call (R-7.3)."""
+    is not a tool call (R-7.3). It names and exemplifies the first `MAX_SUGGESTED` keys only, each
+    clipped (`clip_echo`), and counts the rest: 40,000 keys made a 3.7 MB answer (issue 16)."""
     target = _call_target(request)
     if target is None or not unknown:
         return None
     server_id, tool = target
-    example = json.dumps({"arguments": dict.fromkeys(unknown, "...")}).replace('"..."', "...")
+    shown = [clip_echo(key) for key in unknown[:MAX_SUGGESTED]]
+    more = f" (and {len(unknown) - len(shown)} more)" if len(unknown) > len(shown) else ""
+    example = json.dumps({"arguments": dict.fromkeys(shown, "...")}).replace('"..."', "...") + more
     center: object = getattr(request.app.state, "center", None)
     known = getattr(center, "known_input_schema", None)
     schema: object = known(server_id, tool) if callable(known) and server_id else None
     properties: object = schema.get("properties") if is_object(schema) else None
     if is_object(properties) and all(key in properties for key in unknown):
-        keys = ", ".join(f"'{key}'" for key in unknown)
+        keys = ", ".join(f"'{key}'" for key in shown) + more
         return (
             f"{keys} {'are arguments' if len(unknown) > 1 else 'is an argument'} of tool '{tool}': send {example}",
             True,

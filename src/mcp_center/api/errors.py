@@ -23,7 +23,15 @@ from mcp_center.api.argument_hints import unwrapped_arguments_hint
 from mcp_center.api.nearby import closest_routes
 from mcp_center.config.fieldnames import field_names_at
 from mcp_center.config.jsonsafe import scrub_text
-from mcp_center.errors import CenterError, FieldError, most_telling_first, not_one_of, unknown_field
+from mcp_center.errors import (
+    MAX_SUGGESTED,
+    CenterError,
+    FieldError,
+    capped_errors,
+    most_telling_first,
+    not_one_of,
+    unknown_field,
+)
 from mcp_center.models import is_array, is_object
 from mcp_center.secrets import default_redactor
 
@@ -109,6 +117,7 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         errors.append({"field": "body", "code": "CONTENT_TYPE_INVALID", "message": message})
         return error_response(422, "REQUEST_INVALID", f"body: {message}", {"errors": errors})
     found: list[FieldError] = []
+    unknown_count = 0  # a did-you-mean for the first MAX_SUGGESTED unknown fields only (issue 16)
     for err in exc.errors():
         if err.get("type") == "json_invalid":
             # loc is ("body", <character offset>): the offset is not a field.
@@ -119,7 +128,9 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         field = ".".join(loc) or "body"
         kind = err.get("type")
         if kind == "extra_forbidden":
-            found.append(unknown_field(field, _body_field_names(request, raw_loc)))
+            unknown_count += 1
+            known = _body_field_names(request, raw_loc) if unknown_count <= MAX_SUGGESTED else ()
+            found.append(unknown_field(field, known))
         elif kind == "missing" and loc:
             found.append(FieldError(field, "FIELD_REQUIRED", "is required"))
         elif kind in {"literal_error", "enum"}:
@@ -127,7 +138,8 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
             found.append(not_one_of(field, err.get("input"), re.findall(r"'([^']*)'", expected)))
         else:
             found.append(FieldError(field, "FIELD_INVALID", str(err.get("msg", "invalid"))))
-    errors = [e.to_dict() for e in most_telling_first(found)]
+    ranked = most_telling_first(found)
+    errors = [e.to_dict() for e in ranked]
     first = errors[0] if errors else {"field": "body", "message": "invalid"}
     message = f"{first['field']}: {first['message']}"
     # Unknown top-level fields of a tool call: its arguments sent without their "arguments" wrapper
@@ -139,7 +151,7 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         message = f"{first['field']}: is not a known field; {hinted[0]}"
     elif hinted is not None and "did you mean" not in message:
         message = f"{message}; {hinted[0]}"
-    return error_response(422, "REQUEST_INVALID", message, {"errors": errors})
+    return error_response(422, "REQUEST_INVALID", message, capped_errors(ranked))
 
 
 def _body_field_names(request: Request, loc: Sequence[str | int]) -> list[str]:

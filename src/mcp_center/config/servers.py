@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from mcp_center.config.fieldnames import field_names_at
 from mcp_center.config.sandbox import SandboxPolicy, check_sandbox
-from mcp_center.errors import ConfigInvalid, FieldError, most_telling_first, not_one_of, unknown_field
+from mcp_center.errors import MAX_SUGGESTED, ConfigInvalid, FieldError, most_telling_first, not_one_of, unknown_field
 from mcp_center.models import TransportKind
 
 __all__ = [
@@ -274,6 +274,7 @@ def _from_pydantic(exc: ValidationError) -> list[FieldError]:
     """Each pydantic error as a FieldError, the most telling first (an unknown field, with the
     closest known ones, before the "is required" its typo causes; issue 16)."""
     errors: list[FieldError] = []
+    unknown = 0  # a did-you-mean for the first MAX_SUGGESTED unknown fields only (issue 16)
     for err in exc.errors(include_url=False):
         raw_loc = err["loc"]
         loc = [str(p) for p in raw_loc]
@@ -288,7 +289,9 @@ def _from_pydantic(exc: ValidationError) -> list[FieldError]:
         if kind == "missing":
             errors.append(FieldError(field, "FIELD_REQUIRED", "is required"))
         elif kind == "extra_forbidden":
-            errors.append(unknown_field(field, field_names_at(ServerConfig, raw_loc)))
+            unknown += 1
+            known = field_names_at(ServerConfig, raw_loc) if unknown <= MAX_SUGGESTED else ()
+            errors.append(unknown_field(field, known))
         elif kind == "union_tag_invalid" and field in {"transport", "auth"}:
             allowed = _TRANSPORTS if field == "transport" else ("none", "bearer", "oauth")
             tag = err.get("ctx", {}).get("tag")

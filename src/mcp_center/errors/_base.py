@@ -6,12 +6,15 @@ Private to `mcp_center.errors`: import every name from there (`from mcp_center.e
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 __all__ = [
     "DID_YOU_MEAN",
     "MAX_ECHOED_CHARS",
+    "MAX_ECHOED_NAME",
+    "MAX_FIELD_ERRORS",
+    "MAX_SUGGESTED",
     "CenterError",
     "Conflict",
     "FieldError",
@@ -20,6 +23,8 @@ __all__ = [
     "NotFound",
     "Unauthorized",
     "UpstreamError",
+    "capped_errors",
+    "clip_echo",
     "did_you_mean",
     "most_telling_first",
     "not_one_of",
@@ -29,15 +34,37 @@ __all__ = [
 DID_YOU_MEAN = 3
 """At most this many suggestions in `details.did_you_mean`."""
 
+MAX_SUGGESTED = 5
+"""A refusal looks for the closest known name of its first this many unknown fields only: 20,000
+unknown keys made 20,000 did-you-mean searches (a CPU cost of the caller's choosing, issue 16, R-7.3)."""
+
+MAX_FIELD_ERRORS = 20
+"""`details.errors` lists at most this many field errors (then `errors_omitted` counts the rest)."""
+
+MAX_ECHOED_NAME = 64
+"""A message keeps at most this many characters of a key, field path or id it echoes (`clip_echo`)."""
+
+MAX_ECHOED_CHARS = 500
+"""A not-found error keeps at most this many characters of each string it echoes (then says how long it was)."""
+
+
+def clip_echo(text: str, limit: int = MAX_ECHOED_NAME) -> str:
+    """`text` as an error echoes the caller's input: whole up to `limit` characters, else its first
+    `limit` and its length (`"aaaa… (10000 characters)"`). The one shortening rule of every echo (R-7.3)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
 
 def did_you_mean(name: str, known: Iterable[str]) -> list[str]:
     """The existing names closest to a `name` that was not found, best first (at most `DID_YOU_MEAN`).
 
     Case is ignored; a known name that starts with or contains `name` counts as close even when
-    it is much longer (`time` → `time-2`). Returns [] when nothing is close.
+    it is much longer (`time` → `time-2`). Returns [] when nothing is close, and for a `name` over
+    `4 * MAX_ECHOED_NAME` characters (no name we hold is that long; the search costs its length).
     """
+    if not name or len(name) > 4 * MAX_ECHOED_NAME:
+        return []
     names = sorted(set(known))
-    if not name or not names:
+    if not names:
         return []
     lowered = {n.lower(): n for n in names}
     wanted = name.lower()
@@ -69,12 +96,14 @@ class CenterError(Exception):
 
 
 class FieldError:
-    """One violated rule on one field: `field` is a dotted path (`headers.Host`), `code` stable."""
+    """One violated rule on one field: `field` is a dotted path (`headers.Host`), `code` stable.
+
+    The path may hold a caller's key of any length: it is kept clipped (`clip_echo`, R-7.3)."""
 
     __slots__ = ("code", "field", "message")
 
     def __init__(self, field: str, code: str, message: str) -> None:
-        self.field = field
+        self.field = clip_echo(field)
         self.code = code
         self.message = message
 
@@ -93,7 +122,10 @@ def _suggestion(value: object, known: Iterable[str]) -> str:
 
 def unknown_field(field: str, known: Iterable[str]) -> FieldError:
     """FIELD_UNKNOWN for the dotted path `field`, its message offering the closest of the `known`
-    field names at that level: `colr` → "is not a known field; did you mean 'color'?" (R-7.3)."""
+    field names at that level: `colr` → "is not a known field; did you mean 'color'?" (R-7.3).
+
+    A caller refusing many keys passes `known` for its first `MAX_SUGGESTED` only (`()` after):
+    each suggestion is a search of its own."""
     return FieldError(field, "FIELD_UNKNOWN", "is not a known field" + _suggestion(field.rpartition(".")[2], known))
 
 
@@ -115,19 +147,20 @@ def most_telling_first(errors: Iterable[FieldError]) -> list[FieldError]:
     return sorted(errors, key=lambda e: rank.get(e.code, 1))
 
 
+def capped_errors(errors: Sequence[FieldError]) -> dict[str, Any]:
+    """The `details` of a refusal listing `errors`: `{"errors": [...]}` with at most
+    `MAX_FIELD_ERRORS` of them, and `errors_omitted` (how many more) when there were more (R-7.3)."""
+    details: dict[str, Any] = {"errors": [e.to_dict() for e in errors[:MAX_FIELD_ERRORS]]}
+    if len(errors) > MAX_FIELD_ERRORS:
+        details["errors_omitted"] = len(errors) - MAX_FIELD_ERRORS
+    return details
+
+
 class InvalidInput(CenterError):
     """The caller sent something we refuse; nothing was changed."""
 
     http_status = 422
     exit_code = 2
-
-
-MAX_ECHOED_CHARS = 500
-"""A not-found error keeps at most this many characters of each string it echoes (then says how long it was)."""
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 class NotFound(CenterError):
@@ -139,8 +172,8 @@ class NotFound(CenterError):
     exit_code = 3
 
     def __init__(self, message: str, *, details: Mapping[str, Any] | None = None) -> None:
-        clipped = {k: _clip(v, MAX_ECHOED_CHARS) if isinstance(v, str) else v for k, v in (details or {}).items()}
-        super().__init__(_clip(message, 2 * MAX_ECHOED_CHARS), details=clipped)
+        clipped = {k: clip_echo(v, MAX_ECHOED_CHARS) if isinstance(v, str) else v for k, v in (details or {}).items()}
+        super().__init__(clip_echo(message, 2 * MAX_ECHOED_CHARS), details=clipped)
 
 
 class Conflict(CenterError):

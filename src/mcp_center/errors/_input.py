@@ -5,7 +5,7 @@ Private to `mcp_center.errors`: import every name from there.
 
 from __future__ import annotations
 
-from mcp_center.errors._base import FieldError, InvalidInput
+from mcp_center.errors._base import FieldError, InvalidInput, capped_errors
 
 __all__ = [
     "AddressUnavailable",
@@ -35,14 +35,15 @@ __all__ = [
 
 
 class ConfigInvalid(InvalidInput):
-    """A server configuration breaks an R-1 rule. `details.errors` lists every `FieldError`."""
+    """A server configuration breaks an R-1 rule. `details.errors` lists its `FieldError`s (at most
+    `MAX_FIELD_ERRORS`, then `errors_omitted`; `self.errors` keeps them all)."""
 
     code = "CONFIG_INVALID"
 
     def __init__(self, errors: list[FieldError]) -> None:
         first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        super().__init__(f"{first.field}: {first.message}{more}", details={"errors": [e.to_dict() for e in errors]})
+        super().__init__(f"{first.field}: {first.message}{more}", details=capped_errors(errors))
         self.errors = errors
 
 

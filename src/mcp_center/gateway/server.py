@@ -45,7 +45,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_center import __version__
-from mcp_center.errors import CenterError, InvalidInput, NotFound, ServerRequestFailed
+from mcp_center.errors import CenterError, InvalidInput, NotFound, ServerRequestFailed, clip_echo
 from mcp_center.models import is_object
 from mcp_center.service import GatewayTokens, McpCenter
 
@@ -189,9 +189,12 @@ class _GatewayServer(Server[Any]):
 def unknown_server_message(server_id: str, close: Sequence[str] = ()) -> str:
     """What a request to `/mcp/{server_id}` is told when no server has that id (the JSON-RPC error's
     message, with `data` `{"code": "MCP_SERVER_NOT_FOUND"}`; the endpoint answers it with HTTP 404),
-    offering the endpoints of the `close` ids (`did you mean /mcp/time?`, issue 16)."""
+    offering the endpoints of the `close` ids (`did you mean /mcp/time?`, issue 16); a long id is
+    echoed clipped (`clip_echo`)."""
     offered = "; did you mean " + " or ".join(f"/mcp/{c}" for c in close) + "?" if close else ""
-    return f"MCP_SERVER_NOT_FOUND: no server with id '{server_id}' (its endpoint is /mcp/<server id>){offered}"
+    return (
+        f"MCP_SERVER_NOT_FOUND: no server with id '{clip_echo(server_id)}' (its endpoint is /mcp/<server id>){offered}"
+    )
 
 
 def to_mcp_error(exc: CenterError) -> MCPError:

@@ -9,10 +9,12 @@ warned about (GATEWAY_OF_MCP_CENTER) when it looks like an mcp-center gateway el
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Collection, Mapping, Sequence
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
+from mcp_center.config import is_loopback_host
 from mcp_center.config.origins import normalize_origin
 from mcp_center.errors import FieldError
 from mcp_center.interchange.dialects import ClientEntry
@@ -22,20 +24,65 @@ __all__ = ["gateway_problem", "origin_of"]
 _GATEWAY_PATH = re.compile(r"^/mcp(/[^/]+)?/?$")
 _GATEWAY_TOKEN = re.compile(r"mcpg_|MCP_CENTER_GATEWAY_TOKEN")
 """A gateway token (`mcpg_...`) or the variable the README's snippets read it from."""
-_LOOPBACK = ("localhost", "[::1]")
+_LOOSE_IPV4_PART = re.compile(r"^(0x[0-9a-f]+|[0-9]+)$")
+
+
+def _loose_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """An IPv4 address in the forms a C resolver also reads: `127.1`, `2130706433`, `0x7f.0.0.1`,
+    `0177.0.0.1` (1 to 4 parts, the last filling the remaining bytes); None for anything else."""
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4 or not all(_LOOSE_IPV4_PART.match(p) for p in parts):
+        return None
+    values = [
+        int(p, 16) if p.startswith("0x") else int(p, 8) if len(p) > 1 and p.startswith("0") else int(p) for p in parts
+    ]
+    *leading, last = values
+    if any(v > 255 for v in leading) or last >= 256 ** (4 - len(leading)):
+        return None
+    value = last
+    for i, v in enumerate(leading):
+        value += v << (8 * (3 - i))
+    return ipaddress.IPv4Address(value)
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether `host` (no brackets) reaches this machine: `config.is_loopback_host` (`localhost`,
+    127.0.0.0/8, `::1`), `*.localhost` (RFC 6761), a loopback address however written (`127.1`,
+    `2130706433`, `::ffff:127.0.0.1`), and the unspecified `0.0.0.0`/`::` (a connection to it
+    reaches this host)."""
+    name = host.rstrip(".")
+    if is_loopback_host(name) or name.endswith(".localhost"):
+        return True
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address | None
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        address = _loose_ipv4(name)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address is not None and (address.is_loopback or address.is_unspecified)
 
 
 def origin_of(url: str) -> str | None:
-    """The origin of `url` (`config.origins.normalize_origin`: lowercased, default port dropped),
-    a loopback name written `127.0.0.1` (the same host either way); None for no http(s) URL."""
-    origin = normalize_origin(url)
+    """The origin of `url` (`config.origins.normalize_origin`: lowercased, default port dropped,
+    any `user:password@` left out), a host that reaches this machine written `127.0.0.1` (the same
+    host either way: `_is_loopback`); None for no http(s) URL."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    if "@" in parts.netloc:
+        parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])
+    origin = normalize_origin(urlunsplit(parts))
     if origin is None:
         return None
     scheme, _, authority = origin.partition("://")
-    for name in _LOOPBACK:
-        if authority == name or authority.startswith(name + ":"):
-            return f"{scheme}://127.0.0.1{authority[len(name) :]}"
-    return origin
+    if authority.startswith("["):
+        host, _, rest = authority[1:].partition("]")
+    else:
+        host, colon, port = authority.partition(":")
+        rest = colon + port
+    return f"{scheme}://127.0.0.1{rest}" if _is_loopback(host) else origin
 
 
 def _option(args: Sequence[str], name: str) -> str | None:

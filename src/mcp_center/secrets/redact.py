@@ -20,13 +20,45 @@ from typing import Any, cast
 
 from mcp_center.models import is_array, is_object
 
-__all__ = ["MIN_LENGTH", "REDACTED", "Redactor", "default_redactor", "install_log_redaction"]
+__all__ = [
+    "MIN_LENGTH",
+    "REDACTED",
+    "Redactor",
+    "default_redactor",
+    "install_log_redaction",
+    "mask_credential_shapes",
+]
 
 REDACTED = "[redacted]"
 MIN_LENGTH = 6
 _SENSITIVE_KEYS = frozenset(
     {"authorization", "access_token", "refresh_token", "client_secret", "code_verifier", "password"}
 )
+
+
+_CREDENTIAL_SHAPES = re.compile(
+    r"(?P<userinfo>\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^\s:/@]*:)[^\s/@]+(?=@)"
+    r"|(?P<header>(?i:\b(?:proxy-)?authorization)\s*[:=]\s*(?:(?i:bearer|basic|token)\s+)?)\S+"
+    r"|(?P<bearer>(?i:\bbearer)\s+)[A-Za-z0-9._~+/=-]{8,}"
+    r"|\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposre]-[A-Za-z0-9-]{10,}"
+    r"|sk-[A-Za-z0-9_-]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16})"
+)
+"""What `mask_credential_shapes` masks: a URL's password (`scheme://user:PASSWORD@`), the value of an
+`Authorization:` header, a `Bearer` token, and well-known token shapes (GitHub `ghp_`/`github_pat_`,
+Slack `xoxb-`/`xoxp-`, `sk-...` API keys, AWS `AKIA...` access key ids)."""
+
+
+def _mask(match: re.Match[str]) -> str:
+    kept = match.group("userinfo") or match.group("header") or match.group("bearer") or ""
+    return kept + REDACTED
+
+
+def mask_credential_shapes(text: str) -> str:
+    """`text` with what looks like a credential replaced by `[redacted]`, whether or not the vault
+    knows it: for text a server wrote itself (its stderr tail), where only registered values were
+    hidden. `https://bob:hunter2@db/x` -> `https://bob:[redacted]@db/x`, `Authorization: Bearer X`
+    -> `Authorization: Bearer [redacted]`, `ghp_...` -> `[redacted]` (R-1.5, issue 16)."""
+    return _CREDENTIAL_SHAPES.sub(_mask, text)
 
 
 class Redactor:

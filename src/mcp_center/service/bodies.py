@@ -17,7 +17,7 @@ from typing import Any
 from mcp_center.config import OAUTH_CLIENT_SECRET_KEYS, ServerConfig
 from mcp_center.config.fieldnames import field_names_at
 from mcp_center.config.jsonsafe import first_unsafe_value, scrub_text
-from mcp_center.errors import ConfigInvalid, FieldError, unknown_field
+from mcp_center.errors import MAX_SUGGESTED, ConfigInvalid, FieldError, unknown_field
 from mcp_center.interchange.credentials import missing_credential
 from mcp_center.models import is_array, is_mapping, is_object
 from mcp_center.secrets.redact import MIN_LENGTH
@@ -159,7 +159,8 @@ def parse_server_body(body: object, *, require_version: bool) -> ServerBody:
         # `versoin` is the cause of "version: is required": say so first (issue 16).
         known = [*field_names_at(ServerConfig, ["stdio", ""]), *field_names_at(ServerConfig, ["sse", ""])]
         known += ["version", "secret_values"]
-        unknown = [unknown_field(key, known) for key in data if key not in known]
+        strays = [key for key in data if key not in known]
+        unknown = [unknown_field(key, known if i < MAX_SUGGESTED else ()) for i, key in enumerate(strays)]
         raise ConfigInvalid([*unknown, *exc.errors]) if unknown else exc from None
     secrets = _secret_values(data.pop("secret_values", None))
     _refuse_scheme_only_headers(data.get("headers"))

@@ -12,7 +12,7 @@ from mcp.client import Transport
 
 from mcp_center.errors import CenterError
 from mcp_center.models import TransportKind
-from mcp_center.secrets import default_redactor
+from mcp_center.secrets import default_redactor, mask_credential_shapes
 from mcp_center.transports.clip import LIST_LIMITS, ReadLimits, read_limits
 from mcp_center.transports.environment import child_environment
 from mcp_center.transports.handshake import HandshakeNotes
@@ -107,11 +107,12 @@ async def open_transport(
         spec: The resolved connection parameters.
         probe: Filled with the transport's diagnostics for error attribution.
         on_stderr: Called per stderr line of a stdio server (after the probe's tail is updated),
-            redacted before it was cut to size (R-1.5).
+            redacted before it was cut to size, then masked of credential shapes (R-1.5).
         on_noise: Called per non-protocol stdout line of a stdio server, redacted likewise.
     """
 
     def stderr_line(line: str) -> None:
+        line = mask_credential_shapes(line)  # also what the vault never held (a URL's password, a ghp_ token)
         probe.stderr_count += 1
         probe.stderr_tail.append(line)
         probe.output_tail.append(line)
@@ -119,6 +120,7 @@ async def open_transport(
             on_stderr(line)
 
     def noise_line(line: str) -> None:
+        line = mask_credential_shapes(line)
         probe.noise_count += 1
         probe.output_tail.append(f"[stdout] {line}")
         if probe.first_noise is None:

@@ -32,7 +32,7 @@ import anyio
 import anyio.to_thread
 from anyio.abc import Process
 
-from mcp_center.secrets import Redactor
+from mcp_center.secrets import Redactor, mask_credential_shapes
 from mcp_center.transports.guard import process_guard
 from mcp_center.transports.reaper import GroupRef
 from mcp_center.transports.sandbox import OFFLINE_ENV, SandboxSpec, prepare_launch
@@ -239,5 +239,5 @@ async def run_warm_up(
                 if guard.recording:
                     await anyio.to_thread.run_sync(guard.save)
     elapsed_ms = int((anyio.current_time() - started) * 1000)
-    shown = tuple(redactor.redact(line) if redactor is not None else line for line in tail)
+    shown = tuple(mask_credential_shapes(redactor.redact(line) if redactor is not None else line) for line in tail)
     return WarmUpResult(exit_code == 0, tuple(argv), exit_code, elapsed_ms, shown)
