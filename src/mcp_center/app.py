@@ -281,6 +281,10 @@ class HostServer(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # Open settings pages hold /api/events streams: end them, or the exit waits them out.
         end_event_streams(self._app)
+        # From the signal on, no approval is decided and no tool call is sent.
+        center: McpCenter | None = getattr(self._app.state, "center", None)
+        if center is not None:
+            center.begin_stop()
         super().handle_exit(sig, frame)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
