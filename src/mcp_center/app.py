@@ -27,6 +27,7 @@ from fastapi import FastAPI
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.lifespan.on import LifespanOn
 
 from mcp_center.api import create_api, end_event_streams, guard_gateway
 from mcp_center.api.instances import InstanceHeader
@@ -263,7 +264,9 @@ class HostServer(uvicorn.Server):
     `<data dir>/serve.json` once its socket is bound (the real port, also for `--port 0`), so the
     CLI finds this host without `--url` (`mcp_center.store.running`), and it releases the
     ownership (record included) once the app's lifespan has closed every server, before uvicorn
-    re-raises the signal that stopped it.
+    re-raises the signal that stopped it. A second Ctrl-C skips uvicorn's waits but never the app's
+    shutdown (its servers and their process-group record), and the first signal already stops
+    new sends and approvals (`McpCenter.begin_stop`, R-6.3).
     """
 
     def __init__(
@@ -281,6 +284,10 @@ class HostServer(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # Open settings pages hold /api/events streams: end them, or the exit waits them out.
         end_event_streams(self._app)
+        # From the signal on, no approval is decided and no tool call is sent (R-6.3).
+        center: McpCenter | None = getattr(self._app.state, "center", None)
+        if center is not None:
+            center.begin_stop()
         super().handle_exit(sig, frame)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -309,5 +316,10 @@ class HostServer(uvicorn.Server):
         await interrupt_waiting_calls(self._app)
         await end_listen_streams(self._app)  # before uvicorn waits for open responses
         await super().shutdown(sockets)  # ends with the lifespan: every server has stopped
+        lifespan = self.lifespan
+        if self.force_exit and isinstance(lifespan, LifespanOn) and not lifespan.shutdown_event.is_set():
+            # A second Ctrl-C skips uvicorn's waits, and with them the app's shutdown: run it still,
+            # or the lifespan is cancelled (a traceback) with the servers' groups and record left.
+            await lifespan.shutdown()
         if self._ownership is not None:
             self._ownership.release()

@@ -369,11 +369,12 @@ APPROVALS = [
     ("prefix", "chosen"),
     [
         ("a1b20", "a1b2" + "0" * 28),  # the one id that starts so
-        ("a1d4", "a1d4" + "1" * 28),  # a pending one before a closed one
+        ("A1B20", "a1b2" + "0" * 28),  # ids are lowercase hex: an uppercase prefix names the same one
         ("a1c30", "a1c3" + "0" * 28),  # a closed one: the host says it is closed
         ("a1e5", "a1e5"),  # none: the host says not found
         ("a1b", "a1b"),  # shorter than 4 characters: never looked up
         ("a1b2" + "0" * 28, "a1b2" + "0" * 28),
+        ("A1B2" + "0" * 28, "a1b2" + "0" * 28),
     ],
 )
 def test_a_unique_prefix_names_its_approval(prefix: str, chosen: str) -> None:
@@ -383,8 +384,11 @@ def test_a_unique_prefix_names_its_approval(prefix: str, chosen: str) -> None:
 @pytest.mark.parametrize(
     ("prefix", "line"),
     [
-        ("a1b2", "2 pending approvals have ids starting with 'a1b2'"),
-        ("a1c3", "2 approvals have ids starting with 'a1c3'"),
+        ("a1b2", "2 approvals (2 pending) have ids starting with 'a1b2'"),
+        ("a1c3", "2 approvals (0 pending) have ids starting with 'a1c3'"),
+        # a closed one (the one the user looked at) and a newer pending one: never pick the pending one
+        ("a1d4", "2 approvals (1 pending) have ids starting with 'a1d4'"),
+        ("A1D4", "2 approvals (1 pending) have ids starting with 'a1d4'"),
     ],
 )
 def test_an_ambiguous_prefix_decides_nothing_and_says_how_many_match(

@@ -4,7 +4,8 @@ same data directory), closed as interrupted when their process is gone, announce
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,6 +23,7 @@ from mcp_center.errors import (
 )
 from mcp_center.runtime import EventBus, Subscription
 from mcp_center.service.approvals import ApprovalBroker
+from mcp_center.service.results import ApprovalView
 from mcp_center.store import ApprovalRecord, Store
 from tests.support.waiting import eventually, until
 
@@ -65,6 +67,33 @@ async def _run(broker: ApprovalBroker, operation_id: str, outcome: list[object])
         outcome.append(await broker.wait(**REQUEST, operation_id=operation_id))
     except Exception as exc:  # noqa: BLE001 - the test inspects what the caller got
         outcome.append(exc)
+
+
+@contextmanager
+def _two_processes(make_store: Callable[[], Store], waiting: str, deciding: str) -> Generator[tuple[Store, Store]]:
+    """Two stores on one directory (or database) standing for two processes, whose instances
+    `waiting` and `deciding` are announced alive meanwhile."""
+    waiting_store = make_store()
+    deciding_store = make_store()
+    waiting_store.join_instance(waiting)
+    deciding_store.join_instance(deciding)
+    try:
+        yield waiting_store, deciding_store
+    finally:
+        waiting_store.leave_instance(waiting)
+        deciding_store.leave_instance(deciding)
+
+
+@asynccontextmanager
+async def _one_waiting(
+    broker: ApprovalBroker, events: EventBus, outcome: list[object]
+) -> AsyncGenerator[dict[str, Any]]:
+    """A caller waiting for its approval (its result or error lands in `outcome` on exit): the
+    pending approval as announced (bounded: 5 s)."""
+    with anyio.fail_after(5):
+        async with events.subscribe() as subscription, anyio.create_task_group() as tg:
+            tg.start_soon(_run, broker, "op-1", outcome)
+            yield await _pending(subscription)
 
 
 async def test_an_approved_call_proceeds_and_the_approval_is_kept_as_approved(store: Store) -> None:
@@ -148,6 +177,54 @@ async def test_stopping_the_host_interrupts_waiting_calls_explicitly(store: Stor
     assert isinstance(outcome[0], CallInterrupted)
     assert outcome[0].details["reached_server"] is False
     assert (await broker.views(include_closed=True))[0].state == "interrupted"
+
+
+async def test_once_the_stop_began_an_approval_is_refused_and_its_call_never_sent(store: Store) -> None:
+    """break31b F1: an approve that came just after SIGTERM ran the call (and the caller was told to retry)."""
+    events = EventBus()
+    broker = _broker(store, events)
+    outcome: list[object] = []
+    async with _one_waiting(broker, events, outcome) as pending:
+        broker.begin_stop()
+        with pytest.raises(ApprovalClosed) as refused:
+            await broker.decide(pending["id"], "approve")
+        assert refused.value.details["state"] == "interrupted"
+        assert "its call was not sent" in str(refused.value)
+    assert isinstance(outcome[0], CallInterrupted)
+    assert outcome[0].details["reached_server"] is False
+    assert (await broker.views(include_closed=True))[0].state == "interrupted"
+
+
+async def test_an_approval_stored_as_approved_after_the_stop_began_is_not_sent(
+    make_store: Callable[[], Store],
+) -> None:
+    """Another process approves it after this one began to stop (it cannot know): the waiting
+    caller does not send the call, stores the approval as interrupted and says it was not sent."""
+    with _two_processes(make_store, "serve", "cli") as (waiting_store, deciding_store):
+        waiting = ApprovalBroker(waiting_store, EventBus(), instance="serve")
+        deciding = ApprovalBroker(deciding_store, EventBus(), instance="cli")
+        outcome: list[object] = []
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_run, waiting, "op-1", outcome)
+                listed: list[ApprovalView] = await eventually(deciding.views)
+                waiting.begin_stop()
+                await deciding.decide(listed[0].id, "approve")
+        assert isinstance(outcome[0], CallInterrupted), outcome
+        assert outcome[0].details["reached_server"] is False
+        assert (await waiting.get(outcome[0].details["approval_id"])).state == "interrupted"
+
+
+async def test_an_approval_decided_before_the_stop_began_goes_out_as_the_human_was_told(store: Store) -> None:
+    events = EventBus()
+    broker = _broker(store, events)
+    outcome: list[object] = []
+    async with _one_waiting(broker, events, outcome) as pending:
+        view = await broker.decide(pending["id"], "approve")
+        broker.begin_stop()  # before the waiting caller ran again: it was approved first
+        assert view.state == "approved"
+    assert isinstance(outcome[0], ApprovalRecord)
+    assert outcome[0].state == "approved"
 
 
 async def test_a_decision_must_be_approve_or_deny_and_name_a_known_approval(store: Store) -> None:

@@ -210,34 +210,37 @@ def approval_of_prefix(prefix: str, approvals: list[dict[str, Any]]) -> str:
         prefix: What was typed: a whole id, or at least `MIN_PREFIX_CHARS` of its first characters.
         approvals: `GET /api/approvals?include_closed=true`'s items (`id`, `state`).
     Returns:
-        The whole id: of the one pending approval whose id starts with `prefix`, else of the one
-        approval (pending or closed) that does; `prefix` itself when it is a whole id, shorter than
-        `MIN_PREFIX_CHARS` or names none (the host then answers MCP_APPROVAL_NOT_FOUND).
+        The whole id (lowercase, as ids are lowercase hex; an uppercase prefix matches too) of the one
+        approval, pending or closed, whose id starts with `prefix`; `prefix` itself (lowercased)
+        when it is a whole id, shorter than `MIN_PREFIX_CHARS` or names none (the host then answers
+        MCP_APPROVAL_NOT_FOUND).
     Raises:
-        typer.Exit: code 2 after `error [MCP_APPROVAL_AMBIGUOUS]` (R-5.3) when several pending ones,
-            or none pending and several closed ones, start with it: nothing is decided.
+        typer.Exit: code 2 after `error [MCP_APPROVAL_AMBIGUOUS]` (R-5.3) when several approvals,
+            whatever their states, start with it (git's rule: a closed one the user looked at never
+            gives way to a newer pending one): nothing is decided.
     """
+    prefix = prefix.lower()
     if len(prefix) >= APPROVAL_ID_CHARS or len(prefix) < MIN_PREFIX_CHARS:
         return prefix
     matching = [a for a in approvals if str(a.get("id", "")).startswith(prefix)]
-    chosen = [a for a in matching if a.get("state") == "pending"] or matching
-    if len(chosen) == 1:
-        return str(chosen[0]["id"])
-    if not chosen:
+    if len(matching) == 1:
+        return str(matching[0]["id"])
+    if not matching:
         return prefix
-    ids = [str(a["id"]) for a in chosen]
-    which = "pending approvals" if chosen[0].get("state") == "pending" else "approvals"
+    ids = [str(a["id"]) for a in matching]
+    pending = sum(1 for a in matching if a.get("state") == "pending")
     raise fail(
         ApprovalAmbiguous(
-            f"{len(ids)} {which} have ids starting with '{shown(prefix)}': nothing was decided; "
-            "give more of the id (see 'mcp-center approvals list')",
-            details={"prefix": prefix, "count": len(ids), "ids": ids[:10]},
+            f"{len(ids)} approvals ({pending} pending) have ids starting with '{shown(prefix)}': "
+            "nothing was decided; give more of the id (see 'mcp-center approvals list')",
+            details={"prefix": prefix, "count": len(ids), "pending": pending, "ids": ids[:10]},
         )
     )
 
 
 def _decide(approval_id: str, decision: str, url: str | None, data_dir: Path | None) -> None:
     settings = settings_for(data_dir)
+    approval_id = approval_id.lower()
     if MIN_PREFIX_CHARS <= len(approval_id) < APPROVAL_ID_CHARS:
         listed = host_request(settings, url, "GET", "/api/approvals?include_closed=true")["approvals"]
         approval_id = approval_of_prefix(approval_id, listed)

@@ -98,8 +98,9 @@ class ArgumentMissing(InvalidInput):
 
 class ApprovalAmbiguous(InvalidInput):
     """R-5.3: `mcp-center approvals approve|deny PREFIX` names several approvals by the start of
-    their ids: nothing was decided; `details`: `prefix`, `count` (how many match), `ids` (the first
-    ten of them; give more characters) (issue 16)."""
+    their ids, whatever their states: nothing was decided; `details`: `prefix`, `count` (how many
+    match), `pending` (how many of them are pending), `ids` (the first ten of them; give more
+    characters) (issue 16)."""
 
     code = "MCP_APPROVAL_AMBIGUOUS"
 

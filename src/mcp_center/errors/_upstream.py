@@ -98,7 +98,8 @@ class CallInterrupted(CenterError):
     (`details.reached_server` false, as a call that started once the host was stopping); an
     elicitation answer never did either, and the tool did not finish; a running call was cancelled
     at its server (`details.reached_server` true: the server may have done part of its work). The
-    call is never re-sent automatically (R-6.3); the message says to retry once serve is back.
+    call is never re-sent automatically (R-6.3); the message says to retry once serve is back only
+    when it never reached the server, and otherwise that its result was lost and it may have run.
     """
 
     code = "MCP_CALL_INTERRUPTED"

@@ -91,6 +91,10 @@ class ApprovalBroker:
         self._waiting: dict[str, _Waiting] = {}
         self._seen: dict[str, ApprovalState] = {}
         """The state each approval had when this process last announced it (for `sync`)."""
+        self._stopping = False
+        """The host began to stop (`begin_stop`): no approval of this process may send its call now."""
+        self._sends: dict[str, bool] = {}
+        """Approved calls of this process: whether each may be sent (`_may_send`, decided once)."""
 
     # ----- lifecycle -------------------------------------------------------------------------------
 
@@ -139,7 +143,8 @@ class ApprovalBroker:
             ApprovalExpired: nobody decided within `timeout_s` seconds.
             CallCancelled: the call's operation id was cancelled while it waited, or its server can
                 no longer run as approved.
-            CallInterrupted: the host is stopping.
+            CallInterrupted: the host is stopping (also when it was approved but the host began to
+                stop before the call went out, `begin_stop`; `details.reached_server` false).
             StorageError: the approval could not be stored (the call was not sent).
             (and the caller's own cancellation, which marks the approval cancelled)
         """
@@ -168,6 +173,7 @@ class ApprovalBroker:
         try:
             final = await self._await_decision(waiting)
         except BaseException:
+            self._sends.pop(record.id, None)
             with anyio.CancelScope(shield=True):  # the caller went away: its cancellation propagates
                 await self._close_one(record.id, "cancelled")
             raise
@@ -175,7 +181,12 @@ class ApprovalBroker:
             self._waiting.pop(record.id, None)
         details = {"approval_id": record.id, "tool": tool, "operation_id": operation_id}
         if final.state == "approved" and waiting.request is None:
-            return final
+            may_send = self._may_send(record.id)
+            self._sends.pop(record.id, None)
+            if may_send:
+                return final
+            await self._close_approved(record.id)
+            final = final.model_copy(update={"state": "interrupted"})
         if final.state == "denied":
             raise ApprovalDenied(f"the user denied the call of '{tool}'; it was not sent", details=details)
         if final.state in ("cancelled", "approved"):  # approved, but cancelled here before it went out
@@ -233,7 +244,8 @@ class ApprovalBroker:
             RequestInvalid: `decision` is not approve / deny.
             ApprovalNotFound: no such approval.
             ApprovalClosed: it was already decided, expired, cancelled or interrupted (`details.state`;
-                `interrupted` also when its waiting process turned out to be gone).
+                `interrupted` also when its waiting process turned out to be gone, or when this
+                process, which waits for it, began to stop before its call was sent: `begin_stop`).
             StorageError: the decision could not be stored (nothing changed).
         """
         if decision not in ("approve", "deny"):
@@ -247,7 +259,9 @@ class ApprovalBroker:
             before = state.approvals.get(approval_id)
             if before is None or before.state != "pending":
                 return before, None
-            now: ApprovalState = wanted if self._alive(before.host_instance) else "interrupted"
+            mine = before.host_instance == self.instance
+            stopped = not self._alive(before.host_instance) or (mine and self._stopping)
+            now: ApprovalState = "interrupted" if stopped else wanted
             after = state.approvals[approval_id] = before.model_copy(update={"state": now, "decided_at": _now()})
             return before, after
 
@@ -256,10 +270,16 @@ class ApprovalBroker:
             raise ApprovalNotFound(f"no approval with id '{approval_id}'", details={"approval_id": approval_id})
         if after is not None:
             self._closed_here(after)
+            # Its waiter here has not sent the call yet, and serve began to stop meanwhile: never sent.
+            if after.state == "approved" and after.id in self._waiting and not self._may_send(after.id):
+                after = await self._close_approved(after.id) or after.model_copy(update={"state": "interrupted"})
         final = after or before
         if final.state != wanted or after is None:
+            stopping = after is not None and final.state == "interrupted" and self._stopping
             raise ApprovalClosed(
-                f"approval '{approval_id}' is already {final.state}",
+                f"mcp-center is stopping: approval '{approval_id}' was closed as interrupted; its call was not sent"
+                if stopping
+                else f"approval '{approval_id}' is already {final.state}",
                 details={"approval_id": approval_id, "state": final.state},
             )
         return ApprovalView.of(final)
@@ -314,6 +334,15 @@ class ApprovalBroker:
         closed = await self._close_where(lambda r: r.server_id == server_id, "cancelled")
         return len(closed)
 
+    def begin_stop(self) -> None:
+        """The host begins to stop (serve got SIGTERM or SIGINT; synchronous, so a signal handler
+        may call it): from now on an approval of this process is never sent. A decision made now is
+        refused (`decide` stores `interrupted`: ApprovalClosed), and an approval decided just before
+        whose call has not been sent yet is closed as `interrupted` instead (its caller gets
+        CallInterrupted, `reached_server` false). Which came first, the stop or the send, is decided
+        once per approval, in the event loop (`_may_send`), so both sides see the same order (R-6.3)."""
+        self._stopping = True
+
     async def interrupt_all(self) -> int:
         """The host is stopping: end every pending approval of this process (their calls fail, not
         sent). Returns how many."""
@@ -323,6 +352,29 @@ class ApprovalBroker:
         return len(closed)
 
     # ----- internals -------------------------------------------------------------------------------
+
+    def _may_send(self, approval_id: str) -> bool:
+        """Whether the approved call `approval_id` of this process may go to its server: decided the
+        first time anyone asks (its waiter about to send it, or `decide` after storing the
+        approval), as "the host is not stopping", and the same answer ever after."""
+        if approval_id not in self._sends:
+            self._sends[approval_id] = not self._stopping
+        return self._sends[approval_id]
+
+    async def _close_approved(self, approval_id: str) -> ApprovalRecord | None:
+        """An approved call that will not be sent (the host stopping): store it as `interrupted`."""
+
+        def run(state: StoreState) -> ApprovalRecord | None:
+            record = state.approvals.get(approval_id)
+            if record is None or record.state != "approved":
+                return None
+            closed = state.approvals[approval_id] = record.model_copy(update={"state": "interrupted"})
+            return closed
+
+        record = await self._commit(run)
+        if record is not None:
+            self._publish("approval.closed", record)
+        return record
 
     def _alive(self, instance: str) -> bool:
         return instance == self.instance or self._store.instance_alive(instance)

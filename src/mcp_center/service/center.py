@@ -683,6 +683,14 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             return current
         return await self.update_server(server_id, {"version": version, "tool_policies": policies}, partial=True)
 
+    def begin_stop(self) -> None:
+        """The host begins to stop (serve got SIGTERM or SIGINT): from now on no approval is decided
+        and no tool call is sent (`ApprovalBroker.begin_stop`, `InteractionBroker.begin_stop`).
+        Synchronous, so serve's signal handler calls it at once, before its main loop notices the
+        signal; `interrupt_pending` then ends what is waiting or running (R-6.3)."""
+        self._approvals.begin_stop()
+        self._interactions.begin_stop()
+
     async def interrupt_pending(self) -> None:
         """The host is stopping: every call waiting for a human, and every tool call still running,
         fails now with CallInterrupted (503 MCP_CALL_INTERRUPTED).
@@ -694,6 +702,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         accepting work, so callers get an explicit error instead of a dropped connection or a
         cancelled request, and its graceful stop is not spent waiting for them.
         """
+        self.begin_stop()
         await self._approvals.interrupt_all()
         await self._interactions.interrupt_all()
         self._interactions.interrupt_running()

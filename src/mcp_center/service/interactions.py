@@ -213,6 +213,12 @@ class InteractionBroker(CardAnswers):
             self.cancel_call(op_id)
         return count
 
+    def begin_stop(self) -> None:
+        """The host begins to stop (synchronous: serve's signal handler calls it): a tool call that
+        starts from now on is refused with CallInterrupted, not sent (R-6.3). `interrupt_running`
+        ends the calls already running."""
+        self._stopping = True
+
     def interrupt_running(self) -> int:
         """The host is stopping: every tool call still running here (`tracking`) ends now with
         `CallInterrupted` (503 MCP_CALL_INTERRUPTED, `details.interrupted_by` "shutdown"), and a call
@@ -540,8 +546,8 @@ class Tracking:
         if isinstance(exc, CallCancelled) and tracked.stopped_running:
             raise CallInterrupted(
                 f"mcp-center stopped while the call of '{self._tool}' of server '{self._server_id}' ran; "
-                "it was cancelled and its result was not delivered (the server may have done part of its "
-                "work): retry it when serve is back",
+                "it was cancelled at its server and its result was lost: the tool may have run in part or "
+                "in full, so check its effect before calling it again",
                 details={
                     "operation_id": tracked.operation_id,
                     "server_id": self._server_id,
