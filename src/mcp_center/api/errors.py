@@ -10,7 +10,6 @@ unexpected is `500 INTERNAL_ERROR` with no exception text (it could hold anythin
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,17 +20,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mcp_center.api.argument_hints import unwrapped_arguments_hint
 from mcp_center.api.nearby import closest_routes
-from mcp_center.config.fieldnames import field_names_at
+from mcp_center.config.fieldnames import FieldErrorList, field_names_at
 from mcp_center.config.jsonsafe import scrub_text
-from mcp_center.errors import (
-    MAX_SUGGESTED,
-    CenterError,
-    FieldError,
-    capped_errors,
-    most_telling_first,
-    not_one_of,
-    unknown_field,
-)
+from mcp_center.errors import CenterError, FieldError, capped_errors
 from mcp_center.models import is_array, is_object
 from mcp_center.secrets import default_redactor
 
@@ -116,29 +107,19 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         message = f"must be JSON: send it with 'Content-Type: application/json' (got '{content_type[:60]}')"
         errors.append({"field": "body", "code": "CONTENT_TYPE_INVALID", "message": message})
         return error_response(422, "REQUEST_INVALID", f"body: {message}", {"errors": errors})
-    found: list[FieldError] = []
-    unknown_count = 0  # a did-you-mean for the first MAX_SUGGESTED unknown fields only (issue 16)
+    found = FieldErrorList(lambda loc: _body_field_names(request, loc))
     for err in exc.errors():
         if err.get("type") == "json_invalid":
             # loc is ("body", <character offset>): the offset is not a field.
-            found.append(FieldError("body", "JSON_INVALID", "is not valid JSON"))
+            found.errors.append(FieldError("body", "JSON_INVALID", "is not valid JSON"))
             continue
-        raw_loc = err.get("loc", ())
-        loc = [str(p) for p in raw_loc if p not in ("body", "query", "path")]
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
         field = ".".join(loc) or "body"
-        kind = err.get("type")
-        if kind == "extra_forbidden":
-            unknown_count += 1
-            known = _body_field_names(request, raw_loc) if unknown_count <= MAX_SUGGESTED else ()
-            found.append(unknown_field(field, known))
-        elif kind == "missing" and loc:
-            found.append(FieldError(field, "FIELD_REQUIRED", "is required"))
-        elif kind in {"literal_error", "enum"}:
-            expected = str(err.get("ctx", {}).get("expected", ""))
-            found.append(not_one_of(field, err.get("input"), re.findall(r"'([^']*)'", expected)))
+        if err.get("type") == "missing" and not loc:  # no body at all: not a field of it
+            found.errors.append(FieldError(field, "FIELD_INVALID", str(err.get("msg", "invalid"))))
         else:
-            found.append(FieldError(field, "FIELD_INVALID", str(err.get("msg", "invalid"))))
-    ranked = most_telling_first(found)
+            found.add(err, field)
+    ranked = found.ranked()
     errors = [e.to_dict() for e in ranked]
     first = errors[0] if errors else {"field": "body", "message": "invalid"}
     message = f"{first['field']}: {first['message']}"

@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from mcp_center.config.fieldnames import field_names_at
+from mcp_center.config.fieldnames import FieldErrorList, field_names_at
 from mcp_center.config.sandbox import SandboxPolicy, check_sandbox
-from mcp_center.errors import MAX_SUGGESTED, ConfigInvalid, FieldError, most_telling_first, not_one_of, unknown_field
+from mcp_center.errors import ConfigInvalid, FieldError, not_one_of
 from mcp_center.models import TransportKind
 
 __all__ = [
@@ -273,11 +273,9 @@ def parse_server_config(data: Mapping[str, Any]) -> StdioServerConfig | Streamab
 def _from_pydantic(exc: ValidationError) -> list[FieldError]:
     """Each pydantic error as a FieldError, the most telling first (an unknown field, with the
     closest known ones, before the "is required" its typo causes; issue 16)."""
-    errors: list[FieldError] = []
-    unknown = 0  # a did-you-mean for the first MAX_SUGGESTED unknown fields only (issue 16)
+    found = FieldErrorList(lambda loc: field_names_at(ServerConfig, loc))
     for err in exc.errors(include_url=False):
-        raw_loc = err["loc"]
-        loc = [str(p) for p in raw_loc]
+        loc = [str(p) for p in err["loc"]]
         # Drop the discriminator tag pydantic puts first ("stdio", "streamable_http", ...).
         if loc and loc[0] in {k.value for k in TransportKind}:
             loc = loc[1:]
@@ -286,29 +284,20 @@ def _from_pydantic(exc: ValidationError) -> list[FieldError]:
             loc = [loc[0], *loc[2:]]
         field = ".".join(loc) or "transport"
         kind = err["type"]
-        if kind == "missing":
-            errors.append(FieldError(field, "FIELD_REQUIRED", "is required"))
-        elif kind == "extra_forbidden":
-            unknown += 1
-            known = field_names_at(ServerConfig, raw_loc) if unknown <= MAX_SUGGESTED else ()
-            errors.append(unknown_field(field, known))
-        elif kind == "union_tag_invalid" and field in {"transport", "auth"}:
+        if kind == "union_tag_invalid" and field in {"transport", "auth"}:
             allowed = _TRANSPORTS if field == "transport" else ("none", "bearer", "oauth")
             tag = err.get("ctx", {}).get("tag")
-            errors.append(not_one_of(field + ("" if field == "transport" else ".kind"), tag, allowed))
+            found.errors.append(not_one_of(field + ("" if field == "transport" else ".kind"), tag, allowed))
         elif kind == "union_tag_not_found" and field in {"transport", "auth"}:
             allowed = ", ".join(_TRANSPORTS if field == "transport" else ("none", "bearer", "oauth"))
-            errors.append(
+            found.errors.append(
                 FieldError(
                     field + ("" if field == "transport" else ".kind"), "FIELD_INVALID", f"must be one of: {allowed}"
                 )
             )
-        elif kind == "literal_error":
-            expected = str(err.get("ctx", {}).get("expected", ""))
-            errors.append(not_one_of(field, err.get("input"), re.findall(r"'([^']*)'", expected)))
         else:
-            errors.append(FieldError(field, "FIELD_INVALID", str(err["msg"])))
-    return most_telling_first(errors)
+            found.add(err, field)
+    return found.ranked()
 
 
 _TRANSPORTS = ("stdio", "streamable_http", "sse")
