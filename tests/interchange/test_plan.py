@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from mcp_center.errors import ImportFormatMismatch, ImportFormatUnknown, ImportTooLarge, ImportValuesInvalid
+from mcp_center.errors import (
+    MAX_FIELD_ERRORS,
+    ImportFormatMismatch,
+    ImportFormatUnknown,
+    ImportTooLarge,
+    ImportValuesInvalid,
+)
 from mcp_center.interchange import ImportPlan, plan_document, plan_import, read_document
 from tests.support.hang import assert_returns
 from tests.support.interchange import check_secret_value
@@ -343,6 +349,26 @@ def test_resolve_lists_every_missing_unknown_and_undefaultable_value() -> None:
         ("values.DOCS_HOST", "VALUE_REQUIRED"),
         ("values.DOCS_TOKEN", "VALUE_REQUIRED"),
     ]
+
+
+def test_resolve_lists_at_most_max_field_errors_and_counts_the_rest() -> None:
+    """Thousands of unknown values are refused with `MAX_FIELD_ERRORS` of them listed and the rest
+    counted, not a listing as long as the caller's body (R-1.8, R-7.3, issue 16)."""
+    with pytest.raises(ImportValuesInvalid) as without_values:
+        github_plan().resolve({}, [], check_secret_value)
+    required = len(without_values.value.details["errors"])  # the plan's variables without a default
+    assert 0 < required < MAX_FIELD_ERRORS
+    with pytest.raises(ImportValuesInvalid) as caught:
+        github_plan().resolve({f"NOPE_{i}": "x" for i in range(3000)}, [], check_secret_value)
+    details = caught.value.details
+    assert [(e["field"], e["code"]) for e in details["errors"][:2]] == [
+        ("values.NOPE_0", "VALUE_UNKNOWN"),
+        ("values.NOPE_1", "VALUE_UNKNOWN"),
+    ]
+    assert len(details["errors"]) == MAX_FIELD_ERRORS
+    assert details["errors_omitted"] == 3000 + required - MAX_FIELD_ERRORS
+    assert caught.value.message.startswith("values.NOPE_0: ")
+    assert caught.value.message.endswith(f"(and {3000 + required - 1} more)")
 
 
 def test_resolve_checks_the_resolved_servers_against_r1_and_names_the_server() -> None:

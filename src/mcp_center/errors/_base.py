@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 __all__ = [
     "DID_YOU_MEAN",
@@ -26,6 +26,7 @@ __all__ = [
     "capped_errors",
     "clip_echo",
     "did_you_mean",
+    "listed_summary",
     "most_telling_first",
     "not_one_of",
     "unknown_field",
@@ -156,11 +157,25 @@ def capped_errors(errors: Sequence[FieldError]) -> dict[str, Any]:
     return details
 
 
+def listed_summary(errors: Sequence[FieldError]) -> str:
+    """The message of a refusal listing `errors` (at least one): the first as `field: message`, then
+    how many more, e.g. "url: is required (and 2 more)" (R-7.3)."""
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{first.field}: {first.message}{more}"
+
+
 class InvalidInput(CenterError):
     """The caller sent something we refuse; nothing was changed."""
 
     http_status = 422
     exit_code = 2
+
+    @classmethod
+    def listing(cls, errors: Sequence[FieldError]) -> Self:
+        """This refusal for `errors` (at least one): `listed_summary` as its message, `capped_errors`
+        as its details (at most `MAX_FIELD_ERRORS` listed, R-7.3)."""
+        return cls(listed_summary(errors), details=capped_errors(errors))
 
 
 class NotFound(CenterError):

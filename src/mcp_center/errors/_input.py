@@ -5,7 +5,7 @@ Private to `mcp_center.errors`: import every name from there.
 
 from __future__ import annotations
 
-from mcp_center.errors._base import FieldError, InvalidInput, capped_errors
+from mcp_center.errors._base import FieldError, InvalidInput, capped_errors, listed_summary
 
 __all__ = [
     "AddressUnavailable",
@@ -41,9 +41,7 @@ class ConfigInvalid(InvalidInput):
     code = "CONFIG_INVALID"
 
     def __init__(self, errors: list[FieldError]) -> None:
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        super().__init__(f"{first.field}: {first.message}{more}", details=capped_errors(errors))
+        super().__init__(listed_summary(errors), details=capped_errors(errors))
         self.errors = errors
 
 

@@ -256,7 +256,7 @@ class ImportPlan:
         """
         errors = self._check_values(values, use_defaults)
         if errors:
-            raise ImportValuesInvalid(_summary(errors), details={"errors": [e.to_dict() for e in errors]})
+            raise ImportValuesInvalid.listing(errors)
         supplied: dict[str, str] = {k: v for k, v in values.items() if isinstance(v, str)}
 
         def value_of(ref: Reference) -> str:
@@ -291,7 +291,7 @@ class ImportPlan:
                 errors += [FieldError(f"servers.{server.id}.{e.field}", e.code, e.message) for e in exc.errors]
             bodies.append({**config, "secret_values": secret_values})
         if errors:
-            raise ImportValuesInvalid(_summary(errors), details={"errors": [e.to_dict() for e in errors]})
+            raise ImportValuesInvalid.listing(errors)
         return bodies
 
     def _check_values(self, values: Mapping[str, object], use_defaults: Collection[str]) -> list[FieldError]:
@@ -328,12 +328,6 @@ class ImportPlan:
             if name not in values and name not in use_defaults
         ]
         return errors
-
-
-def _summary(errors: list[FieldError]) -> str:
-    first = errors[0]
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{first.field}: {first.message}{more}"
 
 
 def map_strings(config: dict[str, Any], fn: Callable[[str], str]) -> dict[str, Any]:

@@ -372,11 +372,7 @@ class FormSchema:
             except _Problem as problem:
                 errors.append(FieldError(f"content.{form_field.name}", problem.code, problem.message))
         if errors:
-            first = errors[0]
-            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-            raise ElicitationAnswerInvalid(
-                f"{first.field}: {first.message}{more}", details={"errors": [e.to_dict() for e in errors]}
-            )
+            raise ElicitationAnswerInvalid.listing(errors)
         return result
 
     def view(self) -> list[dict[str, Any]]:
