@@ -107,7 +107,10 @@ def _serve(control: socket.socket, parent_pidfd: int, listener: socket.socket | 
                 _accept(listener, selector, launches)
                 continue
             if key.data == "tie":  # the launcher's end of the reply socket closed: it died
-                child = ties.pop(key.fd)
+                child = ties.get(key.fd)
+                if child is None or child.reply is not key.fileobj:
+                    continue  # reaped earlier in this batch (its fd may be another launch's reply by now)
+                del ties[key.fd]
                 selector.unregister(child.reply)
                 with contextlib.suppress(ProcessLookupError):
                     signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
