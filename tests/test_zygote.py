@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.processes import Process, alive, wait_no_descendants
+from tests.support.processes import Process, alive, stop_process, wait_no_descendants
 from tests.support.serve import running_host
 from tests.support.waiting import eventually_sync
 from tests.support.zygote import LOST_STATUS, ForkedProcess, Zygote
@@ -296,9 +296,7 @@ def test_a_signal_before_the_server_exists_reaches_it_once_it_does() -> None:
         assert wait_no_descendants(zygote.pid, timeout_s=30) == set()
     finally:
         os.kill(zygote.pid, signal.SIGCONT)
-        if launcher.poll() is None:
-            launcher.kill()
-        launcher.wait(timeout=60)
+        stop_process(launcher, timeout_s=30)
         zygote.close()
 
 
@@ -336,9 +334,7 @@ def _launched(zygote: Zygote) -> Generator[tuple[subprocess.Popen[bytes], int]]:
         assert ready, "the launched probe said nothing"
         yield launcher, json.loads(launcher.stdout.readline())["pid"]
     finally:
-        if launcher.poll() is None:
-            launcher.kill()
-        launcher.wait(timeout=60)
+        stop_process(launcher, timeout_s=30)
         if launcher.stdout is not None:
             launcher.stdout.close()
 
