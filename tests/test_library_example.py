@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 
 from tests.support.mcp_servers import EVERYTHING
+from tests.support.zygote import launch_command
 
 ROOT = Path(__file__).resolve().parent.parent
+ECHO = ROOT / "tests" / "servers" / "echo_stdio.py"
 EXAMPLE = ROOT / "examples" / "library_agent.py"
 
 
@@ -51,7 +53,7 @@ def test_the_example_registers_calls_and_approves_and_a_second_run_calls_its_own
     would fail: no `text` given). One test, not two: the second needs the first run's data directory,
     and a run costs ~7 s of CPU (a Python process importing the host, two echo server starts)."""
     data = tmp_path / "data"
-    first = _run_example(data, sys.executable, str(ROOT / "tests" / "servers" / "echo_stdio.py"))
+    first = _run_example(data, *launch_command(ECHO))
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
     assert lines[0] == "registered echo; needs trust, test, enable"
@@ -68,9 +70,7 @@ def test_the_example_registers_calls_and_approves_and_a_second_run_calls_its_own
 
 
 def test_a_tool_error_ends_the_example_with_a_non_zero_status_and_the_error(tmp_path: Path) -> None:
-    failed = _run_example(
-        tmp_path / "data", sys.executable, str(ROOT / "tests" / "servers" / "echo_stdio.py"), "--echo-fails"
-    )
+    failed = _run_example(tmp_path / "data", *launch_command(ECHO, "--echo-fails"))
     assert failed.returncode == 1, failed.stdout
     assert "mcp__echo__echo failed: " in failed.stderr
     assert "answer:" not in failed.stdout

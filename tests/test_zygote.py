@@ -1,6 +1,9 @@
 """The tests' fork server (tests/support/zygote.py): a forked child looks to a test as a `subprocess.Popen`
 child does — its pid, exit status, signals, fds, cwd, exact environment, session — it ends as an
 interpreter does, and neither a killed test process nor a killed fork server leaves anything running.
+Its launcher (tests/support/zygote_launcher.py), the stdio command a host execs, looks to the host as
+the real command does — argv, environment, cwd, stdio and EOF, exit status, signals — and its server
+never outlives it.
 
 Most checks run the same probe (`tests/servers/zygote_probe.py`) both ways, forked and as a Popen child,
 and compare; the fork server here imports nothing beforehand (the host is not what is tested).
@@ -16,18 +19,20 @@ import subprocess
 import sys
 from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.processes import Process, alive
+from tests.support.processes import Process, alive, stop_process, wait_no_descendants
 from tests.support.serve import running_host
 from tests.support.waiting import eventually_sync
 from tests.support.zygote import LOST_STATUS, ForkedProcess, Zygote
 
 ROOT = Path(__file__).parents[1]
 PROBE = "tests.servers.zygote_probe"
+PROBE_FILE = ROOT / "tests" / "servers" / "zygote_probe.py"
 Spawner = Callable[..., Process]
 
 
@@ -216,6 +221,129 @@ def test_spawn_serve_forks_a_serve_unless_told_not_to(
         # a forked serve still runs the fork server's command line; a plain one the console script's
         assert (b"tests.support.zygote_server" in cmdline) == (fork == "1")
     assert host.proc.returncode == -signal.SIGTERM  # uvicorn re-raises SIGTERM after its graceful stop
+
+
+def test_a_launched_script_sees_and_does_what_the_real_command_would(bare_zygote: Zygote, tmp_path: Path) -> None:
+    runs: dict[str, tuple[int, dict[str, Any], list[str], bytes]] = {}
+    for how, argv in (
+        ("real", [sys.executable, str(PROBE_FILE), "exit", "7"]),
+        ("launched", bare_zygote.launch_command(PROBE_FILE, "exit", "7")),
+    ):
+        with subprocess.Popen(
+            argv, env=_env(), cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        ) as proc:
+            out, err = proc.communicate(b"from the caller\n", timeout=60)  # its EOF ends the probe's read
+        facts_line, *rest = out.decode().splitlines()
+        facts = json.loads(facts_line)
+        if how == "launched":
+            assert facts["ppid"] == bare_zygote.pid != facts["pid"] != proc.pid  # forked, not run in place
+        for key in ("pid", "ppid", "sid", "pgid"):
+            del facts[key]
+        runs[how] = (proc.returncode, facts, rest, err)
+    assert runs["launched"] == runs["real"]
+    code, facts, rest, err = runs["real"]
+    assert (code, facts["argv"], facts["env"], facts["stdin"]) == (
+        7,
+        [str(PROBE_FILE), "exit", "7"],
+        _env(),
+        "from the caller\n",
+    )
+    assert (rest, err) == (["thread joined", "atexit ran"], b"to stderr\n")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1])
+@pytest.mark.parametrize("to", ["launcher", "group"])
+def test_a_signal_to_the_launcher_or_its_group_ends_its_server_with_that_status(
+    bare_zygote: Zygote, signum: signal.Signals, to: str
+) -> None:
+    with _launched(bare_zygote) as (launcher, server):
+        if to == "group":
+            os.killpg(launcher.pid, signum)
+        else:
+            launcher.send_signal(signum)
+        assert launcher.wait(timeout=60) == -signum  # SIGINT too: an unhandled KeyboardInterrupt re-raises it
+        assert _gone(server)
+
+
+@pytest.mark.parametrize("to", ["launcher", "group"])
+def test_a_killed_launcher_takes_its_server_with_it(bare_zygote: Zygote, to: str) -> None:
+    with _launched(bare_zygote) as (launcher, server):
+        if to == "group":
+            os.killpg(launcher.pid, signal.SIGKILL)
+        else:
+            launcher.kill()
+        assert launcher.wait(timeout=60) == -signal.SIGKILL
+        assert _gone(server)
+
+
+def test_the_launcher_keeps_none_of_its_servers_stdio(bare_zygote: Zygote) -> None:
+    """The host's pipes are the server's alone: their EOF is the server's doing, as with the real command."""
+    with _launched(bare_zygote) as (launcher, _server):
+        eventually_sync(
+            lambda: all(os.readlink(f"/proc/{launcher.pid}/fd/{fd}") == os.devnull for fd in (0, 1, 2)), timeout_s=60
+        )
+
+
+def test_a_signal_before_the_server_exists_reaches_it_once_it_does() -> None:
+    zygote = Zygote.start(modules=())
+    os.kill(zygote.pid, signal.SIGSTOP)  # it takes no request: the launcher waits for its server
+    launcher = subprocess.Popen(zygote.launch_command(PROBE_FILE, "wait"), env=_env(), stdout=subprocess.DEVNULL)
+    try:
+        eventually_sync(lambda: _catches(launcher.pid, signal.SIGTERM), timeout_s=60)
+        launcher.terminate()
+        os.kill(zygote.pid, signal.SIGCONT)
+        assert launcher.wait(timeout=60) == -signal.SIGTERM
+        assert wait_no_descendants(zygote.pid, timeout_s=30) == set()
+    finally:
+        os.kill(zygote.pid, signal.SIGCONT)
+        stop_process(launcher, timeout_s=30)
+        zygote.close()
+
+
+def test_a_killed_fork_server_takes_launched_servers_with_it() -> None:
+    zygote = Zygote.start(modules=())
+    try:
+        with _launched(zygote) as (launcher, server):
+            os.kill(zygote.pid, signal.SIGKILL)
+            assert _gone(server)
+            assert launcher.wait(timeout=60) == LOST_STATUS  # nobody was left to report the status
+    finally:
+        zygote.close()
+
+
+def test_without_its_fork_server_the_launcher_runs_the_real_command(tmp_path: Path) -> None:
+    zygote = Zygote.start(modules=())
+    zygote.close()
+    command = zygote.launch_command(PROBE_FILE, "exit", "3")
+    with subprocess.Popen(command, env=_env(), cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE) as proc:
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 3
+    assert json.loads(out.splitlines()[0])["pid"] == proc.pid  # the launcher became the real command
+
+
+@contextmanager
+def _launched(zygote: Zygote) -> Generator[tuple[subprocess.Popen[bytes], int]]:
+    """The probe in `wait` mode through the launcher (in a session of its own, as a host starts a stdio
+    server); yields the launcher and its server's pid, and stops both if the test did not."""
+    launcher = subprocess.Popen(
+        zygote.launch_command(PROBE_FILE, "wait"), env=_env(), stdout=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        assert launcher.stdout is not None
+        ready, _, _ = select.select([launcher.stdout], [], [], 60)
+        assert ready, "the launched probe said nothing"
+        yield launcher, json.loads(launcher.stdout.readline())["pid"]
+    finally:
+        stop_process(launcher, timeout_s=30)
+        if launcher.stdout is not None:
+            launcher.stdout.close()
+
+
+def _catches(pid: int, signum: int) -> bool:
+    """True once `pid` has a handler for `signum` (/proc's SigCgt mask)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(mask >> (signum - 1) & 1)
 
 
 def _wait_for_line(path: Path) -> None:

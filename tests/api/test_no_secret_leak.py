@@ -33,6 +33,7 @@ from tests.support.api import Captured, assert_error, remote_body, stdio_body
 from tests.support.loopback import serve_loopback
 from tests.support.ports import closed_port_url
 from tests.support.readiness import STEP_TIMEOUT_S
+from tests.support.zygote import launch_command
 
 pytestmark = pytest.mark.anyio
 
@@ -96,9 +97,8 @@ async def session(api: httpx2.AsyncClient, echo_url: str, closed_url: str) -> No
     )
     bearer = remote_body("bearer", echo_url, auth={"kind": "bearer"}, secret_values={"bearer_token": BEARER_SECRET})
     await expect(await api.post(SERVERS, json=bearer), 201)
-    local = stdio_body(
-        "local", sys.executable, [ECHO_STDIO], env={"MODE": "plain"}, secret_values={"env": {"API_TOKEN": ENV_SECRET}}
-    )
+    command, *args = launch_command(ECHO_STDIO)  # in the fork server: the SDK imported once (issue 16)
+    local = stdio_body("local", command, args, env={"MODE": "plain"}, secret_values={"env": {"API_TOKEN": ENV_SECRET}})
     await expect(await api.post(SERVERS, json=local), 201)
     leaky = stdio_body("leaky", sys.executable, ["-c", LEAKY_STDIO], secret_values={"env": {"API_TOKEN": ENV_SECRET}})
     await expect(await api.post(SERVERS, json=leaky), 201)

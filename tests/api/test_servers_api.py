@@ -23,6 +23,7 @@ from tests.support.api import assert_error, create_remote, field_codes, open_api
 from tests.support.loopback import serve_loopback
 from tests.support.ports import closed_port_url
 from tests.support.readiness import STEP_TIMEOUT_S, make_ready
+from tests.support.zygote import launch_command
 
 pytestmark = pytest.mark.anyio
 
@@ -128,7 +129,8 @@ async def test_a_legacy_sse_server_and_a_local_stdio_server_go_ready_and_answer_
     async with serve_loopback(sse_app()) as base:
         created = await api.post(SERVERS, json={**remote_body("legacy", base + "/sse"), "transport": "sse"})
         assert created.status_code == 201, created.text
-        stdio = await api.post(SERVERS, json=stdio_body("local", sys.executable, [ECHO_STDIO]))
+        command, *args = launch_command(ECHO_STDIO)  # in the fork server: the SDK imported once (issue 16)
+        stdio = await api.post(SERVERS, json=stdio_body("local", command, args))
         assert stdio.status_code == 201, stdio.text
         assert stdio.json()["summary"]["command_path"] == sys.executable
         for server_id in ("legacy", "local"):

@@ -30,6 +30,7 @@ from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.mcp_servers import running_echo_http
 from tests.support.serve import ADMIN_TOKEN, VENV_BIN, running_host
 from tests.support.waiting import eventually, until
+from tests.support.zygote import launch_command
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -297,7 +298,8 @@ async def test_a_serve_whose_data_directory_was_moved_refuses_to_fork_its_state_
     is still on its first connection."""
     with running_host(tmp_path) as host:
         async with admin(host.url) as api:
-            _ok(await api.post(SERVERS, json=stdio_body("local", sys.executable, [ECHO_STDIO])), 201)
+            command, *args = launch_command(ECHO_STDIO)  # in the fork server (issue 16)
+            _ok(await api.post(SERVERS, json=stdio_body("local", command, args)), 201)
             enabled = await _enable(api, "local")
             connection = enabled["status"]["connection_id"]
             moved = tmp_path / "moved"

@@ -9,7 +9,6 @@ handshake protocol era"). A new user's first call from the SDK's default client 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from mcp_center.runtime import eras
 from tests.support.composed import composed_host
 from tests.support.loopback import NO_TLS
 from tests.support.readiness import add_ready
+from tests.support.zygote import launch_command
 
 pytestmark = pytest.mark.anyio
 
@@ -40,13 +40,14 @@ async def base_and_token(tmp_path_factory: pytest.TempPathFactory) -> AsyncGener
     """One host and one ready echo for both parametrised calls: a call changes neither (issue 16: a
     host with the SDK's echo made ready is ~4 s of CPU; tests/support/ordering.py keeps the module on
     one worker)."""
+    command, *args = launch_command(Path(__file__).parents[1] / "servers" / "echo_stdio.py")  # the fork server's
     async with composed_host(tmp_path_factory.mktemp("envelope") / "data", ADMIN_TOKEN) as composed:
         body = {
             "id": "echo",
             "name": "Echo",
             "transport": "stdio",
-            "command": sys.executable,
-            "args": [str(Path(__file__).parents[1] / "servers" / "echo_stdio.py")],
+            "command": command,
+            "args": args,
             "tool_policies": {"echo": "allow"},
         }
         assert (await add_ready(composed.admin, body))["status"]["state"] == "ready"

@@ -16,17 +16,19 @@ from mcp_center.errors import ConnectionLost, ServerTimeout, ServerUnreachable
 from mcp_center.runtime import TRUNCATION_META_KEY
 from mcp_center.service import McpCenter
 from tests.support.processes import alive
+from tests.support.zygote import launch_command
 
 pytestmark = pytest.mark.anyio
 
 ECHO = str(Path(__file__).parent.parent / "servers" / "echo_stdio.py")
 
 
-async def _enable(center: McpCenter, args: list[str], **extra: Any) -> str:
+async def _enable(center: McpCenter, args: list[str], *, own_process: bool = False, **extra: Any) -> str:
+    """Create, trust, test and enable the echo server. It runs in the fork server (`launch_command`,
+    issue 16) unless the test is about its own process tree (`own_process`)."""
+    command, *argv = [sys.executable, ECHO, *args] if own_process else launch_command(ECHO, *args)
     view = (
-        await center.create_server(
-            {"name": "Echo", "transport": "stdio", "command": sys.executable, "args": [ECHO, *args], **extra}
-        )
+        await center.create_server({"name": "Echo", "transport": "stdio", "command": command, "args": argv, **extra})
     ).to_dict()
     await center.trust(view["id"], view["digest"])
     result = await center.test(view["id"])
@@ -94,7 +96,7 @@ async def test_a_server_that_only_prints_noise_times_out_with_a_clear_hint(cente
 
 
 async def test_disable_during_a_call_fails_it_and_kills_the_process_tree(center: McpCenter) -> None:
-    server_id = await _enable(center, [])
+    server_id = await _enable(center, [], own_process=True)
     grandchild = (await center.call_tool(server_id, "spawn_grandchild", {})).structured_content["result"]
     assert alive(grandchild)
     await center.disable(server_id)
@@ -103,7 +105,7 @@ async def test_disable_during_a_call_fails_it_and_kills_the_process_tree(center:
 
 async def test_host_shutdown_leaves_no_process_behind(settings: Settings) -> None:
     async with McpCenter.open(settings) as center:
-        server_id = await _enable(center, [])
+        server_id = await _enable(center, [], own_process=True)
         grandchild = (await center.call_tool(server_id, "spawn_grandchild", {})).structured_content["result"]
         leader = center._manager.current(server_id).session.probe.stdio.pid  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
         assert leader is not None and alive(leader)

@@ -22,6 +22,7 @@ def main() -> None:
     stdin = sys.stdin.read() if mode == "exit" else ""
     facts = {
         "pid": os.getpid(),
+        "ppid": os.getppid(),
         "sid": os.getsid(0),
         "pgid": os.getpgid(0),
         "cwd": os.getcwd(),

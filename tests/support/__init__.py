@@ -2,7 +2,8 @@
 
 - `serve`: a real `mcp-center serve` process (`running_host`, `Host`, its `ADMIN_TOKEN`, `VENV_BIN`).
 - `zygote` (and `zygote_server`, its process): the worker's fork server that imported the host once;
-  serves and the Python fixture servers are forked from it (`MCP_CENTER_TEST_FORK=0`: plain processes).
+  serves and the Python fixture servers are forked from it (`MCP_CENTER_TEST_FORK=0`: plain processes);
+  `launch_command` (through `zygote_launcher`) is a stdio command a host runs that is forked there too.
 - `shared_host`: one serve a worker's browser, end-to-end and CLI tests take turns on, verified clean
   (or replaced) between turns (`SharedHost`, `leftovers`; the `shared_serve` fixture of tests/conftest.py).
 - `mcp_servers`: MCP servers in their own processes (`running_echo_http`, npm `node_server`, `EVERYTHING`).

@@ -52,6 +52,12 @@ hooks and loggers, and by reading `src/` for module-level reads:
   forks (`zygote_server.freeze_imported_heap`), so a child's collections skip the inherited heap; a
   serve ends up frozen as a console-script one does after its `freeze_startup_heap` (R-8.3).
 
+Stdio servers the host starts (issue 16): `launch_command(SCRIPT, ARGS...)` is a stdio command for the
+host (`python -I -S tests/support/zygote_launcher.py ADDRESS SCRIPT ARGS...`) that runs `python SCRIPT
+ARGS...` as a child of the zygote, which listens for such launches on a socket in a private
+directory (see the launcher for what the host sees and what differs). Tests about the server's own
+process (its pid, group or session, grandchildren, a sandbox) give the host the real command.
+
 Not through the zygote, on purpose: the tests *about* a real process start (the console script, a
 refused start that must not import the host, start-up imports and timing: tests/cli/test_startup_imports,
 tests/cli/test_scripts_serve, tests/cli/test_serve_log, tests/e2e/test_lifecycle's second start and
@@ -63,10 +69,12 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -84,14 +92,16 @@ __all__ = [
     "Zygote",
     "close_zygote",
     "fork_enabled",
+    "launch_command",
     "zygote",
 ]
 
 REPO = Path(__file__).parents[2]
 SERVE_ENTRY = "console:mcp_center.cli:main"
 """What the `mcp-center` console script runs."""
-HOST_MODULES = ("mcp_center.cli", "mcp_center.app")
-"""What the zygote imports before its first fork."""
+HOST_MODULES = ("mcp_center.cli", "mcp_center.app", "mcp.server.mcpserver")
+"""What the zygote imports before its first fork (the host; the SDK's server, for the test servers)."""
+LAUNCHER = REPO / "tests" / "support" / "zygote_launcher.py"
 LOST_STATUS = 255
 """`returncode` of a child whose zygote died before it could report the child's exit status."""
 START_TIMEOUT_S = 120.0
@@ -190,10 +200,15 @@ class Zygote:
     Thread-safe. Build it with `start()`; `HOST_MODULES` are imported once, there.
     """
 
-    def __init__(self, control: socket.socket, proc: subprocess.Popen[bytes], guard: ProcessGuard) -> None:
+    def __init__(
+        self, control: socket.socket, proc: subprocess.Popen[bytes], guard: ProcessGuard, launch_dir: str
+    ) -> None:
         self._control = control
         self._proc = proc
         self._guard = guard
+        self._launch_dir = launch_dir
+        self.launch_address = os.path.join(launch_dir, "launch")
+        """The socket `tests/support/zygote_launcher.py` hands its job to (in a directory only we can enter)."""
         guard.adopt(proc.pid)  # released never: `close` has the watchdog stop what is left in it
         self._lock = threading.Lock()
 
@@ -217,16 +232,21 @@ class Zygote:
         guard = ProcessGuard(grace_s=2.0)  # its own: the process-wide guard's groups are the tests'
         guard.start()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        with theirs:
+        launch_dir = tempfile.mkdtemp(prefix="mcp-center-zygote-")  # mode 0700: ours alone
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs, listener:
+            listener.bind(os.path.join(launch_dir, "launch"))
+            listener.listen(64)
+            fds = [theirs.fileno(), listener.fileno()]
             proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.support.zygote_server", str(theirs.fileno()), str(os.getpid()), *modules],
-                pass_fds=[theirs.fileno()],
+                [sys.executable, "-m", "tests.support.zygote_server", *map(str, fds), str(os.getpid()), *modules],
+                pass_fds=fds,
                 cwd=REPO,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,  # its own group, registered with the guard below
             )
-        zygote = cls(ours, proc, guard)
+        zygote = cls(ours, proc, guard, launch_dir)
         ready, _, _ = select.select([ours], [], [], START_TIMEOUT_S)
         if not ready or ours.recv(4096) != b'{"ready": true}':
             zygote.close()
@@ -294,6 +314,12 @@ class Zygote:
             self._proc.kill()
             self._proc.wait(timeout=5)
         self._guard.close()
+        shutil.rmtree(self._launch_dir, ignore_errors=True)
+
+    def launch_command(self, script: str | os.PathLike[str], *args: str) -> list[str]:
+        """A stdio command (argv) that runs `python SCRIPT ARGS...` as a child of this zygote, through
+        `tests/support/zygote_launcher.py` (see there for what the host sees)."""
+        return [sys.executable, "-I", "-S", str(LAUNCHER), self.launch_address, os.fspath(script), *args]
 
 
 def _fd(target: Redirect, devnull: IO[bytes], *, default: int) -> int:
@@ -322,6 +348,15 @@ def zygote() -> Zygote:
         if _zygote is None:
             _zygote = Zygote.start()
         return _zygote
+
+
+def launch_command(script: str | os.PathLike[str], *args: str) -> list[str]:
+    """The stdio command (argv: the command, then its args) for a host to run `python SCRIPT ARGS...`:
+    through this process's zygote (`Zygote.launch_command`, the SDK imported once), or the real
+    command with `MCP_CENTER_TEST_FORK=0`. For tests whose server's own process does not matter."""
+    if fork_enabled():
+        return zygote().launch_command(script, *args)
+    return [sys.executable, os.fspath(script), *args]
 
 
 def close_zygote() -> None:

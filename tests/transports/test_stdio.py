@@ -29,6 +29,7 @@ from mcp_center.secrets import REDACTED, Redactor
 from mcp_center.transports.guard import GroupRef, ProcessGuard
 from mcp_center.transports.stdio import INHERITED_ENV_VARS, StdioTransport, child_environment, resolve_command
 from tests.support.exceptions import leaves
+from tests.support.zygote import launch_command
 
 SERVERS = Path(__file__).resolve().parent.parent / "servers"
 
@@ -38,6 +39,12 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pr
 def script(name: str, *args: str) -> list[str]:
     """argv that runs `tests/servers/<name>` with our interpreter."""
     return [sys.executable, str(SERVERS / name), *args]
+
+
+def forked(name: str, *args: str) -> list[str]:
+    """argv that runs `tests/servers/<name>` in the fork server (`launch_command`: the SDK imported
+    once; issue 16), for tests about what the server says, not about its own process."""
+    return launch_command(SERVERS / name, *args)
 
 
 def transport(
@@ -153,7 +160,7 @@ def kill_group_on_failure(stdio: StdioTransport) -> Generator[None, None, None]:
 
 @pytest.mark.anyio
 async def test_client_initializes_lists_and_calls_tools_over_stdio() -> None:
-    stdio = transport(script("echo_stdio.py"), grace_s=EOF_GRACE_S)
+    stdio = transport(forked("echo_stdio.py"), grace_s=EOF_GRACE_S)
     with anyio.fail_after(10 + EOF_GRACE_S):
         async with Client(stdio, mode="legacy", cache=None) as client:
             assert client.server_info is not None
@@ -170,8 +177,9 @@ async def test_client_initializes_lists_and_calls_tools_over_stdio() -> None:
 
 @pytest.mark.anyio
 async def test_client_session_works_on_the_raw_streams() -> None:
+    stdio = transport(forked("echo_stdio.py"))
     with anyio.fail_after(10):
-        async with transport(script("echo_stdio.py")) as (read, write), ClientSession(read, write) as session:
+        async with stdio as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             result = await session.call_tool("echo", {"text": "raw"})
             assert text_of(result) == "raw"
@@ -433,7 +441,7 @@ async def test_read_stream_ends_when_the_leader_exits_although_a_grandchild_hold
 @pytest.mark.anyio
 async def test_banner_on_stdout_is_reported_as_noise_and_the_session_still_works() -> None:
     noise: list[str] = []
-    stdio = transport(script("echo_stdio.py", "--banner"), on_noise=noise.append)
+    stdio = transport(forked("echo_stdio.py", "--banner"), on_noise=noise.append)
     with anyio.fail_after(10):
         async with Client(stdio, mode="legacy", cache=None) as client:
             assert text_of(await client.call_tool("echo", {"text": "after banner"})) == "after banner"
@@ -444,7 +452,7 @@ async def test_banner_on_stdout_is_reported_as_noise_and_the_session_still_works
 async def test_a_megabyte_of_stderr_does_not_block_the_server() -> None:
     """1 MiB is far beyond a pipe buffer: without continuous draining the server blocks before serving."""
     lines: list[str] = []
-    stdio = transport(script("echo_stdio.py", "--stderr-bytes", str(1024 * 1024)), on_stderr=lines.append)
+    stdio = transport(forked("echo_stdio.py", "--stderr-bytes", str(1024 * 1024)), on_stderr=lines.append)
     with anyio.fail_after(10):
         async with Client(stdio, mode="legacy", cache=None) as client:
             assert text_of(await client.call_tool("echo", {"text": "ok"})) == "ok"
@@ -565,7 +573,7 @@ async def test_a_raising_callback_does_not_break_the_transport(caplog: pytest.Lo
     def broken(line: str) -> None:
         raise RuntimeError(line)
 
-    stdio = transport(script("echo_stdio.py", "--banner"), on_noise=broken)
+    stdio = transport(forked("echo_stdio.py", "--banner"), on_noise=broken)
     with anyio.fail_after(10):
         async with Client(stdio, mode="legacy", cache=None) as client:
             assert text_of(await client.call_tool("echo", {"text": "still fine"})) == "still fine"
