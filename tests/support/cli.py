@@ -17,13 +17,18 @@ not leak or inherit, is handled here:
   or `anyio.to_thread.run_sync` from an async one).
 
 Tests about processes (signals, `serve`'s lifecycle, stdin bridges of a real process, the console
-script itself) spawn the real `mcp-center` instead: `CLI` is its path.
+script itself) spawn the real `mcp-center` instead: `CLI` is its path. A test that needs another
+process only as another writer of the data directory (or a bridge's own process), not its start,
+uses `run_cli_process`: forked by the worker's fork server (tests/support/zygote.py), it skips the
+~1 s of CPU a fresh interpreter spends importing the CLI (issue 16).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +38,9 @@ from typer.testing import CliRunner
 
 from mcp_center import cli
 from tests.support.serve import VENV_BIN
+from tests.support.zygote import fork_enabled, zygote
 
-__all__ = ["CLI", "CliResult", "ready_with_cli", "run_cli"]
+__all__ = ["CLI", "CliResult", "ready_with_cli", "run_cli", "run_cli_process"]
 
 CLI = str(VENV_BIN / "mcp-center")
 """The console script installed in the venv, for the tests that need a real process."""
@@ -89,6 +95,46 @@ def run_cli(
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return CliResult(result.exit_code, result.stdout, result.stderr)
+
+
+def run_cli_process(*args: str, env: Mapping[str, str], input: bytes = b"", timeout_s: float = 60.0) -> CliResult:
+    """Run `mcp-center ARGS` as another process with exactly `env`, and wait for it to end (blocking:
+    from an async test, call it through `anyio.to_thread.run_sync`).
+
+    The process is forked by this worker's fork server (`zygote().spawn`, the console script's entry,
+    its imports done once), or started as the console script when `MCP_CENTER_TEST_FORK=0`. Its
+    standard input is a pipe holding `input` and then closed (at most the 64 KiB a pipe buffers);
+    its two output streams are captured.
+
+    Returns:
+        Its exit code and what it printed on stdout and stderr (text; undecodable bytes replaced).
+    Raises:
+        subprocess.TimeoutExpired: it ran longer than `timeout_s` seconds (it is killed first).
+    """
+    argv = [CLI, *args]
+    read_end, write_end = os.pipe()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            os.write(write_end, input)
+            os.close(write_end)
+            write_end = -1
+            if fork_enabled():
+                proc = zygote().spawn(argv, env=env, stdin=read_end, stdout=out, stderr=err)
+            else:
+                proc = subprocess.Popen(argv, env=env, stdin=read_end, stdout=out, stderr=err)
+        finally:
+            os.close(read_end)
+            if write_end != -1:
+                os.close(write_end)
+        try:
+            code = proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+        out.seek(0)
+        err.seek(0)
+        return CliResult(code, out.read().decode(errors="replace"), err.read().decode(errors="replace"))
 
 
 def ready_with_cli(data_dir: Path, server_id: str) -> None:
