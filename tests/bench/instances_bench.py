@@ -14,6 +14,7 @@ summary line gives `cpu_ratio_pg_vs_files` (the per-call CPU of one instance on 
 file backend: the database must stay off the hot path, target <= 1.2) and
 `throughput_ratio_lb_vs_one` (two instances through the balancer over one PostgreSQL instance).
 Reports, never asserts. Every process it starts is stopped by pid; traffic goes to loopback only.
+Its serves are console-script processes, as a deployment's (`fork=False`: not the tests' fork server).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def _measure(
 def _one(root: Path, echo_url: str, database_url: str | None) -> Generator[tuple[str, str, list[int]]]:
     env = cluster_env()
     root.mkdir(parents=True, exist_ok=True)
-    instance = spawn_instance("files" if database_url is None else "pg", root, env, database_url)
+    instance = spawn_instance("files" if database_url is None else "pg", root, env, database_url, fork=False)
     try:
         token = _register(instance.url, echo_url)
         _wait_ready(instance.url)
@@ -195,7 +196,7 @@ def main(argv: list[str]) -> int:
             rows += _measure("pg-1", url, token, pids, _cluster_pids(pg), args)
         database = pg.database()
         (root / "pg2").mkdir()
-        with running_cluster(root / "pg2", database) as cluster:
+        with running_cluster(root / "pg2", database, fork=False) as cluster:
             token = _register(cluster.instances["a"].url, echo_url)
             _wait_ready(cluster.instances["a"].url)
             pids = [i.proc.pid for i in cluster.instances.values()]

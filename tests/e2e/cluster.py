@@ -25,8 +25,9 @@ import httpx2
 
 from tests.support.loopback import NO_TLS
 from tests.support.ports import free_port, wait_for_port
-from tests.support.processes import stop_process
+from tests.support.processes import Process, stop_process
 from tests.support.serve import ADMIN_TOKEN, VENV_BIN, serve_env, wait_until_serving
+from tests.support.zygote import fork_enabled, zygote
 
 __all__ = [
     "Cluster",
@@ -52,7 +53,7 @@ class Instance:
     url: str
     data_dir: Path
     log_path: Path
-    proc: subprocess.Popen[bytes]
+    proc: Process
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -88,11 +89,22 @@ class Cluster:
 
 
 def start_instance(
-    name: str, root: Path, env: dict[str, str], database_url: str | None, port: int | None = None
+    name: str,
+    root: Path,
+    env: dict[str, str],
+    database_url: str | None,
+    port: int | None = None,
+    *,
+    fork: bool = True,
 ) -> Instance:
     """Start `mcp-center serve --database-url ... --instance-name NAME` on a free port without waiting
     for it (`database_url` None: on its data directory's files); `wait_serving` waits. Instances
-    started one after the other this way start together, as a deployment's do (R-10.2)."""
+    started one after the other this way start together, as a deployment's do (R-10.2).
+
+    The serve is forked by this process's fork server as `spawn_serve`'s are (tests/support/zygote.py:
+    ~0.2 s of CPU instead of ~2.5 s importing the host; issue 16), unless `fork` is False (the
+    benchmark's serves) or `MCP_CENTER_TEST_FORK=0`: then it is the console script in a new interpreter.
+    What the tests here check (the instances' store, balancer, kill -9) is the same either way."""
     port = port or free_port()
     data_dir = root / f"data-{name}"
     log_path = root / f"serve-{name}.log"
@@ -108,7 +120,10 @@ def start_instance(
         name,
     ]
     with log_path.open("ab") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        if fork and fork_enabled():
+            proc: Process = zygote().spawn(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+        else:
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
     return Instance(name, f"http://127.0.0.1:{port}", data_dir, log_path, proc)
 
 
@@ -122,10 +137,16 @@ def wait_serving(instance: Instance, timeout_s: float = 60.0) -> None:
 
 
 def spawn_instance(
-    name: str, root: Path, env: dict[str, str], database_url: str | None, port: int | None = None
+    name: str,
+    root: Path,
+    env: dict[str, str],
+    database_url: str | None,
+    port: int | None = None,
+    *,
+    fork: bool = True,
 ) -> Instance:
-    """`start_instance`, then wait until it serves (stopped again if it does not)."""
-    instance = start_instance(name, root, env, database_url, port)
+    """`start_instance` (`fork` as there), then wait until it serves (stopped again if it does not)."""
+    instance = start_instance(name, root, env, database_url, port, fork=fork)
     try:
         wait_serving(instance)
     except BaseException:
@@ -141,8 +162,11 @@ def cluster_env() -> dict[str, str]:
 
 
 @contextmanager
-def running_cluster(root: Path, database_url: str, names: tuple[str, ...] = ("a", "b")) -> Generator[Cluster]:
-    """Two `serve` instances on `database_url` behind HAProxy (`deploy/haproxy.cfg`); all stopped at the end."""
+def running_cluster(
+    root: Path, database_url: str, names: tuple[str, ...] = ("a", "b"), *, fork: bool = True
+) -> Generator[Cluster]:
+    """Two `serve` instances on `database_url` behind HAProxy (`deploy/haproxy.cfg`); all stopped at the
+    end. `fork`: as for `start_instance`."""
     haproxy_bin = shutil.which("haproxy")
     if haproxy_bin is None:
         raise RuntimeError(
@@ -152,7 +176,7 @@ def running_cluster(root: Path, database_url: str, names: tuple[str, ...] = ("a"
     with ExitStack() as stack:
         instances: dict[str, Instance] = {}
         for name in names:  # all start at once (each imports the host for a second or two)
-            instance = start_instance(name, root, env, database_url)
+            instance = start_instance(name, root, env, database_url, fork=fork)
             stack.callback(stop_process, instance.proc)
             instances[name] = instance
         for instance in instances.values():
