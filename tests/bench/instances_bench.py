@@ -14,7 +14,8 @@ summary line gives `cpu_ratio_pg_vs_files` (the per-call CPU of one instance on 
 file backend: the database must stay off the hot path, target <= 1.2) and
 `throughput_ratio_lb_vs_one` (two instances through the balancer over one PostgreSQL instance).
 Reports, never asserts. Every process it starts is stopped by pid; traffic goes to loopback only.
-Its serves are console-script processes, as a deployment's (`fork=False`: not the tests' fork server).
+Its serves are console-script processes, as a deployment's (`MCP_CENTER_TEST_FORK=0`: not the tests'
+fork server, tests/support/zygote.py).
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ def _measure(
     name: str, url: str, token: str, serve_pids: list[int], db_pids: list[int], args: argparse.Namespace
 ) -> list[dict[str, Any]]:
     anyio.run(_load, url, token, args.warmup, 4)
+    os.environ["MCP_CENTER_TEST_FORK"] = "0"  # see the module doc
     rows: list[dict[str, Any]] = []
     for concurrency in args.concurrency:
         cpu_before, db_before = _cpu_s(serve_pids), _cpu_s(db_pids)
@@ -150,7 +152,7 @@ def _measure(
 def _one(root: Path, echo_url: str, database_url: str | None) -> Generator[tuple[str, str, list[int]]]:
     env = cluster_env()
     root.mkdir(parents=True, exist_ok=True)
-    instance = spawn_instance("files" if database_url is None else "pg", root, env, database_url, fork=False)
+    instance = spawn_instance("files" if database_url is None else "pg", root, env, database_url)
     try:
         token = _register(instance.url, echo_url)
         _wait_ready(instance.url)
@@ -182,6 +184,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.instances != 2:
         parser.error("--instances 2 is what the balancer configuration (deploy/haproxy.cfg) describes")
+    os.environ["MCP_CENTER_TEST_FORK"] = "0"  # see the module doc
     rows: list[dict[str, Any]] = []
     with ExitStack() as stack:
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-center-bench-")))
@@ -196,7 +199,7 @@ def main(argv: list[str]) -> int:
             rows += _measure("pg-1", url, token, pids, _cluster_pids(pg), args)
         database = pg.database()
         (root / "pg2").mkdir()
-        with running_cluster(root / "pg2", database, fork=False) as cluster:
+        with running_cluster(root / "pg2", database) as cluster:
             token = _register(cluster.instances["a"].url, echo_url)
             _wait_ready(cluster.instances["a"].url)
             pids = [i.proc.pid for i in cluster.instances.values()]

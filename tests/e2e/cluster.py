@@ -89,22 +89,16 @@ class Cluster:
 
 
 def start_instance(
-    name: str,
-    root: Path,
-    env: dict[str, str],
-    database_url: str | None,
-    port: int | None = None,
-    *,
-    fork: bool = True,
+    name: str, root: Path, env: dict[str, str], database_url: str | None, port: int | None = None
 ) -> Instance:
     """Start `mcp-center serve --database-url ... --instance-name NAME` on a free port without waiting
     for it (`database_url` None: on its data directory's files); `wait_serving` waits. Instances
     started one after the other this way start together, as a deployment's do (R-10.2).
 
     The serve is forked by this process's fork server as `spawn_serve`'s are (tests/support/zygote.py:
-    ~0.2 s of CPU instead of ~2.5 s importing the host; issue 16), unless `fork` is False (the
-    benchmark's serves) or `MCP_CENTER_TEST_FORK=0`: then it is the console script in a new interpreter.
-    What the tests here check (the instances' store, balancer, kill -9) is the same either way."""
+    ~0.2 s of CPU instead of ~2.5 s importing the host; issue 16), unless `MCP_CENTER_TEST_FORK=0` (as
+    the benchmark sets): then it is the console script in a new interpreter. What the tests here check
+    (the instances' shared store, the balancer, kill -9 of one) is the same either way."""
     port = port or free_port()
     data_dir = root / f"data-{name}"
     log_path = root / f"serve-{name}.log"
@@ -120,7 +114,7 @@ def start_instance(
         name,
     ]
     with log_path.open("ab") as log:
-        if fork and fork_enabled():
+        if fork_enabled():
             proc: Process = zygote().spawn(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
         else:
             proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -137,16 +131,10 @@ def wait_serving(instance: Instance, timeout_s: float = 60.0) -> None:
 
 
 def spawn_instance(
-    name: str,
-    root: Path,
-    env: dict[str, str],
-    database_url: str | None,
-    port: int | None = None,
-    *,
-    fork: bool = True,
+    name: str, root: Path, env: dict[str, str], database_url: str | None, port: int | None = None
 ) -> Instance:
-    """`start_instance` (`fork` as there), then wait until it serves (stopped again if it does not)."""
-    instance = start_instance(name, root, env, database_url, port, fork=fork)
+    """`start_instance`, then wait until it serves (stopped again if it does not)."""
+    instance = start_instance(name, root, env, database_url, port)
     try:
         wait_serving(instance)
     except BaseException:
@@ -162,11 +150,8 @@ def cluster_env() -> dict[str, str]:
 
 
 @contextmanager
-def running_cluster(
-    root: Path, database_url: str, names: tuple[str, ...] = ("a", "b"), *, fork: bool = True
-) -> Generator[Cluster]:
-    """Two `serve` instances on `database_url` behind HAProxy (`deploy/haproxy.cfg`); all stopped at the
-    end. `fork`: as for `start_instance`."""
+def running_cluster(root: Path, database_url: str, names: tuple[str, ...] = ("a", "b")) -> Generator[Cluster]:
+    """Two `serve` instances on `database_url` behind HAProxy (`deploy/haproxy.cfg`); all stopped at the end."""
     haproxy_bin = shutil.which("haproxy")
     if haproxy_bin is None:
         raise RuntimeError(
@@ -176,7 +161,7 @@ def running_cluster(
     with ExitStack() as stack:
         instances: dict[str, Instance] = {}
         for name in names:  # all start at once (each imports the host for a second or two)
-            instance = start_instance(name, root, env, database_url, fork=fork)
+            instance = start_instance(name, root, env, database_url)
             stack.callback(stop_process, instance.proc)
             instances[name] = instance
         for instance in instances.values():
