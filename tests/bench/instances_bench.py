@@ -14,6 +14,8 @@ summary line gives `cpu_ratio_pg_vs_files` (the per-call CPU of one instance on 
 file backend: the database must stay off the hot path, target <= 1.2) and
 `throughput_ratio_lb_vs_one` (two instances through the balancer over one PostgreSQL instance).
 Reports, never asserts. Every process it starts is stopped by pid; traffic goes to loopback only.
+Its serves are console-script processes, as a deployment's (`MCP_CENTER_TEST_FORK=0`: not the tests'
+fork server, tests/support/zygote.py).
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ def _measure(
     name: str, url: str, token: str, serve_pids: list[int], db_pids: list[int], args: argparse.Namespace
 ) -> list[dict[str, Any]]:
     anyio.run(_load, url, token, args.warmup, 4)
+    os.environ["MCP_CENTER_TEST_FORK"] = "0"  # see the module doc
     rows: list[dict[str, Any]] = []
     for concurrency in args.concurrency:
         cpu_before, db_before = _cpu_s(serve_pids), _cpu_s(db_pids)
@@ -181,6 +184,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.instances != 2:
         parser.error("--instances 2 is what the balancer configuration (deploy/haproxy.cfg) describes")
+    os.environ["MCP_CENTER_TEST_FORK"] = "0"  # see the module doc
     rows: list[dict[str, Any]] = []
     with ExitStack() as stack:
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-center-bench-")))

@@ -19,7 +19,7 @@ import typer
 from mcp_center.cli.agents import approval_of_prefix
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
-from tests.support.cli import CLI, CliResult, run_cli
+from tests.support.cli import CLI, CliResult, run_cli, run_cli_process
 from tests.support.ports import closed_port_url, free_port
 from tests.support.readiness import add_ready_on_host
 from tests.support.serve import ADMIN_TOKEN, running_host, serve_record
@@ -300,7 +300,7 @@ def test_the_stdio_bridge_never_sends_its_token_in_clear_beyond_this_machine(
 def test_a_bridge_that_finds_no_gateway_names_the_cause_and_the_way_out(tmp_path: Path) -> None:
     """The connect error itself (not "ExceptionGroup"), and --url / --data-dir as the way out; never the token.
 
-    A real process: the stdio bridge of the installed script, its stdin and its exit code."""
+    A real process (forked by the worker's fork server): the stdio bridge, its stdin and its exit code."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CENTER_")}
     env.update(
         MCP_CENTER_DATA_DIR=str(tmp_path), MCP_CENTER_GATEWAY_TOKEN="mcpg_secret-bridge-token-0123", COLUMNS="300"
@@ -314,13 +314,8 @@ def test_a_bridge_that_finds_no_gateway_names_the_cause_and_the_way_out(tmp_path
     # Bound but not listening: connecting is refused, and no other test can take the port meanwhile
     # (a port freed before the run could be reused by a server of a parallel test).
     with closed_port_url() as url:
-        done = subprocess.run(
-            [CLI, "gateway", "--stdio", "--url", url],
-            input=json.dumps(initialize) + "\n",
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
+        done = run_cli_process(
+            "gateway", "--stdio", "--url", url, input=(json.dumps(initialize) + "\n").encode(), env=env
         )
     assert done.returncode == 7
     said = " ".join(done.stderr.split())

@@ -25,7 +25,7 @@ from mcp_center.api import create_api
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.service import McpCenter
-from tests.support.cli import CLI, CliResult, ready_with_cli, run_cli
+from tests.support.cli import CLI, CliResult, ready_with_cli, run_cli, run_cli_process
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import NO_TLS, serve_loopback
 from tests.support.ports import closed_port_url, free_port
@@ -202,15 +202,8 @@ def test_a_prompt_without_an_answer_says_nothing_changed_and_names_yes(tmp_path:
     assert done.stdout.endswith("\n"), done.stdout
     [server] = json.loads(run(data, "list", "--json").stdout)
     assert server["trusted"] is False  # neither the trust nor the delete happened
-    declined = subprocess.run(  # a real pipe: the answer is not echoed (CliRunner echoes it)
-        [CLI, "trust", "local", "--data-dir", str(data)],
-        input="\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    # A real pipe: the answer is not echoed (CliRunner echoes it); the process forked by the fork server.
+    declined = run_cli_process("trust", "local", "--data-dir", str(data), input=b"\n", env=env)
     assert declined.returncode == 1
     assert declined.stdout.endswith("[y/N]: \n"), declined.stdout  # the prompt's line ends (not echoed)
     assert declined.stderr == "not trusted; nothing changed\n"
@@ -338,22 +331,27 @@ async def test_auth_paste_takes_the_redirected_url_and_without_an_answer_changes
     unauthorized; with the URL the browser was sent to on standard input it completes (R-4.9, R-7.3)."""
     data = tmp_path / "data"
     async with _oauth_host(data) as (center, host, authorization):
-        command = [CLI, "auth", "o", "--url", host, "--paste"]
+        command = ("auth", "o", "--url", host, "--paste")
+
+        async def paste(answer: bytes) -> CliResult:
+            """A real process (forked by the fork server) with `answer` on a pipe as its standard input."""
+            return await anyio.to_thread.run_sync(lambda: run_cli_process(*command, env=_cli_env(data), input=answer))
+
         with anyio.fail_after(60):
-            unanswered = await anyio.run_process(command, env=_cli_env(data), stdin=subprocess.DEVNULL, check=False)
-            not_text = await anyio.run_process(command, env=_cli_env(data), input=b"\xff\xfe http\x80\n", check=False)
-            out = unanswered.stdout.decode()
+            unanswered = await paste(b"")
+            not_text = await paste(b"\xff\xfe http\x80\n")
+            out = unanswered.stdout
             url = next(line.strip() for line in out.splitlines() if line.strip().startswith("http"))
             async with httpx2.AsyncClient(verify=NO_TLS, trust_env=False) as browser:
                 redirected = (await browser.get(url)).headers["location"]
-            pasted = await anyio.run_process(command, env=_cli_env(data), input=f"{redirected}\n".encode(), check=False)
+            pasted = await paste(f"{redirected}\n".encode())
         authorized = (await center.get_server("o")).to_dict()
     assert unanswered.returncode == 2, (out, unanswered.stderr)
-    assert "Aborted" not in out + unanswered.stderr.decode()
-    assert unanswered.stderr.decode().startswith("error [ANSWER_REQUIRED]: no answer"), unanswered.stderr
-    assert "without --paste" in unanswered.stderr.decode()
+    assert "Aborted" not in out + unanswered.stderr
+    assert unanswered.stderr.startswith("error [ANSWER_REQUIRED]: no answer"), unanswered.stderr
+    assert "without --paste" in unanswered.stderr
     # bytes that are not UTF-8 (a traceback before: the URL could not be sent as JSON)
-    assert (not_text.returncode, not_text.stderr.decode().splitlines()) == (
+    assert (not_text.returncode, not_text.stderr.splitlines()) == (
         2,
         [
             "error [REQUEST_INVALID]: the answer is not UTF-8 text: nothing changed",
@@ -361,7 +359,7 @@ async def test_auth_paste_takes_the_redirected_url_and_without_an_answer_changes
         ],
     ), not_text.stderr
     assert pasted.returncode == 0, (pasted.stdout, pasted.stderr)
-    assert b"authorized by " + authorization.issuer.encode() in pasted.stdout
+    assert "authorized by " + authorization.issuer in pasted.stdout
     assert authorized["oauth"]["authorized"] is True, authorized["oauth"]
 
 

@@ -9,7 +9,6 @@ A real host (the composed app, served as `serve` serves it) fronts `tests/server
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 
 from mcp_center.api.security import MAX_BODY_BYTES
 from tests.servers.protocol_upstream import make_protocol_server
-from tests.support.cli import CLI
+from tests.support.cli import run_cli_process
 from tests.support.composed import composed_host
 from tests.support.gateway import spy_direct_takes
 from tests.support.loopback import NO_TLS, serve_loopback
@@ -130,11 +129,11 @@ async def test_a_token_revoked_by_another_process_is_refused_at_the_next_direct_
     check shares the store's `stat` calls with the other looks of its event-loop step
     (`store/freshness.py`)."""
     env = {**os.environ, "MCP_CENTER_DATA_DIR": str(host.data)}
-    revoke = [CLI, "gateway", "token", "revoke", host.token_id]
     async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
         before = await http.post("/mcp", json=_call(1), headers=_headers(host.token))
-        done = await anyio.to_thread.run_sync(lambda: subprocess.run(revoke, env=env, capture_output=True, check=False))
-        assert done.returncode == 0, done.stderr.decode()
+        revoke = ("gateway", "token", "revoke", host.token_id)
+        done = await anyio.to_thread.run_sync(lambda: run_cli_process(*revoke, env=env))
+        assert done.returncode == 0, done.stderr
         after = await http.post("/mcp", json=_call(2), headers=_headers(host.token))
     assert before.status_code == 200 and before.json()["result"]["content"][0]["text"] == "3"
     assert after.status_code == 401, after.text

@@ -13,7 +13,6 @@ server; the agents speak raw HTTP, to see the GET stream and each status.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import orjson
 import pytest
 
 from mcp_center.gateway import GatewayEndpoint
-from tests.support.cli import CLI
+from tests.support.cli import run_cli_process
 from tests.support.gateway import SESSION_INITIALIZE
 from tests.support.listening import GrowingHost as Host
 from tests.support.listening import growing_host
@@ -84,9 +83,8 @@ async def delete_with_the_cli(_host: Host, data_dir: Path) -> None:
     """`mcp-center delete` runs the library in-process on the data directory: another process, which
     this host hears of only through the store."""
     env = {**os.environ, "MCP_CENTER_DATA_DIR": str(data_dir), "MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN}
-    command = [CLI, "delete", "grow", "--yes"]
-    done = await anyio.to_thread.run_sync(lambda: subprocess.run(command, env=env, capture_output=True, check=False))
-    assert done.returncode == 0, done.stderr.decode()
+    done = await anyio.to_thread.run_sync(lambda: run_cli_process("delete", "grow", "--yes", env=env))
+    assert done.returncode == 0, done.stderr
 
 
 class DeletedAfterFirstLook:

@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_center.app import interrupt_waiting_calls
 from mcp_center.gateway import endpoint as endpoint_module
 from tests.servers.rich_upstream import make_rich_server
+from tests.support.cli import run_cli_process
 from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
 from tests.support.loopback import NO_TLS, serve_loopback
@@ -465,16 +466,14 @@ async def test_the_stdio_bridge_answers_a_line_it_cannot_forward_instead_of_leav
     host: Host,
 ) -> None:
     """JSON-RPC 2.0: not JSON → -32700 with id null; a request that is not valid MCP → -32600 for its id."""
-    command = str(Path(sys.executable).parent / "mcp-center")
     env = {**os.environ, "MCP_CENTER_GATEWAY_TOKEN": host.token}
     lines = b'this is not json\n{"jsonrpc": "2.0", "id": 7, "method": 5}\n{"jsonrpc": "2.0", "method": 5}\n'
-    with anyio.fail_after(30):
-        done = await anyio.run_process(
-            [command, "gateway", "--stdio", "--url", f"{host.base}/mcp"], input=lines, env=env, check=False
-        )
-    answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    bridge = ("gateway", "--stdio", "--url", f"{host.base}/mcp")
+    # The bridge's own process, forked by the worker's fork server (its start is not what is tested).
+    done = await anyio.to_thread.run_sync(lambda: run_cli_process(*bridge, env=env, input=lines, timeout_s=30))
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32700), (7, -32600)]
-    assert done.returncode == 0, done.stderr.decode()
+    assert done.returncode == 0, done.stderr
 
 
 def test_only_a_server_entering_or_leaving_ready_asks_clients_to_relist_prompts_and_resources() -> None:

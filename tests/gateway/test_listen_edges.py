@@ -10,7 +10,6 @@ server; the agents are the SDK's own `Client` (2026-07-28 and 2025-11-25) or raw
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 
 from tests.servers.growing_upstream import LIVE
-from tests.support.cli import CLI
+from tests.support.cli import run_cli_process
 from tests.support.listening import GrowingHost as Host
 from tests.support.listening import growing_host, legacy_client, modern_client
 from tests.support.readiness import add_ready, make_ready
@@ -288,11 +287,10 @@ async def test_a_listen_stream_ends_when_another_process_deletes_its_server(host
     """`mcp-center delete` runs the library in-process on the data directory (another process):
     this host hears of it only through the store, and the stream on `/mcp/grow` still ends."""
     env = {**os.environ, "MCP_CENTER_DATA_DIR": str(tmp_path / "data"), "MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN}
-    delete = [CLI, "delete", "grow", "--yes"]
     async with modern_client(host, "/mcp/grow") as client, client.listen(tools_list_changed=True) as sub:
         assert sub.honored.tools_list_changed is True
-        done = await anyio.to_thread.run_sync(lambda: subprocess.run(delete, env=env, capture_output=True, check=False))
-        assert done.returncode == 0, done.stderr.decode()
+        done = await anyio.to_thread.run_sync(lambda: run_cli_process("delete", "grow", "--yes", env=env))
+        assert done.returncode == 0, done.stderr
         heard = await events_until_end(sub)  # ends: no SubscriptionLost, no hang
     assert all(isinstance(event, ToolsListChanged) for event in heard), heard
 

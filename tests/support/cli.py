@@ -13,28 +13,41 @@ not leak or inherit, is handled here:
   stderr; the root logger's handlers and level are restored so no later record goes to a closed stream.
 - crashes: an exception other than an exit is raised again (a process would print a traceback and
   exit 1; a test must not mistake that for an intended exit code 1).
+- the command: typer builds the click command from `cli.app` (every command's signature and type
+  hints read again, ~17 ms) on each `CliRunner.invoke`; it is built once per process here and run
+  as `main()` runs it. A click command holds no state of a run (issue 16: ~300 runs in tests/cli).
 - event loops: verbs call `anyio.run`, so `run_cli` must be called where no loop runs (a sync test,
   or `anyio.to_thread.run_sync` from an async one).
 
 Tests about processes (signals, `serve`'s lifecycle, stdin bridges of a real process, the console
-script itself) spawn the real `mcp-center` instead: `CLI` is its path.
+script itself) spawn the real `mcp-center` instead: `CLI` is its path. A test that needs another
+process only as another writer of the data directory (or a bridge's own process), not its start,
+uses `run_cli_process`: forked by the worker's fork server (tests/support/zygote.py), it skips the
+~1 s of CPU a fresh interpreter spends importing the CLI (issue 16).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import typer.main
 from rich.console import Console
-from typer.testing import CliRunner
+from typer.core import TyperGroup
+from typer.testing import CliRunner, Result
 
 from mcp_center import cli
 from tests.support.serve import VENV_BIN
+from tests.support.zygote import fork_enabled, zygote
 
-__all__ = ["CLI", "CliResult", "ready_with_cli", "run_cli"]
+__all__ = ["CLI", "CliResult", "ready_with_cli", "run_cli", "run_cli_process"]
 
 CLI = str(VENV_BIN / "mcp-center")
 """The console script installed in the venv, for the tests that need a real process."""
@@ -80,15 +93,83 @@ def run_cli(
     for console in consoles:
         console.width = columns
     try:
-        result = CliRunner().invoke(cli.app, list(args), input=input, env=run_env)
+        result = _invoke(list(args), input, run_env)
     finally:
         for console, width in zip(consoles, widths, strict=True):
             console._width = width  # pyright: ignore[reportPrivateUsage] - rich has no public "unset"
         root.handlers[:] = handlers
         root.setLevel(level)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
     return CliResult(result.exit_code, result.stdout, result.stderr)
+
+
+@functools.cache
+def _command() -> TyperGroup:
+    """The click command `cli.app` makes (what `main()` runs), built once per process."""
+    command = typer.main.get_command(cli.app)
+    assert isinstance(command, TyperGroup), command
+    return command
+
+
+def _invoke(args: list[str], input: str | None, env: Mapping[str, str | None]) -> Result:
+    """What typer's `CliRunner().invoke(cli.app, args, input=input, env=env)` does, with the command
+    built once (`_command`); an exception other than an exit is raised, not kept in the result."""
+    runner = CliRunner()
+    command = _command()
+    with runner.isolation(input=input, env=env) as (out, err, mixed):
+        try:
+            command.main(args=args, prog_name=runner.get_default_prog_name(command))
+            code = 0
+        except SystemExit as exc:
+            if exc.code is None or isinstance(exc.code, int):
+                code = exc.code or 0
+            else:  # as CliRunner: an exit with a message prints it and exits 1
+                sys.stdout.write(f"{exc.code}\n")
+                code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr, output = out.getvalue(), err.getvalue(), mixed.getvalue()
+    return Result(runner, stdout, stderr, output, None, code, None)
+
+
+def run_cli_process(*args: str, env: Mapping[str, str], input: bytes = b"", timeout_s: float = 60.0) -> CliResult:
+    """Run `mcp-center ARGS` as another process with exactly `env`, and wait for it to end (blocking:
+    from an async test, call it through `anyio.to_thread.run_sync`).
+
+    The process is forked by this worker's fork server (`zygote().spawn`, the console script's entry,
+    its imports done once), or started as the console script when `MCP_CENTER_TEST_FORK=0`. Its
+    standard input is a pipe holding `input` and then closed (at most the 64 KiB a pipe buffers);
+    its two output streams are captured.
+
+    Returns:
+        Its exit code and what it printed on stdout and stderr (text; undecodable bytes replaced).
+    Raises:
+        subprocess.TimeoutExpired: it ran longer than `timeout_s` seconds (it is killed first).
+    """
+    argv = [CLI, *args]
+    read_end, write_end = os.pipe()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            os.write(write_end, input)
+            os.close(write_end)
+            write_end = -1
+            if fork_enabled():
+                proc = zygote().spawn(argv, env=env, stdin=read_end, stdout=out, stderr=err)
+            else:
+                proc = subprocess.Popen(argv, env=env, stdin=read_end, stdout=out, stderr=err)
+        finally:
+            os.close(read_end)
+            if write_end != -1:
+                os.close(write_end)
+        try:
+            code = proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+        out.seek(0)
+        err.seek(0)
+        return CliResult(code, out.read().decode(errors="replace"), err.read().decode(errors="replace"))
 
 
 def ready_with_cli(data_dir: Path, server_id: str) -> None:

@@ -60,8 +60,10 @@ process (its pid, group or session, grandchildren, a sandbox) give the host the 
 
 Not through the zygote, on purpose: the tests *about* a real process start (the console script, a
 refused start that must not import the host, start-up imports and timing: tests/cli/test_startup_imports,
-tests/cli/test_scripts_serve, tests/cli/test_serve_log, tests/e2e/test_lifecycle's second start and
-CLI verbs, tests/e2e/cluster) spawn `VENV_BIN / "mcp-center"` themselves.
+tests/cli/test_scripts_serve, tests/cli/test_serve_log, tests/e2e/test_lifecycle's second start, a
+closed standard input, a terminal) spawn `VENV_BIN / "mcp-center"` themselves. The CLI runs that are only
+another process (`tests.support.cli.run_cli_process`) and the several-instances tests' instances
+(tests/e2e/cluster) are forked by `spawn` like the serves.
 """
 
 from __future__ import annotations
