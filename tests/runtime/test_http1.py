@@ -200,3 +200,42 @@ async def test_a_reader_waiting_on_a_head_is_woken_once_a_small_declared_body_is
         assert connection.complete is (not woken_by_head or b"chunked" in head)
     finally:
         waiting.close()
+
+
+async def test_one_parser_per_connection_reads_each_framing_in_turn_and_a_prepared_head_is_the_same_request() -> None:
+    """Issue 12: a connection parses its responses with one parser (made when it connects), so a
+    chunked answer followed by one of declared length, and the reverse, on the same connection are
+    each read whole; `send(block=head_block(...))` sends what `send` with the headers sends."""
+    ports: list[int] = []
+
+    async def answer(request: Request) -> Response:
+        assert request.client is not None
+        ports.append(request.client.port)
+        body = await request.body()
+        seen = request.headers.get("x-api-key", "") + "/" + request.headers.get("x-kind", "")
+        if body.startswith(b"chunked"):
+
+            async def pieces() -> AsyncIterator[bytes]:
+                for piece in (body, b"|", seen.encode()):
+                    yield piece
+
+            return StreamingResponse(pieces(), media_type="text/plain")
+        return Response(body + b"|" + seen.encode())
+
+    app = Starlette(routes=[Route("/answer", answer, methods=["POST"])])
+    async with serve_loopback(app) as base:
+        client = Http1Client(f"{base}/answer", {"X-Api-Key": "k1"})
+        headers = {"x-kind": "prepared"}
+        block = client.head_block("POST", headers)
+        read: list[bytes] = []
+        for n, body in enumerate((b"chunked-1", b"sized-2", b"chunked-3", b"sized-4")):
+            with anyio.fail_after(10):
+                response = await client.send("POST", headers, body, block=block if n % 2 else None)
+                try:
+                    assert response.status_code == 200
+                    read.append(await response.aread(1024))
+                finally:
+                    client.done(response)
+        await client.aclose()
+    assert read == [body + b"|k1/prepared" for body in (b"chunked-1", b"sized-2", b"chunked-3", b"sized-4")]
+    assert len(set(ports)) == 1  # one TCP connection (one parser) for all four

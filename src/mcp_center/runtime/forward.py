@@ -78,6 +78,9 @@ _OUT = "client→server"
 _IN = "server→client"
 _ELICIT_PARAMS: TypeAdapter[types.ElicitRequestParams] = TypeAdapter(types.ElicitRequestParams)
 _IDS = itertools.count(1)
+MODERN_HEADS = 1024
+"""Methods and tool names whose 2026-07-28 headers one connection keeps rendered (`_modern_head`);
+the table starts over when full (a server's tools are bounded by its catalog)."""
 _UNBOUNDED = 1 << 62
 """Bytes of a clipped `Http1Client` answer read from the wire: the clipper bounds what is kept."""
 
@@ -134,6 +137,10 @@ class RawForwarder:
         self.era = eras.EraChoice()
         """Which of this connection's tools go as 2026-07-28 requests (`runtime/eras.py`)."""
         self._client_info = CLIENT_INFO.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self._envelopes: dict[tuple[bool, bool, bool], dict[str, Any]] = {}
+        """Our 2026-07-28 `_meta` envelope (`eras.envelope_of`) per set of callbacks (read-only)."""
+        self._modern_heads: dict[tuple[str, str | None], tuple[dict[str, str], str | None]] = {}
+        """`_modern_head`'s made headers per method and tool name (read-only)."""
 
     def _headers(self, accept: str) -> dict[str, str]:
         headers = {"accept": accept, "content-type": "application/json", "mcp-protocol-version": self._version}
@@ -270,27 +277,42 @@ class RawForwarder:
             httpx2.HTTPError: the HTTP exchange failed.
         """
         request_id = f"mcpc-{next(_IDS)}"
-        out = dict(params)
-        if progress is not None:
-            given: dict[str, Any] = out.get("_meta") or {}
-            out["_meta"] = {**given, "progressToken": request_id}
         hooks = self._hooks
-        caps = eras.capabilities_of(
+        asks = (
             hooks.elicitation_callback is not None,
             hooks.sampling_callback is not None,
             hooks.list_roots_callback is not None,
         )
-        out = eras.modern_envelope(out, self._client_info, caps)
+        envelope = self._envelopes.get(asks)
+        if envelope is None:  # once per set of callbacks (they are the connection's, set when it opens)
+            envelope = self._envelopes[asks] = eras.envelope_of(self._client_info, eras.capabilities_of(*asks))
+        out = eras.modern_envelope(params, envelope, request_id if progress is not None else None)
         body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": out})
         self._logbook.request(self._connection_id, _OUT, request_id, method, len(body))
         name = params.get("name")
-        headers = eras.modern_headers(method, name if isinstance(name, str) else None)
+        headers, block = self._modern_head(method, name if isinstance(name, str) else None)
         stream = _Position(modern=True)
         clipped: list[ClipReport] = []
-        answer = await self._round_trip("POST", headers, body, request_id, progress, stream, clipped.append)
+        answer = await self._round_trip(
+            "POST", headers, body, request_id, progress, stream, clipped.append, block=block
+        )
         if answer is None:
             raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
         return _result(self._marked(answer, request_id, clipped))
+
+    def _modern_head(self, method: str, name: str | None) -> tuple[dict[str, str], str | None]:
+        """The headers of a 2026-07-28 POST of `method` (`name`: its tool), and their rendered head
+        for `Http1Client.send` (None without one): both made once per method and name (read-only),
+        at most `MODERN_HEADS` kept (issue 12, R-8.3)."""
+        key = (method, name)
+        made = self._modern_heads.get(key)
+        if made is None:
+            if len(self._modern_heads) >= MODERN_HEADS:
+                self._modern_heads.clear()
+            headers = eras.modern_headers(method, name)
+            block = self._lite.head_block("POST", headers) if self._lite is not None else None
+            made = self._modern_heads[key] = (headers, block)
+        return made
 
     async def _exchange(
         self, request_id: str, body: bytes, progress: ProgressFnT | None, stream: _Position
@@ -340,9 +362,12 @@ class RawForwarder:
         progress: ProgressFnT | None,
         stream: _Position,
         on_clip: Callable[[ClipReport], None],
+        *,
+        block: str | None = None,
     ) -> dict[str, Any] | None:
         """One exchange and its answer (`_read`); a resumption GET answered with a status of 300 or
-        more gives None (the caller counts it as a resumption that brought nothing).
+        more gives None (the caller counts it as a resumption that brought nothing). `block`: the
+        rendered head of `headers` (`Http1Client.head_block`), when the caller kept one.
 
         Over `Http1Client` without a context manager: the rest of a POST stream after its answer is
         read in the background (`Http1Client.done`, at most `DRAIN_S`, nothing kept); the answer
@@ -358,7 +383,7 @@ class RawForwarder:
                     return None
                 return await self._read(response, request_id, progress, stream)
         try:
-            raw = await lite.send(method, headers, body)
+            raw = await lite.send(method, headers, body, block=block)
         except Http1Error as exc:
             raise _transport_error(exc) from exc.__cause__
         aborted = False

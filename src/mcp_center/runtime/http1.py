@@ -109,6 +109,9 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # pyright: ignore[reportAttributeAccessIssue] - a stream transport
         self.idle_since = time.monotonic()
+        # One parser for the connection's responses, in order: only a connection whose response
+        # ended (`on_message_complete`) takes another request; a parse error closes it (issue 12).
+        self._parser = httptools.HttpResponseParser(self)
 
     def data_received(self, data: bytes) -> None:
         if not self.active or self._parser is None or self.complete:  # nothing asked: the server misbehaves
@@ -171,7 +174,6 @@ class _Connection(asyncio.Protocol):
         self.headers = {}
         self.chunks = []
         self.buffered = 0
-        self._parser = httptools.HttpResponseParser(self)
         self.transport.write(payload)
 
     def take(self) -> list[bytes]:
@@ -335,15 +337,26 @@ class Http1Client:
             return
         self._release(connection)
 
-    async def send(self, method: str, headers: Mapping[str, str], body: bytes = b"") -> Http1Response:
+    def head_block(self, method: str, headers: Mapping[str, str]) -> str:
+        """The head of a request with `headers` up to its `content-length` line, for `send(block=...)`:
+        a caller that sends the same headers again renders them once (issue 12, R-8.3)."""
+        extra = "".join([f"{k}: {v}\r\n" for k, v in headers.items()])  # a list: no generator resume per header
+        return f"{method} {self._target} HTTP/1.1\r\n{self._fixed}{extra}"
+
+    async def send(
+        self, method: str, headers: Mapping[str, str], body: bytes = b"", *, block: str | None = None
+    ) -> Http1Response:
         """Send one request; its response once its headers arrived (and its body, when it declares a
         length of at most `HELD_BODY_BYTES`). Call `done(response)` afterwards.
 
+        Args:
+            block: `head_block(method, headers)`, rendered earlier; None renders it now.
         Raises:
             Http1Error: the exchange failed (the connection is closed).
         """
-        extra = "".join([f"{k}: {v}\r\n" for k, v in headers.items()])  # a list: no generator resume per header
-        head = f"{method} {self._target} HTTP/1.1\r\n{self._fixed}{extra}content-length: {len(body)}\r\n\r\n"
+        if block is None:
+            block = self.head_block(method, headers)
+        head = f"{block}content-length: {len(body)}\r\n\r\n"
         payload = head.encode("latin-1") + body
         connection = self._reusable()
         if connection is not None:
