@@ -140,3 +140,29 @@ async def test_a_token_revoked_by_another_process_is_refused_at_the_next_direct_
     assert after.status_code == 401, after.text
     assert "not recognised" in after.json()["error"]["message"]
     assert host.taken == [True, False]  # declined by the direct route, refused by the endpoint
+
+
+async def test_a_policy_changed_by_another_process_counts_from_the_next_direct_call(host: Host) -> None:
+    """R-5.2, R-8.3: the header check and the policy of a direct `tools/call` resolve against one look
+    at the registry and the servers section, taken in the call's own event-loop step (`CatalogNow`,
+    issue 12), never one kept from an earlier call. `mcp-center policy proto add deny` (the CLI,
+    another process) also disables the server until it is confirmed again (R-1.4): the very next call
+    sent after it returned finds no such tool, and so does every call after it. (Fails when a call
+    reuses the look of an earlier one: it is then sent to the disabled server.)"""
+    env = {**os.environ, "MCP_CENTER_DATA_DIR": str(host.data)}
+
+    def policy(value: str) -> None:
+        done = subprocess.run([CLI, "policy", "proto", "add", value], env=env, capture_output=True, check=False)
+        assert done.returncode == 0, done.stderr.decode()
+
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        before = [await http.post("/mcp", json=_call(n), headers=_headers(host.token)) for n in (1, 2, 3)]
+        await anyio.to_thread.run_sync(policy, "deny")
+        denied = await http.post("/mcp", json=_call(4), headers=_headers(host.token))
+        again = await http.post("/mcp", json=_call(5), headers=_headers(host.token))
+    for served in before:  # the second and third resolved against their own step's look (`CatalogNow`)
+        assert served.status_code == 200 and served.json()["result"]["content"][0]["text"] == "3"
+    for refused in (denied, again):
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["data"]["code"] == "MCP_TOOL_NOT_FOUND"
+    assert host.taken == [True] * 5

@@ -55,7 +55,7 @@ from mcp_center.gateway._disconnects import watch_disconnect
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
 from mcp_center.models import is_object, is_request_id
 from mcp_center.runtime import Category, new_operation_id
-from mcp_center.service import Elicitor, RootsLister, Sampler
+from mcp_center.service import CatalogNow, Elicitor, RootsLister, Sampler
 
 __all__ = [
     "LEAN_METHODS",
@@ -563,6 +563,25 @@ def _param_headers(headers: Sequence[tuple[bytes, bytes]]) -> list[tuple[str, st
     ]
 
 
+def _param_rejection(
+    schema: dict[str, Any] | None,
+    arguments: dict[str, Any],
+    found: list[tuple[str, str]] | None,
+    headers: Sequence[tuple[bytes, bytes]],
+) -> dict[str, Any] | None:
+    """The SDK's refusal of a 2026-07-28 `tools/call` whose `Mcp-Param-*` headers (`found`, read
+    from `headers` when None) disagree with the tool's `x-mcp-header` annotations in `schema` (the
+    one `tools/list` showed this agent; None: the tool declares none, or is not listed), as a
+    JSON-RPC error (`mcp.shared.inbound.validate_mcp_param_headers`, the SDK's own check); None
+    when they agree. A tool without annotations (most) needs no look at the headers (issue 12)."""
+    if schema is None:
+        return None
+    if found is None:
+        found = _param_headers(headers)
+    rejection = validate_mcp_param_headers(schema, arguments, _Pairs(found))
+    return None if rejection is None else {"code": rejection.code, "message": rejection.message}
+
+
 class LeanPath:
     """Serves `LEAN_METHODS` for the endpoint (see the module docstring).
 
@@ -587,10 +606,23 @@ class LeanPath:
         status = 200
         try:
             if method == "tools/call":
-                if modern and (rejected := await self._param_rejection(request, params)) is not None:
-                    await reply.finish(_error(request_id, rejected), status=ERROR_CODE_HTTP_STATUS[rejected["code"]])
-                    return
-                called = await self._call(request, params, reply, receive)
+                # One look at the registry and the servers section for the whole call: the header
+                # check and the policy both resolve against it, in this step (issue 12, R-8.3).
+                now = self._center.mcp_catalog_now()
+                if modern:
+                    arguments: dict[str, Any] = params.get("arguments") or {}
+                    found = None if arguments else _param_headers(request.headers)
+                    if arguments or found:  # else nothing to check, as the SDK skips it
+                        if now is not None:
+                            schema = self._center.mcp_headed_schema(now, params["name"], link.server_id)
+                        else:  # may wait: `_call` then looks again itself
+                            schema = await self._center.mcp_tool_input_schema(params["name"], link.server_id)
+                        rejected = _param_rejection(schema, arguments, found, request.headers)
+                        if rejected is not None:
+                            status = ERROR_CODE_HTTP_STATUS[rejected["code"]]
+                            await reply.finish(_error(request_id, rejected), status=status)
+                            return
+                called = await self._call(request, params, reply, receive, now)
                 if called is not None:
                     body, status = called
                 elif link.gone is not None:  # its server was deleted while it ran (R-8.4)
@@ -622,27 +654,6 @@ class LeanPath:
             body = _error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"})
         await reply.finish(body, status=status)
 
-    async def _param_rejection(self, request: LeanRequest, params: dict[str, Any]) -> dict[str, Any] | None:
-        """The SDK's refusal of a 2026-07-28 `tools/call` whose `Mcp-Param-*` headers disagree with the
-        tool's `x-mcp-header` annotations (`mcp.shared.inbound.validate_mcp_param_headers`, the SDK's
-        own check, on the schema `tools/list` showed this agent), as a JSON-RPC error; None when they
-        agree. Skipped, as the SDK skips it, for a call without arguments or such headers."""
-        arguments: dict[str, Any] = params.get("arguments") or {}
-        found: list[tuple[str, str]] | None = None
-        if not arguments:
-            found = _param_headers(request.headers)
-            if not found:
-                return None
-        # The schema first: a tool without `x-mcp-header` annotations (most) needs no look at the
-        # headers, each a call per header (issue 12).
-        schema = await self._center.mcp_tool_input_schema(params["name"], request.link.server_id)
-        if schema is None:
-            return None
-        if found is None:
-            found = _param_headers(request.headers)
-        rejection = validate_mcp_param_headers(schema, arguments, _Pairs(found))
-        return None if rejection is None else {"code": rejection.code, "message": rejection.message}
-
     def _stamp(self, result: dict[str, Any], method: str) -> dict[str, Any]:
         """A 2026-07-28 result: `resultType`, the cache fields of a cacheable result, and the
         `serverInfo` `_meta` stamp, as the SDK would add them."""
@@ -659,10 +670,11 @@ class LeanPath:
         return self._stamp(dict(result), method) if modern else result
 
     async def _call(
-        self, request: LeanRequest, params: dict[str, Any], reply: _Reply, receive: Receive
+        self, request: LeanRequest, params: dict[str, Any], reply: _Reply, receive: Receive, now: CatalogNow | None
     ) -> tuple[bytes, int] | None:
-        """`tools/call` through the policy; returns the final message and its HTTP status (`_failed`),
-        or None when the agent cancelled it."""
+        """`tools/call` through the policy (resolved against `now`, `mcp_catalog_now()` of this step,
+        when not None); returns the final message and its HTTP status (`_failed`), or None when the
+        agent cancelled it."""
         request_id = request.message["id"]
         modern = request.modern
         link = request.link
@@ -720,6 +732,7 @@ class LeanPath:
                 roots=roots,
                 caller_allowed=request.caller_allowed,
                 caller=request.caller,
+                now=now,
             )
             outcome = (_response(request_id, self._finish(result, modern, "tools/call")), 200)
         except ServerRequestFailed as exc:
