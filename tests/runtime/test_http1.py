@@ -239,3 +239,46 @@ async def test_one_parser_per_connection_reads_each_framing_in_turn_and_a_prepar
         await client.aclose()
     assert read == [body + b"|k1/prepared" for body in (b"chunked-1", b"sized-2", b"chunked-3", b"sized-4")]
     assert len(set(ports)) == 1  # one TCP connection (one parser) for all four
+
+
+async def test_a_request_a_reused_connection_drops_unanswered_is_sent_once_more_on_a_new_one() -> None:
+    """A keep-alive connection the server closes before reading the next request (its idle timeout
+    racing our reuse) never ran it: the request goes once more on a new connection."""
+    served: list[int] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        number = len(served)
+        served.append(0)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                body = await reader.readexactly(length)
+                served[number] += 1
+                if number == 0 and served[number] == 2:
+                    return  # the first connection drops its second request unanswered
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = Http1Client(f"http://127.0.0.1:{port}/", {})
+    answers: list[bytes] = []
+    try:
+        for text in (b"one", b"two", b"three"):
+            with anyio.fail_after(10):
+                response = await client.send("POST", {}, text)
+                try:
+                    answers.append(await response.aread(1024))
+                finally:
+                    client.done(response)
+    finally:
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
+    assert answers == [b"one", b"two", b"three"]
+    assert served == [2, 2]  # "two" read by the first connection, dropped, then served by a new one
