@@ -20,6 +20,7 @@ import httpx2
 import pytest
 
 from mcp_center.api.security import MAX_BODY_BYTES
+from mcp_center.config.jsonsafe import MAX_DEPTH
 from tests.servers.protocol_upstream import make_protocol_server
 from tests.support.cli import CLI
 from tests.support.composed import composed_host
@@ -166,3 +167,25 @@ async def test_a_policy_changed_by_another_process_counts_from_the_next_direct_c
         assert refused.status_code == 400, refused.text
         assert refused.json()["error"]["data"]["code"] == "MCP_TOOL_NOT_FOUND"
     assert host.taken == [True] * 5
+
+
+async def test_arguments_nested_too_deep_are_refused_although_shallow_bodies_skip_the_walk(host: Host) -> None:
+    """R-7.3, R-8.3: a direct call's arguments are not walked again when its body is too shallow to
+    nest beyond `jsonsafe.MAX_DEPTH` (`fastpath.shallow`: orjson already refused every other unsafe
+    value); a body nested deeper still gets `TEXT_INVALID` (in `CONFIG_INVALID`), never sent on."""
+    deep: object = 1
+    for _ in range(MAX_DEPTH + 1):
+        deep = [deep]
+    call = _call(1)
+    call["params"]["arguments"] = {"a": 1, "b": deep}
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        refused = await http.post("/mcp", json=call, headers=_headers(host.token))
+        served = await http.post("/mcp", json=_call(2), headers=_headers(host.token))
+    assert refused.status_code == 200, refused.text
+    result = refused.json()["result"]
+    assert result["isError"] is True
+    error = result["_meta"]["mcp-center/error"]
+    assert error["code"] == "CONFIG_INVALID", result
+    assert error["details"]["errors"][0]["code"] == "TEXT_INVALID", error
+    assert served.json()["result"]["content"][0]["text"] == "3"
+    assert host.taken == [True, True]

@@ -106,6 +106,7 @@ class GatewayUseCases:
         caller_allowed: Callable[[], bool] | None = None,
         caller: Mapping[str, Any] | None = None,
         now: CatalogNow | None = None,
+        arguments_safe: bool = False,
     ) -> Coroutine[Any, Any, dict[str, Any]]:
         """`mcp_call_tool` for the lean path: the same policy, the server's `CallToolResult` JSON as it
         came (bounded, R-3.9; R-8.1, R-8.3).
@@ -118,6 +119,8 @@ class GatewayUseCases:
             sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
             now: `mcp_catalog_now()` of this same step (nothing awaited since), or None.
+            arguments_safe: `arguments` is known to be safe JSON (parsed by `orjson` from a body too
+                shallow to nest beyond `jsonsafe.MAX_DEPTH`): `check_json_safe` is not run again.
         Raises:
             As `mcp_call_tool`; ServerRequestFailed with `rpc_error` when the server answered a JSON-RPC error.
         """
@@ -136,6 +139,7 @@ class GatewayUseCases:
             caller_allowed=caller_allowed,
             caller=caller,
             now=now,
+            arguments_safe=arguments_safe,
         )
 
     def mcp_cancel_call(self, operation_id: str) -> None:

@@ -130,6 +130,7 @@ class ToolCalls(AgentCatalog):
         caller_allowed: Callable[[], bool] | None = None,
         caller: Mapping[str, Any] | None = None,
         now: CatalogNow | None = None,
+        arguments_safe: bool = False,
     ) -> dict[str, Any]:
         """`call_result` for the gateway's lean path: the same policy, the raw result (R-8.1, R-8.3).
 
@@ -137,6 +138,7 @@ class ToolCalls(AgentCatalog):
             name: The exposed name, or with `server_id` the server's own tool name (`/mcp/{id}`, R-8.4).
             now: `catalog_now()`, taken by the caller in this same event-loop step (nothing awaited
                 since): the call resolves against it instead of looking again; None: looks itself.
+            arguments_safe: The caller knows `arguments` is safe JSON (`check_json_safe` would pass).
             meta: The agent's `_meta` (its `progressToken` is replaced by ours when `progress` is given).
             sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
@@ -148,7 +150,7 @@ class ToolCalls(AgentCatalog):
             JSON-RPC error.
         """
         entry, args, op_id, policy = await self._admit(
-            name, arguments, operation_id, caller_allowed, server_id, caller=caller, now=now
+            name, arguments, operation_id, caller_allowed, server_id, caller=caller, now=now, safe=arguments_safe
         )
         if sampler is not None and policy == "ask":
             sampler = self._approved_sampler(sampler, entry, op_id)
@@ -205,16 +207,18 @@ class ToolCalls(AgentCatalog):
         server_id: str | None = None,
         caller: Mapping[str, Any] | None = None,
         now: CatalogNow | None = None,
+        safe: bool = False,
     ) -> tuple[RegisteredTool, dict[str, Any], str, str]:
         """Check a call against the user's settings and wait for its approval (R-5.2, R-5.3);
-        `now`: see `forward_call`.
+        `now`, `safe` (`arguments_safe`): see `forward_call`.
 
         Returns:
             `(tool, arguments, operation id, policy)`.
         """
         if arguments is None:
             arguments = {}
-        check_json_safe(arguments, "arguments")
+        if not safe:
+            check_json_safe(arguments, "arguments")
         if not isinstance(arguments, dict):
             raise invalid_field("arguments", "FIELD_INVALID", "must be a JSON object")
         args = cast(dict[str, Any], arguments)
