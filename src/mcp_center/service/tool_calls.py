@@ -161,7 +161,7 @@ class ToolCalls(AgentCatalog):
             kept = {k: v for k, v in meta.items() if k != "progressToken" and k not in ENVELOPE_KEYS}
             if kept:
                 params["_meta"] = kept
-        async with self._interactions.tracking(
+        tracking = self._interactions.tracking(
             server_id=entry.server_id,
             tool=entry.tool.name,
             arguments=args,
@@ -171,10 +171,20 @@ class ToolCalls(AgentCatalog):
             elicitor=elicitor,
             sampler=sampler,
             roots=roots,
-        ):
-            return await self._manager.forward(
+        )
+        # `async with tracking:` spelt out, so that a call no card waits on ends without the
+        # coroutines of `__aenter__`, `__aexit__` and the broker's `_untrack` (issue 12, R-8.3).
+        tracking.enter()
+        try:
+            result = await self._manager.forward(
                 entry.server_id, "tools/call", params, operation_id=op_id, progress=progress
             )
+        except BaseException as exc:
+            await tracking.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        if not tracking.leave_at_once():
+            await tracking.__aexit__(None, None, None)
+        return result
 
     def cancel_forwarded(self, operation_id: str) -> None:
         """Cancel the `forward_call` running (or about to run) as `operation_id`, for its agent (R-3.8,
