@@ -82,6 +82,21 @@ async def test_a_body_of_a_declared_length_within_the_bound_is_read_at_once() ->
                 assert await response.read_declared(9) is None  # over the bound: nothing read
                 assert await response.read_declared(10) == b"0123456789"
                 assert await response.aread(1024) == b""  # nothing left
+            async with client.request("POST", {}, b"abcdef") as response:
+                # Held until whole (`HELD_BODY_BYTES`): there at once, without a wait (issue 12).
+                assert response.whole_body(5) is None  # over the bound: nothing read
+                assert response.whole_body(6) == b"abcdef"
+                assert await response.aread(1024) == b""
+        await client.aclose()
+
+
+async def test_a_body_still_arriving_is_not_whole() -> None:
+    async with serve_loopback(_app([])) as base:
+        client = Http1Client(f"{base}/stream", {})
+        with anyio.fail_after(10):
+            async with client.request("GET", {}) as response:
+                assert response.whole_body(1 << 20) is None  # no declared length: left to the reader
+                assert await response.aread(1024) == b"data: 0\n\ndata: 1\n\ndata: 2\n\n"
         await client.aclose()
 
 

@@ -137,6 +137,15 @@ class RawForwarder:
         self.era = eras.EraChoice()
         """Which of this connection's tools go as 2026-07-28 requests (`runtime/eras.py`)."""
         self._client_info = CLIENT_INFO.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self._whole_bound = (
+            MAX_MESSAGE_BYTES
+            if read_limits is None
+            else min(
+                MAX_MESSAGE_BYTES, read_limits.max_message_bytes, read_limits.max_string_bytes, read_limits.max_tokens
+            )
+        )
+        """The largest JSON answer read whole at once (`_round_trip`): one the read cap cannot cut (no
+        string, message or token count can exceed its limits), or the read bound without a cap."""
         self._envelopes: dict[tuple[bool, bool, bool], dict[str, Any]] = {}
         """Our 2026-07-28 `_meta` envelope (`eras.envelope_of`) per set of callbacks (read-only)."""
         self._modern_heads: dict[tuple[str, str | None], tuple[dict[str, str], str | None]] = {}
@@ -392,6 +401,12 @@ class RawForwarder:
                 await self._note(raw, headers)
             if method == "GET" and raw.status_code >= 300:
                 return None
+            if raw.status_code == 200 and _media_type(raw.headers) != "text/event-stream":
+                # A JSON answer already whole and below every limit of the read cap (most answers):
+                # read here, as `_read` would, without its and the clipper's coroutines (issue 12, R-8.3).
+                data = raw.whole_body(self._whole_bound)
+                if data is not None:
+                    return self._json_answer(raw.status_code, data)
             response: _Response = raw if self._limits is None else _ClippedResponse(raw, self._limits, on_clip)
             return await self._read(response, request_id, progress, stream, drain=False)
         except Http1Error as exc:
@@ -459,7 +474,7 @@ class RawForwarder:
         when an SSE stream ended without it (`stream` then says where to resume). With `drain`, the
         rest of the stream is read here."""
         status = response.status_code
-        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        content_type = _media_type(response.headers)
         if status == 404 and not stream.modern and self._session_id() is not None:
             raise MCPError(code=types.INVALID_REQUEST, message="Session terminated")
         if content_type == "text/event-stream" and status < 300:
@@ -488,7 +503,14 @@ class RawForwarder:
                         return message
                     await self._interim(message, request_id, progress, stream)
             return None
-        data = await response.aread(MAX_MESSAGE_BYTES)
+        return self._json_answer(status, await response.aread(MAX_MESSAGE_BYTES))
+
+    def _json_answer(self, status: int, data: bytes) -> dict[str, Any]:
+        """The JSON-RPC answer in the JSON body `data` of a response with HTTP `status` (`_read`).
+
+        Raises:
+            MCPError: no answer in it (INTERNAL_ERROR, naming a 202 or the status).
+        """
         try:
             answer: dict[str, Any] | None = orjson.loads(data) if data else None  # checked exactly below
         except orjson.JSONDecodeError:
@@ -728,6 +750,11 @@ class _SseParser:
                     retry = int(value)
             events.append((event_id, retry, "\n".join(data)))
         return events
+
+
+def _media_type(headers: Mapping[str, str]) -> str:
+    """The media type of a response's `content-type` (lower case, no parameters)."""
+    return headers.get("content-type", "").partition(";")[0].strip().lower()
 
 
 def _result(message: dict[str, Any]) -> dict[str, Any]:

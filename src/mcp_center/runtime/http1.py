@@ -272,6 +272,19 @@ class Http1Response:
         """The whole body (at most `limit` bytes)."""
         return b"".join([chunk async for chunk in self.aiter_bytes(limit)])
 
+    def whole_body(self, at_most: int) -> bytes | None:
+        """The whole body when it has arrived already and declares a `content-length` of at most
+        `at_most` bytes (a held body, usually: see the module docstring); None otherwise, and nothing
+        is read. No coroutine: a forwarded call's answer is read in the step that woke its caller."""
+        connection = self._connection
+        if not connection.complete or connection.error is not None:
+            return None
+        declared = self.headers.get("content-length")
+        if declared is None or not declared.isdigit() or int(declared) > at_most:
+            return None
+        chunks = connection.take()
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
     async def read_declared(self, at_most: int) -> bytes | None:
         """The whole body, when the response declares a `content-length` of at most `at_most` bytes
         (waiting for the rest of it); None otherwise, and nothing is read.
