@@ -163,7 +163,9 @@ class RawForwarder:
     ) -> dict[str, Any]:
         """Send `method` with `params` and return the server's `result` object.
 
-        A `tools/call` goes as a 2026-07-28 request when `era` says so (`_modern_call`); the first
+        A `tools/call` goes as a 2026-07-28 request when `era` says so (`_modern_call` for the rounds
+        of an `input_required` answer; a tool that asked without a back-channel is pinned to the
+        session, one refused before it ran goes over the session at once); the first
         `tools/call` of a connection asks the server which versions it speaks (`server/discover`).
 
         Raises:
@@ -177,9 +179,18 @@ class RawForwarder:
             if self.era.wants_probe():
                 await self._discover()
             if self.era.modern_for(name):
-                try:
-                    return await self._modern_call(dict(params or {}), progress)
+                given: Mapping[str, Any] = params or {}
+                try:  # `_modern_call`'s first round in line: one coroutine frame less per call (issue 12)
+                    result = await self._modern_once("tools/call", given, progress)
+                    if result.get("resultType") == "input_required":
+                        result = await self._modern_call(given, result, progress)
+                    return eras.session_shaped(result)
                 except MCPError as exc:
+                    if eras.is_no_back_channel(exc.error.code, exc.error.message):
+                        self.era.pin(name)
+                        detail = f"'{name}' asked the client without a back-channel; its calls now use the session"
+                        self._logbook.note(self._connection_id, "tools/call", "era_fallback", detail)
+                        raise
                     if not eras.refused_before_running(exc.error.code):
                         raise
                     self._refused(str(name), exc)
@@ -222,27 +233,18 @@ class RawForwarder:
             self.era.probing = False
         self.era.speaks_modern = speaks
 
-    async def _modern_call(self, params: dict[str, Any], progress: ProgressFnT | None) -> dict[str, Any]:
-        """A `tools/call` as 2026-07-28 requests: re-sent with the answers while the server answers
-        `input_required` (at most `eras.INPUT_ROUNDS` times), the final result in the session's shape.
+    async def _modern_call(
+        self, params: Mapping[str, Any], result: dict[str, Any], progress: ProgressFnT | None
+    ) -> dict[str, Any]:
+        """The rounds of a 2026-07-28 `tools/call` after its first (`request`), whose `result` was
+        `input_required`: re-sent with the answers while the server answers so (at most
+        `eras.INPUT_ROUNDS` rounds in all); the final result as the server gave it.
 
         Raises:
             MCPError: the server's JSON-RPC error; a callback's refusal of an input request; too
                 many rounds (INTERNAL_ERROR).
         """
-        name = params.get("name")
-        sent = params
-        for _round in range(eras.INPUT_ROUNDS + 1):
-            try:
-                result = await self._modern_once("tools/call", sent, progress)
-            except MCPError as exc:
-                if eras.is_no_back_channel(exc.error.code, exc.error.message):
-                    self.era.pin(name)
-                    detail = f"'{name}' asked the client without a back-channel; its calls now use the session"
-                    self._logbook.note(self._connection_id, "tools/call", "era_fallback", detail)
-                raise
-            if result.get("resultType") != "input_required":
-                return eras.session_shaped(result)
+        for _round in range(eras.INPUT_ROUNDS):
             asked: object = result.get("inputRequests")
             answers: dict[str, Any] = {}
             for key, request in cast(dict[str, Any], asked if isinstance(asked, dict) else {}).items():
@@ -254,6 +256,9 @@ class RawForwarder:
                 sent["inputResponses"] = answers
             if isinstance(result.get("requestState"), str):
                 sent["requestState"] = result["requestState"]
+            result = await self._modern_once("tools/call", sent, progress)
+            if result.get("resultType") != "input_required":
+                return result
         raise MCPError(
             code=types.INTERNAL_ERROR,
             message=f"the server asked for input more than {eras.INPUT_ROUNDS} times for one call",
@@ -277,7 +282,9 @@ class RawForwarder:
             raise MCPError(code=outcome.code, message=outcome.message, data=outcome.data)
         return outcome
 
-    async def _modern_once(self, method: str, params: dict[str, Any], progress: ProgressFnT | None) -> dict[str, Any]:
+    async def _modern_once(
+        self, method: str, params: Mapping[str, Any], progress: ProgressFnT | None
+    ) -> dict[str, Any]:
         """One 2026-07-28 request and its `result` (no session, no resumption: a stream that ends
         without the answer is CONNECTION_CLOSED).
 
