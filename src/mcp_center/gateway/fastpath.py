@@ -36,7 +36,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
-from collections.abc import Awaitable, Callable, ItemsView, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -45,7 +45,7 @@ import mcp_types as types
 import orjson
 import pydantic
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, validate_mcp_param_headers
+from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from mcp_types.methods import parse_client_request
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from starlette.types import Receive, Send
@@ -53,6 +53,7 @@ from starlette.types import Receive, Send
 from mcp_center.config.jsonsafe import MAX_DEPTH
 from mcp_center.errors import AgentRequestFailed, CallCancelled, CenterError, NotFound, ServerRequestFailed
 from mcp_center.gateway._disconnects import watch_disconnect
+from mcp_center.gateway.refusals import param_headers, param_rejection
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
 from mcp_center.models import is_object, is_request_id
 from mcp_center.runtime import Category, new_operation_id
@@ -290,7 +291,7 @@ class LeanRequest:
     only when a card reads it, R-5.3)."""
     headers: Sequence[tuple[bytes, bytes]] = ()
     """The request's headers as ASGI gives them (lower-case names): a 2026-07-28 `tools/call`'s
-    `Mcp-Param-*` headers are checked against the tool's schema (`_param_rejection`)."""
+    `Mcp-Param-*` headers are checked against the tool's schema (`refusals.param_rejection`)."""
     response_headers: Sequence[tuple[bytes, bytes]] = ()
     """Headers every answer to it carries after our own: in a session, its `mcp-session-id`, as
     each of the SDK's answers in a session does (built once per session by the endpoint)."""
@@ -503,30 +504,6 @@ class _Reply:
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-_PARAM_PREFIX = b"mcp-param-"
-
-
-class _Pairs(Mapping[str, str]):
-    """Header pairs as the mapping `validate_mcp_param_headers` reads: its `items()` keeps a header
-    given twice (the SDK refuses that), as Starlette's `Headers` does."""
-
-    def __init__(self, pairs: list[tuple[str, str]]) -> None:
-        self._pairs = pairs
-        self._first = dict(reversed(pairs))
-
-    def __getitem__(self, key: str) -> str:
-        return self._first[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._first)
-
-    def __len__(self) -> int:
-        return len(self._first)
-
-    def items(self) -> ItemsView[str, str]:  # pyright: ignore[reportIncompatibleMethodOverride] - duplicates kept
-        return cast("ItemsView[str, str]", self._pairs)
-
-
 def _response(request_id: object, result: Mapping[str, Any]) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
@@ -569,32 +546,6 @@ def _failed(request_id: object, error: Mapping[str, Any], modern: bool) -> tuple
     return _error(request_id, error), status
 
 
-def _param_headers(headers: Sequence[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
-    """The request's `Mcp-Param-*` headers (lower-case names), as `validate_mcp_param_headers` reads them."""
-    return [
-        (name.decode("latin-1"), value.decode("latin-1")) for name, value in headers if name.startswith(_PARAM_PREFIX)
-    ]
-
-
-def _param_rejection(
-    schema: dict[str, Any] | None,
-    arguments: dict[str, Any],
-    found: list[tuple[str, str]] | None,
-    headers: Sequence[tuple[bytes, bytes]],
-) -> dict[str, Any] | None:
-    """The SDK's refusal of a 2026-07-28 `tools/call` whose `Mcp-Param-*` headers (`found`, read
-    from `headers` when None) disagree with the tool's `x-mcp-header` annotations in `schema` (the
-    one `tools/list` showed this agent; None: the tool declares none, or is not listed), as a
-    JSON-RPC error (`mcp.shared.inbound.validate_mcp_param_headers`, the SDK's own check); None
-    when they agree. A tool without annotations (most) needs no look at the headers (issue 12)."""
-    if schema is None:
-        return None
-    if found is None:
-        found = _param_headers(headers)
-    rejection = validate_mcp_param_headers(schema, arguments, _Pairs(found))
-    return None if rejection is None else {"code": rejection.code, "message": rejection.message}
-
-
 class LeanPath:
     """Serves `LEAN_METHODS` for the endpoint (see the module docstring).
 
@@ -624,13 +575,13 @@ class LeanPath:
                 now = self._center.mcp_catalog_now()
                 if modern:
                     arguments: dict[str, Any] = params.get("arguments") or {}
-                    found = None if arguments else _param_headers(request.headers)
+                    found = None if arguments else param_headers(request.headers)
                     if arguments or found:  # else nothing to check, as the SDK skips it
                         if now is not None:
                             schema = self._center.mcp_headed_schema(now, params["name"], link.server_id)
                         else:  # may wait: `_call` then looks again itself
                             schema = await self._center.mcp_tool_input_schema(params["name"], link.server_id)
-                        rejected = _param_rejection(schema, arguments, found, request.headers)
+                        rejected = param_rejection(schema, arguments, found, request.headers)
                         if rejected is not None:
                             status = ERROR_CODE_HTTP_STATUS[rejected["code"]]
                             await reply.finish(_error(request_id, rejected), status=status)
