@@ -301,6 +301,9 @@ async def measure(args: argparse.Namespace, serves: list[Serve], work: Path) -> 
                 await window(serve, args.calls, profile=True)
                 wait_file(prof)
                 serve.result.update(profile_summary(prof, args.calls, args.top))
+                if args.keep_pstats:
+                    kept = Path(args.keep_pstats) / f"profile-{serves.index(serve)}.pstats"
+                    kept.write_bytes(prof.read_bytes())
 
 
 def start(args: argparse.Namespace, src: str, up_port: int, work: Path, started: list[Any]) -> Serve:
@@ -352,6 +355,7 @@ def main() -> int:
     parser.add_argument("--no-cprofile", action="store_true")
     parser.add_argument("--callgrind", action="store_true", help="count instructions per call instead (slow)")
     parser.add_argument("--json", default=None, help="write the results here too")
+    parser.add_argument("--keep-pstats", default=None, help="copy each serve's pstats here (profile-<i>.pstats)")
     args = parser.parse_args()
     CONCURRENCY[0] = args.concurrency
     srcs = args.host_src or [str(Path(__file__).resolve().parents[2] / "src")]

@@ -19,6 +19,7 @@ import httpx2
 import pytest
 
 from mcp_center.api.security import MAX_BODY_BYTES
+from mcp_center.config.jsonsafe import MAX_DEPTH
 from tests.servers.protocol_upstream import make_protocol_server
 from tests.support.cli import run_cli_process
 from tests.support.composed import composed_host
@@ -139,3 +140,51 @@ async def test_a_token_revoked_by_another_process_is_refused_at_the_next_direct_
     assert after.status_code == 401, after.text
     assert "not recognised" in after.json()["error"]["message"]
     assert host.taken == [True, False]  # declined by the direct route, refused by the endpoint
+
+
+async def test_a_policy_changed_by_another_process_counts_from_the_next_direct_call(host: Host) -> None:
+    """R-5.2, R-8.3: the header check and the policy of a direct `tools/call` resolve against one look
+    at the registry and the servers section, taken in the call's own event-loop step (`CatalogNow`,
+    issue 12), never one kept from an earlier call. `mcp-center policy proto add deny` (the CLI,
+    another process) also disables the server until it is confirmed again (R-1.4): the very next call
+    sent after it returned finds no such tool, and so does every call after it. (Fails when a call
+    reuses the look of an earlier one: it is then sent to the disabled server.)"""
+    env = {**os.environ, "MCP_CENTER_DATA_DIR": str(host.data)}
+
+    def policy(value: str) -> None:
+        done = run_cli_process("policy", "proto", "add", value, env=env)
+        assert done.returncode == 0, done.stderr
+
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        before = [await http.post("/mcp", json=_call(n), headers=_headers(host.token)) for n in (1, 2, 3)]
+        await anyio.to_thread.run_sync(policy, "deny")
+        denied = await http.post("/mcp", json=_call(4), headers=_headers(host.token))
+        again = await http.post("/mcp", json=_call(5), headers=_headers(host.token))
+    for served in before:  # the second and third resolved against their own step's look (`CatalogNow`)
+        assert served.status_code == 200 and served.json()["result"]["content"][0]["text"] == "3"
+    for refused in (denied, again):
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["data"]["code"] == "MCP_TOOL_NOT_FOUND"
+    assert host.taken == [True] * 5
+
+
+async def test_arguments_nested_too_deep_are_refused_although_shallow_bodies_skip_the_walk(host: Host) -> None:
+    """R-7.3, R-8.3: a direct call's arguments are not walked again when its body is too shallow to
+    nest beyond `jsonsafe.MAX_DEPTH` (`fastpath.shallow`: orjson already refused every other unsafe
+    value); a body nested deeper still gets `TEXT_INVALID` (in `CONFIG_INVALID`), never sent on."""
+    deep: object = 1
+    for _ in range(MAX_DEPTH + 1):
+        deep = [deep]
+    call = _call(1)
+    call["params"]["arguments"] = {"a": 1, "b": deep}
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        refused = await http.post("/mcp", json=call, headers=_headers(host.token))
+        served = await http.post("/mcp", json=_call(2), headers=_headers(host.token))
+    assert refused.status_code == 200, refused.text
+    result = refused.json()["result"]
+    assert result["isError"] is True
+    error = result["_meta"]["mcp-center/error"]
+    assert error["code"] == "CONFIG_INVALID", result
+    assert error["details"]["errors"][0]["code"] == "TEXT_INVALID", error
+    assert served.json()["result"]["content"][0]["text"] == "3"
+    assert host.taken == [True, True]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import pytest
 
-from mcp_center.runtime import CallDeadlines
+from mcp_center.runtime import CallDeadlines, PausableDeadline
+from mcp_center.runtime.operations import Operations
 
 pytestmark = pytest.mark.anyio
 
@@ -100,3 +102,31 @@ async def test_without_extend_the_deadline_expires_at_its_timeout_and_not_by_the
     with board.deadline("conn", 0.2, max_total_s=5.0) as deadline:
         await anyio.sleep_forever()
     assert deadline.expired and not deadline.total_reached
+
+
+async def test_a_riding_deadline_ends_with_its_block_and_expires_through_the_admission() -> None:
+    """Issue 12: a deadline riding an admission's scope is a timer of the loop that cancels that
+    scope. Its block ending stops the timer, so the rest of the admission's block runs unbounded;
+    expiring inside the block ends the admission with the deadline's own error."""
+    board = CallDeadlines()
+    operations = Operations()
+
+    def timed_out(deadline: PausableDeadline) -> BaseException:
+        return TimeoutError(f"expired after {deadline.timeout_s} s")
+
+    with anyio.fail_after(5):
+        admission = operations.admit(None)
+        with admission:
+            with board.deadline("conn", 0.1, riding=admission, expiry=timed_out):
+                await anyio.lowlevel.checkpoint()
+            await anyio.sleep(0.3)  # past the deadline: its timer was stopped with its block
+        admission = operations.admit(None)
+        started = anyio.current_time()
+        with (
+            pytest.raises(TimeoutError, match=r"expired after 0\.1 s"),
+            admission,
+            board.deadline("conn", 0.1, riding=admission, expiry=timed_out) as deadline,
+        ):
+            await anyio.sleep(10)
+    assert deadline.expired
+    assert 0.08 <= anyio.current_time() - started < 2

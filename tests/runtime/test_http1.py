@@ -82,6 +82,11 @@ async def test_a_body_of_a_declared_length_within_the_bound_is_read_at_once() ->
                 assert await response.read_declared(9) is None  # over the bound: nothing read
                 assert await response.read_declared(10) == b"0123456789"
                 assert await response.aread(1024) == b""  # nothing left
+            async with client.request("POST", {}, b"abcdef") as response:
+                # Held until whole (`HELD_BODY_BYTES`): there at once, without a wait (issue 12).
+                assert response.whole_body(5) is None  # over the bound: nothing read
+                assert response.whole_body(6) == b"abcdef"
+                assert await response.aread(1024) == b""
         await client.aclose()
 
 
@@ -91,6 +96,7 @@ async def test_a_body_of_no_declared_length_is_left_to_the_reader() -> None:
         with anyio.fail_after(10):
             async with client.request("GET", {}) as response:
                 assert "content-length" not in response.headers  # streamed (chunked)
+                assert response.whole_body(1 << 20) is None  # nothing whole to take at once
                 assert await response.read_declared(1024) is None
                 assert await response.aread(1024) == b"data: 0\n\ndata: 1\n\ndata: 2\n\n"
         await client.aclose()
@@ -200,3 +206,85 @@ async def test_a_reader_waiting_on_a_head_is_woken_once_a_small_declared_body_is
         assert connection.complete is (not woken_by_head or b"chunked" in head)
     finally:
         waiting.close()
+
+
+async def test_one_parser_per_connection_reads_each_framing_in_turn_and_a_prepared_head_is_the_same_request() -> None:
+    """Issue 12: a connection parses its responses with one parser (made when it connects), so a
+    chunked answer followed by one of declared length, and the reverse, on the same connection are
+    each read whole; `send(block=head_block(...))` sends what `send` with the headers sends."""
+    ports: list[int] = []
+
+    async def answer(request: Request) -> Response:
+        assert request.client is not None
+        ports.append(request.client.port)
+        body = await request.body()
+        seen = request.headers.get("x-api-key", "") + "/" + request.headers.get("x-kind", "")
+        if body.startswith(b"chunked"):
+
+            async def pieces() -> AsyncIterator[bytes]:
+                for piece in (body, b"|", seen.encode()):
+                    yield piece
+
+            return StreamingResponse(pieces(), media_type="text/plain")
+        return Response(body + b"|" + seen.encode())
+
+    app = Starlette(routes=[Route("/answer", answer, methods=["POST"])])
+    async with serve_loopback(app) as base:
+        client = Http1Client(f"{base}/answer", {"X-Api-Key": "k1"})
+        headers = {"x-kind": "prepared"}
+        block = client.head_block("POST", headers)
+        read: list[bytes] = []
+        for n, body in enumerate((b"chunked-1", b"sized-2", b"chunked-3", b"sized-4")):
+            with anyio.fail_after(10):
+                response = await client.send("POST", headers, body, block=block if n % 2 else None)
+                try:
+                    assert response.status_code == 200
+                    read.append(await response.aread(1024))
+                finally:
+                    client.done(response)
+        await client.aclose()
+    assert read == [body + b"|k1/prepared" for body in (b"chunked-1", b"sized-2", b"chunked-3", b"sized-4")]
+    assert len(set(ports)) == 1  # one TCP connection (one parser) for all four
+
+
+async def test_a_request_a_reused_connection_drops_unanswered_is_sent_once_more_on_a_new_one() -> None:
+    """A keep-alive connection the server closes before reading the next request (its idle timeout
+    racing our reuse) never ran it: the request goes once more on a new connection."""
+    served: list[int] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        number = len(served)
+        served.append(0)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                body = await reader.readexactly(length)
+                served[number] += 1
+                if number == 0 and served[number] == 2:
+                    return  # the first connection drops its second request unanswered
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = Http1Client(f"http://127.0.0.1:{port}/", {})
+    answers: list[bytes] = []
+    try:
+        for text in (b"one", b"two", b"three"):
+            with anyio.fail_after(10):
+                response = await client.send("POST", {}, text)
+                try:
+                    answers.append(await response.aread(1024))
+                finally:
+                    client.done(response)
+    finally:
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
+    assert answers == [b"one", b"two", b"three"]
+    assert served == [2, 2]  # "two" read by the first connection, dropped, then served by a new one

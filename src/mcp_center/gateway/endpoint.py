@@ -69,6 +69,7 @@ from mcp_center.gateway.fastpath import (
     is_lean,
     is_modern,
     parsed_unlike_sdk,
+    shallow,
 )
 from mcp_center.gateway.refusals import read_headers, sdk_refuses, sdk_refuses_read
 from mcp_center.gateway.server import GATEWAY_PATH, CallerCard, Gateway, scope_of_path
@@ -429,6 +430,7 @@ class GatewayEndpoint:
         if sdk_refuses_read(found, message, *read):
             return None  # `__call__`'s checks (bad_version ... _modern_lean) in one pass
         lean = self._modern_lean_request(message, None, named, headers, read[2])
+        lean.safe_json = shallow(body)
         token_id = named[0]
         return lambda receive, send: self._serve_direct(arrival, token_id, lean, receive, send)
 

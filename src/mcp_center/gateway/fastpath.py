@@ -36,7 +36,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
-from collections.abc import Awaitable, Callable, ItemsView, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -45,17 +45,19 @@ import mcp_types as types
 import orjson
 import pydantic
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, validate_mcp_param_headers
+from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from mcp_types.methods import parse_client_request
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from starlette.types import Receive, Send
 
+from mcp_center.config.jsonsafe import MAX_DEPTH
 from mcp_center.errors import AgentRequestFailed, CallCancelled, CenterError, NotFound, ServerRequestFailed
 from mcp_center.gateway._disconnects import watch_disconnect
+from mcp_center.gateway.refusals import param_headers, param_rejection
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
 from mcp_center.models import is_object, is_request_id
 from mcp_center.runtime import Category, new_operation_id
-from mcp_center.service import Elicitor, RootsLister, Sampler
+from mcp_center.service import CatalogNow, Elicitor, RootsLister, Sampler
 
 __all__ = [
     "LEAN_METHODS",
@@ -70,6 +72,7 @@ __all__ = [
     "parsed_unlike_sdk",
     "revoked_error",
     "sdk_params_refused",
+    "shallow",
 ]
 
 logger = logging.getLogger(__name__)
@@ -288,10 +291,21 @@ class LeanRequest:
     only when a card reads it, R-5.3)."""
     headers: Sequence[tuple[bytes, bytes]] = ()
     """The request's headers as ASGI gives them (lower-case names): a 2026-07-28 `tools/call`'s
-    `Mcp-Param-*` headers are checked against the tool's schema (`_param_rejection`)."""
+    `Mcp-Param-*` headers are checked against the tool's schema (`refusals.param_rejection`)."""
     response_headers: Sequence[tuple[bytes, bytes]] = ()
     """Headers every answer to it carries after our own: in a session, its `mcp-session-id`, as
     each of the SDK's answers in a session does (built once per session by the endpoint)."""
+    safe_json: bool = False
+    """Its body was parsed by `orjson` and is `shallow`: every value in it is JSON the host can store
+    and send on (`config.jsonsafe`), so a `tools/call`'s arguments need no second walk."""
+
+
+def shallow(body: bytes) -> bool:
+    """Whether a JSON `body` has too few opening brackets to nest deeper than `jsonsafe.MAX_DEPTH`.
+    With `orjson`'s parse (which refuses lone surrogates, invalid UTF-8, NaN and infinities, as
+    `check_json_safe` would) that makes the whole message safe JSON (`LeanRequest.safe_json`):
+    two `bytes.count`s instead of a walk of every argument per call (issue 12, R-7.3, R-8.3)."""
+    return body.count(b"[") + body.count(b"{") <= MAX_DEPTH
 
 
 def _key(request_id: object) -> object:
@@ -490,30 +504,6 @@ class _Reply:
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-_PARAM_PREFIX = b"mcp-param-"
-
-
-class _Pairs(Mapping[str, str]):
-    """Header pairs as the mapping `validate_mcp_param_headers` reads: its `items()` keeps a header
-    given twice (the SDK refuses that), as Starlette's `Headers` does."""
-
-    def __init__(self, pairs: list[tuple[str, str]]) -> None:
-        self._pairs = pairs
-        self._first = dict(reversed(pairs))
-
-    def __getitem__(self, key: str) -> str:
-        return self._first[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._first)
-
-    def __len__(self) -> int:
-        return len(self._first)
-
-    def items(self) -> ItemsView[str, str]:  # pyright: ignore[reportIncompatibleMethodOverride] - duplicates kept
-        return cast("ItemsView[str, str]", self._pairs)
-
-
 def _response(request_id: object, result: Mapping[str, Any]) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
@@ -556,13 +546,6 @@ def _failed(request_id: object, error: Mapping[str, Any], modern: bool) -> tuple
     return _error(request_id, error), status
 
 
-def _param_headers(headers: Sequence[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
-    """The request's `Mcp-Param-*` headers (lower-case names), as `validate_mcp_param_headers` reads them."""
-    return [
-        (name.decode("latin-1"), value.decode("latin-1")) for name, value in headers if name.startswith(_PARAM_PREFIX)
-    ]
-
-
 class LeanPath:
     """Serves `LEAN_METHODS` for the endpoint (see the module docstring).
 
@@ -587,10 +570,23 @@ class LeanPath:
         status = 200
         try:
             if method == "tools/call":
-                if modern and (rejected := await self._param_rejection(request, params)) is not None:
-                    await reply.finish(_error(request_id, rejected), status=ERROR_CODE_HTTP_STATUS[rejected["code"]])
-                    return
-                called = await self._call(request, params, reply, receive)
+                # One look at the registry and the servers section for the whole call: the header
+                # check and the policy both resolve against it, in this step (issue 12, R-8.3).
+                now = self._center.mcp_catalog_now()
+                if modern:
+                    arguments: dict[str, Any] = params.get("arguments") or {}
+                    found = None if arguments else param_headers(request.headers)
+                    if arguments or found:  # else nothing to check, as the SDK skips it
+                        if now is not None:
+                            schema = self._center.mcp_headed_schema(now, params["name"], link.server_id)
+                        else:  # may wait: `_call` then looks again itself
+                            schema = await self._center.mcp_tool_input_schema(params["name"], link.server_id)
+                        rejected = param_rejection(schema, arguments, found, request.headers)
+                        if rejected is not None:
+                            status = ERROR_CODE_HTTP_STATUS[rejected["code"]]
+                            await reply.finish(_error(request_id, rejected), status=status)
+                            return
+                called = await self._call(request, params, reply, receive, now)
                 if called is not None:
                     body, status = called
                 elif link.gone is not None:  # its server was deleted while it ran (R-8.4)
@@ -622,27 +618,6 @@ class LeanPath:
             body = _error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"})
         await reply.finish(body, status=status)
 
-    async def _param_rejection(self, request: LeanRequest, params: dict[str, Any]) -> dict[str, Any] | None:
-        """The SDK's refusal of a 2026-07-28 `tools/call` whose `Mcp-Param-*` headers disagree with the
-        tool's `x-mcp-header` annotations (`mcp.shared.inbound.validate_mcp_param_headers`, the SDK's
-        own check, on the schema `tools/list` showed this agent), as a JSON-RPC error; None when they
-        agree. Skipped, as the SDK skips it, for a call without arguments or such headers."""
-        arguments: dict[str, Any] = params.get("arguments") or {}
-        found: list[tuple[str, str]] | None = None
-        if not arguments:
-            found = _param_headers(request.headers)
-            if not found:
-                return None
-        # The schema first: a tool without `x-mcp-header` annotations (most) needs no look at the
-        # headers, each a call per header (issue 12).
-        schema = await self._center.mcp_tool_input_schema(params["name"], request.link.server_id)
-        if schema is None:
-            return None
-        if found is None:
-            found = _param_headers(request.headers)
-        rejection = validate_mcp_param_headers(schema, arguments, _Pairs(found))
-        return None if rejection is None else {"code": rejection.code, "message": rejection.message}
-
     def _stamp(self, result: dict[str, Any], method: str) -> dict[str, Any]:
         """A 2026-07-28 result: `resultType`, the cache fields of a cacheable result, and the
         `serverInfo` `_meta` stamp, as the SDK would add them."""
@@ -659,10 +634,11 @@ class LeanPath:
         return self._stamp(dict(result), method) if modern else result
 
     async def _call(
-        self, request: LeanRequest, params: dict[str, Any], reply: _Reply, receive: Receive
+        self, request: LeanRequest, params: dict[str, Any], reply: _Reply, receive: Receive, now: CatalogNow | None
     ) -> tuple[bytes, int] | None:
-        """`tools/call` through the policy; returns the final message and its HTTP status (`_failed`),
-        or None when the agent cancelled it."""
+        """`tools/call` through the policy (resolved against `now`, `mcp_catalog_now()` of this step,
+        when not None); returns the final message and its HTTP status (`_failed`), or None when the
+        agent cancelled it."""
         request_id = request.message["id"]
         modern = request.modern
         link = request.link
@@ -720,6 +696,8 @@ class LeanPath:
                 roots=roots,
                 caller_allowed=request.caller_allowed,
                 caller=request.caller,
+                now=now,
+                arguments_safe=request.safe_json,
             )
             outcome = (_response(request_id, self._finish(result, modern, "tools/call")), 200)
         except ServerRequestFailed as exc:

@@ -28,7 +28,7 @@ The rules, in the SDK's order (`mcp.server._streamable_http_modern.handle_modern
 
 The SDK's `Mcp-Param-*` check of a 2026-07-28 `tools/call` against the tool's `x-mcp-header`
 annotations needs the tool's schema, so the lean path runs it itself, with the SDK's own function
-(`fastpath.LeanPath._param_rejection`, `validate_mcp_param_headers`), answering its -32020 as the SDK does.
+(`param_rejection`, `validate_mcp_param_headers`), answering its -32020 as the SDK does.
 
 Cost: a few string operations and dictionary look-ups per request; the `Accept` and
 `Content-Type` verdicts are cached per header value (clients send the same ones every time). A
@@ -44,8 +44,8 @@ version, name or method) is decided afresh every time.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 import orjson
 from mcp.shared.inbound import (
@@ -55,6 +55,7 @@ from mcp.shared.inbound import (
     NAME_BEARING_METHODS,
     InboundLadderRejection,
     classify_inbound_request,
+    validate_mcp_param_headers,
 )
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
@@ -70,6 +71,8 @@ __all__ = [
     "DUPLICATED",
     "READ_HEADERS",
     "envelope_refused",
+    "param_headers",
+    "param_rejection",
     "read_headers",
     "refuses_afresh",
     "sdk_refuses",
@@ -252,3 +255,53 @@ def envelope_refused(meta: Mapping[str, Any]) -> bool:
     except ValidationError:
         return True
     return False
+
+
+_PARAM_PREFIX = b"mcp-param-"
+
+
+class _Pairs(Mapping[str, str]):
+    """Header pairs as the mapping `validate_mcp_param_headers` reads: its `items()` keeps a header
+    given twice (the SDK refuses that), as Starlette's `Headers` does."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self._pairs = pairs
+        self._first = dict(reversed(pairs))
+
+    def __getitem__(self, key: str) -> str:
+        return self._first[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._first)
+
+    def __len__(self) -> int:
+        return len(self._first)
+
+    def items(self) -> ItemsView[str, str]:  # pyright: ignore[reportIncompatibleMethodOverride] - duplicates kept
+        return cast("ItemsView[str, str]", self._pairs)
+
+
+def param_headers(headers: Sequence[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    """The request's `Mcp-Param-*` headers (lower-case names), as `validate_mcp_param_headers` reads them."""
+    return [
+        (name.decode("latin-1"), value.decode("latin-1")) for name, value in headers if name.startswith(_PARAM_PREFIX)
+    ]
+
+
+def param_rejection(
+    schema: dict[str, Any] | None,
+    arguments: dict[str, Any],
+    found: list[tuple[str, str]] | None,
+    headers: Sequence[tuple[bytes, bytes]],
+) -> dict[str, Any] | None:
+    """The SDK's refusal of a 2026-07-28 `tools/call` whose `Mcp-Param-*` headers (`found`, read
+    from `headers` when None) disagree with the tool's `x-mcp-header` annotations in `schema` (the
+    one `tools/list` showed this agent; None: the tool declares none, or is not listed), as a
+    JSON-RPC error (`mcp.shared.inbound.validate_mcp_param_headers`, the SDK's own check); None
+    when they agree. A tool without annotations (most) needs no look at the headers (issue 12)."""
+    if schema is None:
+        return None
+    if found is None:
+        found = param_headers(headers)
+    rejection = validate_mcp_param_headers(schema, arguments, _Pairs(found))
+    return None if rejection is None else {"code": rejection.code, "message": rejection.message}

@@ -5,9 +5,10 @@ elicitation form — the SDK's per-request timeout keeps running during the huma
 (docs/sdk-notes.md#elicitation), so a 60 s call timeout would fail every form that takes a minute
 to fill in, and the server would get the answer too late.
 
-Calls therefore run with no SDK timeout, inside a `PausableDeadline`: an anyio cancel scope whose
-deadline is pushed to infinity while any interaction card of the call's connection is pending
-(`CallDeadlines.hold`) and set back to "now + the time that was left" when the last card closes.
+Calls therefore run with no SDK timeout, inside a `PausableDeadline`: an anyio cancel scope that a
+timer of the event loop cancels when the time is up (on asyncio; the scope's own deadline on any
+other loop), stopped while any interaction card of the call's connection is pending
+(`CallDeadlines.hold`) and set again to "now + the time that was left" when the last card closes.
 The elicitation request does not say which call it belongs to (the client SDK exposes no related
 request id), so a pending card pauses every call on that connection: it can only delay a
 timeout, never cause one. Expiry cancels the awaiting task, which makes the SDK send
@@ -33,7 +34,7 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from mcp_center.runtime.scopes import cancel_scope, current_time
+from mcp_center.runtime.scopes import cancel_scope, current_time, running_loop
 
 if TYPE_CHECKING:
     from mcp_center.runtime.operations import Admission
@@ -77,12 +78,18 @@ class PausableDeadline:
         self._scope = ridden if ridden is not None else cancel_scope()
         self._remaining = timeout_s
         self._paused_at: float | None = None
+        self._deadline = math.inf
+        """When the clock ends the block (loop-clock seconds; inf while paused or outside it)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The asyncio loop whose timer (`_timer`) cancels the scope; None elsewhere (the scope's own deadline)."""
+        self._timer: asyncio.TimerHandle | None = None
 
     def __enter__(self) -> PausableDeadline:
-        self._entered_at = now = current_time()
+        loop = self._loop = running_loop()
+        self._entered_at = now = loop.time() if loop is not None else current_time()
         if self.max_total_s is not None:
             self._remaining = min(self._remaining, self.max_total_s)
-        self._scope.deadline = now + self._remaining
+        self._arm(now + self._remaining)
         if self._riding is None:
             self._scope.__enter__()
         if self._board is not None and self._key is not None:
@@ -95,13 +102,29 @@ class PausableDeadline:
         if self._board is not None and self._key is not None:
             self._board._detach(self._key, self)  # pyright: ignore[reportPrivateUsage]
         riding = self._riding
+        self._arm(math.inf)  # the clock stops (for a riding scope: unbounded again for the rest of its block)
         if riding is None:
             return bool(self._scope.__exit__(exc_type, exc, tb))
-        scope = self._scope
-        if scope.cancel_called and exc_type is not None and issubclass(exc_type, asyncio.CancelledError):
+        if self._scope.cancel_called and exc_type is not None and issubclass(exc_type, asyncio.CancelledError):
             riding.expiring = self._expired_error  # the admission raises it if its scope caught this cancel
-        scope.deadline = math.inf  # unbounded again for the rest of the admission's block
         return False
+
+    def _arm(self, deadline: float) -> None:
+        """End the block at loop-clock time `deadline` (inf: never). On asyncio a timer of the loop
+        cancels the scope, as anyio's own deadline does, without anyio's deadline bookkeeping (its
+        handler runs, and asks the loop for the time, at every change: twice per forwarded call;
+        issue 12, R-8.3); elsewhere the scope's own deadline."""
+        self._deadline = deadline
+        loop = self._loop
+        if loop is None:
+            self._scope.deadline = deadline
+            return
+        timer = self._timer
+        if timer is not None:
+            timer.cancel()
+            self._timer = None
+        if deadline != math.inf:
+            self._timer = loop.call_at(deadline, self._scope.cancel)
 
     def _expired_error(self) -> BaseException:
         assert self._expiry is not None
@@ -137,16 +160,16 @@ class PausableDeadline:
         if self._paused_at is not None:
             self._remaining = remaining
         else:
-            self._scope.deadline = current_time() + remaining
+            self._arm(current_time() + remaining)
 
     def pause(self) -> None:
         """Stop the clock (idempotent)."""
         if self._paused_at is not None:
             return
         now = current_time()
-        self._remaining = max(self._scope.deadline - now, 0.0)
+        self._remaining = max(self._deadline - now, 0.0)
         self._paused_at = now
-        self._scope.deadline = math.inf
+        self._arm(math.inf)
 
     def resume(self) -> None:
         """Start the clock again with the time that was left (idempotent)."""
@@ -155,7 +178,7 @@ class PausableDeadline:
         now = current_time()
         self.paused_s += now - self._paused_at
         self._paused_at = None
-        self._scope.deadline = now + self._remaining
+        self._arm(now + self._remaining)
 
 
 class CallDeadlines:

@@ -47,6 +47,7 @@ __all__ = [
     "EraChoice",
     "capabilities_of",
     "discovered",
+    "envelope_of",
     "is_no_back_channel",
     "modern_envelope",
     "modern_headers",
@@ -120,14 +121,25 @@ def capabilities_of(elicitation: bool, sampling: bool, roots: bool) -> dict[str,
     return caps
 
 
-def modern_envelope(params: dict[str, Any], client_info: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
-    """`params` with the 2026-07-28 `_meta` keys (version, client info, capabilities) added."""
-    given: dict[str, Any] = params.get("_meta") or {}
-    meta = dict(given)
-    meta[types.PROTOCOL_VERSION_META_KEY] = MODERN_VERSION
-    meta[types.CLIENT_INFO_META_KEY] = client_info
-    meta[types.CLIENT_CAPABILITIES_META_KEY] = caps
-    return {**params, "_meta": meta}
+def envelope_of(client_info: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
+    """The 2026-07-28 `_meta` keys of our requests (version, client info, capabilities), for
+    `modern_envelope`; build it once per set of capabilities (`capabilities_of`) and reuse it."""
+    return {
+        types.PROTOCOL_VERSION_META_KEY: MODERN_VERSION,
+        types.CLIENT_INFO_META_KEY: client_info,
+        types.CLIENT_CAPABILITIES_META_KEY: caps,
+    }
+
+
+def modern_envelope(
+    params: Mapping[str, Any], envelope: Mapping[str, Any], progress_token: str | None = None
+) -> dict[str, Any]:
+    """A copy of `params` whose `_meta` (a copy too) has `progressToken` set to `progress_token`
+    (when given) and the keys of `envelope` (`envelope_of`) added, in one pass (issue 12)."""
+    given: Mapping[str, Any] = params.get("_meta") or {}
+    if progress_token is None:
+        return {**params, "_meta": {**given, **envelope}}
+    return {**params, "_meta": {**given, "progressToken": progress_token, **envelope}}
 
 
 ENVELOPE_KEYS = frozenset(

@@ -78,6 +78,9 @@ _OUT = "client→server"
 _IN = "server→client"
 _ELICIT_PARAMS: TypeAdapter[types.ElicitRequestParams] = TypeAdapter(types.ElicitRequestParams)
 _IDS = itertools.count(1)
+MODERN_HEADS = 1024
+"""Methods and tool names whose 2026-07-28 headers one connection keeps rendered (`_modern_head`);
+the table starts over when full (a server's tools are bounded by its catalog)."""
 _UNBOUNDED = 1 << 62
 """Bytes of a clipped `Http1Client` answer read from the wire: the clipper bounds what is kept."""
 
@@ -134,6 +137,19 @@ class RawForwarder:
         self.era = eras.EraChoice()
         """Which of this connection's tools go as 2026-07-28 requests (`runtime/eras.py`)."""
         self._client_info = CLIENT_INFO.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self._whole_bound = (
+            MAX_MESSAGE_BYTES
+            if read_limits is None
+            else min(
+                MAX_MESSAGE_BYTES, read_limits.max_message_bytes, read_limits.max_string_bytes, read_limits.max_tokens
+            )
+        )
+        """The largest JSON answer read whole at once (`_round_trip`): one the read cap cannot cut (no
+        string, message or token count can exceed its limits), or the read bound without a cap."""
+        self._envelopes: dict[tuple[bool, bool, bool], dict[str, Any]] = {}
+        """Our 2026-07-28 `_meta` envelope (`eras.envelope_of`) per set of callbacks (read-only)."""
+        self._modern_heads: dict[tuple[str, str | None], tuple[dict[str, str], str | None]] = {}
+        """`_modern_head`'s made headers per method and tool name (read-only)."""
 
     def _headers(self, accept: str) -> dict[str, str]:
         headers = {"accept": accept, "content-type": "application/json", "mcp-protocol-version": self._version}
@@ -147,7 +163,9 @@ class RawForwarder:
     ) -> dict[str, Any]:
         """Send `method` with `params` and return the server's `result` object.
 
-        A `tools/call` goes as a 2026-07-28 request when `era` says so (`_modern_call`); the first
+        A `tools/call` goes as a 2026-07-28 request when `era` says so (`_modern_call` for the rounds
+        of an `input_required` answer; a tool that asked without a back-channel is pinned to the
+        session, one refused before it ran goes over the session at once); the first
         `tools/call` of a connection asks the server which versions it speaks (`server/discover`).
 
         Raises:
@@ -161,9 +179,18 @@ class RawForwarder:
             if self.era.wants_probe():
                 await self._discover()
             if self.era.modern_for(name):
-                try:
-                    return await self._modern_call(dict(params or {}), progress)
+                given: Mapping[str, Any] = params or {}
+                try:  # `_modern_call`'s first round in line: one coroutine frame less per call (issue 12)
+                    result = await self._modern_once("tools/call", given, progress)
+                    if result.get("resultType") == "input_required":
+                        result = await self._modern_call(given, result, progress)
+                    return eras.session_shaped(result)
                 except MCPError as exc:
+                    if eras.is_no_back_channel(exc.error.code, exc.error.message):
+                        self.era.pin(name)
+                        detail = f"'{name}' asked the client without a back-channel; its calls now use the session"
+                        self._logbook.note(self._connection_id, "tools/call", "era_fallback", detail)
+                        raise
                     if not eras.refused_before_running(exc.error.code):
                         raise
                     self._refused(str(name), exc)
@@ -206,27 +233,18 @@ class RawForwarder:
             self.era.probing = False
         self.era.speaks_modern = speaks
 
-    async def _modern_call(self, params: dict[str, Any], progress: ProgressFnT | None) -> dict[str, Any]:
-        """A `tools/call` as 2026-07-28 requests: re-sent with the answers while the server answers
-        `input_required` (at most `eras.INPUT_ROUNDS` times), the final result in the session's shape.
+    async def _modern_call(
+        self, params: Mapping[str, Any], result: dict[str, Any], progress: ProgressFnT | None
+    ) -> dict[str, Any]:
+        """The rounds of a 2026-07-28 `tools/call` after its first (`request`), whose `result` was
+        `input_required`: re-sent with the answers while the server answers so (at most
+        `eras.INPUT_ROUNDS` rounds in all); the final result as the server gave it.
 
         Raises:
             MCPError: the server's JSON-RPC error; a callback's refusal of an input request; too
                 many rounds (INTERNAL_ERROR).
         """
-        name = params.get("name")
-        sent = params
-        for _round in range(eras.INPUT_ROUNDS + 1):
-            try:
-                result = await self._modern_once("tools/call", sent, progress)
-            except MCPError as exc:
-                if eras.is_no_back_channel(exc.error.code, exc.error.message):
-                    self.era.pin(name)
-                    detail = f"'{name}' asked the client without a back-channel; its calls now use the session"
-                    self._logbook.note(self._connection_id, "tools/call", "era_fallback", detail)
-                raise
-            if result.get("resultType") != "input_required":
-                return eras.session_shaped(result)
+        for _round in range(eras.INPUT_ROUNDS):
             asked: object = result.get("inputRequests")
             answers: dict[str, Any] = {}
             for key, request in cast(dict[str, Any], asked if isinstance(asked, dict) else {}).items():
@@ -238,6 +256,9 @@ class RawForwarder:
                 sent["inputResponses"] = answers
             if isinstance(result.get("requestState"), str):
                 sent["requestState"] = result["requestState"]
+            result = await self._modern_once("tools/call", sent, progress)
+            if result.get("resultType") != "input_required":
+                return result
         raise MCPError(
             code=types.INTERNAL_ERROR,
             message=f"the server asked for input more than {eras.INPUT_ROUNDS} times for one call",
@@ -261,7 +282,9 @@ class RawForwarder:
             raise MCPError(code=outcome.code, message=outcome.message, data=outcome.data)
         return outcome
 
-    async def _modern_once(self, method: str, params: dict[str, Any], progress: ProgressFnT | None) -> dict[str, Any]:
+    async def _modern_once(
+        self, method: str, params: Mapping[str, Any], progress: ProgressFnT | None
+    ) -> dict[str, Any]:
         """One 2026-07-28 request and its `result` (no session, no resumption: a stream that ends
         without the answer is CONNECTION_CLOSED).
 
@@ -270,27 +293,42 @@ class RawForwarder:
             httpx2.HTTPError: the HTTP exchange failed.
         """
         request_id = f"mcpc-{next(_IDS)}"
-        out = dict(params)
-        if progress is not None:
-            given: dict[str, Any] = out.get("_meta") or {}
-            out["_meta"] = {**given, "progressToken": request_id}
         hooks = self._hooks
-        caps = eras.capabilities_of(
+        asks = (
             hooks.elicitation_callback is not None,
             hooks.sampling_callback is not None,
             hooks.list_roots_callback is not None,
         )
-        out = eras.modern_envelope(out, self._client_info, caps)
+        envelope = self._envelopes.get(asks)
+        if envelope is None:  # once per set of callbacks (they are the connection's, set when it opens)
+            envelope = self._envelopes[asks] = eras.envelope_of(self._client_info, eras.capabilities_of(*asks))
+        out = eras.modern_envelope(params, envelope, request_id if progress is not None else None)
         body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": out})
         self._logbook.request(self._connection_id, _OUT, request_id, method, len(body))
         name = params.get("name")
-        headers = eras.modern_headers(method, name if isinstance(name, str) else None)
+        headers, block = self._modern_head(method, name if isinstance(name, str) else None)
         stream = _Position(modern=True)
         clipped: list[ClipReport] = []
-        answer = await self._round_trip("POST", headers, body, request_id, progress, stream, clipped.append)
+        answer = await self._round_trip(
+            "POST", headers, body, request_id, progress, stream, clipped.append, block=block
+        )
         if answer is None:
             raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
         return _result(self._marked(answer, request_id, clipped))
+
+    def _modern_head(self, method: str, name: str | None) -> tuple[dict[str, str], str | None]:
+        """The headers of a 2026-07-28 POST of `method` (`name`: its tool), and their rendered head
+        for `Http1Client.send` (None without one): both made once per method and name (read-only),
+        at most `MODERN_HEADS` kept (issue 12, R-8.3)."""
+        key = (method, name)
+        made = self._modern_heads.get(key)
+        if made is None:
+            if len(self._modern_heads) >= MODERN_HEADS:
+                self._modern_heads.clear()
+            headers = eras.modern_headers(method, name)
+            block = self._lite.head_block("POST", headers) if self._lite is not None else None
+            made = self._modern_heads[key] = (headers, block)
+        return made
 
     async def _exchange(
         self, request_id: str, body: bytes, progress: ProgressFnT | None, stream: _Position
@@ -340,9 +378,12 @@ class RawForwarder:
         progress: ProgressFnT | None,
         stream: _Position,
         on_clip: Callable[[ClipReport], None],
+        *,
+        block: str | None = None,
     ) -> dict[str, Any] | None:
         """One exchange and its answer (`_read`); a resumption GET answered with a status of 300 or
-        more gives None (the caller counts it as a resumption that brought nothing).
+        more gives None (the caller counts it as a resumption that brought nothing). `block`: the
+        rendered head of `headers` (`Http1Client.head_block`), when the caller kept one.
 
         Over `Http1Client` without a context manager: the rest of a POST stream after its answer is
         read in the background (`Http1Client.done`, at most `DRAIN_S`, nothing kept); the answer
@@ -358,7 +399,7 @@ class RawForwarder:
                     return None
                 return await self._read(response, request_id, progress, stream)
         try:
-            raw = await lite.send(method, headers, body)
+            raw = await lite.send(method, headers, body, block=block)
         except Http1Error as exc:
             raise _transport_error(exc) from exc.__cause__
         aborted = False
@@ -367,6 +408,12 @@ class RawForwarder:
                 await self._note(raw, headers)
             if method == "GET" and raw.status_code >= 300:
                 return None
+            if raw.status_code == 200 and _media_type(raw.headers) != "text/event-stream":
+                # A JSON answer already whole and below every limit of the read cap (most answers):
+                # read here, as `_read` would, without its and the clipper's coroutines (issue 12, R-8.3).
+                data = raw.whole_body(self._whole_bound)
+                if data is not None:
+                    return self._json_answer(raw.status_code, data)
             response: _Response = raw if self._limits is None else _ClippedResponse(raw, self._limits, on_clip)
             return await self._read(response, request_id, progress, stream, drain=False)
         except Http1Error as exc:
@@ -434,7 +481,7 @@ class RawForwarder:
         when an SSE stream ended without it (`stream` then says where to resume). With `drain`, the
         rest of the stream is read here."""
         status = response.status_code
-        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        content_type = _media_type(response.headers)
         if status == 404 and not stream.modern and self._session_id() is not None:
             raise MCPError(code=types.INVALID_REQUEST, message="Session terminated")
         if content_type == "text/event-stream" and status < 300:
@@ -463,7 +510,14 @@ class RawForwarder:
                         return message
                     await self._interim(message, request_id, progress, stream)
             return None
-        data = await response.aread(MAX_MESSAGE_BYTES)
+        return self._json_answer(status, await response.aread(MAX_MESSAGE_BYTES))
+
+    def _json_answer(self, status: int, data: bytes) -> dict[str, Any]:
+        """The JSON-RPC answer in the JSON body `data` of a response with HTTP `status` (`_read`).
+
+        Raises:
+            MCPError: no answer in it (INTERNAL_ERROR, naming a 202 or the status).
+        """
         try:
             answer: dict[str, Any] | None = orjson.loads(data) if data else None  # checked exactly below
         except orjson.JSONDecodeError:
@@ -703,6 +757,11 @@ class _SseParser:
                     retry = int(value)
             events.append((event_id, retry, "\n".join(data)))
         return events
+
+
+def _media_type(headers: Mapping[str, str]) -> str:
+    """The media type of a response's `content-type` (lower case, no parameters)."""
+    return headers.get("content-type", "").partition(";")[0].strip().lower()
 
 
 def _result(message: dict[str, Any]) -> dict[str, Any]:

@@ -109,6 +109,9 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # pyright: ignore[reportAttributeAccessIssue] - a stream transport
         self.idle_since = time.monotonic()
+        # One parser for the connection's responses, in order: only a connection whose response
+        # ended (`on_message_complete`) takes another request; a parse error closes it (issue 12).
+        self._parser = httptools.HttpResponseParser(self)
 
     def data_received(self, data: bytes) -> None:
         if not self.active or self._parser is None or self.complete:  # nothing asked: the server misbehaves
@@ -171,7 +174,6 @@ class _Connection(asyncio.Protocol):
         self.headers = {}
         self.chunks = []
         self.buffered = 0
-        self._parser = httptools.HttpResponseParser(self)
         self.transport.write(payload)
 
     def take(self) -> list[bytes]:
@@ -191,6 +193,18 @@ class _Connection(asyncio.Protocol):
             await waiter
         finally:
             self._waiter = None
+
+    def waiter(self) -> asyncio.Future[None]:
+        """`wait` without its coroutine: the future the next event sets (done at once when the
+        connection is lost); call `unwait` once it was awaited (or given up on)."""
+        waiter = self._waiter = self._loop.create_future()
+        if self.lost:
+            waiter.set_result(None)
+        return waiter
+
+    def unwait(self) -> None:
+        """The waiter of `waiter` is no longer awaited."""
+        self._waiter = None
 
     def discard_rest(self) -> None:
         """Read the rest of the response without keeping it; back to the pool when it ends (`DRAIN_S` at most)."""
@@ -257,6 +271,19 @@ class Http1Response:
     async def aread(self, limit: int) -> bytes:
         """The whole body (at most `limit` bytes)."""
         return b"".join([chunk async for chunk in self.aiter_bytes(limit)])
+
+    def whole_body(self, at_most: int) -> bytes | None:
+        """The whole body when it has arrived already and declares a `content-length` of at most
+        `at_most` bytes (a held body, usually: see the module docstring); None otherwise, and nothing
+        is read. No coroutine: a forwarded call's answer is read in the step that woke its caller."""
+        connection = self._connection
+        if not connection.complete or connection.error is not None:
+            return None
+        declared = self.headers.get("content-length")
+        if declared is None or not declared.isdigit() or int(declared) > at_most:
+            return None
+        chunks = connection.take()
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     async def read_declared(self, at_most: int) -> bytes | None:
         """The whole body, when the response declares a `content-length` of at most `at_most` bytes
@@ -335,25 +362,58 @@ class Http1Client:
             return
         self._release(connection)
 
-    async def send(self, method: str, headers: Mapping[str, str], body: bytes = b"") -> Http1Response:
+    def head_block(self, method: str, headers: Mapping[str, str]) -> str:
+        """The head of a request with `headers` up to its `content-length` line, for `send(block=...)`:
+        a caller that sends the same headers again renders them once (issue 12, R-8.3)."""
+        extra = "".join([f"{k}: {v}\r\n" for k, v in headers.items()])  # a list: no generator resume per header
+        return f"{method} {self._target} HTTP/1.1\r\n{self._fixed}{extra}"
+
+    async def send(
+        self, method: str, headers: Mapping[str, str], body: bytes = b"", *, block: str | None = None
+    ) -> Http1Response:
         """Send one request; its response once its headers arrived (and its body, when it declares a
         length of at most `HELD_BODY_BYTES`). Call `done(response)` afterwards.
 
+        Args:
+            block: `head_block(method, headers)`, rendered earlier; None renders it now.
         Raises:
             Http1Error: the exchange failed (the connection is closed).
         """
-        extra = "".join([f"{k}: {v}\r\n" for k, v in headers.items()])  # a list: no generator resume per header
-        head = f"{method} {self._target} HTTP/1.1\r\n{self._fixed}{extra}content-length: {len(body)}\r\n\r\n"
+        if block is None:
+            block = self.head_block(method, headers)
+        head = f"{block}content-length: {len(body)}\r\n\r\n"
         payload = head.encode("latin-1") + body
         connection = self._reusable()
-        if connection is not None:
+        while True:
+            if connection is None:
+                connection = await self._connect()
+                reused = False
+            else:
+                reused = True
+            # `_exchange` and `_Connection.wait` in line: two coroutine frames less on the path of
+            # every forwarded call (issue 12, R-8.3).
             try:
-                return await self._exchange(connection, payload)
+                connection.start(payload)
+                while not connection.headers_done:
+                    if connection.error is not None:
+                        raise connection.error
+                    if connection.lost:
+                        raise Http1Error("the connection ended before the response")
+                    waiter = connection.waiter()
+                    try:
+                        await waiter
+                    finally:
+                        connection.unwait()
             except Http1Error:
-                if connection.received:
-                    raise
-                # the server closed it while idle: it never read this request
-        return await self._exchange(await self._connect(), payload)
+                connection.close()
+                if reused and not connection.received:
+                    connection = None  # the server closed it while idle: it never read this request
+                    continue
+                raise
+            except BaseException:
+                connection.close()
+                raise
+            return Http1Response(connection)
 
     def done(self, response: Http1Response) -> None:
         """The caller is done with `response`: its connection goes back to the pool when the response
@@ -385,20 +445,6 @@ class Http1Client:
             yield response
         finally:
             self.done(response)
-
-    async def _exchange(self, connection: _Connection, payload: bytes) -> Http1Response:
-        try:
-            connection.start(payload)
-            while not connection.headers_done:
-                if connection.error is not None:
-                    raise connection.error
-                if connection.lost:
-                    raise Http1Error("the connection ended before the response")
-                await connection.wait()
-        except BaseException:
-            connection.close()
-            raise
-        return Http1Response(connection)
 
     async def aclose(self) -> None:
         """Close every idle connection; connections in use close when their request ends."""

@@ -24,7 +24,7 @@ import sys
 
 import anyio
 
-__all__ = ["cancel_scope", "current_time"]
+__all__ = ["cancel_scope", "current_time", "running_loop"]
 
 _asyncio_scope: type[anyio.CancelScope] | None = None
 """anyio's asyncio back-end `CancelScope` class, once a scope was made on an asyncio loop."""
@@ -54,6 +54,14 @@ def cancel_scope(*, deadline: float = math.inf, shield: bool = False) -> anyio.C
         _asyncio_scope = type(scope)
         return scope
     return scope_class(deadline=deadline, shield=shield)
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or None (no loop, or another event loop than asyncio's)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def current_time() -> float:

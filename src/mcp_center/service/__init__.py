@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from mcp_center.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from mcp_center.service.agent_registry import CatalogNow
     from mcp_center.service.approvals import ApprovalBroker
     from mcp_center.service.capabilities import Capabilities
     from mcp_center.service.center import SECRET_KINDS, Decision, McpCenter
@@ -61,6 +62,7 @@ __all__ = [
     "ApprovalBroker",
     "ApprovalView",
     "Capabilities",
+    "CatalogNow",
     "CatalogView",
     "Completion",
     "ConsoleExchange",
@@ -112,6 +114,7 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "CatalogNow": "mcp_center.service.agent_registry",
     "ApprovalBroker": "mcp_center.service.approvals",
     "Capabilities": "mcp_center.service.capabilities",
     "SECRET_KINDS": "mcp_center.service.center",

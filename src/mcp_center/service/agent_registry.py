@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import anyio.to_thread
@@ -39,6 +39,7 @@ __all__ = [
     "LAZY_CONNECT_WAIT_S",
     "MAX_RESOURCE_LIMIT",
     "AgentCatalog",
+    "CatalogNow",
     "check_max_bytes",
     "invalid_field",
 ]
@@ -71,6 +72,16 @@ def check_max_bytes(max_bytes: object) -> int:
     if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or not 1 <= max_bytes <= MAX_CONTEXT_BYTES:
         raise invalid_field("max_bytes", "FIELD_INVALID", f"must be an integer from 1 to {MAX_CONTEXT_BYTES}")
     return max_bytes
+
+
+class CatalogNow(NamedTuple):
+    """The registry and the servers section as a call resolves against them, taken without waiting
+    (`AgentCatalog.catalog_now`). Valid only in the event-loop step that took it: the gateway's lean
+    path takes one per `tools/call` and hands it to `ToolCalls.forward_call` with no `await` that
+    suspends in between, so the call is resolved against one look instead of two (issue 12, R-8.3)."""
+
+    registry: ToolRegistry
+    servers: Mapping[str, ServerRecord]
 
 
 class AgentCatalog:
@@ -178,7 +189,12 @@ class AgentCatalog:
         self._servers = (stamp, servers)
         return servers
 
-    def _current_without_waiting(self) -> tuple[ToolRegistry, Mapping[str, ServerRecord]] | None:
+    def catalog_now(self) -> CatalogNow | None:
+        """`_current_without_waiting`, for a caller that resolves a call against it in the same step
+        (see `CatalogNow`); None when anything must wait (the caller then passes None on)."""
+        return self._current_without_waiting()
+
+    def _current_without_waiting(self) -> CatalogNow | None:
         """The registry and the servers section exactly as `_registry_stamped()` and
         `_server_records(stamp)` would return them now, when neither has anything to wait for (no
         lazy server to connect, no rebuild, no re-read: the steady state of a busy gateway); else
@@ -193,7 +209,7 @@ class AgentCatalog:
         stamp = self._store.stamp("servers")
         if cached[0] != stamp or (stamp, catalog_key) != self._key:
             return None
-        return self._registry, cached[1]
+        return CatalogNow(self._registry, cached[1])
 
     async def _read(self) -> StoreState:
         """The store's state: from its cache when nothing changed (no thread hop), else read in a thread."""

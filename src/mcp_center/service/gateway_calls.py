@@ -17,6 +17,7 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_center.runtime import Category
+from mcp_center.service.agent_registry import CatalogNow
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
 
@@ -45,6 +46,16 @@ class GatewayUseCases:
         or not listed: unknown, disabled, `deny`); the coroutine of `listed_input_schema` (await it).
         The gateway checks a 2026-07-28 call's `Mcp-Param-*` headers against it (R-8.1)."""
         return self._capabilities.listed_input_schema(name, server_id)
+
+    def mcp_catalog_now(self) -> CatalogNow | None:
+        """The registry and servers section a `tools/call` resolves against, when nothing must wait
+        for them (else None); hand it to `mcp_forward_call(now=...)` and `mcp_headed_schema` in the
+        same event-loop step, with no `await` that suspends in between (`CatalogNow`, issue 12)."""
+        return self._capabilities.catalog_now()
+
+    def mcp_headed_schema(self, now: CatalogNow, name: str, server_id: str | None = None) -> dict[str, Any] | None:
+        """`mcp_tool_input_schema` against `now` (`mcp_catalog_now`), without a look or an await of its own."""
+        return self._capabilities.headed_schema_in(now.registry, name, server_id)
 
     async def mcp_call_tool(
         self,
@@ -94,6 +105,8 @@ class GatewayUseCases:
         roots: RootsLister | None = None,
         caller_allowed: Callable[[], bool] | None = None,
         caller: Mapping[str, Any] | None = None,
+        now: CatalogNow | None = None,
+        arguments_safe: bool = False,
     ) -> Coroutine[Any, Any, dict[str, Any]]:
         """`mcp_call_tool` for the lean path: the same policy, the server's `CallToolResult` JSON as it
         came (bounded, R-3.9; R-8.1, R-8.3).
@@ -105,6 +118,9 @@ class GatewayUseCases:
                 which `mcp_cancel_call` cancels.
             sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
+            now: `mcp_catalog_now()` of this same step (nothing awaited since), or None.
+            arguments_safe: `arguments` is known to be safe JSON (parsed by `orjson` from a body too
+                shallow to nest beyond `jsonsafe.MAX_DEPTH`): `check_json_safe` is not run again.
         Raises:
             As `mcp_call_tool`; ServerRequestFailed with `rpc_error` when the server answered a JSON-RPC error.
         """
@@ -122,6 +138,8 @@ class GatewayUseCases:
             roots=roots,
             caller_allowed=caller_allowed,
             caller=caller,
+            now=now,
+            arguments_safe=arguments_safe,
         )
 
     def mcp_cancel_call(self, operation_id: str) -> None:

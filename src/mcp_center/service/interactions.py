@@ -343,14 +343,18 @@ class InteractionBroker(CardAnswers):
     async def _untrack(self, server_id: str, tracked: TrackedCall) -> None:
         """The end of `tracking`: the call is forgotten, and a card waiting on it is told."""
         operation_id = tracked.operation_id
+        self._forget(server_id, operation_id)
+        if self._waiters:  # a card may wait on this call (most calls: none, no scope to build)
+            with anyio.CancelScope(shield=True):
+                await self._call_ended(operation_id)
+
+    def _forget(self, server_id: str, operation_id: str) -> None:
+        """The call `operation_id` of `server_id` is no longer tracked."""
         calls = self._calls.get(server_id)
         if calls is not None:
             calls.pop(operation_id, None)
             if not calls:
                 self._calls.pop(server_id, None)
-        if self._waiters:  # a card may wait on this call (most calls: none, no scope to build)
-            with anyio.CancelScope(shield=True):
-                await self._call_ended(operation_id)
 
     # ----- the callback -----------------------------------------------------------------------------
 
@@ -522,6 +526,15 @@ class Tracking:
         self._tracked = tracked
 
     async def __aenter__(self) -> None:
+        self.enter()
+
+    def enter(self) -> None:
+        """`__aenter__` without its coroutine (`async with` makes one per call): the call is known to
+        the broker from now on. Pair it with `leave_at_once`, else `__aexit__` (issue 12, R-8.3).
+
+        Raises:
+            CallInterrupted: the host is stopping (the call is not sent).
+        """
         tracked = self._tracked
         if self._broker._stopping:  # pyright: ignore[reportPrivateUsage]
             raise CallInterrupted(
@@ -537,6 +550,16 @@ class Tracking:
             )
         calls = self._broker._calls.setdefault(self._server_id, {})  # pyright: ignore[reportPrivateUsage]
         calls[tracked.operation_id] = tracked
+
+    def leave_at_once(self) -> bool:
+        """The end of a block that ended without an exception, without a coroutine when no card
+        waits on a call (most calls): the call is forgotten and True; False when a card may wait,
+        and nothing was done (await `__aexit__(None, None, None)` then)."""
+        broker = self._broker
+        if broker._waiters:  # pyright: ignore[reportPrivateUsage]
+            return False
+        broker._forget(self._server_id, self._tracked.operation_id)  # pyright: ignore[reportPrivateUsage]
+        return True
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -33,11 +33,12 @@ from mcp_center.registry import (
     EXPORT_FORMATS,
     ExportFormat,
     RegisteredTool,
+    ToolRegistry,
     tool_prefix,
 )
 from mcp_center.runtime import new_operation_id
 from mcp_center.runtime.eras import ENVELOPE_KEYS
-from mcp_center.service.agent_registry import AgentCatalog, invalid_field
+from mcp_center.service.agent_registry import AgentCatalog, CatalogNow, invalid_field
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
 from mcp_center.service.results import ToolCallResult, ToolExport
@@ -128,11 +129,16 @@ class ToolCalls(AgentCatalog):
         roots: RootsLister | None = None,
         caller_allowed: Callable[[], bool] | None = None,
         caller: Mapping[str, Any] | None = None,
+        now: CatalogNow | None = None,
+        arguments_safe: bool = False,
     ) -> dict[str, Any]:
         """`call_result` for the gateway's lean path: the same policy, the raw result (R-8.1, R-8.3).
 
         Args:
             name: The exposed name, or with `server_id` the server's own tool name (`/mcp/{id}`, R-8.4).
+            now: `catalog_now()`, taken by the caller in this same event-loop step (nothing awaited
+                since): the call resolves against it instead of looking again; None: looks itself.
+            arguments_safe: The caller knows `arguments` is safe JSON (`check_json_safe` would pass).
             meta: The agent's `_meta` (its `progressToken` is replaced by ours when `progress` is given).
             sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
@@ -144,7 +150,7 @@ class ToolCalls(AgentCatalog):
             JSON-RPC error.
         """
         entry, args, op_id, policy = await self._admit(
-            name, arguments, operation_id, caller_allowed, server_id, caller=caller
+            name, arguments, operation_id, caller_allowed, server_id, caller=caller, now=now, safe=arguments_safe
         )
         if sampler is not None and policy == "ask":
             sampler = self._approved_sampler(sampler, entry, op_id)
@@ -155,7 +161,7 @@ class ToolCalls(AgentCatalog):
             kept = {k: v for k, v in meta.items() if k != "progressToken" and k not in ENVELOPE_KEYS}
             if kept:
                 params["_meta"] = kept
-        async with self._interactions.tracking(
+        tracking = self._interactions.tracking(
             server_id=entry.server_id,
             tool=entry.tool.name,
             arguments=args,
@@ -165,10 +171,20 @@ class ToolCalls(AgentCatalog):
             elicitor=elicitor,
             sampler=sampler,
             roots=roots,
-        ):
-            return await self._manager.forward(
+        )
+        # `async with tracking:` spelt out, so that a call no card waits on ends without the
+        # coroutines of `__aenter__`, `__aexit__` and the broker's `_untrack` (issue 12, R-8.3).
+        tracking.enter()
+        try:
+            result = await self._manager.forward(
                 entry.server_id, "tools/call", params, operation_id=op_id, progress=progress
             )
+        except BaseException as exc:
+            await tracking.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        if not tracking.leave_at_once():
+            await tracking.__aexit__(None, None, None)
+        return result
 
     def cancel_forwarded(self, operation_id: str) -> None:
         """Cancel the `forward_call` running (or about to run) as `operation_id`, for its agent (R-3.8,
@@ -200,15 +216,19 @@ class ToolCalls(AgentCatalog):
         caller_allowed: Callable[[], bool] | None,
         server_id: str | None = None,
         caller: Mapping[str, Any] | None = None,
+        now: CatalogNow | None = None,
+        safe: bool = False,
     ) -> tuple[RegisteredTool, dict[str, Any], str, str]:
-        """Check a call against the user's settings and wait for its approval (R-5.2, R-5.3).
+        """Check a call against the user's settings and wait for its approval (R-5.2, R-5.3);
+        `now`, `safe` (`arguments_safe`): see `forward_call`.
 
         Returns:
             `(tool, arguments, operation id, policy)`.
         """
         if arguments is None:
             arguments = {}
-        check_json_safe(arguments, "arguments")
+        if not safe:
+            check_json_safe(arguments, "arguments")
         if not isinstance(arguments, dict):
             raise invalid_field("arguments", "FIELD_INVALID", "must be a JSON object")
         args = cast(dict[str, Any], arguments)
@@ -218,7 +238,7 @@ class ToolCalls(AgentCatalog):
             # the admission (a cancel scope) is skipped; the runtime admits the request itself as
             # always, and refuses it there when a cancel of its id came first (issue 12: one cancel
             # scope less per call). An id in use takes the admission, which refuses it.
-            ready = self._prepared_at_once(name, server_id)
+            ready = self._prepared_at_once(name, server_id, now)
             if ready is not None:
                 entry, policy = ready
                 return entry, args, operation_id or new_operation_id(), policy
@@ -231,15 +251,18 @@ class ToolCalls(AgentCatalog):
             entry, policy = await self._prepare_call(name, args, op_id, caller_allowed, server_id, caller)
         return entry, args, op_id, policy
 
-    def _prepared_at_once(self, name: str, server_id: str | None) -> tuple[RegisteredTool, str] | None:
+    def _prepared_at_once(
+        self, name: str, server_id: str | None, now: CatalogNow | None = None
+    ) -> tuple[RegisteredTool, str] | None:
         """`_prepare_call` for a call whose resolution waits for nothing: `(tool, policy)` when the
-        registry and the servers section are current and the tool's policy is `allow`; None when
-        anything must wait or be asked (`ask`, a name not resolved yet, a stale registry).
+        registry and the servers section are current (`now`, taken in this step, or looked at here)
+        and the tool's policy is `allow`; None when anything must wait or be asked (`ask`, a name
+        not resolved yet, a stale registry).
 
         Raises:
             ToolDisabled, ToolDenied: as `_prepare_call` (the same check, `_policy_of`).
         """
-        current = self._current_without_waiting()
+        current = now if now is not None else self._current_without_waiting()
         if current is None:
             return None
         registry, servers = current
@@ -435,6 +458,13 @@ class ToolCalls(AgentCatalog):
         The registry is the current one without the awaiting path when nothing waits (issue 12)."""
         current = self._current_without_waiting()
         registry = current[0] if current is not None else await self.registry()
+        return self.headed_schema_in(registry, name, server_id)
+
+    def headed_schema_in(
+        self, registry: ToolRegistry, name: str, server_id: str | None = None
+    ) -> dict[str, Any] | None:
+        """`listed_input_schema` against `registry` (`CatalogNow.registry`, taken in this step): no
+        look and no await of its own (issue 12, R-8.1)."""
         if registry is not self._listed_for:
             self._listed_for = registry
             self._listed.clear()
