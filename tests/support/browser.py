@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
-from playwright.sync_api import Browser, BrowserContext, Locator, Page, Route, expect
+from playwright.sync_api import Browser, BrowserContext, Error, Locator, Page, Route, ViewportSize, expect
 
 from tests.support.serve import ADMIN_TOKEN, Host
 
@@ -229,7 +229,16 @@ class PageErrors:
     messages: list[str] = field(default_factory=list[str])
 
     def watch(self, page: Page) -> None:
-        page.on("pageerror", lambda exc: self.messages.append(str(exc)))
+        """Record the uncaught script errors of `page`."""
+        page.on("pageerror", self.record)
+
+    def record(self, error: Error) -> None:
+        """Record one uncaught script error (a `pageerror` listener)."""
+        self.messages.append(str(error))
+
+
+VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
+"""The browser tests' window size (CSS pixels), unless a test names another."""
 
 
 def new_context(browser: Browser, host: Host, *, width: int = 1280, height: int = 800) -> BrowserContext:
@@ -272,17 +281,64 @@ def new_window(beside: Page) -> Page:
     return opened.value
 
 
+PAGE_STATE_SETTERS = (
+    "on",
+    "once",
+    "add_init_script",
+    "add_locator_handler",
+    "expose_binding",
+    "expose_function",
+    "route",
+    "route_from_har",
+    "route_web_socket",
+    "set_default_navigation_timeout",
+    "set_default_timeout",
+    "set_extra_http_headers",
+    "emulate_media",
+    "set_viewport_size",
+)
+"""The `Page` methods that leave state on the page itself (listeners, init scripts, routes, bindings,
+emulation, timeouts) beyond its document: a test's page that called one is not lent again."""
+
+
+@dataclass
+class _KeptPage:
+    """A profile's page lent to one test after another while no test changed it (`ReusedProfile`)."""
+
+    page: Page
+    touched: bool = False
+
+    def watch_setters(self) -> None:
+        """Mark the page touched when a test calls one of `PAGE_STATE_SETTERS` on it."""
+        for name in PAGE_STATE_SETTERS:
+            setattr(self.page, name, self._marking(getattr(type(self.page), name)))
+
+    def _marking(self, method: Any) -> Any:
+        def marked(*args: Any, **kwargs: Any) -> Any:
+            self.touched = True
+            return method(self.page, *args, **kwargs)
+
+        return marked
+
+
 class ReusedProfile:
-    """The worker's browser profiles (contexts), one per host, each lent to one test at a time as a new page.
+    """The worker's browser profiles (contexts), one per host, each lent to one test at a time with a
+    page of its own.
 
     A new profile costs chromium about a third of what a test's page load costs (its window, its
     first renderer), and its HTTP cache starts empty, so every test asked the serve again for each
     of the page's files. A reused profile keeps its cache (the page's versioned files are
     `immutable`: loaded once per worker and host) and nothing else a test could see: after each
-    test its pages are closed and its cookies (the session) cleared. The page does not use web
+    test its other pages are closed and its cookies (the session) cleared. The page does not use web
     storage. A test that changes the profile itself (its clock, routes, permissions) or needs an
     empty cache names the `context` fixture and gets a fresh one. The profiles of the two hosts used
     last are kept (the shared serve's and an `own_serve` test's). Issue 16.
+
+    The page (the tab) is lent again too: a new tab and its renderer cost chromium, its driver and the
+    worker ~0.2 s of CPU, about what the page load of `sign_in` costs (measured side by side, issue 16).
+    After each test it is sent to about:blank (its document, timers and event stream end there); it is
+    closed instead, and the next test gets a new one, when the test closed it, resized it or called
+    any of `PAGE_STATE_SETTERS` on it (a listener, an init script or a route would outlive the test).
     """
 
     KEPT = 2
@@ -290,26 +346,51 @@ class ReusedProfile:
     def __init__(self, browser: Browser) -> None:
         self._browser = browser
         self._contexts: dict[str, BrowserContext] = {}
+        self._pages: dict[str, _KeptPage] = {}
 
     @contextmanager
     def lend(self, host: Host, errors: PageErrors) -> Generator[Page]:
-        """A new 1280x800 page of the profile for `host`; every page the test opens in that profile
-        reports to `errors`. Afterwards the profile's pages are closed and its cookies cleared."""
+        """A 1280x800 page of the profile for `host` (at about:blank); every page the test opens in
+        that profile reports to `errors`. Afterwards the profile's other pages are closed, its
+        cookies cleared, and the page kept for the next test when the test left nothing on it."""
         context = self._contexts.pop(host.url, None) or new_context(self._browser, host)
         self._contexts[host.url] = context  # the most recently used last
         while len(self._contexts) > self.KEPT:
-            self._contexts.pop(next(iter(self._contexts))).close()
+            gone = next(iter(self._contexts))
+            self._pages.pop(gone, None)
+            self._contexts.pop(gone).close()
+        kept = self._pages.pop(host.url, None)
+        if kept is None:
+            kept = _KeptPage(context.new_page())
+        kept.page.on("pageerror", errors.record)
+        kept.watch_setters()
         context.on("page", errors.watch)
         try:
-            yield context.new_page()
+            yield kept.page
         finally:
             context.remove_listener("page", errors.watch)
             for opened in context.pages:
-                opened.close()
+                if opened is not kept.page:
+                    opened.close()
+            if self._reusable(kept):
+                kept.page.goto("about:blank")
+                kept.page.mouse.up()  # a test that failed between a press and its release held the button
+                kept.page.remove_listener("pageerror", errors.record)
+                for name in PAGE_STATE_SETTERS:
+                    delattr(kept.page, name)
+                self._pages[host.url] = kept
+            else:
+                kept.page.close()
             context.clear_cookies()
+
+    @staticmethod
+    def _reusable(kept: _KeptPage) -> bool:
+        page = kept.page
+        return not kept.touched and not page.is_closed() and page.viewport_size == VIEWPORT
 
     def close(self) -> None:
         """Close every profile."""
+        self._pages.clear()
         while self._contexts:
             self._contexts.popitem()[1].close()
 

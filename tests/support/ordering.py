@@ -63,17 +63,23 @@ LONG_FIRST: tuple[str, ...] = (
     "tests/e2e/test_event_stream.py::test_an_open_event_stream_does_not_hold_up_stopping_the_host",  # 7 s
     "tests/e2e/test_database_cli.py::test_serve_refuses_an_unreachable_database_with_exit_10_and_creates_nothin",  # 7 s
     "tests/e2e/test_lifecycle.py::test_a_killed_one_shot_cli_command_leaves_no_server_process",  # ~7 s
-    # browser tests (they run after all the others), longest first: call plus setup in one `-n 2 tests/web`
-    # run beside another (both slowed alike) at 54a9d7a; a module's line is its longest tests
-    "tests/web/test_layout.py::test_screenshots_of_the_main_screens",  # 36 s (an own serve: 13 s setup)
-    "tests/web/test_hostile_server_ui.py",  # 22 s, 15 s, 10 s
-    "tests/web/test_authorization.py::test_authorize_opens_a_window_at_the_shown_issuer",  # 15 s
-    "tests/web/test_server_flow.py::test_a_stdio_server_from_the_uvx_template",  # 15 s
-    "tests/web/test_approvals_and_cards.py",  # 14 s, 13 s, 13 s, 11 s, 10 s
-    "tests/web/test_layout.py::test_the_main_screens_fit_a_400_px_window",  # 13 s
-    "tests/web/test_debugger.py",  # 5-11 s with setup and teardown (web30, beside main's: 8-24 s there)
-    "tests/web/test_secrets.py::test_a_planted_secret_never_reaches_the_page",  # 12 s
-    "tests/web/test_server_flow.py",  # 11 s, 11 s
+    # browser tests (they run after all the others), longest first: setup + call + teardown (junit) in one
+    # `-n 2 tests/web` run at 86dcdbd (a page lent again by the reused profile); a module's line is its
+    # longest tests
+    "tests/web/test_layout.py::test_screenshots_of_the_main_screens",  # 10 s (an own serve)
+    "tests/web/test_hostile_server_ui.py",  # 7 s, 5 s, 4 s
+    "tests/web/test_server_flow.py::test_a_stdio_server_from_the_uvx_template",  # 7 s
+    "tests/web/test_authorization.py::test_authorize_opens_a_window_at_the_shown_issuer",  # 5 s
+    "tests/web/test_approvals_and_cards.py",  # 4 s, 4 s, 4 s, 4 s, 3 s, 3 s
+    "tests/web/test_layout.py::test_the_main_screens_fit_a_400_px_window",  # 4 s
+    "tests/web/test_authorization.py::test_screenshot_of_the_authorization_tab",  # 4 s
+    "tests/web/test_server_flow.py",  # 3 s, 3 s
+    "tests/web/test_secrets.py::test_a_planted_secret_never_reaches_the_page",  # 3 s
+    "tests/web/test_gateway_page.py::test_a_refused_name_and_the_token_limit",  # 3 s
+    "tests/web/test_editor.py::test_two_pages_editing_one_server",  # 3 s
+    "tests/web/test_prompts_and_resources.py::test_servers_without_prompts_or_not_ready",  # 3 s
+    "tests/web/test_sandbox_page.py",  # 3 s, 2 s
+    "tests/web/test_debugger.py",  # 2 s each
 )
 """Node-id prefixes of the long tests, longest first; a test matches its first prefix."""
 

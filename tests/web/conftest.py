@@ -83,8 +83,9 @@ def page(
     request: pytest.FixtureRequest, reused_profile: ReusedProfile, host: Host, page_errors: PageErrors
 ) -> Iterator[Page]:
     """A 1280x800 page for `host`; the test fails if any page it opened threw. A page of the test's own
-    fresh profile when it names `context` (it changes the profile: clock, routes, permissions), else a
-    new page of the worker's reused profile (`ReusedProfile`: cache kept, cookies cleared)."""
+    fresh profile when it names `context` (it changes the profile: clock, routes, permissions), else the
+    page of the worker's reused profile (`ReusedProfile`: cache kept, cookies cleared, the page at
+    about:blank, a new one when the last test left a listener, route or init script on it)."""
     if "context" in request.fixturenames:
         context: BrowserContext = request.getfixturevalue("context")
         yield context.new_page()
