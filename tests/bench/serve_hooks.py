@@ -41,6 +41,14 @@ SEGMENT_ORDER = {
 }
 """The segment a mark opens: `before_send` and `after_answer` are the critical path at c=1."""
 
+SEGMENT_NEXT = {
+    "after_reply": "agent_read",
+    "before_send": "upstream_write",
+    "waiting": "upstream_read",
+    "after_answer": "agent_write",
+}
+"""The mark that ends each segment."""
+
 
 class Segments:
     """Python calls and wall nanoseconds per segment of a forwarded call (`SEGMENT_MARKS`), via
@@ -55,12 +63,6 @@ class Segments:
         self.current = "after_reply"
         self.since = time.perf_counter_ns()
         self.codes: dict[Any, str | None] = {}
-        self.next = {
-            "after_reply": "agent_read",
-            "before_send": "upstream_write",
-            "waiting": "upstream_read",
-            "after_answer": "agent_write",
-        }
 
     def mark_of(self, code: Any) -> str | None:
         mark = self.codes.get(code, "")
@@ -80,7 +82,7 @@ class Segments:
         if event != "call":
             return
         mark = self.mark_of(frame.f_code)
-        if mark is not None and mark == self.next[self.current]:
+        if mark is not None and mark == SEGMENT_NEXT[self.current]:
             now = time.perf_counter_ns()
             self.ns[self.current] += now - self.since
             self.since = now
@@ -116,15 +118,9 @@ class SegmentTimes:
         self.current = "after_reply"
         self.since = 0
         self.samples: dict[str, list[int]] = {name: [] for name in SEGMENT_ORDER.values()}
-        self.next = {
-            "after_reply": "agent_read",
-            "before_send": "upstream_write",
-            "waiting": "upstream_read",
-            "after_answer": "agent_write",
-        }
 
     def mark(self, mark: str) -> None:
-        if not self.open or mark != self.next[self.current]:
+        if not self.open or mark != SEGMENT_NEXT[self.current]:
             return
         now = time.perf_counter_ns()
         if self.since:
