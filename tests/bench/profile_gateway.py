@@ -17,6 +17,12 @@ mcp__up__echo` through `/mcp`, sequentially (`--concurrency` for more in flight)
   under valgrind's callgrind with instrumentation off until the `--calls` calls (use a few hundred: the
   serve runs some 50 times slower), then the idle instructions of an equal stretch subtracted;
   `instructions_by_object`: the same per shared object (libpython, uvloop, orjson, libc...).
+- `segments` (`--segments`, instead of cProfile): Python and C calls per call in each segment of the
+  path (`serve_hooks.SEGMENT_ORDER`): `before_send` (the agent's request read whole .. the upstream
+  request written) and `after_answer` (the upstream answer read .. the agent's answer written) are
+  the critical path at c=1; `waiting` and `after_reply` are free in latency; the top functions of each;
+- `segment_us_p50` (`--segment-times`, instead of all the above): the wall microseconds of each
+  segment, unprofiled (the four marks wrapped), median per round, median of the rounds.
 
 The counts do not depend on the machine's load, so they serve for an A/B while it is shared;
 `cpu_ms` does, so compare it only within one run. `python -m tests.bench.profile_gateway --help`.
@@ -121,6 +127,28 @@ async def window(serve: Serve, n: int, watcher: list[str] | None = None, *, prof
     if spy is not None:
         spy.send_signal(signal.SIGINT)
         spy.wait(timeout=60)
+
+
+async def measure_segment_times(args: argparse.Namespace, serves: list[Serve], work: Path) -> None:
+    """`--segment-times`: wall microseconds of each segment (`serve_hooks.SegmentTimes`), the median
+    per round, rounds alternating between the serves; reported as the median of the rounds."""
+    rounds: dict[str, dict[str, list[float]]] = {serve.src: {} for serve in serves}
+    for _ in range(args.rounds):
+        for serve in serves:
+            out = work / f"times-{serve.port}.json"
+            out.unlink(missing_ok=True)
+            await window(serve, args.calls)
+            wait_file(out)
+            for name, samples in json.loads(out.read_text()).items():
+                if samples:
+                    rounds[serve.src].setdefault(name, []).append(statistics.median(samples) / 1e3)
+    for serve in serves:
+        serve.result["segment_us_p50"] = {
+            name: round(statistics.median(values), 2) for name, values in rounds[serve.src].items()
+        }
+        serve.result["segment_us_rounds"] = {
+            name: [round(v, 2) for v in values] for name, values in rounds[serve.src].items()
+        }
 
 
 def wait_file(path: Path, timeout_s: float = 60.0) -> None:
@@ -257,6 +285,9 @@ async def measure(args: argparse.Namespace, serves: list[Serve], work: Path) -> 
         if args.callgrind:
             await measure_callgrind(args, serves, work)
             return
+        if args.segment_times:
+            await measure_segment_times(args, serves, work)
+            return
         for serve in serves:
             before = cpu_seconds(serve.proc.pid)
             await asyncio.sleep(args.idle)
@@ -295,7 +326,28 @@ async def measure(args: argparse.Namespace, serves: list[Serve], work: Path) -> 
                 watcher = ["strace", "-c", "-f", "-p", str(serve.proc.pid), "-o", str(out)]
                 await window(serve, args.calls, watcher)
                 serve.result.update(strace_summary(out, args.calls))
-        if not args.no_cprofile:
+        if args.segments:
+            for serve in serves:
+                seg = work / f"segments-{serve.port}.json"
+                await window(serve, args.calls, profile=True)
+                wait_file(seg)
+                seen = json.loads(seg.read_text())
+                serve.result["segments"] = {
+                    name: {
+                        "py_calls": round(seen["calls"][name] / args.calls, 1),
+                        "c_calls": round(seen["c_calls"][name] / args.calls, 1),
+                        "top": {
+                            function: round(count / args.calls, 2)
+                            for function, count in sorted(seen["by_function"][name].items(), key=lambda kv: -kv[1])[
+                                : args.top
+                            ]
+                        },
+                        "us_profiled": round(seen["ns"][name] / args.calls / 1e3, 1),
+                    }
+                    for name in seen["calls"]
+                }
+                serve.result["segment_marks"] = seen["marks"]
+        elif not args.no_cprofile:
             for serve in serves:
                 prof = work / f"profile-{serve.port}.pstats"
                 await window(serve, args.calls, profile=True)
@@ -317,6 +369,10 @@ def start(args: argparse.Namespace, src: str, up_port: int, work: Path, started:
         "MCP_BENCH_GC": str(work / f"gc-{port}.json"),
         "MCP_BENCH_PROFILE": str(work / f"profile-{port}.pstats"),
     }
+    if args.segment_times:
+        env["MCP_BENCH_SEGMENT_TIMES"] = str(work / f"times-{port}.json")
+    if args.segments:
+        env["MCP_BENCH_SEGMENTS"] = str(work / f"segments-{port}.json")
     if args.gc_threshold:
         env["MCP_BENCH_GC_THRESHOLD"] = args.gc_threshold
     argv = [
@@ -353,6 +409,16 @@ def main() -> int:
     parser.add_argument("--gc-threshold", default=None, help="a,b,c for gc.set_threshold in serve")
     parser.add_argument("--no-strace", action="store_true")
     parser.add_argument("--no-cprofile", action="store_true")
+    parser.add_argument(
+        "--segments",
+        action="store_true",
+        help="Python calls per segment of the path (serve_hooks.SEGMENT_ORDER) instead of cProfile",
+    )
+    parser.add_argument(
+        "--segment-times",
+        action="store_true",
+        help="wall microseconds per segment of the path (median per round), instead of all the above",
+    )
     parser.add_argument("--callgrind", action="store_true", help="count instructions per call instead (slow)")
     parser.add_argument("--json", default=None, help="write the results here too")
     parser.add_argument("--keep-pstats", default=None, help="copy each serve's pstats here (profile-<i>.pstats)")

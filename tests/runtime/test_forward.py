@@ -89,6 +89,23 @@ async def test_progress_for_the_call_reaches_the_caller_and_the_server_error_is_
     assert caught.value.rpc_error == {"code": -32042, "message": "planted", "data": {"a": 1}}
 
 
+async def test_the_request_logged_after_its_write_is_there_when_the_answer_ends_it() -> None:
+    """Our request's log record is made once it is written (off the critical path, issue 12): the
+    answer, here a JSON error, still finds it and ends it (duration, sizes, the error), R-3.11."""
+
+    async def fail(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        return json_response(rpc_error(message["id"], -32042, "planted"))
+
+    fake = FakeStreamableServer(get_status=405, handlers={"tools/call": fail})
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        with pytest.raises(ServerRequestFailed):
+            await _call(manager, "x")
+        entries = [e for e in manager.logbook(SERVER).entries() if e["method"] == "tools/call"]
+    [entry] = [e for e in entries if e["direction"] == "client→server"]
+    assert entry["status"] == "error" and entry["error"]["code"] == -32042
+    assert entry["request_bytes"] and entry["response_bytes"] and entry["duration_ms"] is not None
+
+
 async def test_a_stream_that_ends_early_is_resumed_with_last_event_id() -> None:
     async def prime_then_close(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
         answer = rpc_result(message["id"], {"content": [{"type": "text", "text": "resumed"}]})

@@ -120,6 +120,45 @@ async def test_a_refused_connection_is_an_error_not_a_hang() -> None:
         async with client.request("POST", {}, b"{}"):
             pass
 
+    calls: list[str] = []
+    with anyio.fail_after(15), pytest.raises(Http1Error):
+        await client.send("POST", {}, b"{}", written=lambda: calls.append("written"))
+    assert calls == ["written"]  # a request that could not be written still has its `written` once
+
+
+async def test_written_runs_once_the_request_is_written_while_its_answer_is_awaited() -> None:
+    """`written` (the forwarder's log record) runs after the write and before the answer: the server
+    here answers only once it ran, so a `written` left until after the answer would never come."""
+    ran = asyncio.Event()
+    order: list[str] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        await reader.readexactly(2)
+        order.append("server read")
+        await ran.wait()
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    def written() -> None:
+        order.append("written")
+        ran.set()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    client = Http1Client(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", {})
+    try:
+        with anyio.fail_after(10):
+            response = await client.send("POST", {}, b"{}", written=written)
+            order.append("answer")
+            assert await response.aread(16) == b"ok"
+            client.done(response)
+    finally:
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
+    assert order.count("written") == 1 and order[-1] == "answer"
+
 
 def test_only_plain_http_urls_are_served() -> None:
     with pytest.raises(ValueError, match="http://"):
@@ -274,10 +313,11 @@ async def test_a_request_a_reused_connection_drops_unanswered_is_sent_once_more_
     port = server.sockets[0].getsockname()[1]
     client = Http1Client(f"http://127.0.0.1:{port}/", {})
     answers: list[bytes] = []
+    written: list[bytes] = []
     try:
         for text in (b"one", b"two", b"three"):
             with anyio.fail_after(10):
-                response = await client.send("POST", {}, text)
+                response = await client.send("POST", {}, text, written=lambda text=text: written.append(text))
                 try:
                     answers.append(await response.aread(1024))
                 finally:
@@ -287,4 +327,5 @@ async def test_a_request_a_reused_connection_drops_unanswered_is_sent_once_more_
         server.close()
         await server.wait_closed()
     assert answers == [b"one", b"two", b"three"]
+    assert written == [b"one", b"two", b"three"]  # once each, "two" too although it went twice
     assert served == [2, 2]  # "two" read by the first connection, dropped, then served by a new one

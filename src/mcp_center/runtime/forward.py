@@ -19,7 +19,8 @@ What it keeps, as the SDK session would:
   connection's own callbacks and POSTed back (R-6.1, R-8.5);
 - cancellation: a caller that gives up (the agent cancelled, the deadline expired) sends
   `notifications/cancelled` for the request (R-3.8);
-- the per-server log (R-3.11) and redaction of everything the server sends (R-1.5);
+- the per-server log (R-3.11) and redaction of everything the server sends (R-1.5); our request's
+  record is made right after it is written (`Http1Client.send`'s `written`), off the critical path;
 - the read cap of answers (issue 14, item 2): `httpx2`'s transport clips what it reads, and
   `Http1Client` answers go through the same clipper (`transports.http.clip_body`); what was cut
   is reported in the result's `_meta["mcp-center/clipped"]`, as the SDK session's tap does.
@@ -42,7 +43,8 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from functools import partial
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -55,13 +57,20 @@ from pydantic import TypeAdapter, ValidationError
 
 from mcp_center.models import is_object
 from mcp_center.runtime import eras
+from mcp_center.runtime.forward_reads import (
+    ClippedResponse,
+    Httpx2Response,
+    Response,
+    SseParser,
+    ignore_clip,
+    media_type,
+)
 from mcp_center.runtime.http1 import Http1Client, Http1Error, Http1Response
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.session import CLIENT_INFO, SessionHooks
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import MAX_MESSAGE_BYTES, HttpDiagnostics, streamable
 from mcp_center.transports.clip import CLIPPED_META_KEY, ClipReport, ReadLimits
-from mcp_center.transports.http import clip_body
 
 __all__ = ["RawForwarder"]
 
@@ -81,8 +90,6 @@ _IDS = itertools.count(1)
 MODERN_HEADS = 1024
 """Methods and tool names whose 2026-07-28 headers one connection keeps rendered (`_modern_head`);
 the table starts over when full (a server's tools are bounded by its catalog)."""
-_UNBOUNDED = 1 << 62
-"""Bytes of a clipped `Http1Client` answer read from the wire: the clipper bounds what is kept."""
 
 
 class RawForwarder:
@@ -199,10 +206,15 @@ class RawForwarder:
         if progress is not None:
             out["_meta"] = {**cast(dict[str, Any], out.get("_meta") or {}), "progressToken": request_id}
         body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": out})
-        self._logbook.request(self._connection_id, _OUT, request_id, method, len(body))
         stream = _Position()
         try:
-            message = await self._exchange(request_id, body, progress, stream)
+            message = await self._exchange(
+                request_id,
+                body,
+                progress,
+                stream,
+                partial(self._logbook.request, self._connection_id, _OUT, request_id, method, len(body)),
+            )
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_SEND_TIMEOUT_S):
                 await self._cancelled(request_id)
@@ -304,13 +316,13 @@ class RawForwarder:
             envelope = self._envelopes[asks] = eras.envelope_of(self._client_info, eras.capabilities_of(*asks))
         out = eras.modern_envelope(params, envelope, request_id if progress is not None else None)
         body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": out})
-        self._logbook.request(self._connection_id, _OUT, request_id, method, len(body))
         name = params.get("name")
         headers, block = self._modern_head(method, name if isinstance(name, str) else None)
         stream = _Position(modern=True)
         clipped: list[ClipReport] = []
+        logged = partial(self._logbook.request, self._connection_id, _OUT, request_id, method, len(body))
         answer = await self._round_trip(
-            "POST", headers, body, request_id, progress, stream, clipped.append, block=block
+            "POST", headers, body, request_id, progress, stream, clipped.append, block, logged
         )
         if answer is None:
             raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
@@ -331,12 +343,15 @@ class RawForwarder:
         return made
 
     async def _exchange(
-        self, request_id: str, body: bytes, progress: ProgressFnT | None, stream: _Position
+        self, request_id: str, body: bytes, progress: ProgressFnT | None, stream: _Position, logged: Callable[[], None]
     ) -> dict[str, Any]:
-        """POST `body`, then (resuming if the stream ends early) return the JSON-RPC answer to `request_id`."""
+        """POST `body` (`logged` once it is written), then (resuming if the stream ends early) return the
+        JSON-RPC answer to `request_id`."""
         clipped: list[ClipReport] = []
         accept = self._headers("application/json, text/event-stream")
-        answer = await self._round_trip("POST", accept, body, request_id, progress, stream, clipped.append)
+        answer = await self._round_trip(
+            "POST", accept, body, request_id, progress, stream, clipped.append, None, logged
+        )
         empty = 0
         while answer is None and stream.last_event_id is not None:
             if empty >= streamable.RESUME_ATTEMPTS:
@@ -378,12 +393,13 @@ class RawForwarder:
         progress: ProgressFnT | None,
         stream: _Position,
         on_clip: Callable[[ClipReport], None],
-        *,
         block: str | None = None,
+        written: Callable[[], None] | None = None,
     ) -> dict[str, Any] | None:
         """One exchange and its answer (`_read`); a resumption GET answered with a status of 300 or
         more gives None (the caller counts it as a resumption that brought nothing). `block`: the
-        rendered head of `headers` (`Http1Client.head_block`), when the caller kept one.
+        rendered head of `headers` (`Http1Client.head_block`), when the caller kept one; `written`:
+        called once the request is written (`Http1Client.send`; before it over `httpx2`).
 
         Over `Http1Client` without a context manager: the rest of a POST stream after its answer is
         read in the background (`Http1Client.done`, at most `DRAIN_S`, nothing kept); the answer
@@ -394,12 +410,14 @@ class RawForwarder:
         """
         lite = self._lite
         if lite is None:
+            if written is not None:
+                written()
             async with self._send(method, headers, body, on_clip) as response:
                 if method == "GET" and response.status_code >= 300:
                     return None
                 return await self._read(response, request_id, progress, stream)
         try:
-            raw = await lite.send(method, headers, body, block=block)
+            raw = await lite.send(method, headers, body, block=block, written=written)
         except Http1Error as exc:
             raise _transport_error(exc) from exc.__cause__
         aborted = False
@@ -408,13 +426,13 @@ class RawForwarder:
                 await self._note(raw, headers)
             if method == "GET" and raw.status_code >= 300:
                 return None
-            if raw.status_code == 200 and _media_type(raw.headers) != "text/event-stream":
+            if raw.status_code == 200 and media_type(raw.headers) != "text/event-stream":
                 # A JSON answer already whole and below every limit of the read cap (most answers):
                 # read here, as `_read` would, without its and the clipper's coroutines (issue 12, R-8.3).
                 data = raw.whole_body(self._whole_bound)
                 if data is not None:
                     return self._json_answer(raw.status_code, data)
-            response: _Response = raw if self._limits is None else _ClippedResponse(raw, self._limits, on_clip)
+            response: Response = raw if self._limits is None else ClippedResponse(raw, self._limits, on_clip)
             return await self._read(response, request_id, progress, stream, drain=False)
         except Http1Error as exc:
             raise httpx2.ReadError(str(exc)) from exc
@@ -434,7 +452,7 @@ class RawForwarder:
         headers: dict[str, str],
         body: bytes = b"",
         on_clip: Callable[[ClipReport], None] | None = None,
-    ) -> AsyncGenerator[_Response]:
+    ) -> AsyncGenerator[Response]:
         """One HTTP exchange, over `Http1Client` or the connection's `httpx2` client.
 
         `on_clip` receives what the read cap cut from an `Http1Client` answer (the `httpx2` client's
@@ -445,7 +463,7 @@ class RawForwarder:
         """
         if self._lite is None:
             async with self._client.stream(method, self._url, content=body or None, headers=headers) as response:
-                yield _Httpx2Response(response)
+                yield Httpx2Response(response)
             return
         try:
             async with self._lite.request(method, headers, body) as response:
@@ -454,7 +472,7 @@ class RawForwarder:
                 if self._limits is None:
                     yield response
                 else:
-                    yield _ClippedResponse(response, self._limits, on_clip or _ignore)
+                    yield ClippedResponse(response, self._limits, on_clip or ignore_clip)
         except Http1Error as exc:
             raise _transport_error(exc) from exc.__cause__
 
@@ -470,7 +488,7 @@ class RawForwarder:
 
     async def _read(
         self,
-        response: _Response,
+        response: Response,
         request_id: str,
         progress: ProgressFnT | None,
         stream: _Position,
@@ -481,11 +499,11 @@ class RawForwarder:
         when an SSE stream ended without it (`stream` then says where to resume). With `drain`, the
         rest of the stream is read here."""
         status = response.status_code
-        content_type = _media_type(response.headers)
+        content_type = media_type(response.headers)
         if status == 404 and not stream.modern and self._session_id() is not None:
             raise MCPError(code=types.INVALID_REQUEST, message="Session terminated")
         if content_type == "text/event-stream" and status < 300:
-            parser = _SseParser()
+            parser = SseParser()
             chunks = aiter(response.aiter_bytes(MAX_SSE_STREAM_BYTES))
             async for chunk in chunks:
                 for event_id, retry, data in parser.feed(chunk):
@@ -640,17 +658,6 @@ class RawForwarder:
             await self._lite.aclose()
 
 
-class _Response(Protocol):
-    """What `_read` needs of a response, from `Http1Client` or `httpx2`."""
-
-    status_code: int
-    headers: Mapping[str, str]
-
-    def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]: ...
-
-    async def aread(self, limit: int) -> bytes: ...
-
-
 @dataclass
 class _Position:
     """Where a request's event stream is: what to resume from, how many messages it brought, whether
@@ -662,106 +669,6 @@ class _Position:
     messages: int = 0
     modern: bool = False
     needs_session: bool = False
-
-
-class _ClippedResponse:
-    """An `Http1Client` response read through the connection's read cap (`transports.http.clip_body`).
-
-    The limits of `aiter_bytes` and `aread` then count the bytes handed on, as for `httpx2`, whose
-    transport clips: the clipper bounds what is kept of however many bytes the server sends.
-    """
-
-    def __init__(self, response: Http1Response, limits: ReadLimits, on_clip: Callable[[ClipReport], None]) -> None:
-        self._response = response
-        self._limits = limits
-        self._on_clip = on_clip
-        self.status_code = response.status_code
-        self.headers: Mapping[str, str] = response.headers
-        self._unclipped = (
-            0
-            if self.headers.get("content-type", "").lower().startswith("text/event-stream")
-            else min(limits.max_message_bytes, limits.max_string_bytes, limits.max_tokens)
-        )
-        """Bytes of a JSON body the clipper cannot cut (no string, message or token count can be over
-        the limits); 0 for an event stream, which always goes through the clipper."""
-
-    async def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]:
-        content_type = self.headers.get("content-type", "")
-        raw = self._response.aiter_bytes(_UNBOUNDED)
-        seen = 0
-        async for chunk in clip_body(raw, content_type, self._limits, self._on_clip):
-            seen += len(chunk)
-            if seen > limit:
-                raise Http1Error(f"the response is larger than {limit} bytes")
-            yield chunk
-
-    async def aread(self, limit: int) -> bytes:
-        if self._unclipped:
-            # A JSON answer whose declared length is below every limit comes out of the clipper as
-            # it went in, with nothing to report: read it without (most answers, R-8.3).
-            whole = await self._response.read_declared(min(self._unclipped, limit))
-            if whole is not None:
-                return whole
-        return b"".join([chunk async for chunk in self.aiter_bytes(limit)])
-
-
-def _ignore(report: ClipReport) -> None:
-    del report
-
-
-class _Httpx2Response:
-    """An `httpx2` streamed response as a `_Response` (its transport bounds non-SSE bodies)."""
-
-    def __init__(self, response: httpx2.Response) -> None:
-        self._response = response
-        self.status_code = response.status_code
-        self.headers: Mapping[str, str] = response.headers
-
-    async def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]:
-        seen = 0
-        async for chunk in self._response.aiter_bytes():
-            seen += len(chunk)
-            if seen > limit:
-                raise httpx2.ReadError(f"the response is larger than {limit} bytes")
-            yield chunk
-
-    async def aread(self, limit: int) -> bytes:
-        del limit  # the connection's transport caps the body (`transports.http`)
-        return await self._response.aread()
-
-
-class _SseParser:
-    """Server-sent events from bytes: `(id, retry, data)` per event; `event:` names are not used."""
-
-    def __init__(self) -> None:
-        self._buffer = b""
-
-    def feed(self, chunk: bytes) -> list[tuple[str, int | None, str]]:
-        self._buffer = (self._buffer + chunk).replace(b"\r\n", b"\n")
-        if len(self._buffer) > MAX_MESSAGE_BYTES:
-            raise httpx2.ReadError(f"a server-sent event is larger than {MAX_MESSAGE_BYTES} bytes")
-        *blocks, self._buffer = self._buffer.split(b"\n\n")
-        events: list[tuple[str, int | None, str]] = []
-        for block in blocks:
-            event_id = ""
-            retry: int | None = None
-            data: list[str] = []
-            for line in block.decode("utf-8", "replace").split("\n"):
-                name, _, value = line.partition(":")
-                value = value.removeprefix(" ")
-                if name == "data":
-                    data.append(value)
-                elif name == "id":
-                    event_id = value
-                elif name == "retry" and value.isdigit():
-                    retry = int(value)
-            events.append((event_id, retry, "\n".join(data)))
-        return events
-
-
-def _media_type(headers: Mapping[str, str]) -> str:
-    """The media type of a response's `content-type` (lower case, no parameters)."""
-    return headers.get("content-type", "").partition(";")[0].strip().lower()
 
 
 def _result(message: dict[str, Any]) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
 
@@ -369,13 +369,23 @@ class Http1Client:
         return f"{method} {self._target} HTTP/1.1\r\n{self._fixed}{extra}"
 
     async def send(
-        self, method: str, headers: Mapping[str, str], body: bytes = b"", *, block: str | None = None
+        self,
+        method: str,
+        headers: Mapping[str, str],
+        body: bytes = b"",
+        *,
+        block: str | None = None,
+        written: Callable[[], object] | None = None,
     ) -> Http1Response:
         """Send one request; its response once its headers arrived (and its body, when it declares a
         length of at most `HELD_BODY_BYTES`). Call `done(response)` afterwards.
 
         Args:
             block: `head_block(method, headers)`, rendered earlier; None renders it now.
+            written: Called once, right after the request is written and before its answer is
+                awaited: work the answer needs but the request does not (a log entry) is done while
+                the server computes, off the call's critical path (issue 12, R-8.3). Called also when
+                the exchange fails before the request could be written, so it runs exactly once.
         Raises:
             Http1Error: the exchange failed (the connection is closed).
         """
@@ -384,36 +394,43 @@ class Http1Client:
         head = f"{block}content-length: {len(body)}\r\n\r\n"
         payload = head.encode("latin-1") + body
         connection = self._reusable()
-        while True:
-            if connection is None:
-                connection = await self._connect()
-                reused = False
-            else:
-                reused = True
-            # `_exchange` and `_Connection.wait` in line: two coroutine frames less on the path of
-            # every forwarded call (issue 12, R-8.3).
-            try:
-                connection.start(payload)
-                while not connection.headers_done:
-                    if connection.error is not None:
-                        raise connection.error
-                    if connection.lost:
-                        raise Http1Error("the connection ended before the response")
-                    waiter = connection.waiter()
-                    try:
-                        await waiter
-                    finally:
-                        connection.unwait()
-            except Http1Error:
-                connection.close()
-                if reused and not connection.received:
-                    connection = None  # the server closed it while idle: it never read this request
-                    continue
-                raise
-            except BaseException:
-                connection.close()
-                raise
-            return Http1Response(connection)
+        try:
+            while True:
+                if connection is None:
+                    connection = await self._connect()
+                    reused = False
+                else:
+                    reused = True
+                # `_exchange` and `_Connection.wait` in line: two coroutine frames less on the path of
+                # every forwarded call (issue 12, R-8.3).
+                try:
+                    connection.start(payload)
+                    if written is not None:
+                        written()
+                        written = None
+                    while not connection.headers_done:
+                        if connection.error is not None:
+                            raise connection.error
+                        if connection.lost:
+                            raise Http1Error("the connection ended before the response")
+                        waiter = connection.waiter()
+                        try:
+                            await waiter
+                        finally:
+                            connection.unwait()
+                except Http1Error:
+                    connection.close()
+                    if reused and not connection.received:
+                        connection = None  # the server closed it while idle: it never read this request
+                        continue
+                    raise
+                except BaseException:
+                    connection.close()
+                    raise
+                return Http1Response(connection)
+        finally:
+            if written is not None:  # failed before the request was written
+                written()
 
     def done(self, response: Http1Response) -> None:
         """The caller is done with `response`: its connection goes back to the pool when the response
