@@ -329,3 +329,50 @@ async def test_a_request_a_reused_connection_drops_unanswered_is_sent_once_more_
     assert answers == [b"one", b"two", b"three"]
     assert written == [b"one", b"two", b"three"]  # once each, "two" too although it went twice
     assert served == [2, 2]  # "two" read by the first connection, dropped, then served by a new one
+
+
+async def test_a_request_that_must_not_run_twice_is_not_sent_again_when_a_reused_connection_drops_it() -> None:
+    """R-8.3: with `resend=False` (a forwarded tools/call), a request a reused keep-alive connection
+    ended without answering fails (the server may have read and run it) instead of going once more;
+    the next request goes on a new connection."""
+    served: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                body = await reader.readexactly(length)
+                served.append(body)
+                if body == b"two":
+                    return  # read (and, for all the client knows, ran), then the connection ends unanswered
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = Http1Client(f"http://127.0.0.1:{port}/", {})
+    answers: list[bytes | str] = []
+    try:
+        for text in (b"one", b"two", b"three"):
+            with anyio.fail_after(10):
+                try:
+                    response = await client.send("POST", {}, text, resend=False)
+                except Http1Error as exc:
+                    answers.append(str(exc))
+                    continue
+                try:
+                    answers.append(await response.aread(1024))
+                finally:
+                    client.done(response)
+    finally:
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
+    assert answers[0] == b"one" and answers[2] == b"three"
+    assert isinstance(answers[1], str) and "may have run" in answers[1]
+    assert served == [b"one", b"two", b"three"]  # "two" went once

@@ -214,6 +214,7 @@ class RawForwarder:
                 progress,
                 stream,
                 partial(self._logbook.request, self._connection_id, _OUT, request_id, method, len(body)),
+                method != "tools/call",  # a tool may not be idempotent: never sent twice (R-8.3)
             )
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_SEND_TIMEOUT_S):
@@ -322,7 +323,7 @@ class RawForwarder:
         clipped: list[ClipReport] = []
         logged = partial(self._logbook.request, self._connection_id, _OUT, request_id, method, len(body))
         answer = await self._round_trip(
-            "POST", headers, body, request_id, progress, stream, clipped.append, block, logged
+            "POST", headers, body, request_id, progress, stream, clipped.append, block, logged, method != "tools/call"
         )
         if answer is None:
             raise MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
@@ -343,14 +344,20 @@ class RawForwarder:
         return made
 
     async def _exchange(
-        self, request_id: str, body: bytes, progress: ProgressFnT | None, stream: _Position, logged: Callable[[], None]
+        self,
+        request_id: str,
+        body: bytes,
+        progress: ProgressFnT | None,
+        stream: _Position,
+        logged: Callable[[], None],
+        resend: bool,
     ) -> dict[str, Any]:
         """POST `body` (`logged` once it is written), then (resuming if the stream ends early) return the
-        JSON-RPC answer to `request_id`."""
+        JSON-RPC answer to `request_id`. `resend`: whether the POST may run twice (`_round_trip`)."""
         clipped: list[ClipReport] = []
         accept = self._headers("application/json, text/event-stream")
         answer = await self._round_trip(
-            "POST", accept, body, request_id, progress, stream, clipped.append, None, logged
+            "POST", accept, body, request_id, progress, stream, clipped.append, None, logged, resend
         )
         empty = 0
         while answer is None and stream.last_event_id is not None:
@@ -395,11 +402,13 @@ class RawForwarder:
         on_clip: Callable[[ClipReport], None],
         block: str | None = None,
         written: Callable[[], None] | None = None,
+        resend: bool = True,
     ) -> dict[str, Any] | None:
         """One exchange and its answer (`_read`); a resumption GET answered with a status of 300 or
         more gives None (the caller counts it as a resumption that brought nothing). `block`: the
         rendered head of `headers` (`Http1Client.head_block`), when the caller kept one; `written`:
-        called once the request is written (`Http1Client.send`; before it over `httpx2`).
+        called once the request is written (`Http1Client.send`; before it over `httpx2`); `resend`:
+        whether the request may run twice (`Http1Client.send`: never for a `tools/call`).
 
         Over `Http1Client` without a context manager: the rest of a POST stream after its answer is
         read in the background (`Http1Client.done`, at most `DRAIN_S`, nothing kept); the answer
@@ -417,7 +426,7 @@ class RawForwarder:
                     return None
                 return await self._read(response, request_id, progress, stream)
         try:
-            raw = await lite.send(method, headers, body, block=block, written=written)
+            raw = await lite.send(method, headers, body, block=block, written=written, resend=resend)
         except Http1Error as exc:
             raise _transport_error(exc) from exc.__cause__
         aborted = False

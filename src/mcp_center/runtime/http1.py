@@ -31,10 +31,13 @@ a forwarded call's answer came in a second read most of the time, and every such
 whole chain of coroutines waiting on the answer for nothing (issue 12). A streamed body (no
 declared length, e.g. SSE) wakes its reader on every chunk, as before.
 
-A request that fails on a reused connection before any byte of its response arrived is sent once
-more on a new connection: the server had closed the idle connection (its keep-alive timeout)
-before reading the request, so it never ran it. Idle connections older than `IDLE_S` seconds are
-not reused at all, which keeps that case rare.
+A request that fails on a reused connection before any byte of its response arrived may be sent
+once more on a new connection (`send(resend=True)`, the default): most often the server had closed
+the idle connection (its keep-alive timeout) before reading the request. It cannot be told apart
+from a server that read the request, ran it, and then closed or crashed before answering, so a
+request that must not run twice (a `tools/call`: a tool is not known to be idempotent) is sent with
+`resend=False` and fails instead (`Http1Error`, "it may have run"). Idle connections older than
+`IDLE_S` seconds are not reused at all, which keeps that case rare.
 """
 
 from __future__ import annotations
@@ -376,6 +379,7 @@ class Http1Client:
         *,
         block: str | None = None,
         written: Callable[[], object] | None = None,
+        resend: bool = True,
     ) -> Http1Response:
         """Send one request; its response once its headers arrived (and its body, when it declares a
         length of at most `HELD_BODY_BYTES`). Call `done(response)` afterwards.
@@ -386,6 +390,9 @@ class Http1Client:
                 awaited: work the answer needs but the request does not (a log entry) is done while
                 the server computes, off the call's critical path (issue 12, R-8.3). Called also when
                 the exchange fails before the request could be written, so it runs exactly once.
+            resend: Whether the request may go once more on a new connection when a reused one ended
+                before any byte of its answer. Only for a request that may run twice: the server may
+                have read and run it before the connection ended (R-8.3).
         Raises:
             Http1Error: the exchange failed (the connection is closed).
         """
@@ -421,7 +428,12 @@ class Http1Client:
                 except Http1Error:
                     connection.close()
                     if reused and not connection.received:
-                        connection = None  # the server closed it while idle: it never read this request
+                        if not resend:
+                            raise Http1Error(
+                                "the server ended a reused connection without answering; the request was"
+                                " not sent again: it may have run"
+                            ) from None
+                        connection = None  # most likely closed while idle, before it read this request
                         continue
                     raise
                 except BaseException:
