@@ -543,7 +543,9 @@ class RawForwarder:
         """The JSON-RPC answer in the JSON body `data` of a response with HTTP `status` (`_read`).
 
         Raises:
-            MCPError: no answer in it (INTERNAL_ERROR, naming a 202 or the status).
+            MCPError: no answer in it: for a 2xx `streamable.non_answer_error` (our MCP_PROTOCOL_ERROR
+                naming the status), never what would pass for the server's own JSON-RPC error; for
+                any other status INTERNAL_ERROR naming it (the attribution reads the status).
         """
         try:
             answer: dict[str, Any] | None = orjson.loads(data) if data else None  # checked exactly below
@@ -551,9 +553,16 @@ class RawForwarder:
             answer = None
         if type(answer) is dict and ("result" in answer or "error" in answer):
             return self._incoming(answer, len(data))
+        if status >= 300:  # the attribution names the status (and what it means: authorization...)
+            raise MCPError(code=types.INTERNAL_ERROR, message=f"Server returned an error response (HTTP {status})")
         if status == 202:
-            raise MCPError(code=types.INTERNAL_ERROR, message="the server accepted a request without answering it")
-        raise MCPError(code=types.INTERNAL_ERROR, message=f"Server returned an error response (HTTP {status})")
+            message = "the server accepted a request without answering it (HTTP 202)"
+        elif data:
+            message = f"the server answered HTTP {status} with a body that is no JSON-RPC answer"
+        else:
+            message = f"the server answered HTTP {status} with no body"
+        error = streamable.non_answer_error(self._url, message, status)
+        raise MCPError(code=error.code, message=error.message, data=error.data)
 
     def _incoming(self, message: dict[str, Any], size: int) -> dict[str, Any]:
         """A message from the server, redacted (R-1.5) and logged (R-3.11)."""

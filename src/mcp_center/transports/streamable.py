@@ -48,6 +48,7 @@ __all__ = [
     "RESUME_BACKOFF",
     "STREAM_HEALTHY_S",
     "BoundedStreamableHTTPTransport",
+    "non_answer_error",
     "resumptions_exhausted",
     "streamable_http_transport",
     "unanswered_error",
@@ -182,6 +183,19 @@ class BoundedStreamableHTTPTransport(StreamableHTTPTransport):
             await ctx.read_stream_writer.send(SessionMessage(reply))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.debug("http.request_unresolvable", extra={"url": display_url(self.url)})
+
+
+def non_answer_error(url: str, message: str, status: int) -> ErrorData:
+    """The JSON-RPC error of a request the server answered with HTTP `status` and a body that is no
+    JSON-RPC answer (a 204, a 200 with a cut or foreign body), carrying the typed `MCP_PROTOCOL_ERROR`
+    the runtime rebuilds from `data[ERROR_DATA_KEY]`, so the agent gets our code, not what would pass
+    for the server's own JSON-RPC error (R-8.3, R-7.3)."""
+    error = {
+        "code": "MCP_PROTOCOL_ERROR",
+        "message": message,
+        "details": {"reason": "protocol", "url": display_url(url), "status": status},
+    }
+    return ErrorData(code=CONNECTION_CLOSED, message=message, data={ERROR_DATA_KEY: error})
 
 
 def unanswered_error(url: str, message: str, **details: Any) -> ErrorData:
