@@ -17,7 +17,7 @@ import mcp_types as types
 import orjson
 import pytest
 
-from tests.servers.era_upstream import make_era_server
+from tests.servers.era_upstream import buffered, make_era_server
 from tests.support.composed import composed_host
 from tests.support.gateway import gateway_client
 from tests.support.loopback import serve_loopback
@@ -27,7 +27,6 @@ pytestmark = pytest.mark.anyio
 
 ADMIN_TOKEN = "gateway-non-answers-admin-0123456789"
 Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
 
 NON_ANSWERS: dict[int, tuple[int, bytes]] = {
     204: (204, b""),
@@ -58,14 +57,7 @@ def _misanswering(app: Any) -> Any:
         if scope["type"] != "http" or scope["method"] != "POST":
             await app(scope, receive, send)
             return
-        messages: list[Message] = []
-        body = b""
-        while True:
-            message = await receive()
-            messages.append(message)
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body, replayed = await buffered(receive)
         b = _call_argument_b(body)
         if isinstance(b, int) and b in NON_ANSWERS:
             status, reply = NON_ANSWERS[b]
@@ -74,10 +66,7 @@ def _misanswering(app: Any) -> Any:
             await send({"type": "http.response.body", "body": reply})
             return
 
-        async def replay() -> Message:
-            return messages.pop(0) if messages else await receive()
-
-        await app(scope, replay, send)
+        await app(scope, replayed, send)
 
     return wrapped
 

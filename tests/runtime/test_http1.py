@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import itertools
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
 
 import anyio
 import pytest
@@ -286,65 +288,22 @@ async def test_one_parser_per_connection_reads_each_framing_in_turn_and_a_prepar
     assert len(set(ports)) == 1  # one TCP connection (one parser) for all four
 
 
-async def test_a_request_a_reused_connection_drops_unanswered_is_sent_once_more_on_a_new_one() -> None:
-    """A keep-alive connection the server closes before reading the next request (its idle timeout
-    racing our reuse) never ran it: the request goes once more on a new connection."""
-    served: list[int] = []
+@asynccontextmanager
+async def _dropping_once(drop: bytes) -> AsyncGenerator[tuple[Http1Client, list[tuple[int, bytes]]]]:
+    """A client of a raw keep-alive echo server that, the first time it reads the body `drop`, ends
+    that connection without answering; and the `(connection number, body)` of each request it read."""
+    served: list[tuple[int, bytes]] = []
+    connections = itertools.count()
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        number = len(served)
-        served.append(0)
+        number = next(connections)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
                 body = await reader.readexactly(length)
-                served[number] += 1
-                if number == 0 and served[number] == 2:
-                    return  # the first connection drops its second request unanswered
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    client = Http1Client(f"http://127.0.0.1:{port}/", {})
-    answers: list[bytes] = []
-    written: list[bytes] = []
-    try:
-        for text in (b"one", b"two", b"three"):
-            with anyio.fail_after(10):
-                response = await client.send("POST", {}, text, written=lambda text=text: written.append(text))
-                try:
-                    answers.append(await response.aread(1024))
-                finally:
-                    client.done(response)
-    finally:
-        await client.aclose()
-        server.close()
-        await server.wait_closed()
-    assert answers == [b"one", b"two", b"three"]
-    assert written == [b"one", b"two", b"three"]  # once each, "two" too although it went twice
-    assert served == [2, 2]  # "two" read by the first connection, dropped, then served by a new one
-
-
-async def test_a_request_that_must_not_run_twice_is_not_sent_again_when_a_reused_connection_drops_it() -> None:
-    """R-8.3: with `resend=False` (a forwarded tools/call), a request a reused keep-alive connection
-    ended without answering fails (the server may have read and run it) instead of going once more;
-    the next request goes on a new connection."""
-    served: list[bytes] = []
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-                body = await reader.readexactly(length)
-                served.append(body)
-                if body == b"two":
+                served.append((number, body))
+                if body == drop and [b for _n, b in served].count(drop) == 1:
                     return  # read (and, for all the client knows, ran), then the connection ends unanswered
                 writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
                 await writer.drain()
@@ -354,10 +313,40 @@ async def test_a_request_that_must_not_run_twice_is_not_sent_again_when_a_reused
             writer.close()
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    client = Http1Client(f"http://127.0.0.1:{port}/", {})
-    answers: list[bytes | str] = []
+    client = Http1Client(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", {})
     try:
+        yield client, served
+    finally:
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_request_a_reused_connection_drops_unanswered_is_sent_once_more_on_a_new_one() -> None:
+    """A keep-alive connection the server closes before reading the next request (its idle timeout
+    racing our reuse) most likely never ran it: a request that may run twice goes once more on a new
+    connection."""
+    answers: list[bytes] = []
+    written: list[bytes] = []
+    async with _dropping_once(b"two") as (client, served):
+        for text in (b"one", b"two", b"three"):
+            with anyio.fail_after(10):
+                response = await client.send("POST", {}, text, written=lambda text=text: written.append(text))
+                try:
+                    answers.append(await response.aread(1024))
+                finally:
+                    client.done(response)
+    assert answers == [b"one", b"two", b"three"]
+    assert written == [b"one", b"two", b"three"]  # once each, "two" too although it went twice
+    assert served == [(0, b"one"), (0, b"two"), (1, b"two"), (1, b"three")]  # "two" dropped, then served anew
+
+
+async def test_a_request_that_must_not_run_twice_is_not_sent_again_when_a_reused_connection_drops_it() -> None:
+    """R-8.3: with `resend=False` (a forwarded tools/call), a request a reused keep-alive connection
+    ended without answering fails (the server may have read and run it) instead of going once more;
+    the next request goes on a new connection."""
+    answers: list[bytes | str] = []
+    async with _dropping_once(b"two") as (client, served):
         for text in (b"one", b"two", b"three"):
             with anyio.fail_after(10):
                 try:
@@ -369,10 +358,6 @@ async def test_a_request_that_must_not_run_twice_is_not_sent_again_when_a_reused
                     answers.append(await response.aread(1024))
                 finally:
                     client.done(response)
-    finally:
-        await client.aclose()
-        server.close()
-        await server.wait_closed()
     assert answers[0] == b"one" and answers[2] == b"three"
     assert isinstance(answers[1], str) and "may have run" in answers[1]
-    assert served == [b"one", b"two", b"three"]  # "two" went once
+    assert served == [(0, b"one"), (0, b"two"), (1, b"three")]  # "two" went once

@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.support.wire import is_object, object_or_empty
 
-__all__ = ["HOLD", "Hold", "Post", "make_era_server", "recorded"]
+__all__ = ["HOLD", "Hold", "Post", "buffered", "make_era_server", "recorded"]
 
 _OBJECT = {"type": "object"}
 TOOLS = [
@@ -147,14 +147,7 @@ def recorded(app: _App, posts: list[Post]) -> _App:
         if scope["type"] != "http" or scope["method"] != "POST":
             await app(scope, receive, send)
             return
-        messages: list[MutableMapping[str, Any]] = []
-        body = b""
-        while True:
-            message = await receive()
-            messages.append(message)
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body, replayed = await buffered(receive)
         headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]}
         try:
             parsed: Any = orjson.loads(body)
@@ -170,11 +163,25 @@ def recorded(app: _App, posts: list[Post]) -> _App:
                     session="mcp-session-id" in headers,
                 )
             )
-        replay = iter(messages)
-
-        async def replayed() -> MutableMapping[str, Any]:
-            return next(replay, None) or await receive()
-
         await app(scope, replayed, send)
 
     return wrapped
+
+
+async def buffered(receive: _Receive) -> tuple[bytes, _Receive]:
+    """The whole body of an ASGI request read from `receive`, and a `receive` that gives the app
+    the same messages again (then whatever comes next)."""
+    messages: list[MutableMapping[str, Any]] = []
+    body = b""
+    while True:
+        message = await receive()
+        messages.append(message)
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    replay = iter(messages)
+
+    async def replayed() -> MutableMapping[str, Any]:
+        return next(replay, None) or await receive()
+
+    return body, replayed
