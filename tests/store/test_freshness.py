@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -45,14 +46,17 @@ def _other_process_creates_a_token(directory: Path) -> None:
 def stats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every `stat` the fresh stamps make (paths), in order."""
     made: list[str] = []
-    real = freshness.file_stamp
+    for name in ("file_stamp", "rare_file_stamp"):  # the journal's look is `rare_file_stamp`
+        monkeypatch.setattr(freshness, name, _counting(getattr(freshness, name), made))
+    return made
 
+
+def _counting(real: Callable[[str | Path], Stamp], made: list[str]) -> Callable[[str | Path], Stamp]:
     def counting(path: str | Path) -> Stamp:
         made.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(freshness, "file_stamp", counting)
-    return made
+    return counting
 
 
 def _store(tmp_path: Path) -> JsonStore:
