@@ -18,7 +18,8 @@ exclusively for that).
 section with the file's stat stamp (inode, mtime ns, size) and parses again only when the stamp
 changed. Every commit gives the files it replaces a new inode and an mtime above the old one, so a
 stamp never repeats even within one tick of a coarse clock. `read_if_fresh()` answers from that
-cache with six `stat` calls and no lock, which is what the per-call hot paths use. While a gateway
+cache with five `stat` calls, one `access` (the journal, usually absent: no exception raised and
+caught for it) and no lock, which is what the per-call hot paths use. While a gateway
 request is served, those `stat` calls are shared by the looks of one event-loop step that came
 after the request arrived (`store/freshness.py`: a change another process committed before the
 request arrived is still seen by it); a commit of this process drops what was shared.
