@@ -9,8 +9,10 @@ The other process is a real one (`python -c` committing through its own `JsonSto
 from __future__ import annotations
 
 import asyncio
+import errno
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -19,8 +21,9 @@ import pytest
 
 from mcp_center.service import GatewayTokens
 from mcp_center.store import JsonStore, freshness
-from mcp_center.store.files import Stamp
+from mcp_center.store.files import Disk, Stamp
 from mcp_center.store.freshness import request_arrived, serving_request
+from mcp_center.store.journal import JOURNAL_FILE
 
 pytestmark = pytest.mark.anyio
 
@@ -45,14 +48,17 @@ def _other_process_creates_a_token(directory: Path) -> None:
 def stats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every `stat` the fresh stamps make (paths), in order."""
     made: list[str] = []
-    real = freshness.file_stamp
+    for name in ("file_stamp", "rare_file_stamp"):  # the journal's look is `rare_file_stamp`
+        monkeypatch.setattr(freshness, name, _counting(getattr(freshness, name), made))
+    return made
 
+
+def _counting(real: Callable[[str | Path], Stamp], made: list[str]) -> Callable[[str | Path], Stamp]:
     def counting(path: str | Path) -> Stamp:
         made.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(freshness, "file_stamp", counting)
-    return made
+    return counting
 
 
 def _store(tmp_path: Path) -> JsonStore:
@@ -146,3 +152,36 @@ def test_a_turn_its_closed_loop_never_ended_keeps_nothing_on_the_next_loop(tmp_p
             return store.stamp("gateway_tokens")
 
         assert asyncio.run(look()) != seen[0]
+
+
+class _KilledAfterCommitPoint(Disk):
+    """Fails every rename after the journal's own (the commit point): a writer killed there."""
+
+    def __init__(self) -> None:
+        self.renames = 0
+
+    def replace(self, source: Path, target: Path) -> None:
+        self.renames += 1
+        if self.renames > 1:
+            raise OSError(errno.EIO, "injected after the commit point", str(target))
+        super().replace(source, target)
+
+
+async def test_a_journal_left_after_its_commit_point_is_seen_by_the_next_look_and_rolled_forward(
+    tmp_path: Path,
+) -> None:
+    """The journal's look (`rare_file_stamp`, an `access`) sees a commit whose renames never ran:
+    the warm cache is refused, inside a request too, and the next read completes the change."""
+    reader = _store(tmp_path)
+    reader.read()
+    with serving_request(request_arrived()):
+        assert reader.read_if_fresh() is not None
+    writer = JsonStore(tmp_path / "mcp", disk=_KilledAfterCommitPoint())
+    writer.open()
+    GatewayTokens(writer).create("committed-not-renamed")
+    assert (tmp_path / "mcp" / JOURNAL_FILE).exists()
+    with serving_request(request_arrived()):
+        assert reader.read_if_fresh() is None
+    names = {t.name for t in GatewayTokens(reader).list()}
+    assert "committed-not-renamed" in names
+    assert not (tmp_path / "mcp" / JOURNAL_FILE).exists()

@@ -85,7 +85,8 @@ class PausableDeadline:
         self._timer: asyncio.TimerHandle | None = None
 
     def __enter__(self) -> PausableDeadline:
-        loop = self._loop = running_loop()
+        riding = self._riding  # entered by this task: its loop is the one the admission looked up
+        loop = self._loop = riding.loop if riding is not None else running_loop()
         self._entered_at = now = loop.time() if loop is not None else current_time()
         if self.max_total_s is not None:
             self._remaining = min(self._remaining, self.max_total_s)

@@ -23,7 +23,7 @@ from types import TracebackType
 import anyio
 
 from mcp_center.errors import CallCancelled, OperationInUse
-from mcp_center.runtime.scopes import cancel_scope
+from mcp_center.runtime.scopes import cancel_scope, running_loop
 
 __all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Admission", "Operations", "new_operation_id"]
 
@@ -122,21 +122,26 @@ class Admission:
     Attributes:
         scope: The cancel scope this block entered, while it runs; None for a block that entered the
             operation again (the outer block's scope is not the innermost one) or before `with`.
+        loop: The running asyncio loop, looked up once on entry (None on another event loop, or
+            before `with`); a riding deadline takes it from here instead of asking again (on Python
+            3.11 each `asyncio.get_running_loop()` is a `getpid` system call, issue 12).
         expiring: The riding deadline's error, set while its expiry unwinds the block; else None.
     """
 
-    __slots__ = ("_op", "_op_id", "_operations", "expiring", "scope")
+    __slots__ = ("_op", "_op_id", "_operations", "expiring", "loop", "scope")
 
     def __init__(self, operations: Operations, operation_id: str) -> None:
         self._operations = operations
         self._op_id = operation_id
         self._op: _Operation | None = None
         self.scope: anyio.CancelScope | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.expiring: Callable[[], BaseException] | None = None
 
     def __enter__(self) -> str:
         op_id = self._op_id
-        task_id = _current_task_id()
+        loop = self.loop = running_loop()
+        task_id = _current_task_id(loop)
         running = self._operations._ops  # pyright: ignore[reportPrivateUsage]
         existing = running.get(op_id)
         if existing is not None:
@@ -183,12 +188,10 @@ class Admission:
             )
 
 
-def _current_task_id() -> int:
+def _current_task_id(loop: asyncio.AbstractEventLoop | None) -> int:
     """The running task's id as `anyio.get_current_task().id` gives it (`id` of the task), without
     the `TaskInfo` anyio builds for it: three admissions per forwarded call made that a measurable
-    share of the gateway's CPU per call (R-8.3). Another event loop than asyncio: anyio's answer."""
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no asyncio loop runs this code (anyio on another backend)
-        task = None
+    share of the gateway's CPU per call (R-8.3). `loop` is the running asyncio loop (`running_loop()`),
+    None on another event loop than asyncio: then anyio's answer."""
+    task = asyncio.current_task(loop) if loop is not None else None
     return id(task) if task is not None else anyio.get_current_task().id

@@ -152,7 +152,7 @@ class AgentCatalog:
         which `_server_records(stamp)` can reuse within the same call: one stamp per call, not two."""
         if connect:
             await self._connect_lazy()
-        stamp = self._store.stamp("servers")  # two stats: cheaper than a thread hop on every call
+        stamp = self._store.stamp("servers")  # a stat and an access: cheaper than a thread hop on every call
         key = (stamp, self._catalog_key())
         if key != self._key:
             state = await self._read()

@@ -2,7 +2,7 @@
 
 **The guarantee.** A change another process commits — the CLI revoking a gateway token, a second
 instance disabling a tool — counts for the very next call that reaches this process after the
-writer returned. `JsonStore.stamp()` gives it by a `stat` of the section's file and of the journal
+writer returned. `JsonStore.stamp()` gives it by a `stat` of the section's file and a look at the journal
 (`files.file_stamp`): the writer's rename happened before it returned, so any `stat` made after the
 call arrived sees it. A forwarded gateway call used to look twice (tool schema, then policy), each
 look two `stat` calls; at 64 calls in flight, 64 calls of one event-loop step each made their own.
@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 from contextvars import ContextVar, Token
 
-from mcp_center.store.files import Stamp, file_stamp
+from mcp_center.store.files import Stamp, file_stamp, rare_file_stamp
 
 __all__ = ["FreshStamps", "request_arrived", "serving_request"]
 
@@ -89,11 +89,16 @@ class FreshStamps:
         """The callback that ends the current turn is scheduled (on `_turn_loop`)."""
         self._turn_loop: asyncio.AbstractEventLoop | None = None
 
-    def stamp(self, path: str) -> Stamp:
-        """The `Stamp` of `path`: a kept one when the rules allow, else a new `stat` (kept when on the loop)."""
+    def stamp(self, path: str, rare: bool = False) -> Stamp:
+        """The `Stamp` of `path`: a kept one when the rules allow, else a new one (kept when on the loop).
+
+        Args:
+            rare: `path` is usually absent (the journal): a new stamp is `rare_file_stamp`'s, not `file_stamp`'s.
+        """
+        look = rare_file_stamp if rare else file_stamp
         since = _since.get()
         if not since:
-            return file_stamp(path)
+            return look(path)
         if self._turn_ends and self._turn_loop is not None and self._turn_loop.is_closed():
             self._end_turn()  # its loop was closed before it ended the turn (a library's second `anyio.run`)
         turn = self._turn
@@ -101,7 +106,7 @@ class FreshStamps:
         if kept is not None and kept[0] >= since and kept[1] == turn:
             return kept[2]
         arrived = _arrived  # read before the stat: the stat is after every arrival counted so far
-        stamp = file_stamp(path)
+        stamp = look(path)
         if self._turn_ends or self._end_turn_soon():
             self._kept[path] = (arrived, turn, stamp)
         return stamp

@@ -41,7 +41,7 @@ from typing import Any
 
 from mcp_center.errors import StorageError
 from mcp_center.models import is_object
-from mcp_center.store.files import Disk, file_stamp
+from mcp_center.store.files import Disk, file_stamp, rare_file_stamp
 
 __all__ = ["JOURNAL_FILE", "JOURNAL_SCHEMA_VERSION", "Journal", "storage_error"]
 
@@ -95,8 +95,8 @@ class Journal:
         self._disk = disk
 
     def pending(self) -> bool:
-        """True when a journal waits to be rolled forward (one `stat`)."""
-        return file_stamp(self.path) is not None
+        """True when a journal waits to be rolled forward (one `access` when none does)."""
+        return rare_file_stamp(self.path) is not None
 
     def commit(self, files: Mapping[str, bytes], *, mtimes: Mapping[str, int] | None = None) -> bool:
         """Replace every `{name: content}` in the directory as one change (steps 1-4 above).

@@ -18,7 +18,8 @@ exclusively for that).
 section with the file's stat stamp (inode, mtime ns, size) and parses again only when the stamp
 changed. Every commit gives the files it replaces a new inode and an mtime above the old one, so a
 stamp never repeats even within one tick of a coarse clock. `read_if_fresh()` answers from that
-cache with six `stat` calls and no lock, which is what the per-call hot paths use. While a gateway
+cache with five `stat` calls, one `access` (the journal, usually absent: no exception raised and
+caught for it) and no lock, which is what the per-call hot paths use. While a gateway
 request is served, those `stat` calls are shared by the looks of one event-loop step that came
 after the request arrived (`store/freshness.py`: a change another process committed before the
 request arrived is still seen by it); a commit of this process drops what was shared.
@@ -256,9 +257,9 @@ class JsonStore:
     def stamp(self, *sections: Section) -> Hashable:
         stat = self._fresh.stamp
         if len(sections) == 1:  # the hot paths: one section (gateway tokens, servers)
-            return (stat(self._str_paths[sections[0]]), stat(self._journal_str))
+            return (stat(self._str_paths[sections[0]]), stat(self._journal_str, True))
         wanted = sections or SECTIONS
-        return (*(stat(self._str_paths[s]) for s in wanted), stat(self._journal_str))
+        return (*(stat(self._str_paths[s]) for s in wanted), stat(self._journal_str, True))
 
     # ----- coordination ----------------------------------------------------------------------------
 
@@ -350,7 +351,7 @@ class JsonStore:
 
     def _stamps(self) -> _Stamps:
         stat = self._fresh.stamp
-        return (*(stat(p) for p in self._path_strs), stat(self._journal_str))
+        return (*(stat(p) for p in self._path_strs), stat(self._journal_str, True))
 
     def _recover_if_needed(self) -> None:
         """With the exclusive lock held: roll a crashed commit forward."""
