@@ -15,6 +15,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Generator
@@ -177,6 +178,7 @@ argv = [sys.executable, "-m", "{PROBE}", "wait"]
 same = zygote.spawn(argv, env=env, entry="module:{PROBE}", stdout=2)
 own = zygote.spawn(argv, env=env, entry="module:{PROBE}", stdout=2, start_new_session=True)
 print(zygote.pid, same.pid, own.pid, flush=True)
+print(zygote.launch_address, flush=True)
 sys.stdin.read()  # until killed
 """
 
@@ -193,7 +195,9 @@ def test_a_killed_test_process_takes_its_fork_server_and_every_child_with_it() -
         try:
             assert holder.stdout is not None
             pids = [int(pid) for pid in holder.stdout.readline().split()]
+            launch_address = holder.stdout.readline().strip()
             assert len(pids) == 3 and all(alive(pid) for pid in pids)
+            assert launch_address.startswith("@")  # an abstract socket: no file a killed worker leaves behind
             fds = [os.pidfd_open(pid) for pid in pids]
             try:
                 holder.send_signal(signal.SIGKILL)
@@ -203,6 +207,8 @@ def test_a_killed_test_process_takes_its_fork_server_and_every_child_with_it() -
                 for fd in fds:
                     os.close(fd)
             assert left == [], f"outlived the killed test process: {left} (of fork server, child, own session)"
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe, pytest.raises(ConnectionRefusedError):
+                probe.connect("\0" + launch_address[1:])  # its name went with the fork server
         finally:
             if holder.poll() is None:
                 holder.kill()

@@ -54,8 +54,8 @@ hooks and loggers, and by reading `src/` for module-level reads:
 
 Stdio servers the host starts (issue 16): `launch_command(SCRIPT, ARGS...)` is a stdio command for the
 host (`python -I -S tests/support/zygote_launcher.py ADDRESS SCRIPT ARGS...`) that runs `python SCRIPT
-ARGS...` as a child of the zygote, which listens for such launches on a socket in a private
-directory (see the launcher for what the host sees and what differs). Tests about the server's own
+ARGS...` as a child of the zygote, which listens for such launches on an abstract Unix socket and
+serves only its own user (see the launcher for what the host sees and what differs). Tests about the server's own
 process (its pid, group or session, grandchildren, a sandbox) give the host the real command.
 
 Not through the zygote, on purpose: the tests *about* a real process start (the console script, a
@@ -70,13 +70,12 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import select
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -203,14 +202,15 @@ class Zygote:
     """
 
     def __init__(
-        self, control: socket.socket, proc: subprocess.Popen[bytes], guard: ProcessGuard, launch_dir: str
+        self, control: socket.socket, proc: subprocess.Popen[bytes], guard: ProcessGuard, launch_address: str
     ) -> None:
         self._control = control
         self._proc = proc
         self._guard = guard
-        self._launch_dir = launch_dir
-        self.launch_address = os.path.join(launch_dir, "launch")
-        """The socket `tests/support/zygote_launcher.py` hands its job to (in a directory only we can enter)."""
+        self.launch_address = launch_address
+        """The socket `tests/support/zygote_launcher.py` hands its job to: `@NAME`, an abstract Unix socket
+        (`\\0NAME`, no file: nothing is left in the temp dir when a killed worker's zygote is stopped by
+        its watchdog); the zygote refuses connections from other users (SO_PEERCRED)."""
         guard.adopt(proc.pid)  # released never: `close` has the watchdog stop what is left in it
         self._lock = threading.Lock()
 
@@ -234,10 +234,10 @@ class Zygote:
         guard = ProcessGuard(grace_s=2.0)  # its own: the process-wide guard's groups are the tests'
         guard.start()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        launch_dir = tempfile.mkdtemp(prefix="mcp-center-zygote-")  # mode 0700: ours alone
+        launch_address = f"@mcp-center-zygote-{os.getpid()}-{secrets.token_hex(8)}"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with theirs, listener:
-            listener.bind(os.path.join(launch_dir, "launch"))
+            listener.bind("\0" + launch_address[1:])
             listener.listen(64)
             fds = [theirs.fileno(), listener.fileno()]
             proc = subprocess.Popen(
@@ -248,7 +248,7 @@ class Zygote:
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,  # its own group, registered with the guard below
             )
-        zygote = cls(ours, proc, guard, launch_dir)
+        zygote = cls(ours, proc, guard, launch_address)
         ready, _, _ = select.select([ours], [], [], START_TIMEOUT_S)
         if not ready or ours.recv(4096) != b'{"ready": true}':
             zygote.close()
@@ -316,7 +316,6 @@ class Zygote:
             self._proc.kill()
             self._proc.wait(timeout=5)
         self._guard.close()
-        shutil.rmtree(self._launch_dir, ignore_errors=True)
 
     def launch_command(self, script: str | os.PathLike[str], *args: str) -> list[str]:
         """A stdio command (argv) that runs `python SCRIPT ARGS...` as a child of this zygote, through

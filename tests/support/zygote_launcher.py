@@ -79,7 +79,7 @@ def _handed_over(address: str, command: list[str], relay: _Relay) -> socket.sock
     }
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn, theirs:
-            conn.connect(address)
+            conn.connect("\0" + address[1:] if address.startswith("@") else address)  # @NAME: abstract
             socket.send_fds(conn, [json.dumps(job).encode()], [theirs.fileno(), 0, 1, 2])
         data, fds, _flags, _addr = socket.recv_fds(ours, 4096, 1)
     except OSError:
