@@ -257,9 +257,9 @@ class JsonStore:
     def stamp(self, *sections: Section) -> Hashable:
         stat = self._fresh.stamp
         if len(sections) == 1:  # the hot paths: one section (gateway tokens, servers)
-            return (stat(self._str_paths[sections[0]]), stat(self._journal_str, True))
+            return (stat(self._str_paths[sections[0]]), stat(self._journal_str, rare=True))
         wanted = sections or SECTIONS
-        return (*(stat(self._str_paths[s]) for s in wanted), stat(self._journal_str, True))
+        return (*(stat(self._str_paths[s]) for s in wanted), stat(self._journal_str, rare=True))
 
     # ----- coordination ----------------------------------------------------------------------------
 
@@ -351,7 +351,7 @@ class JsonStore:
 
     def _stamps(self) -> _Stamps:
         stat = self._fresh.stamp
-        return (*(stat(p) for p in self._path_strs), stat(self._journal_str, True))
+        return (*(stat(p) for p in self._path_strs), stat(self._journal_str, rare=True))
 
     def _recover_if_needed(self) -> None:
         """With the exclusive lock held: roll a crashed commit forward."""

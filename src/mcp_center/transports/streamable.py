@@ -190,22 +190,19 @@ def non_answer_error(url: str, message: str, status: int) -> ErrorData:
     JSON-RPC answer (a 204, a 200 with a cut or foreign body), carrying the typed `MCP_PROTOCOL_ERROR`
     the runtime rebuilds from `data[ERROR_DATA_KEY]`, so the agent gets our code, not what would pass
     for the server's own JSON-RPC error (R-8.3, R-7.3)."""
-    error = {
-        "code": "MCP_PROTOCOL_ERROR",
-        "message": message,
-        "details": {"reason": "protocol", "url": display_url(url), "status": status},
-    }
-    return ErrorData(code=CONNECTION_CLOSED, message=message, data={ERROR_DATA_KEY: error})
+    return _carrying("MCP_PROTOCOL_ERROR", message, {"reason": "protocol", "url": display_url(url), "status": status})
 
 
 def unanswered_error(url: str, message: str, **details: Any) -> ErrorData:
     """The JSON-RPC error of a request whose answer can never come (`CONNECTION_CLOSED`), carrying the
     typed `MCP_CONNECTION_LOST` error the runtime rebuilds from `data[ERROR_DATA_KEY]`."""
-    error = {
-        "code": "MCP_CONNECTION_LOST",
-        "message": message,
-        "details": {"reason": "closed", "url": display_url(url), **details},
-    }
+    return _carrying("MCP_CONNECTION_LOST", message, {"reason": "closed", "url": display_url(url), **details})
+
+
+def _carrying(code: str, message: str, details: dict[str, Any]) -> ErrorData:
+    """A `CONNECTION_CLOSED` JSON-RPC error carrying our typed error `{code, message, details}` under
+    `ERROR_DATA_KEY`, for `runtime.attribution` to rebuild (`details` must name a `reason`)."""
+    error = {"code": code, "message": message, "details": details}
     return ErrorData(code=CONNECTION_CLOSED, message=message, data={ERROR_DATA_KEY: error})
 
 
