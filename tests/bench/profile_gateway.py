@@ -20,7 +20,9 @@ mcp__up__echo` through `/mcp`, sequentially (`--concurrency` for more in flight)
 - `segments` (`--segments`, instead of cProfile): Python and C calls per call in each segment of the
   path (`serve_hooks.SEGMENT_ORDER`): `before_send` (the agent's request read whole .. the upstream
   request written) and `after_answer` (the upstream answer read .. the agent's answer written) are
-  the critical path at c=1; `waiting` and `after_reply` are free in latency; the top functions of each;
+  the critical path at c=1; `waiting` is free in latency, and so is `after_reply` but for its end (the
+  next agent request's bytes parsed up to `on_message_complete`); the top functions of each; with
+  `--trace N`, the Python frames of the window's Nth call from `agent_read` to `agent_write` in order;
 - `segment_us_p50` (`--segment-times`, instead of all the above): the wall microseconds of each
   segment, unprofiled (the four marks wrapped), median per round, median of the rounds.
 
@@ -347,6 +349,8 @@ async def measure(args: argparse.Namespace, serves: list[Serve], work: Path) -> 
                     for name in seen["calls"]
                 }
                 serve.result["segment_marks"] = seen["marks"]
+                if args.trace:
+                    serve.result["trace"] = seen["trace"]
         elif not args.no_cprofile:
             for serve in serves:
                 prof = work / f"profile-{serve.port}.pstats"
@@ -373,6 +377,8 @@ def start(args: argparse.Namespace, src: str, up_port: int, work: Path, started:
         env["MCP_BENCH_SEGMENT_TIMES"] = str(work / f"times-{port}.json")
     if args.segments:
         env["MCP_BENCH_SEGMENTS"] = str(work / f"segments-{port}.json")
+        if args.trace:
+            env["MCP_BENCH_TRACE"] = str(args.trace)
     if args.gc_threshold:
         env["MCP_BENCH_GC_THRESHOLD"] = args.gc_threshold
     argv = [
@@ -413,6 +419,12 @@ def main() -> int:
         "--segments",
         action="store_true",
         help="Python calls per segment of the path (serve_hooks.SEGMENT_ORDER) instead of cProfile",
+    )
+    parser.add_argument(
+        "--trace",
+        type=int,
+        default=0,
+        help="with --segments: the ordered Python frames (segment, depth, file:line:function) of the Nth call",
     )
     parser.add_argument(
         "--segment-times",

@@ -5,7 +5,9 @@ signal handlers installed first: SIGUSR1 starts a window (garbage collections co
 starts one with cProfile on too (written to `MCP_BENCH_PROFILE`, pstats), SIGUSR2 ends it and writes
 a JSON of the collections (`MCP_BENCH_GC`: per generation, count and seconds).
 With `MCP_BENCH_SEGMENTS` set, SIGRTMIN counts the Python calls of each segment of a forwarded
-call's path instead of profiling (`Segments`), written there as JSON when the window ends.
+call's path instead of profiling (`Segments`), written there as JSON when the window ends; with
+`MCP_BENCH_TRACE=N` too, the Python frames of the window's Nth call on the critical path are kept in
+order (`trace`: segment, stack depth, file:line:function).
 `MCP_BENCH_GC_THRESHOLD=a,b,c` sets `gc.set_threshold` before serve starts, to measure another
 setting. Not part of the product; nothing here runs unless a bench starts it.
 """
@@ -50,11 +52,18 @@ SEGMENT_NEXT = {
 """The mark that ends each segment."""
 
 
+def _depth(frame: FrameType | None) -> int:
+    depth = 0
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return depth
+
+
 class Segments:
     """Python calls and wall nanoseconds per segment of a forwarded call (`SEGMENT_MARKS`), via
     `sys.setprofile`; a mark counts only in its order (a stray `data_received` does not restart)."""
 
-    def __init__(self) -> None:
+    def __init__(self, trace_call: int | None = None) -> None:
         self.calls: dict[str, int] = dict.fromkeys(SEGMENT_ORDER.values(), 0)
         self.c_calls: dict[str, int] = dict.fromkeys(SEGMENT_ORDER.values(), 0)
         self.by_function: dict[str, dict[str, int]] = {name: {} for name in SEGMENT_ORDER.values()}
@@ -63,6 +72,8 @@ class Segments:
         self.current = "after_reply"
         self.since = time.perf_counter_ns()
         self.codes: dict[Any, str | None] = {}
+        self.trace_call = trace_call
+        self.trace: list[str] = []
 
     def mark_of(self, code: Any) -> str | None:
         mark = self.codes.get(code, "")
@@ -90,7 +101,11 @@ class Segments:
             self.current = SEGMENT_ORDER[mark]
         self.calls[self.current] += 1
         code = frame.f_code
-        name = f"{code.co_filename.rpartition('/')[2]}:{code.co_firstlineno}:{code.co_qualname}"
+        if self.trace_call == self.marks["agent_read"] and self.current != "after_reply":
+            where = code.co_filename.rpartition("/")[2]
+            self.trace.append(f"{self.current} {_depth(frame)} {where}:{frame.f_lineno}:{code.co_qualname}")
+        where = code.co_filename.rpartition("/")[2]
+        name = f"{where}:{code.co_firstlineno}:{code.co_qualname}"
         seen = self.by_function[self.current]
         seen[name] = seen.get(name, 0) + 1
 
@@ -103,6 +118,7 @@ class Segments:
                     "ns": self.ns,
                     "marks": self.marks,
                     "by_function": self.by_function,
+                    "trace": self.trace,
                 },
                 handle,
             )
@@ -185,7 +201,8 @@ class Window:
         if self.times is not None:
             self.times.open = True
         if sig == signal.SIGRTMIN and self.segments_path:
-            self.segments = Segments()
+            trace = os.environ.get("MCP_BENCH_TRACE")
+            self.segments = Segments(int(trace) if trace else None)
             sys.setprofile(self.segments)
             threading.setprofile(self.segments)
         elif sig == signal.SIGRTMIN and self.profile_path:
