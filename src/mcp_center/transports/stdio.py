@@ -11,7 +11,9 @@ Threats this module stops:
 - **Orphans of a dead host.** Every group is registered with this process's `ProcessGuard`
   (`transports.guard`): its watchdog stops the group if this process dies without closing the
   transport (SIGKILL, a crash), and `serve` records the group so that the next serve reaps it
-  even if the watchdog died too (R-9.3, docs/architecture.md#process-lifecycle).
+  even if the watchdog died too (R-9.3, docs/architecture.md#process-lifecycle). The server is
+  started through the exec gate (`transports/gate.py`): its code runs only once the group is
+  registered, so no instant exists in which this process's death would leave it unknown.
 - **Shell interpretation.** argv goes to exec as a list and no shell ever sees it: `|`, `;`, `>`,
   `$(...)` are plain bytes of an argument, and `"npx foo | sh"` as a command is a file name that
   does not exist (spawn fails with `ServerUnreachable`, reason `spawn_failed`).
