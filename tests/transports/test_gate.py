@@ -9,7 +9,6 @@ before the gate opens is in `test_guard.py`.
 
 from __future__ import annotations
 
-import ast
 import errno
 import os
 import socket
@@ -23,6 +22,7 @@ import pytest
 
 from mcp_center.errors import ServerUnreachable
 from mcp_center.transports import ProcessGuard, StdioTransport, child_environment, gate
+from tests.support.stdlib_program import assert_stdlib_program
 
 pytestmark = [
     pytest.mark.anyio,
@@ -148,19 +148,7 @@ def test_a_gate_whose_host_closed_without_a_go_runs_nothing(tmp_path: Path) -> N
 
 def test_the_gate_program_imports_only_the_standard_library() -> None:
     """It runs as `python -I -S gate.py`: no site-packages, no mcp_center."""
-    tree = ast.parse(Path(gate.__file__).read_text())
-    imported = {
-        (node.module or "").split(".")[0] if isinstance(node, ast.ImportFrom) else alias.name.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for alias in node.names
-    }
-    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
-    usage = subprocess.run(
-        [sys.executable, "-I", "-S", gate.__file__], capture_output=True, text=True, timeout=30, check=False
-    )
-    assert usage.returncode == 2
-    assert "usage: gate.py" in usage.stderr
+    assert_stdlib_program(gate.__file__, "usage: gate.py")
 
 
 def test_a_variable_exec_cannot_pass_is_refused_before_anything_starts() -> None:
