@@ -7,6 +7,7 @@ a separate Python process that runs a `StdioTransport`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -21,8 +22,9 @@ import pytest
 from mcp_center.store.owner import DirIdentity
 from mcp_center.transports import PROCESS_GROUPS_FILE, ProcessGuard, StdioTransport, child_environment
 from mcp_center.transports.reaper import GroupRef, Stopped, boot_id, stamp
-from tests.support.groups import pid_lines, started_group, wait_gone
+from tests.support.groups import group_pids, pid_lines, started_group, wait_gone
 from tests.support.processes import alive, descendants
+from tests.support.sandbox import python_for_sandbox, require_sandbox
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the guard reads /proc")
 
@@ -104,6 +106,80 @@ def test_a_sigkilled_host_leaves_no_server_process_and_no_grandchild(tmp_path: P
         host.wait(timeout=10)
         if host.stdout is not None:
             host.stdout.close()
+
+
+PAUSED_HOST_SCRIPT = """
+import json, sys, anyio
+from pathlib import Path
+from mcp_center.config import SandboxPath, SandboxPolicy
+from mcp_center.transports import ProcessGuard, SandboxSpec, StdioTransport, child_environment
+
+class PausedAtAdopt(ProcessGuard):
+    def adopt(self, pid):  # the host stops here for good: as if SIGKILLed before it registered
+        print("adopting", pid, flush=True)
+        sys.stdin.read()
+        return super().adopt(pid)
+
+async def main() -> None:
+    sandbox = json.loads(sys.argv[1])
+    spec = None if sandbox is None else SandboxSpec(
+        "paused", SandboxPolicy(paths=[SandboxPath(**entry) for entry in sandbox["paths"]]), Path(sandbox["root"])
+    )
+    stdio = StdioTransport(sys.argv[2:], env=child_environment({}), guard=PausedAtAdopt(grace_s=0.2), sandbox=spec)
+    async with stdio:
+        await anyio.sleep_forever()
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["unconfined", "sandboxed"])
+def test_a_host_killed_before_it_registered_its_server_leaves_no_process_and_the_server_never_ran(
+    tmp_path: Path, sandboxed: bool
+) -> None:
+    """The host dies between starting the server (bubblewrap, when sandboxed) and telling its
+    watchdog (issue 16, R-9.3): the process is held at the exec gate until then, so it exits
+    without running the server's code. The server ignores end-of-input and SIGTERM."""
+    pidfile = tmp_path / "out" / "pids"
+    pidfile.parent.mkdir()
+    python, paths = python_for_sandbox()
+    server = [python, str(SERVERS / "stubborn_stdio.py"), "--pidfile", str(pidfile), "--ignore-term"]
+    sandbox = None
+    if sandboxed:
+        require_sandbox()
+        readable = [{"path": entry.path} for entry in paths] + [{"path": str(SERVERS)}]
+        sandbox = {
+            "root": str(tmp_path / "sandbox"),
+            "paths": [*readable, {"path": str(pidfile.parent), "writable": True}],
+        }
+    host = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_HOST_SCRIPT, json.dumps(sandbox), *server],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    leader = 0
+    try:
+        assert host.stdout is not None
+        ready, _, _ = select.select([host.stdout], [], [], 30)
+        word, pid = host.stdout.readline().split() if ready else ("", "0")
+        assert word == "adopting", "the host never reached adopt"
+        leader = int(pid)
+        host.send_signal(signal.SIGKILL)
+        host.wait(timeout=10)
+        assert wait_gone([leader], 5.0) == [], "the server outlived its host"
+        assert group_pids(leader) == []
+        assert not pidfile.exists(), "the server's own code ran before its group was registered"
+    finally:
+        if host.poll() is None:
+            host.kill()
+        host.wait(timeout=10)
+        for stream in (host.stdin, host.stdout):
+            if stream is not None:
+                stream.close()
+        for member in group_pids(leader) if leader else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(member, signal.SIGKILL)
 
 
 def _dead_pid() -> int:

@@ -6,7 +6,6 @@ time; "members left by a dead leader" by a shell that started `sleep`s and exite
 
 from __future__ import annotations
 
-import ast
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from mcp_center.transports import reaper
 from mcp_center.transports.reaper import GroupRef, Stopped, members, read_stat, stamp, terminate, watch
 from tests.support.groups import started_group, wait_gone
 from tests.support.processes import alive
+from tests.support.stdlib_program import assert_stdlib_program
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reaper reads /proc")
 
@@ -132,19 +132,7 @@ def test_the_watchdog_of_a_parent_already_gone_stops_at_once_without_waiting_for
 
 def test_the_watchdog_program_imports_only_the_standard_library() -> None:
     """It runs as `python -I -S reaper.py`: no site-packages, no mcp_center."""
-    tree = ast.parse(Path(reaper.__file__).read_text())
-    imported = {
-        (node.module or "").split(".")[0] if isinstance(node, ast.ImportFrom) else alias.name.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for alias in node.names
-    }
-    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
-    usage = subprocess.run(
-        [sys.executable, "-I", "-S", reaper.__file__], capture_output=True, text=True, timeout=30, check=False
-    )
-    assert usage.returncode == 2
-    assert "usage: reaper.py watch" in usage.stderr
+    assert_stdlib_program(reaper.__file__, "usage: reaper.py watch")
 
 
 def _leader_ticks(member_pids: list[int]) -> int:

@@ -605,14 +605,15 @@ class CancellingGuard(ProcessGuard):
     the moment the new group is handed to it: the one point where a process exists and the
     transport's close may not yet be arranged."""
 
-    def __init__(self, scope: anyio.CancelScope) -> None:
+    def __init__(self, scope: anyio.CancelScope, *, watched: bool) -> None:
         super().__init__(grace_s=0.5)
         self._scope = scope
+        self._watched = watched
         self.adopted: list[int] = []
 
     @property
     def startable(self) -> bool:
-        return False
+        return self._watched and super().startable  # watched: the server starts through the exec gate
 
     def adopt(self, pid: int) -> GroupRef | None:
         self.adopted.append(pid)
@@ -622,14 +623,17 @@ class CancellingGuard(ProcessGuard):
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("through", ["transport", "sdk client"])
-async def test_a_start_cancelled_as_its_process_is_handed_to_the_guard_leaves_no_process(through: str) -> None:
+@pytest.mark.parametrize("watched", [False, True], ids=["direct", "gated"])
+async def test_a_start_cancelled_as_its_process_is_handed_to_the_guard_leaves_no_process(
+    through: str, watched: bool
+) -> None:
     """No window between the spawn and the guard (R-2.6): the spawn and `adopt` run in one shielded
     scope with no pause between them, and `__aenter__` does not pause after it, so a cancel that
     lands there is delivered at the caller's next await, inside the `async with`: the close runs
     and kills the group (a grandchild included). The SDK's `Client`, whose start then awaits
     `initialize`, unwinds the transport the same way."""
     scope = anyio.CancelScope()
-    guard = CancellingGuard(scope)
+    guard = CancellingGuard(scope, watched=watched)
     stdio = StdioTransport(
         script("silent_stdio.py", "--stubborn", "--grandchild"),
         env=child_environment({}),
@@ -650,3 +654,4 @@ async def test_a_start_cancelled_as_its_process_is_handed_to_the_guard_leaves_no
     assert stdio.exited.is_set()
     assert live_group_members(stdio.pid) == []
     assert guard.groups == []  # released once its group was gone
+    guard.close()

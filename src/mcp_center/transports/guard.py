@@ -11,7 +11,11 @@ So each process that starts stdio servers gets one **watchdog** (`reaper.py watc
 first time it needs one: a detached stdlib-only Python process that is told, through a pipe, the
 process group of every server this process starts (`adopt`) and stops (`release`). When this
 process dies in any way, the pipe ends and its pidfd turns readable; the watchdog then SIGTERMs the
-groups still registered, waits `grace_s`, SIGKILLs what is left and exits. It verifies every group
+groups still registered, waits `grace_s`, SIGKILLs what is left and exits. A server's own code
+runs only once its group is registered: while a watchdog runs, it is started through the exec gate
+(`gate.py`), which `adopt` precedes and which exits without running anything if this process dies
+first. Otherwise a SIGKILL between the spawn and `adopt` (the event loop's steps after the exec,
+while the server already runs) left that server behind for good. It verifies every group
 before signalling (pid *and* start time, see `reaper`), so a reused pid is never hit. If the
 watchdog itself dies, the next spawn starts a new one and registers every live group again.
 
@@ -173,8 +177,9 @@ class ProcessGuard:
     def adopt(self, pid: int) -> GroupRef | None:
         """Register the group led by `pid`, a server this process just started with `setsid`.
 
-        Call `start()` first (before the spawn), then this at once after the spawn: the watchdog
-        learns of the group before anything else runs here. Then `save()` (off the event loop).
+        Call `start()` first (before the spawn), then this at once after the spawn and before the
+        server's code may run (the exec gate's go, `_guarded_spawn`): the watchdog learns of the
+        group before the server does anything. Then `save()` (off the event loop).
 
         Returns:
             The group's reference for `release`, or None when the leader is already gone

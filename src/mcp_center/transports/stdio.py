@@ -11,7 +11,9 @@ Threats this module stops:
 - **Orphans of a dead host.** Every group is registered with this process's `ProcessGuard`
   (`transports.guard`): its watchdog stops the group if this process dies without closing the
   transport (SIGKILL, a crash), and `serve` records the group so that the next serve reaps it
-  even if the watchdog died too (R-9.3, docs/architecture.md#process-lifecycle).
+  even if the watchdog died too (R-9.3, docs/architecture.md#process-lifecycle). The server is
+  started through the exec gate (`transports/gate.py`): its code runs only once the group is
+  registered, so no instant exists in which this process's death would leave it unknown.
 - **Shell interpretation.** argv goes to exec as a list and no shell ever sees it: `|`, `;`, `>`,
   `$(...)` are plain bytes of an argument, and `"npx foo | sh"` as a command is a file name that
   does not exist (spawn fails with `ServerUnreachable`, reason `spawn_failed`).
@@ -58,6 +60,7 @@ from mcp.shared.message import SessionMessage
 from mcp_center.errors import ServerProtocolError, ServerUnreachable
 from mcp_center.models import ErrorReason
 from mcp_center.secrets import Redactor
+from mcp_center.transports._guarded_spawn import open_guarded_process
 from mcp_center.transports._process_group import group_alive, signal_group, wait_group_gone
 from mcp_center.transports._stdio_lines import (
     TRUNCATED,
@@ -294,18 +297,20 @@ class StdioTransport:
         if self._sandbox is not None:
             sandbox, argv, cwd = self._sandbox, self._argv, self._cwd
             launch = await anyio.to_thread.run_sync(lambda: prepare_launch(sandbox, argv, cwd=cwd))
-        # Shielded: a cancellation inside open_process could otherwise strand a fresh child.
+        # Shielded: a cancellation inside the spawn could otherwise strand a fresh child.
         with anyio.CancelScope(shield=True):
             try:
-                process = await anyio.open_process(
+                # The group is adopted before the server's code runs: it dies with this process,
+                # however this process ends (the exec gate, `_guarded_spawn`).
+                process, self._group = await open_guarded_process(
                     launch.argv if launch is not None else self._argv,
                     env=self._env,
                     cwd="/" if launch is not None else self._cwd,  # bubblewrap changes to the cwd inside
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
-                    start_new_session=True,
                     pass_fds=launch.pass_fds if launch is not None else (),
+                    guard=guard,
                 )
             except OSError as exc:
                 program = launch.argv[0] if launch is not None else self._argv[0]
@@ -313,8 +318,6 @@ class StdioTransport:
             finally:
                 if launch is not None:
                     launch.close()
-            # At once: from here the group dies with this process, however this process ends.
-            self._group = guard.adopt(process.pid)
             if self._group is not None and guard.recording:
                 await anyio.to_thread.run_sync(guard.save)
         if process is None:  # pragma: no cover - a shielded scope swallows nothing

@@ -33,6 +33,7 @@ import anyio.to_thread
 from anyio.abc import Process
 
 from mcp_center.secrets import Redactor, mask_credential_shapes
+from mcp_center.transports._guarded_spawn import open_guarded_process
 from mcp_center.transports.guard import process_guard
 from mcp_center.transports.reaper import GroupRef
 from mcp_center.transports.sandbox import OFFLINE_ENV, SandboxSpec, prepare_launch
@@ -197,21 +198,20 @@ async def run_warm_up(
     exit_code: int | None = None
     process: Process | None = None
     group: GroupRef | None = None
-    with anyio.CancelScope(shield=True):  # a cancellation inside open_process could strand the child
+    with anyio.CancelScope(shield=True):  # a cancellation inside the spawn could strand the child
         try:
-            process = await anyio.open_process(
+            process, group = await open_guarded_process(  # adopted before anything runs in it
                 launch.argv,
                 env=run_env,
                 cwd="/",
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,
                 pass_fds=launch.pass_fds,
+                guard=guard,
             )
         finally:
             launch.close()
-        group = guard.adopt(process.pid)
         if group is not None and guard.recording:
             await anyio.to_thread.run_sync(guard.save)
     if process is None:  # pragma: no cover - a shielded scope swallows nothing
