@@ -87,6 +87,7 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── Forbidden (403)
     │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
     │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
+    │   ├── ToolQuarantined          MCP_TOOL_QUARANTINED          R-3.6: its definition failed validation
     │   ├── ToolDenied               MCP_TOOL_DENIED               R-5.3: the user's policy for this tool is deny
     │   ├── ApprovalDenied           MCP_APPROVAL_DENIED           R-5.3: the user denied this call
     │   ├── HostNotAllowed           HOST_NOT_ALLOWED              R-7.2
@@ -232,6 +233,7 @@ from mcp_center.errors._refused import (
     SandboxRequired,
     ToolDenied,
     ToolDisabled,
+    ToolQuarantined,
 )
 from mcp_center.errors._storage import (
     SecretKeyMismatch,
@@ -352,6 +354,7 @@ __all__ = [
     "ToolDenied",
     "ToolDisabled",
     "ToolNotFound",
+    "ToolQuarantined",
     "TrustDigestMismatch",
     "Unauthorized",
     "UpstreamError",

@@ -44,7 +44,7 @@ from mcp_center.runtime.attribution import (
     startup_timeout_error,
     timeout_error,
 )
-from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
+from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, Quarantined, fetch_category
 from mcp_center.runtime.console import RAW_REQUEST_ID_PREFIX
 from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
@@ -159,7 +159,8 @@ class ProbeResult:
     server_name: str | None
     server_version: str | None
     protocol_version: str | None
-    quarantined: int = 0
+    quarantined: tuple[Quarantined, ...] = ()
+    """The tools its `tools/list` listed that failed validation (not offered, calls refused; R-3.6)."""
 
 
 class ConnectionFilter:

@@ -75,7 +75,7 @@ async def probe_connection(
                     server_name=info.name if info else None,
                     server_version=info.version if info else None,
                     protocol_version=session.client.protocol_version,
-                    quarantined=len(fetched.quarantined),
+                    quarantined=tuple(fetched.quarantined),
                 )
     except Exception as exc:  # noqa: BLE001 - every failure is attributed, none is swallowed
         if result is None:
