@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from mcp_center.cli._sandbox import WRITABLE_PREFIX, log_lines, sandbox_body
+from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body
 from mcp_center.cli._shared import (
     DataDir,
     HostUrl,
@@ -106,14 +106,16 @@ def list_(
             out.print(line, overflow="fold", soft_wrap=False, highlight=False)
     # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
     out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
-    for hint in errored_hints(servers, live, settings):
+    for hint in [*legend_lines(servers), *errored_hints(servers, live, settings)]:
         out.print(Text(hint, overflow="fold"), soft_wrap=False, highlight=False)
     if live is None and not silent:
-        err.print(
-            f"live state and tool counts come from a running 'mcp-center serve' for {settings.data_dir}; none answered",
-            markup=False,
-            highlight=False,
+        source = (
+            f"the 'mcp-center serve' at {url} (--url); it did not answer with this data directory's admin token "
+            f"({settings.data_dir}): is it running there, and is the URL right?"
+            if url is not None
+            else f"a running 'mcp-center serve' for {settings.data_dir}; none answered"
         )
+        err.print(f"live state and tool counts come from {source}", markup=False, highlight=False)
 
 
 @app.command()

@@ -25,6 +25,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   │                                                      with (`count`, `ids`; exit 2)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
+    │   ├── ImportFileUnreadable     IMPORT_FILE_UNREADABLE    R-1.8: the import file exists but cannot be read
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
     │   ├── ImportJsonInvalid        IMPORT_JSON_INVALID       R-1.8: not JSON even leniently (line, column)
     │   │   └── ImportDuplicateKey   IMPORT_DUPLICATE_KEY      R-1.8: one key twice in an object (`path`)
@@ -46,6 +47,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
     │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id or name
+    │   ├── ImportFileNotFound       IMPORT_FILE_NOT_FOUND         R-1.8: the file given to `import` does not exist
     │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
     │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
@@ -199,6 +201,7 @@ from mcp_center.errors._input import (
     ElicitationAnswerInvalid,
     GatewayTokenAmbiguous,
     ImportDuplicateKey,
+    ImportFileUnreadable,
     ImportFormatMismatch,
     ImportFormatUnknown,
     ImportJsonInvalid,
@@ -217,6 +220,7 @@ from mcp_center.errors._not_found import (
     ApprovalNotFound,
     CapabilityNotOffered,
     GatewayTokenNotFound,
+    ImportFileNotFound,
     InteractionNotFound,
     PromptNotFound,
     ResourceNotFound,
@@ -297,6 +301,8 @@ __all__ = [
     "HostRequestFailed",
     "ImportConflict",
     "ImportDuplicateKey",
+    "ImportFileNotFound",
+    "ImportFileUnreadable",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportInputChanged",
