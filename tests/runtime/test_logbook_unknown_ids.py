@@ -42,3 +42,12 @@ def test_only_the_newest_connections_keep_their_count() -> None:
     assert book.unknown_answers("c0") is None
     newest = book.unknown_answers("c19")
     assert newest is not None and newest.count == 1 and newest.first_id == "7"
+
+
+def test_once_a_pending_request_left_the_books_an_unmatched_answer_is_not_called_unknown() -> None:
+    book = ServerLogbook()
+    for n in range(1001):  # one over the limit: the first request's entry is dropped
+        book.request("c1", "client→server", str(n), "tools/call", 40)
+    book.answer("c1", "server→client", "0", 36, None)  # the answer to that first request
+    assert book.unknown_answers("c1") is None
+    assert book.stderr() == []

@@ -155,6 +155,8 @@ class ServerLogbook:
         self._stderr: deque[dict[str, Any]] = deque(maxlen=STDERR_LINES)
         self._pending: OrderedDict[tuple[str, str, str], _Pending] = OrderedDict()
         self._unknown: OrderedDict[str, UnknownAnswers] = OrderedDict()
+        self._evicted = False
+        """A pending request left the books (over `_PENDING_LIMIT`): an answer without one may be its."""
         self._redactor = redactor
         self.sandbox_network: str | None = None
         """The network policy while the server runs sandboxed (its errors and stderr are checked
@@ -254,6 +256,7 @@ class ServerLogbook:
         self._pending[key] = _Pending(time.time(), time.monotonic(), method, size, direction)
         while len(self._pending) > _PENDING_LIMIT:
             self._pending.popitem(last=False)
+            self._evicted = True
 
     def notification(self, connection_id: str, direction: str, method: str, size: int) -> None:
         """Record a notification sent in `direction`, `size` bytes of JSON."""
@@ -299,7 +302,7 @@ class ServerLogbook:
         elif self.sandbox_network is not None and result is not None and result.get("isError") is True:
             violation = self._violation(_result_text(result))
         status = "error" if error else "ok"
-        if pending is None and request_direction == "client→server":
+        if pending is None and request_direction == "client→server" and not self._evicted:
             status = "unknown_id"
             request_id = self._note_unknown(connection_id, request_id)
         if pending is not None:
@@ -327,8 +330,8 @@ class ServerLogbook:
         self._entries.append(entry)
 
     def _note_unknown(self, connection_id: str, request_id: str) -> str:
-        """Count a server's answer to a request id we never sent (or whose request left the books,
-        over `_PENDING_LIMIT` pending); the first of each connection gets a log line and a line in
+        """Count a server's answer to a request id we never sent (not asked once a pending request left
+        the books, over `_PENDING_LIMIT` pending); the first of each connection gets a log line and a line in
         the server's output log, which `mcp-center logs` shows. Returns the id as shown (redacted, cut)."""
         shown = self._redactor.redact(request_id)[:_UNKNOWN_ID_CHARS]
         known = self._unknown.get(connection_id)
