@@ -252,3 +252,14 @@ async def test_a_path_matching_no_route_says_which_and_why(client: httpx2.AsyncC
     assert call["details"]["did_you_mean"] == ["/api/mcp/servers/{server_id}/tools/{tool}/call"]
     unknown = assert_error(await client.get("/api/xyz"), 404, "NOT_FOUND")
     assert "did_you_mean" not in unknown["details"] and "%2F" not in unknown["message"]
+
+
+@pytest.mark.parametrize("path", ["/api/mcp/servers", "/api/mcp/import/preview"])
+async def test_a_body_that_is_not_json_says_the_line_and_column(client: httpx2.AsyncClient, path: str) -> None:
+    """ux35: "is not valid JSON" named neither where nor what (R-7.3)."""
+    body = '{\n  "name": "x",\n  "transport" "stdio"\n}'
+    answer = await client.post(path, content=body, headers={"content-type": "application/json"})
+    error = assert_error(answer, 422, "REQUEST_INVALID")
+    assert (error["details"]["line"], error["details"]["column"]) == (3, 15)
+    assert "line 3, column 15" in error["message"] and "delimiter" in error["message"]
+    assert error["details"]["errors"][0]["code"] == "JSON_INVALID"

@@ -170,7 +170,8 @@ def test_import_errors_print_their_code(data: Path, tmp_path: Path) -> None:
     assert too_large.exit_code == 2
     assert "IMPORT_TOO_LARGE" in too_large.stderr
     missing = invoke(data, "import", str(tmp_path / "nope.json"))
-    assert missing.exit_code == 2
+    assert missing.exit_code == 3  # not found (ux35): its own code, not REQUEST_INVALID
+    assert "IMPORT_FILE_NOT_FOUND" in missing.stderr
     unknown_format = invoke(data, "import", str(PROJECT), "--format", "notepad")
     assert unknown_format.exit_code == 2
 

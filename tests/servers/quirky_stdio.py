@@ -17,6 +17,8 @@
   `{"big": true}` answers `arguments.text_bytes` bytes of text in one block, or
   `arguments.blocks` small text blocks (a huge result, built here: argv cannot carry it).
 - `stderr_on_start`: lines written to stderr at start (e.g. install output of a package runner).
+- `stdout_on_start`: lines written to stdout at start, before any message (a banner; `$NAME` expanded).
+- `initialize_id`: answer `initialize` with this id instead of the request's (a server that mixes ids up).
 - `hang_initialize`: never answer `initialize` (a server that is still starting).
 - `initialize_delay_s`: answer `initialize` after this many seconds (a slow start).
 - `slow_while`: a file path: `initialize_delay_s` applies only to a start that finds this file, so
@@ -89,7 +91,7 @@ def _initialize(request_id: object, params: dict[str, Any]) -> None:
             result.pop(key, None)
         else:
             result[key] = value
-    _send({"jsonrpc": "2.0", "id": request_id, "result": result})
+    _send({"jsonrpc": "2.0", "id": SCENARIO.get("initialize_id", request_id), "result": result})
 
 
 def _call(request_id: object, params: dict[str, Any]) -> None:
@@ -146,6 +148,8 @@ def main() -> None:
     for line in SCENARIO.get("stderr_on_start", []):
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
+    for line in SCENARIO.get("stdout_on_start", []):
+        _write(os.path.expandvars(line).encode())
     early = _object(SCENARIO.get("before_initialize"))
     if early:
         if early.get("stdout"):

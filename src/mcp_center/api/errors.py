@@ -108,10 +108,17 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         errors.append({"field": "body", "code": "CONTENT_TYPE_INVALID", "message": message})
         return error_response(422, "REQUEST_INVALID", f"body: {message}", {"errors": errors})
     found = FieldErrorList(lambda loc: _body_field_names(request, loc))
+    position: dict[str, int] = {}
     for err in exc.errors():
         if err.get("type") == "json_invalid":
-            # loc is ("body", <character offset>): the offset is not a field.
-            found.errors.append(FieldError("body", "JSON_INVALID", "is not valid JSON"))
+            # loc is ("body", <character offset>): the offset is not a field; said as line and column.
+            offset = err.get("loc", ())[-1]
+            position = json_position(await request.body(), offset) if isinstance(offset, int) else {}
+            why = str(err.get("ctx", {}).get("error") or "").strip()
+            where = f" at line {position['line']}, column {position['column']}" if position else ""
+            found.errors.append(
+                FieldError("body", "JSON_INVALID", f"is not valid JSON{where}{': ' + why if why else ''}")
+            )
             continue
         loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
         field = ".".join(loc) or "body"
@@ -132,7 +139,14 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         message = f"{first['field']}: is not a known field; {hinted[0]}"
     elif hinted is not None and "did you mean" not in message:
         message = f"{message}; {hinted[0]}"
-    return error_response(422, "REQUEST_INVALID", message, capped_errors(ranked))
+    return error_response(422, "REQUEST_INVALID", message, {**capped_errors(ranked), **position})
+
+
+def json_position(body: bytes, offset: int) -> dict[str, int]:
+    """`{"line", "column"}` (both from 1) of the character at `offset` of a JSON body, for the error of a
+    body that is not JSON (R-7.3: a 2 KB body said "is not valid JSON" and nothing about where)."""
+    text = body.decode("utf-8", errors="replace")[:offset]
+    return {"line": text.count("\n") + 1, "column": offset - (text.rfind("\n") + 1) + 1}
 
 
 def _body_field_names(request: Request, loc: Sequence[str | int]) -> list[str]:

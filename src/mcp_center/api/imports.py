@@ -72,6 +72,11 @@ async def _json_body(request: Request) -> object:
         chunks.append(chunk)
     try:
         return json.loads(b"".join(chunks))
+    except json.JSONDecodeError as exc:
+        said = f"is not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        error = FieldError("body", "JSON_INVALID", said)
+        details = {"errors": [error.to_dict()], "line": exc.lineno, "column": exc.colno}
+        raise RequestInvalid(f"body: {said}", details=details) from None
     except (ValueError, RecursionError):
         error = FieldError("body", "JSON_INVALID", "is not valid JSON")
         raise RequestInvalid("body: is not valid JSON", details={"errors": [error.to_dict()]}) from None

@@ -164,8 +164,13 @@ async def disable(request: Request, server_id: str) -> dict[str, Any]:
 
 @router.get("/{server_id}/tools", summary="List the server's tools", responses=errors(404, *UPSTREAM))
 async def list_tools(request: Request, server_id: str) -> dict[str, Any]:
-    """From the live session; connects lazily (R-3.2)."""
-    return {"tools": [tool.to_dict() for tool in await _center(request).list_tools(server_id)]}
+    """From the live session; connects lazily (R-3.2). `quarantined`: the tools it listed whose definition
+    failed validation (`{"category", "index", "name", "reason"}`; not offered to agents, a call to one is
+    refused with MCP_TOOL_QUARANTINED, R-3.6)."""
+    center = _center(request)
+    tools = [tool.to_dict() for tool in await center.list_tools(server_id)]
+    quarantined = [q.to_dict() for q in (await center.catalog(server_id)).catalog.quarantined["tools"]]
+    return {"tools": tools, "quarantined": quarantined}
 
 
 @router.post(

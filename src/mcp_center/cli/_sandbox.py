@@ -51,6 +51,18 @@ def policy_line(view: dict[str, Any]) -> str:
     return f"sandboxed (network {policy['network']}{suffix})"
 
 
+UNCONFINED_MEANS = (
+    "unconfined: no sandbox; the server runs with your user's rights (its files, network and processes); "
+    "'mcp-center add --sandbox' confines one (README: \"Run a local server in a sandbox\", R-11.1)"
+)
+"""Said under `list` when a server shown is `unconfined` (the word alone did not say what it means)."""
+
+
+def legend_lines(servers: list[dict[str, Any]]) -> list[str]:
+    """Under `list`: what `unconfined` means, once, when a server shown is (R-11.1); else nothing."""
+    return [UNCONFINED_MEANS] if any(policy_line(view) == "unconfined" for view in servers) else []
+
+
 def support_lines(support: SandboxSupport) -> list[str]:
     """`mcp-center sandbox check`: whether sandboxes run on this host, and how."""
     if not support.available:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.segment import Segment
 from rich.table import Table
 
 from mcp_center.cli._shared import (
@@ -37,6 +40,8 @@ from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.errors import (
     CenterError,
     FieldError,
+    ImportFileNotFound,
+    ImportFileUnreadable,
     ImportNothingToApply,
     ImportTooLarge,
     RequestInvalid,
@@ -236,9 +241,21 @@ def _read_import(file: str) -> str:
                 raise fail(_too_large(file, None))
         return decode_text(data)
     except OSError as exc:
-        raise fail(RequestInvalid(f"cannot read {file}: {exc.strerror}", details={"file": file})) from None
+        raise fail(_unreadable(file, exc)) from None
     except CenterError as exc:
         raise fail(exc) from None
+
+
+def _unreadable(file: str, exc: OSError) -> CenterError:
+    """IMPORT_FILE_NOT_FOUND (exit 3) or IMPORT_FILE_UNREADABLE (exit 2) for a file `import` cannot read,
+    naming it as given and, when that was relative, where it was looked for (R-1.8, R-7.3)."""
+    path = os.path.abspath(file)
+    shown = repr(file) if path == file else f"{file!r} ({path})"
+    details: dict[str, object] = {"file": file, "path": path}
+    if isinstance(exc, FileNotFoundError):
+        return ImportFileNotFound(f"no file {shown} to import: it does not exist", details=details)
+    details["errno"] = errno.errorcode.get(exc.errno, "") if exc.errno is not None else ""
+    return ImportFileUnreadable(f"cannot read the file {shown} to import: {exc.strerror or exc}", details=details)
 
 
 def _named_format(file: str, text: str) -> str:
@@ -261,20 +278,7 @@ def _too_large(file: str, size: int | None) -> ImportTooLarge:
 def _print_preview(preview: dict[str, Any], given: Mapping[str, str]) -> None:
     out.print(f"format: {preview['format']}", markup=False, highlight=False)
     if preview["servers"]:
-        table = Table("id", "name", "transport", "target", "secrets", "notes", title="will be created")
-        table.columns[0].no_wrap = True  # a renamed id ("x-2") must be read whole
-        for column in table.columns[1:]:
-            column.overflow = "fold"
-        for s in preview["servers"]:
-            config = s["config"]
-            target = config.get("url") or " ".join([config.get("command", ""), *config.get("args", [])])
-            notes = [f"id taken ({s['clash']['with']}): renamed from {s['clash']['slug']}"] if s["clash"] else []
-            notes += [f"{w['field']}: {w['code']}" for w in s["warnings"]]
-            secrets = [f"{x['kind']} {x['key']} ({x['value']})" for x in s["secrets"]]
-            table.add_row(
-                *cells(s["id"], s["name"], s["transport"], clip(target, 70), "\n".join(secrets), "\n".join(notes))
-            )
-        out.print(table)
+        _print_servers(preview["servers"])
         for s in preview["servers"]:  # a note too short to say what to do instead (issue 16)
             for w in s["warnings"]:
                 if w["code"] == "PACKAGE_NOT_PINNED":
@@ -301,6 +305,43 @@ def _print_preview(preview: dict[str, Any], given: Mapping[str, str]) -> None:
             why = "\n".join(f"{e['code']}: {e['field'] or 'entry'} {e['message']}" for e in r["errors"])
             table.add_row(*cells(r["name"], r["source"], why))
         out.print(table)
+
+
+def _print_servers(servers: list[dict[str, Any]]) -> None:
+    """The "will be created" table. A stable code is read whole: the notes column is never narrower than
+    its longest code, and when that does not fit the terminal (a long id beside it at 80 columns, where
+    rich folded PACKAGE_NOT_PINNED into "PACKAG E_NOT_ PINNED"), the notes are lines under the table."""
+    rows: list[tuple[list[str], list[str]]] = []
+    for s in servers:
+        config = s["config"]
+        target = config.get("url") or " ".join([config.get("command", ""), *config.get("args", [])])
+        notes = [f"id taken ({s['clash']['with']}): renamed from {s['clash']['slug']}"] if s["clash"] else []
+        notes += [f"{w['field']}: {w['code']}" for w in s["warnings"]]
+        secrets = [f"{x['kind']} {x['key']} ({x['value']})" for x in s["secrets"]]
+        rows.append(([s["id"], s["name"], s["transport"], clip(target, 70), "\n".join(secrets)], notes))
+    longest = max((len(w["code"]) for s in servers for w in s["warnings"]), default=0)
+
+    def table(with_notes: bool) -> Table:
+        made = Table("id", "name", "transport", "target", "secrets", title="will be created")
+        made.columns[0].no_wrap = True  # a renamed id ("x-2") must be read whole
+        for column in made.columns[1:]:
+            column.overflow = "fold"
+        if with_notes:
+            made.add_column("notes", overflow="fold", min_width=min(longest, 32) or None)
+        for cols, notes in rows:
+            made.add_row(*cells(*cols, *(["\n".join(notes)] if with_notes else [])))
+        return made
+
+    wide = table(with_notes=True)
+    # Rich lets columns it cannot shrink run past the width: lay it out to see whether it fits.
+    lines = Segment.split_lines(out.render(wide, out.options))  # not cropped, unlike `render_lines`
+    if max((Segment.get_line_length(line) for line in lines), default=0) <= out.width:
+        out.print(wide)
+        return
+    out.print(table(with_notes=False))
+    for (_, notes), s in zip(rows, servers, strict=True):
+        for note in notes:
+            out.print(shown(f"note {s['id']}: {note}"), markup=False, highlight=False)
 
 
 def _ask_values(variables: list[dict[str, Any]]) -> tuple[dict[str, str], list[str]]:

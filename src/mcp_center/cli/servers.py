@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from mcp_center.cli._sandbox import WRITABLE_PREFIX, log_lines, sandbox_body
+from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body
 from mcp_center.cli._shared import (
     DataDir,
     HostUrl,
@@ -42,11 +43,12 @@ from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.cli._wording import counted
 from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestInvalid
+from mcp_center.models import is_array, is_object
 from mcp_center.store.running import running_owner
 
 if TYPE_CHECKING:  # the service and the SDK's types load when a command runs the host (`run_center`)
     from mcp_center.config import ToolPolicy
-    from mcp_center.service import McpCenter, ServerView, ToolCallResult
+    from mcp_center.service import McpCenter, ServerTool, ServerView, ToolCallResult
 
 
 @app.command("list")
@@ -104,14 +106,16 @@ def list_(
             out.print(line, overflow="fold", soft_wrap=False, highlight=False)
     # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
     out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
-    for hint in errored_hints(servers, live, settings):
+    for hint in [*legend_lines(servers), *errored_hints(servers, live, settings)]:
         out.print(Text(hint, overflow="fold"), soft_wrap=False, highlight=False)
     if live is None and not silent:
-        err.print(
-            f"live state and tool counts come from a running 'mcp-center serve' for {settings.data_dir}; none answered",
-            markup=False,
-            highlight=False,
+        source = (
+            f"the 'mcp-center serve' at {url} (--url); it did not answer with this data directory's admin token "
+            f"({settings.data_dir}): is it running there, and is the URL right?"
+            if url is not None
+            else f"a running 'mcp-center serve' for {settings.data_dir}; none answered"
         )
+        err.print(f"live state and tool counts come from {source}", markup=False, highlight=False)
 
 
 @app.command()
@@ -123,7 +127,19 @@ def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -
     # As `list`: the serve of this data directory answers with the same view (and its live status),
     # sparing this process the host's imports; anything else (no serve, an unknown id) reads the directory.
     served = served_view(settings, server_id) if settings.database_url is None else None
-    print_json(served if served is not None else run_center(settings, lambda c: c.get_server(server_id)).to_dict())
+    view = served if served is not None else run_center(settings, lambda c: c.get_server(server_id)).to_dict()
+    print_json(view)
+    last_test: object = view.get("last_test")
+    listed: object = last_test.get("quarantined") if is_object(last_test) else None
+    if is_array(listed) and listed:  # on stderr: stdout stays the JSON a script reads
+        names = [str(q.get("name")) for q in listed if is_object(q)]
+        err.print(
+            f"note: its last test found {counted(len(listed), 'tool')} quarantined (an invalid definition: not "
+            f"offered to agents, calls refused): {', '.join(names)}; reasons in last_test.quarantined, or run "
+            f"'{suggested('test', server_id)}'",
+            markup=False,
+            highlight=False,
+        )
 
 
 @app.command()
@@ -266,6 +282,7 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
                 f"{result.elapsed_ms} ms",
             )
         )
+        print_quarantined(server_id, [(q.name, q.reason) for q in result.quarantined])
     else:
         assert result.error is not None
         err.print(styled(("failed", "red"), f" [{result.error.code}]: {result.error.message}"))
@@ -313,8 +330,14 @@ def delete(
 def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
     """List an enabled server's tools."""
     settings = settings_for_server(server_id, data_dir, profile)
+
+    async def listed(center: McpCenter) -> tuple[list[ServerTool], list[tuple[str | None, str]]]:
+        items = await center.list_tools(server_id)
+        catalog = (await center.catalog(server_id)).catalog
+        return items, [(q.name, q.reason) for q in catalog.quarantined["tools"]]
+
     with err.status(f"connecting to {server_id}..."):
-        items = run_center(settings, lambda c: c.list_tools(server_id))
+        items, quarantined = run_center(settings, listed)
     if as_json:
         print_json([item.to_dict() for item in items])
         return
@@ -322,6 +345,30 @@ def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, 
     for item in items:
         table.add_row(*cells(item.name, yes(item.enabled), item.policy, (item.tool.description or "")[:80]))
     out.print(table)
+    print_quarantined(server_id, quarantined)
+
+
+def print_quarantined(server_id: str, quarantined: Sequence[tuple[str | None, str]]) -> None:
+    """Under a tool list or a test's line: the tools `server_id` listed whose definition failed validation
+    (`(name, reason)`), which agents are not offered and whose calls are refused (MCP_TOOL_QUARANTINED,
+    R-3.6), and how they are checked again. Prints nothing when there are none."""
+    if not quarantined:
+        return
+    out.print(
+        f"{counted(len(quarantined), 'tool')} quarantined (the server's definition is invalid: not offered to agents, "
+        "calls refused with MCP_TOOL_QUARANTINED):",
+        markup=False,
+        highlight=False,
+    )
+    for name, reason in quarantined:
+        out.print(f"  {name if name is not None else '(no name)'}: {reason}", markup=False, highlight=False)
+    out.print(
+        f"  they are checked again each time the tool list is read (fix the server, then "
+        f"'{suggested('test', server_id)}'; a running serve re-reads it on the server's tools/list_changed "
+        "or a reconnect)",
+        markup=False,
+        highlight=False,
+    )
 
 
 def _require_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:

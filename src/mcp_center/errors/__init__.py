@@ -25,6 +25,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   │                                                      with (`count`, `ids`; exit 2)
     │   ├── SecretKeyInvalid         SECRET_KEY_INVALID        a secret key name is not allowed
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
+    │   ├── ImportFileUnreadable     IMPORT_FILE_UNREADABLE    R-1.8: the import file exists but cannot be read
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
     │   ├── ImportJsonInvalid        IMPORT_JSON_INVALID       R-1.8: not JSON even leniently (line, column)
     │   │   └── ImportDuplicateKey   IMPORT_DUPLICATE_KEY      R-1.8: one key twice in an object (`path`)
@@ -46,6 +47,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ResourceNotFound         MCP_RESOURCE_NOT_FOUND        R-5.5: the server has no such resource
     │   ├── ApprovalNotFound         MCP_APPROVAL_NOT_FOUND        R-5.3
     │   ├── GatewayTokenNotFound     GATEWAY_TOKEN_NOT_FOUND       R-7.1: no gateway token with that id or name
+    │   ├── ImportFileNotFound       IMPORT_FILE_NOT_FOUND         R-1.8: the file given to `import` does not exist
     │   ├── CapabilityNotOffered     MCP_CAPABILITY_NOT_OFFERED    the server declared no such capability in
     │   │                                                          initialize (resources, prompts, tools); not asked
     │   └── InteractionNotFound      MCP_INTERACTION_NOT_FOUND     R-6.1
@@ -87,6 +89,7 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── Forbidden (403)
     │   ├── SandboxRequired          MCP_SANDBOX_REQUIRED          R-2.5
     │   ├── ToolDisabled             MCP_TOOL_DISABLED             R-5.2
+    │   ├── ToolQuarantined          MCP_TOOL_QUARANTINED          R-3.6: its definition failed validation
     │   ├── ToolDenied               MCP_TOOL_DENIED               R-5.3: the user's policy for this tool is deny
     │   ├── ApprovalDenied           MCP_APPROVAL_DENIED           R-5.3: the user denied this call
     │   ├── HostNotAllowed           HOST_NOT_ALLOWED              R-7.2
@@ -198,6 +201,7 @@ from mcp_center.errors._input import (
     ElicitationAnswerInvalid,
     GatewayTokenAmbiguous,
     ImportDuplicateKey,
+    ImportFileUnreadable,
     ImportFormatMismatch,
     ImportFormatUnknown,
     ImportJsonInvalid,
@@ -216,6 +220,7 @@ from mcp_center.errors._not_found import (
     ApprovalNotFound,
     CapabilityNotOffered,
     GatewayTokenNotFound,
+    ImportFileNotFound,
     InteractionNotFound,
     PromptNotFound,
     ResourceNotFound,
@@ -232,6 +237,7 @@ from mcp_center.errors._refused import (
     SandboxRequired,
     ToolDenied,
     ToolDisabled,
+    ToolQuarantined,
 )
 from mcp_center.errors._storage import (
     SecretKeyMismatch,
@@ -295,6 +301,8 @@ __all__ = [
     "HostRequestFailed",
     "ImportConflict",
     "ImportDuplicateKey",
+    "ImportFileNotFound",
+    "ImportFileUnreadable",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportInputChanged",
@@ -352,6 +360,7 @@ __all__ = [
     "ToolDenied",
     "ToolDisabled",
     "ToolNotFound",
+    "ToolQuarantined",
     "TrustDigestMismatch",
     "Unauthorized",
     "UpstreamError",

@@ -18,6 +18,7 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "GatewayTokenAmbiguous",
     "ImportDuplicateKey",
+    "ImportFileUnreadable",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
     "ImportJsonInvalid",
@@ -127,6 +128,14 @@ class SecretKeyInvalid(InvalidInput):
     """A secret key (env name or header name) is not acceptable for its kind."""
 
     code = "SECRET_KEY_INVALID"
+
+
+class ImportFileUnreadable(InvalidInput):
+    """The file given to `mcp-center import` exists but cannot be read (permission, a directory, an I/O
+    error): its message names the file and why (R-1.8, R-7.3). `details`: `file` (as given), `path`
+    (absolute), `errno`."""
+
+    code = "IMPORT_FILE_UNREADABLE"
 
 
 class ImportTooLarge(InvalidInput):

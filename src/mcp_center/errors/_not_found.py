@@ -11,6 +11,7 @@ __all__ = [
     "ApprovalNotFound",
     "CapabilityNotOffered",
     "GatewayTokenNotFound",
+    "ImportFileNotFound",
     "InteractionNotFound",
     "PromptNotFound",
     "ResourceNotFound",
@@ -30,6 +31,13 @@ class ToolNotFound(NotFound):
 
 class SecretNotFound(NotFound):
     code = "MCP_SECRET_NOT_FOUND"
+
+
+class ImportFileNotFound(NotFound):
+    """The file given to `mcp-center import` does not exist (R-1.8): its message names it as given and
+    as resolved. `details`: `file` (as given), `path` (absolute)."""
+
+    code = "IMPORT_FILE_NOT_FOUND"
 
 
 class PromptNotFound(NotFound):

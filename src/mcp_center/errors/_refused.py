@@ -16,6 +16,7 @@ __all__ = [
     "SandboxRequired",
     "ToolDenied",
     "ToolDisabled",
+    "ToolQuarantined",
 ]
 
 
@@ -29,6 +30,14 @@ class ToolDisabled(Forbidden):
     """The user disabled this tool; it is invisible to agents and refused when called (R-5.2)."""
 
     code = "MCP_TOOL_DISABLED"
+
+
+class ToolQuarantined(Forbidden):
+    """The server lists this tool, but its definition failed validation and was quarantined: it is not
+    offered to agents and a call to it is refused, never sent (R-3.6). `details`: `tool`, `server_id`,
+    `server_tool`, `reason` (what is wrong) and `catalog` (where the quarantined items are listed)."""
+
+    code = "MCP_TOOL_QUARANTINED"
 
 
 class ToolDenied(Forbidden):

@@ -32,13 +32,22 @@ from mcp_center.errors import (
     ServerUnreachable,
 )
 from mcp_center.models import ErrorReason, is_object
+from mcp_center.runtime.logbook import UnknownAnswers
 from mcp_center.secrets import default_redactor
 from mcp_center.transports import TransportProbe
 from mcp_center.transports.http import ResponseTooLarge
 from mcp_center.transports.streamable import ERROR_DATA_KEY
 from mcp_center.transports.wording import connect_reason, display_url, status_reason, unreachable_message
 
-__all__ = ["PACKAGE_RUNNERS", "SessionEnded", "attribute", "leaves", "startup_timeout_error", "timeout_error"]
+__all__ = [
+    "PACKAGE_RUNNERS",
+    "SessionEnded",
+    "add_output_hints",
+    "attribute",
+    "leaves",
+    "startup_timeout_error",
+    "timeout_error",
+]
 
 STDERR_TAIL_IN_ERROR = 20
 """At most this many of a stdio server's last output lines in an error's `stderr_tail`/`output_tail`..."""
@@ -107,6 +116,47 @@ def timeout_error(what: str, seconds: float, probe: TransportProbe | None = None
         f"{what} timed out after {seconds:g} s",
         details={"reason": ErrorReason.TIMEOUT.value, "timeout_s": seconds, **_stderr_details(probe)},
     )
+
+
+_FIRST_NOISE_CHARS = 120
+
+
+def add_output_hints(
+    error: CenterError, probe: TransportProbe | None, unknown: UnknownAnswers | None, *, server_id: str
+) -> None:
+    """Say in a timeout's message what the server wrote that could not be an answer (ux35, R-3.1).
+
+    A request waits for its whole timeout when the server's answer never reaches it: a stdio server
+    that writes its logs or a banner on stdout (those lines are skipped and logged), or a server that
+    answers with an id mcp-center never sent (dropped, `ServerLogbook.unknown_answers`). Without a
+    word about either the user sees a bare MCP_SERVER_TIMEOUT.
+
+    Adds to `error.message` and `error.details`: `noise_lines` and `first_noise` (redacted, at most
+    200 characters), `unknown_id_answers` and `first_unknown_id`, and `log_command` (the command that
+    shows the server's log, whose output lines hold them). Changes nothing when there was neither.
+    """
+    noise = probe.noise_count if probe is not None else 0
+    if not noise and unknown is None:
+        return
+    if noise:
+        assert probe is not None
+        first = default_redactor.redact(probe.first_noise or "")
+        lines = "1 line on stdout that is" if noise == 1 else f"{noise} lines on stdout that are"
+        error.message += (
+            f"; the server wrote {lines} not JSON-RPC (first: {first[:_FIRST_NOISE_CHARS]!r}) "
+            "— an MCP server must write only JSON-RPC on stdout (logs belong on stderr)"
+        )
+        error.details.update(noise_lines=noise, first_noise=first[:200])
+    if unknown is not None:
+        times = "once" if unknown.count == 1 else f"{unknown.count} times"
+        error.message += (
+            f"; the server answered {times} with a request id mcp-center never sent (first: {unknown.first_id!r}), "
+            "so the answer reached no request"
+        )
+        error.details.update(unknown_id_answers=unknown.count, first_unknown_id=unknown.first_id)
+    command = f"mcp-center logs {server_id}"
+    error.message += f"; see the server's log with '{command}'"
+    error.details["log_command"] = command
 
 
 PACKAGE_RUNNERS = frozenset({"npx", "uvx", "uv", "pipx", "bunx", "pnpm", "yarn", "npm", "deno", "bun"})

@@ -27,7 +27,7 @@ from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from mcp_center.errors import CenterError
 from mcp_center.runtime import eras
 from mcp_center.runtime.activity import ActivityRecorder
-from mcp_center.runtime.attribution import attribute, timeout_error
+from mcp_center.runtime.attribution import attribute
 from mcp_center.runtime.connection import Connection
 from mcp_center.runtime.console import RawAnswer, send_level, send_raw
 from mcp_center.runtime.deadlines import CallDeadlines, PausableDeadline
@@ -143,7 +143,7 @@ async def call_tool(
                 return checked
             if deadline.total_reached:
                 raise total_timeout(what, max_total_s, factor)
-            raise timeout_error(f"{what} (no answer or progress; call_timeout_s)", timeout_s)
+            raise conn.timed_out(f"{what} (no answer or progress; call_timeout_s)", timeout_s)
 
         result = await host.run_admitted(server_id, what, send, timeout_s)  # admitted above
     limit = max_result_bytes if max_result_bytes is not None else host.max_result_bytes(server_id)
@@ -215,7 +215,7 @@ async def forward(
             def expired(deadline: PausableDeadline) -> CenterError:
                 if max_total_s is not None and deadline.total_reached:
                     return total_timeout(what, max_total_s, factor)
-                return timeout_error(f"{method}", timeout_s)
+                return conn.timed_out(method, timeout_s)
 
             # The deadline rides the admission's scope (nothing between them enters one: `run_admitted`
             # admits nothing), so its expiry is raised by the admission.

@@ -35,10 +35,16 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-from mcp_center.errors import CenterError, ConnectionLost
+from mcp_center.errors import CenterError, ConnectionLost, ServerTimeout
 from mcp_center.models import ConnectionState, ErrorReason, TransportKind
-from mcp_center.runtime.attribution import SessionEnded, attribute, startup_timeout_error, timeout_error
-from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, fetch_category
+from mcp_center.runtime.attribution import (
+    SessionEnded,
+    add_output_hints,
+    attribute,
+    startup_timeout_error,
+    timeout_error,
+)
+from mcp_center.runtime.catalog import CATEGORIES, Catalog, CatalogSanitizer, Category, Quarantined, fetch_category
 from mcp_center.runtime.console import RAW_REQUEST_ID_PREFIX
 from mcp_center.runtime.forward import RawForwarder
 from mcp_center.runtime.logbook import ServerLogbook
@@ -153,7 +159,8 @@ class ProbeResult:
     server_name: str | None
     server_version: str | None
     protocol_version: str | None
-    quarantined: int = 0
+    quarantined: tuple[Quarantined, ...] = ()
+    """The tools its `tools/list` listed that failed validation (not offered, calls refused; R-3.6)."""
 
 
 class ConnectionFilter:
@@ -295,6 +302,17 @@ class Connection:
         if changed is not None:
             changed.set()
 
+    def timed_out(self, what: str, seconds: float, probe: TransportProbe | None = None) -> ServerTimeout:
+        """The error for `what` on this connection not finishing within `seconds` (MCP_SERVER_TIMEOUT):
+        `attribution.timeout_error` with `add_output_hints` (stdout noise, answers to unknown ids, the
+        log command; ux35, R-3.1). `probe`: the session's, when the error should carry its stderr tail.
+        Built only when a deadline passed, never per call."""
+        error = timeout_error(what, seconds, probe)
+        own = probe if probe is not None else (self.session.probe if self.session is not None else None)
+        unknown = self.filter.logbook.unknown_answers(self.connection_id)
+        add_output_hints(error, own, unknown, server_id=self.spec.server_id)
+        return error
+
     def raw_forwarder(
         self,
         on_log: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]],
@@ -402,7 +420,7 @@ class Connection:
                 fetched = await fetch_category(self.session.client, category)
         except Exception as exc:  # noqa: BLE001 - a failed refresh keeps the last valid content
             error = (
-                timeout_error(LIST_METHODS[category], limit_s, self.session.probe)
+                self.timed_out(LIST_METHODS[category], limit_s, self.session.probe)
                 if isinstance(exc, TimeoutError)
                 else attribute(exc, self.session.probe, during=LIST_METHODS[category])
             )
@@ -497,7 +515,8 @@ class Connection:
                         error = await self._ending_error(ended, probe)
                 if handshake.cancelled_caught and not self.ready.is_set():
                     error = startup_timeout_error("initialize", spec.startup_timeout_s, probe)
-                    add_noise_hint(error, probe)
+                    unknown = self.filter.logbook.unknown_answers(self.connection_id)
+                    add_output_hints(error, probe, unknown, server_id=spec.server_id)
             if self.cancel_scope.cancelled_caught:
                 self.stopped_by_us = True
         except Exception as exc:  # noqa: BLE001 - every failure becomes the connection's attributed error
@@ -615,7 +634,7 @@ class Connection:
                     continue  # the server answered: it is there
                 self.health_error = attribute(exc, session.probe, during="a health ping")
             except TimeoutError:
-                self.health_error = timeout_error("a health ping", HEALTH_TIMEOUT_S, session.probe)
+                self.health_error = self.timed_out("a health ping", HEALTH_TIMEOUT_S, session.probe)
             except Exception as exc:  # noqa: BLE001 - any other failure of the ping is the connection's
                 self.health_error = attribute(exc, session.probe, during="a health ping")
             unhealthy.set()
@@ -649,17 +668,6 @@ async def settle_exit(probe: TransportProbe) -> None:
     if probe.stdio is not None and probe.stdio.returncode is None:
         with anyio.move_on_after(SESSION_END_EXIT_WAIT_S):
             await probe.stdio.exited.wait()
-
-
-def add_noise_hint(error: CenterError, probe: TransportProbe) -> None:
-    """A stdio server that printed non-protocol lines and never answered gets a clearer message."""
-    if probe.noise_count:
-        first = default_redactor.redact(probe.first_noise or "")
-        error.message += (
-            f"; the server printed {probe.noise_count} line(s) on stdout that are not JSON-RPC "
-            f"(first: {first[:120]!r}) — it may log to stdout instead of stderr"
-        )
-        error.details.update(noise_lines=probe.noise_count, first_noise=first[:200])
 
 
 async def wait_any(*events: anyio.Event) -> None:

@@ -11,6 +11,7 @@ report what the sandbox refused (EACCES, ENETUNREACH, ...) carry `violation: {"k
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict, deque
 from dataclasses import asdict, dataclass
@@ -24,13 +25,19 @@ from mcp_center.secrets import Redactor, default_redactor
 from mcp_center.transports.clip import approx_json_size
 from mcp_center.transports.violations import Violation, classify_violation
 
-__all__ = ["LOG_ENTRIES", "STDERR_LINES", "LogEntry", "ServerLogbook"]
+__all__ = ["LOG_ENTRIES", "STDERR_LINES", "LogEntry", "ServerLogbook", "UnknownAnswers"]
+
+logger = logging.getLogger(__name__)
 
 LOG_ENTRIES = 50
 """Request/response summaries kept per server (R-3.11)."""
 STDERR_LINES = 200
 """stderr lines kept per stdio server."""
 _PENDING_LIMIT = 1000
+_UNKNOWN_CONNECTIONS = 16
+"""Connections whose answers to unknown request ids are counted (the newest; the error of a failed one
+is built after its books are closed)."""
+_UNKNOWN_ID_CHARS = 80
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,7 +53,8 @@ class LogEntry:
         method: JSON-RPC method, e.g. "tools/call"; None for a bare error item.
         request_id: The JSON-RPC id as text, for requests.
         duration_ms: Time to the response, for requests that got one.
-        status: "ok", "error", "pending", "sent", or a check's finding ("output_invalid").
+        status: "ok", "error", "pending", "sent", "unknown_id" (a server's answer whose id matches no
+            request of ours), or a check's finding ("output_invalid").
         request_bytes / response_bytes: About the JSON sizes in bytes (computed without serializing).
         error: `{"code", "message"}` of a JSON-RPC error (redacted), or None.
         connection_id: The client instance that carried it (R-3.5).
@@ -74,6 +82,22 @@ class LogEntry:
         shaped = asdict(self)
         shaped["at"] = _iso(self.at)
         return shaped
+
+
+@dataclass
+class UnknownAnswers:
+    """A server's answers whose JSON-RPC id matches no request of ours on one connection (ux35).
+
+    The SDK drops such an answer without a word, so the request it was meant for waits for its whole
+    timeout; the timeout's message names them (`attribution.add_output_hints`).
+
+    Attributes:
+        count: How many answers came with an unknown id.
+        first_id: The first such id as text, redacted and cut to 80 characters.
+    """
+
+    count: int
+    first_id: str
 
 
 @dataclass
@@ -130,6 +154,9 @@ class ServerLogbook:
         self._entries: deque[LogEntry] = deque(maxlen=LOG_ENTRIES)
         self._stderr: deque[dict[str, Any]] = deque(maxlen=STDERR_LINES)
         self._pending: OrderedDict[tuple[str, str, str], _Pending] = OrderedDict()
+        self._unknown: OrderedDict[str, UnknownAnswers] = OrderedDict()
+        self._evicted = False
+        """A pending request left the books (over `_PENDING_LIMIT`): an answer without one may be its."""
         self._redactor = redactor
         self.sandbox_network: str | None = None
         """The network policy while the server runs sandboxed (its errors and stderr are checked
@@ -157,6 +184,11 @@ class ServerLogbook:
     def add_noise(self, line: str) -> None:
         """Record a non-protocol stdout line as a stderr-like line with a marker."""
         self._stderr.append({"at": _iso(time.time()), "line": "[stdout, not JSON-RPC] " + self._redactor.redact(line)})
+
+    def unknown_answers(self, connection_id: str) -> UnknownAnswers | None:
+        """The answers with a request id we never sent on `connection_id` (one of the last 16
+        connections), or None when there were none."""
+        return self._unknown.get(connection_id)
 
     def sent(self, message: SessionMessage, connection_id: str) -> None:
         """Record a message we sent to the server."""
@@ -224,6 +256,7 @@ class ServerLogbook:
         self._pending[key] = _Pending(time.time(), time.monotonic(), method, size, direction)
         while len(self._pending) > _PENDING_LIMIT:
             self._pending.popitem(last=False)
+            self._evicted = True
 
     def notification(self, connection_id: str, direction: str, method: str, size: int) -> None:
         """Record a notification sent in `direction`, `size` bytes of JSON."""
@@ -269,6 +302,9 @@ class ServerLogbook:
         elif self.sandbox_network is not None and result is not None and result.get("isError") is True:
             violation = self._violation(_result_text(result))
         status = "error" if error else "ok"
+        if pending is None and request_direction == "client→server" and not self._evicted:
+            status = "unknown_id"
+            request_id = self._note_unknown(connection_id, request_id)
         if pending is not None:
             entry = pending.entry(
                 connection_id,
@@ -292,6 +328,28 @@ class ServerLogbook:
                 violation=violation,
             )
         self._entries.append(entry)
+
+    def _note_unknown(self, connection_id: str, request_id: str) -> str:
+        """Count a server's answer to a request id we never sent (not asked once a pending request left
+        the books, over `_PENDING_LIMIT` pending); the first of each connection gets a log line and a line in
+        the server's output log, which `mcp-center logs` shows. Returns the id as shown (redacted, cut)."""
+        shown = self._redactor.redact(request_id)[:_UNKNOWN_ID_CHARS]
+        known = self._unknown.get(connection_id)
+        if known is not None:
+            known.count += 1
+            return shown
+        self._unknown[connection_id] = UnknownAnswers(1, shown)
+        while len(self._unknown) > _UNKNOWN_CONNECTIONS:
+            self._unknown.popitem(last=False)
+        logger.warning("server.answer_unknown_id", extra={"connection_id": connection_id, "request_id": shown})
+        self._stderr.append(
+            {
+                "at": _iso(time.time()),
+                "line": f"[answer to an unknown request id {shown!r}: mcp-center sent no request with this id; "
+                "the request it was meant for waits for its timeout]",
+            }
+        )
+        return shown
 
     def _error(self, code: Any, message: str) -> dict[str, Any]:
         """An entry's `{"code", "message"}`: the message redacted and cut to 500 characters."""

@@ -17,9 +17,9 @@ import mcp_types as types
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from mcp_center.runtime.attribution import SessionEnded, attribute, leaves, startup_timeout_error
+from mcp_center.runtime.attribution import SessionEnded, add_output_hints, attribute, leaves, startup_timeout_error
 from mcp_center.runtime.catalog import fetch_category
-from mcp_center.runtime.connection import ConnectionFilter, ProbeResult, add_noise_hint, settle_exit
+from mcp_center.runtime.connection import ConnectionFilter, ProbeResult, settle_exit
 from mcp_center.runtime.logbook import ServerLogbook
 from mcp_center.runtime.session import SessionHooks, open_session
 from mcp_center.transports import ConnectionSpec, TransportProbe
@@ -75,7 +75,7 @@ async def probe_connection(
                     server_name=info.name if info else None,
                     server_version=info.version if info else None,
                     protocol_version=session.client.protocol_version,
-                    quarantined=len(fetched.quarantined),
+                    quarantined=tuple(fetched.quarantined),
                 )
     except Exception as exc:  # noqa: BLE001 - every failure is attributed, none is swallowed
         if result is None:
@@ -86,7 +86,7 @@ async def probe_connection(
     if result is None:
         if deadline.cancelled_caught:
             error = startup_timeout_error("initialize and tools/list", spec.startup_timeout_s, probe)
-            add_noise_hint(error, probe)
+            add_output_hints(error, probe, logbook.unknown_answers(filt.connection_id), server_id=spec.server_id)
             raise error
         raise attribute(SessionEnded(), probe, during="initialize")
     return result

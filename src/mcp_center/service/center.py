@@ -55,6 +55,7 @@ from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
+from mcp_center.service.quarantine import quarantined_refusal
 from mcp_center.service.reconcile import Reconciler
 from mcp_center.service.records import collect_orphans
 from mcp_center.service.results import (
@@ -497,7 +498,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             `structured_content`, `is_error`, `text`); `to_dict()` is its JSON.
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, ToolDisabled,
-            ToolNotFound, RequestInvalid (arguments not an object), CallCancelled,
+            ToolNotFound, ToolQuarantined (its definition failed validation, R-3.6), RequestInvalid
+            (arguments not an object), CallCancelled,
             CallInterrupted (the host stopped while the server waited for an elicitation answer),
             ServerTimeout, and attributed connection errors.
 
@@ -533,6 +535,9 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         with self._manager.operations.admit(op_id):
             tools = await self._manager.list_tools(server_id)
         if not any(t.name == tool for t in tools):
+            quarantined = quarantined_refusal(self._manager, tool, server_id)
+            if quarantined is not None:
+                raise quarantined
             raise ToolNotFound(
                 f"server '{server_id}' has no tool '{tool}'",
                 details={"tool": tool, "did_you_mean": did_you_mean(tool, (t.name for t in tools))},

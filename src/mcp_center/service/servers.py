@@ -58,7 +58,7 @@ from mcp_center.service.secret_values import (
 from mcp_center.service.summary import Summaries
 from mcp_center.service.tool_names import added_tool_names, check_tool_names
 from mcp_center.service.views import ServerView, ViewWarning, server_view
-from mcp_center.store import ServerRecord, Store, StoreState, TestError, TestResult
+from mcp_center.store import QuarantinedTool, ServerRecord, Store, StoreState, TestError, TestResult
 from mcp_center.transports import ConnectionSpec, WarmUpResult
 
 __all__ = ["Servers"]
@@ -357,6 +357,7 @@ class Servers:
                 server_name=probe.server_name,
                 server_version=probe.server_version,
                 protocol_version=probe.protocol_version,
+                quarantined=tuple(QuarantinedTool(name=q.name, reason=q.reason) for q in probe.quarantined),
             )
         except CenterError as exc:
             elapsed = int((now() - started).total_seconds() * 1000)

@@ -41,6 +41,7 @@ from mcp_center.runtime.eras import ENVELOPE_KEYS
 from mcp_center.service.agent_registry import AgentCatalog, CatalogNow, invalid_field
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
+from mcp_center.service.quarantine import quarantined_refusal
 from mcp_center.service.results import ToolCallResult, ToolExport
 from mcp_center.store import ServerRecord
 
@@ -321,6 +322,7 @@ class ToolCalls(AgentCatalog):
 
         Raises:
             ToolNotFound: no configured server could offer it, or it still does not.
+            ToolQuarantined: the server lists it, but its definition failed validation (R-3.6).
             ServerTimeout: the server did not become ready within its call timeout.
             CenterError: the server's connection failed (attributed).
         """
@@ -347,6 +349,9 @@ class ToolCalls(AgentCatalog):
         if waiting:
             entry = registry.resolve(name) if server_id is None else registry.resolve_original(server_id, name)
         if entry is None:
+            quarantined = quarantined_refusal(self._manager, name, server_id)
+            if quarantined is not None:
+                raise quarantined
             # Only names the caller may call: a tool set to deny is not listed, so not offered either.
             known = (
                 t.name if server_id is None else t.tool.name

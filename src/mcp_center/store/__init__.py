@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from mcp_center.store.json_store import JsonStore, Store
     from mcp_center.store.owner import FileOwnerLock, OwnerLock, ServeOwner
     from mcp_center.store.pg_store import PgStore
-    from mcp_center.store.records import GatewayTokenRecord, ServerRecord, TestError, TestResult
+    from mcp_center.store.records import GatewayTokenRecord, QuarantinedTool, ServerRecord, TestError, TestResult
     from mcp_center.store.sections import FILES, SCHEMA_VERSION, SECTIONS, Section, StoreState
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "OwnerLock",
     "PgStore",
     "Presence",
+    "QuarantinedTool",
     "RetryState",
     "Section",
     "ServeOwner",
@@ -103,6 +104,7 @@ _LAZY: dict[str, str] = {
     "OwnerLock": "mcp_center.store.owner",
     "ServeOwner": "mcp_center.store.owner",
     "GatewayTokenRecord": "mcp_center.store.records",
+    "QuarantinedTool": "mcp_center.store.records",
     "ServerRecord": "mcp_center.store.records",
     "TestError": "mcp_center.store.records",
     "TestResult": "mcp_center.store.records",

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_center.config import ServerConfig
 
-__all__ = ["GatewayTokenRecord", "ServerRecord", "TestError", "TestResult"]
+__all__ = ["GatewayTokenRecord", "QuarantinedTool", "ServerRecord", "TestError", "TestResult"]
 
 
 class TestError(BaseModel):
@@ -22,6 +22,17 @@ class TestError(BaseModel):
     reason: str | None = None
     message: str
     details: dict[str, Any] = Field(default_factory=dict)
+
+
+class QuarantinedTool(BaseModel):
+    """A tool the server listed whose definition failed validation (R-3.6): not offered to agents, and a
+    call to it is refused with MCP_TOOL_QUARANTINED. `name` is None for a tool without a usable name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str | None
+    reason: str
+    """What is wrong, e.g. `inputSchema: Field required` (at most 300 characters)."""
 
 
 class TestResult(BaseModel):
@@ -39,6 +50,8 @@ class TestResult(BaseModel):
     server_name: str | None = None
     server_version: str | None = None
     protocol_version: str | None = None
+    quarantined: tuple[QuarantinedTool, ...] = ()
+    """Tools listed but quarantined (not counted in `tool_count`), with why (R-3.6)."""
     error: TestError | None = None
 
 

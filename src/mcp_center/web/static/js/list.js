@@ -121,6 +121,9 @@ function createRow(id, feed) {
   return row;
 }
 
+/** What "unconfined" means, where it is shown. */
+export const UNCONFINED_MEANS = "unconfined: no sandbox; the server runs with the rights of mcp-center's user (its files, network and processes)";
+
 /** " · sandboxed" / " · unconfined" for stdio servers, nothing for remote ones. */
 function sandboxSuffix(view) {
   if (view.transport !== "stdio") return "";
@@ -132,6 +135,8 @@ function fillRow(row, view) {
   row.link.textContent = view.name;
   row.idText.textContent = view.id;
   row.cells.transport.textContent = transportLabel(view.transport) + sandboxSuffix(view);
+  // The word alone does not say what it means (ux35): the cell's tooltip does.
+  row.cells.transport.title = view.transport === "stdio" && !view.sandbox ? UNCONFINED_MEANS : "";
   replace(row.cells.state, stateBadge(view), authorizeLink(view)); // "authorization required": Authorize
   const count = view.status && view.status.tool_count;
   row.cells.tools.textContent = count === null || count === undefined ? "–" : String(count);

@@ -100,7 +100,7 @@ export async function renderServer(main, { id, section, feed, navigate, flash, c
       "p",
       { class: "subtitle" },
       `${view.id} · ${transportLabel(view.transport)}`,
-      view.transport === "stdio" ? ` · ${view.sandbox ? `sandboxed, network ${view.sandbox.network}` : "unconfined"}` : "",
+      view.transport === "stdio" ? ` · ${view.sandbox ? `sandboxed, network ${view.sandbox.network}` : "unconfined (no sandbox: it runs with the rights of mcp-center's user)"}` : "",
     ),
     h(
       "nav",

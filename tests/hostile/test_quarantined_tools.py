@@ -1,0 +1,88 @@
+"""ux35: a quarantined tool (listed by its server with an invalid definition, R-3.6) is shown to the
+user with why, stays out of agents' tools/list (R-5.1, R-8.1), and a call to it gets its own refusal,
+MCP_TOOL_QUARANTINED, never MCP_TOOL_NOT_FOUND with a misleading "did you mean" (R-7.3)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncGenerator
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from tests.hostile._support import QUIRKY, SERVERS, Host, quirky_body, running_host, text_of
+from tests.support.cli import run_cli
+from tests.support.fakes.streamable_http import ECHO_TOOL
+
+pytestmark = pytest.mark.anyio
+
+BROKEN = {"name": "broken", "description": "A tool without an inputSchema."}
+SCENARIO = {"tools": [ECHO_TOOL, BROKEN]}
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncGenerator[Host]:
+    async with running_host(tmp_path / "data") as running:
+        yield running
+
+
+async def test_a_call_to_a_quarantined_tool_is_refused_as_quarantined_by_rest_and_gateway(host: Host) -> None:
+    await host.ready(quirky_body("quar", SCENARIO, tool_policies={"echo": "allow"}))
+
+    listed = await host.admin.get(f"{SERVERS}/quar/tools")
+    assert listed.status_code == 200, listed.text
+    assert [t["name"] for t in listed.json()["tools"]] == ["echo"]
+    [item] = listed.json()["quarantined"]
+    assert item["name"] == "broken" and "inputSchema" in item["reason"]
+
+    with anyio.fail_after(20):
+        called = await host.call("quar", "broken")
+    assert called.status_code == 403, called.text
+    error = called.json()["error"]
+    assert error["code"] == "MCP_TOOL_QUARANTINED"
+    assert "inputSchema" in error["message"] and "quarantined" in error["message"]
+    assert error["details"]["server_tool"] == "broken"
+    assert error["details"]["catalog"] == "/api/mcp/servers/quar/catalog"
+
+    async with host.agent() as agent:
+        with anyio.fail_after(20):
+            names = [tool.name for tool in (await agent.list_tools()).tools]
+            assert "mcp__quar__echo" in names and "mcp__quar__broken" not in names
+            refused = await agent.call_tool("mcp__quar__broken", {})
+        assert refused.is_error is True
+        said = text_of(refused)
+        assert said.startswith("MCP_TOOL_QUARANTINED: tool 'mcp__quar__broken' of server 'quar' is quarantined")
+        assert "inputSchema" in said and "did you mean" not in said
+        # A name no server lists is still not found, with its suggestions.
+        with anyio.fail_after(20), pytest.raises(MCPError) as unknown:
+            await agent.call_tool("mcp__quar__echoo", {})
+        assert "MCP_TOOL_NOT_FOUND" in unknown.value.error.message
+
+
+def test_cli_test_tools_and_show_name_the_quarantined_tool_and_why(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    added = run_cli(data, "add", "quar", "--", sys.executable, QUIRKY, json.dumps(SCENARIO))
+    assert added.returncode == 0, added.stderr
+    assert run_cli(data, "trust", "quar", "--yes").returncode == 0
+    tested = run_cli(data, "test", "quar")
+    assert tested.returncode == 0, tested.stderr
+    lines = tested.stdout.splitlines()
+    assert "1 tool" in lines[0]
+    start = next(i for i, line in enumerate(lines) if "quarantined" in line)
+    assert lines[start].startswith("1 tool quarantined (the server's definition is invalid: not offered to agents")
+    assert lines[start + 1].startswith("  broken: inputSchema")
+    assert "mcp-center test quar" in lines[start + 2]
+
+    shown = run_cli(data, "show", "quar")
+    assert shown.returncode == 0, shown.stderr
+    view = json.loads(shown.stdout)
+    assert [q["name"] for q in view["last_test"]["quarantined"]] == ["broken"]
+    assert "1 tool quarantined" in shown.stderr and "broken" in shown.stderr
+
+    assert run_cli(data, "enable", "quar").returncode == 0
+    listed = run_cli(data, "tools", "quar")
+    assert listed.returncode == 0, listed.stderr
+    assert "1 tool quarantined" in listed.stdout and "  broken: inputSchema" in listed.stdout
