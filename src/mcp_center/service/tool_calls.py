@@ -36,7 +36,7 @@ from mcp_center.registry import (
     ToolRegistry,
     tool_prefix,
 )
-from mcp_center.runtime import new_operation_id
+from mcp_center.runtime import EarlyAnswer, new_operation_id
 from mcp_center.runtime.eras import ENVELOPE_KEYS
 from mcp_center.service.agent_registry import AgentCatalog, CatalogNow, invalid_field
 from mcp_center.service.bodies import check_json_safe
@@ -131,6 +131,7 @@ class ToolCalls(AgentCatalog):
         caller: Mapping[str, Any] | None = None,
         now: CatalogNow | None = None,
         arguments_safe: bool = False,
+        answer: EarlyAnswer | None = None,
     ) -> dict[str, Any]:
         """`call_result` for the gateway's lean path: the same policy, the raw result (R-8.1, R-8.3).
 
@@ -143,6 +144,8 @@ class ToolCalls(AgentCatalog):
             sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
             caller: Who asks, for the approval card (the gateway token and the agent's clientInfo).
+            answer: Given that result as soon as it is read, before the call's bookkeeping unwinds
+                (its admission, deadline and tracking end after it): the agent's answer goes first.
         Returns:
             The server's `CallToolResult` as JSON (bounded, R-3.9).
         Raises:
@@ -177,7 +180,7 @@ class ToolCalls(AgentCatalog):
         tracking.enter()
         try:
             result = await self._manager.forward(
-                entry.server_id, "tools/call", params, operation_id=op_id, progress=progress
+                entry.server_id, "tools/call", params, operation_id=op_id, progress=progress, answer=answer
             )
         except BaseException as exc:
             await tracking.__aexit__(type(exc), exc, exc.__traceback__)
