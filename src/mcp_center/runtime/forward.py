@@ -431,7 +431,13 @@ class RawForwarder:
             raise _transport_error(exc) from exc.__cause__
         aborted = False
         try:
-            if method == "POST" and self._diagnostics is not None:
+            diagnostics = self._diagnostics
+            # `_note`'s first test in line: no coroutine per answer when there is nothing to note (issue 12).
+            if (
+                method == "POST"
+                and diagnostics is not None
+                and (raw.status_code >= 400 or diagnostics.last_status is not None)
+            ):
                 await self._note(raw, headers)
             if method == "GET" and raw.status_code >= 300:
                 return None
