@@ -465,7 +465,11 @@ class _Reply:
 
     async def early(self, body: bytes) -> None:
         """`finish(body)` from inside the call, before its bookkeeping unwinds (`EarlyAnswer`, issue 12):
-        a failure to write is kept in `failure` (the call itself is not failed by it)."""
+        a failure to write is kept in `failure` (the call itself is not failed by it). Not for an SSE
+        answer (rare: progress or a question came first): its lock may wait a step inside the call's
+        scopes, so it is answered after they unwind, as before."""
+        if self._lock is not None:
+            return
         try:
             await self.finish(body)
         except Exception as exc:  # noqa: BLE001 - kept for `serve`, which raises it
