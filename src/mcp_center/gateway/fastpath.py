@@ -468,10 +468,11 @@ class _Reply:
         a failure to write is kept in `failure` (the call itself is not failed by it). Not for an SSE
         answer (rare: progress or a question came first): its lock may wait a step inside the call's
         scopes, so it is answered after they unwind, as before."""
-        if self._lock is not None:
+        if self._lock is not None or self._done:
             return
+        self._done = True  # `finish` without a lock, in line
         try:
-            await self.finish(body)
+            await self._last(body, 200)
         except Exception as exc:  # noqa: BLE001 - kept for `serve`, which raises it
             self.failure = exc
 
@@ -711,7 +712,7 @@ class LeanPath:
             # Written in the step the server's answer was read, before the call's bookkeeping unwinds
             # (admission, deadline, tracking, this call's entries: after it, in that step; issue 12).
             try:
-                body = _response(request_id, self._finish(result, modern, "tools/call"))
+                body = _response(request_id, self._stamp(dict(result), "tools/call") if modern else result)
             except Exception:  # noqa: BLE001 - not answered here: built again below, which raises it as before
                 return
             await reply.early(body)

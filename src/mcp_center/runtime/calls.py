@@ -255,8 +255,9 @@ async def forward(
                 if answer is None:
                     return result
                 if is_call:
-                    try:
-                        result = _final_raw(host, server_id, str(tool_name), result)
+                    try:  # `_final_raw` in line: one frame less before the answer
+                        checked = _checked_raw(host, server_id, str(tool_name), result)
+                        result = bound_raw_result(checked, host.max_result_bytes(server_id))
                     except Exception as exc:  # noqa: BLE001 - not attributed by `send_once`: raised after the admission
                         held = exc
                         return result
