@@ -17,9 +17,11 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from fastapi import FastAPI
 
 from mcp_center.api.security import MAX_BODY_BYTES
 from mcp_center.config.jsonsafe import MAX_DEPTH
+from mcp_center.runtime import Connection
 from tests.servers.protocol_upstream import make_protocol_server
 from tests.support.cli import run_cli_process
 from tests.support.composed import composed_host
@@ -45,6 +47,7 @@ class Host:
     """Per request the direct route was offered: whether it took it."""
     data: Path
     token_id: str
+    app: FastAPI
 
 
 @pytest.fixture
@@ -57,7 +60,7 @@ async def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncGenerato
         ready = await add_ready(composed.admin, {**body, "tool_policies": {"add": "allow"}})
         assert ready["status"]["state"] == "ready"
         taken = spy_direct_takes(composed.app.state.direct_gateway, monkeypatch)
-        yield Host(composed.base, composed.token, taken, tmp_path / "data", composed.token_id)
+        yield Host(composed.base, composed.token, taken, tmp_path / "data", composed.token_id, composed.app)
 
 
 def _call(request_id: int = 1) -> dict[str, Any]:
@@ -86,6 +89,46 @@ async def test_a_sessionless_call_is_answered_directly_with_the_instance_header(
         assert answered.json()["id"] == n
         assert answered.json()["result"]["content"][0]["text"] == "3"
         assert answered.json()["result"]["resultType"] == "complete"
+    assert host.taken == [True, True]
+
+
+async def test_the_answer_is_written_before_the_calls_bookkeeping_which_failing_loses_it_not(
+    host: Host, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 12, R-8.3: the agent's answer leaves in the step the server's answer is read, before the
+    call's bookkeeping unwinds (in-flight count, deadline, admission, tracking): a failure there
+    (here the in-flight count's wake-up, once) still answers the result, is logged, and leaves no
+    operation, in-flight request, tracked call or agent link behind; the next call is answered."""
+    failures: list[str] = []
+    real = Connection.note_inflight_changed
+
+    def failing_once(conn: Connection) -> None:
+        real(conn)
+        if not failures:
+            failures.append(conn.spec.server_id)
+            raise RuntimeError("bookkeeping failed after the answer")
+
+    monkeypatch.setattr(Connection, "note_inflight_changed", failing_once)
+    endpoint = host.app.state.gateway_endpoint
+    center = endpoint.gateway.center
+    manager = center._manager  # pyright: ignore[reportPrivateUsage]
+    async with httpx2.AsyncClient(verify=NO_TLS, base_url=host.base, timeout=30) as http:
+        first = await http.post("/mcp", json=_call(1), headers=_headers(host.token))
+        conn = manager.current("proto")
+        assert conn is not None
+        left = (
+            dict(manager.operations._ops),  # pyright: ignore[reportPrivateUsage]
+            conn.inflight,
+            dict(center._interactions._calls),  # pyright: ignore[reportPrivateUsage]
+            dict(endpoint._sessionless),  # pyright: ignore[reportPrivateUsage]
+        )
+        second = await http.post("/mcp", json=_call(2), headers=_headers(host.token))
+    assert failures == ["proto"]
+    assert first.status_code == 200 and first.json()["id"] == 1, first.text
+    assert first.json()["result"]["content"][0]["text"] == "3"
+    assert "gateway.lean_call_failed" in caplog.messages
+    assert left == ({}, 0, {}, {})
+    assert second.json()["result"]["content"][0]["text"] == "3"
     assert host.taken == [True, True]
 
 

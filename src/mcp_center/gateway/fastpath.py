@@ -455,6 +455,26 @@ class _Reply:
         self._done = False
         self._lock: anyio.Lock | None = None
         """Made by the first `event` (most answers are one JSON body: no lock to build)."""
+        self.failure: Exception | None = None
+        """What writing the answer raised in `early`, for `LeanPath.serve` to raise."""
+
+    @property
+    def done(self) -> bool:
+        """The final message was written (or the answer ended without one)."""
+        return self._done
+
+    async def early(self, body: bytes) -> None:
+        """`finish(body)` from inside the call, before its bookkeeping unwinds (`EarlyAnswer`, issue 12):
+        a failure to write is kept in `failure` (the call itself is not failed by it). Not for an SSE
+        answer (rare: progress or a question came first): its lock may wait a step inside the call's
+        scopes, so it is answered after they unwind, as before."""
+        if self._lock is not None or self._done:
+            return
+        self._done = True  # `finish` without a lock, in line
+        try:
+            await self._last(body, 200)
+        except Exception as exc:  # noqa: BLE001 - kept for `serve`, which raises it
+            self.failure = exc
 
     async def event(self, message: Mapping[str, Any]) -> None:
         """Send `message` before the result (switches the answer to SSE)."""
@@ -589,6 +609,8 @@ class LeanPath:
                 called = await self._call(request, params, reply, receive, now)
                 if called is not None:
                     body, status = called
+                elif reply.done:  # answered from inside the call (`_Reply.early`)
+                    body = None
                 elif link.gone is not None:  # its server was deleted while it ran (R-8.4)
                     body = _error(request_id, link.gone)
                 else:
@@ -616,6 +638,8 @@ class LeanPath:
         except Exception:  # a bug of ours: answered as the SDK answers a failing handler, never as a 500
             logger.exception("gateway.lean_request_failed", extra={"method": method})
             body = _error(request_id, {"code": types.INTERNAL_ERROR, "message": "Internal error"})
+        if reply.failure is not None:  # as if `finish` had raised it here
+            raise reply.failure
         await reply.finish(body, status=status)
 
     def _stamp(self, result: dict[str, Any], method: str) -> dict[str, Any]:
@@ -638,7 +662,7 @@ class LeanPath:
     ) -> tuple[bytes, int] | None:
         """`tools/call` through the policy (resolved against `now`, `mcp_catalog_now()` of this step,
         when not None); returns the final message and its HTTP status (`_failed`), or None when the
-        agent cancelled it."""
+        agent cancelled it or its result was answered already (`reply.done`: `answer` below)."""
         request_id = request.message["id"]
         modern = request.modern
         link = request.link
@@ -683,6 +707,16 @@ class LeanPath:
         # runtime's admission catches (`AgentCancel`); its disconnect, see `watch_disconnect` (R-8.3).
         call = link.calls[key] = AgentCancel(self._center.mcp_cancel_call, new_operation_id())
         stop_watching = watch_disconnect(receive, call.agent_went)
+
+        async def answer(result: dict[str, Any]) -> None:
+            # Written in the step the server's answer was read, before the call's bookkeeping unwinds
+            # (admission, deadline, tracking, this call's entries: after it, in that step; issue 12).
+            try:
+                body = _response(request_id, self._stamp(dict(result), "tools/call") if modern else result)
+            except Exception:  # noqa: BLE001 - not answered here: built again below, which raises it as before
+                return
+            await reply.early(body)
+
         try:
             result = await self._center.mcp_forward_call(
                 params["name"],
@@ -698,8 +732,10 @@ class LeanPath:
                 caller=request.caller,
                 now=now,
                 arguments_safe=request.safe_json,
+                answer=answer,
             )
-            outcome = (_response(request_id, self._finish(result, modern, "tools/call")), 200)
+            if not reply.done:
+                outcome = (_response(request_id, self._finish(result, modern, "tools/call")), 200)
         except ServerRequestFailed as exc:
             if exc.rpc_error is not None:
                 outcome = _failed(request_id, exc.rpc_error, modern)

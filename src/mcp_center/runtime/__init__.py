@@ -2,6 +2,7 @@
 
 from mcp_center.runtime.activity import ACTIVITY_ENTRIES, LOG_LEVELS, ActivityEntry, ActivityRecorder
 from mcp_center.runtime.attribution import attribute, timeout_error
+from mcp_center.runtime.calls import EarlyAnswer
 from mcp_center.runtime.catalog import CATEGORIES, Catalog, Category, Quarantined
 from mcp_center.runtime.connection import Connection, ProbeResult, ServerStatus
 from mcp_center.runtime.deadlines import CallDeadlines, PausableDeadline
@@ -27,6 +28,7 @@ __all__ = [
     "Category",
     "Connection",
     "ConnectionManager",
+    "EarlyAnswer",
     "EventBus",
     "MessageObserver",
     "OpenSession",

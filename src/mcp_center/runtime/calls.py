@@ -39,6 +39,7 @@ from mcp_center.runtime.requests import progress_relay, require_capability, tota
 from mcp_center.runtime.results import bound_raw_result, bound_result, check_output, check_raw_output
 
 __all__ = [
+    "EarlyAnswer",
     "RequestHost",
     "call_tool",
     "forward",
@@ -51,6 +52,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+EarlyAnswer = Callable[[dict[str, Any]], Awaitable[None]]
+"""Writes a forwarded request's final result to whoever asked (`forward`'s `answer`); raises nothing
+but a cancellation (a failure to write is the caller's to keep and raise later)."""
 
 
 class RequestHost(Protocol):
@@ -193,18 +198,26 @@ async def forward(
     operation_id: str | None,
     timeout_s: float | None,
     progress: ProgressFnT | None,
+    answer: EarlyAnswer | None = None,
 ) -> dict[str, Any]:
     """One request with its params as they came (less the agent's 2026-07-28 envelope, which is
-    hop-by-hop: `eras.without_envelope`), the raw result back; see `ConnectionManager.forward`."""
+    hop-by-hop: `eras.without_envelope`), the raw result back; see `ConnectionManager.forward`.
+
+    `answer`: given the final result (a `tools/call`'s checked and bounded) as soon as the server's
+    answer is read, in that event-loop step, before the call's bookkeeping unwinds (its deadline,
+    in-flight count, admission): the agent's answer is written first (issue 12, R-8.3). A failure
+    of the checks is raised where it was without `answer`, after the admission."""
     params = eras.without_envelope(params)
     is_call = method == "tools/call"
     tool_name = (params or {}).get("name") if is_call else None
     what = f"tools/call '{tool_name}'" if is_call else method
     forward_to = progress
+    held: Exception | None = None
     admission = host.operations.admit(operation_id)
     with admission as op_id:
 
         async def send(conn: Connection, timeout_s: float) -> dict[str, Any]:
+            nonlocal held
             assert conn.session is not None
             if is_call:
                 require_capability(conn, "tools", what)
@@ -230,22 +243,34 @@ async def forward(
                     watched = progress_relay(deadline, host.events, server_id, op_id, tool_name, recorded)
                 if raw is not None:
                     try:
-                        return await raw.request(method, params, progress=watched)
+                        result = await raw.request(method, params, progress=watched)
                     except httpx2.HTTPError as exc:
                         raise attribute(exc, conn.session.probe, during=what) from None
-                # stdio and legacy SSE: the session's own dispatcher, still without typed models.
-                dispatcher = conn.session.client.session._dispatcher  # pyright: ignore[reportPrivateUsage]
-                opts: CallOptions = {}
-                if watched is not None:
-                    opts["on_progress"] = watched
-                return await dispatcher.send_raw_request(method, params, opts)
+                else:  # stdio and legacy SSE: the session's own dispatcher, still without typed models.
+                    dispatcher = conn.session.client.session._dispatcher  # pyright: ignore[reportPrivateUsage]
+                    opts: CallOptions = {}
+                    if watched is not None:
+                        opts["on_progress"] = watched
+                    result = await dispatcher.send_raw_request(method, params, opts)
+                if answer is None:
+                    return result
+                if is_call:
+                    try:  # `_final_raw` in line: one frame less before the answer
+                        checked = _checked_raw(host, server_id, str(tool_name), result)
+                        result = bound_raw_result(checked, host.max_result_bytes(server_id))
+                    except Exception as exc:  # noqa: BLE001 - not attributed by `send_once`: raised after the admission
+                        held = exc
+                        return result
+                await answer(result)
+                return result
             raise expired(deadline)  # a deadline of its own (the admission was entered by an outer block)
 
         result = await host.run_admitted(server_id, what, send, timeout_s)  # admitted above
-    if is_call:
-        result = _checked_raw(host, server_id, str(tool_name), result)
-        result = bound_raw_result(result, host.max_result_bytes(server_id))
-    return result
+    if answer is not None:  # checked, bounded and answered in `send`
+        if held is not None:
+            raise held
+        return result
+    return _final_raw(host, server_id, str(tool_name), result) if is_call else result
 
 
 async def request_raw(
@@ -275,6 +300,11 @@ async def set_level(host: RequestHost, server_id: str, level: str) -> None:
         return True
 
     await host.run_request(server_id, "logging/setLevel", send, None, None)
+
+
+def _final_raw(host: RequestHost, server_id: str, name: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A raw `tools/call` result as the agent gets it: checked (`_checked_raw`), then bounded (R-3.9)."""
+    return bound_raw_result(_checked_raw(host, server_id, name, result), host.max_result_bytes(server_id))
 
 
 def _checked_raw(host: RequestHost, server_id: str, name: str, result: dict[str, Any]) -> dict[str, Any]:

@@ -190,9 +190,12 @@ def session_shaped(result: dict[str, Any]) -> dict[str, Any]:
     meta: dict[str, Any] | None = result.get("_meta")  # checked exactly below (parsed JSON)
     if "resultType" not in result and not (type(meta) is dict and types.SERVER_INFO_META_KEY in meta):
         return result
-    shaped = {key: value for key, value in result.items() if key != "resultType"}
+    # Copies and pops rather than comprehensions: no frame of theirs on every answer (issue 12).
+    shaped = dict(result)
+    shaped.pop("resultType", None)
     if type(meta) is dict:
-        rest = {k: v for k, v in meta.items() if k != types.SERVER_INFO_META_KEY}
+        rest = dict(meta)
+        rest.pop(types.SERVER_INFO_META_KEY, None)
         if rest:
             shaped["_meta"] = rest
         else:

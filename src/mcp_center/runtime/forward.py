@@ -380,7 +380,7 @@ class RawForwarder:
     def _marked(self, answer: dict[str, Any], request_id: str, clipped: list[ClipReport]) -> dict[str, Any]:
         """`answer` with what the read cap cut from it in its result's `_meta` (issue 14, item 2)."""
         noted = self._diagnostics.clipped.pop(request_id, None) if self._diagnostics is not None else None
-        cut = [report for report in clipped if report.clipped]
+        cut = [report for report in clipped if report.clipped] if clipped else None  # most: none (issue 12)
         report = cut[-1].to_dict() if cut else noted
         result = answer.get("result")
         if report is None or not isinstance(result, dict):
@@ -431,7 +431,13 @@ class RawForwarder:
             raise _transport_error(exc) from exc.__cause__
         aborted = False
         try:
-            if method == "POST" and self._diagnostics is not None:
+            diagnostics = self._diagnostics
+            # `_note`'s first test in line: no coroutine per answer when there is nothing to note (issue 12).
+            if (
+                method == "POST"
+                and diagnostics is not None
+                and (raw.status_code >= 400 or diagnostics.last_status is not None)
+            ):
                 await self._note(raw, headers)
             if method == "GET" and raw.status_code >= 300:
                 return None

@@ -417,21 +417,13 @@ class ConnectionManager:
     async def get_prompt(
         self, server_id: str, name: str, arguments: Mapping[str, str] | None = None, *, operation_id: str | None = None
     ) -> types.GetPromptResult:
-        """`prompts/get` on the server's live session (R-5.4 builds on this).
-
-        Raises:
-            CallCancelled, ServerTimeout, CenterError as for `call_tool`.
-        """
+        """`prompts/get` on the server's live session (R-5.4 builds on this); raises as `call_tool`."""
         return await calls.get_prompt(self, server_id, name, arguments, operation_id=operation_id)
 
     async def read_resource(
         self, server_id: str, uri: str, *, operation_id: str | None = None
     ) -> types.ReadResourceResult:
-        """`resources/read` on the server's live session (R-5.5 builds on this).
-
-        Raises:
-            CallCancelled, ServerTimeout, CenterError as for `call_tool`.
-        """
+        """`resources/read` on the server's live session (R-5.5 builds on this); raises as `call_tool`."""
         return await calls.read_resource(self, server_id, uri, operation_id=operation_id)
 
     def forward(
@@ -443,6 +435,7 @@ class ConnectionManager:
         operation_id: str | None = None,
         timeout_s: float | None = None,
         progress: ProgressFnT | None = None,
+        answer: calls.EarlyAnswer | None = None,
     ) -> Coroutine[Any, Any, dict[str, Any]]:
         """Send one request with its params as they came and return the server's raw result (R-8.1).
 
@@ -460,7 +453,7 @@ class ConnectionManager:
             params: Its params (JSON values); `_meta.progressToken` is replaced by our own when
                 `progress` is given.
             operation_id, timeout_s, progress: As for `call_tool`; the deadline pauses while an
-                elicitation card of the connection is pending (R-6.1).
+                elicitation card of the connection is pending (R-6.1). answer: see `calls.forward`.
         Returns:
             The coroutine giving the JSON-RPC `result` object (await it; no frame of ours per resume, issue 12).
         Raises:
@@ -477,7 +470,14 @@ class ConnectionManager:
                 ),
             )
         return calls.forward(
-            self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
+            self,
+            server_id,
+            method,
+            params,
+            operation_id=operation_id,
+            timeout_s=timeout_s,
+            progress=progress,
+            answer=answer,
         )
 
     # ----- debugging (R-12.1) -------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
-from mcp_center.runtime import Category
+from mcp_center.runtime import Category, EarlyAnswer
 from mcp_center.service.agent_registry import CatalogNow
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
@@ -107,6 +107,7 @@ class GatewayUseCases:
         caller: Mapping[str, Any] | None = None,
         now: CatalogNow | None = None,
         arguments_safe: bool = False,
+        answer: EarlyAnswer | None = None,
     ) -> Coroutine[Any, Any, dict[str, Any]]:
         """`mcp_call_tool` for the lean path: the same policy, the server's `CallToolResult` JSON as it
         came (bounded, R-3.9; R-8.1, R-8.3).
@@ -121,6 +122,8 @@ class GatewayUseCases:
             now: `mcp_catalog_now()` of this same step (nothing awaited since), or None.
             arguments_safe: `arguments` is known to be safe JSON (parsed by `orjson` from a body too
                 shallow to nest beyond `jsonsafe.MAX_DEPTH`): `check_json_safe` is not run again.
+            answer: Writes the agent's answer from the result, before the call's bookkeeping unwinds
+                (`ToolCalls.forward_call`, issue 12).
         Raises:
             As `mcp_call_tool`; ServerRequestFailed with `rpc_error` when the server answered a JSON-RPC error.
         """
@@ -140,6 +143,7 @@ class GatewayUseCases:
             caller=caller,
             now=now,
             arguments_safe=arguments_safe,
+            answer=answer,
         )
 
     def mcp_cancel_call(self, operation_id: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -36,7 +36,7 @@ from mcp_center.registry import (
     ToolRegistry,
     tool_prefix,
 )
-from mcp_center.runtime import new_operation_id
+from mcp_center.runtime import EarlyAnswer, new_operation_id
 from mcp_center.runtime.eras import ENVELOPE_KEYS
 from mcp_center.service.agent_registry import AgentCatalog, CatalogNow, invalid_field
 from mcp_center.service.bodies import check_json_safe
@@ -48,6 +48,9 @@ from mcp_center.store import ServerRecord
 __all__ = ["ToolCalls"]
 
 logger = logging.getLogger(__name__)
+
+_HOP_BY_HOP = ENVELOPE_KEYS | {"progressToken"}
+"""The agent's `_meta` keys that `forward_call` does not pass on (ours replaces its progress token)."""
 
 
 class ToolCalls(AgentCatalog):
@@ -132,6 +135,7 @@ class ToolCalls(AgentCatalog):
         caller: Mapping[str, Any] | None = None,
         now: CatalogNow | None = None,
         arguments_safe: bool = False,
+        answer: EarlyAnswer | None = None,
     ) -> dict[str, Any]:
         """`call_result` for the gateway's lean path: the same policy, the raw result (R-8.1, R-8.3).
 
@@ -144,6 +148,8 @@ class ToolCalls(AgentCatalog):
             sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
             caller: Who asks, for the approval card (the gateway token and the agent's clientInfo).
+            answer: Given that result as soon as it is read, before the call's bookkeeping unwinds
+                (its admission, deadline and tracking end after it): the agent's answer goes first.
         Returns:
             The server's `CallToolResult` as JSON (bounded, R-3.9).
         Raises:
@@ -156,12 +162,11 @@ class ToolCalls(AgentCatalog):
         if sampler is not None and policy == "ask":
             sampler = self._approved_sampler(sampler, entry, op_id)
         params: dict[str, Any] = {"name": entry.tool.name, "arguments": args}
-        if meta:
+        if meta and not meta.keys() <= _HOP_BY_HOP:
             # The agent's 2026-07-28 envelope is hop-by-hop (`eras.without_envelope`, which then has
-            # nothing to copy): dropped here with the progress token, in one pass (issue 12).
-            kept = {k: v for k, v in meta.items() if k != "progressToken" and k not in ENVELOPE_KEYS}
-            if kept:
-                params["_meta"] = kept
+            # nothing to copy): dropped here with the progress token, in one pass; a `_meta` of
+            # nothing else (most calls) is not copied at all (issue 12).
+            params["_meta"] = {k: v for k, v in meta.items() if k not in _HOP_BY_HOP}
         tracking = self._interactions.tracking(
             server_id=entry.server_id,
             tool=entry.tool.name,
@@ -178,7 +183,7 @@ class ToolCalls(AgentCatalog):
         tracking.enter()
         try:
             result = await self._manager.forward(
-                entry.server_id, "tools/call", params, operation_id=op_id, progress=progress
+                entry.server_id, "tools/call", params, operation_id=op_id, progress=progress, answer=answer
             )
         except BaseException as exc:
             await tracking.__aexit__(type(exc), exc, exc.__traceback__)
@@ -232,8 +237,8 @@ class ToolCalls(AgentCatalog):
             check_json_safe(arguments, "arguments")
         if not isinstance(arguments, dict):
             raise invalid_field("arguments", "FIELD_INVALID", "must be a JSON object")
-        args = cast(dict[str, Any], arguments)
-        if operation_id is None or not self._manager.is_running(operation_id):
+        args: dict[str, Any] = arguments  # pyright: ignore[reportUnknownVariableType] - no `cast` call per call
+        if operation_id is None or not self._manager.operations.is_running(operation_id):
             # An id no call runs under: when resolving the call waits for nothing (no lazy connect,
             # no store read, no approval), there is no wait for a cancel by operation id to end, so
             # the admission (a cancel scope) is skipped; the runtime admits the request itself as
