@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import logging
 import socket
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from types import FrameType
@@ -35,6 +35,7 @@ from mcp_center.api.security import MAX_BODY_BYTES, allowed_host_names, host_ori
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
+from mcp_center.gateway.refusals import read_direct_headers
 from mcp_center.gateway.wire import DirectHandler, DirectRoute
 from mcp_center.launch import LISTEN_BACKLOG, Ownership, listen, open_store, own_data_dir
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
@@ -141,41 +142,32 @@ class _DirectGateway:
         self._allowed = allowed
         self.response_headers = (instance_header,)
 
-    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
+    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> Mapping[bytes, str] | None:
         """`/mcp` exactly (no query), a declared length within the limit and no other framing, no
-        session id, a passing Host and Origin."""
+        session id, a passing Host and Origin: then what the endpoint reads of the headers, read in
+        the same pass (`read_direct_headers`), for `take`."""
         if url != _GATEWAY_URL:
-            return False
-        declared: int | None = None
-        host: bytes | None = None
-        origin: bytes | None = None
-        for name, value in headers:  # lower-case names (uvicorn's), so one pass reads Host and Origin too
-            if name == b"content-length":
-                if declared is not None or not value.isdigit():
-                    return False
-                declared = int(value)
-            elif name == b"host":
-                host = value if host is None else host
-            elif name == b"origin":
-                origin = value if origin is None else origin
-            elif name == b"transfer-encoding" or name == b"mcp-session-id":
-                return False
-        if declared is None or declared > MAX_BODY_BYTES:
-            return False
-        return (
-            host_origin_refusal(
-                self._allowed,
-                None if host is None else host.decode("latin-1"),
-                None if origin is None else origin.decode("latin-1"),
-                "POST",
-            )
-            is None
+            return None
+        read = read_direct_headers(headers)
+        if read is None:
+            return None
+        found, declared, host, origin = read
+        if declared > MAX_BODY_BYTES:
+            return None
+        refusal = host_origin_refusal(
+            self._allowed,
+            None if host is None else host.decode("latin-1"),
+            None if origin is None else origin.decode("latin-1"),
+            "POST",
         )
+        return found if refusal is None else None
 
-    def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+    def take(
+        self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes, read: Mapping[bytes, str]
+    ) -> DirectHandler | None:
         """The endpoint's direct handler for this request, or None (also while the gateway is starting)."""
         endpoint: GatewayEndpoint | None = getattr(self._app.state, "gateway_endpoint", None)
-        return None if endpoint is None else endpoint.direct(headers, body)
+        return None if endpoint is None else endpoint.direct(headers, body, read)
 
 
 _GATEWAY_URL = GATEWAY_PATH.encode("ascii")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
 
 import anyio
 import pytest
@@ -141,6 +142,40 @@ async def test_uvicorn_with_the_protocol_answers_keep_alive_requests_and_streams
                 assert b"data: two" in await _read_until(stream, b"data: two\n\n", seen)
 
 
+class _ShortKeepAlive(CoalescingHttpToolsProtocol):
+    """The host's protocol with a keep-alive timeout of `KEEP_ALIVE_S`."""
+
+    KEEP_ALIVE_S = 0.3
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.timeout_keep_alive = self.KEEP_ALIVE_S
+
+
+async def test_an_idle_connection_is_closed_after_the_keep_alive_timeout_counted_from_its_last_answer() -> None:
+    """One keep-alive timer per connection (issue 12): a connection answered again before the timer
+    set after its first answer fires is closed `timeout_keep_alive` after its last answer, not earlier."""
+    proceed = anyio.Event()
+    async with serve_loopback(_app(proceed), http=_ShortKeepAlive) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                seen = bytearray()
+                answered = 0.0
+                for text in ("first", "second"):
+                    await stream.send(
+                        b"POST /json HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(text), text.encode())
+                    )
+                    body = b'{"echo":"' + text.encode() + b'"}'
+                    assert (await _read_until(stream, body, seen)).endswith(body)
+                    answered = anyio.current_time()
+                    if text == "first":
+                        await anyio.sleep(_ShortKeepAlive.KEEP_ALIVE_S * 2 / 3)  # idle, but for less than the timeout
+                with pytest.raises(anyio.EndOfStream):
+                    await stream.receive()  # the server closes the idle connection
+                assert anyio.current_time() - answered >= _ShortKeepAlive.KEEP_ALIVE_S - 0.02
+
+
 _WRITTEN: list[bytes] = []
 """What reached the real transport of `_RecordingProtocol`'s connections."""
 
@@ -248,10 +283,13 @@ class _Route:
         self.gate = anyio.Event()
         """What a `gated` request (direct or not) waits for before it is answered."""
 
-    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
-        return url == b"/direct"
+    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> Mapping[bytes, str] | None:
+        return {b"length": dict(headers)[b"content-length"].decode()} if url == b"/direct" else None
 
-    def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+    def take(
+        self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes, read: Mapping[bytes, str]
+    ) -> DirectHandler | None:
+        assert read == {b"length": str(len(body))}  # what `wants` read of this request's headers
         if body == b"decline":
             return None
         self.taken.append(body)

@@ -70,9 +70,11 @@ from pydantic import ValidationError
 __all__ = [
     "DUPLICATED",
     "READ_HEADERS",
+    "DirectHeaders",
     "envelope_refused",
     "param_headers",
     "param_rejection",
+    "read_direct_headers",
     "read_headers",
     "refuses_afresh",
     "sdk_refuses",
@@ -97,6 +99,41 @@ def read_headers(headers: Iterable[tuple[bytes, bytes]]) -> dict[bytes, str]:
             elif name in _ROUTING and DUPLICATED not in found:
                 found[DUPLICATED] = name.decode("latin-1")
     return found
+
+
+DirectHeaders = tuple[dict[bytes, str], int, bytes | None, bytes | None]
+"""`read_direct_headers`' answer: what `read_headers` reads, the declared length, the first Host and Origin."""
+
+
+def read_direct_headers(headers: Iterable[tuple[bytes, bytes]]) -> DirectHeaders | None:
+    """`read_headers`, and in the same pass what the direct route checks before it reads a body
+    (`gateway.wire`, issue 12): the declared `Content-Length` (bytes), the first `Host` and `Origin`
+    (raw). None for a request the direct route never takes: no declared length, more than one or
+    one not all digits, a `Transfer-Encoding`, an `Mcp-Session-Id` (R-8.3: one pass over the
+    headers per request, not one here and another in the endpoint)."""
+    found: dict[bytes, str] = {}
+    declared: int | None = None
+    host: bytes | None = None
+    origin: bytes | None = None
+    for name, value in headers:
+        if name in READ_HEADERS:
+            if name not in found:
+                found[name] = value.decode("latin-1")
+            elif name in _ROUTING and DUPLICATED not in found:
+                found[DUPLICATED] = name.decode("latin-1")
+        elif name == b"content-length":
+            if declared is not None or not value.isdigit():
+                return None
+            declared = int(value)
+        elif name == b"host":
+            host = value if host is None else host
+        elif name == b"origin":
+            origin = value if origin is None else origin
+        elif name == b"transfer-encoding":
+            return None
+    if declared is None or b"mcp-session-id" in found:
+        return None
+    return found, declared, host, origin
 
 
 @functools.lru_cache(maxsize=64)

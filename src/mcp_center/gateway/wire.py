@@ -47,9 +47,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
+import httptools
 from starlette.types import Message, Receive, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
@@ -79,13 +80,18 @@ class DirectRoute(Protocol):
         """Headers added to every direct response (after the app's own)."""
         ...
 
-    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
+    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> Mapping[bytes, str] | None:
         """Whether to read this POST (`url` as sent, `headers` lower-case names) whole and offer it to
-        `take`; True only for a declared length the route accepts (the body is held in memory)."""
+        `take`: not None only for a declared length the route accepts (the body is held in memory).
+        What it returns is what the route read of `headers` (its choice), handed back to `take`, so
+        that the headers are gone through once per request (issue 12)."""
         ...
 
-    def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
-        """The handler of this request, or None: uvicorn's request cycle serves it (no side effects)."""
+    def take(
+        self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes, read: Mapping[bytes, str]
+    ) -> DirectHandler | None:
+        """The handler of this request (`read`: what `wants` returned for it), or None: uvicorn's
+        request cycle serves it (no side effects)."""
         ...
 
 
@@ -440,6 +446,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     _direct: DirectRoute | None = None
     _direct_body: list[bytes] | None = None
     """The body of a request offered to the direct route, while it is read."""
+    _direct_read: Mapping[bytes, str] = {}
+    """What the direct route's `wants` read of that request's headers, for its `take`."""
     direct_headers: Sequence[tuple[bytes, bytes]] = ()
     """The direct route's `response_headers`."""
     direct_body_timeout: float = DIRECT_BODY_TIMEOUT_S
@@ -453,6 +461,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     """The agent half-closed (sent its end) after whole requests: closed once they are answered."""
     _body_deadline: asyncio.TimerHandle | None = None
     """`direct_body_timeout`'s timer, while a direct request's body is incomplete after a read."""
+    _idle_since: float | None = None
+    """Loop time the connection became idle (its last response complete, nothing read since); None while not."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
@@ -503,18 +513,19 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         route = self._direct
         parser = self.parser
-        cycle = cast("RequestResponseCycle | DirectExchange | None", self.cycle)  # None before the first request
+        cycle = self.cycle  # None before the first request (uvicorn's own type says otherwise)
         if (
             route is not None
             and parser is not None
             and self.limit_concurrency is None
             and not self.expect_100_continue
-            and (cycle is None or cycle.response_complete)
+            and (cycle is None or cycle.response_complete)  # pyright: ignore[reportUnnecessaryComparison]
             and parser.get_method() == b"POST"
             and parser.get_http_version() == "1.1"
             and not parser.should_upgrade()
-            and route.wants(self.url, self.headers)
+            and (read := route.wants(self.url, self.headers)) is not None
         ):
+            self._direct_read = read
             self._direct_body = []
             return
         self._direct_body = None
@@ -537,7 +548,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             self._body_deadline.cancel()
             self._body_deadline = None
         assert self._direct is not None
-        handler = self._direct.take(self.url, self.headers, body)
+        handler = self._direct.take(self.url, self.headers, body, self._direct_read)
+        self._direct_read = {}
         if handler is None:  # uvicorn's own cycle, with the body already read
             self._start_cycle()
             self.cycle.body = bytearray(body)
@@ -581,8 +593,22 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         super()._start_asgi_task(cycle, app)
 
     def data_received(self, data: bytes) -> None:
-        """uvicorn parses `data`; a direct request's body left incomplete arms `direct_body_timeout`."""
-        super().data_received(data)
+        """uvicorn's, its lines here (two frames less per read, issue 12): the connection is not idle
+        (`_keep_alive_check`), `data` is parsed, a parse error answered 400; then a direct request's
+        body left incomplete arms `direct_body_timeout`."""
+        self._idle_since = None
+        try:
+            self.parser.feed_data(data)  # pyright: ignore[reportOptionalMemberAccess] - None once lost, as uvicorn's
+        except httptools.HttpParserError:
+            msg = "Invalid HTTP request received."
+            self.logger.warning(msg)
+            self.send_400_response(msg)
+            return
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
         if self._direct_body is not None and self._body_deadline is None and not self.transport.is_closing():
             self._body_deadline = self.loop.call_later(self.direct_body_timeout, self._body_stalled)
 
@@ -662,13 +688,42 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         """A response is complete (uvicorn calls this right after its last `write`): it leaves now,
-        not at the end of the step, which still unwinds the app first."""
+        not at the end of the step, which still unwinds the app first. Then uvicorn's lines: the
+        next pipelined request starts, or the connection is idle from now, and closed when it still
+        is after `timeout_keep_alive` seconds (`_keep_alive_check`: one timer per connection while
+        requests keep coming, not one made and cancelled per request, issue 12)."""
         if self._coalescing is not None:
             self._coalescing.flush()
-        last = self._eof and not self.pipeline
-        super().on_response_complete()
+        pipeline = self.pipeline
+        last = self._eof and not pipeline
+        self.server_state.total_requests += 1
+        if not self.transport.is_closing():
+            flow = self.flow
+            if flow.read_paused:
+                flow.resume_reading()
+            if pipeline:
+                cycle, app = pipeline.pop()
+                self._start_asgi_task(cycle, app)
+            else:
+                self._idle_since = self.loop.time()
+                if self.timeout_keep_alive_task is None:
+                    self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self._keep_alive_check)
         if last:  # the agent half-closed: nothing more will come (`eof_received`)
             self.transport_for_cycles.close()
+
+    def _keep_alive_check(self) -> None:
+        """The keep-alive timer: the connection is closed when it has been idle (no byte read since
+        its last response was complete) for `timeout_keep_alive` seconds, as uvicorn's own timer
+        closes it; idle for less, the timer is set for the rest; not idle, the next response sets it."""
+        self.timeout_keep_alive_task = None
+        idle_since = self._idle_since
+        if idle_since is None:
+            return
+        left = idle_since + self.timeout_keep_alive - self.loop.time()
+        if left > 0:
+            self.timeout_keep_alive_task = self.loop.call_later(left, self._keep_alive_check)
+        else:
+            self.timeout_keep_alive_handler()
 
     def shutdown(self) -> None:
         """The server stops: what a finished response still holds is written before uvicorn closes the connection."""
