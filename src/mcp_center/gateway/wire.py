@@ -133,16 +133,17 @@ class CoalescingTransport(asyncio.Transport):
         super().__init__()
         self._transport = transport
         self._loop = loop
-        self._pending: list[bytes] = []
+        self.pending: list[bytes] = []
+        """What was written and is kept until `flush` (read, never changed, outside this class)."""
         self._held = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         """Keep `data` until the end of this step (the first write of a step schedules the flush)."""
         if not data:
             return
-        if not self._pending:
+        if not self.pending:
             self._loop.call_soon(self.flush)
-        self._pending.append(bytes(data))
+        self.pending.append(bytes(data))
         self._held += len(data)
         if self._held > MAX_HELD_BYTES:
             self.flush()
@@ -154,18 +155,18 @@ class CoalescingTransport(asyncio.Transport):
     def write_now(self, data: bytes) -> None:
         """Write what was kept and `data` at once, without waiting for the end of the step (a
         response's last write: it leaves now in any case, `on_response_complete`)."""
-        if self._pending:
-            self._pending.append(data)
+        if self.pending:
+            self.pending.append(data)
             self.flush()
         elif data and not self._transport.is_closing():
             self._transport.write(data)
 
     def flush(self) -> None:
         """Write what was kept, as one `write` (nothing when nothing was kept, or the connection is closing)."""
-        pending = self._pending
+        pending = self.pending
         if not pending:
             return
-        self._pending = []
+        self.pending = []
         self._held = 0
         if not self._transport.is_closing():
             self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
@@ -176,7 +177,7 @@ class CoalescingTransport(asyncio.Transport):
         self._transport.close()
 
     def abort(self) -> None:
-        self._pending = []
+        self.pending = []
         self._held = 0
         self._transport.abort()
 
@@ -220,18 +221,18 @@ class _Disconnect:
     exchange's disconnect watch (`DirectExchange.watch`): called when it is set before the answer is
     complete. No reference back to the exchange (a cycle would leave every exchange to the collector)."""
 
-    __slots__ = ("_loop", "_waiter", "is_set_", "watch")
+    __slots__ = ("_loop", "is_set_", "waiter", "watch")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.is_set_ = False
         self._loop = loop
-        self._waiter: asyncio.Future[None] | None = None
+        self.waiter: asyncio.Future[None] | None = None
         self.watch: Callable[[], object] | None = None
 
     def set(self) -> None:
         self.is_set_ = True
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
         watch = self.watch
         if watch is not None:
             self.watch = None
@@ -243,9 +244,9 @@ class _Disconnect:
 
     async def wait(self) -> None:
         if not self.is_set_:
-            if self._waiter is None:
-                self._waiter = self._loop.create_future()
-            await self._waiter
+            if self.waiter is None:
+                self.waiter = self._loop.create_future()
+            await self.waiter
 
 
 class DirectExchange:
@@ -260,7 +261,9 @@ class DirectExchange:
 
     def __init__(self, protocol: CoalescingHttpToolsProtocol, keep_alive: bool) -> None:
         self._protocol = protocol
-        self._transport = protocol.direct_transport
+        transport = protocol.coalescing
+        assert transport is not None  # there is one from `connection_made` on, before any request is parsed
+        self._transport = transport
         self.keep_alive = keep_alive
         self.disconnected = False
         self.response_started = False
@@ -378,9 +381,17 @@ class DirectExchange:
             if self._expected != 0:
                 raise RuntimeError("Response content shorter than Content-Length")
             self.response_complete = True
-            self.message_event.watch = None  # the answer is complete: its agent going is no news
-            self.message_event.set()
-            self._protocol.direct_done(self)
+            event = self.message_event
+            event.watch = None  # the answer is complete: its agent going is no news
+            if event.waiter is None:  # `set` without its call (no watch, nobody waits), issue 12
+                event.is_set_ = True
+            else:
+                event.set()
+            # As uvicorn's cycle ends one (its lines here: a frame less per request).
+            protocol = self._protocol
+            if not self.keep_alive:
+                protocol.transport_for_cycles.close()
+            protocol.on_response_complete()
 
     async def run(self, handler: DirectHandler) -> None:
         """Serve the request with `handler`; a failure is answered as uvicorn answers a failing app.
@@ -442,7 +453,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     the line's client address and quoted path for every response before `logging` dropped it (issue 12).
     """
 
-    _coalescing: CoalescingTransport | None = None
+    coalescing: CoalescingTransport | None = None
+    """The connection's coalescing transport, from `connection_made` on."""
     _direct: DirectRoute | None = None
     _direct_body: list[bytes] | None = None
     """The body of a request offered to the direct route, while it is read."""
@@ -466,7 +478,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
-        self._coalescing = CoalescingTransport(transport, self.loop)
+        self.coalescing = CoalescingTransport(transport, self.loop)
         # Per connection, as uvicorn's own `hasHandlers` check: a level lowered later counts from the next connection.
         self.access_log = self.access_log and self.access_logger.isEnabledFor(logging.INFO)
         route: DirectRoute | None = getattr(self.config.app, "direct_route", None)
@@ -492,14 +504,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     @property
     def transport_for_cycles(self) -> asyncio.Transport:
         """The transport responses are written to (the coalescing one)."""
-        return self._coalescing or self.transport
-
-    @property
-    def direct_transport(self) -> CoalescingTransport:
-        """The coalescing transport a direct request's answer is written to (there is one from
-        `connection_made` on, before any request is parsed)."""
-        assert self._coalescing is not None
-        return self._coalescing
+        return self.coalescing or self.transport
 
     def on_message_begin(self) -> None:
         """A request begins: its URL and headers are collected as uvicorn collects them; uvicorn's ASGI
@@ -563,12 +568,6 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         task = exchange.task = self.loop.create_task(exchange.run(handler))
         self.tasks.add(task)  # until `run` ends (its own `finally`, not a done callback)
 
-    def direct_done(self, exchange: DirectExchange) -> None:
-        """A direct response is complete (its last write is done): as uvicorn's cycle ends one."""
-        if not exchange.keep_alive:
-            self.transport_for_cycles.close()
-        self.on_response_complete()
-
     def _start_cycle(self) -> None:
         url, headers, expect_100_continue = self.url, self.headers, self.expect_100_continue
         super().on_message_begin()  # the request's scope, as uvicorn builds it when a request begins
@@ -579,8 +578,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         cycle = self.cycle
         # A new cycle (not an upgrade, which keeps the old one): it has not run yet (its task
         # starts on a later step), so its writes all go through the connection's coalescing buffer.
-        if cycle is not before and self._coalescing is not None:
-            cycle.transport = self._coalescing
+        if cycle is not before and self.coalescing is not None:
+            cycle.transport = self.coalescing
         pipeline = self.pipeline
         if pipeline and pipeline[0][0] is cycle and len(pipeline) <= PIPELINE_READ_AHEAD:
             # Queued behind the request being answered: uvicorn paused reading, so the agent closing
@@ -661,7 +660,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         at once, then after each delay), unless the answer has started (its own writes probe then)
         or the connection is gone."""
         active = self._active
-        transport = self._coalescing
+        transport = self.coalescing
         if (
             active is None
             or active.response_started
@@ -692,8 +691,9 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         next pipelined request starts, or the connection is idle from now, and closed when it still
         is after `timeout_keep_alive` seconds (`_keep_alive_check`: one timer per connection while
         requests keep coming, not one made and cancelled per request, issue 12)."""
-        if self._coalescing is not None:
-            self._coalescing.flush()
+        coalescing = self.coalescing
+        if coalescing is not None and coalescing.pending:
+            coalescing.flush()
         pipeline = self.pipeline
         last = self._eof and not pipeline
         self.server_state.total_requests += 1
@@ -727,6 +727,6 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
 
     def shutdown(self) -> None:
         """The server stops: what a finished response still holds is written before uvicorn closes the connection."""
-        if self._coalescing is not None:
-            self._coalescing.flush()
+        if self.coalescing is not None:
+            self.coalescing.flush()
         super().shutdown()
