@@ -94,6 +94,7 @@ def create_app(settings: Settings, *, store: Store | None = None) -> tuple[FastA
                 endpoint = GatewayEndpoint(Gateway(center), center.gateway_tokens, admin_token=token)
                 async with endpoint.running():
                     app.state.gateway_endpoint = endpoint
+                    app.state.direct_gateway.endpoint = endpoint  # read per request without `State`'s lookup
                     yield
         finally:
             await anyio.to_thread.run_sync(store.close)
@@ -108,7 +109,7 @@ def create_app(settings: Settings, *, store: Store | None = None) -> tuple[FastA
     guarded = InstanceHeader(guard_gateway(gateway_route, settings), name=settings.instance_label)  # R-10.2
     app.state.guarded_gateway = guarded
     app.state.direct_gateway = _DirectGateway(
-        app, allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url), guarded.header
+        allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url), guarded.header
     )
     app.add_middleware(_GatewayFirst, gateway=guarded)
     app.router.routes.append(Route(GATEWAY_PATH, endpoint=gateway_route, methods=["GET", "POST", "DELETE"]))
@@ -137,10 +138,14 @@ class _DirectGateway:
     token and request checks as `GatewayEndpoint.__call__`. Everything else is left to uvicorn's
     request cycle and so to the guarded endpoint, which answers it as before."""
 
-    def __init__(self, app: FastAPI, allowed: frozenset[str], instance_header: tuple[bytes, bytes]) -> None:
-        self._app = app
+    def __init__(self, allowed: frozenset[str], instance_header: tuple[bytes, bytes]) -> None:
         self._allowed = allowed
         self.response_headers = (instance_header,)
+        self.endpoint: GatewayEndpoint | None = None
+        """The gateway endpoint, set by the app's lifespan once it runs (as `app.state.gateway_endpoint`)."""
+        self._passing: set[bytes] = set()
+        """Host values that passed the Host check in a request without an Origin (at most
+        `_PASSING_HOSTS`): such a request passes again without the check's call (issue 12)."""
 
     def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> Mapping[bytes, str] | None:
         """`/mcp` exactly (no query), a declared length within the limit and no other framing, no
@@ -154,23 +159,31 @@ class _DirectGateway:
         found, declared, host, origin = read
         if declared > MAX_BODY_BYTES:
             return None
+        if origin is None and host in self._passing:
+            return found
         refusal = host_origin_refusal(
             self._allowed,
             None if host is None else host.decode("latin-1"),
             None if origin is None else origin.decode("latin-1"),
             "POST",
         )
-        return found if refusal is None else None
+        if refusal is not None:
+            return None
+        if origin is None and host is not None and len(self._passing) < _PASSING_HOSTS:
+            self._passing.add(host)
+        return found
 
     def take(
         self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes, read: Mapping[bytes, str]
     ) -> DirectHandler | None:
         """The endpoint's direct handler for this request, or None (also while the gateway is starting)."""
-        endpoint: GatewayEndpoint | None = getattr(self._app.state, "gateway_endpoint", None)
+        endpoint = self.endpoint
         return None if endpoint is None else endpoint.direct(headers, body, read)
 
 
 _GATEWAY_URL = GATEWAY_PATH.encode("ascii")
+_PASSING_HOSTS = 64
+"""Bound on the Host values `_DirectGateway` remembers as passing (a Host may carry any port)."""
 
 
 class _GatewayFirst:

@@ -15,7 +15,6 @@ from mcp_center.errors import CallCancelled
 from mcp_center.runtime.operations import Operations
 from mcp_center.runtime.scopes import (
     _LEAN_READY,  # pyright: ignore[reportPrivateUsage]
-    admission_scope,
     cancel_scope,
     current_time,
     enter_admission_scope,
@@ -55,14 +54,12 @@ def _anyio_scope_class() -> type[anyio.CancelScope]:
 
 
 async def test_an_admission_scope_is_anyios_and_swallows_only_its_own_cancel() -> None:
-    loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None and _LEAN_READY  # the anyio this host pins: the lean entry is the one tested
-    scope = admission_scope(loop)
+    scope = enter_admission_scope(task)
     assert isinstance(scope, _anyio_scope_class())
-    enter_admission_scope(scope, task)
     with pytest.raises(RuntimeError, match="single 'with' block"):
-        enter_admission_scope(scope, task)  # while it runs, as anyio's
+        scope.__enter__()  # while it runs, as anyio's
     try:
         scope.cancel()
         await anyio.sleep(5)
@@ -70,20 +67,19 @@ async def test_an_admission_scope_is_anyios_and_swallows_only_its_own_cancel() -
         assert scope.__exit__(*sys.exc_info()) is True
     assert scope.cancelled_caught and task.cancelling() == 0
     # An outer anyio scope's cancel goes through it, is not swallowed, and the outer one catches it.
-    inner = admission_scope(loop)
+    inner: list[anyio.CancelScope] = []
     with anyio.CancelScope() as outer:
-        enter_admission_scope(inner, task)
+        inner.append(enter_admission_scope(task))
         try:
             outer.cancel()
             await anyio.sleep(5)
         except asyncio.CancelledError:
-            assert inner.__exit__(*sys.exc_info()) is False
+            assert inner[0].__exit__(*sys.exc_info()) is False
             raise
-    assert outer.cancelled_caught and not inner.cancelled_caught
+    assert outer.cancelled_caught and not inner[0].cancelled_caught
     # A scope entered after it sees it as its parent, and the parent is the task's scope again after.
     with anyio.CancelScope() as outer:
-        scope = admission_scope(loop)
-        enter_admission_scope(scope, task)
+        scope = enter_admission_scope(task)
         with anyio.CancelScope(shield=True) as shielded:
             scope.cancel()
             await anyio.sleep(0.01)  # shielded from the admission scope's cancel
@@ -98,7 +94,6 @@ async def test_an_admission_scope_is_anyios_and_swallows_only_its_own_cancel() -
 
 
 async def test_an_admission_scope_cancels_a_task_group_inside_it_and_keeps_a_native_cancel() -> None:
-    loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
     children_cancelled: list[bool] = []
@@ -110,8 +105,7 @@ async def test_an_admission_scope_cancels_a_task_group_inside_it_and_keeps_a_nat
             children_cancelled.append(True)
             raise
 
-    scope = admission_scope(loop)
-    enter_admission_scope(scope, task)
+    scope = enter_admission_scope(task)
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(child)
@@ -128,8 +122,7 @@ async def test_an_admission_scope_cancels_a_task_group_inside_it_and_keeps_a_nat
     async def admitted() -> None:
         me = asyncio.current_task()
         assert me is not None
-        inner = admission_scope(loop)
-        enter_admission_scope(inner, me)
+        inner = enter_admission_scope(me)
         try:
             waiting.set()
             await anyio.sleep(5)
@@ -144,13 +137,16 @@ async def test_an_admission_scope_cancels_a_task_group_inside_it_and_keeps_a_nat
         await runner
 
 
-async def test_an_admission_scope_keeps_a_deadline_set_while_it_runs_and_a_plain_with_block() -> None:
-    scope = admission_scope(asyncio.get_running_loop())
-    with scope:  # anyio's own `with`, the task looked up
-        scope.deadline = current_time() + 0.02
-        await anyio.sleep(5)
-    assert scope.cancelled_caught
-    assert type(admission_scope(None)) is _anyio_scope_class()  # not asyncio's loop: anyio's own scope
+async def test_an_admission_scope_keeps_a_deadline_set_while_it_runs() -> None:
+    for task in (asyncio.current_task(), None):  # None: not known, anyio's own scope and entry
+        scope = enter_admission_scope(task)
+        assert task is not None or type(scope) is _anyio_scope_class()
+        try:
+            scope.deadline = current_time() + 0.02
+            await anyio.sleep(5)
+        except asyncio.CancelledError:
+            assert scope.__exit__(*sys.exc_info()) is True
+        assert scope.cancelled_caught
 
 
 async def test_an_admission_raises_call_cancelled_for_its_cancel_and_lets_an_outer_one_through() -> None:

@@ -23,7 +23,7 @@ from types import TracebackType
 import anyio
 
 from mcp_center.errors import CallCancelled, OperationInUse
-from mcp_center.runtime.scopes import admission_scope, enter_admission_scope
+from mcp_center.runtime.scopes import enter_admission_scope
 
 __all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Admission", "Operations", "new_operation_id"]
 
@@ -160,15 +160,8 @@ class Admission:
             return op_id  # the same operation, admitted by an outer block of this task
         if self._operations._cancelled_early.pop(op_id, None) is not None:  # pyright: ignore[reportPrivateUsage]
             raise CallCancelled(f"operation '{op_id}' was cancelled before it started", details={"operation_id": op_id})
-        op = _Operation(op_id, admission_scope(loop), task_id)
-        running[op_id] = op
-        try:
-            enter_admission_scope(op.scope, task)
-        except BaseException:
-            del running[op_id]
-            raise
-        self._op = op
-        self.scope = op.scope
+        scope = self.scope = enter_admission_scope(task)
+        self._op = running[op_id] = _Operation(op_id, scope, task_id)
         return op_id
 
     def __exit__(

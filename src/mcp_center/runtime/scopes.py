@@ -15,7 +15,7 @@ so in a process that never imported trio any loop is asyncio's, and `asyncio.get
 (a `getpid` system call on Python 3.11, its fork check) is not made for each of the three scopes a
 forwarded call enters (issue 12).
 
-`admission_scope` makes the scope an operation's admission enters once per forwarded call
+`enter_admission_scope` makes and enters the scope of an operation's admission, once per forwarded call
 (`runtime.operations.Admission`): on asyncio, anyio's own asyncio scope class whose entry and
 ordinary exit are given the task instead of looking it up (`asyncio.current_task()`: a `getpid` each on
 Python 3.11) and skip the work anyio's own would find nothing to do for (no deadline to arm, no parent
@@ -23,7 +23,7 @@ scope to restart a cancellation in); a scope that was cancelled exits through an
 It is anyio's object, with anyio's state after each step: `cancel`, `deadline`, `shield`, nested
 scopes and task groups see exactly what they see with `anyio.CancelScope()`. Used only when anyio's
 asyncio scope is the one this was written against (`_LEAN_READY`: its slots, its task-state table);
-otherwise `admission_scope` gives `cancel_scope()` and `enter_admission_scope` anyio's `__enter__`.
+otherwise it gives `cancel_scope()`, entered by anyio's `__enter__`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from weakref import WeakKeyDictionary, ref
 import anyio
 from anyio._backends import _asyncio as _anyio_asyncio  # the back end's scope, subclassed below
 
-__all__ = ["admission_scope", "cancel_scope", "current_time", "enter_admission_scope", "running_loop"]
+__all__ = ["cancel_scope", "current_time", "enter_admission_scope", "running_loop"]
 
 _asyncio_scope: type[anyio.CancelScope] | None = None
 """anyio's asyncio back-end `CancelScope` class, once a scope was made on an asyncio loop."""
@@ -200,29 +200,21 @@ _new_scope = object.__new__
 _init_scope = _AsyncioScope.__init__
 
 
-def admission_scope(loop: asyncio.AbstractEventLoop | None) -> anyio.CancelScope:
-    """A fresh `anyio.CancelScope()` (no deadline, not shielded) for an operation's admission, to be
-    entered with `enter_admission_scope` (R-3.8, R-8.3).
+def enter_admission_scope(task: asyncio.Task[Any] | None) -> anyio.CancelScope:
+    """A fresh `anyio.CancelScope()` (no deadline, not shielded), entered, for an operation's
+    admission in `task`, the running task (R-3.8, R-8.3); the caller exits it (`__exit__`).
 
     Args:
-        loop: The running asyncio loop (`running_loop()`), None on another event loop: then
-            `cancel_scope()`, anyio's own.
+        task: The running asyncio task, None on another event loop (or unknown): then anyio's own
+            scope, entered by anyio's `__enter__`.
+    Raises:
+        RuntimeError: no task runs (as anyio's `__enter__`).
     """
-    if loop is None or not _LEAN_READY:
-        return cancel_scope()
+    if task is None or not _LEAN_READY:
+        scope = cancel_scope()
+        scope.__enter__()
+        return scope
     scope = _new_scope(_AdmissionScope)
     _init_scope(scope)
+    scope.enter_for(task)
     return scope
-
-
-def enter_admission_scope(scope: anyio.CancelScope, task: asyncio.Task[Any] | None) -> None:
-    """Enter `scope` (from `admission_scope`) in `task`, the running task (None: unknown, anyio's
-    own `__enter__` looks it up).
-
-    Raises:
-        RuntimeError: the scope was entered before (as anyio).
-    """
-    if task is not None and type(scope) is _AdmissionScope:
-        scope.enter_for(task)
-    else:
-        scope.__enter__()
