@@ -131,7 +131,8 @@ class CoalescingTransport(asyncio.Transport):
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__()
-        self._transport = transport
+        self._transport = self.real = transport
+        """`real`: the connection's real transport (read, never replaced, outside this class)."""
         self._loop = loop
         self.pending: list[bytes] = []
         """What was written and is kept until `flush` (read, never changed, outside this class)."""
@@ -238,10 +239,6 @@ class _Disconnect:
             self.watch = None
             self._loop.call_soon(watch)
 
-    def unwatch(self) -> None:
-        """Stop the watch (`DirectExchange.watch`)."""
-        self.watch = None
-
     async def wait(self) -> None:
         if not self.is_set_:
             if self.waiter is None:
@@ -298,7 +295,7 @@ class DirectExchange:
             flow.resume_reading()
         event = self.message_event
         event.watch = callback
-        return event.unwatch
+        return functools.partial(setattr, event, "watch", None)  # stops it without a frame of its own
 
     async def __call__(self) -> Message:
         """ASGI `receive`: waits until the agent has gone (or the answer is complete): `http.disconnect`."""
@@ -373,10 +370,13 @@ class DirectExchange:
         if head is not None:
             self._head = None
             data = head + data
+        transport = self._transport
         if more_body:
-            self._transport.write(data)  # leaves at the end of this step (an SSE event: at once)
-        else:
-            self._transport.write_now(data)
+            transport.write(data)  # leaves at the end of this step (an SSE event: at once)
+        elif transport.pending:
+            transport.write_now(data)
+        elif data and not (real := transport.real).is_closing():  # `write_now`'s lines: a frame less
+            real.write(data)
         if not more_body:
             if self._expected != 0:
                 raise RuntimeError("Response content shorter than Content-Length")

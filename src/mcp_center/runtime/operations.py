@@ -14,16 +14,26 @@ import asyncio
 import itertools
 import os
 import secrets
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 import anyio
 
 from mcp_center.errors import CallCancelled, OperationInUse
 from mcp_center.runtime.scopes import enter_admission_scope
+
+_running_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = (
+    getattr(asyncio.tasks, "_current_tasks", None) if sys.version_info < (3, 12) else None
+)
+"""On Python 3.11, asyncio's running task by loop (the table its C `_enter_task` keeps), read as
+`asyncio.current_task(loop)` reads it, without that Python function's frame (issue 12); later
+Pythons: None (their `current_task` is C)."""
+
 
 __all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Admission", "Operations", "new_operation_id"]
 
@@ -147,7 +157,12 @@ class Admission:
         except RuntimeError:  # not asyncio
             loop = None
         self.loop = loop
-        task = asyncio.current_task(loop) if loop is not None else None
+        if loop is None:
+            task = None
+        elif _running_tasks is not None:
+            task = _running_tasks.get(loop)
+        else:
+            task = asyncio.current_task(loop)
         task_id = id(task) if task is not None else anyio.get_current_task().id
         running = self._operations._ops  # pyright: ignore[reportPrivateUsage]
         existing = running.get(op_id)
