@@ -35,7 +35,7 @@ from mcp_center.api.security import MAX_BODY_BYTES, allowed_host_names, host_ori
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
-from mcp_center.gateway.refusals import read_direct_headers
+from mcp_center.gateway.refusals import read_headers
 from mcp_center.gateway.wire import DirectHandler, DirectRoute
 from mcp_center.launch import LISTEN_BACKLOG, Ownership, listen, open_store, own_data_dir
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
@@ -150,14 +150,11 @@ class _DirectGateway:
     def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> Mapping[bytes, str] | None:
         """`/mcp` exactly (no query), a declared length within the limit and no other framing, no
         session id, a passing Host and Origin: then what the endpoint reads of the headers, read in
-        the same pass (`read_direct_headers`), for `take`."""
+        the same pass (`read_headers`), for `take`."""
         if url != _GATEWAY_URL:
             return None
-        read = read_direct_headers(headers)
-        if read is None:
-            return None
-        found, declared, host, origin = read
-        if declared > MAX_BODY_BYTES:
+        found, declared, host, origin = read_headers(headers)
+        if declared is None or declared > MAX_BODY_BYTES or b"mcp-session-id" in found:
             return None
         if origin is None and host in self._passing:
             return found

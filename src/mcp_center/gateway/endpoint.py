@@ -321,7 +321,7 @@ class GatewayEndpoint:
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         response_once = OneResponse(send)
         send = response_once
-        headers = read_headers(scope.get("headers", []))
+        headers = read_headers(scope.get("headers", []))[0]
         presented = presented_bearer(headers.get(b"authorization"))
         try:
             named = self._tokens.identify_named(presented)
@@ -404,9 +404,9 @@ class GatewayEndpoint:
         goes through `__call__` as before (nothing is answered or kept here, so its refusals, the
         SDK's answers and their order stay `__call__`'s). Same token check, same request checks.
         `found`: what `read_headers` reads of `headers`, when the caller read it already (the direct
-        route's one pass, `read_direct_headers`); None: read here."""
+        route's one pass); None: read here."""
         if found is None:
-            found = read_headers(headers)
+            found = read_headers(headers)[0]
         version = found.get(b"mcp-protocol-version")
         if (
             not self.lean

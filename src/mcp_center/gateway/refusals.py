@@ -70,11 +70,10 @@ from pydantic import ValidationError
 __all__ = [
     "DUPLICATED",
     "READ_HEADERS",
-    "DirectHeaders",
+    "HeadersRead",
     "envelope_refused",
     "param_headers",
     "param_rejection",
-    "read_direct_headers",
     "read_headers",
     "refuses_afresh",
     "sdk_refuses",
@@ -88,31 +87,25 @@ DUPLICATED = b":duplicated"
 """Key `read_headers` sets (to the header's name) when a routing header appears more than once."""
 
 
-def read_headers(headers: Iterable[tuple[bytes, bytes]]) -> dict[bytes, str]:
-    """The headers in `READ_HEADERS` (first value of each, as the SDK reads them) from a request's
-    ASGI `headers` (lower-case names), in one pass; plus `DUPLICATED` naming a routing header given twice."""
-    found: dict[bytes, str] = {}
-    for name, value in headers:
-        if name in READ_HEADERS:
-            if name not in found:
-                found[name] = value.decode("latin-1")
-            elif name in _ROUTING and DUPLICATED not in found:
-                found[DUPLICATED] = name.decode("latin-1")
-    return found
+HeadersRead = tuple[dict[bytes, str], int | None, bytes | None, bytes | None]
+"""`read_headers`' answer: the headers in `READ_HEADERS` (and `DUPLICATED`), the declared length,
+the first Host and Origin values."""
 
 
-DirectHeaders = tuple[dict[bytes, str], int, bytes | None, bytes | None]
-"""`read_direct_headers`' answer: what `read_headers` reads, the declared length, the first Host and Origin."""
+def read_headers(headers: Iterable[tuple[bytes, bytes]]) -> HeadersRead:
+    """What the gateway endpoint reads of a request's ASGI `headers` (lower-case names), in one pass
+    (the direct route's framing check included, issue 12: one pass over the headers per request).
 
-
-def read_direct_headers(headers: Iterable[tuple[bytes, bytes]]) -> DirectHeaders | None:
-    """`read_headers`, and in the same pass what the direct route checks before it reads a body
-    (`gateway.wire`, issue 12): the declared `Content-Length` (bytes), the first `Host` and `Origin`
-    (raw). None for a request the direct route never takes: no declared length, more than one or
-    one not all digits, a `Transfer-Encoding`, an `Mcp-Session-Id` (R-8.3: one pass over the
-    headers per request, not one here and another in the endpoint)."""
+    Returns:
+        `(found, declared, host, origin)`. `found`: the headers in `READ_HEADERS` (first value of
+        each, as the SDK reads them), plus `DUPLICATED` naming a routing header given twice.
+        `declared`: the `Content-Length` in bytes; None when there is none, more than one, one not
+        all digits, or a `Transfer-Encoding` too (a body the direct route never reads whole).
+        `host`, `origin`: the first `Host` and `Origin` values as sent, None when absent.
+    """
     found: dict[bytes, str] = {}
     declared: int | None = None
+    framed = True
     host: bytes | None = None
     origin: bytes | None = None
     for name, value in headers:
@@ -123,17 +116,16 @@ def read_direct_headers(headers: Iterable[tuple[bytes, bytes]]) -> DirectHeaders
                 found[DUPLICATED] = name.decode("latin-1")
         elif name == b"content-length":
             if declared is not None or not value.isdigit():
-                return None
-            declared = int(value)
+                framed = False
+            else:
+                declared = int(value)
         elif name == b"host":
             host = value if host is None else host
         elif name == b"origin":
             origin = value if origin is None else origin
         elif name == b"transfer-encoding":
-            return None
-    if declared is None or b"mcp-session-id" in found:
-        return None
-    return found, declared, host, origin
+            framed = False
+    return found, declared if framed else None, host, origin
 
 
 @functools.lru_cache(maxsize=64)
