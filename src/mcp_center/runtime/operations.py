@@ -27,20 +27,19 @@ import anyio
 from mcp_center.errors import CallCancelled, OperationInUse
 from mcp_center.runtime.scopes import enter_admission_scope
 
-_running_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = (
-    getattr(asyncio.tasks, "_current_tasks", None) if sys.version_info < (3, 12) else None
-)
-"""On Python 3.11, asyncio's running task by loop (the table its C `_enter_task` keeps), read as
-`asyncio.current_task(loop)` reads it, without that Python function's frame (issue 12); later
-Pythons: None (their `current_task` is C)."""
-
-
 __all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Admission", "Operations", "new_operation_id"]
 
 CANCELLED_OPS_REMEMBERED = 1024
 """Bound on remembered cancel-before-admission operation ids (R-3.8)."""
 CANCELLED_OPS_TTL_S = 300.0
 """Seconds a cancel-before-admission record is kept."""
+
+_running_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = (
+    getattr(asyncio.tasks, "_current_tasks", None) if sys.version_info < (3, 12) else None
+)
+"""On Python 3.11, asyncio's running task by loop (the table its C `_enter_task` keeps), read as
+`asyncio.current_task(loop)` reads it, without that Python function's frame (issue 12); later
+Pythons: None (their `current_task` is C)."""
 
 
 class _OperationIds:
