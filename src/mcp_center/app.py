@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import logging
 import socket
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from types import FrameType
@@ -35,6 +35,7 @@ from mcp_center.api.security import MAX_BODY_BYTES, allowed_host_names, host_ori
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.gateway import GATEWAY_PATH, Gateway, GatewayEndpoint
+from mcp_center.gateway.refusals import read_headers
 from mcp_center.gateway.wire import DirectHandler, DirectRoute
 from mcp_center.launch import LISTEN_BACKLOG, Ownership, listen, open_store, own_data_dir
 from mcp_center.secrets import install_log_redaction, load_or_create_admin_token
@@ -93,6 +94,7 @@ def create_app(settings: Settings, *, store: Store | None = None) -> tuple[FastA
                 endpoint = GatewayEndpoint(Gateway(center), center.gateway_tokens, admin_token=token)
                 async with endpoint.running():
                     app.state.gateway_endpoint = endpoint
+                    app.state.direct_gateway.endpoint = endpoint  # read per request without `State`'s lookup
                     yield
         finally:
             await anyio.to_thread.run_sync(store.close)
@@ -107,7 +109,7 @@ def create_app(settings: Settings, *, store: Store | None = None) -> tuple[FastA
     guarded = InstanceHeader(guard_gateway(gateway_route, settings), name=settings.instance_label)  # R-10.2
     app.state.guarded_gateway = guarded
     app.state.direct_gateway = _DirectGateway(
-        app, allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url), guarded.header
+        allowed_host_names(settings.host, settings.allowed_hosts, settings.public_url), guarded.header
     )
     app.add_middleware(_GatewayFirst, gateway=guarded)
     app.router.routes.append(Route(GATEWAY_PATH, endpoint=gateway_route, methods=["GET", "POST", "DELETE"]))
@@ -136,49 +138,49 @@ class _DirectGateway:
     token and request checks as `GatewayEndpoint.__call__`. Everything else is left to uvicorn's
     request cycle and so to the guarded endpoint, which answers it as before."""
 
-    def __init__(self, app: FastAPI, allowed: frozenset[str], instance_header: tuple[bytes, bytes]) -> None:
-        self._app = app
+    def __init__(self, allowed: frozenset[str], instance_header: tuple[bytes, bytes]) -> None:
         self._allowed = allowed
         self.response_headers = (instance_header,)
+        self.endpoint: GatewayEndpoint | None = None
+        """The gateway endpoint, set by the app's lifespan once it runs (as `app.state.gateway_endpoint`)."""
+        self._passing: set[bytes] = set()
+        """Host values that passed the Host check in a request without an Origin (at most
+        `_PASSING_HOSTS`): such a request passes again without the check's call (issue 12)."""
 
-    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
+    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> Mapping[bytes, str] | None:
         """`/mcp` exactly (no query), a declared length within the limit and no other framing, no
-        session id, a passing Host and Origin."""
+        session id, a passing Host and Origin: then what the endpoint reads of the headers, read in
+        the same pass (`read_headers`), for `take`."""
         if url != _GATEWAY_URL:
-            return False
-        declared: int | None = None
-        host: bytes | None = None
-        origin: bytes | None = None
-        for name, value in headers:  # lower-case names (uvicorn's), so one pass reads Host and Origin too
-            if name == b"content-length":
-                if declared is not None or not value.isdigit():
-                    return False
-                declared = int(value)
-            elif name == b"host":
-                host = value if host is None else host
-            elif name == b"origin":
-                origin = value if origin is None else origin
-            elif name == b"transfer-encoding" or name == b"mcp-session-id":
-                return False
-        if declared is None or declared > MAX_BODY_BYTES:
-            return False
-        return (
-            host_origin_refusal(
-                self._allowed,
-                None if host is None else host.decode("latin-1"),
-                None if origin is None else origin.decode("latin-1"),
-                "POST",
-            )
-            is None
+            return None
+        found, declared, host, origin = read_headers(headers)
+        if declared is None or declared > MAX_BODY_BYTES or b"mcp-session-id" in found:
+            return None
+        if origin is None and host in self._passing:
+            return found
+        refusal = host_origin_refusal(
+            self._allowed,
+            None if host is None else host.decode("latin-1"),
+            None if origin is None else origin.decode("latin-1"),
+            "POST",
         )
+        if refusal is not None:
+            return None
+        if origin is None and host is not None and len(self._passing) < _PASSING_HOSTS:
+            self._passing.add(host)
+        return found
 
-    def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+    def take(
+        self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes, read: Mapping[bytes, str]
+    ) -> DirectHandler | None:
         """The endpoint's direct handler for this request, or None (also while the gateway is starting)."""
-        endpoint: GatewayEndpoint | None = getattr(self._app.state, "gateway_endpoint", None)
-        return None if endpoint is None else endpoint.direct(headers, body)
+        endpoint = self.endpoint
+        return None if endpoint is None else endpoint.direct(headers, body, read)
 
 
 _GATEWAY_URL = GATEWAY_PATH.encode("ascii")
+_PASSING_HOSTS = 64
+"""Bound on the Host values `_DirectGateway` remembers as passing (a Host may carry any port)."""
 
 
 class _GatewayFirst:

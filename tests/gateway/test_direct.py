@@ -9,7 +9,7 @@ A real host (the composed app, served as `serve` serves it) fronts `tests/server
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import httpx2
 import pytest
 from fastapi import FastAPI
 
+from mcp_center import app as app_module
 from mcp_center.api.security import MAX_BODY_BYTES
 from mcp_center.config.jsonsafe import MAX_DEPTH
 from mcp_center.runtime import Connection
@@ -231,3 +232,20 @@ async def test_arguments_nested_too_deep_are_refused_although_shallow_bodies_ski
     assert error["details"]["errors"][0]["code"] == "TEXT_INVALID", error
     assert served.json()["result"]["content"][0]["text"] == "3"
     assert host.taken == [True, True]
+
+
+def test_a_host_that_passed_passes_again_but_the_origin_and_other_hosts_are_still_checked() -> None:
+    route = app_module._DirectGateway(frozenset({"127.0.0.1"}), (b"x-instance", b"i"))  # pyright: ignore[reportPrivateUsage]
+
+    def wants(*headers: tuple[bytes, bytes]) -> Mapping[bytes, str] | None:
+        return route.wants(b"/mcp", [(b"content-length", b"2"), *headers])
+
+    good = (b"host", b"127.0.0.1:8000")
+    for _ in range(2):  # checked, then remembered as passing
+        assert wants(good, (b"authorization", b"Bearer t")) == {b"authorization": "Bearer t"}
+    assert wants(good, (b"origin", b"http://evil.example")) is None  # an Origin is always checked
+    assert wants((b"host", b"evil.example")) is None
+    assert wants() is None  # no Host at all
+    for port in range(200):  # any port passes, only a bounded number is remembered
+        assert wants((b"host", b"127.0.0.1:%d" % port)) == {}
+    assert wants((b"host", b"evil.example:8000")) is None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import pytest
@@ -120,25 +122,59 @@ async def _read_until(stream: anyio.abc.ByteStream, marker: bytes, seen: bytearr
     return taken
 
 
-async def test_uvicorn_with_the_protocol_answers_keep_alive_requests_and_streams_events_as_sent() -> None:
-    proceed = anyio.Event()
-    async with serve_loopback(_app(proceed), http=CoalescingHttpToolsProtocol) as base:
+async def _echoed(stream: anyio.abc.ByteStream, text: str, seen: bytearray) -> None:
+    """POST `text` to `_app`'s `/json` on `stream` and read its 200 answer (what follows stays in `seen`)."""
+    await stream.send(b"POST /json HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(text), text.encode()))
+    head = await _read_until(stream, b"\r\n\r\n", seen)
+    assert head.startswith(b"HTTP/1.1 200")
+    body = b'{"echo":"' + text.encode() + b'"}'
+    assert await _read_until(stream, body, seen) == body
+
+
+@asynccontextmanager
+async def _connected(proceed: anyio.Event, http: type[asyncio.Protocol]) -> AsyncGenerator[anyio.abc.ByteStream]:
+    """One connection to `_app(proceed)` served by uvicorn with the protocol `http` (within 10 s)."""
+    async with serve_loopback(_app(proceed), http=http) as base:
         port = int(base.rsplit(":", 1)[1])
         with anyio.fail_after(10):
             async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-                seen = bytearray()
-                for text in ("first", "second"):  # one connection, two requests
-                    await stream.send(
-                        b"POST /json HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(text), text.encode())
-                    )
-                    head = await _read_until(stream, b"\r\n\r\n", seen)
-                    assert head.startswith(b"HTTP/1.1 200")
-                    body = b'{"echo":"' + text.encode() + b'"}'
-                    assert await _read_until(stream, body, seen) == body
-                await stream.send(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n")
-                assert b"data: one" in await _read_until(stream, b"data: one\n\n", seen)
-                proceed.set()
-                assert b"data: two" in await _read_until(stream, b"data: two\n\n", seen)
+                yield stream
+
+
+async def test_uvicorn_with_the_protocol_answers_keep_alive_requests_and_streams_events_as_sent() -> None:
+    proceed = anyio.Event()
+    async with _connected(proceed, CoalescingHttpToolsProtocol) as stream:
+        seen = bytearray()
+        for text in ("first", "second"):  # one connection, two requests
+            await _echoed(stream, text, seen)
+        await stream.send(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n")
+        assert b"data: one" in await _read_until(stream, b"data: one\n\n", seen)
+        proceed.set()
+        assert b"data: two" in await _read_until(stream, b"data: two\n\n", seen)
+
+
+class _ShortKeepAlive(CoalescingHttpToolsProtocol):
+    """The host's protocol with a keep-alive timeout of `KEEP_ALIVE_S`."""
+
+    KEEP_ALIVE_S = 0.3
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.timeout_keep_alive = self.KEEP_ALIVE_S
+
+
+async def test_an_idle_connection_is_closed_after_the_keep_alive_timeout_counted_from_its_last_answer() -> None:
+    """One keep-alive timer per connection (issue 12): a connection answered again before the timer
+    set after its first answer fires is closed `timeout_keep_alive` after its last answer, not earlier."""
+    async with _connected(anyio.Event(), _ShortKeepAlive) as stream:
+        seen = bytearray()
+        await _echoed(stream, "first", seen)
+        await anyio.sleep(_ShortKeepAlive.KEEP_ALIVE_S * 2 / 3)  # idle, but for less than the timeout
+        await _echoed(stream, "second", seen)
+        answered = anyio.current_time()
+        with pytest.raises(anyio.EndOfStream):
+            await stream.receive()  # the server closes the idle connection
+        assert anyio.current_time() - answered >= _ShortKeepAlive.KEEP_ALIVE_S - 0.02
 
 
 _WRITTEN: list[bytes] = []
@@ -248,10 +284,13 @@ class _Route:
         self.gate = anyio.Event()
         """What a `gated` request (direct or not) waits for before it is answered."""
 
-    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
-        return url == b"/direct"
+    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> Mapping[bytes, str] | None:
+        return {b"length": dict(headers)[b"content-length"].decode()} if url == b"/direct" else None
 
-    def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+    def take(
+        self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes, read: Mapping[bytes, str]
+    ) -> DirectHandler | None:
+        assert read == {b"length": str(len(body))}  # what `wants` read of this request's headers
         if body == b"decline":
             return None
         self.taken.append(body)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -35,8 +35,10 @@ def spy_direct_takes(route: Any, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     taken: list[bool] = []
     real_take = route.take
 
-    def take(url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
-        handler = real_take(url, headers, body)
+    def take(
+        url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes, read: Mapping[bytes, str]
+    ) -> DirectHandler | None:
+        handler = real_take(url, headers, body, read)
         taken.append(handler is not None)
         return handler
 

@@ -27,7 +27,7 @@ import functools
 import hmac
 import logging
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -321,7 +321,7 @@ class GatewayEndpoint:
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         response_once = OneResponse(send)
         send = response_once
-        headers = read_headers(scope.get("headers", []))
+        headers = read_headers(scope.get("headers", []))[0]
         presented = presented_bearer(headers.get(b"authorization"))
         try:
             named = self._tokens.identify_named(presented)
@@ -395,13 +395,18 @@ class GatewayEndpoint:
             token = (token_id, token_name)
             await self._serve(session_id, token, message, headers, scope, receive, response_once, lean=may_lean)
 
-    def direct(self, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
+    def direct(
+        self, headers: Sequence[tuple[bytes, bytes]], body: bytes, found: Mapping[bytes, str] | None = None
+    ) -> DirectHandler | None:
         """The lean answer to a POST to `/mcp` (lower-case `headers`, the whole `body`) that `__call__`
         would serve on its sessionless (2026-07-28) lean branch, as a handler of plain `receive` and
         `send` (`gateway.wire`'s direct requests, issue 12); None for any other request, which then
         goes through `__call__` as before (nothing is answered or kept here, so its refusals, the
-        SDK's answers and their order stay `__call__`'s). Same token check, same request checks."""
-        found = read_headers(headers)
+        SDK's answers and their order stay `__call__`'s). Same token check, same request checks.
+        `found`: what `read_headers` reads of `headers`, when the caller read it already (the direct
+        route's one pass); None: read here."""
+        if found is None:
+            found = read_headers(headers)[0]
         version = found.get(b"mcp-protocol-version")
         if (
             not self.lean

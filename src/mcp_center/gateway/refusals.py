@@ -70,6 +70,7 @@ from pydantic import ValidationError
 __all__ = [
     "DUPLICATED",
     "READ_HEADERS",
+    "HeadersRead",
     "envelope_refused",
     "param_headers",
     "param_rejection",
@@ -86,17 +87,45 @@ DUPLICATED = b":duplicated"
 """Key `read_headers` sets (to the header's name) when a routing header appears more than once."""
 
 
-def read_headers(headers: Iterable[tuple[bytes, bytes]]) -> dict[bytes, str]:
-    """The headers in `READ_HEADERS` (first value of each, as the SDK reads them) from a request's
-    ASGI `headers` (lower-case names), in one pass; plus `DUPLICATED` naming a routing header given twice."""
+HeadersRead = tuple[dict[bytes, str], int | None, bytes | None, bytes | None]
+"""`read_headers`' answer: the headers in `READ_HEADERS` (and `DUPLICATED`), the declared length,
+the first Host and Origin values."""
+
+
+def read_headers(headers: Iterable[tuple[bytes, bytes]]) -> HeadersRead:
+    """What the gateway endpoint reads of a request's ASGI `headers` (lower-case names), in one pass
+    (the direct route's framing check included, issue 12: one pass over the headers per request).
+
+    Returns:
+        `(found, declared, host, origin)`. `found`: the headers in `READ_HEADERS` (first value of
+        each, as the SDK reads them), plus `DUPLICATED` naming a routing header given twice.
+        `declared`: the `Content-Length` in bytes; None when there is none, more than one, one not
+        all digits, or a `Transfer-Encoding` too (a body the direct route never reads whole).
+        `host`, `origin`: the first `Host` and `Origin` values as sent, None when absent.
+    """
     found: dict[bytes, str] = {}
+    declared: int | None = None
+    framed = True
+    host: bytes | None = None
+    origin: bytes | None = None
     for name, value in headers:
         if name in READ_HEADERS:
             if name not in found:
                 found[name] = value.decode("latin-1")
             elif name in _ROUTING and DUPLICATED not in found:
                 found[DUPLICATED] = name.decode("latin-1")
-    return found
+        elif name == b"content-length":
+            if declared is not None or not value.isdigit():
+                framed = False
+            else:
+                declared = int(value)
+        elif name == b"host":
+            host = value if host is None else host
+        elif name == b"origin":
+            origin = value if origin is None else origin
+        elif name == b"transfer-encoding":
+            framed = False
+    return found, declared if framed else None, host, origin
 
 
 @functools.lru_cache(maxsize=64)

@@ -47,9 +47,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
+import httptools
 from starlette.types import Message, Receive, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
@@ -79,13 +80,18 @@ class DirectRoute(Protocol):
         """Headers added to every direct response (after the app's own)."""
         ...
 
-    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bool:
+    def wants(self, url: bytes, headers: Sequence[tuple[bytes, bytes]]) -> Mapping[bytes, str] | None:
         """Whether to read this POST (`url` as sent, `headers` lower-case names) whole and offer it to
-        `take`; True only for a declared length the route accepts (the body is held in memory)."""
+        `take`: not None only for a declared length the route accepts (the body is held in memory).
+        What it returns is what the route read of `headers` (its choice), handed back to `take`, so
+        that the headers are gone through once per request (issue 12)."""
         ...
 
-    def take(self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> DirectHandler | None:
-        """The handler of this request, or None: uvicorn's request cycle serves it (no side effects)."""
+    def take(
+        self, url: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes, read: Mapping[bytes, str]
+    ) -> DirectHandler | None:
+        """The handler of this request (`read`: what `wants` returned for it), or None: uvicorn's
+        request cycle serves it (no side effects)."""
         ...
 
 
@@ -127,16 +133,17 @@ class CoalescingTransport(asyncio.Transport):
         super().__init__()
         self._transport = transport
         self._loop = loop
-        self._pending: list[bytes] = []
+        self.pending: list[bytes] = []
+        """What was written and is kept until `flush` (read, never changed, outside this class)."""
         self._held = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         """Keep `data` until the end of this step (the first write of a step schedules the flush)."""
         if not data:
             return
-        if not self._pending:
+        if not self.pending:
             self._loop.call_soon(self.flush)
-        self._pending.append(bytes(data))
+        self.pending.append(bytes(data))
         self._held += len(data)
         if self._held > MAX_HELD_BYTES:
             self.flush()
@@ -148,18 +155,18 @@ class CoalescingTransport(asyncio.Transport):
     def write_now(self, data: bytes) -> None:
         """Write what was kept and `data` at once, without waiting for the end of the step (a
         response's last write: it leaves now in any case, `on_response_complete`)."""
-        if self._pending:
-            self._pending.append(data)
+        if self.pending:
+            self.pending.append(data)
             self.flush()
         elif data and not self._transport.is_closing():
             self._transport.write(data)
 
     def flush(self) -> None:
         """Write what was kept, as one `write` (nothing when nothing was kept, or the connection is closing)."""
-        pending = self._pending
+        pending = self.pending
         if not pending:
             return
-        self._pending = []
+        self.pending = []
         self._held = 0
         if not self._transport.is_closing():
             self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
@@ -170,7 +177,7 @@ class CoalescingTransport(asyncio.Transport):
         self._transport.close()
 
     def abort(self) -> None:
-        self._pending = []
+        self.pending = []
         self._held = 0
         self._transport.abort()
 
@@ -214,32 +221,28 @@ class _Disconnect:
     exchange's disconnect watch (`DirectExchange.watch`): called when it is set before the answer is
     complete. No reference back to the exchange (a cycle would leave every exchange to the collector)."""
 
-    __slots__ = ("_loop", "_waiter", "is_set_", "watch")
+    __slots__ = ("_loop", "is_set_", "waiter", "watch")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.is_set_ = False
         self._loop = loop
-        self._waiter: asyncio.Future[None] | None = None
+        self.waiter: asyncio.Future[None] | None = None
         self.watch: Callable[[], object] | None = None
 
     def set(self) -> None:
         self.is_set_ = True
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
         watch = self.watch
         if watch is not None:
             self.watch = None
             self._loop.call_soon(watch)
 
-    def unwatch(self) -> None:
-        """Stop the watch (`DirectExchange.watch`)."""
-        self.watch = None
-
     async def wait(self) -> None:
         if not self.is_set_:
-            if self._waiter is None:
-                self._waiter = self._loop.create_future()
-            await self._waiter
+            if self.waiter is None:
+                self.waiter = self._loop.create_future()
+            await self.waiter
 
 
 class DirectExchange:
@@ -254,7 +257,9 @@ class DirectExchange:
 
     def __init__(self, protocol: CoalescingHttpToolsProtocol, keep_alive: bool) -> None:
         self._protocol = protocol
-        self._transport = protocol.direct_transport
+        transport = protocol.coalescing
+        assert transport is not None  # there is one from `connection_made` on, before any request is parsed
+        self._transport = transport
         self.keep_alive = keep_alive
         self.disconnected = False
         self.response_started = False
@@ -289,7 +294,7 @@ class DirectExchange:
             flow.resume_reading()
         event = self.message_event
         event.watch = callback
-        return event.unwatch
+        return functools.partial(setattr, event, "watch", None)  # stops it without a frame of its own
 
     async def __call__(self) -> Message:
         """ASGI `receive`: waits until the agent has gone (or the answer is complete): `http.disconnect`."""
@@ -367,14 +372,22 @@ class DirectExchange:
         if more_body:
             self._transport.write(data)  # leaves at the end of this step (an SSE event: at once)
         else:
-            self._transport.write_now(data)
+            self._transport.write_now(data)  # (a call, not its lines: the profiler marks the answer written by it)
         if not more_body:
             if self._expected != 0:
                 raise RuntimeError("Response content shorter than Content-Length")
             self.response_complete = True
-            self.message_event.watch = None  # the answer is complete: its agent going is no news
-            self.message_event.set()
-            self._protocol.direct_done(self)
+            event = self.message_event
+            event.watch = None  # the answer is complete: its agent going is no news
+            if event.waiter is None:  # `set` without its call (no watch, nobody waits), issue 12
+                event.is_set_ = True
+            else:
+                event.set()
+            # As uvicorn's cycle ends one (its lines here: a frame less per request).
+            protocol = self._protocol
+            if not self.keep_alive:
+                protocol.transport_for_cycles.close()
+            protocol.on_response_complete()
 
     async def run(self, handler: DirectHandler) -> None:
         """Serve the request with `handler`; a failure is answered as uvicorn answers a failing app.
@@ -436,10 +449,13 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     the line's client address and quoted path for every response before `logging` dropped it (issue 12).
     """
 
-    _coalescing: CoalescingTransport | None = None
+    coalescing: CoalescingTransport | None = None
+    """The connection's coalescing transport, from `connection_made` on."""
     _direct: DirectRoute | None = None
     _direct_body: list[bytes] | None = None
     """The body of a request offered to the direct route, while it is read."""
+    _direct_read: Mapping[bytes, str] = {}
+    """What the direct route's `wants` read of that request's headers, for its `take`."""
     direct_headers: Sequence[tuple[bytes, bytes]] = ()
     """The direct route's `response_headers`."""
     direct_body_timeout: float = DIRECT_BODY_TIMEOUT_S
@@ -453,10 +469,12 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     """The agent half-closed (sent its end) after whole requests: closed once they are answered."""
     _body_deadline: asyncio.TimerHandle | None = None
     """`direct_body_timeout`'s timer, while a direct request's body is incomplete after a read."""
+    _idle_since: float | None = None
+    """Loop time the connection became idle (its last response complete, nothing read since); None while not."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
-        self._coalescing = CoalescingTransport(transport, self.loop)
+        self.coalescing = CoalescingTransport(transport, self.loop)
         # Per connection, as uvicorn's own `hasHandlers` check: a level lowered later counts from the next connection.
         self.access_log = self.access_log and self.access_logger.isEnabledFor(logging.INFO)
         route: DirectRoute | None = getattr(self.config.app, "direct_route", None)
@@ -482,14 +500,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     @property
     def transport_for_cycles(self) -> asyncio.Transport:
         """The transport responses are written to (the coalescing one)."""
-        return self._coalescing or self.transport
-
-    @property
-    def direct_transport(self) -> CoalescingTransport:
-        """The coalescing transport a direct request's answer is written to (there is one from
-        `connection_made` on, before any request is parsed)."""
-        assert self._coalescing is not None
-        return self._coalescing
+        return self.coalescing or self.transport
 
     def on_message_begin(self) -> None:
         """A request begins: its URL and headers are collected as uvicorn collects them; uvicorn's ASGI
@@ -503,18 +514,19 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         route = self._direct
         parser = self.parser
-        cycle = cast("RequestResponseCycle | DirectExchange | None", self.cycle)  # None before the first request
+        cycle = self.cycle  # None before the first request (uvicorn's own type says otherwise)
         if (
             route is not None
             and parser is not None
             and self.limit_concurrency is None
             and not self.expect_100_continue
-            and (cycle is None or cycle.response_complete)
+            and (cycle is None or cycle.response_complete)  # pyright: ignore[reportUnnecessaryComparison]
             and parser.get_method() == b"POST"
             and parser.get_http_version() == "1.1"
             and not parser.should_upgrade()
-            and route.wants(self.url, self.headers)
+            and (read := route.wants(self.url, self.headers)) is not None
         ):
+            self._direct_read = read
             self._direct_body = []
             return
         self._direct_body = None
@@ -537,7 +549,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             self._body_deadline.cancel()
             self._body_deadline = None
         assert self._direct is not None
-        handler = self._direct.take(self.url, self.headers, body)
+        handler = self._direct.take(self.url, self.headers, body, self._direct_read)
+        self._direct_read = {}
         if handler is None:  # uvicorn's own cycle, with the body already read
             self._start_cycle()
             self.cycle.body = bytearray(body)
@@ -551,12 +564,6 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         task = exchange.task = self.loop.create_task(exchange.run(handler))
         self.tasks.add(task)  # until `run` ends (its own `finally`, not a done callback)
 
-    def direct_done(self, exchange: DirectExchange) -> None:
-        """A direct response is complete (its last write is done): as uvicorn's cycle ends one."""
-        if not exchange.keep_alive:
-            self.transport_for_cycles.close()
-        self.on_response_complete()
-
     def _start_cycle(self) -> None:
         url, headers, expect_100_continue = self.url, self.headers, self.expect_100_continue
         super().on_message_begin()  # the request's scope, as uvicorn builds it when a request begins
@@ -567,8 +574,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         cycle = self.cycle
         # A new cycle (not an upgrade, which keeps the old one): it has not run yet (its task
         # starts on a later step), so its writes all go through the connection's coalescing buffer.
-        if cycle is not before and self._coalescing is not None:
-            cycle.transport = self._coalescing
+        if cycle is not before and self.coalescing is not None:
+            cycle.transport = self.coalescing
         pipeline = self.pipeline
         if pipeline and pipeline[0][0] is cycle and len(pipeline) <= PIPELINE_READ_AHEAD:
             # Queued behind the request being answered: uvicorn paused reading, so the agent closing
@@ -581,8 +588,22 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         super()._start_asgi_task(cycle, app)
 
     def data_received(self, data: bytes) -> None:
-        """uvicorn parses `data`; a direct request's body left incomplete arms `direct_body_timeout`."""
-        super().data_received(data)
+        """uvicorn's, its lines here (two frames less per read, issue 12): the connection is not idle
+        (`_keep_alive_check`), `data` is parsed, a parse error answered 400; then a direct request's
+        body left incomplete arms `direct_body_timeout`."""
+        self._idle_since = None
+        try:
+            self.parser.feed_data(data)  # pyright: ignore[reportOptionalMemberAccess] - None once lost, as uvicorn's
+        except httptools.HttpParserError:
+            msg = "Invalid HTTP request received."
+            self.logger.warning(msg)
+            self.send_400_response(msg)
+            return
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
         if self._direct_body is not None and self._body_deadline is None and not self.transport.is_closing():
             self._body_deadline = self.loop.call_later(self.direct_body_timeout, self._body_stalled)
 
@@ -635,7 +656,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         at once, then after each delay), unless the answer has started (its own writes probe then)
         or the connection is gone."""
         active = self._active
-        transport = self._coalescing
+        transport = self.coalescing
         if (
             active is None
             or active.response_started
@@ -662,16 +683,46 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         """A response is complete (uvicorn calls this right after its last `write`): it leaves now,
-        not at the end of the step, which still unwinds the app first."""
-        if self._coalescing is not None:
-            self._coalescing.flush()
-        last = self._eof and not self.pipeline
-        super().on_response_complete()
+        not at the end of the step, which still unwinds the app first. Then uvicorn's lines: the
+        next pipelined request starts, or the connection is idle from now, and closed when it still
+        is after `timeout_keep_alive` seconds (`_keep_alive_check`: one timer per connection while
+        requests keep coming, not one made and cancelled per request, issue 12)."""
+        coalescing = self.coalescing
+        if coalescing is not None and coalescing.pending:
+            coalescing.flush()
+        pipeline = self.pipeline
+        last = self._eof and not pipeline
+        self.server_state.total_requests += 1
+        if not self.transport.is_closing():
+            flow = self.flow
+            if flow.read_paused:
+                flow.resume_reading()
+            if pipeline:
+                cycle, app = pipeline.pop()
+                self._start_asgi_task(cycle, app)
+            else:
+                self._idle_since = self.loop.time()
+                if self.timeout_keep_alive_task is None:
+                    self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self._keep_alive_check)
         if last:  # the agent half-closed: nothing more will come (`eof_received`)
             self.transport_for_cycles.close()
 
+    def _keep_alive_check(self) -> None:
+        """The keep-alive timer: the connection is closed when it has been idle (no byte read since
+        its last response was complete) for `timeout_keep_alive` seconds, as uvicorn's own timer
+        closes it; idle for less, the timer is set for the rest; not idle, the next response sets it."""
+        self.timeout_keep_alive_task = None
+        idle_since = self._idle_since
+        if idle_since is None:
+            return
+        left = idle_since + self.timeout_keep_alive - self.loop.time()
+        if left > 0:
+            self.timeout_keep_alive_task = self.loop.call_later(left, self._keep_alive_check)
+        else:
+            self.timeout_keep_alive_handler()
+
     def shutdown(self) -> None:
         """The server stops: what a finished response still holds is written before uvicorn closes the connection."""
-        if self._coalescing is not None:
-            self._coalescing.flush()
+        if self.coalescing is not None:
+            self.coalescing.flush()
         super().shutdown()

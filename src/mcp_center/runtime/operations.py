@@ -14,16 +14,18 @@ import asyncio
 import itertools
 import os
 import secrets
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 import anyio
 
 from mcp_center.errors import CallCancelled, OperationInUse
-from mcp_center.runtime.scopes import cancel_scope, running_loop
+from mcp_center.runtime.scopes import enter_admission_scope
 
 __all__ = ["CANCELLED_OPS_REMEMBERED", "CANCELLED_OPS_TTL_S", "Admission", "Operations", "new_operation_id"]
 
@@ -31,6 +33,13 @@ CANCELLED_OPS_REMEMBERED = 1024
 """Bound on remembered cancel-before-admission operation ids (R-3.8)."""
 CANCELLED_OPS_TTL_S = 300.0
 """Seconds a cancel-before-admission record is kept."""
+
+_running_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = (
+    getattr(asyncio.tasks, "_current_tasks", None) if sys.version_info < (3, 12) else None
+)
+"""On Python 3.11, asyncio's running task by loop (the table its C `_enter_task` keeps), read as
+`asyncio.current_task(loop)` reads it, without that Python function's frame (issue 12); later
+Pythons: None (their `current_task` is C)."""
 
 
 class _OperationIds:
@@ -140,8 +149,20 @@ class Admission:
 
     def __enter__(self) -> str:
         op_id = self._op_id
-        loop = self.loop = running_loop()
-        task_id = _current_task_id(loop)
+        # The running loop and task, looked up here once (no helper frames, issue 12): the task id as
+        # `anyio.get_current_task().id` gives it, without the `TaskInfo` anyio builds for it.
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio
+            loop = None
+        self.loop = loop
+        if loop is None:
+            task = None
+        elif _running_tasks is not None:
+            task = _running_tasks.get(loop)
+        else:
+            task = asyncio.current_task(loop)
+        task_id = id(task) if task is not None else anyio.get_current_task().id
         running = self._operations._ops  # pyright: ignore[reportPrivateUsage]
         existing = running.get(op_id)
         if existing is not None:
@@ -153,15 +174,8 @@ class Admission:
             return op_id  # the same operation, admitted by an outer block of this task
         if self._operations._cancelled_early.pop(op_id, None) is not None:  # pyright: ignore[reportPrivateUsage]
             raise CallCancelled(f"operation '{op_id}' was cancelled before it started", details={"operation_id": op_id})
-        op = _Operation(op_id, cancel_scope(), task_id)
-        running[op_id] = op
-        try:
-            op.scope.__enter__()
-        except BaseException:
-            del running[op_id]
-            raise
-        self._op = op
-        self.scope = op.scope
+        scope = self.scope = enter_admission_scope(task)
+        self._op = running[op_id] = _Operation(op_id, scope, task_id)
         return op_id
 
     def __exit__(
@@ -172,13 +186,14 @@ class Admission:
             return
         self._op = self.scope = None
         try:
-            # The scope swallows only the cancel it caught (`cancelled_caught`), raised below.
-            op.scope.__exit__(exc_type, exc, tb)
+            # The scope swallows only the cancel it caught (it returns True exactly when it sets
+            # `cancelled_caught`, or raises what it does not swallow), raised below.
+            caught = op.scope.__exit__(exc_type, exc, tb)
         finally:
             running = self._operations._ops  # pyright: ignore[reportPrivateUsage]
             if running.get(op.operation_id) is op:
                 del running[op.operation_id]
-        if op.scope.cancelled_caught:
+        if caught:
             expiring = self.expiring
             if expiring is not None and not op.by_id:  # the riding deadline's expiry, as its own block raises it
                 self.expiring = None
@@ -186,12 +201,3 @@ class Admission:
             raise CallCancelled(
                 f"operation '{op.operation_id}' was cancelled", details={"operation_id": op.operation_id}
             )
-
-
-def _current_task_id(loop: asyncio.AbstractEventLoop | None) -> int:
-    """The running task's id as `anyio.get_current_task().id` gives it (`id` of the task), without
-    the `TaskInfo` anyio builds for it: three admissions per forwarded call made that a measurable
-    share of the gateway's CPU per call (R-8.3). `loop` is the running asyncio loop (`running_loop()`),
-    None on another event loop than asyncio: then anyio's answer."""
-    task = asyncio.current_task(loop) if loop is not None else None
-    return id(task) if task is not None else anyio.get_current_task().id
