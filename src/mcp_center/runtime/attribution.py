@@ -41,6 +41,7 @@ from mcp_center.transports.wording import connect_reason, display_url, status_re
 
 __all__ = [
     "PACKAGE_RUNNERS",
+    "AnswerLost",
     "SessionEnded",
     "add_output_hints",
     "attribute",
@@ -53,6 +54,14 @@ STDERR_TAIL_IN_ERROR = 20
 """At most this many of a stdio server's last output lines in an error's `stderr_tail`/`output_tail`..."""
 STDERR_CHARS_IN_ERROR = 2048
 """... and at most this many characters of them (the latest lines kept; one longer line is cut)."""
+
+
+class AnswerLost(httpx2.ReadError):
+    """The connection to a Streamable HTTP server ended after a request was written and before its
+    answer did: the server may have run it. `attribute` makes it `ConnectionLost` (MCP_CONNECTION_LOST),
+    not MCP_SERVER_UNREACHABLE, which says the request never reached the server (R-3.1, R-8.3).
+
+    Raised by `forward.py` for a POST, caught as an `httpx2` error and attributed within runtime/."""
 
 
 class SessionEnded(Exception):
@@ -244,6 +253,19 @@ def _network_error(exc: BaseException, target: str | None) -> CenterError | None
     return ServerUnreachable(unreachable_message(method, url, reason), details=details)
 
 
+def _answer_lost(leaf: AnswerLost, probe: TransportProbe | None, during: str) -> ConnectionLost:
+    """The attributed error of a request whose connection ended before its answer (`AnswerLost`)."""
+    _method, url = _request_of(leaf)
+    url = url or (probe.target if probe is not None else None)
+    details: dict[str, object] = {"reason": ErrorReason.CLOSED.value, **_stderr_details(probe)}
+    if url:
+        details["url"] = display_url(url)
+    return ConnectionLost(
+        f"the connection to the server ended before it answered {during}: the request was sent and may have run",
+        details=details,
+    )
+
+
 def _http_status_error(probe: TransportProbe) -> CenterError | None:
     diag = probe.http
     if diag is None or diag.last_status is None:
@@ -328,6 +350,8 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
                 leaf.details.update(_stderr_details(probe))
             return leaf
     for leaf in found:
+        if isinstance(leaf, AnswerLost):
+            return _answer_lost(leaf, probe, during)
         network = _network_error(leaf, probe.target if probe is not None else None)
         if network is not None:
             return network

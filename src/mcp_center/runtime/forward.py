@@ -57,6 +57,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from mcp_center.models import is_object
 from mcp_center.runtime import eras
+from mcp_center.runtime.attribution import AnswerLost
 from mcp_center.runtime.forward_reads import (
     ClippedResponse,
     Httpx2Response,
@@ -428,7 +429,7 @@ class RawForwarder:
         try:
             raw = await lite.send(method, headers, body, block=block, written=written, resend=resend)
         except Http1Error as exc:
-            raise _transport_error(exc) from exc.__cause__
+            raise _transport_error(exc, method) from exc.__cause__
         aborted = False
         try:
             diagnostics = self._diagnostics
@@ -450,7 +451,7 @@ class RawForwarder:
             response: Response = raw if self._limits is None else ClippedResponse(raw, self._limits, on_clip)
             return await self._read(response, request_id, progress, stream, drain=False)
         except Http1Error as exc:
-            raise httpx2.ReadError(str(exc)) from exc
+            raise _transport_error(exc, method) from exc
         except anyio.get_cancelled_exc_class():
             if stream.modern:  # 2026-07-28: closing the request's connection is the cancellation
                 aborted = True
@@ -489,7 +490,7 @@ class RawForwarder:
                 else:
                     yield ClippedResponse(response, self._limits, on_clip or ignore_clip)
         except Http1Error as exc:
-            raise _transport_error(exc) from exc.__cause__
+            raise _transport_error(exc, method) from exc.__cause__
 
     async def _note(self, response: Http1Response, headers: dict[str, str]) -> None:
         """Tell the connection's diagnostics about a POST as `httpx2`'s response hook would (R-3.1, R-3.10)."""
@@ -713,11 +714,15 @@ def _result(message: dict[str, Any]) -> dict[str, Any]:
     return result if type(result) is dict else {}  # parsed JSON: exact types, no cast call (issue 12)
 
 
-def _transport_error(exc: Http1Error) -> httpx2.TransportError:
-    """`Http1Error` as the `httpx2` error the manager's attribution expects."""
+def _transport_error(exc: Http1Error, method: str) -> httpx2.TransportError:
+    """`Http1Error` as the `httpx2` error the manager's attribution expects: `AnswerLost` for a POST
+    whose connection ended after it was written (it may have run: MCP_CONNECTION_LOST), a connect
+    error when it never left (MCP_SERVER_UNREACHABLE)."""
     cause = exc.__cause__
     if isinstance(cause, OSError | TimeoutError) and "connect" in str(exc):
         return httpx2.ConnectError(str(exc))
+    if exc.sent and method == "POST":
+        return AnswerLost(str(exc))
     return httpx2.ReadError(str(exc))
 
 

@@ -78,7 +78,13 @@ class Http1Error(Exception):
     """The HTTP exchange failed (connection refused or reset, malformed response, body too large).
 
     An internal signal of runtime/ (tests/test_contracts.py): `forward.py` re-raises it as an
-    `httpx2.TransportError`, which error attribution turns into a `CenterError`."""
+    `httpx2.TransportError`, which error attribution turns into a `CenterError`. `sent` is True when
+    the connection ended after the request was written and before its response did: the server may
+    have run the request (R-8.3)."""
+
+    def __init__(self, message: str, *, sent: bool = False) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 class _Connection(asyncio.Protocol):
@@ -268,7 +274,7 @@ class Http1Response:
             if connection.error is not None:
                 raise connection.error
             if connection.lost:
-                raise Http1Error("the connection ended before the response did")
+                raise Http1Error("the connection ended before the response did", sent=True)
             await connection.wait()
 
     async def aread(self, limit: int) -> bytes:
@@ -306,7 +312,7 @@ class Http1Response:
             if connection.error is not None:
                 raise connection.error
             if connection.lost:
-                raise Http1Error("the connection ended before the response did")
+                raise Http1Error("the connection ended before the response did", sent=True)
             await connection.wait()
         chunks = connection.take()
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
@@ -419,7 +425,7 @@ class Http1Client:
                         if connection.error is not None:
                             raise connection.error
                         if connection.lost:
-                            raise Http1Error("the connection ended before the response")
+                            raise Http1Error("the connection ended before the response", sent=True)
                         waiter = connection.waiter()
                         try:
                             await waiter
@@ -431,7 +437,8 @@ class Http1Client:
                         if not resend:
                             raise Http1Error(
                                 "the server ended a reused connection without answering; the request was"
-                                " not sent again: it may have run"
+                                " not sent again: it may have run",
+                                sent=True,
                             ) from None
                         connection = None  # most likely closed while idle, before it read this request
                         continue
