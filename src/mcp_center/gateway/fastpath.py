@@ -53,6 +53,7 @@ from starlette.types import Receive, Send
 from mcp_center.config.jsonsafe import MAX_DEPTH
 from mcp_center.errors import AgentRequestFailed, CallCancelled, CenterError, NotFound, ServerRequestFailed
 from mcp_center.gateway._disconnects import watch_disconnect
+from mcp_center.gateway._reply import Reply
 from mcp_center.gateway.refusals import param_headers, param_rejection
 from mcp_center.gateway.server import Gateway, error_result_json, to_mcp_error
 from mcp_center.models import is_object, is_request_id
@@ -165,12 +166,6 @@ def nested_beyond(message: object, limit: int = SDK_DEPTH_LIMIT) -> bool:
 _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 """2026-07-28 results that must carry `ttlMs` and `cacheScope` (ours: 0 and private, as the SDK's defaults)."""
 _IDS = itertools.count(1)
-SSE_HEADERS = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    (b"x-accel-buffering", b"no"),
-]
-JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
 class Cancellable(Protocol):
@@ -444,86 +439,6 @@ def direct_lean_read(message: dict[str, Any]) -> tuple[str, dict[str, Any], dict
     return method, params, meta
 
 
-class _Reply:
-    """One POST's answer: a JSON body, or an SSE stream once a message must precede the result."""
-
-    def __init__(self, send: Send, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
-        self._send = send
-        self._extra = extra
-        """Headers added to the answer's (the session id in a session)."""
-        self._streaming = False
-        self._done = False
-        self._lock: anyio.Lock | None = None
-        """Made by the first `event` (most answers are one JSON body: no lock to build)."""
-        self.failure: Exception | None = None
-        """What writing the answer raised in `early`, for `LeanPath.serve` to raise."""
-
-    @property
-    def done(self) -> bool:
-        """The final message was written (or the answer ended without one)."""
-        return self._done
-
-    async def early(self, body: bytes) -> None:
-        """`finish(body)` from inside the call, before its bookkeeping unwinds (`EarlyAnswer`, issue 12):
-        a failure to write is kept in `failure` (the call itself is not failed by it). Not for an SSE
-        answer (rare: progress or a question came first): its lock may wait a step inside the call's
-        scopes, so it is answered after they unwind, as before."""
-        if self._lock is not None or self._done:
-            return
-        self._done = True  # `finish` without a lock, in line
-        try:
-            await self._last(body, 200)
-        except Exception as exc:  # noqa: BLE001 - kept for `serve`, which raises it
-            self.failure = exc
-
-    async def event(self, message: Mapping[str, Any]) -> None:
-        """Send `message` before the result (switches the answer to SSE)."""
-        if self._lock is None:
-            self._lock = anyio.Lock()
-        async with self._lock:
-            if self._done:
-                return
-            if not self._streaming:
-                self._streaming = True
-                headers = [*SSE_HEADERS, *self._extra] if self._extra else SSE_HEADERS
-                await self._send({"type": "http.response.start", "status": 200, "headers": headers})
-            await self._send(
-                {
-                    "type": "http.response.body",
-                    "body": b"event: message\ndata: " + orjson.dumps(message) + b"\n\n",
-                    "more_body": True,
-                }
-            )
-
-    async def finish(self, body: bytes | None, *, status: int = 200) -> None:
-        """Send the final JSON-RPC message (`body`; with HTTP `status` when it is the only one), or end
-        the answer without one (a cancelled request)."""
-        if self._lock is None:
-            if not self._done:
-                self._done = True
-                await self._last(body, status)
-            return
-        async with self._lock:
-            if self._done:
-                return
-            self._done = True
-            await self._last(body, status)
-
-    async def _last(self, body: bytes | None, status: int) -> None:
-        """Write the last message of the answer (the lock, if any, is held)."""
-        if self._streaming:
-            chunk = b"event: message\ndata: " + body + b"\n\n" if body is not None else b""
-            await self._send({"type": "http.response.body", "body": chunk, "more_body": False})
-            return
-        if body is None:
-            await self._send({"type": "http.response.start", "status": 202, "headers": [*self._extra]})
-            await self._send({"type": "http.response.body", "body": b"", "more_body": False})
-            return
-        headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode()), *self._extra]
-        await self._send({"type": "http.response.start", "status": status, "headers": headers})
-        await self._send({"type": "http.response.body", "body": body, "more_body": False})
-
-
 def _response(request_id: object, result: Mapping[str, Any]) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
@@ -584,7 +499,7 @@ class LeanPath:
         request_id = message["id"]
         method: str = message["method"]
         params: dict[str, Any] = message.get("params") or {}
-        reply = _Reply(send, request.response_headers)
+        reply = Reply(send, request.response_headers)
         link = request.link
         modern = request.modern
         status = 200
@@ -609,7 +524,7 @@ class LeanPath:
                 called = await self._call(request, params, reply, receive, now)
                 if called is not None:
                     body, status = called
-                elif reply.done:  # answered from inside the call (`_Reply.early`)
+                elif reply.done:  # answered from inside the call (`Reply.early`)
                     body = None
                 elif link.gone is not None:  # its server was deleted while it ran (R-8.4)
                     body = _error(request_id, link.gone)
@@ -658,7 +573,7 @@ class LeanPath:
         return self._stamp(dict(result), method) if modern else result
 
     async def _call(
-        self, request: LeanRequest, params: dict[str, Any], reply: _Reply, receive: Receive, now: CatalogNow | None
+        self, request: LeanRequest, params: dict[str, Any], reply: Reply, receive: Receive, now: CatalogNow | None
     ) -> tuple[bytes, int] | None:
         """`tools/call` through the policy (resolved against `now`, `mcp_catalog_now()` of this step,
         when not None); returns the final message and its HTTP status (`_failed`), or None when the
@@ -758,7 +673,7 @@ class LeanPath:
             stop_watching()
         return outcome
 
-    def _asker(self, link: AgentLink, reply: _Reply) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
+    def _asker(self, link: AgentLink, reply: Reply) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
         """Ask the agent a question on this POST's stream and wait for its answer (R-8.5)."""
 
         async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:

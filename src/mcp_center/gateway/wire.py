@@ -53,6 +53,7 @@ from typing import Any, Protocol, cast
 import httptools
 from starlette.types import Message, Receive, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
 __all__ = [
@@ -276,6 +277,12 @@ class DirectExchange:
         )
         """The request's URL and headers for its access line, kept when it is claimed: by the time
         it is answered, the protocol's own belong to a request pipelined behind it."""
+
+    @property
+    def flow(self) -> FlowControl:
+        """The agent connection's flow control (uvicorn's, as its cycle has `flow`): an answer written
+        while its writing is paused waits in `send` until the agent reads."""
+        return self._protocol.flow
 
     def watch(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call `callback` once, on the event loop (`call_soon`), when the agent's connection is lost
