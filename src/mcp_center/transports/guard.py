@@ -162,12 +162,13 @@ class ProcessGuard:
                 return True
             if self._unavailable:
                 return False
+            check = _start_gate_check() if self._gated is None else None  # runs while the watchdog starts
             started = self._spawn_watchdog()
+            if check is not None:
+                self._gated = _gate_started(*check)
             if started is None:
                 self._unavailable = True
                 return False
-            if self._gated is None:
-                self._gated = _gate_starts()
             with self._lock:
                 self._write_fd, self._watchdog_pid = started
                 for ref in self._groups.values():
@@ -364,9 +365,9 @@ class ProcessGuard:
         return write_fd, pid
 
 
-def _gate_starts() -> bool:
-    """Start the exec gate once without a go: True when it reports it started and exits with
-    `CLOSED_STATUS` at our end of file (about 10 ms), else False (logged)."""
+def _start_gate_check() -> tuple[subprocess.Popen[bytes], socket.socket] | None:
+    """Start the exec gate without a go (`_gate_started` tells whether it works); None when even
+    its spawn failed (logged)."""
     ours, theirs = socket.socketpair()
     try:
         gate = subprocess.Popen(  # noqa: S603 - our own interpreter and file, no shell
@@ -379,10 +380,17 @@ def _gate_starts() -> bool:
             cwd="/",
         )
     except OSError:
+        ours.close()
         logger.warning("guard.gate_unavailable", extra={"reason": "spawn_failed"}, exc_info=True)
-        return False
+        return None
     finally:
         theirs.close()
+    return gate, ours
+
+
+def _gate_started(gate: subprocess.Popen[bytes], ours: socket.socket) -> bool:
+    """True when the gate reported it started and exited with `CLOSED_STATUS` at our end of file
+    (about 10 ms, overlapping the watchdog's start), else False (logged as `guard.gate_unavailable`)."""
     with ours:
         ours.settimeout(_WATCHDOG_START_S)
         try:
