@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import errno
 import os
+import select
+import signal
 import socket
 import subprocess
 import sys
@@ -108,6 +110,34 @@ async def test_a_gate_that_dies_before_it_started_is_a_spawn_failure_naming_the_
     assert "exec gate exited before it started (exit status 127)" in str(caught.value)
     assert guard.groups == []
     assert all(_gone(pid) for pid in guard.adopted)
+
+
+class Killing(Recording):
+    """Kills the gate as its group is adopted, before its go: what a stray SIGKILL does."""
+
+    def adopt(self, pid: int) -> GroupRef | None:
+        ref = super().adopt(pid)
+        pidfd = os.pidfd_open(pid)  # the loop's child watcher may reap it: wait on its pidfd instead
+        try:
+            os.kill(pid, signal.SIGKILL)
+            assert select.select([pidfd], [], [], 10)[0], "the gate did not die"  # its socket is closed
+        finally:
+            os.close(pidfd)
+        return ref
+
+
+async def test_a_gate_killed_before_its_go_is_a_spawn_failure_not_the_servers_exit() -> None:
+    guard = Killing()
+    try:
+        assert await anyio.to_thread.run_sync(guard.start)
+        with anyio.fail_after(20), pytest.raises(ServerUnreachable) as caught:
+            await _runs(SERVER, guard)
+        assert caught.value.details["reason"] == "spawn_failed"
+        assert "the exec gate exited before it" in str(caught.value)
+        assert guard.groups == []
+        assert all(_gone(pid) for pid in guard.adopted)
+    finally:
+        guard.close()
 
 
 async def test_a_gate_that_cannot_start_here_is_found_at_the_guards_start_and_servers_start_directly(

@@ -38,6 +38,7 @@ has not taken its go by then is killed (`GateFailed`); one that took it but has 
 exec is counted as started (a host under load): a later exec failure shows as exit status 127."""
 _REAP_S: Final = 2.0
 _GATE_EXITED: Final = "the exec gate exited before it started"
+_GATE_LOST: Final = "the exec gate exited before it took the server's go"
 
 _Stream = int | IO[bytes] | None
 
@@ -85,8 +86,8 @@ async def open_guarded_process(
         The process (its pid is the command's) and its group's reference (None when the leader is
         already gone, or off Linux).
     Raises:
-        GateFailed: the gate exited before it started, or did not take its go in time (an OSError
-            without errno; no process is left).
+        GateFailed: the gate exited before it started or before it took its go, or did not take
+            its go in time (an OSError without errno; no process is left).
         OSError: the command could not be started: the working directory (`filename` = `cwd`) or
             the exec (`filename` = argv[0]), as `subprocess` raises them; no process is left.
         ValueError: `env` holds a name or value exec cannot pass (`subprocess`'s messages).
@@ -113,7 +114,7 @@ async def open_guarded_process(
     if isinstance(failure, int):  # the gate reported its exec's errno and exits
         await _discard(process, group, guard, kill=False)
         raise OSError(failure, os.strerror(failure), argv[0])
-    exited = failure == _GATE_EXITED
+    exited = failure in (_GATE_EXITED, _GATE_LOST)
     await _discard(process, group, guard, kill=not exited)
     status = process.returncode if exited else None
     raise GateFailed(f"{failure} (exit status {status})" if exited else failure, status)
@@ -156,18 +157,22 @@ async def _discard(process: Process, group: GroupRef | None, guard: ProcessGuard
 
 
 async def _go(sock: socket.socket, go: bytes) -> int | str | None:
-    """Send the go and wait for the exec, within `_GO_S`: None once it ran (or the gate was killed
-    after it started), its errno when the exec failed, else what went wrong with the gate itself."""
+    """Send the go and wait for the exec, within `_GO_S`: None once it ran (or the gate, killed after
+    it took its go, closed its end: the process's exit tells), its errno when the exec failed, else
+    what went wrong with the gate itself (exited before it started or before it took its go,
+    or the deadline)."""
     sock.setblocking(False)
     view = memoryview(go)
     report = b""
+    lost = False
     with anyio.move_on_after(_GO_S) as waited:
         while view:
             try:
                 view = view[sock.send(view) :]
             except BlockingIOError:
                 await anyio.wait_writable(sock)
-            except OSError:  # the gate is gone: started and killed, or never started (below)
+            except OSError:  # the gate is gone (EPIPE): it never ran the server
+                lost = True
                 break
         while True:
             await anyio.wait_readable(sock)
@@ -187,6 +192,8 @@ async def _go(sock: socket.socket, go: bytes) -> int | str | None:
         if waited.cancelled_caught:
             return f"the exec gate did not start within {_GO_S:g} s"
         return _GATE_EXITED
+    if lost:
+        return _GATE_LOST
     if waited.cancelled_caught:
         if view:
             return f"the exec gate did not take the server's go within {_GO_S:g} s"
