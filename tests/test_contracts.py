@@ -78,6 +78,7 @@ INTERNAL_SIGNALS: dict[str, str] = {
     "runtime/requests.py:SessionExpired": "runtime",  # re-initialize and re-send once, else its CenterError
     "service/forms.py:UnsupportedSchema": "service",  # interactions.py declines the elicitation, with why
     "service/forms.py:_Problem": "service",  # forms.py collects them into ElicitationAnswerInvalid
+    "transports/_guarded_spawn.py:GateFailed": "transports",  # spawn_failure() makes it ServerUnreachable
 }
 
 

@@ -46,6 +46,7 @@ import json
 import logging
 import os
 import select
+import socket
 import subprocess
 import sys
 import threading
@@ -56,6 +57,7 @@ from typing import Any, Final
 from mcp_center.models import is_array, is_object
 from mcp_center.store.files import atomic_write
 from mcp_center.store.owner import DirIdentity
+from mcp_center.transports.gate import CLOSED_STATUS, READY, command_line
 from mcp_center.transports.reaper import DEFAULT_GRACE_S, GroupRef, Stopped, boot_id, read_stat, stamp, terminate
 
 __all__ = ["PROCESS_GROUPS_FILE", "ProcessGuard", "TakeOver", "process_guard"]
@@ -111,6 +113,7 @@ class ProcessGuard:
         self._write_fd: int | None = None
         self._watchdog_pid: int | None = None
         self._unavailable = not sys.platform.startswith("linux")
+        self._gated: bool | None = None  # the exec gate's check: not run yet
         self._record: Path | None = None
         self._record_dir: DirIdentity | None = None
         self._record_ticks: int | None = None
@@ -159,7 +162,10 @@ class ProcessGuard:
                 return True
             if self._unavailable:
                 return False
+            check = _start_gate_check() if self._gated is None else None  # runs while the watchdog starts
             started = self._spawn_watchdog()
+            if check is not None:
+                self._gated = _gate_started(*check)
             if started is None:
                 self._unavailable = True
                 return False
@@ -168,6 +174,14 @@ class ProcessGuard:
                 for ref in self._groups.values():
                     self._send_locked(f"add {ref.pgid} {ref.start_ticks}\n")
                 return self.watching
+
+    @property
+    def gated(self) -> bool:
+        """True when servers start through the exec gate (`gate.py`) while a watchdog runs: `start()`
+        checked once that the gate's interpreter starts here. If it does not (say, the host's
+        Python needs something `-I -S` leaves out), servers are started directly and adopted after
+        (logged once as `guard.gate_unavailable`): a host killed in between leaves them (R-9.3)."""
+        return bool(self._gated)
 
     @property
     def startable(self) -> bool:
@@ -349,6 +363,52 @@ class ProcessGuard:
         os.set_blocking(write_fd, False)  # a stuck watchdog must never block the event loop
         logger.debug("guard.watchdog_started", extra={"watchdog_pid": pid})
         return write_fd, pid
+
+
+def _start_gate_check() -> tuple[subprocess.Popen[bytes], socket.socket] | None:
+    """Start the exec gate without a go (`_gate_started` tells whether it works); None when even
+    its spawn failed (logged)."""
+    ours, theirs = socket.socketpair()
+    try:
+        gate = subprocess.Popen(  # noqa: S603 - our own interpreter and file, no shell
+            command_line(theirs.fileno(), ["true"]),
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            cwd="/",
+        )
+    except OSError:
+        ours.close()
+        logger.warning("guard.gate_unavailable", extra={"reason": "spawn_failed"}, exc_info=True)
+        return None
+    finally:
+        theirs.close()
+    return gate, ours
+
+
+def _gate_started(gate: subprocess.Popen[bytes], ours: socket.socket) -> bool:
+    """True when the gate reported it started and exited with `CLOSED_STATUS` at our end of file
+    (about 10 ms, overlapping the watchdog's start), else False (logged as `guard.gate_unavailable`)."""
+    with ours:
+        ours.settimeout(_WATCHDOG_START_S)
+        try:
+            ready = ours.recv(len(READY))
+        except OSError:
+            ready = b""
+    try:
+        _, error = gate.communicate(timeout=_WATCHDOG_START_S)
+    except subprocess.TimeoutExpired:
+        gate.kill()
+        _, error = gate.communicate()
+    if ready == READY and gate.returncode == CLOSED_STATUS:
+        return True
+    logger.warning(
+        "guard.gate_unavailable",
+        extra={"status": gate.returncode, "stderr": error.decode("utf-8", "replace")[-500:]},
+    )
+    return False
 
 
 def _read_pid(launcher: subprocess.Popen[bytes]) -> int | None:

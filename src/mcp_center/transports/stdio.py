@@ -40,7 +40,6 @@ which R-3.1 ("process exited with code N") and R-2.6 (stderr into the server's l
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import signal
 import subprocess
@@ -57,10 +56,10 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
-from mcp_center.errors import ServerProtocolError, ServerUnreachable
+from mcp_center.errors import ServerProtocolError
 from mcp_center.models import ErrorReason
 from mcp_center.secrets import Redactor
-from mcp_center.transports._guarded_spawn import open_guarded_process
+from mcp_center.transports._guarded_spawn import open_guarded_process, spawn_failure
 from mcp_center.transports._process_group import group_alive, signal_group, wait_group_gone
 from mcp_center.transports._stdio_lines import (
     TRUNCATED,
@@ -240,7 +239,7 @@ class StdioTransport:
         if self._entered:
             raise RuntimeError("StdioTransport is single-use: create a new one per connection")
         self._entered = True
-        await anyio.lowlevel.checkpoint_if_cancelled()  # the spawn below is shielded: do not start doomed
+        await anyio.lowlevel.checkpoint_if_cancelled()  # the spawn below is partly shielded: do not start doomed
         process = await self._spawn()
         stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
         if stdin is None or stdout is None or stderr is None:  # pragma: no cover - we asked for pipes
@@ -289,7 +288,6 @@ class StdioTransport:
     # -- spawn -----------------------------------------------------------------------------------
 
     async def _spawn(self) -> Process:
-        process: Process | None = None
         guard = self._guard
         if guard.startable:  # the first server of this process: start its watchdog (once)
             await anyio.to_thread.run_sync(guard.start)
@@ -297,31 +295,29 @@ class StdioTransport:
         if self._sandbox is not None:
             sandbox, argv, cwd = self._sandbox, self._argv, self._cwd
             launch = await anyio.to_thread.run_sync(lambda: prepare_launch(sandbox, argv, cwd=cwd))
-        # Shielded: a cancellation inside the spawn could otherwise strand a fresh child.
-        with anyio.CancelScope(shield=True):
-            try:
-                # The group is adopted before the server's code runs: it dies with this process,
-                # however this process ends (the exec gate, `_guarded_spawn`).
-                process, self._group = await open_guarded_process(
-                    launch.argv if launch is not None else self._argv,
-                    env=self._env,
-                    cwd="/" if launch is not None else self._cwd,  # bubblewrap changes to the cwd inside
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    pass_fds=launch.pass_fds if launch is not None else (),
-                    guard=guard,
-                )
-            except OSError as exc:
-                program = launch.argv[0] if launch is not None else self._argv[0]
-                raise _spawn_failure(program, None if launch is not None else self._cwd, exc) from exc
-            finally:
-                if launch is not None:
-                    launch.close()
-            if self._group is not None and guard.recording:
+        # Cancellable: `open_guarded_process` shields what must not be cut and strands no child.
+        try:
+            # The group is adopted before the server's code runs: it dies with this process,
+            # however this process ends (the exec gate, `_guarded_spawn`).
+            process, self._group = await open_guarded_process(
+                launch.argv if launch is not None else self._argv,
+                env=self._env,
+                cwd="/" if launch is not None else self._cwd,  # bubblewrap changes to the cwd inside
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=launch.pass_fds if launch is not None else (),
+                guard=guard,
+            )
+        except OSError as exc:
+            program = launch.argv[0] if launch is not None else self._argv[0]
+            raise spawn_failure(program, None if launch is not None else self._cwd, exc) from exc
+        finally:
+            if launch is not None:
+                launch.close()
+        if self._group is not None and guard.recording:
+            with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(guard.save)
-        if process is None:  # pragma: no cover - a shielded scope swallows nothing
-            raise RuntimeError("spawn was interrupted")
         self._process = process
         self.pid = process.pid
         logger.debug("stdio.spawned", extra={"pid": process.pid, "command": self._argv[0]})
@@ -567,22 +563,3 @@ def _notify(callback: Callable[[str], None] | None, text: str, name: str) -> Non
 async def _aclose_quietly(stream: ByteSendStream | ByteReceiveStream) -> None:
     with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await stream.aclose()
-
-
-def _spawn_failure(command: str, cwd: str | None, exc: OSError) -> ServerUnreachable:
-    """Map an exec/chdir failure to `ServerUnreachable`. Names the command, never args or env."""
-    details: dict[str, str] = {
-        "reason": ErrorReason.SPAWN_FAILED.value,
-        "command": command,
-        "errno": errno.errorcode.get(exc.errno, "") if exc.errno is not None else "",
-    }
-    if cwd is not None and exc.filename == cwd:
-        details["cwd"] = cwd
-        problem = f"working directory {cwd!r} is not usable ({exc.strerror})"
-    elif isinstance(exc, FileNotFoundError):
-        problem = "command not found (it is run directly, without a shell)"
-    elif isinstance(exc, PermissionError):
-        problem = "permission denied (is it an executable file?)"
-    else:
-        problem = exc.strerror or type(exc).__name__
-    return ServerUnreachable(f"cannot start stdio server command {command!r}: {problem}", details=details)

@@ -30,12 +30,10 @@ from dataclasses import dataclass, replace
 
 import anyio
 import anyio.to_thread
-from anyio.abc import Process
 
 from mcp_center.secrets import Redactor, mask_credential_shapes
-from mcp_center.transports._guarded_spawn import open_guarded_process
+from mcp_center.transports._guarded_spawn import open_guarded_process, spawn_failure
 from mcp_center.transports.guard import process_guard
-from mcp_center.transports.reaper import GroupRef
 from mcp_center.transports.sandbox import OFFLINE_ENV, SandboxSpec, prepare_launch
 
 __all__ = ["WARM_UP_TIMEOUT_S", "WarmUpResult", "run_warm_up", "warm_up_argv"]
@@ -185,7 +183,8 @@ async def run_warm_up(
     Returns:
         The outcome; a failed package manager is a result with `ok` False, not an exception.
     Raises:
-        SandboxUnavailable / ServerUnreachable: as `prepare_launch` (the sandbox cannot start).
+        SandboxUnavailable / ServerUnreachable: as `prepare_launch` (the sandbox cannot start);
+            ServerUnreachable (`spawn_failed`) when bubblewrap or the exec gate cannot start.
     """
     online = replace(spec, policy=spec.policy.model_copy(update={"network": "egress"}))
     run_env = {name: value for name, value in env.items() if OFFLINE_ENV.get(name) != value}
@@ -196,26 +195,24 @@ async def run_warm_up(
     tail: deque[str] = deque(maxlen=_OUTPUT_LINES)
     started = anyio.current_time()
     exit_code: int | None = None
-    process: Process | None = None
-    group: GroupRef | None = None
-    with anyio.CancelScope(shield=True):  # a cancellation inside the spawn could strand the child
-        try:
-            process, group = await open_guarded_process(  # adopted before anything runs in it
-                launch.argv,
-                env=run_env,
-                cwd="/",
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                pass_fds=launch.pass_fds,
-                guard=guard,
-            )
-        finally:
-            launch.close()
-        if group is not None and guard.recording:
+    try:  # cancellable: `open_guarded_process` shields what must not be cut and strands no child
+        process, group = await open_guarded_process(  # adopted before anything runs in it
+            launch.argv,
+            env=run_env,
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=launch.pass_fds,
+            guard=guard,
+        )
+    except OSError as exc:  # bubblewrap's exec, or the exec gate's own failure
+        raise spawn_failure(launch.argv[0], None, exc) from exc
+    finally:
+        launch.close()
+    if group is not None and guard.recording:
+        with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(guard.save)
-    if process is None:  # pragma: no cover - a shielded scope swallows nothing
-        raise RuntimeError("spawn was interrupted")
     try:
         with anyio.move_on_after(timeout_s):
             assert process.stdout is not None
