@@ -32,11 +32,12 @@ everything kept, so it reads its own writes at once.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from contextvars import ContextVar, Token
 
 from mcp_center.store.files import Stamp, file_stamp, rare_file_stamp
 
-__all__ = ["FreshStamps", "request_arrived", "serving_request"]
+__all__ = ["FreshStamps", "enter_request", "leave_request", "request_arrived", "serving_request"]
 
 _arrived = 0
 """Requests counted by `request_arrived` in this process (its marks)."""
@@ -72,6 +73,14 @@ class serving_request:  # lower case: used as the function it was, `with serving
 
     def __exit__(self, *exc_info: object) -> None:
         _since.reset(self._token)
+
+
+enter_request: Callable[[int], Token[int]] = _since.set
+"""`serving_request(mark).__enter__` without its frames (the ContextVar's own method: no Python
+frame, issue 12): returns the token to give `leave_request` when the request's block ends, in a
+`finally` (`token = enter_request(mark)`, `try: ... finally: leave_request(token)`)."""
+leave_request: Callable[[Token[int]], None] = _since.reset
+"""`serving_request(mark).__exit__` without its frames: ends the block `enter_request` began."""
 
 
 class FreshStamps:
