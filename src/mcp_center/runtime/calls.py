@@ -219,7 +219,7 @@ async def forward(
         async def send(conn: Connection, timeout_s: float) -> dict[str, Any]:
             nonlocal held
             assert conn.session is not None
-            if is_call:
+            if is_call and "tools" not in conn.session.offers:  # `require_capability`'s test in line (issue 12)
                 require_capability(conn, "tools", what)
             raw = host.raw_forwarder(server_id, conn)
             factor = host.progress_max_factor

@@ -139,9 +139,7 @@ def require_capability(conn: Connection, capability: str, what: str) -> None:
         CapabilityNotOffered: `details.capability` and `details.server_id` say which.
     """
     assert conn.session is not None
-    declared = conn.session.client.server_capabilities
-    offered = {"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}[capability]
-    if offered is None:
+    if capability not in conn.session.offers:  # read once per session (`OpenSession.offers`)
         server_id = conn.spec.server_id
         raise CapabilityNotOffered(
             f"server '{server_id}' offers no {capability} (it declared none in initialize); {what} was not sent",
