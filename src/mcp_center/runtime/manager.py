@@ -244,9 +244,8 @@ class ConnectionManager:
             CenterError: the attempt failed (attributed, R-3.1).
         """
         slot = self._slots.get(server_id)
-        if slot is not None and self._serves_now(slot):
-            assert slot.conn is not None
-            return slot.conn  # the hot path: a live, current connection needs no lock (R-8.3)
+        if slot is not None and (conn := slot.conn) is not None and conn.serving and self._is_current(slot, conn):
+            return conn  # the hot path: a live, current connection not stopping needs no lock (R-8.3)
         while True:
             slot = self._slots.get(server_id)
             if slot is None:
@@ -673,11 +672,6 @@ class ConnectionManager:
         level = self._log_levels.get(conn.spec.server_id)
         if level is not None and self._tg is not None:
             self._tg.start_soon(self._reapply_level, conn, level)
-
-    def _serves_now(self, slot: _Slot) -> bool:
-        """The slot's connection is live, not stopping and of the slot's current spec (`connect`'s hot path)."""
-        conn = slot.conn
-        return conn is not None and conn.is_live and not conn.stop_requested.is_set() and self._is_current(slot, conn)
 
     def _is_current(self, slot: _Slot, conn: Connection) -> bool:
         return slot.conn is conn and slot.spec is not None and slot.spec.digest == conn.spec.digest
