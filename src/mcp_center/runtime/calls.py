@@ -221,7 +221,9 @@ async def forward(
             assert conn.session is not None
             if is_call and "tools" not in conn.session.offers:  # `require_capability`'s test in line (issue 12)
                 require_capability(conn, "tools", what)
-            raw = host.raw_forwarder(server_id, conn)
+            raw = conn.raw  # built on the connection's first use (`raw_forwarder`), then read here
+            if raw is None:
+                raw = host.raw_forwarder(server_id, conn)
             factor = host.progress_max_factor
             max_total_s = timeout_s * factor if is_call else None
 
@@ -232,8 +234,9 @@ async def forward(
 
             # The deadline rides the admission's scope (nothing between them enters one: `run_admitted`
             # admits nothing), so its expiry is raised by the admission.
-            with host.deadlines.deadline(
-                conn.connection_id, timeout_s, max_total_s=max_total_s, riding=admission, expiry=expired
+            # `host.deadlines.deadline(...)`'s instance made here: a frame less per call (issue 12).
+            with PausableDeadline(
+                timeout_s, host.deadlines, conn.connection_id, max_total_s=max_total_s, riding=admission, expiry=expired
             ) as deadline:
                 watched = None
                 if is_call or forward_to is not None:
