@@ -533,11 +533,12 @@ class GatewayEndpoint:
             capabilities if type(capabilities) is dict else {},
             client=client if type(client) is dict else None,
         )
+        tokens = self._tokens
         return LeanRequest(
             message,
             link,
             modern=True,
-            caller_allowed=self._allowed(token_id),
+            caller_allowed=lambda: tokens.is_current(token_id),  # `_allowed(token_id)` in line (issue 12)
             caller=CallerCard(token_id, token_name, link.client),
             headers=headers,
         )
