@@ -174,6 +174,9 @@ class ConnectionManager:
         self._subscriptions = ResourceSubscriptions()
         """The resource URIs `forward` subscribed to per server (the gateway's agents, R-8.1)."""
         self.activity = ActivityRecorder(self.events)
+        self.progress_max_factor: float = PROGRESS_MAX_FACTOR
+        """How many times its timeout a tool call that keeps reporting progress may run in total, read
+        when a call starts (`runtime/calls.py`): an attribute, not a property (a frame per call, issue 12)."""
         """Log messages, notifications and call progress of every server, for the page (R-12.1)."""
         self._notifications = Notifications(self.activity)
         self.handshakes = 0
@@ -244,7 +247,13 @@ class ConnectionManager:
             CenterError: the attempt failed (attributed, R-3.1).
         """
         slot = self._slots.get(server_id)
-        if slot is not None and (conn := slot.conn) is not None and conn.serving and self._is_current(slot, conn):
+        if (
+            slot is not None
+            and (conn := slot.conn) is not None
+            and conn.serving
+            and (spec := slot.spec) is not None
+            and spec.digest == conn.spec.digest  # `_is_current(slot, conn)` in line
+        ):
             return conn  # the hot path: a live, current connection not stopping needs no lock (R-8.3)
         while True:
             slot = self._slots.get(server_id)
@@ -565,17 +574,6 @@ class ConnectionManager:
 
     # ----- internals -------------------------------------------------------------------------
 
-    def _call_timeout_s(self, server_id: str, conn: Connection) -> float:
-        """The server's current `call_timeout_s` (seconds, R-3.8): a PATCH that changed only the
-        timeout keeps the session (same digest, R-3.3) and applies to the next call, not at reconnect."""
-        slot = self._slots.get(server_id)
-        return slot.spec.call_timeout_s if slot is not None and slot.spec is not None else conn.spec.call_timeout_s
-
-    @property
-    def progress_max_factor(self) -> float:
-        """`PROGRESS_MAX_FACTOR`, read when a call starts (`runtime/calls.py`; tests lower it here)."""
-        return PROGRESS_MAX_FACTOR
-
     def max_result_bytes(self, server_id: str) -> int:
         """The server's current result size bound in bytes (R-3.9; the default when it has no spec)."""
         slot = self._slots.get(server_id)
@@ -612,7 +610,12 @@ class ConnectionManager:
         (no second admission per call, issue 12); once more after a 404 for our session (R-3.10).
         Raises `CenterError`: what `send` or the connection raised, attributed (`requests.send_once`)."""
         conn = await self.connect(server_id)
-        timeout = timeout_s if timeout_s is not None else self._call_timeout_s(server_id, conn)
+        timeout = timeout_s
+        if timeout is None:  # the server's current `call_timeout_s` (R-3.8): a PATCH of only the timeout
+            # keeps the session (same digest, R-3.3) and applies to the next call, not at reconnect
+            slot = self._slots.get(server_id)
+            spec = slot.spec if slot is not None and slot.spec is not None else conn.spec
+            timeout = spec.call_timeout_s
         try:
             return await send_once(conn, what, send, timeout)
         except SessionExpired:
