@@ -66,8 +66,10 @@ class RequestHost(Protocol):
     events: EventBus
     activity: ActivityRecorder
 
-    progress_max_factor: float
-    """How many times its timeout a tool call that keeps reporting progress may run in total."""
+    @property
+    def progress_max_factor(self) -> float:
+        """How many times its timeout a tool call that keeps reporting progress may run in total."""
+        ...
 
     def logbook(self, server_id: str) -> ServerLogbook:
         """The server's request/response records."""

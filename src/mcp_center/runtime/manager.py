@@ -174,9 +174,6 @@ class ConnectionManager:
         self._subscriptions = ResourceSubscriptions()
         """The resource URIs `forward` subscribed to per server (the gateway's agents, R-8.1)."""
         self.activity = ActivityRecorder(self.events)
-        self.progress_max_factor: float = PROGRESS_MAX_FACTOR
-        """How many times its timeout a tool call that keeps reporting progress may run in total, read
-        when a call starts (`runtime/calls.py`): an attribute, not a property (a frame per call, issue 12)."""
         """Log messages, notifications and call progress of every server, for the page (R-12.1)."""
         self._notifications = Notifications(self.activity)
         self.handshakes = 0
@@ -573,6 +570,11 @@ class ConnectionManager:
         return await probe_connection(spec, logbook, self._transport_factory)
 
     # ----- internals -------------------------------------------------------------------------
+
+    @property
+    def progress_max_factor(self) -> float:
+        """`PROGRESS_MAX_FACTOR`, read when a call starts (`runtime/calls.py`; tests lower it here)."""
+        return PROGRESS_MAX_FACTOR
 
     def max_result_bytes(self, server_id: str) -> int:
         """The server's current result size bound in bytes (R-3.9; the default when it has no spec)."""
