@@ -16,6 +16,7 @@ connection), connects lazily, sends once and re-sends once after a Streamable HT
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
@@ -136,8 +137,8 @@ async def call_tool(
             # back); we check it ourselves and keep the content (`check_output`).
             request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments_dict))
             with host.deadlines.deadline(conn.connection_id, timeout_s, max_total_s=max_total_s) as deadline:
-                recorded = _recording_progress(host, server_id, conn, op_id, forward_to)
-                on_progress = progress_relay(deadline, host.events, server_id, op_id, name, recorded)
+                record = functools.partial(host.activity.progress, server_id, conn.connection_id, op_id)
+                on_progress = progress_relay(deadline, host.events, server_id, op_id, name, forward_to, record=record)
                 answer = await conn.session.client.session.send_request(
                     request, types.CallToolResult, request_read_timeout_seconds=None, progress_callback=on_progress
                 )
@@ -242,8 +243,10 @@ async def forward(
                 if is_call or forward_to is not None:
                     # Every forwarded call asks for progress (it keeps the call alive, item 4); the
                     # activity feed records it (R-12.1) and the agent gets it if it asked.
-                    recorded = _recording_progress(host, server_id, conn, op_id, forward_to)
-                    watched = progress_relay(deadline, host.events, server_id, op_id, tool_name, recorded)
+                    record = functools.partial(host.activity.progress, server_id, conn.connection_id, op_id)
+                    watched = progress_relay(
+                        deadline, host.events, server_id, op_id, tool_name, forward_to, record=record
+                    )
                 if raw is not None:
                     try:
                         result = await raw.request(method, params, progress=watched)
@@ -324,16 +327,3 @@ def _note_mismatch(host: RequestHost, server_id: str, conn: Connection, name: st
     """A tool result that breaks its outputSchema: a log line and a `check` entry in the server's logbook."""
     logger.warning("server.output_schema_mismatch", extra={"server_id": server_id, "tool": name})
     host.logbook(server_id).note(conn.connection_id, "tools/call", "output_invalid", f"'{name}': {problem}")
-
-
-def _recording_progress(
-    host: RequestHost, server_id: str, conn: Connection, operation_id: str, forward_to: ProgressFnT | None
-) -> ProgressFnT:
-    """A progress callback that records the call's progress in the activity feed, then calls `forward_to`."""
-
-    async def report(progress: float, total: float | None, message: str | None) -> None:
-        host.activity.progress(server_id, conn.connection_id, operation_id, progress, total, message)
-        if forward_to is not None:
-            await forward_to(progress, total, message)
-
-    return report
