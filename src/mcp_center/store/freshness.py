@@ -116,25 +116,22 @@ class FreshStamps:
             return kept[2]
         arrived = _arrived  # read before the stat: the stat is after every arrival counted so far
         stamp = look(path)
-        if self._turn_ends or self._end_turn_soon():
-            self._kept[path] = (arrived, turn, stamp)
+        if not self._turn_ends:  # the first stamp kept this turn: schedule the turn's end (its lines
+            # here, not a method's: every forwarded call takes one, issue 12)
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # a worker thread: nothing marks its turns, nothing may be kept
+                return stamp
+            self._turn_ends = True
+            self._turn_loop = loop
+            loop.call_soon(self._end_turn)
+        self._kept[path] = (arrived, turn, stamp)
         return stamp
 
     def forget(self) -> None:
         """Drop everything kept (this process committed: its next look must see its own write)."""
         self._turn += 1
         self._kept.clear()
-
-    def _end_turn_soon(self) -> bool:
-        """Schedule the end of the current turn; False (nothing may be kept) without a running loop."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # a worker thread: nothing marks its turns
-            return False
-        self._turn_ends = True
-        self._turn_loop = loop
-        loop.call_soon(self._end_turn)
-        return True
 
     def _end_turn(self) -> None:
         self._turn += 1
