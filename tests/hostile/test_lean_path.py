@@ -218,6 +218,24 @@ async def test_a_forwarded_call_to_a_server_that_offers_no_tools_is_refused_with
         assert not fake.posts("tools/call")
 
 
+async def test_the_capabilities_read_once_per_session_follow_a_server_restarted_with_other_ones() -> None:
+    """Item 16 with issue 12's per-session reading (`OpenSession.offers`): a server that comes back
+    without tools is refused without being asked, and one that comes back with them is called."""
+    fake = FakeStreamableServer(get_status=405, tools=[ECHO_TOOL])
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        await _forward(manager)
+        assert len(fake.posts("tools/call")) == 1
+        fake.capabilities = {"prompts": {}}
+        await manager.disconnect(SERVER)  # as a restart: the next call opens a new session
+        with pytest.raises(CapabilityNotOffered):
+            await _forward(manager)
+        assert len(fake.posts("tools/call")) == 1
+        fake.capabilities = {"tools": {}}
+        await manager.disconnect(SERVER)
+        await _forward(manager)
+        assert len(fake.posts("tools/call")) == 2
+
+
 def _sessionless(message: dict[str, Any]) -> bool:
     return "io.modelcontextprotocol/protocolVersion" in (message["params"].get("_meta") or {})
 

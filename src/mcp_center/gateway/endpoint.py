@@ -77,7 +77,7 @@ from mcp_center.gateway.wire import DirectHandler
 from mcp_center.models import is_object
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
-from mcp_center.store.freshness import request_arrived, serving_request
+from mcp_center.store.freshness import enter_request, leave_request, request_arrived, serving_request
 
 __all__ = ["GATEWAY_PATH", "MAX_SESSIONS_PER_TOKEN", "SESSION_LIMIT_CODE", "GatewayEndpoint"]
 
@@ -417,11 +417,13 @@ class GatewayEndpoint:
         ):
             return None
         arrival = request_arrived()  # its bytes are in (see `__call__`)
+        serving = enter_request(arrival)  # `serving_request(arrival)` without its frames (issue 12)
         try:
-            with serving_request(arrival):
-                named = self._tokens.identify_named(presented_bearer(found.get(b"authorization")))
+            named = self._tokens.identify_named(presented_bearer(found.get(b"authorization")))
         except StorageError:
             return None
+        finally:
+            leave_request(serving)
         if named is None:
             return None
         try:
@@ -443,12 +445,13 @@ class GatewayEndpoint:
         """`_serve_sessionless` for `direct`, in its own task: the request's arrival mark set again there.
         Its lines rather than a call to it: one coroutine frame less on every resume (issue 12)."""
         link = lean.link
-        with serving_request(arrival):
-            links = self._track(token_id, link)
-            try:
-                await self._lean.serve(lean, receive, send)
-            finally:
-                self._untrack(token_id, link, links)
+        serving = enter_request(arrival)  # `serving_request(arrival)` without its frames (issue 12)
+        links = self._track(token_id, link)
+        try:
+            await self._lean.serve(lean, receive, send)
+        finally:
+            self._untrack(token_id, link, links)
+            leave_request(serving)
 
     async def _serve_sessionless(self, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
         """Serve a sessionless lean request of the token `token_id`, known to `_take_stale` meanwhile:
@@ -530,11 +533,12 @@ class GatewayEndpoint:
             capabilities if type(capabilities) is dict else {},
             client=client if type(client) is dict else None,
         )
+        tokens = self._tokens
         return LeanRequest(
             message,
             link,
             modern=True,
-            caller_allowed=self._allowed(token_id),
+            caller_allowed=lambda: tokens.is_current(token_id),  # `_allowed(token_id)` in line (issue 12)
             caller=CallerCard(token_id, token_name, link.client),
             headers=headers,
         )

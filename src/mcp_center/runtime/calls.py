@@ -16,6 +16,7 @@ connection), connects lazily, sends once and re-sends once after a Streamable HT
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
@@ -136,8 +137,8 @@ async def call_tool(
             # back); we check it ourselves and keep the content (`check_output`).
             request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments_dict))
             with host.deadlines.deadline(conn.connection_id, timeout_s, max_total_s=max_total_s) as deadline:
-                recorded = _recording_progress(host, server_id, conn, op_id, forward_to)
-                on_progress = progress_relay(deadline, host.events, server_id, op_id, name, recorded)
+                record = functools.partial(host.activity.progress, server_id, conn.connection_id, op_id)
+                on_progress = progress_relay(deadline, host.events, server_id, op_id, name, forward_to, record=record)
                 answer = await conn.session.client.session.send_request(
                     request, types.CallToolResult, request_read_timeout_seconds=None, progress_callback=on_progress
                 )
@@ -219,9 +220,11 @@ async def forward(
         async def send(conn: Connection, timeout_s: float) -> dict[str, Any]:
             nonlocal held
             assert conn.session is not None
-            if is_call:
+            if is_call and "tools" not in conn.session.offers:  # `require_capability`'s test in line (issue 12)
                 require_capability(conn, "tools", what)
-            raw = host.raw_forwarder(server_id, conn)
+            raw = conn.raw  # built on the connection's first use (`raw_forwarder`), then read here
+            if raw is None:
+                raw = host.raw_forwarder(server_id, conn)
             factor = host.progress_max_factor
             max_total_s = timeout_s * factor if is_call else None
 
@@ -232,15 +235,18 @@ async def forward(
 
             # The deadline rides the admission's scope (nothing between them enters one: `run_admitted`
             # admits nothing), so its expiry is raised by the admission.
-            with host.deadlines.deadline(
-                conn.connection_id, timeout_s, max_total_s=max_total_s, riding=admission, expiry=expired
+            # `host.deadlines.deadline(...)`'s instance made here: a frame less per call (issue 12).
+            with PausableDeadline(
+                timeout_s, host.deadlines, conn.connection_id, max_total_s=max_total_s, riding=admission, expiry=expired
             ) as deadline:
                 watched = None
                 if is_call or forward_to is not None:
                     # Every forwarded call asks for progress (it keeps the call alive, item 4); the
                     # activity feed records it (R-12.1) and the agent gets it if it asked.
-                    recorded = _recording_progress(host, server_id, conn, op_id, forward_to)
-                    watched = progress_relay(deadline, host.events, server_id, op_id, tool_name, recorded)
+                    record = functools.partial(host.activity.progress, server_id, conn.connection_id, op_id)
+                    watched = progress_relay(
+                        deadline, host.events, server_id, op_id, tool_name, forward_to, record=record
+                    )
                 if raw is not None:
                     try:
                         result = await raw.request(method, params, progress=watched)
@@ -321,16 +327,3 @@ def _note_mismatch(host: RequestHost, server_id: str, conn: Connection, name: st
     """A tool result that breaks its outputSchema: a log line and a `check` entry in the server's logbook."""
     logger.warning("server.output_schema_mismatch", extra={"server_id": server_id, "tool": name})
     host.logbook(server_id).note(conn.connection_id, "tools/call", "output_invalid", f"'{name}': {problem}")
-
-
-def _recording_progress(
-    host: RequestHost, server_id: str, conn: Connection, operation_id: str, forward_to: ProgressFnT | None
-) -> ProgressFnT:
-    """A progress callback that records the call's progress in the activity feed, then calls `forward_to`."""
-
-    async def report(progress: float, total: float | None, message: str | None) -> None:
-        host.activity.progress(server_id, conn.connection_id, operation_id, progress, total, message)
-        if forward_to is not None:
-            await forward_to(progress, total, message)
-
-    return report

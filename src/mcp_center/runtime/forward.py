@@ -184,9 +184,10 @@ class RawForwarder:
         """
         name = (params or {}).get("name") if method == "tools/call" else None
         if method == "tools/call":
-            if self.era.wants_probe():
+            era = self.era
+            if era.speaks_modern is None and not era.probing:  # `era.wants_probe()` in line (issue 12)
                 await self._discover()
-            if self.era.modern_for(name):
+            if era.modern_for(name):
                 given: Mapping[str, Any] = params or {}
                 try:  # `_modern_call`'s first round in line: one coroutine frame less per call (issue 12)
                     result = await self._modern_once("tools/call", given, progress)

@@ -244,9 +244,14 @@ class ConnectionManager:
             CenterError: the attempt failed (attributed, R-3.1).
         """
         slot = self._slots.get(server_id)
-        if slot is not None and self._serves_now(slot):
-            assert slot.conn is not None
-            return slot.conn  # the hot path: a live, current connection needs no lock (R-8.3)
+        if (
+            slot is not None
+            and (conn := slot.conn) is not None
+            and conn.serving
+            and (spec := slot.spec) is not None
+            and spec.digest == conn.spec.digest  # `_is_current(slot, conn)` in line
+        ):
+            return conn  # the hot path: a live, current connection not stopping needs no lock (R-8.3)
         while True:
             slot = self._slots.get(server_id)
             if slot is None:
@@ -566,12 +571,6 @@ class ConnectionManager:
 
     # ----- internals -------------------------------------------------------------------------
 
-    def _call_timeout_s(self, server_id: str, conn: Connection) -> float:
-        """The server's current `call_timeout_s` (seconds, R-3.8): a PATCH that changed only the
-        timeout keeps the session (same digest, R-3.3) and applies to the next call, not at reconnect."""
-        slot = self._slots.get(server_id)
-        return slot.spec.call_timeout_s if slot is not None and slot.spec is not None else conn.spec.call_timeout_s
-
     @property
     def progress_max_factor(self) -> float:
         """`PROGRESS_MAX_FACTOR`, read when a call starts (`runtime/calls.py`; tests lower it here)."""
@@ -613,7 +612,12 @@ class ConnectionManager:
         (no second admission per call, issue 12); once more after a 404 for our session (R-3.10).
         Raises `CenterError`: what `send` or the connection raised, attributed (`requests.send_once`)."""
         conn = await self.connect(server_id)
-        timeout = timeout_s if timeout_s is not None else self._call_timeout_s(server_id, conn)
+        timeout = timeout_s
+        if timeout is None:  # the server's current `call_timeout_s` (R-3.8): a PATCH of only the timeout
+            # keeps the session (same digest, R-3.3) and applies to the next call, not at reconnect
+            slot = self._slots.get(server_id)
+            spec = slot.spec if slot is not None and slot.spec is not None else conn.spec
+            timeout = spec.call_timeout_s
         try:
             return await send_once(conn, what, send, timeout)
         except SessionExpired:
@@ -673,11 +677,6 @@ class ConnectionManager:
         level = self._log_levels.get(conn.spec.server_id)
         if level is not None and self._tg is not None:
             self._tg.start_soon(self._reapply_level, conn, level)
-
-    def _serves_now(self, slot: _Slot) -> bool:
-        """The slot's connection is live, not stopping and of the slot's current spec (`connect`'s hot path)."""
-        conn = slot.conn
-        return conn is not None and conn.is_live and not conn.stop_requested.is_set() and self._is_current(slot, conn)
 
     def _is_current(self, slot: _Slot, conn: Connection) -> bool:
         return slot.conn is conn and slot.spec is not None and slot.spec.digest == conn.spec.digest

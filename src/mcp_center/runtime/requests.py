@@ -139,9 +139,7 @@ def require_capability(conn: Connection, capability: str, what: str) -> None:
         CapabilityNotOffered: `details.capability` and `details.server_id` say which.
     """
     assert conn.session is not None
-    declared = conn.session.client.server_capabilities
-    offered = {"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}[capability]
-    if offered is None:
+    if capability not in conn.session.offers:  # read once per session (`OpenSession.offers`)
         server_id = conn.spec.server_id
         raise CapabilityNotOffered(
             f"server '{server_id}' offers no {capability} (it declared none in initialize); {what} was not sent",
@@ -166,12 +164,16 @@ def progress_relay(
     operation_id: str,
     tool: object,
     forward: ProgressFnT | None,
+    *,
+    record: Callable[[float, float | None, str | None], object] | None = None,
 ) -> ProgressFnT:
     """The progress callback of a tool call (issue 14 item 4).
 
     Each progress notification restarts the call's deadline (`deadline.extend()`, bounded by its
     maximum total), is published as an `operation.progress` event (message redacted and cut to
-    `PROGRESS_MESSAGE_CHARS`) and is passed on to `forward` (the gateway's agent, R-8.1).
+    `PROGRESS_MESSAGE_CHARS`), given to `record` (`(progress, total, message)`: the activity feed,
+    R-12.1) and passed on to `forward` (the gateway's agent, R-8.1). `record` here rather than a
+    callback wrapping `forward`: one frame less per call and per notification (issue 12).
     """
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -186,6 +188,8 @@ def progress_relay(
             total=total,
             message=shown,
         )
+        if record is not None:
+            record(progress, total, message)
         if forward is not None:
             await forward(progress, total, message)
 

@@ -52,6 +52,17 @@ class OpenSession:
     client: Client
     tapped: TappedTransport
     probe: TransportProbe = field(repr=False)
+    offers: frozenset[str] = field(init=False, repr=False)
+    """Which of `tools`, `prompts` and `resources` the server declared in its `initialize` answer,
+    read once: they cannot change within a session (the client runs `initialize` once, in legacy
+    mode, before this is made; a reconnect or a restarted server is a new session), so a forwarded
+    call checks a set instead of asking the SDK's client each time (`requests.require_capability`,
+    issue 12, issue 14 item 16)."""
+
+    def __post_init__(self) -> None:
+        declared = self.client.server_capabilities
+        offered = {"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}
+        self.offers = frozenset(name for name, capability in offered.items() if capability is not None)
 
 
 @asynccontextmanager

@@ -189,11 +189,6 @@ class AgentCatalog:
         self._servers = (stamp, servers)
         return servers
 
-    def catalog_now(self) -> CatalogNow | None:
-        """`_current_without_waiting`, for a caller that resolves a call against it in the same step
-        (see `CatalogNow`); None when anything must wait (the caller then passes None on)."""
-        return self._current_without_waiting()
-
     def _current_without_waiting(self) -> CatalogNow | None:
         """The registry and the servers section exactly as `_registry_stamped()` and
         `_server_records(stamp)` would return them now, when neither has anything to wait for (no
@@ -210,6 +205,11 @@ class AgentCatalog:
         if cached[0] != stamp or (stamp, catalog_key) != self._key:
             return None
         return CatalogNow(self._registry, cached[1])
+
+    catalog_now = _current_without_waiting
+    """`_current_without_waiting` itself (no wrapper's frame per forwarded call, issue 12), for a caller
+    that resolves a call against it in the same step (see `CatalogNow`); None when anything must
+    wait (the caller then passes None on)."""
 
     async def _read(self) -> StoreState:
         """The store's state: from its cache when nothing changed (no thread hop), else read in a thread."""

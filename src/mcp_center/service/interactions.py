@@ -46,6 +46,7 @@ API key, ...) are registered with the redactor in both processes.
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections.abc import Callable, Mapping
@@ -336,8 +337,9 @@ class InteractionBroker(CardAnswers):
                 for a card (not delivered, R-6.3) or while it ran (`interrupt_running`); at entry,
                 when the host is already stopping (the call is not sent).
         """
-        ref = _RefOf(operation_id, server_id, tool, caller, exposed_name, arguments)
-        tracked = TrackedCall(operation_id, ref.build, elicitor=elicitor, sampler=sampler, roots=roots)
+        # The card's `CallRef` is built only when a card is made (R-8.3): a `partial` (no frame per call, issue 12).
+        ref = functools.partial(_call_ref, operation_id, server_id, tool, caller, exposed_name, arguments)
+        tracked = TrackedCall(operation_id, ref, elicitor=elicitor, sampler=sampler, roots=roots)
         return Tracking(self, server_id, tool, tracked)
 
     async def _untrack(self, server_id: str, tracked: TrackedCall) -> None:
@@ -479,36 +481,23 @@ class InteractionBroker(CardAnswers):
             waiter.done.set()
 
 
-class _RefOf:
-    """The `CallRef` a card would show for a tracked call, built only when a card is made (R-8.3)."""
-
-    __slots__ = ("_arguments", "_caller", "_exposed_name", "_operation_id", "_server_id", "_tool")
-
-    def __init__(
-        self,
-        operation_id: str,
-        server_id: str,
-        tool: str,
-        caller: Literal["agent", "user"],
-        exposed_name: str | None,
-        arguments: Mapping[str, Any],
-    ) -> None:
-        self._operation_id = operation_id
-        self._server_id = server_id
-        self._tool = tool
-        self._caller: Literal["agent", "user"] = caller
-        self._exposed_name = exposed_name
-        self._arguments = arguments
-
-    def build(self) -> CallRef:
-        return CallRef(
-            operation_id=self._operation_id,
-            server_id=self._server_id,
-            tool=self._tool,
-            caller=self._caller,
-            exposed_name=self._exposed_name,
-            arguments=kept_arguments(self._arguments),
-        )
+def _call_ref(
+    operation_id: str,
+    server_id: str,
+    tool: str,
+    caller: Literal["agent", "user"],
+    exposed_name: str | None,
+    arguments: Mapping[str, Any],
+) -> CallRef:
+    """The `CallRef` a card shows for a tracked call (`InteractionBroker.tracking`, R-8.3)."""
+    return CallRef(
+        operation_id=operation_id,
+        server_id=server_id,
+        tool=tool,
+        caller=caller,
+        exposed_name=exposed_name,
+        arguments=kept_arguments(arguments),
+    )
 
 
 class Tracking:

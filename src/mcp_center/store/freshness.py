@@ -32,11 +32,12 @@ everything kept, so it reads its own writes at once.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from contextvars import ContextVar, Token
 
 from mcp_center.store.files import Stamp, file_stamp, rare_file_stamp
 
-__all__ = ["FreshStamps", "request_arrived", "serving_request"]
+__all__ = ["FreshStamps", "enter_request", "leave_request", "request_arrived", "serving_request"]
 
 _arrived = 0
 """Requests counted by `request_arrived` in this process (its marks)."""
@@ -74,6 +75,14 @@ class serving_request:  # lower case: used as the function it was, `with serving
         _since.reset(self._token)
 
 
+enter_request: Callable[[int], Token[int]] = _since.set
+"""`serving_request(mark).__enter__` without its frames (the ContextVar's own method: no Python
+frame, issue 12): returns the token to give `leave_request` when the request's block ends, in a
+`finally` (`token = enter_request(mark)`, `try: ... finally: leave_request(token)`)."""
+leave_request: Callable[[Token[int]], None] = _since.reset
+"""`serving_request(mark).__exit__` without its frames: ends the block `enter_request` began."""
+
+
 class FreshStamps:
     """`file_stamp` of a store's files with the reuse of the module docstring (one per store).
 
@@ -107,25 +116,22 @@ class FreshStamps:
             return kept[2]
         arrived = _arrived  # read before the stat: the stat is after every arrival counted so far
         stamp = look(path)
-        if self._turn_ends or self._end_turn_soon():
-            self._kept[path] = (arrived, turn, stamp)
+        if not self._turn_ends:  # the first stamp kept this turn: schedule the turn's end (its lines
+            # here, not a method's: every forwarded call takes one, issue 12)
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # a worker thread: nothing marks its turns, nothing may be kept
+                return stamp
+            self._turn_ends = True
+            self._turn_loop = loop
+            loop.call_soon(self._end_turn)
+        self._kept[path] = (arrived, turn, stamp)
         return stamp
 
     def forget(self) -> None:
         """Drop everything kept (this process committed: its next look must see its own write)."""
         self._turn += 1
         self._kept.clear()
-
-    def _end_turn_soon(self) -> bool:
-        """Schedule the end of the current turn; False (nothing may be kept) without a running loop."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # a worker thread: nothing marks its turns
-            return False
-        self._turn_ends = True
-        self._turn_loop = loop
-        loop.call_soon(self._end_turn)
-        return True
 
     def _end_turn(self) -> None:
         self._turn += 1
