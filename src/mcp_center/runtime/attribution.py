@@ -253,6 +253,23 @@ def _network_error(exc: BaseException, target: str | None) -> CenterError | None
     return ServerUnreachable(unreachable_message(method, url, reason), details=details)
 
 
+def may_have_run(during: str) -> str:
+    """What a request whose session ended after it was sent may have done, and what to do next: the
+    one wording of every MCP_CONNECTION_LOST with a request open, whichever transport lost it (an
+    HTTP connection that closed, an HTTP answer lost on the lean path, a stdio process that exited)
+    (R-3.1, R-6.3: a call is never re-sent, so the user decides).
+
+    Args:
+        during: the request, as `attribute`'s `during` ("tools/call 'die'", "resources/read").
+    Returns:
+        For a tool call, "the tool may have run in part or in full; check its effect before calling
+        it again"; for another request, "the request was sent and may have run".
+    """
+    if during.startswith("tools/call"):
+        return "the tool may have run in part or in full; check its effect before calling it again"
+    return "the request was sent and may have run"
+
+
 def _answer_lost(leaf: AnswerLost, probe: TransportProbe | None, during: str) -> ConnectionLost:
     """The attributed error of a request whose connection ended before its answer (`AnswerLost`)."""
     _method, url = _request_of(leaf)
@@ -261,7 +278,7 @@ def _answer_lost(leaf: AnswerLost, probe: TransportProbe | None, during: str) ->
     if url:
         details["url"] = display_url(url)
     return ConnectionLost(
-        f"the connection to the server ended before it answered {during}: the request was sent and may have run",
+        f"the connection to the server ended before it answered {during}: {may_have_run(during)}",
         details=details,
     )
 
@@ -402,7 +419,7 @@ def _from_rpc_error(leaf: MCPError, probe: TransportProbe | None, during: str) -
             return status_error
     if leaf.code == mcp_types.CONNECTION_CLOSED:
         return ConnectionLost(
-            f"the connection closed during {during}",
+            f"the connection closed during {during}: {may_have_run(during)}",
             details={"reason": ErrorReason.CLOSED.value, **_stderr_details(probe)},
         )
     if leaf.code == mcp_types.REQUEST_TIMEOUT:
