@@ -283,6 +283,9 @@ def _print_preview(preview: dict[str, Any], given: Mapping[str, str]) -> None:
             for w in s["warnings"]:
                 if w["code"] == "PACKAGE_NOT_PINNED":
                     out.print(shown(f"warning [{w['code']}] {s['id']}: {w['message']}"), markup=False, highlight=False)
+                elif "did you mean" in w["message"]:  # a typo'd key (`argz`): the table shows only its code
+                    line = f"warning [{w['code']}] {s['id']}: '{w['field']}' {w['message']}"
+                    out.print(shown(line), markup=False, highlight=False)
     if preview["variables"]:
         title = "values to supply" if given else "values you will be asked for"
         table = Table("variable", "kind", "secret", "default", "used in", title=title)
