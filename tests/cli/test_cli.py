@@ -157,7 +157,8 @@ def test_a_server_that_dies_after_initialize_shows_its_exit_code_and_last_stderr
         assert tested.returncode == 1, tested.stdout
         first, *tail = tested.stderr.splitlines()
         assert first.startswith(
-            "failed [MCP_SERVER_UNREACHABLE]: the server process exited with code 9 during tools/list; its last output:"
+            "failed [MCP_SERVER_UNREACHABLE]: the server process exited with code 9 during tools/list; "
+            "its error output:"
         ), tested.stderr
         assert tail == ["  server stderr:", "    starting", "    fatal: \u241b[31mdatabase locked"], tested.stderr
         assert "\x1b" not in tested.stderr

@@ -179,13 +179,42 @@ _OUTPUT_LINES_IN_MESSAGE = 3
 _OUTPUT_LINE_CHARS = 200
 
 
+_TELLING = re.compile(
+    r"\b((?-i:E[A-Z0-9]{3,})\b|not found|unknown|unrecognized|invalid|no such|cannot|can't|could not|couldn't|"
+    r"not in this registry|permission denied|fatal|panic|\w*(Error|Exception)\b(?=:))",
+    re.IGNORECASE,
+)
+"""A stderr line that says what went wrong (npm's `E404` and `404 Not Found`, a launcher's `Unknown
+transport: x`, a traceback's last line `ValueError: ...`), not a usage listing or a log pointer."""
+
+
+def telling_lines(tail: list[str]) -> tuple[str, list[str]]:
+    """The lines of a stdio server's output `tail` (redacted, oldest first; stdout lines start with
+    `[stdout] `) that a one-line summary quotes, and how it calls them (trial35 MED 4, R-3.1, R-7.3).
+
+    Returns:
+        ("its error output", the first `_OUTPUT_LINES_IN_MESSAGE` distinct stderr lines that look
+        like an error (`_TELLING`)), else ("its last output", the last lines of `tail`): a usage text
+        printed after the error, or npm's closing notes, no longer hide the line that says why.
+    """
+    telling: list[str] = []
+    for line in tail:
+        if not line.startswith("[stdout] ") and _TELLING.search(line) and line not in telling:
+            telling.append(line)
+    if telling:
+        return "its error output", telling[:_OUTPUT_LINES_IN_MESSAGE]
+    return "its last output", tail[-_OUTPUT_LINES_IN_MESSAGE:]
+
+
 def _output_note(probe: TransportProbe | None) -> tuple[str, dict[str, object]]:
-    """`("; its last output: '...'", {"output_tail": [...]})` for a stdio server that printed something."""
+    """`("; its error output: '...'", {"output_tail": [...]})` for a stdio server that printed
+    something (the lines `telling_lines` picks)."""
     if probe is None or not probe.output_tail:
         return "", {}
     tail = last_lines(probe.output_tail)
-    shown = " | ".join(repr(line[:_OUTPUT_LINE_CHARS]) for line in tail[-_OUTPUT_LINES_IN_MESSAGE:])
-    return f"; its last output: {shown}", {"output_tail": tail}
+    label, lines = telling_lines(tail)
+    shown = " | ".join(repr(line[:_OUTPUT_LINE_CHARS]) for line in lines)
+    return f"; {label}: {shown}", {"output_tail": tail}
 
 
 def startup_timeout_error(what: str, seconds: float, probe: TransportProbe | None) -> ServerTimeout:
