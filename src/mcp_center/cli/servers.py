@@ -49,6 +49,7 @@ from mcp_center.store.running import running_owner
 if TYPE_CHECKING:  # the service and the SDK's types load when a command runs the host (`run_center`)
     from mcp_center.config import ToolPolicy
     from mcp_center.service import McpCenter, ServerTool, ServerView, ToolCallResult
+    from mcp_center.store.records import TestResult
 
 
 @app.command("list")
@@ -269,8 +270,12 @@ def trust(
 def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
     """Test with a temporary connection: initialize + tools/list + close."""
     settings = settings_for_server(server_id, data_dir, profile)
+
+    async def tested(center: McpCenter) -> tuple[TestResult, list[str]]:
+        return await _own_log(center, server_id, await center.test(server_id))
+
     with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
-        result = run_center(settings, lambda c: c.test(server_id))
+        result, log = run_center(settings, tested)
     if as_json:
         print_json(result.model_dump(mode="json"))
     elif result.ok:
@@ -290,8 +295,27 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
         show = suggested("show", server_id)
         rest = f"the earlier lines were not kept; to see them, run the server's command yourself ('{show}' prints it)"
         print_stderr_tail(result.error.details, rest)
+        if log:
+            err.print("  server log (kept by this command only):", markup=False, highlight=False)
+            for line in log:
+                err.print(f"    {line}", markup=False, highlight=False)
     if not result.ok:
         raise typer.Exit(1)
+
+
+async def _own_log(center: McpCenter, server_id: str, result: TestResult) -> tuple[TestResult, list[str]]:
+    """`result` and the log lines of a test that failed in this process and whose error points at the
+    server's log (`details.log_command`: stray stdout, answers to unknown ids), with that pointer
+    taken out of the error: `mcp-center logs` asks a running serve, whose log never saw this test
+    (trial35 MED 5, R-3.11). The message says the log follows instead; `(result, [])` otherwise."""
+    error = result.error
+    if error is None or "log_command" not in error.details:
+        return result, []
+    details = dict(error.details)
+    pointer = f"; see the server's log with '{details.pop('log_command')}'"
+    message = error.message.replace(pointer, "; the server's log of this test follows")
+    shown = result.model_copy(update={"error": error.model_copy(update={"message": message, "details": details})})
+    return shown, log_lines((await center.logs(server_id)).to_dict())
 
 
 @app.command()
