@@ -76,7 +76,7 @@ def serve(
     # Only what the refusals before the host need; the host itself (`mcp_center.app`:
     # the SDK, fastapi, the service, about 2 s of CPU) is imported once the port and the directory
     # are this process's, so a refused start ends without it (issue 16).
-    from mcp_center.launch import Ownership, listen, open_store, own_data_dir, without_pydantic_v1
+    from mcp_center.launch import Ownership, check_secret_key, listen, open_store, own_data_dir, without_pydantic_v1
 
     if log_level.lower() not in _LOG_LEVELS:
         error = FieldError("log_level", "FIELD_INVALID", f"must be one of: {', '.join(_LOG_LEVELS)}")
@@ -113,6 +113,7 @@ def serve(
         # without the host's imports.
         store = open_store(settings)
         try:
+            check_secret_key(settings, store)  # a wrong key: one error line, never after the banner
             without_pydantic_v1()  # fastapi would import it to check each route's models
             from mcp_center.app import create_app
 
