@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import ssl
 from collections.abc import Iterable, Iterator
@@ -45,8 +46,11 @@ __all__ = [
     "SessionEnded",
     "add_output_hints",
     "attribute",
+    "exit_phrase",
     "leaves",
+    "may_have_run",
     "startup_timeout_error",
+    "telling_lines",
     "timeout_error",
 ]
 
@@ -282,6 +286,25 @@ def _network_error(exc: BaseException, target: str | None) -> CenterError | None
     return ServerUnreachable(unreachable_message(method, url, reason), details=details)
 
 
+def exit_phrase(code: int) -> str:
+    """How a server process ended, from its exit status `code` (a negative one: the signal that ended
+    it, as Python reports it): "was killed by SIGKILL (signal 9)"; "exited with code 137 (killed by
+    SIGKILL: 128 + 9)", as a shell or a package runner (npx) reports a child's signal; "exited with
+    code 1" (trial35 LOW, R-3.1)."""
+    if code < 0:
+        return f"was killed by {_signal_name(-code)} (signal {-code})"
+    if 128 < code < 128 + 65 and _signal_name(code - 128) != f"signal {code - 128}":
+        return f"exited with code {code} (killed by {_signal_name(code - 128)}: 128 + {code - 128})"
+    return f"exited with code {code}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def may_have_run(during: str) -> str:
     """What a request whose session ended after it was sent may have done, and what to do next: the
     one wording of every MCP_CONNECTION_LOST with a request open, whichever transport lost it (an
@@ -403,10 +426,10 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
             return network
     if probe is not None and probe.returncode is not None:
         code = probe.returncode
-        shown = f"signal {-code}" if code < 0 else f"code {code}"
+        shown = exit_phrase(code)
         note, output = _output_note(probe)
         return ServerUnreachable(
-            f"the server process exited with {shown} during {during}{note}",
+            f"the server process {shown} during {during}{note}",
             details={
                 "reason": ErrorReason.PROCESS_EXITED.value,
                 "exit_code": code,
