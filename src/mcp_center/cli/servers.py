@@ -225,6 +225,14 @@ def add(
     line.append(view.id, style="bold")
     line.append(f" to {data_dir_phrase(settings)}; next: {suggested('trust', view.id)}")
     out.print(line, highlight=False)
+    shared = any(w.code == "SERVER_NAME_SHARED" for w in view.warnings)  # its note says why the id differs
+    if server_id is None and view.id != name and not shared:  # later commands take an id not typed
+        err.print(
+            f"note: its id is {view.id!r}, made from the name {name!r} (an id is a-z, 0-9 and '-'); "
+            "later commands take the id",
+            markup=False,
+            highlight=False,
+        )
     if plan.secrets:
         out.print(
             f"stored as write-only secrets (encrypted, never shown again): {', '.join(plan.secrets)}",
