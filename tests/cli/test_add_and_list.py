@@ -375,3 +375,16 @@ def test_an_id_made_from_another_name_is_said(tmp_path: Path) -> None:
     ]
     same = run_cli(tmp_path, "add", "plain", "--", "python3", "-c", "pass")
     assert same.returncode == 0 and same.stderr == ""
+
+
+def test_delete_of_an_unknown_id_says_so_before_asking(tmp_path: Path) -> None:
+    """trial35: `delete tiem` asked "Delete tiem and its secrets?" before finding no such server (R-7.3)."""
+    assert run_cli(tmp_path, "add", "time", "--", "python3", "-c", "pass").returncode == 0
+    typo = run_cli(tmp_path, "delete", "tiem", input="y\n")
+    assert typo.returncode != 0
+    assert "Delete" not in typo.stdout + typo.stderr
+    assert typo.stderr.startswith("error [MCP_SERVER_NOT_FOUND]: "), typo.stderr
+    assert "did you mean: time?" in typo.stderr
+    kept = run_cli(tmp_path, "delete", "time", input="y\n")
+    assert kept.returncode == 0, kept.stderr
+    assert "Delete time and its secrets?" in kept.stdout + kept.stderr

@@ -351,6 +351,8 @@ def delete(
 ) -> None:
     """Delete a server and its secrets."""
     settings = settings_for_server(server_id, data_dir, profile)
+    if not yes:  # an unknown id is refused (with its did-you-mean) before the question, not after it
+        run_center(settings, lambda c: c.get_server(server_id))
     if not yes and not confirm(f"Delete {server_id} and its secrets?"):
         err.print("not deleted; nothing changed", markup=False, highlight=False)
         raise typer.Exit(1)
