@@ -312,3 +312,13 @@ def test_import_names_a_typod_key_and_the_key_it_may_mean(tmp_path: Path) -> Non
         "warning [FIELD_IGNORED] b: 'argz' is not imported (mcp-center has no such setting); did you mean 'args'?"
         in result.stdout.splitlines()
     )
+
+
+def test_import_of_empty_input_says_it_was_empty(tmp_path: Path) -> None:
+    """trial35: nothing on stdin to `import -` said "Expecting value (line 1, column 1)" (R-7.3)."""
+    empty = run_cli(tmp_path / "data", "import", "-", input="")
+    assert empty.returncode == 2
+    assert empty.stderr.startswith("error [IMPORT_JSON_INVALID]: the file is empty: nothing to import"), empty.stderr
+    blank = tmp_path / "blank.json"
+    blank.write_text("  \n")
+    assert "the file is empty" in run_cli(tmp_path / "data", "import", str(blank)).stderr
