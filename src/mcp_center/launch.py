@@ -24,7 +24,15 @@ from mcp_center.transports.guard import PROCESS_GROUPS_FILE, TakeOver, process_g
 if TYPE_CHECKING:
     from mcp_center.store.json_store import Store
 
-__all__ = ["LISTEN_BACKLOG", "Ownership", "listen", "open_store", "own_data_dir", "without_pydantic_v1"]
+__all__ = [
+    "LISTEN_BACKLOG",
+    "Ownership",
+    "check_secret_key",
+    "listen",
+    "open_store",
+    "own_data_dir",
+    "without_pydantic_v1",
+]
 
 LISTEN_BACKLOG = 2048
 """Pending connections the listening sockets queue (uvicorn's default)."""
@@ -159,6 +167,22 @@ def open_store(settings: Settings) -> Store:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     store.open()
     return store
+
+
+def check_secret_key(settings: Settings, store: Store) -> None:
+    """Refuse, before `serve` prints where it listens, a secret key that is not the one the store's
+    ciphertexts were sealed with (trial35 MED 2, R-10.1, R-7.3): the host's start-up checks the same
+    later, where a refusal was a traceback after the banner. The first instance on a store records its
+    key's check here (the host's start-up then finds it recorded).
+
+    Raises:
+        SecretKeyMismatch: another key sealed the store's data (nothing was written to the store).
+        SecretStoreError: the key (`MCP_CENTER_SECRET_KEY` or the key file) cannot be used.
+    """
+    from mcp_center.secrets import SecretCipher, key_check, load_or_create_key
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    store.check_key(key_check(SecretCipher(load_or_create_key(settings.data_dir, settings.secret_key))))
 
 
 def without_pydantic_v1() -> None:

@@ -508,3 +508,21 @@ async def test_apply_accepts_and_ignores_values_of_entries_already_registered(ap
     request = apply_body(unknown.json(), other, values={"NOTES_ROOT": "/x", "NOT_IN_THE_FILE": "x"})
     error = assert_error(await api.post(APPLY, json=request), 422, "IMPORT_VALUES_INVALID")
     assert field_codes(error) == [("values.NOT_IN_THE_FILE", "VALUE_UNKNOWN")]
+
+
+async def test_a_typod_key_is_named_with_the_key_it_may_mean(api: httpx2.AsyncClient) -> None:
+    """trial35: `comand` was rejected as "entry has neither 'command' nor 'url'" with no hint, while
+    POST /api/mcp/servers offered "did you mean 'command'?" for the same typo (R-7.3)."""
+    content = json.dumps(
+        {"mcpServers": {"a": {"comand": "npx"}, "b": {"command": "npx", "argz": ["x"]}, "c": {"name": "x"}}}
+    )
+    previewed = await preview(api, content)
+    [a, c] = previewed["rejected"]
+    assert [(e["code"], e["message"]) for e in a["errors"]] == [
+        ("ENTRY_EMPTY", "has neither 'command' nor 'url'; it has 'comand': did you mean 'command'?")
+    ]
+    assert [e["message"] for e in c["errors"]] == ["has neither 'command' nor 'url'; its keys: 'name'"]
+    [b] = previewed["servers"]
+    assert [(w["field"], w["message"]) for w in b["warnings"]] == [
+        ("argz", "is not imported (mcp-center has no such setting); did you mean 'args'?")
+    ]

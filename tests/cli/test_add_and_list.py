@@ -362,3 +362,29 @@ def test_list_suggests_logs_then_test_for_an_enabled_server_in_error(tmp_path: P
     narrow = "\n".join(line.plain for line in listing.servers_lines(views, live, 30))  # one fact a line
     assert ("1 tool\n" in narrow, "1 tools" in narrow) == (True, False), narrow
     assert "next: logs" in narrow
+
+
+def test_an_id_made_from_another_name_is_said(tmp_path: Path) -> None:
+    """trial35: `add my_tool` silently became id `my-tool`, which later commands need (R-7.3)."""
+    added = run_cli(tmp_path, "add", "my_tool", "--", "python3", "-c", "pass")
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("added my-tool to ")
+    assert added.stderr.splitlines() == [
+        "note: its id is 'my-tool', made from the name 'my_tool' (an id is a-z, 0-9 and '-'); "
+        "later commands take the id"
+    ]
+    same = run_cli(tmp_path, "add", "plain", "--", "python3", "-c", "pass")
+    assert same.returncode == 0 and same.stderr == ""
+
+
+def test_delete_of_an_unknown_id_says_so_before_asking(tmp_path: Path) -> None:
+    """trial35: `delete tiem` asked "Delete tiem and its secrets?" before finding no such server (R-7.3)."""
+    assert run_cli(tmp_path, "add", "time", "--", "python3", "-c", "pass").returncode == 0
+    typo = run_cli(tmp_path, "delete", "tiem", input="y\n")
+    assert typo.returncode != 0
+    assert "Delete" not in typo.stdout + typo.stderr
+    assert typo.stderr.startswith("error [MCP_SERVER_NOT_FOUND]: "), typo.stderr
+    assert "did you mean: time?" in typo.stderr
+    kept = run_cli(tmp_path, "delete", "time", input="y\n")
+    assert kept.returncode == 0, kept.stderr
+    assert "Delete time and its secrets?" in kept.stdout + kept.stderr

@@ -157,7 +157,8 @@ def test_a_server_that_dies_after_initialize_shows_its_exit_code_and_last_stderr
         assert tested.returncode == 1, tested.stdout
         first, *tail = tested.stderr.splitlines()
         assert first.startswith(
-            "failed [MCP_SERVER_UNREACHABLE]: the server process exited with code 9 during tools/list; its last output:"
+            "failed [MCP_SERVER_UNREACHABLE]: the server process exited with code 9 during tools/list; "
+            "its error output:"
         ), tested.stderr
         assert tail == ["  server stderr:", "    starting", "    fatal: \u241b[31mdatabase locked"], tested.stderr
         assert "\x1b" not in tested.stderr
@@ -536,7 +537,11 @@ def test_an_error_echoing_a_bad_id_shows_control_characters_escaped_and_a_huge_o
     ("args", "says"),
     [
         (["import", ""], "error [REQUEST_INVALID]: file: give the path of a client configuration file, or - to read"),
-        (["import", "x.json", "--format", "nope"], "error [REQUEST_INVALID]: --format: must be one of: auto,"),
+        (
+            ["import", "x.json", "--format", "cursr"],
+            "error [OPTION_VALUE_INVALID]: option '--format' of mcp-center import must be one of: auto,",
+        ),
+        (["serve", "--port", "99999"], "error [OPTION_VALUE_INVALID]: option '--port' of mcp-center serve must be"),
         (["migrate", "--to", ""], "error [REQUEST_INVALID]: --to: give the target: postgresql://"),
     ],
 )
@@ -569,7 +574,10 @@ def test_an_unknown_log_level_is_refused_before_serve_starts(tmp_path: Path) -> 
     """`serve --log-level loud` ended in logging's ValueError traceback."""
     result = run(tmp_path, "serve", "--port", "0", "--log-level", "loud")
     assert result.returncode == 2
-    assert result.stderr.startswith("error [REQUEST_INVALID]: --log-level must be one of: debug, info, warning, error")
+    assert result.stderr.startswith(
+        "error [OPTION_VALUE_INVALID]: option '--log-level' of mcp-center serve must be one of: "
+        "debug, info, warning, error"
+    )
     assert not (tmp_path / "serve.json").exists()
 
 

@@ -297,3 +297,28 @@ def test_export_notes_say_what_was_written_and_what_was_left_out(data: Path) -> 
         "  x.args.0 [VALUE_EXPANDED_BY_CLIENT]: exported as it is, but holds '${' as text, which the client "
         "expands as a variable (mcp-center does not): the client would use another value; check this field",
     ]
+
+
+def test_import_names_a_typod_key_and_the_key_it_may_mean(tmp_path: Path) -> None:
+    """trial35: `comand` gave ENTRY_EMPTY with no hint; an ignored `argz` showed only its code (R-7.3)."""
+    config = tmp_path / "typo.json"
+    config.write_text(json.dumps({"mcpServers": {"a": {"comand": "npx"}, "b": {"command": "npx", "argz": ["x"]}}}))
+    result = run_cli(tmp_path / "data", "import", str(config), "--dry-run", columns=400)
+    assert result.returncode == 0, result.stderr
+    assert "ENTRY_EMPTY: entry has neither 'command' nor 'url'; it has 'comand': did you mean 'command'?" in (
+        result.stdout
+    )
+    assert (
+        "warning [FIELD_IGNORED] b: 'argz' is not imported (mcp-center has no such setting); did you mean 'args'?"
+        in result.stdout.splitlines()
+    )
+
+
+def test_import_of_empty_input_says_it_was_empty(tmp_path: Path) -> None:
+    """trial35: nothing on stdin to `import -` said "Expecting value (line 1, column 1)" (R-7.3)."""
+    empty = run_cli(tmp_path / "data", "import", "-", input="")
+    assert empty.returncode == 2
+    assert empty.stderr.startswith("error [IMPORT_JSON_INVALID]: the file is empty: nothing to import"), empty.stderr
+    blank = tmp_path / "blank.json"
+    blank.write_text("  \n")
+    assert "the file is empty" in run_cli(tmp_path / "data", "import", str(blank)).stderr

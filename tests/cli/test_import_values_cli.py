@@ -310,4 +310,8 @@ def test_importing_the_same_file_again_is_safe_and_a_changed_entry_is_refused_un
         for line in renamed.stdout.splitlines()
     )
     bad = run(data, "import", str(changed), "--on-conflict", "replace")
-    assert bad.returncode == 2 and "on_conflict: must be one of: refuse, skip, rename" in bad.stderr
+    assert bad.returncode == 2
+    assert (
+        "error [OPTION_VALUE_INVALID]: option '--on-conflict' of mcp-center import must be one of: refuse, skip, rename"
+        in (bad.stderr)
+    )

@@ -83,7 +83,7 @@ def test_new_adds_a_key_the_server_did_not_have(data: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["local", "API_KEY", "--kind", "envirnment"], "error [REQUEST_INVALID]: kind: must be 'environment'"),
+        (["local", "API_KEY", "--kind", "envirnment"], "error [REQUEST_INVALID]: kind: must be one of: environment"),
         (["nope", "API_KEY", "--kind", "environment"], "error [MCP_SERVER_NOT_FOUND]: no server with id 'nope'"),
         (["local", "API_KEYY", "--kind", "environment"], "error [SECRET_KEY_INVALID]: key: local has no env var"),
         (["local", "X-Api-Key", "--kind", "header"], "error [SECRET_KEY_INVALID]: header secrets are for remote"),
@@ -130,7 +130,13 @@ def test_a_bad_kind_is_refused_on_a_terminal_before_the_value_is_asked_for(data:
         os.close(leader)
     text = shown.decode()
     assert done.returncode == 2, text
-    assert "error [REQUEST_INVALID]: kind: must be 'environment', 'header', 'bearer' or 'oauth'" in text
+    # One line, with the closest kind (trial35: the message twice and no did-you-mean).
+    said = [line for line in text.splitlines() if "must be one of" in line]
+    assert len(said) == 1, text
+    assert (
+        "error [REQUEST_INVALID]: kind: must be one of: environment, header, bearer, oauth; "
+        "did you mean 'environment'? [FIELD_INVALID]"
+    ) in said[0], text
     assert "value:" not in text
 
 

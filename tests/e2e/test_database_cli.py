@@ -225,3 +225,25 @@ def test_the_cli_without_the_database_refuses_the_directory_of_a_database_backed
     (instance.data_dir / "database.json").unlink()  # the way back to the directory's own files
     files = run_cli(instance.data_dir, "list", "--json")
     assert (files.returncode, json.loads(files.stdout)) == (0, []), files.stderr
+
+
+def test_serve_with_another_secret_key_refuses_in_one_line_before_its_banner(tmp_path: Path, database_url: str) -> None:
+    """trial35 MED 2: a wrong key printed "listening on", then ~6 s later a 44-line traceback ending
+    SecretKeyMismatch / "Application startup failed" (R-10.1, R-7.3)."""
+    first = Settings.load(data_dir=tmp_path / "first", database_url=database_url, environ={})
+
+    async def open_first() -> None:  # the first instance records its key's check
+        async with McpCenter.open(first, connect=False):
+            pass
+
+    anyio.run(open_first)
+    done = _serve(tmp_path / "second", database_url)
+    assert done.returncode == 1, done.stderr  # README's table: SECRET_KEY_MISMATCH exits 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error [")]
+    assert len(errors) == 1 and errors[0].startswith("error [SECRET_KEY_MISMATCH]: the secret key of this instance"), (
+        done.stderr
+    )
+    assert "listening on" not in done.stderr
+    assert "Traceback" not in done.stderr and "Application startup failed" not in done.stderr
+    with psycopg.connect(database_url) as conn:
+        assert conn.execute("SELECT count(*) FROM mcp_center.instances").fetchone() == (0,)

@@ -123,3 +123,14 @@ def test_an_errors_output_tail_is_its_last_20_lines_and_2_kib_at_most() -> None:
     assert kept[1:] == wide[-6:]
     assert kept[0] == "…" + wide[-7][-(STDERR_CHARS_IN_ERROR - 6 * 300) :]
     assert last_lines(["y" * 10_000 + "z"]) == ["…" + "y" * (STDERR_CHARS_IN_ERROR - 1) + "z"]
+
+
+def test_an_exit_status_that_says_a_signal_names_it() -> None:
+    """trial35: a killed server said "exited with code 137"; a shell or npx reports SIGKILL so (R-3.1)."""
+    from mcp_center.runtime.attribution import exit_phrase
+
+    assert exit_phrase(-9) == "was killed by SIGKILL (signal 9)"
+    assert exit_phrase(137) == "exited with code 137 (killed by SIGKILL: 128 + 9)"
+    assert exit_phrase(143) == "exited with code 143 (killed by SIGTERM: 128 + 15)"
+    assert exit_phrase(1) == "exited with code 1"
+    assert exit_phrase(250) == "exited with code 250"

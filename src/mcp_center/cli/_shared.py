@@ -20,6 +20,7 @@ from rich.text import Text
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from mcp_center import __version__
+from mcp_center.cli._group_options import inherited_options
 from mcp_center.cli._suggest import forget, remember, suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.cli._wording import ECHOED_VALUE_CHARS, wrong_type_value
@@ -101,7 +102,8 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
     `error [OPTION_UNKNOWN]: ...` and the closest of the command's options, and an option's value
     missing, given to a flag or not of its type as `error [OPTION_VALUE_INVALID]: ...`, and a
     required argument left out as `error [ARGUMENT_MISSING]: ...` with the command's usage (exit 2),
-    not typer's error box (issue 16, R-7.3).
+    not typer's error box (issue 16, R-7.3). Then the options the enclosing groups were given
+    apply to this command (`_group_options.inherited_options`).
 
     Raises:
         typer.Exit: code 2 after that line (and, for an unknown option, its `did you mean`).
@@ -111,7 +113,7 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
     where = ctx.command_path
     given = list(args)  # `parse` consumes `args`: the value of an option of the wrong type is echoed from here
     try:
-        return parse(ctx, args)
+        rest = parse(ctx, args)
     except NoSuchOption as exc:
         from mcp_center.errors import did_you_mean
 
@@ -141,6 +143,10 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
             raise
         name = max(exc.param.opts, key=len)
         raise fail(_value_invalid(where, name, "type", _not_of_type(exc.param, given))) from None
+    refused = inherited_options(ctx, leaf=not isinstance(ctx.command, TyperGroup))
+    if refused is not None:
+        raise fail(refused)
+    return rest
 
 
 def _not_of_type(param: Any, given: list[str]) -> str:

@@ -3,9 +3,12 @@ was given (issue 16, R-7.3)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
-__all__ = ["ECHOED_VALUE_CHARS", "counted", "wrong_type_value"]
+from mcp_center.errors import OptionValueInvalid
+
+__all__ = ["ECHOED_VALUE_CHARS", "counted", "option_value_refused", "wrong_type_value"]
 
 _TYPE_WORDS: Final = {int: "an integer", float: "a number"}
 """How an option's type is named when a value is not of it ("'abc' is not an integer")."""
@@ -33,3 +36,20 @@ def wrong_type_value(param: Any, given: list[str]) -> tuple[str, str] | None:
             elif arg.startswith(f"{opt}="):
                 value = arg.partition("=")[2]
     return None if kind is None or value is None else (value, kind)
+
+
+def option_value_refused(
+    command: str, option: str, what: str, *, given: str = "", allowed: Sequence[str] = ()
+) -> OptionValueInvalid:
+    """OPTION_VALUE_INVALID for a value of `option` that the command refuses after click took it
+    (`import --format cursr`, `serve --port 99999`), as click's own refusals of a value are
+    (`_shared._parsed`): "option '--format' of mcp-center import must be one of: ...; see
+    'mcp-center import --help'", with `details.did_you_mean` the closest of `allowed` to `given`
+    (the value itself is not repeated) (trial35 LOW, R-7.3)."""
+    from mcp_center.errors import did_you_mean
+
+    close = did_you_mean(given, allowed) if given and allowed else []
+    return OptionValueInvalid(
+        f"option '{option}' of {command} {what}; see '{command} --help'",
+        details={"option": option, "command": command, "reason": "value", "did_you_mean": close},
+    )

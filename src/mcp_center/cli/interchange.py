@@ -37,6 +37,7 @@ from mcp_center.cli._shared import (
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._values import check_known, given_values, missing_for_yes
 from mcp_center.cli._where import data_dir_phrase, serve_state
+from mcp_center.cli._wording import option_value_refused
 from mcp_center.errors import (
     CenterError,
     FieldError,
@@ -114,14 +115,14 @@ def import_(
     Importing the same file again is safe: servers already here with the same definition are
     skipped as unchanged, and one whose definition differs stops the import (--on-conflict).
     """
+    from mcp_center.interchange import ON_CONFLICT  # here: it loads the import plan's modules
     from mcp_center.service import ApplyRequest, Importer, ImportPreviews
-    from mcp_center.service.imports import check_on_conflict, check_one_of, conflict_error
+    from mcp_center.service.imports import conflict_error
 
-    try:
-        check_one_of("--format", format, IMPORT_FORMATS)
-        on_conflict = check_on_conflict(on_conflict)
-    except CenterError as exc:
-        raise fail(exc) from None
+    for option, value, allowed in (("--format", format, IMPORT_FORMATS), ("--on-conflict", on_conflict, ON_CONFLICT)):
+        if value not in allowed:
+            what = "must be one of: " + ", ".join(allowed)
+            raise fail(option_value_refused("mcp-center import", option, what, given=value, allowed=allowed))
     given = given_values(var or [], var_from_env or [])
     settings = settings_for(data_dir, profile)
     text = _read_import(file)
@@ -283,6 +284,9 @@ def _print_preview(preview: dict[str, Any], given: Mapping[str, str]) -> None:
             for w in s["warnings"]:
                 if w["code"] == "PACKAGE_NOT_PINNED":
                     out.print(shown(f"warning [{w['code']}] {s['id']}: {w['message']}"), markup=False, highlight=False)
+                elif "did you mean" in w["message"]:  # a typo'd key (`argz`): the table shows only its code
+                    line = f"warning [{w['code']}] {s['id']}: '{w['field']}' {w['message']}"
+                    out.print(shown(line), markup=False, highlight=False)
     if preview["variables"]:
         title = "values to supply" if given else "values you will be asked for"
         table = Table("variable", "kind", "secret", "default", "used in", title=title)

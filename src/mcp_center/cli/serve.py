@@ -13,8 +13,9 @@ import typer
 from mcp_center import __version__
 from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail, styled
 from mcp_center.cli._suggest import suggested
+from mcp_center.cli._wording import option_value_refused
 from mcp_center.config import Settings
-from mcp_center.errors import AddressInUse, CenterError, FieldError, RequestInvalid, ServeAlreadyRunning
+from mcp_center.errors import AddressInUse, CenterError, ServeAlreadyRunning
 from mcp_center.secrets import install_log_redaction
 
 
@@ -76,11 +77,13 @@ def serve(
     # Only what the refusals before the host need; the host itself (`mcp_center.app`:
     # the SDK, fastapi, the service, about 2 s of CPU) is imported once the port and the directory
     # are this process's, so a refused start ends without it (issue 16).
-    from mcp_center.launch import Ownership, listen, open_store, own_data_dir, without_pydantic_v1
+    from mcp_center.launch import Ownership, check_secret_key, listen, open_store, own_data_dir, without_pydantic_v1
 
+    if port is not None and not 0 <= port <= 65535:  # as every bad option value (MCP_CENTER_PORT: SETTING_INVALID)
+        raise fail(option_value_refused("mcp-center serve", "--port", "must be between 0 and 65535"))
     if log_level.lower() not in _LOG_LEVELS:
-        error = FieldError("log_level", "FIELD_INVALID", f"must be one of: {', '.join(_LOG_LEVELS)}")
-        raise fail(RequestInvalid(f"--log-level {error.message}", details={"errors": [error.to_dict()]}))
+        what = f"must be one of: {', '.join(_LOG_LEVELS)}"
+        raise fail(option_value_refused("mcp-center serve", "--log-level", what, given=log_level, allowed=_LOG_LEVELS))
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
     if log_level.lower() != "debug":
@@ -113,6 +116,7 @@ def serve(
         # without the host's imports.
         store = open_store(settings)
         try:
+            check_secret_key(settings, store)  # a wrong key: one error line, never after the banner
             without_pydantic_v1()  # fastapi would import it to check each route's models
             from mcp_center.app import create_app
 

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mcp_center.errors import FieldError, ImportFormatMismatch, ImportFormatUnknown
+from mcp_center.errors import FieldError, ImportFormatMismatch, ImportFormatUnknown, did_you_mean
 from mcp_center.models import is_array, is_object
 
 __all__ = [
@@ -67,6 +67,8 @@ _UNSUPPORTED_TRANSPORTS = frozenset({"ws", "wss", "websocket"})
 _STDIO_KEYS = frozenset({"type", "transport", "command", "args", "env", "cwd"})
 _REMOTE_KEYS = frozenset({"type", "transport", "url", "serverUrl", "headers"})
 _ENTRY_HINTS = frozenset({"command", "url", "serverUrl", "type"})
+_TARGET_KEYS = frozenset({"command", "url", "serverUrl"})
+"""The keys that say what an entry runs or reaches: one of them is offered first for a typo'd key."""
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
@@ -333,7 +335,7 @@ def normalize_entry(raw: RawEntry) -> ClientEntry | list[FieldError]:
         elif url_keys:
             transport = "streamable_http"
         else:
-            return [FieldError("", "ENTRY_EMPTY", "has neither 'command' nor 'url'")]
+            return [FieldError("", "ENTRY_EMPTY", f"has neither 'command' nor 'url'{_keys_instead(entry)}")]
     elif transport == "stdio" and not has_command:
         if url_keys:
             return [FieldError("type", "TRANSPORT_MISMATCH", "is stdio but the entry has a URL and no command")]
@@ -388,6 +390,30 @@ def _transport(entry: dict[str, Any]) -> tuple[str | None, FieldError | None]:
     return (found.pop() if found else None), None
 
 
+_KEY_CHARS = 60
+"""An entry's key is echoed up to this many characters (it is untrusted input)."""
+
+
+def _quoted(key: str) -> str:
+    return repr(key if len(key) <= _KEY_CHARS else f"{key[:_KEY_CHARS]}...")
+
+
+def _keys_instead(entry: dict[str, Any]) -> str:
+    """What an entry without 'command' or 'url' has instead (R-7.3, trial35): each key close to a
+    key entries have, with that key ("; it has 'comand': did you mean 'command'?"), else the keys
+    it has ("; its keys: 'cmd'"), else "" (an empty entry)."""
+    keys = list(entry)
+    every = _STDIO_KEYS | _REMOTE_KEYS
+    close = [(key, did_you_mean(key, _TARGET_KEYS) or did_you_mean(key, every)) for key in keys[:20]]
+    hinted = [f"it has {_quoted(key)}: did you mean {_quoted(near[0])}?" for key, near in close if near]
+    if hinted:
+        return "; " + "; ".join(hinted[:3])
+    if not keys:
+        return ""
+    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+    return f"; its keys: {', '.join(_quoted(key) for key in keys[:5])}{more}"
+
+
 def _ignored_reason(key: str, transport: str) -> str:
     if key == "envFile":
         return "env files are not read; put the variables in 'env'"
@@ -395,7 +421,9 @@ def _ignored_reason(key: str, transport: str) -> str:
         return "is not used by a remote server (remote entries are never run as commands)"
     if transport == "stdio" and key in _REMOTE_KEYS:
         return "is not used by a stdio server"
-    return "is not imported (mcp-center has no such setting)"
+    near = did_you_mean(key, _STDIO_KEYS if transport == "stdio" else _REMOTE_KEYS)
+    hint = f"; did you mean {_quoted(near[0])}?" if near else ""
+    return f"is not imported (mcp-center has no such setting){hint}"
 
 
 def _string(entry: dict[str, Any], key: str, errors: list[FieldError], *, optional: bool = False) -> str | None:

@@ -102,6 +102,11 @@ def loads_lenient(text: str) -> Any:
             characters, `details.reason` is the parser's reason (never a value from the input).
     """
     text = text.removeprefix("\ufeff")
+    if not text.strip():  # `import -` with nothing on stdin, an empty file: not a parser's "Expecting value"
+        raise ImportJsonInvalid(
+            "the file is empty: nothing to import (give a client's configuration file, or pipe one to 'import -')",
+            details={"reason": "empty"},
+        )
     cleaned = _sub_outside_strings(text, _QUOTE_OR_COMMENT, _STRING_BODY_DOTALL, _blank_comment)
     cleaned = _sub_outside_strings(cleaned, _QUOTE_OR_TRAILING_COMMA, _STRING_BODY, _blank_comma)
     repeated: dict[int, tuple[dict[str, Any], str, int]] = {}

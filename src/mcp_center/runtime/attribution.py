@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import ssl
 from collections.abc import Iterable, Iterator
@@ -45,8 +46,11 @@ __all__ = [
     "SessionEnded",
     "add_output_hints",
     "attribute",
+    "exit_phrase",
     "leaves",
+    "may_have_run",
     "startup_timeout_error",
+    "telling_lines",
     "timeout_error",
 ]
 
@@ -179,13 +183,42 @@ _OUTPUT_LINES_IN_MESSAGE = 3
 _OUTPUT_LINE_CHARS = 200
 
 
+_TELLING = re.compile(
+    r"\b((?-i:E[A-Z0-9]{3,})\b|not found|unknown|unrecognized|invalid|no such|cannot|can't|could not|couldn't|"
+    r"not in this registry|permission denied|fatal|panic|\w*(Error|Exception)\b(?=:))",
+    re.IGNORECASE,
+)
+"""A stderr line that says what went wrong (npm's `E404` and `404 Not Found`, a launcher's `Unknown
+transport: x`, a traceback's last line `ValueError: ...`), not a usage listing or a log pointer."""
+
+
+def telling_lines(tail: list[str]) -> tuple[str, list[str]]:
+    """The lines of a stdio server's output `tail` (redacted, oldest first; stdout lines start with
+    `[stdout] `) that a one-line summary quotes, and how it calls them (trial35 MED 4, R-3.1, R-7.3).
+
+    Returns:
+        ("its error output", the first `_OUTPUT_LINES_IN_MESSAGE` distinct stderr lines that look
+        like an error (`_TELLING`)), else ("its last output", the last lines of `tail`): a usage text
+        printed after the error, or npm's closing notes, no longer hide the line that says why.
+    """
+    telling: list[str] = []
+    for line in tail:
+        if not line.startswith("[stdout] ") and _TELLING.search(line) and line not in telling:
+            telling.append(line)
+    if telling:
+        return "its error output", telling[:_OUTPUT_LINES_IN_MESSAGE]
+    return "its last output", tail[-_OUTPUT_LINES_IN_MESSAGE:]
+
+
 def _output_note(probe: TransportProbe | None) -> tuple[str, dict[str, object]]:
-    """`("; its last output: '...'", {"output_tail": [...]})` for a stdio server that printed something."""
+    """`("; its error output: '...'", {"output_tail": [...]})` for a stdio server that printed
+    something (the lines `telling_lines` picks)."""
     if probe is None or not probe.output_tail:
         return "", {}
     tail = last_lines(probe.output_tail)
-    shown = " | ".join(repr(line[:_OUTPUT_LINE_CHARS]) for line in tail[-_OUTPUT_LINES_IN_MESSAGE:])
-    return f"; its last output: {shown}", {"output_tail": tail}
+    label, lines = telling_lines(tail)
+    shown = " | ".join(repr(line[:_OUTPUT_LINE_CHARS]) for line in lines)
+    return f"; {label}: {shown}", {"output_tail": tail}
 
 
 def startup_timeout_error(what: str, seconds: float, probe: TransportProbe | None) -> ServerTimeout:
@@ -253,6 +286,42 @@ def _network_error(exc: BaseException, target: str | None) -> CenterError | None
     return ServerUnreachable(unreachable_message(method, url, reason), details=details)
 
 
+def exit_phrase(code: int) -> str:
+    """How a server process ended, from its exit status `code` (a negative one: the signal that ended
+    it, as Python reports it): "was killed by SIGKILL (signal 9)"; "exited with code 137 (killed by
+    SIGKILL: 128 + 9)", as a shell or a package runner (npx) reports a child's signal; "exited with
+    code 1" (trial35 LOW, R-3.1)."""
+    if code < 0:
+        return f"was killed by {_signal_name(-code)} (signal {-code})"
+    if 128 < code < 128 + 65 and _signal_name(code - 128) != f"signal {code - 128}":
+        return f"exited with code {code} (killed by {_signal_name(code - 128)}: 128 + {code - 128})"
+    return f"exited with code {code}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def may_have_run(during: str) -> str:
+    """What a request whose session ended after it was sent may have done, and what to do next: the
+    one wording of every MCP_CONNECTION_LOST with a request open, whichever transport lost it (an
+    HTTP connection that closed, an HTTP answer lost on the lean path, a stdio process that exited)
+    (R-3.1, R-6.3: a call is never re-sent, so the user decides).
+
+    Args:
+        during: the request, as `attribute`'s `during` ("tools/call 'die'", "resources/read").
+    Returns:
+        For a tool call, "the tool may have run in part or in full; check its effect before calling
+        it again"; for another request, "the request was sent and may have run".
+    """
+    if during.startswith("tools/call"):
+        return "the tool may have run in part or in full; check its effect before calling it again"
+    return "the request was sent and may have run"
+
+
 def _answer_lost(leaf: AnswerLost, probe: TransportProbe | None, during: str) -> ConnectionLost:
     """The attributed error of a request whose connection ended before its answer (`AnswerLost`)."""
     _method, url = _request_of(leaf)
@@ -261,7 +330,7 @@ def _answer_lost(leaf: AnswerLost, probe: TransportProbe | None, during: str) ->
     if url:
         details["url"] = display_url(url)
     return ConnectionLost(
-        f"the connection to the server ended before it answered {during}: the request was sent and may have run",
+        f"the connection to the server ended before it answered {during}: {may_have_run(during)}",
         details=details,
     )
 
@@ -357,10 +426,10 @@ def attribute(exc: BaseException, probe: TransportProbe | None, *, during: str) 
             return network
     if probe is not None and probe.returncode is not None:
         code = probe.returncode
-        shown = f"signal {-code}" if code < 0 else f"code {code}"
+        shown = exit_phrase(code)
         note, output = _output_note(probe)
         return ServerUnreachable(
-            f"the server process exited with {shown} during {during}{note}",
+            f"the server process {shown} during {during}{note}",
             details={
                 "reason": ErrorReason.PROCESS_EXITED.value,
                 "exit_code": code,
@@ -402,7 +471,7 @@ def _from_rpc_error(leaf: MCPError, probe: TransportProbe | None, during: str) -
             return status_error
     if leaf.code == mcp_types.CONNECTION_CLOSED:
         return ConnectionLost(
-            f"the connection closed during {during}",
+            f"the connection closed during {during}: {may_have_run(during)}",
             details={"reason": ErrorReason.CLOSED.value, **_stderr_details(probe)},
         )
     if leaf.code == mcp_types.REQUEST_TIMEOUT:

@@ -27,7 +27,7 @@ from mcp_center.errors import (
     ServerUnreachable,
 )
 from mcp_center.models import ErrorReason, is_object
-from mcp_center.runtime.attribution import attribute, timeout_error
+from mcp_center.runtime.attribution import attribute, may_have_run, timeout_error
 from mcp_center.runtime.connection import Connection, settle_exit
 from mcp_center.runtime.deadlines import PausableDeadline
 from mcp_center.runtime.events import EventBus
@@ -71,13 +71,15 @@ def _transport_ended(exc: MCPError, session: OpenSession) -> bool:
     return is_object(exc.data) and ("reason" in exc.data or ERROR_DATA_KEY in exc.data)
 
 
-def _lost(error: CenterError) -> CenterError:
-    """`error`, or for a server process that exited while the request was open (the attribution says
-    MCP_SERVER_UNREACHABLE, `process_exited`), the same message and details as `ConnectionLost`
-    (MCP_CONNECTION_LOST): the server was reached and the session ended with the request open, so it
-    may have run in part (issue 16). The server's own state keeps saying unreachable."""
+def _lost(error: CenterError, what: str) -> CenterError:
+    """`error`, or for a server process that exited while the request `what` was open (the attribution
+    says MCP_SERVER_UNREACHABLE, `process_exited`), `ConnectionLost` (MCP_CONNECTION_LOST) with the
+    same details and the message followed by what the request may have done (`may_have_run`, the
+    wording of an HTTP connection lost the same way): the server was reached and the session ended
+    with the request open, so it may have run in part (issue 16, R-3.1). The server's own state
+    keeps saying unreachable."""
     if isinstance(error, ServerUnreachable) and error.details.get("reason") == ErrorReason.PROCESS_EXITED.value:
-        return ConnectionLost(error.message, details=error.details)
+        return ConnectionLost(f"{error.message}; {may_have_run(what)}", details=error.details)
     return error
 
 
@@ -110,7 +112,7 @@ async def send_once(
                     "deleted) while it ran",
                     details={"reason": ErrorReason.CLOSED.value, "interrupted_by": "disconnect"},
                 ) from None
-            raise _lost(attribute(exc, probe, during=what)) from None
+            raise _lost(attribute(exc, probe, during=what), what) from None
         if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
             raise ServerRequestFailed(
                 f"the server answered {what} with error {exc.code}: {default_redactor.redact(exc.message)[:500]}",

@@ -113,3 +113,13 @@ class SecretCipher:
         """
         mac = hmac.new(self._mac_key, purpose.encode("utf-8") + b"\x00" + value.encode("utf-8"), hashlib.sha256)
         return mac.hexdigest()[:16]
+
+
+KEY_CHECK_PURPOSE = "mcp-center/key-check"
+KEY_CHECK_VALUE = "every instance on one store uses one key"
+
+
+def key_check(cipher: SecretCipher) -> str:
+    """The keyed fingerprint a store records the first time and compares later (`Store.check_key`):
+    the same for every instance holding the same key, different for another key (R-10.1)."""
+    return cipher.fingerprint(KEY_CHECK_PURPOSE, KEY_CHECK_VALUE)

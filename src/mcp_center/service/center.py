@@ -44,7 +44,7 @@ from mcp_center.config import ServerConfig, Settings, ToolPolicy
 from mcp_center.errors import FieldError, RequestInvalid, ToolDenied, ToolDisabled, ToolNotFound, did_you_mean
 from mcp_center.models import is_object
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
-from mcp_center.secrets import Redactor, SecretCipher, default_redactor, load_or_create_key
+from mcp_center.secrets import Redactor, SecretCipher, default_redactor, key_check, load_or_create_key
 from mcp_center.service.agent_calls import AgentUseCases, Decision
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import check_json_safe
@@ -77,8 +77,6 @@ __all__ = ["SECRET_KINDS", "Decision", "McpCenter"]
 
 logger = logging.getLogger(__name__)
 
-KEY_CHECK_PURPOSE = "mcp-center/key-check"
-KEY_CHECK_VALUE = "every instance on one store uses one key"
 """The keyed fingerprint of this constant tells whether two instances hold the same key (R-10.1)."""
 
 
@@ -234,7 +232,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         process_guard().set_grace(settings.stop_grace_s)  # before any server starts (R-9.3)
         key = await anyio.to_thread.run_sync(load_or_create_key, settings.data_dir, settings.secret_key)
         cipher = SecretCipher(key)
-        await anyio.to_thread.run_sync(store.check_key, cipher.fingerprint(KEY_CHECK_PURPOSE, KEY_CHECK_VALUE))
+        await anyio.to_thread.run_sync(store.check_key, key_check(cipher))
         await anyio.to_thread.run_sync(collect_orphans, store)
         instance = uuid.uuid4().hex
         await anyio.to_thread.run_sync(store.join_instance, instance)

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 from mcp_center.config import Settings
 from mcp_center.errors import Conflict, DataDirInUse, NotFound
-from mcp_center.secrets import SecretCipher, load_or_create_key
-from mcp_center.service.center import KEY_CHECK_PURPOSE, KEY_CHECK_VALUE
+from mcp_center.secrets import SecretCipher, key_check, load_or_create_key
 from mcp_center.store import SECTIONS, JsonStore, PgStore, Section
 from mcp_center.store.running import running_owner
 
@@ -86,7 +85,7 @@ def migrate_to_database(settings: Settings, url: str, *, display: str) -> Migrat
     target = PgStore(url, display=display)
     target.open()
     try:
-        target.check_key(cipher.fingerprint(KEY_CHECK_PURPOSE, KEY_CHECK_VALUE))
+        target.check_key(key_check(cipher))
         with target.transaction() as current:
             filled = [s for s in ("servers", "secrets", "gateway_tokens") if current.section(s)]
             if filled:

@@ -21,7 +21,14 @@ from mcp_center.config import (
     check_header_name,
 )
 from mcp_center.config.servers import ENV_NAME_PATTERN
-from mcp_center.errors import ConfigInvalid, FieldError, RequestInvalid, SecretKeyInvalid, SecretNotFound
+from mcp_center.errors import (
+    ConfigInvalid,
+    FieldError,
+    RequestInvalid,
+    SecretKeyInvalid,
+    SecretNotFound,
+    not_one_of,
+)
 from mcp_center.secrets import Redactor, SecretCipher, SecretKind, secret_id
 from mcp_center.service.bodies import SecretValues
 from mcp_center.service.oauth import OAuthService
@@ -59,14 +66,8 @@ def parse_secret_kind(kind: str) -> SecretKind:
     try:
         return SECRET_KINDS[kind]
     except KeyError:
-        raise RequestInvalid(
-            "kind: must be 'environment', 'header', 'bearer' or 'oauth'",
-            details={
-                "errors": [
-                    FieldError("kind", "FIELD_INVALID", "must be environment, header, bearer or oauth").to_dict()
-                ]
-            },
-        ) from None
+        error = not_one_of("kind", kind, SECRET_KINDS)  # one message, with the closest kind (trial35)
+        raise RequestInvalid(f"kind: {error.message}", details={"errors": [error.to_dict()]}) from None
 
 
 def values_of(kind: SecretKind, key: str, plain: str) -> SecretValues:

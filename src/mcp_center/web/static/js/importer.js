@@ -266,7 +266,11 @@ export function renderImport(main, { feed, navigate }) {
   function showInputError(err) {
     const details = err.details || {};
     const where = details.line ? `Line ${details.line}, column ${details.column ?? "?"}: ` : "";
-    replace(inputError, h("p", {}, h("strong", {}, `${err.code}: `), where, err.message));
+    // The position leads the line; the message's own "(line N, column M)" would say it twice.
+    const said = details.line
+      ? err.message.replace(` (line ${details.line}, column ${details.column})`, "")
+      : err.message;
+    replace(inputError, h("p", {}, h("strong", {}, `${err.code}: `), where, said));
     inputError.hidden = false;
     content.setAttribute("aria-invalid", "true");
     content.setAttribute("aria-describedby", "import-content-hint");
