@@ -6,7 +6,9 @@ registered (trusted, tested, enabled; echo, sleep and blob set to `allow`, so no
 Then, with `proxy_overhead.py`: the calls, direct to `up` vs via `/mcp` (`mcp__up__echo`); and the
 catalog, `tools/list` direct to `big` vs via `/mcp/big` (its 1,003 tools under their own names).
 With `--peers`, the naive relay (`tests/bench/naive_relay.py`: the SDK's low-level server in front
-of 4 pooled SDK sessions) is measured in the same run against the same upstreams, right after.
+of 4 pooled SDK sessions) is measured in the same run against the same upstreams, right after, and
+then the byte relay (`tests/bench/byte_relay.py`: bytes copied between connections, nothing parsed),
+the floor of any proxy on this machine: the gap between its ratios and the gateway's is our own work.
 With `--profile FILE`, py-spy samples the gateway during the calls and writes the top frames to FILE.
 
 It prints the harness's tables and summary line(s), then one line per path:
@@ -27,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -287,12 +290,40 @@ def main() -> int:
                 )
                 if peer is not None and peer_list is not None:
                     lines.append("naive-relay: " + ratios(peer, relay_rss, peer_list))
+                _stop(relay)
+                floor = _byte_relay(bench, python, start, (up_port, upstream.pid), relay_port, extra, out)
+                if floor is not None:
+                    lines.append("byte-relay: " + floor)
         finally:
             for proc in reversed(started):
                 _stop(proc)
     for line in lines:
         print(line)
     return 0
+
+
+def _byte_relay(
+    bench: Path,
+    python: str,
+    start: Callable[[list[str]], subprocess.Popen[bytes]],
+    upstream: tuple[int, int],
+    port: int,
+    extra: list[str],
+    out: Path,
+) -> str | None:
+    """The floor of any proxy on this machine (`tests.bench.byte_relay`, bytes copied, nothing parsed)
+    in front of the upstream `(port, pid)`: its one-line figures (no tools/list: it has no catalog)."""
+    relay = start([python, "-m", "tests.bench.byte_relay", "--upstream-port", str(upstream[0]), "--port", str(port)])
+    try:
+        wait_for_port(port, 60, relay)
+        rss = _rss_mb(relay.pid)
+        via = (f"http://127.0.0.1:{port}/mcp", relay.pid, "")
+        floor = _harness(
+            bench, upstream, via, out.with_suffix(".bytes.json"), [*extra, "--list-calls", "0"], token=False
+        )
+    finally:
+        _stop(relay)
+    return None if floor is None else ratios(floor, rss)
 
 
 def _extra(catalog: int) -> list[str]:
