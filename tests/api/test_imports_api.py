@@ -526,3 +526,17 @@ async def test_a_typod_key_is_named_with_the_key_it_may_mean(api: httpx2.AsyncCl
     assert [(w["field"], w["message"]) for w in b["warnings"]] == [
         ("argz", "is not imported (mcp-center has no such setting); did you mean 'args'?")
     ]
+
+
+async def test_an_argument_flagged_as_a_credential_is_redacted_in_the_preview(api: httpx2.AsyncClient) -> None:
+    """break36: the preview showed `echo --token SEKRET456` beside its own `args.1: CREDENTIAL_IN_ARGS`;
+    the flagged argument is `[redacted]` there, and apply still creates the server as the file says (R-1.5)."""
+    content = json.dumps({"mcpServers": {"t": {"command": "echo", "args": ["--token", "SEKRET456", "--verbose"]}}})
+    previewed = await preview(api, content)
+    assert "SEKRET456" not in json.dumps(previewed)
+    [server] = previewed["servers"]
+    assert server["config"]["args"] == ["--token", "[redacted]", "--verbose"]
+    assert [(w["field"], w["code"]) for w in server["warnings"]] == [("args.1", "CREDENTIAL_IN_ARGS")]
+    response = await api.post(APPLY, json=apply_body(previewed, content))
+    assert response.status_code == 201, response.text
+    assert [s["id"] for s in response.json()["servers"]] == ["t"]

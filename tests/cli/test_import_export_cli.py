@@ -322,3 +322,27 @@ def test_import_of_empty_input_says_it_was_empty(tmp_path: Path) -> None:
     blank = tmp_path / "blank.json"
     blank.write_text("  \n")
     assert "the file is empty" in run_cli(tmp_path / "data", "import", str(blank)).stderr
+
+
+def test_import_hints_only_keys_the_entry_does_not_already_have_right(tmp_path: Path) -> None:
+    """break36: a typo'd `comand` next to valid `args` and `env` also gave "it has 'args': did you
+    mean 'args'?" and the same for 'env'; only the unknown key gets a hint (R-7.3)."""
+    config = tmp_path / "b.json"
+    config.write_text(json.dumps({"mcpServers": {"x": {"comand": "echo", "args": ["a"], "env": {"T": "v"}}}}))
+    result = run_cli(tmp_path / "data", "import", str(config), "--dry-run", columns=400)
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if "ENTRY_EMPTY" in line]
+    assert line.rstrip(" │").endswith(
+        "ENTRY_EMPTY: entry has neither 'command' nor 'url'; it has 'comand': did you mean 'command'?"
+    )
+
+
+def test_the_dry_run_table_shows_a_credential_argument_redacted(tmp_path: Path) -> None:
+    """break36: the "target" column printed `echo --token SEKRET456` next to `args.1: CREDENTIAL_IN_ARGS` (R-1.5)."""
+    config = tmp_path / "b.json"
+    config.write_text(json.dumps({"mcpServers": {"t": {"command": "echo", "args": ["--token", "SEKRET456"]}}}))
+    result = run_cli(tmp_path / "data", "import", str(config), "--dry-run", columns=400)
+    assert result.returncode == 0, result.stderr
+    assert "SEKRET456" not in result.stdout + result.stderr
+    assert "echo --token [redacted]" in result.stdout
+    assert "args.1: CREDENTIAL_IN_ARGS" in result.stdout

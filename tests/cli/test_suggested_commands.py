@@ -75,3 +75,15 @@ def test_the_default_directory_is_left_out_and_a_url_goes_only_to_verbs_that_tak
     finally:
         forget()
     assert suggested("trust", "x") == "mcp-center trust x"
+
+
+def test_a_suggested_url_holds_neither_password_nor_token(tmp_path: Path) -> None:
+    """break36: the remembered `--url` is repeated as `display_url` shows it (R-1.5)."""
+    forget()
+    remember(Settings.load(data_dir=tmp_path, environ={}), url="http://admin:S3CRETPW@127.0.0.1:9/?token=T0KEN")
+    try:
+        assert suggested("approvals") == shlex.join(
+            ["mcp-center", "approvals", "--data-dir", str(tmp_path), "--url", "http://127.0.0.1:9/?token=[redacted]"]
+        )
+    finally:
+        forget()

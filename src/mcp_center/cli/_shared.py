@@ -23,7 +23,7 @@ from mcp_center import __version__
 from mcp_center.cli._group_options import inherited_options
 from mcp_center.cli._suggest import forget, remember, suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
-from mcp_center.cli._wording import ECHOED_VALUE_CHARS, wrong_type_value
+from mcp_center.cli._wording import ECHOED_VALUE_CHARS, ValueRefused, data_dir_value, wrong_type_value
 from mcp_center.config import Settings
 from mcp_center.errors import (
     AnswerRequired,
@@ -142,7 +142,8 @@ def _parsed(parse: Callable[[Any, list[str]], list[str]], ctx: Any, args: list[s
         if exc.param is None or not exc.param.opts:
             raise
         name = max(exc.param.opts, key=len)
-        raise fail(_value_invalid(where, name, "type", _not_of_type(exc.param, given))) from None
+        why = (exc.reason, exc.what) if isinstance(exc, ValueRefused) else ("type", _not_of_type(exc.param, given))
+        raise fail(_value_invalid(where, name, *why)) from None
     refused = inherited_options(ctx, leaf=not isinstance(ctx.command, TyperGroup))
     if refused is not None:
         raise fail(refused)
@@ -382,7 +383,12 @@ a disabled server that is not trusted either is trusted first (`enable` would be
 _READINESS_VERBS: Final = frozenset({"trust", "test", "enable"})
 
 DataDir = Annotated[
-    Path | None, typer.Option("--data-dir", help="Data directory (default: $MCP_CENTER_DATA_DIR or the user data dir).")
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        parser=data_dir_value,
+        help="Data directory (default: $MCP_CENTER_DATA_DIR or the user data dir).",
+    ),
 ]
 ProfileOpt = Annotated[str | None, typer.Option("--profile", help="local (default) or production.")]
 JsonOut = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

@@ -9,7 +9,8 @@ takes it (`URL_VERBS`). The state is per command
 (`remember`, called by `settings_for` and `host_request`; `forget` at each start of the root group).
 
 A database URL (`serve --database-url`) is never repeated: it holds a password (secrets never in
-output), and the suggested verbs find the serve from the data directory's `serve.json`.
+output), and the suggested verbs find the serve from the data directory's `serve.json`; nor is a
+`--url`'s userinfo or credential query value (`display_url`, R-1.5).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from mcp_center.config import Settings
+from mcp_center.interchange.display import display_url
 
 __all__ = ["URL_VERBS", "forget", "remember", "suggested"]
 
@@ -90,7 +92,7 @@ def suggested(*words: str, settings: Settings | None = None) -> str:
     if data_dir is not None:
         options += ["--data-dir", str(data_dir)]
     if chosen.url is not None and words and words[0] in URL_VERBS:
-        options += ["--url", chosen.url]
+        options += ["--url", display_url(chosen.url)]  # no password or token in output (break36)
     argv = list(words)
     end = argv.index("--") if "--" in argv else len(argv)
     return shlex.join(["mcp-center", *argv[:end], *options, *argv[end:]])

@@ -1,14 +1,24 @@
-"""Small pieces of the CLI's sentences: counts with their noun, and what an option of the wrong type
-was given (issue 16, R-7.3)."""
+"""Small pieces of the CLI's sentences: counts with their noun, what an option of the wrong type
+was given, and an option value refused by its own parser (issue 16, R-7.3)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Final
+
+import typer
 
 from mcp_center.errors import OptionValueInvalid
 
-__all__ = ["ECHOED_VALUE_CHARS", "counted", "option_value_refused", "wrong_type_value"]
+__all__ = [
+    "ECHOED_VALUE_CHARS",
+    "ValueRefused",
+    "counted",
+    "data_dir_value",
+    "option_value_refused",
+    "wrong_type_value",
+]
 
 _TYPE_WORDS: Final = {int: "an integer", float: "a number"}
 """How an option's type is named when a value is not of it ("'abc' is not an integer")."""
@@ -53,3 +63,27 @@ def option_value_refused(
         f"option '{option}' of {command} {what}; see '{command} --help'",
         details={"option": option, "command": command, "reason": "value", "did_you_mean": close},
     )
+
+
+class ValueRefused(typer.BadParameter):
+    """A value an option's own parser refuses; `_shared._parsed` words it as OPTION_VALUE_INVALID with
+    `reason` and `what` ("is empty: ...")."""
+
+    def __init__(self, reason: str, what: str) -> None:
+        super().__init__(what)
+        self.reason = reason
+        self.what = what
+
+
+def data_dir_value(raw: str) -> Path:
+    """`--data-dir`'s value as a path; an empty (or blank) one is refused, not taken as the current
+    directory, where the command would write its files (break36, R-9.2).
+
+    Raises:
+        ValueRefused: the value is empty or only spaces (OPTION_VALUE_INVALID, `reason` `empty`).
+    """
+    if not raw.strip():
+        raise ValueRefused(
+            "empty", "is empty: name a directory, or leave the option out for $MCP_CENTER_DATA_DIR or the default"
+        )
+    return Path(raw)

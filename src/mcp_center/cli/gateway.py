@@ -30,6 +30,7 @@ from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.cli.host import client_tls, serve_url
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, GatewayTokenNotFound, RequestInvalid, ServerUnreachable
+from mcp_center.interchange.display import display_url
 from mcp_center.secrets import install_log_redaction
 from mcp_center.store.running import running_owner
 
@@ -97,10 +98,10 @@ def gateway(
         detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         raise fail(
             ServerUnreachable(
-                f"the gateway at {target} is not reachable ({detail}): {unreachable_why(settings, url)}. "
+                f"the gateway at {display_url(target)} is not reachable ({detail}): {unreachable_why(settings, url)}. "
                 "If serve runs with another --port or --data-dir, pass --url <its gateway URL> "
                 "(the settings page's Gateway section shows it) or the same --data-dir.",
-                details={"reason": "unreachable", "url": target},
+                details={"reason": "unreachable", "url": display_url(target)},
             )
         ) from None
 
@@ -124,7 +125,8 @@ def bridge_url(settings: Settings, url: str | None) -> str:
     target = f"{base}/mcp" if parts.scheme in {"http", "https"} and parts.path in {"", "/"} else base
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         raise RequestInvalid(
-            f"--url must be an http(s) URL of the gateway, e.g. http://127.0.0.1:8765/mcp (got {target!r})",
+            "--url must be an http(s) URL of the gateway, e.g. http://127.0.0.1:8765/mcp "
+            f"(got {display_url(target)!r})",
             details={"field": "url"},
         )
     if parts.scheme == "http" and parts.hostname not in {"127.0.0.1", "localhost", "::1"}:

@@ -20,6 +20,7 @@ from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.config import Settings
 from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
+from mcp_center.interchange.display import display_url
 from mcp_center.models import is_object
 from mcp_center.secrets import read_admin_token
 from mcp_center.store.running import running_url
@@ -102,10 +103,11 @@ def host_url(settings: Settings, url: str | None = None) -> str:
     """The running host to talk to: `--url`, else where the `serve` of this data directory said it
     listens (`<data dir>/serve.json`), else the settings' base URL (no trailing slash).
 
-    For words only (where a command looked); `HostClient` never sends to the settings' default
+    For words only (where a command looked), so shown as `display_url` shows it: no userinfo, no
+    credential query values (break36, R-1.5); `HostClient` never sends to the settings' default
     address unless the user named it (R-9.2).
     """
-    return (url or running_url(settings.data_dir) or settings.base_url).rstrip("/")
+    return display_url((url or running_url(settings.data_dir) or settings.base_url).rstrip("/"))
 
 
 def serve_url(settings: Settings, url: str | None = None) -> str:
@@ -194,12 +196,14 @@ class HostClient:
             response = answer_within(lambda: self._client.request(method, path, json=body), self._timeout_s)
         except httpx2.TimeoutException:
             raise ServerUnreachable(
-                f"the serve on {self.base_url} did not answer within {self._timeout_s:g} s (is it hung or stopped?)",
-                details={"reason": "timeout", "url": self.base_url},
+                f"the serve on {display_url(self.base_url)} did not answer within {self._timeout_s:g} s "
+                "(is it hung or stopped?)",
+                details={"reason": "timeout", "url": display_url(self.base_url)},
             ) from None
         except httpx2.TransportError:
             raise ServerUnreachable(
-                f"cannot reach mcp-center at {self.base_url}: {unreachable_why(self._settings, self._url)}",
+                f"cannot reach mcp-center at {display_url(self.base_url)}: "
+                f"{unreachable_why(self._settings, self._url)}",
                 details={"reason": "refused"},
             ) from None
         try:
@@ -226,7 +230,7 @@ def _no_token_message(settings: Settings, elsewhere: str | None) -> str:
     here", which would not be the host asked (issue 16, F7)."""
     if elsewhere is not None:
         return (
-            f"no admin token for the host at {elsewhere}: set MCP_CENTER_ADMIN_TOKEN to its admin token, "
+            f"no admin token for the host at {display_url(elsewhere)}: set MCP_CENTER_ADMIN_TOKEN to its admin token, "
             f"or pass the --data-dir its serve runs on (looked in {data_dir_phrase(settings)})"
         )
     return (

@@ -20,6 +20,7 @@ from mcp_center.cli._shared import DataDir, ProfileOpt, app, ask, err, fail, fai
 from mcp_center.cli.host import HostClient
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, HostRequestFailed
+from mcp_center.interchange.display import display_url
 from mcp_center.models import is_array
 from mcp_center.secrets import install_log_redaction
 
@@ -85,7 +86,10 @@ def authorize(
             report.say(f"authorized by {done['issuer']}")
             return True
         if not wait:
-            report.say(f"the browser returns to {client.base_url}/oauth/callback, which completes the authorization")
+            report.say(
+                f"the browser returns to {display_url(client.base_url)}/oauth/callback, "
+                "which completes the authorization"
+            )
             return False
         report.say("waiting for the login to finish (Ctrl+C to stop waiting) ...")
         deadline = time.monotonic() + timeout_s

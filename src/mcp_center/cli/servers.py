@@ -43,6 +43,7 @@ from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.cli._wording import counted
 from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestInvalid
+from mcp_center.interchange.display import display_url
 from mcp_center.models import is_array, is_object
 from mcp_center.store.running import running_owner
 
@@ -111,7 +112,8 @@ def list_(
         out.print(Text(hint, overflow="fold"), soft_wrap=False, highlight=False)
     if live is None and not silent:
         source = (
-            f"the 'mcp-center serve' at {url} (--url); it did not answer with this data directory's admin token "
+            f"the 'mcp-center serve' at {display_url(url)} (--url); it did not answer with this data directory's "
+            "admin token "
             f"({settings.data_dir}): is it running there, and is the URL right?"
             if url is not None
             else f"a running 'mcp-center serve' for {settings.data_dir}; none answered"

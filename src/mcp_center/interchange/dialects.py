@@ -401,10 +401,12 @@ def _quoted(key: str) -> str:
 def _keys_instead(entry: dict[str, Any]) -> str:
     """What an entry without 'command' or 'url' has instead (R-7.3, trial35): each key close to a
     key entries have, with that key ("; it has 'comand': did you mean 'command'?"), else the keys
-    it has ("; its keys: 'cmd'"), else "" (an empty entry)."""
+    it has ("; its keys: 'cmd'"), else "" (an empty entry). A key entries already have ('args',
+    'env') is never hinted at itself (break36)."""
     keys = list(entry)
     every = _STDIO_KEYS | _REMOTE_KEYS
-    close = [(key, did_you_mean(key, _TARGET_KEYS) or did_you_mean(key, every)) for key in keys[:20]]
+    unknown = [key for key in keys if key not in every][:20]
+    close = [(key, did_you_mean(key, _TARGET_KEYS) or did_you_mean(key, every)) for key in unknown]
     hinted = [f"it has {_quoted(key)}: did you mean {_quoted(near[0])}?" for key, near in close if near]
     if hinted:
         return "; " + "; ".join(hinted[:3])

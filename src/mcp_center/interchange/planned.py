@@ -14,7 +14,9 @@ from typing import Any, Literal
 
 from mcp_center.config import parse_server_config
 from mcp_center.errors import ConfigInvalid, FieldError, ImportValuesInvalid
+from mcp_center.interchange.display import REDACTED_VALUE
 from mcp_center.interchange.variables import Reference, substitute
+from mcp_center.models import is_array
 
 __all__ = [
     "MAX_VALUE_CHARS",
@@ -116,11 +118,20 @@ class PlannedServer:
             "source": self.source,
             "clash": None if self.clash is None else {"with": self.clash, "slug": self.slug},
             "transport": self.transport,
-            "config": self.config,
+            "config": self._shown_config(),
             "secrets": [{"kind": s.kind, "key": s.key, "value": s.value_source} for s in self.secrets],
             "variables": names,
             "warnings": [w.to_dict() for w in self.warnings],
         }
+
+    def _shown_config(self) -> dict[str, Any]:
+        """`config` as the preview shows it: each argument flagged CREDENTIAL_IN_ARGS is
+        `REDACTED_VALUE` (break36, R-1.5); the server is still created with the file's arguments."""
+        flagged = {w.field.removeprefix("args.") for w in self.warnings if w.code == "CREDENTIAL_IN_ARGS"}
+        args: object = self.config.get("args")
+        if not flagged or not is_array(args):
+            return self.config
+        return {**self.config, "args": [REDACTED_VALUE if str(i) in flagged else arg for i, arg in enumerate(args)]}
 
 
 @dataclass(frozen=True)

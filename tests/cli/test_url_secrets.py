@@ -1,0 +1,77 @@
+"""A password or token inside a `--url` is never echoed by the CLI (break36, R-1.5).
+
+`mcp-center approvals --url http://admin:S3CRETPW@127.0.0.1:PORT list` printed "no admin token for
+the host at http://admin:S3CRETPW@..."; every message (and suggested command) that names the URL
+shows it without userinfo and with credential query values redacted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.support.cli import run_cli
+from tests.support.ports import closed_port_url
+
+PASSWORD = "S3CRETPW"
+TOKEN = "T0KENV4LUE"
+
+COMMANDS = [
+    ("approvals", "list"),
+    ("approvals", "approve", "abc123"),
+    ("approvals", "deny", "abc123"),
+    ("logs", "srv"),
+    ("list",),
+    ("auth", "srv", "--no-wait"),
+    ("gateway", "--stdio"),
+]
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+"""What an MCP client sends first: the stdio bridge connects to the gateway only once asked."""
+
+
+@pytest.fixture
+def secret_url() -> Generator[str]:
+    """A loopback host URL nothing answers on, with a password and a `?token=` in it."""
+    with closed_port_url() as url:
+        port = urlsplit(url).port
+        yield f"http://admin:{PASSWORD}@127.0.0.1:{port}/?token={TOKEN}"
+
+
+@pytest.mark.parametrize("words", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize("admin_token", [None, "an-admin-token"], ids=["no-admin-token", "unreachable"])
+def test_no_message_of_a_url_command_holds_the_urls_secrets(
+    tmp_path: Path, secret_url: str, words: tuple[str, ...], admin_token: str | None
+) -> None:
+    data = tmp_path / "data"
+    added = run_cli(data, "add", "srv", "--", "echo", "hi")  # `list` asks the host only about servers
+    assert added.returncode == 0, added.stderr
+    env = {"MCP_CENTER_GATEWAY_TOKEN": "mcg_gateway-token"}
+    if admin_token is not None:
+        env["MCP_CENTER_ADMIN_TOKEN"] = admin_token
+    line = json.dumps(INITIALIZE) + "\n"
+    result = run_cli(data, *words, "--url", secret_url, env=env, input=line, columns=400)
+    output = result.stdout + result.stderr
+    assert "127.0.0.1" in output, output  # nothing answers there: the output names the host...
+    assert PASSWORD not in output, output  # ...without its password
+    assert TOKEN not in output, output  # ...or its token
+
+
+def test_the_gateway_refusing_a_url_that_is_not_http_does_not_echo_its_secrets(secret_url: str) -> None:
+    """`gateway --stdio --url ftp://...` quotes the URL it refuses: without the password or token."""
+    not_http = secret_url.replace("http://", "ftp://")
+    result = run_cli(None, "gateway", "--stdio", "--url", not_http, env={"MCP_CENTER_GATEWAY_TOKEN": "mcg_x"})
+    assert result.returncode == 2, result.stderr
+    assert "--url must be an http(s) URL of the gateway" in result.stderr
+    assert "ftp://127.0.0.1:" in result.stderr
+    assert PASSWORD not in result.stderr
+    assert TOKEN not in result.stderr
