@@ -15,15 +15,14 @@ import typer
 from rich.segment import Segment
 from rich.table import Table
 
+from mcp_center.cli._prompts import ask, confirm
 from mcp_center.cli._shared import (
     DataDir,
     JsonOut,
     ProfileOpt,
     app,
-    ask,
     cells,
     clip,
-    confirm,
     err,
     fail,
     out,

@@ -16,7 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
-from mcp_center.cli._shared import DataDir, ProfileOpt, app, ask, err, fail, fail_host, settings_for, styled
+from mcp_center.cli._prompts import ask
+from mcp_center.cli._shared import DataDir, ProfileOpt, app, err, fail, fail_host, settings_for, styled
 from mcp_center.cli.host import HostClient
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, HostRequestFailed

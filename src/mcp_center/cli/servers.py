@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from mcp_center.cli._prompts import ask, confirm
 from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body
 from mcp_center.cli._shared import (
     DataDir,
@@ -22,9 +23,7 @@ from mcp_center.cli._shared import (
     JsonOut,
     ProfileOpt,
     app,
-    ask,
     cells,
-    confirm,
     err,
     fail,
     has_state,
