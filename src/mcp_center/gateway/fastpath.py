@@ -225,6 +225,19 @@ class AgentCancel:
         self.cancel()
 
 
+def _no_calls() -> dict[object, Cancellable]:
+    """A new link's `calls`. A plain function, not `dict[object, Cancellable]` as the factory: a
+    parametrized `dict` called builds its dict through `types.GenericAlias`, which then tries to set
+    `__orig_class__` on it and swallows the AttributeError (about 2,000 instructions each, and every
+    2026-07-28 request makes a link; issue 12)."""
+    return {}
+
+
+def _nothing_waiting() -> dict[str, _Answer]:
+    """A new link's `waiting` (a plain function, as `_no_calls`)."""
+    return {}
+
+
 @dataclass(eq=False)
 class AgentLink:
     """What the lean path knows about one agent session (kept by the endpoint per session id).
@@ -242,8 +255,8 @@ class AgentLink:
 
     server_id: str | None
     capabilities: Mapping[str, Any]
-    calls: dict[object, Cancellable] = field(default_factory=dict[object, "Cancellable"])
-    waiting: dict[str, _Answer] = field(default_factory=dict[str, "_Answer"])
+    calls: dict[object, Cancellable] = field(default_factory=_no_calls)
+    waiting: dict[str, _Answer] = field(default_factory=_nothing_waiting)
     client: Mapping[str, Any] | None = None
     gone: Mapping[str, Any] | None = None
 

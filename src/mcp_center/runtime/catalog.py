@@ -200,13 +200,24 @@ class Catalog:
         self.normalized[category] = list(previous.normalized[category])
 
 
+def _no_quarantined() -> list[Quarantined]:
+    """An empty `Fetched.quarantined` (a typed function: `list[Quarantined]` as the factory would build
+    the list through `types.GenericAlias`, which raises and swallows an AttributeError each time)."""
+    return []
+
+
+def _none_normalized() -> list[Normalized]:
+    """An empty `Fetched.normalized` (as `_no_quarantined`)."""
+    return []
+
+
 @dataclass(frozen=True)
 class Fetched:
     """The outcome of one refresh of one category: items in order, plus what was dropped or normalised."""
 
     items: list[Any]
-    quarantined: list[Quarantined] = field(default_factory=list[Quarantined])
-    normalized: list[Normalized] = field(default_factory=list[Normalized])
+    quarantined: list[Quarantined] = field(default_factory=_no_quarantined)
+    normalized: list[Normalized] = field(default_factory=_none_normalized)
 
 
 def _reason(exc: ValidationError, skip: int = 0) -> str:
