@@ -121,6 +121,17 @@ async def test_an_unpaired_surrogate_answers_422_not_500(api: httpx2.AsyncClient
         assert_error(response, 422, "IMPORT_JSON_INVALID")
 
 
+async def test_a_body_that_is_not_utf8_answers_the_encoding_error(api: httpx2.AsyncClient) -> None:
+    """fix38: raw Latin-1 bytes in the body answered REQUEST_INVALID "body: is not valid JSON"; the
+    CLI says the file is not UTF-8. REST now names the encoding problem with the same code (R-1.8)."""
+    body = b'{"content": "{\\"mcpServers\\": {\\"caf\xe9\\": {\\"command\\": \\"x\\"}}}"}'
+    response = await api.post(PREVIEW, content=body, headers={"Content-Type": "application/json"})
+    error = assert_error(response, 422, "IMPORT_JSON_INVALID")
+    assert error["details"]["reason"] == "encoding"
+    assert "not valid UTF-8" in error["message"]
+    assert (await api.get("/api/mcp/servers")).json()["servers"] == []
+
+
 async def test_a_five_megabyte_file_answers_413_with_the_limit(api: httpx2.AsyncClient) -> None:
     content = json.dumps({"mcpServers": {f"s{i}": {"command": "x", "args": ["y" * 1000]} for i in range(5000)}})
     assert len(content) > 5_000_000

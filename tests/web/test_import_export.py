@@ -228,3 +228,32 @@ def test_previewing_a_file_already_imported_shows_it_registered_and_nothing_to_c
     expect(shown.locator('li[data-existing="clock"]')).to_have_attribute("data-outcome", "unchanged")
     expect(shown.get_by_role("button", name="Nothing to create")).to_be_disabled()
     assert [s["id"] for s in host.client.get("/api/mcp/servers").json()["servers"]] == ["clock"]
+
+
+def test_a_file_that_is_not_utf8_is_refused_not_loaded_as_replacement_characters(
+    page: Page, host: Host, tmp_path: Path
+) -> None:
+    """fix38: the page read a chosen file with `file.text()`, so Latin-1 bytes became U+FFFD and the
+    mangled text was previewed; the CLI and REST refuse it. The page refuses it too, with the same
+    code and the place of the first bad byte, and loads nothing. A UTF-16 file with its BOM (Notepad)
+    is read as the host reads it (R-1.8)."""
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes(b'{\n  "mcpServers": {"caf\xe9": {"command": "x"}}\n}\n')
+    sign_in(page)
+    go_to(page, "Import")
+    content = page.get_by_label("Configuration (JSON)")
+    page.get_by_label("Or choose a file").set_input_files(latin1)
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("IMPORT_JSON_INVALID")
+    expect(alert).to_contain_text("latin1.json is not valid UTF-8 text (line 2, column 22)")
+    expect(content).to_have_value("")
+    assert "\ufffd" not in page.evaluate(DOM_DUMP)
+
+    utf16 = tmp_path / "notepad.json"
+    utf16.write_bytes(json.dumps({"mcpServers": {"café": {"command": "x"}}}).encode("utf-16"))
+    page.get_by_label("Or choose a file").set_input_files(utf16)
+    expect(content).to_have_value(json.dumps({"mcpServers": {"café": {"command": "x"}}}))
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("region", name="Preview").get_by_test_id("import-summary")).to_contain_text(
+        "1 server to create"
+    )
