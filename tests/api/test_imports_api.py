@@ -551,3 +551,17 @@ async def test_an_argument_flagged_as_a_credential_is_redacted_in_the_preview(ap
     response = await api.post(APPLY, json=apply_body(previewed, content))
     assert response.status_code == 201, response.text
     assert [s["id"] for s in response.json()["servers"]] == ["t"]
+
+
+async def test_a_misspelled_key_above_the_entries_is_named_with_the_key_it_may_mean(api: httpx2.AsyncClient) -> None:
+    """fix38: `{"mcpServer": ...}` answered "no MCP servers found" with no hint, and a misspelled
+    `projects` beside `mcpServers` was skipped without a word (R-1.8, R-7.3)."""
+    typo = json.dumps({"mcpServer": {"a": {"command": "x"}}})
+    error = assert_error(await api.post(PREVIEW, json={"content": typo}), 422, "IMPORT_FORMAT_UNKNOWN")
+    assert error["message"].endswith("; it has 'mcpServer': did you mean 'mcpServers'?")
+    assert error["details"]["did_you_mean"] == ["mcpServers"]
+    beside = json.dumps({"mcpServers": {"a": {"command": "x"}}, "project": {"/p": {"mcpServers": {}}}})
+    previewed = await preview(api, beside)
+    assert [(r["source"], [e["code"] for e in r["errors"]]) for r in previewed["rejected"]] == [
+        ("project", ["KEY_MISSPELLED"])
+    ]

@@ -346,3 +346,13 @@ def test_the_dry_run_table_shows_a_credential_argument_redacted(tmp_path: Path) 
     assert "SEKRET456" not in result.stdout + result.stderr
     assert "echo --token [redacted]" in result.stdout
     assert "args.1: CREDENTIAL_IN_ARGS" in result.stdout
+
+
+def test_a_misspelled_servers_key_is_named_with_the_key_it_may_mean(data: Path, tmp_path: Path) -> None:
+    """fix38: the CLI said only "no MCP servers found" for `{"servers": ...}` spelled `server`."""
+    source = tmp_path / "mcp.json"
+    source.write_text(json.dumps({"server": {"a": {"command": "x"}}, "inputs": []}), encoding="utf-8")
+    result = invoke(data, "import", str(source))
+    assert result.exit_code == 2
+    assert "IMPORT_FORMAT_UNKNOWN" in result.stderr
+    assert "it has 'server': did you mean 'servers'?" in result.stderr
