@@ -565,3 +565,12 @@ async def test_a_misspelled_key_above_the_entries_is_named_with_the_key_it_may_m
     assert [(r["source"], [e["code"] for e in r["errors"]]) for r in previewed["rejected"]] == [
         ("project", ["KEY_MISSPELLED"])
     ]
+
+
+@pytest.mark.parametrize("content", ["", "  \n", "\ufeff"])
+async def test_an_empty_import_answers_import_empty_without_cli_advice(api: httpx2.AsyncClient, content: str) -> None:
+    """fix38: an empty `content` answered IMPORT_JSON_INVALID "... or pipe one to 'import -'", the
+    CLI's advice; it has its own code, and words that fit REST and the page (R-1.8, R-7.3)."""
+    error = assert_error(await api.post(PREVIEW, json={"content": content}), 422, "IMPORT_EMPTY")
+    assert error["message"].startswith("the configuration is empty: nothing to import; paste or send")
+    assert "import -" not in error["message"] and "pipe" not in error["message"]

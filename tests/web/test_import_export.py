@@ -257,3 +257,19 @@ def test_a_file_that_is_not_utf8_is_refused_not_loaded_as_replacement_characters
     expect(page.get_by_role("region", name="Preview").get_by_test_id("import-summary")).to_contain_text(
         "1 server to create"
     )
+
+
+def test_an_empty_import_is_refused_with_import_empty_in_the_page_words(page: Page, host: Host, tmp_path: Path) -> None:
+    """fix38: IMPORT_EMPTY, the host's code for an empty import, is what the page says too, without
+    the CLI's advice; a chosen empty file is named and nothing is loaded (R-1.8)."""
+    sign_in(page)
+    go_to(page, "Import")
+    page.get_by_role("button", name="Preview").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("IMPORT_EMPTY: Nothing to import: paste a configuration or choose a file first.")
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(b"\xef\xbb\xbf \n")
+    page.get_by_label("Or choose a file").set_input_files(empty)
+    expect(alert).to_contain_text("IMPORT_EMPTY: empty.json is empty: nothing to import.")
+    expect(alert).not_to_contain_text("import -")
+    expect(page.get_by_label("Configuration (JSON)")).to_have_value("")

@@ -499,6 +499,11 @@ export function renderImport(main, { feed, navigate }) {
       showInputError(err);
       return;
     }
+    if (!text.trim()) {
+      file.value = "";
+      showInputError(new ApiError(0, "IMPORT_EMPTY", `${chosen.name} is empty: nothing to import. Choose a client's configuration file.`, { reason: "empty" }));
+      return;
+    }
     inputError.hidden = true;
     content.removeAttribute("aria-invalid");
     content.value = text;
@@ -513,7 +518,8 @@ export function renderImport(main, { feed, navigate }) {
     inputError.hidden = true;
     content.removeAttribute("aria-invalid");
     if (!content.value.trim()) {
-      showInputError(new ApiError(0, "IMPORT_EMPTY", "Paste a configuration or choose a file first.", {}));
+      // The host's IMPORT_EMPTY (R-1.8), said here without a round trip.
+      showInputError(new ApiError(0, "IMPORT_EMPTY", "Nothing to import: paste a configuration or choose a file first.", { reason: "empty" }));
       content.focus();
       return;
     }
