@@ -273,3 +273,20 @@ def test_an_empty_import_is_refused_with_import_empty_in_the_page_words(page: Pa
     expect(alert).to_contain_text("IMPORT_EMPTY: empty.json is empty: nothing to import.")
     expect(alert).not_to_contain_text("import -")
     expect(page.get_by_label("Configuration (JSON)")).to_have_value("")
+
+
+def test_a_misspelled_key_above_the_entries_is_named_in_the_page(page: Page, host: Host) -> None:
+    """fix38: the page shows the same "did you mean" as the CLI and REST for a typo'd container key:
+    in the refusal when no servers are found, as a rejected entry beside servers that are (R-7.3)."""
+    sign_in(page)
+    go_to(page, "Import")
+    content = page.get_by_label("Configuration (JSON)")
+    content.fill(json.dumps({"mcpServer": {"a": {"command": "x"}}}))
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("alert")).to_contain_text("IMPORT_FORMAT_UNKNOWN")
+    expect(page.get_by_role("alert")).to_contain_text("it has 'mcpServer': did you mean 'mcpServers'?")
+    content.fill(json.dumps({"mcpServers": {"a": {"command": "x"}}, "project": {"/p": {"mcpServers": {}}}}))
+    page.get_by_role("button", name="Preview").click()
+    rejected = page.get_by_role("region", name="Preview").locator('.rejected[data-source="project"]')
+    expect(rejected).to_contain_text("did you mean 'projects'?")
+    expect(rejected).to_contain_text("(KEY_MISSPELLED)")
