@@ -121,6 +121,17 @@ async def test_an_unpaired_surrogate_answers_422_not_500(api: httpx2.AsyncClient
         assert_error(response, 422, "IMPORT_JSON_INVALID")
 
 
+async def test_a_body_that_is_not_utf8_answers_the_encoding_error(api: httpx2.AsyncClient) -> None:
+    """fix38: raw Latin-1 bytes in the body answered REQUEST_INVALID "body: is not valid JSON"; the
+    CLI says the file is not UTF-8. REST now names the encoding problem with the same code (R-1.8)."""
+    body = b'{"content": "{\\"mcpServers\\": {\\"caf\xe9\\": {\\"command\\": \\"x\\"}}}"}'
+    response = await api.post(PREVIEW, content=body, headers={"Content-Type": "application/json"})
+    error = assert_error(response, 422, "IMPORT_JSON_INVALID")
+    assert error["details"]["reason"] == "encoding"
+    assert "not valid UTF-8" in error["message"]
+    assert (await api.get("/api/mcp/servers")).json()["servers"] == []
+
+
 async def test_a_five_megabyte_file_answers_413_with_the_limit(api: httpx2.AsyncClient) -> None:
     content = json.dumps({"mcpServers": {f"s{i}": {"command": "x", "args": ["y" * 1000]} for i in range(5000)}})
     assert len(content) > 5_000_000
@@ -540,3 +551,26 @@ async def test_an_argument_flagged_as_a_credential_is_redacted_in_the_preview(ap
     response = await api.post(APPLY, json=apply_body(previewed, content))
     assert response.status_code == 201, response.text
     assert [s["id"] for s in response.json()["servers"]] == ["t"]
+
+
+async def test_a_misspelled_key_above_the_entries_is_named_with_the_key_it_may_mean(api: httpx2.AsyncClient) -> None:
+    """fix38: `{"mcpServer": ...}` answered "no MCP servers found" with no hint, and a misspelled
+    `projects` beside `mcpServers` was skipped without a word (R-1.8, R-7.3)."""
+    typo = json.dumps({"mcpServer": {"a": {"command": "x"}}})
+    error = assert_error(await api.post(PREVIEW, json={"content": typo}), 422, "IMPORT_FORMAT_UNKNOWN")
+    assert error["message"].endswith("; it has 'mcpServer': did you mean 'mcpServers'?")
+    assert error["details"]["did_you_mean"] == ["mcpServers"]
+    beside = json.dumps({"mcpServers": {"a": {"command": "x"}}, "project": {"/p": {"mcpServers": {}}}})
+    previewed = await preview(api, beside)
+    assert [(r["source"], [e["code"] for e in r["errors"]]) for r in previewed["rejected"]] == [
+        ("project", ["KEY_MISSPELLED"])
+    ]
+
+
+@pytest.mark.parametrize("content", ["", "  \n", "\ufeff"])
+async def test_an_empty_import_answers_import_empty_without_cli_advice(api: httpx2.AsyncClient, content: str) -> None:
+    """fix38: an empty `content` answered IMPORT_JSON_INVALID "... or pipe one to 'import -'", the
+    CLI's advice; it has its own code, and words that fit REST and the page (R-1.8, R-7.3)."""
+    error = assert_error(await api.post(PREVIEW, json={"content": content}), 422, "IMPORT_EMPTY")
+    assert error["message"].startswith("the configuration is empty: nothing to import; paste or send")
+    assert "import -" not in error["message"] and "pipe" not in error["message"]

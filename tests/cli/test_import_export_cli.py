@@ -315,13 +315,21 @@ def test_import_names_a_typod_key_and_the_key_it_may_mean(tmp_path: Path) -> Non
 
 
 def test_import_of_empty_input_says_it_was_empty(tmp_path: Path) -> None:
-    """trial35: nothing on stdin to `import -` said "Expecting value (line 1, column 1)" (R-7.3)."""
+    """trial35: nothing on stdin to `import -` said "Expecting value (line 1, column 1)" (R-7.3);
+    fix38: with its own code, IMPORT_EMPTY, and the CLI's advice (REST and the page have theirs)."""
     empty = run_cli(tmp_path / "data", "import", "-", input="")
     assert empty.returncode == 2
-    assert empty.stderr.startswith("error [IMPORT_JSON_INVALID]: the file is empty: nothing to import"), empty.stderr
+    assert empty.stderr.startswith(
+        "error [IMPORT_EMPTY]: standard input is empty: nothing to import (give a client's configuration file, "
+        "or pipe one to 'import -')"
+    ), empty.stderr
     blank = tmp_path / "blank.json"
-    blank.write_text("  \n")
-    assert "the file is empty" in run_cli(tmp_path / "data", "import", str(blank)).stderr
+    blank.write_bytes(b"\xef\xbb\xbf  \n")
+    blank_run = run_cli(tmp_path / "data", "import", str(blank))
+    assert (blank_run.returncode, blank_run.stderr.split(": nothing")[0]) == (
+        2,
+        f"error [IMPORT_EMPTY]: the file {str(blank)!r} is empty",
+    )
 
 
 def test_import_hints_only_keys_the_entry_does_not_already_have_right(tmp_path: Path) -> None:
@@ -346,3 +354,13 @@ def test_the_dry_run_table_shows_a_credential_argument_redacted(tmp_path: Path) 
     assert "SEKRET456" not in result.stdout + result.stderr
     assert "echo --token [redacted]" in result.stdout
     assert "args.1: CREDENTIAL_IN_ARGS" in result.stdout
+
+
+def test_a_misspelled_servers_key_is_named_with_the_key_it_may_mean(data: Path, tmp_path: Path) -> None:
+    """fix38: the CLI said only "no MCP servers found" for `{"servers": ...}` spelled `server`."""
+    source = tmp_path / "mcp.json"
+    source.write_text(json.dumps({"server": {"a": {"command": "x"}}, "inputs": []}), encoding="utf-8")
+    result = invoke(data, "import", str(source))
+    assert result.exit_code == 2
+    assert "IMPORT_FORMAT_UNKNOWN" in result.stderr
+    assert "it has 'server': did you mean 'servers'?" in result.stderr

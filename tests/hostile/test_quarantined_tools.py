@@ -13,6 +13,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from mcp_center.cli.servers import quarantine_note
 from tests.hostile._support import QUIRKY, SERVERS, Host, quirky_body, running_host, text_of
 from tests.support.cli import run_cli
 from tests.support.fakes.streamable_http import ECHO_TOOL
@@ -86,3 +87,43 @@ def test_cli_test_tools_and_show_name_the_quarantined_tool_and_why(tmp_path: Pat
     listed = run_cli(data, "tools", "quar")
     assert listed.returncode == 0, listed.stderr
     assert "1 tool quarantined" in listed.stdout and "  broken: inputSchema" in listed.stdout
+
+
+async def test_the_quarantine_follows_the_live_catalog_once_the_server_is_fixed(host: Host, tmp_path: Path) -> None:
+    """fix38: after the server was fixed and reconnected, the server's view (REST, `mcp-center show`)
+    still said its tool was quarantined: only the last test's list was shown. The view now carries the
+    live session's quarantine, which `show` prefers; `last_test.quarantined` stays what the test saw."""
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps(SCENARIO), encoding="utf-8")
+    await host.ready({**quirky_body("quar", {}), "args": [QUIRKY, str(scenario)], "tool_policies": {"echo": "allow"}})
+    view = (await host.admin.get(f"{SERVERS}/quar")).json()
+    assert [q["name"] for q in view["quarantined"]] == ["broken"]
+    assert (quarantine_note("quar", view) or "").startswith("note: its live session lists 1 tool quarantined")
+
+    scenario.write_text(json.dumps({"tools": [ECHO_TOOL, {**BROKEN, "inputSchema": {"type": "object"}}]}))
+    with anyio.fail_after(20):
+        assert (await host.admin.post(f"{SERVERS}/quar/disable")).status_code == 200
+        assert (await host.admin.post(f"{SERVERS}/quar/enable")).status_code == 200
+        listed = (await host.admin.get(f"{SERVERS}/quar/tools")).json()
+    assert ([t["name"] for t in listed["tools"]], listed["quarantined"]) == (["echo", "broken"], [])
+    view = (await host.admin.get(f"{SERVERS}/quar")).json()
+    assert view["quarantined"] == []
+    assert [q["name"] for q in view["last_test"]["quarantined"]] == ["broken"]  # what that test saw
+    note = quarantine_note("quar", view) or ""
+    assert note.endswith("its live session lists no quarantined tool now (the server was fixed since)"), note
+
+
+async def test_did_you_mean_never_offers_a_quarantined_tool(host: Host) -> None:
+    """fix38: an unknown tool's suggestions are callable tools only: `search` is close to the
+    quarantined `search_docs` (a name that contains it), which is never offered (R-7.3, R-3.6)."""
+    broken = {"name": "search_docs", "description": "A tool without an inputSchema."}
+    await host.ready(quirky_body("quar", {"tools": [ECHO_TOOL, broken]}, tool_policies={"echo": "allow"}))
+    refused = await host.call("quar", "search")
+    assert refused.status_code == 404, refused.text
+    assert "search_docs" not in refused.json()["error"]["details"]["did_you_mean"]
+    async with host.agent() as agent:
+        for name in ("mcp__quar__search", "mcp__quar__search_doc"):
+            with anyio.fail_after(20), pytest.raises(MCPError) as unknown:
+                await agent.call_tool(name, {})
+            assert "MCP_TOOL_NOT_FOUND" in unknown.value.error.message
+            assert "search_docs" not in json.dumps(unknown.value.error.data), unknown.value.error

@@ -568,3 +568,62 @@ def test_an_unchanged_entry_lists_the_secrets_whose_values_were_not_updated() ->
         "plain": [],
     }
     assert {e.outcome for e in again.existing} == {"unchanged"}
+
+
+@pytest.mark.parametrize(
+    ("doc", "format", "path", "meant"),
+    [
+        ({"mcpServer": {"a": {"command": "x"}}}, "auto", "mcpServer", "mcpServers"),
+        ({"MCPServers": {"a": {"command": "x"}}}, "auto", "MCPServers", "mcpServers"),
+        ({"mcp_servers": {"a": {"command": "x"}}}, "claude-desktop", "mcp_servers", "mcpServers"),
+        ({"server": {"a": {"command": "x"}}, "inputs": []}, "auto", "server", "servers"),
+        ({"servers_": {"a": {"command": "x"}}}, "vscode", "servers_", "servers"),
+        ({"mcp": {"sever": {"a": {"command": "x"}}}}, "auto", "mcp.sever", "servers"),
+        ({"project": {"/p": {"mcpServers": {"a": {"command": "x"}}}}}, "auto", "project", "projects"),
+    ],
+)
+def test_a_misspelled_servers_key_is_named_with_the_key_it_may_mean(
+    doc: dict[str, Any], format: str, path: str, meant: str
+) -> None:
+    """fix38: a typo'd key above the entries (`mcpServer`, `server`, `project`) answered only "no MCP
+    servers found"; it is named with the key it may mean, like a typo'd entry key (R-7.3)."""
+    with pytest.raises((ImportFormatUnknown, ImportFormatMismatch)) as raised:
+        plan(doc, format)
+    assert raised.value.message.endswith(f"; it has '{path}': did you mean '{meant}'?")
+    assert (raised.value.details["did_you_mean"], raised.value.details["misspelled"]) == ([meant], [path])
+
+
+@pytest.mark.parametrize(
+    ("doc", "source", "meant"),
+    [
+        ({"servers": {"a": {"command": "x"}}, "input": [{"id": "t", "password": True}]}, "input", "inputs"),
+        ({"mcp": {"servers": {"a": {"command": "x"}}, "imputs": []}}, "mcp.imputs", "inputs"),
+        ({"mcpServers": {"a": {"command": "x"}}, "project": {"/p": {"mcpServers": {}}}}, "project", "projects"),
+        (
+            {"mcpServers": {"a": {"command": "x"}}, "projects": {"/p": {"mcpservers": {"b": {"command": "y"}}}}},
+            'projects["/p"].mcpservers',
+            "mcpServers",
+        ),
+    ],
+)
+def test_a_misspelled_key_beside_the_servers_is_rejected_with_the_key_it_may_mean(
+    doc: dict[str, Any], source: str, meant: str
+) -> None:
+    """fix38: with the servers found, a misspelled `inputs` or `projects` was skipped without a word
+    (its servers, or the inputs' password flags, lost); the preview lists it as rejected."""
+    planned = plan(doc)
+    assert [s.id for s in planned.servers] == ["a"]
+    [rejected] = planned.rejected
+    assert (rejected.source, [e.code for e in rejected.errors]) == (source, ["KEY_MISSPELLED"])
+    assert f"did you mean '{meant}'?" in rejected.errors[0].message
+
+
+def test_other_settings_of_a_claude_json_are_not_taken_for_typos() -> None:
+    """Only a key close to a container key its object lacks is flagged: `~/.claude.json`'s own
+    settings (`enabledMcpjsonServers` beside `mcpServers`, `numStartups`) are not."""
+    doc: dict[str, Any] = {
+        "numStartups": 3,
+        "mcpServers": {"a": {"command": "x"}},
+        "projects": {"/p": {"mcpServers": {}, "enabledMcpjsonServers": [], "mcpContextUris": []}},
+    }
+    assert plan(doc).rejected == ()

@@ -228,3 +228,65 @@ def test_previewing_a_file_already_imported_shows_it_registered_and_nothing_to_c
     expect(shown.locator('li[data-existing="clock"]')).to_have_attribute("data-outcome", "unchanged")
     expect(shown.get_by_role("button", name="Nothing to create")).to_be_disabled()
     assert [s["id"] for s in host.client.get("/api/mcp/servers").json()["servers"]] == ["clock"]
+
+
+def test_a_file_that_is_not_utf8_is_refused_not_loaded_as_replacement_characters(
+    page: Page, host: Host, tmp_path: Path
+) -> None:
+    """fix38: the page read a chosen file with `file.text()`, so Latin-1 bytes became U+FFFD and the
+    mangled text was previewed; the CLI and REST refuse it. The page refuses it too, with the same
+    code and the place of the first bad byte, and loads nothing. A UTF-16 file with its BOM (Notepad)
+    is read as the host reads it (R-1.8)."""
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes(b'{\n  "mcpServers": {"caf\xe9": {"command": "x"}}\n}\n')
+    sign_in(page)
+    go_to(page, "Import")
+    content = page.get_by_label("Configuration (JSON)")
+    page.get_by_label("Or choose a file").set_input_files(latin1)
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("IMPORT_JSON_INVALID")
+    expect(alert).to_contain_text("latin1.json is not valid UTF-8 text (line 2, column 22)")
+    expect(content).to_have_value("")
+    assert "\ufffd" not in page.evaluate(DOM_DUMP)
+
+    utf16 = tmp_path / "notepad.json"
+    utf16.write_bytes(json.dumps({"mcpServers": {"café": {"command": "x"}}}).encode("utf-16"))
+    page.get_by_label("Or choose a file").set_input_files(utf16)
+    expect(content).to_have_value(json.dumps({"mcpServers": {"café": {"command": "x"}}}))
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("region", name="Preview").get_by_test_id("import-summary")).to_contain_text(
+        "1 server to create"
+    )
+
+
+def test_an_empty_import_is_refused_with_import_empty_in_the_page_words(page: Page, host: Host, tmp_path: Path) -> None:
+    """fix38: IMPORT_EMPTY, the host's code for an empty import, is what the page says too, without
+    the CLI's advice; a chosen empty file is named and nothing is loaded (R-1.8)."""
+    sign_in(page)
+    go_to(page, "Import")
+    page.get_by_role("button", name="Preview").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("IMPORT_EMPTY: Nothing to import: paste a configuration or choose a file first.")
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(b"\xef\xbb\xbf \n")
+    page.get_by_label("Or choose a file").set_input_files(empty)
+    expect(alert).to_contain_text("IMPORT_EMPTY: empty.json is empty: nothing to import.")
+    expect(alert).not_to_contain_text("import -")
+    expect(page.get_by_label("Configuration (JSON)")).to_have_value("")
+
+
+def test_a_misspelled_key_above_the_entries_is_named_in_the_page(page: Page, host: Host) -> None:
+    """fix38: the page shows the same "did you mean" as the CLI and REST for a typo'd container key:
+    in the refusal when no servers are found, as a rejected entry beside servers that are (R-7.3)."""
+    sign_in(page)
+    go_to(page, "Import")
+    content = page.get_by_label("Configuration (JSON)")
+    content.fill(json.dumps({"mcpServer": {"a": {"command": "x"}}}))
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("alert")).to_contain_text("IMPORT_FORMAT_UNKNOWN")
+    expect(page.get_by_role("alert")).to_contain_text("it has 'mcpServer': did you mean 'mcpServers'?")
+    content.fill(json.dumps({"mcpServers": {"a": {"command": "x"}}, "project": {"/p": {"mcpServers": {}}}}))
+    page.get_by_role("button", name="Preview").click()
+    rejected = page.get_by_role("region", name="Preview").locator('.rejected[data-source="project"]')
+    expect(rejected).to_contain_text("did you mean 'projects'?")
+    expect(rejected).to_contain_text("(KEY_MISSPELLED)")

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from mcp_center.api.bodies import ImportApply, ImportPreview
 from mcp_center.api.openapi import API_ERRORS, errors
 from mcp_center.api.security import ADMIN_ONLY
-from mcp_center.errors import FieldError, ImportTooLarge, RequestInvalid
+from mcp_center.errors import FieldError, ImportJsonInvalid, ImportTooLarge, RequestInvalid
 from mcp_center.interchange import EXPORT_FORMATS, MAX_IMPORT_BYTES
 from mcp_center.service import Importer, ImportPreviews, parse_apply_request, parse_preview_request, templates
 
@@ -58,6 +58,7 @@ async def _json_body(request: Request) -> object:
 
     Raises:
         ImportTooLarge: more than `MAX_BODY_BYTES` (declared or streamed).
+        ImportJsonInvalid: the bytes are not UTF-8 (`details.reason` "encoding", `details.byte`: 1-based).
         RequestInvalid: empty or not JSON (`body` JSON_INVALID).
     """
     declared = request.headers.get("content-length", "")
@@ -72,6 +73,11 @@ async def _json_body(request: Request) -> object:
         chunks.append(chunk)
     try:
         return json.loads(b"".join(chunks))
+    except UnicodeDecodeError as exc:  # raw bytes of a Latin-1 file, say: named like the CLI names them
+        raise ImportJsonInvalid(
+            f"the request body is not valid UTF-8 text (byte {exc.start + 1}): send the file's text as UTF-8",
+            details={"reason": "encoding", "byte": exc.start + 1},
+        ) from None
     except json.JSONDecodeError as exc:
         said = f"is not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         error = FieldError("body", "JSON_INVALID", said)

@@ -40,6 +40,7 @@ from mcp_center.cli._wording import option_value_refused
 from mcp_center.errors import (
     CenterError,
     FieldError,
+    ImportEmpty,
     ImportFileNotFound,
     ImportFileUnreadable,
     ImportNothingToApply,
@@ -239,11 +240,20 @@ def _read_import(file: str) -> str:
                 data = handle.read(MAX_IMPORT_BYTES + 1)
             if len(data) > MAX_IMPORT_BYTES:
                 raise fail(_too_large(file, None))
-        return decode_text(data)
+        text = decode_text(data)
     except OSError as exc:
         raise fail(_unreadable(file, exc)) from None
     except CenterError as exc:
         raise fail(exc) from None
+    if not text.removeprefix("\ufeff").strip():
+        what = "standard input is empty" if file == "-" else f"the file {file!r} is empty"
+        raise fail(
+            ImportEmpty(
+                f"{what}: nothing to import (give a client's configuration file, or pipe one to 'import -')",
+                details={"reason": "empty"},
+            )
+        )
+    return text
 
 
 def _unreadable(file: str, exc: OSError) -> CenterError:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
@@ -131,17 +131,48 @@ def show(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -
     served = served_view(settings, server_id) if settings.database_url is None else None
     view = served if served is not None else run_center(settings, lambda c: c.get_server(server_id)).to_dict()
     print_json(view)
+    note = quarantine_note(server_id, view)
+    if note is not None:  # on stderr: stdout stays the JSON a script reads
+        err.print(note, markup=False, highlight=False)
+
+
+def quarantine_note(server_id: str, view: Mapping[str, Any]) -> str | None:
+    """The line `show` adds about quarantined tools (R-3.6), or None when there is nothing to say.
+
+    Args:
+        view: The server's JSON view (`ServerView.to_dict()`): its `quarantined` (the live session's,
+            null without one) wins over `last_test.quarantined` (what the last test saw), so a server
+            fixed and reconnected since its test is not still said to have quarantined tools.
+    Returns:
+        "note: its live session lists N tool(s) quarantined ...", or, without a live session, "note:
+        its last test found ..."; with a live session that lists none where the last test found
+        some, a note that they are no longer quarantined.
+    """
+    live: object = view.get("quarantined")
     last_test: object = view.get("last_test")
-    listed: object = last_test.get("quarantined") if is_object(last_test) else None
-    if is_array(listed) and listed:  # on stderr: stdout stays the JSON a script reads
-        names = [str(q.get("name")) for q in listed if is_object(q)]
-        err.print(
-            f"note: its last test found {counted(len(listed), 'tool')} quarantined (an invalid definition: not "
-            f"offered to agents, calls refused): {', '.join(names)}; reasons in last_test.quarantined, or run "
-            f"'{suggested('test', server_id)}'",
-            markup=False,
-            highlight=False,
-        )
+    tested: object = last_test.get("quarantined") if is_object(last_test) else None
+    found = [str(q.get("name")) for q in tested if is_object(q)] if is_array(tested) else []
+    if is_array(live):
+        names = [str(q.get("name")) for q in live if is_object(q)]
+        if names:
+            return (
+                f"note: its live session lists {counted(len(names), 'tool')} quarantined (an invalid definition: "
+                f"not offered to agents, calls refused): {', '.join(names)}; reasons in quarantined, or run "
+                f"'{suggested('tools', server_id)}'"
+            )
+        if found:
+            return (
+                f"note: its last test found {', '.join(found)} quarantined; its live session lists no quarantined "
+                "tool now (the server was fixed since)"
+            )
+        return None
+    if not found:
+        return None
+    return (
+        f"note: its last test found {counted(len(found), 'tool')} quarantined (an invalid definition: not "
+        f"offered to agents, calls refused): {', '.join(found)}; reasons in last_test.quarantined, or run "
+        f"'{suggested('test', server_id)}'"
+    )
 
 
 @app.command()

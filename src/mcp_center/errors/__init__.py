@@ -27,6 +27,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── RequestTooLarge (413)    REQUEST_TOO_LARGE         a request body over the size limit
     │   ├── ImportFileUnreadable     IMPORT_FILE_UNREADABLE    R-1.8: the import file exists but cannot be read
     │   ├── ImportTooLarge (413)     IMPORT_TOO_LARGE          R-1.8: an import file over the size limit
+    │   ├── ImportEmpty              IMPORT_EMPTY              R-1.8: the file or paste holds nothing
     │   ├── ImportJsonInvalid        IMPORT_JSON_INVALID       R-1.8: not JSON even leniently (line, column)
     │   │   └── ImportDuplicateKey   IMPORT_DUPLICATE_KEY      R-1.8: one key twice in an object (`path`)
     │   ├── ImportFormatUnknown      IMPORT_FORMAT_UNKNOWN     R-1.8: no client configuration shape found
@@ -201,6 +202,7 @@ from mcp_center.errors._input import (
     ElicitationAnswerInvalid,
     GatewayTokenAmbiguous,
     ImportDuplicateKey,
+    ImportEmpty,
     ImportFileUnreadable,
     ImportFormatMismatch,
     ImportFormatUnknown,
@@ -301,6 +303,7 @@ __all__ = [
     "HostRequestFailed",
     "ImportConflict",
     "ImportDuplicateKey",
+    "ImportEmpty",
     "ImportFileNotFound",
     "ImportFileUnreadable",
     "ImportFormatMismatch",

@@ -18,6 +18,7 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "GatewayTokenAmbiguous",
     "ImportDuplicateKey",
+    "ImportEmpty",
     "ImportFileUnreadable",
     "ImportFormatMismatch",
     "ImportFormatUnknown",
@@ -146,6 +147,16 @@ class ImportTooLarge(InvalidInput):
 
     code = "IMPORT_TOO_LARGE"
     http_status = 413
+
+
+class ImportEmpty(InvalidInput):
+    """An import holds nothing (an empty file or paste, only white space or a byte-order mark) (R-1.8).
+
+    The message fits the surface: the CLI names the file (or standard input) and how to give one;
+    REST and the page say to send or paste a client's configuration. `details.reason`: `empty`.
+    """
+
+    code = "IMPORT_EMPTY"
 
 
 class ImportJsonInvalid(InvalidInput):

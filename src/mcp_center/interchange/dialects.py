@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mcp_center.errors import FieldError, ImportFormatMismatch, ImportFormatUnknown, did_you_mean
+from mcp_center.errors import CenterError, FieldError, ImportFormatMismatch, ImportFormatUnknown, did_you_mean
 from mcp_center.models import is_array, is_object
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "ClientDocument",
     "ClientEntry",
     "InputDeclaration",
+    "Misspelling",
     "RawEntry",
     "format_named",
     "normalize_entry",
@@ -92,12 +93,41 @@ class InputDeclaration:
 
 
 @dataclass(frozen=True)
+class Misspelling:
+    """A key above the entries that is a typo of a container key its object lacks (R-1.8, R-7.3).
+
+    Attributes:
+        key: The key as written (`mcpServer`), at `path` (`mcpServer`, `projects["/a"].mcpserver`).
+        meant: The container key it is close to (`mcpServers`).
+    """
+
+    key: str
+    path: str
+    meant: str
+
+    def hint(self) -> str:
+        """`it has 'mcpServer': did you mean 'mcpServers'?` (the path when the key is nested)."""
+        return f"it has {_quoted(self.path)}: did you mean {_quoted(self.meant)}?"
+
+    def error(self) -> FieldError:
+        """The rejection of what is under the key: KEY_MISSPELLED, entry-relative field ``."""
+        return FieldError(
+            "",
+            "KEY_MISSPELLED",
+            f"is not a key mcp-center reads: did you mean {_quoted(self.meant)}? Nothing under it is imported",
+        )
+
+
+@dataclass(frozen=True)
 class ClientDocument:
     """A parsed client file: its (detected) format, its entries in file order, VS Code inputs by variable name."""
 
     format: str
     entries: tuple[RawEntry, ...]
     inputs: Mapping[str, InputDeclaration] = field(default_factory=dict[str, InputDeclaration])
+    misspelled: tuple[Misspelling, ...] = ()
+    """Keys above the entries that look like a misspelled container key (`project` for `projects`):
+    nothing under them is read, and the plan lists each as rejected (KEY_MISSPELLED)."""
 
 
 @dataclass(frozen=True)
@@ -138,11 +168,17 @@ def read_document(data: Any, format: str = "auto") -> ClientDocument:
             details={"expected": ["mcpServers", "servers", "a map of servers"]},
         )
     doc: dict[str, Any] = data
-    detected = _detect(doc) if format == "auto" else format
-    if detected in {"claude-code", "claude-desktop", "cursor", "windsurf"}:
-        return ClientDocument(detected, tuple(_mcp_servers_entries(doc, detected, explicit=format != "auto")))
-    if detected == "vscode":
-        return _vscode(doc)
+    try:
+        detected = _detect(doc) if format == "auto" else format
+        if detected in {"claude-code", "claude-desktop", "cursor", "windsurf"}:
+            entries = tuple(_mcp_servers_entries(doc, detected, explicit=format != "auto"))
+            return ClientDocument(detected, entries, misspelled=_misspellings(doc, _MCP_SERVERS_KEYS))
+        if detected == "vscode":
+            document = _vscode(doc)
+            top: tuple[str, ...] = ("servers", "inputs") if _vscode_section(doc) is doc else ()
+            return replace(document, misspelled=_misspellings(doc, top))
+    except (ImportFormatUnknown, ImportFormatMismatch) as exc:
+        raise _with_hints(exc, _misspellings(doc, _CONTAINER_KEYS)) from None
     if detected == "bare":
         return ClientDocument("bare", tuple(RawEntry(k, _path(k), v) for k, v in doc.items()))
     raise ImportFormatMismatch(  # unreachable for validated formats; kept for direct callers
@@ -220,6 +256,70 @@ def format_named(filename: str, data: Any) -> str:
     else:
         fits = is_object(doc.get("mcpServers")) or (named == "claude-code" and _has_project_servers(doc))
     return named if fits else "auto"
+
+
+_CONTAINER_KEYS = ("mcpServers", "projects", "servers", "inputs", "mcp")
+"""The keys above the entries that any dialect reads (top level, or `mcp` of a settings.json)."""
+_MCP_SERVERS_KEYS = ("mcpServers", "projects")
+"""The top-level keys of a file whose servers are under `mcpServers` (Claude Code's `projects` too)."""
+
+
+def _typo_of(key: str, wanted: str) -> bool:
+    """Whether `key` is a typo of `wanted`: equal ignoring case, `_` and `-`, or at most
+    len(wanted) // 3 (at most 2) single-character edits away (`project`, `mcp_servers`, `Servers`)."""
+    a = key.lower().replace("_", "").replace("-", "")
+    b = wanted.lower()
+    limit = min(2, len(b) // 3)
+    if abs(len(a) - len(b)) > limit or len(a) > 4 * len(b):
+        return False
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char != other)))
+        previous = current
+    return previous[-1] <= limit
+
+
+def _misspelled_in(obj: dict[str, Any], wanted: tuple[str, ...], prefix: tuple[str, ...]) -> list[Misspelling]:
+    absent = [w for w in wanted if w not in obj]
+    found: list[Misspelling] = []
+    for key in list(obj)[:200]:
+        if key in wanted:
+            continue
+        meant = next((w for w in absent if _typo_of(key, w)), None)
+        if meant is not None:
+            found.append(Misspelling(key, _path(*prefix, key), meant))
+    return found
+
+
+def _misspellings(doc: dict[str, Any], top: tuple[str, ...]) -> tuple[Misspelling, ...]:
+    """The keys above the entries that look like typos of a container key their object lacks (R-7.3):
+    at the top level (of `top`), in a settings.json's `mcp` (`servers`, `inputs`) and in each of
+    `~/.claude.json`'s `projects` (`mcpServers`). A key is flagged only when the key it is close to
+    is missing, so a file's other settings (`enabledMcpjsonServers`) are not."""
+    found = _misspelled_in(doc, top, ())
+    mcp = doc.get("mcp")
+    if is_object(mcp) and mcp is not doc:
+        found += _misspelled_in(mcp, ("servers", "inputs"), ("mcp",))
+    projects = doc.get("projects")
+    if is_object(projects):
+        for project, settings in list(projects.items())[:200]:
+            if is_object(settings):
+                found += _misspelled_in(settings, ("mcpServers",), ("projects", project))
+    return tuple(found[:20])
+
+
+def _with_hints(error: ImportFormatUnknown | ImportFormatMismatch, found: tuple[Misspelling, ...]) -> CenterError:
+    """`error` with "; it has 'mcpServer': did you mean 'mcpServers'?" added, `details.did_you_mean`
+    (the keys meant) and `details.misspelled` (the paths of the keys found), when the file has keys
+    like the ones looked for."""
+    if not found:
+        return error
+    message = str(error) + "; " + "; ".join(m.hint() for m in found[:3])
+    meant = list(dict.fromkeys(m.meant for m in found))
+    details = {**error.details, "did_you_mean": meant, "misspelled": [m.path for m in found]}
+    return type(error)(message, details=details)
 
 
 def _has_project_servers(doc: dict[str, Any]) -> bool:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-from mcp_center.errors import ImportDuplicateKey, ImportJsonInvalid, ImportTooLarge
+from mcp_center.errors import ImportDuplicateKey, ImportEmpty, ImportJsonInvalid, ImportTooLarge
 from mcp_center.interchange.credentials import is_credential_name, is_credential_value
 
 __all__ = ["MAX_IMPORT_BYTES", "decode_text", "loads_lenient"]
@@ -88,6 +88,8 @@ def loads_lenient(text: str) -> Any:
     Returns:
         The parsed value (objects as dicts).
     Raises:
+        ImportEmpty: the text is only white space (no CLI advice in its message: REST and the page
+            show it as it is; the CLI words its own).
         ImportDuplicateKey: an object names a key twice (JSON.parse would keep the last one and a
             server or a field would vanish); `details.path` is its dotted path (`mcpServers.a`; a
             key that is empty, all digits or holds `.`, `[`, `]` or `"` as `["<JSON string>"]`)
@@ -102,9 +104,10 @@ def loads_lenient(text: str) -> Any:
             characters, `details.reason` is the parser's reason (never a value from the input).
     """
     text = text.removeprefix("\ufeff")
-    if not text.strip():  # `import -` with nothing on stdin, an empty file: not a parser's "Expecting value"
-        raise ImportJsonInvalid(
-            "the file is empty: nothing to import (give a client's configuration file, or pipe one to 'import -')",
+    if not text.strip():  # an empty file or paste: not a parser's "Expecting value" (the CLI words its own)
+        raise ImportEmpty(
+            "the configuration is empty: nothing to import; paste or send the text of a client's configuration "
+            "file (Claude Code, Claude Desktop, Cursor, VS Code or Windsurf)",
             details={"reason": "empty"},
         )
     cleaned = _sub_outside_strings(text, _QUOTE_OR_COMMENT, _STRING_BODY_DOTALL, _blank_comment)

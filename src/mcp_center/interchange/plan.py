@@ -198,6 +198,7 @@ def plan_document(
                 unusable_defaults=draft.unusable_defaults,
             )
         )
+    rejected += [RejectedEntry(m.key, m.path, (m.error(),)) for m in document.misspelled]
     defaults = {name: d.default for name, d in document.inputs.items() if d.default is not None}
     return ImportPlan(
         format=document.format,

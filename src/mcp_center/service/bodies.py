@@ -46,6 +46,7 @@ READ_ONLY_FIELDS = frozenset(
         "needs",
         "warnings",
         "oauth",
+        "quarantined",
     }
 )
 MAX_SECRET_CHARS = 32 * 1024

@@ -120,7 +120,15 @@ class Servers:
         if not isinstance(config, StdioServerConfig) and isinstance(config.auth, AuthOAuth):
             oauth = self._oauth.status(config, state)
         readiness = Readiness(record, summary.digest, self._settings.profile)
-        return server_view(readiness, summary, self._manager.status(config.id), oauth, self._settings)
+        # The quarantine as the live catalog has it now (a fixed server's tools leave it on its next
+        # read), not the last test's: that one stays in `last_test` as what that test saw (R-3.6).
+        conn = self._manager.current(config.id)
+        quarantined = (
+            None
+            if conn is None
+            else tuple(QuarantinedTool(name=q.name, reason=q.reason) for q in conn.catalog.quarantined["tools"])
+        )
+        return server_view(readiness, summary, self._manager.status(config.id), oauth, self._settings, quarantined)
 
     async def list(self) -> list[ServerView]:
         """Every server's view, sorted by id."""

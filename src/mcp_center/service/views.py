@@ -28,7 +28,7 @@ from mcp_center.service.readiness import Need, Readiness
 from mcp_center.service.records import editable
 from mcp_center.service.sandboxing import host_facts, sandbox_warnings
 from mcp_center.service.summary import Summary
-from mcp_center.store import TestResult
+from mcp_center.store import QuarantinedTool, TestResult
 
 __all__ = ["ServerView", "ViewWarning", "server_view", "summary_warnings"]
 
@@ -66,6 +66,9 @@ class ServerView:
         warnings: Problems to see before trusting.
         status: The runtime status in this process.
         oauth: The `oauth` status block of an OAuth server, else None (never a token).
+        quarantined: The tools the live session of this process lists whose definition failed
+            validation (R-3.6), as that session's catalog has them now; None without a live session.
+            `last_test.quarantined` is what the last test saw, and stays so until the next test.
     """
 
     config: ServerConfig
@@ -85,6 +88,7 @@ class ServerView:
     oauth: dict[str, Any] | None
     sandbox_host: dict[str, Any] | None = None
     """What this host makes of a stdio server's sandbox policy (`sandboxing.host_facts`), else None."""
+    quarantined: tuple[QuarantinedTool, ...] | None = None
 
     @property
     def id(self) -> str:
@@ -97,7 +101,9 @@ class ServerView:
         Returns:
             The R-1.1 fields, then `enabled`, `version`, `created_at`, `updated_at` (ISO 8601),
             `trusted_digest`, `trusted`, `last_test`, `tested`, `summary`, `digest`, `needs`,
-            `warnings` (`[{"code", "message"}]`) and `status`; secrets as `{"configured": bool}` only.
+            `warnings` (`[{"code", "message"}]`), `status` and `quarantined` (the live session's
+            quarantined tools, `[{"name", "reason"}]`, or null without one); secrets as
+            `{"configured": bool}` only.
         """
         config, data = self.config, self.summary
         view: dict[str, Any] = editable(config)
@@ -125,6 +131,7 @@ class ServerView:
             needs=list(self.needs),
             warnings=[{"code": w.code, "message": w.message} for w in self.warnings],
             status=self.status.to_dict(),
+            quarantined=None if self.quarantined is None else [q.model_dump(mode="json") for q in self.quarantined],
         )
         if isinstance(config, StdioServerConfig):
             view["sandbox_host"] = self.sandbox_host
@@ -132,7 +139,12 @@ class ServerView:
 
 
 def server_view(
-    readiness: Readiness, summary: Summary, status: ServerStatus, oauth: dict[str, Any] | None, settings: Settings
+    readiness: Readiness,
+    summary: Summary,
+    status: ServerStatus,
+    oauth: dict[str, Any] | None,
+    settings: Settings,
+    quarantined: tuple[QuarantinedTool, ...] | None = None,
 ) -> ServerView:
     """The view of one server.
 
@@ -142,6 +154,7 @@ def server_view(
         status: Its runtime status in this process.
         oauth: `OAuthService.status` for an OAuth server, else None.
         settings: Host settings (the sandbox warnings, R-11.1).
+        quarantined: The live session's quarantined tools (R-3.6), or None without a live session.
     """
     record = readiness.record
     warnings = summary_warnings(summary.data) + sandbox_warnings(record.config, summary.data, settings)
@@ -162,6 +175,7 @@ def server_view(
         status=status,
         oauth=oauth,
         sandbox_host=host_facts(record.config) if isinstance(record.config, StdioServerConfig) else None,
+        quarantined=quarantined,
     )
 
 

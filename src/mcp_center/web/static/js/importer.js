@@ -32,6 +32,56 @@ const SECRET_SOURCE = {
   not_set: "the file leaves it empty: set it later",
 };
 
+/** A UTF-16 byte-order mark and the encoding it announces; anything else is read as UTF-8 (as the host does). */
+const UTF16_BOMS = [
+  [0xff, 0xfe, "utf-16le"],
+  [0xfe, 0xff, "utf-16be"],
+];
+
+/**
+ * The text of a chosen file, decoded as the host decodes an import (R-1.8): UTF-8 (a BOM dropped), or
+ * UTF-16 after its BOM. `file.text()` turned bytes that are not UTF-8 into U+FFFD and the mangled text
+ * was imported; here they are refused like the CLI and REST refuse them.
+ *
+ * @param {File} chosen
+ * @returns {Promise<string>}
+ * @throws {ApiError} IMPORT_JSON_INVALID (`details.reason` "encoding", `details.file_line` and
+ *   `details.file_column`: 1-based, in characters, of the first bad byte) when the bytes do not decode.
+ */
+export async function readImportFile(chosen) {
+  const bytes = new Uint8Array(await chosen.arrayBuffer());
+  const bom = UTF16_BOMS.find(([first, second]) => bytes[0] === first && bytes[1] === second);
+  const encoding = bom ? bom[2] : "utf-8";
+  try {
+    return new TextDecoder(encoding, { fatal: true }).decode(bytes);
+  } catch {
+    // The longest prefix that still decodes (a sequence cut at its end is not an error in stream
+    // mode): the first bad byte follows it. Prefixes of good text are good, so a bisection finds it.
+    let good = 0;
+    let bad = bytes.length;
+    while (bad - good > 1) {
+      const middle = (good + bad) >> 1;
+      try {
+        new TextDecoder(encoding, { fatal: true }).decode(bytes.subarray(0, middle), { stream: true });
+        good = middle;
+      } catch {
+        bad = middle;
+      }
+    }
+    const before = new TextDecoder(encoding).decode(bytes.subarray(0, good), { stream: true });
+    const lines = before.split("\n");
+    const line = lines.length;
+    const column = Array.from(lines[line - 1]).length + 1;
+    const name = encoding === "utf-8" ? "UTF-8" : "UTF-16";
+    throw new ApiError(
+      0,
+      "IMPORT_JSON_INVALID",
+      `${chosen.name} is not valid ${name} text (line ${line}, column ${column}): save it as ${name} and choose it again. Nothing was loaded.`,
+      { reason: "encoding", file_line: line, file_column: column },
+    );
+  }
+}
+
 function plural(n, one, many = `${one}s`) {
   return `${n} ${n === 1 ? one : many}`;
 }
@@ -440,7 +490,23 @@ export function renderImport(main, { feed, navigate }) {
       showInputError(new ApiError(413, "IMPORT_TOO_LARGE", `${chosen.name} is over 1 MiB; import only its servers (see the README).`, {}));
       return;
     }
-    content.value = await chosen.text();
+    let text;
+    try {
+      text = await readImportFile(chosen);
+    } catch (err) {
+      file.value = "";
+      if (!(err instanceof ApiError)) throw err;
+      showInputError(err);
+      return;
+    }
+    if (!text.trim()) {
+      file.value = "";
+      showInputError(new ApiError(0, "IMPORT_EMPTY", `${chosen.name} is empty: nothing to import. Choose a client's configuration file.`, { reason: "empty" }));
+      return;
+    }
+    inputError.hidden = true;
+    content.removeAttribute("aria-invalid");
+    content.value = text;
     content.dispatchEvent(new Event("input"));
     file.value = "";
     toast(`${chosen.name} loaded: preview it next.`);
@@ -452,7 +518,8 @@ export function renderImport(main, { feed, navigate }) {
     inputError.hidden = true;
     content.removeAttribute("aria-invalid");
     if (!content.value.trim()) {
-      showInputError(new ApiError(0, "IMPORT_EMPTY", "Paste a configuration or choose a file first.", {}));
+      // The host's IMPORT_EMPTY (R-1.8), said here without a round trip.
+      showInputError(new ApiError(0, "IMPORT_EMPTY", "Nothing to import: paste a configuration or choose a file first.", { reason: "empty" }));
       content.focus();
       return;
     }
