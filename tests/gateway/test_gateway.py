@@ -182,7 +182,7 @@ async def test_a_mistyped_tool_name_is_answered_with_the_closest_callable_names_
                 await client.call_tool("mcp__rich__shou", {"text": "hi"})
     assert typo.value.code == types.INVALID_PARAMS
     assert typo.value.message.startswith(
-        "MCP_TOOL_NOT_FOUND: no tool named 'mcp__rich__ad'; did you mean: mcp__rich__add, "
+        "MCP_TOOL_NOT_FOUND: no tool named 'mcp__rich__ad'; did you mean: mcp__rich__add"
     )
     data = cast(dict[str, Any], typo.value.data)
     assert (data["code"], data["did_you_mean"][0]) == ("MCP_TOOL_NOT_FOUND", "mcp__rich__add")

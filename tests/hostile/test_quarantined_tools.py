@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import AsyncGenerator
 from pathlib import Path
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -127,3 +128,25 @@ async def test_did_you_mean_never_offers_a_quarantined_tool(host: Host) -> None:
                 await agent.call_tool(name, {})
             assert "MCP_TOOL_NOT_FOUND" in unknown.value.error.message
             assert "search_docs" not in json.dumps(unknown.value.error.data), unknown.value.error
+
+
+async def test_gateway_suggestions_compare_the_tool_part_within_a_server(host: Host) -> None:
+    """An unknown exposed name on a known server is compared with that server's tools by the part
+    after `mcp__{id}__`: compared whole, the shared prefix made any name look close (`mcp__quar__zzz`
+    offered `mcp__quar__echo`). A misspelled server id is still matched on the whole name (R-7.3)."""
+    await host.ready(quirky_body("quar", {"tools": [ECHO_TOOL]}, tool_policies={"echo": "allow"}))
+    expected = {
+        "mcp__quar__zzz": [],
+        "mcp__quar__list_files": [],
+        "mcp__quar__ecko": ["mcp__quar__echo"],
+        "mcp__qaur__echo": ["mcp__quar__echo"],
+    }
+    seen: dict[str, list[str]] = {}
+    async with host.agent() as agent:
+        for name in expected:
+            with anyio.fail_after(20), pytest.raises(MCPError) as unknown:
+                await agent.call_tool(name, {})
+            data = cast(dict[str, Any], unknown.value.error.data)
+            assert data["code"] == "MCP_TOOL_NOT_FOUND", unknown.value.error
+            seen[name] = list(data.get("did_you_mean", []))
+    assert seen == expected

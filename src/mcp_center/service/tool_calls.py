@@ -358,15 +358,13 @@ class ToolCalls(AgentCatalog):
             if quarantined is not None:
                 raise quarantined
             # Only names the caller may call: a tool set to deny is not listed, so not offered either.
-            known = (
-                t.name if server_id is None else t.tool.name
-                for t in registry.tools()
-                if server_id in (None, t.server_id) and t.policy != "deny"
+            callable_tools = [t for t in registry.tools() if server_id in (None, t.server_id) and t.policy != "deny"]
+            close = (
+                did_you_mean(name, (t.tool.name for t in callable_tools))
+                if server_id is not None
+                else closest_exposed(name, callable_tools)
             )
-            raise ToolNotFound(
-                f"no tool named '{name}'",
-                details={"tool": name, "did_you_mean": did_you_mean(name, known)},
-            )
+            raise ToolNotFound(f"no tool named '{name}'", details={"tool": name, "did_you_mean": close})
         return entry
 
     async def _still_as_approved(
@@ -506,3 +504,18 @@ def _policy_of(entry: RegisteredTool, record: ServerRecord, name: str) -> str:
     if policy == "deny":
         raise ToolDenied(f"the user's policy for '{name}' is deny", details={**details, "policy": policy})
     return policy
+
+
+def closest_exposed(name: str, tools: list[RegisteredTool]) -> list[str]:
+    """The exposed names (`mcp__{serverId}__{tool}`) closest to an unknown `name`, best first (R-7.3).
+
+    When `name` starts with a server's prefix, only that server's tools are offered, compared by the
+    part after the prefix: compared whole, the shared prefix made nearly any name on the server look
+    close (`mcp__docs__zzz` offered `mcp__docs__echo`). Otherwise (a misspelled server id) the whole
+    names are compared. Returns [] when nothing is close."""
+    for server_id in sorted({t.server_id for t in tools}, key=len, reverse=True):
+        prefix = tool_prefix(server_id)
+        if name.startswith(prefix):
+            own = {t.name[len(prefix) :]: t.name for t in tools if t.server_id == server_id}
+            return [own[close] for close in did_you_mean(name[len(prefix) :], own)]
+    return did_you_mean(name, (t.name for t in tools))
