@@ -460,13 +460,16 @@ def opened_store(settings: Settings) -> Generator[Store]:
     Raises:
         typer.Exit: the directory's serve is database-backed and no database was given
             (`refuse_files_of_a_database_serve`).
+        SecretKeyMismatch: the secret key does not open what is stored (`master_key.checked_key`).
     """
+    from mcp_center.service.master_key import checked_key
     from mcp_center.store import store_for
 
     refuse_files_of_a_database_serve(settings)
     store = store_for(settings)
     store.open()
     try:
+        checked_key(settings, store)  # the secret key that opens what is stored (fix37)
         yield store
     finally:
         store.close()
