@@ -26,3 +26,22 @@ def test_serve_refused_by_an_unreachable_database_prints_its_error_before_any_lo
     assert lines[0].startswith("error [STORAGE_UNAVAILABLE]: cannot connect to the database "), done.stderr
     assert len(lines) == 1, done.stderr  # no log line after it either: the line says it all
     assert PASSWORD not in done.stderr + done.stdout
+
+
+def test_a_database_url_of_another_scheme_is_one_option_value_error_naming_the_option(tmp_path: Path) -> None:
+    """`--database-url mysql://x` printed `error [REQUEST_INVALID]: ... [SETTING_INVALID]`: two codes,
+    and the environment variable's name for a value given as an option."""
+    data = str(tmp_path / "data")
+    url = f"mysql://mcp:{PASSWORD}@db/mcp"
+    for args, option in (
+        (("serve", "--data-dir", data, "--port", "0", "--database-url", url), "--database-url"),
+        (("migrate", "--data-dir", data, "--to", url), "--to"),
+    ):
+        done = run_cli_process(*args, env=serve_env())
+        assert done.returncode == 2, done.stderr
+        command = f"mcp-center {args[0]}"
+        assert done.stderr.splitlines() == [
+            f"error [OPTION_VALUE_INVALID]: option '{option}' of {command} must be a "
+            f"postgresql://user:password@host:port/database URL; see '{command} --help'"
+        ]
+    assert not (tmp_path / "data").exists()

@@ -15,6 +15,7 @@ from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, f
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._wording import option_value_refused
 from mcp_center.config import Settings
+from mcp_center.config.settings import DATABASE_URL_FORM, is_database_url
 from mcp_center.errors import AddressInUse, CenterError, ServeAlreadyRunning
 from mcp_center.secrets import install_log_redaction
 
@@ -117,6 +118,8 @@ def serve(
 
     if port is not None and not 0 <= port <= 65535:  # as every bad option value (MCP_CENTER_PORT: SETTING_INVALID)
         raise fail(option_value_refused("mcp-center serve", "--port", "must be between 0 and 65535"))
+    if database_url is not None and not is_database_url(database_url):  # one code; the URL is not echoed
+        raise fail(option_value_refused("mcp-center serve", "--database-url", f"must be {DATABASE_URL_FORM}"))
     if log_level.lower() not in _LOG_LEVELS:
         what = f"must be one of: {', '.join(_LOG_LEVELS)}"
         raise fail(option_value_refused("mcp-center serve", "--log-level", what, given=log_level, allowed=_LOG_LEVELS))
