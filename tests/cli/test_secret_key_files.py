@@ -79,6 +79,14 @@ def test_a_replaced_key_file_is_refused_as_the_file_source(sealed: Path) -> None
     assert f"the secret key from {path} (file) does not open the secrets stored in {sealed}" in line
 
 
+def test_a_missing_key_file_beside_stored_secrets_is_refused_and_not_made_anew(sealed: Path) -> None:
+    path = sealed / "secret.key"
+    path.unlink()
+    line = refused(run_cli(sealed, "show", "docs"))
+    assert f"{path} (file) is missing, and the secrets stored in {sealed} were sealed with a key" in line
+    assert not path.exists()
+
+
 def test_serve_with_a_key_that_opens_nothing_stored_refuses_before_its_banner(sealed: Path) -> None:
     """It printed its banner and kept serving secrets it could not decrypt (a traceback per use)."""
     other = a_key()

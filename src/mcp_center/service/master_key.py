@@ -57,7 +57,8 @@ def checked_key(settings: Settings, store: Store) -> bytes:
 
     Files (no `database_url`): an env key that differs from an existing key file is refused, and so
     is a key that opens none of the stored secrets (when there are some to try; OAuth tokens are
-    not tried). Database: the database's recorded check (`Store.check_key`; the first instance
+    not tried), and a missing key file when secrets are stored (a new key would open none; none is
+    created). Database: the database's recorded check (`Store.check_key`; the first instance
     records it).
 
     Raises:
@@ -68,12 +69,18 @@ def checked_key(settings: Settings, store: Store) -> bytes:
         SecretStoreError: a key is malformed or its file is readable by others.
     """
     env_key = settings.secret_key
+    path = settings.data_dir / KEY_FILE
+    stored = {} if settings.database_url else store.read().secrets
+    details = {"data_dir": str(settings.data_dir), "key_source": "env" if env_key else "file"}
+    if not env_key and not path.exists() and any(not internal.startswith(_OAUTH_PREFIX) for internal in stored):
+        raise SecretKeyMismatch(  # a new key would open none of them: none is made
+            f"{_file_source(settings)} is missing, and the secrets stored in {settings.data_dir} were sealed with "
+            "a key; put the file back, or set MCP_CENTER_SECRET_KEY to the key",
+            details=details,
+        )
     key = load_or_create_key(settings.data_dir, env_key)
     cipher = SecretCipher(key)
     if not settings.database_url:
-        stored = store.read().secrets
-        details = {"data_dir": str(settings.data_dir), "key_source": "env" if env_key else "file"}
-        path = settings.data_dir / KEY_FILE
         if env_key and path.exists():
             file_key = load_or_create_key(settings.data_dir, None)
             if file_key != decode_key(env_key):
