@@ -89,8 +89,9 @@ def test_a_url_that_names_no_host_is_an_option_value_error_naming_the_option(
     for given, shown in (("notaurl", "notaurl"), (f"ftp://u:{PASSWORD}@127.0.0.1/?token={TOKEN}", "ftp://127.0.0.1/")):
         result = run_cli(tmp_path / "data", *words, "--url", given)
         assert result.returncode == 2, result.stderr
+        option = "'--url'" if words == ("list",) else "'--url' (or MCP_CENTER_URL)"  # list's reads no env var
         assert result.stderr.startswith(
-            "error [OPTION_VALUE_INVALID]: option '--url' (or MCP_CENTER_URL) must be an http:// or https:// URL "
+            f"error [OPTION_VALUE_INVALID]: option {option} must be an http:// or https:// URL "
             f"with a host, e.g. http://127.0.0.1:8765 (got '{shown}"
         ), result.stderr
         assert PASSWORD not in result.stderr and TOKEN not in result.stderr

@@ -113,9 +113,10 @@ def host_url(settings: Settings, url: str | None = None) -> str:
     return display_url((url or running_url(settings.data_dir) or settings.base_url).rstrip("/"))
 
 
-def checked_host_url(url: str) -> str:
+def checked_host_url(url: str, *, option: str = "'--url' (or MCP_CENTER_URL)") -> str:
     """`url` (`--url` or `MCP_CENTER_URL`) without its trailing slash, when it can name a host: an
-    http:// or https:// URL with a host (R-7.3, fix37).
+    http:// or https:// URL with a host (R-7.3, fix37). `option` is how the message names where the
+    value came from (`'--url'` for a command whose option reads no environment variable).
 
     Raises:
         OptionValueInvalid: (exit 2) another scheme, no host or not a URL at all (`--url notaurl`
@@ -130,7 +131,7 @@ def checked_host_url(url: str) -> str:
         usable = False
     if not usable:
         raise OptionValueInvalid(
-            f"option '--url' (or MCP_CENTER_URL) must be an http:// or https:// URL with a host, e.g. "
+            f"option {option} must be an http:// or https:// URL with a host, e.g. "
             f"http://127.0.0.1:8765 (got {shown(display_url(url))!r})",
             details={"option": "--url", "reason": "value"},
         )

@@ -74,7 +74,7 @@ def list_(
 
     settings = settings_for(data_dir, profile)
     try:
-        url = None if url is None else checked_host_url(url)
+        url = None if url is None else checked_host_url(url, option="'--url'")  # list's reads no MCP_CENTER_URL
     except CenterError as exc:
         raise fail(exc) from None
     stored = has_state(settings)
