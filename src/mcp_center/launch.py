@@ -176,13 +176,14 @@ def check_secret_key(settings: Settings, store: Store) -> None:
     key's check here (the host's start-up then finds it recorded).
 
     Raises:
-        SecretKeyMismatch: another key sealed the store's data (nothing was written to the store).
+        SecretKeyMismatch: another key sealed the store's data, or an env key differs from the key
+            file (`service.master_key.checked_key`; nothing was written to the store).
         SecretStoreError: the key (`MCP_CENTER_SECRET_KEY` or the key file) cannot be used.
     """
-    from mcp_center.secrets import SecretCipher, key_check, load_or_create_key
+    from mcp_center.service.master_key import checked_key
 
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    store.check_key(key_check(SecretCipher(load_or_create_key(settings.data_dir, settings.secret_key))))
+    checked_key(settings, store)
 
 
 def without_pydantic_v1() -> None:

@@ -282,8 +282,11 @@ def test_approvals_at_80_columns_show_whole_ids_states_tools_and_hints() -> None
     [
         ("http://gateway.example:8765/mcp", "refusing to send the gateway token over plain http to gateway.example"),
         ("http://10.0.0.5/mcp", "refusing to send the gateway token over plain http to 10.0.0.5"),
-        ("ftp://127.0.0.1/mcp", "must be an http(s) URL"),
-        ("127.0.0.1:8765/mcp", "must be an http(s) URL"),
+        (
+            "ftp://127.0.0.1/mcp",
+            "OPTION_VALUE_INVALID]: option '--url' (or MCP_CENTER_URL) must be an http:// or https:// URL",
+        ),
+        ("127.0.0.1:8765/mcp", "must be an http:// or https:// URL with a host"),
     ],
 )
 def test_the_stdio_bridge_never_sends_its_token_in_clear_beyond_this_machine(

@@ -133,6 +133,20 @@ def test_the_same_option_twice_with_different_values_is_refused(tmp_path: Path) 
     assert same.returncode == 0, same.stderr
 
 
+def test_one_data_dir_given_relative_and_absolute_is_no_conflict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fix37: `gateway --data-dir data token create t --data-dir $PWD/data` was refused as two values."""
+    monkeypatch.chdir(tmp_path)
+    absolute = str(tmp_path / "data")
+    made = run_cli(None, "gateway", "--data-dir", "data", "token", "create", "t", "--data-dir", absolute)
+    assert made.returncode == 0, made.stderr
+    listed = run_cli(None, "gateway", "--data-dir", f"{absolute}/", "token", "list", "--data-dir", "./data")
+    assert (listed.returncode, " t " in listed.stdout) == (0, True), listed.stderr
+    other = run_cli(None, "gateway", "--data-dir", "data", "token", "list", "--data-dir", str(tmp_path / "other"))
+    assert other.returncode == 2 and "with different values" in other.stderr
+
+
 def test_a_group_option_the_subcommand_has_not_is_refused(tmp_path: Path) -> None:
     refused = run_cli(tmp_path, "approvals", "--all", "approve", "abcd")
     assert refused.returncode == 2

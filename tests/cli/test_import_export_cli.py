@@ -228,9 +228,14 @@ def test_export_gateway_prints_the_snippet(data: Path) -> None:
 
 
 def test_export_of_an_unknown_format_is_refused(data: Path) -> None:
-    result = invoke(data, "export", "--format", "notepad")
+    """As import's --format: OPTION_VALUE_INVALID listing the formats (it was REQUEST_INVALID, fix37)."""
+    result = invoke(data, "export", "--format", "cursr")
     assert result.exit_code == 2
-    assert "REQUEST_INVALID" in result.stderr
+    assert result.stderr.splitlines() == [
+        "error [OPTION_VALUE_INVALID]: option '--format' of mcp-center export must be one of: claude-code, cursor, "
+        "vscode, claude-desktop; see 'mcp-center export --help'",
+        "  did you mean: cursor?",
+    ]
 
 
 def test_an_export_imported_again_is_unchanged(data: Path, tmp_path: Path) -> None:

@@ -71,7 +71,27 @@ def test_the_gateway_refusing_a_url_that_is_not_http_does_not_echo_its_secrets(s
     not_http = secret_url.replace("http://", "ftp://")
     result = run_cli(None, "gateway", "--stdio", "--url", not_http, env={"MCP_CENTER_GATEWAY_TOKEN": "mcg_x"})
     assert result.returncode == 2, result.stderr
-    assert "--url must be an http(s) URL of the gateway" in result.stderr
+    assert result.stderr.startswith(
+        "error [OPTION_VALUE_INVALID]: option '--url' (or MCP_CENTER_URL) must be an http:// or https:// URL"
+    )
     assert "ftp://127.0.0.1:" in result.stderr
     assert PASSWORD not in result.stderr
     assert TOKEN not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "words", [("approvals", "list"), ("approvals", "approve", "abcd"), ("logs", "srv"), ("auth", "srv"), ("list",)]
+)
+def test_a_url_that_names_no_host_is_an_option_value_error_naming_the_option(
+    tmp_path: Path, words: tuple[str, ...]
+) -> None:
+    """fix37: `--url notaurl` answered ADMIN_AUTH_REQUIRED (exit 6), as if the host had refused the token."""
+    for given, shown in (("notaurl", "notaurl"), (f"ftp://u:{PASSWORD}@127.0.0.1/?token={TOKEN}", "ftp://127.0.0.1/")):
+        result = run_cli(tmp_path / "data", *words, "--url", given)
+        assert result.returncode == 2, result.stderr
+        option = "'--url'" if words == ("list",) else "'--url' (or MCP_CENTER_URL)"  # list's reads no env var
+        assert result.stderr.startswith(
+            f"error [OPTION_VALUE_INVALID]: option {option} must be an http:// or https:// URL "
+            f"with a host, e.g. http://127.0.0.1:8765 (got '{shown}"
+        ), result.stderr
+        assert PASSWORD not in result.stderr and TOKEN not in result.stderr

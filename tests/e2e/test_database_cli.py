@@ -12,7 +12,9 @@ PostgreSQL 15 (R-10.1).
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -247,3 +249,22 @@ def test_serve_with_another_secret_key_refuses_in_one_line_before_its_banner(tmp
     assert "Traceback" not in done.stderr and "Application startup failed" not in done.stderr
     with psycopg.connect(database_url) as conn:
         assert conn.execute("SELECT count(*) FROM mcp_center.instances").fetchone() == (0,)
+
+
+def test_migrate_with_a_key_that_opens_none_of_the_secrets_records_nothing(tmp_path: Path, database_url: str) -> None:
+    """fix37: the database recorded the wrong key's check, and every instance with the right key was refused."""
+    data_dir = tmp_path / "files"
+    added = run_cli(
+        data_dir, "add", "Docs", "https://docs.example.net/mcp", "-H", "Authorization: Bearer tok-0042-fix37"
+    )
+    assert added.returncode == 0, added.stderr
+    (data_dir / "secret.key").rename(tmp_path / "kept.key")
+    wrong = base64.urlsafe_b64encode(os.urandom(32)).decode("ascii")
+    argv = ["migrate", "--to", database_url, "--data-dir", str(data_dir)]
+    done = run_cli(None, *argv, env={"MCP_CENTER_SECRET_KEY": wrong})
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error [SECRET_KEY_MISMATCH]: the secret key from MCP_CENTER_SECRET_KEY (env) ")
+    with psycopg.connect(database_url) as conn:  # refused before the database was touched: no schema, no check
+        assert conn.execute("SELECT to_regclass('mcp_center.meta') IS NULL").fetchone() == (True,)
+    right = (tmp_path / "kept.key").read_text().strip()
+    assert run_cli(None, *argv, env={"MCP_CENTER_SECRET_KEY": right}).returncode == 0

@@ -12,6 +12,7 @@ the command which runs does not have is refused rather than ignored (`approvals 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from mcp_center.errors import CenterError, OptionUnknown, OptionValueInvalid
@@ -28,6 +29,14 @@ def _given_on_the_line(ctx: Any) -> dict[str, Any]:
         for param in ctx.command.get_params(ctx)
         if param.name and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
     }
+
+
+def _same(given: object, inherited: object) -> bool:
+    """Whether two values of one option agree: paths by where they lead (`data` and
+    `/home/me/data` from /home/me are one directory), anything else by equality."""
+    if isinstance(given, Path) and isinstance(inherited, Path):
+        return given.expanduser().resolve() == inherited.expanduser().resolve()
+    return given == inherited
 
 
 def _option(param: Any) -> str:
@@ -48,8 +57,9 @@ def inherited_options(ctx: Any, *, leaf: bool) -> CenterError | None:
     Returns:
         None, or the error to report (nothing ran):
         OPTION_VALUE_INVALID (`reason: conflict`) when the group and this command were both given the
-        option with different values (neither value is repeated: one may be a secret typed in the
-        wrong place); OPTION_UNKNOWN when the command that runs has no such option (R-7.3).
+        option with different values (paths compared resolved: relative and absolute agree; neither
+        value is repeated: one may be a secret typed in the wrong place);
+        OPTION_UNKNOWN when the command that runs has no such option (R-7.3).
     """
     from typer._click.core import ParameterSource
 
@@ -63,7 +73,7 @@ def inherited_options(ctx: Any, *, leaf: bool) -> CenterError | None:
         for name, param in _given_on_the_line(group).items():
             if name in own and getattr(own[name], "param_type_name", "") == "option":
                 value = group.params.get(name)
-                if name in mine and ctx.params.get(name) != value:
+                if name in mine and not _same(ctx.params.get(name), value):
                     option = _option(own[name])
                     return OptionValueInvalid(
                         f"option '{option}' was given to {group.command_path} and to {ctx.command_path} with "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -460,13 +461,16 @@ def opened_store(settings: Settings) -> Generator[Store]:
     Raises:
         typer.Exit: the directory's serve is database-backed and no database was given
             (`refuse_files_of_a_database_serve`).
+        SecretKeyMismatch: the secret key does not open what is stored (`master_key.checked_key`).
     """
+    from mcp_center.service.master_key import checked_key
     from mcp_center.store import store_for
 
     refuse_files_of_a_database_serve(settings)
     store = store_for(settings)
     store.open()
     try:
+        checked_key(settings, store)  # the secret key that opens what is stored (fix37)
         yield store
     finally:
         store.close()
@@ -510,6 +514,7 @@ def fail(
 
     With `settings`, a not-found error also names the data directory it looked in; with `serve`,
     say whether a serve owns that directory (for errors about reaching the running host)."""
+    _point_at_logs(exc)
     listed: object = exc.details.get("errors")
     fields = [item for item in (listed if is_array(listed) else []) if is_object(item) and "field" in item]
     line = Text("error", style="red")
@@ -546,6 +551,20 @@ def fail(
     return typer.Exit(exc.exit_code)
 
 
+def _point_at_logs(exc: CenterError) -> None:
+    """Give the log command an error names (`details.log_command`, the runtime's `mcp-center logs ID`)
+    this command's `--data-dir` (and `--url`), shell-quoted (`suggested`), in the message too: the
+    command must work as printed (fix37, R-7.3)."""
+    command = exc.details.get("log_command")
+    if not isinstance(command, str):
+        return
+    words = shlex.split(command)[1:]
+    better = suggested(*words)
+    if better != command:  # a command with quoted words is not quoted again: it is copied as printed
+        exc.message = exc.message.replace(f"'{command}'", better if "'" in better else f"'{better}'")
+        exc.details["log_command"] = better
+
+
 def _print_did_you_mean(details: Mapping[str, Any]) -> None:
     close = details.get("did_you_mean")
     if is_array(close) and close:
@@ -558,6 +577,7 @@ def fail_host(exc: HostRequestFailed) -> typer.Exit:
     exit to raise, by the answer's HTTP status (`host.exit_code_for_status`)."""
     from mcp_center.cli.host import exit_code_for_status
 
+    _point_at_logs(exc)
     line = Text("error", style="red")
     line.append(f" [{exc.api_code}]: {shown(exc.message)}", style="")
     err.print(line, highlight=False)

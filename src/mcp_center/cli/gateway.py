@@ -117,18 +117,12 @@ def bridge_url(settings: Settings, url: str | None) -> str:
         An http(s) URL without a trailing slash; plain http only to a loopback address.
     Raises:
         ServerUnreachable: no `url` and no serve owns the data directory (never the default address).
-        RequestInvalid: `url` is not an http(s) URL, or is plain http beyond this machine (the
-            gateway token would travel in clear).
+        OptionValueInvalid: `url` is not an http(s) URL with a host (`host.checked_host_url`).
+        RequestInvalid: `url` is plain http beyond this machine (the gateway token would travel in clear).
     """
     base = serve_url(settings, url)
     parts = urlsplit(base)
     target = f"{base}/mcp" if parts.scheme in {"http", "https"} and parts.path in {"", "/"} else base
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise RequestInvalid(
-            "--url must be an http(s) URL of the gateway, e.g. http://127.0.0.1:8765/mcp "
-            f"(got {display_url(target)!r})",
-            details={"field": "url"},
-        )
     if parts.scheme == "http" and parts.hostname not in {"127.0.0.1", "localhost", "::1"}:
         raise RequestInvalid(
             f"refusing to send the gateway token over plain http to {parts.hostname}: use https, or a loopback address",

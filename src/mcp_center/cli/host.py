@@ -15,11 +15,13 @@ import threading
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
+from mcp_center.cli._shared import shown
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.config import Settings
-from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
+from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, OptionValueInvalid, ServerUnreachable
 from mcp_center.interchange.display import display_url
 from mcp_center.models import is_object
 from mcp_center.secrets import read_admin_token
@@ -32,6 +34,7 @@ __all__ = [
     "ANSWER_TIMEOUT_S",
     "HostClient",
     "answer_within",
+    "checked_host_url",
     "client_tls",
     "exit_code_for_status",
     "host_url",
@@ -110,6 +113,31 @@ def host_url(settings: Settings, url: str | None = None) -> str:
     return display_url((url or running_url(settings.data_dir) or settings.base_url).rstrip("/"))
 
 
+def checked_host_url(url: str, *, option: str = "'--url' (or MCP_CENTER_URL)") -> str:
+    """`url` (`--url` or `MCP_CENTER_URL`) without its trailing slash, when it can name a host: an
+    http:// or https:// URL with a host (R-7.3, fix37). `option` is how the message names where the
+    value came from (`'--url'` for a command whose option reads no environment variable).
+
+    Raises:
+        OptionValueInvalid: (exit 2) another scheme, no host or not a URL at all (`--url notaurl`
+            used to be sent the admin token's question, ADMIN_AUTH_REQUIRED); the message shows the
+            value as `display_url` does (no password, credential query values redacted).
+    """
+    try:
+        parts = urlsplit(url)
+        usable = parts.scheme in {"http", "https"} and bool(parts.hostname)
+        _ = parts.port  # a port out of range raises ValueError
+    except ValueError:
+        usable = False
+    if not usable:
+        raise OptionValueInvalid(
+            f"option {option} must be an http:// or https:// URL with a host, e.g. "
+            f"http://127.0.0.1:8765 (got {shown(display_url(url))!r})",
+            details={"option": "--url", "reason": "value"},
+        )
+    return url.rstrip("/")
+
+
 def serve_url(settings: Settings, url: str | None = None) -> str:
     """The host a command may send the admin token to (no trailing slash): the URL the user gave
     (`--url` or `MCP_CENTER_URL`), else where the `serve` of this data directory said it listens.
@@ -120,9 +148,10 @@ def serve_url(settings: Settings, url: str | None = None) -> str:
     Raises:
         ServerUnreachable: no URL given and no serve owns the data directory (exit 7); the message
             names the directory and how to start its serve or point elsewhere.
+        OptionValueInvalid: the URL given is no http(s) URL with a host (`checked_host_url`).
     """
     if url:
-        return url.rstrip("/")
+        return checked_host_url(url)
     recorded = running_url(settings.data_dir)
     if recorded is None:
         raise ServerUnreachable(

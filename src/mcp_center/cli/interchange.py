@@ -413,6 +413,9 @@ def export(
     """
     from mcp_center.service import Importer, ImportPreviews
 
+    if format not in EXPORT_FORMATS:  # as import's --format: before anything is opened (fix37)
+        what = "must be one of: " + ", ".join(EXPORT_FORMATS)
+        raise fail(option_value_refused("mcp-center export", "--format", what, given=format, allowed=EXPORT_FORMATS))
     settings = settings_for(data_dir, profile)
     owner = running_owner(settings.data_dir)
     if settings.public_url is None and owner is not None and owner.url:

@@ -7,7 +7,9 @@ from typing import Annotated
 import typer
 
 from mcp_center.cli._shared import DataDir, app, err, fail, out
+from mcp_center.cli._wording import option_value_refused
 from mcp_center.config import Settings
+from mcp_center.config.settings import DATABASE_URL_FORM, is_database_url
 from mcp_center.errors import CenterError, FieldError, RequestInvalid
 
 
@@ -30,6 +32,8 @@ def migrate(
     if not to.strip():  # "" would mean "no database" to the settings, and libpq's defaults to a connect
         error = FieldError("to", "FIELD_REQUIRED", "give the target: postgresql://user:password@host:port/db")
         raise fail(RequestInvalid(f"--to: {error.message}", details={"errors": [error.to_dict()]}))
+    if not is_database_url(to):  # one code (OPTION_VALUE_INVALID); the URL, which may hold a password, not echoed
+        raise fail(option_value_refused("mcp-center migrate", "--to", f"must be {DATABASE_URL_FORM}"))
     try:
         settings = Settings.load(data_dir=data_dir, database_url=to)
         report = migrate_to_database(settings, to, display=settings.database_display or "postgresql")

@@ -15,6 +15,7 @@ from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, f
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._wording import option_value_refused
 from mcp_center.config import Settings
+from mcp_center.config.settings import DATABASE_URL_FORM, is_database_url
 from mcp_center.errors import AddressInUse, CenterError, ServeAlreadyRunning
 from mcp_center.secrets import install_log_redaction
 
@@ -50,6 +51,42 @@ def _name_the_holder(exc: AddressInUse, settings: Settings | None) -> CenterErro
 
 
 _LOG_LEVELS = ("debug", "info", "warning", "error")
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+
+class _HeldLogs(logging.Handler):
+    """The root logger's only handler while `serve` runs its start-up checks: it keeps their log
+    records, so that a refused start prints its one error line first (and those records not at
+    all: `drop`), and a start that passed prints them after its banner (`replay`) (R-7.3, fix37).
+
+    Args:
+        level: `--log-level` (checked), the root logger's level from now on.
+    """
+
+    def __init__(self, level: str) -> None:
+        super().__init__()
+        self._level = level.upper()
+        self._records: list[logging.LogRecord] = []
+        logging.getLogger().addHandler(self)
+        logging.getLogger().setLevel(self._level)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._records.append(record)
+
+    def drop(self) -> None:
+        """Stop holding and forget what was held."""
+        logging.getLogger().removeHandler(self)
+        self._records.clear()
+
+    def replay(self) -> None:
+        """Stop holding, set up the log's own handler (stderr, `_LOG_FORMAT`), and log what was held."""
+        logging.getLogger().removeHandler(self)
+        logging.basicConfig(level=self._level, format=_LOG_FORMAT)
+        records, self._records = self._records, []
+        for record in records:
+            logging.getLogger(record.name).handle(record)
+
+
 KEEP_ALIVE_S = 75
 """Seconds an idle keep-alive connection to `serve` stays open: no request is lost to a reset (R-7.3)."""
 
@@ -81,14 +118,16 @@ def serve(
 
     if port is not None and not 0 <= port <= 65535:  # as every bad option value (MCP_CENTER_PORT: SETTING_INVALID)
         raise fail(option_value_refused("mcp-center serve", "--port", "must be between 0 and 65535"))
+    if database_url is not None and not is_database_url(database_url):  # one code; the URL is not echoed
+        raise fail(option_value_refused("mcp-center serve", "--database-url", f"must be {DATABASE_URL_FORM}"))
     if log_level.lower() not in _LOG_LEVELS:
         what = f"must be one of: {', '.join(_LOG_LEVELS)}"
         raise fail(option_value_refused("mcp-center serve", "--log-level", what, given=log_level, allowed=_LOG_LEVELS))
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Per-request lines of the HTTP client would log every upstream URL; keep them for debug runs.
     if log_level.lower() != "debug":
         logging.getLogger("httpx2").setLevel(logging.WARNING)
     install_log_redaction()
+    held = _HeldLogs(log_level)  # the checks' log lines wait for the banner: a refusal comes first
     sockets: list[socket.socket] = []
     ownership: Ownership | None = None
     settings: Settings | None = None  # for the error of a busy port (`_name_the_holder`)
@@ -130,9 +169,12 @@ def serve(
         if ownership is not None:
             ownership.release()
         if isinstance(exc, AddressInUse):
+            held.drop()
             raise fail(_name_the_holder(exc, settings)) from None
         if isinstance(exc, CenterError):
+            held.drop()  # the refusal line says it all (its log lines repeated it, before it)
             raise fail(exc) from None
+        held.replay()  # an unexpected fault: its log lines, then the traceback
         raise
     if settings.host not in {"127.0.0.1", "localhost", "::1"}:
         err.print(
@@ -161,6 +203,7 @@ def serve(
         err.print("admin token: from MCP_CENTER_ADMIN_TOKEN")
     else:
         err.print(f"admin token: in {settings.data_dir / 'admin-token'}")
+    held.replay()
     reaped = ownership.reaped
     if reaped.stopped.found:
         err.print(

@@ -60,6 +60,7 @@ def list_(
     url: Annotated[str | None, typer.Option("--url", help="The running host to ask for live states.")] = None,
 ) -> None:
     """List servers: enabled, live state and tool count (when serve runs), stdio sandbox policy, next step."""
+    from mcp_center.cli.host import checked_host_url
     from mcp_center.cli.listing import (
         WIDE_COLUMNS,
         Silent,
@@ -72,6 +73,10 @@ def list_(
     )
 
     settings = settings_for(data_dir, profile)
+    try:
+        url = None if url is None else checked_host_url(url, option="'--url'")  # list's reads no MCP_CENTER_URL
+    except CenterError as exc:
+        raise fail(exc) from None
     stored = has_state(settings)
     # The serve of this data directory lists the same views (its store is these files) with their
     # live states: asking it first spares this process the host's imports (about 1.5 s of CPU).

@@ -42,7 +42,7 @@ import platformdirs
 
 from mcp_center.errors import FieldError, RequestInvalid
 
-__all__ = ["DEFAULT_PORT", "Profile", "Settings"]
+__all__ = ["DATABASE_URL_FORM", "DEFAULT_PORT", "Profile", "Settings", "is_database_url"]
 
 DEFAULT_PORT = 8765
 DEFAULT_APPROVAL_TIMEOUT_S = 600.0
@@ -250,18 +250,26 @@ def database_display(url: str) -> str:
     return f"{scheme}://{user}:***@{shown}" if ":" in userinfo else f"{scheme}://{user}@{shown}"
 
 
-def _database_url(url: str | None) -> str | None:
-    """Check the shape of a database URL (the driver checks the rest when it connects)."""
-    if url is None:
-        return None
+DATABASE_URL_FORM = "a postgresql://user:password@host:port/database URL"
+"""What a database URL must be, for messages (R-10.1)."""
+
+
+def is_database_url(url: str) -> bool:
+    """Whether `url` has the shape of a database URL: a `postgresql://` (or `postgres://`) URL
+    without spaces; the driver checks the rest when it connects (R-10.1)."""
     try:
         parts = urlsplit(url)
     except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in _DATABASE_SCHEMES or any(c.isspace() for c in url):
-        raise _invalid(
-            "database_url", "must be a postgresql://user:password@host:port/database URL (MCP_CENTER_DATABASE_URL)"
-        )
+        return False
+    return parts.scheme in _DATABASE_SCHEMES and not any(c.isspace() for c in url)
+
+
+def _database_url(url: str | None) -> str | None:
+    """Check the shape of a database URL (`is_database_url`)."""
+    if url is None:
+        return None
+    if not is_database_url(url):
+        raise _invalid("database_url", f"must be {DATABASE_URL_FORM} (MCP_CENTER_DATABASE_URL)")
     return url
 
 

@@ -44,7 +44,7 @@ from mcp_center.config import ServerConfig, Settings, ToolPolicy
 from mcp_center.errors import FieldError, RequestInvalid, ToolDenied, ToolDisabled, ToolNotFound, did_you_mean
 from mcp_center.models import is_object
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
-from mcp_center.secrets import Redactor, SecretCipher, default_redactor, key_check, load_or_create_key
+from mcp_center.secrets import Redactor, SecretCipher, default_redactor
 from mcp_center.service.agent_calls import AgentUseCases, Decision
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.bodies import check_json_safe
@@ -54,6 +54,7 @@ from mcp_center.service.gateway_calls import GatewayUseCases
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.master_key import checked_key
 from mcp_center.service.oauth import CALLBACK_PATH, OAuthService
 from mcp_center.service.quarantine import quarantined_refusal
 from mcp_center.service.reconcile import Reconciler
@@ -205,7 +206,9 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             StorageError: the data files cannot be used: a damaged or truncated file, or one of a
                 newer schema (the message names the file and the fault; nothing is written).
             StorageUnavailable: the database cannot be reached (R-10.1).
-            SecretKeyMismatch: the database's ciphertexts were sealed with another key (R-10.1).
+            SecretKeyMismatch: the database's ciphertexts were sealed with another key (R-10.1), or
+                the key does not open the data directory's stored secrets, or an env key differs
+                from the key file (`master_key.checked_key`).
         """
         owned = store is None
         store = store or store_for(settings)
@@ -230,9 +233,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
     ) -> AsyncGenerator[McpCenter]:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         process_guard().set_grace(settings.stop_grace_s)  # before any server starts (R-9.3)
-        key = await anyio.to_thread.run_sync(load_or_create_key, settings.data_dir, settings.secret_key)
+        key = await anyio.to_thread.run_sync(checked_key, settings, store)
         cipher = SecretCipher(key)
-        await anyio.to_thread.run_sync(store.check_key, key_check(cipher))
         await anyio.to_thread.run_sync(collect_orphans, store)
         instance = uuid.uuid4().hex
         await anyio.to_thread.run_sync(store.join_instance, instance)

@@ -15,11 +15,12 @@ servers, secrets or gateway tokens (merging two data sets is not a migration).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mcp_center.config import Settings
 from mcp_center.errors import Conflict, DataDirInUse, NotFound
-from mcp_center.secrets import SecretCipher, key_check, load_or_create_key
+from mcp_center.secrets import SecretCipher, key_check
+from mcp_center.service.master_key import checked_key
 from mcp_center.store import SECTIONS, JsonStore, PgStore, Section
 from mcp_center.store.running import running_owner
 
@@ -62,7 +63,8 @@ def migrate_to_database(settings: Settings, url: str, *, display: str) -> Migrat
         DataDirMissing: no data directory (or no `mcp/` in it) to migrate from.
         DataDirInUse: a running serve owns the data directory (stop it first).
         MigrationTargetNotEmpty: the database already holds servers, secrets or gateway tokens.
-        SecretKeyMismatch: the database was set up with another key.
+        SecretKeyMismatch: the database was set up with another key, or the key does not open the
+            data directory's secrets (`master_key.checked_key`); nothing was copied or recorded.
         StorageUnavailable, StorageSchemaTooNew, StorageError: the database or the files failed;
             nothing was copied.
     """
@@ -81,7 +83,8 @@ def migrate_to_database(settings: Settings, url: str, *, display: str) -> Migrat
     source = JsonStore(settings.mcp_dir)
     source.open()  # completes an interrupted commit; refuses damaged files
     state = source.read()
-    cipher = SecretCipher(load_or_create_key(settings.data_dir, settings.secret_key))
+    # The key must open the files' secrets before the database records its check (fix37).
+    cipher = SecretCipher(checked_key(replace(settings, database_url=None), source))
     target = PgStore(url, display=display)
     target.open()
     try:
