@@ -94,26 +94,43 @@ async def _dropping_relay(url: str) -> AsyncGenerator[str]:
         await server.wait_closed()
 
 
+@asynccontextmanager
+async def _connected(
+    url: str, transport: TransportKind = TransportKind.STREAMABLE_HTTP, auth: httpx2.Auth | None = None
+) -> AsyncGenerator[ConnectionManager]:
+    """A manager connected to `url` as `SERVER`."""
+    async with ConnectionManager() as manager:
+        await manager.configure(
+            SERVER,
+            ConnectionSpec(server_id=SERVER, transport=transport, digest="d", url=url, auth=auth, call_timeout_s=5.0),
+        )
+        await manager.connect(SERVER)
+        yield manager
+
+
+async def _dropped(manager: ConnectionManager, how: str) -> ConnectionLost:
+    """The error of a `tools/call` of `echo` sent by `how` (`call_tool`: the SDK session; `forward`:
+    the forwarder, or the session's dispatcher over legacy SSE)."""
+    with anyio.fail_after(20), pytest.raises(ConnectionLost) as caught:
+        if how == "call_tool":
+            await manager.call_tool(SERVER, "echo", {"text": "x"})
+        else:
+            await manager.forward(SERVER, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    return caught.value
+
+
 async def test_a_call_dropped_after_it_was_read_is_connection_lost_over_the_httpx2_client() -> None:
     fake = FakeStreamableServer(get_status=405)
-    async with serve_fake(fake) as url, _dropping_relay(url) as relayed, ConnectionManager() as manager:
-        spec = ConnectionSpec(
-            server_id=SERVER,
-            transport=TransportKind.STREAMABLE_HTTP,
-            digest="digest-1",
-            url=relayed,
-            auth=_Passing(),
-            startup_timeout_s=5.0,
-            call_timeout_s=5.0,
-        )
-        await manager.configure(SERVER, spec)
-        await manager.connect(SERVER)
-        with anyio.fail_after(20), pytest.raises(ConnectionLost) as caught:
-            await manager.forward(SERVER, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    async with (
+        serve_fake(fake) as url,
+        _dropping_relay(url) as relayed,
+        _connected(relayed, auth=_Passing()) as manager,
+    ):
+        lost = await _dropped(manager, "forward")
         conn = manager.current(SERVER)
         assert conn is not None and conn.raw is not None
         assert conn.raw._lite is None  # pyright: ignore[reportPrivateUsage] - the httpx2 client, not the lean one
-    assert "may have run" in caught.value.message, caught.value.message
+    assert "may have run" in lost.message, lost.message
 
 
 @pytest.mark.parametrize("auth", [None, _Passing()], ids=["plain", "auth"])
@@ -121,21 +138,9 @@ async def test_a_call_dropped_after_it_was_read_is_connection_lost_over_the_sdk_
     auth: httpx2.Auth | None,
 ) -> None:
     fake = FakeStreamableServer(get_status=405)
-    async with serve_fake(fake) as url, _dropping_relay(url) as relayed, ConnectionManager() as manager:
-        spec = ConnectionSpec(
-            server_id=SERVER,
-            transport=TransportKind.STREAMABLE_HTTP,
-            digest="digest-1",
-            url=relayed,
-            auth=auth,
-            startup_timeout_s=5.0,
-            call_timeout_s=5.0,
-        )
-        await manager.configure(SERVER, spec)
-        await manager.connect(SERVER)
-        with anyio.fail_after(20), pytest.raises(ConnectionLost) as caught:
-            await manager.call_tool(SERVER, "echo", {"text": "x"})
-    assert "may have run" in caught.value.message, caught.value.message
+    async with serve_fake(fake) as url, _dropping_relay(url) as relayed, _connected(relayed, auth=auth) as manager:
+        lost = await _dropped(manager, "call_tool")
+    assert "may have run" in lost.message, lost.message
 
 
 @pytest.mark.parametrize("how", ["call_tool", "forward"])
@@ -143,21 +148,7 @@ async def test_a_call_dropped_after_it_was_read_is_connection_lost_over_legacy_s
     async with (
         serve_loopback(echo_sse_app()) as base,
         _dropping_relay(f"{base}/sse") as relayed,
-        ConnectionManager() as manager,
+        _connected(relayed, TransportKind.SSE) as manager,
     ):
-        spec = ConnectionSpec(
-            server_id=SERVER,
-            transport=TransportKind.SSE,
-            digest="digest-1",
-            url=relayed,
-            startup_timeout_s=5.0,
-            call_timeout_s=5.0,
-        )
-        await manager.configure(SERVER, spec)
-        await manager.connect(SERVER)
-        with anyio.fail_after(20), pytest.raises(ConnectionLost) as caught:
-            if how == "call_tool":
-                await manager.call_tool(SERVER, "echo", {"text": "x"})
-            else:
-                await manager.forward(SERVER, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
-    assert "may have run" in caught.value.message, caught.value.message
+        lost = await _dropped(manager, how)
+    assert "may have run" in lost.message, lost.message
