@@ -534,8 +534,10 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         """uvicorn's, its lines here (two frames less per read, issue 12): the connection is not idle
         (`_keep_alive_check`), `data` is parsed, a parse error answered 400; then a request left
-        incomplete is given `request_timeout` (`_await_rest`), and a direct request's body left
-        incomplete arms `direct_body_timeout`."""
+        incomplete is given `request_timeout`: its head is due that long after its first byte, its
+        body's next read that long after this one (`_read_by`), watched by the keep-alive timer (set
+        here when it is not: it is never due later than that, `_step`; sec37, R-7.2); and a direct
+        request's body left incomplete arms `direct_body_timeout`."""
         self._idle_since = None
         try:
             self.parser.feed_data(data)  # pyright: ignore[reportOptionalMemberAccess] - None once lost, as uvicorn's
@@ -550,19 +552,13 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
                 self.handle_websocket_upgrade()
                 return
             self._unsupported_upgrade_warning()
-        if self._in_message:
-            self._await_rest()
+        if self._in_message:  # in line: no frame when a head and its body come in two reads (issue 12)
+            if not self._in_head or self._read_by is None:
+                self._read_by = self.loop.time() + self.request_timeout
+            if self.timeout_keep_alive_task is None:
+                self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
         if self._direct_body is not None and self._body_deadline is None and not self.transport.is_closing():
             self._body_deadline = self.loop.call_later(self.direct_body_timeout, self._body_stalled)
-
-    def _await_rest(self) -> None:
-        """A read left a request incomplete: its head is due `request_timeout` after its first byte,
-        its body's next read `request_timeout` after this one (`_read_by`), watched by the keep-alive
-        timer: set now when it is not (it never is due later than that, `_step`) (sec37, R-7.2)."""
-        if not self._in_head or self._read_by is None:
-            self._read_by = self.loop.time() + self.request_timeout
-        if self.timeout_keep_alive_task is None:
-            self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
 
     def _request_stalled(self) -> None:
         """A request was not read whole in time (`_read_by`): 408 unless another answer is being
