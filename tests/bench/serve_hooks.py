@@ -30,6 +30,7 @@ SEGMENT_MARKS: dict[tuple[str, str], str] = {
     ("runtime/http1.py", "start"): "upstream_write",
     ("runtime/http1.py", "data_received"): "upstream_read",
     ("gateway/wire.py", "write_now"): "agent_write",
+    ("gateway/_coalescing.py", "write_now"): "agent_write",  # its module since sec37 (the above: before)
 }
 """Functions whose call marks a point of a forwarded call's path: the agent's request read whole (the
 host protocol's `on_message_complete`), the upstream request written (`_Connection.start`), its answer

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from mcp_center.config import Settings
 from tests.support.cli import run_cli
 from tests.support.ports import closed_port_url
 
@@ -95,3 +96,22 @@ def test_a_url_that_names_no_host_is_an_option_value_error_naming_the_option(
             f"with a host, e.g. http://127.0.0.1:8765 (got '{shown}"
         ), result.stderr
         assert PASSWORD not in result.stderr and TOKEN not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "bridged"),
+    [
+        ("http://127.0.0.1:8765", "http://127.0.0.1:8765/mcp"),
+        ("http://127.0.0.1:8765/", "http://127.0.0.1:8765/mcp"),
+        ("http://127.0.0.1:8765/?token=x", "http://127.0.0.1:8765/mcp?token=x"),
+        ("http://127.0.0.1:8765?token=x&a=b", "http://127.0.0.1:8765/mcp?token=x&a=b"),
+        ("https://h.example/?t=1#frag", "https://h.example/mcp?t=1#frag"),
+        ("http://127.0.0.1:8765/mcp/srv-1?token=x", "http://127.0.0.1:8765/mcp/srv-1?token=x"),
+    ],
+)
+def test_the_bridge_adds_mcp_to_a_host_urls_path_and_keeps_its_query(tmp_path: Path, given: str, bridged: str) -> None:
+    """`gateway --stdio --url http://h/?token=x` went to `http://h/?token=x/mcp`: `/mcp` joined the
+    query instead of the path (sec37, R-8.1)."""
+    from mcp_center.cli.gateway import bridge_url
+
+    assert bridge_url(Settings.load(data_dir=tmp_path, environ={}), given) == bridged

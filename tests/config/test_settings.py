@@ -249,6 +249,21 @@ def test_a_stop_grace_out_of_its_bounds_is_refused(tmp_path: Path, raw: str) -> 
     refused("stop_grace_s", lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_STOP_GRACE_S": raw}))
 
 
+def test_the_request_timeout_comes_from_the_environment_within_its_bounds(tmp_path: Path) -> None:
+    """R-7.2 (sec37): 30 s by default; from 0.1 s to an hour."""
+    assert Settings.load(data_dir=tmp_path, environ={}).request_timeout_s == 30.0
+    for raw, seconds in (("0.1", 0.1), ("5", 5.0), ("3600", 3600.0)):
+        loaded = Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_REQUEST_TIMEOUT_S": raw})
+        assert loaded.request_timeout_s == seconds
+
+
+@pytest.mark.parametrize("raw", ["0", "0.05", "-1", "soon", "nan", "inf", "3601"])
+def test_a_request_timeout_out_of_its_bounds_is_refused(tmp_path: Path, raw: str) -> None:
+    refused(
+        "request_timeout_s", lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_REQUEST_TIMEOUT_S": raw})
+    )
+
+
 def test_serve_reads_its_static_gateway_token_from_its_own_variable_not_the_clients(tmp_path: Path) -> None:
     """R-7.1, R-8: the clients' MCP_CENTER_GATEWAY_TOKEN in serve's shell is not a token serve accepts."""
     client_side = {"MCP_CENTER_GATEWAY_TOKEN": "mcpg_copied-from-a-client-shell-0123"}

@@ -543,3 +543,40 @@ async def test_a_stalled_direct_body_is_answered_408_and_its_connection_closed()
                 assert await _read_until(stream, b'{"direct":"abcdef"}', bytearray())
     assert answer.startswith(b"HTTP/1.1 408 ") and b"connection: close\r\n" in answer
     assert route.taken == [b"abcdef"]
+
+
+_SHORT_REQUEST = CoalescingHttpToolsProtocol.with_request_timeout(0.3)
+"""The host's protocol with a request timeout of 0.3 s (sec37)."""
+
+
+@pytest.mark.parametrize("path", [b"/direct", b"/other"])
+async def test_a_late_request_behind_one_being_answered_closes_the_connection_without_a_408(path: bytes) -> None:
+    """A pipelined request's head stalls while the one ahead of it is answered: a 408 written then
+    would read as that one's answer, so the connection is closed without one (sec37, R-7.2)."""
+    route = _Route()
+    async with serve_loopback(_WithRoute(route), http=_SHORT_REQUEST) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(_post(path, b"gated") + b"POST /other HTTP/1.1\r\nhost: x\r\n")
+                answer = await _until_closed(stream, bytearray())
+    assert b"408" not in answer
+    route.gate.set()
+
+
+async def test_a_request_waiting_for_100_continue_is_not_late_while_the_app_has_not_read_it() -> None:
+    """The agent waits for the server's `100 Continue` before it sends its body: no deadline runs then
+    (sec37); once the app reads, the body arrives and is answered."""
+    route = _Route()
+    async with serve_loopback(_WithRoute(route), http=_SHORT_REQUEST) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(_post(b"/other", b"gated") + _post(b"/other", b"x", b"expect: 100-continue\r\n")[:-1])
+                seen = bytearray()
+                await anyio.sleep(0.6)  # the scenario: past the request timeout while the app has not read it
+                route.gate.set()
+                assert (await _read_until(stream, b"asgi:gated", seen)).startswith(b"HTTP/1.1 200")
+                assert await _read_until(stream, b"HTTP/1.1 100 Continue\r\n\r\n", seen)
+                await stream.send(b"x")
+                assert (await _read_until(stream, b"asgi:x", seen)).startswith(b"HTTP/1.1 200")

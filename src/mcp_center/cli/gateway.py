@@ -6,7 +6,7 @@ import logging
 import sys
 from functools import partial
 from typing import Annotated, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import typer
 from rich.table import Table
@@ -112,7 +112,8 @@ def bridge_url(settings: Settings, url: str | None) -> str:
     Args:
         settings: The data directory whose serve is meant when `url` is None.
         url: `--url` or `MCP_CENTER_URL`: a gateway URL (`http://127.0.0.1:8765/mcp`, or a server's
-            `/mcp/<id>`) used as given, or a host URL (no path) to which `/mcp` is added.
+            `/mcp/<id>`) used as given, or a host URL (no path) whose path becomes `/mcp` (its query
+            and fragment kept after it).
     Returns:
         An http(s) URL without a trailing slash; plain http only to a loopback address.
     Raises:
@@ -122,7 +123,9 @@ def bridge_url(settings: Settings, url: str | None) -> str:
     """
     base = serve_url(settings, url)
     parts = urlsplit(base)
-    target = f"{base}/mcp" if parts.scheme in {"http", "https"} and parts.path in {"", "/"} else base
+    # `/mcp` is the URL's path: a query (`http://h/?token=x`) stays after it, not before (sec37).
+    host_only = parts.scheme in {"http", "https"} and parts.path in {"", "/"}
+    target = urlunsplit(parts._replace(path="/mcp")) if host_only else base
     if parts.scheme == "http" and parts.hostname not in {"127.0.0.1", "localhost", "::1"}:
         raise RequestInvalid(
             f"refusing to send the gateway token over plain http to {parts.hostname}: use https, or a loopback address",

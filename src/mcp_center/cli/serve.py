@@ -236,7 +236,8 @@ def serve(
         # request goes through; asyncio's loop and h11 cost several times more CPU per request.
         # The httptools protocol writes a response's head and body in one call (`gateway.wire`).
         loop="uvloop",
-        http=CoalescingHttpToolsProtocol,
+        # Bounded reads of a request (`MCP_CENTER_REQUEST_TIMEOUT_S`): slow senders hold no connection.
+        http=CoalescingHttpToolsProtocol.with_request_timeout(settings.request_timeout_s),
     )
     try:
         HostServer(config, asgi_app, settings, ownership).run(sockets=sockets)

@@ -17,6 +17,7 @@ default. Nothing here touches the network or the data directory's contents.
 | approval timeout (s) | | `MCP_CENTER_APPROVAL_TIMEOUT_S` | `600` (R-5.3) |
 | elicitation card timeout (s) | | `MCP_CENTER_ELICITATION_TIMEOUT_S` | `600` (R-6.1) |
 | stdio stop grace (s), 0.05-60 | | `MCP_CENTER_STOP_GRACE_S` | `2` (R-2.6, R-9.3) |
+| request read timeout (s), 0.1-3600 | | `MCP_CENTER_REQUEST_TIMEOUT_S` | `30` (R-7.2) |
 | shared database (R-10.1) | `--database-url` | `MCP_CENTER_DATABASE_URL` | none: the JSON files in the data dir |
 | instance name (R-10.2) | `--instance-name` | `MCP_CENTER_INSTANCE_NAME` | `<host name>:<port>` |
 
@@ -56,6 +57,9 @@ wait (R-9.3)."""
 MIN_STOP_GRACE_S = 0.05
 MAX_STOP_GRACE_S = 60.0
 MAX_WAIT_S = 86_400.0
+DEFAULT_REQUEST_TIMEOUT_S = 30.0
+"""Seconds a request's head may take to arrive, and each read of its body to follow the last (R-7.2)."""
+REQUEST_TIMEOUT_BOUNDS_S = (0.1, 3600.0)
 
 
 class Profile(StrEnum):
@@ -94,6 +98,10 @@ class Settings:
     again after SIGTERM before SIGKILL (R-2.6); the watchdog and the take-over of a crashed serve's
     groups wait as long between SIGTERM and SIGKILL (R-9.3). A tuning knob: raise it for servers
     that need longer to flush on exit; the test suite lowers it where a server ignores both."""
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
+    """From `MCP_CENTER_REQUEST_TIMEOUT_S`: seconds `serve` gives an HTTP request's head to arrive
+    whole, and each read of its body to follow the one before; then it answers 408 and closes the
+    connection, so that connections sending slowly or not at all (slowloris) hold nothing (R-7.2)."""
     database_url: str | None = field(default=None, repr=False)
     """`postgresql://...` (R-10.1): the shared state lives there; None: the JSON files in `mcp_dir`.
     May hold a password: show `database_display` instead."""
@@ -168,6 +176,13 @@ class Settings:
             DEFAULT_STOP_GRACE_S,
             bounds=(MIN_STOP_GRACE_S, MAX_STOP_GRACE_S),
         )
+        request_timeout = _seconds(
+            env,
+            "MCP_CENTER_REQUEST_TIMEOUT_S",
+            "request_timeout_s",
+            DEFAULT_REQUEST_TIMEOUT_S,
+            bounds=REQUEST_TIMEOUT_BOUNDS_S,
+        )
         database = _database_url(database_url or env.get("MCP_CENTER_DATABASE_URL") or None)
         name = instance_name or env.get("MCP_CENTER_INSTANCE_NAME") or None
         if name is not None and not _INSTANCE_NAME.fullmatch(name):
@@ -185,6 +200,7 @@ class Settings:
             approval_timeout_s=approval_timeout,
             elicitation_timeout_s=elicitation_timeout,
             stop_grace_s=stop_grace,
+            request_timeout_s=request_timeout,
             database_url=database,
             instance_name=name,
         )

@@ -40,6 +40,14 @@ whose answer has not started may be a half-close: the connection stays open, is 
 interim `100 Continue` answers (`EOF_PROBES_S`; an agent that closed its socket resets the
 connection, which cancels), and closes after the answers. A direct body that stalls is answered 408
 after `DIRECT_BODY_TIMEOUT_S`.
+
+**Slow requests** (sec37, R-7.2). uvicorn bounds no read: an agent that sent half of a request's
+head (or of its body) and then nothing held its connection open for ever, so that many of them
+(slowloris) took the server's connections. A request's head must be complete within
+`request_timeout` seconds of its first byte (the first request's: of the connection), and each
+read of its body must follow the one before within as long; then the agent is answered 408 (the
+connection closed without one when another answer is being written) and the connection closed.
+The connection's keep-alive timer does this too (`_keep_alive_check`): no timer per request.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 import httptools
@@ -56,10 +64,13 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
+from mcp_center.gateway._coalescing import MAX_HELD_BYTES, CoalescingTransport
+
 __all__ = [
     "DIRECT_BODY_TIMEOUT_S",
     "MAX_HELD_BYTES",
     "PIPELINE_READ_AHEAD",
+    "REQUEST_TIMEOUT_S",
     "CoalescingHttpToolsProtocol",
     "CoalescingTransport",
     "DirectExchange",
@@ -96,11 +107,6 @@ class DirectRoute(Protocol):
         ...
 
 
-MAX_HELD_BYTES = 64 * 1024
-"""Bytes kept before they are written at once, step or not: a body streamed without pausing between
-chunks then still reaches the real transport, whose flow control (`pause_writing`) bounds it."""
-
-
 DIRECT_BODY_TIMEOUT_S = 10.0
 """Seconds a direct request's body may take to arrive once a read ended before it was complete; then
 the agent is answered 408 and the connection closed (a stalled body held up to the route's limit per
@@ -116,105 +122,15 @@ answer) meets: `connection_lost`, and the call is cancelled (issue 12, R-3.8).""
 
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
+REQUEST_TIMEOUT_S = 30.0
+"""Seconds a request's head may take to arrive whole (from its first byte; the first request's from
+the connection's start), and a read of its body to follow the one before; then 408, and the
+connection is closed (`Settings.request_timeout_s`, `MCP_CENTER_REQUEST_TIMEOUT_S`; sec37, R-7.2)."""
+
 PIPELINE_READ_AHEAD = 4
 """Requests pipelined behind the one being answered that are read (queued, as uvicorn queues them)
 before reading pauses: while it reads, the connection's end is seen and cancels the request being
 answered; past this many it is seen only once that request is answered (as in stock uvicorn)."""
-
-
-class CoalescingTransport(asyncio.Transport):
-    """A stream transport whose writes within one event-loop step leave in one `write` (see the module docstring).
-
-    Args:
-        transport: The connection's real transport; everything but writing and closing is passed to it.
-        loop: The loop whose next step flushes what was written.
-    """
-
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__()
-        self._transport = transport
-        self._loop = loop
-        self.pending: list[bytes] = []
-        """What was written and is kept until `flush` (read, never changed, outside this class)."""
-        self._held = 0
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        """Keep `data` until the end of this step (the first write of a step schedules the flush)."""
-        if not data:
-            return
-        if not self.pending:
-            self._loop.call_soon(self.flush)
-        self.pending.append(bytes(data))
-        self._held += len(data)
-        if self._held > MAX_HELD_BYTES:
-            self.flush()
-
-    def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
-        for data in list_of_data:
-            self.write(data)
-
-    def write_now(self, data: bytes) -> None:
-        """Write what was kept and `data` at once, without waiting for the end of the step (a
-        response's last write: it leaves now in any case, `on_response_complete`)."""
-        if self.pending:
-            self.pending.append(data)
-            self.flush()
-        elif data and not self._transport.is_closing():
-            self._transport.write(data)
-
-    def flush(self) -> None:
-        """Write what was kept, as one `write` (nothing when nothing was kept, or the connection is closing)."""
-        pending = self.pending
-        if not pending:
-            return
-        self.pending = []
-        self._held = 0
-        if not self._transport.is_closing():
-            self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
-
-    def close(self) -> None:
-        """Flush, then close the connection (the transport still writes what it holds)."""
-        self.flush()
-        self._transport.close()
-
-    def abort(self) -> None:
-        self.pending = []
-        self._held = 0
-        self._transport.abort()
-
-    def write_eof(self) -> None:
-        self.flush()
-        self._transport.write_eof()
-
-    def can_write_eof(self) -> bool:
-        return self._transport.can_write_eof()
-
-    def is_closing(self) -> bool:
-        return self._transport.is_closing()
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self._transport.get_extra_info(name, default)
-
-    def get_write_buffer_size(self) -> int:
-        return self._transport.get_write_buffer_size() + self._held
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        self._transport.set_write_buffer_limits(high, low)
-
-    def pause_reading(self) -> None:
-        self._transport.pause_reading()
-
-    def resume_reading(self) -> None:
-        self._transport.resume_reading()
-
-    def is_reading(self) -> bool:
-        return self._transport.is_reading()
-
-    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
-        self._transport.set_protocol(protocol)
-
-    def get_protocol(self) -> asyncio.BaseProtocol:
-        return self._transport.get_protocol()
 
 
 class _Disconnect:
@@ -474,14 +390,33 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     """A request's head or body is being read (its end is not parsed yet)."""
     _eof = False
     """The agent half-closed (sent its end) after whole requests: closed once they are answered."""
+    request_timeout: float = REQUEST_TIMEOUT_S
+    """`REQUEST_TIMEOUT_S`, or serve's setting (`with_request_timeout`)."""
+    _in_head = False
+    """A request's head is being read (its end is not parsed yet)."""
+    _step: float = REQUEST_TIMEOUT_S
+    """The longest the keep-alive timer is set for (the shorter of the two timeouts): it is then never
+    due after what it watches, whichever that is, and so is never set anew for a request (sec37)."""
+    _read_by: float | None = None
+    """Loop time by which the request being read must be whole (its head) or read again (its body),
+    while one is being read (and from the connection's start until its first request is read)."""
     _body_deadline: asyncio.TimerHandle | None = None
     """`direct_body_timeout`'s timer, while a direct request's body is incomplete after a read."""
     _idle_since: float | None = None
     """Loop time the connection became idle (its last response complete, nothing read since); None while not."""
 
+    @classmethod
+    def with_request_timeout(cls, seconds: float) -> type[CoalescingHttpToolsProtocol]:
+        """This protocol with `request_timeout` set to `seconds` (> 0), for uvicorn's `http` (R-7.2)."""
+        return type(cls.__name__, (cls,), {"request_timeout": seconds})
+
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
         self.coalescing = CoalescingTransport(transport, self.loop)
+        # The first request's head is due `request_timeout` from now: the keep-alive timer watches it.
+        self._read_by = self.loop.time() + self.request_timeout
+        self._step = min(self.request_timeout, self.timeout_keep_alive)
+        self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
         # Per connection, as uvicorn's own `hasHandlers` check: a level lowered later counts from the next connection.
         self.access_log = self.access_log and self.access_logger.isEnabledFor(logging.INFO)
         route: DirectRoute | None = getattr(self.config.app, "direct_route", None)
@@ -513,12 +448,13 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         """A request begins: its URL and headers are collected as uvicorn collects them; uvicorn's ASGI
         scope (a dict of nine entries and a copy of the app's state) is built only for a request its
         own cycle serves (`_start_cycle`), never for a direct one (issue 12, R-8.3)."""
-        self._in_message = True
+        self._in_message = self._in_head = True
         self.url = b""
         self.expect_100_continue = False
         self.headers = []
 
     def on_headers_complete(self) -> None:
+        self._in_head = False
         route = self._direct
         parser = self.parser
         cycle = self.cycle  # None before the first request (uvicorn's own type says otherwise)
@@ -547,6 +483,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._in_message = False
+        self._read_by = None
         if self._direct_body is None:
             super().on_message_complete()
             return
@@ -596,8 +533,11 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         """uvicorn's, its lines here (two frames less per read, issue 12): the connection is not idle
-        (`_keep_alive_check`), `data` is parsed, a parse error answered 400; then a direct request's
-        body left incomplete arms `direct_body_timeout`."""
+        (`_keep_alive_check`), `data` is parsed, a parse error answered 400; then a request left
+        incomplete is given `request_timeout`: its head is due that long after its first byte, its
+        body's next read that long after this one (`_read_by`), watched by the keep-alive timer (set
+        here when it is not: it is never due later than that, `_step`; sec37, R-7.2); and a direct
+        request's body left incomplete arms `direct_body_timeout`."""
         self._idle_since = None
         try:
             self.parser.feed_data(data)  # pyright: ignore[reportOptionalMemberAccess] - None once lost, as uvicorn's
@@ -608,20 +548,50 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             return
         except httptools.HttpParserUpgrade:
             if self._should_upgrade():
+                self._read_by = None  # the connection is the upgraded protocol's from now
                 self.handle_websocket_upgrade()
-            else:
-                self._unsupported_upgrade_warning()
+                return
+            self._unsupported_upgrade_warning()
+        if self._in_message:  # in line: no frame when a head and its body come in two reads (issue 12)
+            if not self._in_head or self._read_by is None:
+                self._read_by = self.loop.time() + self.request_timeout
+            if self.timeout_keep_alive_task is None:
+                self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
         if self._direct_body is not None and self._body_deadline is None and not self.transport.is_closing():
             self._body_deadline = self.loop.call_later(self.direct_body_timeout, self._body_stalled)
+
+    def _request_stalled(self) -> None:
+        """A request was not read whole in time (`_read_by`): 408 unless another answer is being
+        written, and the connection is closed. Not while reading is paused (the agent waits for the
+        server then) or an agent waits for its `100 Continue`: its time starts again (sec37, R-7.2)."""
+        cycle = self.cycle  # None before the first request; a `DirectExchange` never waits for one
+        if self.flow.read_paused or getattr(cycle, "waiting_for_100_continue", False):
+            self._read_by = self.loop.time() + self.request_timeout
+            self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
+            return
+        self._read_by = None
+        active = self._active
+        if (
+            active is None
+            or active.response_complete
+            or (active is cycle and not self._in_head and not active.response_started)  # its own body is late
+        ):
+            self._answer_408(f"Request not received within {self.request_timeout:g} s.")
+        else:
+            self.transport_for_cycles.close()
 
     def _body_stalled(self) -> None:
         """A direct request's body did not arrive in time: 408, and the connection is closed (issue 12)."""
         self._body_deadline = None
         if self._direct_body is None or self.transport.is_closing():
             return
+        self._answer_408(f"Request body not received within {self.direct_body_timeout:g} s.")
+
+    def _answer_408(self, warning: str) -> None:
+        """Log `warning`, answer 408 and close the connection (what was being read is dropped)."""
         self._direct_body = None
-        self.logger.warning("Request body not received within %.0f s.", self.direct_body_timeout)
-        message = b"Request body not received in time."
+        self.logger.warning(warning)
+        message = b"Request not received in time."
         content = [STATUS_LINE[408]]
         for name, value in self.server_state.default_headers:
             content.extend((name, b": ", value, b"\r\n"))
@@ -686,6 +656,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         if self._body_deadline is not None:
             self._body_deadline.cancel()
             self._body_deadline = None
+        self._unset_keepalive_if_required()  # uvicorn's only when `exc` is None
         super().connection_lost(exc)
 
     def on_response_complete(self) -> None:
@@ -709,24 +680,30 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
                 self._start_asgi_task(cycle, app)
             else:
                 self._idle_since = self.loop.time()
-                if self.timeout_keep_alive_task is None:
-                    self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self._keep_alive_check)
+                if self.timeout_keep_alive_task is None:  # else it is due within `_step`: soon enough
+                    self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
         if last:  # the agent half-closed: nothing more will come (`eof_received`)
             self.transport_for_cycles.close()
 
     def _keep_alive_check(self) -> None:
         """The keep-alive timer: the connection is closed when it has been idle (no byte read since
         its last response was complete) for `timeout_keep_alive` seconds, as uvicorn's own timer
-        closes it; idle for less, the timer is set for the rest; not idle, the next response sets it."""
+        closes it, or a request being read is late (`_read_by`: `_request_stalled`); when neither is
+        due yet, the timer is set for the rest; when neither applies, the next response or
+        incomplete read sets it."""
         self.timeout_keep_alive_task = None
         idle_since = self._idle_since
-        if idle_since is None:
-            return
-        left = idle_since + self.timeout_keep_alive - self.loop.time()
-        if left > 0:
-            self.timeout_keep_alive_task = self.loop.call_later(left, self._keep_alive_check)
+        if self._read_by is not None and not self.transport.is_closing():  # also when answered before read whole
+            due, expired = self._read_by, self._request_stalled
+        elif idle_since is not None:
+            due, expired = idle_since + self.timeout_keep_alive, self.timeout_keep_alive_handler
         else:
-            self.timeout_keep_alive_handler()
+            return
+        left = due - self.loop.time()
+        if left > 0:
+            self.timeout_keep_alive_task = self.loop.call_later(min(left, self._step), self._keep_alive_check)
+        else:
+            expired()
 
     def shutdown(self) -> None:
         """The server stops: what a finished response still holds is written before uvicorn closes the connection."""

@@ -423,10 +423,16 @@ class RawForwarder:
         if lite is None:
             if written is not None:
                 written()
-            async with self._send(method, headers, body, on_clip) as response:
-                if method == "GET" and response.status_code >= 300:
-                    return None
-                return await self._read(response, request_id, progress, stream)
+            try:
+                async with self._send(method, headers, body, on_clip) as response:
+                    if method == "GET" and response.status_code >= 300:
+                        return None
+                    return await self._read(response, request_id, progress, stream)
+            except (httpx2.ReadError, httpx2.RemoteProtocolError) as exc:
+                # Written, then the connection ended before its answer: it may have run (sec37, R-3.1).
+                if method != "POST" or isinstance(exc, AnswerLost):
+                    raise
+                raise AnswerLost(str(exc) or type(exc).__name__) from exc
         try:
             raw = await lite.send(method, headers, body, block=block, written=written, resend=resend)
         except Http1Error as exc:

@@ -529,6 +529,14 @@ class SseTransport:
             error = ConnectionLost(unreachable_message("POST", url, reason), details={"reason": reason.value, **shown})
             error.__cause__ = exc
             return error
+        except (httpx2.ReadError, httpx2.RemoteProtocolError) as exc:
+            # Written, then the connection ended before its answer: the server may have run it (sec37, R-3.1).
+            error = ConnectionLost(
+                f"{what}: the connection to the server ended before it answered: the request was sent and may have run",
+                details={"reason": ErrorReason.CLOSED.value, **shown},
+            )
+            error.__cause__ = exc
+            return error
         except httpx2.HTTPError as exc:
             error = ConnectionLost(
                 unreachable_message("POST", url, ErrorReason.NETWORK), details={"reason": "network", **shown}
