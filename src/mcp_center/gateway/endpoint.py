@@ -65,6 +65,7 @@ from mcp_center.gateway.fastpath import (
     AgentLink,
     LeanPath,
     LeanRequest,
+    body_shape,
     direct_lean_read,
     is_lean,
     is_modern,
@@ -432,12 +433,13 @@ class GatewayEndpoint:
             return None
         if type(message) is not dict or (read := direct_lean_read(message)) is None:
             return None
-        if parsed_unlike_sdk(body, message):
+        shape = body_shape(body)
+        if parsed_unlike_sdk(body, message, shape):
             return None  # a wide integer or a deep nesting: `__call__` leaves it to the SDK
         if sdk_refuses_read(found, message, *read):
             return None  # `__call__`'s checks (bad_version ... _modern_lean) in one pass
         lean = self._modern_lean_request(message, None, named, headers, read[2])
-        lean.safe_json = shallow(body)
+        lean.safe_json = shallow(shape[1])
         token_id = named[0]
         return lambda receive, send: self._serve_direct(arrival, token_id, lean, receive, send)
 
