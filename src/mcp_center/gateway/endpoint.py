@@ -536,13 +536,15 @@ class GatewayEndpoint:
             client=client if type(client) is dict else None,
         )
         tokens = self._tokens
+        # Positional, in the fields' order (a class called with keywords costs a dictionary of them
+        # and its unpacking, about 0.5 µs per direct call, issue 12).
         return LeanRequest(
             message,
             link,
-            modern=True,
-            caller_allowed=lambda: tokens.is_current(token_id),  # `_allowed(token_id)` in line (issue 12)
-            caller=CallerCard(token_id, token_name, link.client),
-            headers=headers,
+            True,  # modern
+            lambda: tokens.is_current(token_id),  # caller_allowed: `_allowed(token_id)` in line (issue 12)
+            CallerCard(token_id, token_name, link.client),  # caller
+            headers,
         )
 
     def _allowed(self, token_id: str) -> Callable[[], bool]:
