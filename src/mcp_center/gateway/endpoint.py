@@ -441,7 +441,7 @@ class GatewayEndpoint:
         lean = self._modern_lean_request(message, None, named, headers, read[2])
         lean.safe_json = shallow(shape[1])
         token_id = named[0]
-        return lambda receive, send: self._serve_direct(arrival, token_id, lean, receive, send)
+        return functools.partial(self._serve_direct, arrival, token_id, lean)  # no lambda's frame per call (issue 12)
 
     async def _serve_direct(self, arrival: int, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
         """`_serve_sessionless` for `direct`, in its own task: the request's arrival mark set again there.
