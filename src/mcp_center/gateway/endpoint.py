@@ -533,7 +533,7 @@ class GatewayEndpoint:
         link = AgentLink(
             server_id,
             capabilities if type(capabilities) is dict else {},
-            client=client if type(client) is dict else None,
+            client if type(client) is dict else None,  # client (positional: issue 12)
         )
         tokens = self._tokens
         # Positional, in the fields' order (a class called with keywords costs a dictionary of them

@@ -262,9 +262,11 @@ class AgentLink:
 
     server_id: str | None
     capabilities: Mapping[str, Any]
+    client: Mapping[str, Any] | None = None
+    """Third, so that a link per 2026-07-28 request is made with positional arguments only (a class
+    called with keywords costs a dictionary of them and its unpacking, issue 12)."""
     calls: dict[object, Cancellable] = field(default_factory=_no_calls)
     waiting: dict[str, _Answer] = field(default_factory=_nothing_waiting)
-    client: Mapping[str, Any] | None = None
     gone: Mapping[str, Any] | None = None
 
     def answer(self, message: Mapping[str, Any]) -> bool:
