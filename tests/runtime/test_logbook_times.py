@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import FrozenInstanceError, fields
 from datetime import UTC, datetime
 
-from mcp_center.runtime.logbook import ServerLogbook
+import pytest
+
+from mcp_center.runtime.logbook import LogEntry, ServerLogbook, _Pending  # pyright: ignore[reportPrivateUsage]
 
 
 def _when(text: str) -> datetime:
@@ -35,3 +39,18 @@ def test_every_kind_of_entry_reads_as_the_utc_time_it_was_recorded() -> None:
         assert before <= _when(entry["at"]) <= after, entry
     answered = book.entries()[0]
     assert answered["status"] == "ok" and answered["at"] == pending[0]["at"]  # when the request was sent
+
+
+def test_an_answered_entry_is_the_entry_its_constructor_builds() -> None:
+    """R-3.11, R-8.3: `_Pending.entry` sets a `LogEntry`'s fields without its `__init__` (issue 12):
+    every field, no other, equal to the constructor's entry (a field added later fails here)."""
+    entry = _Pending(1.5, 2.5, "tools/call", 40, "client→server").entry(
+        "c1", "7", status="error", error={"code": 1, "message": "m"}, response_bytes=9, violation=None
+    )
+    assert set(vars(entry)) == {item.name for item in fields(LogEntry)}
+    assert entry == LogEntry(**vars(entry))
+    assert entry.duration_ms is None and entry.status == "error" and entry.request_bytes == 40
+    ended = _Pending(1.5, time.monotonic(), "ping", 3, "client→server").entry("c1", "8", status="ok", ended=True)
+    assert ended == LogEntry(**vars(ended)) and ended.duration_ms is not None and ended.duration_ms >= 0
+    with pytest.raises(FrozenInstanceError):
+        ended.status = "changed"  # pyright: ignore[reportAttributeAccessIssue] - the point: it is frozen

@@ -143,6 +143,12 @@ def watch_disconnect(receive: Receive, went: Callable[[], object]) -> Callable[[
     """
     if isinstance(receive, DirectExchange):
         return receive.watch(went)
+    return _watched_by_task(receive, went)
+
+
+def _watched_by_task(receive: Receive, went: Callable[[], object]) -> Callable[[], None]:
+    """`watch_disconnect` of a request uvicorn's cycle serves. Its own function: the closures below
+    made `watch_disconnect` create five cells on every call, a direct one too (issue 12)."""
     loop = asyncio.get_running_loop()
     watchers: list[asyncio.Task[None]] = []
     timer = loop.call_later(

@@ -65,6 +65,7 @@ from mcp_center.gateway.fastpath import (
     AgentLink,
     LeanPath,
     LeanRequest,
+    body_shape,
     direct_lean_read,
     is_lean,
     is_modern,
@@ -432,14 +433,15 @@ class GatewayEndpoint:
             return None
         if type(message) is not dict or (read := direct_lean_read(message)) is None:
             return None
-        if parsed_unlike_sdk(body, message):
+        shape = body_shape(body)
+        if parsed_unlike_sdk(body, message, shape):
             return None  # a wide integer or a deep nesting: `__call__` leaves it to the SDK
         if sdk_refuses_read(found, message, *read):
             return None  # `__call__`'s checks (bad_version ... _modern_lean) in one pass
         lean = self._modern_lean_request(message, None, named, headers, read[2])
-        lean.safe_json = shallow(body)
+        lean.safe_json = shallow(shape[1])
         token_id = named[0]
-        return lambda receive, send: self._serve_direct(arrival, token_id, lean, receive, send)
+        return functools.partial(self._serve_direct, arrival, token_id, lean)  # no lambda's frame per call (issue 12)
 
     async def _serve_direct(self, arrival: int, token_id: str, lean: LeanRequest, receive: Receive, send: Send) -> None:
         """`_serve_sessionless` for `direct`, in its own task: the request's arrival mark set again there.
@@ -531,16 +533,18 @@ class GatewayEndpoint:
         link = AgentLink(
             server_id,
             capabilities if type(capabilities) is dict else {},
-            client=client if type(client) is dict else None,
+            client if type(client) is dict else None,  # client (positional: issue 12)
         )
         tokens = self._tokens
+        # Positional, in the fields' order (a class called with keywords costs a dictionary of them
+        # and its unpacking, about 0.5 µs per direct call, issue 12).
         return LeanRequest(
             message,
             link,
-            modern=True,
-            caller_allowed=lambda: tokens.is_current(token_id),  # `_allowed(token_id)` in line (issue 12)
-            caller=CallerCard(token_id, token_name, link.client),
-            headers=headers,
+            True,  # modern
+            lambda: tokens.is_current(token_id),  # caller_allowed: `_allowed(token_id)` in line (issue 12)
+            CallerCard(token_id, token_name, link.client),  # caller
+            headers,
         )
 
     def _allowed(self, token_id: str) -> Callable[[], bool]:

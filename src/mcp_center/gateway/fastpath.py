@@ -67,6 +67,7 @@ __all__ = [
     "AgentLink",
     "LeanPath",
     "LeanRequest",
+    "body_shape",
     "has_wide_integer",
     "meta_problem",
     "nested_beyond",
@@ -123,7 +124,9 @@ WIDE_INTEGER = b"9" * 19
 `has_wide_integer`): maybe an integer beyond 64 bits, which `orjson` reads as a float (2**70 becomes
 1.1805916207174113e+21) where the SDK's parser keeps it exact. Such a body is left to the SDK; a
 false alarm (a long digit run in a string) only costs that request the SDK's path."""
-_DIGITS_AS_NINES = bytes.maketrans(b"012345678", b"999999999")
+_FOLDED = bytes.maketrans(b"012345678{", b"999999999[")
+"""`body_shape`'s one translate: every digit a nine (`WIDE_INTEGER`), every `{` a `[` (both opening
+brackets then counted at once)."""
 
 
 def has_wide_integer(body: bytes) -> bool:
@@ -133,7 +136,16 @@ def has_wide_integer(body: bytes) -> bool:
     `[0-9]{19}`, which starts a bounded repeat at every digit: a 2026-07-28 request's `_meta` is full
     of short digit runs (versions, dates), and that search was 7.7 % of the gateway's instructions
     per forwarded call (callgrind, issue 12). Costs one copy of the body."""
-    return WIDE_INTEGER in body.translate(_DIGITS_AS_NINES)
+    return WIDE_INTEGER in body.translate(_FOLDED)
+
+
+def body_shape(body: bytes) -> tuple[bool, int]:
+    """`(has_wide_integer(body), the opening brackets in body)`: what `parsed_unlike_sdk` and
+    `shallow` read of a request's body, from one translate and one count (the direct route read
+    the body four times for them: one `bytes.count` per bracket and check, about 6,000 instructions
+    per forwarded call, issue 12)."""
+    folded = body.translate(_FOLDED)
+    return WIDE_INTEGER in folded, folded.count(b"[")
 
 
 SDK_DEPTH_LIMIT = 200
@@ -144,15 +156,14 @@ interpreter's recursion limit (1,000 less the stack below it), `orjson` (ours) b
 nested deeper is left to the SDK (`nested_beyond`), which answers it in its own words."""
 
 
-def parsed_unlike_sdk(body: bytes, message: object) -> bool:
+def parsed_unlike_sdk(body: bytes, message: object, shape: tuple[bool, int] | None = None) -> bool:
     """Whether the SDK's parser may read the request `body` (parsed by us as `message`) otherwise
     than `orjson` did: an integer beyond 64 bits (`has_wide_integer`), or containers nested beyond
     `SDK_DEPTH_LIMIT` (`nested_beyond`, run only when the body has more opening brackets than
     that). Such a request is left to the SDK's stack, which answers it in its own words (R-8.1).
-    A common call pays `has_wide_integer` and two `bytes.count`s."""
-    if has_wide_integer(body):
-        return True
-    return body.count(b"[") + body.count(b"{") > SDK_DEPTH_LIMIT and nested_beyond(message)
+    `shape`: `body_shape(body)`, when the caller has it (else read here: a translate and a count)."""
+    wide, brackets = body_shape(body) if shape is None else shape
+    return wide or (brackets > SDK_DEPTH_LIMIT and nested_beyond(message))
 
 
 def nested_beyond(message: object, limit: int = SDK_DEPTH_LIMIT) -> bool:
@@ -225,17 +236,13 @@ class AgentCancel:
         self.cancel()
 
 
-def _no_calls() -> dict[object, Cancellable]:
-    """A new link's `calls`. A plain function, not `dict[object, Cancellable]` as the factory: a
-    parametrized `dict` called builds its dict through `types.GenericAlias`, which then tries to set
-    `__orig_class__` on it and swallows the AttributeError (about 2,000 instructions each, and every
-    2026-07-28 request makes a link; issue 12)."""
-    return {}
-
-
-def _nothing_waiting() -> dict[str, _Answer]:
-    """A new link's `waiting` (a plain function, as `_no_calls`)."""
-    return {}
+_no_calls = cast("Callable[[], dict[object, Cancellable]]", dict)
+"""A new link's `calls`: `dict` itself, typed (C: no Python frame per link). Not
+`dict[object, Cancellable]` as the factory: a parametrized `dict` called builds its dict through
+`types.GenericAlias`, which then tries to set `__orig_class__` on it and swallows the AttributeError
+(about 2,000 instructions each, and every 2026-07-28 request makes a link; issue 12)."""
+_nothing_waiting = cast("Callable[[], dict[str, _Answer]]", dict)
+"""A new link's `waiting` (`dict` itself, typed, as `_no_calls`)."""
 
 
 @dataclass(eq=False)
@@ -255,9 +262,11 @@ class AgentLink:
 
     server_id: str | None
     capabilities: Mapping[str, Any]
+    client: Mapping[str, Any] | None = None
+    """Third, so that a link per 2026-07-28 request is made with positional arguments only (a class
+    called with keywords costs a dictionary of them and its unpacking, issue 12)."""
     calls: dict[object, Cancellable] = field(default_factory=_no_calls)
     waiting: dict[str, _Answer] = field(default_factory=_nothing_waiting)
-    client: Mapping[str, Any] | None = None
     gone: Mapping[str, Any] | None = None
 
     def answer(self, message: Mapping[str, Any]) -> bool:
@@ -321,12 +330,13 @@ class LeanRequest:
     and send on (`config.jsonsafe`), so a `tools/call`'s arguments need no second walk."""
 
 
-def shallow(body: bytes) -> bool:
-    """Whether a JSON `body` has too few opening brackets to nest deeper than `jsonsafe.MAX_DEPTH`.
-    With `orjson`'s parse (which refuses lone surrogates, invalid UTF-8, NaN and infinities, as
-    `check_json_safe` would) that makes the whole message safe JSON (`LeanRequest.safe_json`):
-    two `bytes.count`s instead of a walk of every argument per call (issue 12, R-7.3, R-8.3)."""
-    return body.count(b"[") + body.count(b"{") <= MAX_DEPTH
+def shallow(brackets: int) -> bool:
+    """Whether a JSON body of `brackets` opening brackets (`body_shape`) is too shallow to nest
+    deeper than `jsonsafe.MAX_DEPTH`. With `orjson`'s parse (which refuses lone surrogates, invalid
+    UTF-8, NaN and infinities, as `check_json_safe` would) that makes the whole message safe JSON
+    (`LeanRequest.safe_json`): a count instead of a walk of every argument per call (issue 12,
+    R-7.3, R-8.3)."""
+    return brackets <= MAX_DEPTH
 
 
 def _key(request_id: object) -> object:

@@ -502,7 +502,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             self.cycle.message_event.set()
             return
         parser = self.parser
-        exchange = DirectExchange(self, keep_alive=parser is not None and parser.should_keep_alive())
+        exchange = DirectExchange(self, parser is not None and parser.should_keep_alive())  # keep_alive
         self.cycle = exchange  # pyright: ignore[reportAttributeAccessIssue] - what uvicorn reads of a cycle
         self._active = exchange
         task = exchange.task = self.loop.create_task(exchange.run(handler))

@@ -236,8 +236,9 @@ async def forward(
             # The deadline rides the admission's scope (nothing between them enters one: `run_admitted`
             # admits nothing), so its expiry is raised by the admission.
             # `host.deadlines.deadline(...)`'s instance made here: a frame less per call (issue 12).
+            # Positional (`max_total_s`, `riding`, `expiry`): no dictionary of keywords per call (issue 12).
             with PausableDeadline(
-                timeout_s, host.deadlines, conn.connection_id, max_total_s=max_total_s, riding=admission, expiry=expired
+                timeout_s, host.deadlines, conn.connection_id, max_total_s, admission, expired
             ) as deadline:
                 watched = None
                 if is_call or forward_to is not None:

@@ -61,11 +61,12 @@ class PausableDeadline:
         timeout_s: float,
         board: CallDeadlines | None = None,
         key: str | None = None,
-        *,
         max_total_s: float | None = None,
         riding: Admission | None = None,
         expiry: Callable[[PausableDeadline], BaseException] | None = None,
     ) -> None:
+        # Not keyword-only: a forwarded call makes one with every argument in place (a class called
+        # with keywords costs a dictionary of them and its unpacking, issue 12).
         self.timeout_s = timeout_s
         self.max_total_s = max_total_s
         self.paused_s = 0.0

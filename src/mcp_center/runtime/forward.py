@@ -321,7 +321,7 @@ class RawForwarder:
         body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": out})
         name = params.get("name")
         headers, block = self._modern_head(method, name if isinstance(name, str) else None)
-        stream = _Position(modern=True)
+        stream = _Position(True)  # modern
         clipped: list[ClipReport] = []
         logged = partial(self._logbook.request, self._connection_id, _OUT, request_id, method, len(body))
         answer = await self._round_trip(
@@ -696,10 +696,11 @@ class _Position:
     it is a 2026-07-28 request (`modern`: no session), and whether the server used it for more than
     progress (`needs_session`: a request of its own, a log message, a list change; `runtime/eras.py`)."""
 
+    modern: bool = False
+    """First, so that a 2026-07-28 request's is made as `_Position(True)` (no keyword's dictionary, issue 12)."""
     last_event_id: str | None = None
     retry_ms: int | None = None
     messages: int = 0
-    modern: bool = False
     needs_session: bool = False
 
 

@@ -31,6 +31,7 @@ Shape (see docs/sdk-notes.md#manager-shape and docs/architecture.md#connection-l
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import random
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -466,14 +467,10 @@ class ConnectionManager:
             CallCancelled, ServerTimeout, CenterError: as for `call_tool`.
         """
         if method in SUBSCRIPTION_METHODS:  # counted (rare); every other method goes straight on
-            return self._subscriptions.forward(
-                server_id,
-                method,
-                params,
-                lambda: calls.forward(
-                    self, server_id, method, params, operation_id=operation_id, timeout_s=timeout_s, progress=progress
-                ),
-            )
+            # A partial, not a lambda: the lambda's seven cells were made on every call (issue 12).
+            send = functools.partial(calls.forward, self, server_id, method, params, operation_id=operation_id)
+            send = functools.partial(send, timeout_s=timeout_s, progress=progress)
+            return self._subscriptions.forward(server_id, method, params, send)
         return calls.forward(
             self,
             server_id,

@@ -83,13 +83,15 @@ class TrackedCall:
     operation_id: str
     make_ref: Callable[[], CallRef]
     """Builds the call's `CallRef` for a card (only when a card is made: not on every call, R-8.3)."""
+    elicitor: Elicitor | None = None
+    """`elicitor`, `sampler`, `roots`: before the flags, so that one per call is made with positional
+    arguments only (a class called with keywords costs a dictionary of them, issue 12)."""
+    sampler: Sampler | None = None
+    roots: RootsLister | None = None
     interrupted: bool = False
     """The host stopped while the call ran (`InteractionBroker.interrupt_all` / `interrupt_running`)."""
     stopped_running: bool = False
     """Interrupted while it ran at the server, not while it waited for a card (`interrupt_running`)."""
-    elicitor: Elicitor | None = None
-    sampler: Sampler | None = None
-    roots: RootsLister | None = None
 
     @functools.cached_property
     def ref(self) -> CallRef:

@@ -339,7 +339,7 @@ class InteractionBroker(CardAnswers):
         """
         # The card's `CallRef` is built only when a card is made (R-8.3): a `partial` (no frame per call, issue 12).
         ref = functools.partial(_call_ref, operation_id, server_id, tool, caller, exposed_name, arguments)
-        tracked = TrackedCall(operation_id, ref, elicitor=elicitor, sampler=sampler, roots=roots)
+        tracked = TrackedCall(operation_id, ref, elicitor, sampler, roots)  # positional (issue 12)
         return Tracking(self, server_id, tool, tracked)
 
     async def _untrack(self, server_id: str, tracked: TrackedCall) -> None:
