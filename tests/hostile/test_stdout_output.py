@@ -112,6 +112,7 @@ async def test_a_banner_alone_is_tolerated_and_a_timeout_without_stray_output_ad
         called = await host.call("banner", "echo", {"text": "x"})
     assert called.status_code == 504, called.text
     error = called.json()["error"]
-    assert error["details"]["noise_lines"] == 1
+    # The banner came before the call: it cannot have swallowed the answer, so it is not named.
+    assert "noise_lines" not in error["details"] and "not JSON-RPC" not in error["message"], error
     assert "unknown_id_answers" not in error["details"]
     assert "never sent" not in error["message"]

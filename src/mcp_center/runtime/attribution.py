@@ -135,7 +135,12 @@ _FIRST_NOISE_CHARS = 120
 
 
 def add_output_hints(
-    error: CenterError, probe: TransportProbe | None, unknown: UnknownAnswers | None, *, server_id: str
+    error: CenterError,
+    probe: TransportProbe | None,
+    unknown: UnknownAnswers | None,
+    *,
+    server_id: str,
+    since: float | None = None,
 ) -> None:
     """Say in a timeout's message what the server wrote that could not be an answer (ux35, R-3.1).
 
@@ -147,19 +152,30 @@ def add_output_hints(
     Adds to `error.message` and `error.details`: `noise_lines` and `first_noise` (redacted, at most
     200 characters), `unknown_id_answers` and `first_unknown_id`, and `log_command` (the command that
     shows the server's log, whose output lines hold them). Changes nothing when there was neither.
+
+    Args:
+        since: When the request that timed out began waiting (`time.monotonic`, seconds): only the
+            stdout lines written since then are named (a start-up banner cannot have swallowed a
+            later call's answer, and naming it in every timeout misled). None (a start-up
+            timeout): every line since the process started. `noise_lines` is then a lower bound
+            when more than `NOISE_KEPT` lines came in the wait (`noise_lines_at_least`).
     """
-    noise = probe.noise_count if probe is not None else 0
+    noise, first, at_least = _noise_since(probe, since)
     if not noise and unknown is None:
         return
     if noise:
-        assert probe is not None
-        first = default_redactor.redact(probe.first_noise or "")
-        lines = "1 line on stdout that is" if noise == 1 else f"{noise} lines on stdout that are"
+        first = default_redactor.redact(first)
+        lines = (
+            "1 line on stdout that is" if noise == 1 else f"{noise}{'+' if at_least else ''} lines on stdout that are"
+        )
+        when = "" if since is None else " while the request waited"
         error.message += (
-            f"; the server wrote {lines} not JSON-RPC (first: {first[:_FIRST_NOISE_CHARS]!r}) "
+            f"; the server wrote {lines} not JSON-RPC{when} (first: {first[:_FIRST_NOISE_CHARS]!r}) "
             "— an MCP server must write only JSON-RPC on stdout (logs belong on stderr)"
         )
         error.details.update(noise_lines=noise, first_noise=first[:200])
+        if at_least:
+            error.details["noise_lines_at_least"] = True
     if unknown is not None:
         times = "once" if unknown.count == 1 else f"{unknown.count} times"
         error.message += (
@@ -170,6 +186,21 @@ def add_output_hints(
     command = f"mcp-center logs {server_id}"
     error.message += f"; see the server's log with '{command}'"
     error.details["log_command"] = command
+
+
+def _noise_since(probe: TransportProbe | None, since: float | None) -> tuple[int, str, bool]:
+    """(lines, the first of them, whether the count is a lower bound): the non-JSON-RPC stdout lines
+    `probe` saw since `since` (all of them when None)."""
+    if probe is None or not probe.noise_count:
+        return 0, "", False
+    if since is None:
+        return probe.noise_count, probe.first_noise or "", False
+    recent = [line for at, line in probe.recent_noise if at >= since]
+    if not recent:
+        return 0, "", False
+    kept = probe.recent_noise
+    at_least = len(recent) == len(kept) == kept.maxlen and probe.noise_count > len(kept)
+    return len(recent), recent[0], at_least
 
 
 PACKAGE_RUNNERS = frozenset({"npx", "uvx", "uv", "pipx", "bunx", "pnpm", "yarn", "npm", "deno", "bun"})

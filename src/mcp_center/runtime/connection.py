@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -309,12 +310,13 @@ class Connection:
     def timed_out(self, what: str, seconds: float, probe: TransportProbe | None = None) -> ServerTimeout:
         """The error for `what` on this connection not finishing within `seconds` (MCP_SERVER_TIMEOUT):
         `attribution.timeout_error` with `add_output_hints` (stdout noise, answers to unknown ids, the
-        log command; ux35, R-3.1). `probe`: the session's, when the error should carry its stderr tail.
-        Built only when a deadline passed, never per call."""
+        log command; ux35, R-3.1); the stdout lines named are those of the last `seconds` (the wait).
+        `probe`: the session's, when the error should carry its stderr tail. Built only when a
+        deadline passed, never per call."""
         error = timeout_error(what, seconds, probe)
         own = probe if probe is not None else (self.session.probe if self.session is not None else None)
         unknown = self.filter.logbook.unknown_answers(self.connection_id)
-        add_output_hints(error, own, unknown, server_id=self.spec.server_id)
+        add_output_hints(error, own, unknown, server_id=self.spec.server_id, since=time.monotonic() - seconds)
         return error
 
     def raw_forwarder(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
@@ -24,9 +25,18 @@ from mcp_center.transports.stdio import StdioTransport
 from mcp_center.transports.streamable import streamable_http_transport
 from mcp_center.transports.wording import display_url
 
-__all__ = ["MAX_MESSAGE_BYTES", "STDERR_TAIL_LINES", "TransportProbe", "open_transport", "stdio_environment"]
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "NOISE_KEPT",
+    "STDERR_TAIL_LINES",
+    "TransportProbe",
+    "open_transport",
+    "stdio_environment",
+]
 
 STDERR_TAIL_LINES = 20
+NOISE_KEPT = 64
+"""Non-JSON-RPC stdout lines a probe keeps with their time (`TransportProbe.recent_noise`)."""
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The SDK's own per-event bound, a backstop behind our read caps (`clip.read_limits`, `clip.LIST_LIMITS`),
 which keep far less of any one message (issue 14, item 2; R-3.9)."""
@@ -68,6 +78,9 @@ class TransportProbe:
     noise_count: int = 0
     """stdout lines of a stdio server that were not JSON-RPC."""
     first_noise: str | None = None
+    recent_noise: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=NOISE_KEPT))
+    """The last `NOISE_KEPT` such lines (cut to 200 characters) with when they came (`time.monotonic`,
+    seconds): a timeout names the lines written while its request waited (`attribution.add_output_hints`)."""
     handshake: HandshakeNotes = field(default_factory=HandshakeNotes)
     """The protocol versions of the `initialize` handshake (offered, answered, refused)."""
 
@@ -125,6 +138,7 @@ async def open_transport(
         probe.output_tail.append(f"[stdout] {line}")
         if probe.first_noise is None:
             probe.first_noise = line[:200]
+        probe.recent_noise.append((time.monotonic(), line[:200]))
         if on_noise is not None:
             on_noise(line)
 
