@@ -458,8 +458,10 @@ def test_a_bad_setting_in_the_environment_is_one_error_line_naming_it_not_a_trac
     result = run_cli(tmp_path / "data", *verb, env={variable: value})
     assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr
-    assert "[REQUEST_INVALID]" in result.stderr
-    assert field in result.stderr
+    # One code, once (fix39: it printed `error [REQUEST_INVALID]: ... [SETTING_INVALID]`), naming the variable.
+    assert result.stderr.splitlines() == [result.stderr.splitlines()[0]], result.stderr
+    assert result.stderr.startswith(f"error [SETTING_INVALID]: {field}: {variable}"), result.stderr
+    assert result.stderr.count("SETTING_INVALID") == 1 and "REQUEST_INVALID" not in result.stderr
     assert "hunter2" not in result.stderr + result.stdout
     assert not (tmp_path / "data").exists()
 
@@ -567,7 +569,7 @@ def test_a_data_directory_that_is_a_file_is_refused_with_a_code_not_a_traceback(
     a_file.write_text("x")
     result = run_cli(a_file, *args, input="{}")
     assert result.returncode == 2, result.stderr
-    assert result.stderr.startswith(f"error [REQUEST_INVALID]: data_dir: {a_file} is not a directory"), result.stderr
+    assert result.stderr.startswith(f"error [SETTING_INVALID]: data_dir: {a_file} is not a directory"), result.stderr
 
 
 def test_an_unknown_log_level_is_refused_before_serve_starts(tmp_path: Path) -> None:

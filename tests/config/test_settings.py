@@ -10,15 +10,16 @@ import pytest
 
 from mcp_center.config import Profile, Settings
 from mcp_center.config.settings import DEFAULT_PORT, database_display
-from mcp_center.errors import RequestInvalid
+from mcp_center.errors import RequestInvalid, SettingInvalid
 
 
 def refused(field: str, load: Callable[[], Settings]) -> RequestInvalid:
     """`load()` must be refused; check the stable code and that the error names `field`."""
-    with pytest.raises(RequestInvalid) as caught:
+    with pytest.raises(SettingInvalid) as caught:
         load()
     error = caught.value
-    assert error.code == "REQUEST_INVALID"
+    assert isinstance(error, RequestInvalid)  # what library callers caught before SETTING_INVALID
+    assert error.code == "SETTING_INVALID"
     assert [(e["field"], e["code"]) for e in error.details["errors"]] == [(field, "SETTING_INVALID")]
     assert field in error.message
     return error

@@ -520,7 +520,7 @@ def fail(
     line = Text("error", style="red")
     line.append(f" [{exc.code}]: {shown(exc.message)}", style="")
     for item in fields:  # a field error the message already states adds only its code to that line
-        if f"{item['field']}: {item.get('message', '')}" == exc.message:
+        if f"{item['field']}: {item.get('message', '')}" == exc.message and item.get("code") != exc.code:
             line.append(f" [{item.get('code', '')}]", style="")
     err.print(line, highlight=False)
     for item in fields:

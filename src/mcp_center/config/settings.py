@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 
 import platformdirs
 
-from mcp_center.errors import FieldError, RequestInvalid
+from mcp_center.errors import FieldError, SettingInvalid
 
 __all__ = ["DATABASE_URL_FORM", "DEFAULT_PORT", "Profile", "Settings", "is_database_url"]
 
@@ -126,7 +126,7 @@ class Settings:
         """Merge explicit values over the environment over defaults, and validate.
 
         Raises:
-            RequestInvalid: a value is malformed (a data directory that is a file, port out of
+            SettingInvalid: a value is malformed (a data directory that is a file, port out of
                 range, unknown profile, bad URL, a database URL that is not `postgresql://`, an
                 instance name that is not 1-64 of `[A-Za-z0-9._:-]`).
         """
@@ -147,17 +147,19 @@ class Settings:
             except ValueError:
                 raise _invalid("port", "MCP_CENTER_PORT must be an integer") from None
         if not 0 <= port_value <= 65535:
-            raise _invalid("port", "must be between 0 and 65535")
+            raise _invalid("port", "MCP_CENTER_PORT (or --port) must be between 0 and 65535")
         raw_profile = profile or env.get("MCP_CENTER_PROFILE") or Profile.LOCAL.value
         try:
             profile_value = Profile(raw_profile)
         except ValueError:
-            raise _invalid("profile", "must be 'local' or 'production'") from None
+            raise _invalid("profile", "MCP_CENTER_PROFILE (or --profile) must be 'local' or 'production'") from None
         public = public_url or env.get("MCP_CENTER_PUBLIC_URL") or None
         if public is not None:
             if not _is_base_url(public):
                 raise _invalid(
-                    "public_url", "must be an http(s) URL with a host and no credentials, query, fragment or spaces"
+                    "public_url",
+                    "MCP_CENTER_PUBLIC_URL (or --public-url) must be an http(s) URL with a host and no "
+                    "credentials, query, fragment or spaces",
                 )
             public = public.rstrip("/")
         extra_hosts = tuple(h.strip().lower() for h in allowed_hosts if h.strip())
@@ -186,7 +188,11 @@ class Settings:
         database = _database_url(database_url or env.get("MCP_CENTER_DATABASE_URL") or None)
         name = instance_name or env.get("MCP_CENTER_INSTANCE_NAME") or None
         if name is not None and not _INSTANCE_NAME.fullmatch(name):
-            raise _invalid("instance_name", "must be 1-64 characters of letters, digits, '.', '_', ':' and '-'")
+            raise _invalid(
+                "instance_name",
+                "MCP_CENTER_INSTANCE_NAME (or --instance-name) must be 1-64 characters of letters, digits, "
+                "'.', '_', ':' and '-'",
+            )
         return cls(
             data_dir=resolved_dir.resolve(),
             host=host_value,
@@ -285,7 +291,7 @@ def _database_url(url: str | None) -> str | None:
     if url is None:
         return None
     if not is_database_url(url):
-        raise _invalid("database_url", f"must be {DATABASE_URL_FORM} (MCP_CENTER_DATABASE_URL)")
+        raise _invalid("database_url", f"MCP_CENTER_DATABASE_URL (or --database-url) must be {DATABASE_URL_FORM}")
     return url
 
 
@@ -328,7 +334,7 @@ def _seconds(
     """`env[name]` as seconds within `bounds` (inclusive), or `default` when unset or empty.
 
     Raises:
-        RequestInvalid: not a number, or out of `bounds` (`SETTING_INVALID` on `field_name`).
+        SettingInvalid: not a number, or out of `bounds` (`SETTING_INVALID` on `field_name`).
     """
     low, high = bounds
     raw = env.get(name)
@@ -343,6 +349,7 @@ def _seconds(
     return value
 
 
-def _invalid(field_name: str, message: str) -> RequestInvalid:
+def _invalid(field_name: str, message: str) -> SettingInvalid:
+    """The refusal of setting `field_name`: `message` names its variable and never holds its value."""
     error = FieldError(field_name, "SETTING_INVALID", message)
-    return RequestInvalid(f"{field_name}: {message}", details={"errors": [error.to_dict()]})
+    return SettingInvalid(f"{field_name}: {message}", details={"errors": [error.to_dict()]})

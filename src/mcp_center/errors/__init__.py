@@ -10,6 +10,8 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── InvalidInput (422)
     │   ├── ConfigInvalid            CONFIG_INVALID            a server configuration breaks R-1 rules
     │   ├── RequestInvalid           REQUEST_INVALID           a request body or parameter is malformed
+    │   │   └── SettingInvalid       SETTING_INVALID           a setting from the environment (MCP_CENTER_*) or
+    │   │                                                      given to `Settings.load` is malformed (exit 2)
     │   ├── ConfirmationRequired     CONFIRMATION_REQUIRED     a CLI question got no answer (stdin closed);
     │   │                                                      nothing changed, `--yes` confirms (exit 2)
     │   ├── AnswerRequired           ANSWER_REQUIRED           a CLI question for a value got no answer; nothing
@@ -217,6 +219,7 @@ from mcp_center.errors._input import (
     RequestTooLarge,
     SandboxWarmUpUnsupported,
     SecretKeyInvalid,
+    SettingInvalid,
 )
 from mcp_center.errors._not_found import (
     ApprovalNotFound,
@@ -357,6 +360,7 @@ __all__ = [
     "ServerTimeout",
     "ServerUnreachable",
     "ServerVersionConflict",
+    "SettingInvalid",
     "StorageError",
     "StorageSchemaTooNew",
     "StorageUnavailable",

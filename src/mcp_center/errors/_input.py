@@ -118,6 +118,16 @@ class RequestInvalid(InvalidInput):
     code = "REQUEST_INVALID"
 
 
+class SettingInvalid(RequestInvalid):
+    """A setting is malformed: an `MCP_CENTER_*` environment variable (or the value given to
+    `Settings.load`) that is not of its type, out of its bounds or of the wrong shape. Nothing ran;
+    exit 2. The message names the variable (and the option that sets it too, if any); the value is
+    never repeated (it may be a secret). `details.errors`: one field error, code `SETTING_INVALID`
+    (R-7.2, R-7.3). A `RequestInvalid` too, so callers of the library that caught that still do."""
+
+    code = "SETTING_INVALID"
+
+
 class RequestTooLarge(InvalidInput):
     """A request body is larger than the limit (`details.limit_bytes`); refused before it is parsed."""
 
