@@ -42,3 +42,16 @@ def test_the_log_command_of_a_call_error_names_the_data_dir_it_was_given(tmp_pat
     (data).rename(plain)  # a path without quotes keeps the message's quotes around the command
     again = run_cli(None, "call", "mix", "echo", "--args", "{}", "--data-dir", str(plain))
     assert again.stderr.endswith(f"see the server's log with 'mcp-center logs mix --data-dir {plain}'\n"), again.stderr
+
+
+def test_a_long_error_message_keeps_its_end_the_next_step() -> None:
+    """A call's timeout message ran past the 500 characters an echoed value may take and lost its
+    end, the log command to run (fix39); an error's message is clipped in its middle instead."""
+    from mcp_center.cli._shared import MAX_MESSAGE_CHARS, shown_message
+
+    message = "x" * 3000 + "; see the server's log with 'mcp-center logs mix'"
+    printed = shown_message(message)
+    assert len(printed) < MAX_MESSAGE_CHARS + 40
+    assert printed.endswith("; see the server's log with 'mcp-center logs mix'")
+    assert "more characters) ..." in printed
+    assert shown_message("short \x1b[31m") == "short \\x1b[31m"

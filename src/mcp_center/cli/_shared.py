@@ -497,14 +497,38 @@ MAX_SHOWN_CHARS = 500
 """Longest message part an error line shows whole (characters); past it, the count of the rest."""
 
 
+def _escaped(text: str) -> str:
+    """`text` with each control character as `\\xNN`."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def shown(text: str) -> str:
     """`text` safe to print on a terminal in one line: control characters (ESC sequences that would
     recolour or rewrite the terminal, line breaks) as `\\xNN`, and clipped past `MAX_SHOWN_CHARS`
     with the count of what was left out. For echoed user input: a bad id, name or path (R-7.3)."""
-    visible = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    visible = _escaped(text)
     if len(visible) <= MAX_SHOWN_CHARS:
         return visible
     return f"{visible[:MAX_SHOWN_CHARS]}... ({len(visible) - MAX_SHOWN_CHARS} more characters)"
+
+
+MAX_MESSAGE_CHARS = 1000
+"""Longest error message an error line shows whole (characters). Our messages are composed (what a
+server or a user wrote in them is already clipped), and their end often says what to do next (the
+log command): a longer one loses its middle, never its end."""
+_MESSAGE_TAIL_CHARS = 300
+
+
+def shown_message(text: str) -> str:
+    """An error's `message` as `shown` makes it safe, but clipped in the middle past
+    `MAX_MESSAGE_CHARS` (the count of what was left out in its place), so that its last
+    `_MESSAGE_TAIL_CHARS` characters, the next step, are always printed (R-7.3)."""
+    visible = _escaped(text)
+    if len(visible) <= MAX_MESSAGE_CHARS:
+        return visible
+    head = MAX_MESSAGE_CHARS - _MESSAGE_TAIL_CHARS
+    left_out = len(visible) - MAX_MESSAGE_CHARS
+    return f"{visible[:head]}... ({left_out} more characters) ...{visible[-_MESSAGE_TAIL_CHARS:]}"
 
 
 def fail(
@@ -518,7 +542,7 @@ def fail(
     listed: object = exc.details.get("errors")
     fields = [item for item in (listed if is_array(listed) else []) if is_object(item) and "field" in item]
     line = Text("error", style="red")
-    line.append(f" [{exc.code}]: {shown(exc.message)}", style="")
+    line.append(f" [{exc.code}]: {shown_message(exc.message)}", style="")
     for item in fields:  # a field error the message already states adds only its code to that line
         if f"{item['field']}: {item.get('message', '')}" == exc.message and item.get("code") != exc.code:
             line.append(f" [{item.get('code', '')}]", style="")
@@ -579,7 +603,7 @@ def fail_host(exc: HostRequestFailed) -> typer.Exit:
 
     _point_at_logs(exc)
     line = Text("error", style="red")
-    line.append(f" [{exc.api_code}]: {shown(exc.message)}", style="")
+    line.append(f" [{exc.api_code}]: {shown_message(exc.message)}", style="")
     err.print(line, highlight=False)
     _print_did_you_mean(exc.details)
     return typer.Exit(exit_code_for_status(exc.status))

@@ -149,7 +149,9 @@ async def call_tool(
                 return checked
             if deadline.total_reached:
                 raise total_timeout(what, max_total_s, factor)
-            raise conn.timed_out(f"{what} (no answer or progress; call_timeout_s)", timeout_s)
+            raise conn.timed_out(
+                f"{what} (no answer or progress; call_timeout_s)", timeout_s, since=deadline.entered_at
+            )
 
         result = await host.run_admitted(server_id, what, send, timeout_s)  # admitted above
     limit = max_result_bytes if max_result_bytes is not None else host.max_result_bytes(server_id)
@@ -231,7 +233,7 @@ async def forward(
             def expired(deadline: PausableDeadline) -> CenterError:
                 if max_total_s is not None and deadline.total_reached:
                     return total_timeout(what, max_total_s, factor)
-                return conn.timed_out(method, timeout_s)
+                return conn.timed_out(method, timeout_s, since=deadline.entered_at)
 
             # The deadline rides the admission's scope (nothing between them enters one: `run_admitted`
             # admits nothing), so its expiry is raised by the admission.

@@ -307,16 +307,20 @@ class Connection:
         if changed is not None:
             changed.set()
 
-    def timed_out(self, what: str, seconds: float, probe: TransportProbe | None = None) -> ServerTimeout:
+    def timed_out(
+        self, what: str, seconds: float, probe: TransportProbe | None = None, *, since: float | None = None
+    ) -> ServerTimeout:
         """The error for `what` on this connection not finishing within `seconds` (MCP_SERVER_TIMEOUT):
         `attribution.timeout_error` with `add_output_hints` (stdout noise, answers to unknown ids, the
-        log command; ux35, R-3.1); the stdout lines named are those of the last `seconds` (the wait).
+        log command; ux35, R-3.1); the stdout lines named are those written since `since` (when the
+        request was sent, `time.monotonic`; default: `seconds` ago, which a late timer makes later).
         `probe`: the session's, when the error should carry its stderr tail. Built only when a
         deadline passed, never per call."""
         error = timeout_error(what, seconds, probe)
         own = probe if probe is not None else (self.session.probe if self.session is not None else None)
         unknown = self.filter.logbook.unknown_answers(self.connection_id)
-        add_output_hints(error, own, unknown, server_id=self.spec.server_id, since=time.monotonic() - seconds)
+        waited_since = since if since is not None else time.monotonic() - seconds
+        add_output_hints(error, own, unknown, server_id=self.spec.server_id, since=waited_since)
         return error
 
     def raw_forwarder(
@@ -419,6 +423,7 @@ class Connection:
         server_id = self.spec.server_id
         generation = self.catalog.begin(category)
         limit_s = max(self.spec.call_timeout_s, self.spec.startup_timeout_s)
+        asked = time.monotonic()
         try:
             # A server that never answers a list held a manual refresh (a REST request) and the
             # list_changed worker forever. The bound is the larger of a call's and a start's, so the
@@ -427,7 +432,7 @@ class Connection:
                 fetched = await fetch_category(self.session.client, category)
         except Exception as exc:  # noqa: BLE001 - a failed refresh keeps the last valid content
             error = (
-                self.timed_out(LIST_METHODS[category], limit_s, self.session.probe)
+                self.timed_out(LIST_METHODS[category], limit_s, self.session.probe, since=asked)
                 if isinstance(exc, TimeoutError)
                 else attribute(exc, self.session.probe, during=LIST_METHODS[category])
             )
@@ -642,7 +647,7 @@ class Connection:
                     continue  # the server answered: it is there
                 self.health_error = attribute(exc, session.probe, during="a health ping")
             except TimeoutError:
-                self.health_error = self.timed_out("a health ping", HEALTH_TIMEOUT_S, session.probe)
+                self.health_error = self.timed_out("a health ping", HEALTH_TIMEOUT_S, session.probe, since=last_ping)
             except Exception as exc:  # noqa: BLE001 - any other failure of the ping is the connection's
                 self.health_error = attribute(exc, session.probe, during="a health ping")
             unhealthy.set()

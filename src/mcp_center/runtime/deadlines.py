@@ -156,6 +156,12 @@ class PausableDeadline:
         return self._scope.cancelled_caught
 
     @property
+    def entered_at(self) -> float:
+        """When the block was entered (the event loop's clock, `time.monotonic`'s on asyncio; seconds):
+        a timeout names the server's stray output since then (`Connection.timed_out`, R-3.1)."""
+        return self._entered_at
+
+    @property
     def running_s(self) -> float:
         """Seconds of not-paused time since the block was entered."""
         now = current_time()

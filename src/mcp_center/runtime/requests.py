@@ -104,7 +104,7 @@ async def send_once(
         return await send(conn, timeout_s)
     except MCPError as exc:
         if exc.code == types.REQUEST_TIMEOUT and time.monotonic() - started >= timeout_s * 0.95:
-            raise conn.timed_out(what, timeout_s) from None
+            raise conn.timed_out(what, timeout_s, since=started) from None
         if exc.code == types.CONNECTION_CLOSED and _transport_ended(exc, session):
             await settle_exit(probe)
             if conn.stop_requested.is_set():
