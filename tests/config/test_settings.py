@@ -123,7 +123,7 @@ def test_an_explicit_port_out_of_range_is_refused(tmp_path: Path, port: int) -> 
     refused("port", lambda: Settings.load(data_dir=tmp_path, port=port, environ={}))
 
 
-@pytest.mark.parametrize("raw", ["70000", "-5", "abc", "80.5", "0x50"])
+@pytest.mark.parametrize("raw", ["70000", "-5", "abc", "80.5", "0x50", "8_0", "\uff18\uff10"])
 def test_a_port_from_the_environment_that_is_not_a_valid_port_is_refused(tmp_path: Path, raw: str) -> None:
     refused("port", lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_PORT": raw}))
 
@@ -253,12 +253,12 @@ def test_a_stop_grace_out_of_its_bounds_is_refused(tmp_path: Path, raw: str) -> 
 def test_the_request_timeout_comes_from_the_environment_within_its_bounds(tmp_path: Path) -> None:
     """R-7.2 (sec37): 30 s by default; from 0.1 s to an hour."""
     assert Settings.load(data_dir=tmp_path, environ={}).request_timeout_s == 30.0
-    for raw, seconds in (("0.1", 0.1), ("5", 5.0), ("3600", 3600.0)):
+    for raw, seconds in (("0.1", 0.1), ("5", 5.0), ("3600", 3600.0), (" 2.5 ", 2.5), (".5", 0.5), ("1e2", 100.0)):
         loaded = Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_REQUEST_TIMEOUT_S": raw})
         assert loaded.request_timeout_s == seconds
 
 
-@pytest.mark.parametrize("raw", ["0", "0.05", "-1", "soon", "nan", "inf", "3601"])
+@pytest.mark.parametrize("raw", ["0", "0.05", "-1", "soon", "nan", "inf", "3601", "1_0", "\uff15", "30s", "0x10"])
 def test_a_request_timeout_out_of_its_bounds_is_refused(tmp_path: Path, raw: str) -> None:
     refused(
         "request_timeout_s", lambda: Settings.load(data_dir=tmp_path, environ={"MCP_CENTER_REQUEST_TIMEOUT_S": raw})

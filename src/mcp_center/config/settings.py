@@ -142,10 +142,11 @@ class Settings:
             port_value = port
         else:
             raw_port = env.get("MCP_CENTER_PORT")
-            try:
-                port_value = int(raw_port) if raw_port else DEFAULT_PORT
-            except ValueError:
-                raise _invalid("port", "MCP_CENTER_PORT must be an integer") from None
+            if raw_port and not re.fullmatch(
+                r"[0-9]+", raw_port.strip(), re.ASCII
+            ):  # int() takes '8_0' and full-width digits
+                raise _invalid("port", "MCP_CENTER_PORT must be an integer")
+            port_value = int(raw_port) if raw_port else DEFAULT_PORT
         if not 0 <= port_value <= 65535:
             raise _invalid("port", "MCP_CENTER_PORT (or --port) must be between 0 and 65535")
         raw_profile = profile or env.get("MCP_CENTER_PROFILE") or Profile.LOCAL.value
@@ -328,6 +329,10 @@ def _is_base_url(url: str) -> bool:
     )
 
 
+_DECIMAL = re.compile(r"[+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+"""What a number of seconds in the environment may look like: `30`, `2.5`, `.5`, `1e2`."""
+
+
 def _seconds(
     env: Mapping[str, str], name: str, field_name: str, default: float, *, bounds: tuple[float, float] = (1, MAX_WAIT_S)
 ) -> float:
@@ -340,10 +345,10 @@ def _seconds(
     raw = env.get(name)
     if not raw:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise _invalid(field_name, f"{name} must be a number of seconds") from None
+    # Plain ASCII decimals only: float() also takes '1_0' (10) and full-width digits.
+    if not _DECIMAL.fullmatch(raw.strip()):
+        raise _invalid(field_name, f"{name} must be a number of seconds, e.g. 30 or 2.5")
+    value = float(raw)
     if not low <= value <= high:  # also refuses nan
         raise _invalid(field_name, f"{name} must be between {low:g} and {high:g} seconds")
     return value
