@@ -270,3 +270,30 @@ def test_a_key_file_is_still_created_once_where_hard_links_are_not_supported(
     assert mode_of(tmp_path / KEY_FILE) == 0o600
     assert load_or_create_key(tmp_path, None) == key
     assert sorted(p.name for p in tmp_path.iterdir()) == [KEY_FILE]
+
+
+@pytest.mark.parametrize("content", ["", "\n", "not base64 !!", "c2hvcnQ="])
+def test_a_bad_key_file_is_named_by_its_path_and_never_echoed(tmp_path: Path, content: str) -> None:
+    """break38: a bad secret.key said `the secret key must be 32 bytes`, as a bad MCP_CENTER_SECRET_KEY
+    does: which of the two was wrong, and where, was left to guess."""
+    path = tmp_path / KEY_FILE
+    path.write_text(content, encoding="ascii")
+    path.chmod(0o600)
+    error = refused(lambda: load_or_create_key(tmp_path, None))
+    assert str(path) in error.message and error.details["key_source"] == "file", error.message
+    assert "MCP_CENTER_SECRET_KEY" not in error.message
+    if content.strip():
+        assert content.strip() not in error.message
+
+
+def test_a_bad_environment_key_is_named_as_the_variable() -> None:
+    error = refused(lambda: decode_key("c2hvcnQ="))
+    assert error.message.startswith("the secret key in MCP_CENTER_SECRET_KEY must be 32 bytes"), error.message
+    assert error.details["key_source"] == "env"
+
+
+def test_a_key_file_that_is_a_directory_is_said_to_be_no_file(tmp_path: Path) -> None:
+    """It was refused as `readable by other users; run chmod 600` (a directory's mode)."""
+    (tmp_path / KEY_FILE).mkdir()
+    error = refused(lambda: load_or_create_key(tmp_path, None))
+    assert "is not a file" in error.message and "chmod" not in error.message

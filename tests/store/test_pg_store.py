@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import anyio
@@ -281,3 +282,26 @@ def test_every_lost_feed_connection_is_retried_at_once_not_after_the_last_outage
         eventually_sync(lambda before=epoch: here._feed.epoch > before, timeout_s=10)  # pyright: ignore[reportPrivateUsage]
         waited += time.monotonic() - lost
     assert waited < 5.0, waited
+
+
+def test_a_start_refused_for_another_key_leaves_no_key_file_behind(database_url: str, tmp_path: Path) -> None:
+    """break38: a fresh data directory started on a database whose secrets another key sealed was
+    refused (SECRET_KEY_MISMATCH) but kept the `secret.key` made for that start, which opens nothing
+    there and would be taken for the instance's key next time (R-10.1, R-9.1)."""
+    from mcp_center.secrets.keyfiles import KEY_FILE
+    from mcp_center.service.master_key import checked_key
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    store = PgStore(database_url, display="test-db")
+    store.open()
+    try:
+        kept = checked_key(Settings.load(data_dir=first, database_url=database_url, environ={}), store)
+        assert (first / KEY_FILE).exists()
+        with pytest.raises(SecretKeyMismatch):
+            checked_key(Settings.load(data_dir=second, database_url=database_url, environ={}), store)
+        assert not (second / KEY_FILE).exists()
+        assert checked_key(Settings.load(data_dir=first, database_url=database_url, environ={}), store) == kept
+    finally:
+        store.close()

@@ -28,6 +28,8 @@ ADMIN_TOKEN_FILE = "admin-token"  # noqa: S105 - a file name, not a credential
 
 def _read_private(path: Path) -> str:
     info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise SecretStoreError(f"{path} is not a file; move it away and retry", details={"file": path.name})
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise SecretStoreError(
             f"{path.name} in the data directory is readable by other users; run 'chmod 600 {path}' and retry",
@@ -86,20 +88,31 @@ def _create_exclusive(path: Path, content: str) -> bool:
     return True
 
 
-def decode_key(encoded: str) -> bytes:
+ENV_KEY = "MCP_CENTER_SECRET_KEY"
+
+
+def decode_key(encoded: str, source: str = ENV_KEY) -> bytes:
     """Decode a urlsafe-base64 32-byte key (as in `MCP_CENTER_SECRET_KEY`).
 
+    Args:
+        source: Where the key came from, for the message: the variable's name or the key file's path.
     Raises:
-        SecretStoreError: not base64 or not 32 bytes.
+        SecretStoreError: empty, not base64 or not 32 bytes (`details.key_source`: `env` or `file`;
+            never the key).
     """
     text = encoded.strip().rstrip("=")
+    details = {"key_source": "env" if source == ENV_KEY else "file"}
+    if not text:
+        raise SecretStoreError(f"the secret key in {source} is empty", details=details)
     try:
         # validate=True: a stray character is an error, not silently skipped (which would yield another key).
         raw = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
     except ValueError:
-        raise SecretStoreError("the secret key is not urlsafe base64") from None
+        raise SecretStoreError(f"the secret key in {source} is not urlsafe base64", details=details) from None
     if len(raw) != 32:
-        raise SecretStoreError("the secret key must be 32 bytes (44 characters of urlsafe base64)")
+        raise SecretStoreError(
+            f"the secret key in {source} must be 32 bytes (44 characters of urlsafe base64)", details=details
+        )
     return raw
 
 
@@ -114,7 +127,7 @@ def load_or_create_key(data_dir: Path, env_key: str | None) -> bytes:
     path = data_dir / KEY_FILE
     if not path.exists():
         _create_private(path, base64.urlsafe_b64encode(_random.token_bytes(32)).decode("ascii"))
-    return decode_key(_read_private(path))
+    return decode_key(_read_private(path), str(path))
 
 
 def load_or_create_admin_token(data_dir: Path, env_token: str | None) -> tuple[str, bool]:

@@ -78,6 +78,7 @@ def checked_key(settings: Settings, store: Store) -> bytes:
             "a key; put the file back, or set MCP_CENTER_SECRET_KEY to the key",
             details=details,
         )
+    made_now = not env_key and not path.exists()  # a key made for this start: gone again if refused
     key = load_or_create_key(settings.data_dir, env_key)
     cipher = SecretCipher(key)
     if not settings.database_url:
@@ -97,7 +98,12 @@ def checked_key(settings: Settings, store: Store) -> bytes:
                 f"{KEY_FILE})",
                 details=details,
             )
-    store.check_key(key_check(cipher))
+    try:
+        store.check_key(key_check(cipher))
+    except SecretKeyMismatch:
+        if made_now:  # a database's secrets belong to another key: the new file would only mislead
+            path.unlink(missing_ok=True)
+        raise
     return key
 
 
