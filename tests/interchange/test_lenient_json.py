@@ -82,6 +82,25 @@ def test_invalid_utf8_reports_the_position_of_the_first_bad_byte() -> None:
     assert (caught.value.details["line"], caught.value.details["column"]) == (2, 9)
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le"])
+def test_utf16_or_utf32_without_a_byte_order_mark_is_named_as_such(codec: str) -> None:
+    """break38: UTF-16LE without a BOM was 'not valid UTF-8 (line 1, column 175)', far from the cause."""
+    data = '{\n  "mcpServers": {"a": {"command": "x"}}\n}'.encode(codec)
+    for given in (data, data.decode("utf-8")):  # the bytes, and the page's text of them (NULs are UTF-8)
+        with pytest.raises(ImportJsonInvalid) as caught:
+            decode_text(given)
+        assert "looks like UTF-16 without a byte-order mark" in caught.value.message
+        assert caught.value.details["reason"] == "encoding"
+        assert caught.value.details["line"] == 1
+
+
+def test_utf32_with_its_byte_order_mark_is_named_as_such() -> None:
+    """It was 'not valid JSON: Expecting value' (the BOM's FF FE read as UTF-16's)."""
+    with pytest.raises(ImportJsonInvalid) as caught:
+        decode_text('{"mcpServers": {}}'.encode("utf-32"))
+    assert caught.value.message.startswith("the file is UTF-32 text")
+
+
 def test_nesting_too_deep_for_the_parser_is_an_error_not_a_crash() -> None:
     with pytest.raises(ImportJsonInvalid) as caught:
         loads_lenient("[" * 100_000 + "]" * 100_000)

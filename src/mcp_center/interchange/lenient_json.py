@@ -65,9 +65,17 @@ def decode_text(data: bytes | str) -> str:
                 f"the text has an unpaired surrogate character (line {line}, column {column})",
                 details={"line": line, "column": column, "reason": "encoding"},
             ) from None
+        _refuse_nul(data)
         return data.removeprefix("\ufeff")
     _check_size(len(data))
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):  # before UTF-16's: FF FE starts both
+        raise ImportJsonInvalid(
+            "the file is UTF-32 text (its byte-order mark says so): save it as UTF-8 and import it again",
+            details={"line": 1, "column": 1, "reason": "encoding"},
+        )
     encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
+    if encoding == "utf-8-sig":
+        _refuse_nul(data)
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -78,6 +86,29 @@ def decode_text(data: bytes | str) -> str:
             f"(line {line}, column {column})",
             details={"line": line, "column": column, "reason": "encoding"},
         ) from None
+
+
+def _refuse_nul(data: bytes | str) -> None:
+    """Refuse a NUL character (never valid in JSON text, raw): one in a file read as UTF-8 means it is
+    UTF-16 (or UTF-32) without a byte-order mark, which would otherwise be 'not JSON' at some column.
+
+    Raises:
+        ImportJsonInvalid: `reason` `encoding`, the position of the first NUL.
+    """
+    if isinstance(data, bytes):
+        at = data.find(b"\x00")
+        before = data[: max(at, 0)].decode("utf-8", errors="replace")
+    else:
+        at = data.find("\x00")
+        before = data[: max(at, 0)]
+    if at < 0:
+        return
+    line, column = _position(before, len(before))
+    raise ImportJsonInvalid(
+        f"the text holds a NUL character (line {line}, column {column}): it looks like UTF-16 without a "
+        "byte-order mark; save it as UTF-8 and import it again",
+        details={"line": line, "column": column, "reason": "encoding"},
+    )
 
 
 def loads_lenient(text: str) -> Any:
