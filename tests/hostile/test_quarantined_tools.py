@@ -133,13 +133,19 @@ async def test_did_you_mean_never_offers_a_quarantined_tool(host: Host) -> None:
 async def test_gateway_suggestions_compare_the_tool_part_within_a_server(host: Host) -> None:
     """An unknown exposed name on a known server is compared with that server's tools by the part
     after `mcp__{id}__`: compared whole, the shared prefix made any name look close (`mcp__quar__zzz`
-    offered `mcp__quar__echo`). A misspelled server id is still matched on the whole name (R-7.3)."""
-    await host.ready(quirky_body("quar", {"tools": [ECHO_TOOL]}, tool_policies={"echo": "allow"}))
+    offered `mcp__quar__echo`). A misspelled server id in a well-formed name offers the close servers'
+    tools by their part after the prefix (break38: `mcp__rw__echo` offered every tool of `raw`), and
+    every server's when no id is close; a name of another shape is matched whole (R-7.3)."""
+    tools = [ECHO_TOOL, {**ECHO_TOOL, "name": "fetch_weather"}]
+    await host.ready(quirky_body("quar", {"tools": tools}, tool_policies={"echo": "allow"}))
     expected = {
         "mcp__quar__zzz": [],
         "mcp__quar__list_files": [],
         "mcp__quar__ecko": ["mcp__quar__echo"],
         "mcp__qaur__echo": ["mcp__quar__echo"],
+        "mcp__QUAR__fetch_weather": ["mcp__quar__fetch_weather"],
+        "mcp__qua__fetch_wether": ["mcp__quar__fetch_weather"],
+        "mcp__zzzz__echo": ["mcp__quar__echo"],  # no server close: the tool part against every server's
     }
     seen: dict[str, list[str]] = {}
     async with host.agent() as agent:

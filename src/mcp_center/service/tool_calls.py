@@ -21,6 +21,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
 
 from mcp_center.errors import (
+    DID_YOU_MEAN,
     ApprovalStale,
     ServerTimeout,
     ToolDenied,
@@ -512,10 +513,24 @@ def closest_exposed(name: str, tools: list[RegisteredTool]) -> list[str]:
     When `name` starts with a server's prefix, only that server's tools are offered, compared by the
     part after the prefix: compared whole, the shared prefix made nearly any name on the server look
     close (`mcp__docs__zzz` offered `mcp__docs__echo`). Otherwise (a misspelled server id) the whole
-    names are compared. Returns [] when nothing is close."""
-    for server_id in sorted({t.server_id for t in tools}, key=len, reverse=True):
+    names are compared. A misspelled server id in a well-formed name (`mcp__rw__echo`) offers the tools
+    of the servers whose ids are close, compared by their part after the prefix (it offered every tool
+    of `raw`). Otherwise the whole names are compared. Returns [] when nothing is close."""
+    server_ids = sorted({t.server_id for t in tools}, key=len, reverse=True)
+    for server_id in server_ids:
         prefix = tool_prefix(server_id)
         if name.startswith(prefix):
-            own = {t.name[len(prefix) :]: t.name for t in tools if t.server_id == server_id}
-            return [own[close] for close in did_you_mean(name[len(prefix) :], own)]
+            return _closest_within(name[len(prefix) :], [t for t in tools if t.server_id == server_id])
+    server_part, split, tool_part = name.removeprefix("mcp__").partition("__")
+    if name.startswith("mcp__") and split and tool_part:
+        near = set(did_you_mean(server_part, server_ids)) or set(server_ids)  # no close id: any server's
+        return _closest_within(tool_part, [t for t in tools if t.server_id in near])
     return did_you_mean(name, (t.name for t in tools))
+
+
+def _closest_within(part: str, tools: list[RegisteredTool]) -> list[str]:
+    """The exposed names of `tools` whose part after their server's prefix is closest to `part`."""
+    by_part: dict[str, list[str]] = {}
+    for tool in tools:
+        by_part.setdefault(tool.name[len(tool_prefix(tool.server_id)) :], []).append(tool.name)
+    return [name for close in did_you_mean(part, by_part) for name in by_part[close]][:DID_YOU_MEAN]
