@@ -279,7 +279,7 @@ def add(
     for warning in view.warnings:
         if warning.code == "SERVER_NAME_SHARED":
             err.print(f"note: {warning.message}", markup=False, highlight=False)
-        elif warning.code == "PACKAGE_NOT_PINNED":
+        elif warning.code in {"PACKAGE_NOT_PINNED", "COMMAND_NOT_FOUND"}:  # `trust` shows them again
             err.print(f"warning [{warning.code}]: {warning.message}", markup=False, highlight=False)
 
 
