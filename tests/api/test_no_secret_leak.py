@@ -173,7 +173,7 @@ async def session(api: httpx2.AsyncClient, echo_url: str, closed_url: str) -> No
                 await api.post(f"{SERVERS}/{server_id}/tools/echo/call", json={"arguments": {"text": "hello"}}), 200
             )
             assert called["structuredContent"] == {"result": "hello"}
-        await expect(await api.post(f"{SERVERS}/hdr/tools/add/call", json={"arguments": {"a": "x"}}), 200)
+        await expect(await api.post(f"{SERVERS}/hdr/tools/add/call", json={"arguments": {"a": "x", "b": 1}}), 200)
         await expect(await api.post(f"{SERVERS}/hdr/tools/nope/call", json={"arguments": {}}), 404)
         await expect(await api.post(f"{SERVERS}/hdr/tools/echo/call", json={"arguments": [1]}), 422)
         await expect(await api.post(f"{SERVERS}/leaky/tools/echo/call", json={"arguments": {}}), 409)

@@ -496,9 +496,30 @@ async def test_a_call_the_server_rejects_comes_back_as_a_tool_error_not_an_http_
     """R-5.1: arguments pass through unchanged and the server validates them."""
     await create_remote(api, "echo", echo_url)
     await make_ready(api, "echo")
-    response = await call(api, "echo", "add", {"a": "not a number"})
+    response = await call(api, "echo", "add", {"a": "not a number", "b": 2})
     assert response.status_code == 200, response.text
     assert response.json()["isError"] is True
+
+
+async def test_a_call_without_a_required_argument_is_refused_before_it_is_sent(
+    echo_url: str, api: httpx2.AsyncClient
+) -> None:
+    """R-7.3 (bridge39): the tool's top-level `required` is checked by the service, for REST as for the
+    CLI and the page: REQUEST_INVALID naming what is missing, not the server's validator text."""
+    await create_remote(api, "echo", echo_url)
+    await make_ready(api, "echo")
+    bare = assert_error(await call(api, "echo", "add", {}), 422, "REQUEST_INVALID")
+    assert bare["message"] == "missing required arguments 'a', 'b' of tool 'add'"
+    assert field_codes(bare) == [("arguments.a", "FIELD_REQUIRED"), ("arguments.b", "FIELD_REQUIRED")]
+    assert (bare["details"]["tool"], bare["details"]["missing"]) == ("add", ["a", "b"])
+    no_body = assert_error(await api.post(f"{SERVERS}/echo/tools/add/call"), 422, "REQUEST_INVALID")
+    assert no_body["message"] == bare["message"]
+    half = assert_error(await call(api, "echo", "add", {"a": 40}), 422, "REQUEST_INVALID")
+    assert half["message"] == "missing required argument 'b' of tool 'add'"
+    # Only presence is ours to check: a null or a wrong type is the server's to judge (a tool error).
+    typed = await call(api, "echo", "add", {"a": None, "b": 2})
+    assert typed.status_code == 200, typed.text
+    assert typed.json()["isError"] is True
 
 
 async def test_a_disabled_tool_needs_a_new_confirmation_and_is_then_refused_when_called(

@@ -388,3 +388,17 @@ def test_delete_of_an_unknown_id_says_so_before_asking(tmp_path: Path) -> None:
     kept = run_cli(tmp_path, "delete", "time", input="y\n")
     assert kept.returncode == 0, kept.stderr
     assert "Delete time and its secrets?" in kept.stdout + kept.stderr
+
+
+def test_add_warns_of_a_command_not_on_the_path_as_trust_does_and_still_adds(tmp_path: Path) -> None:
+    """trial38: `add nocmd -- uvxx ...` printed only `added ...`; `trust` then warned (R-7.3, bridge39)."""
+    missing = "mcp-center-no-such-command-38"
+    warning = f"'{missing}' was not found on the host's PATH; install it (or use an absolute path) before testing"
+    added = run_cli(tmp_path, "add", "nocmd", "--", missing, "serve")
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("added nocmd to ")
+    assert added.stderr.splitlines() == [f"warning [COMMAND_NOT_FOUND]: {warning}"]
+    trusted = run_cli(tmp_path, "trust", "nocmd", "--yes")
+    assert f"warning: {warning}" in trusted.stderr.splitlines()
+    found = run_cli(tmp_path, "add", "found", "--", "python3", "-c", "pass")
+    assert found.returncode == 0 and found.stderr == ""

@@ -46,7 +46,7 @@ async def test_a_user_call_answers_a_tool_call_result_with_the_sdks_typed_blocks
             "resultType": "complete",
         }
 
-        failed = await center.call_tool("caps", "echo", {})  # the server refuses: a tool error, not an exception
+        failed = await center.call_tool("caps", "echo", {"text": ["x"]})  # the server refuses: a tool error
         assert failed.is_error is True and failed.structured_content is None
         assert "text" in failed.text and failed.to_dict()["isError"] is True
 

@@ -148,7 +148,9 @@ def test_hostile_strings_stay_text_and_the_secret_never_reaches_the_page(page: P
         expect(page.get_by_test_id("untrusted-block")).to_have_count(1)
         assert_clean(page, "resources/read")
 
-    asked = Background(lambda: host.client.post(f"/api/mcp/servers/{sid}/tools/elicit/call", json={"arguments": {}}))
+    asked = Background(
+        lambda: host.client.post(f"/api/mcp/servers/{sid}/tools/elicit/call", json={"arguments": {"a": "1"}})
+    )
     waiting = Background(
         lambda: host.client.post(f"/api/tools/mcp__{sid}__result/call", json={"arguments": {"a": "<b class=xssmark>"}})
     )
@@ -227,7 +229,9 @@ def test_a_card_answered_in_another_tab_and_a_question_of_a_deleted_server_are_t
     stale = new_window(page)  # both drawn: a background tab's clicks wait for frames (new_window)
     stale.route("**/api/events*", lambda route: route.abort())  # this tab never hears of the answer
     call = Background(lambda: host.client.post(f"/api/tools/mcp__{sid}__result/call", json={"arguments": {"a": "1"}}))
-    asked = Background(lambda: host.client.post(f"/api/mcp/servers/{sid}/tools/elicit/call", json={"arguments": {}}))
+    asked = Background(
+        lambda: host.client.post(f"/api/mcp/servers/{sid}/tools/elicit/call", json={"arguments": {"a": "1"}})
+    )
     pending_card(host)
     page.goto("/#/inbox")
     stale.goto("/#/inbox")

@@ -182,3 +182,16 @@ def test_the_hosts_warnings_show_on_the_summary_confirmation_and_the_server_page
     status = page.get_by_role("region", name="Status")
     expect(status.get_by_test_id("warnings")).to_contain_text("COMMAND_NOT_FOUND")
     expect(status.get_by_test_id("warnings")).to_contain_text("SECRET_NOT_SET")
+
+
+def test_the_playground_names_a_required_argument_left_empty_instead_of_the_servers_validator_text(
+    page: Page, host: Host, echo_url: str
+) -> None:
+    """R-7.3 (bridge39): the page calls through the REST API, whose service checks the tool's `required`."""
+    sign_in(page)
+    add_echo_server(page, echo_url)
+    confirm_test_enable(page)
+    open_server(page, "Echo", "Tools")
+    call_in_playground(page, "add", {"a": "2"})
+    alert = page.locator('li.tool[data-tool="add"] .call-output [role="alert"]')
+    expect(alert).to_have_text("REQUEST_INVALID: missing required argument 'b' of tool 'add'")

@@ -61,6 +61,8 @@ def gateway(
     which may be another directory's serve (whose answer would be "not this host's token"). Every
     refusal is one `error [CODE]: ...` line: REQUEST_INVALID (exit 2) for a missing token or a
     bad URL, MCP_SERVER_UNREACHABLE (exit 7) when there is no serve to talk to (R-7.3, R-8.1).
+    When stdin ends the bridge writes the answers owed (or an error line for each) and exits 0;
+    when its stdout is closed first it says so on stderr and exits 0 (`bridge_stdio`).
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -90,7 +92,7 @@ def gateway(
     except CenterError as exc:
         raise fail(exc) from None
     try:
-        anyio.run(partial(bridge_stdio, target, token, verify=client_tls(target)))
+        delivered = anyio.run(partial(bridge_stdio, target, token, verify=client_tls(target)))
     except Exception as exc:  # noqa: BLE001 - a bridge that cannot reach the host says so and exits
         from mcp_center.runtime.attribution import leaves  # the runtime loads only on this error path
 
@@ -104,6 +106,25 @@ def gateway(
                 details={"reason": "unreachable", "url": display_url(target)},
             )
         ) from None
+    if not delivered:
+        _stdout_closed()
+
+
+def _stdout_closed() -> None:
+    """The client closed the bridge's stdout before every answer was written (EPIPE): one line on
+    stderr and exit 0 (the reader chose to stop reading; `| head -1` is not a failure), with stdout
+    pointed at /dev/null first so the interpreter's flush at exit raises no BrokenPipeError."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    err.print(
+        "the client closed the bridge's stdout: it stopped, answers still owed were not delivered",
+        markup=False,
+        highlight=False,
+    )
+    raise typer.Exit(0)
 
 
 def bridge_url(settings: Settings, url: str | None) -> str:

@@ -279,7 +279,7 @@ def add(
     for warning in view.warnings:
         if warning.code == "SERVER_NAME_SHARED":
             err.print(f"note: {warning.message}", markup=False, highlight=False)
-        elif warning.code == "PACKAGE_NOT_PINNED":
+        elif warning.code in {"PACKAGE_NOT_PINNED", "COMMAND_NOT_FOUND"}:  # `trust` shows them again
             err.print(f"warning [{warning.code}]: {warning.message}", markup=False, highlight=False)
 
 
@@ -442,29 +442,6 @@ def print_quarantined(server_id: str, quarantined: Sequence[tuple[str | None, st
     )
 
 
-def _require_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
-    """Refuse a call that lacks an argument the tool's inputSchema lists as `required`, before it is
-    sent (the server's own refusal would be its validator's text, issue 16, R-7.3).
-
-    Raises:
-        RequestInvalid: `arguments.NAME` FIELD_REQUIRED per missing name; the message names them and
-            the `--args` to pass.
-    """
-    required: object = schema.get("required")
-    names = [str(n) for n in cast(list[object], required)] if isinstance(required, list) else []
-    missing = [name for name in names if name not in arguments]
-    if not missing:
-        return
-    quoted = ", ".join(f"'{name}'" for name in missing)
-    example = "{" + ", ".join(f"{json.dumps(name)}: ..." for name in missing) + "}"  # never the values given
-    errors = [FieldError(f"arguments.{name}", "FIELD_REQUIRED", "is required by the tool") for name in missing]
-    raise RequestInvalid(
-        f"missing required argument{'s' if len(missing) > 1 else ''} {quoted} of tool '{tool}'; "
-        f"pass --args '{example}'",
-        details={"errors": [error.to_dict() for error in errors], "tool": tool},
-    )
-
-
 @app.command()
 def call(
     server_id: str,
@@ -483,16 +460,26 @@ def call(
         raise typer.Exit(2) from None
     settings = settings_for_server(server_id, data_dir, profile)
 
-    async def checked_call(center: McpCenter) -> ToolCallResult:
-        given: object = arguments
-        if isinstance(given, dict):
-            for listed in await center.list_tools(server_id):
-                if listed.tool.name == tool:
-                    _require_arguments(tool, listed.tool.input_schema, cast(dict[str, Any], given))
-        return await center.call_tool(server_id, tool, arguments)
+    example: list[str] = []
 
-    with err.status(f"calling {tool} on {server_id}..."):
-        result = run_center(settings, checked_call)
+    async def called(center: McpCenter) -> ToolCallResult:
+        # A required argument left out is refused by the service (`tool_arguments`), as for REST
+        # and the page (bridge39); the CLI adds the `--args` to pass (R-7.3).
+        from mcp_center.service.tool_arguments import missing_arguments_example
+
+        try:
+            return await center.call_tool(server_id, tool, arguments)
+        except RequestInvalid as exc:
+            example.extend(filter(None, [missing_arguments_example(exc)]))
+            raise
+
+    try:
+        with err.status(f"calling {tool} on {server_id}..."):
+            result = run_center(settings, called)
+    except typer.Exit:
+        for shown_example in example:
+            err.print(f"  pass --args '{shown_example}'", markup=False, highlight=False)
+        raise
     texts = 0
     for block in result.content:
         if isinstance(block, types.TextContent):

@@ -70,6 +70,7 @@ from mcp_center.service.results import (
 from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
 from mcp_center.service.servers import Servers
 from mcp_center.service.summary import Summaries
+from mcp_center.service.tool_arguments import require_arguments
 from mcp_center.service.views import ServerView
 from mcp_center.store import ServerRecord, Store, StoreState, TestResult, store_for
 from mcp_center.transports import ConnectionSpec, WarmUpResult, process_guard, shared_tls_context
@@ -491,7 +492,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         """A user-initiated tool call (the settings page, the CLI, the REST API).
 
         Args:
-            arguments: A JSON object (or None); passed through, the server validates (R-5.1).
+            arguments: A JSON object (or None); passed through once its top-level `required` names
+                are present, the server validates the rest (R-5.1).
             operation_id: Lets `cancel(operation_id)` abort the call (R-3.8).
         Returns:
             A `ToolCallResult`: the server's MCP `CallToolResult` (`content` as the SDK's typed blocks,
@@ -499,7 +501,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         Raises:
             ServerNotFound, ServerDisabled, ServerNotTrusted, ServerNotTested, ToolDisabled,
             ToolNotFound, ToolQuarantined (its definition failed validation, R-3.6), RequestInvalid
-            (arguments not an object), CallCancelled,
+            (arguments not an object, or without one its inputSchema lists as `required`: not sent,
+            `tool_arguments.require_arguments`), CallCancelled,
             CallInterrupted (the host stopped while the server waited for an elicitation answer),
             ServerTimeout, and attributed connection errors.
 
@@ -534,7 +537,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         # runtime admits the call itself again inside `tracking` (see `Capabilities.call_result`).
         with self._manager.operations.admit(op_id):
             tools = await self._manager.list_tools(server_id)
-        if not any(t.name == tool for t in tools):
+        listed = next((t for t in tools if t.name == tool), None)
+        if listed is None:
             quarantined = quarantined_refusal(self._manager, tool, server_id)
             if quarantined is not None:
                 raise quarantined
@@ -542,6 +546,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
                 f"server '{server_id}' has no tool '{tool}'",
                 details={"tool": tool, "did_you_mean": did_you_mean(tool, (t.name for t in tools))},
             )
+        require_arguments(tool, listed.input_schema, arguments)
         async with self._interactions.tracking(
             server_id=server_id, tool=tool, arguments=arguments, operation_id=op_id, caller="user"
         ):

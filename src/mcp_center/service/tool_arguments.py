@@ -1,0 +1,55 @@
+"""A user's tool call without an argument the tool requires is refused before it is sent (R-7.3).
+
+The server would refuse it too, with its own validator's text (a pydantic dump for an SDK server);
+ours names the missing arguments, the same way for every face that calls `McpCenter.call_tool`:
+the REST API, the settings page's playground, the library and `mcp-center call`. Only what the
+tool's `inputSchema` lists in its top-level `required` is checked here; the server validates the
+rest (types, nested objects, formats). Agents' calls (the gateway, `/api/tools/...`) are left to the
+server: their lean path takes no per-call work beyond a lookup (R-8.3).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_center.errors import FieldError, RequestInvalid
+from mcp_center.models import is_array
+
+__all__ = ["missing_arguments_example", "require_arguments"]
+
+
+def require_arguments(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
+    """Refuse `arguments` when it lacks a name `schema` (the tool's `inputSchema`) lists as `required`.
+
+    Args:
+        tool: The tool's name as the caller gave it (named in the message).
+        schema: The tool's `inputSchema` as the server listed it; a `required` that is not a list
+            (or names that are not strings) requires nothing.
+        arguments: The call's arguments, a JSON object.
+    Raises:
+        RequestInvalid: one FIELD_REQUIRED error per missing name (`arguments.NAME`); `details.missing`
+            lists the names, `details.tool` the tool. The message names them, never a value given.
+    """
+    required: object = schema.get("required")
+    if not is_array(required):
+        return
+    missing = [name for name in required if isinstance(name, str) and name not in arguments]
+    if not missing:
+        return
+    quoted = ", ".join(f"'{name}'" for name in missing)
+    errors = [FieldError(f"arguments.{name}", "FIELD_REQUIRED", "is required by the tool") for name in missing]
+    raise RequestInvalid(
+        f"missing required argument{'s' if len(missing) > 1 else ''} {quoted} of tool '{tool}'",
+        details={"errors": [error.to_dict() for error in errors], "tool": tool, "missing": missing},
+    )
+
+
+def missing_arguments_example(exc: RequestInvalid) -> str | None:
+    """`{"NAME": ..., ...}` for the names a `require_arguments` refusal lists (an example to pass,
+    never a value), or None for any other RequestInvalid."""
+    missing: object = exc.details.get("missing")
+    if not is_array(missing) or not missing or "tool" not in exc.details:
+        return None
+    return "{" + ", ".join(f"{json.dumps(str(name))}: ..." for name in missing) + "}"
