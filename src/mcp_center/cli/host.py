@@ -36,6 +36,7 @@ __all__ = [
     "answer_within",
     "checked_host_url",
     "client_tls",
+    "exit_code_for",
     "exit_code_for_status",
     "host_url",
     "serve_url",
@@ -282,3 +283,17 @@ def exit_code_for_status(status: int) -> int:
                 return family.exit_code
         level = [sub for family in level for sub in family.__subclasses__()]
     return CenterError.exit_code
+
+
+def exit_code_for(api_code: str, status: int) -> int:
+    """The CLI exit code of an error the running host answered with: that of the error class whose
+    `code` is `api_code` (what the same error raised in this process exits with: the 503s exit 9,
+    10 or 12 by their code), else by the HTTP status (`exit_code_for_status`: a code this CLI does
+    not know, `HTTP_<status>`) (cli39, README's exit codes)."""
+    level: list[type[CenterError]] = [CenterError]
+    while level:
+        for family in level:
+            if family.code == api_code:
+                return family.exit_code
+        level = [sub for family in level for sub in family.__subclasses__()]
+    return exit_code_for_status(status)
