@@ -309,6 +309,8 @@ def test_enable_disable_and_tools_beside_the_serve_ask_it_and_import_no_host(tmp
     code, heavy, table = runs["tools"]
     assert (code, heavy) == (0, [])
     assert "now" in table and "The time" in table
+    modules: list[str] = json.loads((tmp_path / "modules.json").read_text())["modules"]  # the last run's: tools
+    assert "httpx2" not in modules  # one request: the standard library's client (~0.2 s of CPU less)
 
 
 def test_the_stdio_bridge_starts_without_the_host_the_service_or_the_web_stack(tmp_path: Path) -> None:
