@@ -75,3 +75,26 @@ def test_scripts_serve_and_bootstrap_let_python_write_its_bytecode_caches(tmp_pa
         [str(checkout / "scripts" / "bootstrap")], env={**env, "PYTHON": str(fake_python)}, check=True, timeout=60
     )
     assert seen.read_text().split() == ["unset"]  # its `python -m pip install`
+
+
+def test_bootstrap_with_its_venv_made_looks_for_no_system_python(tmp_path: Path) -> None:
+    """The system Python is only needed to create .venv: looking for it on every run went through
+    pyenv's shims (about 0.3 s of each `scripts/serve`, also the one refused with
+    SERVE_ALREADY_RUNNING) (cli39)."""
+    checkout, seen = _fake_checkout(tmp_path, "bootstrap")
+    (checkout / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (checkout / "constraints.txt").write_text("")
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    looked = tmp_path / "looked"
+    for name in ("python3.11", "python3"):
+        (shims / name).write_text(f"#!/bin/sh\necho {name} >> {looked}\nexit 0\n")
+        (shims / name).chmod(0o755)
+    env = {**serve_env(), "PATH": f"{shims}:/usr/bin:/bin"}
+    env.pop("PYTHON", None)
+    subprocess.run([str(checkout / "scripts" / "bootstrap")], env=env, check=True, timeout=60)
+    assert seen.read_text().split() == ["unset"]  # .venv's python installed the package
+    assert not looked.exists()  # no system Python was asked
+    (checkout / ".venv" / "bin" / "python").unlink()
+    subprocess.run([str(checkout / "scripts" / "bootstrap")], env=env, check=False, timeout=60)
+    assert looked.read_text().split()[0] == "python3.11"  # without .venv it looks, as before

@@ -267,6 +267,52 @@ def test_list_and_show_beside_the_serve_of_their_data_directory_ask_it_and_impor
     assert (show_code, json.loads(show_out), show_heavy) == (0, _SERVED_VIEW, [])
 
 
+_SERVED_TOOLS: dict[str, object] = {
+    "tools": [
+        {"name": "now", "description": "The time", "inputSchema": {"type": "object"}, "enabled": True, "policy": "ask"}
+    ],
+    "quarantined": [],
+}
+
+
+class _LiveState(_FakeServe):
+    """A running serve's answers to `enable`, `disable` (POST) and `tools` (GET) for `clock`."""
+
+    ANSWERS: ClassVar[dict[str, object]] = {
+        "/api/mcp/servers/clock/enable": _SERVED_VIEW,
+        "/api/mcp/servers/clock/disable": {**_SERVED_VIEW, "enabled": False, "status": {"state": "disconnected"}},
+        "/api/mcp/servers/clock/tools": _SERVED_TOOLS,
+    }
+
+    def do_POST(self) -> None:
+        self.do_GET()
+
+
+def test_enable_disable_and_tools_beside_the_serve_ask_it_and_import_no_host(tmp_path: Path) -> None:
+    # Run in-process they built the host and started the server (the SDK, the runtime: 3-5 s of CPU
+    # each, trial38); beside the serve of their data directory they send it one request (cli39).
+    data = tmp_path / "data"
+    (data / "mcp").mkdir(parents=True)  # state: the server exists
+    env = {"MCP_CENTER_ADMIN_TOKEN": "startup-admin-token"}
+    with serve_threaded(_LiveState) as url:
+        owner = FileOwnerLock(data)
+        owner.claim(ServeOwner.this_process(url))  # this live test process is the data directory's serve
+        try:
+            runs = {
+                verb: heavy_imports(tmp_path, verb, "clock", "--data-dir", str(data), env=env)
+                for verb in ("enable", "disable", "tools")
+            }
+        finally:
+            owner.release()
+    assert runs["enable"] == (0, [], "enabled clock (state: ready)\n")
+    assert runs["disable"] == (0, [], "disabled clock\n")
+    code, heavy, table = runs["tools"]
+    assert (code, heavy) == (0, [])
+    assert "now" in table and "The time" in table
+    modules: list[str] = json.loads((tmp_path / "modules.json").read_text())["modules"]  # the last run's: tools
+    assert "httpx2" not in modules  # one request: the standard library's client (~0.2 s of CPU less)
+
+
 def test_the_stdio_bridge_starts_without_the_host_the_service_or_the_web_stack(tmp_path: Path) -> None:
     # `gateway --stdio` is a process an MCP client starts per session: it needs the SDK's client
     # (which brings starlette and uvicorn), never the gateway's endpoint and server, the service,

@@ -1,7 +1,9 @@
 """The `mcp-center` command line: `serve`, and verbs that call the same `McpCenter` code.
 
 The verbs open the data directory in-process (the store's file lock makes that safe beside a
-running `serve`, which notices the change within a second and reconciles, R-3.3). Errors print
+running `serve`, which notices the change within a second and reconciles, R-3.3); those about a
+server's live state (`enable`, `disable`, `test`, `tools`, and `list`/`show`) ask the running
+`serve` of the directory instead, when there is one (`cli._served`, cli39). Errors print
 `error [CODE]: message` and exit with the error's `exit_code` (the table in README.md, "What you get
 back when something is wrong"; click's usage errors exit 2 too).
 

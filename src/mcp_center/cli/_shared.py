@@ -537,14 +537,18 @@ def fail(
     """Print `exc` (code, message, field errors, stderr tail, next step) and return the exit to raise.
 
     With `settings`, a not-found error also names the data directory it looked in; with `serve`,
-    say whether a serve owns that directory (for errors about reaching the running host)."""
+    say whether a serve owns that directory (for errors about reaching the running host). A
+    `HostRequestFailed` (the running serve's error answer) prints as the same error raised here
+    would: the serve's code, its next step, and the exit code of that code (`host.exit_code_for`,
+    cli39)."""
+    code = exc.api_code if isinstance(exc, HostRequestFailed) else exc.code
     _point_at_logs(exc)
     listed: object = exc.details.get("errors")
     fields = [item for item in (listed if is_array(listed) else []) if is_object(item) and "field" in item]
     line = Text("error", style="red")
-    line.append(f" [{exc.code}]: {shown_message(exc.message)}", style="")
+    line.append(f" [{code}]: {shown_message(exc.message)}", style="")
     for item in fields:  # a field error the message already states adds only its code to that line
-        if f"{item['field']}: {item.get('message', '')}" == exc.message and item.get("code") != exc.code:
+        if f"{item['field']}: {item.get('message', '')}" == exc.message and item.get("code") != code:
             line.append(f" [{item.get('code', '')}]", style="")
     err.print(line, highlight=False)
     for item in fields:
@@ -557,14 +561,15 @@ def fail(
     print_stderr_tail(exc.details)
     _print_did_you_mean(exc.details)
     server = server_id or exc.details.get("server_id")
-    hint = NEXT_STEP.get(exc.code)
+    hint = NEXT_STEP.get(code)
     if hint and isinstance(server, str):
         verb, after = hint
         needs: object = exc.details.get("needs")
         if is_array(needs) and needs and needs[0] in _READINESS_VERBS:  # the readiness rule's first step
             verb = str(needs[0])
         err.print(f"  next: {suggested(verb, server)}{after}", highlight=False, markup=False)
-    if settings is not None and isinstance(exc, NotFound):
+    not_found = isinstance(exc, NotFound) or (isinstance(exc, HostRequestFailed) and exc.status == 404)
+    if settings is not None and not_found:
         err.print(
             f"  looked in {data_dir_phrase(settings)}; use --data-dir or MCP_CENTER_DATA_DIR for another",
             highlight=False,
@@ -572,6 +577,10 @@ def fail(
         )
     if settings is not None and serve:
         err.print(f"  {serve_state(settings)}", highlight=False, markup=False)
+    if isinstance(exc, HostRequestFailed):
+        from mcp_center.cli.host import exit_code_for
+
+        return typer.Exit(exit_code_for(exc.api_code, exc.status))
     return typer.Exit(exc.exit_code)
 
 
@@ -598,15 +607,15 @@ def _print_did_you_mean(details: Mapping[str, Any]) -> None:
 def fail_host(exc: HostRequestFailed) -> typer.Exit:
     """Print the running host's error answer (`error [CODE]: message`, and its did-you-mean, as
     `fail` prints a local one: `logs tiem` names `time` as `show tiem` does, issue 16) and return the
-    exit to raise, by the answer's HTTP status (`host.exit_code_for_status`)."""
-    from mcp_center.cli.host import exit_code_for_status
+    exit to raise, by the answer's code (`host.exit_code_for`)."""
+    from mcp_center.cli.host import exit_code_for
 
     _point_at_logs(exc)
     line = Text("error", style="red")
     line.append(f" [{exc.api_code}]: {shown_message(exc.message)}", style="")
     err.print(line, highlight=False)
     _print_did_you_mean(exc.details)
-    return typer.Exit(exit_code_for_status(exc.status))
+    return typer.Exit(exit_code_for(exc.api_code, exc.status))
 
 
 def run_center(settings: Settings, action: Callable[[McpCenter], Awaitable[T]]) -> T:

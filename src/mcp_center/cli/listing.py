@@ -145,7 +145,7 @@ def served_json(settings: Settings, path: str, url: str | None = None) -> object
     try:
         response = answer_within(get, LIVE_TIMEOUT_S)
         return response.json() if response.is_success else None
-    except httpx2.TimeoutException:
+    except (httpx2.TimeoutException, TimeoutError):  # a read's timeout, or `answer_within`'s deadline
         err.print(
             f"the serve on {base} did not answer within {LIVE_TIMEOUT_S:g} s; showing the data directory's view",
             markup=False,

@@ -1,7 +1,9 @@
 """Server commands: list, show, add, trust, test, enable, disable, delete, tools, call, secret (R-1, R-2).
 
 They open the data directory in-process (`run_center`); a running `serve` notices the change
-within a second and reconciles (R-3.3).
+within a second and reconciles (R-3.3). `enable`, `disable`, `test` and `tools`, which change or
+read a server's live state, ask that serve instead when one owns the directory (`_served`, cli39);
+`call` always opens its own short connection.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rich.text import Text
 
 from mcp_center.cli._prompts import ask, confirm
 from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body
+from mcp_center.cli._served import served, server_path
 from mcp_center.cli._shared import (
     DataDir,
     HostUrl,
@@ -48,7 +51,7 @@ from mcp_center.store.running import running_owner
 
 if TYPE_CHECKING:  # the service and the SDK's types load when a command runs the host (`run_center`)
     from mcp_center.config import ToolPolicy
-    from mcp_center.service import McpCenter, ServerTool, ServerView, ToolCallResult
+    from mcp_center.service import McpCenter, ServerView, ToolCallResult
     from mcp_center.store.records import TestResult
 
 
@@ -313,38 +316,50 @@ def trust(
 
 @app.command()
 def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
-    """Test with a temporary connection: initialize + tools/list + close."""
+    """Test with a temporary connection: initialize + tools/list + close.
+
+    Beside a running serve, that serve runs the test (`POST .../test`): its log keeps the test's lines.
+    """
     settings = settings_for_server(server_id, data_dir, profile)
 
     async def tested(center: McpCenter) -> tuple[TestResult, list[str]]:
         return await _own_log(center, server_id, await center.test(server_id))
 
+    log: list[str] | None = None  # the test's log lines, when it ran in this process
     with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
-        result, log = run_center(settings, tested)
+        answer = served(settings, "POST", server_path(server_id, "test"))
+        if answer is None:
+            own, log = run_center(settings, tested)
+            answer = own.model_dump(mode="json")
+    result: dict[str, Any] = answer
     if as_json:
-        print_json(result.model_dump(mode="json"))
-    elif result.ok:
+        print_json(result)
+    elif result.get("ok"):
         out.print(
             styled(
                 ("ok", "green"),
-                f": {result.server_name or '?'} {result.server_version or ''} "
-                f"(protocol {result.protocol_version}), {counted(result.tool_count or 0, 'tool')}, "
-                f"{result.elapsed_ms} ms",
+                f": {result.get('server_name') or '?'} {result.get('server_version') or ''} "
+                f"(protocol {result.get('protocol_version')}), {counted(result.get('tool_count') or 0, 'tool')}, "
+                f"{result.get('elapsed_ms')} ms",
             )
         )
-        print_quarantined(server_id, [(q.name, q.reason) for q in result.quarantined])
+        print_quarantined(server_id, _quarantined(result.get("quarantined")))
     else:
-        assert result.error is not None
-        err.print(styled(("failed", "red"), f" [{result.error.code}]: {result.error.message}"))
-        # This test ran in this process: the lines before the tail were not kept anywhere.
-        show = suggested("show", server_id)
-        rest = f"the earlier lines were not kept; to see them, run the server's command yourself ('{show}' prints it)"
-        print_stderr_tail(result.error.details, rest)
+        error: dict[str, Any] = result.get("error") or {}
+        err.print(styled(("failed", "red"), f" [{error.get('code')}]: {error.get('message')}"))
+        if log is None:  # the serve ran the test: its log has every line
+            rest = f"the serve that ran this test keeps its log: '{suggested('logs', server_id)}'"
+        else:  # this test ran in this process: the lines before the tail were not kept anywhere
+            show = suggested("show", server_id)
+            rest = (
+                f"the earlier lines were not kept; to see them, run the server's command yourself ('{show}' prints it)"
+            )
+        print_stderr_tail(error.get("details") or {}, rest)
         if log:
             err.print("  server log (kept by this command only):", markup=False, highlight=False)
             for line in log:
                 err.print(f"    {line}", markup=False, highlight=False)
-    if not result.ok:
+    if not result.get("ok"):
         raise typer.Exit(1)
 
 
@@ -365,17 +380,24 @@ async def _own_log(center: McpCenter, server_id: str, result: TestResult) -> tup
 
 @app.command()
 def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
-    """Enable a trusted, tested server."""
+    """Enable a trusted, tested server.
+
+    Beside a running serve, that serve enables it and connects it: the state printed is its.
+    """
     settings = settings_for_server(server_id, data_dir, profile)
-    view = run_center(settings, lambda c: c.enable(server_id))
-    out.print(f"enabled {server_id} (state: {view.status.state.value})")
+    view = served(settings, "POST", server_path(server_id, "enable"))
+    if view is None:
+        view = run_center(settings, lambda c: c.enable(server_id)).to_dict()
+    status: dict[str, Any] = view.get("status") or {}
+    out.print(f"enabled {server_id} (state: {status.get('state', '?')})")
 
 
 @app.command()
 def disable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Disable a server."""
     settings = settings_for_server(server_id, data_dir, profile)
-    run_center(settings, lambda c: c.disable(server_id))
+    if served(settings, "POST", server_path(server_id, "disable")) is None:
+        run_center(settings, lambda c: c.disable(server_id))
     out.print(f"disabled {server_id}")
 
 
@@ -399,24 +421,37 @@ def delete(
 
 @app.command()
 def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
-    """List an enabled server's tools."""
+    """List an enabled server's tools.
+
+    Beside a running serve, the tools of its live session (what agents and the settings page see).
+    """
     settings = settings_for_server(server_id, data_dir, profile)
 
-    async def listed(center: McpCenter) -> tuple[list[ServerTool], list[tuple[str | None, str]]]:
+    async def listed(center: McpCenter) -> dict[str, Any]:
         items = await center.list_tools(server_id)
-        catalog = (await center.catalog(server_id)).catalog
-        return items, [(q.name, q.reason) for q in catalog.quarantined["tools"]]
+        quarantined = (await center.catalog(server_id)).catalog.quarantined["tools"]
+        return {"tools": [item.to_dict() for item in items], "quarantined": [q.to_dict() for q in quarantined]}
 
     with err.status(f"connecting to {server_id}..."):
-        items, quarantined = run_center(settings, listed)
+        answer = served(settings, "GET", server_path(server_id, "tools"))
+        if answer is None:
+            answer = run_center(settings, listed)
+    items: list[dict[str, Any]] = answer.get("tools") or []
     if as_json:
-        print_json([item.to_dict() for item in items])
+        print_json(items)
         return
     table = Table("tool", "enabled", "policy", "description")
     for item in items:
-        table.add_row(*cells(item.name, yes(item.enabled), item.policy, (item.tool.description or "")[:80]))
+        description = str(item.get("description") or "")[:80]
+        table.add_row(*cells(str(item.get("name")), yes(item.get("enabled")), str(item.get("policy")), description))
     out.print(table)
-    print_quarantined(server_id, quarantined)
+    print_quarantined(server_id, _quarantined(answer.get("quarantined")))
+
+
+def _quarantined(listed: object) -> list[tuple[str | None, str]]:
+    """`(name, reason)` of quarantined tools as JSON lists them (a test's result, `GET .../tools`)."""
+    items = [q for q in listed if is_object(q)] if is_array(listed) else []
+    return [(None if q.get("name") is None else str(q.get("name")), str(q.get("reason"))) for q in items]
 
 
 def print_quarantined(server_id: str, quarantined: Sequence[tuple[str | None, str]]) -> None:
