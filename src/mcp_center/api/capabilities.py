@@ -82,7 +82,9 @@ async def list_tools(
 ) -> dict[str, Any]:
     """Every enabled, non-disabled tool of every ready server as `mcp__{serverId}__{tool}`, with the
     alias table that maps each exposed name back to (server id, original tool name). `openai` and
-    `anthropic` are the function-calling formats of those APIs; input schemas pass unchanged."""
+    `anthropic` are the function-calling formats of those APIs; input schemas pass unchanged.
+    Enabled servers still starting are waited for, each up to its `startup_timeout_s`; those not
+    ready then are listed in `unavailable` (`[{"server_id", "code", "message"}]`)."""
     # Checked by the service (RequestInvalid names the formats): the query is any string here.
     return (await _center(request).agent_tools(cast(ExportFormat, format))).to_dict()
 

@@ -8,6 +8,7 @@ calls the MCP-shaped methods of `Capabilities` (docs/architecture.md#service-mod
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Generator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -15,6 +16,7 @@ from typing import Any, Literal
 import anyio
 from mcp.shared.dispatcher import ProgressFnT
 
+from mcp_center.errors import CenterError
 from mcp_center.registry import ExportFormat, PromptEntry
 from mcp_center.runtime import ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
@@ -27,8 +29,10 @@ from mcp_center.service.results import (
     ResourceSearch,
     ToolCallResult,
     ToolExport,
+    UnavailableServer,
 )
 from mcp_center.service.untrusted import PromptBlock, ResourceBlock
+from mcp_center.store import ServerRecord, StoreState
 
 __all__ = ["AgentUseCases", "Decision"]
 
@@ -45,6 +49,9 @@ class AgentUseCases:
     _interactions: InteractionBroker
     _accepted_calls: dict[str, int]
 
+    async def _read(self) -> StoreState: ...  # `McpCenter._read`
+    async def _runnable(self, server_id: str) -> ServerRecord: ...  # `McpCenter._runnable`
+
     # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
     # public entry points (the REST API, the CLI and library users call the same code).
 
@@ -53,7 +60,9 @@ class AgentUseCases:
 
         Every enabled, non-disabled tool of every ready server appears as `mcp__{serverId}__{tool}`
         (mapped and shortened with a hash where needed, always unique). Enabled servers that are
-        not connected yet connect first (R-3.2).
+        not connected yet are started first, and those starting are waited for, each up to its own
+        `startup_timeout_s` (60 s for stdio by default: a cold `uvx`/`npx` takes a while), all at
+        once (R-3.2); an enabled server that is still not ready is listed in `unavailable` with why.
 
         Args:
             format: `center` (our view: provenance, `hints` from annotations, `effects: "write"`,
@@ -64,11 +73,33 @@ class AgentUseCases:
             A `ToolExport`: `format`, `tools` (the tool objects in that format), `aliases` (exposed
             name -> server id and the server's tool name) and `approval_required` (the exposed names
             whose calls wait for the user's approval, policy `ask`, since the OpenAI and Anthropic
-            tool objects have no field to say so); `to_dict()` is the REST JSON.
+            tool objects have no field to say so) and `unavailable` (`UnavailableServer`: each enabled
+            server whose tools are missing, with an error code and message: its start failed or
+            timed out, or it still needs a step such as trust or test); `to_dict()` is the REST JSON.
         Raises:
             RequestInvalid: unknown format.
         """
-        return await self._capabilities.tools(format)
+        export = await self._capabilities.tools(format)
+        blocked = await self._not_runnable()
+        if not blocked:
+            return export
+        unavailable = sorted((*export.unavailable, *blocked), key=lambda server: server.server_id)
+        return dataclasses.replace(export, unavailable=tuple(unavailable))
+
+    async def _not_runnable(self) -> list[UnavailableServer]:
+        """Enabled servers the manager does not run because a step is missing (R-2: trust, test,
+        sandbox), with the refusal a call would get."""
+        configured = set(self._manager.configured())
+        state = await self._read()
+        blocked: list[UnavailableServer] = []
+        for server_id, record in sorted(state.servers.items()):
+            if not record.enabled or server_id in configured:
+                continue
+            try:
+                await self._runnable(server_id)
+            except CenterError as exc:
+                blocked.append(UnavailableServer(server_id, exc.code, exc.message))
+        return blocked
 
     async def call_agent_tool(
         self,

@@ -59,17 +59,23 @@ class ToolCalls(AgentCatalog):
     async def tools(self, fmt: object = "center") -> ToolExport:
         """The tools agents see (`EXPORT_FORMATS`), alias table, names needing approval (R-5.1, R-5.3, R-5.6).
 
+        Enabled servers not connected yet are started and, like those starting, waited for, each up
+        to its own `startup_timeout_s` (`wait_for_startup`); those still not ready are in
+        `unavailable` with why. Ready servers wait for nothing.
+
         Raises: RequestInvalid (an unknown format).
         """
         if fmt not in EXPORT_FORMATS:
             raise invalid_field("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
         export_format: ExportFormat = fmt
-        registry = await self.registry()
+        failures = await self.wait_for_startup()
+        registry = await self.registry(connect=False)
         return ToolExport(
             format=export_format,
             tools=registry.export(export_format),
             aliases=registry.enabled_aliases(),
             approval_required=tuple(registry.approval_required()),
+            unavailable=tuple(await self.unavailable(failures)),
         )
 
     async def call_result(
