@@ -8,7 +8,6 @@ calls the MCP-shaped methods of `Capabilities` (docs/architecture.md#service-mod
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Generator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -16,7 +15,6 @@ from typing import Any, Literal
 import anyio
 from mcp.shared.dispatcher import ProgressFnT
 
-from mcp_center.errors import CenterError
 from mcp_center.registry import ExportFormat, PromptEntry
 from mcp_center.runtime import ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
@@ -29,10 +27,9 @@ from mcp_center.service.results import (
     ResourceSearch,
     ToolCallResult,
     ToolExport,
-    UnavailableServer,
 )
 from mcp_center.service.untrusted import PromptBlock, ResourceBlock
-from mcp_center.store import ServerRecord, StoreState
+from mcp_center.store import ServerRecord
 
 __all__ = ["AgentUseCases", "Decision"]
 
@@ -49,7 +46,6 @@ class AgentUseCases:
     _interactions: InteractionBroker
     _accepted_calls: dict[str, int]
 
-    async def _read(self) -> StoreState: ...  # `McpCenter._read`
     async def _runnable(self, server_id: str) -> ServerRecord: ...  # `McpCenter._runnable`
 
     # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
@@ -79,27 +75,7 @@ class AgentUseCases:
         Raises:
             RequestInvalid: unknown format.
         """
-        export = await self._capabilities.tools(format)
-        blocked = await self._not_runnable()
-        if not blocked:
-            return export
-        unavailable = sorted((*export.unavailable, *blocked), key=lambda server: server.server_id)
-        return dataclasses.replace(export, unavailable=tuple(unavailable))
-
-    async def _not_runnable(self) -> list[UnavailableServer]:
-        """Enabled servers the manager does not run because a step is missing (R-2: trust, test,
-        sandbox), with the refusal a call would get."""
-        configured = set(self._manager.configured())
-        state = await self._read()
-        blocked: list[UnavailableServer] = []
-        for server_id, record in sorted(state.servers.items()):
-            if not record.enabled or server_id in configured:
-                continue
-            try:
-                await self._runnable(server_id)
-            except CenterError as exc:
-                blocked.append(UnavailableServer(server_id, exc.code, exc.message))
-        return blocked
+        return await self._capabilities.tools(format, runnable=self._runnable)
 
     async def call_agent_tool(
         self,
