@@ -17,6 +17,7 @@ is not scanned itself: it plants citations and pointers that must not resolve.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections.abc import Iterator
@@ -229,3 +230,28 @@ def test_the_checks_report_what_was_planted(tmp_path: Path) -> None:
         "docs/notes.md:3: ](requirements.md#nowhere)",
     ]
     assert [str(f) for f in missing_paths(tmp_path)] == ["docs/requirements.md:13: `tests/gone.py`"]
+
+
+REQUIREMENT_OR_SECTION = re.compile(r"\bR-\d+(\.\d+)?\b|README: ")
+
+
+def _strings_outside_docstrings(tree: ast.AST) -> Iterator[ast.Constant]:
+    docstrings: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            docstrings.add(id(node.value))  # a docstring, or an attribute's docstring after it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node
+
+
+def test_no_user_facing_string_names_a_requirement_number_or_a_readme_section() -> None:
+    """trial38: `list` ended with `(README: "Run a local server in a sandbox", R-11.1)`; messages, API
+    summaries and hints say the command or doc path instead. Docstrings and comments keep them (ux39)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {node.value[:80]!r}"
+        for path in sorted((ROOT / "src").rglob("*.py"))
+        for node in _strings_outside_docstrings(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node.value, str) and REQUIREMENT_OR_SECTION.search(node.value)
+    ]
+    assert not found, "\n".join(found)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.support.cli import run_cli
+from tests.support.cli import ready_with_cli, run_cli
 from tests.support.mcp_servers import NODE_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +66,33 @@ def test_the_agents_python_snippet_uses_serves_data_directory_and_creates_no_str
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"  # Local is not enabled: no tools, from serve's directory
     assert list(work.iterdir()) == []  # no ./data made behind the user's back
+
+
+def test_the_agents_python_snippet_prints_the_tools_of_a_server_slower_to_start_than_a_lazy_read_waits(
+    tmp_path: Path,
+) -> None:
+    """trial38: the snippet printed `[]` after 22.8 s with four enabled `uvx`/`npx` servers (the
+    export stopped waiting after 10 s). A server that takes 11 s to start, more than that old wait,
+    is waited for and its tool printed; one that cannot start is named with its error code (ux39)."""
+    [snippet] = [b for b in PYTHON_BLOCK.findall(README) if 'agent_tools(format="openai")' in b]
+    serve_data = tmp_path / "serve-data"
+    delay = tmp_path / "delay"
+    slow = [sys.executable, str(ROOT / "tests" / "servers" / "slow_start_stdio.py"), str(delay)]
+    assert run_cli(serve_data, "add", "slow", "--", *slow).returncode == 0
+    ready_with_cli(serve_data, "slow")
+    broken = tmp_path / "broken"
+    assert run_cli(serve_data, "add", "gone", "--", *slow[:-1], str(broken)).returncode == 0
+    ready_with_cli(serve_data, "gone")
+    delay.write_text("11", encoding="utf-8")
+    broken.write_text("not a number", encoding="utf-8")  # the server now fails at start
+    env = {**os.environ, "MCP_CENTER_DATA_DIR": str(serve_data)}
+    done = subprocess.run(
+        [sys.executable, "-c", snippet], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=90, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "['mcp__slow__echo']", done.stdout
+    assert re.match(r"gone: MCP_[A-Z_]+: ", lines[1]), done.stdout
 
 
 SHELL_FENCE = re.compile(r"^```(bash|sh)\n(.*?)^```", re.MULTILINE | re.DOTALL)

@@ -16,6 +16,7 @@ import pytest
 
 from mcp_center.cli import host, listing
 from mcp_center.config import Settings
+from mcp_center.models import ErrorReason
 from mcp_center.store.owner import FileOwnerLock, ServeOwner
 from mcp_center.store.running import running_owner, running_url
 from tests.support.cli import CliResult, ready_with_cli, run_cli
@@ -362,6 +363,23 @@ def test_list_suggests_logs_then_test_for_an_enabled_server_in_error(tmp_path: P
     narrow = "\n".join(line.plain for line in listing.servers_lines(views, live, 30))  # one fact a line
     assert ("1 tool\n" in narrow, "1 tools" in narrow) == (True, False), narrow
     assert "next: logs" in narrow
+
+
+def test_list_says_an_errors_reason_in_words_as_the_page_does_never_the_api_word() -> None:
+    """trial38: `list` showed `error: process_exited`; the reason's plain words are shown, the same the
+    settings page uses (`format.js`), and `list --json` keeps `details.reason` (ux39, R-7.3)."""
+    views: list[dict[str, Any]] = [
+        {"id": "crashy", "name": "Crashy", "transport": "stdio", "command": "x", "enabled": True, "needs": []}
+    ]
+    error = {"code": "MCP_SERVER_UNREACHABLE", "message": "m", "details": {"reason": "process_exited"}}
+    live: dict[str, dict[str, Any]] = {"crashy": {"state": "error", "error": error, "tool_count": None}}
+    for width in (80, 30):
+        shown = "\n".join(line.plain for line in listing.servers_lines(views, live, width))
+        assert "process exited" in shown and "process_exited" not in shown, shown
+    page = (Path(listing.__file__).parent.parent / "web" / "static" / "js" / "format.js").read_text(encoding="utf-8")
+    assert set(listing.REASON_WORDS) == set(ErrorReason)
+    for reason, words in listing.REASON_WORDS.items():
+        assert f'  {reason}: "{words}",' in page, reason
 
 
 def test_an_id_made_from_another_name_is_said(tmp_path: Path) -> None:

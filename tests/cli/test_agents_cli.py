@@ -16,6 +16,7 @@ import httpx2
 import pytest
 import typer
 
+from mcp_center.cli._suggest import forget
 from mcp_center.cli.agents import approval_of_prefix
 from mcp_center.config import Settings
 from mcp_center.service import McpCenter
@@ -392,6 +393,7 @@ def test_a_unique_prefix_names_its_approval(prefix: str, chosen: str) -> None:
 def test_an_ambiguous_prefix_decides_nothing_and_says_how_many_match(
     prefix: str, line: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    forget()  # no --url or --data-dir remembered by an earlier command in this process
     with pytest.raises(typer.Exit) as exited:
         approval_of_prefix(prefix, APPROVALS)
     assert exited.value.exit_code == 2

@@ -12,6 +12,8 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcp_center.cli._suggest import forget, remember, suggested
 from mcp_center.config import Settings
 from tests.support.cli import run_cli
@@ -68,12 +70,37 @@ def test_the_default_directory_is_left_out_and_a_url_goes_only_to_verbs_that_tak
         assert suggested("trust", "x") == f"mcp-center trust x --data-dir {tmp_path}"
         assert suggested("approvals") == f"mcp-center approvals --data-dir {tmp_path} --url http://127.0.0.1:9"
         assert suggested("add", "n", "--", "cmd", "-x") == f"mcp-center add n --data-dir {tmp_path} -- cmd -x"
-        default = Settings.load(environ={})
-        assert suggested("serve", settings=default) == shlex.join(
-            ["mcp-center", "serve", "--data-dir", str(default.data_dir)]
-        )
     finally:
         forget()
+    assert suggested("trust", "x") == "mcp-center trust x"
+
+
+def test_a_message_about_a_data_directory_names_it_unless_it_is_the_platform_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trial38: serve's banner printed `--data-dir <the default>` though the README says the default is
+    left out; a directory chosen by MCP_CENTER_DATA_DIR is named (another shell may not have it)."""
+    monkeypatch.delenv("MCP_CENTER_DATA_DIR", raising=False)
+    forget()
+    default = Settings.load(environ={})
+    assert suggested("serve", settings=default) == "mcp-center serve"
+    monkeypatch.setenv("MCP_CENTER_DATA_DIR", str(tmp_path))
+    chosen = Settings.load(environ={"MCP_CENTER_DATA_DIR": str(tmp_path)})
+    assert suggested("serve", settings=chosen) == shlex.join(["mcp-center", "serve", "--data-dir", str(tmp_path)])
+
+
+def test_a_suggestion_names_this_programs_path_when_mcp_center_is_not_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trial38: after the README's set-up `mcp-center` is `.venv/bin/mcp-center`, not on PATH, and
+    `next: mcp-center trust x` did not run as printed (ux39)."""
+    script = Path(sys.executable).parent / "mcp-center"
+    assert script.is_file(), script  # the project's venv has the console script
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no mcp-center on PATH
+    assert suggested("trust", "x") == f"{shlex.quote(str(script))} trust x"
+    added = run_cli(tmp_path / "data", "add", "time", "--", sys.executable, "-c", "pass")
+    assert added.stdout.endswith(f"; next: {shlex.quote(str(script))} trust time\n"), added.stdout
+    monkeypatch.setenv("PATH", str(script.parent))  # this program's own directory first: the bare name
     assert suggested("trust", "x") == "mcp-center trust x"
 
 

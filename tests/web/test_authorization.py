@@ -129,7 +129,7 @@ def test_authorize_opens_a_window_at_the_shown_issuer_and_the_tab_shows_the_resu
     page.get_by_role("button", name="Confirm this summary").click()
     expect(page.get_by_text("Confirmed. Changing any of these fields will ask again.")).to_be_visible()
     page.get_by_role("button", name="Run test").click()
-    expect(page.get_by_test_id("last-test")).to_contain_text("auth_required (authorization required)")
+    expect(page.get_by_test_id("last-test")).to_contain_text("authorization required")
     # The list and the overview offer "Authorize".
     expect(page.locator(".auth-callout")).to_contain_text("Authorization required")
     go_to(page, "Servers")
@@ -170,7 +170,7 @@ def test_authorize_opens_a_window_at_the_shown_issuer_and_the_tab_shows_the_resu
     page.get_by_role("dialog").get_by_role("button", name="Forget").click()
     expect(page.get_by_test_id("oauth-state")).to_contain_text("authorization required")
     expect(page.get_by_role("button", name="Authorize", exact=True)).to_be_visible()
-    expect(page.locator(".head-state")).to_contain_text("auth_required (authorization required)")
+    expect(page.locator(".head-state")).to_contain_text("authorization required")
     go_to(page, "Servers")
     expect(row.get_by_role("link", name="Authorize")).to_have_attribute("data-need", "auth_required")
     assert_nothing_secret(page, recorder, fakes.credentials())

@@ -290,7 +290,7 @@ def test_a_server_that_went_down_is_connected_again_from_the_console(page: Page,
     sign_in(page)
     open_server(page, "Crashing", "Console")
     note = page.get_by_test_id("not-ready")
-    expect(note).to_contain_text("process_exited")
+    expect(note).to_contain_text("process exited")
     expect(page.get_by_label("Method")).to_have_count(0)
     note.get_by_role("button", name="Connect now").click()
     expect(page.get_by_label("Method")).to_be_visible()

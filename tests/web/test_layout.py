@@ -403,3 +403,40 @@ def test_screenshots_of_the_main_screens(
         for shot in shots.iterdir():
             shutil.copyfile(shot, Path(target) / shot.name)
     assert page_errors.messages == []
+
+
+CLIPPED = "(el) => el.scrollWidth > el.clientWidth"
+"""A page script: true when the element's text is cut (wider than its box)."""
+LINES = "(el) => Math.round(el.getBoundingClientRect().height / parseFloat(getComputedStyle(el).lineHeight))"
+"""A page script: how many lines of text the element takes."""
+
+
+def test_a_long_test_failure_is_one_clipped_line_in_the_list_with_the_whole_text_on_hover(
+    browser: Browser, host: Host
+) -> None:
+    """trial38: at 400 px a failed test's long message overflowed its cell; at 1280 px one long
+    message squeezed the table so "trusted / tested" wrapped to 3 lines in every row (ux39)."""
+    command = "/nonexistent/" + "long-directory-name-" * 12 + "server"  # one word: nothing to break at
+    for name in ("Long failure", "Fine neighbour"):
+        body = {"name": name, "transport": "stdio", "command": command if name == "Long failure" else "true"}
+        created = host.client.post("/api/mcp/servers", json=body)
+        assert created.status_code == 201, created.text
+    view = host.client.get("/api/mcp/servers/long-failure").json()
+    assert host.client.post("/api/mcp/servers/long-failure/trust", json={"digest": view["digest"]}).status_code == 200
+    tested = host.client.post("/api/mcp/servers/long-failure/test")
+    assert tested.status_code == 200 and tested.json()["ok"] is False, tested.text
+    for width in (1280, 400):
+        context = new_context(browser, host, width=width, height=800)
+        try:
+            page = context.new_page()
+            sign_in(page)
+            cell = page.locator('tr[data-server="long-failure"] td[data-label="Last test"] .clip')
+            expect(cell).to_have_attribute("title", re.compile(r"^failed .*long-directory-name-long"))
+            assert cell.evaluate(CLIPPED), width
+            assert page.evaluate(NO_HORIZONTAL_SCROLL), width
+            for row in ("long-failure", "fine-neighbour"):
+                trust = page.locator(f'tr[data-server="{row}"] td[data-label="Trusted / tested"] > span')
+                lines = trust.evaluate(LINES)
+                assert lines == 1, (width, row, lines)
+        finally:
+            context.close()

@@ -48,8 +48,9 @@ def test_a_state_badge_turns_to_error_with_its_reason_from_the_event_stream_with
     expect(row.locator(".badge")).to_have_text("error")
     # The reason, the process's last output, then when the runtime restarts it by itself (issue 14, item 12).
     expect(row.locator(".error-reason")).to_have_text(
-        re.compile(r"^process_exited: the server process exited with code 7 during the session; .* · retrying at ")
+        re.compile(r"^the server process exited with code 7 during the session; .* · retrying at ")
     )
+    expect(row.locator(".error-reason")).to_have_attribute("data-reason", "process_exited")  # words shown, code kept
     expect(row.locator('td[data-label="Tools"]')).to_have_text("–")
     assert list_requests == []
     assert len(streams) == 1
@@ -58,7 +59,7 @@ def test_a_state_badge_turns_to_error_with_its_reason_from_the_event_stream_with
     open_server(page, "Raw")
     expect(page.locator(".head-state .badge")).to_have_text("error")
     status = page.locator("dl.status")
-    expect(status).to_contain_text("MCP_SERVER_UNREACHABLE · process_exited: the server process exited with code 7")
+    expect(status).to_contain_text("MCP_SERVER_UNREACHABLE · the server process exited with code 7")
     expect(status.locator("pre.stderr-tail")).to_contain_text("exiting on request with code 7")
 
 

@@ -47,10 +47,10 @@ __all__ = [
 
 OperationId = Annotated[
     str,
-    Field(min_length=1, max_length=200, description="Your id for the call, to cancel it (R-3.8)."),
+    Field(min_length=1, max_length=200, description="Your id for the call, to cancel it."),
 ]
 # strict: JSON `true` is not the integer 1, nor "3" the integer 3 (the service refuses them too).
-Version = Annotated[int, Field(strict=True, ge=1, description="The server version you read (R-1.3).")]
+Version = Annotated[int, Field(strict=True, ge=1, description="The server version you read.")]
 MaxBytes = Annotated[
     int, Field(strict=True, ge=1, le=MAX_CONTEXT_BYTES, description="Largest context block, in bytes.")
 ]
@@ -195,7 +195,7 @@ class CompletionRequest(_Lenient):
 class OAuthStart(_Strict):
     """`POST /api/mcp/servers/{id}/oauth/start` (R-4.9); the body may be left out."""
 
-    issuer: str | None = Field(default=None, description="Choose among several authorization servers (R-4.3).")
+    issuer: str | None = Field(default=None, description="Choose among several authorization servers.")
 
 
 class OAuthCallbackUrl(_Strict):

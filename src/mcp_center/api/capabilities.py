@@ -75,14 +75,16 @@ async def _cancel_on_disconnect(request: Request, on_disconnect: Callable[[], ob
 # ----- tools ---------------------------------------------------------------------------------------
 
 
-@router.get("/api/tools", summary="The tools agents may call (R-5.1, R-5.6)")
+@router.get("/api/tools", summary="The tools agents may call")
 async def list_tools(
     request: Request,
     format: Annotated[str, Query(description="center (default), mcp, openai or anthropic")] = "center",
 ) -> dict[str, Any]:
     """Every enabled, non-disabled tool of every ready server as `mcp__{serverId}__{tool}`, with the
     alias table that maps each exposed name back to (server id, original tool name). `openai` and
-    `anthropic` are the function-calling formats of those APIs; input schemas pass unchanged."""
+    `anthropic` are the function-calling formats of those APIs; input schemas pass unchanged.
+    Enabled servers still starting are waited for, each up to its `startup_timeout_s`; those not
+    ready then are listed in `unavailable` (`[{"server_id", "code", "message"}]`)."""
     # Checked by the service (RequestInvalid names the formats): the query is any string here.
     return (await _center(request).agent_tools(cast(ExportFormat, format))).to_dict()
 
@@ -123,7 +125,7 @@ async def set_policy(
 # ----- approvals -----------------------------------------------------------------------------------
 
 
-@router.get("/api/approvals", summary="Pending approvals (R-5.3)")
+@router.get("/api/approvals", summary="Pending approvals")
 async def list_approvals(
     request: Request,
     include_closed: Annotated[bool, Query(description="Also recent decided, expired and cancelled ones.")] = False,
@@ -148,7 +150,7 @@ async def decide(request: Request, approval_id: str, body: Annotated[ApprovalDec
 # ----- prompts -------------------------------------------------------------------------------------
 
 
-@router.get("/api/prompts", summary="Prompts as /server:prompt commands (R-5.4)")
+@router.get("/api/prompts", summary="Prompts as /server:prompt commands")
 async def list_prompts(request: Request) -> dict[str, Any]:
     return {"prompts": [prompt.to_dict() for prompt in await _center(request).list_prompts()]}
 
@@ -167,7 +169,7 @@ async def get_prompt(request: Request, name: str, body: Annotated[PromptGet, Bod
 # ----- resources -----------------------------------------------------------------------------------
 
 
-@router.get("/api/resources", summary="Search resources and resource templates (R-5.5)", responses=errors(404))
+@router.get("/api/resources", summary="Search resources and resource templates", responses=errors(404))
 async def search_resources(
     request: Request,
     q: Annotated[str, Query(max_length=500, description="Matches name, title, URI and description.")] = "",
@@ -189,7 +191,7 @@ async def read_resource(request: Request, body: Annotated[ResourceRead, Body()])
 # ----- interactions (elicitation) ----------------------------------------------------------------
 
 
-@router.get("/api/interactions", summary="Elicitation cards, durable across restarts (R-6)")
+@router.get("/api/interactions", summary="Elicitation cards, durable across restarts")
 async def list_interactions(
     request: Request,
     state: Annotated[str | None, Query(description="pending, accepted, declined, ..., interrupted")] = None,

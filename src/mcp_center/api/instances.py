@@ -23,7 +23,7 @@ __all__ = ["InstanceHeader", "router"]
 router = APIRouter(prefix="/api/instances", tags=["instances"], dependencies=[ADMIN_ONLY], responses=API_ERRORS)
 
 
-@router.get("", summary="Live instances and their connection states (R-10.2)")
+@router.get("", summary="Live instances and their connection states")
 async def list_instances(request: Request) -> dict[str, Any]:
     """`{"here": id, "instances": [{id, name, url, hostname, pid, started_at, here, servers: {server_id:
     {state, reason, updated_at}}}]}`: every live `serve` on the shared store, oldest first; `url` is

@@ -132,12 +132,12 @@ def _server_schemas() -> dict[str, Any]:
         "version": {
             "type": "integer",
             "minimum": 1,
-            "description": "The version you read (required to replace or change a server, R-1.3).",
+            "description": "The version you read (required to replace or change a server).",
         },
         "secret_values": {
             "type": "object",
             "additionalProperties": False,
-            "description": "Write-only secret values (R-1.5), never returned: "
+            "description": "Write-only secret values, never returned: "
             "{env: {NAME: value}, headers: {Name: value}, bearer_token, oauth: {client_secret, ...}}.",
             "properties": {
                 "env": {"type": "object", "additionalProperties": {"type": "string"}},
@@ -151,7 +151,7 @@ def _server_schemas() -> dict[str, Any]:
     for name in variants:
         components[name]["properties"].update(copy.deepcopy(body_only))
     components["ServerBody"] = {
-        "description": "A server configuration (R-1.1), chosen by `transport`, plus `version` and `secret_values`.",
+        "description": "A server configuration, chosen by `transport`, plus `version` and `secret_values`.",
         "oneOf": [{"$ref": f"#/components/schemas/{name}"} for name in variants],
         "discriminator": {
             "propertyName": "transport",
@@ -169,7 +169,7 @@ def _server_schemas() -> dict[str, Any]:
         components[f"{name}Patch"] = partial
         patch_variants.append({"$ref": f"#/components/schemas/{name}Patch"})
     components["ServerPatch"] = {
-        "description": "Fields to change (merged into the configuration) and the `version` you read (R-1.3).",
+        "description": "Fields to change (merged into the configuration) and the `version` you read.",
         "anyOf": patch_variants,
     }
     return components
@@ -210,7 +210,7 @@ def _secure(schema: dict[str, Any], session_cookie: str | None, csrf_header: str
             "type": "http",
             "scheme": "bearer",
             "description": "The admin token: printed by `mcp-center serve` on first start, stored in "
-            "<data dir>/admin-token (R-7.1).",
+            "<data dir>/admin-token.",
         }
     }
     if session_cookie:
@@ -218,14 +218,14 @@ def _secure(schema: dict[str, Any], session_cookie: str | None, csrf_header: str
             "type": "apiKey",
             "in": "cookie",
             "name": session_cookie,
-            "description": "The settings page's browser session (same origin only, R-7.2).",
+            "description": "The settings page's browser session (same origin only).",
         }
     if session_cookie and csrf_header:
         schemes[_CSRF] = {
             "type": "apiKey",
             "in": "header",
             "name": csrf_header,
-            "description": "The browser session's CSRF token, required with the cookie on unsafe methods (R-7.2).",
+            "description": "The browser session's CSRF token, required with the cookie on unsafe methods.",
         }
     schema.setdefault("components", {})["securitySchemes"] = schemes
     for path, operations in schema.get("paths", {}).items():

@@ -369,7 +369,7 @@ async def _protected_resource_metadata(
             shown = announced_resource if isinstance(announced_resource, str) else None
             raise OAuthDiscoveryFailed(
                 f"the protected resource metadata at {display_url(url)} describes the resource {shown!r}, not "
-                f"this server's {mcp_resource!r}; refusing to authorize for it (R-4.3: the resource must be exactly "
+                f"this server's {mcp_resource!r}; refusing to authorize for it (the resource must be exactly "
                 "the configured MCP URL). Check the server's URL, or ask its operator to publish metadata for "
                 f"{mcp_resource} at {display_url(well_known[0])}",
                 details={

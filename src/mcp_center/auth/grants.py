@@ -124,7 +124,7 @@ async def machine_grant(
         OAuthDiscoveryFailed: an endpoint breaks the URL policy.
     """
     identity = target.configured_identity(server.token_endpoint_auth_methods)
-    assert identity is not None, "machine grants require a configured client_id (R-1 validation)"
+    assert identity is not None, "machine grants require a configured client_id (config validation)"
     if identity.auth_method == "private_key_jwt" and not identity.private_key:
         raise missing_secret("private_key", "private_key_jwt")
     if identity.auth_method in ("client_secret_basic", "client_secret_post") and not identity.client_secret:
@@ -137,7 +137,7 @@ async def machine_grant(
     else:
         if not target.idp_id_token:
             raise missing_secret("idp_id_token", "the cross_app_access grant")
-        assert target.auth.idp_token_endpoint is not None, "R-1 validation requires it"
+        assert target.auth.idp_token_endpoint is not None, "config validation requires it"
         assertion = await exchange_identity_assertion(
             http,
             client,

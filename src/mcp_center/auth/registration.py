@@ -169,7 +169,7 @@ async def register_client(
     if valid_client_id(body.get("client_id")) is None:
         raise _failed(
             f"the registration response of {shown} carries no usable client_id (a non-empty printable string of at "
-            f"most {MAX_CLIENT_ID_CHARS} characters is required, R-4.8); configure auth.client_id instead",
+            f"most {MAX_CLIENT_ID_CHARS} characters is required); configure auth.client_id instead",
             "client_id_invalid",
             server,
             url=shown,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcp_center.cli._suggest import program
+
 if TYPE_CHECKING:  # the transports package loads the SDK: only its types are used here
     from mcp_center.transports import SandboxSupport, WarmUpResult
 
@@ -51,16 +53,18 @@ def policy_line(view: dict[str, Any]) -> str:
     return f"sandboxed (network {policy['network']}{suffix})"
 
 
-UNCONFINED_MEANS = (
-    "unconfined: no sandbox; the server runs with your user's rights (its files, network and processes); "
-    "'mcp-center add --sandbox' confines one (README: \"Run a local server in a sandbox\", R-11.1)"
-)
-"""Said under `list` when a server shown is `unconfined` (the word alone did not say what it means)."""
+def unconfined_means() -> str:
+    """Said under `list` when a server shown is `unconfined` (the word alone did not say what it means);
+    the command as it runs from here (`_suggest.program`)."""
+    return (
+        "unconfined: no sandbox; the server runs with your user's rights (its files, network and processes); "
+        f"'{program()} add --sandbox' confines one (see docs/sandbox.md)"
+    )
 
 
 def legend_lines(servers: list[dict[str, Any]]) -> list[str]:
     """Under `list`: what `unconfined` means, once, when a server shown is (R-11.1); else nothing."""
-    return [UNCONFINED_MEANS] if any(policy_line(view) == "unconfined" for view in servers) else []
+    return [unconfined_means()] if any(policy_line(view) == "unconfined" for view in servers) else []
 
 
 def support_lines(support: SandboxSupport) -> list[str]:

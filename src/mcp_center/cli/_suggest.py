@@ -8,6 +8,10 @@ command without it would use, `--url` when it is not `$MCP_CENTER_URL` and the s
 takes it (`URL_VERBS`). The state is per command
 (`remember`, called by `settings_for` and `host_request`; `forget` at each start of the root group).
 
+The program is `mcp-center` when that name on PATH is this program; otherwise (the README's set-up
+leaves it in `.venv/bin`, not on PATH) the console script next to this Python (`program`), so a
+suggestion runs as printed.
+
 A database URL (`serve --database-url`) is never repeated: it holds a password (secrets never in
 output), and the suggested verbs find the serve from the data directory's `serve.json`; nor is a
 `--url`'s userinfo or credential query value (`display_url`, R-1.5).
@@ -17,6 +21,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
+import sys
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +31,7 @@ from typing import Final
 from mcp_center.config import Settings
 from mcp_center.interchange.display import display_url
 
-__all__ = ["URL_VERBS", "forget", "remember", "suggested"]
+__all__ = ["URL_VERBS", "forget", "program", "remember", "suggested"]
 
 URL_VERBS = frozenset({"approvals", "auth", "list", "logs"})
 """The verbs whose `--url` names the running host: only these get the remembered `--url`."""
@@ -47,6 +53,26 @@ def _default_data_dir() -> Path:
     raw = os.environ.get("MCP_CENTER_DATA_DIR")
     path = Path(raw).expanduser() if raw else Path(platformdirs.user_data_dir("mcp-center"))
     return path.resolve()
+
+
+def program() -> str:
+    """How to run this program from a shell: `mcp-center` when the `mcp-center` on PATH
+    (`shutil.which`) is the console script next to this Python (`sys.executable`) or none is found
+    there either, else that script's path, shell-quoted (`.venv/bin/mcp-center` when `.venv/bin` is
+    not on PATH, or when another mcp-center comes first)."""
+    script = Path(sys.executable).parent / "mcp-center"
+    if not script.is_file():
+        return "mcp-center"  # not a console-script install (python -m, a test harness): the name it has
+    found = shutil.which("mcp-center")
+    if found is not None and Path(found).resolve() == script.resolve():
+        return "mcp-center"
+    return shlex.quote(str(script))
+
+
+def _platform_default_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("mcp-center")).resolve()
 
 
 def forget() -> None:
@@ -72,14 +98,17 @@ def remember(settings: Settings | None = None, url: str | None = None) -> None:
 
 
 def suggested(*words: str, settings: Settings | None = None) -> str:
-    """`mcp-center WORDS... [--data-dir DIR] [--url URL]`, shell-quoted (`shlex.join`), ready to copy.
+    """`mcp-center WORDS... [--data-dir DIR] [--url URL]`, shell-quoted (`shlex.join`), ready to copy;
+    `mcp-center` is `program()` (the path of this program's script when the name is not on PATH).
 
     Args:
         words: The verb and its arguments, e.g. `("trust", "time")`; a placeholder such as `NAME`
             is passed as it is.
-        settings: The data directory to name always, even the default one: for a message about
-            that directory ("no serve runs on X; start one with ..."), whose command is often run
-            in another shell, without this one's `MCP_CENTER_DATA_DIR`.
+        settings: The data directory to name even when this command's environment chose it
+            (`MCP_CENTER_DATA_DIR`): for a message about that directory ("no serve runs on X; start
+            one with ..."), whose command is often run in another shell, without this one's
+            variable. The platform's default directory is left out when no variable is set (any
+            shell uses it then), as the README says.
     Returns:
         One command line: the options come after the words (before a `--`, which ends them), so
         they reach the verb itself.
@@ -87,7 +116,8 @@ def suggested(*words: str, settings: Settings | None = None) -> str:
     chosen = _chosen.get()
     data_dir = chosen.data_dir
     if settings is not None:
-        data_dir = settings.data_dir
+        unset = not os.environ.get("MCP_CENTER_DATA_DIR")
+        data_dir = None if unset and settings.data_dir == _platform_default_data_dir() else settings.data_dir
     options: list[str] = []
     if data_dir is not None:
         options += ["--data-dir", str(data_dir)]
@@ -95,4 +125,5 @@ def suggested(*words: str, settings: Settings | None = None) -> str:
         options += ["--url", display_url(chosen.url)]  # no password or token in output (break36)
     argv = list(words)
     end = argv.index("--") if "--" in argv else len(argv)
-    return shlex.join(["mcp-center", *argv[:end], *options, *argv[end:]])
+    rest = [*argv[:end], *options, *argv[end:]]
+    return f"{program()} {shlex.join(rest)}" if rest else program()

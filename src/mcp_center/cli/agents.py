@@ -30,6 +30,7 @@ from mcp_center.cli._shared import (
     settings_for,
     shown,
 )
+from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase
 from mcp_center.cli.host import host_url
 from mcp_center.errors import ApprovalAmbiguous
@@ -232,7 +233,7 @@ def approval_of_prefix(prefix: str, approvals: list[dict[str, Any]]) -> str:
     raise fail(
         ApprovalAmbiguous(
             f"{len(ids)} approvals ({pending} pending) have ids starting with '{shown(prefix)}': "
-            "nothing was decided; give more of the id (see 'mcp-center approvals list')",
+            f"nothing was decided; give more of the id (see '{suggested('approvals', 'list')}')",
             details={"prefix": prefix, "count": len(ids), "pending": pending, "ids": ids[:10]},
         )
     )

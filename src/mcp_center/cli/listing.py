@@ -30,12 +30,13 @@ from mcp_center.cli._wording import counted
 from mcp_center.cli.host import answer_within, client_tls
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError
-from mcp_center.models import is_array, is_object
+from mcp_center.models import ErrorReason, is_array, is_object
 from mcp_center.secrets import read_admin_token
 from mcp_center.store.running import running_url
 
 __all__ = [
     "LIVE_TIMEOUT_S",
+    "REASON_WORDS",
     "SILENT",
     "WIDE_COLUMNS",
     "Silent",
@@ -156,6 +157,27 @@ def served_json(settings: Settings, path: str, url: str | None = None) -> object
         return None
 
 
+REASON_WORDS: dict[str, str] = {
+    ErrorReason.DNS: "host name not found",
+    ErrorReason.REFUSED: "connection refused",
+    ErrorReason.TLS: "TLS failed",
+    ErrorReason.HTTP_STATUS: "unexpected HTTP status",
+    ErrorReason.AUTH_REQUIRED: "authorization required",
+    ErrorReason.STEP_UP_REQUIRED: "more scopes required",
+    ErrorReason.PROTOCOL: "protocol error",
+    ErrorReason.TIMEOUT: "timed out",
+    ErrorReason.PROCESS_EXITED: "process exited",
+    ErrorReason.SPAWN_FAILED: "could not start",
+    ErrorReason.SANDBOX_REQUIRED: "needs a sandbox",
+    ErrorReason.SANDBOX_UNAVAILABLE: "sandbox unavailable",
+    ErrorReason.NETWORK: "network error",
+    ErrorReason.SESSION_EXPIRED: "session expired",
+    ErrorReason.CLOSED: "connection closed",
+}
+"""Each attributed reason (`details.reason`) in plain words, as the settings page says it
+(`web/static/js/format.js`, REASON_PHRASE); the API word stays in the JSON (`list --json`)."""
+
+
 def _state(status: dict[str, Any] | None, enabled: bool) -> Text:
     if not enabled:
         return Text("off", style="dim")
@@ -165,8 +187,9 @@ def _state(status: dict[str, Any] | None, enabled: bool) -> Text:
     if state == "error":
         error: dict[str, Any] = status.get("error") or {}
         details: dict[str, Any] = error.get("details") or {}
-        reason = details.get("reason") or error.get("code") or ""
-        return Text(f"error\n{reason}" if reason else "error", style="red")
+        reason = str(details.get("reason") or "")
+        words = REASON_WORDS.get(reason) or str(error.get("code") or "")
+        return Text(f"error\n{words}" if words else "error", style="red")
     style = {"ready": "green", "connecting": "cyan"}.get(state, "dim" if not enabled else "")
     return Text(state, style=style)
 

@@ -192,7 +192,7 @@ def serve(
         f"profile: {settings.profile}, instance: {settings.instance_label})",
         highlight=False,
     )
-    create_hint = suggested("gateway", "token", "create", "NAME", settings=settings)
+    create_hint = suggested("gateway", "token", "create", "NAME", settings=settings)  # the default dir left out
     err.print(
         f"gateway for MCP clients: {settings.base_url}/mcp  (token: {create_hint})", markup=False, highlight=False
     )

@@ -465,7 +465,7 @@ def _check_cimd_url(url: str) -> Iterable[FieldError]:
         yield FieldError(
             "auth.client_metadata_url",
             "CIMD_URL_INVALID",
-            "must be an https URL with a path and no query: the document must be served publicly over https (R-4.10)",
+            "must be an https URL with a path and no query: the document must be served publicly over https",
         )
 
 

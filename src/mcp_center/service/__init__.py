@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         ServerTool,
         ToolCallResult,
         ToolExport,
+        UnavailableServer,
     )
     from mcp_center.service.summary import connection_summary, digest_of
     from mcp_center.service.untrusted import (
@@ -102,6 +103,7 @@ __all__ = [
     "ServerView",
     "ToolCallResult",
     "ToolExport",
+    "UnavailableServer",
     "UntrustedBlock",
     "ViewWarning",
     "bridge_command",
@@ -157,6 +159,7 @@ _LAZY: dict[str, str] = {
     "ServerTool": "mcp_center.service.results",
     "ToolCallResult": "mcp_center.service.results",
     "ToolExport": "mcp_center.service.results",
+    "UnavailableServer": "mcp_center.service.results",
     "connection_summary": "mcp_center.service.summary",
     "digest_of": "mcp_center.service.summary",
     "PromptBlock": "mcp_center.service.untrusted",

@@ -29,6 +29,7 @@ from mcp_center.service.results import (
     ToolExport,
 )
 from mcp_center.service.untrusted import PromptBlock, ResourceBlock
+from mcp_center.store import ServerRecord
 
 __all__ = ["AgentUseCases", "Decision"]
 
@@ -45,6 +46,8 @@ class AgentUseCases:
     _interactions: InteractionBroker
     _accepted_calls: dict[str, int]
 
+    async def _runnable(self, server_id: str) -> ServerRecord: ...  # `McpCenter._runnable`
+
     # The use cases live in service/capabilities.py, approvals.py and interactions.py; these are the
     # public entry points (the REST API, the CLI and library users call the same code).
 
@@ -53,7 +56,9 @@ class AgentUseCases:
 
         Every enabled, non-disabled tool of every ready server appears as `mcp__{serverId}__{tool}`
         (mapped and shortened with a hash where needed, always unique). Enabled servers that are
-        not connected yet connect first (R-3.2).
+        not connected yet are started first, and those starting are waited for, each up to its own
+        `startup_timeout_s` (60 s for stdio by default: a cold `uvx`/`npx` takes a while), all at
+        once (R-3.2); an enabled server that is still not ready is listed in `unavailable` with why.
 
         Args:
             format: `center` (our view: provenance, `hints` from annotations, `effects: "write"`,
@@ -64,11 +69,13 @@ class AgentUseCases:
             A `ToolExport`: `format`, `tools` (the tool objects in that format), `aliases` (exposed
             name -> server id and the server's tool name) and `approval_required` (the exposed names
             whose calls wait for the user's approval, policy `ask`, since the OpenAI and Anthropic
-            tool objects have no field to say so); `to_dict()` is the REST JSON.
+            tool objects have no field to say so) and `unavailable` (`UnavailableServer`: each enabled
+            server whose tools are missing, with an error code and message: its start failed or
+            timed out, or it still needs a step such as trust or test); `to_dict()` is the REST JSON.
         Raises:
             RequestInvalid: unknown format.
         """
-        return await self._capabilities.tools(format)
+        return await self._capabilities.tools(format, runnable=self._runnable)
 
     async def call_agent_tool(
         self,

@@ -22,6 +22,7 @@ from mcp_center.errors import (
     CenterError,
     FieldError,
     RequestInvalid,
+    ServerTimeout,
 )
 from mcp_center.models import ConnectionState
 from mcp_center.registry import (
@@ -31,6 +32,7 @@ from mcp_center.registry import (
 from mcp_center.runtime import Catalog, ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.interactions import InteractionBroker
+from mcp_center.service.results import UnavailableServer
 from mcp_center.service.untrusted import DEFAULT_MAX_CONTEXT_BYTES, MAX_CONTEXT_BYTES
 from mcp_center.store import ServerRecord, Store, StoreState
 
@@ -54,7 +56,12 @@ RESOURCE_NOT_FOUND_RPC_CODES = frozenset({-32002, -32602})
 """JSON-RPC errors a server answers `resources/read` with for a resource it does not have: MCP's
 "resource not found", and "invalid params", which SDK servers send for an unknown URI (R-5.5)."""
 LAZY_CONNECT_WAIT_S = 10.0
-"""Seconds a read waits for enabled servers that are not connected yet (R-3.2) before answering without them."""
+"""Seconds a gateway read or a call's name lookup waits for enabled servers that are not connected yet
+(R-3.2) before answering without them (their tools follow with `tools.changed`). An export
+(`ToolCalls.tools`) waits for each up to its own `startup_timeout_s` instead (`wait_for_startup`)."""
+STARTUP_GRACE_S = 5.0
+"""Seconds `wait_for_startup` waits past a server's `startup_timeout_s` (process spawn and teardown
+around the handshake the connection bounds itself) before it stops waiting."""
 
 
 def invalid_field(field: str, code: str, message: str) -> RequestInvalid:
@@ -244,5 +251,65 @@ class AgentCatalog:
                 for server_id in waiting:
                     tg.start_soon(connect, server_id)
         return True
+
+    async def wait_for_startup(self) -> dict[str, CenterError]:
+        """Start every enabled server that is not connected yet and wait for those starting, each up to
+        its own `startup_timeout_s` (+ `STARTUP_GRACE_S`), concurrently (R-3.2).
+
+        Servers in an error state are not retried here (their backoff decides); ready servers cost a
+        status look each, no await.
+
+        Returns:
+            `{server_id: the error its start failed with}` for those that failed while waited for.
+        """
+        starting = [
+            sid
+            for sid in self._manager.configured()
+            if self._manager.status(sid).state in (ConnectionState.DISCONNECTED, ConnectionState.CONNECTING)
+        ]
+        failures: dict[str, CenterError] = {}
+        if not starting:
+            return failures
+        servers = (await self._read()).servers
+
+        async def connect(server_id: str, timeout_s: float) -> None:
+            with anyio.move_on_after(timeout_s + STARTUP_GRACE_S):
+                try:
+                    await self._manager.connect(server_id)  # shares an attempt already under way
+                except CenterError as exc:
+                    failures[server_id] = exc
+
+        async with anyio.create_task_group() as tg:
+            for server_id in starting:
+                record = servers.get(server_id)
+                if record is not None and record.enabled:
+                    tg.start_soon(connect, server_id, record.config.effective_startup_timeout_s)
+        return failures
+
+    async def unavailable(self, failures: Mapping[str, CenterError]) -> list[UnavailableServer]:
+        """The enabled servers that run in this process's manager but are not ready, and why: the
+        error their start failed with (`failures`, from `wait_for_startup`), else their status's last
+        error, else `MCP_SERVER_TIMEOUT` (still starting). Enabled servers the manager does not run
+        (a step missing, R-2) are the caller's to add: it knows their readiness. Sorted by id."""
+        configured = set(self._manager.configured())
+        if all(self._manager.current(sid) is not None for sid in configured):
+            return []
+        servers = (await self._read()).servers
+        missing: list[UnavailableServer] = []
+        for server_id in sorted(configured):
+            record = servers.get(server_id)
+            if record is None or not record.enabled or self._manager.current(server_id) is not None:
+                continue
+            failure = failures.get(server_id)
+            error = self._manager.status(server_id).error
+            if failure is not None:
+                missing.append(UnavailableServer(server_id, failure.code, failure.message))
+            elif error is not None:
+                missing.append(UnavailableServer(server_id, str(error.get("code")), str(error.get("message"))))
+            else:
+                timeout_s = record.config.effective_startup_timeout_s
+                message = f"server '{server_id}' was still starting after {timeout_s:g} s (startup_timeout_s)"
+                missing.append(UnavailableServer(server_id, ServerTimeout.code, message))
+        return missing
 
     # ----- tools ---------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ def check_profile(config: ServerConfig, profile: Profile) -> None:
     if unconfined_in_production(config, profile):
         raise SandboxRequired(
             "the production profile runs stdio servers only sandboxed: give this server a sandbox policy "
-            '(for example "sandbox": {"network": "none"}) and confirm the new summary (R-11.2)',
+            '(for example "sandbox": {"network": "none"}) and confirm the new summary',
             details={"server_id": config.id, "profile": profile.value, "reason": ErrorReason.SANDBOX_REQUIRED.value},
         )
 

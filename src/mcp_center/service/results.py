@@ -5,8 +5,9 @@ JSON the REST API answers and the CLI prints, built at those edges, key for key 
 has always sent (the OpenAPI description and the API tests hold it). `ServerView` (`views.py`) is the
 result of the server methods; these are the others:
 
-- `ToolExport`: the tools agents may call in one export format, their alias table and the names
-  whose calls wait for approval (R-5.1, R-5.3, R-5.6): `agent_tools`.
+- `ToolExport`: the tools agents may call in one export format, their alias table, the names
+  whose calls wait for approval and the enabled servers missing from it (`UnavailableServer`)
+  (R-5.1, R-5.3, R-5.6): `agent_tools`.
 - `ApprovalView`: one approval of an agent's call (R-5.3): `list_approvals`, `get_approval`,
   `wait_for_approval`, `decide_approval`.
 - `ServerTool`: one tool of one server with the user's settings for it (R-5.2, R-5.3): `list_tools`.
@@ -54,11 +55,33 @@ __all__ = [
     "ServerTool",
     "ToolCallResult",
     "ToolExport",
+    "UnavailableServer",
 ]
 
 
 def _mcp_json(item: types.Tool | types.Prompt | types.Resource | types.ResourceTemplate) -> dict[str, Any]:
     return item.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@dataclass(frozen=True, slots=True)
+class UnavailableServer:
+    """An enabled server whose tools an export lacks, and why (R-3.2, R-5.1).
+
+    Attributes:
+        server_id: The server's id.
+        code: A stable error code: the failure of its start (`MCP_SERVER_TIMEOUT`: not ready within
+            its `startup_timeout_s`; `MCP_SERVER_UNREACHABLE`, ...), or the step it still needs
+            (`MCP_SERVER_NOT_TRUSTED`, `MCP_SERVER_NOT_TESTED`, `MCP_SANDBOX_REQUIRED`).
+        message: What happened, in words (no secret values).
+    """
+
+    server_id: str
+    code: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        """`{"server_id", "code", "message"}`."""
+        return {"server_id": self.server_id, "code": self.code, "message": self.message}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,20 +94,25 @@ class ToolExport:
         aliases: `{exposed name: registry.ToolAlias}` (server id, the server's tool name, `verbatim`).
         approval_required: Exposed names whose calls wait for the user's approval (policy `ask`,
             R-5.3): the OpenAI and Anthropic tool objects have no field to say so.
+        unavailable: Enabled servers whose tools are missing, sorted by id, each with why
+            (`UnavailableServer`); empty when every enabled server is ready.
     """
 
     format: ExportFormat
     tools: list[dict[str, Any]]
     aliases: Mapping[str, ToolAlias]
     approval_required: tuple[str, ...]
+    unavailable: tuple[UnavailableServer, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """`{"format", "tools", "aliases": {name: {"server_id", "tool", "verbatim"}}, "approval_required"}`."""
+        """`{"format", "tools", "aliases": {name: {"server_id", "tool", "verbatim"}}, "approval_required",
+        "unavailable": [{"server_id", "code", "message"}]}`."""
         return {
             "format": self.format,
             "tools": self.tools,
             "aliases": {name: alias.to_dict() for name, alias in self.aliases.items()},
             "approval_required": list(self.approval_required),
+            "unavailable": [server.to_dict() for server in self.unavailable],
         }
 
 

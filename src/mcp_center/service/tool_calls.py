@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -23,6 +23,7 @@ from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
 from mcp_center.errors import (
     DID_YOU_MEAN,
     ApprovalStale,
+    CenterError,
     ServerTimeout,
     ToolDenied,
     ToolDisabled,
@@ -43,7 +44,7 @@ from mcp_center.service.agent_registry import AgentCatalog, CatalogNow, invalid_
 from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
 from mcp_center.service.quarantine import quarantined_refusal
-from mcp_center.service.results import ToolCallResult, ToolExport
+from mcp_center.service.results import ToolCallResult, ToolExport, UnavailableServer
 from mcp_center.store import ServerRecord
 
 __all__ = ["ToolCalls"]
@@ -57,20 +58,43 @@ _HOP_BY_HOP = ENVELOPE_KEYS | {"progressToken"}
 class ToolCalls(AgentCatalog):
     """The tool half of `Capabilities`: exports, agent calls, the gateway's tool lists."""
 
-    async def tools(self, fmt: object = "center") -> ToolExport:
+    async def tools(
+        self, fmt: object = "center", *, runnable: Callable[[str], Awaitable[object]] | None = None
+    ) -> ToolExport:
         """The tools agents see (`EXPORT_FORMATS`), alias table, names needing approval (R-5.1, R-5.3, R-5.6).
 
+        Enabled servers not connected yet are started and, like those starting, waited for, each up
+        to its own `startup_timeout_s` (`wait_for_startup`); those still not ready are in
+        `unavailable` with why. Ready servers wait for nothing.
+
+        Args:
+            fmt: The export format.
+            runnable: Raises the refusal a call would get for a server that may not run (`McpCenter`'s
+                readiness check, R-2); enabled servers the manager does not run are checked with it
+                and listed in `unavailable` with that refusal. None: not listed.
         Raises: RequestInvalid (an unknown format).
         """
         if fmt not in EXPORT_FORMATS:
             raise invalid_field("format", "FIELD_INVALID", "must be one of: " + ", ".join(EXPORT_FORMATS))
         export_format: ExportFormat = fmt
-        registry = await self.registry()
+        failures = await self.wait_for_startup()
+        registry, stamp = await self._registry_stamped(connect=False)
+        unavailable = await self.unavailable(failures)
+        if runnable is not None:
+            configured = set(self._manager.configured())
+            for server_id, record in (await self._server_records(stamp)).items():
+                if not record.enabled or server_id in configured:
+                    continue
+                try:
+                    await runnable(server_id)
+                except CenterError as exc:
+                    unavailable.append(UnavailableServer(server_id, exc.code, exc.message))
         return ToolExport(
             format=export_format,
             tools=registry.export(export_format),
             aliases=registry.enabled_aliases(),
             approval_required=tuple(registry.approval_required()),
+            unavailable=tuple(sorted(unavailable, key=lambda server: server.server_id)),
         )
 
     async def call_result(

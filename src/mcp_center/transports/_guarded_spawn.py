@@ -218,7 +218,7 @@ def spawn_failure(command: str, cwd: str | None, exc: OSError) -> ServerUnreacha
     }
     if isinstance(exc, GateFailed):
         details["gate"] = "exec gate (python -I -S transports/gate.py)"
-        problem = f"{exc}; the server did not run (R-9.3; docs/decisions.md#exec-gate)"
+        problem = f"{exc}; the server did not run (see docs/decisions.md#exec-gate)"
     elif cwd is not None and exc.filename == cwd:
         details["cwd"] = cwd
         problem = f"working directory {cwd!r} is not usable ({exc.strerror})"

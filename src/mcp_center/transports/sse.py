@@ -184,7 +184,7 @@ class SseTransport:
         except httpx2.InvalidURL as exc:
             raise ValueError("url is not a valid URL") from exc
         if parsed.userinfo:
-            raise ValueError("url must not embed credentials (R-1.6)")
+            raise ValueError("url must not embed credentials")
         if _origin_key(parsed) is None:
             raise ValueError("url must be an absolute http or https URL")
         if endpoint_timeout_s <= 0:

@@ -13,10 +13,26 @@ export function transportLabel(transport) {
   return TRANSPORTS[transport] || transport;
 }
 
-/** Reasons whose API word needs a plain-language gloss (the word itself stays, as the API says it). */
-const REASON_GLOSS = {
+/**
+ * Each attributed reason (`details.reason`, models.ErrorReason) in plain words. The page shows these,
+ * never the API word itself; the reason stays in the JSON and in the element's `data-reason`.
+ */
+const REASON_PHRASE = {
+  dns: "host name not found",
+  refused: "connection refused",
+  tls: "TLS failed",
+  http_status: "unexpected HTTP status",
   auth_required: "authorization required",
   step_up_required: "more scopes required",
+  protocol: "protocol error",
+  timeout: "timed out",
+  process_exited: "process exited",
+  spawn_failed: "could not start",
+  sandbox_required: "needs a sandbox",
+  sandbox_unavailable: "sandbox unavailable",
+  network: "network error",
+  session_expired: "session expired",
+  closed: "connection closed",
 };
 
 /** The attributed reason of an error ({code, message, details: {reason}} or {reason}), or null. */
@@ -24,12 +40,15 @@ export function errorReason(error) {
   return (error && (error.reason || (error.details && error.details.reason))) || null;
 }
 
-/** `reason — message` of an attributed error ({code, message, details: {reason}}). */
+/**
+ * An attributed error ({code, message, details: {reason}}) in words: its message, led by the
+ * reason's plain phrase when the message does not already say it ("authorization required: ...").
+ */
 export function errorText(error) {
   if (!error) return "";
-  const reason = errorReason(error);
-  const head = reason ? `${reason}${REASON_GLOSS[reason] ? ` (${REASON_GLOSS[reason]})` : ""}` : error.code;
-  return `${head}: ${error.message}`;
+  const phrase = REASON_PHRASE[errorReason(error)];
+  const message = error.message || error.code || "";
+  return phrase && !message.toLowerCase().includes(phrase) ? `${phrase}: ${message}` : message;
 }
 
 /** The state badge of a server view, in the API's words: disconnected / connecting / ready / error (with its attributed reason). */
@@ -39,7 +58,7 @@ export function stateBadge(view) {
   const badge = h("span", { class: `badge state-${state}` }, state);
   if (state === "error" && status.error) {
     const retry = status.next_attempt_at ? ` · retrying at ${new Date(status.next_attempt_at).toLocaleTimeString()}` : "";
-    return h("span", { class: "state" }, badge, " ", h("span", { class: "state-error error-reason" }, errorText(status.error) + retry));
+    return h("span", { class: "state" }, badge, " ", h("span", { class: "state-error error-reason", "data-reason": errorReason(status.error) || status.error.code, title: errorText(status.error) + retry }, errorText(status.error) + retry));
   }
   return h("span", { class: "state" }, badge);
 }

@@ -150,7 +150,9 @@ function fillRow(row, view) {
       h("span", { class: view.tested ? "ok" : "warn" }, view.tested ? "tested" : "not tested"),
     ),
   );
-  row.cells.test.textContent = lastTestText(view.last_test);
+  // A failed test's message can be long (a path, a stderr line): one clipped line, the whole of it on hover.
+  const testText = lastTestText(view.last_test);
+  replace(row.cells.test, h("span", { class: "clip", title: testText }, testText));
   row.cells.test.className = view.last_test && !view.last_test.ok ? "bad" : "";
   const blocked = !view.enabled && view.needs.some((n) => n !== "enable");
   row.toggle.setAttribute("aria-checked", String(view.enabled));
