@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
 import anyio
 import anyio.lowlevel
 import pytest
@@ -130,3 +134,65 @@ async def test_a_riding_deadline_ends_with_its_block_and_expires_through_the_adm
             await anyio.sleep(10)
     assert deadline.expired
     assert 0.08 <= anyio.current_time() - started < 2
+
+
+async def test_the_deadlines_of_a_board_share_one_timer_of_the_loop() -> None:
+    """Issue 12, R-8.3: calls one after another set the loop's timer once (a timer made and cancelled
+    per call cost uvloop an event-loop iteration each); a deadline earlier than the one the timer
+    waits for sets it again, and still expires on time."""
+    board = CallDeadlines()
+    loop = asyncio.get_running_loop()
+    set_at: list[float] = []
+    real_call_at = loop.call_at
+
+    def counting_call_at(
+        when: float, callback: Callable[..., object], *args: object, **kwargs: Any
+    ) -> asyncio.TimerHandle:
+        if getattr(callback, "__qualname__", "") == "_SharedTimer._fire":  # not the test's own sleeps
+            set_at.append(when)
+        return real_call_at(when, callback, *args, **kwargs)
+
+    loop.call_at = counting_call_at  # pyright: ignore[reportAttributeAccessIssue] - an instance attribute, removed below
+    try:
+        for _ in range(20):
+            with board.deadline("conn", 5.0) as deadline:
+                await anyio.lowlevel.checkpoint()
+            assert not deadline.expired
+        assert len(set_at) == 1
+        started = anyio.current_time()
+        with anyio.fail_after(5), board.deadline("other", 0.1) as short:
+            await anyio.sleep(10)
+        assert short.expired
+        assert 0.08 <= anyio.current_time() - started < 2
+        assert len(set_at) == 2
+    finally:
+        del loop.call_at  # pyright: ignore[reportAttributeAccessIssue]
+
+
+async def test_a_deadline_expires_on_time_after_the_one_the_timer_was_set_for_ended() -> None:
+    """The shared timer fires for a call that ended, finds nothing due and waits for the next deadline."""
+    board = CallDeadlines()
+    with board.deadline("conn", 0.1):
+        await anyio.lowlevel.checkpoint()
+    started = anyio.current_time()
+    with anyio.fail_after(5), board.deadline("conn", 0.4) as later:
+        await anyio.sleep(10)
+    assert later.expired
+    assert 0.35 <= anyio.current_time() - started < 2.5
+
+
+async def test_deadlines_due_together_all_expire() -> None:
+    """One firing of the shared timer ends every deadline that is due, each call its own."""
+    board = CallDeadlines()
+    ended: list[PausableDeadline] = []
+
+    async def call(key: str) -> None:
+        with board.deadline(key, 0.1) as deadline:
+            await anyio.sleep(10)
+        ended.append(deadline)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            for key in ("a", "b", "c"):
+                tg.start_soon(call, key)
+    assert len(ended) == 3 and all(deadline.expired for deadline in ended)

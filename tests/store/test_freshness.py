@@ -12,8 +12,10 @@ import asyncio
 import errno
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -61,6 +63,16 @@ def _counting(real: Callable[[str | Path], Stamp], made: list[str]) -> Callable[
     return counting
 
 
+@contextmanager
+def _patched(target: object, name: str, value: object) -> Generator[None]:
+    """`target.name` is `value` within the block (an instance attribute, removed afterwards)."""
+    setattr(target, name, value)
+    try:
+        yield
+    finally:
+        delattr(target, name)
+
+
 def _store(tmp_path: Path) -> JsonStore:
     store = JsonStore(tmp_path / "mcp")
     store.open()
@@ -69,9 +81,12 @@ def _store(tmp_path: Path) -> JsonStore:
 
 
 async def test_looks_of_one_request_in_one_step_share_their_stats(tmp_path: Path, stats: list[str]) -> None:
+    """A batch: another request arrived after the one looking, so its stamps are kept for the turn."""
     store = _store(tmp_path)
     stats.clear()
-    with serving_request(request_arrived()):
+    mark = request_arrived()
+    request_arrived()  # a later request of the same batch
+    with serving_request(mark):
         first = store.stamp("gateway_tokens")
         assert len(stats) == 2  # the section's file and the journal
         assert store.stamp("gateway_tokens") == first
@@ -80,6 +95,35 @@ async def test_looks_of_one_request_in_one_step_share_their_stats(tmp_path: Path
         await anyio.lowlevel.checkpoint()  # a later step of the loop: stats again
         assert store.stamp("gateway_tokens") == first
         assert len(stats) == 5
+
+
+async def test_the_request_that_arrived_last_keeps_nothing_and_schedules_no_end_of_turn(
+    tmp_path: Path, stats: list[str]
+) -> None:
+    """A lone request (concurrency 1) stats at every look and leaves no callback on the loop: its
+    call costs no event-loop iteration of the freshness turn's own (issue 12). Once a later request
+    arrived, the same request's looks are kept again (and the turn's end is scheduled)."""
+    store = _store(tmp_path)
+    loop = asyncio.get_running_loop()
+    scheduled: list[object] = []
+    real_call_soon = loop.call_soon
+
+    def counting_call_soon(callback: Callable[..., object], *args: object, **kwargs: Any) -> asyncio.Handle:
+        scheduled.append(callback)
+        return real_call_soon(callback, *args, **kwargs)
+
+    stats.clear()
+    mark = request_arrived()
+    with serving_request(mark), _patched(loop, "call_soon", counting_call_soon):
+        first = store.stamp("gateway_tokens")
+        assert store.stamp("gateway_tokens") == first
+        assert len(stats) == 4  # nothing kept: both looks made their own stats
+        assert scheduled == []
+        request_arrived()  # a later request: a batch, worth keeping for
+        assert store.stamp("gateway_tokens") == first
+        assert store.stamp("gateway_tokens") == first
+        assert len(stats) == 6
+        assert len(scheduled) == 1  # the turn's end
 
 
 async def test_a_change_by_another_process_before_a_request_arrived_is_seen_by_it_in_the_same_step(

@@ -23,11 +23,23 @@ operation's admission (`runtime/operations.Admission`) entered one just outside 
 admission's scope is then the innermost one and its deadline is the call's. Expiry unwinds to the
 admission, which raises the deadline's own error (`expiry`) there unless the operation was
 cancelled by id; the answers of a timed-out and of a cancelled call stay what they were.
+
+One timer for a board's calls (issue 12, R-8.3): on asyncio the deadlines of one `CallDeadlines`
+share one timer of the loop (`_SharedTimer`), set for the earliest of them. A call adds its
+deadline and, when it ends, takes it out again; the timer is set again only for a deadline
+earlier than the one it waits for. A timer made and cancelled per call cost each forwarded call
+an event-loop iteration of its own on uvloop: a cancelled timer's handle is closed by the loop,
+and a loop with a handle to close polls without waiting. When the timer fires it cancels the
+scope of every deadline that is due (those at or before the time it was set for, or the loop's
+clock if later) and is set for the earliest one left; one it fires for whose call has ended
+finds nothing due. The deadline of a call ends at the same moment as with a timer of its own.
+The timer runs in an empty context of its own, so it keeps no call's context alive.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
@@ -82,8 +94,11 @@ class PausableDeadline:
         self._deadline = math.inf
         """When the clock ends the block (loop-clock seconds; inf while paused or outside it)."""
         self._loop: asyncio.AbstractEventLoop | None = None
-        """The asyncio loop whose timer (`_timer`) cancels the scope; None elsewhere (the scope's own deadline)."""
+        """The asyncio loop whose timer (`_timer`, or the board's `_shared`) cancels the scope; None
+        elsewhere (the scope's own deadline)."""
         self._timer: asyncio.TimerHandle | None = None
+        self._shared: _SharedTimer | None = None
+        """The board's timer on `_loop`, which this deadline is in while its clock runs (see the module docstring)."""
 
     def __enter__(self) -> PausableDeadline:
         riding = self._riding  # entered by this task: its loop is the one the admission looked up
@@ -97,7 +112,16 @@ class PausableDeadline:
             # The usual entry (asyncio, no hold of its connection): `_arm` and `_attach` in line,
             # two frames less per forwarded call (issue 12, R-8.3); same timer, same order.
             self._deadline = deadline
-            if deadline != math.inf:
+            if board is not None:  # `_arm`'s shared timer in line (see the module docstring)
+                shared = board._shared  # pyright: ignore[reportPrivateUsage]
+                if shared is None or shared.loop is not loop:
+                    shared = board._shared = _SharedTimer(loop)  # pyright: ignore[reportPrivateUsage]
+                self._shared = shared
+                if deadline != math.inf:
+                    shared.due[self] = deadline
+                    if deadline < shared.set_for:
+                        shared.set(deadline)
+            elif deadline != math.inf:
                 self._timer = loop.call_at(deadline, self._scope.cancel)
             if riding is None:
                 self._scope.__enter__()
@@ -128,11 +152,27 @@ class PausableDeadline:
         """End the block at loop-clock time `deadline` (inf: never). On asyncio a timer of the loop
         cancels the scope, as anyio's own deadline does, without anyio's deadline bookkeeping (its
         handler runs, and asks the loop for the time, at every change: twice per forwarded call;
-        issue 12, R-8.3); elsewhere the scope's own deadline."""
+        issue 12, R-8.3): the board's shared timer (`_SharedTimer`), or one of its own without a
+        board; elsewhere the scope's own deadline."""
         self._deadline = deadline
         loop = self._loop
         if loop is None:
             self._scope.deadline = deadline
+            return
+        board = self._board
+        if board is not None:  # the board's shared timer (see the module docstring)
+            shared = self._shared
+            if shared is None:
+                shared = board._shared  # pyright: ignore[reportPrivateUsage]
+                if shared is None or shared.loop is not loop:
+                    shared = board._shared = _SharedTimer(loop)  # pyright: ignore[reportPrivateUsage]
+                self._shared = shared
+            if deadline == math.inf:
+                shared.due.pop(self, None)
+            else:
+                shared.due[self] = deadline
+                if deadline < shared.set_for:
+                    shared.set(deadline)
             return
         timer = self._timer
         if timer is not None:
@@ -202,12 +242,54 @@ class PausableDeadline:
         self._arm(now + self._remaining)
 
 
+class _SharedTimer:
+    """One timer of `loop` for the running deadlines of a board (see the module docstring).
+
+    Attributes:
+        due: The deadlines whose clock runs, with the loop-clock time each ends its block at.
+        set_for: The loop-clock time the timer is set for; inf when it is not set.
+    """
+
+    __slots__ = ("_context", "_timer", "due", "loop", "set_for")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.due: dict[PausableDeadline, float] = {}
+        self.set_for = math.inf
+        self._timer: asyncio.TimerHandle | None = None
+        self._context = contextvars.Context()
+        """The timer's own (empty) context: it keeps no call's context alive after that call ended."""
+
+    def set(self, at: float) -> None:
+        """Fire at loop-clock time `at` (earlier than `set_for`) instead."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self.set_for = at
+        self._timer = self.loop.call_at(at, self._fire, context=self._context)
+
+    def _fire(self) -> None:
+        """Cancel the scope of every deadline due, then wait for the earliest one left."""
+        limit = max(self.set_for, self.loop.time())  # the time it was set for has come, as the loop sees it
+        self._timer = None
+        self.set_for = math.inf
+        due = self.due
+        ended = [deadline for deadline, at in due.items() if at <= limit]
+        for deadline in ended:
+            del due[deadline]
+        for deadline in ended:
+            deadline._scope.cancel()  # pyright: ignore[reportPrivateUsage]
+        if due:
+            self.set(min(due.values()))
+
+
 class CallDeadlines:
-    """The running call deadlines per connection, and the holds that pause them."""
+    """The running call deadlines per connection, the holds that pause them, and the timer that ends
+    them on asyncio (`_SharedTimer`, one per loop)."""
 
     def __init__(self) -> None:
         self._running: dict[str, set[PausableDeadline]] = {}
         self._holds: dict[str, int] = {}
+        self._shared: _SharedTimer | None = None
 
     def deadline(
         self,

@@ -7,8 +7,8 @@ writer returned. `JsonStore.stamp()` gives it by a `stat` of the section's file 
 call arrived sees it. A forwarded gateway call used to look twice (tool schema, then policy), each
 look two `stat` calls; at 64 calls in flight, 64 calls of one event-loop step each made their own.
 
-**What is reused, and why it stays fresh.** A stamp taken while a request is being served is kept
-with two marks: the count of requests that had *arrived* when it was taken (`request_arrived`,
+**What is reused, and why it stays fresh.** A stamp taken while a request is being served may be
+kept (see below) with two marks: the count of requests that had *arrived* when it was taken (`request_arrived`,
 counted by the gateway endpoint once a request's bytes are in) and the event-loop *turn* it was
 taken in. Another look reuses it only when both hold:
 
@@ -21,6 +21,16 @@ taken in. Another look reuses it only when both hold:
    the first stamp of the turn is kept, so it runs before any task woken by I/O that came later.
    This bounds any reuse to one loop step, so a long-lived task (a session's SDK task that
    inherited a request's mark, a background poll) never keeps an old stamp.
+
+**What is kept, and when.** A stamp is kept only when a request arrived after the asking one
+(`taken > since`): a batch is being served (several requests read in one poll, their tasks
+stepping in one turn), and the batch's other looks in that turn may share it. The stamp of the
+request that arrived last is not kept, so a lone request (concurrency 1: a forwarded call looks
+once per file, and no other request is there to share) schedules no end of turn; that `call_soon`
+cost every such call an event-loop iteration of its own (a non-waiting `epoll_pwait`) and an
+`asyncio.get_running_loop()` (a `getpid` on Python 3.11), issue 12. Keeping less never makes a
+look staler: a stamp not kept only means that the next look makes its own `stat` (a lone request
+looking twice at one file in one step stats twice).
 
 Outside a request (`since` unset: the library, the CLI, the REST API, background tasks started
 outside the gateway) every look is a `stat`, as before. A worker thread (no running loop) never
@@ -99,7 +109,8 @@ class FreshStamps:
         self._turn_loop: asyncio.AbstractEventLoop | None = None
 
     def stamp(self, path: str, rare: bool = False) -> Stamp:
-        """The `Stamp` of `path`: a kept one when the rules allow, else a new one (kept when on the loop).
+        """The `Stamp` of `path`: a kept one when the rules allow, else a new one (kept when on the loop
+        and a request arrived after the asking one).
 
         Args:
             rare: `path` is usually absent (the journal): a new stamp is `rare_file_stamp`'s, not `file_stamp`'s.
@@ -116,6 +127,8 @@ class FreshStamps:
             return kept[2]
         arrived = _arrived  # read before the stat: the stat is after every arrival counted so far
         stamp = look(path)
+        if arrived == since:  # the asking request arrived last: kept for nobody (see the module docstring)
+            return stamp
         if not self._turn_ends:  # the first stamp kept this turn: schedule the turn's end (its lines
             # here, not a method's: every forwarded call takes one, issue 12)
             try:
