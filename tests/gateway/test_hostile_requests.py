@@ -143,14 +143,13 @@ async def test_a_sessionless_request_whose_id_is_not_a_string_or_integer_is_answ
     assert body["error"]["code"] == -32600
 
 
-@pytest.mark.parametrize("raw_id", [b"1e400", b"-1e400"])
-async def test_an_id_beyond_a_double_s_range_is_answered_invalid_request_in_both_eras(
-    host: Host, raw_id: bytes
-) -> None:
-    """`orjson` refuses a body holding a number beyond a double's range, so the id check never saw an
-    id of 1e400 and the SDK served it: HTTP 202 and no answer in a 2025-11-25 session (the agent
-    waited for ever), a vague -32600 sessionless (sec39). Now the same refusal as any id of no valid
-    type, in a session, sessionless, and for an `initialize` (which opens no session)."""
+@pytest.mark.parametrize("raw_id", [b"1e400", b"-1e400", b"NaN", b"-Infinity"])
+async def test_an_id_orjson_cannot_read_is_answered_invalid_request_in_both_eras(host: Host, raw_id: bytes) -> None:
+    """`orjson` refuses a body holding a number beyond a double's range (or NaN, Infinity: not JSON),
+    so the id check never saw an id of 1e400 and the SDK served it: HTTP 202 and no answer in a
+    2025-11-25 session (the agent waited for ever), a vague -32600 sessionless (sec39). Now the same
+    refusal as any id of no valid type, in a session, sessionless, and for an `initialize` (which
+    opens no session)."""
     session_id = await host.session()
     meta = orjson.dumps(MODERN_META)
     sent = [
