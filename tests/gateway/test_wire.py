@@ -563,17 +563,24 @@ class _NotingStalls(CoalescingHttpToolsProtocol):
 
 
 @pytest.mark.parametrize("path", [b"/direct", b"/other"])
-async def test_a_late_request_behind_one_being_answered_waits_for_that_answer_then_gets_its_408(path: bytes) -> None:
-    """A pipelined request's head stalls while the one ahead of it is answered: the answer being
-    computed is written whenever it is ready (the connection was closed without it, sec39), and the
-    late request's time starts then: 408 once it has run out, after that answer, never before."""
+@pytest.mark.parametrize(
+    "late",
+    [b"POST /other HTTP/1.1\r\nhost: x\r\n", b"POST /other HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\n\r\nab"],
+    ids=["head", "body"],
+)
+async def test_a_late_request_behind_one_being_answered_waits_for_that_answer_then_gets_its_408(
+    path: bytes, late: bytes
+) -> None:
+    """A pipelined request's head (or body) stalls while the one ahead of it is answered: the answer
+    being computed is written whenever it is ready (the connection was closed without it, sec39), and
+    the late request's time starts then: 408 once it has run out, after that answer, never before."""
     route = _Route()
     stalled = _NotingStalls.stalled = anyio.Event()
     async with serve_loopback(_WithRoute(route), http=_NotingStalls) as base:
         port = int(base.rsplit(":", 1)[1])
         with anyio.fail_after(10):
             async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-                await stream.send(_post(path, b"gated") + b"POST /other HTTP/1.1\r\nhost: x\r\n")
+                await stream.send(_post(path, b"gated") + late)
                 await stalled.wait()  # the second request is late while the first is still being answered
                 route.gate.set()
                 answer = await _until_closed(stream, bytearray())

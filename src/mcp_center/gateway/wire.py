@@ -576,6 +576,14 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             return
         self._answer_408(f"Request not received within {self.request_timeout:g} s.")
 
+    def _due_from_now(self) -> None:
+        """An answer is complete while a request behind it is being read (its head, or the body of one
+        started now): that request's time starts now (its `_read_by`, watched by the keep-alive timer;
+        `_request_stalled` left it unwatched while the answer was not complete, sec39)."""
+        self._read_by = self.loop.time() + self.request_timeout
+        if self.timeout_keep_alive_task is None:
+            self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
+
     def _answer_408(self, warning: str) -> None:
         """Log `warning`, answer 408 and close the connection (what was being read is dropped)."""
         self._direct_body = None
@@ -664,10 +672,10 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             if pipeline:
                 cycle, app = pipeline.pop()
                 self._start_asgi_task(cycle, app)
-            elif self._in_message:  # a request read behind this answer: its time starts now (sec39)
-                self._read_by = self.loop.time() + self.request_timeout
-                if self.timeout_keep_alive_task is None:
-                    self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
+                if self._in_message:  # (its body, or a head behind it)
+                    self._due_from_now()
+            elif self._in_message:
+                self._due_from_now()
             else:
                 self._idle_since = self.loop.time()
                 if self.timeout_keep_alive_task is None:  # else it is due within `_step`: soon enough
