@@ -143,6 +143,35 @@ async def test_a_sessionless_request_whose_id_is_not_a_string_or_integer_is_answ
     assert body["error"]["code"] == -32600
 
 
+@pytest.mark.parametrize("raw_id", [b"1e400", b"-1e400", b"NaN", b"-Infinity"])
+async def test_an_id_orjson_cannot_read_is_answered_invalid_request_in_both_eras(host: Host, raw_id: bytes) -> None:
+    """`orjson` refuses a body holding a number beyond a double's range (or NaN, Infinity: not JSON),
+    so the id check never saw an id of 1e400 and the SDK served it: HTTP 202 and no answer in a
+    2025-11-25 session (the agent waited for ever), a vague -32600 sessionless (sec39). Now the same
+    refusal as any id of no valid type, in a session, sessionless, and for an `initialize` (which
+    opens no session)."""
+    session_id = await host.session()
+    meta = orjson.dumps(MODERN_META)
+    sent = [
+        (b'{"jsonrpc":"2.0","id":%s,"method":"tools/list"}' % raw_id, host.headers(session_id)),
+        (
+            b'{"jsonrpc":"2.0","id":%s,"method":"tools/list","params":{"_meta":%s}}' % (raw_id, meta),
+            {**host.headers(version="2026-07-28"), "Mcp-Method": "tools/list"},
+        ),
+        (orjson.dumps(INITIALIZE).replace(b'"id":1', b'"id":' + raw_id, 1), host.headers(version="2025-11-25")),
+    ]
+    for body, headers in sent:
+        assert b"%s," % raw_id in body
+        response = await host.http.post("/mcp", content=body, headers={**headers, "Content-Type": "application/json"})
+        assert response.status_code == 400, response.text
+        assert "mcp-session-id" not in response.headers
+        answer = _rpc_body(response)
+        assert answer["id"] is None
+        assert answer["error"]["code"] == -32600
+        assert "id must be a string or an integer" in answer["error"]["message"]
+    await _still_serves(host, session_id)
+
+
 # Params the SDK's models refuse; the lean path forwarded them as they came (or failed inside).
 BAD_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ("completion/complete", {"ref": "x", "argument": {"name": "a", "value": "b"}}),

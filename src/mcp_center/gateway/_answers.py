@@ -20,6 +20,7 @@ from mcp_center.models import is_object, is_request_id
 __all__ = [
     "accepted",
     "bad_id_refusal",
+    "bad_id_unparsed",
     "bad_listen_refusal",
     "bad_meta_refusal",
     "bad_request_id",
@@ -82,6 +83,21 @@ def bad_id_refusal() -> JSONResponse:
         "(not null, a number with a fraction, a boolean, an array or an object)"
     )
     return invalid_request(message)
+
+
+def bad_id_unparsed(body: bytes) -> bool:
+    """Whether a body `orjson` refused is a request whose id is not a string or an integer as the
+    standard library's parser reads it: an id of `1e400` or `-1e400` (a number beyond a double's
+    range, which `orjson` refuses in a whole body) is infinity there, and `NaN` or `Infinity` (not
+    JSON, which the SDK's parser reads all the same) a float. The SDK took such a request for a
+    notification (HTTP 202 and no answer, 2025-11-25) or answered a vague -32600 (2026-07-28); the
+    endpoint refuses it as any other id of no valid type (sec39, R-8.1). Runs only on a body
+    `orjson` refused, never on a served call."""
+    try:
+        exact: object = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return bad_request_id(exact)
 
 
 def bad_meta_refusal(message: object, *, modern: bool) -> JSONResponse | None:

@@ -47,6 +47,7 @@ from mcp_center.errors import StorageError, did_you_mean
 from mcp_center.gateway._answers import (
     accepted,
     bad_id_refusal,
+    bad_id_unparsed,
     bad_listen_refusal,
     bad_meta_refusal,
     bad_request_id,
@@ -357,6 +358,9 @@ class GatewayEndpoint:
             try:
                 message = orjson.loads(body)
             except orjson.JSONDecodeError:
+                if bad_id_unparsed(body):  # an id of 1e400: no SDK answer names what is wrong (sec39)
+                    await bad_id_refusal()(scope, receive, send)
+                    return
                 message = None  # the SDK answers -32700
             if isinstance(message, list):
                 await batch_refusal()(scope, receive, send)

@@ -38,15 +38,18 @@ answered (`_active`, direct or uvicorn's) is told when the connection is lost, a
 `PIPELINE_READ_AHEAD` queued requests so that the loss is seen. An agent's FIN after whole requests
 whose answer has not started may be a half-close: the connection stays open, is probed with
 interim `100 Continue` answers (`EOF_PROBES_S`; an agent that closed its socket resets the
-connection, which cancels), and closes after the answers. A direct body that stalls is answered 408
-after `DIRECT_BODY_TIMEOUT_S`.
+connection, which cancels), and closes after the answers.
 
 **Slow requests** (sec37, R-7.2). uvicorn bounds no read: an agent that sent half of a request's
 head (or of its body) and then nothing held its connection open for ever, so that many of them
 (slowloris) took the server's connections. A request's head must be complete within
 `request_timeout` seconds of its first byte (the first request's: of the connection), and each
-read of its body must follow the one before within as long; then the agent is answered 408 (the
-connection closed without one when another answer is being written) and the connection closed.
+read of its body must follow the one before within as long; then the agent is answered 408 and the
+connection closed. A direct request's body is read under the same rule (sec39: it had its own fixed
+10 s for the whole body). A request read while one ahead of it is still being answered is not late:
+its time starts when the answers ahead of it are complete (HTTP/1.1 answers in order; a 408 then
+would have dropped the answer being computed, sec39). A request already answered before its body was
+read whole (an early 404) gets no second answer: its connection is closed when the body stalls.
 The connection's keep-alive timer does this too (`_keep_alive_check`): no timer per request.
 """
 
@@ -67,7 +70,6 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from mcp_center.gateway._coalescing import MAX_HELD_BYTES, CoalescingTransport
 
 __all__ = [
-    "DIRECT_BODY_TIMEOUT_S",
     "MAX_HELD_BYTES",
     "PIPELINE_READ_AHEAD",
     "REQUEST_TIMEOUT_S",
@@ -106,11 +108,6 @@ class DirectRoute(Protocol):
         request cycle serves it (no side effects)."""
         ...
 
-
-DIRECT_BODY_TIMEOUT_S = 10.0
-"""Seconds a direct request's body may take to arrive once a read ended before it was complete; then
-the agent is answered 408 and the connection closed (a stalled body held up to the route's limit per
-connection for ever otherwise, issue 12). A body sent with its head never arms it."""
 
 EOF_PROBES_S = (0.02, 0.2, 2.0)
 """Seconds after an agent's end (FIN) arrived behind whole requests at which the connection is
@@ -381,8 +378,6 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     """What the direct route's `wants` read of that request's headers, for its `take`."""
     direct_headers: Sequence[tuple[bytes, bytes]] = ()
     """The direct route's `response_headers`."""
-    direct_body_timeout: float = DIRECT_BODY_TIMEOUT_S
-    """`DIRECT_BODY_TIMEOUT_S` (a class attribute, so that a test's subclass can shorten it)."""
     _active: RequestResponseCycle | DirectExchange | None = None
     """The request being answered now (uvicorn's `cycle` names the last one parsed: one pipelined
     behind it, once there is one, so its `connection_lost` would tell only that one)."""
@@ -400,8 +395,6 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     _read_by: float | None = None
     """Loop time by which the request being read must be whole (its head) or read again (its body),
     while one is being read (and from the connection's start until its first request is read)."""
-    _body_deadline: asyncio.TimerHandle | None = None
-    """`direct_body_timeout`'s timer, while a direct request's body is incomplete after a read."""
     _idle_since: float | None = None
     """Loop time the connection became idle (its last response complete, nothing read since); None while not."""
 
@@ -489,9 +482,6 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             return
         body = b"".join(self._direct_body)
         self._direct_body = None
-        if self._body_deadline is not None:
-            self._body_deadline.cancel()
-            self._body_deadline = None
         assert self._direct is not None
         handler = self._direct.take(self.url, self.headers, body, self._direct_read)
         self._direct_read = {}
@@ -536,8 +526,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         (`_keep_alive_check`), `data` is parsed, a parse error answered 400; then a request left
         incomplete is given `request_timeout`: its head is due that long after its first byte, its
         body's next read that long after this one (`_read_by`), watched by the keep-alive timer (set
-        here when it is not: it is never due later than that, `_step`; sec37, R-7.2); and a direct
-        request's body left incomplete arms `direct_body_timeout`."""
+        here when it is not: it is never due later than that, `_step`; sec37, R-7.2), a direct
+        request's body as any other (sec39)."""
         self._idle_since = None
         try:
             self.parser.feed_data(data)  # pyright: ignore[reportOptionalMemberAccess] - None once lost, as uvicorn's
@@ -557,13 +547,15 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
                 self._read_by = self.loop.time() + self.request_timeout
             if self.timeout_keep_alive_task is None:
                 self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
-        if self._direct_body is not None and self._body_deadline is None and not self.transport.is_closing():
-            self._body_deadline = self.loop.call_later(self.direct_body_timeout, self._body_stalled)
 
     def _request_stalled(self) -> None:
-        """A request was not read whole in time (`_read_by`): 408 unless another answer is being
-        written, and the connection is closed. Not while reading is paused (the agent waits for the
-        server then) or an agent waits for its `100 Continue`: its time starts again (sec37, R-7.2)."""
+        """A request was not read whole in time (`_read_by`): 408, and the connection is closed; closed
+        without one when the late body is that of a request whose answer has started or is complete
+        (an early 404: a second answer would answer nothing, sec39). Not while reading is paused (the
+        agent waits for the server then) or an agent waits for its `100 Continue`: its time starts
+        again (sec37, R-7.2). Not while a request ahead of it is still being answered: its time
+        starts when that answer is complete (`on_response_complete`; closing then dropped that
+        answer, sec39)."""
         cycle = self.cycle  # None before the first request; a `DirectExchange` never waits for one
         if self.flow.read_paused or getattr(cycle, "waiting_for_100_continue", False):
             self._read_by = self.loop.time() + self.request_timeout
@@ -571,21 +563,26 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             return
         self._read_by = None
         active = self._active
+        if active is not None and not active.response_complete and (self._in_head or active is not cycle):
+            return  # behind a request being answered: its time starts once that answer is complete
         if (
-            active is None
-            or active.response_complete
-            or (active is cycle and not self._in_head and not active.response_started)  # its own body is late
+            self._direct_body is None
+            and not self._in_head
+            and active is not None
+            and active is cycle
+            and active.response_started
         ):
-            self._answer_408(f"Request not received within {self.request_timeout:g} s.")
-        else:
-            self.transport_for_cycles.close()
-
-    def _body_stalled(self) -> None:
-        """A direct request's body did not arrive in time: 408, and the connection is closed (issue 12)."""
-        self._body_deadline = None
-        if self._direct_body is None or self.transport.is_closing():
+            self.transport_for_cycles.close()  # its own body is late, its answer started or sent: no second one
             return
-        self._answer_408(f"Request body not received within {self.direct_body_timeout:g} s.")
+        self._answer_408(f"Request not received within {self.request_timeout:g} s.")
+
+    def _due_from_now(self) -> None:
+        """An answer is complete while a request behind it is being read (its head, or the body of one
+        started now): that request's time starts now (its `_read_by`, watched by the keep-alive timer;
+        `_request_stalled` left it unwatched while the answer was not complete, sec39)."""
+        self._read_by = self.loop.time() + self.request_timeout
+        if self.timeout_keep_alive_task is None:
+            self.timeout_keep_alive_task = self.loop.call_later(self._step, self._keep_alive_check)
 
     def _answer_408(self, warning: str) -> None:
         """Log `warning`, answer 408 and close the connection (what was being read is dropped)."""
@@ -653,9 +650,6 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         if active is not None and active is not self.cycle and not active.response_complete:
             active.disconnected = True
             active.message_event.set()
-        if self._body_deadline is not None:
-            self._body_deadline.cancel()
-            self._body_deadline = None
         self._unset_keepalive_if_required()  # uvicorn's only when `exc` is None
         super().connection_lost(exc)
 
@@ -678,6 +672,10 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             if pipeline:
                 cycle, app = pipeline.pop()
                 self._start_asgi_task(cycle, app)
+                if self._in_message:  # (its body, or a head behind it)
+                    self._due_from_now()
+            elif self._in_message:
+                self._due_from_now()
             else:
                 self._idle_since = self.loop.time()
                 if self.timeout_keep_alive_task is None:  # else it is due within `_step`: soon enough
