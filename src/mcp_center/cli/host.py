@@ -14,7 +14,7 @@ import http.client
 import json
 import ssl
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -286,13 +286,7 @@ def exit_code_for_status(status: int) -> int:
     Conflict 409 → 4, ..., RequestTooLarge 413 → 2), so a command exits the same whether it raised
     the error in-process or got it from the API. 1 for a status no class answers with.
     """
-    level: list[type[CenterError]] = [CenterError]
-    while level:
-        for family in level:
-            if family.http_status == status:
-                return family.exit_code
-        level = [sub for family in level for sub in family.__subclasses__()]
-    return CenterError.exit_code
+    return next((family.exit_code for family in _error_tree() if family.http_status == status), CenterError.exit_code)
 
 
 def exit_code_for(api_code: str, status: int) -> int:
@@ -300,10 +294,13 @@ def exit_code_for(api_code: str, status: int) -> int:
     `code` is `api_code` (what the same error raised in this process exits with: the 503s exit 9,
     10 or 12 by their code), else by the HTTP status (`exit_code_for_status`: a code this CLI does
     not know, `HTTP_<status>`) (cli39, README's exit codes)."""
+    found = next((family.exit_code for family in _error_tree() if family.code == api_code), None)
+    return found if found is not None else exit_code_for_status(status)
+
+
+def _error_tree() -> Iterator[type[CenterError]]:
+    """Every class of the error tree, most general first (breadth first from `CenterError`)."""
     level: list[type[CenterError]] = [CenterError]
     while level:
-        for family in level:
-            if family.code == api_code:
-                return family.exit_code
+        yield from level
         level = [sub for family in level for sub in family.__subclasses__()]
-    return exit_code_for_status(status)
