@@ -166,3 +166,23 @@ async def test_a_closed_stdout_ends_the_bridge_with_one_line_and_no_traceback(ho
     assert "BrokenPipeError" not in stderr
     assert "MCP_SERVER_UNREACHABLE" not in stderr
     assert "closed the bridge's stdout" in stderr
+
+
+async def test_a_host_that_never_answers_initialize_gets_the_drain_error_not_silence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """break39: the bridge waited for the initialize answer without bound, so with a hung host it never
+    saw stdin end and wrote nothing (for ever). The wait is bounded by DRAIN_S, then -32001 per id."""
+    monkeypatch.setattr(bridge_module, "DRAIN_S", 1.0)
+    listener = socket.create_server(("127.0.0.1", 0))  # accepts (the backlog) and never answers
+    port = listener.getsockname()[1]
+    stdin = io.StringIO(_lines(SESSION_INITIALIZE, _request(2, "tools/list")).decode())
+    stdout = io.StringIO()
+    try:
+        with anyio.fail_after(30):
+            delivered = await bridge_stdio(f"http://127.0.0.1:{port}/mcp", "hung-host", stdin=stdin, stdout=stdout)
+    finally:
+        listener.close()
+    answers = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    assert delivered is True
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(1, -32001), (2, -32001)], answers

@@ -17,13 +17,46 @@ from urllib.parse import quote
 from mcp_center.cli._shared import fail
 from mcp_center.config import Settings
 from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
+from mcp_center.models import is_object
 from mcp_center.store.running import running_owner
 
-__all__ = ["CHANGE_TIMEOUT_S", "served", "server_path"]
+__all__ = ["CHANGE_TIMEOUT_S", "START_MARGIN_S", "served", "server_path", "start_wait_s"]
 
 CHANGE_TIMEOUT_S = 120.0
 """Seconds `enable`, `test` and `tools` wait for the serve's whole answer: each may start the
 server (a cold `npx`/`uvx` start can take a minute; the serve's own connect timeout ends it first)."""
+
+
+START_MARGIN_S = 60.0
+"""Seconds `start_wait_s` adds to a server's start-up timeout (the serve's own steps around it)."""
+
+
+def start_wait_s(settings: Settings, server_id: str) -> float:
+    """Seconds to wait for a serve's answer to a request that starts `server_id` (`enable`, `test`):
+    its `startup_timeout_s` (up to 600 s) plus `START_MARGIN_S`, at least `CHANGE_TIMEOUT_S`; a fixed
+    120 s ended the wait for a server allowed longer and blamed the serve (break39). The view is read
+    from the serve when one owns the directory, else from nothing (the in-process path has its own)."""
+    from mcp_center.cli.host import ANSWER_TIMEOUT_S, HostClient
+
+    if not _serve_to_ask(settings):
+        return CHANGE_TIMEOUT_S
+    try:  # quietly: the request that follows says what is wrong, once
+        with HostClient(settings, timeout_s=ANSWER_TIMEOUT_S) as client:
+            view: object = client.call("GET", server_path(server_id))
+    except CenterError:
+        return CHANGE_TIMEOUT_S
+    configured: object = view.get("startup_timeout_s") if is_object(view) else None
+    if not isinstance(configured, int | float) or isinstance(configured, bool):
+        return CHANGE_TIMEOUT_S
+    return max(CHANGE_TIMEOUT_S, float(configured) + START_MARGIN_S)
+
+
+def _serve_to_ask(settings: Settings) -> bool:
+    """True when a live serve with file state owns the data directory and no database was given here."""
+    if settings.database_url is not None:
+        return False
+    owner = running_owner(settings.data_dir)
+    return owner is not None and owner.address is not None and owner.database is None
 
 
 def server_path(server_id: str, *rest: str) -> str:
@@ -44,10 +77,7 @@ def served(settings: Settings, method: str, path: str, *, timeout_s: float = CHA
             whole answer within `timeout_s` seconds (MCP_SERVER_UNREACHABLE, exit 7: a change may
             have happened there, so it is not done again here).
     """
-    if settings.database_url is not None:
-        return None
-    owner = running_owner(settings.data_dir)
-    if owner is None or owner.address is None or owner.database is not None:
+    if not _serve_to_ask(settings):
         return None
     from mcp_center.cli.host import HostClient
 

@@ -227,7 +227,8 @@ class HostClient:
 
         Raises:
             ServerUnreachable: nothing answers (the message says whether a serve owns the directory;
-                `details.reason` `refused`), or the host's whole answer did not come within the
+                `details.reason` `refused`), the connection closed before the answer (`dropped`: the
+                host may have acted on the request), or the host's whole answer did not come within the
                 client's `timeout_s` (`details.reason` `timeout`; one deadline for the request,
                 however slowly the answer trickles in).
             HostRequestFailed: the host answered with an error envelope (or a non-JSON error).
@@ -239,6 +240,14 @@ class HostClient:
                 f"the serve on {display_url(self.base_url)} did not answer within {self._timeout_s:g} s "
                 "(is it hung or stopped?)",
                 details={"reason": "timeout", "url": display_url(self.base_url)},
+            ) from None
+        except (ConnectionResetError, BrokenPipeError, http.client.IncompleteRead, http.client.BadStatusLine):
+            # Connected, and the request (partly) sent: the serve may have acted on it before it
+            # went away, so this is no "nothing answers" a caller may redo elsewhere (break39).
+            raise ServerUnreachable(
+                f"the serve on {display_url(self.base_url)} closed the connection before it answered "
+                "(did it stop?); what was asked may have happened there",
+                details={"reason": "dropped", "url": display_url(self.base_url)},
             ) from None
         except (OSError, http.client.HTTPException):
             raise ServerUnreachable(

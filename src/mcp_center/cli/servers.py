@@ -19,7 +19,7 @@ from rich.text import Text
 
 from mcp_center.cli._prompts import ask, confirm
 from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body
-from mcp_center.cli._served import served, server_path
+from mcp_center.cli._served import served, server_path, start_wait_s
 from mcp_center.cli._shared import (
     DataDir,
     HostUrl,
@@ -327,7 +327,7 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
 
     log: list[str] | None = None  # the test's log lines, when it ran in this process
     with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
-        answer = served(settings, "POST", server_path(server_id, "test"))
+        answer = served(settings, "POST", server_path(server_id, "test"), timeout_s=start_wait_s(settings, server_id))
         if answer is None:
             own, log = run_center(settings, tested)
             answer = own.model_dump(mode="json")
@@ -385,7 +385,7 @@ def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None)
     Beside a running serve, that serve enables it and connects it: the state printed is its.
     """
     settings = settings_for_server(server_id, data_dir, profile)
-    view = served(settings, "POST", server_path(server_id, "enable"))
+    view = served(settings, "POST", server_path(server_id, "enable"), timeout_s=start_wait_s(settings, server_id))
     if view is None:
         view = run_center(settings, lambda c: c.enable(server_id)).to_dict()
     status: dict[str, Any] = view.get("status") or {}

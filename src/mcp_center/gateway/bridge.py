@@ -191,8 +191,9 @@ async def _forward(
                     if message.method != "initialize":
                         answered = None
                 await write.send(SessionMessage(message, metadata=_routing(message)))
-                if answered is not None:
-                    await answered.wait()  # an initialize: the session (its id) exists before anything else is sent
+                if answered is not None:  # an initialize: the session (its id) exists before anything else is sent
+                    with anyio.move_on_after(DRAIN_S):  # a hung host: on, and the drain's -32001 (break39)
+                        await answered.wait()
             # stdin ended: let the requests already sent be answered (or fail: an unreachable host
             # raises out of the transport) before the connection closes, within DRAIN_S.
             with anyio.move_on_after(DRAIN_S):
