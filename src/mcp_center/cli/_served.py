@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from mcp_center.cli._shared import fail
 from mcp_center.config import Settings
-from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
+from mcp_center.errors import AdminAuthRequired, CenterError, ServerUnreachable
 from mcp_center.models import is_object
 from mcp_center.store.running import running_owner
 
@@ -90,7 +90,5 @@ def served(settings: Settings, method: str, path: str, *, timeout_s: float = CHA
         if exc.details.get("reason") == "refused":
             return None
         raise fail(exc, settings=settings, serve=True) from None
-    except HostRequestFailed as exc:
-        raise fail(exc, settings=settings) from None
-    except CenterError as exc:
+    except CenterError as exc:  # the serve's error answer (HostRequestFailed) among them
         raise fail(exc, settings=settings) from None

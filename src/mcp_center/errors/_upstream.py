@@ -110,7 +110,8 @@ class CallInterrupted(CenterError):
 class HostRequestFailed(CenterError):
     """The running host answered a CLI request with an error envelope (`mcp-center auth` drives the
     host through its REST API): `api_code`, `message` and `details` are the host's, `status` its
-    HTTP status. The CLI prints the host's code; the status sets the exit (`cli.host.exit_code_for_status`).
+    HTTP status. The CLI prints the host's code and exits as that code's class does, by the status
+    for a code it does not know (`cli.host.exit_code_for`).
 
     Args:
         api_code: The envelope's `code` (`HTTP_<status>` when the answer had no envelope).

@@ -534,21 +534,20 @@ def _policy_of(entry: RegisteredTool, record: ServerRecord, name: str) -> str:
 def closest_exposed(name: str, tools: list[RegisteredTool]) -> list[str]:
     """The exposed names (`mcp__{serverId}__{tool}`) closest to an unknown `name`, best first (R-7.3).
 
-    When `name` starts with a server's prefix, only that server's tools are offered, compared by the
-    part after the prefix: compared whole, the shared prefix made nearly any name on the server look
-    close (`mcp__docs__zzz` offered `mcp__docs__echo`). Otherwise (a misspelled server id) the whole
-    names are compared. A misspelled server id in a well-formed name (`mcp__rw__echo`) offers the tools
-    of the servers whose ids are close, compared by their part after the prefix (it offered every tool
-    of `raw`). Otherwise the whole names are compared. Returns [] when nothing is close."""
-    server_ids = sorted({t.server_id for t in tools}, key=len, reverse=True)
-    for server_id in server_ids:
-        prefix = tool_prefix(server_id)
-        if name.startswith(prefix):
-            return _closest_within(name[len(prefix) :], [t for t in tools if t.server_id == server_id])
+    A well-formed name is compared by its part after the prefix: on a known server, with that
+    server's tools only (compared whole, the shared prefix made nearly any name look close:
+    `mcp__docs__zzz` offered `mcp__docs__echo`); with a misspelled server id (`mcp__rw__echo`), with
+    the tools of the servers whose ids are close, or of every server when none is (it offered every
+    tool of `raw`). A name of another shape is compared whole. Returns [] when nothing is close.
+    A server id never holds `__` (R-1.1: `[a-z0-9-]`), so the first `__` after `mcp__` ends it."""
     server_part, split, tool_part = name.removeprefix("mcp__").partition("__")
-    if name.startswith("mcp__") and split and tool_part:
-        near = set(did_you_mean(server_part, server_ids)) or set(server_ids)  # no close id: any server's
-        return _closest_within(tool_part, [t for t in tools if t.server_id in near])
+    if name.startswith("mcp__") and split:
+        server_ids = {t.server_id for t in tools}
+        if server_part in server_ids:
+            return _closest_within(tool_part, [t for t in tools if t.server_id == server_part])
+        if tool_part:
+            near = set(did_you_mean(server_part, server_ids)) or server_ids  # no close id: any server's
+            return _closest_within(tool_part, [t for t in tools if t.server_id in near])
     return did_you_mean(name, (t.name for t in tools))
 
 
