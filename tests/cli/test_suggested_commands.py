@@ -104,6 +104,18 @@ def test_a_suggestion_names_this_programs_path_when_mcp_center_is_not_on_path(
     assert suggested("trust", "x") == "mcp-center trust x"
 
 
+def test_a_command_leaves_nothing_remembered_when_it_ends(tmp_path: Path) -> None:
+    """CI of stop 34: a `--data-dir` command run in this process left its directory remembered, so the
+    next suggestion made outside any command (another test, a library caller) carried it."""
+    data = tmp_path / "d"
+    listed = run_cli(None, "list", "--data-dir", str(data))
+    assert listed.returncode == 0, listed.stderr
+    assert suggested("trust", "x").endswith(" trust x"), suggested("trust", "x")
+    failed = run_cli(None, "enable", "nope", "--data-dir", str(data))
+    assert failed.returncode != 0 and "--data-dir" in failed.stdout + failed.stderr, failed
+    assert "--data-dir" not in suggested("trust", "x")
+
+
 def test_a_suggested_url_holds_neither_password_nor_token(tmp_path: Path) -> None:
     """break36: the remembered `--url` is repeated as `display_url` shows it (R-1.5)."""
     forget()

@@ -277,6 +277,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     show_version: Annotated[
         bool, typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True)
     ] = False,
@@ -284,6 +285,7 @@ def _root(
     """A self-hosted MCP host: register, trust, test, enable and call MCP servers."""
     del show_version
     forget()  # suggested commands carry this command's --data-dir/--url, not a previous one's
+    ctx.call_on_close(forget)  # nor does what follows the command in this process (a test, a library caller)
 
 
 secret_app = typer.Typer(cls=CenterGroup, help="Set or delete secret values (write-only).", no_args_is_help=True)
