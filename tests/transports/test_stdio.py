@@ -238,10 +238,16 @@ async def test_close_while_the_caller_is_cancelled_still_kills_the_group() -> No
 
 @pytest.mark.anyio
 async def test_server_that_ignores_eof_and_sigterm_is_killed() -> None:
-    stdio = transport(script("silent_stdio.py", "--stubborn", "--grandchild"), grace_s=0.2, kill_timeout_s=0.2)
+    ready = anyio.Event()
+    stdio = transport(
+        script("silent_stdio.py", "--stubborn", "--grandchild"),
+        grace_s=0.2,
+        kill_timeout_s=0.2,
+        on_stderr=lambda line: ready.set() if line.strip() == "ready" else None,
+    )
     with kill_group_on_failure(stdio), anyio.fail_after(10):
         async with stdio:
-            pass
+            await ready.wait()  # SIGTERM is ignored from here on (a loaded machine starts it late)
         assert stdio.returncode == -signal.SIGKILL
         assert stdio.pid is not None
         assert live_group_members(stdio.pid) == []
