@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_center.errors import ImportDuplicateKey, ImportJsonInvalid, ImportTooLarge
-from mcp_center.interchange import MAX_IMPORT_BYTES, decode_text, loads_lenient
+from mcp_center.interchange import MAX_IMPORT_BYTES, decode_text, lenient_json, loads_lenient
 from mcp_center.interchange.lenient_json import MAX_SHOWN_KEY_CHARS
 from tests.support.hang import assert_returns
 
@@ -86,9 +89,9 @@ def test_invalid_utf8_reports_the_position_of_the_first_bad_byte() -> None:
 def test_utf16_or_utf32_without_a_byte_order_mark_is_named_as_such(codec: str) -> None:
     """break38: UTF-16LE without a BOM was 'not valid UTF-8 (line 1, column 175)', far from the cause."""
     data = '{\n  "mcpServers": {"a": {"command": "x"}}\n}'.encode(codec)
-    for given in (data, data.decode("utf-8")):  # the bytes, and the page's text of them (NULs are UTF-8)
+    for sent in (data, data.decode("utf-8")):  # the bytes, and the page's text of them (NULs are UTF-8)
         with pytest.raises(ImportJsonInvalid) as caught:
-            decode_text(given)
+            decode_text(sent)
         assert "looks like UTF-16 without a byte-order mark" in caught.value.message
         assert caught.value.details["reason"] == "encoding"
         assert caught.value.details["line"] == 1
@@ -364,3 +367,32 @@ def test_a_key_up_to_the_shown_length_is_still_named() -> None:
     with pytest.raises(ImportDuplicateKey) as caught:
         loads_lenient(f'{{"mcpServers": {{"{name}": {{}}, "{name}": {{}}}}}}')
     assert caught.value.details == {"path": f"mcpServers.{name}", "key": name}
+
+
+_PIECES = ['"', '\\"', "\\", "//", "/*", "*/", ",", "}", "]", " ", "\n", "a"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+@settings(max_examples=400, deadline=None)
+def test_the_token_scan_equals_the_one_pattern_substitution_it_replaced(pieces: list[str]) -> None:
+    """`_sub_outside_strings` (linear, skipping a run of escaped quotes at once) replaces exactly what
+    the single pattern `"<string>"|<token>` substituted before (R-1.8), for both passes, on any mix of
+    quotes, escapes, comments, commas and line breaks."""
+    text = "".join(pieces)
+
+    def mark(match: re.Match[str]) -> str:
+        return f"<{match.start()}:{len(match.group())}>"
+
+    def reference(pattern: str, flags: int) -> str:
+        string = r'"(?:[^"\\\n]|\\.)*"'
+        return re.sub(
+            f"{string}|{pattern}", lambda m: m.group() if m.group().startswith('"') else mark(m), text, flags=flags
+        )
+
+    lj = lenient_json  # the scan and its patterns are the unit here (private to the module)
+    comment = reference(r"//[^\n]*|/\*(?:.*?\*/|.*)", re.DOTALL)
+    scanned = lj._sub_outside_strings(text, lj._QUOTE_OR_COMMENT, lj._ONLY_COMMENT, lj._STRING_BODY_DOTALL, mark)  # pyright: ignore[reportPrivateUsage]
+    assert scanned == comment
+    comma = reference(r",(?=\s*[}\]])", 0)
+    scanned = lj._sub_outside_strings(text, lj._QUOTE_OR_TRAILING_COMMA, lj._ONLY_TRAILING_COMMA, lj._STRING_BODY, mark)  # pyright: ignore[reportPrivateUsage]
+    assert scanned == comma
