@@ -45,12 +45,13 @@ def start_wait_s(view: object) -> float:
     return max(CHANGE_TIMEOUT_S, float(configured) + START_MARGIN_S)
 
 
-def _serve_to_ask(settings: Settings) -> bool:
-    """True when a live serve with file state owns the data directory and no database was given here."""
+def _serve_to_ask(settings: Settings) -> str | None:
+    """The address of the live serve with file state that owns the data directory (from its
+    serve.json), or None: none, one not listening yet, one on a database, or a database given here."""
     if settings.database_url is not None:
-        return False
+        return None
     owner = running_owner(settings.data_dir)
-    return owner is not None and owner.address is not None and owner.database is None
+    return owner.address if owner is not None and owner.database is None else None
 
 
 def server_path(server_id: str, *rest: str) -> str:
@@ -79,12 +80,13 @@ def served(settings: Settings, method: str, server_id: str, action: str) -> Any 
             (MCP_SERVER_UNREACHABLE, exit 7: a change may have happened there, so it is not done
             again here).
     """
-    if not _serve_to_ask(settings):
+    address = _serve_to_ask(settings)
+    if address is None:
         return None
     from mcp_center.cli.host import ANSWER_TIMEOUT_S, HostClient
 
     try:
-        with HostClient(settings, timeout_s=ANSWER_TIMEOUT_S) as client:
+        with HostClient(settings, timeout_s=ANSWER_TIMEOUT_S, recorded=address) as client:
             try:
                 view: object = client.call("GET", server_path(server_id))
             except HostRequestFailed:  # it answers: the action says what is wrong, once

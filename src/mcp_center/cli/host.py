@@ -168,6 +168,8 @@ class HostClient:
         settings: The data directory (its admin token) and the default base URL.
         url: `--url`, or None for the data directory's own `serve`.
         timeout_s: Seconds for one request and its whole answer (one deadline, `answer_within`).
+        recorded: With no `url`: the address the data directory's serve recorded in serve.json, as
+            the caller read it (`running_owner(...).address`), so it is not read again.
     Raises:
         ServerUnreachable: no `url` and no serve owns the data directory (exit 7; `serve_url`),
             checked first.
@@ -176,10 +178,13 @@ class HostClient:
         SecretStoreError: the token file is readable by others.
     """
 
-    def __init__(self, settings: Settings, url: str | None = None, *, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, settings: Settings, url: str | None = None, *, timeout_s: float = 30.0, recorded: str | None = None
+    ) -> None:
         # Where first: with no serve on the data directory (and no --url) the answer is "no serve
         # runs there" (exit 7), whether or not one ever ran and left its admin token (issue 16).
-        base_url = serve_url(settings, url)
+        # `recorded`: that serve's address, when the caller has just read serve.json itself (cli40).
+        base_url = recorded.rstrip("/") if recorded and not url else serve_url(settings, url)
         token = read_admin_token(settings.data_dir, settings.admin_token)
         if token is None:
             raise AdminAuthRequired(
