@@ -8,6 +8,7 @@ A real stdio server (`tests/servers/slow_start_stdio.py`) that sleeps before spe
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import anyio
 import pytest
 
 from mcp_center.config import Settings
+from mcp_center.errors import CenterError, ServerTimeout
+from mcp_center.models import ConnectionState
 from mcp_center.service import McpCenter, UnavailableServer, agent_registry
 from tests.support.readiness import ready_in_center
 from tests.support.zygote import launch_command
@@ -80,3 +83,44 @@ async def test_an_enabled_server_the_profile_does_not_start_is_named_with_the_st
             export = await library.agent_tools()
     assert export.tools == []
     assert [(s.server_id, s.code) for s in export.unavailable] == [("local-only", "MCP_SANDBOX_REQUIRED")]
+
+
+async def test_a_server_failing_on_its_reconnects_is_named_at_once_not_waited_for_again(
+    center: McpCenter, tmp_path: Path
+) -> None:
+    """cli40: a server whose every attempt times out cost each export (and each listing of its tools)
+    a whole start-up timeout while an automatic reconnect was under way, and `list_tools` started an
+    attempt of its own while it waited for its backoff. Known to be failing, it is named at once with
+    its last error; a restart after a change (`disconnect`, then a start) is waited for again."""
+    delay = tmp_path / "delay"
+    await ready_in_center(center, _slow("slow", delay, startup_timeout_s=3))
+    manager = center._manager  # pyright: ignore[reportPrivateUsage]
+    delay.write_text("30", encoding="utf-8")
+    await manager.disconnect("slow")
+    with anyio.fail_after(30), pytest.raises(ServerTimeout):
+        await manager.connect("slow")  # the first failure: the server is now known to be failing
+
+    async def reconnect() -> None:
+        with contextlib.suppress(CenterError):
+            await manager.connect("slow")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reconnect)  # as the backoff's next attempt does
+        with anyio.fail_after(30):
+            await manager.wait_for_status("slow", lambda status: status.state is ConnectionState.CONNECTING)
+        with anyio.fail_after(1.5):  # the attempt under way lasts 3 s
+            export = await center.agent_tools()
+            with pytest.raises(ServerTimeout):
+                await center.list_tools("slow")
+        assert [(s.server_id, s.code) for s in export.unavailable] == [("slow", "MCP_SERVER_TIMEOUT")]
+    assert center.status("slow").state is ConnectionState.ERROR
+    with anyio.fail_after(1.5), pytest.raises(ServerTimeout):
+        await center.list_tools("slow")  # no attempt of its own: the backoff decides when
+    assert center.status("slow").state is ConnectionState.ERROR
+
+    delay.unlink()
+    await manager.disconnect("slow")  # what a new authorization does: the next start is waited for
+    with anyio.fail_after(30):
+        export = await center.agent_tools()
+    assert len(export.tools) == 1
+    assert export.unavailable == ()

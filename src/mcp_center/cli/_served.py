@@ -15,48 +15,43 @@ from typing import Any
 from urllib.parse import quote
 
 from mcp_center.cli._shared import fail
+from mcp_center.cli._suggest import suggested
 from mcp_center.config import Settings
-from mcp_center.errors import AdminAuthRequired, CenterError, ServerUnreachable
+from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
+from mcp_center.interchange.display import display_url
 from mcp_center.models import is_object
 from mcp_center.store.running import running_owner
 
 __all__ = ["CHANGE_TIMEOUT_S", "START_MARGIN_S", "served", "server_path", "start_wait_s"]
 
 CHANGE_TIMEOUT_S = 120.0
-"""Seconds `enable`, `test` and `tools` wait for the serve's whole answer: each may start the
-server (a cold `npx`/`uvx` start can take a minute; the serve's own connect timeout ends it first)."""
+"""Seconds `enable`, `disable`, `test` and `tools` wait at least for the serve's whole answer, once it
+answered the look at the server (`served`): each may start the server (a cold `npx`/`uvx` start can
+take a minute; the serve's own connect timeout ends it first)."""
 
 
 START_MARGIN_S = 60.0
 """Seconds `start_wait_s` adds to a server's start-up timeout (the serve's own steps around it)."""
 
 
-def start_wait_s(settings: Settings, server_id: str) -> float:
-    """Seconds to wait for a serve's answer to a request that starts `server_id` (`enable`, `test`):
-    its `startup_timeout_s` (up to 600 s) plus `START_MARGIN_S`, at least `CHANGE_TIMEOUT_S`; a fixed
-    120 s ended the wait for a server allowed longer and blamed the serve (break39). The view is read
-    from the serve when one owns the directory, else from nothing (the in-process path has its own)."""
-    from mcp_center.cli.host import ANSWER_TIMEOUT_S, HostClient
-
-    if not _serve_to_ask(settings):
-        return CHANGE_TIMEOUT_S
-    try:  # quietly: the request that follows says what is wrong, once
-        with HostClient(settings, timeout_s=ANSWER_TIMEOUT_S) as client:
-            view: object = client.call("GET", server_path(server_id))
-    except CenterError:
-        return CHANGE_TIMEOUT_S
+def start_wait_s(view: object) -> float:
+    """Seconds to wait for a serve's answer to a request that may start the server of `view` (its JSON
+    from `GET /api/mcp/servers/{id}`): its `startup_timeout_s` (up to 600 s) plus `START_MARGIN_S`, at
+    least `CHANGE_TIMEOUT_S`; a fixed 120 s ended the wait for a server allowed longer and blamed the
+    serve (break39). `CHANGE_TIMEOUT_S` for a view without one (an error answer)."""
     configured: object = view.get("startup_timeout_s") if is_object(view) else None
     if not isinstance(configured, int | float) or isinstance(configured, bool):
         return CHANGE_TIMEOUT_S
     return max(CHANGE_TIMEOUT_S, float(configured) + START_MARGIN_S)
 
 
-def _serve_to_ask(settings: Settings) -> bool:
-    """True when a live serve with file state owns the data directory and no database was given here."""
+def _serve_to_ask(settings: Settings) -> str | None:
+    """The address of the live serve with file state that owns the data directory (from its
+    serve.json), or None: none, one not listening yet, one on a database, or a database given here."""
     if settings.database_url is not None:
-        return False
+        return None
     owner = running_owner(settings.data_dir)
-    return owner is not None and owner.address is not None and owner.database is None
+    return owner.address if owner is not None and owner.database is None else None
 
 
 def server_path(server_id: str, *rest: str) -> str:
@@ -64,26 +59,43 @@ def server_path(server_id: str, *rest: str) -> str:
     return "/".join([f"/api/mcp/servers/{quote(server_id, safe='')}", *rest])
 
 
-def served(settings: Settings, method: str, path: str, *, timeout_s: float = CHANGE_TIMEOUT_S) -> Any | None:
-    """The answer (parsed JSON) of the serve that owns `settings`' data directory to `method path`,
-    or None when there is no such serve to ask: a database given to this command
-    (`MCP_CENTER_DATABASE_URL`), no live serve on the directory, one whose state is in a database
-    (the in-process path refuses that, exit 4), one not listening yet or no longer (connection
-    refused), or no admin token known here. The caller then runs the command in-process.
+def served(settings: Settings, method: str, server_id: str, action: str) -> Any | None:
+    """The answer (parsed JSON) of the serve that owns `settings`' data directory to `method
+    /api/mcp/servers/{server_id}/{action}`, or None when there is no such serve to ask: a database
+    given to this command (`MCP_CENTER_DATABASE_URL`), no live serve on the directory, one whose state
+    is in a database (the in-process path refuses that, exit 4), one not listening yet or no longer
+    (connection refused), or no admin token known here. The caller then runs the command in-process.
+
+    Two requests on one client (serve.json and the admin token read once): first the server's view,
+    which the serve answers from its store without starting anything, within `ANSWER_TIMEOUT_S`
+    (5 s); a serve that accepts the connection and says nothing in that time is hung, not busy, and
+    is said so at once. Then the action, whose answer may wait for the server to start: up to
+    `start_wait_s` of that view (cli40).
 
     Raises:
         typer.Exit: the serve answered with an error (printed as `fail` prints one: its code, next
-            step, did-you-mean; the exit code of that code), or accepted the request and gave no
-            whole answer within `timeout_s` seconds (MCP_SERVER_UNREACHABLE, exit 7: a change may
-            have happened there, so it is not done again here).
+            step, did-you-mean; the exit code of that code), did not answer the look at the server
+            within `ANSWER_TIMEOUT_S` (MCP_SERVER_UNREACHABLE, `details.reason` `hung`, exit 7:
+            nothing was asked of it), or accepted the action and gave no whole answer in its wait
+            (MCP_SERVER_UNREACHABLE, exit 7: a change may have happened there, so it is not done
+            again here).
     """
-    if not _serve_to_ask(settings):
+    address = _serve_to_ask(settings)
+    if address is None:
         return None
-    from mcp_center.cli.host import HostClient
+    from mcp_center.cli.host import ANSWER_TIMEOUT_S, HostClient
 
     try:
-        with HostClient(settings, timeout_s=timeout_s) as client:
-            return client.call(method, path)
+        with HostClient(settings, timeout_s=ANSWER_TIMEOUT_S, recorded=address) as client:
+            try:
+                view: object = client.call("GET", server_path(server_id))
+            except HostRequestFailed:  # it answers: the action says what is wrong, once
+                view = None
+            except ServerUnreachable as exc:
+                if exc.details.get("reason") != "timeout":
+                    raise
+                raise _hung(settings, client.base_url, ANSWER_TIMEOUT_S) from None
+            return client.call(method, server_path(server_id, action), timeout_s=start_wait_s(view))
     except AdminAuthRequired:
         return None
     except ServerUnreachable as exc:
@@ -92,3 +104,15 @@ def served(settings: Settings, method: str, path: str, *, timeout_s: float = CHA
         raise fail(exc, settings=settings, serve=True) from None
     except CenterError as exc:  # the serve's error answer (HostRequestFailed) among them
         raise fail(exc, settings=settings) from None
+
+
+def _hung(settings: Settings, url: str, seconds: float) -> ServerUnreachable:
+    """The serve took the connection and did not answer a look at one server's record in `seconds`:
+    hung or stopped (SIGSTOP), not busy starting a server, which that look never waits for."""
+    shown = display_url(url)
+    return ServerUnreachable(
+        f"the serve on {shown} accepted the connection but did not answer within {seconds:g} s "
+        "(is it hung or stopped?); nothing was asked of it yet. Restart it "
+        f"('{suggested('serve', settings=settings)}' once it is stopped), then run this command again",
+        details={"reason": "hung", "url": shown},
+    )

@@ -7,6 +7,7 @@ owns it (`store.running`).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -15,7 +16,7 @@ from mcp_center.config import Settings
 from mcp_center.store.owner import ServeOwner
 from mcp_center.store.running import running_owner
 
-__all__ = ["data_dir_phrase", "serve_on_port", "serve_state", "unreachable_why"]
+__all__ = ["data_dir_phrase", "serve_on_port", "serve_state", "unreachable_why", "url_origin"]
 
 
 def data_dir_phrase(settings: Settings) -> str:
@@ -35,20 +36,44 @@ def serve_state(settings: Settings) -> str:
     return f"mcp-center serve (pid {owner.pid}) runs on it at {owner.address or '(still starting)'}"
 
 
-def unreachable_why(settings: Settings, url: str | None) -> str:
-    """Why the running host was not reached, naming the data directory and whether a serve owns it (R-9.2)."""
+def unreachable_why(settings: Settings, url: str | None, address: str | None = None) -> str:
+    """Why the running host was not reached, naming where its address came from (R-9.2, cli40): the
+    `--url` given or `MCP_CENTER_URL` (`url`), else the `serve.json` of the data directory, whose
+    serve may have stopped since, or restarted elsewhere (`address`: the one used, to compare)."""
     if url:
         return (
-            f"nothing answers at the --url given: is an mcp-center serve running there? "
+            f"nothing answers at {url_origin(url)}: is an mcp-center serve running there? "
             f"(the data directory is {settings.data_dir})"
         )
+    recorded = f"the address is the one the serve of the data directory {settings.data_dir} recorded in its serve.json"
     owner = running_owner(settings.data_dir)
     if owner is None:
         return (
-            f"no mcp-center serve runs on the data directory {settings.data_dir} (this is the default address); "
-            f"start one with '{suggested('serve', settings=settings)}', or pass --url"
+            f"{recorded}, and that serve no longer runs; start one with "
+            f"'{suggested('serve', settings=settings)}', or pass --url"
         )
-    return f"the serve of the data directory {settings.data_dir} (pid {owner.pid}) does not answer; pass --url"
+    now = owner.address
+    if address and now and urlsplit(now)[:2] != urlsplit(address)[:2]:
+        return f"{recorded}; its serve (pid {owner.pid}) now listens at {now}: run the command again"
+    return f"{recorded} (pid {owner.pid}), and it does not answer there; pass --url"
+
+
+def url_origin(url: str) -> str:
+    """Where the `url` a command was given came from, in words: "the --url given" or "MCP_CENTER_URL".
+
+    Click's parameter source of the running command's `--url` (or a parent group's) when there is
+    one; else whether the environment holds that value (a library caller)."""
+    import click
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        source = ctx.get_parameter_source("url")
+        if source is not None:
+            return "MCP_CENTER_URL" if source is ParameterSource.ENVIRONMENT else "the --url given"
+        ctx = ctx.parent
+    from_env = os.environ.get("MCP_CENTER_URL", "").rstrip("/")
+    return "MCP_CENTER_URL" if from_env and from_env == url.rstrip("/") else "the --url given"
 
 
 def serve_on_port(port: int, data_dirs: list[Path]) -> tuple[Path, ServeOwner] | None:

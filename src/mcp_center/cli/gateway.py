@@ -98,9 +98,10 @@ def gateway(
 
         cause = next(leaves(exc))  # the SDK's task groups wrap a connect error twice
         detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+        why = unreachable_why(settings, url, target)
         raise fail(
             ServerUnreachable(
-                f"the gateway at {display_url(target)} is not reachable ({detail}): {unreachable_why(settings, url)}. "
+                f"the gateway at {display_url(target)} is not reachable ({detail}): {why}. "
                 "If serve runs with another --port or --data-dir, pass --url <its gateway URL> "
                 "(the settings page's Gateway section shows it) or the same --data-dir.",
                 details={"reason": "unreachable", "url": display_url(target)},

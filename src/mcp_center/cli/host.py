@@ -168,6 +168,8 @@ class HostClient:
         settings: The data directory (its admin token) and the default base URL.
         url: `--url`, or None for the data directory's own `serve`.
         timeout_s: Seconds for one request and its whole answer (one deadline, `answer_within`).
+        recorded: With no `url`: the address the data directory's serve recorded in serve.json, as
+            the caller read it (`running_owner(...).address`), so it is not read again.
     Raises:
         ServerUnreachable: no `url` and no serve owns the data directory (exit 7; `serve_url`),
             checked first.
@@ -176,10 +178,13 @@ class HostClient:
         SecretStoreError: the token file is readable by others.
     """
 
-    def __init__(self, settings: Settings, url: str | None = None, *, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, settings: Settings, url: str | None = None, *, timeout_s: float = 30.0, recorded: str | None = None
+    ) -> None:
         # Where first: with no serve on the data directory (and no --url) the answer is "no serve
         # runs there" (exit 7), whether or not one ever ran and left its admin token (issue 16).
-        base_url = serve_url(settings, url)
+        # `recorded`: that serve's address, when the caller has just read serve.json itself (cli40).
+        base_url = recorded.rstrip("/") if recorded and not url else serve_url(settings, url)
         token = read_admin_token(settings.data_dir, settings.admin_token)
         if token is None:
             raise AdminAuthRequired(
@@ -199,7 +204,7 @@ class HostClient:
     ) -> None:
         return None
 
-    def _send(self, method: str, path: str, body: object) -> tuple[int, bytes]:
+    def _send(self, method: str, path: str, body: object, timeout_s: float) -> tuple[int, bytes]:
         """One request on a connection of its own (the standard library's `http.client`: httpx2 and its
         client cost ~0.2 s of CPU, a fifth of a command that asks the serve, cli39); `(status, body)`.
         Never follows a redirect, reads no proxy setting; https verifies certificates and host names."""
@@ -211,10 +216,10 @@ class HostClient:
         connection: http.client.HTTPConnection
         if parts.scheme == "https":
             connection = http.client.HTTPSConnection(
-                parts.hostname or "", parts.port, timeout=self._timeout_s, context=ssl.create_default_context()
+                parts.hostname or "", parts.port, timeout=timeout_s, context=ssl.create_default_context()
             )
         else:
-            connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=self._timeout_s)
+            connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
         try:
             connection.request(method, parts.path.rstrip("/") + path, body=payload, headers=headers)
             response = connection.getresponse()
@@ -222,8 +227,9 @@ class HostClient:
         finally:
             connection.close()
 
-    def call(self, method: str, path: str, body: object = None) -> Any:
-        """One request; the answer's JSON (`{}` for an empty body).
+    def call(self, method: str, path: str, body: object = None, *, timeout_s: float | None = None) -> Any:
+        """One request; the answer's JSON (`{}` for an empty body). `timeout_s`: this request's deadline
+        for its whole answer (seconds), instead of the client's.
 
         Raises:
             ServerUnreachable: nothing answers (the message says whether a serve owns the directory;
@@ -233,11 +239,12 @@ class HostClient:
                 however slowly the answer trickles in).
             HostRequestFailed: the host answered with an error envelope (or a non-JSON error).
         """
+        seconds = self._timeout_s if timeout_s is None else timeout_s
         try:
-            status, content = answer_within(lambda: self._send(method, path, body), self._timeout_s)
+            status, content = answer_within(lambda: self._send(method, path, body, seconds), seconds)
         except TimeoutError:
             raise ServerUnreachable(
-                f"the serve on {display_url(self.base_url)} did not answer within {self._timeout_s:g} s "
+                f"the serve on {display_url(self.base_url)} did not answer within {seconds:g} s "
                 "(is it hung or stopped?)",
                 details={"reason": "timeout", "url": display_url(self.base_url)},
             ) from None
@@ -252,7 +259,7 @@ class HostClient:
         except (OSError, http.client.HTTPException):
             raise ServerUnreachable(
                 f"cannot reach mcp-center at {display_url(self.base_url)}: "
-                f"{unreachable_why(self._settings, self._url)}",
+                f"{unreachable_why(self._settings, self._url, self.base_url)}",
                 details={"reason": "refused"},
             ) from None
         try:

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from mcp_center.cli._prompts import ask, confirm
 from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body
-from mcp_center.cli._served import served, server_path, start_wait_s
+from mcp_center.cli._served import served
 from mcp_center.cli._shared import (
     DataDir,
     HostUrl,
@@ -327,7 +327,7 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
 
     log: list[str] | None = None  # the test's log lines, when it ran in this process
     with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
-        answer = served(settings, "POST", server_path(server_id, "test"), timeout_s=start_wait_s(settings, server_id))
+        answer = served(settings, "POST", server_id, "test")
         if answer is None:
             own, log = run_center(settings, tested)
             answer = own.model_dump(mode="json")
@@ -385,7 +385,7 @@ def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None)
     Beside a running serve, that serve enables it and connects it: the state printed is its.
     """
     settings = settings_for_server(server_id, data_dir, profile)
-    view = served(settings, "POST", server_path(server_id, "enable"), timeout_s=start_wait_s(settings, server_id))
+    view = served(settings, "POST", server_id, "enable")
     if view is None:
         view = run_center(settings, lambda c: c.enable(server_id)).to_dict()
     status: dict[str, Any] = view.get("status") or {}
@@ -396,7 +396,7 @@ def enable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None)
 def disable(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None) -> None:
     """Disable a server."""
     settings = settings_for_server(server_id, data_dir, profile)
-    if served(settings, "POST", server_path(server_id, "disable")) is None:
+    if served(settings, "POST", server_id, "disable") is None:
         run_center(settings, lambda c: c.disable(server_id))
     out.print(f"disabled {server_id}")
 
@@ -433,7 +433,7 @@ def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, 
         return {"tools": [item.to_dict() for item in items], "quarantined": [q.to_dict() for q in quarantined]}
 
     with err.status(f"connecting to {server_id}..."):
-        answer = served(settings, "GET", server_path(server_id, "tools"))
+        answer = served(settings, "GET", server_id, "tools")
         if answer is None:
             answer = run_center(settings, listed)
     items: list[dict[str, Any]] = answer.get("tools") or []

@@ -150,6 +150,19 @@ class ServerStatus:
             "attempt": self.attempt,
         }
 
+    @property
+    def failing(self) -> bool:
+        """Known to be failing: its last attempt failed and none succeeded since, so in error (waiting for
+        the automatic reconnect, or for a user) or connecting again with that error. False when ready,
+        not started, or starting afresh (first start, a changed configuration, after a disconnect).
+
+        A listing names such a server at once with its last error instead of waiting a start-up
+        timeout on every call while each reconnect attempt runs (cli40, R-3.2, R-3.11).
+        """
+        return self.state is ConnectionState.ERROR or (
+            self.state is ConnectionState.CONNECTING and self.error is not None
+        )
+
 
 @dataclass(frozen=True)
 class ProbeResult:

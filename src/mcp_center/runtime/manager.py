@@ -109,6 +109,7 @@ class _Slot:
     """The pending automatic reconnect, if any."""
     catalog: Catalog | None = None
     """The catalog of the last connection that became ready (a reconnect keeps what fails to list)."""
+    last_error: CenterError | None = None
 
 
 class _Owner:
@@ -312,6 +313,11 @@ class ConnectionManager:
             if predicate(status):
                 return status
             await changed.wait()
+
+    def failing(self, server_id: str) -> CenterError | None:
+        """What the server's last attempt failed with while its status is `failing`, else None (cli40)."""
+        slot = self._slots.get(server_id)
+        return slot.last_error if slot is not None and slot.status is not None and slot.status.failing else None
 
     def current(self, server_id: str) -> Connection | None:
         """The live connection of a server, or None (never starts one)."""
@@ -750,6 +756,7 @@ class ConnectionManager:
     def _failed(self, slot: _Slot, conn: Connection, error: CenterError) -> None:
         """Record a failed connection and schedule the automatic reconnect, unless only a user can help."""
         slot.failures += 1
+        slot.last_error = error
         reason = error.details.get("reason")
         logger.warning(
             "server.connection_failed",

@@ -256,8 +256,11 @@ class AgentCatalog:
         """Start every enabled server that is not connected yet and wait for those starting, each up to
         its own `startup_timeout_s` (+ `STARTUP_GRACE_S`), concurrently (R-3.2).
 
-        Servers in an error state are not retried here (their backoff decides); ready servers cost a
-        status look each, no await.
+        Servers known to be failing are neither retried nor waited for (their backoff decides): in
+        an error state, or connecting again after failed attempts (`ConnectionManager.failing`), so a
+        server whose every attempt times out does not cost each listing its start-up timeout again
+        (cli40); `unavailable` names them with their last error. Ready servers cost a status look
+        each, no await.
 
         Returns:
             `{server_id: the error its start failed with}` for those that failed while waited for.
@@ -266,6 +269,7 @@ class AgentCatalog:
             sid
             for sid in self._manager.configured()
             if self._manager.status(sid).state in (ConnectionState.DISCONNECTED, ConnectionState.CONNECTING)
+            and self._manager.failing(sid) is None
         ]
         failures: dict[str, CenterError] = {}
         if not starting:

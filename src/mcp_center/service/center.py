@@ -468,11 +468,18 @@ class McpCenter(AgentUseCases, GatewayUseCases):
     async def list_tools(self, server_id: str) -> list[ServerTool]:
         """The server's tools from its live session (lazy connect, R-3.2), each with `enabled` and `policy`.
 
+        A server known to be failing (its last attempt failed and none has succeeded since,
+        `ConnectionManager.failing`) is not started or waited for again here: its backoff decides
+        when it is tried, and each listing would otherwise wait a whole start-up timeout (cli40).
+
         Raises:
             ServerNotFound; ServerDisabled / ServerNotTrusted / ServerNotTested when it cannot
-            run; an attributed connection error.
+            run; an attributed connection error (for a failing server at once: its last one).
         """
         record = await self._runnable(server_id)
+        failure = self._manager.failing(server_id)
+        if failure is not None and self._manager.current(server_id) is None:
+            raise failure.with_traceback(None)
         tools = await self._manager.list_tools(server_id)
         disabled = set(record.config.disabled_tools)
         policies = record.config.tool_policies

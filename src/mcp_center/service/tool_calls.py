@@ -65,7 +65,8 @@ class ToolCalls(AgentCatalog):
 
         Enabled servers not connected yet are started and, like those starting, waited for, each up
         to its own `startup_timeout_s` (`wait_for_startup`); those still not ready are in
-        `unavailable` with why. Ready servers wait for nothing.
+        `unavailable` with why. Ready servers wait for nothing, nor do servers known to be failing (in
+        error or reconnecting after failures): those are in `unavailable` with their last error at once.
 
         Args:
             fmt: The export format.
