@@ -19,6 +19,9 @@ Flags:
         strict parser accepts at a few hundred levels).
     --report-capabilities: add a tool `client_capabilities` that returns, as JSON text, the
         `capabilities` the client sent in `initialize` (what the host advertises, R-6.1).
+    --typed-tool: add a tool `typed` whose input schema has one argument of each kind the settings
+        page's playground draws (string, integer, number, boolean, enum with "", object, array; some
+        required); it returns the arguments it received as JSON text (keys sorted), exactly.
     --hold-later-starts DIR: the first start serves at once (and leaves DIR/started); every later
         start waits, before it reads stdin, until DIR/release exists: a test holds the long-lived
         session in `connecting` as long as it likes (bounded by the host's start-up timeout). Here
@@ -63,7 +66,25 @@ BROKEN_PROMPTS = "--broken-prompts" in sys.argv[1:]
 DEPTH = int(sys.argv[sys.argv.index("--deep-schema") + 1]) if "--deep-schema" in sys.argv else 0
 REPORT_CAPABILITIES = "--report-capabilities" in sys.argv[1:]
 HOLD = Path(sys.argv[sys.argv.index("--hold-later-starts") + 1]) if "--hold-later-starts" in sys.argv else None
+TYPED = "--typed-tool" in sys.argv[1:]
 CLIENT_CAPABILITIES: dict[str, Any] = {}
+TYPED_TOOL = {
+    "name": "typed",
+    "description": "Return the arguments received, as JSON.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string"},
+            "count": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "flag": {"type": "boolean"},
+            "mode": {"enum": ["fast", "", "slow"]},
+            "options": {"type": "object"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["text", "count", "flag", "mode", "tags"],
+    },
+}
 REPORT_TOOL = {
     "name": "client_capabilities",
     "description": "The client's capabilities.",
@@ -108,7 +129,8 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
         return {}
     if method == "tools/list":
         listed = [{**TOOLS[0], "inputSchema": _deep(DEPTH)}, *TOOLS[1:]] if DEPTH else TOOLS
-        return {"tools": [*listed, REPORT_TOOL] if REPORT_CAPABILITIES else listed}
+        extra = [*([REPORT_TOOL] if REPORT_CAPABILITIES else []), *([TYPED_TOOL] if TYPED else [])]
+        return {"tools": [*listed, *extra]}
     if method == "tools/call":
         name = params.get("name")
         arguments = _object(params.get("arguments"))
@@ -116,6 +138,8 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
             return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}], "isError": False}
         if name == "client_capabilities" and REPORT_CAPABILITIES:
             return {"content": [{"type": "text", "text": json.dumps(CLIENT_CAPABILITIES)}], "isError": False}
+        if name == "typed" and TYPED:
+            return {"content": [{"type": "text", "text": json.dumps(arguments, sort_keys=True)}], "isError": False}
         if name == "exit":
             code = int(arguments.get("code", 7))
             _log(f"exiting on request with code {code}")

@@ -120,10 +120,16 @@ RAW_STDIO = Path(__file__).parents[1] / "servers" / "raw_stdio.py"
 """The hand-written stdio server: a malformed tool, an `exit` tool, RAW_TOKEN echoed on stderr."""
 
 
-def raw_stdio_body(name: str = "Raw", *, token: str | None = None, broken_prompts: bool = False) -> dict[str, Any]:
-    """The create body of the raw stdio server, with RAW_TOKEN as a secret env var when `token` is given
-    and a `prompts/list` that always fails with `broken_prompts`."""
-    args = [str(RAW_STDIO), *(["--broken-prompts"] if broken_prompts else [])]
+def raw_stdio_body(
+    name: str = "Raw", *, token: str | None = None, broken_prompts: bool = False, typed_tool: bool = False
+) -> dict[str, Any]:
+    """The create body of the raw stdio server, with RAW_TOKEN as a secret env var when `token` is given,
+    a `prompts/list` that always fails with `broken_prompts`, and its `typed` tool with `typed_tool`."""
+    args = [
+        str(RAW_STDIO),
+        *(["--broken-prompts"] if broken_prompts else []),
+        *(["--typed-tool"] if typed_tool else []),
+    ]
     body: dict[str, Any] = {"name": name, "transport": "stdio", "command": sys.executable, "args": args}
     if token is not None:
         body["secret_values"] = {"env": {"RAW_TOKEN": token}}

@@ -62,6 +62,33 @@ def test_a_remote_server_from_the_template_is_confirmed_tested_enabled_and_calle
     expect(page.locator('li.tool[data-tool="echo"] .result')).to_contain_text("hello from the browser")
 
 
+def test_save_and_review_gives_the_new_server_its_own_address_in_place_of_the_add_form(
+    page: Page, host: Host, echo_url: str
+) -> None:
+    """page40: after "Save and review" the address is the server's own (`#/servers/<id>`), taking the
+    place of `#/new` in the history: a reload shows the server, and Back goes to the page before the
+    add form (before: Back showed an empty add form for a server that already existed)."""
+    sign_in(page)
+    add_from_template(page, "Remote server (Streamable HTTP)", "Addressed")
+    page.get_by_label("URL").fill(echo_url)
+    entries = page.evaluate("history.length")
+    save_new(page)
+    expect(page.get_by_role("heading", name="Addressed", exact=True)).to_be_visible()
+    assert page.url == f"{host.url}/#/servers/addressed"
+    assert page.evaluate("history.length") == entries  # the server's address took the place of #/new
+
+    page.reload()
+    expect(page.get_by_role("heading", name="Addressed", exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name="Confirm this summary")).to_be_visible()
+
+    page.go_back()
+    expect(page.get_by_role("heading", name="Servers", exact=True)).to_be_visible()
+    expect(page.get_by_role("heading", name="Add a server")).to_have_count(0)
+    assert page.url in (f"{host.url}/", f"{host.url}/#/")
+    page.go_forward()
+    expect(page.get_by_role("heading", name="Addressed", exact=True)).to_be_visible()
+
+
 def test_a_stdio_server_from_the_uvx_template_can_be_edited_into_server_everything_and_called(
     page: Page, host: Host
 ) -> None:

@@ -41,11 +41,19 @@ topbar.addEventListener("keydown", (event) => {
 let cleanup = () => {};
 let flash = null;
 
-/** Go to `hash`, carrying `state` (e.g. a notice) to the next view; the same hash redraws it. */
-function navigate(hash, state = null) {
+/**
+ * Go to `hash`, carrying `state` (e.g. a notice) to the next view; the same hash redraws it. With
+ * `replace`, `hash` takes the place of the current history entry (no hashchange: drawn here), so
+ * Back skips the page left: after "Save and review" the add form's `#/new` becomes the new
+ * server's address, and Back or a reload never shows an empty add form for a server that exists.
+ */
+function navigate(hash, state = null, { replace: replacing = false } = {}) {
   flash = state;
   if (window.location.hash === hash) route();
-  else window.location.hash = hash;
+  else if (replacing) {
+    history.replaceState(history.state, "", hash);
+    route();
+  } else window.location.hash = hash;
 }
 
 function renderAdd() {
@@ -80,9 +88,11 @@ function renderAdd() {
     mode: "create",
     onSaved(view) {
       feed.refresh();
-      navigate(`#/servers/${encodeURIComponent(view.id)}`, {
-        notice: "New server: review what it will run or contact, then confirm, test and enable it.",
-      });
+      navigate(
+        `#/servers/${encodeURIComponent(view.id)}`,
+        { notice: "New server: review what it will run or contact, then confirm, test and enable it." },
+        { replace: true },
+      );
     },
   });
   return () => {};

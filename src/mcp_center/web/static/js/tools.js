@@ -51,47 +51,69 @@ function mainType(schema) {
 }
 
 /**
+ * A field problem found in the page before anything is sent: `errors` are `{field, code, message}`
+ * in the shape of the API's field errors (`arguments.NAME`), so both are shown the same way.
+ */
+export class ArgumentsInvalid extends Error {
+  constructor(errors) {
+    super(errors.map((e) => `${e.field.replace(/^arguments\./, "")}: ${e.message}`).join("; "));
+    this.errors = errors;
+  }
+}
+
+/**
  * A form for a JSON schema of type object: one control per property (string, number, integer,
- * boolean, enum; objects, arrays and anything else as JSON). `read()` returns the arguments
- * object, or throws an Error naming the field whose JSON does not parse.
+ * boolean, enum; objects, arrays and anything else as JSON).
+ *
+ * A field left empty is not sent, required or not, so the host's own check of the tool's
+ * `required` names what is missing (R-7.3) instead of the server seeing a made-up value: an empty
+ * text box is no argument (not `""`), an empty number box no number, "(not set)" in a boolean or
+ * enum list no choice (a boolean is a list, never a checkbox, whose unchecked state would send
+ * `false`), a blank JSON box no value. A real `""` is sent from the playground's JSON editor, or
+ * an enum that lists `""` as a choice.
+ *
+ * Returns `{element, read, showErrors}`: `read()` returns the arguments object, or throws
+ * ArgumentsInvalid for a number box holding what is not a number or a JSON box that does not
+ * parse (`read({lenient: true})` leaves such fields out instead); `showErrors(errors)` puts field
+ * errors (`arguments.NAME`, the API's or ArgumentsInvalid's) next to their fields, clears the
+ * others, and returns `{first, rest}`: the first invalid control and the errors no field matched.
  */
 export function schemaForm(schema) {
   const properties = (schema && schema.properties) || {};
   const required = new Set((schema && schema.required) || []);
   const readers = [];
+  const slots = new Map();
   const fields = Object.entries(properties).map(([name, prop]) => {
     const id = uid("arg");
     const type = prop.enum ? "enum" : mainType(prop);
     const label = h("label", { for: id }, name, required.has(name) ? h("span", { class: "required", "aria-hidden": "true" }, " *") : null, h("span", { class: "muted" }, ` (${type === "json" ? "JSON" : type})`));
     const hint = prop.description ? clipped(prop.description, { className: "hint" }) : null;
     if (hint) hint.id = uid("hint");
+    const error = h("p", { class: "field-error", id: `${id}-error`, hidden: true });
     let control;
     let read;
     const fallback = prop.default;
-    if (type === "enum") {
+    const problem = (code, message) => new ArgumentsInvalid([{ field: `arguments.${name}`, code, message }]);
+    if (type === "enum" || type === "boolean") {
+      const choices = type === "enum" ? prop.enum : [true, false];
+      const chosen = choices.findIndex((v) => JSON.stringify(v) === JSON.stringify(fallback));
       control = h(
         "select",
         { id },
-        required.has(name) ? null : h("option", { value: "" }, "(not set)"),
-        prop.enum.map((v, i) => h("option", { value: String(i), selected: fallback === v }, JSON.stringify(v))),
+        h("option", { value: "", selected: chosen < 0 }, "(not set)"),
+        choices.map((v, i) => h("option", { value: String(i), selected: i === chosen }, type === "enum" ? JSON.stringify(v) : String(v))),
       );
-      read = () => (control.value === "" ? undefined : prop.enum[Number(control.value)]);
-    } else if (type === "boolean" && required.has(name)) {
-      control = h("input", { id, type: "checkbox", checked: fallback === true });
-      read = () => control.checked;
-    } else if (type === "boolean") {
-      control = h(
-        "select",
-        { id },
-        [["", "(not set)"], ["true", "true"], ["false", "false"]].map(([v, l]) => h("option", { value: v, selected: fallback !== undefined && String(fallback) === v }, l)),
-      );
-      read = () => (control.value === "" ? undefined : control.value === "true");
+      read = () => (control.value === "" ? undefined : choices[Number(control.value)]);
     } else if (type === "number" || type === "integer") {
       control = h("input", { id, type: "number", step: type === "integer" ? "1" : "any", value: fallback ?? "" });
-      read = () => (control.value === "" ? undefined : Number(control.value));
+      read = () => {
+        // A box holding what is not a number reads as "": say so rather than leave the argument out.
+        if (control.validity.badInput) throw problem("NUMBER_INVALID", `is not a number`);
+        return control.value === "" ? undefined : Number(control.value);
+      };
     } else if (type === "string") {
       control = h("input", { id, type: "text", value: fallback ?? "", spellcheck: "false" });
-      read = () => (control.value === "" && !required.has(name) ? undefined : control.value);
+      read = () => (control.value === "" ? undefined : control.value);
     } else {
       control = h("textarea", { id, rows: "3", spellcheck: "false" }, fallback !== undefined ? pretty(fallback) : "");
       read = () => {
@@ -99,24 +121,53 @@ export function schemaForm(schema) {
         try {
           return JSON.parse(control.value);
         } catch (err) {
-          throw new Error(`${name}: not valid JSON (${err.message})`);
+          throw problem("JSON_INVALID", `is not valid JSON (${err.message})`);
         }
       };
     }
-    if (required.has(name) && control.tagName !== "SELECT") control.setAttribute("aria-required", "true");
-    if (hint) control.setAttribute("aria-describedby", hint.id);
+    if (required.has(name)) control.setAttribute("aria-required", "true");
+    control.setAttribute("aria-describedby", [hint ? hint.id : null, error.id].filter(Boolean).join(" "));
     readers.push([name, read]);
-    return h("div", { class: "field" }, label, control, hint);
+    slots.set(name, { control, error });
+    return h("div", { class: "field", "data-argument": name }, label, control, hint, error);
   });
   return {
     element: fields.length ? h("div", { class: "schema-form" }, fields) : h("p", { class: "muted" }, "This tool takes no arguments."),
-    read() {
+    read({ lenient = false } = {}) {
       const args = {};
+      const errors = [];
       for (const [name, read] of readers) {
-        const value = read();
-        if (value !== undefined) args[name] = value;
+        try {
+          const value = read();
+          if (value !== undefined) args[name] = value;
+        } catch (err) {
+          if (!(err instanceof ArgumentsInvalid)) throw err;
+          errors.push(...err.errors);
+        }
       }
+      if (errors.length && !lenient) throw new ArgumentsInvalid(errors);
       return args;
+    },
+    showErrors(errors) {
+      for (const { control, error } of slots.values()) {
+        error.hidden = true;
+        error.textContent = "";
+        control.removeAttribute("aria-invalid");
+      }
+      let first = null;
+      const rest = [];
+      for (const item of errors) {
+        const slot = slots.get(String(item.field || "").replace(/^arguments\./, ""));
+        if (!slot || !String(item.field || "").startsWith("arguments.")) {
+          rest.push(item);
+          continue;
+        }
+        slot.error.textContent = `${item.message} (${item.code})`;
+        slot.error.hidden = false;
+        slot.control.setAttribute("aria-invalid", "true");
+        first = first || slot.control;
+      }
+      return { first, rest };
     },
   };
 }
@@ -172,8 +223,61 @@ function followCall(feed, operationId, { progressBox, questionBox }) {
   });
 }
 
+/**
+ * The arguments as one JSON object, sent exactly as written: for what the form cannot say (an empty
+ * string `""`, `null`, a value beside the schema). `read()` returns the object or throws
+ * ArgumentsInvalid (`arguments`: not JSON, or not an object); `fill(args)` shows `args`.
+ */
+function argumentsEditor() {
+  const id = uid("args-json");
+  const area = h("textarea", { id, rows: "6", spellcheck: "false", class: "json" });
+  const hint = h("p", { class: "hint", id: `${id}-hint` }, 'Sent exactly as written, e.g. {"text": ""} sends an empty string. The form keeps its own values.');
+  const error = h("p", { class: "field-error", id: `${id}-error`, hidden: true });
+  area.setAttribute("aria-describedby", `${hint.id} ${error.id}`);
+  const problem = (message) => new ArgumentsInvalid([{ field: "arguments", code: "JSON_INVALID", message }]);
+  return {
+    element: h("div", { class: "field" }, h("label", { for: id }, "Arguments (JSON object)"), area, hint, error),
+    fill(args) {
+      area.value = pretty(args);
+    },
+    read() {
+      let value;
+      try {
+        value = JSON.parse(area.value.trim() === "" ? "{}" : area.value);
+      } catch (err) {
+        throw problem(`is not valid JSON (${err.message})`);
+      }
+      if (value === null || typeof value !== "object" || Array.isArray(value)) throw problem("must be a JSON object, {...}");
+      return value;
+    },
+    showErrors(errors) {
+      const mine = errors.filter((e) => e.field === "arguments");
+      error.hidden = !mine.length;
+      error.textContent = mine.map((e) => `${e.message} (${e.code})`).join(" ");
+      if (mine.length) area.setAttribute("aria-invalid", "true");
+      else area.removeAttribute("aria-invalid");
+      return { first: mine.length ? area : null, rest: errors.filter((e) => e.field !== "arguments") };
+    },
+  };
+}
+
 function playground(view, tool, feed) {
   const form = schemaForm(tool.inputSchema);
+  const editor = argumentsEditor();
+  editor.element.hidden = true;
+  const asJson = h("button", { type: "button", class: "quiet", "aria-pressed": "false" }, "Edit as JSON");
+  asJson.addEventListener("click", () => {
+    const json = editor.element.hidden;
+    if (json) {
+      // A field the page cannot read is left out; its text stays in the form.
+      editor.fill(form.read({ lenient: true }));
+    }
+    editor.element.hidden = !json;
+    form.element.hidden = json;
+    asJson.setAttribute("aria-pressed", String(json));
+    (json ? editor.element.querySelector("textarea") : form.element.querySelector("input, select, textarea"))?.focus();
+  });
+  const current = () => (editor.element.hidden ? form : editor);
   const output = h("div", { class: "call-output", "aria-live": "polite" });
   const progressBox = h("div", { class: "call-progress" });
   const questionBox = h("div", { class: "call-question" });
@@ -185,23 +289,40 @@ function playground(view, tool, feed) {
   });
   const el = h(
     "form",
-    { class: "playground", "aria-label": `Call ${tool.name}` },
-    h("h4", {}, "Try it"),
+    { class: "playground", "aria-label": `Call ${tool.name}`, novalidate: true },
+    h("div", { class: "playground-head" }, h("h4", {}, "Try it"), asJson),
     form.element,
+    editor.element,
     h("div", { class: "actions" }, callButton, cancelButton),
     questionBox,
     progressBox,
     output,
   );
+  /** Field errors next to their fields; the rest (and the summary) in the output. */
+  const showProblem = (summary, errors) => {
+    const { first, rest } = current().showErrors(errors);
+    replace(
+      output,
+      h(
+        "div",
+        { class: "alert alert-error", role: "alert" },
+        summary,
+        rest.length ? h("ul", {}, rest.map((e) => h("li", {}, h("code", {}, e.field || "arguments"), `: ${e.message} (${e.code})`))) : null,
+      ),
+    );
+    first?.focus();
+  };
   el.addEventListener("submit", async (event) => {
     event.preventDefault();
     let args;
     try {
-      args = form.read();
+      args = current().read();
     } catch (err) {
-      replace(output, h("p", { class: "alert alert-error", role: "alert" }, err.message));
+      if (!(err instanceof ArgumentsInvalid)) throw err;
+      showProblem(`Not sent: ${err.message}`, err.errors);
       return;
     }
+    current().showErrors([]);
     operationId = crypto.randomUUID();
     callButton.disabled = true;
     cancelButton.hidden = false;
@@ -212,7 +333,7 @@ function playground(view, tool, feed) {
     try {
       replace(output, resultView(await servers.call(view.id, tool.name, args, operationId)));
     } catch (err) {
-      replace(output, h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`));
+      showProblem(`${err.code}: ${err.message}`, err.fieldErrors || []);
     } finally {
       unfollow();
       replace(questionBox);
