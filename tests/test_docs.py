@@ -8,6 +8,8 @@ and points into the documentation as `docs/<page>.md#<anchor>`. In a clone, both
 - every `docs/<page>.md` pointer names an existing page and, with `#anchor`, an anchor on it; links
   between docs pages resolve the same way;
 - every repository path a docs page names in backticks exists;
+- every relative Markdown link (`[text](path#anchor)`, images too) in README.md or a docs page points
+  at an existing file and, into a Markdown page, an existing anchor;
 - nothing points at the team's notes outside the repository, and a seed section cited in the code
   carries a `docs/decisions.md` pointer next to it.
 
@@ -154,6 +156,66 @@ def missing_paths(root: Path) -> list[Found]:
             ):
                 missing.append(found)
     return missing
+
+
+MARKDOWN_LINK = re.compile(r"!?\[[^\]\n]*\]\(([^()\s]+)\)")
+EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+
+
+def broken_links(root: Path) -> list[Found]:
+    """Relative links of README.md and the docs pages (`[text](target)`, `![alt](image)`, outside code
+    fences) whose file is missing, or whose `#anchor` the Markdown page they name lacks. A bare
+    `#anchor` is on the page itself; `http(s):` and other schemes are not followed."""
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    broken: list[Found] = []
+    for page in pages:
+        if not page.is_file():
+            continue
+        text = page.read_text(encoding="utf-8")
+        blanked = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        for found, match in _matches(MARKDOWN_LINK, page.relative_to(root).as_posix(), blanked):
+            target = match.group(1)
+            if EXTERNAL.match(target):
+                continue
+            path_part, _, anchor = target.partition("#")
+            linked = (page.parent / path_part).resolve() if path_part else page
+            if not linked.exists():
+                broken.append(found)
+                continue
+            if anchor and linked.suffix == ".md" and anchor not in anchors_of(linked.read_text(encoding="utf-8")):
+                broken.append(found)
+    return broken
+
+
+def test_every_relative_link_in_the_readme_and_docs_resolves() -> None:
+    """readme40: README.md became a short page linking into docs/; each of those links (and the docs
+    pages' links back, images included) must lead to a file and an anchor that exist."""
+    broken = broken_links(ROOT)
+    assert not broken, "links to a missing file or anchor:\n" + "\n".join(map(str, broken))
+
+
+def test_the_link_check_reports_what_was_planted(tmp_path: Path) -> None:
+    """The link check can fail: a missing page, a missing anchor, a missing image are reported; a link
+    to an existing page, anchor, image or the web is not, nor a link inside a code fence."""
+    (tmp_path / "docs" / "img").mkdir(parents=True)
+    (tmp_path / "docs" / "img" / "a.png").write_bytes(b"png")
+    (tmp_path / "README.md").write_text(
+        '# Title\n\n## <a id="start"></a>Start here\n\n[ok](docs/guide.md#usage) [gone](docs/gone.md) '
+        "[bad anchor](docs/guide.md#nowhere) [here](#start) [web](https://example.com/x#y)\n\n"
+        "```md\n[fenced](docs/fenced.md)\n```\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "docs" / "guide.md").write_text(
+        "# Guide\n\n## Usage\n\n![shot](img/a.png) ![missing](img/b.png) [back](../README.md#start) "
+        "[back wrong](../README.md#usage)\n",
+        encoding="utf-8",
+    )
+    assert [str(f) for f in broken_links(tmp_path)] == [
+        "README.md:5: [gone](docs/gone.md)",
+        "README.md:5: [bad anchor](docs/guide.md#nowhere)",
+        "docs/guide.md:5: ![missing](img/b.png)",
+        "docs/guide.md:5: [back wrong](../README.md#usage)",
+    ]
 
 
 def test_every_cited_requirement_has_an_entry_in_docs_requirements() -> None:

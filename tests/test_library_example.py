@@ -1,5 +1,5 @@
-"""The README's library example runs as written (a real process and a real stdio server), and the
-README shows exactly that file (issue 16: the library is a first-class face)."""
+"""The library example (docs/library.md, once in the README) runs as written (a real process and a
+real stdio server), and the page shows exactly that file (issue 16: the library is a first-class face)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,11 @@ ECHO = ROOT / "tests" / "servers" / "echo_stdio.py"
 EXAMPLE = ROOT / "examples" / "library_agent.py"
 
 
-def test_the_readme_shows_the_example_file_verbatim() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+LIBRARY_PAGE = ROOT / "docs" / "library.md"
+
+
+def test_the_library_page_shows_the_example_file_verbatim() -> None:
+    readme = LIBRARY_PAGE.read_text(encoding="utf-8")
     body = EXAMPLE.read_text(encoding="utf-8")
     code = body[body.index("from __future__") :].rstrip()
     assert code in readme
@@ -34,10 +37,10 @@ def _run_example(data: Path, *command: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_readme_says_how_to_run_the_example_with_a_real_server() -> None:
+def test_the_library_page_says_how_to_run_the_example_with_a_real_server() -> None:
     """With the project's Python (a bare `python` lacks mcp-center) and the server-everything
     version the suite pins (newcomer pass: the README asks for exact versions everywhere else)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = LIBRARY_PAGE.read_text(encoding="utf-8")
     pinned = json.loads((ROOT / "tests" / "e2e" / "node" / "package.json").read_text(encoding="utf-8"))
     version = pinned["dependencies"]["@modelcontextprotocol/server-everything"]
     command = (

@@ -606,10 +606,10 @@ def _error_classes() -> list[type[CenterError]]:
 def test_the_readme_exit_code_table_is_the_error_trees_and_a_usage_error_exits_2(tmp_path: Path) -> None:
     """Exit 2 meant both "cannot parse the command line" and "this value is refused", undocumented
     (issue 16). Both stay 2 (the README and scripts rely on CONFIRMATION_REQUIRED's 2, click on
-    usage's 2) and the README's table says so: every code it names exits as its row says, and every
-    exit code of the tree has a row (R-7.3)."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    rows = re.findall(r"^\| (\d+) \| (.+) \|$", readme, re.MULTILINE)
+    usage's 2) and the exit-code table (docs/errors.md, once README's) says so: every code it names
+    exits as its row says, and every exit code of the tree has a row (R-7.3)."""
+    table = (Path(__file__).parents[2] / "docs" / "errors.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", table, re.MULTILINE)
     by_code = {cls.code: cls.exit_code for cls in _error_classes() if "code" in vars(cls)}  # not the bare families
     named = {code: int(exit) for exit, text in rows for code in re.findall(r"`([A-Z_]+)`", text)}
     assert named and {code: by_code.get(code) for code in named} == named

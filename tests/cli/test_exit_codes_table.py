@@ -1,5 +1,6 @@
-"""README's exit-code table lists every code the CLI can exit with, in the row of its exit code, and a
-verb that needs a running serve says there is none (issue 16 item 3, R-7.3, R-9.2).
+"""The exit-code table (docs/errors.md, once README's) lists every code the CLI can exit with, in the
+row of its exit code, and a verb that needs a running serve says there is none (issue 16 item 3,
+R-7.3, R-9.2).
 
 `approvals --data-dir D` where no serve ever ran exited 6 (ADMIN_AUTH_REQUIRED: "no admin token")
 although README promised exit 7 for "the running serve cannot be reached"; GATEWAY_TOKEN_NOT_FOUND
@@ -17,7 +18,7 @@ import mcp_center.errors as errors_module
 from mcp_center.errors import CenterError, HostRequestFailed
 from tests.support.cli import run_cli
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ERRORS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 
 
 def _tree(cls: type[CenterError]) -> list[type[CenterError]]:
@@ -28,8 +29,8 @@ def _tree(cls: type[CenterError]) -> list[type[CenterError]]:
 
 
 def _table() -> dict[str, int]:
-    """code -> the exit code of the README table row that names it."""
-    text = README.read_text(encoding="utf-8")
+    """code -> the exit code of the docs/errors.md table row that names it."""
+    text = ERRORS_PAGE.read_text(encoding="utf-8")
     start = text.index("| exit | meaning (error codes) |")
     rows: dict[str, int] = {}
     for line in text[start:].splitlines()[2:]:

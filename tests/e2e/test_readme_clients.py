@@ -131,9 +131,10 @@ def test_readme_inspector_cli_line_lists_the_gateway_tools(host: Host) -> None:
 def test_readme_says_what_the_sdks_legacy_client_does_when_its_session_is_gone(host: Host) -> None:
     """The gateway answers a session it does not know (an instance that died, here ended by its
     DELETE) with the spec's 404; the SDK's legacy `Client` does not re-initialize by itself but
-    raises `MCPError` on every later call, as README.md says, and a new `Client` carries on (R-10.2)."""
-    readme = README.read_text(encoding="utf-8")
-    assert '`Client(..., mode="legacy")` (the snippet above) raises `MCPError` ("Session\nnot found")' in readme
+    raises `MCPError` on every later call, as docs/several-instances.md says of README.md's snippet, and a
+    new `Client` carries on (R-10.2)."""
+    page = (README.parent / "docs" / "several-instances.md").read_text(encoding="utf-8")
+    assert '`Client(..., mode="legacy")` (the README\'s snippet) raises `MCPError` ("Session\nnot found")' in page
     token = _gateway_token(host, "readme-session-gone")
 
     async def main() -> list[object]:

@@ -4,8 +4,8 @@ The verbs open the data directory in-process (the store's file lock makes that s
 running `serve`, which notices the change within a second and reconciles, R-3.3); those about a
 server's live state (`enable`, `disable`, `test`, `tools`, and `list`/`show`) ask the running
 `serve` of the directory instead, when there is one (`cli._served`, cli39). Errors print
-`error [CODE]: message` and exit with the error's `exit_code` (the table in README.md, "What you get
-back when something is wrong"; click's usage errors exit 2 too).
+`error [CODE]: message` and exit with the error's `exit_code` (the table in docs/errors.md#in-the-cli-exit-codes;
+click's usage errors exit 2 too).
 
 Which data directory a command used is easy to get wrong (`--data-dir` on `serve` but not on the
 next command), so every message whose meaning depends on it names it — "no servers yet in X",

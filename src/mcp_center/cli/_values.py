@@ -5,8 +5,8 @@ Why two flags: a plain value (a path, a URL) is easiest on the command line, but
 readable by every user of the machine (`ps`) and stays in the shell's history; CI systems hand
 secrets to a job as environment variables, so `--var-from-env` names the variable to read and
 the value itself never appears in an argument. Neither ever fills a variable from the
-environment on its own (README: variables are never filled from this host's environment): the
-user names each one.
+environment on its own (docs/import-export.md#what-we-decided: variables are never filled from
+this host's environment): the user names each one.
 
 Every check here runs before anything is asked or applied, and no error names a value: a
 malformed `--var` is refused by its position, since what was typed may be the secret itself.

@@ -309,7 +309,7 @@ def exit_code_for(api_code: str, status: int) -> int:
     """The CLI exit code of an error the running host answered with: that of the error class whose
     `code` is `api_code` (what the same error raised in this process exits with: the 503s exit 9,
     10 or 12 by their code), else by the HTTP status (`exit_code_for_status`: a code this CLI does
-    not know, `HTTP_<status>`) (cli39, README's exit codes)."""
+    not know, `HTTP_<status>`) (cli39, docs/errors.md#in-the-cli-exit-codes)."""
     found = next((family.exit_code for family in _error_tree() if family.code == api_code), None)
     return found if found is not None else exit_code_for_status(status)
 

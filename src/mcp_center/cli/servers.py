@@ -588,17 +588,21 @@ def policy(
         str,
         typer.Argument(
             metavar="ask|allow|deny",
-            help="ask: each call waits for your approval (the default); allow: calls run; deny: calls are "
-            "refused and agents do not see the tool.",
+            help="ask: each agent's call waits for your approval (the default); allow: agents' calls run; "
+            "deny: calls are refused and agents do not see the tool. Your own calls (`mcp-center call`, the "
+            "page's playground) never wait; deny refuses them too.",
         ),
     ],
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Set whether a tool's calls wait for approval (ask), run (allow) or are refused (deny).
+    """Set whether an agent's calls of a tool wait for approval (ask), run (allow) or are refused (deny).
 
-    The policies are part of the connection summary: a change clears trust, and an enabled server is
-    disabled until it is trusted, tested and enabled again, as on the settings page.
+    Agents call through the gateway, `POST /api/tools/{name}/call` or the library's
+    `call_agent_tool`; your own calls (`mcp-center call`, the page's playground) never wait, and
+    deny refuses them too. The policies are part of the connection summary: a change clears trust,
+    and an enabled server is disabled until it is trusted, tested and enabled again, as on the
+    settings page.
     """
     # R-5.3 (only the user changes a policy), R-1.4 (a high-risk change: trust, test, enable again).
     settings = settings_for_server(server_id, data_dir, profile)

@@ -27,7 +27,7 @@ __all__ = ["MAX_IMPORT_BYTES", "decode_text", "loads_lenient"]
 MAX_IMPORT_BYTES = 1024 * 1024
 """Largest import input in bytes (1 MiB, measured as UTF-8 for text). Larger input is refused
 before parsing with IMPORT_TOO_LARGE: real client files are a few KiB; for a big
-`~/.claude.json`, import only its `mcpServers` and `projects` (see the README)."""
+`~/.claude.json`, import only its `mcpServers` and `projects` (docs/import-export.md#what-we-decided)."""
 
 # A JSON string starts at `"`; its body is matched from after the quote by a separate pattern
 # (unrolled loop, possessive: one forward pass, no backtracking), so that a string that never closes

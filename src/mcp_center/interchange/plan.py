@@ -7,7 +7,7 @@ fills the variables with the values the user supplied and returns create bodies 
 (URL credentials, reserved headers, shell strings, ...); an entry that breaks one is listed under
 `rejected` with the stable codes, and the rest can still be imported.
 
-Decisions (our policy, documented in the README):
+Decisions (our policy, documented in docs/import-export.md#what-we-decided):
 - Secrets (R-1.5): an env var is secret when its name looks like a credential (`*_TOKEN`,
   `*_KEY`, `*_SECRET`, `*_PASSWORD`, ...), when its value is one (`postgres://u:p@h`), or when its
   value references a credential-looking variable or a VS Code `password` input. A header is

@@ -225,7 +225,7 @@ def check_tool(item: Mapping[str, Any]) -> ToolCheck:
         it is quarantined. Only `inputSchema` and `outputSchema` are looked at here; the caller
         validates the rest against the protocol's models.
     Spec: MCP 2025-11-25 server/tools ("Tool" data type); the normalisation rules are our policy (see
-        the module docstring) and are stated in README.md.
+        the module docstring) and are stated in docs/agents.md.
     """
     changes: list[str] = []
     input_schema, problem = _input_schema(item.get("inputSchema"), changes)

@@ -487,7 +487,7 @@ export function renderImport(main, { feed, navigate }) {
     const chosen = file.files && file.files[0];
     if (!chosen) return;
     if (chosen.size > MAX_IMPORT_BYTES) {
-      showInputError(new ApiError(413, "IMPORT_TOO_LARGE", `${chosen.name} is over 1 MiB; import only its servers (see the README).`, {}));
+      showInputError(new ApiError(413, "IMPORT_TOO_LARGE", `${chosen.name} is over 1 MiB; import only its servers (see docs/import-export.md).`, {}));
       return;
     }
     let text;
