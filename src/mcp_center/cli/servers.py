@@ -3,7 +3,7 @@
 They open the data directory in-process (`run_center`); a running `serve` notices the change
 within a second and reconciles (R-3.3). `enable`, `disable`, `test` and `tools`, which change or
 read a server's live state, ask that serve instead when one owns the directory (`_served`, cli39);
-`call` always opens its own short connection.
+so does `call`, whose serve runs it in its live session (`_served_call`, call40).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from mcp_center.store.running import running_owner
 
 if TYPE_CHECKING:  # the service and the SDK's types load when a command runs the host (`run_center`)
     from mcp_center.config import ToolPolicy
-    from mcp_center.service import McpCenter, ServerView, ToolCallResult
+    from mcp_center.service import McpCenter, ServerView
     from mcp_center.store.records import TestResult
 
 
@@ -485,8 +485,11 @@ def call(
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Call a tool of an enabled server and print the result."""
-    import mcp_types as types
+    """Call a tool of an enabled server and print the result.
+
+    Beside a running serve, that serve calls it in its live session (its REST call; Ctrl-C cancels it there).
+    """
+    from mcp_center.cli._served_call import missing_example, print_call_result, served_call
 
     try:
         arguments: Any = json.loads(args)
@@ -497,43 +500,25 @@ def call(
 
     example: list[str] = []
 
-    async def called(center: McpCenter) -> ToolCallResult:
+    async def called(center: McpCenter) -> dict[str, Any]:
         # A required argument left out is refused by the service (`tool_arguments`), as for REST
         # and the page (bridge39); the CLI adds the `--args` to pass (R-7.3).
-        from mcp_center.service.tool_arguments import missing_arguments_example
-
         try:
-            return await center.call_tool(server_id, tool, arguments)
+            return (await center.call_tool(server_id, tool, arguments)).to_dict()
         except RequestInvalid as exc:
-            example.extend(filter(None, [missing_arguments_example(exc)]))
+            example.extend(filter(None, [missing_example(exc)]))
             raise
 
-    try:
-        with err.status(f"calling {tool} on {server_id}..."):
-            result = run_center(settings, called)
-    except typer.Exit:
-        for shown_example in example:
-            err.print(f"  pass --args '{shown_example}'", markup=False, highlight=False)
-        raise
-    texts = 0
-    for block in result.content:
-        if isinstance(block, types.TextContent):
-            texts += 1
-            out.print(block.text, markup=False, highlight=False)
-        elif isinstance(block, types.ImageContent | types.AudioContent):
-            size = len(block.data) * 3 // 4
-            out.print(f"[{block.type} {block.mime_type}, about {size} bytes]", markup=False, highlight=False)
-        elif isinstance(block, types.ResourceLink):
-            out.print(f"[resource link {block.uri}]", markup=False, highlight=False)
-        else:
-            resource = block.resource
-            binary = f"[binary {resource.mime_type or '?'}]"
-            shown = resource.text if isinstance(resource, types.TextResourceContents) else binary
-            out.print(f"[resource {resource.uri}]\n{shown}", markup=False, highlight=False)
-    if result.structured_content is not None and not texts:
-        print_json(result.structured_content)
-    if result.is_error:
-        raise typer.Exit(1)
+    with err.status(f"calling {tool} on {server_id}..."):
+        result = served_call(settings, server_id, tool, arguments)
+        if result is None:
+            try:
+                result = run_center(settings, called)
+            except typer.Exit:
+                for shown_example in example:
+                    err.print(f"  pass --args '{shown_example}'", markup=False, highlight=False)
+                raise
+    print_call_result(result)
 
 
 @secret_app.command("set")
