@@ -179,8 +179,8 @@ def test_the_stdio_bridge_finds_the_serve_of_its_data_directory_or_says_in_one_l
         "to a host elsewhere"
     ]
     no_token = run_cli(host.data_dir, "gateway", "--stdio", input="")
-    assert (no_token.returncode, no_token.stderr.count("\n")) == (2, 1)
-    assert no_token.stderr.startswith("error [REQUEST_INVALID]: set MCP_CENTER_GATEWAY_TOKEN")
+    assert (no_token.returncode, no_token.stderr.count("\n")) == (6, 1)
+    assert no_token.stderr.startswith("error [GATEWAY_AUTH_REQUIRED]: set MCP_CENTER_GATEWAY_TOKEN")
 
 
 def test_a_serve_of_another_data_directory_on_the_default_port_is_never_asked(tmp_path: Path) -> None:

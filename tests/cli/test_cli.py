@@ -541,7 +541,7 @@ def test_an_error_echoing_a_bad_id_shows_control_characters_escaped_and_a_huge_o
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["import", ""], "error [REQUEST_INVALID]: file: give the path of a client configuration file, or - to read"),
+        (["import", ""], "error [ARGUMENT_MISSING]: mcp-center import needs FILE (it was given empty); usage: "),
         (
             ["import", "x.json", "--format", "cursr"],
             "error [OPTION_VALUE_INVALID]: option '--format' of mcp-center import must be one of: auto,",

@@ -165,6 +165,6 @@ def test_the_bridge_without_a_token_suggests_creating_one_in_its_data_directory(
     the token landed in the default directory, whose serve is not K's (issue 16, F7)."""
     data = tmp_path / "K"
     bridge = run_cli(None, "gateway", "--stdio", "--data-dir", str(data), env={"MCP_CENTER_GATEWAY_TOKEN": ""})
-    assert bridge.returncode == 2
-    assert bridge.stderr.startswith("error [REQUEST_INVALID]: set MCP_CENTER_GATEWAY_TOKEN"), bridge.stderr
+    assert bridge.returncode == 6  # GATEWAY_AUTH_REQUIRED, the gateway's own code for a request with no token
+    assert bridge.stderr.startswith("error [GATEWAY_AUTH_REQUIRED]: set MCP_CENTER_GATEWAY_TOKEN"), bridge.stderr
     assert f"mcp-center gateway token create NAME --data-dir {data}" in bridge.stderr

@@ -54,7 +54,7 @@ def crash(code: int) -> str:
 
 @mcp.tool()
 def big(kib: int) -> str:
-    """Return `kib` KiB of text."""
+    """Return `kib` KiB of text, one character repeated: enough of it is more than a host keeps of a result."""
     return "x" * (kib * 1024)
 
 

@@ -7,6 +7,8 @@ home goes with it, and what the sandbox refused is marked in the request log and
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,13 +89,17 @@ async def test_the_policy_is_in_the_summary_and_loosening_it_needs_a_new_confirm
     dropped = (
         await center.update_server("escape", {"sandbox": None, "version": unconfined["version"]}, partial=True)
     ).to_dict()
-    assert "sandbox" not in dropped["summary"] and dropped["trusted"] is False
+    assert dropped["summary"]["sandbox"] is None and dropped["trusted"] is False
 
 
-async def test_an_unconfined_servers_summary_has_no_sandbox_key(center: McpCenter) -> None:
-    """Digests confirmed before sandboxes existed stay valid: no `"sandbox": null` appears."""
+async def test_an_unconfined_servers_summary_says_so_and_keeps_the_digest_it_had(center: McpCenter) -> None:
+    """trial40: what the user confirms says how the server runs (`"sandbox": null`: unconfined);
+    digests confirmed before the summary named the sandbox stay valid (computed without that key)."""
     view = (await center.create_server(escape_body(sandboxed=False))).to_dict()
-    assert "sandbox" not in view["summary"]
+    assert "sandbox" in view["summary"] and view["summary"]["sandbox"] is None
+    before = {k: v for k, v in view["summary"].items() if k != "sandbox"}
+    canonical = json.dumps(before, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert view["digest"] == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
     assert view["sandbox_host"] is None
 
 

@@ -29,7 +29,7 @@ from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.cli.host import client_tls, serve_url
 from mcp_center.config import Settings
-from mcp_center.errors import CenterError, GatewayTokenNotFound, RequestInvalid, ServerUnreachable
+from mcp_center.errors import CenterError, GatewayAuthRequired, GatewayTokenNotFound, RequestInvalid, ServerUnreachable
 from mcp_center.interchange.display import display_url
 from mcp_center.secrets import install_log_redaction
 from mcp_center.store.running import running_owner
@@ -59,8 +59,9 @@ def gateway(
     The bridge talks to the serve it finds the way the other verbs do (R-9.2): `--url` or
     `MCP_CENTER_URL`, else the serve recorded for the data directory; never a default address,
     which may be another directory's serve (whose answer would be "not this host's token"). Every
-    refusal is one `error [CODE]: ...` line: REQUEST_INVALID (exit 2) for a missing token or a
-    bad URL, MCP_SERVER_UNREACHABLE (exit 7) when there is no serve to talk to (R-7.3, R-8.1).
+    refusal is one `error [CODE]: ...` line: GATEWAY_AUTH_REQUIRED (exit 6) for a missing token,
+    REQUEST_INVALID (exit 2) for a bad URL, MCP_SERVER_UNREACHABLE (exit 7) when there is no serve
+    to talk to (R-7.3, R-8.1).
     When stdin ends the bridge writes the answers owed (or an error line for each) and exits 0;
     when its stdout is closed first it says so on stderr and exits 0 (`bridge_stdio`).
     """
@@ -80,9 +81,9 @@ def gateway(
     if not token:
         create = suggested("gateway", "token", "create", "NAME")
         raise fail(
-            RequestInvalid(
+            GatewayAuthRequired(
                 f"set MCP_CENTER_GATEWAY_TOKEN to a gateway token ({create})",
-                details={"field": "MCP_CENTER_GATEWAY_TOKEN"},
+                details={"setting": "MCP_CENTER_GATEWAY_TOKEN"},
             )
         )
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)

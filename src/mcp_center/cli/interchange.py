@@ -39,13 +39,11 @@ from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.cli._wording import option_value_refused
 from mcp_center.errors import (
     CenterError,
-    FieldError,
     ImportEmpty,
     ImportFileNotFound,
     ImportFileUnreadable,
     ImportNothingToApply,
     ImportTooLarge,
-    RequestInvalid,
 )
 from mcp_center.interchange import (
     EXPORT_FORMATS,
@@ -220,14 +218,8 @@ def _existing_phrase(existing: list[dict[str, Any]]) -> str:
 def _read_import(file: str) -> str:
     """The text of an import file (or stdin): at most `MAX_IMPORT_BYTES` + 1 bytes are ever read, so
     a file whose size cannot be trusted (/dev/zero, a /proc file, a pipe, a file still growing) is
-    refused with IMPORT_TOO_LARGE instead of being read until memory runs out (R-1.8)."""
-    if not file.strip():
-        raise fail(
-            RequestInvalid(
-                "file: give the path of a client configuration file, or - to read it from stdin",
-                details={"errors": [FieldError("file", "FIELD_REQUIRED", "is empty").to_dict()]},
-            )
-        )
+    refused with IMPORT_TOO_LARGE instead of being read until memory runs out (R-1.8). An empty
+    `file` never gets here: the CLI refuses it as ARGUMENT_MISSING (`cli._shared._blank_argument`)."""
     try:
         if file == "-":
             data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)

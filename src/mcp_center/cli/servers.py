@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcp_center.cli._prompts import ask, confirm
-from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body
+from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body, unconfined_means
 from mcp_center.cli._served import served
 from mcp_center.cli._shared import (
     DataDir,
@@ -27,6 +27,7 @@ from mcp_center.cli._shared import (
     ProfileOpt,
     app,
     cells,
+    clip_words,
     err,
     fail,
     has_state,
@@ -225,7 +226,12 @@ def add(
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Add a server, e.g. `mcp-center add time -- uvx mcp-server-time` or `mcp-center add docs https://...`.
+    """Add a server: a local program after `--` (stdio), or a remote server's URL.
+
+    For example (a package pinned to one release, as the PACKAGE_NOT_PINNED warning asks):
+
+        mcp-center add time -- uvx --isolated --from mcp-server-time==2026.10.19 mcp-server-time
+        mcp-center add docs https://mcp.example.com/mcp
 
     Like `claude mcp add`: `-e KEY=value` and `-H "Name: value"`; values that look like credentials
     (`*_TOKEN`, `*_KEY`, `Authorization`, `Bearer ...`) are stored as write-only secrets.
@@ -298,6 +304,8 @@ def trust(
     view = run_center(settings, lambda c: c.get_server(server_id))
     out.print(styled("connection summary of ", (server_id, "bold"), ":"))
     print_json(view.summary)
+    if view.summary.get("transport") == "stdio" and view.summary.get("sandbox") is None:
+        out.print(f'"sandbox": null means {unconfined_means()}', markup=False, highlight=False)
     out.print(f"digest: {view.digest}")
     for warning in view.warnings:
         err.print(f"warning: {warning.message}", markup=False, highlight=False)
@@ -419,11 +427,25 @@ def delete(
     out.print(f"deleted {server_id}")
 
 
+TOOL_DESCRIPTION_CHARS = 80
+"""`tools` cuts a description longer than this many characters (at a word, "…" marking it), unless --full."""
+
+
 @app.command()
-def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonOut = False) -> None:
+def tools(
+    server_id: str,
+    full: Annotated[
+        bool, typer.Option("--full", help=f"Show each description whole (else cut at {TOOL_DESCRIPTION_CHARS}).")
+    ] = False,
+    data_dir: DataDir = None,
+    profile: ProfileOpt = None,
+    as_json: JsonOut = False,
+) -> None:
     """List an enabled server's tools.
 
     Beside a running serve, the tools of its live session (what agents and the settings page see).
+    A description longer than one table line is cut at a word, marked "…"; `--full` (or `--json`)
+    shows it whole.
     """
     settings = settings_for_server(server_id, data_dir, profile)
 
@@ -441,10 +463,19 @@ def tools(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, 
         print_json(items)
         return
     table = Table("tool", "enabled", "policy", "description")
+    cut = False
     for item in items:
-        description = str(item.get("description") or "")[:80]
-        table.add_row(*cells(str(item.get("name")), yes(item.get("enabled")), str(item.get("policy")), description))
+        description = str(item.get("description") or "")
+        shown = description if full else clip_words(description, TOOL_DESCRIPTION_CHARS)
+        cut = cut or (not full and len(" ".join(description.split())) > TOOL_DESCRIPTION_CHARS)
+        table.add_row(*cells(str(item.get("name")), yes(item.get("enabled")), str(item.get("policy")), shown))
     out.print(table)
+    if cut:  # once, under the table: how to read what the "…" hides
+        out.print(
+            f"descriptions ending in … are cut; '{suggested('tools', server_id, '--full')}' shows them whole",
+            markup=False,
+            highlight=False,
+        )
     print_quarantined(server_id, _quarantined(answer.get("quarantined")))
 
 

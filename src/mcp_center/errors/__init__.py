@@ -99,7 +99,9 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── OriginNotAllowed         ORIGIN_NOT_ALLOWED            R-7.2
     │   └── CsrfTokenInvalid         CSRF_TOKEN_INVALID            R-7.2 (browser session without its CSRF token)
     ├── Unauthorized (401)
-    │   └── AdminAuthRequired        ADMIN_AUTH_REQUIRED           R-7.1
+    │   ├── AdminAuthRequired        ADMIN_AUTH_REQUIRED           R-7.1
+    │   └── GatewayAuthRequired      GATEWAY_AUTH_REQUIRED         R-7.1, R-8.1: `gateway --stdio` has no gateway
+    │                                                              token (MCP_CENTER_GATEWAY_TOKEN unset)
     ├── UpstreamError (502)
     │   ├── ServerUnreachable        MCP_SERVER_UNREACHABLE        connect failed (reason attributed, R-3.1)
     │   ├── ServerProtocolError      MCP_PROTOCOL_ERROR            the server broke the protocol
@@ -237,6 +239,7 @@ from mcp_center.errors._refused import (
     AdminAuthRequired,
     ApprovalDenied,
     CsrfTokenInvalid,
+    GatewayAuthRequired,
     HostNotAllowed,
     OriginNotAllowed,
     SandboxRequired,
@@ -300,6 +303,7 @@ __all__ = [
     "ElicitationAnswerInvalid",
     "FieldError",
     "Forbidden",
+    "GatewayAuthRequired",
     "GatewayTokenAmbiguous",
     "GatewayTokenNotFound",
     "HostNotAllowed",

@@ -11,6 +11,7 @@ __all__ = [
     "AdminAuthRequired",
     "ApprovalDenied",
     "CsrfTokenInvalid",
+    "GatewayAuthRequired",
     "HostNotAllowed",
     "OriginNotAllowed",
     "SandboxRequired",
@@ -74,3 +75,12 @@ class AdminAuthRequired(Unauthorized):
     """The admin token is missing or wrong (R-7.1)."""
 
     code = "ADMIN_AUTH_REQUIRED"
+
+
+class GatewayAuthRequired(Unauthorized):
+    """No gateway token to send: `mcp-center gateway --stdio` started without MCP_CENTER_GATEWAY_TOKEN,
+    so every request would be refused; nothing is sent (exit 6, `details.setting`: the variable's
+    name). The gateway answers a request without an accepted token with the same code, as a JSON-RPC
+    error (-32001) whose message starts `GATEWAY_AUTH_REQUIRED:` (R-7.1, R-8.1)."""
+
+    code = "GATEWAY_AUTH_REQUIRED"

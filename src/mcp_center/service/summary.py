@@ -11,10 +11,13 @@ sandbox policy (network, limits, extra paths), so loosening a sandbox needs a ne
 (R-11.1). Plain env and header values are shown because they are not secret by definition and can
 change behaviour (`NODE_OPTIONS`).
 
-An unconfined stdio server's summary has no `sandbox` key at all (not `null`): summaries, and so the
-digests users confirmed, of servers that existed before sandboxes stay what they were.
+Every stdio server's summary says how it will run: `sandbox` is its policy, or `null` for a server
+that runs unconfined, with the rights of mcp-center's user (trial40: `trust` showed a summary with no
+sandbox field at all, while the page said "Sandbox: off"; CLI, REST and page all read this one).
 
-The digest is `sha256:` + SHA-256 of the canonical JSON of the summary.
+The digest is `sha256:` + SHA-256 of the canonical JSON of the summary, with a `"sandbox": null`
+left out: an unconfined server's digest is the one computed before summaries named the sandbox, so
+the confirmations users gave then stay valid (absent and `null` say the same: no policy).
 """
 
 from __future__ import annotations
@@ -106,8 +109,7 @@ def connection_summary(config: ServerConfig, ciphertexts: Mapping[str, str], cip
                 for key in sorted(config.secret_env)
             },
         )
-        if config.sandbox is not None:
-            summary["sandbox"] = config.sandbox.model_dump(mode="json")
+        summary["sandbox"] = None if config.sandbox is None else config.sandbox.model_dump(mode="json")
     else:
         assert isinstance(config, RemoteServerConfig)
         auth: dict[str, Any] = {"kind": config.auth.kind}
@@ -136,8 +138,10 @@ def connection_summary(config: ServerConfig, ciphertexts: Mapping[str, str], cip
 
 
 def digest_of(summary: Mapping[str, Any]) -> str:
-    """`sha256:<hex>` over the canonical JSON of a summary."""
-    canonical = json.dumps(summary, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """`sha256:<hex>` over the canonical JSON of a summary, a `"sandbox": null` left out (the form of
+    an unconfined server's summary before it named its sandbox: digests confirmed then stay valid)."""
+    hashed = {k: v for k, v in summary.items() if not (k == "sandbox" and v is None)}
+    canonical = json.dumps(hashed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
