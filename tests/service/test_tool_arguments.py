@@ -40,8 +40,8 @@ def test_the_refusal_names_each_missing_argument_and_never_a_value() -> None:
     assert [e["field"] for e in caught.value.details["errors"]] == ["arguments.a", "arguments.b"]
     assert {e["code"] for e in caught.value.details["errors"]} == {"FIELD_REQUIRED"}
     assert "secret-value-0123" not in str(caught.value.details)
-    assert missing_arguments_example(caught.value) == '{"a": ..., "b": ...}'
-    assert missing_arguments_example(RequestInvalid("arguments: must be a JSON object")) is None
+    assert missing_arguments_example(caught.value.details) == '{"a": ..., "b": ...}'
+    assert missing_arguments_example(RequestInvalid("arguments: must be a JSON object").details) is None
 
 
 async def test_the_library_refuses_a_call_without_a_required_argument_before_sending_it(center: McpCenter) -> None:

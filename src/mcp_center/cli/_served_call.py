@@ -48,6 +48,7 @@ from mcp_center.errors import (
 )
 from mcp_center.interchange.display import display_url
 from mcp_center.models import is_array, is_object
+from mcp_center.service.tool_arguments import missing_arguments_example
 from mcp_center.store.running import running_owner
 
 __all__ = ["CALL_MARGIN_S", "POLL_S", "missing_example", "print_call_result", "served_call"]
@@ -273,13 +274,8 @@ def missing_example(exc: CenterError) -> str | None:
     """`{"NAME": ..., ...}` for the names a missing-argument refusal lists (`details.missing` and
     `details.tool`, `service.tool_arguments.require_arguments`), raised here or answered by a serve;
     an example to pass, never a value. None for any other error."""
-    import json
-
-    missing: object = exc.details.get("missing")
     code = exc.api_code if isinstance(exc, HostRequestFailed) else exc.code
-    if code != RequestInvalid.code or not is_array(missing) or not missing or "tool" not in exc.details:
-        return None
-    return "{" + ", ".join(f"{json.dumps(str(name))}: ..." for name in missing) + "}"
+    return missing_arguments_example(exc.details) if code == RequestInvalid.code else None
 
 
 def print_call_result(result: dict[str, Any]) -> None:

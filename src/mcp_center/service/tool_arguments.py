@@ -46,10 +46,11 @@ def require_arguments(tool: str, schema: Mapping[str, Any], arguments: Mapping[s
     )
 
 
-def missing_arguments_example(exc: RequestInvalid) -> str | None:
-    """`{"NAME": ..., ...}` for the names a `require_arguments` refusal lists (an example to pass,
-    never a value), or None for any other RequestInvalid."""
-    missing: object = exc.details.get("missing")
-    if not is_array(missing) or not missing or "tool" not in exc.details:
+def missing_arguments_example(details: Mapping[str, object]) -> str | None:
+    """`{"NAME": ..., ...}` for the names a `require_arguments` refusal lists in its `details`
+    (`missing` and `tool`; raised here or answered by a serve over REST), an example to pass, never
+    a value; None for details of any other error."""
+    missing: object = details.get("missing")
+    if not is_array(missing) or not missing or "tool" not in details:
         return None
     return "{" + ", ".join(f"{json.dumps(str(name))}: ..." for name in missing) + "}"
