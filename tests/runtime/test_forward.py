@@ -5,13 +5,14 @@ R-3.10, R-3.11, R-1.5)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
-from starlette.responses import Response
+from starlette.background import BackgroundTask
+from starlette.responses import Response, StreamingResponse
 
 from mcp_center.errors import CallCancelled, ServerRequestFailed, ServerTimeout
 from mcp_center.models import TransportKind
@@ -217,3 +218,41 @@ async def test_a_server_request_on_the_call_stream_is_answered_and_posted_back()
         [reply] = [r for r in fake.requests if is_object(r.body) and r.body.get("id") == "srv-1"]
     assert result["content"][0]["text"] == "after ping"
     assert reply.body == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}
+
+
+async def test_a_calls_answer_that_ends_its_stream_while_a_server_request_is_answered_is_not_lost() -> None:
+    """elic40 (R-3.10, R-6.1, R-8.3): the server asks something on the call's stream; while the
+    forwarder answers it and POSTs the answer back, the server sends the call's result and ends
+    the stream, and only then acknowledges the POSTed answer (what a fast answer to an elicitation
+    card, a sampling or a ping does to a server in another process). The result must come back:
+    it used to be dropped with the stream's end (MCP_CONNECTION_LOST, "SSE stream ended without a
+    response"). Ordered by events on the server, no sleeps: the stream has ended before the
+    acknowledgement is written, so both are in the client's sockets when it reads the latter."""
+    replied = anyio.Event()
+    ended = anyio.Event()
+
+    async def ask_then_answer(fake: FakeStreamableServer, message: dict[str, Any]) -> Response:
+        ask = {"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}
+        answer = rpc_result(message["id"], {"content": [{"type": "text", "text": "answered while asked"}]})
+
+        async def body() -> AsyncIterator[str]:
+            yield sse_event(json.dumps(ask))
+            with anyio.fail_after(10):
+                await replied.wait()
+            yield sse_event(json.dumps(answer))
+
+        return StreamingResponse(body(), media_type="text/event-stream", background=BackgroundTask(ended.set))
+
+    async def acknowledge_after_the_end(message: dict[str, Any]) -> None:
+        assert message["id"] == "srv-1"
+        replied.set()
+        with anyio.fail_after(10):
+            await ended.wait()  # the answer and the stream's end are written before the 202
+
+    fake = FakeStreamableServer(
+        get_status=405, handlers={"tools/call": ask_then_answer}, on_reply=acknowledge_after_the_end
+    )
+    async with serve_fake(fake) as url, _managed(url) as manager:
+        result = await _call(manager, "x")
+    assert result["content"][0]["text"] == "answered while asked"
+    assert ended.is_set()

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from mcp_center.runtime.http1 import HELD_BODY_BYTES, Http1Client, Http1Error, _Connection  # pyright: ignore[reportPrivateUsage]
+from mcp_center.runtime.http1 import HELD_BODY_BYTES, Http1Client, Http1Error, Http1Response, _Connection  # pyright: ignore[reportPrivateUsage]
 from tests.support.loopback import serve_loopback
 
 pytestmark = pytest.mark.anyio
@@ -361,3 +361,21 @@ async def test_a_request_that_must_not_run_twice_is_not_sent_again_when_a_reused
     assert answers[0] == b"one" and answers[2] == b"three"
     assert isinstance(answers[1], str) and "may have run" in answers[1]
     assert served == [(0, b"one"), (0, b"two"), (1, b"three")]  # "two" went once
+
+
+async def test_what_arrives_while_the_reader_holds_a_chunk_is_read_before_the_end() -> None:
+    """elic40 (R-3.10, R-8.3): the forwarder holds an event-stream chunk while it answers the
+    server request it carries (an elicitation card, a sampling); the rest of the stream and its
+    end arrive meanwhile. The reader must get that rest before the end: it used to stop at the
+    end with the rest unread, losing the call's answer."""
+    connection = _Connection(Http1Client("http://127.0.0.1:9/mcp", {}))
+    connection.connection_made(_Wire())
+    connection.start(b"POST /mcp HTTP/1.1\r\ncontent-length: 0\r\n\r\n")
+    connection.data_received(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n6\r\nasked\n\r\n")
+    chunks = aiter(Http1Response(connection).aiter_bytes(1024))
+    with anyio.fail_after(10):
+        assert await anext(chunks) == b"asked\n"
+        connection.data_received(b"7\r\nanswer\n\r\n0\r\n\r\n")  # while the reader holds "asked"
+        assert connection.complete
+        rest = [chunk async for chunk in chunks]
+    assert rest == [b"answer\n"]

@@ -258,17 +258,26 @@ class Http1Response:
     async def aiter_bytes(self, limit: int) -> AsyncIterator[bytes]:
         """The body as it arrives, at most `limit` bytes in all.
 
+        The end (or loss) of the response is looked at only when nothing received is left unread: a
+        caller may hold a chunk for a long time (the forwarder answers a server's elicitation while
+        it holds the chunk that asked), and the rest of the body, its end included, often arrives
+        meanwhile. Ending on `complete` right after the held chunk dropped that rest: the call's
+        answer was lost and the call failed as MCP_CONNECTION_LOST (elic40, R-3.10, R-6.1).
+
         Raises:
             Http1Error: the connection ended before the body did, or the body exceeds `limit`.
         """
         connection = self._connection
         seen = 0
         while True:
-            for chunk in connection.take():
-                seen += len(chunk)
-                if seen > limit:
-                    raise Http1Error(f"the response is larger than {limit} bytes")
-                yield chunk
+            chunks = connection.take()
+            if chunks:
+                for chunk in chunks:
+                    seen += len(chunk)
+                    if seen > limit:
+                        raise Http1Error(f"the response is larger than {limit} bytes")
+                    yield chunk
+                continue  # what arrived while the caller held a chunk comes before the end
             if connection.complete:
                 return
             if connection.error is not None:

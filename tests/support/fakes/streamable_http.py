@@ -150,6 +150,9 @@ class FakeStreamableServer:
             with an event stream that ends at once, without events.
         sessionless: A POST whose `MCP-Protocol-Version` is 2026-07-28 needs no session (a server
             that speaks that era; its handlers tell the eras apart by the `_meta` they get).
+        on_reply: Awaited with the client's answer to a request of the server (a POSTed JSON-RPC
+            response) before that POST is acknowledged: a test orders what the server writes
+            elsewhere before the acknowledgement.
 
     Attributes:
         requests: Every request received, in order.
@@ -169,6 +172,7 @@ class FakeStreamableServer:
     get_body: str | None = None
     empty_resumptions: bool = False
     sessionless: bool = False
+    on_reply: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     requests: list[SeenRequest] = field(default_factory=list[SeenRequest])
     shutdown: anyio.Event = field(default_factory=anyio.Event)
 
@@ -274,6 +278,8 @@ class FakeStreamableServer:
         if problem is not None:
             return problem
         if "id" not in message or method is None:
+            if method is None and "id" in message and self.on_reply is not None:
+                await self.on_reply(message)
             return Response(status_code=self.notification_status)
         handler = self.handlers.get(method)
         if handler is not None:
