@@ -149,6 +149,22 @@ async def test_a_server_added_again_under_a_deleted_ones_id_never_gets_its_home(
         assert home_of(settings, "escape").parent.name == home_key((await center.get_server("escape")).created_at)
 
 
+async def test_a_process_on_the_files_of_a_database_serves_directory_removes_no_home(settings: Settings) -> None:
+    """The homes of a data directory whose serve keeps its servers in a database are not judged by
+    a process that reads the directory's own (empty) files instead: they stay."""
+    home = settings.data_dir / "sandbox" / "boxed" / home_key(datetime.now(UTC)) / "home"
+    home.mkdir(parents=True)
+    (home / "cache").write_text("kept")
+    (settings.data_dir / "database.json").write_text('{"database": "postgresql://db/mcp", "since": "x"}\n')
+    async with McpCenter.open(settings, connect=False):
+        pass
+    assert (home / "cache").read_text() == "kept"
+    (settings.data_dir / "database.json").unlink()
+    async with McpCenter.open(settings, connect=False):
+        pass
+    assert not (settings.data_dir / "sandbox" / "boxed").exists()
+
+
 async def test_a_running_server_replaced_in_one_commit_stops_using_the_old_home(settings: Settings) -> None:
     """R-11.1, R-9.2: another process deletes a server and adds an equal one under its id so fast that
     this one learns of both in one change (same digest, trusted, tested, enabled): the old process,

@@ -28,6 +28,7 @@ from mcp_center.config import ServerConfig, Settings, StdioServerConfig
 from mcp_center.errors import SandboxWarmUpUnsupported
 from mcp_center.secrets import Redactor
 from mcp_center.store import ServerRecord, StoreState
+from mcp_center.store.owner import database_of
 from mcp_center.transports import ConnectionSpec, stdio_environment
 from mcp_center.transports.sandbox import (
     SANDBOX_HOME,
@@ -210,6 +211,8 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path
 
     The directory is listed *before* `read()`, so a home made for a server created after the read
     is never among those listed (it is left for the next sweep). A failure to remove one is logged.
+    A process on the directory's files whose serve keeps its state in a database (`database.json`,
+    a library script given no database URL) removes nothing: those homes are the database's servers'.
 
     Args:
         read: Reads the store's current state (a fresh read, not a cache older than the listing).
@@ -218,6 +221,8 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path
     Raises:
         CenterError: `read` failed (nothing is removed then).
     """
+    if settings.database_url is None and database_of(settings.data_dir) is not None:
+        return []
     base = settings.data_dir / SANDBOX_DIR
     try:
         listed = [(entry, _children(entry)) for entry in base.iterdir()]
