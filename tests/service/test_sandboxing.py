@@ -165,6 +165,15 @@ async def test_a_process_on_the_files_of_a_database_serves_directory_removes_no_
     assert not (settings.data_dir / "sandbox" / "boxed").exists()
 
 
+async def test_a_sandbox_directory_that_cannot_be_listed_does_not_stop_the_start(settings: Settings) -> None:
+    """The sweep is housekeeping: a `<data>/sandbox` it cannot list (here a file) is logged and left."""
+    settings.data_dir.mkdir(parents=True)
+    (settings.data_dir / "sandbox").write_text("not a directory")
+    async with McpCenter.open(settings, connect=False) as center:
+        assert await center.list_servers() == []
+    assert (settings.data_dir / "sandbox").read_text() == "not a directory"
+
+
 async def test_a_running_server_replaced_in_one_commit_stops_using_the_old_home(settings: Settings) -> None:
     """R-11.1, R-9.2: another process deletes a server and adds an equal one under its id so fast that
     this one learns of both in one change (same digest, trusted, tested, enabled): the old process,

@@ -210,7 +210,8 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path
     stamp (`<id>/home`), which may have belonged to an earlier server of that id.
 
     The directory is listed *before* `read()`, so a home made for a server created after the read
-    is never among those listed (it is left for the next sweep). A failure to remove one is logged.
+    is never among those listed (it is left for the next sweep). A failure to list the directory or
+    to remove a home is logged, never raised (the next sweep tries again).
     A process on the directory's files whose serve keeps its state in a database (`database.json`,
     a library script given no database URL) removes nothing: those homes are the database's servers'.
 
@@ -227,6 +228,9 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path
     try:
         listed = [(entry, _children(entry)) for entry in base.iterdir()]
     except FileNotFoundError:
+        return []
+    except OSError:  # unreadable, or changed while listed: the next sweep tries again
+        logger.warning("sandbox.homes_not_listed", exc_info=True)
         return []
     state = read()
     keep = {(record.id, home_key(record.created_at)) for record in state.servers.values()}
