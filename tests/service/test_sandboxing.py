@@ -2,7 +2,8 @@
 
 In process, with the real escape server (`tests/servers/escape_stdio.py`) in real sandboxes: the
 policy is in the summary and the digest, production runs stdio servers only sandboxed, a server's
-home goes with it, and what the sandbox refused is marked in the request log and the stderr view.
+home goes with it (and never passes to another server added under its id), and what the sandbox
+refused is marked in the request log and the stderr view.
 """
 
 from __future__ import annotations
@@ -10,16 +11,20 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcp_center.config import Settings
-from mcp_center.errors import SandboxRequired, SandboxWarmUpUnsupported, ServerNotTrusted
+from mcp_center.errors import CenterError, SandboxRequired, SandboxWarmUpUnsupported, ServerNotTrusted
 from mcp_center.service import McpCenter
+from mcp_center.service.sandboxing import home_key
+from mcp_center.store import store_for
 from mcp_center.transports.sandbox import sandbox_uid
 from tests.support.sandbox import escape_command, require_sandbox
+from tests.support.waiting import eventually, until
 
 pytestmark = [
     pytest.mark.anyio,
@@ -103,16 +108,113 @@ async def test_an_unconfined_servers_summary_says_so_and_keeps_the_digest_it_had
     assert view["sandbox_host"] is None
 
 
+def home_of(settings: Settings, server_id: str) -> Path:
+    """The host directory of the one current home of `server_id` (`<data>/sandbox/<id>/<stamp>/home`)."""
+    homes = list((settings.data_dir / "sandbox" / server_id).glob("*/home"))
+    assert len(homes) == 1, homes
+    return homes[0]
+
+
 async def test_the_home_is_kept_between_runs_and_removed_with_the_server(center: McpCenter, settings: Settings) -> None:
-    await ready(center, escape_body())
+    view = await ready(center, escape_body())
     assert await text_of(center, "escape", "write_file", path="/home/mcp/state", text="1") == (True, "written")
-    home = settings.data_dir / "sandbox" / "escape" / "home"
+    home = home_of(settings, "escape")
+    assert home.parent.name == home_key(datetime.fromisoformat(view["created_at"]))
     assert (home / "state").read_text() == "1"
     await center.disable("escape")
     await center.enable("escape")
     assert await text_of(center, "escape", "read_file", path="/home/mcp/state") == (True, "1")
     await center.delete_server("escape")
     assert not (settings.data_dir / "sandbox" / "escape").exists()
+
+
+async def test_a_server_added_again_under_a_deleted_ones_id_never_gets_its_home(settings: Settings) -> None:
+    """R-11.1: a deletion committed while this process was down (by another process, or one that died
+    before removing the home) leaves the old files on disk; at the next start they are removed, and
+    the server added again under that id starts with an empty home of its own."""
+    async with McpCenter.open(settings) as center:
+        await ready(center, escape_body())
+        assert await text_of(center, "escape", "write_file", path="/home/mcp/creds.txt", text="old") == (
+            True,
+            "written",
+        )
+        old_files = list((settings.data_dir / "sandbox" / "escape").glob("**/creds.txt"))
+    store = store_for(settings)
+    store.open()
+    try:
+        with store.transaction() as state:  # the commit of a delete whose process then died
+            del state.servers["escape"]
+    finally:
+        store.close()
+    assert [path.read_text() for path in old_files] == ["old"]
+    async with McpCenter.open(settings) as center:
+        await ready(center, escape_body())
+        ok, text = await text_of(center, "escape", "read_file", path="/home/mcp/creds.txt")
+        assert not ok and text.startswith("ENOENT"), text
+        assert not any(path.exists() for path in old_files)
+        assert home_of(settings, "escape").parent.name == home_key((await center.get_server("escape")).created_at)
+
+
+async def test_a_process_on_the_files_of_a_database_serves_directory_removes_no_home(settings: Settings) -> None:
+    """The homes of a data directory whose serve keeps its servers in a database are not judged by
+    a process that reads the directory's own (empty) files instead: they stay."""
+    home = settings.data_dir / "sandbox" / "boxed" / home_key(datetime.now(UTC)) / "home"
+    home.mkdir(parents=True)
+    (home / "cache").write_text("kept")
+    (settings.data_dir / "database.json").write_text('{"database": "postgresql://db/mcp", "since": "x"}\n')
+    async with McpCenter.open(settings, connect=False):
+        pass
+    assert (home / "cache").read_text() == "kept"
+    (settings.data_dir / "database.json").unlink()
+    async with McpCenter.open(settings, connect=False):
+        pass
+    assert not (settings.data_dir / "sandbox" / "boxed").exists()
+
+
+async def test_a_sandbox_directory_that_cannot_be_listed_does_not_stop_the_start(settings: Settings) -> None:
+    """The sweep is housekeeping: a `<data>/sandbox` it cannot list (here a file) is logged and left."""
+    settings.data_dir.mkdir(parents=True)
+    (settings.data_dir / "sandbox").write_text("not a directory")
+    async with McpCenter.open(settings, connect=False) as center:
+        assert await center.list_servers() == []
+    assert (settings.data_dir / "sandbox").read_text() == "not a directory"
+
+
+async def test_a_running_server_replaced_in_one_commit_stops_using_the_old_home(settings: Settings) -> None:
+    """R-11.1, R-9.2: another process deletes a server and adds an equal one under its id so fast that
+    this one learns of both in one change (same digest, trusted, tested, enabled): the old process,
+    whose home is the old server's, is stopped, the new server starts in an empty home of its own,
+    and the old home is removed."""
+    async with McpCenter.open(settings) as center:
+        await ready(center, escape_body())
+        assert await text_of(center, "escape", "write_file", path="/home/mcp/creds.txt", text="old") == (
+            True,
+            "written",
+        )
+        old_home = next((settings.data_dir / "sandbox" / "escape").glob("**/creds.txt")).parent
+        created = datetime.now(UTC)
+        new_home = settings.data_dir / "sandbox" / "escape" / home_key(created) / "home"
+        store = store_for(settings)
+        store.open()
+        try:
+            with store.transaction() as state:
+                record = state.servers["escape"]
+                state.servers["escape"] = record.model_copy(update={"created_at": created})
+        finally:
+            store.close()
+
+        async def replaced() -> bool:
+            try:
+                written = await text_of(center, "escape", "write_file", path="/home/mcp/new.txt", text="new")
+                ok, text = await text_of(center, "escape", "read_file", path="/home/mcp/creds.txt")
+            except CenterError:
+                return False  # between the old connection's stop and the new one's start
+            # The old process reads creds.txt (or, its home removed under it, writes elsewhere).
+            return written == (True, "written") and not ok and text.startswith("ENOENT")
+
+        await eventually(replaced)
+        assert (new_home / "new.txt").read_text() == "new"
+        await until(lambda: not old_home.parent.exists())
 
 
 async def test_what_the_sandbox_refused_is_marked_in_the_request_log_and_stderr(center: McpCenter) -> None:

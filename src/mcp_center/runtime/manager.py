@@ -205,9 +205,9 @@ class ConnectionManager:
         """Set the desired spec of a server (None: must not run) and reconcile (R-3.3).
 
         Serialized per server: the last call to take the server's lock decides, and a slot that an
-        earlier `configure(None)` removed is never written to. A changed digest stops the current
-        connection and waits until it has closed before returning (disconnect barrier); the next
-        `connect()` uses the new spec. An unchanged digest keeps the running session.
+        earlier `configure(None)` removed is never written to. A changed digest or sandbox stops the
+        current connection and waits until it has closed before returning (disconnect barrier); the
+        next `connect()` uses the new spec. An unchanged digest keeps the running session.
         """
         while True:
             slot = self._slots.setdefault(server_id, _Slot(server_id))
@@ -216,7 +216,7 @@ class ConnectionManager:
                     continue  # removed while we waited for its lock: start over with the current slot
                 old = slot.spec
                 slot.spec = spec
-                changed = spec is None or old is None or old.digest != spec.digest
+                changed = spec is None or old is None or old.digest != spec.digest or old.sandbox != spec.sandbox
                 if changed:
                     _cancel_retry(slot)
                     slot.failures = 0

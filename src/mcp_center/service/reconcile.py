@@ -31,10 +31,10 @@ from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.oauth import RemoteConfig
 from mcp_center.service.readiness import Readiness
-from mcp_center.service.sandboxing import sandbox_spec
+from mcp_center.service.sandboxing import sandbox_spec, sweep_homes
 from mcp_center.service.secret_values import SecretValuesKeeper
 from mcp_center.service.summary import BEARER_KEY, Summaries, Summary
-from mcp_center.store import Store, StoreState
+from mcp_center.store import ServerRecord, Store, StoreState
 from mcp_center.transports import ConnectionSpec
 
 __all__ = ["Reconciler"]
@@ -80,12 +80,14 @@ class Reconciler:
         self.tg: anyio.abc.TaskGroup | None = None
         """Where background connects run; set by `McpCenter.open` (None: no background connects)."""
 
-    def spec(self, config: ServerConfig, state: StoreState, summary: Summary) -> ConnectionSpec:
-        """The connection spec of `config`, with its secret values opened (R-1.5, R-3.1).
+    def spec(self, record: ServerRecord, state: StoreState, summary: Summary) -> ConnectionSpec:
+        """The connection spec of `record`'s configuration, with its secret values opened (R-1.5, R-3.1);
+        a sandboxed server's home is the one of this record (its creation), not of its id alone.
 
         Raises:
             SecretStoreError: a ciphertext does not open.
         """
+        config: ServerConfig = record.config
         timeout_s = config.effective_startup_timeout_s
         if isinstance(config, StdioServerConfig):
             env = dict(config.env)
@@ -101,7 +103,7 @@ class Reconciler:
                 argv=(program, *config.args),
                 env=env,
                 cwd=config.cwd,
-                sandbox=sandbox_spec(config, self._settings),
+                sandbox=sandbox_spec(record, self._settings),
                 startup_timeout_s=timeout_s,
                 call_timeout_s=config.call_timeout_s,
                 max_result_bytes=config.max_result_bytes,
@@ -137,7 +139,7 @@ class Reconciler:
         summary = summaries.of(record.config, state.secrets)
         if not Readiness(record, summary.digest, self._settings.profile).runnable:
             return None
-        return self.spec(record.config, state, summary)
+        return self.spec(record, state, summary)
 
     async def reconcile(self, server_id: str, summaries: Summaries | None = None) -> None:
         """Configure (or stop) one server's connection as the store says (R-3.3).
@@ -166,11 +168,16 @@ class Reconciler:
             await self._manager.configure(server_id, spec)
 
     async def reconcile_all(self) -> None:
-        """Reconcile every stored server and every configured one (a deleted server stops)."""
+        """Reconcile every stored server and every configured one (a deleted server stops), then
+        remove the sandbox homes of servers that no longer exist (`sweep_homes`, R-11.1, R-10.2)."""
         state = await self._read()
         memo = self._summaries()
         for server_id in sorted(set(state.servers) | set(self._manager.configured())):
             await self.reconcile(server_id, memo)
+        try:
+            await anyio.to_thread.run_sync(lambda: sweep_homes(self._settings, self._store.read))
+        except CenterError:
+            logger.exception("sandbox.sweep_failed")
 
     async def connect_quietly(self, server_id: str) -> None:
         """Connect now; a failure is logged (the status shows it), not raised."""

@@ -3,8 +3,15 @@ trust page warns about, the host's sandbox facts for the page and CLI, and the w
 
 The policy itself is configuration (`config/sandbox.py`) and part of the connection summary
 (`service/summary.py`); the host mechanics are `transports/sandbox.py`. Each sandboxed server has
-`<data dir>/sandbox/<server id>/{home,tmp}`, created at its first start and removed with the server
-(`remove_home`). The data directory is passed as a hidden path, so no bind can ever show it.
+`<data dir>/sandbox/<server id>/<creation stamp>/{home,tmp}`, created at its first start and removed
+with the server (`remove_home`). The data directory is passed as a hidden path, so no bind can ever
+show it.
+
+The creation stamp (the record's `created_at`, `home_key`) makes a home belong to one server, not
+to an id: a server deleted and added again under the same id starts with an empty home, on this
+instance and on every other one, even one that missed the deletion. Homes of servers that no longer
+exist are removed by `sweep_homes` whenever an instance reconciles everything (at its start and
+after every configuration change it learns of, R-9.2, R-10.2).
 """
 
 from __future__ import annotations
@@ -12,13 +19,16 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from mcp_center.config import ServerConfig, Settings, StdioServerConfig
 from mcp_center.errors import SandboxWarmUpUnsupported
 from mcp_center.secrets import Redactor
+from mcp_center.store import ServerRecord, StoreState
+from mcp_center.store.owner import database_of
 from mcp_center.transports import ConnectionSpec, stdio_environment
 from mcp_center.transports.sandbox import (
     SANDBOX_HOME,
@@ -32,33 +42,50 @@ from mcp_center.transports.warmup import WarmUpResult, run_warm_up, warm_up_argv
 
 __all__ = [
     "SANDBOX_DIR",
+    "home_key",
     "host_facts",
     "remove_home",
     "sandbox_root",
     "sandbox_spec",
     "sandbox_warnings",
+    "sweep_homes",
     "warm_up",
 ]
 
 logger = logging.getLogger(__name__)
 
 SANDBOX_DIR = "sandbox"
-"""`<data dir>/sandbox/<server id>/` holds each sandboxed server's home and /tmp."""
+"""`<data dir>/sandbox/<server id>/<creation stamp>/` holds each sandboxed server's home and /tmp."""
 
 
-def sandbox_root(settings: Settings, server_id: str) -> Path:
-    """`<data dir>/sandbox/<server id>`: the host directory of the server's home and /tmp."""
-    return settings.data_dir / SANDBOX_DIR / server_id
+def home_key(created_at: datetime) -> str:
+    """The name of one server's sandbox directory below its id: its creation time, to the microsecond.
+
+    Args:
+        created_at: The record's `created_at` (naive is taken as UTC).
+    Returns:
+        `YYYYMMDDTHHMMSSffffffZ` in UTC, e.g. `20261206T011411123456Z`: the same on every instance
+        for one server (the record is shared), different for a server added again under its id.
+    """
+    aware = created_at if created_at.tzinfo is not None else created_at.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def sandbox_spec(config: ServerConfig, settings: Settings) -> SandboxSpec | None:
+def sandbox_root(settings: Settings, server_id: str, created_at: datetime) -> Path:
+    """`<data dir>/sandbox/<server id>/<home_key(created_at)>`: the host directory of the home and /tmp
+    of the server `server_id` created at `created_at`."""
+    return settings.data_dir / SANDBOX_DIR / server_id / home_key(created_at)
+
+
+def sandbox_spec(record: ServerRecord, settings: Settings) -> SandboxSpec | None:
     """The transport's `SandboxSpec` for a stdio server with a policy, else None."""
+    config = record.config
     if not isinstance(config, StdioServerConfig) or config.sandbox is None:
         return None
     return SandboxSpec(
         server_id=config.id,
         policy=config.sandbox,
-        root=sandbox_root(settings, config.id),
+        root=sandbox_root(settings, config.id, record.created_at),
         hidden=(str(settings.data_dir),),
     )
 
@@ -157,13 +184,93 @@ def _writable_by(path: str, uid: int) -> bool:
     return bool(info.st_mode & stat.S_IWOTH)
 
 
-def remove_home(settings: Settings, server_id: str) -> None:
-    """Delete a server's sandbox home and /tmp (blocking); a failure is logged, never raised."""
-    root = sandbox_root(settings, server_id)
+def remove_home(settings: Settings, record: ServerRecord) -> None:
+    """Delete the sandbox home and /tmp of the deleted server `record` (blocking), and its id's
+    directory when no other home is left in it; a failure is logged, never raised.
+
+    Only this server's directory goes: a server added again under the same id in the meantime has
+    another one (`home_key`).
+    """
+    root = sandbox_root(settings, record.id, record.created_at)
     try:
         remove_sandbox_dir(root)
     except OSError:
+        logger.warning("sandbox.home_not_removed", extra={"server_id": record.id}, exc_info=True)
+        return
+    _remove_if_empty(root.parent)
+
+
+def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path]:
+    """Remove the sandbox directories of servers that no longer exist (blocking; R-11.1, R-10.2).
+
+    Every instance (and every process) keeps homes in its own data directory; a deletion made
+    elsewhere, or while this instance was down, reaches it only as a changed store. Run at start
+    and after each change learnt: whatever lies in `<data dir>/sandbox/` that is not the directory
+    of a current server (its id and `home_key`) is removed, also homes of the layout before the
+    stamp (`<id>/home`), which may have belonged to an earlier server of that id.
+
+    The directory is listed *before* `read()`, so a home made for a server created after the read
+    is never among those listed (it is left for the next sweep). A failure to list the directory or
+    to remove a home is logged, never raised (the next sweep tries again).
+    A process on the directory's files whose serve keeps its state in a database (`database.json`,
+    a library script given no database URL) removes nothing: those homes are the database's servers'.
+
+    Args:
+        read: Reads the store's current state (a fresh read, not a cache older than the listing).
+    Returns:
+        The paths removed.
+    Raises:
+        CenterError: `read` failed (nothing is removed then).
+    """
+    if settings.database_url is None and database_of(settings.data_dir) is not None:
+        return []
+    base = settings.data_dir / SANDBOX_DIR
+    try:
+        listed = [(entry, _children(entry)) for entry in base.iterdir()]
+    except FileNotFoundError:
+        return []
+    except OSError:  # unreadable, or changed while listed: the next sweep tries again
+        logger.warning("sandbox.homes_not_listed", exc_info=True)
+        return []
+    state = read()
+    keep = {(record.id, home_key(record.created_at)) for record in state.servers.values()}
+    removed: list[Path] = []
+    for entry, children in listed:
+        removed += [child for child in children if (entry.name, child.name) not in keep and _remove(child, entry.name)]
+        if not any(name == entry.name for name, _ in keep) and _remove_if_empty(entry):
+            removed.append(entry)
+    if removed:
+        logger.info("sandbox.homes_removed", extra={"count": len(removed)})
+    return removed
+
+
+def _children(entry: Path) -> list[Path]:
+    """What lies in an id's directory; a stray file or link in place of one is itself to remove."""
+    if entry.is_dir() and not entry.is_symlink():
+        return list(entry.iterdir())
+    return [entry]
+
+
+def _remove(path: Path, server_id: str) -> bool:
+    """Remove one server's sandbox directory (or a stray file or link); a failure is logged."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            remove_sandbox_dir(path)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:
         logger.warning("sandbox.home_not_removed", extra={"server_id": server_id}, exc_info=True)
+        return False
+    return True
+
+
+def _remove_if_empty(directory: Path) -> bool:
+    """rmdir `directory`; False when it is not empty, already gone, or not a directory."""
+    try:
+        directory.rmdir()
+    except OSError:
+        return False
+    return True
 
 
 async def warm_up(spec: ConnectionSpec, redactor: Redactor) -> WarmUpResult:

@@ -262,20 +262,22 @@ class Servers:
     async def delete(self, server_id: str, *, version: int | None) -> None:
         """Delete a server, its ciphertexts and its connection (R-1.5, R-2.4)."""
 
-        def run(state: StoreState) -> None:
+        def run(state: StoreState) -> ServerRecord:
             record = get_record(state, server_id)
             check_version(record, version)
             del state.servers[server_id]
             for sid in state.secret_ids_of(server_id):
                 del state.secrets[sid]
+            return record
 
-        await self._txn(run)
+        deleted = await self._txn(run)
         self._announce("server.deleted", {"server_id": server_id})
         self._oauth.drop_server(server_id)
         await self._reconciler.reconcile(server_id)
         self._manager.forget(server_id)
-        # After the connection closed: its sandbox home and /tmp go with the server (R-11.1).
-        await anyio.to_thread.run_sync(lambda: remove_home(self._settings, server_id))
+        # After the connection closed: its sandbox home and /tmp go with the server (R-11.1); other
+        # instances remove their copies when they learn of the deletion (`sweep_homes`).
+        await anyio.to_thread.run_sync(lambda: remove_home(self._settings, deleted))
 
     async def set_secret(
         self, server_id: str, kind: str, key: str, value: object, *, version: int | None
@@ -411,7 +413,7 @@ class Servers:
         record = get_record(state, server_id)
         summary = memo.of(record.config, state.secrets)
         Readiness(record, summary.digest, self._settings.profile).require_trusted(doing)
-        return self._reconciler.spec(record.config, state, summary)
+        return self._reconciler.spec(record, state, summary)
 
     async def enable(self, server_id: str) -> ServerView:
         """Enable a trusted, tested server and connect it (R-2.3)."""
