@@ -283,3 +283,23 @@ async def test_warm_up_needs_trust_and_an_npx_or_uvx_command(center: McpCenter) 
     with pytest.raises(SandboxWarmUpUnsupported) as caught:
         await center.warm_up_sandbox("escape")
     assert caught.value.code == "MCP_SANDBOX_WARM_UP_UNSUPPORTED"
+
+
+async def test_a_home_of_the_layout_before_the_stamp_is_moved_to_its_server_not_lost(settings: Settings) -> None:
+    """R-11.1: an upgrade must not lose what a sandboxed server kept in its home (`<id>/home`, `<id>/tmp`
+    before homes were stamped): the server of that id adopts it; a legacy home of an id no server has
+    is removed."""
+    async with McpCenter.open(settings, connect=False) as center:
+        await center.create_server(escape_body())
+    sandbox = settings.data_dir / "sandbox"
+    for server_id in ("escape", "gone"):
+        for name in ("home", "tmp"):
+            (sandbox / server_id / name).mkdir(parents=True, exist_ok=True)
+            (sandbox / server_id / name / "state.json").write_text(f"{server_id}-{name}")
+    async with McpCenter.open(settings, connect=False):
+        pass
+    stamped = list((sandbox / "escape").iterdir())
+    assert len(stamped) == 1 and stamped[0].name not in ("home", "tmp"), stamped
+    assert (stamped[0] / "home" / "state.json").read_text() == "escape-home"
+    assert (stamped[0] / "tmp" / "state.json").read_text() == "escape-tmp"
+    assert not (sandbox / "gone").exists()

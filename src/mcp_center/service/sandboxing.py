@@ -206,8 +206,10 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path
     Every instance (and every process) keeps homes in its own data directory; a deletion made
     elsewhere, or while this instance was down, reaches it only as a changed store. Run at start
     and after each change learnt: whatever lies in `<data dir>/sandbox/` that is not the directory
-    of a current server (its id and `home_key`) is removed, also homes of the layout before the
-    stamp (`<id>/home`), which may have belonged to an earlier server of that id.
+    of a current server (its id and `home_key`) is removed. A home of the layout before the stamp
+    (`<id>/home`, `<id>/tmp`) is adopted by the current server of that id, moved to its stamped
+    directory (`_adopt_legacy`): what a server wrote in its home before the upgrade is not lost; a
+    legacy home of an id no current server has is removed.
 
     The directory is listed *before* `read()`, so a home made for a server created after the read
     is never among those listed (it is left for the next sweep). A failure to list the directory or
@@ -234,6 +236,8 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path
         return []
     state = read()
     keep = {(record.id, home_key(record.created_at)) for record in state.servers.values()}
+    keys = dict(keep)
+    listed = [(entry, _adopt_legacy(entry, children, keys.get(entry.name))) for entry, children in listed]
     removed: list[Path] = []
     for entry, children in listed:
         removed += [child for child in children if (entry.name, child.name) not in keep and _remove(child, entry.name)]
@@ -242,6 +246,41 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path
     if removed:
         logger.info("sandbox.homes_removed", extra={"count": len(removed)})
     return removed
+
+
+_LEGACY = frozenset({"home", "tmp"})
+"""The directories of an id's sandbox in the layout before the stamp (`<id>/home`, `<id>/tmp`)."""
+
+
+def _adopt_legacy(entry: Path, children: list[Path], key: str | None) -> list[Path]:
+    """Move a pre-stamp `<id>/home` and `<id>/tmp` into `<id>/<key>/` of the current server of that id
+    (`key`, None when no server has the id: then nothing moves and the sweep removes them). A target
+    that exists already (a home the server made since) is kept and the legacy one left to the sweep;
+    a rename that fails (another process moved it first, or the disk refuses) is logged.
+
+    Returns:
+        `children` without the directories moved.
+    """
+    if key is None:
+        return children
+    left: list[Path] = []
+    for child in children:
+        if child.name not in _LEGACY or child.is_symlink() or not child.is_dir():
+            left.append(child)
+            continue
+        target = entry / key / child.name
+        try:
+            target.parent.mkdir(mode=0o700, exist_ok=True)
+            if target.exists():
+                left.append(child)
+                continue
+            child.rename(target)
+        except FileNotFoundError:
+            continue  # another process adopted it first
+        except OSError:
+            logger.warning("sandbox.home_not_adopted", extra={"server_id": entry.name}, exc_info=True)
+            left.append(child)
+    return left
 
 
 def _children(entry: Path) -> list[Path]:
