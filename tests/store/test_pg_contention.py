@@ -83,6 +83,12 @@ def test_a_write_behind_a_held_write_lock_fails_busy_in_bounded_time_naming_the_
         assert str(holder_pid) in failure.message and HOLDER_APP in failure.message
         logged = [r for r in caplog.records if r.getMessage() == "store.write_lock_busy"]
         assert logged and getattr(logged[0], "holder_pid", None) == holder_pid
+        holder.execute("SELECT pg_advisory_xact_lock(1, 1)")  # held again: the next write knows it is stuck
+        started = time.monotonic()
+        with pytest.raises(StorageBusy):
+            _write(store, "a")
+        assert time.monotonic() - started < 0.6  # a short wait, not a whole budget per write
+        holder.rollback()
         _write(store, "b")  # the lock is free again: writes go through
         assert "b" in store.read().secrets
     finally:

@@ -5,7 +5,8 @@
   others wait in memory, not on a pooled connection, so reads keep their connections), and that
   one waits at most what is left of `WRITE_WAIT_S` (PostgreSQL's `lock_timeout`). Past it the write
   fails with `StorageBusy` (`STORAGE_BUSY`, 503, retry), logged as `store.write_lock_busy` with the
-  holder's pid, application and state as PostgreSQL reports them (`lock_holder`). A write
+  holder's pid, application and state as PostgreSQL reports them (`lock_holder`). After such a
+  wait, later writes wait `STUCK_WAIT_S` only until one gets the lock (`WriteGate`). A write
   transaction of ours that stops between statements (a frozen process) is ended by PostgreSQL after
   `IDLE_IN_TRANSACTION_S` (`idle_in_transaction_session_timeout`), which frees the lock.
 - **Keyed locks** `(2, key)`, session advisory locks held across a block (an OAuth token renewal,
@@ -29,6 +30,7 @@ from psycopg.rows import TupleRow
 __all__ = [
     "IDLE_IN_TRANSACTION_S",
     "SERVER_KEEPALIVE_S",
+    "STUCK_WAIT_S",
     "WRITE_WAIT_S",
     "KeyedLocks",
     "WriteGate",
@@ -40,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 WRITE_WAIT_S: Final = 5.0
 """Seconds a write waits at most for the write lock (in this process, then in PostgreSQL)."""
+STUCK_WAIT_S: Final = 0.1
+"""Seconds a write waits for the write lock while the last one waited its whole budget in vain."""
 IDLE_IN_TRANSACTION_S: Final = 15.0
 """Seconds PostgreSQL lets a write transaction of ours sit between statements before it ends it."""
 
@@ -87,19 +91,34 @@ def lock_holder(conn: psycopg.Connection[TupleRow], lock: tuple[int, int]) -> di
 
 
 class WriteGate:
-    """One write of this process at a time may wait for the write lock (see the module docstring)."""
+    """One write of this process at a time may wait for the write lock (see the module docstring).
+
+    Once a write waited its whole budget (`stuck()`), the lock is known held past reason: later
+    writes wait only `STUCK_WAIT_S`, until one gets the lock (`got()`). The API calls the store on
+    its event loop's thread, so every second a write waits is a second the whole process does
+    not answer: a held lock costs one full wait, then a short one per write, not a full one each."""
 
     def __init__(self, wait_s: float = WRITE_WAIT_S) -> None:
         self.wait_s = wait_s
         self._lock = threading.Lock()
+        self._stuck = False
 
     def enter(self) -> float | None:
-        """Wait for this process's turn; return the seconds left of `wait_s` for PostgreSQL's lock
-        wait, or None when the turn did not come within `wait_s`."""
+        """Wait for this process's turn; return the seconds left of the budget (`wait_s`, or
+        `STUCK_WAIT_S` while stuck) for PostgreSQL's lock wait, or None when the turn did not come."""
+        budget = min(self.wait_s, STUCK_WAIT_S) if self._stuck else self.wait_s
         started = time.monotonic()
-        if not self._lock.acquire(timeout=self.wait_s):
+        if not self._lock.acquire(timeout=budget):
             return None
-        return max(0.05, self.wait_s - (time.monotonic() - started))
+        return max(0.05, budget - (time.monotonic() - started))
+
+    def stuck(self) -> None:
+        """A write waited its whole budget: the next ones wait `STUCK_WAIT_S` only."""
+        self._stuck = True
+
+    def got(self) -> None:
+        """A write got the lock: the next ones wait their whole budget again."""
+        self._stuck = False
 
     def leave(self) -> None:
         """End this write's turn (after its commit or rollback)."""

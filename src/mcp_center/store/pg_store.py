@@ -448,10 +448,12 @@ class PgStore:
         """A write transaction holding the write lock `TXN_LOCK`, committed when the block ends.
 
         One write of this process waits for the lock at a time (`WriteGate`), for at most
-        `WRITE_WAIT_S` in all; our transaction is ended by PostgreSQL if it sits idle for
-        `IDLE_IN_TRANSACTION_S` (`store/pg_locks.py`). A pooled connection opened while the database
-        was read-only stays read-only: it is dropped with every other pooled connection and the write
-        tried once more on a new one (so writes recover as soon as the database does).
+        `WRITE_WAIT_S` in all (`STUCK_WAIT_S` after a write waited that long in vain, until one
+        gets the lock again: the API waits on its event loop's thread); PostgreSQL ends our
+        transaction if it sits idle for `IDLE_IN_TRANSACTION_S` (`store/pg_locks.py`). A pooled
+        connection opened while the database was read-only stays read-only: it is dropped with every
+        other pooled connection and the write tried once more on a new one (so writes recover as
+        soon as the database does).
 
         Raises:
             StorageBusy: the lock was not ours within the budget (`details`: the holder if known).
@@ -478,6 +480,7 @@ class PgStore:
                                 conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", TXN_LOCK)
                         except psycopg.errors.LockNotAvailable:
                             raise self._busy(lock_holder(conn, TXN_LOCK), time.monotonic() - started) from None
+                        self._gate.got()
                         yield conn
                     return
                 except _ReadOnlySession:
@@ -490,6 +493,7 @@ class PgStore:
 
     def _busy(self, holder: dict[str, Any], waited_s: float) -> StorageBusy:
         """The error (and log line) of a write that did not get the write lock within its budget."""
+        self._gate.stuck()
         waited = round(waited_s, 1)
         logger.warning("store.write_lock_busy", extra={"database": self.display, "waited_s": waited, **holder})
         who = (
