@@ -74,7 +74,8 @@ _MEANINGS: dict[int, str] = {
     422: "A malformed parameter or body (REQUEST_INVALID, CONFIG_INVALID, ...; `details.errors`).",
     500: "A failure of the host itself (STORAGE_ERROR, SECRET_STORE_ERROR, INTERNAL_ERROR); no exception text.",
     502: "The MCP server (or its authorization server) failed or broke the protocol (MCP_SERVER_UNREACHABLE, ...).",
-    503: "Unavailable now: the shared database cannot be reached (STORAGE_UNAVAILABLE), this host cannot run "
+    503: "Unavailable now: the shared database cannot be reached (STORAGE_UNAVAILABLE) or its write lock is held "
+    "elsewhere past the wait (STORAGE_BUSY, retry), this host cannot run "
     "sandboxed servers (MCP_SANDBOX_UNAVAILABLE), or the host stopped while the call waited for a human "
     "(MCP_CALL_INTERRUPTED).",
     504: "The MCP server did not answer in time (MCP_SERVER_TIMEOUT).",

@@ -122,6 +122,9 @@ machine-readable context (field paths, reasons) under the same rule.
     ├── StorageError (500)           STORAGE_ERROR                 the data directory cannot be read or written
     │   ├── StorageUnavailable (503) STORAGE_UNAVAILABLE           R-10.1: the database cannot be reached now (exit 10;
     │   │                                                          `details.database`: the URL without its password)
+    │   │   └── StorageBusy (503)    STORAGE_BUSY                  R-10.1: another session held the database's write
+    │   │                                                          lock past the wait budget; retry (`details`:
+    │   │                                                          `waited_s`, `holder_pid`, `holder_application`)
     │   └── StorageSchemaTooNew      STORAGE_SCHEMA_TOO_NEW        R-10.1: the database's schema is newer than this
     │                                                              mcp-center (exit 11; `details`: both versions)
     └── SecretStoreError (500)       SECRET_STORE_ERROR            the key is missing or a ciphertext does not open
@@ -250,6 +253,7 @@ from mcp_center.errors._refused import (
 from mcp_center.errors._storage import (
     SecretKeyMismatch,
     SecretStoreError,
+    StorageBusy,
     StorageError,
     StorageSchemaTooNew,
     StorageUnavailable,
@@ -365,6 +369,7 @@ __all__ = [
     "ServerUnreachable",
     "ServerVersionConflict",
     "SettingInvalid",
+    "StorageBusy",
     "StorageError",
     "StorageSchemaTooNew",
     "StorageUnavailable",

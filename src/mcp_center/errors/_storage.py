@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from mcp_center.errors._base import CenterError
 
-__all__ = ["SecretKeyMismatch", "SecretStoreError", "StorageError", "StorageSchemaTooNew", "StorageUnavailable"]
+__all__ = [
+    "SecretKeyMismatch",
+    "SecretStoreError",
+    "StorageBusy",
+    "StorageError",
+    "StorageSchemaTooNew",
+    "StorageUnavailable",
+]
 
 
 class StorageError(CenterError):
@@ -24,6 +31,15 @@ class StorageUnavailable(StorageError):
     code = "STORAGE_UNAVAILABLE"
     http_status = 503
     exit_code = 10
+
+
+class StorageBusy(StorageUnavailable):
+    """A write waited its whole budget for the database's write lock, which another session holds
+    (R-10.1): a slow or frozen instance mid-commit, or an operator's session. Nothing was applied;
+    retry. `details`: `database`, `waited_s`, and `holder_pid` / `holder_application` /
+    `holder_state` / `holder_for_s` when PostgreSQL can tell who holds it."""
+
+    code = "STORAGE_BUSY"
 
 
 class StorageSchemaTooNew(StorageError):

@@ -43,6 +43,7 @@ import anyio
 import psycopg
 from psycopg.rows import TupleRow
 
+from mcp_center.store.pg_url import fault_text, url_secrets
 from mcp_center.store.sections import SECTIONS, Section
 
 _Conn = psycopg.Connection[TupleRow]
@@ -140,6 +141,7 @@ class PgFeed:
         self, conninfo: str, connect_kwargs: dict[str, Any], on_reconnect: Callable[[], None] | None = None
     ) -> None:
         self._conninfo = conninfo
+        self._secrets = url_secrets(conninfo)
         self._kwargs = connect_kwargs
         self._on_reconnect = on_reconnect
         self.guard = threading.Lock()
@@ -314,7 +316,7 @@ class PgFeed:
                 with psycopg.connect(self._conninfo, autocommit=True, **self._kwargs) as conn:
                     self._serve(conn)
             except psycopg.Error as exc:
-                self._failure = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                self._failure = fault_text(exc, self._secrets)
                 if self._live:
                     logger.warning("store.feed_lost", extra={"fault": self._failure})
             finally:

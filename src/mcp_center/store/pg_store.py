@@ -39,24 +39,42 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncGenerator, Generator, Hashable, Iterable
 from typing import Any, Final, LiteralString, cast
 
 import anyio
 import anyio.to_thread
 import psycopg
+import psycopg.errors
 from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, ValidationError
 
 from mcp_center.config import parse_server_config
-from mcp_center.errors import CenterError, ConfigInvalid, SecretKeyMismatch, StorageError, StorageUnavailable
+from mcp_center.errors import (
+    CenterError,
+    ConfigInvalid,
+    SecretKeyMismatch,
+    StorageBusy,
+    StorageError,
+    StorageUnavailable,
+)
 from mcp_center.store.approvals import ApprovalRecord
 from mcp_center.store.coordination import DEFAULT_LOCK_TIMEOUT_S, Changes, InstanceInfo, InstanceServerState
 from mcp_center.store.interactions import InteractionRecord
 from mcp_center.store.pg_feed import CHANNEL, INSTANCE_LOCK_CLASS, PgFeed, lock_key
+from mcp_center.store.pg_locks import (
+    IDLE_IN_TRANSACTION_S,
+    WRITE_WAIT_S,
+    KeyedLocks,
+    WriteGate,
+    configure_session,
+    lock_holder,
+)
 from mcp_center.store.pg_schema import migrate
+from mcp_center.store.pg_url import UNPARSABLE_URL, fault_text, url_secrets
 from mcp_center.store.records import GatewayTokenRecord, ServerRecord
 from mcp_center.store.sections import SECTIONS, Section, StoreState, prune_section
 
@@ -166,14 +184,29 @@ class PgStore:
         url: `postgresql://user:password@host:port/database` (libpq URL; never logged or shown).
         display: The database as shown in messages (no password).
         connect_timeout_s: Seconds `open()` waits for the database, and a commit for a pooled connection.
+        write_wait_s: Seconds a write waits at most for the write lock (`StorageBusy` after).
+        idle_in_transaction_s: Seconds PostgreSQL lets a write transaction of ours sit idle before
+            ending it (a frozen process's lock is freed after that).
     """
 
-    def __init__(self, url: str, *, display: str, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        display: str,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        write_wait_s: float = WRITE_WAIT_S,
+        idle_in_transaction_s: float = IDLE_IN_TRANSACTION_S,
+    ) -> None:
         self._url = url
+        self._secrets = url_secrets(url)
         self.display = display
         self._timeout_s = connect_timeout_s
         self._pool: _Pool | None = None
         self._feed = PgFeed(url, _CONNECT_KWARGS, on_reconnect=self._forget)
+        self._gate = WriteGate(write_wait_s)
+        self._idle_s = idle_in_transaction_s
+        self._keyed = KeyedLocks(url, _CONNECT_KWARGS, KEYED_LOCK_CLASS)
         self._parsed: dict[Section, tuple[int, dict[str, Any]]] = {}
         self._snapshot: tuple[tuple[int, ...], StoreState] | None = None
 
@@ -200,6 +233,7 @@ class PgStore:
                 max_size=POOL_SIZE,
                 kwargs={"autocommit": True, **_CONNECT_KWARGS},
                 check=ConnectionPool.check_connection,
+                configure=configure_session,
                 timeout=self._timeout_s,
                 name="mcp-center",
                 open=False,
@@ -221,6 +255,7 @@ class PgStore:
     def close(self) -> None:
         """Stop the feed and close every connection (the runs still joined end with it). Idempotent."""
         self._feed.stop()
+        self._keyed.close()
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
@@ -228,8 +263,7 @@ class PgStore:
     def check_key(self, check: str) -> None:
         """Record `check` (the keyed fingerprint of a constant under this instance's key) the first
         time; refuse another one later: every instance must hold the key the ciphertexts were sealed with."""
-        with self._connection("write to") as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", TXN_LOCK)
+        with self._writing() as conn:
             row = conn.execute("SELECT value FROM mcp_center.meta WHERE key = 'key_check'").fetchone()
             if row is None:
                 conn.execute("INSERT INTO mcp_center.meta (key, value) VALUES ('key_check', %s)", (check,))
@@ -263,32 +297,30 @@ class PgStore:
 
     @contextlib.contextmanager
     def transaction(self) -> Generator[StoreState]:
-        with self._connection("write to") as conn:
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", TXN_LOCK)
-                generations = self._generations(conn)
-                current = self._load(conn, generations)
-                working = current.copy()
-                yield working
-                changed: list[Section] = [s for s in SECTIONS if working.section(s) != current.section(s)]
-                if not changed:
-                    self._remember(generations, current)
-                    return
-                values: dict[Section, dict[str, Any]] = {s: prune_section(s, working.section(s)) for s in changed}
-                for section in changed:
-                    self._write(conn, section, current.section(section), values[section])
-                rows = conn.execute(
-                    "UPDATE mcp_center.generations SET generation = generation + 1 WHERE section = ANY(%s)"
-                    " RETURNING section, generation",
-                    (list(changed),),
-                ).fetchall()
-                moved: dict[Section, int] = {s: int(g) for s, g in rows}
-                conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, json.dumps({"generations": moved})))
-            committed = current.copy()
+        with self._writing() as conn:
+            generations = self._generations(conn)
+            current = self._load(conn, generations)
+            working = current.copy()
+            yield working
+            changed: list[Section] = [s for s in SECTIONS if working.section(s) != current.section(s)]
+            if not changed:
+                self._remember(generations, current)
+                return
+            values: dict[Section, dict[str, Any]] = {s: prune_section(s, working.section(s)) for s in changed}
             for section in changed:
-                setattr(committed, section, dict(values[section]))
-                self._parsed[section] = (moved[section], values[section])
-            self._remember({**generations, **moved}, committed)
+                self._write(conn, section, current.section(section), values[section])
+            rows = conn.execute(
+                "UPDATE mcp_center.generations SET generation = generation + 1 WHERE section = ANY(%s)"
+                " RETURNING section, generation",
+                (list(changed),),
+            ).fetchall()
+            moved: dict[Section, int] = {s: int(g) for s, g in rows}
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, json.dumps({"generations": moved})))
+        committed = current.copy()
+        for section in changed:
+            setattr(committed, section, dict(values[section]))
+            self._parsed[section] = (moved[section], values[section])
+        self._remember({**generations, **moved}, committed)
 
     def stamp(self, *sections: Section) -> Hashable:
         feed = self._feed
@@ -301,23 +333,23 @@ class PgStore:
 
     @contextlib.asynccontextmanager
     async def lock(self, key: str, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> AsyncGenerator[None]:
-        pool = self._require_pool()
-        with self._errors("lock on"):
-            conn = await anyio.to_thread.run_sync(lambda: pool.getconn(timeout=self._timeout_s))
+        self._require_pool()
+        keyed, number = self._keyed, lock_key(key)
+
+        def attempt() -> bool:
+            with self._errors("lock on"):
+                return keyed.try_acquire(number)
+
+        acquired = False
         try:
-            number = lock_key(key)
-
-            def attempt() -> bool:
-                with self._errors("lock on"):
-                    row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (KEYED_LOCK_CLASS, number)).fetchone()
-                return bool(row and row[0])
-
             delay = 0.002
-            with anyio.move_on_after(timeout_s) as waiting:
-                while not await anyio.to_thread.run_sync(attempt):
-                    await anyio.sleep(delay)
-                    delay = min(delay * 2, 0.05)
-            if waiting.cancelled_caught:
+            with anyio.move_on_after(timeout_s):
+                while not acquired:
+                    acquired = await anyio.to_thread.run_sync(attempt)
+                    if not acquired:
+                        await anyio.sleep(delay)
+                        delay = min(delay * 2, 0.05)
+            if not acquired:
                 logger.warning("store.lock_timeout", extra={"lock": key, "timeout_s": timeout_s})
                 raise StorageError(
                     f"another instance held the lock '{key}' for more than {timeout_s:g} s",
@@ -325,8 +357,9 @@ class PgStore:
                 )
             yield
         finally:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._release, pool, conn)
+            if acquired:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(keyed.release, number)
 
     @contextlib.asynccontextmanager
     async def changes(self, sections: Iterable[Section] = SECTIONS) -> AsyncGenerator[Changes]:
@@ -400,10 +433,87 @@ class PgStore:
 
     @contextlib.contextmanager
     def _connection(self, doing: str) -> Generator[_Conn]:
+        """A pooled connection; one that turned out read-only is closed, so the pool drops it."""
         pool = self._require_pool()
         wait_s = self._timeout_s if self._feed.live else OUTAGE_WAIT_S
         with self._errors(doing), pool.connection(timeout=wait_s) as conn:
-            yield conn
+            try:
+                yield conn
+            except (psycopg.errors.ReadOnlySqlTransaction, _ReadOnlySession):
+                conn.close()
+                raise
+
+    @contextlib.contextmanager
+    def _writing(self) -> Generator[_Conn]:
+        """A write transaction holding the write lock `TXN_LOCK`, committed when the block ends.
+
+        One write of this process waits for the lock at a time (`WriteGate`), for at most
+        `WRITE_WAIT_S` in all (`STUCK_WAIT_S` after a write waited that long in vain, until one
+        gets the lock again: the API waits on its event loop's thread); PostgreSQL ends our
+        transaction if it sits idle for `IDLE_IN_TRANSACTION_S` (`store/pg_locks.py`). A pooled
+        connection opened while the database was read-only stays read-only: it is dropped with every
+        other pooled connection and the write tried once more on a new one (so writes recover as
+        soon as the database does).
+
+        Raises:
+            StorageBusy: the lock was not ours within the budget (`details`: the holder if known).
+            StorageUnavailable: the database is unreachable, or accepts no writes (read-only, a standby).
+        """
+        started = time.monotonic()
+        left = self._gate.enter()
+        if left is None:
+            raise self._busy({}, time.monotonic() - started)
+        try:
+            for attempt in (1, 2):
+                try:
+                    with self._connection("write to") as conn, conn.transaction():
+                        row = conn.execute(
+                            "SELECT set_config('lock_timeout', %s, true),"
+                            " set_config('idle_in_transaction_session_timeout', %s, true),"
+                            " current_setting('transaction_read_only')",
+                            (f"{int(left * 1000)}ms", f"{int(self._idle_s * 1000)}ms"),
+                        ).fetchone()
+                        if row is not None and row[2] == "on":
+                            raise _ReadOnlySession
+                        try:
+                            with conn.transaction():  # a savepoint: the holder can be asked after a timeout
+                                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", TXN_LOCK)
+                        except psycopg.errors.LockNotAvailable:
+                            raise self._busy(lock_holder(conn, TXN_LOCK), time.monotonic() - started) from None
+                        self._gate.got()
+                        yield conn
+                    return
+                except _ReadOnlySession:
+                    self._require_pool().drain()  # every pooled connection may date from the read-only time
+                    if attempt == 2:
+                        raise self._read_only() from None
+                    left = max(0.05, left - (time.monotonic() - started))
+        finally:
+            self._gate.leave()
+
+    def _busy(self, holder: dict[str, Any], waited_s: float) -> StorageBusy:
+        """The error (and log line) of a write that did not get the write lock within its budget."""
+        self._gate.stuck()
+        waited = round(waited_s, 1)
+        logger.warning("store.write_lock_busy", extra={"database": self.display, "waited_s": waited, **holder})
+        who = (
+            f"PostgreSQL backend {holder['holder_pid']} ('{holder['holder_application']}', {holder['holder_state']})"
+            if holder
+            else "another write of this process"
+        )
+        return StorageBusy(
+            f"the database {self.display} did not give this write its write lock within {waited:g} s: "
+            f"{who} holds it; nothing was changed, retry",
+            details={"database": self.display, "fault": "write_lock_busy", "waited_s": waited, **holder},
+        )
+
+    def _read_only(self) -> StorageUnavailable:
+        logger.error("store.database_read_only", extra={"database": self.display})
+        return StorageUnavailable(
+            f"the database {self.display} accepts no writes now (read-only: default_transaction_read_only, "
+            "or a standby); nothing was changed",
+            details={"database": self.display, "fault": "read-only"},
+        )
 
     @contextlib.contextmanager
     def _errors(self, doing: str) -> Generator[None]:
@@ -412,25 +522,23 @@ class PgStore:
             yield
         except CenterError:
             raise
+        except psycopg.errors.ReadOnlySqlTransaction:
+            raise self._read_only() from None
         except psycopg.OperationalError as exc:
-            fault = _fault(exc)
+            fault = fault_text(exc, self._secrets, connecting=doing == "connect to")
             logger.error("store.database_unavailable", extra={"database": self.display, "fault": fault})
             raise StorageUnavailable(
                 f"cannot {doing} the database {self.display}: {fault}; nothing was changed",
                 details={"database": self.display, "fault": fault},
             ) from None
         except psycopg.Error as exc:
-            fault = _fault(exc)
+            fault = fault_text(exc, self._secrets, connecting=doing == "connect to")
             logger.error("store.database_failed", extra={"database": self.display, "fault": fault})
+            told = f"cannot {doing} the database {self.display}" if fault == UNPARSABLE_URL else None
             raise StorageError(
-                f"the database {self.display} refused to {doing.split()[0]}: {fault}; nothing was changed",
+                f"{told or f'the database {self.display} refused to {doing.split()[0]}'}: {fault}; nothing was changed",
                 details={"database": self.display, "fault": fault},
             ) from None
-
-    def _release(self, pool: _Pool, conn: Any) -> None:
-        with contextlib.suppress(psycopg.Error):
-            conn.execute("SELECT pg_advisory_unlock_all()")
-        pool.putconn(conn)
 
     def _forget(self) -> None:
         """The feed (re)connected: notifications may have been missed, so nothing cached is trusted."""
@@ -490,7 +598,5 @@ class PgStore:
                 cursor.executemany(_UPSERT[section], upserts)
 
 
-def _fault(exc: psycopg.Error) -> str:
-    """The first line of the driver's message (libpq never echoes a password)."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+class _ReadOnlySession(Exception):
+    """A pooled connection's transactions are read-only (it opened while the database was)."""
