@@ -69,6 +69,7 @@ from mcp_center.service.results import (
 )
 from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
 from mcp_center.service.servers import Servers
+from mcp_center.service.store_health import StoreHealth
 from mcp_center.service.summary import Summaries
 from mcp_center.service.tool_arguments import require_arguments
 from mcp_center.service.views import ServerView
@@ -130,6 +131,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         self._interactions.cancel_call = manager.cancel
         self._interactions.retry_call = self._retry_interrupted_call
         self._capabilities = Capabilities(store, manager, self._approvals, self._interactions)
+        self.store_health = StoreHealth(store)
+        """Whether this instance can use its store now, checked at most once a second (`/healthz`, R-10.2)."""
         self.gateway_tokens = GatewayTokens(store, settings.gateway_token)
         """Tokens accepted at the gateway endpoint `/mcp` (R-7.1)."""
         broker = OAuthBroker(

@@ -188,6 +188,12 @@ class PgFeed:
         """True while the thread listens: `known` is then current up to notification latency."""
         return self._live
 
+    @property
+    def failure(self) -> str | None:
+        """While not `live`: the first line of the driver's last connection failure (libpq never
+        echoes a password), the cause a pool timeout hides; None while live or before any failure."""
+        return None if self._live else self._failure
+
     def generations(self, sections: Iterable[Section] = SECTIONS) -> dict[Section, int]:
         """The newest known generation of each of `sections` (-1: not known yet)."""
         with self.guard:

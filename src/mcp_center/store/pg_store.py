@@ -47,7 +47,7 @@ import anyio.to_thread
 import psycopg
 from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 from pydantic import BaseModel, ValidationError
 
 from mcp_center.config import parse_server_config
@@ -414,6 +414,8 @@ class PgStore:
             raise
         except psycopg.OperationalError as exc:
             fault = _fault(exc)
+            if isinstance(exc, PoolTimeout) and (cause := self._feed.failure) is not None:
+                fault = f"{cause} ({fault})"  # the pool's wait hides why no connection could be made
             logger.error("store.database_unavailable", extra={"database": self.display, "fault": fault})
             raise StorageUnavailable(
                 f"cannot {doing} the database {self.display}: {fault}; nothing was changed",
