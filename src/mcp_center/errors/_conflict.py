@@ -139,7 +139,8 @@ class CallCancelled(Conflict):
 
 
 class ImportPreviewUnknown(Conflict):
-    """The import preview token is unknown (never issued, already applied, or the host restarted)."""
+    """The import preview token is unknown: not sealed under this host's key (forged, damaged, or from a host
+    with another key), or already applied on this instance (R-1.8)."""
 
     code = "IMPORT_PREVIEW_UNKNOWN"
 

@@ -602,6 +602,12 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         """The runtime status of one server."""
         return self._manager.status(server_id)
 
+    @property
+    def cipher(self) -> SecretCipher:
+        """The host key's cipher: seals what a client carries and hands back to any instance of this
+        store, unread and unchanged (import preview tokens, R-1.8, R-10.2)."""
+        return self._cipher
+
     # ----- debugging (R-3.11) --------------------------------------------------------------------
 
     @property
