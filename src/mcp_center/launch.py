@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LISTEN_BACKLOG",
     "Ownership",
+    "check_instance_name",
     "check_secret_key",
     "listen",
     "open_store",
@@ -184,6 +185,20 @@ def check_secret_key(settings: Settings, store: Store) -> None:
 
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     checked_key(settings, store)
+
+
+def check_instance_name(settings: Settings, store: Store) -> None:
+    """Refuse, before `serve` prints where it listens, an instance name a live instance on the store
+    already has (R-10.2): one error line, exit 4. The host's start-up checks again once it joined
+    (two instances starting at once: the later is refused there).
+
+    Raises:
+        InstanceNameInUse: naming the live one (`service.instance_names.refuse_a_taken_name`).
+        StorageError: the store could not be read.
+    """
+    from mcp_center.service.instance_names import refuse_a_taken_name
+
+    refuse_a_taken_name(store, "", settings.instance_label)
 
 
 def without_pydantic_v1() -> None:

@@ -256,6 +256,24 @@ def test_every_instance_is_listed_with_its_state_of_the_server(cluster: Cluster)
     assert next(i for i in board.json()["instances"] if i["here"])["name"] == answered
 
 
+def test_an_import_previewed_on_one_instance_is_applied_on_the_other(cluster: Cluster) -> None:
+    """R-1.8, R-10.2: preview and apply without a cookie are balanced apart; the sealed token is
+    applied by whichever instance gets it (four rounds: round-robin sends some across)."""
+    crossed = 0
+    with cluster.api() as api:
+        for i in range(4):
+            content = json.dumps({"mcpServers": {f"imp{i}": {"command": "uvx", "args": ["mcp-server-time"]}}})
+            preview = api.post("/api/mcp/import/preview", json={"content": content})
+            assert preview.status_code == 200, preview.text
+            body = {"token": preview.json()["token"], "digest": preview.json()["digest"], "content": content}
+            applied = api.post("/api/mcp/import/apply", json={**body, "values": {}})
+            assert applied.status_code == 201, applied.text
+            crossed += preview.headers[INSTANCE_HEADER] != applied.headers[INSTANCE_HEADER]
+            for server in applied.json()["servers"]:
+                assert api.delete(f"/api/mcp/servers/{server['id']}").is_success
+    assert crossed >= 1, "every apply reached the instance of its preview: nothing was checked"
+
+
 def test_after_kill_9_of_one_instance_the_agents_continue_through_the_other(cluster: Cluster, tmp_path: Path) -> None:
     """Sessionless agents at once; a session on the dead instance after its 404 and a new initialize."""
     del tmp_path

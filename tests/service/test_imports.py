@@ -213,10 +213,22 @@ async def test_an_unknown_token_is_refused(importer: Importer) -> None:
         await importer.apply(request(preview, PROJECT, token="not-a-token"))
 
 
-async def test_a_token_from_another_process_is_unknown(center: McpCenter) -> None:
+async def test_a_token_is_applied_by_another_instance_with_the_same_key(center: McpCenter) -> None:
+    """R-10.2: behind a balancer the preview and the apply reach different instances (another
+    `ImportPreviews`, the same host key): the sealed token is applied there; replayed on a third,
+    the servers it created make it stale."""
+    preview = await Importer(center, ImportPreviews()).preview(PROJECT)
+    created = await Importer(center, ImportPreviews()).apply(request(preview, PROJECT))
+    assert [view.id for view in created] == [s.id for s in preview.plan.servers]
+    with pytest.raises(ImportPreviewStale):
+        await Importer(center, ImportPreviews()).apply(request(preview, PROJECT))
+
+
+async def test_a_token_sealed_under_another_key_is_unknown(center: McpCenter, second_center: McpCenter) -> None:
     preview = await Importer(center, ImportPreviews()).preview(PROJECT)
     with pytest.raises(ImportPreviewUnknown):
-        await Importer(center, ImportPreviews()).apply(request(preview, PROJECT))
+        await Importer(second_center, ImportPreviews()).apply(request(preview, PROJECT))
+    assert await second_center.server_configs() == []
 
 
 @pytest.mark.parametrize(
@@ -328,12 +340,16 @@ async def test_a_failure_midway_through_apply_leaves_the_store_unchanged(
     assert [c.id for c in await center.server_configs()] == ["kept"]
 
 
-async def test_preview_tokens_are_bounded_and_the_oldest_is_forgotten(center: McpCenter) -> None:
-    importer = Importer(center, ImportPreviews(max_pending=2))
+async def test_applied_tokens_remembered_are_bounded_and_a_forgotten_one_is_stale(center: McpCenter) -> None:
+    importer = Importer(center, ImportPreviews(max_applied=1))
     first = await importer.preview(PROJECT)
-    await importer.preview(PROJECT)
-    await importer.preview(PROJECT)
-    with pytest.raises(ImportPreviewUnknown):
+    await importer.apply(request(first, PROJECT))
+    with pytest.raises(ImportPreviewUnknown):  # remembered: applied here
+        await importer.apply(request(first, PROJECT))
+    other = json.dumps({"mcpServers": {"solo": {"command": "uvx", "args": ["solo-mcp"]}}})
+    second = await importer.preview(other)
+    await importer.apply(request(second, other, values={}, use_defaults=()))
+    with pytest.raises(ImportPreviewStale):  # forgotten, but its servers exist now
         await importer.apply(request(first, PROJECT))
 
 

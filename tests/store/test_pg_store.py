@@ -25,6 +25,7 @@ from mcp_center.config import Settings, parse_server_config
 from mcp_center.errors import SecretKeyMismatch, StorageError, StorageSchemaTooNew, StorageUnavailable
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.store import PgStore, ServerRecord
+from mcp_center.store.pg_feed import INSTANCE_LOCK_CLASS, lock_key
 from mcp_center.store.pg_schema import code_version
 from tests.support.postgres import PgCluster
 from tests.support.waiting import eventually_sync
@@ -305,3 +306,29 @@ def test_a_start_refused_for_another_key_leaves_no_key_file_behind(database_url:
         assert checked_key(Settings.load(data_dir=first, database_url=database_url, environ={}), store) == kept
     finally:
         store.close()
+
+
+def test_a_run_taken_again_after_its_connection_ended_keeps_its_name_and_url(
+    stores: list[PgStore], database_url: str
+) -> None:
+    """R-10.2 (break40): the listening connection of a run ends (terminated) while its row is gone
+    (another instance cleaned it up): taken again on reconnection, the row is written whole, and the
+    other instance lists the run with its name and URL, not nameless (hidden from /api/instances)."""
+    here, there = stores
+    here.join_instance("run-a")
+    here.describe_instance("run-a", name="a", url="http://127.0.0.1:1/")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM mcp_center.instances WHERE id = 'run-a'")
+        ended = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks"
+            " WHERE locktype = 'advisory' AND classid = %s AND objid = %s AND objsubid = 2",
+            (INSTANCE_LOCK_CLASS, lock_key("run-a")),
+        ).fetchall()
+    assert ended == [(True,)]
+
+    def listed() -> tuple[str | None, str | None] | None:
+        found = [(i.name, i.url) for i in there.instances() if i.id == "run-a"]
+        return found[0] if found else None
+
+    assert eventually_sync(listed, timeout_s=10) == ("a", "http://127.0.0.1:1/")
+    here.leave_instance("run-a")

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp
 
@@ -14,7 +14,7 @@ from mcp_center import __version__
 from mcp_center.api import capabilities, debugging, gateway, imports, instances, oauth, operations, servers
 from mcp_center.api.debugging import end_event_streams
 from mcp_center.api.errors import error_response, install_error_handlers
-from mcp_center.api.health import HEALTH_PATH
+from mcp_center.api.health import HEALTH_PATH, health_response
 from mcp_center.api.instances import InstanceHeader
 from mcp_center.api.openapi import install_openapi
 from mcp_center.api.security import (
@@ -108,8 +108,8 @@ def create_api(
     )
 
     @app.get(HEALTH_PATH, include_in_schema=False)
-    async def healthz() -> JSONResponse:  # pyright: ignore[reportUnusedFunction]
-        return JSONResponse({"ok": True, "version": __version__})
+    async def healthz(request: Request) -> JSONResponse:  # pyright: ignore[reportUnusedFunction]
+        return await health_response(request.app.state)
 
     # The last middleware added runs first: the Host check, the admin token, the body size, routing.
     app.add_middleware(BodySizeLimit)

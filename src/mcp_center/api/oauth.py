@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 from typing import Annotated, Any
+from urllib.parse import parse_qs, urlsplit
 
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -30,6 +31,8 @@ router = APIRouter(prefix="/api/mcp/servers", tags=["oauth"], dependencies=[ADMI
 callback_router = APIRouter(tags=["oauth"])
 
 _CALLBACK_PARAMS = ("code", "state", "iss", "error")
+OAUTH_STATE_HEADER = "X-MCP-Center-OAuth-State"
+"""The `state` of an authorization started here (`start`), for a balancer's stickiness of the callback."""
 
 
 def _center(request: Request) -> McpCenter:
@@ -40,17 +43,30 @@ def _center(request: Request) -> McpCenter:
 @router.post(
     "/{server_id}/oauth/start", summary="Start an OAuth authorization (user action)", responses=errors(404, 409, 502)
 )
-async def start(request: Request, server_id: str, body: Annotated[OAuthStart | None, Body()] = None) -> dict[str, Any]:
+async def start(
+    request: Request, response: Response, server_id: str, body: Annotated[OAuthStart | None, Body()] = None
+) -> dict[str, Any]:
     """Body: nothing, or `{"issuer": "..."}` to choose among several authorization servers.
 
     Returns the `authorization_url` to open, with the `issuer` and `scopes` to show the user first
     (R-4.9). Machine grants (`client_credentials`, `cross_app_access`) answer `authorized: true` at once.
     Needs a trusted connection summary.
+
+    The authorization's `state` is also in the `X-MCP-Center-OAuth-State` header (the caller has it
+    already, in the URL): a load balancer stores it and sends the browser's `/oauth/callback` with
+    that `state` to this instance, which alone holds the authorization in progress (R-10.2,
+    `deploy/haproxy.cfg`).
     """
     started = await _center(request).oauth.start(
         server_id, None if body is None else body.model_dump(exclude_unset=True)
     )
-    return started.to_dict()
+    shown = started.to_dict()
+    url = shown.get("authorization_url")
+    if isinstance(url, str):
+        state = parse_qs(urlsplit(url).query).get("state", [""])[0]
+        if state and state.isascii() and state.isprintable():
+            response.headers[OAUTH_STATE_HEADER] = state
+    return shown
 
 
 @router.post(

@@ -114,7 +114,15 @@ def serve(
     # Only what the refusals before the host need; the host itself (`mcp_center.app`:
     # the SDK, fastapi, the service, about 2 s of CPU) is imported once the port and the directory
     # are this process's, so a refused start ends without it (issue 16).
-    from mcp_center.launch import Ownership, check_secret_key, listen, open_store, own_data_dir, without_pydantic_v1
+    from mcp_center.launch import (
+        Ownership,
+        check_instance_name,
+        check_secret_key,
+        listen,
+        open_store,
+        own_data_dir,
+        without_pydantic_v1,
+    )
 
     if port is not None and not 0 <= port <= 65535:  # as every bad option value (MCP_CENTER_PORT: SETTING_INVALID)
         raise fail(option_value_refused("mcp-center serve", "--port", "must be between 0 and 65535"))
@@ -156,6 +164,7 @@ def serve(
         store = open_store(settings)
         try:
             check_secret_key(settings, store)  # a wrong key: one error line, never after the banner
+            check_instance_name(settings, store)  # a live instance's name: the same
             without_pydantic_v1()  # fastapi would import it to check each route's models
             from mcp_center.app import create_app
 

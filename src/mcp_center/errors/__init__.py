@@ -59,6 +59,7 @@ machine-readable context (field paths, reasons) under the same rule.
     │   ├── ServerAlreadyRegistered  MCP_SERVER_ALREADY_REGISTERED `add`: same name and configuration as `server_id`
     │   ├── AddressInUse             SERVE_ADDRESS_IN_USE          another process (often another `serve`) listens
     │   │                                                          on --host:--port; found before anything starts
+    │   ├── InstanceNameInUse        SERVE_INSTANCE_NAME_IN_USE    R-10.2: a live instance on the database has the name
     │   ├── DataDirInUse             SERVE_DATA_DIR_IN_USE         R-9.2: a live `serve` owns the data directory
     │   │   │                                                      (exit 4; `details`: data_dir, pid, url)
     │   │   └── ServeAlreadyRunning  SERVE_ALREADY_RUNNING         `serve` again on the same directory and port:
@@ -181,6 +182,7 @@ from mcp_center.errors._conflict import (
     ImportPreviewExpired,
     ImportPreviewStale,
     ImportPreviewUnknown,
+    InstanceNameInUse,
     InteractionClosed,
     InteractionNotDelivered,
     OAuthAuthorizationRequired,
@@ -327,6 +329,7 @@ __all__ = [
     "ImportPreviewUnknown",
     "ImportTooLarge",
     "ImportValuesInvalid",
+    "InstanceNameInUse",
     "InteractionClosed",
     "InteractionNotDelivered",
     "InteractionNotFound",

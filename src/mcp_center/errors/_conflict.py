@@ -24,6 +24,7 @@ __all__ = [
     "ImportPreviewExpired",
     "ImportPreviewStale",
     "ImportPreviewUnknown",
+    "InstanceNameInUse",
     "InteractionClosed",
     "InteractionNotDelivered",
     "OAuthAuthorizationRequired",
@@ -63,6 +64,15 @@ class AddressInUse(Conflict):
     the runtime starts, so a running instance's data is left alone. `details`: `host`, `port`."""
 
     code = "SERVE_ADDRESS_IN_USE"
+
+
+class InstanceNameInUse(Conflict):
+    """Another live `serve` on the shared database already runs under this `--instance-name` (R-10.2):
+    names tell the instances apart (the `X-MCP-Center-Instance` header, the instances list, the
+    balancer's logs), so the later of two is refused at start, before it serves. Exit code 4.
+    `details`: `name`, and the other's `hostname`, `pid`, `url`."""
+
+    code = "SERVE_INSTANCE_NAME_IN_USE"
 
 
 class DataDirInUse(Conflict):
@@ -139,7 +149,8 @@ class CallCancelled(Conflict):
 
 
 class ImportPreviewUnknown(Conflict):
-    """The import preview token is unknown (never issued, already applied, or the host restarted)."""
+    """The import preview token is unknown: not sealed under this host's key (forged, damaged, or from a host
+    with another key), or already applied on this instance (R-1.8)."""
 
     code = "IMPORT_PREVIEW_UNKNOWN"
 

@@ -52,6 +52,7 @@ from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_calls import GatewayUseCases
 from mcp_center.service.gateway_tokens import GatewayTokens
+from mcp_center.service.instance_names import refuse_a_taken_name
 from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.master_key import checked_key
@@ -69,6 +70,7 @@ from mcp_center.service.results import (
 )
 from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
 from mcp_center.service.servers import Servers
+from mcp_center.service.store_health import StoreHealth
 from mcp_center.service.summary import Summaries
 from mcp_center.service.tool_arguments import require_arguments
 from mcp_center.service.views import ServerView
@@ -130,6 +132,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         self._interactions.cancel_call = manager.cancel
         self._interactions.retry_call = self._retry_interrupted_call
         self._capabilities = Capabilities(store, manager, self._approvals, self._interactions)
+        self.store_health = StoreHealth(store)
+        """Whether this instance can use its store now, checked at most once a second (`/healthz`, R-10.2)."""
         self.gateway_tokens = GatewayTokens(store, settings.gateway_token)
         """Tokens accepted at the gateway endpoint `/mcp` (R-7.1)."""
         broker = OAuthBroker(
@@ -244,6 +248,11 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             await anyio.to_thread.run_sync(
                 lambda: store.describe_instance(instance, name=settings.instance_label, url=settings.listen_url)
             )
+            try:  # one name per live instance: the later of two is refused before it serves (R-10.2)
+                await anyio.to_thread.run_sync(refuse_a_taken_name, store, instance, settings.instance_label)
+            except BaseException:
+                await anyio.to_thread.run_sync(store.leave_instance, instance)
+                raise
             publisher = StatePublisher(store, instance)
         noted = publisher.note if publisher is not None else None
 
@@ -598,6 +607,12 @@ class McpCenter(AgentUseCases, GatewayUseCases):
     def status(self, server_id: str) -> ServerStatus:
         """The runtime status of one server."""
         return self._manager.status(server_id)
+
+    @property
+    def cipher(self) -> SecretCipher:
+        """The host key's cipher: seals what a client carries and hands back to any instance of this
+        store, unread and unchanged (import preview tokens, R-1.8, R-10.2)."""
+        return self._cipher
 
     # ----- debugging (R-3.11) --------------------------------------------------------------------
 

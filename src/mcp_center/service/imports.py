@@ -15,15 +15,19 @@ Threats handled here:
 - A half-applied import. Every server, and every secret, is written in one transaction; any
   error (a value that breaks an R-1 rule, a storage failure) leaves servers.json and the
   ciphertexts as they were.
-- A digest that leaks a secret. The input digest is an HMAC under a per-process random key, so
-  the preview digest cannot be used to brute-force a short secret in the file offline.
+- A digest that leaks a secret. The input digest is an HMAC under a random key of the preview
+  that travels only inside the sealed token, so the preview digest cannot be used to brute-force
+  a short secret in the file offline.
 
-Tokens live in memory (`ImportPreviews`, at most `MAX_PENDING_PREVIEWS`): a host restart forgets
-them and the user previews again. Imported servers start untrusted, untested and disabled (R-2).
+Tokens are sealed under the host key, not kept (`ImportPreviews`): any instance sharing the
+database and its key applies a preview another one made (behind a load balancer, R-10.2), and a
+restart forgets nothing but which tokens were applied. Imported servers start untrusted, untested
+and disabled (R-2).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -41,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 
 from mcp_center.errors import (
+    CenterError,
     FieldError,
     ImportConflict,
     ImportInputChanged,
@@ -68,6 +73,7 @@ from mcp_center.service.views import ServerView
 if TYPE_CHECKING:
     from mcp_center.config import ServerConfig, Settings
     from mcp_center.interchange import ExportDocument, ImportPlan
+    from mcp_center.secrets import SecretCipher
 
 # The planner, the exporter and the templates (`interchange.plan`, `.export`, `.templates`) are
 # imported by the functions that use them: `serve` and every one-shot verb import this module, and
@@ -75,7 +81,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IMPORT_PREVIEW_TTL_S",
-    "MAX_PENDING_PREVIEWS",
+    "MAX_APPLIED_PREVIEWS",
+    "MAX_ISSUED_PREVIEWS",
     "ApplyRequest",
     "ImportPreview",
     "ImportPreviews",
@@ -94,9 +101,11 @@ logger = logging.getLogger(__name__)
 
 IMPORT_PREVIEW_TTL_S = 15 * 60.0
 """Seconds a preview token stays valid."""
-MAX_PENDING_PREVIEWS = 100
-"""Preview tokens kept at once; issuing one more forgets the oldest."""
-MAX_TOKEN_CHARS = 200
+MAX_APPLIED_PREVIEWS = 1000
+"""Applied preview tokens an instance remembers at once (refused if applied again); the oldest is forgotten first."""
+MAX_ISSUED_PREVIEWS = 100
+"""Tokens an instance keeps of those it issued (checked without the key); the oldest is forgotten first."""
+MAX_TOKEN_CHARS = 1000
 
 
 def check_secret_value(field_path: str, value: str, header: bool) -> None:
@@ -106,40 +115,63 @@ def check_secret_value(field_path: str, value: str, header: bool) -> None:
 
 @dataclass(frozen=True)
 class _Pending:
+    key: bytes
     input_digest: str
     preview_digest: str
     expires_at_s: float
 
 
+_SEAL_PURPOSE = "mcp-center/import-preview"
+"""The associated data a preview token is sealed under (no other sealed value opens as one)."""
+
+
 class ImportPreviews:
-    """Server-side preview tokens: token → (input digest, preview digest, expiry), in memory.
+    """Preview tokens that any instance sharing the secret key can check: no shared state (R-1.8, R-10.2).
+
+    A token is the preview sealed (AES-GCM, `SecretCipher.seal`) under the host key: a fresh random
+    key for the input digest, the input digest (HMAC-SHA256 of the format and text under that key),
+    the preview digest, and the expiry (wall-clock seconds). Behind a load balancer the preview and
+    the apply may reach different instances: every instance on one database holds the same key
+    (R-10.1), so it opens the token there. The input-digest key travels only inside the sealed
+    token, so the preview digest a client sees cannot be used to brute-force a short secret of the
+    file offline. A token applied here is remembered (`max_applied`, until it expires) and refused
+    as unknown; applied again on another instance, it finds its servers created and is stale.
+
+    The tokens issued here are also kept (`max_issued`, the oldest forgotten first) and need no key
+    to check: the CLI previews on a data directory that may not exist yet, under a key not yet
+    made, and applies in the same process once the directory and its key exist.
 
     Args:
         ttl_s: Seconds a token stays valid.
-        clock: Monotonic seconds (tests pass a fake one to expire tokens).
-        max_pending: Tokens kept at once; the oldest is forgotten first.
+        clock: Wall-clock seconds (tests pass a fake one to expire tokens); instances' clocks agree
+            well within `ttl_s`.
+        max_applied: Applied tokens remembered at once; the oldest is forgotten first.
+        max_issued: Tokens issued here kept at once; the oldest is forgotten first.
     """
 
     def __init__(
         self,
         *,
         ttl_s: float = IMPORT_PREVIEW_TTL_S,
-        clock: Callable[[], float] = time.monotonic,
-        max_pending: int = MAX_PENDING_PREVIEWS,
+        clock: Callable[[], float] = time.time,
+        max_applied: int = MAX_APPLIED_PREVIEWS,
+        max_issued: int = MAX_ISSUED_PREVIEWS,
     ) -> None:
         self.ttl_s = ttl_s
         self._clock = clock
-        self._max_pending = max_pending
-        self._key = secrets.token_bytes(32)
-        self._pending: dict[str, _Pending] = {}
+        self._max_applied = max_applied
+        self._max_issued = max_issued
+        self._applied: dict[str, float] = {}
+        self._issued: dict[str, _Pending] = {}
 
     def __repr__(self) -> str:
-        return f"ImportPreviews(pending={len(self._pending)})"
+        return f"ImportPreviews(applied={len(self._applied)})"
 
-    def input_digest(self, text: str, format: str) -> str:
-        """Keyed digest (HMAC-SHA256 under a per-process key) of an input: its format and text."""
+    @staticmethod
+    def input_digest(key: bytes, text: str, format: str) -> str:
+        """Keyed digest (HMAC-SHA256 under the token's own key) of an input: its format and text."""
         message = format.encode("utf-8") + b"\x00" + text.encode("utf-8", "surrogatepass")
-        return "hmac-sha256:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
+        return "hmac-sha256:" + hmac.new(key, message, hashlib.sha256).hexdigest()
 
     @staticmethod
     def preview_digest(input_digest: str, preview: Mapping[str, Any]) -> str:
@@ -149,37 +181,66 @@ class ImportPreviews:
         )
         return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def issue(self, input_digest: str, preview_digest: str) -> str:
-        """Record a preview and return its new token (URL-safe, 256 random bits)."""
-        now = self._clock()
-        for token in [t for t, p in self._pending.items() if p.expires_at_s <= now]:
-            del self._pending[token]
-        while len(self._pending) >= self._max_pending:
-            del self._pending[next(iter(self._pending))]
-        token = secrets.token_urlsafe(32)
-        self._pending[token] = _Pending(input_digest, preview_digest, now + self.ttl_s)
+    @staticmethod
+    def new_key() -> bytes:
+        """A fresh input-digest key (32 random bytes) for one preview."""
+        return secrets.token_bytes(32)
+
+    def issue(self, cipher: SecretCipher, key: bytes, input_digest: str, preview_digest: str) -> str:
+        """Seal a preview into its token (URL-safe text, about 300 characters)."""
+        pending = _Pending(key, input_digest, preview_digest, self._clock() + self.ttl_s)
+        body = {
+            "k": base64.urlsafe_b64encode(key).decode("ascii"),
+            "i": input_digest,
+            "p": preview_digest,
+            "e": pending.expires_at_s,
+        }
+        token = cipher.seal(json.dumps(body, separators=(",", ":")), associated_data=_SEAL_PURPOSE)
+        while len(self._issued) >= self._max_issued:
+            del self._issued[next(iter(self._issued))]
+        self._issued[token] = pending
         return token
 
-    def get(self, token: str) -> _Pending:
-        """The preview recorded under `token`.
+    def get(self, cipher: SecretCipher, token: str) -> _Pending:
+        """The preview sealed in `token`.
 
         Raises:
-            ImportPreviewUnknown: never issued, already applied, forgotten, or issued by another process.
+            ImportPreviewUnknown: not a token this host key sealed, or applied already here.
             ImportPreviewExpired: older than `ttl_s`.
         """
-        pending = self._pending.get(token)
+        unknown = ImportPreviewUnknown(
+            "this import preview is unknown (applied already, or made under another secret key); preview again"
+        )
+        if token in self._applied:
+            raise unknown
+        pending = self._issued.get(token)
         if pending is None:
-            raise ImportPreviewUnknown(
-                "this import preview is unknown (applied already, or the host restarted); preview again"
-            )
+            pending = self._open(cipher, token, unknown)
         if pending.expires_at_s <= self._clock():
-            del self._pending[token]
             raise ImportPreviewExpired("this import preview expired; preview again", details={"ttl_s": self.ttl_s})
         return pending
 
-    def discard(self, token: str) -> None:
-        """Forget a token (after a successful apply)."""
-        self._pending.pop(token, None)
+    @staticmethod
+    def _open(cipher: SecretCipher, token: str, unknown: ImportPreviewUnknown) -> _Pending:
+        """The preview sealed in a token issued elsewhere (`unknown` raised when it does not open)."""
+        try:
+            body = json.loads(cipher.open(token, associated_data=_SEAL_PURPOSE))
+            pending = _Pending(
+                base64.urlsafe_b64decode(str(body["k"])), str(body["i"]), str(body["p"]), float(body["e"])
+            )
+        except (CenterError, ValueError, KeyError, TypeError):
+            raise unknown from None
+        return pending
+
+    def discard(self, token: str, pending: _Pending) -> None:
+        """Remember an applied token until it expires (refused here from now on)."""
+        self._issued.pop(token, None)
+        now = self._clock()
+        for applied in [t for t, expires in self._applied.items() if expires <= now]:
+            del self._applied[applied]
+        while len(self._applied) >= self._max_applied:
+            del self._applied[next(iter(self._applied))]
+        self._applied[token] = pending.expires_at_s
 
 
 @dataclass(frozen=True)
@@ -358,7 +419,8 @@ class Importer:
 
     Args:
         center: The open center (its store and its create path are used).
-        previews: The token registry; share one per process (the API keeps it on `app.state`).
+        previews: The tokens' checker; share one per process (the API keeps it on `app.state`): it
+            remembers the tokens applied.
     """
 
     def __init__(self, center: McpCenter, previews: ImportPreviews) -> None:
@@ -396,9 +458,10 @@ class Importer:
             )
 
         plan = await anyio.to_thread.run_sync(run)
-        input_digest = self._previews.input_digest(text, format)
+        key = self._previews.new_key()
+        input_digest = self._previews.input_digest(key, text, format)
         digest = self._previews.preview_digest(input_digest, previewed(plan, on_conflict))
-        token = self._previews.issue(input_digest, digest)
+        token = self._previews.issue(self._center.cipher, key, input_digest, digest)
         expires_at = datetime.now(UTC) + timedelta(seconds=self._previews.ttl_s)
         logger.info(
             "import.previewed",
@@ -421,9 +484,11 @@ class Importer:
             ImportValuesInvalid (422): a value missing, unknown, or making a server break R-1.
             StorageError: the store could not be written (nothing was).
         """
-        pending = self._previews.get(request.token)
+        pending = self._previews.get(self._center.cipher, request.token)
         text = decode_text(request.content)
-        if not hmac.compare_digest(self._previews.input_digest(text, request.format), pending.input_digest):
+        if not hmac.compare_digest(
+            self._previews.input_digest(pending.key, text, request.format), pending.input_digest
+        ):
             raise ImportInputChanged("the content or format differs from the one previewed; preview it again")
         # Bytes: compare_digest raises TypeError for str with non-ASCII characters (a client's digest may have them).
         if not hmac.compare_digest(request.digest.encode("utf-8", "surrogatepass"), pending.preview_digest.encode()):
@@ -463,7 +528,7 @@ class Importer:
             return planned.resolve(request.values, request.use_defaults, check_secret_value)
 
         created = await self._center.create_servers(plan)
-        self._previews.discard(request.token)
+        self._previews.discard(request.token, pending)
         logger.info("import.applied", extra={"servers": len(created)})
         return created
 

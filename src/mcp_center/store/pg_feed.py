@@ -152,6 +152,7 @@ class PgFeed:
         self._conn: _Conn | None = None
         self._subscriptions: set[_Subscription] = set()
         self._joined: set[str] = set()
+        self._described: dict[str, tuple[str | None, str | None]] = {}  # joined run -> (name, url)
         self._alive: frozenset[str] = frozenset()
         self._stop = threading.Event()
         self._up = threading.Event()
@@ -189,6 +190,12 @@ class PgFeed:
     def live(self) -> bool:
         """True while the thread listens: `known` is then current up to notification latency."""
         return self._live
+
+    @property
+    def failure(self) -> str | None:
+        """While not `live`: the first line of the driver's last connection failure (libpq never
+        echoes a password), the cause a pool timeout hides; None while live or before any failure."""
+        return None if self._live else self._failure
 
     def generations(self, sections: Iterable[Section] = SECTIONS) -> dict[Section, int]:
         """The newest known generation of each of `sections` (-1: not known yet)."""
@@ -249,6 +256,7 @@ class PgFeed:
             if instance not in self._joined:
                 return
             self._joined.discard(instance)
+            self._described.pop(instance, None)
         conn = self._conn
         if conn is None:
             return
@@ -265,6 +273,9 @@ class PgFeed:
 
     def describe(self, instance: str, *, name: str | None, url: str | None) -> None:
         """Record what a joined run is called and where it listens (shown on every instance's page)."""
+        with self.guard:  # kept: a row taken again after a reconnection is written with them
+            if instance in self._joined:
+                self._described[instance] = (name, url)
         conn = self._require()
         with self._borrowed():
             conn.execute("UPDATE mcp_center.instances SET name = %s, url = %s WHERE id = %s", (name, url, instance))
@@ -301,10 +312,17 @@ class PgFeed:
         row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (INSTANCE_LOCK_CLASS, key)).fetchone()
         if row is None or not row[0]:
             return False
+        with self.guard:
+            name, url = self._described.get(instance, (None, None))
+        # Taken again after a reconnection, the row may have been removed meanwhile (another instance
+        # cleaned it up while this one's lock was gone): it is written whole, name and URL included,
+        # or the run vanished from every instance's list until it restarted.
         conn.execute(
-            "INSERT INTO mcp_center.instances (id, lock_key, hostname, pid) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (id) DO UPDATE SET lock_key = EXCLUDED.lock_key",
-            (instance, key, socket.gethostname(), os.getpid()),
+            "INSERT INTO mcp_center.instances (id, lock_key, hostname, pid, name, url) VALUES (%s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET lock_key = EXCLUDED.lock_key,"
+            " name = COALESCE(EXCLUDED.name, mcp_center.instances.name),"
+            " url = COALESCE(EXCLUDED.url, mcp_center.instances.url)",
+            (instance, key, socket.gethostname(), os.getpid(), name, url),
         )
         conn.execute("SELECT pg_notify(%s, %s)", (PRESENCE_CHANNEL, "join:" + instance))
         return True

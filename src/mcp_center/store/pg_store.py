@@ -49,7 +49,7 @@ import psycopg
 import psycopg.errors
 from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 from pydantic import BaseModel, ValidationError
 
 from mcp_center.config import parse_server_config
@@ -526,6 +526,8 @@ class PgStore:
             raise self._read_only() from None
         except psycopg.OperationalError as exc:
             fault = fault_text(exc, self._secrets, connecting=doing == "connect to")
+            if isinstance(exc, PoolTimeout) and (cause := self._feed.failure) is not None:
+                fault = f"{cause} ({fault})"  # the pool's wait hides why no connection could be made
             logger.error("store.database_unavailable", extra={"database": self.display, "fault": fault})
             raise StorageUnavailable(
                 f"cannot {doing} the database {self.display}: {fault}; nothing was changed",
