@@ -156,9 +156,11 @@ class _Call:
         client = HostClient(self._settings, timeout_s=self.wait_s + self._settings.elicitation_timeout_s)
         self._base_url = client.base_url
         worker = threading.Thread(target=self._send, args=(client,), name="mcp-center-call", daemon=True)
-        worker.start()
-        deadline = time.monotonic() + self.wait_s
         try:
+            # Started inside the `try`: a Ctrl-C while the thread starts (its request may be on its way)
+            # still sends the cancel (break41: it exited 130 and the tool ran on).
+            worker.start()
+            deadline = time.monotonic() + self.wait_s
             while True:
                 worker.join(POLL_S)
                 if not worker.is_alive():
@@ -235,7 +237,11 @@ class _Call:
         if quietly:
             return
         if is_object(answer) and answer.get("cancelled"):
-            line = f"interrupted: the serve cancelled the call (operation {self.operation_id})"
+            line = (
+                "interrupted: the serve was told to cancel the call and stopped waiting for it; the tool may "
+                f"have done part or all of its work already (operation {self.operation_id}): see "
+                f"'{suggested('logs', self._server_id, settings=self._settings)}'"
+            )
         else:
             line = (
                 "interrupted: the call was not running on the serve (it had ended, or had not started: "
