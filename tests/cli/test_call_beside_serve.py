@@ -282,3 +282,13 @@ def test_a_result_prints_the_same_lines_from_the_serves_json_as_from_the_sdks_bl
     assert missing_example(RequestInvalid("m", details=refusal)) == '{"a": ..., "b": ...}'
     assert missing_example(HostRequestFailed("REQUEST_INVALID", "m", refusal, 422)) == '{"a": ..., "b": ...}'
     assert missing_example(HostRequestFailed("MCP_TOOL_DENIED", "m", refusal, 403)) is None
+
+
+def test_a_tool_whose_name_holds_a_slash_is_called_beside_a_serve(shared_serve: Host, caps_url: str) -> None:
+    """break41: the REST API's paths never carry a '/', so `call caps files/read` beside a serve was
+    NOT_FOUND (exit 3) though `tools` listed the tool; such a call runs in the CLI's own process."""
+    host, data = shared_serve, shared_serve.data_dir
+    add_ready_on_host(host, {"id": "slashed", "name": "Slashed", "transport": "streamable_http", "url": caps_url})
+    called = run(data, "call", "slashed", "files/read")
+    assert called.returncode == 0, called.stderr
+    assert "ran files/read" in called.stdout

@@ -72,6 +72,8 @@ def served_call(settings: Settings, server_id: str, tool: str, arguments: Any) -
     `CallToolResult` as JSON), or None when there is no serve to ask (none live on the data
     directory, one on a database, a database given here, no admin token here, or nothing listening
     when it is first asked: connection refused, nothing sent); the caller then runs the call in-process.
+    Also None for a tool whose name holds a '/' (the spec advises against it, servers may still use
+    one): the REST API's paths never carry one (break41: such a tool could not be called beside a serve).
 
     First a look at the server's record within `host.ANSWER_TIMEOUT_S` (5 s; the serve answers it
     from its store, starting nothing): a serve that takes the connection and says nothing is hung and
@@ -88,7 +90,7 @@ def served_call(settings: Settings, server_id: str, tool: str, arguments: Any) -
             is not run here; Ctrl-C (the call cancelled on the serve, exit 130).
     """
     owner = None if settings.database_url is not None else running_owner(settings.data_dir)
-    if owner is None or owner.address is None or owner.database is not None:
+    if owner is None or owner.address is None or owner.database is not None or "/" in tool:
         return None
     from mcp_center.cli.host import ANSWER_TIMEOUT_S, HostClient
 
