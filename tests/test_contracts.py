@@ -76,6 +76,7 @@ INTERNAL_SIGNALS: dict[str, str] = {
     "runtime/http1.py:Http1Error": "runtime",  # forward.py re-raises it as an httpx2 transport error, attributed
     "runtime/attribution.py:SessionEnded": "runtime",  # attribute() makes it ServerUnreachable/ConnectionLost
     "runtime/requests.py:SessionExpired": "runtime",  # re-initialize and re-send once, else its CenterError
+    "store/pg_store.py:_ReadOnlySession": "store",  # _writing() drains the pool, retries once, else StorageUnavailable
     "service/forms.py:UnsupportedSchema": "service",  # interactions.py declines the elicitation, with why
     "service/forms.py:_Problem": "service",  # forms.py collects them into ElicitationAnswerInvalid
     "transports/_guarded_spawn.py:GateFailed": "transports",  # spawn_failure() makes it ServerUnreachable

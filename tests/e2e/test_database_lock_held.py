@@ -20,6 +20,7 @@ import psycopg
 
 from tests.e2e.cluster import cluster_env, spawn_instance
 from tests.support.loopback import NO_TLS
+from tests.support.postgres import waiting_for_advisory_lock
 from tests.support.processes import stop_process
 from tests.support.serve import ADMIN_TOKEN
 from tests.support.waiting import eventually_sync
@@ -31,15 +32,6 @@ def _client(url: str) -> httpx2.Client:
     return httpx2.Client(
         verify=NO_TLS, base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60, trust_env=False
     )
-
-
-def _advisory_waiters(url: str) -> int:
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
-        ).fetchone()
-    return int(row[0]) if row else 0
 
 
 def test_writes_behind_a_held_write_lock_answer_storage_busy_and_reads_go_on(database_url: str, tmp_path: Path) -> None:
@@ -62,7 +54,7 @@ def test_writes_behind_a_held_write_lock_answer_storage_busy_and_reads_go_on(dat
         writers = [threading.Thread(target=write, args=(i,), daemon=True) for i in range(WRITES)]
         for writer in writers:
             writer.start()
-        eventually_sync(lambda: _advisory_waiters(database_url) >= 1)
+        eventually_sync(lambda: waiting_for_advisory_lock(database_url) >= 1)
         with _client(instance.url) as api:
             started = time.monotonic()
             listed = api.get("/api/approvals")

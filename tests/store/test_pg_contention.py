@@ -25,6 +25,7 @@ from psycopg import sql
 from mcp_center.errors import StorageBusy, StorageUnavailable
 from mcp_center.store import PgStore
 from mcp_center.store.pg_store import POOL_SIZE
+from tests.support.postgres import waiting_for_advisory_lock
 from tests.support.waiting import eventually_sync
 
 HOLDER_APP = "operator-psql"
@@ -36,16 +37,6 @@ def holder(database_url: str) -> Iterator[psycopg.Connection[tuple[object, ...]]
     conn = psycopg.connect(database_url, application_name=HOLDER_APP)
     yield conn
     conn.close()
-
-
-def _waiting_for_advisory_lock(url: str) -> int:
-    """How many sessions of the database wait for an advisory lock now."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
-        ).fetchone()
-    return int(row[0]) if row else 0
 
 
 def _write(store: PgStore, name: str) -> None:
@@ -118,7 +109,7 @@ def test_reads_are_answered_while_more_writes_than_the_pool_holds_wait_for_the_w
         ]
         for writer in writers:
             writer.start()
-        eventually_sync(lambda: _waiting_for_advisory_lock(database_url) >= 1)
+        eventually_sync(lambda: waiting_for_advisory_lock(database_url) >= 1)
         # Reads for 1.5 s while the writes wait (their budget is 4 s): the pool would have filled by then.
         slowest, reads, until = 0.0, 0, time.monotonic() + 1.5
         while time.monotonic() < until:
@@ -126,7 +117,7 @@ def test_reads_are_answered_while_more_writes_than_the_pool_holds_wait_for_the_w
             store.read()
             store.instances()
             slowest, reads = max(slowest, time.monotonic() - started), reads + 1
-        waiting = _waiting_for_advisory_lock(database_url)
+        waiting = waiting_for_advisory_lock(database_url)
         holder.rollback()
         for writer in writers:
             writer.join(timeout=15)
@@ -265,9 +256,15 @@ def test_writes_recover_as_soon_as_the_database_accepts_them_again(database_url:
                 (database,),
             )
         eventually_sync(lambda: _capture(store.read) is None)  # pooled connections opened in the window
-        with pytest.raises(StorageUnavailable) as refused:
-            _write(store, "during")
-        assert refused.value.details["fault"] == "read-only"
+
+        def refused_as_read_only() -> bool:
+            # A pooled connection the termination ended may answer first (503, fault: that loss):
+            # the write is tried again until a live one says read-only; it must never succeed.
+            with pytest.raises(StorageUnavailable) as refused:
+                _write(store, "during")
+            return refused.value.details["fault"] == "read-only"
+
+        eventually_sync(refused_as_read_only)
         _set_read_only(cluster_url, database, False)
         _write(store, "after")
         assert set(store.read().secrets) == {"before", "after"}

@@ -35,7 +35,7 @@ from psycopg import sql
 from mcp_center.transports.guard import ProcessGuard
 from mcp_center.transports.reaper import GroupRef
 
-__all__ = ["PG_BIN", "PgCluster"]
+__all__ = ["PG_BIN", "PgCluster", "waiting_for_advisory_lock"]
 
 PG_BIN = Path(os.environ.get("MCP_CENTER_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 SUPERUSER = "mcp"
@@ -139,3 +139,13 @@ class PgCluster:
             self.stop("immediate")
         self._guard.close()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def waiting_for_advisory_lock(url: str) -> int:
+    """How many sessions of the database at `url` wait for an advisory lock now (pg_stat_activity)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
+        ).fetchone()
+    return int(row[0]) if row else 0

@@ -452,19 +452,19 @@ class PgStore:
         gets the lock again: the API waits on its event loop's thread); PostgreSQL ends our
         transaction if it sits idle for `IDLE_IN_TRANSACTION_S` (`store/pg_locks.py`). A pooled
         connection opened while the database was read-only stays read-only: it is dropped with every
-        other pooled connection and the write tried once more on a new one (so writes recover as
-        soon as the database does).
+        other pooled connection and the write tried on another one, each found read-only closed, up
+        to `_READ_ONLY_ATTEMPTS` connections (so writes recover as soon as the database does).
 
         Raises:
             StorageBusy: the lock was not ours within the budget (`details`: the holder if known).
             StorageUnavailable: the database is unreachable, or accepts no writes (read-only, a standby).
         """
         started = time.monotonic()
-        left = self._gate.enter()
-        if left is None:
+        left = budget = self._gate.enter()
+        if left is None or budget is None:
             raise self._busy({}, time.monotonic() - started)
         try:
-            for attempt in (1, 2):
+            for attempt in range(_READ_ONLY_ATTEMPTS):
                 try:
                     with self._connection("write to") as conn, conn.transaction():
                         row = conn.execute(
@@ -484,10 +484,11 @@ class PgStore:
                         yield conn
                     return
                 except _ReadOnlySession:
-                    self._require_pool().drain()  # every pooled connection may date from the read-only time
-                    if attempt == 2:
+                    if attempt == 0:
+                        self._require_pool().drain()  # every pooled connection may date from the read-only time
+                    if attempt == _READ_ONLY_ATTEMPTS - 1:
                         raise self._read_only() from None
-                    left = max(0.05, left - (time.monotonic() - started))
+                    left = max(0.05, budget - (time.monotonic() - started))
         finally:
             self._gate.leave()
 
@@ -598,6 +599,12 @@ class PgStore:
         if upserts:
             with conn.cursor() as cursor:
                 cursor.executemany(_UPSERT[section], upserts)
+
+
+_READ_ONLY_ATTEMPTS: Final = POOL_SIZE + 2
+"""Connections a write tries before it calls the database read-only: after the pool is drained, a
+connection whose start began while the database was read-only may still join it (each one found
+read-only is closed), so one retry was not enough (a loaded test run saw it)."""
 
 
 class _ReadOnlySession(Exception):
