@@ -174,8 +174,13 @@ class Reconciler:
         memo = self._summaries()
         for server_id in sorted(set(state.servers) | set(self._manager.configured())):
             await self.reconcile(server_id, memo)
+        in_use = [
+            conn.spec.sandbox.root
+            for server_id in self._manager.configured()
+            if (conn := self._manager.current(server_id)) is not None and conn.spec.sandbox is not None
+        ]
         try:
-            await anyio.to_thread.run_sync(lambda: sweep_homes(self._settings, self._store.read))
+            await anyio.to_thread.run_sync(lambda: sweep_homes(self._settings, self._store.read, in_use))
         except CenterError:
             logger.exception("sandbox.sweep_failed")
 

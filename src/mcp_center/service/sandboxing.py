@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -200,7 +200,7 @@ def remove_home(settings: Settings, record: ServerRecord) -> None:
     _remove_if_empty(root.parent)
 
 
-def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path]:
+def sweep_homes(settings: Settings, read: Callable[[], StoreState], in_use: Iterable[Path] = ()) -> list[Path]:
     """Remove the sandbox directories of servers that no longer exist (blocking; R-11.1, R-10.2).
 
     Every instance (and every process) keeps homes in its own data directory; a deletion made
@@ -219,6 +219,10 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path
 
     Args:
         read: Reads the store's current state (a fresh read, not a cache older than the listing).
+        in_use: Sandbox roots of this process's live connections (`SandboxSpec.root`): kept even when
+            the store no longer names their server, since a change read there may not be reconciled
+            yet; the next sweep, after the reconcile stopped them, removes them (a home removed
+            under its running server let calls reach an emptied home: a loaded full run saw it).
     Returns:
         The paths removed.
     Raises:
@@ -237,6 +241,7 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState]) -> list[Path
     state = read()
     keep = {(record.id, home_key(record.created_at)) for record in state.servers.values()}
     keys = dict(keep)
+    keep |= {(root.parent.name, root.name) for root in in_use}
     listed = [(entry, _adopt_legacy(entry, children, keys.get(entry.name))) for entry, children in listed]
     removed: list[Path] = []
     for entry, children in listed:
