@@ -219,7 +219,9 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState], in_use: Iter
 
     Args:
         read: Reads the store's current state (a fresh read, not a cache older than the listing).
-        in_use: Sandbox roots of this process's live connections (`SandboxSpec.root`): kept even when
+        in_use: (Also kept, whatever the read says: a home of an id whose stamp is later than the
+            read's record of that id, a replacement committed after the read.)
+            Sandbox roots of this process's live connections (`SandboxSpec.root`): kept even when
             the store no longer names their server, since a change read there may not be reconciled
             yet; the next sweep, after the reconcile stopped them, removes them (a home removed
             under its running server let calls reach an emptied home: a loaded full run saw it).
@@ -245,7 +247,14 @@ def sweep_homes(settings: Settings, read: Callable[[], StoreState], in_use: Iter
     listed = [(entry, _adopt_legacy(entry, children, keys.get(entry.name))) for entry, children in listed]
     removed: list[Path] = []
     for entry, children in listed:
-        removed += [child for child in children if (entry.name, child.name) not in keep and _remove(child, entry.name)]
+        newer = keys.get(entry.name)  # a stamp after the read's: a replacement the read does not know yet
+        removed += [
+            child
+            for child in children
+            if (entry.name, child.name) not in keep
+            and not (newer is not None and child.name not in _LEGACY and child.name > newer)
+            and _remove(child, entry.name)
+        ]
         if not any(name == entry.name for name, _ in keep) and _remove_if_empty(entry):
             removed.append(entry)
     if removed:
