@@ -22,7 +22,7 @@ from mcp_center.interchange.display import display_url
 from mcp_center.models import is_object
 from mcp_center.store.running import running_owner
 
-__all__ = ["CHANGE_TIMEOUT_S", "START_MARGIN_S", "served", "server_path", "start_wait_s"]
+__all__ = ["CHANGE_TIMEOUT_S", "START_MARGIN_S", "hung", "serve_to_ask", "served", "server_path", "start_wait_s"]
 
 CHANGE_TIMEOUT_S = 120.0
 """Seconds `enable`, `disable`, `test` and `tools` wait at least for the serve's whole answer, once it
@@ -45,7 +45,7 @@ def start_wait_s(view: object) -> float:
     return max(CHANGE_TIMEOUT_S, float(configured) + START_MARGIN_S)
 
 
-def _serve_to_ask(settings: Settings) -> str | None:
+def serve_to_ask(settings: Settings) -> str | None:
     """The address of the live serve with file state that owns the data directory (from its
     serve.json), or None: none, one not listening yet, one on a database, or a database given here."""
     if settings.database_url is not None:
@@ -80,7 +80,7 @@ def served(settings: Settings, method: str, server_id: str, action: str) -> Any 
             (MCP_SERVER_UNREACHABLE, exit 7: a change may have happened there, so it is not done
             again here).
     """
-    address = _serve_to_ask(settings)
+    address = serve_to_ask(settings)
     if address is None:
         return None
     from mcp_center.cli.host import ANSWER_TIMEOUT_S, HostClient
@@ -94,7 +94,7 @@ def served(settings: Settings, method: str, server_id: str, action: str) -> Any 
             except ServerUnreachable as exc:
                 if exc.details.get("reason") != "timeout":
                     raise
-                raise _hung(settings, client.base_url, ANSWER_TIMEOUT_S) from None
+                raise hung(settings, client.base_url, ANSWER_TIMEOUT_S) from None
             return client.call(method, server_path(server_id, action), timeout_s=start_wait_s(view))
     except AdminAuthRequired:
         return None
@@ -106,13 +106,16 @@ def served(settings: Settings, method: str, server_id: str, action: str) -> Any 
         raise fail(exc, settings=settings) from None
 
 
-def _hung(settings: Settings, url: str, seconds: float) -> ServerUnreachable:
+def hung(
+    settings: Settings, url: str, seconds: float, unsent: str = "nothing was asked of it yet"
+) -> ServerUnreachable:
     """The serve took the connection and did not answer a look at one server's record in `seconds`:
-    hung or stopped (SIGSTOP), not busy starting a server, which that look never waits for."""
+    hung or stopped (SIGSTOP), not busy starting a server, which that look never waits for; `unsent`
+    says what was therefore not asked (`call`: "the call was not sent")."""
     shown = display_url(url)
     return ServerUnreachable(
         f"the serve on {shown} accepted the connection but did not answer within {seconds:g} s "
-        "(is it hung or stopped?); nothing was asked of it yet. Restart it "
+        f"(is it hung or stopped?); {unsent}. Restart it "
         f"('{suggested('serve', settings=settings)}' once it is stopped), then run this command again",
         details={"reason": "hung", "url": shown},
     )

@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 import typer
 
-from mcp_center.cli._served import server_path
+from mcp_center.cli._served import hung, serve_to_ask, server_path
 from mcp_center.cli._shared import err, fail, out, print_json
 from mcp_center.cli._suggest import suggested
 from mcp_center.config import Settings
@@ -49,7 +49,6 @@ from mcp_center.errors import (
 from mcp_center.interchange.display import display_url
 from mcp_center.models import is_array, is_object
 from mcp_center.service.tool_arguments import missing_arguments_example
-from mcp_center.store.running import running_owner
 
 __all__ = ["CALL_MARGIN_S", "POLL_S", "missing_example", "print_call_result", "served_call"]
 
@@ -89,8 +88,7 @@ def served_call(settings: Settings, server_id: str, tool: str, arguments: Any) -
             sent) or stopped listening between the look and the call (`refused`): exit 7, and the call
             is not run here; Ctrl-C (the call cancelled on the serve, exit 130).
     """
-    owner = None if settings.database_url is not None else running_owner(settings.data_dir)
-    if owner is None or owner.address is None or owner.database is not None or "/" in tool:
+    if serve_to_ask(settings) is None or "/" in tool:
         return None
     from mcp_center.cli.host import ANSWER_TIMEOUT_S, HostClient
 
@@ -105,7 +103,9 @@ def served_call(settings: Settings, server_id: str, tool: str, arguments: Any) -
         reason = exc.details.get("reason")
         if reason == "refused":
             return None
-        raise fail(_hung(settings, exc) if reason == "timeout" else exc, settings=settings, serve=True) from None
+        if reason == "timeout":
+            exc = hung(settings, str(exc.details.get("url", "")), ANSWER_TIMEOUT_S, "the call was not sent")
+        raise fail(exc, settings=settings, serve=True) from None
     if arguments is not None and not is_object(arguments):  # as the service says it in-process
         raise fail(
             RequestInvalid(
@@ -264,18 +264,6 @@ def call_wait_s(view: object) -> float:
         return float(value)
 
     return seconds("startup_timeout_s", _DEFAULT_STARTUP_S) + seconds("call_timeout_s", 60.0) + CALL_MARGIN_S
-
-
-def _hung(settings: Settings, exc: ServerUnreachable) -> ServerUnreachable:
-    """The serve took the connection and did not answer a look at a server's record: hung or stopped
-    (SIGSTOP), not busy with a server, which that look never waits for. Nothing was sent."""
-    url = str(exc.details.get("url", ""))
-    return ServerUnreachable(
-        f"the serve on {url} accepted the connection but did not answer within its time (is it hung or "
-        f"stopped?); the call was not sent. Restart it ('{suggested('serve', settings=settings)}' once it "
-        "is stopped), then run this command again",
-        details={"reason": "hung", "url": url},
-    )
 
 
 def missing_example(exc: CenterError) -> str | None:
