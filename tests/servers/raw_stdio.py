@@ -23,7 +23,8 @@ Flags:
         page's playground draws (string, integer, number, boolean, enum with "", object, array; some
         required); it returns the arguments it received as JSON text (keys sorted), exactly; and a tool
         `odd` that does the same, whose properties are named `__proto__`, `constructor`, `toString` and
-        have schema defaults (`null` among them).
+        have schema defaults (`null` among them); and a prompt `odd` with arguments of those three
+        names whose one message is the arguments received as JSON text (keys sorted).
     --hold-later-starts DIR: the first start serves at once (and leaves DIR/started); every later
         start waits, before it reads stdin, until DIR/release exists: a test holds the long-lived
         session in `connecting` as long as it likes (bounded by the host's start-up timeout). Here
@@ -104,6 +105,11 @@ ODD_TOOL = {
         },
     },
 }
+ODD_PROMPT = {
+    "name": "odd",
+    "description": "One message: the arguments received, as JSON.",
+    "arguments": [{"name": "__proto__"}, {"name": "constructor"}, {"name": "toString"}],
+}
 REPORT_TOOL = {
     "name": "client_capabilities",
     "description": "The client's capabilities.",
@@ -137,7 +143,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
     if method == "initialize":
         CLIENT_CAPABILITIES.update(_object(params.get("capabilities")))
         capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
-        if BROKEN_PROMPTS:
+        if BROKEN_PROMPTS or TYPED:
             capabilities["prompts"] = {"listChanged": False}
         return {
             "protocolVersion": params.get("protocolVersion", "2025-06-18"),
@@ -150,6 +156,11 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
         listed = [{**TOOLS[0], "inputSchema": _deep(DEPTH)}, *TOOLS[1:]] if DEPTH else TOOLS
         extra = [*([REPORT_TOOL] if REPORT_CAPABILITIES else []), *([TYPED_TOOL, ODD_TOOL] if TYPED else [])]
         return {"tools": [*listed, *extra]}
+    if method == "prompts/list" and TYPED:
+        return {"prompts": [ODD_PROMPT]}
+    if method == "prompts/get" and TYPED and params.get("name") == "odd":
+        text = json.dumps(_object(params.get("arguments")), sort_keys=True)
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
     if method == "tools/call":
         name = params.get("name")
         arguments = _object(params.get("arguments"))

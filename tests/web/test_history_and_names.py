@@ -5,7 +5,8 @@ history, so Back never lands on a deleted server's page or an applied import; a 
 deleted in this tab that is still further back shows the list with a notice, never the server.
 
 Names: a secret env var named `constructor` or `__proto__` is not "configured" (a plain object's
-`states["constructor"]` is Object), and an elicitation answer or hint keeps every field name exactly.
+`states["constructor"]` is Object), and an elicitation answer, an approval's hints and a prompt's
+arguments keep every name exactly.
 Real `mcp-center serve`, real chromium, 127.0.0.1 only.
 """
 
@@ -18,7 +19,8 @@ import sys
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import RAW_STDIO, go_to, open_server, sign_in
+from tests.support.browser import RAW_STDIO, go_to, open_server, raw_stdio_body, sign_in
+from tests.support.readiness import add_ready_on_host
 from tests.support.serve import Host
 
 pytestmark = pytest.mark.browser
@@ -173,3 +175,17 @@ def test_an_approval_shows_annotations_named_like_object_properties_as_plain_hin
         ["not constructor", ""],
         ["read-only", "The server says it does not modify its environment (hint only)"],
     ]
+
+
+def test_a_prompts_arguments_keep_every_name(page: Page, host: Host) -> None:
+    """prompts.js built the arguments with `args[name] = value`: `__proto__` was never sent. The raw
+    server's `odd` prompt answers with the arguments it received."""
+    add_ready_on_host(host, raw_stdio_body(typed_tool=True))
+    sign_in(page)
+    open_server(page, "Raw", "Prompts")
+    item = page.locator('li.prompt[data-prompt="odd"]')
+    for name, value in (("__proto__", "p"), ("constructor", "c"), ("toString", "t")):
+        item.locator(f'[data-argument="{name}"] input').fill(value)
+    item.get_by_role("button", name="Get prompt").click()
+    expected = json.dumps({"__proto__": "p", "constructor": "c", "toString": "t"}, sort_keys=True)
+    expect(item.get_by_test_id("untrusted-body")).to_contain_text(expected)
