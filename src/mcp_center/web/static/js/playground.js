@@ -24,9 +24,9 @@ export class ArgumentsInvalid extends Error {
   }
 }
 
-/** How a schema default reads in a hint or placeholder: a string as itself, anything else as JSON. */
+/** How a schema default reads in a hint or placeholder: as JSON (a string in quotes, so "" shows). */
 function defaultText(value) {
-  return typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  return JSON.stringify(value) ?? String(value);
 }
 
 /**
