@@ -189,3 +189,18 @@ def test_a_prompts_arguments_keep_every_name(page: Page, host: Host) -> None:
     item.get_by_role("button", name="Get prompt").click()
     expected = json.dumps({"__proto__": "p", "constructor": "c", "toString": "t"}, sort_keys=True)
     expect(item.get_by_test_id("untrusted-body")).to_contain_text(expected)
+
+
+def test_an_import_value_for_a_variable_named_proto_is_sent(page: Page, host: Host) -> None:
+    """importer.js built `values` with `values[name] = value`: a value typed for `${__proto__}` was
+    never sent, and the host refused the apply for a missing value."""
+    content = json.dumps({"mcpServers": {"clock": {"command": "uvx", "args": ["mcp-server-time", "${__proto__}"]}}})
+    sign_in(page)
+    go_to(page, "Import")
+    page.get_by_label("Configuration (JSON)").fill(content)
+    page.get_by_role("button", name="Preview").click()
+    preview = page.get_by_role("region", name="Preview")
+    preview.get_by_label("__proto__", exact=True).fill("--local-timezone=UTC")
+    preview.get_by_role("button", name="Create 1 server").click()
+    expect(page.get_by_role("status").filter(has_text="Imported 1 server (clock)")).to_be_visible()
+    assert host.client.get("/api/mcp/servers/clock").json()["args"] == ["mcp-server-time", "--local-timezone=UTC"]
