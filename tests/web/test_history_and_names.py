@@ -204,3 +204,16 @@ def test_an_import_value_for_a_variable_named_proto_is_sent(page: Page, host: Ho
     preview.get_by_role("button", name="Create 1 server").click()
     expect(page.get_by_role("status").filter(has_text="Imported 1 server (clock)")).to_be_visible()
     assert host.client.get("/api/mcp/servers/clock").json()["args"] == ["mcp-server-time", "--local-timezone=UTC"]
+
+
+def test_a_console_method_named_like_an_object_property_leaves_the_params_alone(page: Page, host: Host) -> None:
+    """debug.js looked the method up with `method in TEMPLATES`: typing `toString` or `constructor`
+    (a method a server may well have) replaced the params with the text "undefined"."""
+    add_ready_on_host(host, raw_stdio_body())
+    sign_in(page)
+    open_server(page, "Raw", "Console")
+    params = page.get_by_label(re.compile(r"^Params"))
+    expect(params).to_have_value("{}")
+    for name in ("toString", "constructor", "__proto__"):
+        page.get_by_label("Method").fill(name)
+        expect(params).to_have_value("{}")
