@@ -52,7 +52,7 @@ from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_calls import GatewayUseCases
 from mcp_center.service.gateway_tokens import GatewayTokens
-from mcp_center.service.instance_names import refuse_a_taken_name
+from mcp_center.service.instance_names import claim_instance_name
 from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.master_key import checked_key
@@ -245,11 +245,10 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         await anyio.to_thread.run_sync(store.join_instance, instance)
         publisher: StatePublisher | None = None
         if connect:  # a host that serves (not a one-shot CLI run): on every instance's page
-            await anyio.to_thread.run_sync(
-                lambda: store.describe_instance(instance, name=settings.instance_label, url=settings.listen_url)
-            )
-            try:  # one name per live instance: the later of two is refused before it serves
-                await anyio.to_thread.run_sync(refuse_a_taken_name, store, instance, settings.instance_label)
+            try:  # one name per live instance: the second of two claims is refused before it serves
+                await anyio.to_thread.run_sync(
+                    claim_instance_name, store, instance, settings.instance_label, settings.listen_url
+                )
             except BaseException:
                 await anyio.to_thread.run_sync(store.leave_instance, instance)
                 raise
