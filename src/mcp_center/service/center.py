@@ -56,7 +56,6 @@ from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, Serve
 from mcp_center.secrets import Redactor, SecretCipher, default_redactor
 from mcp_center.service.agent_calls import AgentUseCases, Decision
 from mcp_center.service.approvals import ApprovalBroker
-from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_calls import GatewayUseCases
@@ -81,7 +80,7 @@ from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
 from mcp_center.service.servers import Servers
 from mcp_center.service.store_health import StoreHealth
 from mcp_center.service.summary import Summaries
-from mcp_center.service.tool_arguments import require_arguments
+from mcp_center.service.tool_arguments import check_arguments_safe, require_arguments
 from mcp_center.service.views import ServerView
 from mcp_center.service.warm_ups import WarmUpFollower
 from mcp_center.store import ServerRecord, Store, StoreState, TestResult, store_for
@@ -557,7 +556,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
     ) -> ToolCallResult:
         if arguments is None:
             arguments = {}
-        check_json_safe(arguments, "arguments")
+        check_arguments_safe(arguments)
         if not is_object(arguments):
             raise RequestInvalid(
                 "arguments: must be a JSON object",
