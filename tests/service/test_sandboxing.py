@@ -209,8 +209,11 @@ async def test_a_running_server_replaced_in_one_commit_stops_using_the_old_home(
                 ok, text = await text_of(center, "escape", "read_file", path="/home/mcp/creds.txt")
             except CenterError:
                 return False  # between the old connection's stop and the new one's start
-            # The old process reads creds.txt (or, its home removed under it, writes elsewhere).
-            return written == (True, "written") and not ok and text.startswith("ENOENT")
+            # Both calls must reach the new server. A write sent before this process learnt of the
+            # change is answered by the old server, in the old home (the sweep removes it after),
+            # and the read after it by the new one: ENOENT, though nothing reached the new home.
+            landed = (new_home / "new.txt").exists()
+            return written == (True, "written") and landed and not ok and text.startswith("ENOENT")
 
         await eventually(replaced)
         assert (new_home / "new.txt").read_text() == "new"
