@@ -4,7 +4,10 @@ and a library script.
 - OAuth refresh is single-flight across processes: `serve` and `mcp-center call` both hold an access
   token the server stopped accepting, against an authorization server with single-use rotating refresh
   tokens; the first refresh is held open until both processes have been refused. Exactly one refresh
-  reaches the authorization server, both calls succeed, and the server stays authorized.
+  reaches the authorization server, both calls succeed, and the server stays authorized. The token is
+  revoked at the CLI's first request and serve's call is sent once the CLI was refused: a refresh held
+  past the OAuth client's read timeout (15 s), waiting for a CLI that starts slowly on a loaded
+  machine, failed after the authorization server had spent the refresh token, ending the grant.
 - An approval created by a library script's `McpCenter` is listed in the running serve's
   `GET /api/approvals`, approved there, and the script's call then completes; an elicitation card the
   script's server asks is answered in serve's API and the answer reaches the script's call.
@@ -23,6 +26,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from starlette.types import Receive, Scope, Send
 
 from tests.support.api import stdio_body
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource, Seen
@@ -86,10 +90,29 @@ async def test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_
 ) -> None:
     authorization = FakeAuthorizationServer(rotate_refresh_tokens=True)
     resource = FakeProtectedResource([authorization])
+    inner = resource.app
+    armed = anyio.Event()
+    revoked_at: list[int] = []
+    """`len(resource.seen)` when the token was revoked: what came later was refused."""
+
+    async def revoking(scope: Scope, receive: Receive, send: Send) -> None:
+        """The resource, which stops accepting the access token both processes know (it is stored,
+        encrypted) once `armed`, at the first request without a session: the CLI's initialize."""
+        if (
+            armed.is_set()
+            and not revoked_at
+            and scope["type"] == "http"
+            and (scope["method"], scope["path"]) == ("POST", resource.mcp_path)
+            and all(name != b"mcp-session-id" for name, _ in scope["headers"])
+        ):
+            revoked_at.append(len(resource.seen))
+            authorization.revoke_access_tokens()
+        await inner(scope, receive, send)
+
     with running_host(tmp_path) as host:
         async with (
             serve_loopback(authorization.app) as auth_base,
-            serve_loopback(resource.app) as resource_base,
+            serve_loopback(revoking) as resource_base,
             admin(host.url) as api,
         ):
             authorization.base_url, resource.base_url = auth_base, resource_base
@@ -101,16 +124,21 @@ async def test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_
             await _enable(api, "o")
             first_refresh_token = next(iter(authorization.refresh_tokens))
 
-            # The server stops accepting the access token both processes know (it is stored, encrypted).
-            authorization.revoke_access_tokens()
-            mark = len(resource.seen)
+            # The CLI's start takes seconds (tens on a loaded machine): the token is revoked only when
+            # its first request arrives, so serve's own requests meanwhile (health pings) start no
+            # refresh, and none is held open for longer than the OAuth client's read timeout (15 s).
+            armed.set()
             both_refused = anyio.Event()
 
-            def refused_by_both() -> bool:
-                refused = [s for s in resource.seen[mark:] if _refused(s)]
-                return any("mcp-session-id" in s.headers for s in refused) and any(
-                    "mcp-session-id" not in s.headers for s in refused
+            def refused(with_session: bool) -> bool:
+                # serve's session has an id; the CLI's first request (its initialize) has none.
+                since = revoked_at[0] if revoked_at else len(resource.seen)
+                return any(
+                    _refused(s) and ("mcp-session-id" in s.headers) == with_session for s in resource.seen[since:]
                 )
+
+            def refused_by_both() -> bool:
+                return refused(with_session=True) and refused(with_session=False)
 
             async def hold_until_both_refused() -> None:
                 # Without the cross-process lock the second process would now present the same,
@@ -145,8 +173,11 @@ async def test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_
 
             with anyio.fail_after(STEP_TIMEOUT_S):
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(call_through_serve)
                     tg.start_soon(call_with_the_cli)
+                    # The CLI's refresh is held (or about to be): serve, warm, is refused long before
+                    # the held refresh's read timeout.
+                    await until(lambda: refused(with_session=False), timeout_s=STEP_TIMEOUT_S)
+                    tg.start_soon(call_through_serve)
             assert both_refused.is_set(), ("the processes did not race: one was never refused", outcomes)
             assert outcomes["serve"][0] == 200, outcomes["serve"]
             assert "from-serve" in outcomes["serve"][1]

@@ -8,20 +8,25 @@ refused is marked in the request log and the stderr view.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
+from collections.abc import AsyncGenerator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_center.config import Settings
 from mcp_center.errors import CenterError, SandboxRequired, SandboxWarmUpUnsupported, ServerNotTrusted
 from mcp_center.service import McpCenter
 from mcp_center.service.sandboxing import home_key
-from mcp_center.store import store_for
+from mcp_center.store import JsonStore, store_for
+from mcp_center.store.coordination import Changes
+from mcp_center.store.sections import SECTIONS, Section
 from mcp_center.transports.sandbox import sandbox_uid
 from tests.support.sandbox import escape_command, require_sandbox
 from tests.support.waiting import eventually, until
@@ -209,12 +214,79 @@ async def test_a_running_server_replaced_in_one_commit_stops_using_the_old_home(
                 ok, text = await text_of(center, "escape", "read_file", path="/home/mcp/creds.txt")
             except CenterError:
                 return False  # between the old connection's stop and the new one's start
-            # The old process reads creds.txt (or, its home removed under it, writes elsewhere).
-            return written == (True, "written") and not ok and text.startswith("ENOENT")
+            # Both calls must reach the new server. A write sent before this process learnt of the
+            # change is answered by the old server, in the old home (the sweep removes it after),
+            # and the read after it by the new one: ENOENT, though nothing reached the new home.
+            landed = (new_home / "new.txt").exists()
+            return written == (True, "written") and landed and not ok and text.startswith("ENOENT")
 
         await eventually(replaced)
         assert (new_home / "new.txt").read_text() == "new"
         await until(lambda: not old_home.parent.exists())
+
+
+class HeldChanges:
+    """A `Changes` that reports nothing until the test opens `gate`, then polls as the store does."""
+
+    def __init__(self, inner: Changes, gate: anyio.Event) -> None:
+        self._inner = inner
+        self._gate = gate
+
+    async def next(self) -> frozenset[Section]:
+        await self._gate.wait()
+        return await self._inner.next()
+
+
+class HeldStore(JsonStore):
+    """The data directory's `JsonStore`, whose change feed waits for `learn` (this process learns of
+    other processes' commits only when the test says so)."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings.mcp_dir)
+        self.learn = anyio.Event()
+
+    @contextlib.asynccontextmanager
+    async def changes(self, sections: Iterable[Section] = SECTIONS) -> AsyncGenerator[Changes]:
+        async with super().changes(sections) as inner:
+            yield HeldChanges(inner, self.learn)
+
+
+async def test_a_call_before_the_replacement_is_learnt_reaches_the_old_server_in_its_own_home(
+    settings: Settings,
+) -> None:
+    """R-9.2, R-11.1: why a write answered "written" followed by a read answered ENOENT does not prove
+    the replacement above. Until this process learns of another process's replacement of a server
+    (the watch of the store), calls go to the old server, in the old home; once it has learnt, the old
+    server is stopped, its home (with what that call wrote) removed, and the next call starts the new
+    server in its own empty home. The ordering is driven by holding the change feed, not by timing."""
+    store = HeldStore(settings)
+    async with McpCenter.open(settings, store=store) as center:
+        await ready(center, escape_body())
+        assert await text_of(center, "escape", "write_file", path="/home/mcp/creds.txt", text="old") == (
+            True,
+            "written",
+        )
+        old_home = home_of(settings, "escape")
+        created = datetime.now(UTC)
+        new_home = settings.data_dir / "sandbox" / "escape" / home_key(created) / "home"
+        other = store_for(settings)
+        other.open()
+        try:
+            with other.transaction() as state:
+                state.servers["escape"] = state.servers["escape"].model_copy(update={"created_at": created})
+        finally:
+            other.close()
+        assert await text_of(center, "escape", "write_file", path="/home/mcp/new.txt", text="new") == (
+            True,
+            "written",
+        )
+        assert (old_home / "new.txt").read_text() == "new"
+        store.learn.set()
+        await until(lambda: not old_home.parent.exists())
+        ok, text = await text_of(center, "escape", "read_file", path="/home/mcp/creds.txt")
+        assert not ok and text.startswith("ENOENT"), text
+        assert home_of(settings, "escape") == new_home
+        assert not (new_home / "new.txt").exists()
 
 
 async def test_what_the_sandbox_refused_is_marked_in_the_request_log_and_stderr(center: McpCenter) -> None:
