@@ -247,6 +247,18 @@ VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
 """The browser tests' window size (CSS pixels), unless a test names another."""
 
 
+def whole_page_screenshot(page: Page, path: Path | None = None) -> bytes:
+    """A full-page screenshot (PNG bytes, also written to `path` when given) taken from the top of the
+    page. Chromium draws a full page at the current scroll position, so after a `fill` or a click had
+    scrolled the page, the sticky top bar was drawn across the middle of the picture (the README's
+    add-server.png, docs36): this scrolls back to the top first."""
+    scrolled = page.evaluate(
+        "() => { window.scrollTo({ top: 0, left: 0, behavior: 'instant' }); return window.scrollY; }"
+    )
+    assert scrolled == 0, f"the page stayed {scrolled} px down: its top bar would be drawn mid-picture"
+    return page.screenshot(path=path, full_page=True)
+
+
 def new_context(browser: Browser, host: Host, *, width: int = 1280, height: int = 800) -> BrowserContext:
     """A fresh browser profile (no cookies, no storage) pointed at `host`."""
     context = browser.new_context(base_url=host.url, viewport={"width": width, "height": height})

@@ -335,6 +335,18 @@ def test_server_everything_s_form_shows_titled_enums_multi_selects_formats_and_a
     expect(fish.get_by_label("Salmon")).not_to_be_checked()
     instruments = card.get_by_role("group", name=re.compile("^Untitled Multiple Select Enum"))
     expect(instruments.get_by_label("Guitar")).to_be_checked()
+    # The server's description and mcp-center's note on the limits are two lines, not one run-on
+    # sentence (the description ran straight into "Choose 1 to 3", a new user's trial, docs36).
+    about_instruments = (
+        card.locator(".field")
+        .filter(has=page.get_by_role("group", name=re.compile("^Untitled Multiple Select Enum")))
+        .locator(".hint")
+    )
+    expect(about_instruments).to_have_text(["Choose your favorite instruments", "Choose 1–3."])
+    described, noted = (box.bounding_box() for box in about_instruments.all())
+    assert described is not None and noted is not None
+    assert noted["y"] >= described["y"] + described["height"]  # the note starts below the description
+    expect(instruments).to_have_accessible_description("Choose your favorite instruments Choose 1–3.")
 
     # The required name is empty: the host refuses, the error sits next to the field, focus goes there.
     card.get_by_role("button", name="Accept").click()

@@ -22,7 +22,7 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from playwright.sync_api import BrowserContext, Page, Response, Route, expect
 
-from tests.support.browser import NO_HORIZONTAL_SCROLL, go_to, open_server, sign_in
+from tests.support.browser import NO_HORIZONTAL_SCROLL, go_to, open_server, sign_in, whole_page_screenshot
 from tests.support.fakes.oauth import FakeAuthorizationServer, FakeProtectedResource
 from tests.support.loopback import serve_loopback
 from tests.support.serve import ADMIN_TOKEN, Host
@@ -337,7 +337,7 @@ def test_screenshot_of_the_authorization_tab(context: BrowserContext, page: Page
     expect(state).to_contain_text(fakes.authorization.issuer)
     expect(state).to_contain_text("mcp:read")
     expect(state).to_contain_text("dynamic client registration")
-    shot = page.screenshot(full_page=True)
+    shot = whole_page_screenshot(page)
     assert shot.startswith(b"\x89PNG")
     target = os.environ.get("MCP_CENTER_SCREENSHOT_DIR")
     if target:

@@ -30,6 +30,7 @@ from tests.support.browser import (
     sign_in,
     sign_in_on_a_paused_clock,
     wait_held,
+    whole_page_screenshot,
 )
 from tests.support.http import Background
 from tests.support.readiness import add_ready_on_host
@@ -310,9 +311,9 @@ def test_screenshots_of_the_main_screens(
         page.get_by_role("button", name="Add secret header").click()
         page.get_by_label("Secret header name").fill("X-Api-Key")
         page.get_by_label("Secret header value").fill("a-secret-value-for-the-screenshot")
-        page.screenshot(path=shots / "add-server.png", full_page=True)
+        whole_page_screenshot(page, shots / "add-server.png")
         save_new(page)
-        page.screenshot(path=shots / "summary-confirmation.png", full_page=True)
+        whole_page_screenshot(page, shots / "summary-confirmation.png")
         confirm_test_enable(page)
         host.client.post(
             "/api/mcp/servers",
@@ -331,13 +332,13 @@ def test_screenshots_of_the_main_screens(
         go_to(page, "Servers")
         expect(page.locator("tbody tr")).to_have_count(4)
         expect(page.locator('tr[data-server="crashing"] .badge')).to_have_text("error")
-        page.screenshot(path=shots / "server-list.png", full_page=True)
+        whole_page_screenshot(page, shots / "server-list.png")
         open_server(page, "Echo", "Tools")
         call_in_playground(page, "add", {"a": "2", "b": "40"})
         item = page.locator('li.tool[data-tool="add"]')
         expect(item.locator(".result")).to_contain_text("42")
         item.scroll_into_view_if_needed()
-        page.screenshot(path=shots / "tools-playground.png", full_page=True)
+        whole_page_screenshot(page, shots / "tools-playground.png")
         page.get_by_role("button", name="Logs").click()
         drawer = page.get_by_role("dialog", name="Logs · Echo")
         expect(drawer.locator('tr[data-method="tools/call"]')).to_have_count(1)
@@ -350,7 +351,7 @@ def test_screenshots_of_the_main_screens(
         preview.get_by_label("GITHUB_TOKEN (secret)").fill("a-secret-value-for-the-screenshot")
         preview.get_by_label("Use the file's default: https://api.github.com").check()
         page.get_by_label("Configuration (JSON)").evaluate("(el) => { el.scrollTop = 0; }")
-        page.screenshot(path=shots / "import-preview.png", full_page=True)
+        whole_page_screenshot(page, shots / "import-preview.png")
         # The worker's capability server (`caps_url`, tests/conftest.py), not one started for this test.
         add_ready_on_host(host, {"name": "Capabilities", "transport": "streamable_http", "url": caps_url})
         open_server(page, "Capabilities", "Prompts")
@@ -358,13 +359,13 @@ def test_screenshots_of_the_main_screens(
         prompt.locator('[data-argument="name"] input').fill("Ada")
         prompt.get_by_role("button", name="Get prompt").click()
         expect(prompt.get_by_test_id("untrusted-body")).to_contain_text("Please greet Ada warmly.")
-        page.screenshot(path=shots / "prompt-block.png", full_page=True)
+        whole_page_screenshot(page, shots / "prompt-block.png")
         waiting = Background(lambda: host.client.post(RECORD_CALL, json={"arguments": {"note": "deploy v2"}}))
         asked = Background(lambda: host.client.post(ASK_CALL, json={"arguments": {"question": "Who are you?"}}))
         go_to(page, "Inbox")
         expect(page.locator("article.approval-card")).to_have_count(1)
         expect(page.locator("article.interaction-card")).to_have_count(1)
-        page.screenshot(path=shots / "inbox-cards.png", full_page=True)
+        whole_page_screenshot(page, shots / "inbox-cards.png")
         page.locator("article.approval-card").get_by_role("button", name="Approve").click()
         page.locator("article.interaction-card").get_by_role("button", name="Decline").click()
         assert waiting.result().status_code == 200
@@ -377,11 +378,11 @@ def test_screenshots_of_the_main_screens(
         # The one-time token panel is not pictured: the list, the endpoint and the snippets are.
         page.get_by_role("button", name="Done, I saved it").click()
         expect(page.get_by_role("button", name="Done, I saved it")).to_have_count(0)
-        page.screenshot(path=shots / "gateway.png", full_page=True)
+        whole_page_screenshot(page, shots / "gateway.png")
         page.set_viewport_size({"width": 400, "height": 800})
         go_to(page, "Servers")
         expect(page.locator("tbody tr")).to_have_count(5)
-        page.screenshot(path=shots / "server-list-narrow.png", full_page=True)
+        whole_page_screenshot(page, shots / "server-list-narrow.png")
     finally:
         context.close()
     names = sorted(p.name for p in shots.iterdir())

@@ -40,7 +40,9 @@ def test_the_drawer_lists_filters_and_exports_the_requests_of_a_playground_call(
     expect(filter_box).to_be_focused()
     rows = drawer.locator("table.logs tbody tr")
     for method in ("initialize", "tools/list", "tools/call"):
-        expect(rows.locator(f'[data-label="Method"] code:text-is("{method}")').first).to_be_visible()
+        # Its whole text (a method may wrap at a <wbr> after each "/", which `:text-is` does not see through).
+        exact = re.compile(f"^{re.escape(method)}$")
+        expect(rows.locator('[data-label="Method"] code', has_text=exact).first).to_be_visible()
     call = drawer.locator('tr[data-method="tools/call"]')
     expect(call).to_have_count(1)
     expect(call.locator('[data-label="Status"]')).to_have_text("ok")
@@ -122,3 +124,45 @@ def test_a_logs_link_opens_the_drawer_over_the_overview(page: Page, host: Host, 
     expect(drawer).to_be_hidden()
     expect(page).to_have_url(re.compile(r"#/servers/echo$"))
     expect(page.get_by_role("heading", name="Status")).to_be_visible()
+
+
+LINE_BREAKS = """(code) => {
+  // The character before each line break of `code`'s text, read from where each character is drawn.
+  const before = [];
+  const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+  let top = null;
+  let previous = "";
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    for (let i = 0; i < node.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const at = range.getBoundingClientRect().top;
+      if (top !== null && at > top + 2) before.push(previous);
+      top = at;
+      previous = node.data[i];
+    }
+  }
+  return before;
+}"""
+"""A page script: for one element, the character before each of its line breaks ([] on one line)."""
+
+
+@pytest.mark.parametrize("width", [760, 900])
+def test_a_method_name_in_a_squeezed_drawer_wraps_only_after_a_slash(
+    page: Page, host: Host, echo_url: str, width: int
+) -> None:
+    """A new user's trial (docs36): with the Method column squeezed, "resources/list" was drawn as
+    "resources/lis t". A method may wrap after a "/" or not at all, never inside a word (R-3.11)."""
+    add_ready_on_host(host, {"name": "Echo", "transport": "streamable_http", "url": echo_url})
+    sign_in(page)
+    page.set_viewport_size({"width": width, "height": 800})
+    open_server(page, "Echo")
+    page.get_by_role("button", name="Logs").click()
+    drawer = page.get_by_role("dialog", name="Logs · Echo")
+    methods = drawer.locator('table.logs td[data-label="Method"] code')
+    expect(methods.filter(has_text="resources/templates/list")).to_have_count(1)
+    breaks = {code.text_content(): code.evaluate(LINE_BREAKS) for code in methods.all()}
+    assert {method for method, before in breaks.items() if set(before) - {"/"}} == set(), breaks
+    assert drawer.evaluate("(el) => el.scrollWidth <= el.clientWidth")  # and nothing widened the drawer

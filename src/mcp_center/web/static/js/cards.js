@@ -148,10 +148,14 @@ export function elicitationForm(fields) {
     const title = field.title || field.name;
     const hasDefault = Object.prototype.hasOwnProperty.call(field, "default");
     const fallback = hasDefault ? field.default : undefined;
-    const hintParts = [field.description, field.format ? `Expects ${ownValue(FORMAT_HINT, field.format) || field.format}.` : null, limitsText(field)].filter(Boolean);
-    const hint = hintParts.length ? h("p", { class: "hint", id: hintId }, hintParts.join(" ")) : null;
+    // The server's description and mcp-center's own note (format, limits) are two lines, not one sentence.
+    const descriptionId = `${id}-description`;
+    const description = field.description ? h("p", { class: "hint server-description", id: descriptionId }, field.description) : null;
+    const hintParts = [field.format ? `Expects ${ownValue(FORMAT_HINT, field.format) || field.format}.` : null, limitsText(field)].filter(Boolean);
+    const note = hintParts.length ? h("p", { class: "hint", id: hintId }, hintParts.join(" ")) : null;
+    const hint = [description, note]; // either may be null: h() leaves nulls out
     const error = h("p", { class: "field-error", id: errorId, hidden: true });
-    const describedBy = [hint ? hintId : null, errorId].filter(Boolean).join(" ");
+    const describedBy = [description ? descriptionId : null, note ? hintId : null, errorId].filter(Boolean).join(" ");
     const marker = field.required ? h("span", { class: "required", "aria-hidden": "true" }, " *") : null;
     const nameNote = title.toLowerCase() !== field.name.toLowerCase() ? h("span", { class: "muted" }, ` (${field.name})`) : null;
     let control;

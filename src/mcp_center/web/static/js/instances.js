@@ -10,13 +10,10 @@ import { h, replace } from "./dom.js";
  * `settled` resolves once its first answer (or error) is drawn; it never rejects.
  */
 export function instancesCard(id) {
-  const body = h("div", {}, h("p", { class: "muted" }, "Loading instances…"));
-  const element = h(
-    "section",
-    { class: "card instances", "aria-labelledby": "instances-title" },
-    h("h2", { id: "instances-title" }, "Instances"),
-    body,
-  );
+  // Heading above its card, as the overview's other sections: a heading inside the card left no gap
+  // between this card and the Status card above it.
+  const body = h("div", { class: "card" }, h("p", { class: "muted" }, "Loading instances…"));
+  const element = h("section", { class: "instances", "aria-labelledby": "instances-title" }, h("h2", { id: "instances-title" }, "Instances"), body);
   async function refresh() {
     let board;
     try {
@@ -25,13 +22,16 @@ export function instancesCard(id) {
       replace(body, h("p", { class: "muted" }, `Instances unavailable (${err.code}).`));
       return;
     }
-    const rows = board.instances.map((instance) => {
+    // This page's instance first, then the others by name (the API's order is not the reader's).
+    const nameOf = (instance) => instance.name || instance.id;
+    const ordered = [...board.instances].sort((a, b) => Number(b.here) - Number(a.here) || nameOf(a).localeCompare(nameOf(b)));
+    const rows = ordered.map((instance) => {
       const line = instance.servers[id] || { state: "unknown" };
       const reason = line.reason ? ` (${line.reason})` : "";
       return h(
         "tr",
         {},
-        h("td", {}, instance.name || instance.id, instance.here ? " (this page)" : ""),
+        h("td", {}, nameOf(instance), instance.here ? " (this page)" : ""),
         h("td", {}, h("span", { class: `badge state-${line.state}` }, line.state), reason),
         h("td", {}, instance.url || "–"),
       );

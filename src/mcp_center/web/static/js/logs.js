@@ -71,13 +71,22 @@ function matches(text, query) {
   return query.every((word) => text.includes(word));
 }
 
+/**
+ * A method name that may wrap only after a "/" (`resources/<wbr>list`), never inside a word: the
+ * table squeezes its columns, and `code` may otherwise break anywhere ("resources/lis t").
+ */
+function methodName(method) {
+  const parts = method.split("/");
+  return h("code", { class: "method" }, parts.map((part, i) => (i < parts.length - 1 ? [`${part}/`, h("wbr")] : part)));
+}
+
 function requestRow(entry) {
   const cell = (label, ...content) => h("td", { "data-label": label }, ...content);
   return h(
     "tr",
     { "data-method": entry.method || "", "data-status": entry.status },
     cell("Time", h("time", { datetime: entry.at }, clock(entry.at))),
-    cell("Method", entry.method ? h("code", {}, entry.method) : h("span", { class: "muted" }, entry.kind)),
+    cell("Method", entry.method ? methodName(entry.method) : h("span", { class: "muted" }, entry.kind)),
     cell("Direction", DIRECTIONS[entry.direction] || entry.direction),
     cell("Status", h("span", { class: `log-status log-${entry.status}` }, entry.status)),
     cell("Duration", entry.duration_ms === null || entry.duration_ms === undefined ? "–" : `${entry.duration_ms} ms`),
