@@ -59,6 +59,12 @@ def test_the_cli_on_a_database_names_and_asks_its_instances_not_the_data_directo
         assert "none answered" not in table.stderr, table.stderr
         # The files' serve was not asked (it keeps other state).
         assert files.log_path.read_text(errors="replace").count("/api/mcp/servers") == asked_before
+        # A verb that only talks to a serve is not sent to the files' serve either: it says which
+        # store's serve it needs (before, it showed the files' serve's approvals as the database's).
+        approvals = run_cli(files.data_dir, "approvals", env=exported)
+        assert approvals.returncode == 7, (approvals.stdout, approvals.stderr)
+        assert f"no mcp-center serve of the database {display} runs on the data directory" in approvals.stderr
+        assert database_url not in approvals.stderr
     finally:
         stop_process(shared.proc)
         stop_process(files.proc)

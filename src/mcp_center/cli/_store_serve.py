@@ -6,7 +6,7 @@ A data directory's `serve.json` names the serve that claimed it, and which state
 the default data directory is NOT its serve: it keeps other state and refuses this store's tokens
 (trialfix36: `gateway token create` said it "accepts it now"; `list` asked it, met 401, and said
 "none answered"). So a recorded serve counts only when it keeps the same store: the same database
-identity (`Settings.database_display`, which holds no password), or files when no database is given.
+identity (`Settings.database_display`, which holds no password) when a database is given.
 
 With a database, the live instances of that database (its instances table, `store.instances()`,
 what `GET /api/instances` lists) are the serves to name or ask.
@@ -30,10 +30,16 @@ __all__ = ["local_address", "store_owner"]
 
 def store_owner(settings: Settings) -> ServeOwner | None:
     """The live `serve` recorded in the data directory's `serve.json` when it keeps the state this
-    command uses (the same database identity, or the files when neither has a database); None when
-    none runs or it keeps another store (a single-instance serve beside an exported database URL)."""
+    command uses; None when none runs or, with a database given here, it keeps another store (a
+    single-instance serve, or one on another database, beside an exported database URL).
+
+    Without a database here the directory's serve is its store's, whatever it keeps: a database-backed
+    serve owns its directory (commands that would read the files refuse, `STORAGE_DATABASE_REQUIRED`;
+    those that ask the serve over REST ask it)."""
     owner = running_owner(settings.data_dir)
-    if owner is None or owner.database != settings.database_display:
+    if owner is None:
+        return None
+    if settings.database_display is not None and owner.database != settings.database_display:
         return None
     return owner
 
