@@ -212,12 +212,32 @@ async def test_a_delete_with_a_stale_version_is_refused_and_keeps_the_server(api
 
 
 async def test_a_created_server_without_id_gets_a_unique_slug_from_its_name(api: httpx2.AsyncClient) -> None:
+    """A different server of a name already taken gets `-2` and a SERVER_NAME_SHARED note (R-1.1)."""
     body = {"name": "My Echo", "transport": "streamable_http", "url": "https://mcp.example.com/mcp"}
     first = await api.post(SERVERS, json=body)
-    second = await api.post(SERVERS, json=body)
+    second = await api.post(SERVERS, json=body | {"url": "https://other.example.com/mcp"})
     assert (first.status_code, second.status_code) == (201, 201)
     assert first.json()["id"] == "my-echo"
     assert second.json()["id"] == "my-echo-2"
+    assert [w["code"] for w in second.json()["warnings"] if w["code"] == "SERVER_NAME_SHARED"] == ["SERVER_NAME_SHARED"]
+
+
+async def test_the_same_create_posted_again_is_refused_naming_the_oldest(api: httpx2.AsyncClient) -> None:
+    """A retried POST of the same name and configuration made `time-2`, a copy, with only a note
+    (trialfix36): it is 409 MCP_SERVER_ALREADY_REGISTERED naming the server registered first, as
+    `mcp-center add` is, and nothing is created; an explicit new `id` registers a copy (R-1.1)."""
+    body = {"name": "time", "transport": "streamable_http", "url": "https://mcp.example.com/mcp"}
+    assert (await api.post(SERVERS, json=body)).status_code == 201
+    copy = await api.post(SERVERS, json=body | {"id": "a-copy"})  # sorts before `time`: named second all the same
+    assert copy.status_code == 201, copy.text
+    assert "SERVER_NAME_SHARED" in [w["code"] for w in copy.json()["warnings"]]
+    before = await listing(api)
+
+    error = assert_error(await api.post(SERVERS, json=body), 409, "MCP_SERVER_ALREADY_REGISTERED")
+    assert error["details"] == {"server_id": "time", "same_config": ["time", "a-copy"]}
+    assert error["message"].startswith("'time' is already registered with this name and configuration")
+    assert "--id" not in error["message"]  # no CLI flag in a REST answer
+    assert [stable(v) for v in await listing(api)] == [stable(v) for v in before]
 
 
 # ----- bad inputs: a stable code and nothing changed ------------------------------------------------

@@ -121,6 +121,8 @@ def test_a_call_beside_a_serve_runs_in_its_session_with_the_in_process_results_a
         "  - arguments.text: is required by the tool [FIELD_REQUIRED]",
         """  pass --args '{"text": ...}'""",
     ]
+    given = run(data, "call", "echo", "echo", "--args", '{"x": [1]}')  # trialfix36: what was given, kept
+    assert (given.returncode, given.stderr.splitlines()[-1]) == (2, """  pass --args '{"x": [1], "text": ...}'""")
     not_object = run(data, "call", "echo", "echo", "--args", "[1]")
     assert not_object.returncode == 2
     assert not_object.stderr == "error [REQUEST_INVALID]: arguments: must be a JSON object [FIELD_INVALID]\n"
@@ -282,6 +284,9 @@ def test_a_result_prints_the_same_lines_from_the_serves_json_as_from_the_sdks_bl
     assert missing_example(RequestInvalid("m", details=refusal)) == '{"a": ..., "b": ...}'
     assert missing_example(HostRequestFailed("REQUEST_INVALID", "m", refusal, 422)) == '{"a": ..., "b": ...}'
     assert missing_example(HostRequestFailed("MCP_TOOL_DENIED", "m", refusal, 403)) is None
+    # What was given is kept (trialfix36: `--args '{"a":1}'` was told to pass `{"b": ...}`).
+    half = {"missing": ["b"], "tool": "t"}
+    assert missing_example(RequestInvalid("m", details=half), {"a": 1, "s": "x"}) == '{"a": 1, "s": "x", "b": ...}'
 
 
 def test_a_tool_whose_name_holds_a_slash_is_called_beside_a_serve(shared_serve: Host, caps_url: str) -> None:

@@ -5,6 +5,7 @@ shown next to the field it names, and optimistic locking (R-1.3) shown as a conf
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
@@ -157,3 +158,23 @@ def test_a_low_risk_edit_keeps_trust_and_a_high_risk_edit_asks_for_a_new_confirm
     view = host.client.get("/api/mcp/servers/docs").json()
     assert view["trusted"] is False
     expect(page.get_by_test_id("digest")).to_have_text(view["digest"])
+
+
+def test_adding_a_server_registered_already_links_to_it_and_adds_nothing(page: Page, host: Host) -> None:
+    """The page's create of the same name and configuration as a registered server is refused
+    (409 MCP_SERVER_ALREADY_REGISTERED, trialfix36, R-1.1): the page shows the message and a link to
+    the existing server, and no `-2` copy appears."""
+    body = {"name": "Docs", "transport": "streamable_http", "url": "https://mcp.example.com/mcp"}
+    assert host.client.post("/api/mcp/servers", json=body).status_code == 201
+    sign_in(page)
+    add_from_template(page, "Remote server (Streamable HTTP)", "Docs")
+    page.get_by_label("URL").fill("https://mcp.example.com/mcp")
+    page.get_by_role("button", name="Save and review").click()
+    alert = page.get_by_role("alert").first
+    expect(alert).to_contain_text("MCP_SERVER_ALREADY_REGISTERED")
+    expect(alert).to_contain_text("'docs' is already registered")
+    link = page.get_by_test_id("existing-server")
+    expect(link).to_have_attribute("href", "#/servers/docs")
+    assert [s["id"] for s in host.client.get("/api/mcp/servers").json()["servers"]] == ["docs"]
+    link.click()
+    expect(page).to_have_url(re.compile(r"#/servers/docs$"))

@@ -55,6 +55,10 @@ async def list_servers(request: Request) -> dict[str, Any]:
 async def create_server(request: Request, body: JsonObject) -> dict[str, Any]:
     """Register a server; it starts untrusted, untested and disabled (R-2).
 
+    The same name and configuration as a registered server, with no `id` in the body, is 409
+    `MCP_SERVER_ALREADY_REGISTERED` (`details.server_id`: the existing one), so a retried POST makes
+    no copy; an `id` registers a copy. Another server of a taken name gets `-2` and a warning.
+
     Secret values go in `secret_values` (`{"env": {...}, "headers": {...}, "bearer_token": "..."}`)
     and are never returned.
     """

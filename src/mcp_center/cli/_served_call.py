@@ -129,7 +129,7 @@ def served_call(settings: Settings, server_id: str, tool: str, arguments: Any) -
     try:
         return call.answer()
     except HostRequestFailed as exc:
-        example = missing_example(exc)
+        example = missing_example(exc, arguments)
         exit_ = fail(exc, settings=settings)
         if example is not None:
             err.print(f"  pass --args '{example}'", markup=False, highlight=False)
@@ -306,12 +306,12 @@ def call_wait_s(view: object) -> float:
     return seconds("startup_timeout_s", _DEFAULT_STARTUP_S) + seconds("call_timeout_s", 60.0) + CALL_MARGIN_S
 
 
-def missing_example(exc: CenterError) -> str | None:
+def missing_example(exc: CenterError, given: object = None) -> str | None:
     """`{"NAME": ..., ...}` for the names a missing-argument refusal lists (`details.missing` and
     `details.tool`, `service.tool_arguments.require_arguments`), raised here or answered by a serve;
-    an example to pass, never a value. None for any other error."""
+    an example to pass with the arguments `given` kept, never a value of ours. None for any other error."""
     code = exc.api_code if isinstance(exc, HostRequestFailed) else exc.code
-    return missing_arguments_example(exc.details) if code == RequestInvalid.code else None
+    return missing_arguments_example(exc.details, given) if code == RequestInvalid.code else None
 
 
 def print_call_result(result: dict[str, Any]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from functools import partial
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import typer
@@ -25,6 +25,7 @@ from mcp_center.cli._shared import (
     print_json,
     settings_for,
 )
+from mcp_center.cli._store_serve import store_owner
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.cli.host import client_tls, serve_url
@@ -32,7 +33,9 @@ from mcp_center.config import Settings
 from mcp_center.errors import CenterError, GatewayAuthRequired, GatewayTokenNotFound, RequestInvalid, ServerUnreachable
 from mcp_center.interchange.display import display_url
 from mcp_center.secrets import install_log_redaction
-from mcp_center.store.running import running_owner
+
+if TYPE_CHECKING:
+    from mcp_center.store.coordination import InstanceInfo
 
 
 @gateway_app.callback()
@@ -172,6 +175,7 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
             tokens = GatewayTokens(store)
             record, token = tokens.create(name)
             namesakes = [r.id for r in tokens.list() if r.name == record.name and r.id != record.id]
+            live = store.instances() if settings.database_url else []  # the serves of that database
     except CenterError as exc:
         raise fail(exc, settings=settings) from None
     err.print(
@@ -187,20 +191,28 @@ def gateway_token_create(name: str, data_dir: DataDir = None) -> None:
             highlight=False,
         )
     print(token, flush=True)
-    owner = running_owner(settings.data_dir)
-    if owner is None:
-        err.print(
-            f"no mcp-center serve runs on {settings.data_dir}: the token works once "
-            f"'{suggested('serve', settings=settings)}' runs",
-            markup=False,
-            highlight=False,
-        )
-    else:
-        err.print(
-            f"the serve of this data directory (pid {owner.pid}, {owner.address or 'still starting'}) accepts it now",
-            markup=False,
-            highlight=False,
-        )
+    err.print(_who_accepts(settings, live), markup=False, highlight=False)
+
+
+def _who_accepts(settings: Settings, live: list[InstanceInfo]) -> str:
+    """Which running serve accepts a token just created, in words: only a serve of this store does
+    (trialfix36: beside an exported database URL, a single-instance serve of the data directory was
+    said to accept it, and answered 401). With a database, its live instances (`live`)."""
+    owner = store_owner(settings)
+    if settings.database_display is None:
+        if owner is None:
+            return (
+                f"no mcp-center serve runs on {settings.data_dir}: the token works once "
+                f"'{suggested('serve', settings=settings)}' runs"
+            )
+        return f"the serve of this data directory (pid {owner.pid}, {owner.address or 'still starting'}) accepts it now"
+    if live:
+        named = ", ".join(f"{i.name or i.hostname} (pid {i.pid}, {i.url or 'still starting'})" for i in live)
+        return f"the live instances of {settings.database_display} accept it now: {named}"
+    return (
+        f"no mcp-center serve runs on the database {settings.database_display}: the token works once a serve "
+        f"started with that MCP_CENTER_DATABASE_URL runs"
+    )
 
 
 @gateway_token_app.command("list")

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from mcp_center.cli._shared import shown
+from mcp_center.cli._store_serve import store_owner
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, unreachable_why
 from mcp_center.config import Settings
@@ -27,7 +28,6 @@ from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed,
 from mcp_center.interchange.display import display_url
 from mcp_center.models import is_object
 from mcp_center.secrets import read_admin_token
-from mcp_center.store.running import running_url
 
 __all__ = [
     "ANSWER_TIMEOUT_S",
@@ -108,7 +108,9 @@ def host_url(settings: Settings, url: str | None = None) -> str:
     credential query values (break36, R-1.5); `HostClient` never sends to the settings' default
     address unless the user named it (R-9.2).
     """
-    return display_url((url or running_url(settings.data_dir) or settings.base_url).rstrip("/"))
+    owner = store_owner(settings) if not url else None
+    recorded = owner.address if owner is not None else None
+    return display_url((url or recorded or settings.base_url).rstrip("/"))
 
 
 def checked_host_url(url: str, *, option: str = "'--url' (or MCP_CENTER_URL)") -> str:
@@ -138,7 +140,8 @@ def checked_host_url(url: str, *, option: str = "'--url' (or MCP_CENTER_URL)") -
 
 def serve_url(settings: Settings, url: str | None = None) -> str:
     """The host a command may send the admin token to (no trailing slash): the URL the user gave
-    (`--url` or `MCP_CENTER_URL`), else where the `serve` of this data directory said it listens.
+    (`--url` or `MCP_CENTER_URL`), else where the `serve` of this data directory said it listens,
+    when it keeps this command's store (the same database, or files: `store_owner`).
 
     Never a default address: whatever listens on 127.0.0.1:8765 may be another data directory's
     serve, and asking it only confuses (its answer is "not this host's admin token") (R-9.2).
@@ -150,7 +153,14 @@ def serve_url(settings: Settings, url: str | None = None) -> str:
     """
     if url:
         return checked_host_url(url)
-    recorded = running_url(settings.data_dir)
+    owner = store_owner(settings)  # a serve of other state is not this store's (trialfix36)
+    recorded = owner.address if owner is not None else None
+    if recorded is None and settings.database_display is not None:
+        raise ServerUnreachable(
+            f"no mcp-center serve of the database {settings.database_display} runs on the data directory "
+            f"{settings.data_dir}; pass --url (or set MCP_CENTER_URL) with the address of one of its instances",
+            details={"reason": "no_serve", "data_dir": str(settings.data_dir)},
+        )
     if recorded is None:
         raise ServerUnreachable(
             f"no mcp-center serve runs on the data directory {settings.data_dir}; start one with "

@@ -283,9 +283,11 @@ def _print_preview(preview: dict[str, Any], given: Mapping[str, str]) -> None:
         _print_servers(preview["servers"])
         for s in preview["servers"]:  # a note too short to say what to do instead (issue 16)
             for w in s["warnings"]:
+                if not _said_in_full(w):
+                    continue
                 if w["code"] == "PACKAGE_NOT_PINNED":
                     out.print(shown(f"warning [{w['code']}] {s['id']}: {w['message']}"), markup=False, highlight=False)
-                elif "did you mean" in w["message"]:  # a typo'd key (`argz`): the table shows only its code
+                else:  # a typo'd key (`argz`): the table shows only its code
                     line = f"warning [{w['code']}] {s['id']}: '{w['field']}' {w['message']}"
                     out.print(shown(line), markup=False, highlight=False)
     if preview["variables"]:
@@ -312,18 +314,25 @@ def _print_preview(preview: dict[str, Any], given: Mapping[str, str]) -> None:
         out.print(table)
 
 
+def _said_in_full(warning: dict[str, Any]) -> bool:
+    """True for a preview warning printed whole under the tables (an unpinned package, a typo'd key):
+    a note line under a narrow table would say it a second time (trialfix36)."""
+    return warning["code"] == "PACKAGE_NOT_PINNED" or "did you mean" in warning["message"]
+
+
 def _print_servers(servers: list[dict[str, Any]]) -> None:
     """The "will be created" table. A stable code is read whole: the notes column is never narrower than
     its longest code, and when that does not fit the terminal (a long id beside it at 80 columns, where
     rich folded PACKAGE_NOT_PINNED into "PACKAG E_NOT_ PINNED"), the notes are lines under the table."""
-    rows: list[tuple[list[str], list[str]]] = []
+    rows: list[tuple[list[str], list[str], list[str]]] = []  # cells, notes, notes said nowhere else
     for s in servers:
         config = s["config"]
         target = config.get("url") or " ".join([config.get("command", ""), *config.get("args", [])])
-        notes = [f"id taken ({s['clash']['with']}): renamed from {s['clash']['slug']}"] if s["clash"] else []
-        notes += [f"{w['field']}: {w['code']}" for w in s["warnings"]]
+        clash = [f"id taken ({s['clash']['with']}): renamed from {s['clash']['slug']}"] if s["clash"] else []
+        notes = clash + [f"{w['field']}: {w['code']}" for w in s["warnings"]]
+        only_here = clash + [f"{w['field']}: {w['code']}" for w in s["warnings"] if not _said_in_full(w)]
         secrets = [f"{x['kind']} {x['key']} ({x['value']})" for x in s["secrets"]]
-        rows.append(([s["id"], s["name"], s["transport"], clip(target, 70), "\n".join(secrets)], notes))
+        rows.append(([s["id"], s["name"], s["transport"], clip(target, 70), "\n".join(secrets)], notes, only_here))
     longest = max((len(w["code"]) for s in servers for w in s["warnings"]), default=0)
 
     def table(with_notes: bool) -> Table:
@@ -333,7 +342,7 @@ def _print_servers(servers: list[dict[str, Any]]) -> None:
             column.overflow = "fold"
         if with_notes:
             made.add_column("notes", overflow="fold", min_width=min(longest, 32) or None)
-        for cols, notes in rows:
+        for cols, notes, _ in rows:
             made.add_row(*cells(*cols, *(["\n".join(notes)] if with_notes else [])))
         return made
 
@@ -344,8 +353,8 @@ def _print_servers(servers: list[dict[str, Any]]) -> None:
         out.print(wide)
         return
     out.print(table(with_notes=False))
-    for (_, notes), s in zip(rows, servers, strict=True):
-        for note in notes:
+    for (_, _, only_here), s in zip(rows, servers, strict=True):
+        for note in only_here:  # a warning printed whole below is not noted here too
             out.print(shown(f"note {s['id']}: {note}"), markup=False, highlight=False)
 
 

@@ -25,6 +25,7 @@ from rich.text import Text
 
 from mcp_center.cli._sandbox import policy_line
 from mcp_center.cli._shared import err
+from mcp_center.cli._store_serve import store_owner
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._wording import counted
 from mcp_center.cli.host import answer_within, client_tls
@@ -32,7 +33,6 @@ from mcp_center.config import Settings
 from mcp_center.errors import CenterError
 from mcp_center.models import ErrorReason, is_array, is_object
 from mcp_center.secrets import read_admin_token
-from mcp_center.store.running import running_url
 
 __all__ = [
     "LIVE_TIMEOUT_S",
@@ -41,6 +41,7 @@ __all__ = [
     "WIDE_COLUMNS",
     "Silent",
     "errored_hints",
+    "folded",
     "live_servers",
     "served_views",
     "servers_lines",
@@ -123,7 +124,8 @@ def served_json(settings: Settings, path: str, url: str | None = None) -> object
     """
     import httpx2
 
-    base = url or running_url(settings.data_dir)
+    owner = store_owner(settings) if url is None else None  # only a serve of this store (trialfix36)
+    base = url or (owner.address if owner is not None else None)
     if base is None:
         return None
     try:
@@ -296,7 +298,8 @@ def servers_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
     fixed = id_width + 1 + sum(w + 1 for _, w in tail)
     if fixed + _MIN_NAME > width:  # the row would wrap its header and every line (a long id at 40-57 columns)
         return _stacked_lines(servers, live, width)
-    name_width = max(_MIN_NAME, width - fixed)
+    longest_name = max([len("name"), *(len(str(view.get("name") or "")) for view in servers)])
+    name_width = max(_MIN_NAME, min(width - fixed, longest_name))  # sized to the names, never padded past them
 
     def row(cells_: list[tuple[Text, int]]) -> Text:
         line = Text()
@@ -323,6 +326,12 @@ def servers_lines(servers: list[dict[str, Any]], live: dict[str, dict[str, Any]]
         lines.append(row(shown))
         lines += _details(view, reason, width)
     return lines
+
+
+def folded(text: str, width: int) -> list[str]:
+    """`text` broken at spaces into lines of at most `width` columns, with no trailing space (rich's
+    own wrapping left one at each break); a word longer than that (a path) is cut across lines."""
+    return textwrap.wrap(text, max(8, width), break_on_hyphens=False) or [""]
 
 
 def _live_state(live: dict[str, dict[str, Any]], view: dict[str, Any]) -> tuple[Text, int | None, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
@@ -45,13 +46,13 @@ from mcp_center.cli._shared import (
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._where import data_dir_phrase, serve_state
 from mcp_center.cli._wording import counted
-from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestInvalid
+from mcp_center.errors import AnswerRequired, CenterError, FieldError, RequestInvalid, ServerAlreadyRegistered
 from mcp_center.interchange.display import display_url
 from mcp_center.models import is_array, is_object
 from mcp_center.store.running import running_owner
 
 if TYPE_CHECKING:  # the service and the SDK's types load when a command runs the host (`run_center`)
-    from mcp_center.config import ToolPolicy
+    from mcp_center.config import Settings, ToolPolicy
     from mcp_center.service import McpCenter, ServerView
     from mcp_center.store.records import TestResult
 
@@ -69,6 +70,7 @@ def list_(
         WIDE_COLUMNS,
         Silent,
         errored_hints,
+        folded,
         live_servers,
         served_views,
         servers_lines,
@@ -86,13 +88,14 @@ def list_(
     # live states: asking it first spares this process the host's imports (about 1.5 s of CPU).
     served = served_views(settings) if stored and url is None and settings.database_url is None else None
     live: dict[str, dict[str, Any]] | Silent | None
+    instance_url: str | None = None  # with a database: where its live instance listens
     if served is not None and not isinstance(served, Silent):
         servers, live = served, statuses(served)
     else:
-        views = run_center(settings, lambda c: c.list_servers()) if stored else []
-        servers = [view.to_dict() for view in views]
-        # A serve that did not answer (said on stderr) is not asked a second time (issue 16).
-        live = served if served is not None else live_servers(settings, url) if servers else None
+        servers, instance_url = run_center(settings, partial(_servers_and_instance, settings)) if stored else ([], None)
+        # A serve that did not answer (said on stderr) is not asked a second time (issue 16). With a
+        # database, a live instance of it is asked (trialfix36), never a serve of other state.
+        live = served if served is not None else live_servers(settings, url or instance_url) if servers else None
     silent = isinstance(live, Silent)
     if isinstance(live, Silent):
         live = None
@@ -114,19 +117,39 @@ def list_(
     else:  # the command at the terminal's whole width, under its server's line (issue 16)
         for line in servers_lines(servers, live, out.width):
             out.print(line, overflow="fold", soft_wrap=False, highlight=False)
-    # Under the table, folded at the terminal's width (a long path never runs past 80 columns).
-    out.print(Text(data_dir_phrase(settings), overflow="fold"), soft_wrap=False, highlight=False)
-    for hint in [*legend_lines(servers), *errored_hints(servers, live, settings)]:
-        out.print(Text(hint, overflow="fold"), soft_wrap=False, highlight=False)
+    # Under the table, folded at the terminal's width (a long path never runs past 80 columns), with
+    # no trailing spaces at the breaks.
+    for hint in [data_dir_phrase(settings), *legend_lines(servers), *errored_hints(servers, live, settings)]:
+        for line in folded(hint, out.width):
+            out.print(line, soft_wrap=True, markup=False, highlight=False)
     if live is None and not silent:
-        source = (
-            f"the 'mcp-center serve' at {display_url(url)} (--url); it did not answer with this data directory's "
-            "admin token "
-            f"({settings.data_dir}): is it running there, and is the URL right?"
-            if url is not None
-            else f"a running 'mcp-center serve' for {settings.data_dir}; none answered"
-        )
+        if url is not None:
+            source = (
+                f"the 'mcp-center serve' at {display_url(url)} (--url); it did not answer with this data "
+                f"directory's admin token ({settings.data_dir}): is it running there, and is the URL right?"
+            )
+        elif settings.database_display is not None:
+            source = (
+                f"a live instance of the database {settings.database_display}: {display_url(instance_url)} "
+                "did not answer with this admin token (MCP_CENTER_ADMIN_TOKEN, as the instances have it)"
+                if instance_url is not None
+                else f"a live instance of the database {settings.database_display}; none runs"
+            )
+        else:
+            source = f"a running 'mcp-center serve' for {settings.data_dir}; none answered"
         err.print(f"live state and tool counts come from {source}", markup=False, highlight=False)
+
+
+async def _servers_and_instance(settings: Settings, center: McpCenter) -> tuple[list[dict[str, Any]], str | None]:
+    """Every server's view, and with a database where this machine reaches its oldest live instance
+    (its instances table: the serve to ask for live states, R-10.2); None without one."""
+    from mcp_center.cli._store_serve import local_address
+
+    servers = [view.to_dict() for view in await center.list_servers()]
+    if settings.database_url is None:
+        return servers, None
+    found = (local_address(view.info) for view in (await center.instances()).instances)
+    return servers, next((address for address in found if address is not None), None)
 
 
 @app.command()
@@ -263,7 +286,12 @@ def add(
     async def create(center: McpCenter) -> ServerView:
         # The same name and configuration again (a pasted command run twice) is refused unless
         # --id names the copy: MCP_SERVER_ALREADY_REGISTERED, exit 4 (issue 16).
-        return await center.create_server(plan.body, refuse_twin=True)
+        try:
+            return await center.create_server(plan.body)
+        except ServerAlreadyRegistered as exc:  # the service's words name no flag; ours do
+            raise ServerAlreadyRegistered(
+                exc.message.replace("give it a new id", "pass --id NEW_ID"), details=exc.details
+            ) from None
 
     settings = settings_for(data_dir, profile)
     view = run_center(settings, create)
@@ -334,7 +362,13 @@ def test(server_id: str, data_dir: DataDir = None, profile: ProfileOpt = None, a
         return await _own_log(center, server_id, await center.test(server_id))
 
     log: list[str] | None = None  # the test's log lines, when it ran in this process
-    with err.status(f"testing {server_id} (a cold npx/uvx start can take a while)..."):
+    # Said at once, terminal or not: a first start of an npx/uvx server downloads its package, and
+    # the command printed nothing for 20-36 s where the spinner is not drawn (trialfix36). On stderr,
+    # so `--json` output stays the result alone.
+    err.print(
+        f"testing {server_id}: starting it (a first start may download packages)...", markup=False, highlight=False
+    )
+    with err.status(f"waiting for {server_id}..."):
         answer = served(settings, "POST", server_id, "test")
         if answer is None:
             own, log = run_center(settings, tested)
@@ -459,12 +493,23 @@ def tools(
         print_json(items)
         return
     table = Table("tool", "enabled", "policy", "description")
+    # A tool's name is what `call` takes: never cut ("trigger-long-running-opera…" at 80 columns);
+    # the description gives way (wrapped in its column) instead.
+    longest = max([len("tool"), *(len(str(item.get("name"))) for item in items)])
+    table.columns[0].no_wrap = True
+    table.columns[0].min_width = longest
+    table.columns[3].overflow = "fold"
+    # Its header whole when the row leaves room (borders, padding, "enabled" and "policy": 26 columns).
+    table.columns[3].min_width = max(4, min(len("description"), out.width - 26 - longest))
     shown, cut = description_cells((str(item.get("description") or "") for item in items), full=full)
     for item, description in zip(items, shown, strict=True):
         table.add_row(*cells(str(item.get("name")), yes(item.get("enabled")), str(item.get("policy")), description))
     out.print(table)
     if cut:  # once, under the table: how to read what the "…" hides
-        out.print(full_hint(suggested("tools", server_id, "--full")), markup=False, highlight=False)
+        from mcp_center.cli.listing import folded
+
+        for line in folded(full_hint(suggested("tools", server_id, "--full")), out.width):
+            out.print(line, markup=False, highlight=False)
     print_quarantined(server_id, _quarantined(answer.get("quarantined")))
 
 
@@ -531,7 +576,7 @@ def call(
         try:
             return (await center.call_tool(server_id, tool, arguments)).to_dict()
         except RequestInvalid as exc:
-            example.extend(filter(None, [missing_example(exc)]))
+            example.extend(filter(None, [missing_example(exc, arguments)]))
             raise
 
     with err.status(f"calling {tool} on {server_id}..."):

@@ -53,8 +53,9 @@ class ServerExists(Conflict):
 class ServerAlreadyRegistered(Conflict):
     """`add` of a server whose name and whole configuration (command, arguments, env, URL, headers,
     auth: everything but the id; secret values are not compared) an existing server has: nothing was
-    created; `details.server_id` is the existing one. A new id (`--id`) registers it anyway (R-1.1,
-    issue 16). The REST create keeps registering it (with a note in `warnings`)."""
+    created; `details.server_id` is the existing one (the oldest when several are), `details.same_config`
+    all of them. A new id (`--id`, `id` in a REST body) registers it anyway (R-1.1, issue 16). The REST
+    create (and so the page) refuses it alike: HTTP 409, so a retried POST makes no copy."""
 
     code = "MCP_SERVER_ALREADY_REGISTERED"
 

@@ -353,7 +353,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
 
     # ----- configuration writes ------------------------------------------------------------------
 
-    async def create_server(self, body: object, *, refuse_twin: bool = False) -> ServerView:
+    async def create_server(self, body: object, *, refuse_twin: bool = True) -> ServerView:
         """Register a server (R-1.1). Starts untrusted, untested and disabled (R-2).
 
         `id` is optional: derived from `name` (made unique with a suffix) when absent. When other
@@ -362,11 +362,13 @@ class McpCenter(AgentUseCases, GatewayUseCases):
 
         Args:
             refuse_twin: Refuse, when the body has no `id`, a server whose name and whole
-                configuration (secret values aside) an existing one has (`mcp-center add` twice).
+                configuration (secret values aside) an existing one has (`mcp-center add` twice,
+                a retried REST POST); the default. False registers the copy as `<id>-2`.
         Raises:
             ConfigInvalid: a rule of R-1 is broken (every violation listed).
             ServerExists: the id is taken.
-            ServerAlreadyRegistered: `refuse_twin` and such a server exists (`details.server_id`).
+            ServerAlreadyRegistered: `refuse_twin` and such a server exists (`details.server_id`:
+                the oldest of them; `details.same_config`: all, oldest first).
         """
         return await self._servers.create(body, refuse_twin=refuse_twin)
 

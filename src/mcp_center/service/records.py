@@ -81,12 +81,14 @@ def new_config(state: StoreState, data: dict[str, Any]) -> ServerConfig:
 def namesakes(state: StoreState, config: ServerConfig) -> tuple[list[str], list[str]]:
     """The other servers named as `config` is (case and surrounding spaces ignored), and those of
     them whose whole configuration but the id is the same (secret values are not compared), as
-    `(same_name, same_config)` lists of ids (issue 16: `add` twice registered `time-3`)."""
+    `(same_name, same_config)` lists of ids, `same_config` oldest first (issue 16: `add` twice
+    registered `time-3`; a refusal names the server registered first, not a later copy)."""
     name = config.name.strip().lower()
     mine = config.model_dump(exclude={"id", "name"})
     same = [sid for sid, r in state.servers.items() if sid != config.id and r.config.name.strip().lower() == name]
     twins = [sid for sid in same if state.servers[sid].config.model_dump(exclude={"id", "name"}) == mine]
-    return same, twins
+    oldest_first = sorted(twins, key=lambda sid: (state.servers[sid].created_at, sid))  # the first is the one named
+    return same, oldest_first
 
 
 def changed(record: ServerRecord, config: ServerConfig, *, high_risk: bool) -> ServerRecord:

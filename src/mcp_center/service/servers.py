@@ -170,12 +170,13 @@ class Servers:
         state.servers[config.id] = ServerRecord(config=config, version=1, created_at=stamp, updated_at=stamp)
         return config.id
 
-    async def create(self, body: object, *, refuse_twin: bool = False) -> ServerView:
+    async def create(self, body: object, *, refuse_twin: bool = True) -> ServerView:
         """Register one server (R-1.1); it starts untrusted, untested and disabled (R-2).
 
         A server already named so gets the next free id (`-2`, ...) and the returned view a
         `SERVER_NAME_SHARED` warning naming the others; with `refuse_twin` and no `id` in the body,
-        one whose whole configuration is the same too is refused (`ServerAlreadyRegistered`).
+        one whose whole configuration is the same too is refused (`ServerAlreadyRegistered` naming
+        the oldest such server): a create sent twice (a retried POST, a pasted `add`) makes no copy.
         """
         parsed = parse_server_body(body, require_version=False)
         explicit = parsed.config.get("id") not in (None, "")
@@ -187,7 +188,7 @@ class Servers:
             if refuse_twin and twins and not explicit:
                 raise ServerAlreadyRegistered(
                     f"'{twins[0]}' is already registered with this name and configuration: nothing was added; "
-                    "pass --id NEW_ID to register a second copy"
+                    "give it a new id to register a second copy"
                     + ("; its secret values are changed with 'secret set'" if has_secrets else ""),
                     details={"server_id": twins[0], "same_config": twins},
                 )

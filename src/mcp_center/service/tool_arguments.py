@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp_center.config.jsonsafe import first_unsafe_value, scrub_text
 from mcp_center.errors import FieldError, RequestInvalid
-from mcp_center.models import is_array
+from mcp_center.models import is_array, is_object
 
 __all__ = ["check_arguments_safe", "missing_arguments_example", "require_arguments"]
 
@@ -70,11 +70,14 @@ def require_arguments(tool: str, schema: Mapping[str, Any], arguments: Mapping[s
     )
 
 
-def missing_arguments_example(details: Mapping[str, object]) -> str | None:
-    """`{"NAME": ..., ...}` for the names a `require_arguments` refusal lists in its `details`
-    (`missing` and `tool`; raised here or answered by a serve over REST), an example to pass, never
-    a value; None for details of any other error."""
+def missing_arguments_example(details: Mapping[str, object], given: object = None) -> str | None:
+    """The full `--args` to pass after a `require_arguments` refusal: the arguments the caller gave
+    (`given`, a JSON object, kept as typed) followed by `"NAME": ...` for each name the refusal's
+    `details` list (`missing` and `tool`; raised here or answered by a serve over REST), e.g.
+    `{"a": 1, "b": ...}` (trialfix36: the hint dropped what was given). Never a value of ours;
+    None for details of any other error."""
     missing: object = details.get("missing")
     if not is_array(missing) or not missing or "tool" not in details:
         return None
-    return "{" + ", ".join(f"{json.dumps(str(name))}: ..." for name in missing) + "}"
+    kept = [f"{json.dumps(str(k))}: {json.dumps(v)}" for k, v in given.items()] if is_object(given) else []
+    return "{" + ", ".join([*kept, *(f"{json.dumps(str(name))}: ..." for name in missing)]) + "}"

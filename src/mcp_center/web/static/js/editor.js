@@ -564,6 +564,10 @@ export function renderEditor(container, { mode, view, onSaved }) {
       errorBox,
       h("p", {}, h("strong", {}, `${err.code}: `), err.fieldErrors.length ? `the server refused the change (${errors.length} problem${errors.length > 1 ? "s" : ""}). Nothing was saved.` : err.message),
       err.fieldErrors.length ? h("ul", {}, errors.map((e) => h("li", {}, h("code", {}, e.field || "body"), `: ${e.message} (${e.code})`))) : null,
+      // The same name and configuration again: a link to the server registered first (R-1.1).
+      err.code === "MCP_SERVER_ALREADY_REGISTERED" && err.details.server_id
+        ? h("p", {}, "Open ", h("a", { href: `#/servers/${encodeURIComponent(err.details.server_id)}`, "data-testid": "existing-server" }, err.details.server_id), ", or give this one a new id to register a second copy.")
+        : null,
     );
     errorBox.hidden = false;
     errorBox.focus();
