@@ -96,6 +96,10 @@ def create_app(settings: Settings, *, store: Store | None = None) -> tuple[FastA
                     app.state.gateway_endpoint = endpoint
                     app.state.direct_gateway.endpoint = endpoint  # read per request without `State`'s lookup
                     yield
+        except CenterError as exc:
+            if getattr(app.state, "center", None) is None:  # refused before it served: `HostServer` says so
+                app.state.startup_refusal = exc
+            raise
         finally:
             await anyio.to_thread.run_sync(store.close)
 
@@ -293,7 +297,29 @@ class HostServer(uvicorn.Server):
         super().handle_exit(sig, frame)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
+        """uvicorn's start, except that a refusal of the host's start-up (a `CenterError` of the
+        lifespan before it served, e.g. `SERVE_INSTANCE_NAME_IN_USE` when another instance claimed
+        the name first, R-10.2) is raised as itself, for `serve` to print as one error line with its
+        exit code, instead of uvicorn's traceback and exit 3.
+
+        Raises:
+            CenterError: the lifespan's refusal.
+        """
+        uvicorn_log = logging.getLogger("uvicorn.error")
+
+        def not_a_refusal(_record: logging.LogRecord) -> bool:  # its traceback: `serve` prints the refusal
+            return getattr(self._app.state, "startup_refusal", None) is None
+
+        uvicorn_log.addFilter(not_a_refusal)
+        try:
+            await super().startup(sockets)
+        except SystemExit:
+            refusal = getattr(self._app.state, "startup_refusal", None)
+            if isinstance(refusal, CenterError):
+                raise refusal from None
+            raise
+        finally:
+            uvicorn_log.removeFilter(not_a_refusal)
         if self.started and self._settings is not None:
             freeze_startup_heap()
             bound = [sock.getsockname() for server in self.servers for sock in server.sockets or ()]

@@ -189,8 +189,8 @@ def check_secret_key(settings: Settings, store: Store) -> None:
 
 def check_instance_name(settings: Settings, store: Store) -> None:
     """Refuse, before `serve` prints where it listens, an instance name a live instance on the store
-    already has (R-10.2): one error line, exit 4. The host's start-up checks again once it joined
-    (two instances starting at once: the later is refused there).
+    already has (R-10.2): one error line, exit 4. The host's start-up claims the name atomically once
+    it joined (two instances starting at once with one name: the second claim is refused there).
 
     Raises:
         InstanceNameInUse: naming the live one (`service.instance_names.refuse_a_taken_name`).
@@ -198,7 +198,7 @@ def check_instance_name(settings: Settings, store: Store) -> None:
     """
     from mcp_center.service.instance_names import refuse_a_taken_name
 
-    refuse_a_taken_name(store, "", settings.instance_label)
+    refuse_a_taken_name(store, settings.instance_label)
 
 
 def without_pydantic_v1() -> None:

@@ -160,7 +160,8 @@ async def test_tool_arguments_with_nan_or_a_lone_surrogate_are_refused_before_th
         response = await api.post(
             f"{SERVERS}/hostile/tools/echo_secret/call", content=raw, headers={"Content-Type": "application/json"}
         )
-        assert_error(response, 422, "CONFIG_INVALID")
+        error = assert_error(response, 422, "REQUEST_INVALID")  # a call, not configuration (cli36)
+        assert error["details"]["errors"][0]["field"] == "arguments.x", error
     assert (await api.get(f"{SERVERS}/hostile")).json()["status"]["state"] == "ready"
 
 

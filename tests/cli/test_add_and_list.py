@@ -115,7 +115,7 @@ def test_list_shows_live_state_and_tool_count_in_80_columns_without_cutting_ids(
         added = run(data, "add", "An echo server with a rather long display name", "--id", long_id, echo_url)
         assert added.returncode == 0, added.stderr
         for server_id in ("echo", long_id):
-            ready_with_cli(data, server_id)
+            ready_with_cli(data, server_id, env={"MCP_CENTER_ADMIN_TOKEN": ADMIN_TOKEN})
             wait_for_state(host, server_id, "ready")
         listed = run(data, "list", columns=80)
         assert listed.returncode == 0, listed.stderr

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_center.cli._sandbox import warm_up_lines
+from mcp_center.transports import WarmUpResult
 from tests.cli.test_cli import run
 from tests.support.cli import run_cli
 from tests.support.sandbox import escape_command, require_sandbox
@@ -114,3 +116,12 @@ def test_logs_mark_what_the_sandbox_refused(shared_serve: Host) -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert any("tools/call ok" in line and "[sandbox: filesystem EROFS]" in line for line in shown.stdout.splitlines())
+
+
+def test_a_warm_up_names_the_instances_that_warm_their_own_copies() -> None:
+    """R-10.2 (inst36): after a success the CLI says which other instances follow; alone, nothing."""
+    result = WarmUpResult(True, ("/usr/bin/npx", "--yes"), 0, 12, (), instance="a", others=("b", "c"))
+    lines = warm_up_lines("offline", result)
+    assert lines[-1] == "  the other instances warm their own copies in the background: b, c"
+    alone = warm_up_lines("offline", WarmUpResult(True, ("/usr/bin/npx",), 0, 12, (), instance="a"))
+    assert not any("other instances" in line for line in alone)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_center.cli._shared import clip_words
+from mcp_center.cli._clip import clip_words
 from tests.support.cli import ready_with_cli, run_cli
 
 ECHO = str(Path(__file__).parents[1] / "servers" / "echo_stdio.py")
@@ -54,3 +54,47 @@ def test_tools_cuts_a_long_description_at_a_word_and_says_once_how_to_see_it_who
     whole = run_cli(tmp_path, "tools", "echo", "--full")
     assert whole.returncode == 0, whole.stderr
     assert BIG in whole.stdout and "…" not in whole.stdout and "--full" not in whole.stdout
+
+
+LONG = (
+    "Every note the team wrote this quarter, newest first, with the author and the date of each: "
+    "read it before a planning meeting"
+)
+"""A resource description of 127 characters: past the 80 `resources` shows."""
+
+RESOURCE_SERVER = f"""
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("notes")
+
+@server.resource("test://notes", name="notes", description={LONG!r})
+def notes() -> str:
+    return "notes"
+
+server.run()
+"""
+
+
+def test_resources_cuts_a_long_description_at_a_word_as_tools_does(tmp_path: Path) -> None:
+    """cli36: `resources` cut descriptions at 60 characters mid-word (`clip`); now `tools`' cut
+    (`_clip.description_cells`), the same hint under the table, and `--full`."""
+    server = tmp_path / "notes_server.py"
+    server.write_text(RESOURCE_SERVER)
+    data = tmp_path / "data"
+    assert run_cli(data, "add", "notes", "--", sys.executable, str(server)).returncode == 0
+    ready_with_cli(data, "notes")
+
+    listed = run_cli(data, "resources", "notes")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    row = next(line for line in lines if "@notes:test://notes" in line)
+    shown = row.split("│")[-2].strip()
+    assert shown == clip_words(LONG, 80)
+    assert shown.endswith("…") and LONG.startswith(shown.removesuffix("…") + " ")  # ends at a whole word
+    assert [line for line in lines if "--full" in line] == [
+        "descriptions ending in … are cut; 'mcp-center resources notes --full' shows them whole"
+    ]
+
+    whole = run_cli(data, "resources", "notes", "--full", columns=400)
+    assert whole.returncode == 0, whole.stderr
+    assert LONG in whole.stdout and "…" not in whole.stdout and "--full" not in whole.stdout

@@ -3,8 +3,9 @@
 Each instance keeps a sandboxed server's home in its own data directory. A server deleted on
 instance "a" loses its home on "b" too (b learns of the deletion through the store's change
 notifications), also when b was down at the time (b removes it at its start); a new server added
-under the same id never reads the old one's files on either instance. No balancer: each
-instance's API is asked directly, so which instance runs what is known.
+under the same id never reads the old one's files on either instance. A warm-up answered by one
+instance fills the home on every instance (the others follow the record's stamp), and on one that
+starts later. No balancer: each instance's API is asked directly, so which instance runs what is known.
 """
 
 from __future__ import annotations
@@ -146,3 +147,54 @@ def test_an_instance_down_during_a_deletion_removes_the_home_at_its_start(instan
     assert not files_in_homes(again, "creds.txt")
     ok, text = read_on(again)
     assert not ok and text.startswith("ENOENT"), text
+
+
+FAKE_NPX = """#!/bin/sh
+# npx's stand-in: its warm-up form (--yes --package=PKG -- true) notes PKG in the sandbox's home
+for arg in "$@"; do
+  case "$arg" in --package=*) echo "${arg#--package=}" >> "$HOME/warmed-packages" ;; esac
+done
+"""
+
+
+def warmed_packages(instance: Instance, server_id: str) -> list[str]:
+    """The packages noted in `server_id`'s homes on `instance` (one line per warm-up run there)."""
+    found = list((instance.data_dir / "sandbox" / server_id).glob("*/home/warmed-packages"))
+    return [line for path in found for line in path.read_text().splitlines()]
+
+
+def test_a_warm_up_on_one_instance_warms_every_instance_s_home(instances: dict[str, Any], tmp_path: Path) -> None:
+    """R-11.1, R-10.2 (inst36): the warm-up answered by "a" says so and names "b"; b warms its own home
+    in the background, a instance started afterwards ("c") at its start, and a not a second time."""
+    a: Instance = instances["a"]
+    b: Instance = instances["b"]
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    npx = bin_dir / "npx"
+    npx.write_text(FAKE_NPX)
+    npx.chmod(0o755)
+    body = {
+        "id": "offline",
+        "name": "Offline",
+        "transport": "stdio",
+        "command": str(npx),
+        "args": ["-y", "fake-package"],
+        "sandbox": {"network": "none", "paths": [{"path": str(bin_dir)}]},
+    }
+    with api(a) as client_a:
+        created = client_a.post(SERVERS, json=body)
+        assert created.status_code == 201, created.text
+        trusted = client_a.post(f"{SERVERS}/offline/trust", json={"digest": created.json()["digest"]})
+        assert trusted.status_code == 200, trusted.text
+        warmed = client_a.post(f"{SERVERS}/offline/sandbox/warm-up")
+    assert warmed.status_code == 200, warmed.text
+    result = warmed.json()
+    assert (result["ok"], result["instance"], result["others"]) == (True, "a", ["b"]), result
+    assert warmed_packages(a, "offline") == ["fake-package"]
+    assert eventually_sync(lambda: warmed_packages(b, "offline"), timeout_s=30) == ["fake-package"]
+    late = start_instance("c", instances["root"], instances["env"], instances["url"])
+    instances["stack"].callback(lambda: stop_process(late.proc))
+    wait_serving(late)
+    assert eventually_sync(lambda: warmed_packages(late, "offline"), timeout_s=30) == ["fake-package"]
+    assert warmed_packages(a, "offline") == ["fake-package"], "the instance that answered warms once"
+    assert warmed_packages(b, "offline") == ["fake-package"]

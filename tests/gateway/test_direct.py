@@ -215,7 +215,8 @@ async def test_a_policy_changed_by_another_process_counts_from_the_next_direct_c
 async def test_arguments_nested_too_deep_are_refused_although_shallow_bodies_skip_the_walk(host: Host) -> None:
     """R-7.3, R-8.3: a direct call's arguments are not walked again when its body is too shallow to
     nest beyond `jsonsafe.MAX_DEPTH` (`fastpath.shallow`: orjson already refused every other unsafe
-    value); a body nested deeper still gets `TEXT_INVALID` (in `CONFIG_INVALID`), never sent on."""
+    value); a body nested deeper is still refused, never sent on: `REQUEST_INVALID` with the bad
+    value's position (a call's arguments are no configuration: it was `CONFIG_INVALID`, cli36)."""
     deep: object = 1
     for _ in range(MAX_DEPTH + 1):
         deep = [deep]
@@ -228,8 +229,9 @@ async def test_arguments_nested_too_deep_are_refused_although_shallow_bodies_ski
     result = refused.json()["result"]
     assert result["isError"] is True
     error = result["_meta"]["mcp-center/error"]
-    assert error["code"] == "CONFIG_INVALID", result
-    assert error["details"]["errors"][0]["code"] == "TEXT_INVALID", error
+    assert error["code"] == "REQUEST_INVALID", result
+    assert error["details"]["errors"][0]["code"] == "FIELD_INVALID", error
+    assert error["details"]["errors"][0]["field"].startswith("arguments."), error
     assert served.json()["result"]["content"][0]["text"] == "3"
     assert host.taken == [True, True]
 

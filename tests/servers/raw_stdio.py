@@ -21,7 +21,10 @@ Flags:
         `capabilities` the client sent in `initialize` (what the host advertises, R-6.1).
     --typed-tool: add a tool `typed` whose input schema has one argument of each kind the settings
         page's playground draws (string, integer, number, boolean, enum with "", object, array; some
-        required); it returns the arguments it received as JSON text (keys sorted), exactly.
+        required); it returns the arguments it received as JSON text (keys sorted), exactly; and a tool
+        `odd` that does the same, whose properties are named `__proto__`, `constructor`, `toString` and
+        have schema defaults (`null` among them); and a prompt `odd` with arguments of those three
+        names whose one message is the arguments received as JSON text (keys sorted).
     --hold-later-starts DIR: the first start serves at once (and leaves DIR/started); every later
         start waits, before it reads stdin, until DIR/release exists: a test holds the long-lived
         session in `connecting` as long as it likes (bounded by the host's start-up timeout). Here
@@ -85,6 +88,28 @@ TYPED_TOOL = {
         "required": ["text", "count", "flag", "mode", "tags"],
     },
 }
+ODD_TOOL = {
+    "name": "odd",
+    "description": "Return the arguments received, as JSON (names a page may mistake for its own; defaults).",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "__proto__": {"type": "string"},
+            "constructor": {"type": "integer"},
+            "toString": {"enum": ["a", "b"]},
+            "note": {"type": "string", "default": "hello"},
+            "limit": {"type": "integer", "default": 10},
+            "fast": {"type": "boolean", "default": True},
+            "maybe": {"type": ["string", "null"], "default": None},
+            "shape": {"type": "object", "default": None},
+        },
+    },
+}
+ODD_PROMPT = {
+    "name": "odd",
+    "description": "One message: the arguments received, as JSON.",
+    "arguments": [{"name": "__proto__"}, {"name": "constructor"}, {"name": "toString"}],
+}
 REPORT_TOOL = {
     "name": "client_capabilities",
     "description": "The client's capabilities.",
@@ -118,7 +143,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
     if method == "initialize":
         CLIENT_CAPABILITIES.update(_object(params.get("capabilities")))
         capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
-        if BROKEN_PROMPTS:
+        if BROKEN_PROMPTS or TYPED:
             capabilities["prompts"] = {"listChanged": False}
         return {
             "protocolVersion": params.get("protocolVersion", "2025-06-18"),
@@ -129,8 +154,13 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
         return {}
     if method == "tools/list":
         listed = [{**TOOLS[0], "inputSchema": _deep(DEPTH)}, *TOOLS[1:]] if DEPTH else TOOLS
-        extra = [*([REPORT_TOOL] if REPORT_CAPABILITIES else []), *([TYPED_TOOL] if TYPED else [])]
+        extra = [*([REPORT_TOOL] if REPORT_CAPABILITIES else []), *([TYPED_TOOL, ODD_TOOL] if TYPED else [])]
         return {"tools": [*listed, *extra]}
+    if method == "prompts/list" and TYPED:
+        return {"prompts": [ODD_PROMPT]}
+    if method == "prompts/get" and TYPED and params.get("name") == "odd":
+        text = json.dumps(_object(params.get("arguments")), sort_keys=True)
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
     if method == "tools/call":
         name = params.get("name")
         arguments = _object(params.get("arguments"))
@@ -138,7 +168,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any] | None:
             return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}], "isError": False}
         if name == "client_capabilities" and REPORT_CAPABILITIES:
             return {"content": [{"type": "text", "text": json.dumps(CLIENT_CAPABILITIES)}], "isError": False}
-        if name == "typed" and TYPED:
+        if name in ("typed", "odd") and TYPED:
             return {"content": [{"type": "text", "text": json.dumps(arguments, sort_keys=True)}], "isError": False}
         if name == "exit":
             code = int(arguments.get("code", 7))

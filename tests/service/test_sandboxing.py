@@ -270,9 +270,31 @@ async def test_the_view_shows_the_hosts_sandbox_and_warns_about_what_will_fail(
     host = view["sandbox_host"]
     assert host["available"] is True and host["home"] == "/home/mcp"
     if host["mode"] == "setuid":
-        assert host["uid"] == sandbox_uid("warned")
+        assert host["uid"] == sandbox_uid("warned", home_key(datetime.fromisoformat(view["created_at"])))
     codes = {w["code"] for w in view["warnings"]}
     assert {"SANDBOX_COMMAND_HIDDEN", "SANDBOX_PATH_MISSING"} <= codes
+
+
+async def test_a_server_added_again_under_its_id_runs_as_another_uid(center: McpCenter, tmp_path: Path) -> None:
+    """R-11.1 (inst36): on root hosts the uid comes from the id and the creation stamp, so what a
+    deleted server wrote into its writable paths is not the uid of the one added again under its id."""
+    body: dict[str, Any] = {
+        "id": "again",
+        "name": "Again",
+        "transport": "stdio",
+        "command": "/usr/bin/true",
+        "sandbox": {},
+    }
+    first = (await center.create_server(body)).to_dict()
+    await center.delete_server("again")
+    second = (await center.create_server(body)).to_dict()
+    if first["sandbox_host"]["mode"] != "setuid":
+        pytest.skip("the server keeps the host user's uid on non-root hosts")
+    stamps = [home_key(datetime.fromisoformat(v["created_at"])) for v in (first, second)]
+    assert stamps[0] != stamps[1]
+    assert first["sandbox_host"]["uid"] == sandbox_uid("again", stamps[0])
+    assert second["sandbox_host"]["uid"] == sandbox_uid("again", stamps[1])
+    assert first["sandbox_host"]["uid"] != second["sandbox_host"]["uid"]
 
 
 async def test_warm_up_needs_trust_and_an_npx_or_uvx_command(center: McpCenter) -> None:

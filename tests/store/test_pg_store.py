@@ -25,7 +25,7 @@ from mcp_center.config import Settings, parse_server_config
 from mcp_center.errors import SecretKeyMismatch, StorageError, StorageSchemaTooNew, StorageUnavailable
 from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.store import PgStore, ServerRecord
-from mcp_center.store.pg_feed import INSTANCE_LOCK_CLASS, lock_key
+from mcp_center.store.pg_feed import INSTANCE_LOCK_CLASS, NAME_LOCK_CLASS, lock_key
 from mcp_center.store.pg_schema import code_version
 from tests.support.postgres import PgCluster
 from tests.support.waiting import eventually_sync
@@ -332,3 +332,69 @@ def test_a_run_taken_again_after_its_connection_ended_keeps_its_name_and_url(
 
     assert eventually_sync(listed, timeout_s=10) == ("a", "http://127.0.0.1:1/")
     here.leave_instance("run-a")
+
+
+def test_a_name_claimed_by_a_live_run_is_refused_and_free_again_once_that_run_left(stores: list[PgStore]) -> None:
+    """R-10.2 (inst36): `describe_instance` looks for a live holder of the name and records it in one
+    step: a second run gets the holder back (and stays nameless, off the board); once the holder left
+    (or died: its presence lock is gone), the name is the second run's."""
+    here, there = stores
+    here.join_instance("run-a")
+    there.join_instance("run-b")
+    try:
+        assert here.describe_instance("run-a", name="a", url="http://127.0.0.1:1/") is None
+        holder = there.describe_instance("run-b", name="a", url="http://127.0.0.1:2/")
+        assert holder is not None and (holder.id, holder.url, holder.pid) == (
+            "run-a",
+            "http://127.0.0.1:1/",
+            os.getpid(),
+        )
+        assert [(i.id, i.name) for i in there.instances()] == [("run-a", "a")]
+        assert here.describe_instance("run-a", name="a", url="http://127.0.0.1:3/") is None  # its own name again
+        here.leave_instance("run-a")
+        assert there.describe_instance("run-b", name="a", url="http://127.0.0.1:2/") is None
+        assert [(i.id, i.name) for i in here.instances()] == [("run-b", "a")]
+    finally:
+        here.leave_instance("run-a")
+        there.leave_instance("run-b")
+
+
+def test_two_runs_claiming_one_name_at_once_one_gets_it(stores: list[PgStore], database_url: str) -> None:
+    """R-10.2 (inst36): the two claims wait on the name's lock (held here) and go together: exactly
+    one records the name, the other gets that one back."""
+    here, there = stores
+    here.join_instance("run-a")
+    there.join_instance("run-b")
+    results: dict[str, object] = {}
+    with psycopg.connect(database_url, autocommit=True) as barrier:
+        barrier.execute("SELECT pg_advisory_lock(%s, %s)", (NAME_LOCK_CLASS, lock_key("a")))
+
+        def claim(store: PgStore, run: str) -> None:
+            results[run] = store.describe_instance(run, name="a", url=None)
+
+        threads = [threading.Thread(target=claim, args=(s, r)) for s, r in ((here, "run-a"), (there, "run-b"))]
+        for thread in threads:
+            thread.start()
+
+        def both_wait() -> bool:
+            row = barrier.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = %s",
+                (NAME_LOCK_CLASS,),
+            ).fetchone()
+            return bool(row and row[0] == 2)
+
+        try:
+            eventually_sync(both_wait, timeout_s=10)
+        finally:
+            barrier.execute("SELECT pg_advisory_unlock(%s, %s)", (NAME_LOCK_CLASS, lock_key("a")))
+            for thread in threads:
+                thread.join(timeout=20)
+    try:
+        winners = [r for r, holder in results.items() if holder is None]
+        assert len(results) == 2 and len(winners) == 1, results
+        loser = next(r for r in results if r not in winners)
+        assert getattr(results[loser], "id", None) == winners[0]
+        assert [(i.id, i.name) for i in here.instances()] == [(winners[0], "a")]
+    finally:
+        here.leave_instance("run-a")
+        there.leave_instance("run-b")

@@ -172,11 +172,13 @@ def run_cli_process(*args: str, env: Mapping[str, str], input: bytes = b"", time
         return CliResult(code, out.read().decode(errors="replace"), err.read().decode(errors="replace"))
 
 
-def ready_with_cli(data_dir: Path, server_id: str) -> None:
+def ready_with_cli(data_dir: Path, server_id: str, env: Mapping[str, str] | None = None) -> None:
     """Trust (`--yes`), test and enable the server `server_id` with the CLI, as a user would (R-2.1 to
-    R-2.3). Raises AssertionError naming the step and its stderr when one does not exit 0."""
+    R-2.3); `env` as `run_cli` takes it (beside a serve: its admin token, without which `test` and
+    `enable` are refused, cli36). Raises AssertionError naming the step and its stderr when one does
+    not exit 0."""
     for step in (("trust", server_id, "--yes"), ("test", server_id), ("enable", server_id)):
-        done = run_cli(data_dir, *step)
+        done = run_cli(data_dir, *step, env=env)
         assert done.returncode == 0, (step, done.stderr)
 
 

@@ -95,12 +95,15 @@ async def sandboxed(
     paths: list[SandboxPath] | None = None,
     env: dict[str, str] | None = None,
     guard: ProcessGuard | None = None,
+    stamp: str = "",
     **policy: Any,
 ) -> AsyncGenerator[Sandboxed]:
-    """Run the escape server in a sandbox whose home lives in `data` and which hides `data`."""
+    """Run the escape server in a sandbox whose home lives in `data` and which hides `data`
+    (`stamp`: its creation stamp, which names its home's directory and, with the id, its uid)."""
     argv, needed = escape_command()
     sandbox_policy = SandboxPolicy(paths=[*needed, *(paths or [])], **policy)
-    spec = SandboxSpec(SERVER_ID, sandbox_policy, data / "sandbox" / SERVER_ID, hidden=(str(data),))
+    root = data / "sandbox" / SERVER_ID / stamp
+    spec = SandboxSpec(SERVER_ID, sandbox_policy, root, hidden=(str(data),), stamp=stamp)
     configured = env or {}
     run = Sandboxed(None, None, spec)  # pyright: ignore[reportArgumentType]  # client and transport filled in below
     transport = StdioTransport(
@@ -261,6 +264,64 @@ async def test_a_read_only_path_is_readable_and_a_writable_one_writable(tmp_path
         assert await box.call("write_file", path=str(output / "out.txt"), text="done") == (True, "written")
     assert (output / "out.txt").read_text() == "done"
     assert not (shared / "new.txt").exists()
+
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="servers run as uids of their own on root hosts only")
+STAMP_A, STAMP_B = "20261206T010000000000Z", "20261206T020000000000Z"
+
+
+@ROOT_ONLY
+async def test_a_server_added_again_under_its_id_cannot_write_what_the_old_one_left_in_its_paths(
+    tmp_path: Path,
+) -> None:
+    """R-11.1 (inst36): the old and the new server of one id run as different uids (id and stamp),
+    so the new one cannot overwrite a file the old one wrote into their shared writable path."""
+    data = data_dir_with_secrets(tmp_path)
+    output = tmp_path / "output"
+    output.mkdir(mode=0o777)
+    output.chmod(0o777)  # both uids may create files here; each file stays its writer's
+    paths = [SandboxPath(path=str(output), writable=True)]
+    async with sandboxed(data, paths=paths, stamp=STAMP_A) as old:
+        assert await old.call("write_file", path=str(output / "old.txt"), text="old") == (True, "written")
+    assert (output / "old.txt").stat().st_uid == sandbox_uid(SERVER_ID, STAMP_A)
+    async with sandboxed(data, paths=paths, stamp=STAMP_B) as new:
+        ok, text = await new.call("write_file", path=str(output / "old.txt"), text="new")
+        assert not ok and text.startswith("EACCES"), text
+        assert await new.call("write_file", path=str(output / "new.txt"), text="new") == (True, "written")
+    assert (output / "old.txt").read_text() == "old"
+    assert (output / "new.txt").stat().st_uid == sandbox_uid(SERVER_ID, STAMP_B) != sandbox_uid(SERVER_ID, STAMP_A)
+
+
+@ROOT_ONLY
+async def test_at_the_upgrade_a_servers_home_and_its_files_in_its_paths_follow_its_new_uid(tmp_path: Path) -> None:
+    """R-11.1 (inst36): a home (and files in a writable path) of the uid of the id alone, as before
+    the stamp counted: the first start with the stamped uid gives them to it, so the server reads and
+    writes what it left; a file of another uid in the path stays that uid's."""
+    data = data_dir_with_secrets(tmp_path)
+    legacy, new_uid = sandbox_uid(SERVER_ID), sandbox_uid(SERVER_ID, STAMP_A)
+    home = data / "sandbox" / SERVER_ID / STAMP_A / "home"
+    (home / ".cache" / "pkg").mkdir(parents=True, mode=0o700)
+    (home / ".cache" / "pkg" / "index").write_text("cached")
+    output = tmp_path / "output"
+    output.mkdir()
+    (output / "mine.txt").write_text("mine")
+    (output / "other.txt").write_text("other")
+    for path in (home, home / ".cache", home / ".cache" / "pkg", home / ".cache" / "pkg" / "index"):
+        os.chown(path, legacy, legacy)
+        path.chmod(0o700 if path.is_dir() else 0o600)
+    for path in (output, output / "mine.txt"):
+        os.chown(path, legacy, legacy)
+    (output / "other.txt").chmod(0o644)  # root's
+    paths = [SandboxPath(path=str(output), writable=True)]
+    async with sandboxed(data, paths=paths, stamp=STAMP_A) as box:
+        assert await box.call("read_file", path=f"{SANDBOX_HOME}/.cache/pkg/index") == (True, "cached")
+        assert await box.call("write_file", path=f"{SANDBOX_HOME}/.cache/pkg/index", text="again") == (True, "written")
+        assert await box.call("write_file", path=str(output / "mine.txt"), text="still mine") == (True, "written")
+        ok, text = await box.call("write_file", path=str(output / "other.txt"), text="x")
+        assert not ok and text.startswith("EACCES"), text
+    assert (output / "mine.txt").read_text() == "still mine"
+    assert {p.stat().st_uid for p in (output, output / "mine.txt", home / ".cache" / "pkg")} == {new_uid}
+    assert (output / "other.txt").stat().st_uid == 0
 
 
 # ----- network ---------------------------------------------------------------------------------------

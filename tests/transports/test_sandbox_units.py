@@ -68,6 +68,20 @@ def test_each_server_on_a_root_host_gets_a_stable_uid_of_its_own_range() -> None
     assert sandbox_uid("server-1") == sandbox_uid("server-1")
 
 
+def test_the_uid_follows_the_creation_stamp_too() -> None:
+    """R-11.1 (inst36): one id, two creation stamps (deleted and added again): two uids, each stable,
+    in the range; "" is the uid of the id alone (the one before the stamp counted)."""
+    stamps = [f"20261206T0{n:05d}000000Z" for n in range(200)]
+    uids = {sandbox_uid("srv", stamp) for stamp in stamps}
+    assert all(SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + 65536 for uid in uids)
+    assert len(uids) >= 195
+    assert sandbox_uid("srv", stamps[0]) == sandbox_uid("srv", stamps[0]) != sandbox_uid("srv", stamps[1])
+    assert sandbox_uid("srv", stamps[0]) != sandbox_uid("srv", "")
+    spec = SandboxSpec("srv", SandboxPolicy(), Path("/data/sandbox/srv"), stamp=stamps[0])
+    argv = build_sandbox_argv(spec, ["/usr/bin/node", "server.js"], cwd=None, support=SETUID, passwd_fd=5, group_fd=6)
+    assert f"--reuid={sandbox_uid('srv', stamps[0])}" in argv
+
+
 def test_root_hosts_drop_to_the_servers_uid_with_four_capabilities_at_most_until_then() -> None:
     argv = argv_for(SandboxPolicy(), SETUID)
     assert argv[0] == "/usr/bin/bwrap"

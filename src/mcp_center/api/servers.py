@@ -147,7 +147,9 @@ async def test(request: Request, server_id: str) -> dict[str, Any]:
 )
 async def warm_up_sandbox(request: Request, server_id: str) -> dict[str, Any]:
     """Runs only the package manager, inside the server's sandbox with egress for this run (R-11.1);
-    returns `{ok, argv, exit_code, elapsed_ms, output_tail}`. Needs the current digest trusted."""
+    returns `{ok, argv, exit_code, elapsed_ms, output_tail, instance, others}`: `instance` is the name of
+    the instance whose home was warmed, `others` the live instances that warm their own homes in the
+    background after a success (R-10.2). Needs the current digest trusted."""
     result = await _center(request).warm_up_sandbox(server_id)
     return asdict(result)
 

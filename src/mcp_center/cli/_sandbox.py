@@ -87,7 +87,10 @@ def warm_up_lines(server_id: str, result: WarmUpResult) -> list[str]:
         else f"warm-up of {server_id} failed "
         f"({'timed out' if result.exit_code is None else f'exit code {result.exit_code}'})"
     )
-    return [head, f"  ran: {' '.join(result.argv)}", *(f"    {line}" for line in result.output_tail)]
+    lines = [head, f"  ran: {' '.join(result.argv)}", *(f"    {line}" for line in result.output_tail)]
+    if result.others:  # several instances: each warms its own home of the server (R-10.2)
+        lines.append(f"  the other instances warm their own copies in the background: {', '.join(result.others)}")
+    return lines
 
 
 def log_lines(logs: dict[str, Any]) -> list[str]:

@@ -20,9 +20,19 @@ from mcp_center.config import Settings
 from mcp_center.errors import AdminAuthRequired, CenterError, HostRequestFailed, ServerUnreachable
 from mcp_center.interchange.display import display_url
 from mcp_center.models import is_object
+from mcp_center.secrets.keyfiles import ADMIN_TOKEN_FILE
 from mcp_center.store.running import running_owner
 
-__all__ = ["CHANGE_TIMEOUT_S", "START_MARGIN_S", "hung", "serve_to_ask", "served", "server_path", "start_wait_s"]
+__all__ = [
+    "CHANGE_TIMEOUT_S",
+    "START_MARGIN_S",
+    "hung",
+    "no_token_beside_serve",
+    "serve_to_ask",
+    "served",
+    "server_path",
+    "start_wait_s",
+]
 
 CHANGE_TIMEOUT_S = 120.0
 """Seconds `enable`, `disable`, `test` and `tools` wait at least for the serve's whole answer, once it
@@ -63,13 +73,13 @@ def served(settings: Settings, method: str, server_id: str, action: str) -> Any 
     """The answer (parsed JSON) of the serve that owns `settings`' data directory to `method
     /api/mcp/servers/{server_id}/{action}`, or None when there is no such serve to ask: a database
     given to this command (`MCP_CENTER_DATABASE_URL`), no live serve on the directory, one whose state
-    is in a database (the in-process path refuses that, exit 4), one not listening yet or no longer
-    (connection refused), or no admin token known here. The caller then runs the command in-process.
+    is in a database (the in-process path refuses that, exit 4), or one not listening yet or no
+    longer (connection refused). The caller then runs the command in-process.
 
     Two requests on one client (serve.json and the admin token read once): first the server's view,
     which the serve answers from its store without starting anything, within `ANSWER_TIMEOUT_S`
-    (5 s); a serve that accepts the connection and says nothing in that time is hung, not busy, and
-    is said so at once. Then the action, whose answer may wait for the server to start: up to
+    (5 s); a serve that accepts the connection and says nothing in that time is said so at once (busy,
+    hung or stopped: `hung`). Then the action, whose answer may wait for the server to start: up to
     `start_wait_s` of that view (cli40).
 
     Raises:
@@ -78,7 +88,8 @@ def served(settings: Settings, method: str, server_id: str, action: str) -> Any 
             within `ANSWER_TIMEOUT_S` (MCP_SERVER_UNREACHABLE, `details.reason` `hung`, exit 7:
             nothing was asked of it), or accepted the action and gave no whole answer in its wait
             (MCP_SERVER_UNREACHABLE, exit 7: a change may have happened there, so it is not done
-            again here).
+            again here); no admin token here to ask the live serve with (ADMIN_AUTH_REQUIRED, exit 6,
+            `no_token_beside_serve`: run here, the command would start a second copy of the server).
     """
     address = serve_to_ask(settings)
     if address is None:
@@ -97,7 +108,7 @@ def served(settings: Settings, method: str, server_id: str, action: str) -> Any 
                 raise hung(settings, client.base_url, ANSWER_TIMEOUT_S) from None
             return client.call(method, server_path(server_id, action), timeout_s=start_wait_s(view))
     except AdminAuthRequired:
-        return None
+        raise fail(no_token_beside_serve(settings, address), settings=settings, serve=True) from None
     except ServerUnreachable as exc:
         if exc.details.get("reason") == "refused":
             return None
@@ -106,16 +117,41 @@ def served(settings: Settings, method: str, server_id: str, action: str) -> Any 
         raise fail(exc, settings=settings) from None
 
 
+def no_token_beside_serve(settings: Settings, address: str) -> AdminAuthRequired:
+    """The refusal of a command that must ask the live serve at `address` but finds no admin token
+    here (no MCP_CENTER_ADMIN_TOKEN, and `<data dir>/admin-token` missing: deleted, or the serve got
+    its token from its environment). Running it in this process instead would start a second copy of
+    the server beside the serve's (two sessions, a tool call run outside the serve's logs), so it is
+    not run at all (exit 6); the message names the file and the two ways to give the token."""
+    path = settings.data_dir / ADMIN_TOKEN_FILE
+    return AdminAuthRequired(
+        f"a serve runs on this data directory at {display_url(address)}, and this command must ask it "
+        f"(run here, it would start a second copy of the server beside the serve's), but there is no "
+        f"admin token to ask it with: {path} is missing and MCP_CENTER_ADMIN_TOKEN is not set. Set "
+        "MCP_CENTER_ADMIN_TOKEN to the serve's admin token, or restart the serve without one in its "
+        "environment (it writes a new admin-token file when it starts); nothing was done",
+        details={"data_dir": str(settings.data_dir), "token_file": str(path), "reason": "no_token_beside_serve"},
+    )
+
+
 def hung(
-    settings: Settings, url: str, seconds: float, unsent: str = "nothing was asked of it yet"
+    settings: Settings, url: str, seconds: float, unsent: str = "nothing was asked of it yet", *, again: bool = True
 ) -> ServerUnreachable:
-    """The serve took the connection and did not answer a look at one server's record in `seconds`:
-    hung or stopped (SIGSTOP), not busy starting a server, which that look never waits for; `unsent`
-    says what was therefore not asked (`call`: "the call was not sent")."""
+    """The serve took the connection and did not answer a look (one server's record, or its pending
+    questions) in `seconds`. It is not starting a server (that look never waits for one), but it may
+    be busy (its event loop blocked for a while), or hung, or stopped (SIGSTOP): the message says it
+    did not answer in time, never that it is dead (cli36). `unsent` says what was therefore not
+    asked (`call`: "the call was not sent"), or what became of what was; `again`: whether running
+    the command again is the next step (not for a call that was sent: it may have run)."""
     shown = display_url(url)
+    restart = f"see its log and restart it ('{suggested('serve', settings=settings)}' once it is stopped)"
+    step = (
+        f"Run this command again in a moment; if the serve still does not answer, {restart}"
+        if again
+        else f"If the serve stays silent, {restart}"
+    )
     return ServerUnreachable(
-        f"the serve on {shown} accepted the connection but did not answer within {seconds:g} s "
-        f"(is it hung or stopped?); {unsent}. Restart it "
-        f"('{suggested('serve', settings=settings)}' once it is stopped), then run this command again",
+        f"the serve on {shown} accepted the connection but did not answer within {seconds:g} s: it may "
+        f"be busy, or hung or stopped; {unsent}. {step}",
         details={"reason": "hung", "url": shown},
     )

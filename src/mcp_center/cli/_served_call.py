@@ -19,6 +19,14 @@ What changes beside a serve, on purpose:
   a serve that takes the request and closes the connection, or gives no answer in time, is
   MCP_SERVER_UNREACHABLE (exit 7) and the call is never run again here: a tool call is not
   idempotent and the serve may have run it (break39).
+- The serve silent while the call runs (stopped with SIGSTOP, hung, its loop blocked): each second
+  `call` looks at the serve's pending questions on a connection of its own, within the 5 s every
+  verb's look has; a look without an answer in that time ends the wait at once (exit 7, "did not
+  answer within 5 s"), where it used to last the whole call wait (start-up + call timeout + 60 s,
+  180 s by default) without a word (cli36). The call is not run here then either.
+- No admin token here (the admin-token file deleted, no MCP_CENTER_ADMIN_TOKEN) beside a live
+  serve: refused (ADMIN_AUTH_REQUIRED, exit 6), never run in this process, which would start a
+  second copy of the server beside the serve's (cli36).
 
 Sampling is refused alike on both paths (no agent declared it; R-8.5); neither shows progress
 notifications (the spinner only).
@@ -34,7 +42,7 @@ from urllib.parse import quote
 
 import typer
 
-from mcp_center.cli._served import hung, serve_to_ask, server_path
+from mcp_center.cli._served import hung, no_token_beside_serve, serve_to_ask, server_path
 from mcp_center.cli._shared import err, fail, out, print_json
 from mcp_center.cli._suggest import suggested
 from mcp_center.config import Settings
@@ -69,34 +77,38 @@ INTERRUPTED_EXIT = 130
 def served_call(settings: Settings, server_id: str, tool: str, arguments: Any) -> dict[str, Any] | None:
     """The serve's answer to the call of `tool` of `server_id` with `arguments` (the MCP
     `CallToolResult` as JSON), or None when there is no serve to ask (none live on the data
-    directory, one on a database, a database given here, no admin token here, or nothing listening
-    when it is first asked: connection refused, nothing sent); the caller then runs the call in-process.
+    directory, one on a database, a database given here, or nothing listening when it is first
+    asked: connection refused, nothing sent); the caller then runs the call in-process.
     Also None for a tool whose name holds a '/' (the spec advises against it, servers may still use
     one): the REST API's paths never carry one (break41: such a tool could not be called beside a serve).
 
     First a look at the server's record within `host.ANSWER_TIMEOUT_S` (5 s; the serve answers it
     from its store, starting nothing): a serve that takes the connection and says nothing is hung and
     is said so before the call is sent. Then the call, waited for up to the server's start-up timeout,
-    its call timeout and `CALL_MARGIN_S`, plus the time a question of the call's is pending.
+    its call timeout and `CALL_MARGIN_S`, plus the time a question of the call's is pending, while
+    the serve answers a look each `POLL_S` within `ANSWER_TIMEOUT_S` (`_Call.answer`).
 
     Raises:
         typer.Exit: the serve refused the call (its error printed as the same error in-process:
             code, next step, did-you-mean, the `--args` to pass; the exit code of its code); the
             arguments are no JSON object (REQUEST_INVALID, exit 2, nothing sent); the serve is hung
-            (MCP_SERVER_UNREACHABLE, `details.reason` `hung`, exit 7, nothing sent), closed the
+            (MCP_SERVER_UNREACHABLE, `details.reason` `hung`, exit 7, nothing sent), stopped
+            answering its looks while the call ran (`hung`: the call was sent), closed the
             connection during the call (`dropped`), gave no answer in time (`timeout`; a cancel is
             sent) or stopped listening between the look and the call (`refused`): exit 7, and the call
-            is not run here; Ctrl-C (the call cancelled on the serve, exit 130).
+            is not run here; no admin token here beside the live serve (ADMIN_AUTH_REQUIRED, exit 6,
+            nothing sent, nothing run); Ctrl-C (the call cancelled on the serve, exit 130).
     """
-    if serve_to_ask(settings) is None or "/" in tool:
+    address = serve_to_ask(settings)
+    if address is None or "/" in tool:
         return None
     from mcp_center.cli.host import ANSWER_TIMEOUT_S, HostClient
 
     try:
-        with HostClient(settings, timeout_s=ANSWER_TIMEOUT_S) as look:
+        with HostClient(settings, timeout_s=ANSWER_TIMEOUT_S, recorded=address) as look:
             view: object = look.call("GET", server_path(server_id))
     except AdminAuthRequired:
-        return None
+        raise fail(no_token_beside_serve(settings, address), settings=settings, serve=True) from None
     except HostRequestFailed:
         view = None  # it answers: the call says what is wrong, once
     except ServerUnreachable as exc:
@@ -147,9 +159,14 @@ class _Call:
     def answer(self) -> Any:
         """The serve's answer (JSON), waited for as `served_call` says.
 
+        Each `POLL_S` while the call runs, a look at the serve's pending questions (`_look`), on a
+        connection of its own within `ANSWER_TIMEOUT_S`, is also the serve's liveness: a look the
+        serve does not answer in that time ends the wait at once (`hung`), not after `wait_s`.
+
         Raises:
             HostRequestFailed: the serve's error answer. ServerUnreachable: no answer (`refused`,
-            `dropped`, `timeout`). typer.Exit: Ctrl-C (after the cancel was sent).
+            `dropped`, `timeout`), or a look unanswered while the call ran (`hung`). typer.Exit:
+            Ctrl-C (after the cancel was sent).
         """
         from mcp_center.cli.host import HostClient
 
@@ -167,7 +184,11 @@ class _Call:
                 worker.join(POLL_S)
                 if not worker.is_alive():
                     break
-                pending_s = self._look_for_questions()
+                pending_s = self._look()
+                if pending_s is None:  # the serve did not answer the look within ANSWER_TIMEOUT_S
+                    if not worker.is_alive():  # the call's answer came meanwhile: it says what happened
+                        break
+                    raise self._silent()
                 deadline += pending_s
                 if time.monotonic() >= deadline:
                     self._cancel(quietly=True)
@@ -190,15 +211,19 @@ class _Call:
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, raised there
             self._failure.append(exc)
 
-    def _look_for_questions(self) -> float:
+    def _look(self) -> float | None:
         """Say once, on stderr, each question (elicitation card) the serve holds for this call; the
-        seconds the clock stops for (`POLL_S` when one is pending, else 0). A look that fails says
-        nothing: the call's own wait reports a serve that stopped answering."""
+        seconds the clock stops for (`POLL_S` when one is pending, else 0), or None when the serve
+        took the look's connection and did not answer it within `ANSWER_TIMEOUT_S` (busy, hung or
+        stopped). A look that fails otherwise (refused, dropped, an error answer) says nothing: the
+        call's own request reports a serve that went away."""
         from mcp_center.cli.host import ANSWER_TIMEOUT_S, HostClient
 
         try:
             with HostClient(self._settings, timeout_s=ANSWER_TIMEOUT_S) as client:
                 listed: object = client.call("GET", "/api/interactions?state=pending")
+        except ServerUnreachable as exc:
+            return None if exc.details.get("reason") == "timeout" else 0.0
         except CenterError:
             return 0.0
         cards: object = listed.get("interactions") if is_object(listed) else None
@@ -215,6 +240,21 @@ class _Call:
                 highlight=False,
             )
         return POLL_S if ours else 0.0
+
+    def _silent(self) -> ServerUnreachable:
+        """The serve did not answer a look while the call ran (`hung`): the call was sent, so it may
+        have run there, or run on once the serve answers again; it is never run again here."""
+        from mcp_center.cli.host import ANSWER_TIMEOUT_S
+
+        return hung(
+            self._settings,
+            self._base_url,
+            ANSWER_TIMEOUT_S,
+            "the call was sent and may have run there (or run on once the serve answers again), so it is "
+            f"not called again here: see '{suggested('logs', self._server_id, settings=self._settings)}' "
+            "before you call it again",
+            again=False,
+        )
 
     def _is_ours(self, card: dict[str, Any]) -> bool:
         calls: object = card.get("calls")

@@ -58,8 +58,6 @@ __all__ = [
     "app",
     "approvals_app",
     "cells",
-    "clip",
-    "clip_words",
     "err",
     "fail",
     "gateway_app",
@@ -599,7 +597,9 @@ def fail(
             markup=False,
         )
     if settings is not None and serve:
-        err.print(f"  {serve_state(settings)}", highlight=False, markup=False)
+        err.print(
+            f"  {serve_state(settings, settle=exc.details.get('reason') == 'dropped')}", highlight=False, markup=False
+        )
     if isinstance(exc, HostRequestFailed):
         from mcp_center.cli.host import exit_code_for
 
@@ -689,23 +689,6 @@ def run_center_reading(settings: Settings, action: Callable[[McpCenter], Awaitab
 
 def print_json(value: Any) -> None:
     out.print_json(json.dumps(value, default=str))
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, the cut marked with "…" (a cut never looks whole)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def clip_words(text: str, limit: int) -> str:
-    """`text` on one line (each run of whitespace one space), and when longer than `limit` characters
-    cut at the last space that leaves it at most `limit` with the "…" that marks the cut; a first
-    word past half of `limit` is cut inside (trial40: `tools` cut descriptions mid-word, unmarked)."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    space = flat.rfind(" ", 0, limit)
-    head = flat[:space] if space >= limit // 2 else flat[: limit - 1]
-    return head.rstrip(" ,;:") + "…"
 
 
 def cells(*values: str) -> list[Text]:

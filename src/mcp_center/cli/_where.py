@@ -8,6 +8,7 @@ owns it (`store.running`).
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -16,7 +17,7 @@ from mcp_center.config import Settings
 from mcp_center.store.owner import ServeOwner
 from mcp_center.store.running import running_owner
 
-__all__ = ["data_dir_phrase", "serve_on_port", "serve_state", "unreachable_why", "url_origin"]
+__all__ = ["EXIT_SETTLE_S", "data_dir_phrase", "serve_on_port", "serve_state", "unreachable_why", "url_origin"]
 
 
 def data_dir_phrase(settings: Settings) -> str:
@@ -28,11 +29,34 @@ def data_dir_phrase(settings: Settings) -> str:
     return f"{settings.data_dir} (data directory{missing})"
 
 
-def serve_state(settings: Settings) -> str:
-    """Whether a live `serve` owns the data directory, in words (R-9.2)."""
+EXIT_SETTLE_S = 2.0
+"""Seconds `serve_state(..., settle=True)` gives a serve that just closed a connection to finish
+exiting before it names it as running: a killed process closes its sockets a moment before /proc
+shows it gone (cli36)."""
+
+_SETTLE_POLL_S = 0.05
+
+
+def serve_state(settings: Settings, *, settle: bool = False) -> str:
+    """Whether a live `serve` owns the data directory, in words (R-9.2).
+
+    `settle`: the serve just closed a connection before it answered (`details.reason` `dropped`):
+    it may be exiting (killed), so its pid's liveness is looked at again for up to `EXIT_SETTLE_S`
+    before it is named as running, and a serve that ended in that time is named as stopped. A serve
+    that still runs after it is named as running (it closed the connection but lives on)."""
     owner = running_owner(settings.data_dir)
     if owner is None:
         return f"no mcp-center serve runs on {settings.data_dir}"
+    if settle:
+        deadline = time.monotonic() + EXIT_SETTLE_S
+        while owner.is_alive() and time.monotonic() < deadline:
+            time.sleep(_SETTLE_POLL_S)  # a bounded wait for a process to end, not a synchronisation
+        if not owner.is_alive():
+            return (
+                f"the mcp-center serve (pid {owner.pid}) that ran on {settings.data_dir} has stopped; start one "
+                f"again with '{suggested('serve', settings=settings)}'"
+            )
+        return f"mcp-center serve (pid {owner.pid}) still runs on it at {owner.address or '(still starting)'}"
     return f"mcp-center serve (pid {owner.pid}) runs on it at {owner.address or '(still starting)'}"
 
 

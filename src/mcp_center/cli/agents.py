@@ -11,6 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from mcp_center.cli._clip import DESCRIPTION_CHARS, clip, description_cells, full_hint
 from mcp_center.cli._shared import (
     DataDir,
     HostUrl,
@@ -19,7 +20,6 @@ from mcp_center.cli._shared import (
     app,
     approvals_app,
     cells,
-    clip,
     err,
     fail,
     has_state,
@@ -69,14 +69,21 @@ def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonO
 def resources(
     query: Annotated[str, typer.Argument(help="Matches name, title, URI and description (blank: all).")] = "",
     limit: Annotated[int, typer.Option(help="At most this many results (1-500).")] = 50,
+    full: Annotated[
+        bool, typer.Option("--full", help=f"Show each description whole (else cut at {DESCRIPTION_CHARS}).")
+    ] = False,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
     as_json: JsonOut = False,
 ) -> None:
     """Search the resources and resource templates of enabled servers, like an @ mention.
 
+    A description longer than one table line is cut at a word, marked "…"; `--full` (or `--json`)
+    shows it whole.
+
     \f
-    R-5.5 (the help text ends at the form feed above).
+    R-5.5 (the help text ends at the form feed above); cli36: descriptions were cut at 60
+    characters mid-word, now as `tools` cuts them (`_clip.description_cells`).
     """
     settings = settings_for(data_dir, profile)
     found: tuple[ResourceEntry, ...] = ()
@@ -93,9 +100,13 @@ def resources(
         )
         return
     table = Table("kind", "mention", "name", "description")
-    for entry in found:
-        table.add_row(*cells(entry.kind, entry.mention, entry.item.name, clip(entry.item.description or "", 60)))
+    shown, cut = description_cells((entry.item.description or "" for entry in found), full=full)
+    for entry, description in zip(found, shown, strict=True):
+        table.add_row(*cells(entry.kind, entry.mention, entry.item.name, description))
     out.print(table)
+    if cut:  # once, under the table, as `tools` says it
+        again = [*([query] if query else []), *([f"--limit={limit}"] if limit != 50 else []), "--full"]
+        out.print(full_hint(suggested("resources", *again)), markup=False, highlight=False)
 
 
 WIDE_TABLE_COLUMNS = 110

@@ -15,6 +15,7 @@ import typer
 from rich.segment import Segment
 from rich.table import Table
 
+from mcp_center.cli._clip import clip
 from mcp_center.cli._prompts import ask, confirm
 from mcp_center.cli._shared import (
     DataDir,
@@ -22,7 +23,6 @@ from mcp_center.cli._shared import (
     ProfileOpt,
     app,
     cells,
-    clip,
     err,
     fail,
     out,
@@ -424,9 +424,10 @@ def export(
             highlight=False,
         )
         if running_owner(settings.data_dir) is None and settings.public_url is None:
-            err.print(
-                f"  {serve_state(settings)}: this is the default address; the serve you start "
-                "with this data directory may listen elsewhere",
+            err.print(  # not "the default address" bare: no serve answers there yet (cli36)
+                f"  {serve_state(settings)}: this is the address a serve of this data directory "
+                "would use by default; the serve you start may listen elsewhere (its --port, --host or "
+                "--public-url): export again once it runs",
                 markup=False,
                 highlight=False,
             )

@@ -250,5 +250,7 @@ def serve(
     )
     try:
         HostServer(config, asgi_app, settings, ownership).run(sockets=sockets)
+    except CenterError as exc:  # the host's start-up refused (`HostServer.startup`): one line, its exit code
+        raise fail(exc) from None
     finally:
         ownership.release()  # HostServer released it already, unless it never started

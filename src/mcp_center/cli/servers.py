@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from mcp_center.cli._clip import DESCRIPTION_CHARS, description_cells, full_hint
 from mcp_center.cli._prompts import ask, confirm
 from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body, unconfined_means
 from mcp_center.cli._served import served
@@ -27,7 +28,6 @@ from mcp_center.cli._shared import (
     ProfileOpt,
     app,
     cells,
-    clip_words,
     err,
     fail,
     has_state,
@@ -427,15 +427,11 @@ def delete(
     out.print(f"deleted {server_id}")
 
 
-TOOL_DESCRIPTION_CHARS = 80
-"""`tools` cuts a description longer than this many characters (at a word, "…" marking it), unless --full."""
-
-
 @app.command()
 def tools(
     server_id: str,
     full: Annotated[
-        bool, typer.Option("--full", help=f"Show each description whole (else cut at {TOOL_DESCRIPTION_CHARS}).")
+        bool, typer.Option("--full", help=f"Show each description whole (else cut at {DESCRIPTION_CHARS}).")
     ] = False,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
@@ -463,19 +459,12 @@ def tools(
         print_json(items)
         return
     table = Table("tool", "enabled", "policy", "description")
-    cut = False
-    for item in items:
-        description = str(item.get("description") or "")
-        shown = description if full else clip_words(description, TOOL_DESCRIPTION_CHARS)
-        cut = cut or (not full and len(" ".join(description.split())) > TOOL_DESCRIPTION_CHARS)
-        table.add_row(*cells(str(item.get("name")), yes(item.get("enabled")), str(item.get("policy")), shown))
+    shown, cut = description_cells((str(item.get("description") or "") for item in items), full=full)
+    for item, description in zip(items, shown, strict=True):
+        table.add_row(*cells(str(item.get("name")), yes(item.get("enabled")), str(item.get("policy")), description))
     out.print(table)
     if cut:  # once, under the table: how to read what the "…" hides
-        out.print(
-            f"descriptions ending in … are cut; '{suggested('tools', server_id, '--full')}' shows them whole",
-            markup=False,
-            highlight=False,
-        )
+        out.print(full_hint(suggested("tools", server_id, "--full")), markup=False, highlight=False)
     print_quarantined(server_id, _quarantined(answer.get("quarantined")))
 
 
@@ -521,12 +510,17 @@ def call(
     Beside a running serve, that serve calls it in its live session (its REST call; Ctrl-C cancels it there).
     """
     from mcp_center.cli._served_call import missing_example, print_call_result, served_call
+    from mcp_center.service.tool_arguments import check_arguments_safe
 
     try:
         arguments: Any = json.loads(args)
     except json.JSONDecodeError as exc:
         err.print(f"error [REQUEST_INVALID]: --args is not valid JSON ({exc.msg} at column {exc.colno})")
         raise typer.Exit(2) from None
+    try:  # NaN, 1e400, "\ud800": refused as the service refuses them, before a serve is asked (cli36)
+        check_arguments_safe(arguments)
+    except RequestInvalid as exc:
+        raise fail(exc) from None
     settings = settings_for_server(server_id, data_dir, profile)
 
     example: list[str] = []

@@ -38,7 +38,11 @@ def first_unsafe_value(value: Any, path: str = "body", depth: int = 0) -> tuple[
     if isinstance(value, str):
         return (path, "contains an unpaired surrogate (not valid Unicode)") if _bad_text(value) else None
     if isinstance(value, float):
-        return None if math.isfinite(value) else (path, "is NaN or infinite, which JSON cannot carry")
+        return (
+            None
+            if math.isfinite(value)
+            else (path, "is NaN or infinite (or a number too large, such as 1e400), which JSON cannot carry")
+        )
     if is_object(value):
         for key, item in value.items():
             key_text = str(key)

@@ -12,6 +12,7 @@ import orjson
 from starlette.responses import JSONResponse
 from starlette.types import Message, Send
 
+from mcp_center.errors import ServerNotFound
 from mcp_center.gateway.fastpath import meta_problem, revoked_error
 from mcp_center.gateway.refusals import sdk_refuses
 from mcp_center.gateway.server import listen_params_problem, unknown_server_message
@@ -131,7 +132,7 @@ def bad_listen_refusal(headers: dict[bytes, str], message: object) -> JSONRespon
 def unknown_server(server_id: str, close: Sequence[str] = ()) -> JSONResponse:
     """404 with JSON-RPC -32600 for `/mcp/{server_id}` when no server has that id: `data` is
     `{"code": "MCP_SERVER_NOT_FOUND"}`, with `did_you_mean` (the `close` ids) when there are any."""
-    data: dict[str, object] = {"code": "MCP_SERVER_NOT_FOUND"}
+    data: dict[str, object] = {"code": ServerNotFound.code}
     if close:
         data["did_you_mean"] = list(close)
     return invalid_request(unknown_server_message(server_id, close), status=404, data=data)
@@ -142,9 +143,9 @@ def server_deleted_error(server_id: str) -> dict[str, object]:
     a `tools/call` of a `/mcp/{server_id}` session cancelled because that server was deleted while it
     ran (R-8.4): the agent is told why, not left with an empty answer."""
     message = (
-        f"MCP_SERVER_NOT_FOUND: the server '{server_id}' was deleted while the request ran; the call was cancelled"
+        f"{ServerNotFound.code}: the server '{server_id}' was deleted while the request ran; the call was cancelled"
     )
-    return {"code": types.INVALID_REQUEST, "message": message, "data": {"code": "MCP_SERVER_NOT_FOUND"}}
+    return {"code": types.INVALID_REQUEST, "message": message, "data": {"code": ServerNotFound.code}}
 
 
 def session_elsewhere() -> JSONResponse:
@@ -215,7 +216,7 @@ def _names_unknown_server(body: bytes) -> bool:
         return False
     error = parsed.get("error") if is_object(parsed) else None
     data = error.get("data") if is_object(error) else None
-    return is_object(data) and data.get("code") == "MCP_SERVER_NOT_FOUND"
+    return is_object(data) and data.get("code") == ServerNotFound.code
 
 
 def only_wide_integers(body: bytes, *, modern: bool) -> bool:

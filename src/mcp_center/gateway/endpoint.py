@@ -43,7 +43,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_center.errors import StorageError, did_you_mean
+from mcp_center.errors import GatewayAuthRequired, StorageError, did_you_mean
 from mcp_center.gateway._answers import (
     accepted,
     bad_id_refusal,
@@ -308,11 +308,12 @@ class GatewayEndpoint:
         """Why a request with the bearer credential `presented` (None: none) was refused, in words that
         tell a missing token from a wrong one (never echoing it)."""
         how = "create one with 'mcp-center gateway token create NAME' or on the settings page's Gateway page"
+        code = GatewayAuthRequired.code  # the error class's code, one source of truth (cli36)
         if presented is None:
-            return f"GATEWAY_AUTH_REQUIRED: send 'Authorization: Bearer <gateway token>' ({how})"
+            return f"{code}: send 'Authorization: Bearer <gateway token>' ({how})"
         if self._admin_token and hmac.compare_digest(presented.encode(), self._admin_token.encode()):
-            return f"GATEWAY_AUTH_REQUIRED: the admin token is not accepted by the gateway; use a gateway token ({how})"
-        return f"GATEWAY_AUTH_REQUIRED: this gateway token is not recognised (mistyped, or revoked); {how}"
+            return f"{code}: the admin token is not accepted by the gateway; use a gateway token ({how})"
+        return f"{code}: this gateway token is not recognised (mistyped, or revoked); {how}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -50,7 +50,14 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from starlette.types import Receive, Send
 
 from mcp_center.config.jsonsafe import MAX_DEPTH
-from mcp_center.errors import AgentRequestFailed, CallCancelled, CenterError, NotFound, ServerRequestFailed
+from mcp_center.errors import (
+    AgentRequestFailed,
+    CallCancelled,
+    CenterError,
+    GatewayAuthRequired,
+    NotFound,
+    ServerRequestFailed,
+)
 from mcp_center.gateway._disconnects import watch_disconnect
 from mcp_center.gateway._reply import Reply
 from mcp_center.gateway.refusals import param_headers, param_rejection
@@ -484,7 +491,7 @@ def _error(request_id: object, error: Mapping[str, Any]) -> bytes:
 
 
 REVOKED_MESSAGE = (
-    "GATEWAY_AUTH_REQUIRED: this gateway token was revoked while the request ran; the call was "
+    f"{GatewayAuthRequired.code}: this gateway token was revoked while the request ran; the call was "
     "cancelled (create a new token with 'mcp-center gateway token create NAME')"
 )
 """The answer to a call cancelled because its gateway token was revoked (code -32001, as the

@@ -45,7 +45,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_center import __version__
-from mcp_center.errors import CenterError, InvalidInput, NotFound, ServerRequestFailed, clip_echo
+from mcp_center.errors import CenterError, InvalidInput, NotFound, ServerNotFound, ServerRequestFailed, clip_echo
 from mcp_center.models import is_object
 from mcp_center.service import GatewayTokens, McpCenter
 
@@ -193,7 +193,7 @@ def unknown_server_message(server_id: str, close: Sequence[str] = ()) -> str:
     echoed clipped (`clip_echo`)."""
     offered = "; did you mean " + " or ".join(f"/mcp/{c}" for c in close) + "?" if close else ""
     return (
-        f"MCP_SERVER_NOT_FOUND: no server with id '{clip_echo(server_id)}' (its endpoint is /mcp/<server id>){offered}"
+        f"{ServerNotFound.code}: no server with id '{clip_echo(server_id)}' (its endpoint is /mcp/<server id>){offered}"
     )
 
 
@@ -539,7 +539,7 @@ class Gateway:
             StorageError: the store cannot be read.
         """
         if not await self.endpoint_exists(server_id):
-            data = {"code": "MCP_SERVER_NOT_FOUND"}
+            data = {"code": ServerNotFound.code}
             raise MCPError(code=types.INVALID_REQUEST, message=unknown_server_message(server_id), data=data)
 
     def _readiness_changed(self, event: Mapping[str, Any]) -> bool:

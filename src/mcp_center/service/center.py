@@ -34,6 +34,7 @@ import logging
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any, Literal
 
 import anyio
@@ -41,18 +42,25 @@ import anyio.to_thread
 
 from mcp_center.auth import OAuthBroker, OAuthHttp
 from mcp_center.config import ServerConfig, Settings, ToolPolicy
-from mcp_center.errors import FieldError, RequestInvalid, ToolDenied, ToolDisabled, ToolNotFound, did_you_mean
+from mcp_center.errors import (
+    CenterError,
+    FieldError,
+    RequestInvalid,
+    ToolDenied,
+    ToolDisabled,
+    ToolNotFound,
+    did_you_mean,
+)
 from mcp_center.models import is_object
 from mcp_center.runtime import CallDeadlines, ConnectionManager, EventBus, ServerStatus, SessionHooks
 from mcp_center.secrets import Redactor, SecretCipher, default_redactor
 from mcp_center.service.agent_calls import AgentUseCases, Decision
 from mcp_center.service.approvals import ApprovalBroker
-from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_calls import GatewayUseCases
 from mcp_center.service.gateway_tokens import GatewayTokens
-from mcp_center.service.instance_names import refuse_a_taken_name
+from mcp_center.service.instance_names import claim_instance_name
 from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.master_key import checked_key
@@ -73,8 +81,9 @@ from mcp_center.service.servers import Servers
 from mcp_center.service.store_health import StoreHealth
 from mcp_center.service.store_threads import in_read_thread, read_state
 from mcp_center.service.summary import Summaries
-from mcp_center.service.tool_arguments import require_arguments
+from mcp_center.service.tool_arguments import check_arguments_safe, require_arguments
 from mcp_center.service.views import ServerView
+from mcp_center.service.warm_ups import WarmUpFollower
 from mcp_center.store import ServerRecord, Store, StoreState, TestResult, store_for
 from mcp_center.transports import ConnectionSpec, WarmUpResult, process_guard, shared_tls_context
 
@@ -176,6 +185,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             announce=self._announce,
             redactor=redactor,
         )
+        self._warm_ups = WarmUpFollower(store, settings, self._servers.warm_up_spec, redactor)
         self.debugger = Debugger(manager, self._servers.runnable, self.get_server)
         """Server info, live activity, log level, JSON-RPC console and completion (R-12.1)."""
 
@@ -246,11 +256,10 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         await anyio.to_thread.run_sync(store.join_instance, instance)
         publisher: StatePublisher | None = None
         if connect:  # a host that serves (not a one-shot CLI run): on every instance's page (R-10.2)
-            await anyio.to_thread.run_sync(
-                lambda: store.describe_instance(instance, name=settings.instance_label, url=settings.listen_url)
-            )
-            try:  # one name per live instance: the later of two is refused before it serves (R-10.2)
-                await anyio.to_thread.run_sync(refuse_a_taken_name, store, instance, settings.instance_label)
+            try:  # one name per live instance: the second of two claims is refused before it serves (R-10.2)
+                await anyio.to_thread.run_sync(
+                    claim_instance_name, store, instance, settings.instance_label, settings.listen_url
+                )
             except BaseException:
                 await anyio.to_thread.run_sync(store.leave_instance, instance)
                 raise
@@ -296,6 +305,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
                         await center._reconciler.connect_on_startup()
                         tg.start_soon(center._reconciler.watch_store)
                         tg.start_soon(center._capabilities.watch)
+                        tg.start_soon(center._warm_ups.watch)  # warm-ups answered elsewhere (R-11.1, R-10.2)
                     if publisher is not None:
                         tg.start_soon(publisher.run)
                     yield center
@@ -451,8 +461,21 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             ServerNotFound; ServerNotTrusted (the current digest is not confirmed: the warm-up runs
             the confirmed package spec); SandboxRequired (production, no policy);
             SandboxWarmUpUnsupported (no policy, or not npx/uvx); SandboxUnavailable.
+
+        Returns:
+            What ran here, with `instance` (this instance's name: its home was warmed) and, after a
+            success, `others`: the other live instances, which warm their own homes of the server
+            in the background (`service.warm_ups`, R-10.2).
         """
-        return await self._servers.warm_up(server_id)
+        result = await self._servers.warm_up(server_id)
+        others: tuple[str, ...] = ()
+        if result.ok:
+            try:
+                live = await in_read_thread(self._store.instances)
+            except CenterError:  # the stamp is stored: they follow all the same; only the list is missing
+                live = []
+            others = tuple(i.name or i.id for i in live if i.id != self.instance)
+        return replace(result, instance=self.settings.instance_label, others=others)
 
     async def enable(self, server_id: str) -> ServerView:
         """Enable a trusted, tested server and start its long-lived connection (R-2.3).
@@ -534,7 +557,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
     ) -> ToolCallResult:
         if arguments is None:
             arguments = {}
-        check_json_safe(arguments, "arguments")
+        check_arguments_safe(arguments)
         if not is_object(arguments):
             raise RequestInvalid(
                 "arguments: must be a JSON object",

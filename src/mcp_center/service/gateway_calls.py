@@ -121,7 +121,7 @@ class GatewayUseCases:
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
             now: `mcp_catalog_now()` of this same step (nothing awaited since), or None.
             arguments_safe: `arguments` is known to be safe JSON (parsed by `orjson` from a body too
-                shallow to nest beyond `jsonsafe.MAX_DEPTH`): `check_json_safe` is not run again.
+                shallow to nest beyond `jsonsafe.MAX_DEPTH`): `check_arguments_safe` is not run again.
             answer: Writes the agent's answer from the result, before the call's bookkeeping unwinds
                 (`ToolCalls.forward_call`, issue 12).
         Raises:

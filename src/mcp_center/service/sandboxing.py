@@ -87,11 +87,16 @@ def sandbox_spec(record: ServerRecord, settings: Settings) -> SandboxSpec | None
         policy=config.sandbox,
         root=sandbox_root(settings, config.id, record.created_at),
         hidden=(str(settings.data_dir),),
+        stamp=home_key(record.created_at),
     )
 
 
-def host_facts(config: ServerConfig) -> dict[str, Any] | None:
+def host_facts(config: ServerConfig, created_at: datetime) -> dict[str, Any] | None:
     """What this host makes of a server's policy, for the page and the CLI (not part of the digest).
+
+    Args:
+        config: The server's configuration.
+        created_at: Its record's `created_at` (with the id, its uid on root hosts: `home_key`).
 
     Returns:
         None for servers without a policy; else `{"available", "missing", "message", "mode",
@@ -108,13 +113,16 @@ def host_facts(config: ServerConfig) -> dict[str, Any] | None:
         "missing": support.missing,
         "message": support.message,
         "mode": support.mode,
-        "uid": sandbox_uid(config.id) if support.mode == "setuid" else os.getuid(),
+        "uid": sandbox_uid(config.id, home_key(created_at)) if support.mode == "setuid" else os.getuid(),
         "home": SANDBOX_HOME,
     }
 
 
-def sandbox_warnings(config: ServerConfig, summary: Mapping[str, Any], settings: Settings) -> list[dict[str, str]]:
+def sandbox_warnings(
+    config: ServerConfig, summary: Mapping[str, Any], settings: Settings, created_at: datetime
+) -> list[dict[str, str]]:
     """Problems with a server's sandbox the user should see before trusting (they block nothing).
+    `created_at` is its record's (with the id, its uid on root hosts).
 
     Codes: `SANDBOX_UNAVAILABLE` (this host cannot run it), `SANDBOX_PATH_MISSING` (an extra path
     does not exist), `SANDBOX_PATH_HIDDEN` (it lies in the data directory, which stays hidden),
@@ -131,6 +139,7 @@ def sandbox_warnings(config: ServerConfig, summary: Mapping[str, Any], settings:
             {"code": "SANDBOX_UNAVAILABLE", "message": f"this host cannot run sandboxes: {support.message}"}
         )
     data_dir = str(settings.data_dir)
+    uid = sandbox_uid(config.id, home_key(created_at))
     for entry in policy.paths:
         if entry.path == data_dir or entry.path.startswith(data_dir + "/"):
             warnings.append(
@@ -144,12 +153,12 @@ def sandbox_warnings(config: ServerConfig, summary: Mapping[str, Any], settings:
             warnings.append(
                 {"code": "SANDBOX_PATH_MISSING", "message": f"sandbox path '{entry.path}' does not exist on this host"}
             )
-        elif entry.writable and support.mode == "setuid" and not _writable_by(entry.path, sandbox_uid(config.id)):
+        elif entry.writable and support.mode == "setuid" and not _writable_by(entry.path, uid):
             warnings.append(
                 {
                     "code": "SANDBOX_PATH_NOT_WRITABLE",
                     "message": f"sandbox path '{entry.path}' is writable in the policy, but the server runs as uid "
-                    f"{sandbox_uid(config.id)} (mcp-center runs as root) and may not write it: "
+                    f"{uid} (mcp-center runs as root) and may not write it: "
                     f"chown or setfacl it for that uid",
                 }
             )

@@ -59,6 +59,7 @@ from mcp_center.service.store_threads import commit, in_read_thread
 from mcp_center.service.summary import Summaries
 from mcp_center.service.tool_names import added_tool_names, check_tool_names
 from mcp_center.service.views import ServerView, ViewWarning, server_view
+from mcp_center.service.warm_ups import mark_warmed
 from mcp_center.store import QuarantinedTool, ServerRecord, Store, StoreState, TestError, TestResult
 from mcp_center.transports import ConnectionSpec, WarmUpResult
 
@@ -395,10 +396,38 @@ class Servers:
         return result
 
     async def warm_up(self, server_id: str) -> WarmUpResult:
-        """Fill a sandboxed npx/uvx server's package caches inside its sandbox (R-11.1); needs trust."""
-        memo = self._summaries()
-        spec = await in_read_thread(lambda: self._trusted_spec(server_id, memo, "warming up its sandbox"))
-        return await warm_up(spec, self._redactor)
+        """Fill a sandboxed npx/uvx server's package caches inside its sandbox (R-11.1); needs trust.
+
+        A success marks this home and stamps the record (`warmed_up_at`), in that order: the other
+        instances warm their own homes (`service.warm_ups`, R-10.2), this one does not again. A
+        record replaced or deleted meanwhile is not stamped.
+        """
+        record, spec = await in_read_thread(lambda: self._warm_up_target(server_id))
+        stamp = now()
+        result = await warm_up(spec, self._redactor)
+        if not result.ok or spec.sandbox is None:
+            return result
+        await anyio.to_thread.run_sync(mark_warmed, spec.sandbox.root, stamp)
+
+        def stamped(state: StoreState) -> None:
+            current = state.servers.get(server_id)
+            if current is not None and current.created_at == record.created_at:
+                state.servers[server_id] = current.model_copy(update={"warmed_up_at": stamp})
+
+        await self._txn(stamped)
+        return result
+
+    def warm_up_spec(self, server_id: str) -> ConnectionSpec:
+        """The trusted connection spec a warm-up of `server_id` runs with (blocking).
+
+        Raises:
+            ServerNotFound; ServerNotTrusted; SandboxRequired (see `_trusted_spec`).
+        """
+        return self._trusted_spec(server_id, self._summaries(), "warming up its sandbox")
+
+    def _warm_up_target(self, server_id: str) -> tuple[ServerRecord, ConnectionSpec]:
+        spec = self.warm_up_spec(server_id)
+        return get_record(self._store.read(), server_id), spec
 
     def _trusted_spec(self, server_id: str, memo: Summaries, doing: str) -> ConnectionSpec:
         """The server's connection spec, read now (blocking: run it in a worker thread).

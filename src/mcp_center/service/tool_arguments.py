@@ -14,10 +14,34 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_center.config.jsonsafe import first_unsafe_value, scrub_text
 from mcp_center.errors import FieldError, RequestInvalid
 from mcp_center.models import is_array
 
-__all__ = ["missing_arguments_example", "require_arguments"]
+__all__ = ["check_arguments_safe", "missing_arguments_example", "require_arguments"]
+
+
+def check_arguments_safe(arguments: object) -> None:
+    """Refuse a call's `arguments` holding a value JSON cannot carry on to a server: NaN or an
+    infinite number (`1e400` is one once parsed), a string or key with an unpaired surrogate
+    (`"\\ud800"`), or nesting deeper than `jsonsafe.MAX_DEPTH`.
+
+    A call's arguments are a request, not configuration: the refusal is REQUEST_INVALID (422, exit
+    2), the code the REST API answers any malformed call body with, for every face that calls a
+    tool (REST, the settings page, `mcp-center call`, the gateway) (cli36; it was CONFIG_INVALID).
+
+    Raises:
+        RequestInvalid: one FIELD_INVALID error whose field is the bad value's position
+            (`arguments.items.2`; a key is `<key>` in its object's path); the message names that
+            position and what is wrong, never the value.
+    """
+    found = first_unsafe_value(arguments, "arguments")
+    if found is None:
+        return
+    where, problem = scrub_text(found[0]), found[1]
+    raise RequestInvalid(
+        f"{where}: {problem}", details={"errors": [FieldError(where, "FIELD_INVALID", problem).to_dict()]}
+    )
 
 
 def require_arguments(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:

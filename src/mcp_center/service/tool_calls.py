@@ -41,10 +41,10 @@ from mcp_center.registry import (
 from mcp_center.runtime import EarlyAnswer, new_operation_id
 from mcp_center.runtime.eras import ENVELOPE_KEYS
 from mcp_center.service.agent_registry import AgentCatalog, CatalogNow, invalid_field
-from mcp_center.service.bodies import check_json_safe
 from mcp_center.service.interactions import Elicitor, RootsLister, Sampler
 from mcp_center.service.quarantine import quarantined_refusal
 from mcp_center.service.results import ToolCallResult, ToolExport, UnavailableServer
+from mcp_center.service.tool_arguments import check_arguments_safe
 from mcp_center.store import ServerRecord
 
 __all__ = ["ToolCalls"]
@@ -169,7 +169,7 @@ class ToolCalls(AgentCatalog):
             name: The exposed name, or with `server_id` the server's own tool name (`/mcp/{id}`, R-8.4).
             now: `catalog_now()`, taken by the caller in this same event-loop step (nothing awaited
                 since): the call resolves against it instead of looking again; None: looks itself.
-            arguments_safe: The caller knows `arguments` is safe JSON (`check_json_safe` would pass).
+            arguments_safe: The caller knows `arguments` is safe JSON (`check_arguments_safe` would pass).
             meta: The agent's `_meta` (its `progressToken` is replaced by ours when `progress` is given).
             sampler, roots: Answer the server's `sampling/createMessage` / `roots/list` during this
                 call (R-8.5); sampling waits for an approval first when the tool's policy is `ask`.
@@ -260,7 +260,7 @@ class ToolCalls(AgentCatalog):
         if arguments is None:
             arguments = {}
         if not safe:
-            check_json_safe(arguments, "arguments")
+            check_arguments_safe(arguments)
         if not isinstance(arguments, dict):
             raise invalid_field("arguments", "FIELD_INVALID", "must be a JSON object")
         args: dict[str, Any] = arguments  # pyright: ignore[reportUnknownVariableType] - no `cast` call per call

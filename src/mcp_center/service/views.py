@@ -157,7 +157,9 @@ def server_view(
         quarantined: The live session's quarantined tools (R-3.6), or None without a live session.
     """
     record = readiness.record
-    warnings = summary_warnings(summary.data) + sandbox_warnings(record.config, summary.data, settings)
+    warnings = summary_warnings(summary.data) + sandbox_warnings(
+        record.config, summary.data, settings, record.created_at
+    )
     return ServerView(
         config=record.config,
         version=record.version,
@@ -174,7 +176,9 @@ def server_view(
         warnings=tuple(ViewWarning(w["code"], w["message"]) for w in warnings),
         status=status,
         oauth=oauth,
-        sandbox_host=host_facts(record.config) if isinstance(record.config, StdioServerConfig) else None,
+        sandbox_host=host_facts(record.config, record.created_at)
+        if isinstance(record.config, StdioServerConfig)
+        else None,
         quarantined=quarantined,
     )
 

@@ -166,9 +166,13 @@ class InstanceBoard(Protocol):
     line of an instance that died disappears with its presence.
     """
 
-    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
-        """Record a joined run's name and listen URL (a `serve`; CLI runs stay undescribed).
+    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> InstanceInfo | None:
+        """Record a joined run's name and listen URL (a `serve`; CLI runs stay undescribed), unless
+        another live run has that name: the look and the write are atomic, so of two runs naming
+        themselves alike at once exactly one gets the name (R-10.2). A dead run's name is free.
 
+        Returns:
+            None when recorded; else the live run that has `name` (nothing was recorded).
         Raises:
             StorageError: it could not be recorded.
         """
@@ -207,11 +211,15 @@ class LocalBoard:
         self._states: dict[tuple[str, str], InstanceServerState] = {}
         self._guard = threading.Lock()
 
-    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
+    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> InstanceInfo | None:
         with self._guard:
+            holder = next((i for i in self._instances.values() if i.id != instance and name and i.name == name), None)
+            if holder is not None:
+                return holder
             self._instances[instance] = InstanceInfo(
                 instance, name, url, socket.gethostname(), os.getpid(), datetime.now(UTC)
             )
+            return None
 
     def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
         with self._guard:

@@ -282,8 +282,8 @@ class JsonStore:
     def instance_alive(self, instance: str) -> bool:
         return self._presence.instance_alive(instance)
 
-    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
-        self._board.describe_instance(instance, name=name, url=url)
+    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> InstanceInfo | None:
+        return self._board.describe_instance(instance, name=name, url=url)
 
     def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
         self._board.publish_server_state(instance, server_id, state, reason)

@@ -48,14 +48,19 @@ from mcp_center.store.sections import SECTIONS, Section
 
 _Conn = psycopg.Connection[TupleRow]
 
-__all__ = ["CHANNEL", "INSTANCE_LOCK_CLASS", "PRESENCE_CHANNEL", "PgFeed", "lock_key"]
+__all__ = ["CHANNEL", "INSTANCE_LOCK_CLASS", "NAME_LOCK_CLASS", "PRESENCE_CHANNEL", "PgFeed", "lock_key"]
 
 logger = logging.getLogger(__name__)
 
 CHANNEL = "mcp_center_changes"
 PRESENCE_CHANNEL = "mcp_center_instances"
 INSTANCE_LOCK_CLASS = 3
-"""Advisory lock class of presence locks (1: transactions, 2: keyed locks, 4: migrations)."""
+"""Advisory lock class of presence locks (1: transactions, 2: keyed locks, 4: migrations, 5: names)."""
+NAME_LOCK_CLASS = 5
+"""Advisory lock class of instance names (`describe`): one claim of a name at a time."""
+NAME_WAIT_S = 15.0
+"""Seconds a claim of an instance name waits at most for another claim of it (each holds it for two
+statements; past it the claim fails as a database failure)."""
 PRESENCE_REFRESH_S = 1.0
 """Seconds between re-reads of which runs are alive."""
 WAIT_S = 0.1
@@ -75,6 +80,16 @@ DELETE FROM mcp_center.instances i WHERE NOT EXISTS (
   SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s
     AND l.objid = i.lock_key::oid AND l.objsubid = 2
     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+"""
+
+
+_NAME_HOLDER_SQL = """
+SELECT i.id, i.name, i.url, i.hostname, i.pid, i.started_at FROM mcp_center.instances i
+WHERE i.name = %s AND i.id <> %s AND EXISTS (
+  SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s
+    AND l.objid = i.lock_key::oid AND l.objsubid = 2
+    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+ORDER BY i.started_at, i.id LIMIT 1
 """
 
 
@@ -271,14 +286,34 @@ class PgFeed:
             return True
         return None
 
-    def describe(self, instance: str, *, name: str | None, url: str | None) -> None:
-        """Record what a joined run is called and where it listens (shown on every instance's page)."""
+    def describe(self, instance: str, *, name: str | None, url: str | None) -> tuple[Any, ...] | None:
+        """Record what a joined run is called and where it listens (shown on every instance's page),
+        unless another live run already has that name.
+
+        The look for a live holder of `name` and the write of it are one transaction under the
+        advisory lock `(NAME_LOCK_CLASS, lock_key(name))`: of two runs claiming one name at once, the
+        second waits for the first's commit and then finds it (R-10.2). A dead run's row keeps its
+        name until tidied, but is not live, so the name is free again at once.
+
+        Returns:
+            None when recorded; else the live holder's row `(id, name, url, hostname, pid,
+            started_at)` (nothing was recorded).
+        Raises:
+            psycopg.Error: the database failed, or the name's lock was held past `NAME_WAIT_S`.
+        """
+        conn = self._require()
+        with self._borrowed(), conn.transaction():
+            if name is not None:
+                conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{int(NAME_WAIT_S * 1000)}ms",))
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (NAME_LOCK_CLASS, lock_key(name)))
+                holder = conn.execute(_NAME_HOLDER_SQL, (name, instance, INSTANCE_LOCK_CLASS)).fetchone()
+                if holder is not None:
+                    return tuple(holder)
+            conn.execute("UPDATE mcp_center.instances SET name = %s, url = %s WHERE id = %s", (name, url, instance))
         with self.guard:  # kept: a row taken again after a reconnection is written with them
             if instance in self._joined:
                 self._described[instance] = (name, url)
-        conn = self._require()
-        with self._borrowed():
-            conn.execute("UPDATE mcp_center.instances SET name = %s, url = %s WHERE id = %s", (name, url, instance))
+        return None
 
     # ----- the thread -----------------------------------------------------------------------------------
 

@@ -397,9 +397,13 @@ class PgStore:
 
     # ----- the instance board ------------------------------------------------------------------------
 
-    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> None:
+    def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> InstanceInfo | None:
         with self._errors("write to"):
-            self._feed.describe(instance, name=name, url=url)
+            holder = self._feed.describe(instance, name=name, url=url)
+        if holder is None:
+            return None
+        i, n, u, h, p, s = holder
+        return InstanceInfo(str(i), n, u, str(h), int(p), s)
 
     def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
         with self._connection("write to") as conn:

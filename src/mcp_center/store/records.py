@@ -74,6 +74,10 @@ class ServerRecord(BaseModel):
     Kept through a change of the tool policies or switches only (the same server), cleared by any
     other change of the configuration; a policy or switch naming another tool is refused
     (`service.tool_names`)."""
+    warmed_up_at: datetime | None = None
+    """When a sandbox warm-up of this server last succeeded, on any instance or CLI run (R-11.1):
+    every instance warms its own home of the server once it sees a later one (`service.warm_ups`,
+    R-10.2). Not part of the configuration (the version stays)."""
 
     @property
     def id(self) -> str:

@@ -125,17 +125,20 @@ class SandboxSpec:
     """One server's sandbox as the transport applies it (built by the service from the policy).
 
     Attributes:
-        server_id: The server's id (names its uid on root hosts).
+        server_id: The server's id (with `stamp`, names its uid on root hosts).
         policy: The confirmed policy (part of the digest, R-2.1).
         root: The host directory holding the server's `home/` and `tmp/` (kept between runs,
             removed with the server).
         hidden: Host paths the server must never see (mcp-center's data directory).
+        stamp: The server's creation stamp (`service.sandboxing.home_key`): a server added again
+            under its id gets another uid. "" (tests, benchmarks): the uid of the id alone.
     """
 
     server_id: str
     policy: SandboxPolicy
     root: Path
     hidden: tuple[str, ...] = ()
+    stamp: str = ""
 
     @property
     def home_dir(self) -> Path:
@@ -204,9 +207,22 @@ class SandboxLaunch:
         self._close.clear()
 
 
-def sandbox_uid(server_id: str) -> int:
-    """The unprivileged uid (and gid) a sandboxed server runs as on a root host: stable per id."""
-    n = int.from_bytes(hashlib.sha256(server_id.encode("utf-8")).digest()[:2], "big")
+def sandbox_uid(server_id: str, stamp: str = "") -> int:
+    """The unprivileged uid (and gid) a sandboxed server runs as on a root host (R-11.1).
+
+    Args:
+        server_id: The server's id.
+        stamp: Its creation stamp (`service.sandboxing.home_key`): the same on every instance (the
+            record is shared), another one for a server deleted and added again under the id, so
+            what the old one left in its writable `paths` belongs to a uid the new one is not. ""
+            gives the uid of the id alone, what every server ran as before the stamp counted
+            (`_adopt` takes its files over).
+    Returns:
+        `SANDBOX_UID_BASE + n`, n in [0, `SANDBOX_UID_COUNT`) from a hash: two servers can share
+        a uid (one chance in 65536 per pair), as before.
+    """
+    key = server_id if not stamp else f"{server_id}\0{stamp}"
+    n = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:2], "big")
     return SANDBOX_UID_BASE + n % SANDBOX_UID_COUNT
 
 
@@ -487,7 +503,7 @@ def build_sandbox_argv(
             args += ["--tmpfs", hidden]
     args += ["--ro-bind-data", str(passwd_fd), "/etc/passwd", "--ro-bind-data", str(group_fd), "/etc/group"]
     args += ["--chdir", cwd or SANDBOX_HOME, "--"]
-    uid = sandbox_uid(spec.server_id) if support.mode == "setuid" else os.getuid()
+    uid = sandbox_uid(spec.server_id, spec.stamp) if support.mode == "setuid" else os.getuid()
     args += _limit_prefix(
         support.mode,
         uid,
@@ -541,10 +557,13 @@ def prepare_launch(spec: SandboxSpec, argv: Sequence[str], *, cwd: str | None) -
     for entry in spec.policy.paths:
         if not os.path.exists(entry.path):
             raise _setup_failure(f"sandbox path {entry.path!r} does not exist on the host", entry.path)
-    uid = sandbox_uid(spec.server_id) if support.mode == "setuid" else os.getuid()
+    uid = sandbox_uid(spec.server_id, spec.stamp) if support.mode == "setuid" else os.getuid()
     gid = uid if support.mode == "setuid" else os.getgid()
     try:
-        _make_dirs(spec, uid, gid)
+        previous = _make_dirs(spec, uid, gid)
+        legacy = sandbox_uid(spec.server_id)
+        if support.mode == "setuid" and previous == legacy != uid:
+            _adopt(spec, legacy, uid)
     except OSError as exc:
         raise _setup_failure(f"cannot create the sandbox home ({exc.strerror})", str(spec.root)) from exc
     passwd = f"root:x:0:0::/root:/usr/sbin/nologin\n{SANDBOX_USER}:x:{uid}:{gid}::{SANDBOX_HOME}:/bin/sh\n"
@@ -571,9 +590,20 @@ def _data_fd(name: str, text: str) -> int:
     return fd
 
 
-def _make_dirs(spec: SandboxSpec, uid: int, gid: int) -> None:
-    """Create `<root>/home` and `<root>/tmp` (mode 0700, owned by the server's uid); parents 0700."""
+def _make_dirs(spec: SandboxSpec, uid: int, gid: int) -> int | None:
+    """Create `<root>/home` and `<root>/tmp` (mode 0700, owned by the server's uid); parents 0700.
+
+    A home or /tmp owned by another uid (its server ran as another one: before the creation stamp
+    counted in `sandbox_uid`, or before mcp-center ran as root) is given to `uid` whole, its files
+    included, so the server reads and writes what it left there.
+
+    Returns:
+        The uid the home belonged to when it was not `uid`, else None.
+    Raises:
+        OSError: a directory could not be made or given.
+    """
     spec.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    previous: int | None = None
     for directory in (spec.home_dir, spec.tmp_dir):
         with contextlib.suppress(FileExistsError):
             directory.mkdir(mode=0o700)
@@ -581,7 +611,34 @@ def _make_dirs(spec: SandboxSpec, uid: int, gid: int) -> None:
         if not stat.S_ISDIR(info.st_mode):
             raise OSError(errno.ENOTDIR, "not a directory", str(directory))
         if (info.st_uid, info.st_gid) != (uid, gid):
-            os.chown(directory, uid, gid, follow_symlinks=False)
+            if directory == spec.home_dir and info.st_uid != uid:
+                previous = info.st_uid
+            _chown_tree(directory, uid, gid, only=None)
+    return previous
+
+
+def _chown_tree(top: Path, uid: int, gid: int, *, only: int | None) -> None:
+    """Give `top` and everything below it to `uid`:`gid` (`only`: just what `only` owns); symbolic
+    links are changed themselves, never followed."""
+    entries = [str(top)]
+    for parent, dirs, files in os.walk(top):
+        entries += [os.path.join(parent, name) for name in (*dirs, *files)]
+    for entry in entries:
+        info = os.lstat(entry)
+        if only is not None and info.st_uid != only:
+            continue
+        if (info.st_uid, info.st_gid) != (uid, gid):
+            os.chown(entry, uid, gid if only is None or info.st_gid == only else -1, follow_symlinks=False)
+
+
+def _adopt(spec: SandboxSpec, legacy: int, uid: int) -> None:
+    """The server's first start with its stamped uid on a home of its id-only uid (an upgrade,
+    root hosts): what that uid owns in the server's writable `paths` is given to `uid` too, so
+    the server keeps writing what it wrote there (docs/sandbox.md, R-11.1). Paths below a hidden
+    one (the data directory) are left alone."""
+    for entry in spec.policy.paths:
+        if entry.writable and os.path.exists(entry.path) and not any(_within(entry.path, h) for h in spec.hidden):
+            _chown_tree(Path(entry.path), uid, uid, only=legacy)
 
 
 def remove_sandbox_dir(root: Path) -> None:

@@ -70,6 +70,10 @@ class WarmUpResult:
         exit_code: Its exit status (negative: killed by that signal; None: timed out).
         elapsed_ms: Wall time in milliseconds.
         output_tail: Its last lines of stdout and stderr, redacted.
+        instance: The name of the instance whose home was warmed (the service fills it in; each
+            instance has its own home of a server).
+        others: The other live instances (names), told through the shared store to warm their own
+            homes of the server in the background (after a successful warm-up only).
     """
 
     ok: bool
@@ -77,6 +81,8 @@ class WarmUpResult:
     exit_code: int | None
     elapsed_ms: int
     output_tail: tuple[str, ...]
+    instance: str | None = None
+    others: tuple[str, ...] = ()
 
 
 def warm_up_argv(argv: Sequence[str]) -> list[str] | None:

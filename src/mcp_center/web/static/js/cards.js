@@ -6,7 +6,7 @@
 // labelled as what it is. Answers are sent once and never kept in the page after the card closes.
 
 import { cards } from "./api.js";
-import { confirmDialog, h, pretty, replace, toast, uid } from "./dom.js";
+import { confirmDialog, h, ownValue, pretty, replace, setOwn, toast, uid } from "./dom.js";
 import { HINTS, hintMeaning } from "./tools.js";
 
 const HINT_LABELS = {
@@ -36,8 +36,8 @@ function hintList(hints) {
     entries.map(([key, value]) =>
       h(
         "li",
-        { class: `hint-badge ${value === false ? "no" : "yes"}`, title: typeof value === "boolean" && key in HINTS ? hintMeaning(key, value) : null },
-        typeof value === "boolean" ? `${value ? "" : "not "}${HINT_LABELS[key] || key}` : `${key}: ${value}`,
+        { class: `hint-badge ${value === false ? "no" : "yes"}`, title: typeof value === "boolean" && Object.hasOwn(HINTS, key) ? hintMeaning(key, value) : null },
+        typeof value === "boolean" ? `${value ? "" : "not "}${ownValue(HINT_LABELS, key) || key}` : `${key}: ${value}`,
       ),
     ),
   );
@@ -136,7 +136,8 @@ const FORMAT_HINT = { email: "an email address", uri: "a URL such as https://exa
  * `requestedSchema` by the host: kind, title, options with their titles, limits, format,
  * default). Defaults are filled in. `read()` returns the content to send; a field left empty is
  * left out (the host then applies the schema's default, SEP-1034). `showErrors(list)` puts the
- * host's `details.errors` (`content.<name>`) next to their fields.
+ * host's `details.errors` (`content.<name>`) next to their fields. Every field name round-trips
+ * exactly (`__proto__`, `constructor`): the content is built with own properties (dom.js `setOwn`).
  */
 export function elicitationForm(fields) {
   const controls = new Map();
@@ -147,7 +148,7 @@ export function elicitationForm(fields) {
     const title = field.title || field.name;
     const hasDefault = Object.prototype.hasOwnProperty.call(field, "default");
     const fallback = hasDefault ? field.default : undefined;
-    const hintParts = [field.description, field.format ? `Expects ${FORMAT_HINT[field.format] || field.format}.` : null, limitsText(field)].filter(Boolean);
+    const hintParts = [field.description, field.format ? `Expects ${ownValue(FORMAT_HINT, field.format) || field.format}.` : null, limitsText(field)].filter(Boolean);
     const hint = hintParts.length ? h("p", { class: "hint", id: hintId }, hintParts.join(" ")) : null;
     const error = h("p", { class: "field-error", id: errorId, hidden: true });
     const describedBy = [hint ? hintId : null, errorId].filter(Boolean).join(" ");
@@ -209,7 +210,7 @@ export function elicitationForm(fields) {
       // A text the browser cannot read as a number is sent as text: the host names the field.
       read = () => (control.value === "" ? (control.validity.badInput ? "not a number" : undefined) : Number(control.value));
     } else {
-      const type = field.secret ? "password" : FORMAT_INPUT[field.format] || "text";
+      const type = field.secret ? "password" : ownValue(FORMAT_INPUT, field.format) || "text";
       control = h("input", {
         id,
         type,
@@ -234,7 +235,7 @@ export function elicitationForm(fields) {
       const content = {};
       for (const field of fields) {
         const value = controls.get(field.name).read();
-        if (value !== undefined) content[field.name] = value;
+        if (value !== undefined) setOwn(content, field.name, value);
       }
       return content;
     },

@@ -389,7 +389,7 @@ export async function renderConsole(container, view) {
   });
   // Choosing (or typing) a known method fills its params template while the params are untouched.
   method.addEventListener("input", () => {
-    if (!touched && method.value in TEMPLATES) {
+    if (!touched && Object.hasOwn(TEMPLATES, method.value)) {
       const template = TEMPLATES[method.value];
       params.value = template === null ? "" : pretty(template);
     }

@@ -82,6 +82,21 @@ export function confirmDialog({ title, text, ok }) {
   });
 }
 
+/**
+ * Set `target[key] = value` as an own, enumerable data property, whatever `key` is: a plain
+ * assignment with a name that came from a server or a user (`__proto__`) would change the object's
+ * prototype instead, and the name would be lost from the JSON sent. Returns `target`.
+ */
+export function setOwn(target, key, value) {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  return target;
+}
+
+/** `table[key]` when `key` is the table's own name, else undefined: `table["constructor"]` is not a label. */
+export function ownValue(table, key) {
+  return table !== null && table !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 /** JSON for humans: two-space indentation. */
 export function pretty(value) {
   return JSON.stringify(value, null, 2);

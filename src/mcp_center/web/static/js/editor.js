@@ -8,7 +8,7 @@
 // field it names; a 409 version conflict is shown with a reload option and never overwritten.
 
 import { ApiError, servers } from "./api.js";
-import { h, pretty, replace, toast, uid } from "./dom.js";
+import { h, ownValue, pretty, replace, setOwn, toast, uid } from "./dom.js";
 import { TRANSPORTS } from "./format.js";
 
 const COMMON = ["id", "name", "transport", "connect_on_startup", "call_timeout_s", "startup_timeout_s", "disabled_tools", "tool_policies"];
@@ -102,10 +102,10 @@ export function modelFromView(view) {
   const configured = { env: {}, headers: {}, bearer: false };
   if (!isRemote(view.transport)) {
     model.secret_env = Object.keys(view.secret_env || {});
-    for (const [k, v] of Object.entries(view.secret_env || {})) configured.env[k] = v.configured;
+    for (const [k, v] of Object.entries(view.secret_env || {})) setOwn(configured.env, k, v.configured);
   } else {
     model.secret_headers = Object.keys(view.secret_headers || {});
-    for (const [k, v] of Object.entries(view.secret_headers || {})) configured.headers[k] = v.configured;
+    for (const [k, v] of Object.entries(view.secret_headers || {})) setOwn(configured.headers, k, v.configured);
     if (model.auth && model.auth.kind === "bearer") {
       configured.bearer = Boolean(model.auth.token && model.auth.token.configured);
       model.auth = { kind: "bearer" };
@@ -218,10 +218,11 @@ export function renderEditor(container, { mode, view, onSaved }) {
         autocomplete: "new-password",
         "aria-label": `${label} value`,
         class: "secret-value",
-        placeholder: states[name] ? "configured · type to replace" : "value",
+        placeholder: ownValue(states, name) ? "configured · type to replace" : "value",
       });
-      if (typed[name]) valueInput.value = typed[name];
-      const state = h("span", { class: states[name] ? "ok" : "warn" }, states[name] ? "configured" : "not set");
+      // Own names only: `typed["constructor"]` of a plain object is Object, not a typed secret.
+      if (ownValue(typed, name)) valueInput.value = ownValue(typed, name);
+      const state = h("span", { class: ownValue(states, name) ? "ok" : "warn" }, ownValue(states, name) ? "configured" : "not set");
       const rowEl = h("div", { class: "row secret", "data-field": `${kind}.${name}`, "data-kind": kind });
       nameInput.addEventListener("input", () => {
         rowEl.dataset.field = `${kind}.${nameInput.value}`;
@@ -448,7 +449,7 @@ export function renderEditor(container, { mode, view, onSaved }) {
     for (const rowEl of formFields.querySelectorAll(".row.secret")) {
       const name = rowEl.querySelector(".secret-name").value.trim();
       const typed = rowEl.querySelector(".secret-value").value;
-      if (name && typed) pending[rowEl.dataset.kind === "secret_env" ? "env" : "headers"][name] = typed;
+      if (name && typed) setOwn(pending[rowEl.dataset.kind === "secret_env" ? "env" : "headers"], name, typed);
     }
     const bearer = value("bearer_token");
     if (bearer && bearer.value) pending.bearer = bearer.value;

@@ -10,7 +10,7 @@
 // host's environment. The pasted text stays only in its text area, and goes when the import is done.
 
 import { ApiError, interchange } from "./api.js";
-import { h, replace, toast, uid } from "./dom.js";
+import { h, replace, setOwn, toast, uid } from "./dom.js";
 import { transportLabel } from "./format.js";
 
 /** Accepted `format` values, in the host's spelling (IMPORT_FORMATS). */
@@ -249,7 +249,7 @@ function existingEntry(entry) {
   );
 }
 
-/** Draw the import page into `main`. `navigate(hash, state)` moves on after a successful apply. */
+/** Draw the import page into `main`. `navigate(hash, state, {replace})` moves on after a successful apply. */
 export function renderImport(main, { feed, navigate }) {
   const contentId = uid("import-content");
   const content = h("textarea", {
@@ -457,7 +457,7 @@ export function renderImport(main, { feed, navigate }) {
       for (const field of fields) {
         const read = field.read();
         if (read.useDefault) useDefaults.push(field.name);
-        else if ("value" in read) values[field.name] = read.value;
+        else if ("value" in read) setOwn(values, field.name, read.value);
       }
       const body = { token: current.preview.token, digest: current.preview.digest, content: current.content, format: current.format, values, use_defaults: useDefaults, on_conflict: current.onConflict };
       // The typed secrets are in `body` now; the inputs let go of them at once, whatever the answer.
@@ -470,9 +470,14 @@ export function renderImport(main, { feed, navigate }) {
         forget();
         feed.refresh();
         toast(`Imported ${plural(created.length, "server")}.`);
-        navigate("#/", {
-          notice: `Imported ${plural(created.length, "server")} (${created.map((s) => s.id).join(", ")}). Each starts untrusted and disabled: open it to review its summary, then confirm, test and enable it.`,
-        });
+        // The list takes the import page's place in the history: Back never returns to a preview applied already.
+        navigate(
+          "#/",
+          {
+            notice: `Imported ${plural(created.length, "server")} (${created.map((s) => s.id).join(", ")}). Each starts untrusted and disabled: open it to review its summary, then confirm, test and enable it.`,
+          },
+          { replace: true },
+        );
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         showApplyError(err);

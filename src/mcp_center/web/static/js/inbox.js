@@ -13,7 +13,7 @@
 import { cards, coalesced } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { approvalCard, interactionCard } from "./cards.js";
-import { resultView } from "./tools.js";
+import { resultView } from "./playground.js";
 
 const POLL_MS = 3000;
 let shared = null;

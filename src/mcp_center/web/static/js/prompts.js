@@ -10,7 +10,7 @@
 import { CALL, api } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
 import { forgetCompletions, offerCompletions } from "./debug.js";
-import { clipped, h, replace, uid } from "./dom.js";
+import { clipped, h, replace, setOwn, uid } from "./dom.js";
 import { errorAlert, liveSession, untrustedBlock, whyEmpty } from "./untrusted.js";
 
 /** `GET /api/prompts` (every ready server), and one prompt's `prompts/get` as an untrusted block. */
@@ -77,7 +77,7 @@ function promptItem(prompt) {
     const args = {};
     for (const field of fields) {
       field.clearError();
-      if (field.input.value !== "") args[field.name] = field.input.value;
+      if (field.input.value !== "") setOwn(args, field.name, field.input.value); // `__proto__` is a name too
     }
     submit.disabled = true;
     submit.setAttribute("aria-busy", "true");

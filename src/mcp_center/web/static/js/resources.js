@@ -8,7 +8,7 @@
 import { CALL, api } from "./api.js";
 import { quarantineNotice } from "./catalog.js";
 import { forgetCompletions, offerCompletions } from "./debug.js";
-import { clipped, h, replace, uid } from "./dom.js";
+import { clipped, h, ownValue, replace, uid } from "./dom.js";
 import { bytesText, emptyState, errorAlert, liveSession, untrustedBlock, whyEmpty } from "./untrusted.js";
 
 const SEARCH_LIMIT = 100;
@@ -69,7 +69,7 @@ export function expandTemplate(template, values) {
     for (const spec of raw.slice(op.length).split(",")) {
       const m = VARSPEC.exec(spec.trim());
       if (!m) continue;
-      let value = values[m[1]];
+      let value = ownValue(values, m[1]); // a variable named `constructor` is not Object
       if (value === undefined || value === null || value === "") continue;
       value = String(value);
       if (m[2]) value = value.slice(0, Number(m[2]));

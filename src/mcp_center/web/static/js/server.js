@@ -60,6 +60,13 @@ function statusCard(view) {
 }
 
 /**
+ * Ids of the servers deleted from this tab. A page of one of them that is still in the history (Back
+ * to its Tools tab) shows the server list with a notice instead of "Server not found", and never
+ * the server as if it existed; an id leaves the set once a server of that id is read again.
+ */
+const deletedHere = new Set();
+
+/**
  * Draw the page of server `id`, section `section`, into `main`.
  * Returns a cleanup function. `flash` may carry a notice to show (why a confirmation is needed).
  * `current()` says whether this render is still the page's latest route (app.js): once the server's
@@ -71,9 +78,15 @@ export async function renderServer(main, { id, section, feed, navigate, flash, c
     view = await servers.get(id);
   } catch (err) {
     if (!current()) return () => {};
+    if (err.code === "MCP_SERVER_NOT_FOUND" && deletedHere.has(id)) {
+      // Back (or a link) to a page of a server deleted in this tab: the list, in its place.
+      navigate("#/", { notice: `${id} was deleted.` }, { replace: true });
+      return () => {};
+    }
     replace(main, h("h1", { tabindex: "-1" }, "Server not found"), h("p", { class: "alert alert-error", role: "alert" }, `${err.code}: ${err.message}`), h("a", { href: "#/" }, "Back to the servers"));
     return () => {};
   }
+  deletedHere.delete(id); // created again since
   if (!current()) return () => {};
   const base = `#/servers/${encodeURIComponent(id)}`;
   const headState = h("span", { class: "head-state" }, stateBadge(view));
@@ -159,7 +172,9 @@ export async function renderServer(main, { id, section, feed, navigate, flash, c
         await servers.remove(view.id, view.version);
         toast(`${view.name} deleted.`);
         feed.refresh();
-        navigate("#/");
+        deletedHere.add(view.id);
+        // The list takes the deleted server's place in the history: Back goes where you were before it.
+        navigate("#/", null, { replace: true });
       } catch (err) {
         toast(`${err.code}: ${err.message}`);
         if (err.code === "MCP_SERVER_VERSION_CONFLICT") {
