@@ -28,7 +28,7 @@ async def info(request: Request) -> dict[str, Any]:
     center = _center(request)
     return {
         "url": f"{center.settings.base_url}/mcp",
-        "tokens": len(center.gateway_tokens.list()),
+        "tokens": len(await center.gateway_tokens.list_async()),
         "bridge_command": bridge_command(),
     }
 
@@ -36,17 +36,17 @@ async def info(request: Request) -> dict[str, Any]:
 @router.get("/tokens", summary="List gateway tokens")
 async def list_tokens(request: Request) -> dict[str, Any]:
     """Names and ids only: a token is shown once, when it is created."""
-    return {"tokens": [record.view() for record in _center(request).gateway_tokens.list()]}
+    return {"tokens": [record.view() for record in await _center(request).gateway_tokens.list_async()]}
 
 
 @router.post("/tokens", status_code=201, summary="Create a gateway token")
 async def create_token(request: Request, body: Annotated[GatewayTokenRequest, Body()]) -> dict[str, Any]:
     """Body `{"name": "..."}`; the answer holds the token — the only time it is shown."""
-    record, token = _center(request).gateway_tokens.create(body.name)
+    record, token = await _center(request).gateway_tokens.create_async(body.name)
     return {**record.view(), "token": token}
 
 
 @router.delete("/tokens/{token_id}", status_code=204, summary="Revoke a gateway token", responses=errors(404))
 async def revoke_token(request: Request, token_id: str) -> Response:
-    _center(request).gateway_tokens.revoke(token_id)
+    await _center(request).gateway_tokens.revoke_async(token_id)
     return Response(status_code=204)

@@ -79,6 +79,7 @@ from mcp_center.gateway.wire import DirectHandler
 from mcp_center.models import is_object
 from mcp_center.secrets import presented_bearer
 from mcp_center.service import GatewayTokens
+from mcp_center.service.gateway_tokens import STALE
 from mcp_center.store.freshness import enter_request, leave_request, request_arrived, serving_request
 
 __all__ = ["GATEWAY_PATH", "MAX_SESSIONS_PER_TOKEN", "SESSION_LIMIT_CODE", "GatewayEndpoint"]
@@ -327,7 +328,10 @@ class GatewayEndpoint:
         headers = read_headers(scope.get("headers", []))[0]
         presented = presented_bearer(headers.get(b"authorization"))
         try:
-            named = self._tokens.identify_named(presented)
+            named = self._tokens.identify_cached(presented)
+            if named == STALE:  # the tokens changed: read them in a worker thread, not on this loop
+                await self._tokens.refresh()
+                named = self._tokens.identify_named(presented)
         except StorageError as exc:  # the shared database is away: say so, retryable
             logger.warning("gateway.token_check_failed", extra={"code": exc.code})
             error = {"code": -32603, "message": f"{exc.code}: {exc.message}", "data": {"code": exc.code}}
@@ -425,12 +429,12 @@ class GatewayEndpoint:
         arrival = request_arrived()  # its bytes are in (see `__call__`)
         serving = enter_request(arrival)  # `serving_request(arrival)` without its frames (issue 12)
         try:
-            named = self._tokens.identify_named(presented_bearer(found.get(b"authorization")))
+            named = self._tokens.identify_cached(presented_bearer(found.get(b"authorization")))
         except StorageError:
             return None
         finally:
             leave_request(serving)
-        if named is None:
+        if named is None or isinstance(named, str):  # STALE: `__call__` reads the changed tokens off the loop
             return None
         try:
             message: dict[str, Any] | None = orjson.loads(body)  # checked exactly below

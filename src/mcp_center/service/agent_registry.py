@@ -15,7 +15,6 @@ from collections.abc import Hashable, Mapping
 from typing import Any, NamedTuple
 
 import anyio
-import anyio.to_thread
 
 from mcp_center.config import ServerConfig
 from mcp_center.errors import (
@@ -33,6 +32,7 @@ from mcp_center.runtime import Catalog, ConnectionManager
 from mcp_center.service.approvals import ApprovalBroker
 from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.results import UnavailableServer
+from mcp_center.service.store_threads import read_state
 from mcp_center.service.untrusted import DEFAULT_MAX_CONTEXT_BYTES, MAX_CONTEXT_BYTES
 from mcp_center.store import ServerRecord, Store, StoreState
 
@@ -220,7 +220,7 @@ class AgentCatalog:
 
     async def _read(self) -> StoreState:
         """The store's state: from its cache when nothing changed (no thread hop), else read in a thread."""
-        return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
+        return await read_state(self._store)
 
     def _ready(self, state: StoreState) -> list[tuple[ServerConfig, Catalog]]:
         ready: list[tuple[ServerConfig, Catalog]] = []

@@ -31,7 +31,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
 
 import anyio
-import anyio.to_thread
 
 from mcp_center.errors import (
     ApprovalClosed,
@@ -44,6 +43,7 @@ from mcp_center.errors import (
 )
 from mcp_center.runtime import EventBus
 from mcp_center.service.results import ApprovalView
+from mcp_center.service.store_threads import in_read_thread, in_write_thread, read_state
 from mcp_center.store import MAX_CLOSED_APPROVALS, ApprovalRecord, ApprovalState, Store, StoreState
 
 __all__ = ["DEFAULT_APPROVAL_TIMEOUT_S", "MAX_CLOSED_APPROVALS", "ApprovalBroker", "ApprovalState"]
@@ -380,7 +380,7 @@ class ApprovalBroker:
         return instance == self.instance or self._store.instance_alive(instance)
 
     async def _read(self) -> StoreState:
-        return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
+        return await read_state(self._store)
 
     async def _commit(self, change: Callable[[StoreState], T]) -> T:
         def run() -> T:
@@ -389,7 +389,7 @@ class ApprovalBroker:
 
         result: list[T] = []
         with anyio.CancelScope(shield=True):  # a started store write always finishes, and is announced
-            result.append(await anyio.to_thread.run_sync(run))
+            result.append(await in_write_thread(run))
         return result[0]
 
     async def _close_one(self, approval_id: str, state: ApprovalState) -> ApprovalRecord | None:
@@ -433,11 +433,9 @@ class ApprovalBroker:
     async def _close_orphans(self) -> list[ApprovalRecord]:
         """Close the pending approvals of runs that are gone (crashed or stopped without closing them)."""
         state = await self._read()
-        dead = {
-            r.host_instance
-            for r in state.approvals.values()
-            if r.state == "pending" and not self._alive(r.host_instance)
-        }
+        others = {r.host_instance for r in state.approvals.values() if r.state == "pending"} - {self.instance}
+        # Presence may need a query (a run the feed does not know): in a read thread, not on the loop.
+        dead: set[str] = await in_read_thread(lambda: {i for i in others if not self._alive(i)}) if others else set()
         if not dead:
             return []
         closed = await self._close_where(lambda r: r.host_instance in dead, "interrupted")

@@ -79,6 +79,7 @@ from mcp_center.service.results import (
 from mcp_center.service.secret_values import SECRET_KINDS, SecretValuesKeeper
 from mcp_center.service.servers import Servers
 from mcp_center.service.store_health import StoreHealth
+from mcp_center.service.store_threads import in_read_thread, read_state
 from mcp_center.service.summary import Summaries
 from mcp_center.service.tool_arguments import check_arguments_safe, require_arguments
 from mcp_center.service.views import ServerView
@@ -349,7 +350,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         Raises:
             StorageError: the database could not be read.
         """
-        return await anyio.to_thread.run_sync(lambda: instance_views(self._store, self.instance))
+        return await in_read_thread(lambda: instance_views(self._store, self.instance))
 
     # ----- configuration writes ------------------------------------------------------------------
 
@@ -472,7 +473,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         others: tuple[str, ...] = ()
         if result.ok:
             try:
-                live = await anyio.to_thread.run_sync(self._store.instances)
+                live = await in_read_thread(self._store.instances)
             except CenterError:  # the stamp is stored: they follow all the same; only the list is missing
                 live = []
             others = tuple(i.name or i.id for i in live if i.id != self.instance)
@@ -777,7 +778,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         self._manager.events.publish(event, **fields)
 
     async def _read(self) -> StoreState:
-        return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
+        return await read_state(self._store)
 
     async def _runnable(self, server_id: str) -> ServerRecord:
         return await self._servers.runnable(server_id)

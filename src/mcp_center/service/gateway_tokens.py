@@ -13,7 +13,9 @@ when the section's stamp changed (`Store.stamp`, two `stat` calls), so a token r
 process (the CLI) is refused from its next request on. The SHA-256 of a token that was found
 current is remembered (`DIGESTS_REMEMBERED`, keyed by the exact token presented), so a client's
 next requests skip hashing it again; which tokens are current is still read per request, so a
-revocation counts exactly as soon as before.
+revocation counts exactly as soon as before. The gateway asks `identify_cached`: when the cache is
+stale (the section changed) it answers `STALE` instead of reading the store on the event loop, and
+the gateway `refresh()`es in a store read thread before asking again (a cache hit gains no thread hop).
 """
 
 from __future__ import annotations
@@ -26,14 +28,18 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final, Literal
 
 from mcp_center.errors import FieldError, GatewayTokenAmbiguous, GatewayTokenNotFound, RequestInvalid, did_you_mean
+from mcp_center.service.store_threads import in_read_thread, in_write_thread
 from mcp_center.store import GatewayTokenRecord, JsonStore, Store
 
-__all__ = ["ENV_TOKEN_ID", "GatewayTokenNotFound", "GatewayTokens", "Revoked", "TokenRecord"]
+__all__ = ["ENV_TOKEN_ID", "STALE", "GatewayTokenNotFound", "GatewayTokens", "Revoked", "TokenRecord"]
 
 TOKEN_PREFIX = "mcpg_"  # noqa: S105 - a prefix, not a credential
 MAX_TOKENS = 100
+STALE: Final = "stale"
+"""`identify_cached`'s answer when the tokens must be read from the store first (`refresh`)."""
 MAX_NAME_CHARS = 64
 MAX_REVOKED_KEPT = 100
 """Revoked tokens whose record is kept (so that revoking one again says so); the oldest go first."""
@@ -178,6 +184,19 @@ class GatewayTokens:
         self._cache = None
         return Revoked(record, already=False)
 
+    async def list_async(self, *, revoked: bool = False) -> list[TokenRecord]:
+        """`list`, run in a store read thread (the REST API: never on the event loop). Raises as `list`."""
+        return await in_read_thread(lambda: self.list(revoked=revoked))
+
+    async def create_async(self, name: object) -> tuple[TokenRecord, str]:
+        """`create`, run in a store write thread: a write waiting for the store's write lock holds
+        no event loop (R-10.2). Raises as `create` (`StorageBusy` after the lock's budget)."""
+        return await in_write_thread(lambda: self.create(name))
+
+    async def revoke_async(self, token_id: str) -> Revoked:
+        """`revoke`, run in a store write thread (see `create_async`). Raises as `revoke`."""
+        return await in_write_thread(lambda: self.revoke(token_id))
+
     def verify(self, presented: str | None) -> bool:
         """True when `presented` is a current gateway token (constant-time comparison of hashes)."""
         return self.identify(presented) is not None
@@ -190,15 +209,35 @@ class GatewayTokens:
     def identify_named(self, presented: str | None) -> tuple[str, str | None] | None:
         """`(id, name)` of the current gateway token `presented` is, from one look at the store (the
         gateway's per-call check and its approval card's token name: one stamp, not two); None when
-        it is no current token. The env token is `(ENV_TOKEN_ID, "MCP_CENTER_SERVE_GATEWAY_TOKEN")`."""
+        it is no current token. The env token is `(ENV_TOKEN_ID, "MCP_CENTER_SERVE_GATEWAY_TOKEN")`.
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        named = self.identify_cached(presented, inline=True)
+        return None if named == STALE else named
+
+    def identify_cached(
+        self, presented: str | None, *, inline: bool = False
+    ) -> tuple[str, str | None] | Literal["stale"] | None:
+        """`identify_named` without reading the store (for the event loop, the gateway's per-call
+        check): `STALE` when the tokens changed and must be read first (`await refresh()`, then ask
+        again). `inline`: read them here instead (blocking: `identify_named`).
+
+        Raises:
+            StorageError: the store cannot be read (PostgreSQL: its change feed is down).
+        """
         if not presented:
             return None
         digest = self._digests.get(presented) or _hash(presented)
         if self._env_hash is not None and hmac.compare_digest(digest, self._env_hash):
             found: tuple[str, str | None] | None = ENV_TOKEN_ID, "MCP_CENTER_SERVE_GATEWAY_TOKEN"
         else:
+            records = self._current() if inline else self._cached()
+            if records is None:
+                return STALE
             found = None
-            for record in self._current():
+            for record in records:
                 if hmac.compare_digest(digest, record.sha256):
                     found = record.id, record.name
         if found is not None and presented not in self._digests:
@@ -221,11 +260,35 @@ class GatewayTokens:
             return "MCP_CENTER_SERVE_GATEWAY_TOKEN" if self._env_hash is not None else None
         return next((record.name for record in self._current() if record.id == token_id), None)
 
+    async def refresh(self) -> None:
+        """Read the tokens again in a store read thread, if they changed (after `identify_cached`
+        answered `STALE`).
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        await in_read_thread(self._current)
+
     def _current(self) -> list[TokenRecord]:
+        """The live tokens, read from the store (blocking) when the section changed."""
+        stamp = self._store.stamp("gateway_tokens")  # taken first: a commit racing the read only reads again
+        cache = self._cache
+        if cache is not None and cache[0] == stamp:
+            return cache[1]
+        state = self._store.read_if_fresh() or self._store.read()
+        live = [r for r in state.gateway_tokens.values() if r.revoked_at is None]
+        self._cache = (stamp, live)
+        return live
+
+    def _cached(self) -> list[TokenRecord] | None:
+        """The live tokens from memory, or from the store's current snapshot; None: read the store."""
         stamp = self._store.stamp("gateway_tokens")
         cache = self._cache
-        if cache is None or cache[0] != stamp:
-            state = self._store.read_if_fresh() or self._store.read()
-            live = [r for r in state.gateway_tokens.values() if r.revoked_at is None]
-            cache = self._cache = (stamp, live)
-        return cache[1]
+        if cache is not None and cache[0] == stamp:
+            return cache[1]
+        state = self._store.read_if_fresh()
+        if state is None:
+            return None
+        live = [r for r in state.gateway_tokens.values() if r.revoked_at is None]
+        self._cache = (stamp, live)
+        return live

@@ -14,13 +14,14 @@ logged and retried at the next change; the board is a view, never a source of tr
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import anyio
-import anyio.to_thread
 
 from mcp_center.errors import CenterError
 from mcp_center.runtime import ServerStatus
 from mcp_center.service.results import InstancesView, InstanceView
+from mcp_center.service.store_threads import in_write_thread
 from mcp_center.store import Store
 from mcp_center.store.coordination import InstanceServerState
 
@@ -59,7 +60,7 @@ class StatePublisher:
             self._wake = anyio.Event()
             batch, self._pending = self._pending, {}
             try:
-                await anyio.to_thread.run_sync(self._write, batch)
+                await in_write_thread(partial(self._write, batch))
             except CenterError as exc:
                 logger.warning("instances.publish_failed", extra={"code": exc.code})
                 for server_id, value in batch.items():  # retried with the next change

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import anyio
-import anyio.to_thread
 import mcp_types as types
 
 from mcp_center.errors import (
@@ -29,6 +28,7 @@ from mcp_center.runtime import EventBus
 from mcp_center.secrets import Redactor, SecretCipher
 from mcp_center.service.forms import FormField, FormSchema, UnsupportedSchema
 from mcp_center.service.results import CardAction, InteractionCard, ToolCallResult
+from mcp_center.service.store_threads import in_read_thread, in_write_thread, read_state
 from mcp_center.store import CallRef, InteractionRecord, RetryState, Store, StoreState
 
 Elicitor = Callable[[types.ElicitRequestFormParams], Awaitable[types.ElicitResult]]
@@ -162,7 +162,7 @@ class CardStore:
     # ----- storage ----------------------------------------------------------------------------------
 
     async def _read(self) -> StoreState:
-        return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
+        return await read_state(self._store)
 
     async def _record(self, interaction_id: str) -> InteractionRecord:
         await self._close_orphans()
@@ -180,12 +180,18 @@ class CardStore:
         """Mark interrupted the cards whose process is gone: pending ones, and answered ones whose answer
         never reached it (R-6.3). Returns how many."""
 
-        def orphaned(record: InteractionRecord) -> bool:
-            waiting = record.state == "pending" or (record.answer is not None and record.state != "interrupted")
-            return waiting and not self._alive(record.host_instance)
+        def waiting(record: InteractionRecord) -> bool:
+            return record.state == "pending" or (record.answer is not None and record.state != "interrupted")
 
-        if not any(orphaned(r) for r in (await self._read()).interactions.values()):
+        others = {r.host_instance for r in (await self._read()).interactions.values() if waiting(r)} - {self.instance}
+        # Presence may need a query (a run the feed does not know): in a read thread, not on the loop.
+        dead: set[str] = await in_read_thread(lambda: {i for i in others if not self._alive(i)}) if others else set()
+        if not dead:
             return 0
+
+        def orphaned(record: InteractionRecord) -> bool:
+            return waiting(record) and record.host_instance in dead
+
         now = utc_now()
 
         def run() -> list[InteractionRecord]:
@@ -200,7 +206,7 @@ class CardStore:
 
         done: list[list[InteractionRecord]] = []
         with anyio.CancelScope(shield=True):
-            done.append(await anyio.to_thread.run_sync(run))
+            done.append(await in_write_thread(run))
         changed = done[0]
         if changed:
             logger.warning("interactions.interrupted_by_gone_process", extra={"count": len(changed)})
@@ -214,7 +220,7 @@ class CardStore:
                 state.interactions[record.id] = record
 
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(run)
+            await in_write_thread(run)
 
     async def _transition(
         self, interaction_id: str, change: Callable[[InteractionRecord], InteractionRecord]
@@ -240,7 +246,7 @@ class CardStore:
 
         result: list[InteractionRecord | None] = []
         with anyio.CancelScope(shield=True):  # a started store write always finishes
-            result.append(await anyio.to_thread.run_sync(run))
+            result.append(await in_write_thread(run))
         return result[0]
 
     def _publish(self, event: str, record: InteractionRecord) -> None:

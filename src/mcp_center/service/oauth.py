@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-import anyio.to_thread
 import httpx2
 
 from mcp_center.auth import (
@@ -55,6 +54,7 @@ from mcp_center.errors import (
 from mcp_center.models import TransportKind, is_mapping
 from mcp_center.secrets import Redactor, SecretCipher, SecretKind, secret_id
 from mcp_center.service.readiness import Readiness
+from mcp_center.service.store_threads import in_read_thread, in_write_thread
 from mcp_center.store import ServerRecord, Store, StoreState
 
 __all__ = [
@@ -345,7 +345,7 @@ class OAuthService:
             )
             return self.target(config, state)
 
-        target = await anyio.to_thread.run_sync(prepare)
+        target = await in_read_thread(prepare)
         started = await self.broker.start(target, issuer=issuer)
         if started.completion is not None:
             await self._commit(started.completion)
@@ -406,7 +406,7 @@ class OAuthService:
             config, _ = _oauth_config(_record(state, server_id))
             return self.target(config, state, secrets=False)
 
-        target = await anyio.to_thread.run_sync(prepare)
+        target = await in_read_thread(prepare)
         await self.broker.forget(target)
         await self._after_authorization(server_id)
         return OAuthForgotten(server_id)
@@ -419,7 +419,7 @@ class OAuthService:
 
     async def _require_oauth(self, server_id: str) -> None:
         """Raise ServerNotFound / OAuthNotConfigured before looking at a request body."""
-        await anyio.to_thread.run_sync(lambda: _oauth_config(_record(self._store.read(), server_id)))
+        await in_read_thread(lambda: _oauth_config(_record(self._store.read(), server_id)))
 
     async def _commit(self, completion: Completion) -> None:
         """Persist a completion and record its binding in one transaction, then reconnect."""
@@ -467,5 +467,5 @@ class OAuthService:
                         update["last_test"] = record.last_test.model_copy(update={"digest": new_digest})
                 state.servers[completion.server_id] = record.model_copy(update=update)
 
-        await anyio.to_thread.run_sync(run)
+        await in_write_thread(run)
         await self._after_authorization(completion.server_id)

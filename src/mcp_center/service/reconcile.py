@@ -19,7 +19,6 @@ from collections.abc import Callable
 
 import anyio
 import anyio.abc
-import anyio.to_thread
 import httpx2
 
 from mcp_center.config import AuthBearer, AuthOAuth, ServerConfig, Settings, StdioServerConfig
@@ -33,6 +32,7 @@ from mcp_center.service.oauth import RemoteConfig
 from mcp_center.service.readiness import Readiness
 from mcp_center.service.sandboxing import sandbox_spec, sweep_homes
 from mcp_center.service.secret_values import SecretValuesKeeper
+from mcp_center.service.store_threads import in_read_thread, read_state
 from mcp_center.service.summary import BEARER_KEY, Summaries, Summary
 from mcp_center.store import ServerRecord, Store, StoreState
 from mcp_center.transports import ConnectionSpec
@@ -151,14 +151,14 @@ class Reconciler:
         lock = self._locks.setdefault(server_id, anyio.Lock())
         async with lock:
             try:
-                state = await anyio.to_thread.run_sync(self._store.read)
+                state = await in_read_thread(self._store.read)
             except CenterError:
                 # Never act on a state that could not be read (a moved data directory, a lost
                 # database): the connection stays as it is until the store answers again.
                 logger.exception("server.reconcile_failed", extra={"server_id": server_id})
                 return
             try:
-                spec = await anyio.to_thread.run_sync(lambda: self.desired_spec(state, server_id, memo))
+                spec = await in_read_thread(lambda: self.desired_spec(state, server_id, memo))
             except CenterError:
                 logger.exception("server.reconcile_failed", extra={"server_id": server_id})
                 spec = None
@@ -180,7 +180,7 @@ class Reconciler:
             if (conn := self._manager.current(server_id)) is not None and conn.spec.sandbox is not None
         ]
         try:
-            await anyio.to_thread.run_sync(lambda: sweep_homes(self._settings, self._store.read, in_use))
+            await in_read_thread(lambda: sweep_homes(self._settings, self._store.read, in_use))
         except CenterError:
             logger.exception("sandbox.sweep_failed")
 
@@ -231,4 +231,4 @@ class Reconciler:
                     logger.exception("store.change_failed", extra={"sections": sorted(changed)})
 
     async def _read(self) -> StoreState:
-        return self._store.read_if_fresh() or await anyio.to_thread.run_sync(self._store.read)
+        return await read_state(self._store)

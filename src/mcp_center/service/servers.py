@@ -55,6 +55,7 @@ from mcp_center.service.secret_values import (
     undeclare_secret,
     values_of,
 )
+from mcp_center.service.store_threads import commit, in_read_thread
 from mcp_center.service.summary import Summaries
 from mcp_center.service.tool_names import added_tool_names, check_tool_names
 from mcp_center.service.views import ServerView, ViewWarning, server_view
@@ -138,7 +139,7 @@ class Servers:
             state, memo = self._store.read(), self._summaries()
             return [self.view(r, state, memo) for r in sorted(state.servers.values(), key=lambda r: r.id)]
 
-        return await anyio.to_thread.run_sync(run)
+        return await in_read_thread(run)
 
     async def get(self, server_id: str, summaries: Summaries | None = None) -> ServerView:
         """One server's view. Raises ServerNotFound."""
@@ -148,7 +149,7 @@ class Servers:
             state = self._store.read()
             return self.view(get_record(state, server_id), state, memo)
 
-        return await anyio.to_thread.run_sync(run)
+        return await in_read_thread(run)
 
     async def runnable(self, server_id: str) -> ServerRecord:
         """The record of a server that may run now (`Readiness.require_runnable`)."""
@@ -159,7 +160,7 @@ class Servers:
             self.readiness(record, state, self._summaries()).require_runnable()
             return record
 
-        return await anyio.to_thread.run_sync(run)
+        return await in_read_thread(run)
 
     # ----- configuration writes -------------------------------------------------------------------
 
@@ -353,7 +354,7 @@ class Servers:
     async def test(self, server_id: str) -> TestResult:
         """Probe the server with a temporary connection and store the result with its digest (R-2.2)."""
         memo = self._summaries()
-        spec = await anyio.to_thread.run_sync(self._trusted_spec, server_id, memo, "testing")
+        spec = await in_read_thread(lambda: self._trusted_spec(server_id, memo, "testing"))
         digest = spec.digest
         started = now()
         names: tuple[str, ...] | None = None
@@ -402,7 +403,7 @@ class Servers:
         instances warm their own homes (`service.warm_ups`, R-10.2), this one does not again. A
         record replaced or deleted meanwhile is not stamped.
         """
-        record, spec = await anyio.to_thread.run_sync(self._warm_up_target, server_id)
+        record, spec = await in_read_thread(lambda: self._warm_up_target(server_id))
         stamp = now()
         result = await warm_up(spec, self._redactor)
         if not result.ok or spec.sandbox is None:
@@ -474,8 +475,4 @@ class Servers:
         return await self.get(server_id)
 
     async def _txn(self, fn: Callable[[StoreState], T]) -> T:
-        def run() -> T:
-            with self._store.transaction() as state:
-                return fn(state)
-
-        return await anyio.to_thread.run_sync(run)
+        return await commit(self._store, fn)

@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 
 import anyio
-import anyio.to_thread
 
 from mcp_center.errors import CenterError
+from mcp_center.service.store_threads import in_read_thread
 from mcp_center.store import Store
 
 __all__ = ["HEALTH_CACHE_S", "StoreHealth", "StoreVerdict"]
@@ -52,7 +52,7 @@ class StoreHealth:
             if last is not None and time.monotonic() - last[0] < self._cache_s:
                 return last[1]
             try:
-                await anyio.to_thread.run_sync(self._store.read)
+                await in_read_thread(self._store.read)
             except CenterError as exc:
                 verdict = StoreVerdict(False, exc.code, str(exc))
             else:

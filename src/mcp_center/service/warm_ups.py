@@ -21,6 +21,7 @@ import logging
 import os
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
@@ -29,6 +30,7 @@ from mcp_center.config import Settings, StdioServerConfig
 from mcp_center.errors import CenterError
 from mcp_center.secrets import Redactor
 from mcp_center.service.sandboxing import sandbox_root, warm_up
+from mcp_center.service.store_threads import in_read_thread
 from mcp_center.store import ServerRecord, Store
 from mcp_center.transports import ConnectionSpec
 
@@ -98,7 +100,7 @@ class WarmUpFollower:
         Raises:
             StorageError: the store could not be read.
         """
-        state = await anyio.to_thread.run_sync(self._store.read)
+        state = await in_read_thread(self._store.read)
         warmed: list[str] = []
         for record in state.servers.values():
             stamp = record.warmed_up_at
@@ -109,7 +111,7 @@ class WarmUpFollower:
             if mark is not None and mark >= stamp:
                 continue
             try:
-                spec = await anyio.to_thread.run_sync(self._spec_of, record.id)
+                spec = await in_read_thread(partial(self._spec_of, record.id))
             except CenterError as exc:  # deleted or not trusted now: nothing to warm (yet)
                 logger.info("sandbox.follow_skipped", extra={"server_id": record.id, "code": exc.code})
                 continue

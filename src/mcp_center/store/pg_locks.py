@@ -94,9 +94,10 @@ class WriteGate:
     """One write of this process at a time may wait for the write lock (see the module docstring).
 
     Once a write waited its whole budget (`stuck()`), the lock is known held past reason: later
-    writes wait only `STUCK_WAIT_S`, until one gets the lock (`got()`). The API calls the store on
-    its event loop's thread, so every second a write waits is a second the whole process does
-    not answer: a held lock costs one full wait, then a short one per write, not a full one each."""
+    writes wait only `STUCK_WAIT_S`, until one gets the lock (`got()`). The service runs writes in
+    one worker thread per process (`service/store_threads.py`: the event loop goes on serving), so
+    writes queue behind each other: a held lock costs one full wait, then a short one per write,
+    not a full one each."""
 
     def __init__(self, wait_s: float = WRITE_WAIT_S) -> None:
         self.wait_s = wait_s

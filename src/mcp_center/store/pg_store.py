@@ -453,7 +453,7 @@ class PgStore:
 
         One write of this process waits for the lock at a time (`WriteGate`), for at most
         `WRITE_WAIT_S` in all (`STUCK_WAIT_S` after a write waited that long in vain, until one
-        gets the lock again: the API waits on its event loop's thread); PostgreSQL ends our
+        gets the lock again: a process's writes queue behind each other); PostgreSQL ends our
         transaction if it sits idle for `IDLE_IN_TRANSACTION_S` (`store/pg_locks.py`). A pooled
         connection opened while the database was read-only stays read-only: it is dropped with every
         other pooled connection and the write tried on another one, each found read-only closed, up
