@@ -129,3 +129,32 @@ def test_each_schema_object_keeps_its_own_verdict_when_results_are_checked_again
     same_keys = dict(wants_int)
     assert output_problem(same_keys, {"x": 2}) is None
     assert output_problem(same_keys, {}) is not None
+
+
+def test_equal_schemas_of_a_catalog_are_kept_once_and_different_ones_apart() -> None:
+    """R-8.3 (idle memory of a large catalog): tools whose schemas are the same JSON keep one object
+    for them; a schema with other content, or the same members in another order (agents see the
+    server's text), keeps its own; normalising one tool's schema changes no other tool's."""
+
+    def page() -> list[dict[str, Any]]:  # as parsed from a server's page: new objects each time
+        props = {"value": {"type": "string", "default": ""}, "count": {"type": "integer", "default": 0}}
+        return [
+            _tool({"type": "object", "properties": props}, outputSchema={"type": "object", "properties": props}),
+            _tool({"type": "object", "properties": {**props}}, outputSchema={"type": "object", "properties": props}),
+            _tool({"properties": props, "type": "object"}),
+            _tool({"type": "object", "properties": {"value": {"type": "integer"}}}),
+            _tool({"properties": {**props}}),
+        ]
+
+    first, second, reordered, other, normalised = (check_tool(item).tool for item in page())
+    assert first is not None and second is not None and reordered is not None
+    assert other is not None and normalised is not None
+    assert second["inputSchema"] is first["inputSchema"]
+    assert second["outputSchema"] is first["outputSchema"]
+    assert list(reordered["inputSchema"]) == ["properties", "type"]
+    assert reordered["inputSchema"] is not first["inputSchema"]
+    assert other["inputSchema"]["properties"] == {"value": {"type": "integer"}}
+    assert normalised["inputSchema"] == {"properties": first["inputSchema"]["properties"], "type": "object"}
+    assert first["inputSchema"] == {"type": "object", "properties": page()[0]["inputSchema"]["properties"]}
+    again = check_tool(page()[0]).tool
+    assert again is not None and again["inputSchema"] is first["inputSchema"]

@@ -27,7 +27,6 @@ Pure functions, no I/O: remote `$ref`s are never fetched (an empty `referencing.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from collections import OrderedDict
@@ -115,27 +114,33 @@ def _object_schema(schema: dict[str, Any], where: str, changes: list[str]) -> st
     return f'{where}.type: must be "object" (tool arguments are a JSON object), not {shown}'
 
 
-_checked: OrderedDict[tuple[str, str], str | None] = OrderedDict()
+_checked: OrderedDict[tuple[str, str], tuple[dict[str, Any], str | None]] = OrderedDict()
+"""(where, schema JSON) -> (the first schema of that text, its verdict): see `_metaschema_problem`."""
 
 
-def _metaschema_problem(schema: dict[str, Any], where: str) -> str | None:
-    """Why `schema` is not valid JSON Schema (against its `$schema` draft, 2020-12 by default), or None.
+def _metaschema_problem(schema: dict[str, Any], where: str) -> tuple[dict[str, Any], str | None]:
+    """`(schema to keep, why it is not valid JSON Schema or None)`, checked against its `$schema`
+    draft (2020-12 by default).
 
-    Verdicts are remembered for the last `_COMPILED_LIMIT` schemas: servers repeat the same small
-    schemas across thousands of tools, and checking costs far more than hashing.
+    Verdicts are remembered for the last `_COMPILED_LIMIT` schemas, with the first schema of each
+    text: servers repeat the same small schemas across thousands of tools, and checking costs far
+    more than serialising. An equal schema (the same JSON text, members in the same order) is kept
+    as that first object, so a catalog holds each distinct schema's nested objects once (R-8.3:
+    idle memory; nothing mutates a checked schema, `_object_schema` changes a copy's top level).
     """
     try:
-        key = (where, json.dumps(schema, sort_keys=True, default=str))
+        key = (where, json.dumps(schema, default=str))
     except (TypeError, ValueError, RecursionError):
-        return _check_metaschema(schema, where)
-    if key in _checked:
+        return schema, _check_metaschema(schema, where)
+    seen = _checked.get(key)
+    if seen is not None:
         _checked.move_to_end(key)
-        return _checked[key]
+        return seen
     problem = _check_metaschema(schema, where)
-    _checked[key] = problem
+    _checked[key] = (schema, problem)
     while len(_checked) > _COMPILED_LIMIT:
         _checked.popitem(last=False)
-    return problem
+    return schema, problem
 
 
 def _check_metaschema(schema: dict[str, Any], where: str) -> str | None:
@@ -174,7 +179,7 @@ def _input_schema(raw: object, changes: list[str]) -> tuple[dict[str, Any] | Non
         return None, "inputSchema: must be a JSON Schema object"
     if _too_deep(raw):
         return None, f"inputSchema: nested more than {MAX_SCHEMA_DEPTH} levels deep"
-    schema = copy.deepcopy(cast(dict[str, Any], raw))
+    schema = dict(cast(dict[str, Any], raw))  # a copy of the top level: the only level changed here
     problem = _object_schema(schema, "inputSchema", changes)
     if problem is not None:
         return None, problem
@@ -193,7 +198,7 @@ def _input_schema(raw: object, changes: list[str]) -> tuple[dict[str, Any] | Non
             changes.append(
                 f"inputSchema.properties: added {', '.join(missing)[:100]} (listed in required but not defined)"
             )
-    problem = _metaschema_problem(schema, "inputSchema")
+    schema, problem = _metaschema_problem(schema, "inputSchema")
     return (None, problem) if problem is not None else (schema, None)
 
 
@@ -205,9 +210,11 @@ def _output_schema(raw: object, changes: list[str]) -> dict[str, Any] | None:
     if _too_deep(raw):
         changes.append(f"outputSchema: removed, nested more than {MAX_SCHEMA_DEPTH} levels deep")
         return None
-    schema = copy.deepcopy(cast(dict[str, Any], raw))
+    schema = dict(cast(dict[str, Any], raw))  # a copy of the top level: the only level changed here
     own: list[str] = []
-    problem = _object_schema(schema, "outputSchema", own) or _metaschema_problem(schema, "outputSchema")
+    problem = _object_schema(schema, "outputSchema", own)
+    if problem is None:
+        schema, problem = _metaschema_problem(schema, "outputSchema")
     if problem is not None:
         changes.append(f"outputSchema: removed ({problem})")
         return None
@@ -232,14 +239,12 @@ def check_tool(item: Mapping[str, Any]) -> ToolCheck:
     if input_schema is None:
         return ToolCheck(None, _cut(problem or "inputSchema: not usable"))
     tool = dict(item)
-    if changes:
-        tool["inputSchema"] = input_schema
+    tool["inputSchema"] = input_schema  # equal to the server's (but for `changes`), maybe shared
     if "outputSchema" in item and item["outputSchema"] is not None:
-        before = len(changes)
         output_schema = _output_schema(item["outputSchema"], changes)
         if output_schema is None:
             del tool["outputSchema"]
-        elif len(changes) > before:
+        else:
             tool["outputSchema"] = output_schema
     return ToolCheck(tool, None, tuple(_cut(c) for c in changes))
 
