@@ -1,13 +1,16 @@
 """Several processes on one data directory (R-9.2), for real: a `mcp-center serve` process beside the CLI
 and a library script.
 
-- OAuth refresh is single-flight across processes: `serve` and `mcp-center call` both hold an access
-  token the server stopped accepting, against an authorization server with single-use rotating refresh
-  tokens; the first refresh is held open until both processes have been refused. Exactly one refresh
-  reaches the authorization server, both calls succeed, and the server stays authorized. The token is
-  revoked at the CLI's first request and serve's call is sent once the CLI was refused: a refresh held
-  past the OAuth client's read timeout (15 s), waiting for a CLI that starts slowly on a loaded
+- OAuth refresh is single-flight across processes: `serve` and a library script (`McpCenter.open` on
+  the same data directory, its own connection to the server) both hold an access token the server
+  stopped accepting, against an authorization server with single-use rotating refresh tokens; the
+  first refresh is held open until both processes have been refused. Exactly one refresh reaches the
+  authorization server, both calls succeed, and the server stays authorized. The token is revoked at
+  the script's first request and serve's call is sent once the script was refused: a refresh held
+  past the OAuth client's read timeout (15 s), waiting for a process that starts slowly on a loaded
   machine, failed after the authorization server had spent the refresh token, ending the grant.
+  (It was `mcp-center call`; beside a serve that verb now asks the serve, or refuses without the
+  admin token, so it no longer opens a connection of its own.)
 - An approval created by a library script's `McpCenter` is listed in the running serve's
   `GET /api/approvals`, approved there, and the script's call then completes; an elicitation card the
   script's server asks is answered in serve's API and the answer reaches the script's call.
@@ -85,7 +88,7 @@ async def _authorize(api: httpx2.AsyncClient, server_id: str) -> None:
         assert callback.status_code == 200, callback.text
 
 
-async def test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_stay_authorized(
+async def test_serve_and_a_library_script_refresh_a_rotating_refresh_token_once_and_both_stay_authorized(
     tmp_path: Path,
 ) -> None:
     authorization = FakeAuthorizationServer(rotate_refresh_tokens=True)
@@ -97,7 +100,7 @@ async def test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_
 
     async def revoking(scope: Scope, receive: Receive, send: Send) -> None:
         """The resource, which stops accepting the access token both processes know (it is stored,
-        encrypted) once `armed`, at the first request without a session: the CLI's initialize."""
+        encrypted) once `armed`, at the first request without a session: the script's initialize."""
         if (
             armed.is_set()
             and not revoked_at
@@ -124,14 +127,14 @@ async def test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_
             await _enable(api, "o")
             first_refresh_token = next(iter(authorization.refresh_tokens))
 
-            # The CLI's start takes seconds (tens on a loaded machine): the token is revoked only when
+            # The script's start takes seconds (tens on a loaded machine): the token is revoked only when
             # its first request arrives, so serve's own requests meanwhile (health pings) start no
             # refresh, and none is held open for longer than the OAuth client's read timeout (15 s).
             armed.set()
             both_refused = anyio.Event()
 
             def refused(with_session: bool) -> bool:
-                # serve's session has an id; the CLI's first request (its initialize) has none.
+                # serve's session has an id; the script's first request (its initialize) has none.
                 since = revoked_at[0] if revoked_at else len(resource.seen)
                 return any(
                     _refused(s) and ("mcp-session-id" in s.headers) == with_session for s in resource.seen[since:]
@@ -154,35 +157,21 @@ async def test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_
                 response = await api.post(f"{SERVERS}/o/tools/echo/call", json={"arguments": {"text": "from-serve"}})
                 outcomes["serve"] = (response.status_code, response.text)
 
-            async def call_with_the_cli() -> None:
-                done = await anyio.run_process(
-                    [
-                        str(VENV_BIN / "mcp-center"),
-                        "call",
-                        "o",
-                        "echo",
-                        "--args",
-                        json.dumps({"text": "from-cli"}),
-                        "--data-dir",
-                        str(host.data_dir),
-                    ],
-                    env=_env(),
-                    check=False,
-                )
-                outcomes["cli"] = (done.returncode, done.stdout.decode(), done.stderr.decode())
+            async def call_from_the_script() -> None:
+                outcomes["script"] = await _script_call(host.data_dir, "from-script")
 
             with anyio.fail_after(STEP_TIMEOUT_S):
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(call_with_the_cli)
-                    # The CLI's refresh is held (or about to be): serve, warm, is refused long before
+                    tg.start_soon(call_from_the_script)
+                    # The script's refresh is held (or about to be): serve, warm, is refused long before
                     # the held refresh's read timeout.
                     await until(lambda: refused(with_session=False), timeout_s=STEP_TIMEOUT_S)
                     tg.start_soon(call_through_serve)
             assert both_refused.is_set(), ("the processes did not race: one was never refused", outcomes)
             assert outcomes["serve"][0] == 200, outcomes["serve"]
             assert "from-serve" in outcomes["serve"][1]
-            assert outcomes["cli"][0] == 0, outcomes["cli"]
-            assert "from-cli" in outcomes["cli"][1]
+            assert outcomes["script"][0] == 0, outcomes["script"]
+            assert "from-script" in outcomes["script"][1]
             assert authorization.refreshes == 1
             refreshes = [s for s in authorization.saw("/token") if s.form.get("grant_type") == "refresh_token"]
             assert [s.form["refresh_token"] for s in refreshes] == [first_refresh_token]
@@ -190,14 +179,37 @@ async def test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_
             after = _ok(await api.get(f"{SERVERS}/o"))
             assert after["oauth"]["authorized"] is True
             assert after["oauth"]["needs"] is None
-            dd = str(host.data_dir)
-            again = await anyio.run_process(
-                [str(VENV_BIN / "mcp-center"), "call", "o", "echo", "--args", '{"text": "later"}', "--data-dir", dd],
-                env=_env(),
-                check=False,
-            )
-            assert again.returncode == 0, again.stderr.decode()
+            again = await _script_call(host.data_dir, "later")
+            assert again[0] == 0 and "later" in again[1], again
             assert authorization.refreshes == 1  # the rotated tokens were stored for every process
+
+
+CALL_SCRIPT = """
+import sys, anyio
+from pathlib import Path
+from mcp_center.config import Settings
+from mcp_center.service import McpCenter
+
+async def main() -> None:
+    settings = Settings.load(data_dir=Path(sys.argv[1]), environ={})
+    async with McpCenter.open(settings) as center:
+        result = await center.call_tool("o", "echo", {"text": sys.argv[2]})
+        print(result.text, flush=True)
+
+anyio.run(main)
+"""
+
+
+async def _script_call(data_dir: Path, text: str) -> tuple[int, str, str]:
+    """Call `o`'s `echo` with `text` from a library script in a process of its own (R-9.2).
+
+    Returns:
+        (exit code, stdout, stderr) of the script.
+    """
+    done = await anyio.run_process(
+        [sys.executable, "-c", CALL_SCRIPT, str(data_dir), text], cwd=REPO, env=_env(), check=False
+    )
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
 def _refused(seen: Seen) -> bool:
