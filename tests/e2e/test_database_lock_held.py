@@ -22,6 +22,7 @@ import httpx2
 import psycopg
 
 from tests.e2e.cluster import GatewayClient, cluster_env, spawn_instance
+from tests.support.api import create_gateway_token, register_ready
 from tests.support.loopback import NO_TLS
 from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import waiting_for_advisory_lock
@@ -42,16 +43,8 @@ def _client(url: str) -> httpx2.Client:
 def _echo_server(api: httpx2.Client, echo_url: str) -> str:
     """Register the echo server, trust, test and enable it; a gateway token for it."""
     body = {"name": "Echo", "transport": "streamable_http", "url": echo_url, "tool_policies": {"echo": "allow"}}
-    created = api.post("/api/mcp/servers", json=body)
-    assert created.status_code == 201, created.text
-    view = created.json()
-    assert api.post(f"/api/mcp/servers/{view['id']}/trust", json={"digest": view["digest"]}).is_success
-    tested = api.post(f"/api/mcp/servers/{view['id']}/test")
-    assert tested.json()["ok"], tested.text
-    assert api.post(f"/api/mcp/servers/{view['id']}/enable").is_success
-    token = api.post("/api/gateway/tokens", json={"name": "agent"})
-    assert token.status_code == 201, token.text
-    return str(token.json()["token"])
+    register_ready(api, body)
+    return str(create_gateway_token(api, "agent")["token"])
 
 
 def _text(message: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ import httpx2
 import pytest
 
 from tests.e2e.cluster import ACCEPT, INSTANCE_HEADER, Cluster, GatewayClient, running_cluster
+from tests.support.api import create_gateway_token, register_ready
 from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
 from tests.support.waiting import eventually_sync
@@ -71,16 +72,9 @@ def cluster(pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory) -> 
                     "url": echo_url,
                     "tool_policies": {"echo": "allow", "add": "ask"},
                 }
-                created = api.post("/api/mcp/servers", json=body)
-                assert created.status_code == 201, created.text
-                view = created.json()
-                assert api.post(f"/api/mcp/servers/{view['id']}/trust", json={"digest": view["digest"]}).is_success
-                tested = api.post(f"/api/mcp/servers/{view['id']}/test")
-                assert tested.json()["ok"], tested.text
-                assert api.post(f"/api/mcp/servers/{view['id']}/enable").is_success
-                token = api.post("/api/gateway/tokens", json={"name": "agents"})
-                assert token.status_code == 201, token.text
-            running.extra.update(token=token.json()["token"], token_id=token.json()["id"], server_id=view["id"])
+                view = register_ready(api, body)
+                token = create_gateway_token(api, "agents")
+            running.extra.update(token=token["token"], token_id=token["id"], server_id=view["id"])
             _ready_everywhere(running, view["id"])
             yield running
     finally:

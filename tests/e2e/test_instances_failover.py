@@ -19,6 +19,7 @@ import httpx2
 import pytest
 
 from tests.e2e.cluster import Cluster, GatewayClient, running_cluster
+from tests.support.api import create_gateway_token, register_ready
 from tests.support.mcp_servers import running_echo_http
 from tests.support.postgres import PgCluster
 from tests.support.waiting import eventually_sync
@@ -38,30 +39,12 @@ def cluster(pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory) -> 
             with running.api() as api:
                 policies = {"pay": "allow", "ledger": "allow", "session": "allow"}
                 body = {"name": "Ledger", "transport": "streamable_http", "url": ledger_url, "tool_policies": policies}
-                created = api.post("/api/mcp/servers", json=body)
-                assert created.status_code == 201, created.text
-                view = created.json()
-                assert api.post(f"/api/mcp/servers/{view['id']}/trust", json={"digest": view["digest"]}).is_success
-                tested = api.post(f"/api/mcp/servers/{view['id']}/test")
-                assert tested.json()["ok"], tested.text
-                _confirm(api, view["id"])
-                token = api.post("/api/gateway/tokens", json={"name": "agents"})
-                assert token.status_code == 201, token.text
-            running.extra.update(token=token.json()["token"])
+                register_ready(api, body)
+                token = create_gateway_token(api, "agents")
+            running.extra.update(token=token["token"])
             yield running
     finally:
         pg_cluster.drop(database_url)
-
-
-def _confirm(api: httpx2.Client, server_id: str) -> None:
-    """Trust, test and enable the server as far as its view says it needs it."""
-    view = api.get(f"/api/mcp/servers/{server_id}").json()
-    if "trust" in view["needs"]:
-        assert api.post(f"/api/mcp/servers/{server_id}/trust", json={"digest": view["digest"]}).is_success
-    if "test" in view["needs"]:
-        assert api.post(f"/api/mcp/servers/{server_id}/test").json()["ok"]
-    if view["needs"]:
-        assert api.post(f"/api/mcp/servers/{server_id}/enable").is_success
 
 
 def _text(message: dict[str, Any]) -> str:

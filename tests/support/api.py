@@ -97,6 +97,28 @@ async def create_remote(api: httpx2.AsyncClient, server_id: str, url: str, **ext
     return response.json()
 
 
+def register_ready(api: httpx2.Client, body: dict[str, Any]) -> dict[str, Any]:
+    """Register `body` through a running serve's REST API (a sync client), trust the digest it shows,
+    test and enable it (R-1.1, R-2); returns the created view. Fails the test at the first step refused."""
+    created = api.post("/api/mcp/servers", json=body)
+    assert created.status_code == 201, created.text
+    view: dict[str, Any] = created.json()
+    server = f"/api/mcp/servers/{view['id']}"
+    assert api.post(f"{server}/trust", json={"digest": view["digest"]}).is_success
+    tested = api.post(f"{server}/test")
+    assert tested.json()["ok"], tested.text
+    assert api.post(f"{server}/enable").is_success
+    return view
+
+
+def create_gateway_token(api: httpx2.Client, name: str) -> dict[str, Any]:
+    """Create a gateway token named `name` (R-8); returns the answer (`id`, `token` shown once, ...)."""
+    token = api.post("/api/gateway/tokens", json={"name": name})
+    assert token.status_code == 201, token.text
+    answer: dict[str, Any] = token.json()
+    return answer
+
+
 @asynccontextmanager
 async def api_client(
     app: Any, *, token: str | None = ADMIN_TOKEN, base_url: str = BASE_URL, raise_app_exceptions: bool = True
