@@ -248,8 +248,11 @@ def serve(
         # Bounded reads of a request (`MCP_CENTER_REQUEST_TIMEOUT_S`): slow senders hold no connection.
         http=CoalescingHttpToolsProtocol.with_request_timeout(settings.request_timeout_s),
     )
+    server = HostServer(config, asgi_app, settings, ownership)
     try:
-        HostServer(config, asgi_app, settings, ownership).run(sockets=sockets)
+        server.run(sockets=sockets)
+        if server.lost_name is not None:  # another live instance took the name meanwhile: exit 4
+            raise fail(server.lost_name)
     except CenterError as exc:  # the host's start-up refused (`HostServer.startup`): one line, its exit code
         raise fail(exc) from None
     finally:
