@@ -83,7 +83,7 @@ from mcp_center.service.store_threads import in_read_thread, read_state
 from mcp_center.service.summary import Summaries
 from mcp_center.service.tool_arguments import check_arguments_safe, require_arguments
 from mcp_center.service.views import ServerView
-from mcp_center.service.warm_ups import WarmUpFollower
+from mcp_center.service.warm_ups import WarmUpFollower, others_warming
 from mcp_center.store import ServerRecord, Store, StoreState, TestResult, store_for
 from mcp_center.transports import ConnectionSpec, WarmUpResult, process_guard, shared_tls_context
 
@@ -477,11 +477,12 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         result = await self._servers.warm_up(server_id)
         others: tuple[str, ...] = ()
         if result.ok:
-            try:
-                live = await in_read_thread(self._store.instances)
+            try:  # not the serve of this data directory: its home is the one just warmed
+                others = await in_read_thread(
+                    lambda: others_warming(self._store, self.instance, self.settings.data_dir)
+                )
             except CenterError:  # the stamp is stored: they follow all the same; only the list is missing
-                live = []
-            others = tuple(i.name or i.id for i in live if i.id != self.instance)
+                others = ()
         return replace(result, instance=self.settings.instance_label, others=others)
 
     async def enable(self, server_id: str) -> ServerView:
