@@ -72,6 +72,11 @@ async def test_a_mark_that_cannot_be_written_is_remembered_and_logged_once_witho
     assert unmarked[0].exc_info is None
     assert getattr(unmarked[0], "server_id", None) == "files"
     assert getattr(unmarked[0], "fault", None) == "Is a directory"
+    failed = [r for r in caplog.records if r.getMessage() == "sandbox.follow_failed"]
+    assert [(getattr(r, "server_id", None), getattr(r, "code", None)) for r in failed] == [
+        ("files", "MCP_SANDBOX_WARM_UP_UNSUPPORTED")
+    ]
+    assert "only sandboxed servers are warmed up" in str(getattr(failed[0], "reason", ""))
     assert warmed_at(root) is None
     # The next start tries again (memory only).
     assert await WarmUpFollower(store, settings, spec_of, Redactor()).catch_up() == ["files"]

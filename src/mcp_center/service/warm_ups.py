@@ -147,11 +147,18 @@ class WarmUpFollower:
             try:
                 result = await warm_up(spec, self._redactor)
                 if not result.ok:
-                    logger.warning(
-                        "sandbox.follow_failed", extra={"server_id": record.id, "exit_code": result.exit_code}
+                    logger.warning(  # the output is redacted; its last line is usually the cause
+                        "sandbox.follow_failed",
+                        extra={
+                            "server_id": record.id,
+                            "exit_code": result.exit_code,
+                            "reason": result.output_tail[-1] if result.output_tail else None,
+                        },
                     )
             except CenterError as exc:
-                logger.warning("sandbox.follow_failed", extra={"server_id": record.id, "code": exc.code})
+                logger.warning(
+                    "sandbox.follow_failed", extra={"server_id": record.id, "code": exc.code, "reason": exc.message}
+                )
             try:
                 await anyio.to_thread.run_sync(mark_warmed, root, stamp)
             except OSError as exc:
