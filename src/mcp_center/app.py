@@ -286,6 +286,8 @@ class HostServer(uvicorn.Server):
         self._app = app
         self._settings = settings
         self._ownership = ownership
+        self.lost_name: CenterError | None = None
+        """Set when the serve stopped because another live instance took its name (`on_tick`)."""
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # Open settings pages hold /api/events streams: end them, or the exit waits them out.
@@ -339,6 +341,20 @@ class HostServer(uvicorn.Server):
                     self._ownership.lock.announce(url, local_url=local_url)
                 except CenterError:
                     logger.warning("serve.record_failed", exc_info=True)
+
+    async def on_tick(self, counter: int) -> bool:
+        """uvicorn's tick (every 0.1 s), and: stop when this instance lost its name (R-10.2, fixa36).
+        Another live instance took the name while this one was away from the database; answering on
+        under it would make two instances indistinguishable, so `serve` stops and exits 4 with
+        `SERVE_INSTANCE_NAME_IN_USE` (`lost_name`, already logged by the lease)."""
+        center: McpCenter | None = getattr(self._app.state, "center", None)
+        lease = center.name_lease if center is not None else None
+        if center is not None and lease is not None and lease.lost is not None and self.lost_name is None:
+            self.lost_name = lease.lost
+            end_event_streams(self._app)
+            center.begin_stop()
+            self.should_exit = True
+        return await super().on_tick(counter)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await interrupt_waiting_calls(self._app)

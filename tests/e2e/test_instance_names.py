@@ -9,12 +9,15 @@ database, where exactly one gets it.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from pathlib import Path
 
 import httpx2
 import psycopg
 
-from mcp_center.store.pg_feed import NAME_LOCK_CLASS, lock_key
+from mcp_center.store.pg_feed import INSTANCE_LOCK_CLASS, NAME_LOCK_CLASS, lock_key
 from tests.e2e.cluster import Instance, cluster_env, spawn_instance, start_instance, wait_serving
 from tests.support.processes import stop_process
 from tests.support.serve import ADMIN_TOKEN
@@ -85,3 +88,44 @@ def test_two_instances_started_at_once_with_one_name_exactly_one_serves(database
         finally:
             for instance in started:
                 stop_process(instance.proc)
+
+
+def test_an_instance_whose_name_was_taken_while_it_was_away_stops_with_exit_4(
+    database_url: str, tmp_path: Path
+) -> None:
+    """R-10.2 (fixa36 F1): serve 'a' is paused (SIGSTOP) and its presence ends (its listening
+    connection is terminated, as a database restart does); a second serve 'a' is then accepted. When
+    the first resumes and takes its presence again, it claims its name again, finds the second, logs
+    SERVE_INSTANCE_NAME_IN_USE and exits 4; the second goes on serving, the only 'a' listed."""
+    env = cluster_env()
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    first = spawn_instance("a", tmp_path / "one", env, database_url)
+    second: Instance | None = None
+    try:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            row = conn.execute("SELECT id FROM mcp_center.instances WHERE name = 'a'").fetchone()
+            assert row is not None
+            os.kill(first.proc.pid, signal.SIGSTOP)
+            ended = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_locks"
+                " WHERE locktype = 'advisory' AND classid = %s AND objid = %s AND objsubid = 2",
+                (INSTANCE_LOCK_CLASS, lock_key(str(row[0]))),
+            ).fetchall()
+            assert ended == [(True,)]
+        second = spawn_instance("a", tmp_path / "two", env, database_url)  # the name was free: accepted
+        os.kill(first.proc.pid, signal.SIGCONT)
+        assert first.proc.wait(timeout=60) == 4, first.log()[-2000:]
+        log = first.log()
+        assert "SERVE_INSTANCE_NAME_IN_USE" in log and "serve.instance_name_lost" in log, log[-2000:]
+        assert f"pid {second.proc.pid}" in log, log[-2000:]
+        assert second.proc.poll() is None
+        with httpx2.Client(base_url=second.url, timeout=30, trust_env=False) as http:
+            board = http.get("/api/instances", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+        assert [i["name"] for i in board.json()["instances"]] == ["a"]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(first.proc.pid, signal.SIGCONT)
+        stop_process(first.proc)
+        if second is not None:
+            stop_process(second.proc)

@@ -398,3 +398,91 @@ def test_two_runs_claiming_one_name_at_once_one_gets_it(stores: list[PgStore], d
     finally:
         here.leave_instance("run-a")
         there.leave_instance("run-b")
+
+
+def test_a_run_whose_name_was_claimed_while_its_presence_lapsed_loses_it_on_retake(
+    database_url: str, stores: list[PgStore]
+) -> None:
+    """R-10.2 (fixa36 F1): a name is a lease. The listening connection of run-a ('a') ends; before
+    run-a takes its presence again (held at the reconnection hook) run-b claims 'a' (run-a's lock
+    is gone, so 'a' is free); the re-take then claims 'a' again under the name's lock, finds run-b,
+    writes run-a nameless and calls the watcher once with run-b: never two live runs named 'a'."""
+    reconnected, proceed = threading.Event(), threading.Event()
+    armed = threading.Event()
+
+    def hold() -> None:  # the feed's thread, after every (re)connection
+        if armed.is_set():
+            reconnected.set()
+            proceed.wait(20)
+
+    here = PgStore(database_url, display="test-db", on_reconnect=hold)
+    here.open()
+    there = stores[0]
+    lost: list[object] = []
+    told = threading.Event()
+
+    def on_lost(holder: object) -> None:
+        lost.append(holder)
+        told.set()
+
+    try:
+        here.join_instance("run-a")
+        assert here.describe_instance("run-a", name="a", url="http://127.0.0.1:1/") is None
+        here.watch_instance_name("run-a", on_lost)
+        there.join_instance("run-b")
+        armed.set()
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_locks"
+                " WHERE locktype = 'advisory' AND classid = %s AND objid = %s AND objsubid = 2",
+                (INSTANCE_LOCK_CLASS, lock_key("run-a")),
+            )
+        assert reconnected.wait(10)
+        # The old connection's lock goes when its backend exits: then 'a' is free for run-b.
+        assert eventually_sync(
+            lambda: there.describe_instance("run-b", name="a", url="http://127.0.0.1:2/") is None, timeout_s=10
+        )
+        proceed.set()
+        assert told.wait(10)
+        assert [getattr(h, "id", None) for h in lost] == ["run-b"]
+        named = [(i.id, i.name) for i in there.instances() if i.name == "a"]
+        assert named == [("run-b", "a")]
+        assert eventually_sync(lambda: here.instance_alive("run-a"), timeout_s=10)  # its presence is back
+    finally:
+        proceed.set()
+        here.leave_instance("run-a")
+        there.leave_instance("run-b")
+        here.close()
+
+
+def test_a_run_taken_again_with_its_name_free_keeps_it_and_no_watcher_is_called(
+    database_url: str, stores: list[PgStore]
+) -> None:
+    """R-10.2 (fixa36 F1): the re-take's name claim finds no other holder: the name stays run-a's
+    and the watcher is never called."""
+    there = stores[0]
+    here = PgStore(database_url, display="test-db")
+    here.open()
+    lost: list[object] = []
+    held = (
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s AND objid = %s"
+        " AND objsubid = 2"
+    )
+    try:
+        here.join_instance("run-a")
+        assert here.describe_instance("run-a", name="a", url=None) is None
+        here.watch_instance_name("run-a", lost.append)
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            before = conn.execute(held, (INSTANCE_LOCK_CLASS, lock_key("run-a"))).fetchall()
+            conn.execute("SELECT pg_terminate_backend(%s)", (before[0][0],))
+
+            def retaken() -> bool:
+                now = conn.execute(held, (INSTANCE_LOCK_CLASS, lock_key("run-a"))).fetchall()
+                return len(now) == 1 and now != before
+
+            assert eventually_sync(retaken, timeout_s=10)
+        assert [(i.id, i.name) for i in there.instances()] == [("run-a", "a")]
+        assert lost == []
+    finally:
+        here.leave_instance("run-a")
+        here.close()

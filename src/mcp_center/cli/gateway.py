@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from mcp_center.cli._log_format import LOG_FORMAT, FieldsFormatter
 from mcp_center.cli._shared import (
     DataDir,
     JsonOut,
@@ -89,7 +90,9 @@ def gateway(
                 details={"setting": "MCP_CENTER_GATEWAY_TOKEN"},
             )
         )
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(FieldsFormatter(LOG_FORMAT))  # each line's `extra=` fields as key=value
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     install_log_redaction()
     try:
         target = bridge_url(settings, url)

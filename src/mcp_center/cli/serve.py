@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from mcp_center import __version__
+from mcp_center.cli._log_format import LOG_FORMAT, FieldsFormatter
 from mcp_center.cli._shared import DatabaseUrl, DataDir, ProfileOpt, app, err, fail, styled
 from mcp_center.cli._suggest import suggested
 from mcp_center.cli._wording import option_value_refused
@@ -51,7 +52,6 @@ def _name_the_holder(exc: AddressInUse, settings: Settings | None) -> CenterErro
 
 
 _LOG_LEVELS = ("debug", "info", "warning", "error")
-_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
 class _HeldLogs(logging.Handler):
@@ -79,9 +79,12 @@ class _HeldLogs(logging.Handler):
         self._records.clear()
 
     def replay(self) -> None:
-        """Stop holding, set up the log's own handler (stderr, `_LOG_FORMAT`), and log what was held."""
+        """Stop holding, set up the log's own handler (stderr, `LOG_FORMAT` and each line's `extra=`
+        fields as key=value: `FieldsFormatter`), and log what was held."""
         logging.getLogger().removeHandler(self)
-        logging.basicConfig(level=self._level, format=_LOG_FORMAT)
+        handler = logging.StreamHandler()
+        handler.setFormatter(FieldsFormatter(LOG_FORMAT))
+        logging.basicConfig(level=self._level, handlers=[handler])
         records, self._records = self._records, []
         for record in records:
             logging.getLogger(record.name).handle(record)
@@ -248,8 +251,11 @@ def serve(
         # Bounded reads of a request (`MCP_CENTER_REQUEST_TIMEOUT_S`): slow senders hold no connection (R-7.2).
         http=CoalescingHttpToolsProtocol.with_request_timeout(settings.request_timeout_s),
     )
+    server = HostServer(config, asgi_app, settings, ownership)
     try:
-        HostServer(config, asgi_app, settings, ownership).run(sockets=sockets)
+        server.run(sockets=sockets)
+        if server.lost_name is not None:  # another live instance took the name meanwhile (R-10.2): exit 4
+            raise fail(server.lost_name)
     except CenterError as exc:  # the host's start-up refused (`HostServer.startup`): one line, its exit code
         raise fail(exc) from None
     finally:

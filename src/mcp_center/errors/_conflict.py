@@ -70,7 +70,9 @@ class AddressInUse(Conflict):
 class InstanceNameInUse(Conflict):
     """Another live `serve` on the shared database already runs under this `--instance-name` (R-10.2):
     names tell the instances apart (the `X-MCP-Center-Instance` header, the instances list, the
-    balancer's logs), so the later of two is refused at start, before it serves. Exit code 4.
+    balancer's logs), so the later of two is refused at start, before it serves; and a serve that
+    finds, on reconnecting to the database, that another live instance took its name while it was
+    away stops (the name is a lease). Exit code 4.
     `details`: `name`, and the other's `hostname`, `pid`, `url`."""
 
     code = "SERVE_INSTANCE_NAME_IN_USE"

@@ -60,7 +60,7 @@ from mcp_center.service.capabilities import Capabilities
 from mcp_center.service.debugger import Debugger
 from mcp_center.service.gateway_calls import GatewayUseCases
 from mcp_center.service.gateway_tokens import GatewayTokens
-from mcp_center.service.instance_names import claim_instance_name
+from mcp_center.service.instance_names import NameLease, claim_instance_name
 from mcp_center.service.instances import StatePublisher, instance_views
 from mcp_center.service.interactions import InteractionBroker
 from mcp_center.service.master_key import checked_key
@@ -83,7 +83,7 @@ from mcp_center.service.store_threads import in_read_thread, read_state
 from mcp_center.service.summary import Summaries
 from mcp_center.service.tool_arguments import check_arguments_safe, require_arguments
 from mcp_center.service.views import ServerView
-from mcp_center.service.warm_ups import WarmUpFollower
+from mcp_center.service.warm_ups import WarmUpFollower, others_warming
 from mcp_center.store import ServerRecord, Store, StoreState, TestResult, store_for
 from mcp_center.transports import ConnectionSpec, WarmUpResult, process_guard, shared_tls_context
 
@@ -132,6 +132,8 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         self._manager = manager
         self._redactor = redactor
         self.instance = instance
+        self.name_lease: NameLease | None = None
+        """A serving host's hold on its `--instance-name` (R-10.2): `name_lease.lost` set means stop."""
         self._accepted_calls: dict[str, int] = {}
         self._approvals = ApprovalBroker(
             store, manager.events, instance=instance, timeout_s=settings.approval_timeout_s
@@ -255,7 +257,9 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         instance = uuid.uuid4().hex
         await anyio.to_thread.run_sync(store.join_instance, instance)
         publisher: StatePublisher | None = None
+        lease: NameLease | None = None  # a serving host's name is a lease: lost if taken while it was away
         if connect:  # a host that serves (not a one-shot CLI run): on every instance's page (R-10.2)
+            lease = NameLease(store, instance, settings.instance_label)
             try:  # one name per live instance: the second of two claims is refused before it serves (R-10.2)
                 await anyio.to_thread.run_sync(
                     claim_instance_name, store, instance, settings.instance_label, settings.listen_url
@@ -298,6 +302,7 @@ class McpCenter(AgentUseCases, GatewayUseCases):
             ):
                 center = cls(settings, store, cipher, manager, instance=instance, interactions=interactions)
                 center._reconciler.tg = tg
+                center.name_lease = lease
                 try:
                     await center._approvals.start()
                     await center._reconciler.reconcile_all()
@@ -472,11 +477,12 @@ class McpCenter(AgentUseCases, GatewayUseCases):
         result = await self._servers.warm_up(server_id)
         others: tuple[str, ...] = ()
         if result.ok:
-            try:
-                live = await in_read_thread(self._store.instances)
+            try:  # not the serve of this data directory: its home is the one just warmed
+                others = await in_read_thread(
+                    lambda: others_warming(self._store, self.instance, self.settings.data_dir)
+                )
             except CenterError:  # the stamp is stored: they follow all the same; only the list is missing
-                live = []
-            others = tuple(i.name or i.id for i in live if i.id != self.instance)
+                others = ()
         return replace(result, instance=self.settings.instance_label, others=others)
 
     async def enable(self, server_id: str) -> ServerView:

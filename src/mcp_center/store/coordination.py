@@ -178,6 +178,15 @@ class InstanceBoard(Protocol):
         """
         ...
 
+    def watch_instance_name(self, instance: str, on_lost: Callable[[InstanceInfo], None]) -> None:
+        """Call `on_lost(holder)` once if the described run `instance` loses its name: its presence
+        lapsed (the database restarted, the network failed, the process was stopped), another live
+        run claimed the name meanwhile, and the re-take found it (R-10.2: a name is a lease, claimed
+        again atomically whenever presence is taken again). Called from a store thread; the run then
+        stays listed without a name. A single-process board never loses a name (never calls it).
+        """
+        ...
+
     def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
         """Record this instance's connection state of `server_id` (`disconnected`, `ready`, ...).
 
@@ -220,6 +229,9 @@ class LocalBoard:
                 instance, name, url, socket.gethostname(), os.getpid(), datetime.now(UTC)
             )
             return None
+
+    def watch_instance_name(self, instance: str, on_lost: Callable[[InstanceInfo], None]) -> None:
+        """One process: no other run can take the name while this one lives."""
 
     def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
         with self._guard:

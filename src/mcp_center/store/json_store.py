@@ -44,7 +44,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import AsyncGenerator, Generator, Hashable, Iterable
+from collections.abc import AsyncGenerator, Callable, Generator, Hashable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -284,6 +284,9 @@ class JsonStore:
 
     def describe_instance(self, instance: str, *, name: str | None, url: str | None) -> InstanceInfo | None:
         return self._board.describe_instance(instance, name=name, url=url)
+
+    def watch_instance_name(self, instance: str, on_lost: Callable[[InstanceInfo], None]) -> None:
+        self._board.watch_instance_name(instance, on_lost)
 
     def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
         self._board.publish_server_state(instance, server_id, state, reason)

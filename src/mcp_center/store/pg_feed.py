@@ -175,6 +175,7 @@ class PgFeed:
         self._failure: str | None = None
         self._turns = threading.Condition()
         self._borrowers = 0
+        self._name_watchers: dict[str, Callable[[tuple[Any, ...]], None]] = {}
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -265,6 +266,19 @@ class PgFeed:
             self._joined.add(instance)
             self._alive = self._alive | {instance}
 
+    def watch_name(self, instance: str, on_lost: Callable[[tuple[Any, ...]], None]) -> None:
+        """Call `on_lost(holder row)` (in the feed's thread, once) when the joined run `instance`,
+        taking its presence again after a reconnection, finds another live run holding its name.
+
+        Names are leases (R-10.2): while this process was away from the database (it restarted, the
+        network failed, the process was stopped) its presence lapsed and another run may have
+        claimed the name. The re-take claims the name the way `describe` does (under the name's
+        advisory lock, with the live-holder check); when it is taken the row is written nameless
+        and `on_lost` decides what the run does (`serve` stops, exit 4).
+        """
+        with self.guard:
+            self._name_watchers[instance] = on_lost
+
     def leave(self, instance: str) -> None:
         """Give `instance`'s presence up (its row is removed; never raises)."""
         with self.guard:
@@ -272,6 +286,7 @@ class PgFeed:
                 return
             self._joined.discard(instance)
             self._described.pop(instance, None)
+            self._name_watchers.pop(instance, None)
         conn = self._conn
         if conn is None:
             return
@@ -349,17 +364,39 @@ class PgFeed:
             return False
         with self.guard:
             name, url = self._described.get(instance, (None, None))
+        holder: tuple[Any, ...] | None = None
         # Taken again after a reconnection, the row may have been removed meanwhile (another instance
         # cleaned it up while this one's lock was gone): it is written whole, name and URL included,
-        # or the run vanished from every instance's list until it restarted.
-        conn.execute(
-            "INSERT INTO mcp_center.instances (id, lock_key, hostname, pid, name, url) VALUES (%s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (id) DO UPDATE SET lock_key = EXCLUDED.lock_key,"
-            " name = COALESCE(EXCLUDED.name, mcp_center.instances.name),"
-            " url = COALESCE(EXCLUDED.url, mcp_center.instances.url)",
-            (instance, key, socket.gethostname(), os.getpid(), name, url),
-        )
+        # or the run vanished from every instance's list until it restarted. The name is claimed
+        # again as `describe` claims it: another run may have taken it while this one was away.
+        with conn.transaction():
+            if name is not None:
+                conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{int(NAME_WAIT_S * 1000)}ms",))
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (NAME_LOCK_CLASS, lock_key(name)))
+                found = conn.execute(_NAME_HOLDER_SQL, (name, instance, INSTANCE_LOCK_CLASS)).fetchone()
+                holder = tuple(found) if found is not None else None
+            conn.execute(
+                "INSERT INTO mcp_center.instances (id, lock_key, hostname, pid, name, url)"
+                " VALUES (%s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (id) DO UPDATE SET lock_key = EXCLUDED.lock_key,"
+                " name = CASE WHEN %s THEN NULL ELSE COALESCE(EXCLUDED.name, mcp_center.instances.name) END,"
+                " url = COALESCE(EXCLUDED.url, mcp_center.instances.url)",
+                (instance, key, socket.gethostname(), os.getpid(), None if holder else name, url, holder is not None),
+            )
         conn.execute("SELECT pg_notify(%s, %s)", (PRESENCE_CHANNEL, "join:" + instance))
+        if holder is not None:
+            with self.guard:
+                self._described[instance] = (None, url)
+                on_lost = self._name_watchers.pop(instance, None)
+            if on_lost is None:
+                logger.error(
+                    "store.instance_name_lost", extra={"instance": instance, "instance_name": name, "holder": holder[0]}
+                )
+            else:
+                try:
+                    on_lost(holder)
+                except Exception:  # the watcher's fault never ends the feed
+                    logger.exception("store.instance_name_watch_failed", extra={"instance": instance})
         return True
 
     def _run(self) -> None:

@@ -40,7 +40,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, Generator, Hashable, Iterable
+from collections.abc import AsyncGenerator, Callable, Generator, Hashable, Iterable
 from typing import Any, Final, LiteralString, cast
 
 import anyio
@@ -187,6 +187,8 @@ class PgStore:
         write_wait_s: Seconds a write waits at most for the write lock (`StorageBusy` after).
         idle_in_transaction_s: Seconds PostgreSQL lets a write transaction of ours sit idle before
             ending it (a frozen process's lock is freed after that).
+        on_reconnect: Called in the change feed's thread after every (re)connection, before this
+            process's runs take their presence again (tests order a reconnection with it).
     """
 
     def __init__(
@@ -197,13 +199,15 @@ class PgStore:
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         write_wait_s: float = WRITE_WAIT_S,
         idle_in_transaction_s: float = IDLE_IN_TRANSACTION_S,
+        on_reconnect: Callable[[], None] | None = None,
     ) -> None:
         self._url = url
         self._secrets = url_secrets(url)
         self.display = display
         self._timeout_s = connect_timeout_s
         self._pool: _Pool | None = None
-        self._feed = PgFeed(url, _CONNECT_KWARGS, on_reconnect=self._forget)
+        self._on_reconnect = on_reconnect
+        self._feed = PgFeed(url, _CONNECT_KWARGS, on_reconnect=self._reconnected)
         self._gate = WriteGate(write_wait_s)
         self._idle_s = idle_in_transaction_s
         self._keyed = KeyedLocks(url, _CONNECT_KWARGS, KEYED_LOCK_CLASS)
@@ -402,8 +406,15 @@ class PgStore:
             holder = self._feed.describe(instance, name=name, url=url)
         if holder is None:
             return None
-        i, n, u, h, p, s = holder
-        return InstanceInfo(str(i), n, u, str(h), int(p), s)
+        return _info(holder)
+
+    def _reconnected(self) -> None:
+        self._forget()
+        if self._on_reconnect is not None:
+            self._on_reconnect()
+
+    def watch_instance_name(self, instance: str, on_lost: Callable[[InstanceInfo], None]) -> None:
+        self._feed.watch_name(instance, lambda holder: on_lost(_info(holder)))
 
     def publish_server_state(self, instance: str, server_id: str, state: str, reason: str | None) -> None:
         with self._connection("write to") as conn:
@@ -613,3 +624,9 @@ read-only is closed), so one retry was not enough (a loaded test run saw it)."""
 
 class _ReadOnlySession(Exception):
     """A pooled connection's transactions are read-only (it opened while the database was)."""
+
+
+def _info(row: tuple[Any, ...]) -> InstanceInfo:
+    """An instances row `(id, name, url, hostname, pid, started_at)` as `InstanceInfo`."""
+    i, n, u, h, p, s = row
+    return InstanceInfo(str(i), n, u, str(h), int(p), s)
