@@ -326,6 +326,9 @@ def test_the_forms_number_box_refuses_a_whole_number_it_cannot_send_exactly(page
         " (NUMBER_INEXACT)"
     )
     expect(box).to_be_focused()
+    box.fill("1000000000000000000000")  # exact as a double, but it would go out as 1e+21
+    call(odd, "odd")
+    expect(field(odd, "constructor").locator(".field-error")).to_contain_text("(NUMBER_INEXACT)")
     assert sent == []
     box.fill("9007199254740992")
     call(odd, "odd")

@@ -97,10 +97,10 @@ export function schemaForm(schema) {
         if (control.validity.badInput) throw problem("NUMBER_INVALID", `is not a number`);
         if (control.value === "") return undefined;
         const number = Number(control.value);
-        // A whole number the page cannot hold exactly (past 2^53: 99999999999999999999 would go as
-        // 100000000000000000000) is refused here, never sent changed; the JSON editor sends it as
-        // typed (fixb36). Fractions are doubles on every side, as JSON numbers usually are.
-        if (/^-?\d+$/.test(control.value.trim()) && BigInt(control.value.trim()) !== BigInt(number)) {
+        // A whole number past 2^53, which the page cannot hold exactly (99999999999999999999 would go
+        // as 100000000000000000000, 10^21 as 1e+21), is refused here, never sent changed; the JSON
+        // editor sends it as typed (fixb36). Fractions are doubles on every side, as JSON numbers usually are.
+        if (/^-?\d+$/.test(control.value.trim()) && Math.abs(number) > 2 ** 53) {
           throw problem("NUMBER_INEXACT", "is a whole number too large to send exactly from the form (beyond 2^53); Edit as JSON sends it as typed");
         }
         return number;
