@@ -266,3 +266,71 @@ def test_property_names_an_object_already_has_round_trip_exactly(page: Page, hos
     expect(field(odd, "constructor").get_by_role("spinbutton")).to_have_value("4")
     expect(field(odd, "toString").locator("option:checked")).to_have_text('"a"')
     expect(odd.locator(".left-out")).to_be_hidden()
+
+
+def raw_calls_sent(page: Page, tool: str) -> list[str]:
+    """The bodies of the playground's `tool` calls as the page sends them: the exact text."""
+    bodies: list[str] = []
+
+    def record(request: Request) -> None:
+        if request.url.endswith(f"/tools/{tool}/call"):
+            bodies.append(request.post_data or "")
+
+    page.on("request", record)
+    return bodies
+
+
+def test_the_json_editor_sends_its_text_itself_and_the_host_refuses_what_json_cannot_carry(
+    page: Page, host: Host
+) -> None:
+    """fixb36 (R-7.3): the editor sent `JSON.stringify(JSON.parse(text))`, so `{"constructor": 1,
+    "n": 1e400}` went as `{"constructor": 1, "n": null}` and the tool ran; `-0` went as 0 and
+    99999999999999999999 as 100000000000000000000. Its text now goes as written: the host refuses
+    1e400 with the value's position, shown beside the editor; a wide integer, `-0` and the order of
+    keys leave the page as written, and the server (which echoes what it received) gets the integer."""
+    odd = open_playground(page, host, "odd")
+    sent = raw_calls_sent(page, "odd")
+    odd.get_by_role("button", name="Edit as JSON").click()
+    editor = odd.get_by_label("Arguments (JSON object)")
+    editor.fill('{"constructor":1,"n":1e400}')
+    with page.expect_response(lambda response: response.url.endswith("/tools/odd/call")) as answered:
+        call(odd, "odd")
+    assert answered.value.status == 422
+    problem = "is NaN or infinite (or a number too large, such as 1e400), which JSON cannot carry"
+    expect(odd.locator(".field-error").filter(has_text="arguments.n")).to_have_text(
+        f"arguments.n: {problem} (FIELD_INVALID)"
+    )
+    expect(editor).to_have_attribute("aria-invalid", "true")
+    assert sent[0].startswith('{"arguments":{"constructor":1,"n":1e400},"operation_id":"'), sent
+    assert server_calls(host) == []
+
+    written = '{"toString": "b", "constructor": 99999999999999999999, "zero": -0}'
+    editor.fill(written)
+    call(odd, "odd")
+    expect(odd.locator(".result")).to_contain_text('"constructor": 99999999999999999999')
+    assert sent[1].startswith('{"arguments":' + written + ',"operation_id":"'), sent
+    assert len(server_calls(host)) == 1  # the refused one never reached the server
+    expect(odd.locator(".field-error").filter(has_text="arguments.n")).to_be_hidden()
+
+
+def test_the_forms_number_box_refuses_a_whole_number_it_cannot_send_exactly(page: Page, host: Host) -> None:
+    """fixb36: the number box sent 99999999999999999999 as 100000000000000000000 (a double). It is
+    refused in the page, beside the field, with the way to send it; 2^53 and fractions still go."""
+    odd = open_playground(page, host, "odd")
+    sent = calls_sent(page, "odd")
+    box = field(odd, "constructor").get_by_role("spinbutton")
+    box.fill("99999999999999999999")
+    call(odd, "odd")
+    expect(field(odd, "constructor").locator(".field-error")).to_have_text(
+        "is a whole number too large to send exactly from the form (beyond 2^53); Edit as JSON sends it as typed"
+        " (NUMBER_INEXACT)"
+    )
+    expect(box).to_be_focused()
+    box.fill("1000000000000000000000")  # exact as a double, but it would go out as 1e+21
+    call(odd, "odd")
+    expect(field(odd, "constructor").locator(".field-error")).to_contain_text("(NUMBER_INEXACT)")
+    assert sent == []
+    box.fill("9007199254740992")
+    call(odd, "odd")
+    expect(odd.locator(".result")).to_contain_text('"constructor": 9007199254740992')
+    assert [body["arguments"] for body in sent] == [{"constructor": 9007199254740992}]

@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from mcp_center.api.argument_hints import unwrapped_arguments_hint
 from mcp_center.api.nearby import closest_routes
 from mcp_center.config.fieldnames import FieldErrorList, field_names_at
-from mcp_center.config.jsonsafe import scrub_text
+from mcp_center.config.jsonsafe import MAX_DEPTH, scrub_text
 from mcp_center.errors import CenterError, FieldError, capped_errors
 from mcp_center.models import is_array, is_object
 from mcp_center.secrets import default_redactor
@@ -186,9 +186,14 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         message, details = _no_route(request)
         return error_response(404, "NOT_FOUND", message, details)
     if exc.status_code == 400:
-        # Starlette's "There was an error parsing the body" (e.g. JSON nested too deep to parse).
-        error = {"field": "body", "code": "JSON_INVALID", "message": "cannot be parsed as JSON"}
-        return error_response(422, "REQUEST_INVALID", "body: cannot be parsed as JSON", {"errors": [error]})
+        # FastAPI's "There was an error parsing the body": JSON nested too deep for the parser (its
+        # RecursionError, some thousand levels) is said as the call check says 65 levels (fixb36).
+        if isinstance(exc.__cause__, RecursionError):
+            problem, field_code = f"nests deeper than {MAX_DEPTH} levels", "FIELD_INVALID"
+        else:
+            problem, field_code = "cannot be parsed as JSON", "JSON_INVALID"
+        error = {"field": "body", "code": field_code, "message": problem}
+        return error_response(422, "REQUEST_INVALID", f"body: {problem}", {"errors": [error]})
     code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
     message = str(exc.detail) if exc.detail else code.replace("_", " ").lower()
     return error_response(exc.status_code, code, message, headers=exc.headers)

@@ -555,13 +555,15 @@ def call(
     Beside a running serve, that serve calls it in its live session (its REST call; Ctrl-C cancels it there).
     """
     from mcp_center.cli._served_call import missing_example, print_call_result, served_call
-    from mcp_center.service.tool_arguments import check_arguments_safe
+    from mcp_center.service.tool_arguments import check_arguments_safe, nested_too_deep
 
     try:
         arguments: Any = json.loads(args)
     except json.JSONDecodeError as exc:
         err.print(f"error [REQUEST_INVALID]: --args is not valid JSON ({exc.msg} at column {exc.colno})")
         raise typer.Exit(2) from None
+    except RecursionError:  # thousands of levels: the parser gives up where the check would refuse (fixb36)
+        raise fail(nested_too_deep()) from None
     try:  # NaN, 1e400, "\ud800": refused as the service refuses them, before a serve is asked (cli36)
         check_arguments_safe(arguments)
     except RequestInvalid as exc:

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from mcp_center.models import is_object
 
-__all__ = ["first_unsafe_value", "scrub_text"]
+__all__ = ["MAX_DEPTH", "first_unsafe_value", "scrub_text"]
 
 MAX_DEPTH = 64
 

@@ -101,6 +101,22 @@ def bad_id_unparsed(body: bytes) -> bool:
     return bad_request_id(exact)
 
 
+def parsed_with_lone_surrogates(body: bytes, refusal: str) -> object:
+    """The message of a body `orjson` refused only for a lone surrogate (`"\\ud800"`, `refusal` its
+    error's text), as the standard library's parser reads it; None for a body refused for anything
+    else (the SDK answers -32700 then, as before). The SDK's session-era parser refused it too
+    (400 -32700 "unexpected end of hex escape"), where REST, the CLI and the page answer a call
+    holding one REQUEST_INVALID at its position: with the message parsed, the call goes the lean
+    way to `check_arguments_safe`, which says so (fixb36, R-7.3, R-8.1). Runs only on a body
+    `orjson` refused, never on a served call."""
+    if "surrogate" not in refusal:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
 def bad_meta_refusal(message: object, *, modern: bool) -> JSONResponse | None:
     """A request whose `params._meta` breaks MCP (`fastpath.meta_problem`, e.g. a boolean
     progressToken): -32602 for its id, before any session opens or anything goes upstream; with

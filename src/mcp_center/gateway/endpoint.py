@@ -56,6 +56,7 @@ from mcp_center.gateway._answers import (
     batch_refusal,
     listen_gone_as_404,
     only_wide_integers,
+    parsed_with_lone_surrogates,
     revoked_answer,
     server_deleted_error,
     session_elsewhere,
@@ -362,11 +363,11 @@ class GatewayEndpoint:
             receive = _replay(body, receive)
             try:
                 message = orjson.loads(body)
-            except orjson.JSONDecodeError:
+            except orjson.JSONDecodeError as exc:
                 if bad_id_unparsed(body):  # an id of 1e400: no SDK answer names what is wrong (sec39)
                     await bad_id_refusal()(scope, receive, send)
                     return
-                message = None  # the SDK answers -32700
+                message = parsed_with_lone_surrogates(body, str(exc))  # else None: the SDK answers -32700
             if isinstance(message, list):
                 await batch_refusal()(scope, receive, send)
                 return

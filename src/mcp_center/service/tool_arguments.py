@@ -14,11 +14,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_center.config.jsonsafe import first_unsafe_value, scrub_text
+from mcp_center.config.jsonsafe import MAX_DEPTH, first_unsafe_value, scrub_text
 from mcp_center.errors import FieldError, RequestInvalid
 from mcp_center.models import is_array, is_object
 
-__all__ = ["check_arguments_safe", "missing_arguments_example", "require_arguments"]
+__all__ = ["check_arguments_safe", "missing_arguments_example", "nested_too_deep", "require_arguments"]
 
 
 def check_arguments_safe(arguments: object) -> None:
@@ -38,8 +38,19 @@ def check_arguments_safe(arguments: object) -> None:
     found = first_unsafe_value(arguments, "arguments")
     if found is None:
         return
-    where, problem = scrub_text(found[0]), found[1]
-    raise RequestInvalid(
+    raise _refusal(scrub_text(found[0]), found[1])
+
+
+def nested_too_deep(where: str = "arguments") -> RequestInvalid:
+    """The refusal of a call whose arguments' JSON text nests too deep to be parsed at all (the
+    parser's `RecursionError`, some thousand levels): the same REQUEST_INVALID, at `where`, that
+    `check_arguments_safe` raises past `jsonsafe.MAX_DEPTH` levels, so 65 and 100,000 levels read
+    alike on every face (fixb36, R-7.3). Returned for the caller to raise."""
+    return _refusal(where, f"nests deeper than {MAX_DEPTH} levels")
+
+
+def _refusal(where: str, problem: str) -> RequestInvalid:
+    return RequestInvalid(
         f"{where}: {problem}", details={"errors": [FieldError(where, "FIELD_INVALID", problem).to_dict()]}
     )
 

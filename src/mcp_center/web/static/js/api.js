@@ -72,7 +72,19 @@ export const SLOW = Object.freeze({ timeoutMs: SLOW_TIMEOUT_MS });
 export const CALL = Object.freeze({ timeoutMs: CALL_TIMEOUT_MS });
 
 /**
- * Call the API and return the parsed JSON body (null for 204).
+ * JSON text sent exactly as the user wrote it (the playground's JSON editor): `-0`, an integer past
+ * 2^53 and the order of keys reach the host as written, where `JSON.parse` + `JSON.stringify` would
+ * send `0`, a rounded number, and `null` for `1e400` (fixb36). `text` must be checked JSON already.
+ */
+export class RawJson {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+/**
+ * Call the API and return the parsed JSON body (null for 204). `body`: a value sent as
+ * `JSON.stringify` writes it, or a `RawJson` sent as its text.
  * Throws ApiError for every non-2xx answer; a 401 sends the browser to the login page. When no
  * answer came (the network failed: NETWORK_ERROR), or none within `timeoutMs` (NETWORK_TIMEOUT;
  * the request is aborted), the ApiError has status 0 and a stable code, so a button waiting on it
@@ -89,7 +101,7 @@ export async function api(method, path, body, { timeoutMs = TIMEOUT_MS } = {}) {
   };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
+    init.body = body instanceof RawJson ? body.text : JSON.stringify(body);
   }
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   try {
@@ -150,8 +162,16 @@ export const servers = {
   tools: (id) => api("GET", `${one(id)}/tools`, undefined, SLOW).then((r) => r.tools),
   /** A tool's approval policy, "ask" | "allow" | "deny": a versioned, high-risk change (R-1.3, R-1.4, R-5.3). */
   setPolicy: (id, tool, policy, version) => api("PUT", `${one(id)}/tools/${encodeURIComponent(tool)}/policy`, { policy, version }),
+  /** `args`: an object, or a `RawJson` of one (the editor's text, spliced into the body as written). */
   call: (id, tool, args, operationId) =>
-    api("POST", `${one(id)}/tools/${encodeURIComponent(tool)}/call`, { arguments: args, operation_id: operationId }, CALL),
+    api(
+      "POST",
+      `${one(id)}/tools/${encodeURIComponent(tool)}/call`,
+      args instanceof RawJson
+        ? new RawJson(`{"arguments":${args.text},"operation_id":${JSON.stringify(operationId)}}`)
+        : { arguments: args, operation_id: operationId },
+      CALL,
+    ),
   cancel: (operationId) => api("POST", `/api/operations/${encodeURIComponent(operationId)}/cancel`),
   logs: (id) => api("GET", `${one(id)}/logs`),
   /** The logs as a JSON file download (Content-Disposition: attachment); a same-origin GET with the cookie. */

@@ -3,7 +3,7 @@
 // question from the live feed (R-12.1, R-6.1), and its result. Arguments are passed through as the
 // user gave them; the server validates (R-5.1), the host first checks the tool's `required` (R-7.3).
 
-import { servers } from "./api.js";
+import { RawJson, servers } from "./api.js";
 import { progressBar } from "./debug.js";
 import { clipped, h, ownValue, pretty, replace, setOwn, uid } from "./dom.js";
 
@@ -95,7 +95,15 @@ export function schemaForm(schema) {
       read = () => {
         // A box holding what is not a number reads as "": say so rather than leave the argument out.
         if (control.validity.badInput) throw problem("NUMBER_INVALID", `is not a number`);
-        return control.value === "" ? undefined : Number(control.value);
+        if (control.value === "") return undefined;
+        const number = Number(control.value);
+        // A whole number past 2^53, which the page cannot hold exactly (99999999999999999999 would go
+        // as 100000000000000000000, 10^21 as 1e+21), is refused here, never sent changed; the JSON
+        // editor sends it as typed (fixb36). Fractions are doubles on every side, as JSON numbers usually are.
+        if (/^-?\d+$/.test(control.value.trim()) && Math.abs(number) > 2 ** 53) {
+          throw problem("NUMBER_INEXACT", "is a whole number too large to send exactly from the form (beyond 2^53); Edit as JSON sends it as typed");
+        }
+        return number;
       };
       set = (value) => {
         const fits = typeof value === "number" && Number.isFinite(value);
@@ -279,20 +287,32 @@ function argumentsEditor() {
     read() {
       let value;
       try {
-        value = JSON.parse(area.value.trim() === "" ? "{}" : area.value);
+        value = JSON.parse(this.text());
       } catch (err) {
         throw problem(`is not valid JSON (${err.message})`);
       }
       if (value === null || typeof value !== "object" || Array.isArray(value)) throw problem("must be a JSON object, {...}");
       return value;
     },
+    /** The text to send: what `read()` accepts (one JSON object, nothing after it), as written. */
+    text() {
+      return area.value.trim() === "" ? "{}" : area.value;
+    },
+    /** `read()`'s check, then the text itself to send (`RawJson`): -0, 99999999999999999999, 1e400
+     * and the order of keys reach the host as written, which refuses what JSON cannot carry. */
+    readRaw() {
+      this.read();
+      return new RawJson(this.text());
+    },
     showErrors(errors) {
-      const mine = errors.filter((e) => e.field === "arguments");
+      // The editor holds all the arguments: an error at any position in them shows here, with it.
+      const ours = (e) => e.field === "arguments" || String(e.field || "").startsWith("arguments.");
+      const mine = errors.filter(ours);
       error.hidden = !mine.length;
-      error.textContent = mine.map((e) => `${e.message} (${e.code})`).join(" ");
+      error.textContent = mine.map((e) => `${e.field === "arguments" ? "" : `${e.field}: `}${e.message} (${e.code})`).join(" ");
       if (mine.length) area.setAttribute("aria-invalid", "true");
       else area.removeAttribute("aria-invalid");
-      return { first: mine.length ? area : null, rest: errors.filter((e) => e.field !== "arguments") };
+      return { first: mine.length ? area : null, rest: errors.filter((e) => !ours(e)) };
     },
   };
 }
@@ -432,7 +452,7 @@ export function playground(view, tool, feed) {
     event.preventDefault();
     let args;
     try {
-      args = current().read();
+      args = current() === editor ? editor.readRaw() : form.read();
     } catch (err) {
       if (!(err instanceof ArgumentsInvalid)) throw err;
       showProblem(`Not sent: ${err.message}`, err.errors);
