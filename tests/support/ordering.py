@@ -36,7 +36,7 @@ LONG_FIRST: tuple[str, ...] = (
     "tests/test_readme_newcomer.py::test_the_agents_python_snippet_prints_the_tools_of_a_server_slower_to",  # ~40 s
     "tests/service/test_tool_export.py",  # ~15 s each, measured alone (ux39)
     "tests/e2e/test_capabilities_e2e.py::test_a_card_left_pending_across_a_restart_of_serve_fails_its_call_and",  # 25 s
-    "tests/e2e/test_shared_state.py::test_serve_and_the_cli_refresh_a_rotating_refresh_token_once_and_both_sta",  # 25 s
+    "tests/e2e/test_shared_state.py::test_serve_and_a_library_script_refresh_a_rotating_refresh_token_once",  # 25 s
     "tests/e2e/test_database_cli.py::test_a_data_directory_migrates_whole_and_its_servers_stay_trusted_and_cal",  # 23 s
     "tests/e2e/test_instances_oauth.py::test_two_instances_refresh_a_rotating_refresh_token_once_and_both_stay",  # 20 s
     "tests/test_library_example.py::test_the_example_registers_calls_and_approves_and_a_second_run_calls_its",  # ~19 s
