@@ -8,12 +8,20 @@ mid-word, never unmarked, trial40 and cli36), with `--full` to show them whole. 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Annotated
 
-__all__ = ["DESCRIPTION_CHARS", "clip", "clip_words", "description_cells", "full_hint"]
+import typer
+
+__all__ = ["DESCRIPTION_CHARS", "FullOpt", "clip", "clip_words", "description_cells", "full_hint"]
 
 DESCRIPTION_CHARS = 80
 """`tools` and `resources` cut a description longer than this many characters (at a word, "…"
 marking it), unless `--full`."""
+
+FullOpt = Annotated[
+    bool, typer.Option("--full", help=f"Show each description whole (else cut at {DESCRIPTION_CHARS}).")
+]
+"""The `--full` option of `tools` and `resources`: descriptions whole instead of `description_cells`' cut."""
 
 
 def clip(text: str, limit: int) -> str:

@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from mcp_center.cli._clip import DESCRIPTION_CHARS, clip, description_cells, full_hint
+from mcp_center.cli._clip import FullOpt, clip, description_cells, full_hint
 from mcp_center.cli._shared import (
     DataDir,
     HostUrl,
@@ -69,9 +69,7 @@ def prompts(data_dir: DataDir = None, profile: ProfileOpt = None, as_json: JsonO
 def resources(
     query: Annotated[str, typer.Argument(help="Matches name, title, URI and description (blank: all).")] = "",
     limit: Annotated[int, typer.Option(help="At most this many results (1-500).")] = 50,
-    full: Annotated[
-        bool, typer.Option("--full", help=f"Show each description whole (else cut at {DESCRIPTION_CHARS}).")
-    ] = False,
+    full: FullOpt = False,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
     as_json: JsonOut = False,

@@ -18,7 +18,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from mcp_center.cli._clip import DESCRIPTION_CHARS, description_cells, full_hint
+from mcp_center.cli._clip import FullOpt, description_cells, full_hint
 from mcp_center.cli._prompts import ask, confirm
 from mcp_center.cli._sandbox import WRITABLE_PREFIX, legend_lines, log_lines, sandbox_body, unconfined_means
 from mcp_center.cli._served import served
@@ -464,9 +464,7 @@ def delete(
 @app.command()
 def tools(
     server_id: str,
-    full: Annotated[
-        bool, typer.Option("--full", help=f"Show each description whole (else cut at {DESCRIPTION_CHARS}).")
-    ] = False,
+    full: FullOpt = False,
     data_dir: DataDir = None,
     profile: ProfileOpt = None,
     as_json: JsonOut = False,

@@ -435,7 +435,7 @@ class GatewayEndpoint:
             return None
         finally:
             leave_request(serving)
-        if named is None or isinstance(named, str):  # STALE: `__call__` reads the changed tokens off the loop
+        if named is None or named == STALE:  # STALE: `__call__` reads the changed tokens off the loop
             return None
         try:
             message: dict[str, Any] | None = orjson.loads(body)  # checked exactly below
