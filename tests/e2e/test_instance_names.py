@@ -19,6 +19,7 @@ import psycopg
 
 from mcp_center.store.pg_feed import INSTANCE_LOCK_CLASS, NAME_LOCK_CLASS, lock_key
 from tests.e2e.cluster import Instance, cluster_env, spawn_instance, start_instance, wait_serving
+from tests.support.postgres import advisory_lock_waiters
 from tests.support.processes import stop_process
 from tests.support.serve import ADMIN_TOKEN
 from tests.support.waiting import eventually_sync
@@ -45,16 +46,6 @@ def test_a_second_instance_with_a_live_instance_s_name_is_refused_at_start(datab
         stop_process(first.proc)
 
 
-def _claims_waiting(conn: psycopg.Connection[tuple[object, ...]], name: str) -> int:
-    row = conn.execute(
-        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = %s"
-        " AND objid = %s::oid AND objsubid = 2"
-        " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-        (NAME_LOCK_CLASS, lock_key(name)),
-    ).fetchone()
-    return int(str(row[0])) if row else 0
-
-
 def test_two_instances_started_at_once_with_one_name_exactly_one_serves(database_url: str, tmp_path: Path) -> None:
     """R-10.2 (inst36): both pass the early check, then the test holds the name's claim lock until both
     claims wait on it and lets them go together: one serves, the other exits 4 naming it."""
@@ -67,7 +58,7 @@ def test_two_instances_started_at_once_with_one_name_exactly_one_serves(database
             barrier.execute("SELECT pg_advisory_lock(%s, %s)", (NAME_LOCK_CLASS, lock_key("a")))
             started.append(start_instance("a", tmp_path / "one", env, database_url))
             started.append(start_instance("a", tmp_path / "two", env, database_url))
-            eventually_sync(lambda: _claims_waiting(barrier, "a") == 2, timeout_s=60)
+            eventually_sync(lambda: advisory_lock_waiters(barrier, NAME_LOCK_CLASS, lock_key("a")) == 2, timeout_s=60)
             barrier.execute("SELECT pg_advisory_unlock(%s, %s)", (NAME_LOCK_CLASS, lock_key("a")))
 
             def one_exited() -> list[Instance]:

@@ -27,7 +27,7 @@ from mcp_center.service.gateway_tokens import GatewayTokens
 from mcp_center.store import PgStore, ServerRecord
 from mcp_center.store.pg_feed import INSTANCE_LOCK_CLASS, NAME_LOCK_CLASS, lock_key
 from mcp_center.store.pg_schema import code_version
-from tests.support.postgres import PgCluster
+from tests.support.postgres import PgCluster, advisory_lock_waiters
 from tests.support.waiting import eventually_sync
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -377,11 +377,7 @@ def test_two_runs_claiming_one_name_at_once_one_gets_it(stores: list[PgStore], d
             thread.start()
 
         def both_wait() -> bool:
-            row = barrier.execute(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = %s",
-                (NAME_LOCK_CLASS,),
-            ).fetchone()
-            return bool(row and row[0] == 2)
+            return advisory_lock_waiters(barrier, NAME_LOCK_CLASS, lock_key("a")) == 2
 
         try:
             eventually_sync(both_wait, timeout_s=10)

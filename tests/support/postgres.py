@@ -149,3 +149,15 @@ def waiting_for_advisory_lock(url: str) -> int:
             " AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
         ).fetchone()
     return int(row[0]) if row else 0
+
+
+def advisory_lock_waiters(conn: psycopg.Connection[tuple[object, ...]], classid: int, key: int) -> int:
+    """How many sessions wait now (not granted) for the two-key advisory lock `(classid, key)` of the
+    database `conn` is on (pg_locks; a two-int4 advisory lock is objsubid 2)."""
+    row = conn.execute(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = %s"
+        " AND objid = %s::oid AND objsubid = 2"
+        " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        (classid, key),
+    ).fetchone()
+    return int(str(row[0])) if row else 0
